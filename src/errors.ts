@@ -1,0 +1,22 @@
+/** Errors with context. Only `cli.ts` turns them into exit codes; nothing else exits the process. */
+
+/** Bad command line: unknown command or flag, a value that does not parse. Exit code 1. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+  readonly usage: string | undefined;
+  constructor(message: string, usage?: string) {
+    super(message);
+    this.usage = usage;
+  }
+}
+
+/** A configuration problem (flags, env, config file) that stops the command before it starts. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Returns the message of anything thrown, without a stack. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
