@@ -12,6 +12,18 @@ interface CommandEntry {
 }
 
 const COMMANDS: Record<string, CommandEntry> = {
+  validate: {
+    summary: 'validate the manifests (offline, no token)',
+    load: async () => (await import('./commands/validate.ts')).validateCommand,
+  },
+  plan: {
+    summary: 'show what sync would change (never writes)',
+    load: async () => (await import('./commands/plan.ts')).planCommand,
+  },
+  sync: {
+    summary: 'make the service match the manifests (--dry-run: plan only)',
+    load: async () => (await import('./commands/sync.ts')).syncCommand,
+  },
   emulator: {
     summary: 'run a local emulator of the Environments API',
     load: async () => (await import('./commands/emulator.ts')).emulatorCommand,

@@ -1,0 +1,279 @@
+import pRetry, { AbortError } from 'p-retry';
+import type { Logger } from 'pino';
+import { Pool } from 'undici';
+import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
+import { ApiError } from './errors.ts';
+import { RequestGate, type GateClock } from './gate.ts';
+import { readListing } from './listing.ts';
+import { isRetryable, isThrottled, parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
+
+/** Org names go into the path only after this check, and percent-encoded (issue 3, Security). */
+const ORG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** Hooks for metrics; every one optional. */
+export interface ClientEvents {
+  request?(method: string, status: number | 'error', durationMs: number): void;
+  retry?(method: string, reason: string): void;
+  throttled?(): void;
+}
+
+export interface ClientOptions {
+  /** The API's base address; requests go to `{base}/api/v2/environments/{org}` only. */
+  readonly apiUrl: URL;
+  /** Read when each request is sent, so a rotated token is picked up. Never logged. */
+  readonly getToken: () => string;
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  readonly policy: RetryPolicy;
+  readonly logger: Logger;
+  readonly clock: GateClock;
+  /** PEM text of extra CA certificates to trust (--ca-file). */
+  readonly ca?: string | undefined;
+  readonly signal?: AbortSignal | undefined;
+  readonly events?: ClientEvents | undefined;
+  /** A listing page larger than this is refused (default 256 MiB). */
+  readonly maxResponseBytes?: number | undefined;
+}
+
+/** The Environments API, as envsync uses it: list an org, put one environment. */
+export interface EnvironmentsClient {
+  listEnvironments(org: string): Promise<ObservedEnvironment[]>;
+  putEnvironment(org: string, env: DesiredEnvironment): Promise<void>;
+  readonly gate: RequestGate;
+  close(): Promise<void>;
+}
+
+interface RawResponse {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly text: string;
+}
+
+const MAX_PAGES = 10_000;
+
+/** Strips control characters and shortens a server's text for an error message. */
+function excerpt(text: string, max = 300): string {
+  // oxlint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return clean.length > max ? `${clean.slice(0, max - 3)}...` : clean;
+}
+
+/** The server's own words from an error body: `message` (and 400's `errors`), else an excerpt. */
+export function serverMessage(text: string): string {
+  try {
+    const body = JSON.parse(text) as { message?: unknown; errors?: unknown };
+    if (body !== null && typeof body === 'object' && typeof body.message === 'string') {
+      const errors =
+        body.errors !== null && typeof body.errors === 'object'
+          ? Object.entries(body.errors as Record<string, unknown>)
+              .map(([field, reason]) => `${field}: ${typeof reason === 'string' ? reason : JSON.stringify(reason)}`)
+              .join('; ')
+          : '';
+      return excerpt(errors === '' ? body.message : `${body.message} (${errors})`);
+    }
+  } catch {
+    // not JSON: fall through to the raw excerpt
+  }
+  return excerpt(text) || '(empty body)';
+}
+
+async function readBody(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      throw new Error(`response larger than ${limit} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+/** Creates a client over one keep-alive pool, one shared gate and the retry policy. */
+export function createClient(options: ClientOptions): EnvironmentsClient {
+  const { apiUrl, clock, logger, policy, events } = options;
+  const basePath = apiUrl.pathname.replace(/\/+$/, '');
+  const maxBytes = options.maxResponseBytes ?? 256 * 1024 * 1024;
+  const gate = new RequestGate(options.concurrency, clock);
+  const pool = new Pool(apiUrl.origin, {
+    connections: Math.max(1, options.concurrency),
+    pipelining: 1,
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+    ...(options.ca === undefined ? {} : { connect: { ca: options.ca } }),
+  });
+
+  const orgPath = (org: string) => {
+    if (!ORG_PATTERN.test(org)) throw new Error(`refusing to use org name ${JSON.stringify(org)} in a URL`);
+    return `${basePath}/api/v2/environments/${encodeURIComponent(org)}`;
+  };
+
+  /** One attempt: through the gate, with a timeout, the whole body read. */
+  async function attempt(method: 'GET' | 'PUT', path: string, body?: string): Promise<RawResponse> {
+    await gate.acquire(options.signal);
+    const started = clock.now();
+    const timeout = AbortSignal.timeout(options.timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    try {
+      const response = await pool.request({
+        method,
+        path,
+        signal,
+        headers: {
+          authorization: `Bearer ${options.getToken()}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body }),
+      });
+      const text = await readBody(response.body, maxBytes);
+      events?.request?.(method, response.statusCode, clock.now() - started);
+      return { status: response.statusCode, headers: response.headers, text };
+    } catch (error) {
+      events?.request?.(method, 'error', clock.now() - started);
+      if (options.signal?.aborted) throw options.signal.reason;
+      const timedOut = timeout.aborted || /timeout/i.test((error as { code?: string }).code ?? '');
+      const reason = (error as { code?: string }).code ?? (error instanceof Error ? error.message : String(error));
+      throw new ApiError(
+        timedOut ? 'timeout' : 'network',
+        timedOut
+          ? `${method} ${path}: no answer within ${options.timeoutMs} ms (--timeout)`
+          : `${method} ${path}: connection failed (${reason})`,
+        { method, path, cause: error },
+      );
+    } finally {
+      gate.release();
+    }
+  }
+
+  /** Classifies an answer: returns it on success, else throws what the retry policy reads. */
+  function classify(method: string, path: string, response: RawResponse): RawResponse {
+    const { status } = response;
+    if (status >= 200 && status <= 299) {
+      gate.succeeded();
+      return response;
+    }
+    const context = { method, path, status };
+    if (status >= 300 && status <= 399) {
+      throw new AbortError(
+        new ApiError('redirect', `${method} ${path}: the API answered ${status} (a redirect); envsync does not follow redirects: set --api-url to the final address`, context),
+      );
+    }
+    const message = serverMessage(response.text);
+    if (status === 401 || status === 403) {
+      throw new AbortError(
+        new ApiError('auth', `${method} ${path}: the token was refused (${status}): ${message}`, context),
+      );
+    }
+    const retryAfterMs = parseRetryAfter(response.headers['retry-after'], Date.now(), policy.maxRetryAfterMs);
+    if (status === 429) {
+      events?.throttled?.();
+      gate.throttled(retryAfterMs ?? policy.minDelayMs);
+    }
+    const error = new ApiError('http', `${method} ${path}: ${status} ${message}`, { ...context, retryAfterMs });
+    if (isRetryable(error)) throw error;
+    throw new AbortError(error);
+  }
+
+  async function send(method: 'GET' | 'PUT', path: string, body?: string): Promise<RawResponse> {
+    let throttledAttempts = 0;
+    return pRetry(async () => classify(method, path, await attempt(method, path, body)), {
+      retries: policy.retries,
+      factor: 2,
+      minTimeout: policy.minDelayMs,
+      maxTimeout: policy.maxDelayMs,
+      randomize: true,
+      ...(options.signal ? { signal: options.signal } : {}),
+      // A 429 is the server saying when to come back, not a failure: the shared gate waits.
+      shouldConsumeRetry: ({ error }) => !(isThrottled(error) && ++throttledAttempts <= policy.maxThrottledAttempts),
+      shouldRetry: ({ error }) => isRetryable(error),
+      onFailedAttempt: async ({ error, attemptNumber, retryDelay }) => {
+        if (!isRetryable(error)) return;
+        events?.retry?.(method, error instanceof ApiError ? String(error.status ?? error.kind) : 'error');
+        logger.warn(
+          { method, path, attempt: attemptNumber, status: (error as ApiError).status, retryDelay },
+          `retrying: ${error.message}`,
+        );
+        // A 503's Retry-After is for this request only; a 429's is the gate's business.
+        const asked = error instanceof ApiError && !isThrottled(error) ? (error.retryAfterMs ?? 0) : 0;
+        if (asked > retryDelay) await clock.sleep(asked - retryDelay, options.signal);
+      },
+    });
+  }
+
+  function parseJson(method: string, path: string, response: RawResponse): unknown {
+    try {
+      return JSON.parse(response.text);
+    } catch {
+      const type = response.headers['content-type'];
+      throw new ApiError(
+        'invalid-response',
+        `${method} ${path}: the listing is not JSON (${response.status}, content-type ${String(type ?? 'none')}): ${excerpt(response.text, 120) || '(empty body)'}`,
+        { method, path, status: response.status },
+      );
+    }
+  }
+
+  return {
+    gate,
+    async listEnvironments(org) {
+      const path = orgPath(org);
+      const first = await send('GET', path);
+      const read = (response: RawResponse, url: string) => {
+        try {
+          return readListing(parseJson('GET', url, response));
+        } catch (error) {
+          if (error instanceof ApiError) throw error;
+          throw new ApiError('invalid-response', `GET ${url}: ${(error as Error).message}`, {
+            method: 'GET',
+            path: url,
+            status: response.status,
+          });
+        }
+      };
+      const page = read(first, path);
+      const environments = [...page.environments];
+      if (page.paging !== undefined) {
+        const { perPage } = page.paging;
+        const totalPages = Math.min(page.paging.totalPages, MAX_PAGES);
+        for (let next = page.paging.page + 1; next <= totalPages; next++) {
+          const url = `${path}?page=${next}&per_page=${perPage}`;
+          environments.push(...read(await send('GET', url), url).environments);
+        }
+        if (page.paging.totalCount !== undefined && environments.length !== page.paging.totalCount) {
+          throw new ApiError(
+            'invalid-response',
+            `GET ${path}: the paginated listing announced ${page.paging.totalCount} environments but its pages held ${environments.length} (it changed while envsync read it); run again`,
+            { method: 'GET', path },
+          );
+        }
+      }
+      const names = new Set<string>();
+      for (const env of environments) {
+        if (names.has(env.name)) {
+          throw new ApiError('invalid-response', `GET ${path}: the listing shows environment "${env.name}" twice; run again`, {
+            method: 'GET',
+            path,
+          });
+        }
+        names.add(env.name);
+      }
+      return environments;
+    },
+    async putEnvironment(org, env) {
+      const body = JSON.stringify({
+        name: env.name,
+        description: env.description,
+        type: env.type,
+        include_scaling: env.includeScaling,
+        policies: [...env.policies],
+      });
+      await send('PUT', orgPath(org), body);
+    },
+    async close() {
+      await pool.close();
+    },
+  };
+}

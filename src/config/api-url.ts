@@ -1,0 +1,35 @@
+import { ConfigError } from '../errors.ts';
+
+/** True for hosts that never leave the machine: localhost, 127.0.0.0/8, ::1. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * Checks the API's base address: https is required unless the host is loopback or plain http is
+ * allowed explicitly; no credentials, query or fragment (issue 3, Security).
+ */
+export function parseApiUrl(raw: string, { insecureHttp }: { insecureHttp: boolean }): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`--api-url: "${raw}" is not a URL (expected e.g. https://app.example.com)`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigError(`--api-url: ${url.protocol} is not supported; use https://`);
+  }
+  if (url.protocol === 'http:' && !insecureHttp && !isLoopbackHost(url.hostname)) {
+    throw new ConfigError(
+      `--api-url: plain http:// to ${url.hostname} would send the token in clear text; use https://, or --insecure-http if you really mean it`,
+    );
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ConfigError('--api-url: credentials in the URL are not allowed; the token comes from ENVSYNC_TOKEN or --token-file');
+  }
+  if (url.search !== '' || url.hash !== '') {
+    throw new ConfigError('--api-url: the base address takes no query string or fragment');
+  }
+  return url;
+}

@@ -1,0 +1,35 @@
+import { readFile } from 'node:fs/promises';
+import { ConfigError } from '../errors.ts';
+
+/**
+ * Reads the API token: `--token-file` / ENVSYNC_TOKEN_FILE (read at each call, so a rotated
+ * Secret is picked up), else ENVSYNC_TOKEN. Errors never include the token.
+ */
+export async function readToken(tokenFile: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
+  let token: string | undefined;
+  let source: string;
+  if (tokenFile !== undefined) {
+    source = `token file ${tokenFile}`;
+    try {
+      token = await readFile(tokenFile, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`${source} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  } else {
+    source = 'ENVSYNC_TOKEN';
+    token = env['ENVSYNC_TOKEN'];
+  }
+  token = token?.trim();
+  if (token === undefined || token === '') {
+    throw new ConfigError(
+      tokenFile === undefined
+        ? 'no API token: set ENVSYNC_TOKEN, or --token-file PATH (env ENVSYNC_TOKEN_FILE)'
+        : `${source} is empty`,
+    );
+  }
+  // oxlint-disable-next-line no-control-regex
+  if (/[\s\u0000-\u001f\u007f]/.test(token)) {
+    throw new ConfigError(`${source}: the token contains whitespace or control characters`);
+  }
+  return token;
+}

@@ -1,0 +1,140 @@
+import type {
+  AppliedRecord,
+  Change,
+  DesiredEnvironment,
+  FieldDiff,
+  FieldName,
+  ObservedEnvironment,
+  OrgPlan,
+} from './model.ts';
+
+/** Compares two strings by code unit, so the order never depends on the locale. */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Returns the policies sorted and without duplicates, the form envsync compares and records. */
+export function normalizePolicies(policies: readonly string[]): string[] {
+  return [...new Set(policies)].sort(compareNames);
+}
+
+function samePolicies(a: readonly string[], b: readonly string[]): boolean {
+  const x = normalizePolicies(a);
+  const y = normalizePolicies(b);
+  return x.length === y.length && x.every((p, i) => p === y[i]);
+}
+
+/** A stable text form of the fields envsync sends, to recognise "the same change" later. */
+export function fingerprintDesired(env: DesiredEnvironment): string {
+  return JSON.stringify([
+    env.type,
+    env.description,
+    env.includeScaling,
+    normalizePolicies(env.policies),
+  ]);
+}
+
+/** A stable text form of what the listing shows; fields the listing does not carry are null. */
+export function fingerprintObserved(env: ObservedEnvironment): string {
+  return JSON.stringify([
+    env.type,
+    env.description,
+    env.includeScaling ?? null,
+    env.policies === undefined ? null : normalizePolicies(env.policies),
+  ]);
+}
+
+/**
+ * Compares one desired environment with what is known of it remotely: the listing first, the
+ * last applied record for the fields the listing does not carry.
+ */
+function diffEnvironment(
+  desired: DesiredEnvironment,
+  observed: ObservedEnvironment,
+  applied: AppliedRecord | undefined,
+): { fields: Partial<Record<FieldName, FieldDiff>>; unknownFields: FieldName[] } {
+  const fields: Partial<Record<FieldName, FieldDiff>> = {};
+  const unknownFields: FieldName[] = [];
+  if (observed.type !== desired.type) fields.type = { from: observed.type, to: desired.type };
+  if (observed.description !== desired.description) {
+    fields.description = { from: observed.description, to: desired.description };
+  }
+  const includeScaling = observed.includeScaling ?? applied?.includeScaling;
+  if (includeScaling === undefined) unknownFields.push('include_scaling');
+  else if (includeScaling !== desired.includeScaling) {
+    fields.include_scaling = { from: includeScaling, to: desired.includeScaling };
+  }
+  const policies = observed.policies ?? applied?.policies;
+  if (policies === undefined) unknownFields.push('policies');
+  else if (!samePolicies(policies, desired.policies)) {
+    fields.policies = { from: normalizePolicies(policies), to: normalizePolicies(desired.policies) };
+  }
+  return { fields, unknownFields };
+}
+
+/**
+ * Plans one organization: for every desired environment exactly one of create, update,
+ * unverified or unchanged; every listed environment the manifests do not name is unmanaged.
+ * Pure: the same inputs in any order give the same plan.
+ */
+export function planOrg(
+  org: string,
+  desired: readonly DesiredEnvironment[],
+  observed: readonly ObservedEnvironment[],
+  applied: Readonly<Record<string, AppliedRecord>> = {},
+): OrgPlan {
+  const observedByName = new Map(observed.map((env) => [env.name, env]));
+  const desiredNames = new Set(desired.map((env) => env.name));
+  const changes: Change[] = [];
+  const unchanged: string[] = [];
+
+  for (const env of [...desired].sort((a, b) => compareNames(a.name, b.name))) {
+    const remote = observedByName.get(env.name);
+    const record = Object.hasOwn(applied, env.name) ? applied[env.name] : undefined;
+    if (remote === undefined) {
+      changes.push({
+        action: 'create',
+        name: env.name,
+        fields: {
+          type: { from: null, to: env.type },
+          description: { from: null, to: env.description },
+          include_scaling: { from: null, to: env.includeScaling },
+          policies: { from: null, to: normalizePolicies(env.policies) },
+        },
+        unknownFields: [],
+        desired: env,
+        knownNotConverged: false,
+      });
+      continue;
+    }
+    const { fields, unknownFields } = diffEnvironment(env, remote, record);
+    const differs = Object.keys(fields).length > 0;
+    if (!differs && unknownFields.length === 0) {
+      unchanged.push(env.name);
+      continue;
+    }
+    const stuck = record?.notConverged;
+    changes.push({
+      action: differs ? 'update' : 'unverified',
+      name: env.name,
+      fields,
+      unknownFields,
+      desired: env,
+      knownNotConverged:
+        stuck !== undefined &&
+        stuck.desired === fingerprintDesired(env) &&
+        stuck.observed === fingerprintObserved(remote),
+    });
+  }
+
+  const unmanaged = observed
+    .filter((env) => !desiredNames.has(env.name))
+    .map((env) => env.name)
+    .sort(compareNames);
+  return { org, changes, unchanged, unmanaged: [...new Set(unmanaged)] };
+}
+
+/** True when the plan would send anything. */
+export function hasPendingChanges(plan: OrgPlan): boolean {
+  return plan.changes.length > 0;
+}

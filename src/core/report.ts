@@ -1,0 +1,124 @@
+import type { ChangeAction, FieldDiff, FieldName, OrgPlan } from './model.ts';
+
+/** The versioned report of one run: what `--output json` prints (documented in the README). */
+export const REPORT_VERSION = 1;
+
+export type ChangeResult = 'planned' | 'applied' | 'failed' | 'not-converged';
+
+export interface ProblemReport {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  readonly path: string;
+  readonly message: string;
+}
+
+export interface ChangeReport {
+  readonly action: ChangeAction;
+  readonly name: string;
+  readonly fields: Partial<Record<FieldName, FieldDiff>>;
+  /** Fields that could not be compared (unverified). */
+  readonly unknown?: readonly FieldName[];
+  readonly result: ChangeResult;
+  readonly error?: string;
+}
+
+export type OrgStatus = 'ok' | 'invalid' | 'failed';
+
+export interface OrgReport {
+  readonly org: string;
+  readonly status: OrgStatus;
+  readonly changes: readonly ChangeReport[];
+  readonly unchanged: readonly string[];
+  readonly unmanaged: readonly string[];
+  readonly errors: readonly ProblemReport[];
+  /** Why the org failed as a whole (listing refused, token refused, ...). */
+  readonly error?: string;
+}
+
+export interface Summary {
+  create: number;
+  update: number;
+  unverified: number;
+  unchanged: number;
+  unmanaged: number;
+  applied: number;
+  failed: number;
+  notConverged: number;
+  invalidOrgs: number;
+}
+
+export interface RunReport {
+  readonly version: typeof REPORT_VERSION;
+  readonly dryRun: boolean;
+  readonly summary: Summary;
+  readonly orgs: readonly OrgReport[];
+  /** Manifest problems that belong to no org (unreadable files, documents without an org). */
+  readonly errors: readonly ProblemReport[];
+}
+
+/** The report of an org that was planned (and maybe applied): plan plus per-change results. */
+export function orgReportFromPlan(
+  plan: OrgPlan,
+  results: ReadonlyMap<string, { result: ChangeResult; error?: string | undefined }>,
+  error?: string,
+): OrgReport {
+  const changes = plan.changes.map((change): ChangeReport => {
+    const outcome = results.get(change.name) ?? { result: 'planned' as const };
+    return {
+      action: change.action,
+      name: change.name,
+      fields: change.fields,
+      ...(change.unknownFields.length > 0 ? { unknown: change.unknownFields } : {}),
+      result: outcome.result,
+      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+    };
+  });
+  const failed = error !== undefined || changes.some((c) => c.result === 'failed' || c.result === 'not-converged');
+  return {
+    org: plan.org,
+    status: failed ? 'failed' : 'ok',
+    changes,
+    unchanged: plan.unchanged,
+    unmanaged: plan.unmanaged,
+    errors: [],
+    ...(error === undefined ? {} : { error }),
+  };
+}
+
+/** Adds up a run's orgs. */
+export function summarize(orgs: readonly OrgReport[]): Summary {
+  const summary: Summary = {
+    create: 0,
+    update: 0,
+    unverified: 0,
+    unchanged: 0,
+    unmanaged: 0,
+    applied: 0,
+    failed: 0,
+    notConverged: 0,
+    invalidOrgs: 0,
+  };
+  for (const org of orgs) {
+    if (org.status === 'invalid') summary.invalidOrgs++;
+    summary.unchanged += org.unchanged.length;
+    summary.unmanaged += org.unmanaged.length;
+    for (const change of org.changes) {
+      summary[change.action]++;
+      if (change.result === 'applied') summary.applied++;
+      else if (change.result === 'failed') summary.failed++;
+      else if (change.result === 'not-converged') summary.notConverged++;
+    }
+  }
+  return summary;
+}
+
+/** True when the run found or met an error: the exit code is then 1. */
+export function hasErrors(report: RunReport): boolean {
+  return report.errors.length > 0 || report.orgs.some((org) => org.status !== 'ok');
+}
+
+/** True when a dry run found changes pending (create, update or unverified). */
+export function hasPendingChanges(report: RunReport): boolean {
+  return report.orgs.some((org) => org.changes.length > 0);
+}

@@ -1,0 +1,174 @@
+import type { Logger } from 'pino';
+import type { EnvironmentsClient } from '../api/client.ts';
+import { ApiError } from '../api/errors.ts';
+import type { AppliedRecord, Change, ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import { fingerprintDesired, fingerprintObserved, planOrg } from '../core/plan.ts';
+import {
+  orgReportFromPlan,
+  REPORT_VERSION,
+  summarize,
+  type ChangeResult,
+  type OrgReport,
+  type ProblemReport,
+  type RunReport,
+} from '../core/report.ts';
+import { verifyChange } from '../core/verify.ts';
+import type { ManifestProblem } from '../manifests/parse.ts';
+import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
+import type { StateStore } from './state.ts';
+
+export interface ReconcileOptions {
+  readonly manifests: ManifestSet;
+  readonly client: EnvironmentsClient;
+  readonly state: StateStore;
+  readonly logger: Logger;
+  /** Plan only: never a PUT, never a state write. */
+  readonly dryRun: boolean;
+  /** Only these orgs (from --org); all orgs of the manifests when undefined. */
+  readonly orgs?: ReadonlySet<string> | undefined;
+  /** Called as each org finishes, for logs and metrics. */
+  readonly onOrgDone?: ((report: OrgReport) => void) | undefined;
+}
+
+type Outcome = { result: ChangeResult; error?: string | undefined };
+
+function problemReport(problem: ManifestProblem): ProblemReport {
+  return { file: problem.file, line: problem.line, column: problem.column, path: problem.path, message: problem.message };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Applies one org's plan: PUT every change (bounded by the client's gate), never deciding. */
+async function applyPlan(
+  org: string,
+  plan: OrgPlan,
+  client: EnvironmentsClient,
+  logger: Logger,
+): Promise<Map<string, Outcome>> {
+  const outcomes = new Map<string, Outcome>();
+  let refused: string | undefined;
+  await Promise.all(
+    plan.changes.map(async (change) => {
+      if (change.knownNotConverged) {
+        outcomes.set(change.name, {
+          result: 'not-converged',
+          error: 'the same change was sent before and did not take; not sent again until the manifest or the service changes',
+        });
+        return;
+      }
+      if (refused !== undefined) {
+        outcomes.set(change.name, { result: 'failed', error: `not sent: ${refused}` });
+        return;
+      }
+      try {
+        await client.putEnvironment(org, change.desired);
+        outcomes.set(change.name, { result: 'applied' });
+        logger.info({ org, env: change.name, action: change.action, fields: Object.keys(change.fields) }, `${change.action} ${org}/${change.name}`);
+      } catch (error) {
+        if (error instanceof ApiError && error.kind === 'auth') refused = 'the token was refused for this org';
+        outcomes.set(change.name, { result: 'failed', error: messageOf(error) });
+        logger.error({ org, env: change.name, action: change.action }, `${change.action} ${org}/${change.name} failed: ${messageOf(error)}`);
+      }
+    }),
+  );
+  return outcomes;
+}
+
+/** One org's pass: observe -> plan -> apply -> verify -> record. Never throws. */
+async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): Promise<OrgReport> {
+  const { org } = manifest;
+  const { client, state, logger } = options;
+  if (manifest.problems.length > 0) {
+    // An org with any problem is left alone entirely: no request at all (issue 3).
+    return { org, status: 'invalid', changes: [], unchanged: [], unmanaged: [], errors: manifest.problems.map(problemReport) };
+  }
+
+  // Observe.
+  let observed: ObservedEnvironment[];
+  try {
+    observed = await client.listEnvironments(org);
+  } catch (error) {
+    return { org, status: 'failed', changes: [], unchanged: [], unmanaged: [], errors: [], error: `cannot list the org: ${messageOf(error)}` };
+  }
+
+  // Plan (pure).
+  const records = state.get(org);
+  const plan = planOrg(org, manifest.environments, observed, records);
+  if (options.dryRun || plan.changes.length === 0) return orgReportFromPlan(plan, new Map());
+
+  // Apply.
+  const outcomes = await applyPlan(org, plan, client, logger);
+  const applied = plan.changes.filter((change) => outcomes.get(change.name)?.result === 'applied');
+
+  // Verify: list once more; a change whose observable fields did not take is not-converged.
+  let verifyError: string | undefined;
+  let after: Map<string, ObservedEnvironment> | undefined;
+  if (applied.length > 0) {
+    try {
+      after = new Map((await client.listEnvironments(org)).map((env) => [env.name, env]));
+    } catch (error) {
+      verifyError = `changes were sent, but the listing to verify them failed: ${messageOf(error)}`;
+    }
+  }
+
+  // Record what was sent, and what did not take, so the next pass neither loops nor forgets.
+  const next: Record<string, AppliedRecord> = {};
+  const byName = new Map<string, Change>(plan.changes.map((change) => [change.name, change]));
+  for (const env of manifest.environments) {
+    const change = byName.get(env.name);
+    const outcome = outcomes.get(env.name);
+    if (change === undefined || outcome?.result === 'not-converged') {
+      // Unchanged, or known not to take: the old record still says the truth.
+      const old = records[env.name];
+      if (old !== undefined) next[env.name] = old;
+      continue;
+    }
+    if (outcome?.result !== 'applied') {
+      const old = records[env.name];
+      if (old !== undefined) next[env.name] = old;
+      continue;
+    }
+    const remote = after?.get(env.name);
+    const verification = after === undefined ? { converged: true as const } : verifyChange(change, remote);
+    next[env.name] = {
+      includeScaling: env.includeScaling,
+      policies: env.policies,
+      ...(verification.converged || remote === undefined
+        ? {}
+        : { notConverged: { desired: fingerprintDesired(env), observed: fingerprintObserved(remote) } }),
+    };
+    if (!verification.converged) {
+      outcomes.set(env.name, { result: 'not-converged', error: verification.reason });
+      logger.warn({ org, env: env.name }, `${org}/${env.name} did not converge: ${verification.reason}`);
+    }
+  }
+  state.set(org, next);
+  await state.save().catch((error: unknown) => {
+    logger.error({ stateFile: state.file }, `cannot write the state file: ${messageOf(error)}`);
+  });
+  return orgReportFromPlan(plan, outcomes, verifyError);
+}
+
+/**
+ * One reconcile pass over every selected org, all orgs at once (the client's gate bounds the
+ * requests). An org's failure never stops another.
+ */
+export async function reconcile(options: ReconcileOptions): Promise<RunReport> {
+  const selected = options.manifests.orgs.filter((org) => options.orgs === undefined || options.orgs.has(org.org));
+  const reports = await Promise.all(
+    selected.map(async (manifest) => {
+      const report = await reconcileOrg(manifest, options);
+      options.onOrgDone?.(report);
+      return report;
+    }),
+  );
+  return {
+    version: REPORT_VERSION,
+    dryRun: options.dryRun,
+    summary: summarize(reports),
+    orgs: reports,
+    errors: options.manifests.unattributed.map(problemReport),
+  };
+}

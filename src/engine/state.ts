@@ -1,0 +1,150 @@
+import { mkdir, readFile, rename, writeFile, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import * as z from 'zod';
+import type { AppliedRecord } from '../core/model.ts';
+
+/**
+ * The state file: per org and environment, the last applied `include_scaling` and `policies`
+ * (the fields the spec's listing does not carry). It is a cache, never the truth: a missing or
+ * broken file costs one extra PUT per environment, never a crash (issue 3, Applying).
+ */
+
+export const STATE_VERSION = 1;
+
+const recordSchema = z.object({
+  include_scaling: z.boolean(),
+  policies: z.array(z.string()),
+  not_converged: z.object({ desired: z.string(), observed: z.string() }).optional(),
+});
+
+const stateSchema = z.object({
+  version: z.literal(STATE_VERSION),
+  orgs: z.record(z.string(), z.record(z.string(), recordSchema)),
+});
+
+type StateFile = z.infer<typeof stateSchema>;
+
+function toRecord(entry: z.infer<typeof recordSchema>): AppliedRecord {
+  return {
+    includeScaling: entry.include_scaling,
+    policies: entry.policies,
+    ...(entry.not_converged ? { notConverged: entry.not_converged } : {}),
+  };
+}
+
+function fromRecord(record: AppliedRecord): z.infer<typeof recordSchema> {
+  return {
+    include_scaling: record.includeScaling,
+    policies: [...record.policies],
+    ...(record.notConverged ? { not_converged: { ...record.notConverged } } : {}),
+  };
+}
+
+/** The state in memory, saved atomically (temp file + rename) and with writes coalesced. */
+export class StateStore {
+  readonly file: string;
+  readonly #logger: Logger;
+  #orgs: Map<string, Record<string, AppliedRecord>>;
+  #saving: Promise<void> | undefined;
+  #dirty = false;
+
+  private constructor(file: string, orgs: Map<string, Record<string, AppliedRecord>>, logger: Logger) {
+    this.file = file;
+    this.#orgs = orgs;
+    this.#logger = logger;
+  }
+
+  /** Loads the state file; anything wrong with it is a warning and an empty state. */
+  static async load(file: string, logger: Logger): Promise<StateStore> {
+    const empty = () => new StateStore(file, new Map(), logger);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') {
+        logger.debug({ stateFile: file }, 'no state file yet; starting empty');
+      } else {
+        logger.warn({ stateFile: file, code }, 'state file cannot be read; starting empty (one extra PUT per environment whose listing hides include_scaling/policies)');
+      }
+      return empty();
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      logger.warn({ stateFile: file }, 'state file is not valid JSON; starting empty (it will be rewritten)');
+      return empty();
+    }
+    const version = (json as { version?: unknown } | null)?.version;
+    if (typeof version === 'number' && version > STATE_VERSION) {
+      logger.warn({ stateFile: file, version }, `state file has version ${version}, newer than this envsync understands (${STATE_VERSION}); starting empty`);
+      return empty();
+    }
+    const result = stateSchema.safeParse(json);
+    if (!result.success) {
+      logger.warn({ stateFile: file }, 'state file has an unexpected shape; starting empty (it will be rewritten)');
+      return empty();
+    }
+    const orgs = new Map<string, Record<string, AppliedRecord>>();
+    for (const [org, envs] of Object.entries(result.data.orgs)) {
+      const records: Record<string, AppliedRecord> = {};
+      for (const [name, entry] of Object.entries(envs)) records[name] = toRecord(entry);
+      orgs.set(org, records);
+    }
+    return new StateStore(file, orgs, logger);
+  }
+
+  /** The records of one org, by environment name. */
+  get(org: string): Readonly<Record<string, AppliedRecord>> {
+    return this.#orgs.get(org) ?? {};
+  }
+
+  /** Replaces the records of one org. */
+  set(org: string, records: Readonly<Record<string, AppliedRecord>>): void {
+    this.#orgs.set(org, { ...records });
+    this.#dirty = true;
+  }
+
+  /**
+   * Writes the state if it changed. Calls during a write coalesce into one more write, so
+   * "after each org" costs at most two writes in flight, however many orgs finish at once.
+   */
+  async save(): Promise<void> {
+    while (this.#saving !== undefined) await this.#saving;
+    if (!this.#dirty) return;
+    this.#dirty = false;
+    this.#saving = this.#write().finally(() => {
+      this.#saving = undefined;
+    });
+    await this.#saving;
+  }
+
+  async #write(): Promise<void> {
+    const data: StateFile = { version: STATE_VERSION, orgs: {} };
+    for (const org of [...this.#orgs.keys()].sort()) {
+      const envs: Record<string, z.infer<typeof recordSchema>> = {};
+      const records = this.#orgs.get(org) ?? {};
+      for (const name of Object.keys(records).sort()) {
+        const record = records[name];
+        if (record) envs[name] = fromRecord(record);
+      }
+      data.orgs[org] = envs;
+    }
+    await writeFileAtomic(this.file, `${JSON.stringify(data, null, 1)}\n`);
+  }
+}
+
+/** Writes a file so that readers see the old or the new content, never a part (temp + rename). */
+export async function writeFileAtomic(file: string, content: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  try {
+    await writeFile(temp, content, { flush: true });
+    await rename(temp, file);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,51 @@
+import pino, { type Logger } from 'pino';
+import type { Writable } from 'node:stream';
+
+/** Paths pino blanks out, wherever a header object might be logged. */
+const REDACT_PATHS = [
+  'authorization',
+  'token',
+  'headers.authorization',
+  '*.headers.authorization',
+  'req.headers.authorization',
+  'request.headers.authorization',
+];
+
+/**
+ * Wraps an output stream so that no secret ever passes through it, whatever code wrote it:
+ * the last line of defence behind pino's redaction.
+ */
+export function redactingStream<T extends Writable>(target: T, secrets: () => readonly string[]): T {
+  const scrub = (text: string) => {
+    let out = text;
+    for (const secret of secrets()) if (secret.length >= 4) out = out.split(secret).join('[REDACTED]');
+    return out;
+  };
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      if (property === 'write') {
+        return (chunk: unknown, ...rest: unknown[]) =>
+          (object.write as (...args: unknown[]) => boolean).call(
+            object,
+            typeof chunk === 'string' ? scrub(chunk) : Buffer.isBuffer(chunk) ? scrub(chunk.toString('utf8')) : chunk,
+            ...rest,
+          );
+      }
+      const value: unknown = Reflect.get(object, property, receiver);
+      return typeof value === 'function' ? value.bind(object) : value;
+    },
+  });
+}
+
+/** Creates the logger: pino JSON lines on `stream` (stderr), with header redaction. */
+export function createLogger(level: string, stream: Writable, base: Record<string, unknown> = {}): Logger {
+  return pino(
+    {
+      level,
+      base: { ...base },
+      redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    stream,
+  );
+}

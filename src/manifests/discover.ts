@@ -1,0 +1,160 @@
+import { open, readdir, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+
+/** A manifest file found below the root. */
+export interface ManifestFile {
+  /** The path as walked (through symlinks), absolute. */
+  readonly path: string;
+  /** The path shown to people: relative to the working directory when below it. */
+  readonly display: string;
+}
+
+/** A problem with the tree itself (not with a file's content): unreadable, outside the root, ... */
+export interface DiscoveryProblem {
+  readonly display: string;
+  readonly message: string;
+}
+
+const MANIFEST_EXTENSION = /\.ya?ml$/i;
+
+function isInside(root: string, target: string): boolean {
+  const relative = path.relative(root, target);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+function codeOf(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** Returns how to show `file` to a person: relative to `cwd` when below it, else absolute. */
+export function displayPath(file: string, cwd: string): string {
+  const relative = path.relative(cwd, file);
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
+}
+
+/**
+ * Lists every `*.yaml` / `*.yml` file below `root` at any depth, skipping hidden files and
+ * folders. Symlinks are followed only while their target stays inside the root; loops are cut.
+ */
+export async function discoverManifestFiles(
+  root: string,
+  cwd: string,
+): Promise<{ files: ManifestFile[]; problems: DiscoveryProblem[] }> {
+  const files: ManifestFile[] = [];
+  const problems: DiscoveryProblem[] = [];
+  const absoluteRoot = path.resolve(cwd, root);
+  const realRoot = await realpath(absoluteRoot); // throws ENOENT: the caller says what to do
+  const visited = new Set<string>([realRoot]);
+  const pending: string[] = [absoluteRoot];
+
+  while (pending.length > 0) {
+    const dir = pending.pop() as string;
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      problems.push({ display: displayPath(dir, cwd), message: `cannot read folder (${codeOf(error) ?? String(error)})` });
+      continue;
+    }
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue;
+      const full = path.join(dir, entry.name);
+      let isDirectory = entry.isDirectory();
+      let isFile = entry.isFile();
+      if (entry.isSymbolicLink()) {
+        let target: string;
+        try {
+          target = await realpath(full);
+        } catch (error) {
+          const code = codeOf(error);
+          problems.push({
+            display: displayPath(full, cwd),
+            message:
+              code === 'ELOOP'
+                ? 'symlink loop: not followed'
+                : `broken symlink: not followed (${code ?? String(error)})`,
+          });
+          continue;
+        }
+        if (!isInside(realRoot, target)) {
+          if (MANIFEST_EXTENSION.test(entry.name) || !MANIFEST_EXTENSION.test(target)) {
+            problems.push({
+              display: displayPath(full, cwd),
+              message: 'symlink points outside the manifests root: not followed',
+            });
+          }
+          continue;
+        }
+        const info = await stat(target).catch(() => undefined);
+        if (info === undefined) continue;
+        isDirectory = info.isDirectory();
+        isFile = info.isFile();
+        if (isDirectory) {
+          if (visited.has(target)) continue; // a loop, or a folder already walked
+          visited.add(target);
+        }
+      } else if (isDirectory) {
+        const real = await realpath(full).catch(() => full);
+        if (visited.has(real)) continue;
+        visited.add(real);
+      }
+      if (isDirectory) pending.push(full);
+      else if (isFile && MANIFEST_EXTENSION.test(entry.name)) {
+        files.push({ path: full, display: displayPath(full, cwd) });
+      }
+    }
+  }
+  files.sort((a, b) => (a.display < b.display ? -1 : a.display > b.display ? 1 : 0));
+  return { files, problems };
+}
+
+/** The outcome of reading one file: its text, or why it cannot be used. */
+export type ReadOutcome = { ok: true; text: string } | { ok: false; message: string };
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Reads a manifest file as UTF-8 text (a BOM is dropped), refusing files over `maxBytes`,
+ * binary files and invalid UTF-8. Never reads more than `maxBytes + 1` bytes.
+ */
+export async function readManifestFile(file: string, maxBytes: number): Promise<ReadOutcome> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    const code = codeOf(error);
+    return {
+      ok: false,
+      message:
+        code === 'ENOENT'
+          ? 'file disappeared while reading the manifests; run again'
+          : `cannot be read (${code ?? String(error)})`,
+    };
+  }
+  try {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    // Read at most maxBytes + 1 bytes, whatever the file claims its size is.
+    while (length <= maxBytes) {
+      const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, maxBytes + 1 - length));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, length);
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+      length += bytesRead;
+    }
+    if (length > maxBytes) {
+      return { ok: false, message: `file is larger than the limit of ${maxBytes} bytes (--max-file-bytes)` };
+    }
+    const bytes = Buffer.concat(chunks, length);
+    if (bytes.includes(0)) return { ok: false, message: 'binary file (contains NUL bytes), not YAML' };
+    try {
+      return { ok: true, text: utf8.decode(bytes) };
+    } catch {
+      return { ok: false, message: 'not valid UTF-8 text; save the file as UTF-8' };
+    }
+  } catch (error) {
+    return { ok: false, message: `cannot be read (${codeOf(error) ?? String(error)})` };
+  } finally {
+    await handle.close();
+  }
+}

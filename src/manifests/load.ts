@@ -1,0 +1,124 @@
+import type { DesiredEnvironment } from '../core/model.ts';
+import { compareNames } from '../core/plan.ts';
+import { discoverManifestFiles, displayPath, readManifestFile } from './discover.ts';
+import { formatProblem, parseManifest, type ManifestProblem } from './parse.ts';
+
+/** Everything the manifests declare for one organization, and what is wrong with it. */
+export interface OrgManifest {
+  readonly org: string;
+  /** Sorted by name. Empty when the org has problems: an invalid org is left alone entirely. */
+  readonly environments: readonly DesiredEnvironment[];
+  readonly files: readonly string[];
+  readonly problems: readonly ManifestProblem[];
+}
+
+/** The whole manifest tree, read and validated. */
+export interface ManifestSet {
+  /** Sorted by org. */
+  readonly orgs: readonly OrgManifest[];
+  /** Problems that belong to no organization (unreadable files, YAML that names no org). */
+  readonly unattributed: readonly ManifestProblem[];
+  readonly fileCount: number;
+}
+
+export interface LoadOptions {
+  readonly root: string;
+  readonly cwd: string;
+  readonly maxFileBytes: number;
+}
+
+const READ_CONCURRENCY = 32;
+
+/** Merges parsed documents into orgs, flagging names declared twice with both places. */
+export function assembleOrgs(
+  parsed: readonly { file: string; documents: ReturnType<typeof parseManifest>['documents']; problems: readonly ManifestProblem[] }[],
+): { orgs: OrgManifest[]; unattributed: ManifestProblem[] } {
+  const byOrg = new Map<string, { envs: Map<string, DesiredEnvironment>; files: Set<string>; problems: ManifestProblem[] }>();
+  const unattributed: ManifestProblem[] = [];
+  const entry = (org: string) => {
+    let value = byOrg.get(org);
+    if (value === undefined) {
+      value = { envs: new Map(), files: new Set(), problems: [] };
+      byOrg.set(org, value);
+    }
+    return value;
+  };
+  for (const file of parsed) {
+    for (const problem of file.problems) {
+      if (problem.org === undefined) unattributed.push(problem);
+      else entry(problem.org).problems.push(problem);
+    }
+    for (const doc of file.documents) {
+      const org = entry(doc.org);
+      org.files.add(file.file);
+      for (const env of doc.environments) {
+        const first = org.envs.get(env.name);
+        if (first === undefined) {
+          org.envs.set(env.name, env);
+          continue;
+        }
+        const here = env.source;
+        const there = first.source;
+        org.problems.push({
+          file: here?.file ?? file.file,
+          line: here?.line ?? 1,
+          column: here?.column ?? 1,
+          path: `${here?.path ?? 'environments'}.name`,
+          message:
+            `environment "${env.name}" of org "${doc.org}" is declared twice: here and at ` +
+            `${there ? `${there.file}:${there.line}:${there.column}` : 'another place'}`,
+          org: doc.org,
+        });
+      }
+    }
+  }
+  const orgs = [...byOrg.entries()]
+    .sort(([a], [b]) => compareNames(a, b))
+    .map(([org, value]): OrgManifest => ({
+      org,
+      environments:
+        value.problems.length > 0 ? [] : [...value.envs.values()].sort((a, b) => compareNames(a.name, b.name)),
+      files: [...value.files].sort(compareNames),
+      problems: value.problems,
+    }));
+  return { orgs, unattributed };
+}
+
+/** Reads, parses and validates every manifest below the root. Problems are data, not throws. */
+export async function loadManifests(options: LoadOptions): Promise<ManifestSet> {
+  const { files, problems: treeProblems } = await discoverManifestFiles(options.root, options.cwd);
+  const parsed: { file: string; documents: ReturnType<typeof parseManifest>['documents']; problems: ManifestProblem[] }[] =
+    new Array(files.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < files.length) {
+      const index = next++;
+      const file = files[index];
+      if (file === undefined) continue;
+      const outcome = await readManifestFile(file.path, options.maxFileBytes);
+      if (!outcome.ok) {
+        parsed[index] = {
+          file: file.display,
+          documents: [],
+          problems: [{ file: file.display, line: 1, column: 1, path: '', message: outcome.message, org: undefined }],
+        };
+        continue;
+      }
+      const result = parseManifest(outcome.text, file.display);
+      parsed[index] = { file: file.display, documents: result.documents, problems: [...result.problems] };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, files.length) }, worker));
+  const { orgs, unattributed } = assembleOrgs(parsed);
+  const treeLevel: ManifestProblem[] = treeProblems.map((problem) => ({
+    file: problem.display,
+    line: 1,
+    column: 1,
+    path: '',
+    message: problem.message,
+    org: undefined,
+  }));
+  return { orgs, unattributed: [...treeLevel, ...unattributed], fileCount: files.length };
+}
+
+export { displayPath, formatProblem };

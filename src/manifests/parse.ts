@@ -1,0 +1,230 @@
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document } from 'yaml';
+import type * as z from 'zod';
+import type { DesiredEnvironment } from '../core/model.ts';
+import { normalizePolicies } from '../core/plan.ts';
+import { manifestSchema, NAME_PATTERN } from './schema.ts';
+import { suggest } from './suggest.ts';
+
+/** A problem in a manifest, located to file, line and column (1-based) and YAML path. */
+export interface ManifestProblem {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  /** The YAML path, e.g. `environments[0].type`; empty for the document as a whole. */
+  readonly path: string;
+  readonly message: string;
+  /** The organization the problem holds back, when the document names one. */
+  readonly org: string | undefined;
+}
+
+/** One valid document: an org and its environments. */
+export interface ManifestDocument {
+  readonly org: string;
+  readonly environments: readonly DesiredEnvironment[];
+}
+
+export interface ParsedManifest {
+  readonly documents: readonly ManifestDocument[];
+  readonly problems: readonly ManifestProblem[];
+}
+
+type PathSegment = string | number;
+
+/** Aliases may expand to at most this many nodes; more is an alias bomb, not a manifest. */
+const MAX_ALIAS_COUNT = 100;
+
+/** Formats a problem the way compilers do: `file:line:column path: message`. */
+export function formatProblem(problem: ManifestProblem): string {
+  const where = `${problem.file}:${problem.line}:${problem.column}`;
+  return problem.path === '' ? `${where} ${problem.message}` : `${where} ${problem.path}: ${problem.message}`;
+}
+
+/** Renders a YAML path as `environments[0].type`. */
+export function formatPath(path: readonly PathSegment[]): string {
+  let text = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment)) text += text === '' ? segment : `.${segment}`;
+    else text += `[${JSON.stringify(segment)}]`;
+  }
+  return text;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  const text = JSON.stringify(value) ?? String(value);
+  const shown = text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  return typeof value === 'string' ? `the string ${shown}` : `${typeof value} ${shown}`;
+}
+
+const EXPECTED: Record<string, string> = {
+  string: 'a string',
+  boolean: 'true or false',
+  array: 'a list',
+  object: 'a mapping',
+  number: 'a number',
+};
+
+function valueAt(root: unknown, path: readonly PathSegment[]): { found: boolean; value: unknown } {
+  let current: unknown = root;
+  for (const segment of path) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, segment)) {
+      return { found: false, value: undefined };
+    }
+    current = (current as Record<PathSegment, unknown>)[segment];
+  }
+  return { found: true, value: current };
+}
+
+/** Finds the source offset of the deepest node along `path`; `key` points at a map key instead. */
+function offsetOf(doc: Document, path: readonly PathSegment[], key?: string): number {
+  let node: unknown = doc.contents;
+  let offset = (doc.contents as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;
+  const segments: PathSegment[] = key === undefined ? [...path] : [...path, key];
+  for (const [index, segment] of segments.entries()) {
+    const isLast = index === segments.length - 1;
+    if (isMap(node)) {
+      const pair = node.items.find(
+        (item) => isPair(item) && (isScalar(item.key) ? item.key.value === segment : item.key === segment),
+      );
+      if (pair === undefined) break;
+      const keyRange = (pair.key as { range?: [number, number, number] } | null)?.range;
+      const valueRange = (pair.value as { range?: [number, number, number] } | null)?.range;
+      if (key !== undefined && isLast && keyRange) return keyRange[0];
+      offset = valueRange?.[0] ?? keyRange?.[0] ?? offset;
+      node = pair.value;
+    } else if (isSeq(node) && typeof segment === 'number') {
+      const item = node.items[segment] as { range?: [number, number, number] } | undefined;
+      if (item === undefined) break;
+      offset = item.range?.[0] ?? offset;
+      node = item;
+    } else break;
+  }
+  return offset;
+}
+
+function issueMessage(issue: z.core.$ZodIssue, value: unknown): string {
+  const here = valueAt(value, issue.path as PathSegment[]);
+  switch (issue.code) {
+    case 'invalid_type': {
+      if (!here.found) return 'is required but missing';
+      const expected = EXPECTED[issue.expected] ?? issue.expected;
+      if (issue.expected === 'boolean' && typeof here.value === 'string') {
+        return `expected true or false, got ${describeValue(here.value)} (YAML 1.2: yes/no/on/off are strings)`;
+      }
+      if (issue.path.length === 0) {
+        return `expected a mapping with "org" and "environments", got ${describeValue(here.value)}`;
+      }
+      return `expected ${expected}, got ${describeValue(here.value)}`;
+    }
+    case 'invalid_value': {
+      const allowed = issue.values.map(String);
+      const hint = typeof here.value === 'string' ? suggest(here.value, allowed) : undefined;
+      return (
+        `${describeValue(here.value).replace(/^the string /, '')} is not one of ${allowed.join(', ')}` +
+        (hint === undefined ? '' : ` (did you mean "${hint}"?)`)
+      );
+    }
+    case 'invalid_format':
+      return (
+        `${describeValue(here.value).replace(/^the string /, '')} is not a valid name: it must start ` +
+        `with a letter or digit and contain only letters, digits, ".", "_" and "-"`
+      );
+    default:
+      return issue.message;
+  }
+}
+
+const KNOWN_KEYS: Record<'root' | 'environment', readonly string[]> = {
+  root: ['org', 'environments'],
+  environment: ['name', 'type', 'description', 'include_scaling', 'policies'],
+};
+
+/** Reads `org` from a document even when other parts of it are broken, to know what to hold. */
+function readOrg(doc: Document): string | undefined {
+  if (!isMap(doc.contents)) return undefined;
+  const org = doc.get('org');
+  return typeof org === 'string' && NAME_PATTERN.test(org) ? org : undefined;
+}
+
+/**
+ * Parses and validates the text of one manifest file (several YAML documents allowed). Never
+ * throws: every problem comes back located.
+ */
+export function parseManifest(text: string, file: string): ParsedManifest {
+  const lineCounter = new LineCounter();
+  const problems: ManifestProblem[] = [];
+  const documents: ManifestDocument[] = [];
+  const at = (offset: number, path: string, message: string, org: string | undefined) => {
+    const { line, col } = lineCounter.linePos(offset);
+    problems.push({ file, line, column: col, path, message, org });
+  };
+
+  let docs: Document[];
+  try {
+    docs = parseAllDocuments(text, { lineCounter, prettyErrors: false }) as Document[];
+  } catch (error) {
+    // The parser is recursive; absurd nesting can exhaust the stack.
+    at(0, '', `cannot be parsed as YAML: ${error instanceof Error ? error.message : String(error)}`, undefined);
+    return { documents, problems };
+  }
+
+  for (const doc of docs) {
+    const org = readOrg(doc);
+    if (doc.errors.length > 0) {
+      for (const error of doc.errors) {
+        at(error.pos[0], '', `YAML syntax: ${error.message.split('\n')[0]}`, org);
+      }
+      continue;
+    }
+    if (doc.contents === null) continue; // empty or comment-only: declares nothing
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (error) {
+      const offset = (doc.contents as { range?: [number, number, number] }).range?.[0] ?? 0;
+      at(offset, '', `cannot be read: ${error instanceof Error ? error.message : String(error)}`, org);
+      continue;
+    }
+    const result = manifestSchema.safeParse(value);
+    if (!result.success) {
+      for (const issue of result.error.issues) {
+        const path = issue.path as PathSegment[];
+        if (issue.code === 'unrecognized_keys') {
+          const known = path.length === 0 ? KNOWN_KEYS.root : KNOWN_KEYS.environment;
+          for (const key of issue.keys) {
+            const hint = suggest(key, known);
+            at(
+              offsetOf(doc, path, key),
+              formatPath([...path, key]),
+              `unknown key "${key}"` +
+                (hint === undefined ? ` (allowed: ${known.join(', ')})` : ` (did you mean "${hint}"?)`),
+              org,
+            );
+          }
+          continue;
+        }
+        at(offsetOf(doc, path), formatPath(path), issueMessage(issue, value), org);
+      }
+      continue;
+    }
+    documents.push({
+      org: result.data.org,
+      environments: result.data.environments.map((env, index) => {
+        const { line, col } = lineCounter.linePos(offsetOf(doc, ['environments', index]));
+        return {
+          name: env.name,
+          type: env.type,
+          description: env.description,
+          includeScaling: env.include_scaling,
+          policies: normalizePolicies(env.policies),
+          source: { file, line, column: col, path: `environments[${index}]` },
+        };
+      }),
+    });
+  }
+  return { documents, problems };
+}
+

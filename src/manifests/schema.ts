@@ -1,0 +1,56 @@
+import * as z from 'zod';
+
+/**
+ * The manifest schema: the one source of truth for validation and for the JSON Schema that
+ * `envsync schema` prints. Field names follow the API's request body.
+ */
+
+/** Environment and organization names, as the API accepts them in the path and the body. */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** The environment types the contract allows (case-sensitive). */
+export const ENVIRONMENT_TYPES = ['K8S', 'S3', 'logical'] as const;
+
+const name = z
+  .string()
+  .regex(NAME_PATTERN)
+  .describe('Starts with a letter or digit; then letters, digits, ".", "_" or "-".');
+
+export const environmentSchema = z
+  .strictObject({
+    name: name.describe('Name of the environment, unique within the organization.'),
+    type: z.enum(ENVIRONMENT_TYPES).describe('Type of the environment (case-sensitive).'),
+    description: z.string().describe('Description of the environment; may be empty.'),
+    include_scaling: z
+      .boolean()
+      .default(false)
+      .describe('Whether scaling information is included in snapshots. Default false.'),
+    policies: z
+      .array(z.string())
+      .default([])
+      .superRefine((policies, ctx) => {
+        const seen = new Set<string>();
+        policies.forEach((policy, index) => {
+          if (seen.has(policy)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [index],
+              message: `policy "${policy}" is listed twice`,
+            });
+          }
+          seen.add(policy);
+        });
+      })
+      .describe('Names of policies attached to the environment; order does not matter.'),
+  })
+  .describe('One environment of the organization.');
+
+export const manifestSchema = z
+  .strictObject({
+    org: name.describe('The organization these environments belong to.'),
+    environments: z.array(environmentSchema).describe('The environments of the organization.'),
+  })
+  .describe('An envsync manifest: the environments of one organization.');
+
+export type ManifestInput = z.input<typeof manifestSchema>;
+export type Manifest = z.output<typeof manifestSchema>;
