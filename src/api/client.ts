@@ -171,6 +171,10 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     if (status === 429) {
       events?.throttled?.();
       gate.throttled(retryAfterMs ?? policy.minDelayMs);
+      logger.debug(
+        { method, path, retryAfterMs, limit: gate.limit, paceMs: Math.round(gate.interval) },
+        'throttled (429): every request pauses, then paces',
+      );
     }
     const error = new ApiError('http', `${method} ${path}: ${status} ${message}`, { ...context, retryAfterMs });
     if (isRetryable(error)) throw error;

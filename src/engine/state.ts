@@ -44,20 +44,18 @@ function fromRecord(record: AppliedRecord): z.infer<typeof recordSchema> {
 /** The state in memory, saved atomically (temp file + rename) and with writes coalesced. */
 export class StateStore {
   readonly file: string;
-  readonly #logger: Logger;
   #orgs: Map<string, Record<string, AppliedRecord>>;
   #saving: Promise<void> | undefined;
   #dirty = false;
 
-  private constructor(file: string, orgs: Map<string, Record<string, AppliedRecord>>, logger: Logger) {
+  private constructor(file: string, orgs: Map<string, Record<string, AppliedRecord>>) {
     this.file = file;
     this.#orgs = orgs;
-    this.#logger = logger;
   }
 
   /** Loads the state file; anything wrong with it is a warning and an empty state. */
   static async load(file: string, logger: Logger): Promise<StateStore> {
-    const empty = () => new StateStore(file, new Map(), logger);
+    const empty = () => new StateStore(file, new Map());
     let text: string;
     try {
       text = await readFile(file, 'utf8');
@@ -93,7 +91,7 @@ export class StateStore {
       for (const [name, entry] of Object.entries(envs)) records[name] = toRecord(entry);
       orgs.set(org, records);
     }
-    return new StateStore(file, orgs, logger);
+    return new StateStore(file, orgs);
   }
 
   /** The records of one org, by environment name. */

@@ -66,7 +66,7 @@ export function assembleOrgs(
           path: `${here?.path ?? 'environments'}.name`,
           message:
             `environment "${env.name}" of org "${doc.org}" is declared twice: here and at ` +
-            `${there ? `${there.file}:${there.line}:${there.column}` : 'another place'}`,
+            (there ? `${there.file}:${there.line}:${there.column}` : 'another place'),
           org: doc.org,
         });
       }
@@ -88,7 +88,7 @@ export function assembleOrgs(
 export async function loadManifests(options: LoadOptions): Promise<ManifestSet> {
   const { files, problems: treeProblems } = await discoverManifestFiles(options.root, options.cwd);
   const parsed: { file: string; documents: ReturnType<typeof parseManifest>['documents']; problems: ManifestProblem[] }[] =
-    new Array(files.length);
+    Array.from({ length: files.length });
   let next = 0;
   const worker = async () => {
     while (next < files.length) {

@@ -54,7 +54,7 @@ function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  const text = JSON.stringify(value) ?? String(value);
+  const text = JSON.stringify(value) ?? typeof value;
   const shown = text.length > 60 ? `${text.slice(0, 57)}...` : text;
   return typeof value === 'string' ? `the string ${shown}` : `${typeof value} ${shown}`;
 }
@@ -179,7 +179,8 @@ export function parseManifest(text: string, file: string): ParsedManifest {
       }
       continue;
     }
-    if (doc.contents === null) continue; // empty or comment-only: declares nothing
+    // Empty, comment-only or a bare `---`: declares nothing.
+    if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue;
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
@@ -225,6 +226,7 @@ export function parseManifest(text: string, file: string): ParsedManifest {
       }),
     });
   }
+  problems.sort((a, b) => a.line - b.line || a.column - b.column);
   return { documents, problems };
 }
 

@@ -1,0 +1,208 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/api/errors.ts';
+import { RequestGate } from '../../src/api/gate.ts';
+import { readListing } from '../../src/api/listing.ts';
+import { isRetryable, isRetryableStatus, parseRetryAfter } from '../../src/api/retry-policy.ts';
+
+describe('retry policy', () => {
+  it.each([
+    [408, true],
+    [409, true],
+    [425, true],
+    [429, true],
+    [500, true],
+    [502, true],
+    [503, true],
+    [504, true],
+    [501, false],
+    [400, false],
+    [401, false],
+    [403, false],
+    [404, false],
+    [405, false],
+    [413, false],
+    [422, false],
+  ])('status %i retryable: %s', (status, expected) => {
+    expect(isRetryableStatus(status)).toBe(expected);
+  });
+
+  it('retries network errors and timeouts, never unknown errors', () => {
+    expect(isRetryable(new ApiError('network', 'x', { method: 'GET', path: '/' }))).toBe(true);
+    expect(isRetryable(new ApiError('timeout', 'x', { method: 'GET', path: '/' }))).toBe(true);
+    expect(isRetryable(new ApiError('auth', 'x', { method: 'GET', path: '/', status: 401 }))).toBe(
+      false,
+    );
+    expect(isRetryable(new ApiError('invalid-response', 'x', { method: 'GET', path: '/' }))).toBe(
+      false,
+    );
+    expect(isRetryable(new Error('boom'))).toBe(false);
+  });
+
+  it('reads Retry-After as seconds or an HTTP date, capped and never negative', () => {
+    const now = Date.parse('2026-11-22T10:00:00Z');
+    expect(parseRetryAfter('3', now, 60_000)).toBe(3000);
+    expect(parseRetryAfter('0.5', now, 60_000)).toBe(500);
+    expect(parseRetryAfter('3600', now, 60_000)).toBe(60_000);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 10:00:05 GMT', now, 60_000)).toBe(5000);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 09:00:00 GMT', now, 60_000)).toBe(0);
+    expect(parseRetryAfter('soon', now, 60_000)).toBeUndefined();
+    expect(parseRetryAfter(undefined, now, 60_000)).toBeUndefined();
+  });
+});
+
+/** A manual clock: sleeps resolve only when the test advances time. */
+function manualClock() {
+  let now = 0;
+  const sleepers: { until: number; resolve: () => void }[] = [];
+  return {
+    now: () => now,
+    sleep: (ms: number) =>
+      new Promise<void>((resolve) => sleepers.push({ until: now + ms, resolve })),
+    async advance(ms: number) {
+      now += ms;
+      for (const s of sleepers.splice(0)) {
+        if (s.until <= now) s.resolve();
+        else sleepers.push(s);
+      }
+      await new Promise((r) => setImmediate(r));
+    },
+  };
+}
+
+describe('RequestGate', () => {
+  it('never lets more than the limit through at once', async () => {
+    const gate = new RequestGate(3, manualClock());
+    let running = 0;
+    let peak = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        await gate.acquire();
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise((r) => setImmediate(r));
+        running--;
+        gate.release();
+      }),
+    );
+    expect(peak).toBe(3);
+    expect(gate.inFlight).toBe(0);
+  });
+
+  it('a 429 pauses every worker until Retry-After and halves the limit once per pause', async () => {
+    const clock = manualClock();
+    const gate = new RequestGate(8, clock);
+    gate.throttled(1000);
+    gate.throttled(1000); // the same window: counted once
+    expect(gate.limit).toBe(4);
+    const starts: number[] = [];
+    const workers = Array.from({ length: 6 }, async () => {
+      await gate.acquire();
+      starts.push(clock.now());
+      await clock.sleep(10);
+      gate.release();
+    });
+    await clock.advance(999);
+    expect(starts).toEqual([]);
+    await clock.advance(1);
+    for (let t = 0; t < 200; t++) await clock.advance(10);
+    await Promise.all(workers);
+    expect(starts).toHaveLength(6);
+    expect(Math.min(...starts)).toBe(1000);
+    // Nothing was admitted before the 429, so the gate paces at pause / limit until told more.
+    expect(starts.every((t, i) => i === 0 || t - (starts[i - 1] ?? 0) >= 125)).toBe(true);
+  });
+
+  it('after a 429, paces request starts to the rate the server admitted', async () => {
+    const clock = manualClock();
+    const gate = new RequestGate(8, clock);
+    // Five successes in the first 100 ms, then a 429 asking for 900 ms: 5 per second.
+    for (let i = 0; i < 5; i++) gate.succeeded();
+    await clock.advance(100);
+    gate.throttled(900);
+    expect(gate.interval).toBe(200);
+    const starts: number[] = [];
+    const workers = Array.from({ length: 3 }, async () => {
+      await gate.acquire();
+      starts.push(clock.now());
+      gate.release();
+    });
+    for (let t = 0; t < 20; t++) await clock.advance(100);
+    await Promise.all(workers);
+    expect(starts).toEqual([1000, 1200, 1400]);
+  });
+
+  it('grows back towards the configured concurrency on success', () => {
+    const gate = new RequestGate(8, manualClock());
+    gate.throttled(0);
+    expect(gate.limit).toBe(4);
+    for (let i = 0; i < 40; i++) gate.succeeded();
+    expect(gate.limit).toBe(8);
+  });
+
+  it('an aborted waiter leaves the queue', async () => {
+    const gate = new RequestGate(1, manualClock());
+    await gate.acquire();
+    const controller = new AbortController();
+    const waiting = gate.acquire(controller.signal);
+    controller.abort(new Error('stop'));
+    await expect(waiting).rejects.toThrow('stop');
+    gate.release();
+    expect(gate.inFlight).toBe(0);
+  });
+});
+
+describe('readListing (tolerant reader)', () => {
+  it('reads the spec shape', () => {
+    expect(readListing({ env: [{ org: 'a', name: 'x', type: 'K8S', description: 'd' }] })).toEqual({
+      environments: [
+        {
+          name: 'x',
+          type: 'K8S',
+          description: 'd',
+          includeScaling: undefined,
+          policies: undefined,
+        },
+      ],
+    });
+  });
+
+  it('reads a bare array with extra fields, unknown types and null policies', () => {
+    const page = readListing([
+      {
+        name: 'x',
+        type: 'ECS',
+        description: 'd',
+        include_scaling: true,
+        policies: null,
+        tags: {},
+        last_modified_at: 1.5,
+        state: null,
+      },
+    ]);
+    expect(page.environments).toEqual([
+      { name: 'x', type: 'ECS', description: 'd', includeScaling: true, policies: [] },
+    ]);
+  });
+
+  it('reads the paginated envelope and says what to fetch next', () => {
+    const page = readListing({
+      page: 1,
+      per_page: 2,
+      total_pages: 3,
+      total_count: 5,
+      environments: [{ name: 'x', type: 'S3', description: '' }],
+      _links: {},
+    });
+    expect(page.paging).toEqual({ page: 1, perPage: 2, totalPages: 3, totalCount: 5 });
+  });
+
+  it.each([
+    ['null', null],
+    ['a string', 'OK'],
+    ['an object of the wrong shape', { environment: [] }],
+    ['an entry without a name', [{ type: 'K8S', description: '' }]],
+    ['env that is not a list', { env: {} }],
+  ])('refuses %s', (_title, body) => {
+    expect(() => readListing(body)).toThrow(/listing/);
+  });
+});

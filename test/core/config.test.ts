@@ -1,0 +1,133 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isLoopbackHost, parseApiUrl } from '../../src/config/api-url.ts';
+import { parseDuration } from '../../src/config/duration.ts';
+import { resolveSettings } from '../../src/config/settings.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+beforeEach(async () => {
+  tmp = await tempDir();
+});
+afterEach(async () => {
+  await tmp.cleanup();
+});
+
+describe('settings precedence: flags > env > file > defaults', () => {
+  it('uses defaults when nothing is given', async () => {
+    const settings = await resolveSettings({}, {}, tmp.dir);
+    expect(settings).toMatchObject({
+      manifests: 'manifests',
+      concurrency: 8,
+      retries: 4,
+      timeoutMs: 30_000,
+      output: 'text',
+      logLevel: 'info',
+      detailedExitcode: false,
+    });
+  });
+
+  it('takes the file over defaults, env over the file, flags over env', async () => {
+    await tmp.write(
+      'conf/envsync.yaml',
+      'concurrency: 3\nretries: 2\ntimeout: 5s\nmanifests: ../m\noutput: markdown\n',
+    );
+    const file = await resolveSettings({ config: 'conf/envsync.yaml' }, {}, tmp.dir);
+    expect(file).toMatchObject({
+      concurrency: 3,
+      retries: 2,
+      timeoutMs: 5000,
+      manifests: tmp.path('m'),
+      output: 'markdown',
+    });
+    const env = await resolveSettings(
+      { config: 'conf/envsync.yaml' },
+      { ENVSYNC_CONCURRENCY: '5', ENVSYNC_MANIFESTS: 'x' },
+      tmp.dir,
+    );
+    expect(env).toMatchObject({ concurrency: 5, retries: 2, manifests: 'x' });
+    const flags = await resolveSettings(
+      { config: 'conf/envsync.yaml', concurrency: '7' },
+      { ENVSYNC_CONCURRENCY: '5' },
+      tmp.dir,
+    );
+    expect(flags.concurrency).toBe(7);
+  });
+
+  it('rejects unknown keys, wrong types and a token in the config file', async () => {
+    await tmp.write('a.yaml', 'concurency: 3\n');
+    await expect(resolveSettings({ config: 'a.yaml' }, {}, tmp.dir)).rejects.toThrow(
+      /a\.yaml.*concurency|Unrecognized key/,
+    );
+    await tmp.write('b.yaml', 'retries: many\n');
+    await expect(resolveSettings({ config: 'b.yaml' }, {}, tmp.dir)).rejects.toThrow(
+      /b\.yaml: retries/,
+    );
+    await tmp.write('c.yaml', 'token: abc\n');
+    await expect(resolveSettings({ config: 'c.yaml' }, {}, tmp.dir)).rejects.toThrow(
+      /ENVSYNC_TOKEN/,
+    );
+  });
+
+  it('rejects bad flag values with the flag name', async () => {
+    await expect(resolveSettings({ concurrency: '0' }, {}, tmp.dir)).rejects.toThrow(
+      /--concurrency/,
+    );
+    await expect(resolveSettings({ timeout: '30' }, {}, tmp.dir)).rejects.toThrow(
+      /--timeout.*duration/,
+    );
+    await expect(resolveSettings({ output: 'yaml' }, {}, tmp.dir)).rejects.toThrow(
+      /--output.*text, json, markdown/,
+    );
+  });
+});
+
+describe('durations', () => {
+  it.each([
+    ['200ms', 200],
+    ['30s', 30_000],
+    ['5m', 300_000],
+    ['1h', 3_600_000],
+    ['1.5s', 1500],
+    ['0', 0],
+    ['30', undefined],
+    ['s', undefined],
+    ['-1s', undefined],
+  ])('%s -> %s', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+});
+
+describe('--api-url', () => {
+  it('requires https unless the host is loopback or --insecure-http is given', () => {
+    expect(parseApiUrl('https://api.example.com', { insecureHttp: false }).origin).toBe(
+      'https://api.example.com',
+    );
+    expect(parseApiUrl('http://127.0.0.1:8080', { insecureHttp: false }).port).toBe('8080');
+    expect(parseApiUrl('http://localhost:1', { insecureHttp: false }).hostname).toBe('localhost');
+    expect(parseApiUrl('http://[::1]:1', { insecureHttp: false }).hostname).toBe('[::1]');
+    expect(() => parseApiUrl('http://api.example.com', { insecureHttp: false })).toThrow(
+      /clear text/,
+    );
+    expect(parseApiUrl('http://api.example.com', { insecureHttp: true }).protocol).toBe('http:');
+  });
+
+  it('refuses credentials, queries, fragments and other schemes', () => {
+    expect(() => parseApiUrl('https://u:p@api.example.com', { insecureHttp: false })).toThrow(
+      /credentials/,
+    );
+    expect(() => parseApiUrl('https://api.example.com/?x=1', { insecureHttp: false })).toThrow(
+      /query/,
+    );
+    expect(() => parseApiUrl('ftp://api.example.com', { insecureHttp: false })).toThrow(/ftp/);
+    expect(() => parseApiUrl('not a url', { insecureHttp: false })).toThrow(/not a URL/);
+  });
+
+  it('knows loopback hosts', () => {
+    expect(['localhost', '127.0.0.1', '127.255.0.9', '::1', '[::1]'].every(isLoopbackHost)).toBe(
+      true,
+    );
+    expect(
+      ['10.0.0.1', 'example.com', '128.0.0.1', 'localhost.example.com'].some(isLoopbackHost),
+    ).toBe(false);
+  });
+});

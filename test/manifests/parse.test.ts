@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { formatProblem, parseManifest } from '../../src/manifests/parse.ts';
+
+const messages = (text: string) =>
+  parseManifest(text, 'manifests/acme.yaml').problems.map(formatProblem);
+
+describe('parseManifest', () => {
+  it('reads a valid manifest with defaults and sorted policies', () => {
+    const result = parseManifest(
+      'org: acme\nenvironments:\n  - name: production\n    type: K8S\n    description: Prod\n    policies: [pci, baseline]\n',
+      'acme.yaml',
+    );
+    expect(result.problems).toEqual([]);
+    expect(result.documents).toEqual([
+      {
+        org: 'acme',
+        environments: [
+          {
+            name: 'production',
+            type: 'K8S',
+            description: 'Prod',
+            includeScaling: false,
+            policies: ['baseline', 'pci'],
+            source: { file: 'acme.yaml', line: 3, column: 5, path: 'environments[0]' },
+          },
+        ],
+      },
+    ]);
+  });
+
+  it('names file, line, column and YAML path, with a did-you-mean for a wrong-case type', () => {
+    expect(
+      messages(
+        'org: acme\nenvironments:\n  - name: production\n    type: k8s\n    description: x\n',
+      ),
+    ).toEqual([
+      'manifests/acme.yaml:4:11 environments[0].type: "k8s" is not one of K8S, S3, logical (did you mean "K8S"?)',
+    ]);
+  });
+
+  it('rejects unknown keys at any level with a suggestion', () => {
+    expect(messages('org: acme\nenvironment: []\n')).toEqual([
+      'manifests/acme.yaml:1:1 environments: is required but missing',
+      'manifests/acme.yaml:2:1 environment: unknown key "environment" (did you mean "environments"?)',
+    ]);
+    expect(
+      messages(
+        'org: acme\nenvironments:\n  - name: a\n    type: S3\n    description: x\n    polices: []\n',
+      ),
+    ).toEqual([
+      'manifests/acme.yaml:6:5 environments[0].polices: unknown key "polices" (did you mean "policies"?)',
+    ]);
+  });
+
+  it('accepts only true/false for booleans (yes/on are strings in YAML 1.2)', () => {
+    const [message] = messages(
+      'org: acme\nenvironments:\n  - name: a\n    type: S3\n    description: x\n    include_scaling: yes\n',
+    );
+    expect(message).toContain(
+      'environments[0].include_scaling: expected true or false, got the string "yes"',
+    );
+  });
+
+  it('rejects duplicate policies, bad names and wrong types', () => {
+    const found = messages(
+      'org: "a b"\nenvironments:\n  - name: 123\n    type: S3\n    description: null\n    policies: [pci, pci]\n',
+    );
+    expect(found).toEqual([
+      expect.stringContaining('1:6 org: "a b" is not a valid name'),
+      expect.stringContaining('3:11 environments[0].name: expected a string, got number 123'),
+      expect.stringContaining('5:18 environments[0].description: expected a string, got null'),
+      expect.stringContaining('6:21 environments[0].policies[1]: policy "pci" is listed twice'),
+    ]);
+  });
+
+  it('attributes problems to the org the document names, so only that org is held', () => {
+    const result = parseManifest(
+      'org: acme\nenvironments:\n  - name: a\n    type: bogus\n    description: x\n',
+      'f.yaml',
+    );
+    expect(result.problems[0]?.org).toBe('acme');
+    expect(parseManifest('- a\n- b\n', 'f.yaml').problems[0]?.org).toBeUndefined();
+  });
+
+  it('reads several documents, skipping empty and comment-only ones', () => {
+    const result = parseManifest(
+      '# comment only\n---\norg: a\nenvironments: []\n---\n---\norg: b\nenvironments: []\n',
+      'f.yaml',
+    );
+    expect(result.problems).toEqual([]);
+    expect(result.documents.map((d) => d.org)).toEqual(['a', 'b']);
+    expect(parseManifest('', 'f.yaml')).toEqual({ documents: [], problems: [] });
+    expect(parseManifest('# nothing here\n', 'f.yaml')).toEqual({ documents: [], problems: [] });
+  });
+
+  it('reports YAML syntax errors and duplicate keys with their position', () => {
+    expect(messages('org: acme\nenvironments: [\n')[0]).toMatch(
+      /^manifests\/acme\.yaml:\d+:\d+ YAML syntax: /,
+    );
+    expect(messages('org: acme\norg: beta\nenvironments: []\n')[0]).toContain(
+      '2:1 YAML syntax: Map keys must be unique',
+    );
+  });
+
+  it('refuses alias bombs instead of expanding them', () => {
+    const bomb = ['a: &a [x,x,x,x,x,x,x,x,x,x]']
+      .concat(
+        Array.from(
+          { length: 8 },
+          (_, i) =>
+            `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10)
+              .fill(`*${String.fromCharCode(97 + i)}`)
+              .join(',')}]`,
+        ),
+      )
+      .join('\n');
+    const result = parseManifest(bomb, 'bomb.yaml');
+    expect(result.documents).toEqual([]);
+    expect(result.problems[0]?.message).toMatch(/alias/i);
+  });
+
+  it('rejects __proto__, constructor and prototype keys as unknown keys', () => {
+    const found = messages(
+      'org: acme\n__proto__: {x: 1}\nenvironments:\n  - name: a\n    type: S3\n    description: x\n    constructor: 1\n    prototype: 2\n',
+    );
+    expect(found).toEqual([
+      expect.stringContaining('__proto__: unknown key "__proto__"'),
+      expect.stringContaining('environments[0].constructor: unknown key'),
+      expect.stringContaining('environments[0].prototype: unknown key'),
+    ]);
+    expect(({} as Record<string, unknown>)['x']).toBeUndefined();
+  });
+});
