@@ -24,6 +24,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'make the service match the manifests (--dry-run: plan only)',
     load: async () => (await import('./commands/sync.ts')).syncCommand,
   },
+  run: {
+    summary: 'keep the service in step with the manifests, continuously',
+    load: async () => (await import('./commands/run.ts')).runCommand,
+  },
   emulator: {
     summary: 'run a local emulator of the Environments API',
     load: async () => (await import('./commands/emulator.ts')).emulatorCommand,

@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
 import type { Writable } from 'node:stream';
 
 /** Paths pino blanks out, wherever a header object might be logged. */
@@ -15,10 +16,14 @@ const REDACT_PATHS = [
  * Wraps an output stream so that no secret ever passes through it, whatever code wrote it:
  * the last line of defence behind pino's redaction.
  */
-export function redactingStream<T extends Writable>(target: T, secrets: () => readonly string[]): T {
+export function redactingStream<T extends Writable>(
+  target: T,
+  secrets: () => readonly string[],
+): T {
   const scrub = (text: string) => {
     let out = text;
-    for (const secret of secrets()) if (secret.length >= 4) out = out.split(secret).join('[REDACTED]');
+    for (const secret of secrets())
+      if (secret.length >= 4) out = out.split(secret).join('[REDACTED]');
     return out;
   };
   return new Proxy(target, {
@@ -27,7 +32,11 @@ export function redactingStream<T extends Writable>(target: T, secrets: () => re
         return (chunk: unknown, ...rest: unknown[]) =>
           (object.write as (...args: unknown[]) => boolean).call(
             object,
-            typeof chunk === 'string' ? scrub(chunk) : Buffer.isBuffer(chunk) ? scrub(chunk.toString('utf8')) : chunk,
+            typeof chunk === 'string'
+              ? scrub(chunk)
+              : Buffer.isBuffer(chunk)
+                ? scrub(chunk.toString('utf8'))
+                : chunk,
             ...rest,
           );
       }
@@ -37,8 +46,16 @@ export function redactingStream<T extends Writable>(target: T, secrets: () => re
   });
 }
 
-/** Creates the logger: pino JSON lines on `stream` (stderr), with header redaction. */
-export function createLogger(level: string, stream: Writable, base: Record<string, unknown> = {}): Logger {
+/**
+ * Creates the logger: pino JSON lines on `stream` (stderr), with header redaction; with
+ * `pretty`, human-readable lines instead (for a terminal).
+ */
+export function createLogger(
+  level: string,
+  stream: Writable,
+  base: Record<string, unknown> = {},
+  { pretty: human = false }: { pretty?: boolean } = {},
+): Logger {
   return pino(
     {
       level,
@@ -46,6 +63,13 @@ export function createLogger(level: string, stream: Writable, base: Record<strin
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    stream,
+    human
+      ? pretty({
+          destination: stream,
+          colorize: true,
+          ignore: 'pid,hostname,command',
+          translateTime: 'SYS:HH:MM:ss.l',
+        })
+      : stream,
   );
 }

@@ -66,7 +66,10 @@ export function serverMessage(text: string): string {
       const errors =
         body.errors !== null && typeof body.errors === 'object'
           ? Object.entries(body.errors as Record<string, unknown>)
-              .map(([field, reason]) => `${field}: ${typeof reason === 'string' ? reason : JSON.stringify(reason)}`)
+              .map(
+                ([field, reason]) =>
+                  `${field}: ${typeof reason === 'string' ? reason : JSON.stringify(reason)}`,
+              )
               .join('; ')
           : '';
       return excerpt(errors === '' ? body.message : `${body.message} (${errors})`);
@@ -77,7 +80,10 @@ export function serverMessage(text: string): string {
   return excerpt(text) || '(empty body)';
 }
 
-async function readBody(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
+async function readBody(
+  body: AsyncIterable<Buffer> & { destroy(): void },
+  limit: number,
+): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -106,7 +112,8 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
   });
 
   const orgPath = (org: string) => {
-    if (!ORG_PATTERN.test(org)) throw new Error(`refusing to use org name ${JSON.stringify(org)} in a URL`);
+    if (!ORG_PATTERN.test(org))
+      throw new Error(`refusing to use org name ${JSON.stringify(org)} in a URL`);
     return `${basePath}/api/v2/environments/${encodeURIComponent(org)}`;
   };
 
@@ -135,7 +142,9 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       events?.request?.(method, 'error', clock.now() - started);
       if (options.signal?.aborted) throw options.signal.reason;
       const timedOut = timeout.aborted || /timeout/i.test((error as { code?: string }).code ?? '');
-      const reason = (error as { code?: string }).code ?? (error instanceof Error ? error.message : String(error));
+      const reason =
+        (error as { code?: string }).code ??
+        (error instanceof Error ? error.message : String(error));
       throw new ApiError(
         timedOut ? 'timeout' : 'network',
         timedOut
@@ -158,16 +167,28 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     const context = { method, path, status };
     if (status >= 300 && status <= 399) {
       throw new AbortError(
-        new ApiError('redirect', `${method} ${path}: the API answered ${status} (a redirect); envsync does not follow redirects: set --api-url to the final address`, context),
+        new ApiError(
+          'redirect',
+          `${method} ${path}: the API answered ${status} (a redirect); envsync does not follow redirects: set --api-url to the final address`,
+          context,
+        ),
       );
     }
     const message = serverMessage(response.text);
     if (status === 401 || status === 403) {
       throw new AbortError(
-        new ApiError('auth', `${method} ${path}: the token was refused (${status}): ${message}`, context),
+        new ApiError(
+          'auth',
+          `${method} ${path}: the token was refused (${status}): ${message}`,
+          context,
+        ),
       );
     }
-    const retryAfterMs = parseRetryAfter(response.headers['retry-after'], Date.now(), policy.maxRetryAfterMs);
+    const retryAfterMs = parseRetryAfter(
+      response.headers['retry-after'],
+      Date.now(),
+      policy.maxRetryAfterMs,
+    );
     if (status === 429) {
       events?.throttled?.();
       gate.throttled(retryAfterMs ?? policy.minDelayMs);
@@ -176,7 +197,10 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
         'throttled (429): every request pauses, then paces',
       );
     }
-    const error = new ApiError('http', `${method} ${path}: ${status} ${message}`, { ...context, retryAfterMs });
+    const error = new ApiError('http', `${method} ${path}: ${status} ${message}`, {
+      ...context,
+      retryAfterMs,
+    });
     if (isRetryable(error)) throw error;
     throw new AbortError(error);
   }
@@ -191,17 +215,22 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       randomize: true,
       ...(options.signal ? { signal: options.signal } : {}),
       // A 429 is the server saying when to come back, not a failure: the shared gate waits.
-      shouldConsumeRetry: ({ error }) => !(isThrottled(error) && ++throttledAttempts <= policy.maxThrottledAttempts),
+      shouldConsumeRetry: ({ error }) =>
+        !(isThrottled(error) && ++throttledAttempts <= policy.maxThrottledAttempts),
       shouldRetry: ({ error }) => isRetryable(error),
       onFailedAttempt: async ({ error, attemptNumber, retryDelay }) => {
         if (!isRetryable(error)) return;
-        events?.retry?.(method, error instanceof ApiError ? String(error.status ?? error.kind) : 'error');
+        events?.retry?.(
+          method,
+          error instanceof ApiError ? String(error.status ?? error.kind) : 'error',
+        );
         logger.warn(
           { method, path, attempt: attemptNumber, status: (error as ApiError).status, retryDelay },
           `retrying: ${error.message}`,
         );
         // A 503's Retry-After is for this request only; a 429's is the gate's business.
-        const asked = error instanceof ApiError && !isThrottled(error) ? (error.retryAfterMs ?? 0) : 0;
+        const asked =
+          error instanceof ApiError && !isThrottled(error) ? (error.retryAfterMs ?? 0) : 0;
         if (asked > retryDelay) await clock.sleep(asked - retryDelay, options.signal);
       },
     });
@@ -246,7 +275,10 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
           const url = `${path}?page=${next}&per_page=${perPage}`;
           environments.push(...read(await send('GET', url), url).environments);
         }
-        if (page.paging.totalCount !== undefined && environments.length !== page.paging.totalCount) {
+        if (
+          page.paging.totalCount !== undefined &&
+          environments.length !== page.paging.totalCount
+        ) {
           throw new ApiError(
             'invalid-response',
             `GET ${path}: the paginated listing announced ${page.paging.totalCount} environments but its pages held ${environments.length} (it changed while envsync read it); run again`,
@@ -257,10 +289,14 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       const names = new Set<string>();
       for (const env of environments) {
         if (names.has(env.name)) {
-          throw new ApiError('invalid-response', `GET ${path}: the listing shows environment "${env.name}" twice; run again`, {
-            method: 'GET',
-            path,
-          });
+          throw new ApiError(
+            'invalid-response',
+            `GET ${path}: the listing shows environment "${env.name}" twice; run again`,
+            {
+              method: 'GET',
+              path,
+            },
+          );
         }
         names.add(env.name);
       }

@@ -21,7 +21,13 @@ export class ApiError extends Error {
   constructor(
     kind: ApiErrorKind,
     message: string,
-    context: { method: string; path: string; status?: number | undefined; retryAfterMs?: number | undefined; cause?: unknown },
+    context: {
+      method: string;
+      path: string;
+      status?: number | undefined;
+      retryAfterMs?: number | undefined;
+      cause?: unknown;
+    },
   ) {
     super(message, context.cause === undefined ? undefined : { cause: context.cause });
     this.kind = kind;

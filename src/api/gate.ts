@@ -117,7 +117,10 @@ export class RequestGate {
       // one (over that time plus the pause the server now asks for), and pace to it.
       const span = now - this.#windowStart + pause;
       const estimate = this.#admitted > 0 ? span / this.#admitted : pause / Math.max(1, this.limit);
-      this.#interval = Math.min(pause, Math.max(1, this.#interval > 0 ? Math.max(estimate, this.#interval * 1.25) : estimate));
+      this.#interval = Math.min(
+        pause,
+        Math.max(1, this.#interval > 0 ? Math.max(estimate, this.#interval * 1.25) : estimate),
+      );
       this.#limit = Math.max(1, this.#limit / 2);
       this.#admitted = 0;
       this.#windowStart = now + pause;

@@ -31,7 +31,12 @@ const pageEnvelope = z.looseObject({
 export interface ListingPage {
   readonly environments: ObservedEnvironment[];
   /** Present for the paginated envelope: what to fetch next. */
-  readonly paging?: { page: number; perPage: number; totalPages: number; totalCount: number | undefined };
+  readonly paging?: {
+    page: number;
+    perPage: number;
+    totalPages: number;
+    totalCount: number | undefined;
+  };
 }
 
 function toObserved(entry: z.infer<typeof listedEnvironment>): ObservedEnvironment {
@@ -67,7 +72,8 @@ export function readListing(body: unknown): ListingPage {
     }
     if (Object.hasOwn(body, 'environments')) {
       const result = pageEnvelope.safeParse(body);
-      if (!result.success) throw new Error(`listing page is malformed: ${firstIssue(result.error)}`);
+      if (!result.success)
+        throw new Error(`listing page is malformed: ${firstIssue(result.error)}`);
       const page = result.data;
       return {
         environments: page.environments.map(toObserved),
@@ -83,7 +89,9 @@ export function readListing(body: unknown): ListingPage {
   const shape = body === null ? 'null' : Array.isArray(body) ? 'array' : typeof body;
   throw new Error(
     `listing has an unexpected shape (${shape}${
-      body !== null && typeof body === 'object' ? ` with keys ${Object.keys(body).slice(0, 5).join(', ') || 'none'}` : ''
+      body !== null && typeof body === 'object'
+        ? ` with keys ${Object.keys(body).slice(0, 5).join(', ') || 'none'}`
+        : ''
     }); expected {"env": [...]}, a list, or a paginated envelope`,
   );
 }

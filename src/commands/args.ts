@@ -17,7 +17,11 @@ export function parseFlags<T extends ParseArgsOptionsConfig>(
 }
 
 /** Parses a non-negative integer flag value. */
-export function parseInteger(flag: string, raw: string, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number {
+export function parseInteger(
+  flag: string,
+  raw: string,
+  { min = 0, max = Number.MAX_SAFE_INTEGER } = {},
+): number {
   if (!/^\d+$/.test(raw.trim())) throw new UsageError(`--${flag}: "${raw}" is not a whole number`);
   const value = Number(raw);
   if (value < min || value > max) {

@@ -66,7 +66,11 @@ ${SHARED_FLAGS_HELP}`,
 /** Loads the manifests, turning a missing root into a clear configuration error. */
 export async function loadManifestTree(settings: Settings, cwd: string): Promise<ManifestSet> {
   try {
-    return await loadManifests({ root: settings.manifests, cwd, maxFileBytes: settings.maxFileBytes });
+    return await loadManifests({
+      root: settings.manifests,
+      cwd,
+      maxFileBytes: settings.maxFileBytes,
+    });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
@@ -88,7 +92,9 @@ function warnAboutUnknownOrgs(settings: Settings, manifests: ManifestSet, logger
 
 /** Renders the validate result and returns the exit code. */
 function reportValidation(ctx: CommandContext, settings: Settings, manifests: ManifestSet): number {
-  const selected = manifests.orgs.filter((o) => settings.orgs === undefined || settings.orgs.includes(o.org));
+  const selected = manifests.orgs.filter(
+    (o) => settings.orgs === undefined || settings.orgs.includes(o.org),
+  );
   const problems = [...manifests.unattributed, ...selected.flatMap((o) => o.problems)];
   const environments = selected.reduce((n, o) => n + o.environments.length, 0);
   const invalidOrgs = selected.filter((o) => o.problems.length > 0).length;
@@ -99,7 +105,13 @@ function reportValidation(ctx: CommandContext, settings: Settings, manifests: Ma
         {
           version: 1,
           valid: problems.length === 0,
-          summary: { files: manifests.fileCount, orgs: selected.length, environments, invalidOrgs, errors: problems.length },
+          summary: {
+            files: manifests.fileCount,
+            orgs: selected.length,
+            environments,
+            invalidOrgs,
+            errors: problems.length,
+          },
           orgs: selected.map((o) => ({
             org: o.org,
             status: o.problems.length > 0 ? 'invalid' : 'ok',
@@ -145,7 +157,11 @@ function renderReport(report: RunReport, settings: Settings, ctx: CommandContext
 export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promise<number> {
   const { values } = parseFlags(
     ctx.argv,
-    { ...SETTING_FLAG_OPTIONS, help: { type: 'boolean', short: 'h' }, ...(mode === 'sync' ? { 'dry-run': { type: 'boolean' } } : {}) },
+    {
+      ...SETTING_FLAG_OPTIONS,
+      help: { type: 'boolean', short: 'h' },
+      ...(mode === 'sync' ? { 'dry-run': { type: 'boolean' } } : {}),
+    },
     USAGE[mode],
   );
   if (values.help) {
@@ -169,19 +185,31 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
   }
   const apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
   token = await readToken(settings.tokenFile, ctx.env);
-  const ca = settings.caFile === undefined ? undefined : await readFile(settings.caFile, 'utf8').catch((error: unknown) => {
-    throw new ConfigError(`--ca-file ${settings.caFile}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-  });
-  const state = await StateStore.load(path.resolve(ctx.cwd, settings.state), logger);
+  const ca =
+    settings.caFile === undefined
+      ? undefined
+      : await readFile(settings.caFile, 'utf8').catch((error: unknown) => {
+          throw new ConfigError(
+            `--ca-file ${settings.caFile}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+          );
+        });
+  const state = await StateStore.load(path.resolve(ctx.cwd, settings.state), logger, apiUrl.href);
   const currentToken = token;
   const client = createClient({
     apiUrl,
     getToken: () => currentToken,
     concurrency: settings.concurrency,
     timeoutMs: settings.timeoutMs,
-    policy: { ...DEFAULT_RETRY_POLICY, retries: settings.retries, minDelayMs: settings.retryDelayMs },
+    policy: {
+      ...DEFAULT_RETRY_POLICY,
+      retries: settings.retries,
+      minDelayMs: settings.retryDelayMs,
+    },
     logger,
-    clock: { now: () => Date.now(), sleep: (ms, signal) => sleep(ms, undefined, signal ? { signal } : {}) },
+    clock: {
+      now: () => Date.now(),
+      sleep: (ms, signal) => sleep(ms, undefined, signal ? { signal } : {}),
+    },
     ca,
   });
   const started = Date.now();
@@ -198,7 +226,10 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
   } finally {
     await client.close();
   }
-  logger.info({ ...report.summary, durationMs: Date.now() - started, dryRun }, `${dryRun ? 'plan' : 'sync'} finished`);
+  logger.info(
+    { ...report.summary, durationMs: Date.now() - started, dryRun },
+    `${dryRun ? 'plan' : 'sync'} finished`,
+  );
   stdout.write(renderReport(report, settings, ctx));
   if (hasErrors(report)) return 1;
   if (dryRun && settings.detailedExitcode && hasPendingChanges(report)) return 2;

@@ -15,7 +15,9 @@ export function parseApiUrl(raw: string, { insecureHttp }: { insecureHttp: boole
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`--api-url: "${raw}" is not a URL (expected e.g. https://app.example.com)`);
+    throw new ConfigError(
+      `--api-url: "${raw}" is not a URL (expected e.g. https://app.example.com)`,
+    );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new ConfigError(`--api-url: ${url.protocol} is not supported; use https://`);
@@ -26,7 +28,9 @@ export function parseApiUrl(raw: string, { insecureHttp }: { insecureHttp: boole
     );
   }
   if (url.username !== '' || url.password !== '') {
-    throw new ConfigError('--api-url: credentials in the URL are not allowed; the token comes from ENVSYNC_TOKEN or --token-file');
+    throw new ConfigError(
+      '--api-url: credentials in the URL are not allowed; the token comes from ENVSYNC_TOKEN or --token-file',
+    );
   }
   if (url.search !== '' || url.hash !== '') {
     throw new ConfigError('--api-url: the base address takes no query string or fragment');

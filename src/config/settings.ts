@@ -32,6 +32,14 @@ export const configFileSchema = z.strictObject({
   insecureHttp: z.boolean().optional(),
   caFile: z.string().optional(),
   maxFileBytes: z.number().int().min(1).optional(),
+  // envsync run only:
+  interval: duration.optional(),
+  debounce: duration.optional(),
+  listen: z.string().optional(),
+  shutdownTimeout: duration.optional(),
+  shardIndex: z.number().int().min(0).optional(),
+  shardCount: z.number().int().min(1).optional(),
+  shardFromHostname: z.boolean().optional(),
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;
@@ -101,13 +109,17 @@ export async function readConfigFile(file: string): Promise<ConfigFile> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new ConfigError(`config file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new ConfigError(
+      `config file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
   }
   let data: unknown;
   try {
     data = parseYaml(text, { maxAliasCount: 100 }) ?? {};
   } catch (error) {
-    throw new ConfigError(`config file ${file} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+    throw new ConfigError(
+      `config file ${file} is not valid YAML: ${(error as Error).message.split('\n')[0]}`,
+    );
   }
   if (data !== null && typeof data === 'object' && Object.hasOwn(data, 'token')) {
     throw new ConfigError(
@@ -130,7 +142,9 @@ function pick<T>(...values: (T | undefined)[]): T | undefined {
 function integer(name: string, raw: string | number, min: number, max: number): number {
   const value = typeof raw === 'number' ? raw : /^\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name}: ${JSON.stringify(raw)} must be a whole number from ${min} to ${max}`);
+    throw new ConfigError(
+      `${name}: ${JSON.stringify(raw)} must be a whole number from ${min} to ${max}`,
+    );
   }
   return value;
 }
@@ -138,7 +152,9 @@ function integer(name: string, raw: string | number, min: number, max: number): 
 function durationMs(name: string, raw: string | number): number {
   const value = typeof raw === 'number' ? (raw === 0 ? 0 : undefined) : parseDuration(raw);
   if (value === undefined) {
-    throw new ConfigError(`${name}: ${JSON.stringify(raw)} is not a duration (use e.g. 500ms, 30s, 5m)`);
+    throw new ConfigError(
+      `${name}: ${JSON.stringify(raw)} is not a duration (use e.g. 500ms, 30s, 5m)`,
+    );
   }
   return value;
 }
@@ -162,40 +178,72 @@ export async function resolveSettings(
   flags: SettingFlags,
   env: NodeJS.ProcessEnv,
   cwd: string,
-): Promise<Settings> {
+): Promise<Settings & { readonly file: ConfigFile }> {
   const configPath = pick(flags.config, env['ENVSYNC_CONFIG'] || undefined);
-  const file: ConfigFile = configPath === undefined ? {} : await readConfigFile(path.resolve(cwd, configPath));
+  const file: ConfigFile =
+    configPath === undefined ? {} : await readConfigFile(path.resolve(cwd, configPath));
   // Paths in the config file are relative to the file; on the command line, to the working dir.
   const fileDir = configPath === undefined ? cwd : path.dirname(path.resolve(cwd, configPath));
-  const fromFile = (value: string | undefined) => (value === undefined ? undefined : path.resolve(fileDir, value));
+  const fromFile = (value: string | undefined) =>
+    value === undefined ? undefined : path.resolve(fileDir, value);
   const e = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
 
-  const orgsEnv = e('ENVSYNC_ORGS')?.split(',').map((o) => o.trim()).filter((o) => o !== '');
-  const concurrency = pick<string | number>(flags.concurrency, e('ENVSYNC_CONCURRENCY'), file.concurrency);
+  const orgsEnv = e('ENVSYNC_ORGS')
+    ?.split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  const concurrency = pick<string | number>(
+    flags.concurrency,
+    e('ENVSYNC_CONCURRENCY'),
+    file.concurrency,
+  );
   const retries = pick<string | number>(flags.retries, e('ENVSYNC_RETRIES'), file.retries);
   const timeout = pick<string | number>(flags.timeout, e('ENVSYNC_TIMEOUT'), file.timeout);
-  const retryDelay = pick<string | number>(flags['retry-delay'], e('ENVSYNC_RETRY_DELAY'), file.retryDelay);
+  const retryDelay = pick<string | number>(
+    flags['retry-delay'],
+    e('ENVSYNC_RETRY_DELAY'),
+    file.retryDelay,
+  );
   const output = pick(flags.output, e('ENVSYNC_OUTPUT'), file.output);
   const logLevel = pick(flags['log-level'], e('ENVSYNC_LOG_LEVEL'), file.logLevel);
-  const detailed = pick<string | boolean>(flags['detailed-exitcode'], e('ENVSYNC_DETAILED_EXITCODE'), file.detailedExitcode);
-  const insecure = pick<string | boolean>(flags['insecure-http'], e('ENVSYNC_INSECURE_HTTP'), file.insecureHttp);
-  const maxFileBytes = pick<string | number>(flags['max-file-bytes'], e('ENVSYNC_MAX_FILE_BYTES'), file.maxFileBytes);
+  const detailed = pick<string | boolean>(
+    flags['detailed-exitcode'],
+    e('ENVSYNC_DETAILED_EXITCODE'),
+    file.detailedExitcode,
+  );
+  const insecure = pick<string | boolean>(
+    flags['insecure-http'],
+    e('ENVSYNC_INSECURE_HTTP'),
+    file.insecureHttp,
+  );
+  const maxFileBytes = pick<string | number>(
+    flags['max-file-bytes'],
+    e('ENVSYNC_MAX_FILE_BYTES'),
+    file.maxFileBytes,
+  );
 
   return {
-    manifests: pick(flags.manifests, e('ENVSYNC_MANIFESTS'), fromFile(file.manifests)) ?? 'manifests',
+    file,
+    manifests:
+      pick(flags.manifests, e('ENVSYNC_MANIFESTS'), fromFile(file.manifests)) ?? 'manifests',
     apiUrl: pick(flags['api-url'], e('ENVSYNC_API_URL'), file.apiUrl),
     orgs: pick<readonly string[]>(flags.org, orgsEnv, file.orgs),
     concurrency: concurrency === undefined ? 8 : integer('--concurrency', concurrency, 1, 256),
     retries: retries === undefined ? 4 : integer('--retries', retries, 0, 20),
     timeoutMs: timeout === undefined ? 30_000 : durationMs('--timeout', timeout),
     retryDelayMs: retryDelay === undefined ? 1_000 : durationMs('--retry-delay', retryDelay),
-    state: pick(flags.state, e('ENVSYNC_STATE'), fromFile(file.state)) ?? path.join('.envsync', 'state.json'),
+    state:
+      pick(flags.state, e('ENVSYNC_STATE'), fromFile(file.state)) ??
+      path.join('.envsync', 'state.json'),
     output: output === undefined ? 'text' : oneOf('--output', output, OUTPUT_FORMATS),
     detailedExitcode: detailed === undefined ? false : bool('--detailed-exitcode', detailed),
     logLevel: logLevel === undefined ? 'info' : oneOf('--log-level', logLevel, LOG_LEVELS),
     tokenFile: pick(flags['token-file'], e('ENVSYNC_TOKEN_FILE'), fromFile(file.tokenFile)),
     insecureHttp: insecure === undefined ? false : bool('--insecure-http', insecure),
     caFile: pick(flags['ca-file'], e('ENVSYNC_CA_FILE'), fromFile(file.caFile)),
-    maxFileBytes: maxFileBytes === undefined ? 1024 * 1024 : integer('--max-file-bytes', maxFileBytes, 1, 1024 ** 3),
+    maxFileBytes:
+      maxFileBytes === undefined
+        ? 1024 * 1024
+        : integer('--max-file-bytes', maxFileBytes, 1, 1024 ** 3),
   };
 }

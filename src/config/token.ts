@@ -5,7 +5,10 @@ import { ConfigError } from '../errors.ts';
  * Reads the API token: `--token-file` / ENVSYNC_TOKEN_FILE (read at each call, so a rotated
  * Secret is picked up), else ENVSYNC_TOKEN. Errors never include the token.
  */
-export async function readToken(tokenFile: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
+export async function readToken(
+  tokenFile: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
   let token: string | undefined;
   let source: string;
   if (tokenFile !== undefined) {
@@ -13,7 +16,9 @@ export async function readToken(tokenFile: string | undefined, env: NodeJS.Proce
     try {
       token = await readFile(tokenFile, 'utf8');
     } catch (error) {
-      throw new ConfigError(`${source} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new ConfigError(
+        `${source} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
     }
   } else {
     source = 'ENVSYNC_TOKEN';

@@ -67,7 +67,10 @@ function diffEnvironment(
   const policies = observed.policies ?? applied?.policies;
   if (policies === undefined) unknownFields.push('policies');
   else if (!samePolicies(policies, desired.policies)) {
-    fields.policies = { from: normalizePolicies(policies), to: normalizePolicies(desired.policies) };
+    fields.policies = {
+      from: normalizePolicies(policies),
+      to: normalizePolicies(desired.policies),
+    };
   }
   return { fields, unknownFields };
 }

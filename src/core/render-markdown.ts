@@ -5,7 +5,11 @@ import type { OrgReport, RunReport } from './report.ts';
 const MAX_VALUE = 80;
 
 function escapeCell(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>').replace(/</g, '&lt;');
+  return text
+    .replace(/\\/g, '\\\\')
+    .replace(/\|/g, '\\|')
+    .replace(/\r?\n/g, '<br>')
+    .replace(/</g, '&lt;');
 }
 
 function code(value: FieldValue | null): string {
@@ -21,12 +25,23 @@ function code(value: FieldValue | null): string {
 function fieldCell(fields: Partial<Record<string, FieldDiff>>, create: boolean): string {
   return Object.entries(fields)
     .filter((entry): entry is [string, FieldDiff] => entry[1] !== undefined)
-    .map(([name, diff]) => (create ? `${name}: ${code(diff.to)}` : `${name}: ${code(diff.from)} → ${code(diff.to)}`))
+    .map(([name, diff]) =>
+      create ? `${name}: ${code(diff.to)}` : `${name}: ${code(diff.from)} → ${code(diff.to)}`,
+    )
     .join('<br>');
 }
 
-const ACTION: Record<string, string> = { create: '➕ create', update: '✏️ update', unverified: '❔ unverified' };
-const RESULT: Record<string, string> = { planned: 'planned', applied: '✅ applied', failed: '❌ failed', 'not-converged': '⚠️ not converged' };
+const ACTION: Record<string, string> = {
+  create: '➕ create',
+  update: '✏️ update',
+  unverified: '❔ unverified',
+};
+const RESULT: Record<string, string> = {
+  planned: 'planned',
+  applied: '✅ applied',
+  failed: '❌ failed',
+  'not-converged': '⚠️ not converged',
+};
 
 /** Renders a run as markdown for a pull request comment or a step summary: table, then per org. */
 export function renderMarkdown(report: RunReport): string {
@@ -43,8 +58,12 @@ export function renderMarkdown(report: RunReport): string {
   out.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const org of report.orgs) {
     const count = (action: string) => org.changes.filter((c) => c.action === action).length;
-    const errors = org.errors.length + (org.error === undefined ? 0 : 1) + org.changes.filter((c) => c.error !== undefined).length;
-    const status = org.status === 'ok' ? '✅ ok' : org.status === 'invalid' ? '❌ invalid' : '❌ failed';
+    const errors =
+      org.errors.length +
+      (org.error === undefined ? 0 : 1) +
+      org.changes.filter((c) => c.error !== undefined).length;
+    const status =
+      org.status === 'ok' ? '✅ ok' : org.status === 'invalid' ? '❌ invalid' : '❌ failed';
     out.push(
       `| ${escapeCell(org.org)} | ${status} | ${count('create')} | ${count('update')} | ${count('unverified')} | ${org.unchanged.length} | ${org.unmanaged.length} | ${errors} |`,
     );
@@ -52,7 +71,10 @@ export function renderMarkdown(report: RunReport): string {
   out.push('');
   if (report.errors.length > 0) {
     out.push('#### Manifest errors outside any org', '');
-    for (const p of report.errors) out.push(`- \`${escapeCell(`${p.file}:${p.line}:${p.column}`)}\` ${escapeCell(p.path ? `${p.path}: ${p.message}` : p.message)}`);
+    for (const p of report.errors)
+      out.push(
+        `- \`${escapeCell(`${p.file}:${p.line}:${p.column}`)}\` ${escapeCell(p.path ? `${p.path}: ${p.message}` : p.message)}`,
+      );
     out.push('');
   }
   for (const org of report.orgs) out.push(...renderOrg(org, report.dryRun), '');
@@ -61,13 +83,29 @@ export function renderMarkdown(report: RunReport): string {
 
 function renderOrg(org: OrgReport, dryRun: boolean): string[] {
   const pending = org.changes.length;
-  const summary = org.status === 'invalid' ? 'invalid manifests' : org.error !== undefined ? 'failed' : pending === 0 ? 'no changes' : `${pending} change${pending === 1 ? '' : 's'}`;
-  const out = [`<details${org.status !== 'ok' || pending > 0 ? ' open' : ''}><summary><b>${escapeCell(org.org)}</b>: ${summary}</summary>`, ''];
+  const summary =
+    org.status === 'invalid'
+      ? 'invalid manifests'
+      : org.error !== undefined
+        ? 'failed'
+        : pending === 0
+          ? 'no changes'
+          : `${pending} change${pending === 1 ? '' : 's'}`;
+  const out = [
+    `<details${org.status !== 'ok' || pending > 0 ? ' open' : ''}><summary><b>${escapeCell(org.org)}</b>: ${summary}</summary>`,
+    '',
+  ];
   if (org.error !== undefined) out.push(`> ❌ ${escapeCell(org.error)}`, '');
-  for (const p of org.errors) out.push(`- ❌ \`${escapeCell(`${p.file}:${p.line}:${p.column}`)}\` ${escapeCell(p.path ? `${p.path}: ${p.message}` : p.message)}`);
-  if (org.errors.length > 0) out.push('', '_Left alone: no request is made for an org whose manifests have errors._', '');
+  for (const p of org.errors)
+    out.push(
+      `- ❌ \`${escapeCell(`${p.file}:${p.line}:${p.column}`)}\` ${escapeCell(p.path ? `${p.path}: ${p.message}` : p.message)}`,
+    );
+  if (org.errors.length > 0)
+    out.push('', '_Left alone: no request is made for an org whose manifests have errors._', '');
   if (pending > 0) {
-    out.push(dryRun ? '| action | environment | fields |' : '| action | environment | fields | result |');
+    out.push(
+      dryRun ? '| action | environment | fields |' : '| action | environment | fields | result |',
+    );
     out.push(dryRun ? '| --- | --- | --- |' : '| --- | --- | --- | --- |');
     for (const change of org.changes) {
       const fields =
@@ -75,12 +113,18 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
           ? `_${(change.unknown ?? []).join(', ')} not in the listing; sent once_`
           : fieldCell(change.fields, change.action === 'create');
       const result = `${RESULT[change.result] ?? change.result}${change.error === undefined ? '' : `: ${escapeCell(change.error)}`}`;
-      out.push(`| ${ACTION[change.action] ?? change.action} | ${escapeCell(change.name)} | ${fields} |${dryRun ? '' : ` ${result} |`}`);
+      out.push(
+        `| ${ACTION[change.action] ?? change.action} | ${escapeCell(change.name)} | ${fields} |${dryRun ? '' : ` ${result} |`}`,
+      );
     }
     out.push('');
   }
   if (org.unchanged.length > 0) out.push(`${org.unchanged.length} unchanged.`, '');
-  if (org.unmanaged.length > 0) out.push(`Unmanaged (in the service, not in the manifests; never changed): ${org.unmanaged.map((n) => `\`${escapeCell(n)}\``).join(', ')}`, '');
+  if (org.unmanaged.length > 0)
+    out.push(
+      `Unmanaged (in the service, not in the manifests; never changed): ${org.unmanaged.map((n) => `\`${escapeCell(n)}\``).join(', ')}`,
+      '',
+    );
   out.push('</details>');
   return out;
 }

@@ -21,20 +21,30 @@ const SYMBOL: Record<ChangeReport['action'], [string, Style]> = {
 };
 
 function fieldLines(fields: Partial<Record<string, FieldDiff>>, create: boolean): string[] {
-  const entries = Object.entries(fields).filter((entry): entry is [string, FieldDiff] => entry[1] !== undefined);
+  const entries = Object.entries(fields).filter(
+    (entry): entry is [string, FieldDiff] => entry[1] !== undefined,
+  );
   const width = Math.max(0, ...entries.map(([name]) => name.length));
   return entries.map(([name, diff]) =>
-    create ? `${name.padEnd(width)} = ${show(diff.to)}` : `${name.padEnd(width)} : ${show(diff.from)} -> ${show(diff.to)}`,
+    create
+      ? `${name.padEnd(width)} = ${show(diff.to)}`
+      : `${name.padEnd(width)} : ${show(diff.from)} -> ${show(diff.to)}`,
   );
 }
 
 /** Renders a run as a plan in the spirit of `terraform plan`, then a one-line summary. */
 export function renderText(report: RunReport, options: TextOptions): string {
-  const paint = (style: Style, text: string) => (options.color ? `\u001b[${CODES[style]}m${text}\u001b[0m` : text);
+  const paint = (style: Style, text: string) =>
+    options.color ? `\u001b[${CODES[style]}m${text}\u001b[0m` : text;
   const lines: string[] = [];
 
   for (const problem of report.errors) {
-    lines.push(paint('red', `error: ${problem.file}:${problem.line}:${problem.column} ${problem.path ? `${problem.path}: ` : ''}${problem.message}`));
+    lines.push(
+      paint(
+        'red',
+        `error: ${problem.file}:${problem.line}:${problem.column} ${problem.path ? `${problem.path}: ` : ''}${problem.message}`,
+      ),
+    );
   }
   if (report.errors.length > 0) lines.push('');
 
@@ -44,37 +54,57 @@ export function renderText(report: RunReport, options: TextOptions): string {
   const planned = `${s.create} to create, ${s.update} to update, ${s.unverified} unverified, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged`;
   const problems = [
     s.invalidOrgs > 0 ? `${s.invalidOrgs} invalid org${s.invalidOrgs === 1 ? '' : 's'}` : '',
-    report.errors.length > 0 ? `${report.errors.length} manifest error${report.errors.length === 1 ? '' : 's'} outside any org` : '',
-    report.orgs.some((o) => o.error !== undefined) ? `${report.orgs.filter((o) => o.error !== undefined).length} org(s) failed` : '',
+    report.errors.length > 0
+      ? `${report.errors.length} manifest error${report.errors.length === 1 ? '' : 's'} outside any org`
+      : '',
+    report.orgs.some((o) => o.error !== undefined)
+      ? `${report.orgs.filter((o) => o.error !== undefined).length} org(s) failed`
+      : '',
   ].filter((p) => p !== '');
   if (report.dryRun) {
-    lines.push(paint('bold', `Plan: ${planned}.`) + (problems.length ? ` ${paint('red', `Errors: ${problems.join(', ')}.`)}` : ''));
+    lines.push(
+      paint('bold', `Plan: ${planned}.`) +
+        (problems.length ? ` ${paint('red', `Errors: ${problems.join(', ')}.`)}` : ''),
+    );
   } else {
     lines.push(
-      paint('bold', `Sync: ${s.applied} applied, ${s.failed} failed, ${s.notConverged} not converged (${planned}).`) +
-        (problems.length ? ` ${paint('red', `Errors: ${problems.join(', ')}.`)}` : ''),
+      paint(
+        'bold',
+        `Sync: ${s.applied} applied, ${s.failed} failed, ${s.notConverged} not converged (${planned}).`,
+      ) + (problems.length ? ` ${paint('red', `Errors: ${problems.join(', ')}.`)}` : ''),
     );
   }
   return `${lines.join('\n')}\n`;
 }
 
-function renderOrg(org: OrgReport, dryRun: boolean, paint: (style: Style, text: string) => string): string[] {
+function renderOrg(
+  org: OrgReport,
+  dryRun: boolean,
+  paint: (style: Style, text: string) => string,
+): string[] {
   const lines: string[] = [];
   const status = org.status === 'ok' ? '' : ` ${paint('red', `(${org.status})`)}`;
   lines.push(paint('bold', `org ${org.org}`) + status);
   if (org.error !== undefined) lines.push(`  ${paint('red', `error: ${org.error}`)}`);
   for (const problem of org.errors) {
-    lines.push(`  ${paint('red', `${problem.file}:${problem.line}:${problem.column} ${problem.path ? `${problem.path}: ` : ''}${problem.message}`)}`);
+    lines.push(
+      `  ${paint('red', `${problem.file}:${problem.line}:${problem.column} ${problem.path ? `${problem.path}: ` : ''}${problem.message}`)}`,
+    );
   }
   if (org.status === 'invalid') {
-    lines.push(`  ${paint('dim', 'left alone: no request is made for an org whose manifests have errors')}`);
+    lines.push(
+      `  ${paint('dim', 'left alone: no request is made for an org whose manifests have errors')}`,
+    );
     return lines;
   }
   for (const change of org.changes) {
     const [symbol, style] = SYMBOL[change.action];
     let head = `  ${paint(style, `${symbol} ${change.action}`)} ${change.name}`;
     if (change.action === 'unverified') {
-      head += paint('dim', ` (${(change.unknown ?? []).join(', ')} not in the listing and not in the state file; ${dryRun ? 'sync sends it once' : 'sent once'})`);
+      head += paint(
+        'dim',
+        ` (${(change.unknown ?? []).join(', ')} not in the listing and not in the state file; ${dryRun ? 'sync sends it once' : 'sent once'})`,
+      );
     }
     if (!dryRun || change.result !== 'planned') {
       const mark =
@@ -88,13 +118,18 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: (style: Style, text: 
       head += ` [${mark}]`;
     }
     lines.push(head);
-    for (const line of fieldLines(change.fields, change.action === 'create')) lines.push(`      ${line}`);
+    for (const line of fieldLines(change.fields, change.action === 'create'))
+      lines.push(`      ${line}`);
     if (change.error !== undefined) lines.push(`      ${paint('red', change.error)}`);
   }
-  if (org.unchanged.length > 0) lines.push(`  ${paint('dim', `= ${org.unchanged.length} unchanged`)}`);
+  if (org.unchanged.length > 0)
+    lines.push(`  ${paint('dim', `= ${org.unchanged.length} unchanged`)}`);
   if (org.unmanaged.length > 0) {
-    lines.push(`  ${paint('dim', `unmanaged (in the service, not in the manifests; never changed): ${org.unmanaged.join(', ')}`)}`);
+    lines.push(
+      `  ${paint('dim', `unmanaged (in the service, not in the manifests; never changed): ${org.unmanaged.join(', ')}`)}`,
+    );
   }
-  if (org.changes.length === 0 && org.error === undefined) lines.push(`  ${paint('dim', 'no changes')}`);
+  if (org.changes.length === 0 && org.error === undefined)
+    lines.push(`  ${paint('dim', 'no changes')}`);
   return lines;
 }

@@ -74,7 +74,9 @@ export function orgReportFromPlan(
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
     };
   });
-  const failed = error !== undefined || changes.some((c) => c.result === 'failed' || c.result === 'not-converged');
+  const failed =
+    error !== undefined ||
+    changes.some((c) => c.result === 'failed' || c.result === 'not-converged');
   return {
     org: plan.org,
     status: failed ? 'failed' : 'ok',

@@ -33,7 +33,13 @@ export interface ReconcileOptions {
 type Outcome = { result: ChangeResult; error?: string | undefined };
 
 function problemReport(problem: ManifestProblem): ProblemReport {
-  return { file: problem.file, line: problem.line, column: problem.column, path: problem.path, message: problem.message };
+  return {
+    file: problem.file,
+    line: problem.line,
+    column: problem.column,
+    path: problem.path,
+    message: problem.message,
+  };
 }
 
 function messageOf(error: unknown): string {
@@ -54,7 +60,8 @@ async function applyPlan(
       if (change.knownNotConverged) {
         outcomes.set(change.name, {
           result: 'not-converged',
-          error: 'the same change was sent before and did not take; not sent again until the manifest or the service changes',
+          error:
+            'the same change was sent before and did not take; not sent again until the manifest or the service changes',
         });
         return;
       }
@@ -65,11 +72,18 @@ async function applyPlan(
       try {
         await client.putEnvironment(org, change.desired);
         outcomes.set(change.name, { result: 'applied' });
-        logger.info({ org, env: change.name, action: change.action, fields: Object.keys(change.fields) }, `${change.action} ${org}/${change.name}`);
+        logger.info(
+          { org, env: change.name, action: change.action, fields: Object.keys(change.fields) },
+          `${change.action} ${org}/${change.name}`,
+        );
       } catch (error) {
-        if (error instanceof ApiError && error.kind === 'auth') refused = 'the token was refused for this org';
+        if (error instanceof ApiError && error.kind === 'auth')
+          refused = 'the token was refused for this org';
         outcomes.set(change.name, { result: 'failed', error: messageOf(error) });
-        logger.error({ org, env: change.name, action: change.action }, `${change.action} ${org}/${change.name} failed: ${messageOf(error)}`);
+        logger.error(
+          { org, env: change.name, action: change.action },
+          `${change.action} ${org}/${change.name} failed: ${messageOf(error)}`,
+        );
       }
     }),
   );
@@ -82,7 +96,14 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   const { client, state, logger } = options;
   if (manifest.problems.length > 0) {
     // An org with any problem is left alone entirely: no request at all (issue 3).
-    return { org, status: 'invalid', changes: [], unchanged: [], unmanaged: [], errors: manifest.problems.map(problemReport) };
+    return {
+      org,
+      status: 'invalid',
+      changes: [],
+      unchanged: [],
+      unmanaged: [],
+      errors: manifest.problems.map(problemReport),
+    };
   }
 
   // Observe.
@@ -90,7 +111,15 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   try {
     observed = await client.listEnvironments(org);
   } catch (error) {
-    return { org, status: 'failed', changes: [], unchanged: [], unmanaged: [], errors: [], error: `cannot list the org: ${messageOf(error)}` };
+    return {
+      org,
+      status: 'failed',
+      changes: [],
+      unchanged: [],
+      unmanaged: [],
+      errors: [],
+      error: `cannot list the org: ${messageOf(error)}`,
+    };
   }
 
   // Plan (pure).
@@ -131,17 +160,26 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
       continue;
     }
     const remote = after?.get(env.name);
-    const verification = after === undefined ? { converged: true as const } : verifyChange(change, remote);
+    const verification =
+      after === undefined ? { converged: true as const } : verifyChange(change, remote);
     next[env.name] = {
       includeScaling: env.includeScaling,
       policies: env.policies,
       ...(verification.converged || remote === undefined
         ? {}
-        : { notConverged: { desired: fingerprintDesired(env), observed: fingerprintObserved(remote) } }),
+        : {
+            notConverged: {
+              desired: fingerprintDesired(env),
+              observed: fingerprintObserved(remote),
+            },
+          }),
     };
     if (!verification.converged) {
       outcomes.set(env.name, { result: 'not-converged', error: verification.reason });
-      logger.warn({ org, env: env.name }, `${org}/${env.name} did not converge: ${verification.reason}`);
+      logger.warn(
+        { org, env: env.name },
+        `${org}/${env.name} did not converge: ${verification.reason}`,
+      );
     }
   }
   state.set(org, next);
@@ -156,7 +194,9 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
  * requests). An org's failure never stops another.
  */
 export async function reconcile(options: ReconcileOptions): Promise<RunReport> {
-  const selected = options.manifests.orgs.filter((org) => options.orgs === undefined || options.orgs.has(org.org));
+  const selected = options.manifests.orgs.filter(
+    (org) => options.orgs === undefined || options.orgs.has(org.org),
+  );
   const reports = await Promise.all(
     selected.map(async (manifest) => {
       const report = await reconcileOrg(manifest, options);

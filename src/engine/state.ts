@@ -20,6 +20,8 @@ const recordSchema = z.object({
 
 const stateSchema = z.object({
   version: z.literal(STATE_VERSION),
+  /** The API origin the records were made against: they say nothing about another service. */
+  api: z.string().optional(),
   orgs: z.record(z.string(), z.record(z.string(), recordSchema)),
 });
 
@@ -44,18 +46,24 @@ function fromRecord(record: AppliedRecord): z.infer<typeof recordSchema> {
 /** The state in memory, saved atomically (temp file + rename) and with writes coalesced. */
 export class StateStore {
   readonly file: string;
+  readonly api: string | undefined;
   #orgs: Map<string, Record<string, AppliedRecord>>;
   #saving: Promise<void> | undefined;
   #dirty = false;
 
-  private constructor(file: string, orgs: Map<string, Record<string, AppliedRecord>>) {
+  private constructor(
+    file: string,
+    api: string | undefined,
+    orgs: Map<string, Record<string, AppliedRecord>>,
+  ) {
     this.file = file;
+    this.api = api;
     this.#orgs = orgs;
   }
 
   /** Loads the state file; anything wrong with it is a warning and an empty state. */
-  static async load(file: string, logger: Logger): Promise<StateStore> {
-    const empty = () => new StateStore(file, new Map());
+  static async load(file: string, logger: Logger, api?: string): Promise<StateStore> {
+    const empty = () => new StateStore(file, api, new Map());
     let text: string;
     try {
       text = await readFile(file, 'utf8');
@@ -64,7 +72,10 @@ export class StateStore {
       if (code === 'ENOENT') {
         logger.debug({ stateFile: file }, 'no state file yet; starting empty');
       } else {
-        logger.warn({ stateFile: file, code }, 'state file cannot be read; starting empty (one extra PUT per environment whose listing hides include_scaling/policies)');
+        logger.warn(
+          { stateFile: file, code },
+          'state file cannot be read; starting empty (one extra PUT per environment whose listing hides include_scaling/policies)',
+        );
       }
       return empty();
     }
@@ -72,17 +83,33 @@ export class StateStore {
     try {
       json = JSON.parse(text);
     } catch {
-      logger.warn({ stateFile: file }, 'state file is not valid JSON; starting empty (it will be rewritten)');
+      logger.warn(
+        { stateFile: file },
+        'state file is not valid JSON; starting empty (it will be rewritten)',
+      );
       return empty();
     }
     const version = (json as { version?: unknown } | null)?.version;
     if (typeof version === 'number' && version > STATE_VERSION) {
-      logger.warn({ stateFile: file, version }, `state file has version ${version}, newer than this envsync understands (${STATE_VERSION}); starting empty`);
+      logger.warn(
+        { stateFile: file, version },
+        `state file has version ${version}, newer than this envsync understands (${STATE_VERSION}); starting empty`,
+      );
       return empty();
     }
     const result = stateSchema.safeParse(json);
     if (!result.success) {
-      logger.warn({ stateFile: file }, 'state file has an unexpected shape; starting empty (it will be rewritten)');
+      logger.warn(
+        { stateFile: file },
+        'state file has an unexpected shape; starting empty (it will be rewritten)',
+      );
+      return empty();
+    }
+    if (api !== undefined && result.data.api !== undefined && result.data.api !== api) {
+      logger.warn(
+        { stateFile: file, recordedFor: result.data.api, api },
+        'state file was written for another API address; starting empty',
+      );
       return empty();
     }
     const orgs = new Map<string, Record<string, AppliedRecord>>();
@@ -91,7 +118,7 @@ export class StateStore {
       for (const [name, entry] of Object.entries(envs)) records[name] = toRecord(entry);
       orgs.set(org, records);
     }
-    return new StateStore(file, orgs);
+    return new StateStore(file, api, orgs);
   }
 
   /** The records of one org, by environment name. */
@@ -120,7 +147,11 @@ export class StateStore {
   }
 
   async #write(): Promise<void> {
-    const data: StateFile = { version: STATE_VERSION, orgs: {} };
+    const data: StateFile = {
+      version: STATE_VERSION,
+      ...(this.api === undefined ? {} : { api: this.api }),
+      orgs: {},
+    };
     for (const org of [...this.#orgs.keys()].sort()) {
       const envs: Record<string, z.infer<typeof recordSchema>> = {};
       const records = this.#orgs.get(org) ?? {};

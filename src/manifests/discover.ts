@@ -29,7 +29,9 @@ function codeOf(error: unknown): string | undefined {
 /** Returns how to show `file` to a person: relative to `cwd` when below it, else absolute. */
 export function displayPath(file: string, cwd: string): string {
   const relative = path.relative(cwd, file);
-  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative)
+    ? relative
+    : file;
 }
 
 /**
@@ -39,10 +41,17 @@ export function displayPath(file: string, cwd: string): string {
 export async function discoverManifestFiles(
   root: string,
   cwd: string,
+  displayRoot?: string,
 ): Promise<{ files: ManifestFile[]; problems: DiscoveryProblem[] }> {
   const files: ManifestFile[] = [];
   const problems: DiscoveryProblem[] = [];
   const absoluteRoot = path.resolve(cwd, root);
+  // Files are shown under `displayRoot` when given (the path the user named, not a git-sync
+  // worktree it resolved to), else relative to the working directory.
+  const show = (full: string) =>
+    displayRoot === undefined
+      ? displayPath(full, cwd)
+      : path.join(displayRoot, path.relative(absoluteRoot, full));
   const realRoot = await realpath(absoluteRoot); // throws ENOENT: the caller says what to do
   const visited = new Set<string>([realRoot]);
   const pending: string[] = [absoluteRoot];
@@ -53,7 +62,10 @@ export async function discoverManifestFiles(
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (error) {
-      problems.push({ display: displayPath(dir, cwd), message: `cannot read folder (${codeOf(error) ?? String(error)})` });
+      problems.push({
+        display: show(dir),
+        message: `cannot read folder (${codeOf(error) ?? String(error)})`,
+      });
       continue;
     }
     for (const entry of entries) {
@@ -68,7 +80,7 @@ export async function discoverManifestFiles(
         } catch (error) {
           const code = codeOf(error);
           problems.push({
-            display: displayPath(full, cwd),
+            display: show(full),
             message:
               code === 'ELOOP'
                 ? 'symlink loop: not followed'
@@ -79,7 +91,7 @@ export async function discoverManifestFiles(
         if (!isInside(realRoot, target)) {
           if (MANIFEST_EXTENSION.test(entry.name) || !MANIFEST_EXTENSION.test(target)) {
             problems.push({
-              display: displayPath(full, cwd),
+              display: show(full),
               message: 'symlink points outside the manifests root: not followed',
             });
           }
@@ -100,7 +112,7 @@ export async function discoverManifestFiles(
       }
       if (isDirectory) pending.push(full);
       else if (isFile && MANIFEST_EXTENSION.test(entry.name)) {
-        files.push({ path: full, display: displayPath(full, cwd) });
+        files.push({ path: full, display: show(full) });
       }
     }
   }
@@ -143,10 +155,14 @@ export async function readManifestFile(file: string, maxBytes: number): Promise<
       length += bytesRead;
     }
     if (length > maxBytes) {
-      return { ok: false, message: `file is larger than the limit of ${maxBytes} bytes (--max-file-bytes)` };
+      return {
+        ok: false,
+        message: `file is larger than the limit of ${maxBytes} bytes (--max-file-bytes)`,
+      };
     }
     const bytes = Buffer.concat(chunks, length);
-    if (bytes.includes(0)) return { ok: false, message: 'binary file (contains NUL bytes), not YAML' };
+    if (bytes.includes(0))
+      return { ok: false, message: 'binary file (contains NUL bytes), not YAML' };
     try {
       return { ok: true, text: utf8.decode(bytes) };
     } catch {

@@ -25,15 +25,24 @@ export interface LoadOptions {
   readonly root: string;
   readonly cwd: string;
   readonly maxFileBytes: number;
+  /** Show file paths under this root instead of the real one (see discoverManifestFiles). */
+  readonly displayRoot?: string | undefined;
 }
 
 const READ_CONCURRENCY = 32;
 
 /** Merges parsed documents into orgs, flagging names declared twice with both places. */
 export function assembleOrgs(
-  parsed: readonly { file: string; documents: ReturnType<typeof parseManifest>['documents']; problems: readonly ManifestProblem[] }[],
+  parsed: readonly {
+    file: string;
+    documents: ReturnType<typeof parseManifest>['documents'];
+    problems: readonly ManifestProblem[];
+  }[],
 ): { orgs: OrgManifest[]; unattributed: ManifestProblem[] } {
-  const byOrg = new Map<string, { envs: Map<string, DesiredEnvironment>; files: Set<string>; problems: ManifestProblem[] }>();
+  const byOrg = new Map<
+    string,
+    { envs: Map<string, DesiredEnvironment>; files: Set<string>; problems: ManifestProblem[] }
+  >();
   const unattributed: ManifestProblem[] = [];
   const entry = (org: string) => {
     let value = byOrg.get(org);
@@ -77,7 +86,9 @@ export function assembleOrgs(
     .map(([org, value]): OrgManifest => ({
       org,
       environments:
-        value.problems.length > 0 ? [] : [...value.envs.values()].sort((a, b) => compareNames(a.name, b.name)),
+        value.problems.length > 0
+          ? []
+          : [...value.envs.values()].sort((a, b) => compareNames(a.name, b.name)),
       files: [...value.files].sort(compareNames),
       problems: value.problems,
     }));
@@ -86,9 +97,16 @@ export function assembleOrgs(
 
 /** Reads, parses and validates every manifest below the root. Problems are data, not throws. */
 export async function loadManifests(options: LoadOptions): Promise<ManifestSet> {
-  const { files, problems: treeProblems } = await discoverManifestFiles(options.root, options.cwd);
-  const parsed: { file: string; documents: ReturnType<typeof parseManifest>['documents']; problems: ManifestProblem[] }[] =
-    Array.from({ length: files.length });
+  const { files, problems: treeProblems } = await discoverManifestFiles(
+    options.root,
+    options.cwd,
+    options.displayRoot,
+  );
+  const parsed: {
+    file: string;
+    documents: ReturnType<typeof parseManifest>['documents'];
+    problems: ManifestProblem[];
+  }[] = Array.from({ length: files.length });
   let next = 0;
   const worker = async () => {
     while (next < files.length) {
@@ -100,12 +118,25 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
         parsed[index] = {
           file: file.display,
           documents: [],
-          problems: [{ file: file.display, line: 1, column: 1, path: '', message: outcome.message, org: undefined }],
+          problems: [
+            {
+              file: file.display,
+              line: 1,
+              column: 1,
+              path: '',
+              message: outcome.message,
+              org: undefined,
+            },
+          ],
         };
         continue;
       }
       const result = parseManifest(outcome.text, file.display);
-      parsed[index] = { file: file.display, documents: result.documents, problems: [...result.problems] };
+      parsed[index] = {
+        file: file.display,
+        documents: result.documents,
+        problems: [...result.problems],
+      };
     }
   };
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, files.length) }, worker));

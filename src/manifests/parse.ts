@@ -1,4 +1,12 @@
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document } from 'yaml';
+import {
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseAllDocuments,
+  type Document,
+} from 'yaml';
 import type * as z from 'zod';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { normalizePolicies } from '../core/plan.ts';
@@ -36,7 +44,9 @@ const MAX_ALIAS_COUNT = 100;
 /** Formats a problem the way compilers do: `file:line:column path: message`. */
 export function formatProblem(problem: ManifestProblem): string {
   const where = `${problem.file}:${problem.line}:${problem.column}`;
-  return problem.path === '' ? `${where} ${problem.message}` : `${where} ${problem.path}: ${problem.message}`;
+  return problem.path === ''
+    ? `${where} ${problem.message}`
+    : `${where} ${problem.path}: ${problem.message}`;
 }
 
 /** Renders a YAML path as `environments[0].type`. */
@@ -44,7 +54,8 @@ export function formatPath(path: readonly PathSegment[]): string {
   let text = '';
   for (const segment of path) {
     if (typeof segment === 'number') text += `[${segment}]`;
-    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment)) text += text === '' ? segment : `.${segment}`;
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment))
+      text += text === '' ? segment : `.${segment}`;
     else text += `[${JSON.stringify(segment)}]`;
   }
   return text;
@@ -87,7 +98,8 @@ function offsetOf(doc: Document, path: readonly PathSegment[], key?: string): nu
     const isLast = index === segments.length - 1;
     if (isMap(node)) {
       const pair = node.items.find(
-        (item) => isPair(item) && (isScalar(item.key) ? item.key.value === segment : item.key === segment),
+        (item) =>
+          isPair(item) && (isScalar(item.key) ? item.key.value === segment : item.key === segment),
       );
       if (pair === undefined) break;
       const keyRange = (pair.key as { range?: [number, number, number] } | null)?.range;
@@ -167,7 +179,12 @@ export function parseManifest(text: string, file: string): ParsedManifest {
     docs = parseAllDocuments(text, { lineCounter, prettyErrors: false }) as Document[];
   } catch (error) {
     // The parser is recursive; absurd nesting can exhaust the stack.
-    at(0, '', `cannot be parsed as YAML: ${error instanceof Error ? error.message : String(error)}`, undefined);
+    at(
+      0,
+      '',
+      `cannot be parsed as YAML: ${error instanceof Error ? error.message : String(error)}`,
+      undefined,
+    );
     return { documents, problems };
   }
 
@@ -186,7 +203,12 @@ export function parseManifest(text: string, file: string): ParsedManifest {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (error) {
       const offset = (doc.contents as { range?: [number, number, number] }).range?.[0] ?? 0;
-      at(offset, '', `cannot be read: ${error instanceof Error ? error.message : String(error)}`, org);
+      at(
+        offset,
+        '',
+        `cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+        org,
+      );
       continue;
     }
     const result = manifestSchema.safeParse(value);
@@ -201,7 +223,9 @@ export function parseManifest(text: string, file: string): ParsedManifest {
               offsetOf(doc, path, key),
               formatPath([...path, key]),
               `unknown key "${key}"` +
-                (hint === undefined ? ` (allowed: ${known.join(', ')})` : ` (did you mean "${hint}"?)`),
+                (hint === undefined
+                  ? ` (allowed: ${known.join(', ')})`
+                  : ` (did you mean "${hint}"?)`),
               org,
             );
           }
@@ -229,4 +253,3 @@ export function parseManifest(text: string, file: string): ParsedManifest {
   problems.sort((a, b) => a.line - b.line || a.column - b.column);
   return { documents, problems };
 }
-

@@ -131,3 +131,15 @@ describe('--api-url', () => {
     ).toBe(false);
   });
 });
+
+describe('config/envsync.example.yaml', () => {
+  it('is a valid config file that documents every key', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { configFileSchema, readConfigFile } = await import('../../src/config/settings.ts');
+    const file = new URL('../../config/envsync.example.yaml', import.meta.url).pathname;
+    await expect(readConfigFile(file)).resolves.toBeTypeOf('object');
+    const text = await readFile(file, 'utf8');
+    for (const key of Object.keys(configFileSchema.shape))
+      expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
+  });
+});

@@ -219,6 +219,7 @@ describe('sync behaviour', () => {
     };
     expect(state).toEqual({
       version: 1,
+      api: `${api.url}/`,
       orgs: { beta: { web: { include_scaling: false, policies: [] } } },
     });
     const again = await run(api.url, ['plan'], ['--detailed-exitcode']);

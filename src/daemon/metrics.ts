@@ -1,0 +1,126 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ClientEvents } from '../api/client.ts';
+import type { OrgReport } from '../core/report.ts';
+
+/** The daemon's Prometheus metrics, on a registry of its own (issue 4, HTTP endpoints). */
+export class DaemonMetrics {
+  readonly registry = new Registry();
+  readonly passes = new Counter({
+    name: 'envsync_passes_total',
+    help: 'Reconcile passes by result (success: every org ok; partial: some org failed or invalid; error: the pass itself failed).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly passDuration = new Histogram({
+    name: 'envsync_pass_duration_seconds',
+    help: 'Duration of reconcile passes.',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+  readonly drift = new Gauge({
+    name: 'envsync_org_pending_changes',
+    help: 'Changes pending per org after the last pass (create, update, unverified not applied).',
+    labelNames: ['org'] as const,
+    registers: [this.registry],
+  });
+  readonly lastSuccess = new Gauge({
+    name: 'envsync_org_last_success_timestamp_seconds',
+    help: 'When each org last finished a pass without error (Unix seconds).',
+    labelNames: ['org'] as const,
+    registers: [this.registry],
+  });
+  readonly manifestErrors = new Gauge({
+    name: 'envsync_org_manifest_errors',
+    help: 'Manifest problems per org in the last pass (an org with any is left alone).',
+    labelNames: ['org'] as const,
+    registers: [this.registry],
+  });
+  readonly unmanaged = new Gauge({
+    name: 'envsync_org_unmanaged_environments',
+    help: 'Environments in the service but not in the manifests, per org.',
+    labelNames: ['org'] as const,
+    registers: [this.registry],
+  });
+  readonly changes = new Counter({
+    name: 'envsync_changes_total',
+    help: 'Changes sent to the API by action and result (applied, failed, not-converged).',
+    labelNames: ['action', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly requests = new Counter({
+    name: 'envsync_http_requests_total',
+    help: 'Requests to the Environments API by method and status ("error" for no answer).',
+    labelNames: ['method', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly requestDuration = new Histogram({
+    name: 'envsync_http_request_duration_seconds',
+    help: 'Duration of requests to the Environments API.',
+    labelNames: ['method'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly retries = new Counter({
+    name: 'envsync_http_retries_total',
+    help: 'Retried requests by method and reason (status or error kind).',
+    labelNames: ['method', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly throttled = new Counter({
+    name: 'envsync_http_throttled_total',
+    help: 'Throttled (429) answers from the API.',
+    registers: [this.registry],
+  });
+  readonly revision = new Gauge({
+    name: 'envsync_revision_info',
+    help: 'The manifests revision of the last pass (git-sync worktree name), as a label.',
+    labelNames: ['revision'] as const,
+    registers: [this.registry],
+  });
+  readonly ready = new Gauge({
+    name: 'envsync_ready',
+    help: '1 when /readyz answers 200.',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Hooks for the API client. */
+  clientEvents(): ClientEvents {
+    return {
+      request: (method, status, durationMs) => {
+        this.requests.inc({ method, status: String(status) });
+        this.requestDuration.observe({ method }, durationMs / 1000);
+      },
+      retry: (method, reason) => this.retries.inc({ method, reason }),
+      throttled: () => this.throttled.inc(),
+    };
+  }
+
+  /** Records one org's outcome. */
+  recordOrg(report: OrgReport, nowSeconds: number): void {
+    const { org } = report;
+    this.manifestErrors.set({ org }, report.errors.length);
+    for (const change of report.changes) {
+      if (change.result !== 'planned')
+        this.changes.inc({ action: change.action, result: change.result });
+    }
+    if (report.status === 'invalid') return; // drift unknown: keep the last value
+    this.unmanaged.set({ org }, report.unmanaged.length);
+    this.drift.set({ org }, report.changes.filter((c) => c.result !== 'applied').length);
+    if (report.status === 'ok') this.lastSuccess.set({ org }, nowSeconds);
+  }
+
+  /** Forgets an org that no manifest declares any more (or that moved to another shard). */
+  forgetOrg(org: string): void {
+    for (const gauge of [this.drift, this.lastSuccess, this.manifestErrors, this.unmanaged])
+      gauge.remove({ org });
+  }
+
+  setRevision(revision: string | undefined): void {
+    this.revision.reset();
+    this.revision.set({ revision: revision ?? '' }, 1);
+  }
+}

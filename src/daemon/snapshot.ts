@@ -1,0 +1,64 @@
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { displayPath } from '../manifests/discover.ts';
+import { loadManifests, type ManifestSet } from '../manifests/load.ts';
+
+/** Where the manifests path resolves to now, and which published revision that is. */
+export interface Resolution {
+  /** The real path of the manifests directory (all symlinks resolved). */
+  readonly realRoot: string;
+  /**
+   * The basename of the last symlink target on the way (git-sync publishes
+   * `<root>/<link> -> .worktrees/<hash>`, so this is the commit); undefined without symlinks.
+   */
+  readonly revision: string | undefined;
+}
+
+/** Resolves the manifests path component by component, noting the last symlink's target. */
+export async function resolveManifestsPath(root: string, cwd: string): Promise<Resolution> {
+  const absolute = path.resolve(cwd, root);
+  const parts = absolute.split(path.sep).filter((part) => part !== '');
+  let current = path.parse(absolute).root;
+  let revision: string | undefined;
+  for (const part of parts) {
+    current = path.join(current, part);
+    const info = await lstat(current);
+    if (info.isSymbolicLink()) {
+      const target = path.resolve(path.dirname(current), await readlink(current));
+      revision = path.basename(target);
+      current = await realpath(current);
+    }
+  }
+  return { realRoot: await realpath(absolute), revision };
+}
+
+export interface Snapshot extends Resolution {
+  readonly manifests: ManifestSet;
+}
+
+const MAX_SNAPSHOT_ATTEMPTS = 5;
+
+/**
+ * Reads a consistent snapshot of the manifests: resolve once, read everything below the real
+ * path, resolve again; if a git-sync swap happened meanwhile, read again (issue 4, Triggers).
+ */
+export async function readSnapshot(options: {
+  root: string;
+  cwd: string;
+  maxFileBytes: number;
+}): Promise<Snapshot> {
+  const displayRoot = displayPath(path.resolve(options.cwd, options.root), options.cwd);
+  for (let attempt = 1; ; attempt++) {
+    const before = await resolveManifestsPath(options.root, options.cwd);
+    const manifests = await loadManifests({
+      root: before.realRoot,
+      cwd: options.cwd,
+      maxFileBytes: options.maxFileBytes,
+      displayRoot,
+    });
+    const after = await resolveManifestsPath(options.root, options.cwd).catch(() => undefined);
+    if (after?.realRoot === before.realRoot || attempt >= MAX_SNAPSHOT_ATTEMPTS) {
+      return { ...before, manifests };
+    }
+  }
+}

@@ -1,0 +1,125 @@
+import { watch, type FSWatcher } from 'chokidar';
+import { lstat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { resolveManifestsPath, type Resolution } from './snapshot.ts';
+
+export interface WatcherOptions {
+  readonly root: string;
+  readonly cwd: string;
+  readonly logger: Logger;
+  /** Called for every relevant file event (debounce it). */
+  readonly onFileEvent: (reason: string) => void;
+  /** Called when the manifests path resolves somewhere new (a git-sync swap). */
+  readonly onRetarget: (resolution: Resolution) => void;
+  /** How often to re-resolve the path as a safety net, in ms (default 1000). */
+  readonly pollMs?: number;
+}
+
+const MANIFEST = /\.ya?ml$/i;
+
+/** The directories holding each symlink on the way to `absolute`: where a swap shows itself. */
+async function linkParents(absolute: string): Promise<string[]> {
+  const parents: string[] = [];
+  let current = path.parse(absolute).root;
+  for (const part of absolute.split(path.sep).filter((p) => p !== '')) {
+    current = path.join(current, part);
+    const info = await lstat(current).catch(() => undefined);
+    if (info?.isSymbolicLink()) parents.push(path.dirname(current));
+  }
+  return parents;
+}
+
+/**
+ * Watches the manifests with chokidar, and the symlinks on the way to them. Plain recursive
+ * watches miss git-sync's swaps (they keep following the old target), so this watcher also
+ * watches the folders holding the links, re-resolves the path on each of their events and on a
+ * slow poll, and moves the content watch to the new real path (issue 4, git-sync).
+ */
+export class ManifestWatcher {
+  readonly #options: WatcherOptions;
+  #content: FSWatcher | undefined;
+  #links: FSWatcher | undefined;
+  #poll: NodeJS.Timeout | undefined;
+  #current: Resolution | undefined;
+  #generation = 0;
+  #closed = false;
+  #checking: Promise<void> | undefined;
+
+  constructor(options: WatcherOptions) {
+    this.#options = options;
+  }
+
+  get resolution(): Resolution | undefined {
+    return this.#current;
+  }
+
+  /** Starts watching; resolves once the first scan is done. */
+  async start(): Promise<void> {
+    const absolute = path.resolve(this.#options.cwd, this.#options.root);
+    this.#current = await resolveManifestsPath(this.#options.root, this.#options.cwd);
+    await this.#watchContent(this.#current.realRoot);
+    const parents = await linkParents(absolute);
+    if (parents.length > 0) {
+      this.#links = watch(parents, { depth: 0, ignoreInitial: true, followSymlinks: false });
+      this.#links.on('all', () => void this.check());
+      this.#links.on('error', (error) =>
+        this.#options.logger.warn({ err: error }, 'link watcher error'),
+      );
+      await new Promise<void>((resolve) => this.#links?.once('ready', resolve));
+    }
+    this.#poll = setInterval(() => void this.check(), this.#options.pollMs ?? 1000);
+    this.#poll.unref();
+  }
+
+  /** Re-resolves the manifests path; on a change, moves the content watch and reports it. */
+  check(): Promise<void> {
+    this.#checking ??= this.#check().finally(() => {
+      this.#checking = undefined;
+    });
+    return this.#checking;
+  }
+
+  async #check(): Promise<void> {
+    if (this.#closed) return;
+    let next: Resolution;
+    try {
+      next = await resolveManifestsPath(this.#options.root, this.#options.cwd);
+    } catch {
+      return; // mid-swap or gone for a moment: the next event or poll will tell
+    }
+    if (this.#closed || next.realRoot === this.#current?.realRoot) return;
+    this.#current = next;
+    await this.#watchContent(next.realRoot);
+    this.#options.onRetarget(next);
+  }
+
+  async #watchContent(realRoot: string): Promise<void> {
+    const generation = ++this.#generation;
+    const old = this.#content;
+    const watcher = watch(realRoot, {
+      ignoreInitial: true,
+      followSymlinks: true,
+      ignored: (file, stats) =>
+        (file !== realRoot && path.basename(file).startsWith('.')) ||
+        (stats?.isFile() === true && !MANIFEST.test(file)),
+    });
+    this.#content = watcher;
+    watcher.on('all', (event, file) => {
+      // Events of a watcher already replaced (the old worktree being deleted) do not count.
+      if (generation !== this.#generation) return;
+      this.#options.onFileEvent(`${event} ${path.relative(realRoot, file) || '.'}`);
+    });
+    watcher.on('error', (error) =>
+      this.#options.logger.warn({ err: error }, 'manifest watcher error'),
+    );
+    await new Promise<void>((resolve) => watcher.once('ready', resolve));
+    await old?.close();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#poll);
+    await Promise.all([this.#content?.close(), this.#links?.close()]);
+  }
+}

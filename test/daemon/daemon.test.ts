@@ -1,0 +1,289 @@
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startTestDaemon } from '../helpers/daemon.ts';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const TOKEN = 'daemon-token-5e8f0a';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let api: TestEmulator;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeEach(async () => {
+  tmp = await tempDir();
+  api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
+  await api.close();
+  await tmp.cleanup();
+});
+
+const manifest = (org: string, envs: Record<string, string>) =>
+  `org: ${org}\nenvironments:\n${Object.entries(envs)
+    .map(
+      ([name, text]) =>
+        `  - name: ${name}\n    type: K8S\n    description: ${JSON.stringify(text)}\n`,
+    )
+    .join('')}`;
+
+async function daemon(
+  flags: Parameters<typeof startTestDaemon>[0]['flags'] = {},
+  extra: Partial<Parameters<typeof startTestDaemon>[0]> = {},
+) {
+  const started = await startTestDaemon({
+    apiUrl: api.url,
+    cwd: tmp.dir,
+    token: TOKEN,
+    flags: { manifests: 'manifests', state: 'state.json', ...flags },
+    ...extra,
+  });
+  cleanups.push(() => started.stop());
+  return started;
+}
+
+async function description(org: string, name: string): Promise<string | undefined> {
+  const store = await api.getStore();
+  return store.orgs[org]?.find((env) => env.name === name)?.description;
+}
+
+async function get(url: string) {
+  const response = await request(url);
+  const text = await response.body.text();
+  return {
+    status: response.statusCode,
+    text,
+    json: () => JSON.parse(text) as Record<string, unknown>,
+  };
+}
+
+describe('envsync run (in-process daemon, real files, real chokidar, emulator over HTTP)', () => {
+  it('applies at start, then applies a file edit within a second', async () => {
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
+    const d = await daemon();
+    await waitFor('first pass', async () => (await description('acme', 'prod')) === 'one');
+    await writeFile(tmp.path('manifests/acme.yaml'), manifest('acme', { prod: 'two' }));
+    const started = Date.now();
+    await waitFor('edit applied', async () => (await description('acme', 'prod')) === 'two', {
+      timeoutMs: 5000,
+    });
+    expect(Date.now() - started).toBeLessThan(5000);
+    // Editors' atomic saves: write a temp file, rename it over the manifest.
+    await writeFile(tmp.path('manifests/.acme.yaml.tmp'), manifest('acme', { prod: 'three' }));
+    await rename(tmp.path('manifests/.acme.yaml.tmp'), tmp.path('manifests/acme.yaml'));
+    await waitFor(
+      'atomic save applied',
+      async () => (await description('acme', 'prod')) === 'three',
+    );
+    // New folders and new files in them.
+    await tmp.write('manifests/teams/beta/beta.yaml', manifest('beta', { web: 'w' }));
+    await waitFor('new folder applied', async () => (await description('beta', 'web')) === 'w');
+    expect(d.passes()).toBeGreaterThanOrEqual(4);
+  });
+
+  it('a burst of 40 writes gives at most a few passes', async () => {
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'start' }));
+    const d = await daemon();
+    await waitFor('first pass', async () => (await description('acme', 'prod')) === 'start');
+    await d.daemon.idle();
+    const before = d.passes();
+    for (let i = 0; i < 40; i++)
+      await writeFile(tmp.path('manifests/acme.yaml'), manifest('acme', { prod: `v${i}` }));
+    await waitFor('last write applied', async () => (await description('acme', 'prod')) === 'v39');
+    await d.daemon.idle();
+    const passes = d.passes() - before;
+    expect(passes).toBeGreaterThanOrEqual(1);
+    expect(passes).toBeLessThanOrEqual(3);
+  });
+
+  it('sees five git-sync swaps in a row, with the old worktree deleted each time', async () => {
+    const root = tmp.path('git');
+    const publish = async (hash: string, text: string) => {
+      await mkdir(path.join(root, '.worktrees', hash, 'manifests'), { recursive: true });
+      await writeFile(
+        path.join(root, '.worktrees', hash, 'manifests', 'acme.yaml'),
+        manifest('acme', { prod: text }),
+      );
+      await symlink(path.join('.worktrees', hash), path.join(root, 'repo.tmp'));
+      await rename(path.join(root, 'repo.tmp'), path.join(root, 'repo'));
+    };
+    await publish('aaa000', 'rev 0');
+    const d = await daemon({ manifests: 'git/repo/manifests' });
+    await waitFor('rev 0', async () => (await description('acme', 'prod')) === 'rev 0');
+    let previous = 'aaa000';
+    for (let i = 1; i <= 5; i++) {
+      const hash = `c0ffee${i}`;
+      await publish(hash, `rev ${i}`);
+      await rm(path.join(root, '.worktrees', previous), { recursive: true, force: true });
+      previous = hash;
+      await waitFor(`rev ${i}`, async () => (await description('acme', 'prod')) === `rev ${i}`, {
+        timeoutMs: 5000,
+      });
+      await waitFor(`revision ${hash} reported`, () => d.daemon.status().revision === hash);
+    }
+    const metrics = await get(`${d.url}/metrics`);
+    expect(metrics.text).toContain('envsync_revision_info{revision="c0ffee5"} 1');
+    expect(
+      d.logs().some((l) => l['revision'] === 'c0ffee5' && String(l['msg']).startsWith('pass')),
+    ).toBe(true);
+  });
+
+  it('heals drift made by hand on the interval', async () => {
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'declared' }));
+    await daemon({ interval: '400ms' });
+    await waitFor('first pass', async () => (await description('acme', 'prod')) === 'declared');
+    const store = await api.getStore();
+    const env = store.orgs['acme']?.[0];
+    if (env === undefined) throw new Error('expected the environment');
+    await api.putStore({ ...store, orgs: { acme: [{ ...env, description: 'changed by hand' }] } });
+    await waitFor('drift healed', async () => (await description('acme', 'prod')) === 'declared', {
+      timeoutMs: 5000,
+    });
+    expect(await description('acme', 'prod')).toBe('declared');
+  });
+
+  it('holds an org whose manifests turn invalid at its last state, says why, and goes on with the others', async () => {
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'good' }));
+    await tmp.write('manifests/beta.yaml', manifest('beta', { web: 'one' }));
+    const d = await daemon();
+    await waitFor('first pass', async () => (await description('beta', 'web')) === 'one');
+    await writeFile(
+      tmp.path('manifests/acme.yaml'),
+      manifest('acme', { prod: 'broken' }).replace('type: K8S', 'type: k8s'),
+    );
+    await writeFile(tmp.path('manifests/beta.yaml'), manifest('beta', { web: 'two' }));
+    await waitFor('beta applied', async () => (await description('beta', 'web')) === 'two');
+    await d.daemon.idle();
+    expect(await description('acme', 'prod')).toBe('good');
+    const status = (await get(`${d.url}/status`)).json() as {
+      orgs: Record<
+        string,
+        {
+          status: string;
+          lastError: { message: string; errors: unknown[] } | null;
+          lastSuccess: string | null;
+        }
+      >;
+    };
+    expect(status.orgs['acme']?.status).toBe('invalid');
+    expect(status.orgs['acme']?.lastError?.errors).toEqual([
+      {
+        file: 'manifests/acme.yaml',
+        line: 4,
+        column: 11,
+        path: 'environments[0].type',
+        message: '"k8s" is not one of K8S, S3, logical (did you mean "K8S"?)',
+      },
+    ]);
+    expect(status.orgs['acme']?.lastSuccess).not.toBeNull();
+    const metrics = (await get(`${d.url}/metrics`)).text;
+    expect(metrics).toContain('envsync_org_manifest_errors{org="acme"} 1');
+    // Fixed: applied, and the error is gone.
+    await writeFile(tmp.path('manifests/acme.yaml'), manifest('acme', { prod: 'fixed' }));
+    await waitFor('fixed applied', async () => (await description('acme', 'prod')) === 'fixed');
+    await d.daemon.idle();
+    expect(d.daemon.status().orgs['acme']).toMatchObject({ status: 'ok', lastError: null });
+  });
+
+  it('reads a rotated token file before each pass', async () => {
+    await api.close();
+    api = await startTestEmulator({
+      profile: 'kosli',
+      tokens: [{ token: 'new-token-2', orgs: null }],
+    });
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'p' }));
+    await tmp.write('token', 'old-token-1\n');
+    const d = await daemon({}, { tokenFile: tmp.path('token') });
+    await waitFor(
+      'the old token refused',
+      () => d.daemon.status().orgs['acme']?.status === 'failed',
+    );
+    expect(d.daemon.status().orgs['acme']?.lastError?.message).toContain('token was refused (401)');
+    await writeFile(tmp.path('token'), 'new-token-2\n');
+    d.daemon.trigger('test');
+    await waitFor(
+      'applied with the new token',
+      async () => (await description('acme', 'prod')) === 'p',
+    );
+  });
+
+  it('backs off a failing org instead of retrying it on every event; other orgs are not slowed', async () => {
+    await api.close();
+    api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: ['beta'] }] });
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'p' }));
+    await tmp.write('manifests/beta.yaml', manifest('beta', { web: 'w0' }));
+    const d = await daemon();
+    await waitFor('acme failed', () => d.daemon.status().orgs['acme']?.status === 'failed');
+    for (let i = 1; i <= 5; i++) {
+      await writeFile(tmp.path('manifests/beta.yaml'), manifest('beta', { web: `w${i}` }));
+      await waitFor(`beta w${i}`, async () => (await description('beta', 'web')) === `w${i}`);
+    }
+    const acmeRequests = (await api.getRequests(1000)).filter((r) => r.path.includes('/acme'));
+    expect(acmeRequests).toHaveLength(1);
+    expect(d.daemon.status().orgs['acme']).toMatchObject({ failures: 1 });
+    expect(d.daemon.status().orgs['acme']?.nextAttemptAt).not.toBeNull();
+  });
+
+  it('serves /healthz, /readyz, /metrics, /status and POST /reconcile', async () => {
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'p' }));
+    const d = await daemon();
+    await waitFor('ready', async () => (await get(`${d.url}/readyz`)).status === 200);
+    expect((await get(`${d.url}/healthz`)).status).toBe(200);
+    const status = (await get(`${d.url}/status`)).json();
+    expect(status).toMatchObject({
+      revision: null,
+      ready: true,
+      passRunning: false,
+      errors: [],
+      shard: null,
+    });
+    expect(status['orgs']).toMatchObject({
+      acme: { status: 'ok', pending: 0, unmanaged: 0, lastError: null },
+    });
+    expect(status['lastPass']).toMatchObject({ result: 'success', trigger: ['start'] });
+    const metrics = (await get(`${d.url}/metrics`)).text;
+    for (const name of [
+      'envsync_passes_total{result="success"}',
+      'envsync_pass_duration_seconds_bucket',
+      'envsync_org_pending_changes{org="acme"} 0',
+      'envsync_org_last_success_timestamp_seconds{org="acme"}',
+      'envsync_changes_total{action="create",result="applied"} 1',
+      'envsync_http_requests_total{method="PUT",status="201"} 1',
+      'envsync_http_throttled_total 0',
+      'envsync_revision_info',
+      'process_cpu_user_seconds_total',
+      'nodejs_eventloop_lag_seconds',
+    ]) {
+      expect(metrics).toContain(name);
+    }
+    const passes = d.passes();
+    const webhook = await request(`${d.url}/reconcile`, { method: 'POST', body: '{}' });
+    await webhook.body.dump();
+    expect(webhook.statusCode).toBe(202);
+    await waitFor('webhook pass', () => d.passes() > passes);
+    expect(d.daemon.status().lastPass?.trigger).toEqual(['webhook']);
+    expect((await get(`${d.url}/nope`)).status).toBe(404);
+    expect((await get(`${d.url}/reconcile`)).status).toBe(405);
+  });
+
+  it('a sharded replica reconciles only its own orgs', async () => {
+    const { shardOf } = await import('../../src/core/shard.ts');
+    const orgs = ['acme', 'beta', 'gamma', 'delta', 'omega', 'zeta'];
+    for (const org of orgs) await tmp.write(`manifests/${org}.yaml`, manifest(org, { e: org }));
+    const d = await daemon({ 'shard-index': '1', 'shard-count': '3' });
+    await waitFor('first pass', () => d.daemon.status().passes > 0);
+    await d.daemon.idle();
+    const mine = orgs.filter((org) => shardOf(org, 3) === 1).sort();
+    expect(Object.keys(d.daemon.status().orgs)).toEqual(mine);
+    const store = await api.getStore();
+    expect(
+      Object.keys(store.orgs)
+        .filter((org) => (store.orgs[org] ?? []).length > 0)
+        .sort(),
+    ).toEqual(mine);
+  });
+});

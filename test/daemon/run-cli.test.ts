@@ -1,0 +1,162 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const TOKEN = 'cli-daemon-token-77aa';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let api: TestEmulator;
+let child: ChildProcessWithoutNullStreams | undefined;
+
+beforeEach(async () => {
+  tmp = await tempDir();
+  api = await startTestEmulator({ profile: 'spec', tokens: [{ token: TOKEN, orgs: null }] });
+});
+afterEach(async () => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  child = undefined;
+  await api.close();
+  await tmp.cleanup();
+});
+
+const manifest = (names: string[]) =>
+  `org: acme\nenvironments:\n${names.map((n) => `  - name: ${n}\n    type: S3\n    description: ${n}\n`).join('')}`;
+
+/** Starts `envsync run` as a child process; resolves with its endpoints' URL from its logs. */
+async function startRun(extra: string[] = []) {
+  const proc = spawn(
+    process.execPath,
+    [
+      CLI,
+      'run',
+      '--manifests',
+      'manifests',
+      '--api-url',
+      api.url,
+      '--state',
+      'state/state.json',
+      '--listen',
+      '127.0.0.1:0',
+      '--interval',
+      '0',
+      '--retry-delay',
+      '10ms',
+      ...extra,
+    ],
+    { cwd: tmp.dir, env: { PATH: process.env['PATH'] ?? '', ENVSYNC_TOKEN: TOKEN } },
+  );
+  child = proc;
+  let stderr = '';
+  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    proc.once('close', (code) => resolve(code)),
+  );
+  const lines = () => stderr.split('\n').filter((l) => l !== '');
+  const logs = () => lines().map((l) => JSON.parse(l) as Record<string, unknown>);
+  const url = await waitFor(
+    'endpoints',
+    () => logs().find((l) => typeof l['listen'] === 'string')?.['listen'] as string | undefined,
+  );
+  return { proc, url, exited, lines, logs };
+}
+
+describe('envsync run as a process', () => {
+  it('writes only JSON lines to stderr when not a TTY, one line per pass and per applied change', async () => {
+    await tmp.write('manifests/acme.yaml', manifest(['a', 'b']));
+    const run = await startRun();
+    await waitFor('first pass', () => run.logs().some((l) => String(l['msg']).startsWith('pass ')));
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    expect(
+      run.lines().every((line) => line.startsWith('{') && typeof JSON.parse(line) === 'object'),
+    ).toBe(true);
+    const messages = run.logs().map((l) => String(l['msg']));
+    expect(messages).toContain('create acme/a');
+    expect(messages).toContain('create acme/b');
+    const pass = run.logs().find((l) => String(l['msg']).startsWith('pass '));
+    expect(pass).toMatchObject({ result: 'success', applied: 2, revision: null });
+    expect(typeof pass?.['durationMs']).toBe('number');
+  });
+
+  it('SIGHUP starts a pass', async () => {
+    await tmp.write('manifests/acme.yaml', manifest(['a']));
+    const run = await startRun();
+    await waitFor('first pass', () => run.logs().some((l) => String(l['msg']).startsWith('pass ')));
+    run.proc.kill('SIGHUP');
+    await waitFor('SIGHUP pass', () =>
+      run
+        .logs()
+        .some(
+          (l) =>
+            String(l['msg']).startsWith('pass ') && (l['trigger'] as string[]).includes('SIGHUP'),
+        ),
+    );
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
+  it('SIGTERM during a pass lets the requests in flight finish, writes the state and exits 0', async () => {
+    await tmp.write('manifests/acme.yaml', manifest(['a']));
+    const run = await startRun(['--shutdown-timeout', '20s']);
+    await waitFor('first pass', () => run.logs().some((l) => String(l['msg']).startsWith('pass ')));
+    await api.setFaults({ latencyMs: { min: 1500, max: 1500 } });
+    await writeFile(tmp.path('manifests/acme.yaml'), manifest(['a', 'b', 'c']));
+    await waitFor(
+      'PUTs in flight',
+      async () =>
+        (await api.getStats()).inFlight > 0 &&
+        (await api.getRequests(100)).some(
+          (r) =>
+            r.method === 'GET' &&
+            r.status === 200 &&
+            r.time > new Date(Date.now() - 5000).toISOString(),
+        ),
+    );
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    const names = ((await api.getStore()).orgs['acme'] ?? []).map((e) => e.name).sort();
+    expect(names).toEqual(['a', 'b', 'c']);
+    const state = JSON.parse(await readFile(tmp.path('state/state.json'), 'utf8')) as {
+      orgs: Record<string, Record<string, unknown>>;
+    };
+    expect(Object.keys(state.orgs['acme'] ?? {}).sort()).toEqual(['a', 'b', 'c']);
+    expect(run.logs().map((l) => l['msg'])).toContain('stopped');
+  });
+
+  it('refuses to start without --api-url unless --emulator, and --emulator says so loudly', async () => {
+    await tmp.write('manifests/acme.yaml', manifest(['a']));
+    const missing = spawn(process.execPath, [CLI, 'run', '--manifests', 'manifests'], {
+      cwd: tmp.dir,
+      env: { PATH: process.env['PATH'] ?? '' },
+    });
+    let err = '';
+    missing.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+    expect(await new Promise((resolve) => missing.once('close', resolve))).toBe(1);
+    expect(err).toContain('no API address');
+
+    const demo = spawn(
+      process.execPath,
+      [CLI, 'run', '--manifests', 'manifests', '--emulator', '--listen', '127.0.0.1:0'],
+      { cwd: tmp.dir, env: { PATH: process.env['PATH'] ?? '' } },
+    );
+    child = demo;
+    let out = '';
+    demo.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
+    const listen = await waitFor('listening', () => /"listen":"(http:[^"]+)"/.exec(out)?.[1]);
+    expect(out).toMatch(/USING THE EMBEDDED EMULATOR at http:\/\/127\.0\.0\.1:\d+/);
+    await waitFor('ready', async () => (await request(`${listen}/readyz`)).statusCode === 200);
+    const status = await request(`${listen}/status`);
+    expect(
+      ((await status.body.json()) as { orgs: Record<string, { status: string }> }).orgs['acme']
+        ?.status,
+    ).toBe('ok');
+    demo.kill('SIGINT');
+    expect(await new Promise((resolve) => demo.once('close', resolve))).toBe(0);
+  });
+});

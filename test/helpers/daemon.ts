@@ -1,0 +1,56 @@
+import { readFile } from 'node:fs/promises';
+import pino from 'pino';
+import { Writable } from 'node:stream';
+import { resolveDaemonSettings, type DaemonFlags } from '../../src/config/daemon-settings.ts';
+import { resolveSettings, type SettingFlags } from '../../src/config/settings.ts';
+import { Daemon } from '../../src/daemon/daemon.ts';
+import { startDaemonServer } from '../../src/daemon/http.ts';
+
+/** A daemon in this process against a real API over loopback, with its endpoints on a free port. */
+export async function startTestDaemon(options: {
+  apiUrl: string;
+  cwd: string;
+  token?: string;
+  tokenFile?: string;
+  flags?: SettingFlags & DaemonFlags;
+}) {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
+      done();
+    },
+  });
+  const logger = pino({ level: 'debug' }, sink);
+  const flags = { 'retry-delay': '10ms', interval: '0', debounce: '100ms', ...options.flags };
+  const settings = await resolveSettings(flags, {}, options.cwd);
+  const daemonSettings = resolveDaemonSettings(flags, {}, settings.file);
+  const daemon = new Daemon({
+    settings,
+    daemon: daemonSettings,
+    apiUrl: new URL(options.apiUrl),
+    readToken: async () =>
+      options.tokenFile === undefined
+        ? (options.token ?? '')
+        : (await readFile(options.tokenFile, 'utf8')).trim(),
+    cwd: options.cwd,
+    logger,
+  });
+  const server = await startDaemonServer(daemon, { host: '127.0.0.1', port: 0 }, logger);
+  await daemon.start();
+  return {
+    daemon,
+    url: server.url,
+    logs: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+    passes: () => daemon.status().passes,
+    async stop() {
+      await server.close();
+      await daemon.stop();
+    },
+  };
+}
