@@ -1,0 +1,152 @@
+/**
+ * Admin endpoints under /_emulator/: no token, loopback callers only, never subject to faults and
+ * never counted in the stats.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FaultSettings } from './options.ts';
+import { MAX_ADMIN_BODY_BYTES } from './options.ts';
+import type { FaultInjector } from './faults.ts';
+import { isLoopback, parseJson, readBody, sendError, sendJson } from './http.ts';
+import type { RequestStats } from './stats.ts';
+import type { EnvironmentStore } from './store.ts';
+import { validateFaultPatch, validateStoreDocument } from './validate.ts';
+
+export interface AdminDeps {
+  readonly store: EnvironmentStore;
+  readonly stats: RequestStats;
+  readonly faults: FaultInjector;
+  readonly nowSeconds: () => number;
+  /** Back to the start state: empty store, zero counters, start-up faults and seed. */
+  readonly reset: () => void;
+}
+
+/** GET /_emulator/faults: the settings plus the seed the PRNG was last started from. */
+export interface FaultState extends FaultSettings {
+  seed: number;
+}
+
+const DEFAULT_REQUEST_LIMIT = 100;
+
+const ALLOWED: Record<string, readonly string[]> = {
+  health: ['GET', 'HEAD'],
+  stats: ['GET', 'HEAD'],
+  requests: ['GET', 'HEAD'],
+  store: ['GET', 'HEAD', 'PUT'],
+  faults: ['GET', 'HEAD', 'PATCH'],
+  reset: ['POST'],
+};
+
+function faultState(faults: FaultInjector): FaultState {
+  return { ...faults.settings, seed: faults.seed };
+}
+
+async function readJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<{ value: unknown } | undefined> {
+  const body = await readBody(req, MAX_ADMIN_BODY_BYTES);
+  if (body.kind === 'aborted') return undefined;
+  if (body.kind === 'too-large') {
+    sendError(res, 413, `Request body is larger than ${MAX_ADMIN_BODY_BYTES} bytes`);
+    return undefined;
+  }
+  const parsed = parseJson(body.body);
+  if (!parsed.ok) {
+    sendError(res, 400, 'Invalid JSON', { errors: { payload: parsed.reason } });
+    return undefined;
+  }
+  return { value: parsed.value };
+}
+
+/** Handles GET/PUT/PATCH/POST on /_emulator/{name}. */
+export async function handleAdmin(
+  req: IncomingMessage,
+  res: ServerResponse,
+  name: string,
+  query: URLSearchParams,
+  deps: AdminDeps,
+): Promise<void> {
+  if (!isLoopback(req.socket.remoteAddress)) {
+    sendError(res, 403, 'The admin endpoints answer loopback callers only');
+    return;
+  }
+  const allowed = Object.hasOwn(ALLOWED, name) ? ALLOWED[name] : undefined;
+  if (allowed === undefined) {
+    sendError(res, 404, `No admin endpoint /_emulator/${name}`);
+    return;
+  }
+  const method = req.method ?? 'GET';
+  if (!allowed.includes(method)) {
+    sendError(
+      res,
+      405,
+      `Method ${method} is not allowed here; allowed: ${allowed.join(', ')}`,
+      {},
+      {
+        allow: allowed.join(', '),
+      },
+    );
+    return;
+  }
+  const reading = method === 'GET' || method === 'HEAD';
+  switch (name) {
+    case 'health':
+      sendJson(res, 200, { status: 'ok' });
+      return;
+    case 'stats':
+      sendJson(res, 200, deps.stats.snapshot(deps.store.size));
+      return;
+    case 'requests': {
+      // Any limit from 1 is fine; the answer holds at most what the ring buffer keeps.
+      const raw = query.get('limit');
+      const limit = raw === null ? DEFAULT_REQUEST_LIMIT : /^\d{1,9}$/.test(raw) ? Number(raw) : 0;
+      if (limit < 1) {
+        sendError(res, 400, 'Invalid query parameters', {
+          errors: { limit: 'must be a whole number from 1' },
+        });
+        return;
+      }
+      sendJson(res, 200, { requests: deps.stats.recent(limit) });
+      return;
+    }
+    case 'store': {
+      if (reading) {
+        sendJson(res, 200, deps.store.toDocument());
+        return;
+      }
+      const body = await readJson(req, res);
+      if (body === undefined) return;
+      const document = validateStoreDocument(body.value, deps.nowSeconds());
+      if (!document.ok) {
+        sendError(res, 400, 'Invalid store document', { errors: document.errors });
+        return;
+      }
+      deps.store.replace(document.value);
+      sendJson(res, 200, deps.store.toDocument());
+      return;
+    }
+    case 'faults': {
+      if (reading) {
+        sendJson(res, 200, faultState(deps.faults));
+        return;
+      }
+      const body = await readJson(req, res);
+      if (body === undefined) return;
+      const patch = validateFaultPatch(body.value, deps.faults.settings);
+      if (!patch.ok) {
+        sendError(res, 400, 'Invalid fault settings', { errors: patch.errors });
+        return;
+      }
+      deps.faults.update(patch.value.settings);
+      if (patch.value.seed !== undefined) deps.faults.reseed(patch.value.seed);
+      sendJson(res, 200, faultState(deps.faults));
+      return;
+    }
+    case 'reset':
+      deps.reset();
+      sendJson(res, 200, { message: 'emulator reset' });
+      return;
+    default:
+      sendError(res, 404, `No admin endpoint /_emulator/${name}`);
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The emulator's public option types and their defaults. Kept free of I/O so the command, the
+ * server and the tests agree on one definition.
+ */
+import type { Logger } from 'pino';
+
+/** `spec` answers exactly what the spec shows; `kosli` mimics the observed production service. */
+export type Profile = 'spec' | 'kosli';
+
+export const PROFILES: readonly Profile[] = ['spec', 'kosli'];
+
+/** Fault injection settings; every rate is a probability from 0 to 1. */
+export interface FaultSettings {
+  /** Added delay per request, drawn uniformly from min..max (whole milliseconds); 0,0 = none. */
+  latencyMs: { min: number; max: number };
+  /** Share of requests answered 503 with a JSON `{"message": ...}` body. */
+  failRate: number;
+  /** Share of requests whose socket is destroyed without an answer. */
+  resetRate: number;
+  /** Share of requests never answered (until the client gives up or the emulator shuts down). */
+  hangRate: number;
+  /** Requests per second allowed by a token bucket (burst = max(1, rate)); 0 = off. */
+  rateLimit: number;
+}
+
+/** One accepted token; `orgs: null` means every org. */
+export interface TokenGrant {
+  token: string;
+  orgs: readonly string[] | null;
+}
+
+export interface EmulatorOptions {
+  /** Interface to listen on; default 127.0.0.1. */
+  host?: string;
+  /** Port; default 8080, 0 picks a free port. */
+  port?: number;
+  /** The orgs that exist. Empty or undefined: every syntactically valid org exists. */
+  orgs?: readonly string[];
+  /** The accepted tokens. Empty or undefined: any syntactically valid Bearer token is accepted. */
+  tokens?: readonly TokenGrant[];
+  /** Default 'spec'. */
+  profile?: Profile;
+  /** Seed of the fault PRNG; default: random (logged, so a run can be replayed). */
+  seed?: number;
+  faults?: Partial<FaultSettings>;
+  /** Persist the store to this JSON file (atomic, coalesced writes) and load it at start. */
+  dataFile?: string;
+  /** Default: silent. */
+  logger?: Logger;
+  /** Wall clock in epoch milliseconds, for timestamps in the store; default Date.now. */
+  now?: () => number;
+  /** Size of the recent-request ring buffer; default 1000. */
+  requestLogSize?: number;
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8080;
+/** Largest accepted API request body (the issue's 1 MiB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Largest accepted admin request body (a whole store can be big). */
+export const MAX_ADMIN_BODY_BYTES = 64 * 1024 * 1024;
+/** Upper bound for injected latency, so a typo cannot park a request for a day. */
+export const MAX_LATENCY_MS = 600_000;
+
+export const NO_FAULTS: FaultSettings = {
+  latencyMs: { min: 0, max: 0 },
+  failRate: 0,
+  resetRate: 0,
+  hangRate: 0,
+  rateLimit: 0,
+};
+
+/** Returns complete fault settings: `NO_FAULTS` overlaid with `partial` (a fresh object). */
+export function completeFaults(partial: Partial<FaultSettings> | undefined): FaultSettings {
+  return {
+    latencyMs: { ...(partial?.latencyMs ?? NO_FAULTS.latencyMs) },
+    failRate: partial?.failRate ?? NO_FAULTS.failRate,
+    resetRate: partial?.resetRate ?? NO_FAULTS.resetRate,
+    hangRate: partial?.hangRate ?? NO_FAULTS.hangRate,
+    rateLimit: partial?.rateLimit ?? NO_FAULTS.rateLimit,
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * `--data FILE`: load the store at start, write it back atomically (temp file in the same
+ * directory, fsync, rename) with bursts of changes coalesced into one write.
+ */
+import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import { ConfigError, errorMessage } from '../errors.ts';
+import type { StoreDocument } from './store.ts';
+import { validateStoreDocument } from './validate.ts';
+
+/** Reads the data file: undefined when it is missing or empty; a ConfigError when it is unusable. */
+export async function loadStoreFile(
+  file: string,
+  nowSeconds: number,
+): Promise<StoreDocument | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined;
+    throw new ConfigError(`--data ${file}: cannot read: ${errorMessage(error)}`, {
+      cause: error,
+    });
+  }
+  // An empty file (say, made by `touch`) is an empty store.
+  if (text.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(
+      `--data ${file}: not valid JSON (${errorMessage(error)}); fix or remove the file`,
+      { cause: error },
+    );
+  }
+  const result = validateStoreDocument(parsed, nowSeconds);
+  if (!result.ok) {
+    const problems = Object.entries(result.errors)
+      .slice(0, 5)
+      .map(([field, reason]) => `${field}: ${reason}`)
+      .join('; ');
+    throw new ConfigError(`--data ${file}: not an emulator store: ${problems}`);
+  }
+  return result.value;
+}
+
+let tempCounter = 0;
+
+/** Writes `text` to `file` atomically: a temp file beside it, fsync, then rename over it. */
+export async function writeFileAtomic(file: string, text: string): Promise<void> {
+  tempCounter += 1;
+  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${tempCounter}.tmp`);
+  try {
+    const handle = await open(temp, 'w', 0o644);
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Persists snapshots of the store; `schedule` after each change, `flush` before exit. */
+export class StoreWriter {
+  readonly #file: string;
+  readonly #snapshot: () => StoreDocument;
+  readonly #logger: Logger;
+  readonly #delayMs: number;
+  #dirty = false;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #lastError: unknown;
+
+  constructor(file: string, snapshot: () => StoreDocument, logger: Logger, delayMs = 20) {
+    this.#file = file;
+    this.#snapshot = snapshot;
+    this.#logger = logger;
+    this.#delayMs = delayMs;
+  }
+
+  /** Notes a change; a write follows shortly, merged with any other change until then. */
+  schedule(): void {
+    this.#dirty = true;
+    if (this.#timer === undefined && this.#running === undefined) this.#arm();
+  }
+
+  /** Writes any pending change now and waits for it; rejects when the last write failed. */
+  async flush(): Promise<void> {
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.#running !== undefined) await this.#running;
+    if (this.#dirty) await this.#write();
+    if (this.#dirty && this.#lastError !== undefined) {
+      throw new Error(`could not write ${this.#file}: ${errorMessage(this.#lastError)}`, {
+        cause: this.#lastError,
+      });
+    }
+  }
+
+  #arm(): void {
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#write();
+    }, this.#delayMs);
+    this.#timer.unref();
+  }
+
+  #write(): Promise<void> {
+    this.#dirty = false;
+    const text = `${JSON.stringify(this.#snapshot(), null, 2)}\n`;
+    const running = writeFileAtomic(this.#file, text).then(
+      () => {
+        this.#lastError = undefined;
+        this.#logger.debug({ file: this.#file }, 'store written');
+      },
+      (error: unknown) => {
+        // Keep it dirty: the next change or the final flush tries again.
+        this.#dirty = true;
+        this.#lastError = error;
+        this.#logger.error({ file: this.#file, err: error }, 'could not write the data file');
+      },
+    );
+    this.#running = running.finally(() => {
+      this.#running = undefined;
+      if (this.#dirty && this.#lastError === undefined && this.#timer === undefined) this.#arm();
+    });
+    return this.#running;
+  }
+}

@@ -1,0 +1,46 @@
+/** Request target -> route, a pure function (no decoding beyond splitting on "/"). */
+import type { Profile } from './options.ts';
+
+export type Route =
+  | { readonly kind: 'environments'; readonly org: string }
+  | { readonly kind: 'environment'; readonly org: string; readonly name: string }
+  | { readonly kind: 'admin'; readonly name: string }
+  | { readonly kind: 'none' };
+
+export const ENVIRONMENTS_PATTERN = '/api/v2/environments/{org}';
+export const ENVIRONMENT_PATTERN = '/api/v2/environments/{org}/{name}';
+
+/** Matches a raw (still percent-encoded) path. `org`/`name` are the raw segments. */
+export function matchRoute(path: string, profile: Profile): Route {
+  const segments = path.split('/');
+  if (segments[0] !== '') return { kind: 'none' };
+  if (segments[1] === '_emulator' && segments.length === 3) {
+    return { kind: 'admin', name: segments[2] ?? '' };
+  }
+  if (segments[1] !== 'api' || segments[2] !== 'v2' || segments[3] !== 'environments') {
+    return { kind: 'none' };
+  }
+  const org = segments[4];
+  if (org === undefined || org === '') return { kind: 'none' };
+  if (segments.length === 5) return { kind: 'environments', org };
+  const name = segments[5];
+  // Reading one environment is outside the spec; only the kosli profile serves it.
+  if (profile === 'kosli' && segments.length === 6 && name !== undefined && name !== '') {
+    return { kind: 'environment', org, name };
+  }
+  return { kind: 'none' };
+}
+
+/** The key a request is counted under in /_emulator/stats. */
+export function routeKey(method: string, route: Route): string {
+  switch (route.kind) {
+    case 'environments':
+      return `${method} ${ENVIRONMENTS_PATTERN}`;
+    case 'environment':
+      return `${method} ${ENVIRONMENT_PATTERN}`;
+    case 'admin':
+      return `${method} /_emulator/${route.name}`;
+    default:
+      return 'other';
+  }
+}

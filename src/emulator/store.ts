@@ -1,0 +1,203 @@
+/**
+ * The emulator's in-memory store: environments per org, with the upsert rules of both profiles.
+ * All operations are synchronous, so concurrent requests cannot interleave inside one.
+ */
+import type { Profile } from './options.ts';
+
+/** An environment as the emulator keeps it (the kosli listing's fields plus `archived`). */
+export interface StoredEnvironment {
+  org: string;
+  name: string;
+  type: string;
+  description: string;
+  include_scaling: boolean;
+  policies: string[] | null;
+  tags: Record<string, string>;
+  /** Epoch seconds (float) of the last PUT that landed on this environment. */
+  last_modified_at: number;
+  last_reported_at: number | null;
+  /** Epoch seconds (float) of the last PUT that changed a field (or created it). */
+  last_changed_at: number | null;
+  state: boolean | null;
+  included_environments: string[] | null;
+  archived: boolean;
+}
+
+/** The whole store as JSON: GET/PUT /_emulator/store and the `--data` file. */
+export interface StoreDocument {
+  version: 1;
+  orgs: Record<string, StoredEnvironment[]>;
+}
+
+/** A validated create/update request body, defaults applied. */
+export interface EnvironmentInput {
+  name: string;
+  description: string;
+  type: string;
+  include_scaling: boolean;
+  policies: string[];
+}
+
+export interface UpsertResult {
+  readonly created: boolean;
+  readonly changed: boolean;
+  readonly environment: StoredEnvironment;
+}
+
+interface OrgEntries {
+  /** Live (not archived) environments by name: at most one per name. */
+  readonly live: Map<string, StoredEnvironment>;
+  readonly archived: StoredEnvironment[];
+}
+
+/** Compares by UTF-16 code units, so the order never depends on the machine's locale. */
+function byName(a: StoredEnvironment, b: StoredEnvironment): number {
+  if (a.name < b.name) return -1;
+  if (a.name > b.name) return 1;
+  return 0;
+}
+
+function copyEnvironment(env: StoredEnvironment): StoredEnvironment {
+  return {
+    ...env,
+    policies: env.policies === null ? null : [...env.policies],
+    tags: { ...env.tags },
+    included_environments:
+      env.included_environments === null ? null : [...env.included_environments],
+  };
+}
+
+function samePolicies(a: readonly string[] | null, b: readonly string[]): boolean {
+  const left = a ?? [];
+  return left.length === b.length && left.every((policy, i) => policy === b[i]);
+}
+
+export class EnvironmentStore {
+  readonly #orgs = new Map<string, OrgEntries>();
+  readonly #listeners = new Set<() => void>();
+
+  /** Calls `listener` after every change (for persistence). */
+  onChange(listener: () => void): void {
+    this.#listeners.add(listener);
+  }
+
+  /** Creates or updates the live environment `input.name` in `org`. `nowSeconds`: epoch seconds. */
+  upsert(org: string, input: EnvironmentInput, profile: Profile, nowSeconds: number): UpsertResult {
+    const entries = this.#entries(org);
+    const existing = entries.live.get(input.name);
+    if (existing === undefined) {
+      const environment: StoredEnvironment = {
+        org,
+        name: input.name,
+        type: input.type,
+        description: input.description,
+        include_scaling: input.include_scaling,
+        policies: [...input.policies],
+        tags: {},
+        last_modified_at: nowSeconds,
+        last_reported_at: null,
+        last_changed_at: nowSeconds,
+        state: null,
+        included_environments: input.type === 'logical' ? [] : null,
+        archived: false,
+      };
+      entries.live.set(input.name, environment);
+      this.#changed();
+      return { created: true, changed: true, environment: copyEnvironment(environment) };
+    }
+    // observed-behaviour.md "Successful writes": production ignores these two on an update.
+    const description =
+      profile === 'kosli' && input.description === '' ? existing.description : input.description;
+    const includeScaling =
+      profile === 'kosli' && input.include_scaling
+        ? existing.include_scaling
+        : input.include_scaling;
+    const changed =
+      existing.type !== input.type ||
+      existing.description !== description ||
+      existing.include_scaling !== includeScaling ||
+      !samePolicies(existing.policies, input.policies);
+    if (existing.type !== input.type) {
+      existing.included_environments =
+        input.type === 'logical' ? (existing.included_environments ?? []) : null;
+    }
+    existing.type = input.type;
+    existing.description = description;
+    existing.include_scaling = includeScaling;
+    existing.policies = [...input.policies];
+    existing.last_modified_at = nowSeconds;
+    if (changed) existing.last_changed_at = nowSeconds;
+    this.#changed();
+    return { created: false, changed, environment: copyEnvironment(existing) };
+  }
+
+  /** The live environments of `org`, sorted by name (copies). */
+  list(org: string): StoredEnvironment[] {
+    const entries = this.#orgs.get(org);
+    if (entries === undefined) return [];
+    return [...entries.live.values()].toSorted(byName).map(copyEnvironment);
+  }
+
+  /** One live environment, or undefined. */
+  get(org: string, name: string): StoredEnvironment | undefined {
+    const env = this.#orgs.get(org)?.live.get(name);
+    return env === undefined ? undefined : copyEnvironment(env);
+  }
+
+  /** The number of live environments over all orgs. */
+  get size(): number {
+    let total = 0;
+    for (const entries of this.#orgs.values()) total += entries.live.size;
+    return total;
+  }
+
+  /** The whole store as a JSON-ready document (orgs and environments sorted by name). */
+  toDocument(): StoreDocument {
+    const orgs: Record<string, StoredEnvironment[]> = {};
+    for (const org of [...this.#orgs.keys()].toSorted()) {
+      const entries = this.#orgs.get(org);
+      if (entries === undefined) continue;
+      const all = [...entries.live.values(), ...entries.archived].toSorted(byName);
+      Object.defineProperty(orgs, org, {
+        value: all.map(copyEnvironment),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return { version: 1, orgs };
+  }
+
+  /** Replaces the whole store with `document` (already validated; see validate.ts). */
+  replace(document: StoreDocument): void {
+    this.#orgs.clear();
+    for (const [org, environments] of Object.entries(document.orgs)) {
+      const entries = this.#entries(org);
+      for (const env of environments) {
+        const copy = copyEnvironment({ ...env, org });
+        if (copy.archived) entries.archived.push(copy);
+        else entries.live.set(copy.name, copy);
+      }
+    }
+    this.#changed();
+  }
+
+  /** Empties the store. */
+  clear(): void {
+    this.#orgs.clear();
+    this.#changed();
+  }
+
+  #entries(org: string): OrgEntries {
+    let entries = this.#orgs.get(org);
+    if (entries === undefined) {
+      entries = { live: new Map(), archived: [] };
+      this.#orgs.set(org, entries);
+    }
+    return entries;
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) listener();
+  }
+}

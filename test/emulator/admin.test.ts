@@ -1,0 +1,238 @@
+/** The admin endpoints under /_emulator/: stats, request log, store, faults, reset. */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { isLoopback } from '../../src/emulator/http.ts';
+import { send, startTestEmulator } from '../helpers/emulator.ts';
+import type { JsonResponse, SendOptions, TestEmulator } from '../helpers/emulator.ts';
+
+const AUTH = { authorization: 'Bearer t' };
+const VALID = { name: 'prod', description: 'Production', type: 'K8S' };
+
+let emu: TestEmulator;
+
+beforeAll(async () => {
+  emu = await startTestEmulator({ orgs: ['acme', 'beta'], seed: 9, requestLogSize: 5 });
+});
+afterAll(() => emu.close());
+beforeEach(() => emu.reset());
+
+function api(path: string, options: SendOptions = {}): Promise<JsonResponse> {
+  return send(`${emu.url}${path}`, {
+    ...options,
+    headers: { ...AUTH, ...options.headers },
+    dispatcher: emu.agent,
+  });
+}
+
+function admin(path: string, options: SendOptions = {}): Promise<JsonResponse> {
+  return send(`${emu.url}/_emulator/${path}`, { ...options, dispatcher: emu.agent });
+}
+
+describe('GET /_emulator/stats', () => {
+  it('counts API requests by method, status and route, but not admin requests', async () => {
+    await api('/api/v2/environments/acme', { method: 'PUT', json: VALID });
+    await api('/api/v2/environments/acme');
+    await api('/api/v2/environments/nowhere');
+    await api('/api/v2/environments/acme', { method: 'DELETE' });
+    await api('/nothing/here');
+    await emu.getStore();
+    expect(await emu.getStats()).toEqual({
+      total: 5,
+      inFlight: 0,
+      byMethod: { PUT: 1, GET: 3, DELETE: 1 },
+      byStatus: { '201': 1, '200': 1, '404': 2, '405': 1 },
+      byRoute: {
+        'PUT /api/v2/environments/{org}': 1,
+        'GET /api/v2/environments/{org}': 2,
+        'DELETE /api/v2/environments/{org}': 1,
+        other: 1,
+      },
+      faults: { latency: 0, reset: 0, hang: 0, fail: 0 },
+      throttled: 0,
+      environments: 1,
+    });
+  });
+});
+
+describe('GET /_emulator/requests', () => {
+  it('lists recent requests oldest first, without headers', async () => {
+    await api('/api/v2/environments/acme', { method: 'PUT', json: VALID });
+    await api('/api/v2/environments/acme?page=1');
+    const requests = await emu.getRequests();
+    expect(requests).toEqual([
+      {
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        method: 'PUT',
+        path: '/api/v2/environments/acme',
+        route: 'PUT /api/v2/environments/{org}',
+        status: 201,
+        durationMs: expect.any(Number),
+      },
+      expect.objectContaining({
+        method: 'GET',
+        path: '/api/v2/environments/acme?page=1',
+        status: 200,
+      }),
+    ]);
+    expect(JSON.stringify(requests)).not.toContain('Bearer');
+  });
+
+  it('keeps only the last entries of the ring buffer and honours ?limit', async () => {
+    for (let i = 0; i < 7; i += 1) await api(`/api/v2/environments/acme?i=${i}`);
+    const all = await emu.getRequests(1000);
+    expect(all.map((entry) => entry.path)).toEqual(
+      [2, 3, 4, 5, 6].map((i) => `/api/v2/environments/acme?i=${i}`),
+    );
+    const two = await emu.getRequests(2);
+    expect(two.map((entry) => entry.path)).toEqual(
+      [5, 6].map((i) => `/api/v2/environments/acme?i=${i}`),
+    );
+  });
+
+  it.each([['0'], ['x'], ['-1'], ['1.5']])('answers 400 to limit=%s', async (limit) => {
+    const response = await admin(`requests?limit=${limit}`);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ errors: { limit: expect.any(String) } });
+  });
+});
+
+describe('GET and PUT /_emulator/store', () => {
+  it('returns the whole store by org', async () => {
+    await api('/api/v2/environments/beta', { method: 'PUT', json: VALID });
+    await api('/api/v2/environments/acme', { method: 'PUT', json: { ...VALID, name: 'b' } });
+    await api('/api/v2/environments/acme', { method: 'PUT', json: { ...VALID, name: 'a' } });
+    const store = await emu.getStore();
+    expect(Object.keys(store.orgs)).toEqual(['acme', 'beta']);
+    expect(store.version).toBe(1);
+    expect(store.orgs.acme?.map((env) => env.name)).toEqual(['a', 'b']);
+  });
+
+  it('replaces the store with a seeded scenario, filling in defaults', async () => {
+    await api('/api/v2/environments/acme', { method: 'PUT', json: { ...VALID, name: 'dropped' } });
+    const stored = await emu.putStore({
+      orgs: {
+        acme: [
+          { name: 'seeded', type: 'S3', description: 'from a scenario', policies: ['p'] },
+          { name: 'view', type: 'logical', description: 'a logical one', last_modified_at: 12.5 },
+        ],
+      },
+    });
+    expect(stored.orgs.acme).toEqual([
+      expect.objectContaining({
+        org: 'acme',
+        name: 'seeded',
+        include_scaling: false,
+        policies: ['p'],
+        tags: {},
+        archived: false,
+      }),
+      expect.objectContaining({ name: 'view', included_environments: [], last_modified_at: 12.5 }),
+    ]);
+    const listing = await api('/api/v2/environments/acme');
+    expect(listing.body).toEqual({
+      env: [
+        { org: 'acme', name: 'seeded', type: 'S3', description: 'from a scenario' },
+        { org: 'acme', name: 'view', type: 'logical', description: 'a logical one' },
+      ],
+    });
+  });
+
+  it('round-trips: what GET returns, PUT accepts unchanged', async () => {
+    await api('/api/v2/environments/acme', { method: 'PUT', json: { ...VALID, policies: ['x'] } });
+    const before = await emu.getStore();
+    await emu.reset();
+    expect(await emu.putStore(before)).toEqual(before);
+  });
+
+  it.each([
+    ['a JSON array', []],
+    ['no orgs', { version: 1 }],
+    ['orgs as an array', { orgs: [] }],
+    ['an unknown top-level field', { orgs: {}, extra: 1 }],
+    ['a wrong version', { version: 2, orgs: {} }],
+    ['a bad org name', { orgs: { 'bad org': [] } }],
+    ['environments not in an array', { orgs: { acme: {} } }],
+    ['an environment without a name', { orgs: { acme: [{ type: 'K8S', description: '' }] } }],
+    ['a bad environment name', { orgs: { acme: [{ name: '-x', type: 'K8S', description: '' }] } }],
+    ['include_scaling as a string', { orgs: { acme: [{ ...VALID, include_scaling: 'no' }] } }],
+    ['an unknown environment field', { orgs: { acme: [{ ...VALID, colour: 'red' }] } }],
+    ['another org in "org"', { orgs: { acme: [{ ...VALID, org: 'beta' }] } }],
+    ['the same live name twice', { orgs: { acme: [VALID, VALID] } }],
+  ])('rejects %s with 400 and keeps the old store', async (_label, document) => {
+    await api('/api/v2/environments/acme', { method: 'PUT', json: VALID });
+    const response = await admin('store', { method: 'PUT', json: document });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
+      message: 'Invalid store document',
+      errors: expect.any(Object),
+    });
+    expect((await emu.getStore()).orgs.acme).toHaveLength(1);
+  });
+
+  it('rejects invalid JSON with 400', async () => {
+    const response = await admin('store', { method: 'PUT', body: '{"orgs": ' });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ errors: { payload: expect.any(String) } });
+  });
+});
+
+describe('POST /_emulator/reset', () => {
+  it('clears the store, counters and log, and restores the start-up faults and seed', async () => {
+    await api('/api/v2/environments/acme', { method: 'PUT', json: VALID });
+    await emu.setFaults({ failRate: 1, seed: 123 });
+    await api('/api/v2/environments/acme');
+    const response = await admin('reset', { method: 'POST' });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ message: expect.any(String) });
+    expect((await emu.getStore()).orgs).toEqual({});
+    expect(await emu.getStats()).toMatchObject({ total: 0, byStatus: {}, environments: 0 });
+    expect(await emu.getRequests()).toEqual([]);
+    expect(await emu.getFaults()).toMatchObject({ failRate: 0, seed: 9 });
+    expect((await api('/api/v2/environments/acme')).status).toBe(200);
+  });
+});
+
+describe('admin routing', () => {
+  it('answers /_emulator/health', async () => {
+    const response = await admin('health');
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ status: 'ok' });
+  });
+
+  it('answers 404 to an unknown admin endpoint', async () => {
+    const response = await admin('nope');
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ message: expect.any(String) });
+  });
+
+  it.each([
+    ['stats', 'POST', 'GET, HEAD'],
+    ['store', 'DELETE', 'GET, HEAD, PUT'],
+    ['faults', 'PUT', 'GET, HEAD, PATCH'],
+    ['reset', 'GET', 'POST'],
+  ] as const)('answers 405 to %s with %s', async (name, method, allow) => {
+    const response = await admin(name, { method });
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe(allow);
+  });
+
+  it('needs no token', async () => {
+    const response = await send(`${emu.url}/_emulator/stats`, { dispatcher: emu.agent });
+    expect(response.status).toBe(200);
+  });
+});
+
+describe('loopback check', () => {
+  it.each([
+    ['127.0.0.1', true],
+    ['127.1.2.3', true],
+    ['::1', true],
+    ['::ffff:127.0.0.1', true],
+    ['10.0.0.5', false],
+    ['192.168.1.1', false],
+    ['::ffff:10.0.0.5', false],
+    ['fe80::1', false],
+    [undefined, false],
+  ])('treats %s as loopback: %s', (address, expected) => {
+    expect(isLoopback(address)).toBe(expected);
+  });
+});

@@ -1,0 +1,252 @@
+/** `envsync emulator` as a process: first stdout line, flags, logs, signals, --data. */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli, send, spawnEmulator } from '../helpers/emulator.ts';
+import type { SpawnedEmulator } from '../helpers/emulator.ts';
+
+const VALID = { name: 'prod', description: 'Production', type: 'K8S' };
+const running: SpawnedEmulator[] = [];
+let dir: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'envsync-emulator-cli-'));
+});
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((emu) => emu.stop('SIGKILL')));
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function spawn(args: string[]): Promise<SpawnedEmulator> {
+  const emu = await spawnEmulator(args);
+  running.push(emu);
+  return emu;
+}
+
+async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 500; i += 1) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('envsync emulator (process)', () => {
+  it('prints exactly "listening on http://127.0.0.1:PORT" first, logs JSON to stderr, exits 0 on SIGTERM', async () => {
+    const emu = await spawn([
+      '--org',
+      'acme',
+      '--token',
+      'secret-token-123=acme',
+      '--log-level',
+      'debug',
+    ]);
+    expect(emu.stdout()).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+\n$/);
+    const response = await send(`${emu.url}/api/v2/environments/acme`, {
+      method: 'PUT',
+      headers: { authorization: 'Bearer secret-token-123' },
+      json: VALID,
+    });
+    expect(response.status).toBe(201);
+    const rejected = await send(`${emu.url}/api/v2/environments/acme`, {
+      headers: { authorization: 'Bearer wrong-token-456' },
+    });
+    expect(rejected.status).toBe(401);
+    expect(await emu.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    expect(emu.stdout().split('\n').filter(Boolean)).toHaveLength(1);
+    const lines = emu.stderr().trim().split('\n');
+    expect(lines.length).toBeGreaterThan(2);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(emu.stderr()).toContain('emulator listening');
+    expect(emu.stderr()).not.toContain('secret-token-123');
+    expect(emu.stderr()).not.toContain('wrong-token-456');
+  });
+
+  it('exits 0 on SIGINT too', async () => {
+    const emu = await spawn(['--log-level', 'silent']);
+    expect(await emu.stop('SIGINT')).toEqual({ code: 0, signal: null });
+  });
+
+  it('finishes a request in flight on SIGTERM, flushes --data, then exits 0', async () => {
+    const file = join(dir, 'store.json');
+    const emu = await spawn([
+      '--org',
+      'acme',
+      '--latency',
+      '400',
+      '--data',
+      file,
+      '--log-level',
+      'warn',
+    ]);
+    const inFlight = send(`${emu.url}/api/v2/environments/acme`, {
+      method: 'PUT',
+      headers: { authorization: 'Bearer any-token' },
+      json: VALID,
+    });
+    await waitFor(async () => {
+      const stats = await send(`${emu.url}/_emulator/stats`);
+      return typeof stats.body === 'object' && stats.body !== null && 'inFlight' in stats.body
+        ? stats.body.inFlight === 1
+        : false;
+    }, 'the PUT to arrive');
+    const exit = emu.stop('SIGTERM');
+    const response = await inFlight;
+    expect(response.status).toBe(201);
+    expect(response.headers.connection).toBe('close');
+    expect(await exit).toEqual({ code: 0, signal: null });
+    const saved: unknown = JSON.parse(await readFile(file, 'utf8'));
+    expect(saved).toMatchObject({ orgs: { acme: [expect.objectContaining({ name: 'prod' })] } });
+  });
+
+  it('keeps the store across a restart with --data', async () => {
+    const file = join(dir, 'store.json');
+    const first = await spawn(['--data', file, '--profile', 'kosli', '--log-level', 'silent']);
+    for (const name of ['b', 'a']) {
+      const response = await send(`${first.url}/api/v2/environments/acme`, {
+        method: 'PUT',
+        headers: { authorization: 'Bearer t' },
+        json: { ...VALID, name },
+      });
+      expect(response.status).toBe(201);
+    }
+    expect((await first.stop()).code).toBe(0);
+    const second = await spawn(['--data', file, '--profile', 'kosli', '--log-level', 'silent']);
+    const listing = await send(`${second.url}/api/v2/environments/acme`, {
+      headers: { authorization: 'Bearer t' },
+    });
+    expect(listing.body).toEqual([
+      expect.objectContaining({ name: 'a', description: 'Production' }),
+      expect.objectContaining({ name: 'b', description: 'Production' }),
+    ]);
+    expect((await second.stop()).code).toBe(0);
+  });
+
+  it('applies fault flags: --seed with --fail-rate gives the same statuses in two processes', async () => {
+    const args = ['--seed', '1', '--fail-rate', '0.5', '--log-level', 'silent'];
+    const sequences: number[][] = [];
+    for (const emu of await Promise.all([spawn(args), spawn(args)])) {
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i += 1) {
+        const response = await send(`${emu.url}/api/v2/environments/acme`, {
+          headers: { authorization: 'Bearer t' },
+        });
+        statuses.push(response.status);
+      }
+      sequences.push(statuses);
+    }
+    expect(sequences[0]).toEqual(sequences[1]);
+    expect(sequences[0]).toContain(503);
+  });
+
+  it('reads every fault flag into the fault settings', async () => {
+    const emu = await spawn([
+      '--seed',
+      '77',
+      '--latency',
+      '1-3',
+      '--fail-rate',
+      '0.1',
+      '--reset-rate',
+      '0.2',
+      '--hang-rate',
+      '0.3',
+      '--rate-limit',
+      '50',
+      '--log-level',
+      'silent',
+    ]);
+    const faults = await send(`${emu.url}/_emulator/faults`);
+    expect(faults.body).toEqual({
+      latencyMs: { min: 1, max: 3 },
+      failRate: 0.1,
+      resetRate: 0.2,
+      hangRate: 0.3,
+      rateLimit: 50,
+      seed: 77,
+    });
+  });
+
+  it('prints usage with --help and exits 0', async () => {
+    const result = await runCli(['emulator', '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Usage: envsync emulator');
+    for (const flag of [
+      '--host',
+      '--port',
+      '--org',
+      '--token',
+      '--profile',
+      '--seed',
+      '--latency',
+      '--fail-rate',
+      '--reset-rate',
+      '--hang-rate',
+      '--rate-limit',
+      '--data',
+      '--log-level',
+    ]) {
+      expect(result.stdout).toContain(flag);
+    }
+  });
+
+  it('rejects an unknown flag: exit 1, usage on stderr, nothing on stdout', async () => {
+    const result = await runCli(['emulator', '--bogus']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('--bogus');
+    expect(result.stderr).toContain('Usage: envsync emulator');
+    expect(result.stderr).toContain('envsync emulator --help');
+    expect(result.stderr.split('\n').length).toBeLessThan(10);
+  });
+
+  it.each([
+    [['--fail-rate', '2'], '--fail-rate'],
+    [['--reset-rate', 'x'], '--reset-rate'],
+    [['--hang-rate', '-0.5'], '--hang-rate'],
+    [['--profile', 'x'], '--profile'],
+    [['--latency', '50-10'], '--latency'],
+    [['--latency', 'slow'], '--latency'],
+    [['--rate-limit', '-3'], '--rate-limit'],
+    [['--seed', 'abc'], '--seed'],
+    [['--port', '70000'], '--port'],
+    [['--org', 'bad org'], '--org'],
+    [['--log-level', 'loud'], '--log-level'],
+  ])('rejects %j with exit 1 naming the flag', async (args, flag) => {
+    const result = await runCli(['emulator', ...args]);
+    expect({
+      code: result.code,
+      signal: result.signal,
+      stderr: result.stderr.slice(0, 300),
+    }).toMatchObject({ code: 1 });
+    expect(result.stderr).toContain(flag);
+    expect(result.stdout).toBe('');
+  });
+
+  it('refuses a corrupt --data file: exit 1 with a clear message', async () => {
+    const file = join(dir, 'broken.json');
+    await writeFile(file, '{ not json');
+    const result = await runCli([
+      'emulator',
+      '--port',
+      '0',
+      '--data',
+      file,
+      '--log-level',
+      'silent',
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(file);
+    expect(result.stderr).toContain('not valid JSON');
+  });
+
+  it('reports a port in use: exit 1', async () => {
+    const emu = await spawn(['--log-level', 'silent']);
+    const port = new URL(emu.url).port;
+    const result = await runCli(['emulator', '--port', port, '--log-level', 'silent']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('cannot listen');
+  });
+});

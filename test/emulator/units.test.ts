@@ -1,0 +1,71 @@
+/** Small pure parts of the emulator: flag parsing, the PRNG, the token bucket. */
+import { describe, expect, it } from 'vitest';
+import { parseLatency, parseTokenFlag } from '../../src/commands/emulator.ts';
+import { UsageError } from '../../src/errors.ts';
+import { TokenBucket, mulberry32 } from '../../src/emulator/faults.ts';
+
+describe('--token parsing', () => {
+  it.each([
+    ['plain', { token: 'plain', orgs: null }],
+    ['tok=acme', { token: 'tok', orgs: ['acme'] }],
+    ['tok=acme,beta', { token: 'tok', orgs: ['acme', 'beta'] }],
+    ['abc==', { token: 'abc==', orgs: null }],
+    ['abc==acme', { token: 'abc=', orgs: ['acme'] }],
+    ['a=b=acme', { token: 'a=b', orgs: ['acme'] }],
+    ['tok=', { token: 'tok=', orgs: null }],
+  ])('reads %s', (raw, expected) => {
+    expect(parseTokenFlag(raw)).toEqual(expected);
+  });
+
+  it('rejects an empty token', () => {
+    expect(() => parseTokenFlag('')).toThrow(UsageError);
+    expect(() => parseTokenFlag('=acme')).toThrow(UsageError);
+    expect(() => parseTokenFlag('tok=bad org')).toThrow(UsageError);
+  });
+});
+
+describe('--latency parsing', () => {
+  it('reads MS and MIN-MAX', () => {
+    expect(parseLatency('25')).toEqual({ min: 25, max: 25 });
+    expect(parseLatency('10-200')).toEqual({ min: 10, max: 200 });
+    expect(parseLatency('0')).toEqual({ min: 0, max: 0 });
+  });
+
+  it.each([['-5'], ['10-5'], ['abc'], ['1.5'], ['1-2-3'], ['999999999']])('rejects %s', (raw) => {
+    expect(() => parseLatency(raw)).toThrow(/--latency/);
+  });
+});
+
+describe('mulberry32', () => {
+  it('is deterministic per seed and stays in [0, 1)', () => {
+    const a = mulberry32(1);
+    const b = mulberry32(1);
+    const c = mulberry32(2);
+    const first = Array.from({ length: 1000 }, () => a());
+    expect(Array.from({ length: 1000 }, () => b())).toEqual(first);
+    expect(Array.from({ length: 1000 }, () => c())).not.toEqual(first);
+    expect(first.every((x) => x >= 0 && x < 1)).toBe(true);
+    const mean = first.reduce((sum, x) => sum + x, 0) / first.length;
+    expect(mean).toBeGreaterThan(0.4);
+    expect(mean).toBeLessThan(0.6);
+  });
+});
+
+describe('TokenBucket', () => {
+  it('allows a burst of max(1, rate), then asks to wait whole seconds', () => {
+    const bucket = new TokenBucket(2, 0);
+    expect(bucket.take(0)).toBe(0);
+    expect(bucket.take(0)).toBe(0);
+    expect(bucket.take(0)).toBe(1);
+    expect(bucket.take(500)).toBe(0);
+    expect(bucket.take(500)).toBe(1);
+  });
+
+  it('rounds a long wait up for slow rates', () => {
+    const bucket = new TokenBucket(0.25, 0);
+    expect(bucket.take(0)).toBe(0);
+    expect(bucket.take(0)).toBe(4);
+    expect(bucket.take(3000)).toBe(1);
+    expect(bucket.take(4000)).toBe(0);
+  });
+});

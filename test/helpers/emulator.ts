@@ -1,0 +1,282 @@
+/**
+ * Test helpers around the emulator: an in-process instance with typed admin calls over real HTTP,
+ * and the CLI as a child process. Reused by the emulator's own tests and by later integration tests.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { startEmulator } from '../../src/emulator/index.ts';
+import type {
+  EmulatorOptions,
+  EmulatorStats,
+  FaultSettings,
+  FaultState,
+  RequestLogEntry,
+  RunningEmulator,
+  StoreDocument,
+} from '../../src/emulator/index.ts';
+
+export type {
+  EmulatorOptions,
+  EmulatorStats,
+  FaultSettings,
+  FaultState,
+  RequestLogEntry,
+  StoreDocument,
+};
+
+/** The CLI entry, run with the same Node as the tests. */
+export const CLI_PATH = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A response read whole: status, headers and the body parsed as JSON when it is JSON. */
+export interface JsonResponse {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly text: string;
+  /** The parsed JSON body; undefined when the body is empty or not JSON. */
+  readonly body: unknown;
+}
+
+export interface SendOptions {
+  readonly method?: Dispatcher.HttpMethod;
+  readonly headers?: Record<string, string>;
+  /** An object is sent as JSON (with Content-Type application/json unless headers say otherwise). */
+  readonly json?: unknown;
+  readonly body?: string | Buffer;
+  readonly dispatcher?: Dispatcher;
+  /** Client-side timeout for the response head, in milliseconds. */
+  readonly headersTimeout?: number;
+}
+
+/** Sends one HTTP request with undici and reads the whole answer. */
+export async function send(url: string, options: SendOptions = {}): Promise<JsonResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | Buffer | undefined = options.body;
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await request(url, {
+    method: options.method ?? 'GET',
+    headers,
+    ...(body === undefined ? {} : { body }),
+    ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
+    ...(options.headersTimeout === undefined ? {} : { headersTimeout: options.headersTimeout }),
+  });
+  const text = await response.body.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.statusCode, headers: response.headers, text, body: parsed };
+}
+
+/** An admin call answered with an unexpected status. */
+export class AdminCallError extends Error {
+  override name = 'AdminCallError';
+  readonly status: number;
+  readonly body: unknown;
+  constructor(what: string, response: JsonResponse) {
+    super(`${what}: HTTP ${response.status} ${response.text.slice(0, 500)}`);
+    this.status = response.status;
+    this.body = response.body;
+  }
+}
+
+function isStoreDocument(value: unknown): value is StoreDocument {
+  return isRecord(value) && value.version === 1 && isRecord(value.orgs);
+}
+
+function isStats(value: unknown): value is EmulatorStats {
+  return isRecord(value) && typeof value.total === 'number' && isRecord(value.byStatus);
+}
+
+function isFaultState(value: unknown): value is FaultState {
+  return isRecord(value) && isRecord(value.latencyMs) && typeof value.failRate === 'number';
+}
+
+function anything(_value: unknown): _value is unknown {
+  return true;
+}
+
+function isRequestLog(value: unknown): value is { requests: RequestLogEntry[] } {
+  return isRecord(value) && Array.isArray(value.requests);
+}
+
+export interface TestEmulator extends RunningEmulator {
+  /** The dispatcher the admin helpers use; tests may use it too (closed by `close`). */
+  readonly agent: Agent;
+  getStore(): Promise<StoreDocument>;
+  /** Replaces the store; resolves with the store as the emulator now holds it. */
+  putStore(store: unknown): Promise<StoreDocument>;
+  getStats(): Promise<EmulatorStats>;
+  getRequests(limit?: number): Promise<RequestLogEntry[]>;
+  getFaults(): Promise<FaultState>;
+  setFaults(partial: Partial<FaultSettings> & { seed?: number }): Promise<FaultState>;
+  reset(): Promise<void>;
+}
+
+/** Starts an in-process emulator on 127.0.0.1 with a free port. */
+export async function startTestEmulator(options: EmulatorOptions = {}): Promise<TestEmulator> {
+  const emulator = await startEmulator({ ...options, host: '127.0.0.1', port: 0 });
+  const agent = new Agent();
+  const admin = async <T>(
+    what: string,
+    path: string,
+    guard: (value: unknown) => value is T,
+    init: SendOptions = {},
+  ): Promise<T> => {
+    const response = await send(`${emulator.url}/_emulator/${path}`, {
+      ...init,
+      dispatcher: agent,
+    });
+    if (response.status !== 200 || !guard(response.body)) throw new AdminCallError(what, response);
+    return response.body;
+  };
+  return {
+    url: emulator.url,
+    host: emulator.host,
+    port: emulator.port,
+    agent,
+    getStore: () => admin('GET store', 'store', isStoreDocument),
+    putStore: (store) =>
+      admin('PUT store', 'store', isStoreDocument, { method: 'PUT', json: store }),
+    getStats: () => admin('GET stats', 'stats', isStats),
+    getRequests: async (limit) =>
+      (
+        await admin(
+          'GET requests',
+          limit === undefined ? 'requests' : `requests?limit=${limit}`,
+          isRequestLog,
+        )
+      ).requests,
+    getFaults: () => admin('GET faults', 'faults', isFaultState),
+    setFaults: (partial) =>
+      admin('PATCH faults', 'faults', isFaultState, { method: 'PATCH', json: partial }),
+    reset: async () => {
+      await admin('POST reset', 'reset', anything, { method: 'POST' });
+    },
+    close: async () => {
+      // The emulator first: it drops hung requests, which the agent would otherwise wait for.
+      try {
+        await emulator.close();
+      } finally {
+        await agent.close();
+      }
+    },
+  };
+}
+
+export interface ExitInfo {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+export interface SpawnedEmulator {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Sends `signal` (default SIGTERM) unless the child has exited; resolves when it has. */
+  stop(signal?: NodeJS.Signals): Promise<ExitInfo>;
+  /** Resolves when the child exits (without signalling it). */
+  exited(): Promise<ExitInfo>;
+  /** Everything the child wrote to stderr so far. */
+  stderr(): string;
+  /** Everything the child wrote to stdout so far. */
+  stdout(): string;
+}
+
+/**
+ * Runs `node src/cli.ts emulator --port 0 ...args` and resolves once its first stdout line,
+ * `listening on http://...`, arrives. Rejects (and kills the child) if it exits or stays silent.
+ */
+export function spawnEmulator(
+  args: readonly string[],
+  { timeoutMs = 15_000, cwd }: { timeoutMs?: number; cwd?: string } = {},
+): Promise<SpawnedEmulator> {
+  const child = spawn(process.execPath, [CLI_PATH, 'emulator', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd === undefined ? {} : { cwd }),
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exit = new Promise<ExitInfo>((resolve) => {
+    child.once('close', (code, signal) => resolve({ code, signal }));
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`emulator did not start within ${timeoutMs} ms; stderr:\n${stderr}`));
+    }, timeoutMs);
+    const onStdout = (chunk: string): void => {
+      stdout += chunk;
+      const newline = stdout.indexOf('\n');
+      if (newline < 0) return;
+      clearTimeout(timer);
+      const first = stdout.slice(0, newline);
+      const match = /^listening on (http:\/\/\S+)$/.exec(first);
+      if (match?.[1] === undefined) {
+        child.kill('SIGKILL');
+        reject(new Error(`unexpected first stdout line: ${JSON.stringify(first)}`));
+        return;
+      }
+      const url = match[1];
+      resolve({
+        url,
+        child,
+        stop: async (signal = 'SIGTERM') => {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          return exit;
+        },
+        exited: () => exit,
+        stderr: () => stderr,
+        stdout: () => stdout,
+      });
+    };
+    child.stdout.on('data', onStdout);
+    void exit.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(
+        new Error(`emulator exited (code ${code}, signal ${signal}) before listening:\n${stderr}`),
+      );
+    });
+  });
+}
+
+/** Runs `node src/cli.ts ...args` to completion (for commands that do not serve). */
+export function runCli(
+  args: readonly string[],
+  { timeoutMs = 15_000 }: { timeoutMs?: number } = {},
+): Promise<ExitInfo & { stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI_PATH, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`envsync ${args.join(' ')} did not exit within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
