@@ -88,6 +88,27 @@ export function orgReportFromPlan(
   };
 }
 
+/**
+ * Merges two rounds of one org's pass: what the first round applied stays applied (the second
+ * round then sees it unchanged); everything else is as the later round found it.
+ */
+export function mergeOrgRounds(earlier: OrgReport, later: OrgReport): OrgReport {
+  const laterNames = new Set(later.changes.map((c) => c.name));
+  const kept = earlier.changes.filter(
+    (c) => (c.result === 'applied' || c.result === 'not-converged') && !laterNames.has(c.name),
+  );
+  const keptNames = new Set(kept.map((c) => c.name));
+  const changes = [...kept, ...later.changes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const failed =
+    later.error !== undefined || changes.some((c) => c.result === 'failed' || c.result === 'not-converged');
+  return {
+    ...later,
+    status: later.status === 'invalid' ? 'invalid' : failed ? 'failed' : 'ok',
+    changes,
+    unchanged: later.unchanged.filter((name) => !keptNames.has(name)),
+  };
+}
+
 /** Adds up a run's orgs. */
 export function summarize(orgs: readonly OrgReport[]): Summary {
   const summary: Summary = {

@@ -260,6 +260,7 @@ export class Daemon {
           state: this.#state as StateStore,
           logger,
           dryRun: false,
+          signal: this.#abort.signal,
           onOrgDone: (org) =>
             this.#recordOrg(
               org,

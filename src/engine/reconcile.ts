@@ -1,9 +1,11 @@
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { ApiError } from '../api/errors.ts';
+import { isRetryable } from '../api/retry-policy.ts';
 import type { AppliedRecord, Change, ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { fingerprintDesired, fingerprintObserved, planOrg } from '../core/plan.ts';
 import {
+  mergeOrgRounds,
   orgReportFromPlan,
   REPORT_VERSION,
   summarize,
@@ -26,11 +28,26 @@ export interface ReconcileOptions {
   readonly dryRun: boolean;
   /** Only these orgs (from --org); all orgs of the manifests when undefined. */
   readonly orgs?: ReadonlySet<string> | undefined;
+  /** Stops further rounds (shutdown). */
+  readonly signal?: AbortSignal | undefined;
   /** Called as each org finishes, for logs and metrics. */
   readonly onOrgDone?: ((report: OrgReport) => void) | undefined;
 }
 
-type Outcome = { result: ChangeResult; error?: string | undefined };
+type Outcome = { result: ChangeResult; error?: string | undefined; transient?: boolean };
+
+/** One round's report, and whether it failed only on errors another round may cure. */
+interface Round {
+  readonly report: OrgReport;
+  readonly transient: boolean;
+}
+
+/**
+ * Rounds per org: when an org's pass fails only on transient errors (network, timeouts, 5xx, 429)
+ * even after each request's own retries, the whole pass (observe -> plan -> apply -> verify) runs
+ * again, so a flaky service still converges in one run; what the first round applied stays.
+ */
+const MAX_ROUNDS = 3;
 
 function problemReport(problem: ManifestProblem): ProblemReport {
   return {
@@ -79,7 +96,11 @@ async function applyPlan(
       } catch (error) {
         if (error instanceof ApiError && error.kind === 'auth')
           refused = 'the token was refused for this org';
-        outcomes.set(change.name, { result: 'failed', error: messageOf(error) });
+        outcomes.set(change.name, {
+          result: 'failed',
+          error: messageOf(error),
+          transient: isRetryable(error),
+        });
         logger.error(
           { org, env: change.name, action: change.action },
           `${change.action} ${org}/${change.name} failed: ${messageOf(error)}`,
@@ -91,18 +112,15 @@ async function applyPlan(
 }
 
 /** One org's pass: observe -> plan -> apply -> verify -> record. Never throws. */
-async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): Promise<OrgReport> {
+async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): Promise<Round> {
   const { org } = manifest;
   const { client, state, logger } = options;
   if (manifest.problems.length > 0) {
     // An org with any problem is left alone entirely: no request at all (issue 3).
+    const errors = manifest.problems.map(problemReport);
     return {
-      org,
-      status: 'invalid',
-      changes: [],
-      unchanged: [],
-      unmanaged: [],
-      errors: manifest.problems.map(problemReport),
+      report: { org, status: 'invalid', changes: [], unchanged: [], unmanaged: [], errors },
+      transient: false,
     };
   }
 
@@ -112,20 +130,25 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
     observed = await client.listEnvironments(org);
   } catch (error) {
     return {
-      org,
-      status: 'failed',
-      changes: [],
-      unchanged: [],
-      unmanaged: [],
-      errors: [],
-      error: `cannot list the org: ${messageOf(error)}`,
+      report: {
+        org,
+        status: 'failed',
+        changes: [],
+        unchanged: [],
+        unmanaged: [],
+        errors: [],
+        error: `cannot list the org: ${messageOf(error)}`,
+      },
+      transient: isRetryable(error),
     };
   }
 
   // Plan (pure).
   const records = state.get(org);
   const plan = planOrg(org, manifest.environments, observed, records);
-  if (options.dryRun || plan.changes.length === 0) return orgReportFromPlan(plan, new Map());
+  if (options.dryRun || plan.changes.length === 0) {
+    return { report: orgReportFromPlan(plan, new Map()), transient: false };
+  }
 
   // Apply.
   const outcomes = await applyPlan(org, plan, client, logger);
@@ -133,12 +156,14 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
 
   // Verify: list once more; a change whose observable fields did not take is not-converged.
   let verifyError: string | undefined;
+  let verifyTransient = false;
   let after: Map<string, ObservedEnvironment> | undefined;
   if (applied.length > 0) {
     try {
       after = new Map((await client.listEnvironments(org)).map((env) => [env.name, env]));
     } catch (error) {
       verifyError = `changes were sent, but the listing to verify them failed: ${messageOf(error)}`;
+      verifyTransient = isRetryable(error);
     }
   }
 
@@ -186,7 +211,30 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   await state.save().catch((error: unknown) => {
     logger.error({ stateFile: state.file }, `cannot write the state file: ${messageOf(error)}`);
   });
-  return orgReportFromPlan(plan, outcomes, verifyError);
+  const failures = [...outcomes.values()].filter((o) => o.result === 'failed');
+  const transient =
+    (verifyError === undefined || verifyTransient) &&
+    (verifyError !== undefined || failures.length > 0) &&
+    failures.every((o) => o.transient === true);
+  return { report: orgReportFromPlan(plan, outcomes, verifyError), transient };
+}
+
+/** One org, in up to MAX_ROUNDS rounds while it fails only on transient errors. */
+async function reconcileOrgInRounds(
+  manifest: OrgManifest,
+  options: ReconcileOptions,
+): Promise<OrgReport> {
+  let round = await reconcileOrg(manifest, options);
+  let report = round.report;
+  for (let n = 2; n <= MAX_ROUNDS && round.transient && options.signal?.aborted !== true; n++) {
+    options.logger.warn(
+      { org: manifest.org, round: n },
+      `org ${manifest.org} failed on transient errors; trying the org again (round ${n} of ${MAX_ROUNDS})`,
+    );
+    round = await reconcileOrg(manifest, options);
+    report = mergeOrgRounds(report, round.report);
+  }
+  return report;
 }
 
 /**
@@ -199,7 +247,7 @@ export async function reconcile(options: ReconcileOptions): Promise<RunReport> {
   );
   const reports = await Promise.all(
     selected.map(async (manifest) => {
-      const report = await reconcileOrg(manifest, options);
+      const report = await reconcileOrgInRounds(manifest, options);
       options.onOrgDone?.(report);
       return report;
     }),

@@ -1,0 +1,204 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { envsync } from '../helpers/cli.ts';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { startFakeApi } from '../helpers/fake-api.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const TOKEN = 'faults-token-c4d2e9';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let api: TestEmulator | undefined;
+
+beforeEach(async () => {
+  tmp = await tempDir();
+});
+afterEach(async () => {
+  await api?.close();
+  api = undefined;
+  await tmp.cleanup();
+});
+
+interface Env {
+  name: string;
+  type: string;
+  description: string;
+  include_scaling: boolean;
+  policies: string[];
+}
+
+/** Writes `orgs` x `envs` manifests with varied fields; returns what they declare. */
+async function writeManifests(orgs: number, envs: number): Promise<Map<string, Env[]>> {
+  const declared = new Map<string, Env[]>();
+  const types = ['K8S', 'S3', 'logical'];
+  for (let o = 0; o < orgs; o++) {
+    const org = `org-${String(o).padStart(2, '0')}`;
+    const list: Env[] = [];
+    for (let e = 0; e < envs; e++) {
+      list.push({
+        name: `env-${String(e).padStart(3, '0')}`,
+        type: types[(o + e) % 3] ?? 'K8S',
+        description: `Environment ${e} of ${org}: "quoted", #hash, colon: yes`,
+        include_scaling: e % 4 === 0,
+        policies: e % 3 === 0 ? [] : ['baseline', `p${e % 5}`],
+      });
+    }
+    declared.set(org, list);
+    await tmp.write(`manifests/${org}.yaml`, JSON.stringify({ org, environments: list }));
+  }
+  return declared;
+}
+
+function run(url: string, command: string[], extra: string[] = []) {
+  return envsync(
+    [
+      ...command,
+      '--manifests',
+      'manifests',
+      '--api-url',
+      url,
+      '--state',
+      'state.json',
+      '--retry-delay',
+      '20ms',
+      ...extra,
+    ],
+    { env: { ENVSYNC_TOKEN: TOKEN }, cwd: tmp.dir, timeoutMs: 120_000 },
+  );
+}
+
+describe('faults converge, nothing lost', () => {
+  it('20 orgs x 50 environments against 20% 503s, 5% resets and latency: one sync exits 0 and the store equals the manifests field for field', async () => {
+    api = await startTestEmulator({
+      profile: 'kosli',
+      tokens: [{ token: TOKEN, orgs: null }],
+      seed: 2026,
+      faults: { failRate: 0.2, resetRate: 0.05, latencyMs: { min: 1, max: 15 } },
+    });
+    const declared = await writeManifests(20, 50);
+    const sync = await run(api.url, ['sync'], ['--concurrency', '16', '-o', 'json']);
+    const report = JSON.parse(sync.stdout) as {
+      summary: Record<string, number>;
+      orgs: { status: string; error?: string; changes: { result: string; error?: string }[] }[];
+    };
+    const problems = report.orgs
+      .flatMap((o) => [
+        o.error,
+        ...o.changes.filter((c) => c.result !== 'applied').map((c) => c.error),
+      ])
+      .filter(Boolean);
+    expect(problems).toEqual([]);
+    expect(sync.code).toBe(0);
+    expect(report.summary).toMatchObject({
+      create: 1000,
+      applied: 1000,
+      failed: 0,
+      notConverged: 0,
+    });
+    const stats = await api.getStats();
+    expect(stats.faults.fail).toBeGreaterThan(100);
+    expect(stats.faults.reset).toBeGreaterThan(20);
+
+    const store = await api.getStore();
+    for (const [org, envs] of declared) {
+      const held = (store.orgs[org] ?? []).map((e) => ({
+        name: e.name,
+        type: e.type,
+        description: e.description,
+        include_scaling: e.include_scaling,
+        policies: [...(e.policies ?? [])].sort(),
+      }));
+      expect(held, org).toEqual(envs.map((e) => ({ ...e, policies: [...e.policies].sort() })));
+    }
+    await api.setFaults({ failRate: 0, resetRate: 0 });
+    const plan = await run(api.url, ['plan'], ['--detailed-exitcode']);
+    expect(plan.code, plan.stdout.slice(-500)).toBe(0);
+  });
+
+  it('a 429 storm with Retry-After of seconds: throttled answers stay bounded and the run converges', async () => {
+    api = await startTestEmulator({
+      profile: 'kosli',
+      tokens: [{ token: TOKEN, orgs: null }],
+      faults: { rateLimit: 20 },
+    });
+    await writeManifests(4, 25);
+    const sync = await run(api.url, ['sync'], ['--concurrency', '16', '-o', 'json']);
+    expect(sync.code, sync.stderr.slice(-2000)).toBe(0);
+    expect((JSON.parse(sync.stdout) as { summary: { applied: number } }).summary.applied).toBe(100);
+    const throttled = (await api.getStats()).throttled;
+    // 104 requests at 20 per second. Independent retry loops would meet a 429 per request or
+    // more; the shared gate meets one burst (the requests in flight, at most the concurrency)
+    // and then paces to the admitted rate.
+    expect(throttled).toBeGreaterThan(0);
+    expect(throttled).toBeLessThanOrEqual(32);
+  });
+
+  it.each([
+    ['truncated JSON', 'application/json', '[{"name": "web", "type": "K8S", "descr', /not JSON/],
+    [
+      'not JSON at all',
+      'text/plain',
+      'Service Unavailable',
+      /not JSON \(200, content-type text\/plain\): Service Unavailable/,
+    ],
+    [
+      'an HTML error page',
+      'text/html',
+      '<!doctype html><h1>502 Bad Gateway</h1>',
+      /not JSON \(200, content-type text\/html\)/,
+    ],
+    [
+      'the wrong shape',
+      'application/json',
+      '{"environment": []}',
+      /unexpected shape \(object with keys environment\)/,
+    ],
+    [
+      'entries of the wrong type',
+      'application/json',
+      '{"env": [{"name": 7, "type": "K8S", "description": ""}]}',
+      /listing is malformed/,
+    ],
+    [
+      'a name listed twice',
+      'application/json',
+      '[{"name":"a","type":"K8S","description":""},{"name":"a","type":"S3","description":""}]',
+      /shows environment "a" twice/,
+    ],
+  ])(
+    'a listing that is %s fails that org clearly: no crash, no PUT, other orgs go on',
+    async (_title, type, body, message) => {
+      let good = '[]';
+      const fake = await startFakeApi((req, res) => {
+        if (req.url?.startsWith('/api/v2/environments/bad'))
+          res.writeHead(200, { 'content-type': type }).end(body);
+        else if (req.method === 'GET')
+          res.writeHead(200, { 'content-type': 'application/json' }).end(`{"env": ${good}}`);
+        else {
+          good = '[{"org": "good", "name": "web", "type": "K8S", "description": "w"}]';
+          res.writeHead(201, { 'content-type': 'application/json' }).end('"OK"');
+        }
+      });
+      await tmp.write(
+        'manifests/bad.yaml',
+        'org: bad\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n',
+      );
+      await tmp.write(
+        'manifests/good.yaml',
+        'org: good\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n',
+      );
+      const sync = await run(fake.url, ['sync'], ['-o', 'json']);
+      await fake.close();
+      expect(sync.code).toBe(1);
+      expect(sync.stderr).not.toMatch(/\n\s+at /); // no stack trace
+      const report = JSON.parse(sync.stdout) as {
+        orgs: { org: string; status: string; error?: string }[];
+      };
+      expect(report.orgs[0]).toMatchObject({ org: 'bad', status: 'failed' });
+      expect(report.orgs[0]?.error).toMatch(message);
+      expect(report.orgs[1]).toMatchObject({ org: 'good', status: 'ok' });
+      expect(fake.requests.filter((r) => r.method === 'PUT').map((r) => r.url)).toEqual([
+        '/api/v2/environments/good',
+      ]);
+    },
+  );
+});
