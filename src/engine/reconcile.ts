@@ -34,7 +34,13 @@ export interface ReconcileOptions {
   readonly onOrgDone?: ((report: OrgReport) => void) | undefined;
 }
 
-type Outcome = { result: ChangeResult; error?: string | undefined; transient?: boolean };
+type Outcome = {
+  result: ChangeResult;
+  error?: string | undefined;
+  transient?: boolean;
+  /** False when the change was never sent (known not to take, or the token was refused). */
+  sent?: boolean;
+};
 
 /** One round's report, and whether it failed only on errors another round may cure. */
 interface Round {
@@ -77,13 +83,14 @@ async function applyPlan(
       if (change.knownNotConverged) {
         outcomes.set(change.name, {
           result: 'not-converged',
+          sent: false,
           error:
             'the same change was sent before and did not take; not sent again until the manifest or the service changes',
         });
         return;
       }
       if (refused !== undefined) {
-        outcomes.set(change.name, { result: 'failed', error: `not sent: ${refused}` });
+        outcomes.set(change.name, { result: 'failed', sent: false, error: `not sent: ${refused}` });
         return;
       }
       try {
@@ -150,6 +157,17 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
     return { report: orgReportFromPlan(plan, new Map()), transient: false };
   }
 
+  // Write ahead: the records of the changes about to be sent are in doubt until their PUTs are
+  // known to have landed. A crash (or a PUT that timed out but landed) must not leave a record
+  // that hides a difference from the next plan, so drop them first; at worst the next run
+  // re-sends them as unverified.
+  const inDoubt: Record<string, AppliedRecord> = { ...records };
+  for (const change of plan.changes) if (!change.knownNotConverged) delete inDoubt[change.name];
+  state.set(org, inDoubt);
+  await state.save().catch((error: unknown) => {
+    logger.error({ stateFile: state.file }, `cannot write the state file: ${messageOf(error)}`);
+  });
+
   // Apply.
   const outcomes = await applyPlan(org, plan, client, logger);
   const applied = plan.changes.filter((change) => outcomes.get(change.name)?.result === 'applied');
@@ -173,17 +191,13 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   for (const env of manifest.environments) {
     const change = byName.get(env.name);
     const outcome = outcomes.get(env.name);
-    if (change === undefined || outcome?.result === 'not-converged') {
-      // Unchanged, or known not to take: the old record still says the truth.
+    if (change === undefined || outcome?.sent === false) {
+      // Unchanged, or never sent: the old record still says the truth.
       const old = records[env.name];
       if (old !== undefined) next[env.name] = old;
       continue;
     }
-    if (outcome?.result !== 'applied') {
-      const old = records[env.name];
-      if (old !== undefined) next[env.name] = old;
-      continue;
-    }
+    if (outcome?.result !== 'applied') continue; // sent and failed: in doubt, no record
     const remote = after?.get(env.name);
     const verification =
       after === undefined ? { converged: true as const } : verifyChange(change, remote);

@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, writeFile, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import * as z from 'zod';
@@ -63,6 +63,7 @@ export class StateStore {
 
   /** Loads the state file; anything wrong with it is a warning and an empty state. */
   static async load(file: string, logger: Logger, api?: string): Promise<StateStore> {
+    await removeStaleTempFiles(file);
     const empty = () => new StateStore(file, api, new Map());
     let text: string;
     try {
@@ -162,6 +163,26 @@ export class StateStore {
       data.orgs[org] = envs;
     }
     await writeFileAtomic(this.file, `${JSON.stringify(data, null, 1)}\n`);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes temp files that a killed writer left beside `file` (`file.<pid>.<random>.tmp`). */
+async function removeStaleTempFiles(file: string): Promise<void> {
+  const dir = path.dirname(file);
+  const prefix = `${path.basename(file)}.`;
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    const match = /^(\d+)\.[a-z0-9]+\.tmp$/.exec(name.startsWith(prefix) ? name.slice(prefix.length) : '');
+    if (match !== null && !isAlive(Number(match[1]))) await unlink(path.join(dir, name)).catch(() => undefined);
   }
 }
 

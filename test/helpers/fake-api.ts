@@ -5,7 +5,9 @@ import type { AddressInfo } from 'node:net';
  * A tiny real HTTP server for answers the emulator never gives (HTML error pages, truncated
  * JSON, redirects, envelopes): the client is still tested over real loopback HTTP.
  */
-export async function startFakeApi(handler: (req: IncomingMessage, res: ServerResponse) => void) {
+export async function startFakeApi(
+  handler: (req: IncomingMessage & { body: string }, res: ServerResponse) => void,
+) {
   const requests: { method: string; url: string; authorization: string | undefined }[] = [];
   const server = createServer((req, res) => {
     requests.push({
@@ -13,8 +15,11 @@ export async function startFakeApi(handler: (req: IncomingMessage, res: ServerRe
       url: req.url ?? '',
       authorization: req.headers.authorization,
     });
-    req.resume();
-    req.on('end', () => handler(req, res));
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () =>
+      handler(Object.assign(req, { body: Buffer.concat(chunks).toString('utf8') }), res),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

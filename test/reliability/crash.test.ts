@@ -1,0 +1,250 @@
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { envsync } from '../helpers/cli.ts';
+import { startFakeApi } from '../helpers/fake-api.ts';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const TOKEN = 'crash-token-0b7c1d';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let api: TestEmulator;
+
+beforeEach(async () => {
+  tmp = await tempDir();
+  api = await startTestEmulator({
+    profile: 'spec',
+    tokens: [{ token: TOKEN, orgs: null }],
+    faults: { latencyMs: { min: 2, max: 25 } },
+  });
+});
+afterEach(async () => {
+  await api.close();
+  await tmp.cleanup();
+});
+
+async function writeManifests(version: number) {
+  for (const org of ['alpha', 'beta', 'gamma']) {
+    const envs = Array.from({ length: 40 }, (_, i) => ({
+      name: `env-${i}`,
+      type: 'K8S',
+      description: `v${version} ${org} ${i}`,
+      include_scaling: (i + version) % 2 === 0,
+      policies: (i + version) % 3 === 0 ? ['pci'] : [],
+    }));
+    await tmp.write(`manifests/${org}.yaml`, JSON.stringify({ org, environments: envs }));
+  }
+}
+
+const args = (command: string) => [
+  command,
+  '--manifests',
+  'manifests',
+  '--api-url',
+  api.url,
+  '--state',
+  'state/state.json',
+  '--retry-delay',
+  '10ms',
+];
+
+/** Runs sync and SIGKILLs it after `afterMs`; resolves when it is gone. */
+function killedSync(afterMs: number): Promise<void> {
+  const child = spawn(process.execPath, [CLI, ...args('sync')], {
+    cwd: tmp.dir,
+    env: { PATH: process.env['PATH'] ?? '', ENVSYNC_TOKEN: TOKEN },
+    stdio: 'ignore',
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), afterMs);
+  return new Promise((resolve) =>
+    child.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    }),
+  );
+}
+
+async function stateIsValid(): Promise<boolean> {
+  let text: string;
+  try {
+    text = await readFile(tmp.path('state/state.json'), 'utf8');
+  } catch {
+    return true; // not written yet: valid (empty)
+  }
+  const state = JSON.parse(text) as {
+    version: number;
+    orgs: Record<string, Record<string, { include_scaling: boolean; policies: string[] }>>;
+  };
+  return (
+    state.version === 1 &&
+    Object.values(state.orgs).every((envs) =>
+      Object.values(envs).every(
+        (e) => typeof e.include_scaling === 'boolean' && Array.isArray(e.policies),
+      ),
+    )
+  );
+}
+
+describe('crash consistency', () => {
+  it('SIGKILL at random moments, many times: the state file is always valid and a rerun converges', async () => {
+    let seed = 42;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    for (let round = 1; round <= 8; round++) {
+      await writeManifests(round);
+      await killedSync(250 + Math.floor(random() * 900));
+      expect(await stateIsValid(), `round ${round}`).toBe(true);
+    }
+    const final = await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
+    expect(final.code, final.stderr.slice(-1000)).toBe(0);
+    const plan = await envsync([...args('plan'), '--detailed-exitcode'], {
+      cwd: tmp.dir,
+      env: { ENVSYNC_TOKEN: TOKEN },
+    });
+    expect(plan.code, plan.stdout.slice(-1000)).toBe(0);
+    // A killed writer's temp files are cleaned up by the next run.
+    expect((await readdir(tmp.path('state'))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    // The service holds exactly the last manifests, field for field (the spec profile's listing
+    // hides include_scaling and policies: only a state file that never lies gets them right).
+    const store = await api.getStore();
+    for (const org of ['alpha', 'beta', 'gamma']) {
+      const declared = (
+        JSON.parse(await readFile(tmp.path(`manifests/${org}.yaml`), 'utf8')) as {
+          environments: { name: string }[];
+        }
+      ).environments;
+      const held = (store.orgs[org] ?? []).map(
+        ({ name, type, description, include_scaling, policies }) => ({
+          name,
+          type,
+          description,
+          include_scaling,
+          policies,
+        }),
+      );
+      expect(
+        held.sort((a, b) => (a.name < b.name ? -1 : 1)),
+        org,
+      ).toEqual([...declared].sort((a, b) => (a.name < b.name ? -1 : 1)));
+    }
+  });
+
+  it.each([
+    ['garbage', 'this is not json {{{', 'not valid JSON'],
+    ['truncated', '{"version": 1, "orgs": {"alpha": {"env-1": {"include_sc', 'not valid JSON'],
+    ['of a future version', '{"version": 99, "orgs": {}}', 'newer than this envsync understands'],
+    ['of the wrong shape', '{"version": 1, "orgs": []}', 'unexpected shape'],
+  ])('a state file that is %s: a warning, then a correct run', async (_title, content, warning) => {
+    await writeManifests(1);
+    await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
+    await writeFile(tmp.path('state/state.json'), content);
+    const sync = await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
+    expect(sync.code).toBe(0);
+    expect(sync.stderr).toContain(warning);
+    expect(sync.stdout).toContain('120 unverified'); // one extra PUT each, never a wrong change
+    expect(await stateIsValid()).toBe(true);
+    const plan = await envsync([...args('plan'), '--detailed-exitcode'], {
+      cwd: tmp.dir,
+      env: { ENVSYNC_TOKEN: TOKEN },
+    });
+    expect(plan.code).toBe(0);
+  });
+
+  it('an unreadable state file: a warning, the run still applies, and says it could not write', async () => {
+    await writeManifests(1);
+    await mkdir(tmp.path('state/state.json'), { recursive: true }); // a directory where the file should be
+    const sync = await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
+    expect(sync.stderr).toContain('state file cannot be read');
+    expect(sync.stderr).toContain('cannot write the state file');
+    expect(sync.stdout).toContain('120 applied');
+  });
+});
+
+describe('the state file never hides a difference', () => {
+  it('a PUT that timed out but landed leaves no record behind, so reverting the manifest is still sent', async () => {
+    // A service that applies each PUT at once but answers slowly when told to, listing as the
+    // spec does (no include_scaling, no policies): only the state file knows the policies.
+    const held = new Map<
+      string,
+      { name: string; type: string; description: string; policies: string[] }
+    >();
+    let answerAfterMs = 0;
+    const fake = await startFakeApi((req, res) => {
+      if (req.method === 'GET') {
+        const env = [...held.values()].map(({ name, type, description }) => ({
+          org: 'alpha',
+          name,
+          type,
+          description,
+        }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ env }));
+        return;
+      }
+      const body = JSON.parse(req.body) as {
+        name: string;
+        type: string;
+        description: string;
+        policies: string[];
+      };
+      held.set(body.name, body);
+      setTimeout(
+        () => res.writeHead(201, { 'content-type': 'application/json' }).end('"OK"'),
+        answerAfterMs,
+      );
+    });
+    const run = (command: string, extra: string[] = []) =>
+      envsync(
+        [
+          command,
+          '--manifests',
+          'manifests',
+          '--api-url',
+          fake.url,
+          '--state',
+          'state/state.json',
+          '--retry-delay',
+          '10ms',
+          ...extra,
+        ],
+        {
+          cwd: tmp.dir,
+          env: { ENVSYNC_TOKEN: TOKEN },
+        },
+      );
+    const manifestWith = (policies: string[]) =>
+      tmp.write(
+        'manifests/alpha.yaml',
+        JSON.stringify({
+          org: 'alpha',
+          environments: [{ name: 'web', type: 'K8S', description: 'w', policies }],
+        }),
+      );
+    try {
+      await manifestWith(['a']);
+      expect((await run('sync')).code).toBe(0);
+
+      // The PUT of ["b"] lands, but its answer comes after envsync gave up waiting.
+      await manifestWith(['b']);
+      answerAfterMs = 800;
+      expect((await run('sync', ['--timeout', '200ms', '--retries', '0'])).code).toBe(1);
+      answerAfterMs = 0;
+      expect(held.get('web')?.policies).toEqual(['b']);
+
+      // Back to ["a"]: a stale record of ["a"] would call this unchanged and leave ["b"] in place.
+      await manifestWith(['a']);
+      const plan = await run('plan', ['-o', 'json']);
+      expect(
+        (JSON.parse(plan.stdout) as { summary: Record<string, number> }).summary,
+      ).toMatchObject({ unverified: 1, unchanged: 0 });
+      expect((await run('sync')).code).toBe(0);
+      expect(held.get('web')?.policies).toEqual(['a']);
+    } finally {
+      await fake.close();
+    }
+  });
+});
