@@ -41,6 +41,9 @@ type PathSegment = string | number;
 /** Aliases may expand to at most this many nodes; more is an alias bomb, not a manifest. */
 const MAX_ALIAS_COUNT = 100;
 
+/** Syntax errors reported per document before the rest are summed up. */
+const MAX_SYNTAX_ERRORS = 5;
+
 /** Formats a problem the way compilers do: `file:line:column path: message`. */
 export function formatProblem(problem: ManifestProblem): string {
   const where = `${problem.file}:${problem.line}:${problem.column}`;
@@ -179,21 +182,34 @@ export function parseManifest(text: string, file: string): ParsedManifest {
     docs = parseAllDocuments(text, { lineCounter, prettyErrors: false }) as Document[];
   } catch (error) {
     // The parser is recursive; absurd nesting can exhaust the stack.
-    at(
-      0,
-      '',
-      `cannot be parsed as YAML: ${error instanceof Error ? error.message : String(error)}`,
-      undefined,
-    );
+    const message = error instanceof Error ? error.message : String(error);
+    const text = /call stack/i.test(message)
+      ? 'YAML nested too deeply to be a manifest'
+      : `cannot be parsed as YAML: ${message}`;
+    at(0, '', text, undefined);
     return { documents, problems };
   }
 
   for (const doc of docs) {
     const org = readOrg(doc);
     if (doc.errors.length > 0) {
-      for (const error of doc.errors) {
+      const tooDeep = doc.errors.find((error) => /call stack/i.test(error.message));
+      if (tooDeep !== undefined) {
+        at(tooDeep.pos[0], '', 'YAML nested too deeply to be a manifest', org);
+        continue;
+      }
+      // One broken bracket can cascade: the first few errors say enough.
+      for (const error of doc.errors.slice(0, MAX_SYNTAX_ERRORS)) {
         at(error.pos[0], '', `YAML syntax: ${error.message.split('\n')[0]}`, org);
       }
+      const more = doc.errors.length - MAX_SYNTAX_ERRORS;
+      if (more > 0)
+        at(
+          doc.errors[MAX_SYNTAX_ERRORS]?.pos[0] ?? 0,
+          '',
+          `... and ${more} more YAML syntax errors`,
+          org,
+        );
       continue;
     }
     // Empty, comment-only or a bare `---`: declares nothing.
@@ -203,6 +219,10 @@ export function parseManifest(text: string, file: string): ParsedManifest {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (error) {
       const offset = (doc.contents as { range?: [number, number, number] }).range?.[0] ?? 0;
+      if (error instanceof RangeError && /call stack/i.test(error.message)) {
+        at(offset, '', 'YAML nested too deeply to be a manifest', org);
+        continue;
+      }
       at(
         offset,
         '',
