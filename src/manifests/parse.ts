@@ -183,10 +183,10 @@ export function parseManifest(text: string, file: string): ParsedManifest {
   } catch (error) {
     // The parser is recursive; absurd nesting can exhaust the stack.
     const message = error instanceof Error ? error.message : String(error);
-    const text = /call stack/i.test(message)
+    const what = /call stack/i.test(message)
       ? 'YAML nested too deeply to be a manifest'
       : `cannot be parsed as YAML: ${message}`;
-    at(0, '', text, undefined);
+    at(0, '', what, undefined);
     return { documents, problems };
   }
 

@@ -1,0 +1,408 @@
+/**
+ * Network boundaries of the envsync CLI (issue 5, item 4), run as a child process against real
+ * loopback servers: requests go to the configured origin and path prefix only, redirects are not
+ * followed (so the token goes nowhere else), plain http:// to a non-loopback host is refused before
+ * anything is sent, and TLS is always verified (a CA can be added with --ca-file, never removed).
+ */
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { rootCertificates } from 'node:tls';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { envsync } from '../helpers/cli.ts';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const TOKEN = 'net-boundary-token-9d4f2a';
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const CA_FILE = 'test/fixtures/tls/ca.pem';
+const TLS = fileURLToPath(new URL('../fixtures/tls/', import.meta.url));
+const PREFIX = '/some/prefix';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let cleanups: (() => Promise<void>)[] = [];
+
+beforeEach(async () => {
+  tmp = await tempDir();
+  await tmp.write(
+    'manifests/acme.yaml',
+    `org: acme
+environments:
+  - name: production
+    type: K8S
+    description: Production cluster
+    include_scaling: true
+    policies: [pci, baseline]
+  - name: staging
+    type: S3
+    description: Staging bucket
+`,
+  );
+  await tmp.write(
+    'manifests/beta.yaml',
+    `org: beta
+environments:
+  - name: web
+    type: logical
+    description: Web tier
+`,
+  );
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.toReversed()) await cleanup();
+  cleanups = [];
+  await tmp.cleanup();
+});
+
+interface Seen {
+  readonly method: string;
+  readonly url: string;
+  readonly host: string | undefined;
+  readonly authorization: string | undefined;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void | Promise<void>;
+
+/** A loopback HTTP(S) server that records every request it receives (and every TLS handshake). */
+async function recordingServer(handler: Handler, { tls = false } = {}) {
+  const seen: Seen[] = [];
+  const handshakes = { ok: 0, failed: 0 };
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    seen.push({
+      method: req.method ?? '',
+      url: req.url ?? '',
+      host: req.headers.host,
+      authorization: req.headers.authorization,
+    });
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      Promise.resolve(handler(req, res, Buffer.concat(chunks))).catch((error: unknown) => {
+        res.writeHead(500).end(String(error));
+      });
+    });
+  };
+  let server: Server;
+  if (tls) {
+    const https = createHttpsServer(
+      {
+        key: await readFile(`${TLS}server-key.pem`),
+        cert: await readFile(`${TLS}server.pem`),
+      },
+      listener,
+    );
+    https.on('secureConnection', () => handshakes.ok++);
+    https.on('tlsClientError', () => handshakes.failed++);
+    server = https;
+  } else {
+    server = createHttpServer(listener);
+  }
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  cleanups.push(close);
+  return { url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`, port, seen, handshakes };
+}
+
+async function emulator(): Promise<TestEmulator> {
+  const running = await startTestEmulator({
+    orgs: ['acme', 'beta'],
+    tokens: [{ token: TOKEN, orgs: null }],
+  });
+  cleanups.push(() => running.close());
+  return running;
+}
+
+/** Forwards requests under PREFIX to the emulator (prefix stripped); anything else is a 404. */
+function forwardTo(api: TestEmulator): Handler {
+  return async (req, res, body) => {
+    const url = req.url ?? '';
+    if (!url.startsWith(`${PREFIX}/`)) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"outside"}');
+      return;
+    }
+    const headers: Record<string, string> = {};
+    for (const name of ['authorization', 'content-type', 'accept']) {
+      const value = req.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    const upstream = await request(`${api.url}${url.slice(PREFIX.length)}`, {
+      method: req.method === 'PUT' ? 'PUT' : 'GET',
+      headers,
+      ...(req.method === 'PUT' ? { body } : {}),
+      dispatcher: api.agent,
+    });
+    const text = await upstream.body.text();
+    res.writeHead(upstream.statusCode, { 'content-type': 'application/json' }).end(text);
+  };
+}
+
+function sync(apiUrl: string, extra: string[] = [], env: Record<string, string> = {}) {
+  return envsync(
+    [
+      'sync',
+      '--manifests',
+      tmp.path('manifests'),
+      '--api-url',
+      apiUrl,
+      '--state',
+      tmp.path('state.json'),
+      '--retries',
+      '1',
+      '--retry-delay',
+      '10ms',
+      '--output',
+      'json',
+      ...extra,
+    ],
+    { env: { ENVSYNC_TOKEN: TOKEN, ...env }, cwd: REPO },
+  );
+}
+
+interface Report {
+  orgs: { org: string; status: string; error?: string }[];
+}
+const report = (stdout: string) => JSON.parse(stdout) as Report;
+
+/** The emulator holds exactly the manifests' environments. */
+async function expectConverged(api: TestEmulator): Promise<void> {
+  const store = await api.getStore();
+  const names = (org: string) => (store.orgs[org] ?? []).map((env) => env.name).toSorted();
+  expect(names('acme')).toEqual(['production', 'staging']);
+  expect(names('beta')).toEqual(['web']);
+}
+
+function expectNoCrash(result: { stdout: string; stderr: string }): void {
+  expect(result.stderr).not.toMatch(/unexpected error|\n\s+at .+:\d+:\d+/);
+}
+
+/**
+ * A preload module that records every socket connect and DNS lookup of the CLI in a file, and
+ * lets none of them leave the machine (a lookup of any name but localhost fails at once).
+ */
+async function networkGuard(): Promise<{
+  env: Record<string, string>;
+  calls: () => Promise<string[]>;
+}> {
+  const log = tmp.path('network.log');
+  const guard = await tmp.write(
+    'guard.mjs',
+    `import dns from 'node:dns';
+import { appendFileSync } from 'node:fs';
+import net from 'node:net';
+const log = ${JSON.stringify(log)};
+const loopback = (host) => host === undefined || host === 'localhost' || host === '::1' || /^127\\./.test(host);
+const connect = net.Socket.prototype.connect;
+net.Socket.prototype.connect = function (...args) {
+  // net.connect() passes its normalized arguments as one array.
+  const first = Array.isArray(args[0]) ? args[0][0] : args[0];
+  const options = typeof first === 'object' && first !== null ? first : { port: first, host: args[1] };
+  appendFileSync(log, 'connect ' + options.host + ':' + options.port + '\\n');
+  if (!loopback(options.host)) {
+    process.nextTick(() => this.destroy(new Error('blocked by the test guard')));
+    return this;
+  }
+  return connect.apply(this, args);
+};
+const lookup = dns.lookup;
+dns.lookup = function (host, ...rest) {
+  appendFileSync(log, 'lookup ' + host + '\\n');
+  if (!loopback(host)) {
+    const callback = rest.at(-1);
+    const error = Object.assign(new Error('blocked by the test guard'), { code: 'ENOTFOUND' });
+    process.nextTick(() => callback(error));
+    return {};
+  }
+  return lookup.call(this, host, ...rest);
+};
+`,
+  );
+  return {
+    env: { NODE_OPTIONS: `--import=${pathToFileURL(guard).href}` },
+    calls: async () =>
+      (await readFile(log, 'utf8').catch(() => '')).split('\n').filter((line) => line !== ''),
+  };
+}
+
+describe('network boundaries', () => {
+  it.each([PREFIX, `${PREFIX}/`])(
+    'sends every request to the configured origin and path prefix only (--api-url ...%s)',
+    async (prefix) => {
+      const api = await emulator();
+      const front = await recordingServer(forwardTo(api));
+      const result = await sync(`${front.url}${prefix}`);
+      expect(result.code, result.stderr).toBe(0);
+      expectNoCrash(result);
+      await expectConverged(api);
+      const methods = new Set(front.seen.map((r) => r.method));
+      expect(methods).toEqual(new Set(['GET', 'PUT']));
+      for (const org of ['acme', 'beta'])
+        expect(front.seen.some((r) => r.url === `${PREFIX}/api/v2/environments/${org}`)).toBe(true);
+      for (const seen of front.seen) {
+        expect(seen.url.startsWith(`${PREFIX}/api/v2/environments/`), seen.url).toBe(true);
+        expect(seen.host).toBe(`127.0.0.1:${front.port}`);
+        expect(seen.authorization).toBe(`Bearer ${TOKEN}`);
+      }
+      // Everything the emulator saw came through the front server.
+      const reached = await api.getRequests(1000);
+      expect(reached).toHaveLength(front.seen.length);
+    },
+  );
+
+  it.each([301, 302, 303, 307, 308])(
+    'does not follow a %i redirect: the org fails and the target receives nothing',
+    async (status) => {
+      const target = await recordingServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"env":[]}');
+      });
+      const redirector = await recordingServer((req, res) => {
+        res.writeHead(status, { location: `${target.url}${req.url ?? '/'}` }).end();
+      });
+      const result = await sync(redirector.url);
+      expect(result.code).toBe(1);
+      expectNoCrash(result);
+      for (const org of report(result.stdout).orgs) {
+        expect(org.status).toBe('failed');
+        expect(org.error).toContain('does not follow redirects');
+      }
+      expect(target.seen).toEqual([]);
+      // One GET per org and attempt round at most, never a PUT.
+      expect(redirector.seen.every((r) => r.method === 'GET')).toBe(true);
+      expect(redirector.seen.every((r) => r.authorization === `Bearer ${TOKEN}`)).toBe(true);
+    },
+  );
+
+  it.each([
+    ['--api-url', 'http://api.example.invalid'],
+    ['--api-url', 'http://api.example.invalid:8080/some/prefix'],
+    ['--api-url', 'http://10.0.0.1'],
+    ['ENVSYNC_API_URL', 'http://api.example.invalid'],
+  ])(
+    'refuses plain http:// to a non-loopback host before any request (%s %s)',
+    async (where, url) => {
+      const guard = await networkGuard();
+      const viaFlag = where === '--api-url';
+      const result = await envsync(
+        [
+          'sync',
+          '--manifests',
+          tmp.path('manifests'),
+          '--state',
+          tmp.path('state.json'),
+          // Were a request tried, fail it fast rather than hit the test timeout.
+          '--retries',
+          '0',
+          '--timeout',
+          '2s',
+          ...(viaFlag ? ['--api-url', url] : []),
+        ],
+        {
+          env: { ENVSYNC_TOKEN: TOKEN, ...guard.env, ...(viaFlag ? {} : { ENVSYNC_API_URL: url }) },
+          cwd: tmp.dir,
+        },
+      );
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain('plain http://');
+      expect(result.stderr).toContain('--insecure-http');
+      expectNoCrash(result);
+      expect(await guard.calls()).toEqual([]);
+    },
+  );
+
+  it('the guard of the test above sees every attempt (and keeps it on the machine)', async () => {
+    const api = await emulator();
+    const guard = await networkGuard();
+    const allowed = await sync(api.url, [], guard.env);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(await guard.calls()).toContain(`connect 127.0.0.1:${api.port}`);
+    // With --insecure-http the same URL as above is tried: the guard sees it and blocks it.
+    const insecure = await sync('http://api.example.invalid', ['--insecure-http'], guard.env);
+    expect(insecure.code).toBe(1);
+    expect((await guard.calls()).some((call) => call.includes('api.example.invalid'))).toBe(true);
+  });
+
+  describe('TLS', () => {
+    it('refuses a server whose certificate it cannot verify: the org fails, exit 1, nothing sent', async () => {
+      const api = await emulator();
+      const front = await recordingServer(forwardTo(api), { tls: true });
+      const result = await sync(`${front.url}${PREFIX}`);
+      expect(result.code).toBe(1);
+      expectNoCrash(result);
+      const orgs = report(result.stdout).orgs;
+      expect(orgs.map((o) => o.status)).toEqual(['failed', 'failed']);
+      for (const org of orgs) {
+        expect(org.error).toMatch(/UNABLE_TO_VERIFY_LEAF_SIGNATURE|certificate/i);
+      }
+      expect(front.handshakes.ok).toBe(0);
+      expect(front.handshakes.failed).toBeGreaterThan(0);
+      // No request, so no Authorization header, ever reached the server.
+      expect(front.seen).toEqual([]);
+      expect((await api.getStore()).orgs).toEqual({});
+    });
+
+    it(`trusts it with --ca-file ${CA_FILE}`, async () => {
+      const api = await emulator();
+      const front = await recordingServer(forwardTo(api), { tls: true });
+      const result = await sync(`${front.url}${PREFIX}`, ['--ca-file', CA_FILE]);
+      expect(result.code, result.stderr).toBe(0);
+      expectNoCrash(result);
+      await expectConverged(api);
+      expect(front.seen.length).toBeGreaterThan(0);
+      for (const seen of front.seen) {
+        expect(seen.url.startsWith(`${PREFIX}/api/v2/environments/`)).toBe(true);
+      }
+    });
+
+    it.each([
+      ['NODE_TLS_REJECT_UNAUTHORIZED=0', [], { NODE_TLS_REJECT_UNAUTHORIZED: '0' }],
+      ['--insecure-http', ['--insecure-http'], {}],
+      [
+        'both, and --ca-file with another CA',
+        ['--insecure-http', '--ca-file', 'other-ca.pem'],
+        { NODE_TLS_REJECT_UNAUTHORIZED: '0' },
+      ],
+    ] as const)(
+      'no flag or environment variable turns verification off (%s)',
+      async (_what, extra, env) => {
+        await tmp.write('other-ca.pem', rootCertificates[0] ?? '');
+        const api = await emulator();
+        const front = await recordingServer(forwardTo(api), { tls: true });
+        const result = await sync(
+          `${front.url}${PREFIX}`,
+          extra.map((arg) => (arg === 'other-ca.pem' ? tmp.path(arg) : arg)),
+          env,
+        );
+        expect(result.code).toBe(1);
+        expectNoCrash(result);
+        for (const org of report(result.stdout).orgs) {
+          expect(org.status).toBe('failed');
+          expect(org.error).toMatch(/UNABLE_TO_VERIFY_LEAF_SIGNATURE|certificate/i);
+        }
+        expect(front.handshakes.ok).toBe(0);
+        expect(front.seen).toEqual([]);
+      },
+    );
+
+    it('--ca-file adds to the default trust store rather than replacing it', async () => {
+      // NODE_EXTRA_CA_CERTS stands in for the system store: it trusts the fixture CA, while
+      // --ca-file names an unrelated (public) root. Both must be trusted.
+      await tmp.write('other-ca.pem', rootCertificates[0] ?? '');
+      const api = await emulator();
+      const front = await recordingServer(forwardTo(api), { tls: true });
+      const result = await sync(`${front.url}${PREFIX}`, ['--ca-file', tmp.path('other-ca.pem')], {
+        NODE_EXTRA_CA_CERTS: `${REPO}${CA_FILE}`,
+      });
+      expect(result.code, result.stderr).toBe(0);
+      await expectConverged(api);
+    });
+  });
+});
