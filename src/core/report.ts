@@ -98,9 +98,12 @@ export function mergeOrgRounds(earlier: OrgReport, later: OrgReport): OrgReport 
     (c) => (c.result === 'applied' || c.result === 'not-converged') && !laterNames.has(c.name),
   );
   const keptNames = new Set(kept.map((c) => c.name));
-  const changes = [...kept, ...later.changes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const changes = [...kept, ...later.changes].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
   const failed =
-    later.error !== undefined || changes.some((c) => c.result === 'failed' || c.result === 'not-converged');
+    later.error !== undefined ||
+    changes.some((c) => c.result === 'failed' || c.result === 'not-converged');
   return {
     ...later,
     status: later.status === 'invalid' ? 'invalid' : failed ? 'failed' : 'ok',

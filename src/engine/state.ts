@@ -181,8 +181,11 @@ async function removeStaleTempFiles(file: string): Promise<void> {
   const prefix = `${path.basename(file)}.`;
   const names = await readdir(dir).catch(() => [] as string[]);
   for (const name of names) {
-    const match = /^(\d+)\.[a-z0-9]+\.tmp$/.exec(name.startsWith(prefix) ? name.slice(prefix.length) : '');
-    if (match !== null && !isAlive(Number(match[1]))) await unlink(path.join(dir, name)).catch(() => undefined);
+    const match = /^(\d+)\.[a-z0-9]+\.tmp$/.exec(
+      name.startsWith(prefix) ? name.slice(prefix.length) : '',
+    );
+    if (match !== null && !isAlive(Number(match[1])))
+      await unlink(path.join(dir, name)).catch(() => undefined);
   }
 }
 
