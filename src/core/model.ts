@@ -3,13 +3,20 @@
  * Nothing here does I/O, reads the clock or imports a node: module.
  */
 
-/** Where something was declared in a manifest (1-based line and column). */
+/**
+ * Where an environment was declared: the file, the YAML document's index in it and the YAML path.
+ * Line and column are filled in when the parser that read the file tracked them (the slow,
+ * position-tracking path); otherwise they are looked up only when a message needs them.
+ */
 export interface SourceLocation {
   readonly file: string;
-  readonly line: number;
-  readonly column: number;
-  /** The YAML path within the file, e.g. `environments[2]`. */
-  readonly path?: string;
+  /** Index of the YAML document within the file (0-based). */
+  readonly document: number;
+  /** The YAML path within the document, e.g. `environments[2]`. */
+  readonly path: string;
+  /** 1-based, when known. */
+  readonly line?: number;
+  readonly column?: number;
 }
 
 /** One environment as the manifests declare it, with defaults filled in. */

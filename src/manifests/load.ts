@@ -1,7 +1,7 @@
-import type { DesiredEnvironment } from '../core/model.ts';
+import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { compareNames } from '../core/plan.ts';
 import { discoverManifestFiles, displayPath, readManifestFile } from './discover.ts';
-import { formatProblem, parseManifest, type ManifestProblem } from './parse.ts';
+import { formatProblem, locateInText, parseManifest, type ManifestProblem } from './parse.ts';
 
 /** Everything the manifests declare for one organization, and what is wrong with it. */
 export interface OrgManifest {
@@ -31,6 +31,16 @@ export interface LoadOptions {
 
 const READ_CONCURRENCY = 32;
 
+/** `environments[2]` -> ['environments', 2]. */
+function pathSegments(path: string): (string | number)[] {
+  return [...path.matchAll(/([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]/g)].map((m) =>
+    m[2] === undefined ? (m[1] ?? '') : Number(m[2]),
+  );
+}
+
+/** Finds line and column of an environment read without positions (for the rare message). */
+export type Locate = (source: SourceLocation) => { line: number; column: number };
+
 /** Merges parsed documents into orgs, flagging names declared twice with both places. */
 export function assembleOrgs(
   parsed: readonly {
@@ -38,6 +48,7 @@ export function assembleOrgs(
     documents: ReturnType<typeof parseManifest>['documents'];
     problems: readonly ManifestProblem[];
   }[],
+  locate: Locate = (source) => ({ line: source.line ?? 1, column: source.column ?? 1 }),
 ): { orgs: OrgManifest[]; unattributed: ManifestProblem[] } {
   const byOrg = new Map<
     string,
@@ -66,13 +77,14 @@ export function assembleOrgs(
           org.envs.set(env.name, env);
           continue;
         }
-        const here = env.source;
-        const there = first.source;
+        const here = env.source === undefined ? { line: 1, column: 1 } : locate(env.source);
+        const there =
+          first.source === undefined ? undefined : { ...first.source, ...locate(first.source) };
         org.problems.push({
-          file: here?.file ?? file.file,
-          line: here?.line ?? 1,
-          column: here?.column ?? 1,
-          path: `${here?.path ?? 'environments'}.name`,
+          file: env.source?.file ?? file.file,
+          line: here.line,
+          column: here.column,
+          path: `${env.source?.path ?? 'environments'}.name`,
           message:
             `environment "${env.name}" of org "${doc.org}" is declared twice: here and at ` +
             (there ? `${there.file}:${there.line}:${there.column}` : 'another place'),
@@ -107,6 +119,8 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     documents: ReturnType<typeof parseManifest>['documents'];
     problems: ManifestProblem[];
   }[] = Array.from({ length: files.length });
+  // Texts are kept until the orgs are assembled, to locate the rare duplicate read without positions.
+  const texts = new Map<string, string>();
   let next = 0;
   const worker = async () => {
     while (next < files.length) {
@@ -131,6 +145,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
         };
         continue;
       }
+      texts.set(file.display, outcome.text);
       const result = parseManifest(outcome.text, file.display);
       parsed[index] = {
         file: file.display,
@@ -140,7 +155,11 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     }
   };
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, files.length) }, worker));
-  const { orgs, unattributed } = assembleOrgs(parsed);
+  const { orgs, unattributed } = assembleOrgs(parsed, (source) =>
+    source.line !== undefined && source.column !== undefined
+      ? { line: source.line, column: source.column }
+      : locateInText(texts.get(source.file) ?? '', source.document, pathSegments(source.path)),
+  );
   const treeLevel: ManifestProblem[] = treeProblems.map((problem) => ({
     file: problem.display,
     line: 1,

@@ -5,6 +5,24 @@ const messages = (text: string) =>
   parseManifest(text, 'manifests/acme.yaml').problems.map(formatProblem);
 
 describe('parseManifest', () => {
+  it('reads valid files fast and invalid ones with positions: both paths agree on what is valid', () => {
+    const fast = 'org: acme\nenvironments:\n  - {name: a, type: K8S, description: d}\n';
+    expect(parseManifest(fast, 'f.yaml').documents[0]?.environments[0]?.source).toEqual({
+      file: 'f.yaml',
+      document: 0,
+      path: 'environments[0]',
+    });
+    // An alias sends the file down the position-tracking path (where aliases are bounded).
+    const slow = `${fast}  - {name: b, type: K8S, description: d, policies: &p [x]}\n  - {name: c, type: K8S, description: d, policies: *p}\n`;
+    expect(parseManifest(slow, 'f.yaml').documents[0]?.environments[0]?.source).toEqual({
+      file: 'f.yaml',
+      document: 0,
+      line: 3,
+      column: 5,
+      path: 'environments[0]',
+    });
+  });
+
   it('reads a valid manifest with defaults and sorted policies', () => {
     const result = parseManifest(
       'org: acme\nenvironments:\n  - name: production\n    type: K8S\n    description: Prod\n    policies: [pci, baseline]\n',
@@ -21,7 +39,7 @@ describe('parseManifest', () => {
             description: 'Prod',
             includeScaling: false,
             policies: ['baseline', 'pci'],
-            source: { file: 'acme.yaml', line: 3, column: 5, path: 'environments[0]' },
+            source: { file: 'acme.yaml', document: 0, path: 'environments[0]' },
           },
         ],
       },

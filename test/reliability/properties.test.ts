@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import pino from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stringify } from 'yaml';
+import { stringify, type ToStringOptions } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.ts';
 import { DEFAULT_RETRY_POLICY } from '../../src/api/retry-policy.ts';
@@ -10,7 +10,11 @@ import { hasErrors } from '../../src/core/report.ts';
 import { reconcile } from '../../src/engine/reconcile.ts';
 import { StateStore } from '../../src/engine/state.ts';
 import type { ManifestSet } from '../../src/manifests/load.ts';
-import { parseManifest } from '../../src/manifests/parse.ts';
+import {
+  parseManifest,
+  parseManifestFast,
+  parseManifestLocated,
+} from '../../src/manifests/parse.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -299,5 +303,96 @@ describe('property: a random fault schedule', () => {
       { numRuns: 15 },
     );
     expect(successes).toBeGreaterThan(0);
+  });
+});
+
+describe('property: the two YAML paths agree', () => {
+  const strip = (docs: ReturnType<typeof parseManifestLocated>['documents']) =>
+    docs.map((d) => ({
+      org: d.org,
+      environments: d.environments.map(({ source: _source, ...env }) => env),
+    }));
+  const text = fc.string({ maxLength: 12 });
+  // Mostly valid manifests (so the fast path has something to accept), with the odd wrong value.
+  const rarely = <T>(usual: fc.Arbitrary<T>, odd: fc.Arbitrary<T>) =>
+    fc.oneof({ weight: 12, arbitrary: usual }, { weight: 1, arbitrary: odd });
+  const manifestValue = fc.record({
+    org: rarely(name, text),
+    environments: fc.uniqueArray(
+      fc.record(
+        {
+          name: rarely(name, text),
+          type: rarely(fc.constantFrom('K8S', 'S3', 'logical'), fc.constantFrom('k8s', 'yes', '1')),
+          description: fc.oneof(
+            text,
+            fc.constantFrom(
+              '',
+              'a: b',
+              '# not a comment',
+              "it's",
+              '"q"',
+              'multi\nline',
+              ' lead',
+              'trail ',
+              'null',
+              '~',
+              'true',
+              '0x1F',
+              '1e3',
+              'R&D',
+              '*star',
+            ),
+          ),
+          include_scaling: rarely<boolean | string>(
+            fc.boolean(),
+            fc.constantFrom('yes', 'on', 'true'),
+          ),
+          policies: fc.uniqueArray(rarely(fc.constantFrom('pci', 'sox', 'a b', 'x:y'), text), {
+            maxLength: 3,
+          }),
+        },
+        { requiredKeys: ['name', 'type', 'description'] },
+      ),
+      { maxLength: 4, selector: (e) => e.name },
+    ),
+  });
+  const styles = fc.constantFrom<ToStringOptions[]>(
+    { defaultStringType: 'PLAIN' },
+    { defaultStringType: 'QUOTE_DOUBLE' },
+    { defaultStringType: 'QUOTE_SINGLE' },
+    { defaultStringType: 'BLOCK_LITERAL' },
+    { collectionStyle: 'flow' },
+    {},
+  );
+
+  it('fast never accepts what the located path rejects, and both read the same values', () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(
+        fc.array(manifestValue, { minLength: 1, maxLength: 2 }),
+        styles,
+        fc.nat(),
+        fc.constantFrom('', '\n  ', ':', '- ', '#', '"', '&a ', '*a', '{', ']'),
+        (values, style, at, noise) => {
+          let source = values.map((v) => stringify(v, null, style)).join('---\n');
+          if (at % 3 === 0)
+            source =
+              source.slice(0, at % (source.length + 1)) +
+              noise +
+              source.slice(at % (source.length + 1));
+          const fast = parseManifestFast(source, 'f.yaml');
+          const located = parseManifestLocated(source, 'f.yaml');
+          if (fast !== undefined) accepted++;
+          expect(fast === undefined || located.problems.length === 0, source).toBe(true);
+          expect(
+            fast === undefined ? strip(located.documents) : strip(fast.documents),
+            source,
+          ).toEqual(strip(located.documents));
+        },
+      ),
+      { numRuns: 1500 },
+    );
+    // The property means something only if the fast path accepted a good share of inputs.
+    expect(accepted).toBeGreaterThan(150);
   });
 });
