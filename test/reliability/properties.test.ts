@@ -310,7 +310,7 @@ describe('property: the two YAML paths agree', () => {
   const strip = (docs: ReturnType<typeof parseManifestLocated>['documents']) =>
     docs.map((d) => ({
       org: d.org,
-      environments: d.environments.map(({ source: _source, ...env }) => env),
+      environments: d.environments.map(({ source: _source, ...rest }) => rest),
     }));
   const text = fc.string({ maxLength: 12 });
   // Mostly valid manifests (so the fast path has something to accept), with the odd wrong value.
