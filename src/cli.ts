@@ -28,6 +28,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'keep the service in step with the manifests, continuously',
     load: async () => (await import('./commands/run.ts')).runCommand,
   },
+  schema: {
+    summary: 'print the JSON Schema of a manifest (for editors)',
+    load: async () => (await import('./commands/schema.ts')).schemaCommand,
+  },
   emulator: {
     summary: 'run a local emulator of the Environments API',
     load: async () => (await import('./commands/emulator.ts')).emulatorCommand,

@@ -41,7 +41,9 @@ export const environmentSchema = z
           seen.add(policy);
         });
       })
-      .describe('Names of policies attached to the environment; order does not matter.'),
+      // JSON Schema says what the superRefine above checks.
+      .meta({ uniqueItems: true })
+      .describe('Names of policies attached to the environment; order does not matter; no duplicates.'),
   })
   .describe('One environment of the organization.');
 

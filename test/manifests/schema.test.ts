@@ -1,0 +1,119 @@
+import { readFile } from 'node:fs/promises';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { manifestJsonSchema } from '../../src/manifests/json-schema.ts';
+import { manifestSchema } from '../../src/manifests/schema.ts';
+import { envsync } from '../helpers/cli.ts';
+
+const ajv = new Ajv2020({ strict: true, allErrors: true });
+const validate = ajv.compile(manifestJsonSchema());
+const zodSays = (value: unknown) => manifestSchema.safeParse(value).success;
+
+const env = { name: 'prod', type: 'K8S', description: 'Production' };
+const CORPUS: [string, unknown][] = [
+  ['minimal', { org: 'acme', environments: [] }],
+  [
+    'full',
+    {
+      org: 'acme',
+      environments: [{ ...env, include_scaling: true, policies: ['pci', 'baseline'] }],
+    },
+  ],
+  ['empty description', { org: 'acme', environments: [{ ...env, description: '' }] }],
+  ['dotted names', { org: 'a.b-c_d', environments: [{ ...env, name: '9.x_y-z' }] }],
+  ['missing org', { environments: [] }],
+  ['missing environments', { org: 'acme' }],
+  ['unknown root key', { org: 'acme', environments: [], extra: 1 }],
+  ['unknown env key', { org: 'acme', environments: [{ ...env, polices: [] }] }],
+  ['lower-case type', { org: 'acme', environments: [{ ...env, type: 'k8s' }] }],
+  ['string boolean', { org: 'acme', environments: [{ ...env, include_scaling: 'yes' }] }],
+  ['string policies', { org: 'acme', environments: [{ ...env, policies: 'pci' }] }],
+  ['duplicate policies', { org: 'acme', environments: [{ ...env, policies: ['pci', 'pci'] }] }],
+  ['number name', { org: 'acme', environments: [{ ...env, name: 12 }] }],
+  ['slash in name', { org: 'acme', environments: [{ ...env, name: 'a/b' }] }],
+  ['leading dot', { org: '.acme', environments: [] }],
+  ['null description', { org: 'acme', environments: [{ ...env, description: null }] }],
+  ['map environments', { org: 'acme', environments: { prod: env } }],
+  ['a list at the top', [{ org: 'acme' }]],
+  ['a string', 'org: acme'],
+  ['null', null],
+];
+
+describe('envsync schema', () => {
+  it('prints the committed config/manifest.schema.json (regenerate with: envsync schema > config/manifest.schema.json)', async () => {
+    const printed = await envsync(['schema']);
+    expect(printed.code).toBe(0);
+    expect(JSON.parse(printed.stdout)).toMatchObject({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+    });
+    expect(printed.stdout).toBe(
+      await readFile(new URL('../../config/manifest.schema.json', import.meta.url), 'utf8'),
+    );
+  });
+
+  it.each(CORPUS)('agrees with the validator on: %s', (_title, value) => {
+    expect(validate(value)).toBe(zodSays(value));
+  });
+
+  it('agrees with the validator on random documents', () => {
+    const name = fc.oneof(
+      fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,5}$/),
+      fc.string({ maxLength: 4 }),
+    );
+    const value = fc.record(
+      {
+        org: fc.oneof(name, fc.integer()),
+        environments: fc.oneof(
+          fc.array(
+            fc.record(
+              {
+                name,
+                type: fc.constantFrom('K8S', 'S3', 'logical', 'ECS', 'k8s'),
+                description: fc.oneof(fc.string({ maxLength: 4 }), fc.constant(null)),
+                include_scaling: fc.oneof(fc.boolean(), fc.constantFrom('true', 0)),
+                policies: fc.oneof(
+                  fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 3 }),
+                  fc.constant('a'),
+                ),
+                extra: fc.constant(1),
+              },
+              { requiredKeys: ['name'] },
+            ),
+            { maxLength: 3 },
+          ),
+          fc.anything({ maxDepth: 1 }),
+        ),
+        other: fc.constant(true),
+      },
+      { requiredKeys: [] },
+    );
+    const good = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,5}$/);
+    const mostlyValid = fc.record({
+      org: good,
+      environments: fc.array(
+        fc.record(
+          {
+            name: good,
+            type: fc.constantFrom('K8S', 'S3', 'logical'),
+            description: fc.string({ maxLength: 4 }),
+            include_scaling: fc.boolean(),
+            policies: fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 2 }),
+          },
+          { requiredKeys: ['name', 'type', 'description'] },
+        ),
+        { maxLength: 3 },
+      ),
+    });
+    let valid = 0;
+    fc.assert(
+      fc.property(fc.oneof(value, mostlyValid), (v) => {
+        const verdict = zodSays(v);
+        if (verdict) valid++;
+        expect(validate(v), JSON.stringify(v)).toBe(verdict);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(valid).toBeGreaterThan(200);
+  });
+});
