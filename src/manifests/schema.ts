@@ -43,7 +43,9 @@ export const environmentSchema = z
       })
       // JSON Schema says what the superRefine above checks.
       .meta({ uniqueItems: true })
-      .describe('Names of policies attached to the environment; order does not matter; no duplicates.'),
+      .describe(
+        'Names of policies attached to the environment; order does not matter; no duplicates.',
+      ),
   })
   .describe('One environment of the organization.');
 
