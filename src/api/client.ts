@@ -1,3 +1,4 @@
+import { getCACertificates } from 'node:tls';
 import pRetry, { AbortError } from 'p-retry';
 import type { Logger } from 'pino';
 import { Pool } from 'undici';
@@ -108,7 +109,12 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     pipelining: 1,
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
-    ...(options.ca === undefined ? {} : { connect: { ca: options.ca } }),
+    connect: {
+      // Explicit, so NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment cannot turn verification off.
+      rejectUnauthorized: true,
+      // --ca-file adds to the default trust store; node's `ca` alone would replace it.
+      ...(options.ca === undefined ? {} : { ca: [...getCACertificates('default'), options.ca] }),
+    },
   });
 
   const orgPath = (org: string) => {

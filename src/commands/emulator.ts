@@ -6,9 +6,17 @@ import type { ParseArgsOptionsConfig } from 'node:util';
 import { pino } from 'pino';
 import type { LevelWithSilent } from 'pino';
 import { UsageError, errorMessage } from '../errors.ts';
+import { parseDuration } from '../config/duration.ts';
 import { startEmulator } from '../emulator/index.ts';
 import type { FaultSettings, Profile, TokenGrant } from '../emulator/index.ts';
-import { DEFAULT_HOST, DEFAULT_PORT, PROFILES } from '../emulator/index.ts';
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  MAX_TIMEOUT_MS,
+  PROFILES,
+} from '../emulator/index.ts';
 import { parseFlags, parseInteger, parseRate } from './args.ts';
 import type { CommandContext } from './context.ts';
 
@@ -32,6 +40,10 @@ Flags:
   --hang-rate P        share of API requests never answered (0 to 1)
   --rate-limit RPS     API requests per second (token bucket); over it: 429 (0 = off)
   --data FILE          persist the store in FILE (loaded at start, written atomically)
+  --headers-timeout DURATION
+                       the request head must arrive within this (default ${DEFAULT_HEADERS_TIMEOUT_MS / 1000}s; e.g. 500ms)
+  --request-timeout DURATION
+                       the whole request must arrive within this (default ${DEFAULT_REQUEST_TIMEOUT_MS / 1000}s)
   --log-level LEVEL    fatal, error, warn, info (default), debug, trace or silent
   -h, --help           show this help`;
 
@@ -39,6 +51,7 @@ Flags:
 const SHORT_USAGE = `Usage: envsync emulator [--host HOST] [--port PORT] [--org NAME]... [--token TOKEN[=ORGS]]...
                         [--profile spec|kosli] [--seed N] [--latency MS|MIN-MAX] [--fail-rate P]
                         [--reset-rate P] [--hang-rate P] [--rate-limit RPS] [--data FILE]
+                        [--headers-timeout DURATION] [--request-timeout DURATION]
                         [--log-level LEVEL]
 Run "envsync emulator --help" for details.`;
 
@@ -55,6 +68,8 @@ const FLAGS = {
   'hang-rate': { type: 'string' },
   'rate-limit': { type: 'string' },
   data: { type: 'string' },
+  'headers-timeout': { type: 'string' },
+  'request-timeout': { type: 'string' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsOptionsConfig;
@@ -125,6 +140,18 @@ function parseRateLimit(raw: string): number {
   return value;
 }
 
+/** A positive duration (`500ms`, `10s`, `1m`) of at most one hour, in milliseconds. */
+export function parseTimeoutFlag(flag: string, raw: string): number {
+  const ms = parseDuration(raw);
+  if (ms === undefined || ms < 1 || ms > MAX_TIMEOUT_MS) {
+    throw new UsageError(
+      `--${flag}: "${raw}" must be a duration from 1ms to 1h (e.g. 500ms, 10s)`,
+      SHORT_USAGE,
+    );
+  }
+  return ms;
+}
+
 /** Resolves on the first SIGTERM or SIGINT; after it, a second signal kills the process. */
 function firstSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -171,6 +198,20 @@ export async function emulatorCommand(ctx: CommandContext): Promise<number> {
   if (values['hang-rate'] !== undefined)
     faults.hangRate = parseRate('hang-rate', values['hang-rate']);
   if (values['rate-limit'] !== undefined) faults.rateLimit = parseRateLimit(values['rate-limit']);
+  const headersTimeoutMs =
+    values['headers-timeout'] === undefined
+      ? DEFAULT_HEADERS_TIMEOUT_MS
+      : parseTimeoutFlag('headers-timeout', values['headers-timeout']);
+  const requestTimeoutMs =
+    values['request-timeout'] === undefined
+      ? Math.max(DEFAULT_REQUEST_TIMEOUT_MS, headersTimeoutMs)
+      : parseTimeoutFlag('request-timeout', values['request-timeout']);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new UsageError(
+      `--headers-timeout: ${headersTimeoutMs} ms is longer than --request-timeout (${requestTimeoutMs} ms)`,
+      SHORT_USAGE,
+    );
+  }
 
   const logger = pino(
     {
@@ -205,6 +246,8 @@ export async function emulatorCommand(ctx: CommandContext): Promise<number> {
       : { seed: parseInteger('seed', values.seed, { max: 0xffffffff }) }),
     faults,
     ...(values.data === undefined ? {} : { dataFile: values.data }),
+    headersTimeoutMs,
+    requestTimeoutMs,
     logger,
   });
   const stopped = firstSignal();

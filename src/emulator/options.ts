@@ -51,6 +51,12 @@ export interface EmulatorOptions {
   now?: () => number;
   /** Size of the recent-request ring buffer; default 1000. */
   requestLogSize?: number;
+  /** The whole request head must arrive within this (slowloris protection); default 10 s. */
+  headersTimeoutMs?: number;
+  /** The whole request, body included, must arrive within this; default 30 s. */
+  requestTimeoutMs?: number;
+  /** Idle keep-alive connections are closed after this; default 5 s. */
+  keepAliveTimeoutMs?: number;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -59,6 +65,12 @@ export const DEFAULT_PORT = 8080;
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Largest accepted admin request body (a whole store can be big). */
 export const MAX_ADMIN_BODY_BYTES = 64 * 1024 * 1024;
+/** Default timeouts of the server (`EmulatorOptions`). */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** Upper bound for every server timeout: one hour. */
+export const MAX_TIMEOUT_MS = 3_600_000;
 /** Upper bound for injected latency, so a typo cannot park a request for a day. */
 export const MAX_LATENCY_MS = 600_000;
 

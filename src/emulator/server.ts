@@ -16,7 +16,16 @@ import type { ApiDeps } from './api.ts';
 import { FaultInjector } from './faults.ts';
 import { sendError, splitTarget } from './http.ts';
 import type { EmulatorOptions, FaultSettings, Profile } from './options.ts';
-import { DEFAULT_HOST, DEFAULT_PORT, NO_FAULTS, PROFILES } from './options.ts';
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_HOST,
+  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+  DEFAULT_PORT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  MAX_TIMEOUT_MS,
+  NO_FAULTS,
+  PROFILES,
+} from './options.ts';
 import { loadStoreFile, StoreWriter } from './persist.ts';
 import { matchRoute, routeKey } from './routes.ts';
 import { RequestStats } from './stats.ts';
@@ -35,10 +44,6 @@ export interface RunningEmulator {
   close(): Promise<void>;
 }
 
-/** Slowloris protection: the whole request head within 10 s, the whole request within 30 s. */
-const HEADERS_TIMEOUT_MS = 10_000;
-const REQUEST_TIMEOUT_MS = 30_000;
-const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** After this long, close() stops waiting for in-flight requests and drops their connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
 const MAX_LOGGED_PATH = 2048;
@@ -55,6 +60,9 @@ interface ResolvedOptions {
   readonly logger: Logger;
   readonly now: () => number;
   readonly requestLogSize: number;
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
 }
 
 function isWhole(value: number, min: number, max: number): boolean {
@@ -107,6 +115,23 @@ function resolveOptions(options: EmulatorOptions): ResolvedOptions {
   if (!isWhole(requestLogSize, 1, 1_000_000)) {
     throw new ConfigError(`emulator: requestLogSize ${requestLogSize} is not 1..1000000`);
   }
+  const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
+  for (const [name, value] of [
+    ['headersTimeoutMs', headersTimeoutMs],
+    ['requestTimeoutMs', requestTimeoutMs],
+    ['keepAliveTimeoutMs', keepAliveTimeoutMs],
+  ] as const) {
+    if (!isWhole(value, 1, MAX_TIMEOUT_MS))
+      throw new ConfigError(`emulator: ${name} ${value} is not 1..${MAX_TIMEOUT_MS}`);
+  }
+  // node:http refuses a head timeout longer than the whole-request timeout.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      `emulator: headersTimeoutMs ${headersTimeoutMs} is above requestTimeoutMs ${requestTimeoutMs}`,
+    );
+  }
   return {
     host,
     port,
@@ -119,7 +144,19 @@ function resolveOptions(options: EmulatorOptions): ResolvedOptions {
     logger: options.logger ?? pino({ level: 'silent' }),
     now: options.now ?? Date.now,
     requestLogSize,
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs,
   };
+}
+
+/**
+ * How often node:http checks the head and request timeouts: a quarter of the shorter one, between
+ * 10 ms and 1 s, so a timeout fires at most 25% late (node's default interval is 30 s).
+ */
+function checkingIntervalMs(headersTimeoutMs: number, requestTimeoutMs: number): number {
+  const quarter = Math.floor(Math.min(headersTimeoutMs, requestTimeoutMs) / 4);
+  return Math.min(1_000, Math.max(10, quarter));
 }
 
 function formatUrl(host: string, port: number): string {
@@ -304,11 +341,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
 
   const server = createServer(
     {
-      headersTimeout: HEADERS_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      // Check the two timeouts above every second rather than node's default 30 s.
-      connectionsCheckingInterval: 1_000,
+      // Slowloris protection: the whole head, then the whole request, within these.
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      keepAliveTimeout: config.keepAliveTimeoutMs,
+      connectionsCheckingInterval: checkingIntervalMs(
+        config.headersTimeoutMs,
+        config.requestTimeoutMs,
+      ),
     },
     (req, res) => {
       handleRequest(req, res).catch((error: unknown) => {
