@@ -39,7 +39,8 @@ export interface ClientOptions {
 /** The Environments API, as envsync uses it: list an org, put one environment. */
 export interface EnvironmentsClient {
   listEnvironments(org: string): Promise<ObservedEnvironment[]>;
-  putEnvironment(org: string, env: DesiredEnvironment): Promise<void>;
+  /** `signal` cancels this PUT (while it waits for the gate, or in flight). */
+  putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal): Promise<void>;
   readonly gate: RequestGate;
   close(): Promise<void>;
 }
@@ -124,11 +125,16 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
   };
 
   /** One attempt: through the gate, with a timeout, the whole body read. */
-  async function attempt(method: 'GET' | 'PUT', path: string, body?: string): Promise<RawResponse> {
-    await gate.acquire(options.signal);
+  async function attempt(
+    method: 'GET' | 'PUT',
+    path: string,
+    body: string | undefined,
+    cancel: AbortSignal | undefined,
+  ): Promise<RawResponse> {
+    await gate.acquire(cancel);
     const started = clock.now();
     const timeout = AbortSignal.timeout(options.timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const signal = cancel ? AbortSignal.any([cancel, timeout]) : timeout;
     try {
       const response = await pool.request({
         method,
@@ -146,7 +152,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       return { status: response.statusCode, headers: response.headers, text };
     } catch (error) {
       events?.request?.(method, 'error', clock.now() - started);
-      if (options.signal?.aborted) throw options.signal.reason;
+      if (cancel?.aborted) throw cancel.reason;
       const timedOut = timeout.aborted || /timeout/i.test((error as { code?: string }).code ?? '');
       const reason =
         (error as { code?: string }).code ??
@@ -211,15 +217,25 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     throw new AbortError(error);
   }
 
-  async function send(method: 'GET' | 'PUT', path: string, body?: string): Promise<RawResponse> {
+  async function send(
+    method: 'GET' | 'PUT',
+    path: string,
+    body?: string,
+    signal?: AbortSignal,
+  ): Promise<RawResponse> {
+    // One signal for the whole request: the client's (shutdown) and the caller's (this org).
+    const cancel =
+      options.signal && signal
+        ? AbortSignal.any([options.signal, signal])
+        : (signal ?? options.signal);
     let throttledAttempts = 0;
-    return pRetry(async () => classify(method, path, await attempt(method, path, body)), {
+    return pRetry(async () => classify(method, path, await attempt(method, path, body, cancel)), {
       retries: policy.retries,
       factor: 2,
       minTimeout: policy.minDelayMs,
       maxTimeout: policy.maxDelayMs,
       randomize: true,
-      ...(options.signal ? { signal: options.signal } : {}),
+      ...(cancel ? { signal: cancel } : {}),
       // A 429 is the server saying when to come back, not a failure: the shared gate waits.
       shouldConsumeRetry: ({ error }) =>
         !(isThrottled(error) && ++throttledAttempts <= policy.maxThrottledAttempts),
@@ -237,7 +253,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
         // A 503's Retry-After is for this request only; a 429's is the gate's business.
         const asked =
           error instanceof ApiError && !isThrottled(error) ? (error.retryAfterMs ?? 0) : 0;
-        if (asked > retryDelay) await clock.sleep(asked - retryDelay, options.signal);
+        if (asked > retryDelay) await clock.sleep(asked - retryDelay, cancel);
       },
     });
   }
@@ -308,7 +324,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       }
       return environments;
     },
-    async putEnvironment(org, env) {
+    async putEnvironment(org, env, signal) {
       const body = JSON.stringify({
         name: env.name,
         description: env.description,
@@ -316,7 +332,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
         include_scaling: env.includeScaling,
         policies: [...env.policies],
       });
-      await send('PUT', orgPath(org), body);
+      await send('PUT', orgPath(org), body, signal);
     },
     async close() {
       await pool.close();

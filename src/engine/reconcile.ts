@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { ApiError } from '../api/errors.ts';
 import { isRetryable } from '../api/retry-policy.ts';
-import type { AppliedRecord, Change, ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import type { AppliedRecord, ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { fingerprintDesired, fingerprintObserved, planOrg } from '../core/plan.ts';
 import {
   mergeOrgRounds,
@@ -28,10 +28,21 @@ export interface ReconcileOptions {
   readonly dryRun: boolean;
   /** Only these orgs (from --org); all orgs of the manifests when undefined. */
   readonly orgs?: ReadonlySet<string> | undefined;
+  /** Called with each org's listing and plan (for `plan --out`). */
+  readonly onPlanned?:
+    ((org: string, observed: readonly ObservedEnvironment[], plan: OrgPlan) => void) | undefined;
+  /** Progress of the changes being applied (for a terminal display). */
+  readonly progress?: ApplyProgress | undefined;
   /** Stops further rounds (shutdown). */
   readonly signal?: AbortSignal | undefined;
   /** Called as each org finishes, for logs and metrics. */
   readonly onOrgDone?: ((report: OrgReport) => void) | undefined;
+}
+
+/** Counts for a progress display: changes planned for sending, and each one finished. */
+export interface ApplyProgress {
+  planned(count: number): void;
+  done(failed: boolean): void;
 }
 
 type Outcome = {
@@ -43,7 +54,7 @@ type Outcome = {
 };
 
 /** One round's report, and whether it failed only on errors another round may cure. */
-interface Round {
+export interface Round {
   readonly report: OrgReport;
   readonly transient: boolean;
 }
@@ -75,9 +86,11 @@ async function applyPlan(
   plan: OrgPlan,
   client: EnvironmentsClient,
   logger: Logger,
+  progress?: ApplyProgress,
 ): Promise<Map<string, Outcome>> {
   const outcomes = new Map<string, Outcome>();
-  let refused: string | undefined;
+  // A refused token stops the org: what still waits for the gate is never sent (issue 3).
+  const stop = new AbortController();
   await Promise.all(
     plan.changes.map(async (change) => {
       if (change.knownNotConverged) {
@@ -87,22 +100,26 @@ async function applyPlan(
           error:
             'the same change was sent before and did not take; not sent again until the manifest or the service changes',
         });
-        return;
-      }
-      if (refused !== undefined) {
-        outcomes.set(change.name, { result: 'failed', sent: false, error: `not sent: ${refused}` });
+        progress?.done(true);
         return;
       }
       try {
-        await client.putEnvironment(org, change.desired);
+        await client.putEnvironment(org, change.desired, stop.signal);
         outcomes.set(change.name, { result: 'applied' });
+        progress?.done(false);
         logger.info(
           { org, env: change.name, action: change.action, fields: Object.keys(change.fields) },
           `${change.action} ${org}/${change.name}`,
         );
       } catch (error) {
-        if (error instanceof ApiError && error.kind === 'auth')
-          refused = 'the token was refused for this org';
+        progress?.done(true);
+        if (stop.signal.aborted && error === stop.signal.reason) {
+          outcomes.set(change.name, { result: 'failed', error: `not sent: ${messageOf(error)}` });
+          return;
+        }
+        if (error instanceof ApiError && error.kind === 'auth') {
+          stop.abort(new Error('the token was refused for this org'));
+        }
         outcomes.set(change.name, {
           result: 'failed',
           error: messageOf(error),
@@ -121,7 +138,7 @@ async function applyPlan(
 /** One org's pass: observe -> plan -> apply -> verify -> record. Never throws. */
 async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): Promise<Round> {
   const { org } = manifest;
-  const { client, state, logger } = options;
+  const { client, state } = options;
   if (manifest.problems.length > 0) {
     // An org with any problem is left alone entirely: no request at all (issue 3).
     const errors = manifest.problems.map(problemReport);
@@ -151,12 +168,26 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   }
 
   // Plan (pure).
-  const records = state.get(org);
-  const plan = planOrg(org, manifest.environments, observed, records);
+  const plan = planOrg(org, manifest.environments, observed, state.get(org));
+  options.onPlanned?.(org, observed, plan);
   if (options.dryRun || plan.changes.length === 0) {
     return { report: orgReportFromPlan(plan, new Map()), transient: false };
   }
+  return applyOrgPlan(plan, options);
+}
 
+/**
+ * Applies one org's plan: write ahead, PUT, verify, record. Used by every pass, and by
+ * `sync --plan` with a plan saved earlier. Never throws.
+ */
+export async function applyOrgPlan(
+  plan: OrgPlan,
+  options: Pick<ReconcileOptions, 'client' | 'state' | 'logger' | 'progress'>,
+): Promise<Round> {
+  const { org } = plan;
+  const { client, state, logger } = options;
+  const records = state.get(org);
+  options.progress?.planned(plan.changes.length);
   // Write ahead: the records of the changes about to be sent are in doubt until their PUTs are
   // known to have landed. A crash (or a PUT that timed out but landed) must not leave a record
   // that hides a difference from the next plan, so drop them first; at worst the next run
@@ -169,7 +200,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   });
 
   // Apply.
-  const outcomes = await applyPlan(org, plan, client, logger);
+  const outcomes = await applyPlan(org, plan, client, logger, options.progress);
   const applied = plan.changes.filter((change) => outcomes.get(change.name)?.result === 'applied');
 
   // Verify: list once more; a change whose observable fields did not take is not-converged.
@@ -187,12 +218,15 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
 
   // Record what was sent, and what did not take, so the next pass neither loops nor forgets.
   const next: Record<string, AppliedRecord> = {};
-  const byName = new Map<string, Change>(plan.changes.map((change) => [change.name, change]));
-  for (const env of manifest.environments) {
-    const change = byName.get(env.name);
+  for (const name of plan.unchanged) {
+    const old = records[name];
+    if (old !== undefined) next[name] = old; // unchanged: the old record still says the truth
+  }
+  for (const change of plan.changes) {
+    const env = change.desired;
     const outcome = outcomes.get(env.name);
-    if (change === undefined || outcome?.sent === false) {
-      // Unchanged, or never sent: the old record still says the truth.
+    if (outcome?.sent === false) {
+      // Never sent: the old record still says the truth.
       const old = records[env.name];
       if (old !== undefined) next[env.name] = old;
       continue;

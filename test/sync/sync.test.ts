@@ -504,3 +504,28 @@ describe('output and exit codes', () => {
     expect(await readFile(tmp.path('state.json'), 'utf8')).not.toContain(TOKEN);
   });
 });
+
+describe('a refused token stops the org', () => {
+  it('after a 403 on a PUT, the changes still waiting are not sent', async () => {
+    const fake = await startFakeApi((req, res) => {
+      if (req.method === 'GET')
+        res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
+      else
+        res
+          .writeHead(403, { 'content-type': 'application/json' })
+          .end('{"message": "You don\'t have permission to access this resource"}');
+    });
+    const many = `org: acme\nenvironments:\n${Array.from({ length: 30 }, (_, i) => `  - name: env-${i}\n    type: K8S\n    description: d${i}\n`).join('')}`;
+    await manifests({ 'acme.yaml': many });
+    const sync = await run(fake.url, ['sync'], ['--concurrency', '2', '-o', 'json']);
+    await fake.close();
+    expect(sync.code).toBe(1);
+    const report = json(sync.stdout);
+    expect(report.summary).toMatchObject({ create: 30, failed: 30, applied: 0 });
+    expect(
+      report.orgs[0]?.changes.filter((c) => c.error?.startsWith('not sent: the token was refused'))
+        .length,
+    ).toBeGreaterThanOrEqual(27);
+    expect(fake.requests.filter((r) => r.method === 'PUT').length).toBeLessThanOrEqual(3);
+  });
+});
