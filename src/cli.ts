@@ -28,6 +28,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'keep the service in step with the manifests, continuously',
     load: async () => (await import('./commands/run.ts')).runCommand,
   },
+  export: {
+    summary: "write orgs' environments, as the API lists them, as manifests",
+    load: async () => (await import('./commands/export.ts')).exportCommand,
+  },
   schema: {
     summary: 'print the JSON Schema of a manifest (for editors)',
     load: async () => (await import('./commands/schema.ts')).schemaCommand,

@@ -9,12 +9,38 @@ import { resolveSettings, SETTING_FLAG_OPTIONS, type Settings } from '../config/
 import { readToken } from '../config/token.ts';
 import { renderMarkdown } from '../core/render-markdown.ts';
 import { renderText } from '../core/render-text.ts';
-import { hasErrors, hasPendingChanges, type RunReport } from '../core/report.ts';
+import { problemAnnotations, runAnnotations } from '../core/annotations.ts';
+import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import {
+  hasErrors,
+  hasPendingChanges,
+  REPORT_VERSION,
+  summarize,
+  type RunReport,
+} from '../core/report.ts';
+import { applyOrgPlan, type ApplyProgress } from '../engine/reconcile.ts';
+import {
+  describeMove,
+  listingDigest,
+  orgPlanFromSaved,
+  readSavedPlan,
+  savePlan,
+  type SavedPlan,
+} from '../engine/saved-plan.ts';
+import { writeFileAtomic } from '../engine/state.ts';
+import {
+  annotationsWanted,
+  appendSummary,
+  repoPathMapper,
+  repositoryRoot,
+  writeAnnotations,
+} from './ci.ts';
+import { terminalProgress } from './progress.ts';
 import { reconcile } from '../engine/reconcile.ts';
 import { StateStore } from '../engine/state.ts';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, UsageError } from '../errors.ts';
 import { createLogger, redactingStream } from '../log.ts';
-import { loadManifests, type ManifestSet } from '../manifests/load.ts';
+import { loadManifests, type ManifestSet, type OrgManifest } from '../manifests/load.ts';
 import { formatProblem } from '../manifests/parse.ts';
 import { parseFlags } from './args.ts';
 import type { CommandContext } from './context.ts';
@@ -38,6 +64,9 @@ const SHARED_FLAGS_HELP = `Flags:
   --detailed-exitcode      exit 2 when there is no error and changes are pending (plan, --dry-run)
   --log-level LEVEL        trace | debug | info | warn | error | fatal | silent (default info)
   -c, --config FILE        YAML config file (see config/envsync.example.yaml)
+  --annotations MODE       github | none: print each problem as a GitHub workflow command
+                           (default github when GITHUB_ACTIONS=true)
+  --summary-file PATH      append the markdown report to PATH (default $GITHUB_STEP_SUMMARY)
   -h, --help               show this help
 
 Precedence: flags > environment > config file > defaults.
@@ -54,12 +83,18 @@ ${SHARED_FLAGS_HELP}`,
 
 Shows what sync would change. The same as "envsync sync --dry-run": it never writes to the API.
 
+  --out FILE               save the plan, bound to the live listing it was computed from, for
+                           "envsync sync --plan FILE"
+
 ${SHARED_FLAGS_HELP}`,
   sync: `Usage: envsync sync [--dry-run] [flags]
 
 Plans, applies (PUT with retries), verifies and records every org of the manifests.
 
-  --dry-run                plan only, never write (the same as "envsync plan")
+  --dry-run                plan only, never write (the same as "envsync plan"); with --out FILE
+                           the plan is saved
+  --plan FILE              apply exactly the plan saved by "envsync plan --out FILE", and only if
+                           every org's live listing is still the one it was computed from
 ${SHARED_FLAGS_HELP}`,
 };
 
@@ -91,15 +126,39 @@ function warnAboutUnknownOrgs(settings: Settings, manifests: ManifestSet, logger
 }
 
 /** Renders the validate result and returns the exit code. */
+type Problem = ManifestSet['unattributed'][number];
+
+/** The one-line verdict of a validation. */
+function validationVerdict(
+  manifests: ManifestSet,
+  selected: readonly OrgManifest[],
+  problems: readonly Problem[],
+): string {
+  const environments = selected.reduce((n, o) => n + o.environments.length, 0);
+  const invalidOrgs = selected.filter((o) => o.problems.length > 0).length;
+  return problems.length === 0
+    ? `valid: ${manifests.fileCount} file(s), ${selected.length} org(s), ${environments} environment(s)`
+    : `invalid: ${problems.length} problem(s); ${invalidOrgs} org(s) would be left alone; ${selected.length - invalidOrgs} org(s) valid`;
+}
+
+/** A validation as markdown, for `--output markdown` and the step summary. */
+function validationMarkdown(
+  manifests: ManifestSet,
+  selected: readonly OrgManifest[],
+  problems: readonly Problem[],
+): string {
+  const lines = problems.map((p) => `- \`${formatProblem(p).replace(/`/g, "'")}\``);
+  return `### envsync validate\n\n${problems.length === 0 ? '✅' : '❌'} ${validationVerdict(manifests, selected, problems)}\n${lines.length ? `\n${lines.join('\n')}\n` : ''}`;
+}
+
+/** Renders the validate result and returns the exit code. */
 function reportValidation(ctx: CommandContext, settings: Settings, manifests: ManifestSet): number {
   const selected = manifests.orgs.filter(
     (o) => settings.orgs === undefined || settings.orgs.includes(o.org),
   );
   const problems = [...manifests.unattributed, ...selected.flatMap((o) => o.problems)];
-  const environments = selected.reduce((n, o) => n + o.environments.length, 0);
-  const invalidOrgs = selected.filter((o) => o.problems.length > 0).length;
   if (settings.output === 'json') {
-    const strip = ({ org: _org, ...problem }: (typeof problems)[number]) => problem;
+    const strip = ({ org: _org, ...problem }: Problem) => problem;
     ctx.stdout.write(
       `${JSON.stringify(
         {
@@ -108,8 +167,8 @@ function reportValidation(ctx: CommandContext, settings: Settings, manifests: Ma
           summary: {
             files: manifests.fileCount,
             orgs: selected.length,
-            environments,
-            invalidOrgs,
+            environments: selected.reduce((n, o) => n + o.environments.length, 0),
+            invalidOrgs: selected.filter((o) => o.problems.length > 0).length,
             errors: problems.length,
           },
           orgs: selected.map((o) => ({
@@ -125,19 +184,13 @@ function reportValidation(ctx: CommandContext, settings: Settings, manifests: Ma
         2,
       )}\n`,
     );
+  } else if (settings.output === 'markdown') {
+    ctx.stdout.write(validationMarkdown(manifests, selected, problems));
   } else {
     const lines = problems.map(formatProblem);
-    const verdict =
-      problems.length === 0
-        ? `valid: ${manifests.fileCount} file(s), ${selected.length} org(s), ${environments} environment(s)`
-        : `invalid: ${problems.length} problem(s); ${invalidOrgs} org(s) would be left alone; ${selected.length - invalidOrgs} org(s) valid`;
-    if (settings.output === 'markdown') {
-      ctx.stdout.write(
-        `### envsync validate\n\n${verdict}\n${lines.length ? `\n${lines.map((l) => `- \`${l.replace(/`/g, "'")}\``).join('\n')}\n` : ''}`,
-      );
-    } else {
-      ctx.stdout.write(`${lines.length ? `${lines.join('\n')}\n` : ''}${verdict}\n`);
-    }
+    ctx.stdout.write(
+      `${lines.length ? `${lines.join('\n')}\n` : ''}${validationVerdict(manifests, selected, problems)}\n`,
+    );
   }
   return problems.length > 0 ? 1 : 0;
 }
@@ -153,38 +206,20 @@ function renderReport(report: RunReport, settings: Settings, ctx: CommandContext
   }
 }
 
-/** `envsync validate`, `envsync plan`, `envsync sync [--dry-run]`. */
-export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promise<number> {
-  const { values } = parseFlags(
-    ctx.argv,
-    {
-      ...SETTING_FLAG_OPTIONS,
-      help: { type: 'boolean', short: 'h' },
-      ...(mode === 'sync' ? { 'dry-run': { type: 'boolean' } } : {}),
-    },
-    USAGE[mode],
-  );
-  if (values.help) {
-    ctx.stdout.write(`${USAGE[mode]}\n`);
-    return 0;
-  }
-  const settings = await resolveSettings(values, ctx.env, ctx.cwd);
-  let token: string | undefined;
-  const stdout = redactingStream(ctx.stdout, () => (token === undefined ? [] : [token]));
-  const stderr = redactingStream(ctx.stderr, () => (token === undefined ? [] : [token]));
-  const out = { ...ctx, stdout, stderr };
-  const logger = createLogger(settings.logLevel, stderr, { command: mode });
-
-  const manifests = await loadManifestTree(settings, ctx.cwd);
-  warnAboutUnknownOrgs(settings, manifests, logger);
-  if (mode === 'validate') return reportValidation(out, settings, manifests);
-
-  const dryRun = mode === 'plan' || values['dry-run'] === true;
+/** Everything a command needs to talk to the API, from the settings. */
+export async function connect(
+  settings: Settings,
+  ctx: CommandContext,
+  logger: Logger,
+  setToken: (token: string) => void,
+  progress?: ApplyProgress,
+) {
   if (settings.apiUrl === undefined) {
     throw new ConfigError('no API address: pass --api-url URL or set ENVSYNC_API_URL');
   }
   const apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
-  token = await readToken(settings.tokenFile, ctx.env);
+  const token = await readToken(settings.tokenFile, ctx.env);
+  setToken(token);
   const ca =
     settings.caFile === undefined
       ? undefined
@@ -194,10 +229,9 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
           );
         });
   const state = await StateStore.load(path.resolve(ctx.cwd, settings.state), logger, apiUrl.href);
-  const currentToken = token;
   const client = createClient({
     apiUrl,
-    getToken: () => currentToken,
+    getToken: () => token,
     concurrency: settings.concurrency,
     timeoutMs: settings.timeoutMs,
     policy: {
@@ -212,25 +246,234 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
     },
     ca,
   });
+  return { apiUrl, client, state, progress };
+}
+
+const CI_FLAGS = {
+  annotations: { type: 'string' },
+  'summary-file': { type: 'string' },
+} as const;
+
+/** Annotations (GitHub workflow commands) and the step summary, as the flags and env ask. */
+async function emitCiOutputs(
+  ctx: CommandContext,
+  out: { stdout: CommandContext['stdout']; stderr: CommandContext['stderr'] },
+  settings: Settings,
+  flags: { annotations?: string | undefined; 'summary-file'?: string | undefined },
+  annotate: (toRepoPath: (file: string) => string) => string[],
+  markdown: () => string,
+): Promise<void> {
+  if (flags.annotations !== undefined && !['github', 'none'].includes(flags.annotations)) {
+    throw new UsageError(`--annotations: "${flags.annotations}" is not one of github, none`);
+  }
+  if (annotationsWanted(flags.annotations, ctx.env)) {
+    const root = await repositoryRoot(ctx.cwd, ctx.env);
+    writeAnnotations(
+      annotate(repoPathMapper(ctx.cwd, root)),
+      settings.output,
+      out.stdout,
+      out.stderr,
+    );
+  }
+  const summaryFile = flags['summary-file'] ?? (ctx.env['GITHUB_STEP_SUMMARY'] || undefined);
+  if (summaryFile !== undefined) {
+    await appendSummary(path.resolve(ctx.cwd, summaryFile), markdown()).catch((error: unknown) => {
+      throw new ConfigError(
+        `--summary-file ${summaryFile}: cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      );
+    });
+  }
+}
+
+/** `sync --plan FILE`: applies exactly a saved plan, only if the live listings did not move. */
+async function applySaved(
+  ctx: CommandContext,
+  settings: Settings,
+  file: string,
+  logger: Logger,
+  api: Awaited<ReturnType<typeof connect>>,
+): Promise<RunReport> {
+  let saved: SavedPlan;
+  try {
+    saved = readSavedPlan(JSON.parse(await readFile(path.resolve(ctx.cwd, file), 'utf8')));
+  } catch (error) {
+    throw new ConfigError(`--plan ${file}: cannot be used: ${(error as Error).message}`);
+  }
+  if (saved.api !== api.apiUrl.href) {
+    throw new ConfigError(
+      `--plan ${file}: it was made against ${saved.api}, not ${api.apiUrl.href}`,
+    );
+  }
+  // Every org's listing must still be the one the plan was computed from: check them all first.
+  const moved: string[] = [];
+  await Promise.all(
+    saved.orgs.map(async (org) => {
+      let live;
+      try {
+        live = await api.client.listEnvironments(org.org);
+      } catch (error) {
+        moved.push(`org ${org.org}: cannot list it to check (${(error as Error).message})`);
+        return;
+      }
+      if (listingDigest(live) !== org.digest) {
+        moved.push(
+          `org ${org.org}: ${describeMove(org, live).join('; ') || 'the listing changed'}`,
+        );
+      }
+    }),
+  );
+  if (moved.length > 0) {
+    throw new PlanMovedError(
+      `refusing to apply ${file}: the service moved since the plan was made, so it is not the plan that was reviewed:\n` +
+        moved
+          .sort()
+          .map((line) => `  ${line}`)
+          .join('\n') +
+        '\nRun "envsync plan" again and review the new plan.',
+    );
+  }
+  const reports = await Promise.all(
+    saved.orgs.map(
+      async (org) => (await applyOrgPlan(orgPlanFromSaved(org), { ...api, logger })).report,
+    ),
+  );
+  logger.info({ plan: file, orgs: saved.orgs.length }, 'applied the saved plan');
+  return {
+    version: REPORT_VERSION,
+    dryRun: false,
+    summary: summarize(reports),
+    orgs: reports,
+    errors: [],
+  };
+}
+
+/** The live service no longer matches a saved plan: exit 1, nothing applied. */
+class PlanMovedError extends ConfigError {
+  override name = 'PlanMovedError';
+}
+
+/** `envsync validate`, `envsync plan`, `envsync sync [--dry-run]`. */
+export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promise<number> {
+  const { values } = parseFlags(
+    ctx.argv,
+    {
+      ...SETTING_FLAG_OPTIONS,
+      ...CI_FLAGS,
+      help: { type: 'boolean', short: 'h' },
+      ...(mode === 'validate' ? {} : { out: { type: 'string' } }),
+      ...(mode === 'sync' ? { 'dry-run': { type: 'boolean' }, plan: { type: 'string' } } : {}),
+    },
+    USAGE[mode],
+  );
+  if (values.help) {
+    ctx.stdout.write(`${USAGE[mode]}\n`);
+    return 0;
+  }
+  const settings = await resolveSettings(values, ctx.env, ctx.cwd);
+  let token: string | undefined;
+  const stdout = redactingStream(ctx.stdout, () => (token === undefined ? [] : [token]));
+  const stderr = redactingStream(ctx.stderr, () => (token === undefined ? [] : [token]));
+  const out = { ...ctx, stdout, stderr };
+  const logger = createLogger(settings.logLevel, stderr, { command: mode });
+  const dryRun = mode === 'plan' || values['dry-run'] === true;
+  const outFile = 'out' in values ? (values.out as string | undefined) : undefined;
+  const planFile = 'plan' in values ? (values.plan as string | undefined) : undefined;
+  if (outFile !== undefined && !dryRun) {
+    throw new UsageError(
+      '--out saves a plan: use it with "envsync plan" or "envsync sync --dry-run"',
+    );
+  }
+  if (planFile !== undefined && dryRun) {
+    throw new UsageError(
+      '--plan applies a saved plan: use it with "envsync sync", without --dry-run',
+    );
+  }
+
+  if (planFile !== undefined) {
+    const progress = terminalProgress(stderr);
+    const api = await connect(settings, ctx, logger, (t) => (token = t), progress);
+    let report: RunReport;
+    try {
+      report = await applySaved(ctx, settings, planFile, logger, api);
+    } finally {
+      progress.finish();
+      await api.client.close();
+    }
+    stdout.write(renderReport(report, settings, ctx));
+    await emitCiOutputs(
+      ctx,
+      out,
+      settings,
+      values,
+      (map) => runAnnotations(report, map),
+      () => renderMarkdown(report),
+    );
+    return hasErrors(report) ? 1 : 0;
+  }
+
+  const manifests = await loadManifestTree(settings, ctx.cwd);
+  warnAboutUnknownOrgs(settings, manifests, logger);
+  if (mode === 'validate') {
+    const code = reportValidation(out, settings, manifests);
+    const selected = manifests.orgs.filter(
+      (o) => settings.orgs === undefined || settings.orgs.includes(o.org),
+    );
+    const problems = [...manifests.unattributed, ...selected.flatMap((o) => o.problems)];
+    await emitCiOutputs(
+      ctx,
+      out,
+      settings,
+      values,
+      (map) => problemAnnotations(problems, map),
+      () => validationMarkdown(manifests, selected, problems),
+    );
+    return code;
+  }
+
+  const progress = terminalProgress(stderr);
+  const api = await connect(
+    settings,
+    ctx,
+    logger,
+    (t) => (token = t),
+    dryRun ? undefined : progress,
+  );
+  const planned = new Map<string, { observed: readonly ObservedEnvironment[]; plan: OrgPlan }>();
   const started = Date.now();
   let report: RunReport;
   try {
     report = await reconcile({
       manifests,
-      client,
-      state,
+      client: api.client,
+      state: api.state,
       logger,
       dryRun,
       orgs: settings.orgs === undefined ? undefined : new Set(settings.orgs),
+      progress: api.progress,
+      onPlanned: (org, observed, plan) => planned.set(org, { observed, plan }),
     });
   } finally {
-    await client.close();
+    progress.finish();
+    await api.client.close();
   }
   logger.info(
     { ...report.summary, durationMs: Date.now() - started, dryRun },
     `${dryRun ? 'plan' : 'sync'} finished`,
   );
+  if (outFile !== undefined) {
+    const saved = savePlan(api.apiUrl.href, new Date().toISOString(), planned, report);
+    await writeFileAtomic(path.resolve(ctx.cwd, outFile), `${JSON.stringify(saved, null, 2)}\n`);
+    logger.info({ out: outFile, orgs: saved.orgs.length }, `plan saved to ${outFile}`);
+  }
   stdout.write(renderReport(report, settings, ctx));
+  await emitCiOutputs(
+    ctx,
+    out,
+    settings,
+    values,
+    (map) => runAnnotations(report, map),
+    () => renderMarkdown(report),
+  );
   if (hasErrors(report)) return 1;
   if (dryRun && settings.detailedExitcode && hasPendingChanges(report)) return 2;
   return 0;

@@ -1,0 +1,50 @@
+import type { ProblemReport, RunReport } from './report.ts';
+
+/** GitHub's escaping of a workflow command's message. */
+function escapeData(text: string): string {
+  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+}
+
+/** GitHub's escaping of a workflow command's property value. */
+function escapeProperty(text: string): string {
+  return escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+}
+
+/**
+ * One `::error file=...,line=...,col=...::message` workflow command per manifest problem, so
+ * GitHub shows it inline on the pull request's diff. `toRepoPath` turns a problem's file into
+ * a path relative to the repository root, as GitHub expects.
+ */
+export function problemAnnotations(
+  problems: readonly ProblemReport[],
+  toRepoPath: (file: string) => string,
+): string[] {
+  return problems.map((problem) => {
+    const message = problem.path === '' ? problem.message : `${problem.path}: ${problem.message}`;
+    return `::error file=${escapeProperty(toRepoPath(problem.file))},line=${problem.line},col=${problem.column},title=${escapeProperty('envsync: invalid manifest')}::${escapeData(message)}`;
+  });
+}
+
+/** Annotations for a whole run: manifest problems, then failed orgs and changes. */
+export function runAnnotations(report: RunReport, toRepoPath: (file: string) => string): string[] {
+  const lines = problemAnnotations(
+    [...report.errors, ...report.orgs.flatMap((org) => org.errors)],
+    toRepoPath,
+  );
+  for (const org of report.orgs) {
+    if (org.error !== undefined) {
+      lines.push(
+        `::error title=${escapeProperty(`envsync: org ${org.org} failed`)}::${escapeData(org.error)}`,
+      );
+    }
+    for (const change of org.changes) {
+      if (change.result === 'failed' || change.result === 'not-converged') {
+        const kind = change.result === 'failed' ? 'error' : 'warning';
+        lines.push(
+          `::${kind} title=${escapeProperty(`envsync: ${org.org}/${change.name} ${change.result}`)}::${escapeData(change.error ?? change.result)}`,
+        );
+      }
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,173 @@
+import { createHash } from 'node:crypto';
+import * as z from 'zod';
+import type { Change, ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import { compareNames, normalizePolicies } from '../core/plan.ts';
+import type { RunReport } from '../core/report.ts';
+
+/**
+ * A saved plan (`plan --out`), bound to the listing it was computed from: `sync --plan` applies
+ * exactly these changes, and only while every org's live listing still has the same digest.
+ */
+export const SAVED_PLAN_VERSION = 1;
+
+const listed = z.object({
+  name: z.string(),
+  type: z.string(),
+  description: z.string(),
+  include_scaling: z.boolean().nullable(),
+  policies: z.array(z.string()).nullable(),
+});
+
+const desired = z.object({
+  name: z.string(),
+  type: z.string(),
+  description: z.string(),
+  include_scaling: z.boolean(),
+  policies: z.array(z.string()),
+});
+
+const fieldDiff = z.object({ from: z.unknown(), to: z.unknown() });
+
+const savedPlanSchema = z.object({
+  kind: z.literal('envsync-plan'),
+  version: z.literal(SAVED_PLAN_VERSION),
+  api: z.string(),
+  createdAt: z.string(),
+  orgs: z.array(
+    z.object({
+      org: z.string(),
+      digest: z.string(),
+      listing: z.array(listed),
+      changes: z.array(
+        z.object({
+          action: z.enum(['create', 'update', 'unverified']),
+          name: z.string(),
+          fields: z.record(z.string(), fieldDiff),
+          unknownFields: z.array(z.enum(['type', 'description', 'include_scaling', 'policies'])),
+          knownNotConverged: z.boolean(),
+          desired,
+        }),
+      ),
+      unchanged: z.array(z.string()),
+      unmanaged: z.array(z.string()),
+    }),
+  ),
+  report: z.unknown(),
+});
+
+export type SavedPlan = z.infer<typeof savedPlanSchema>;
+type SavedListing = z.infer<typeof listed>;
+
+/** The listing in the canonical form that is saved and hashed. */
+function canonicalListing(observed: readonly ObservedEnvironment[]): SavedListing[] {
+  return [...observed]
+    .sort((a, b) => compareNames(a.name, b.name))
+    .map((env) => ({
+      name: env.name,
+      type: env.type,
+      description: env.description,
+      include_scaling: env.includeScaling ?? null,
+      policies: env.policies === undefined ? null : normalizePolicies(env.policies),
+    }));
+}
+
+/** sha256 of the canonical listing: what `sync --plan` compares. */
+export function listingDigest(observed: readonly ObservedEnvironment[]): string {
+  return `sha256:${createHash('sha256')
+    .update(JSON.stringify(canonicalListing(observed)))
+    .digest('hex')}`;
+}
+
+/** Builds the file `plan --out` writes. */
+export function savePlan(
+  api: string,
+  createdAt: string,
+  planned: ReadonlyMap<string, { observed: readonly ObservedEnvironment[]; plan: OrgPlan }>,
+  report: RunReport,
+): SavedPlan {
+  const orgs = [...planned.entries()]
+    .sort(([a], [b]) => compareNames(a, b))
+    .map(([org, { observed, plan }]) => ({
+      org,
+      digest: listingDigest(observed),
+      listing: canonicalListing(observed),
+      changes: plan.changes.map((change) => ({
+        action: change.action,
+        name: change.name,
+        fields: change.fields as Record<string, { from: unknown; to: unknown }>,
+        unknownFields: [...change.unknownFields],
+        knownNotConverged: change.knownNotConverged,
+        desired: {
+          name: change.desired.name,
+          type: change.desired.type,
+          description: change.desired.description,
+          include_scaling: change.desired.includeScaling,
+          policies: [...change.desired.policies],
+        },
+      })),
+      unchanged: [...plan.unchanged],
+      unmanaged: [...plan.unmanaged],
+    }));
+  return { kind: 'envsync-plan', version: SAVED_PLAN_VERSION, api, createdAt, orgs, report };
+}
+
+/** Reads a saved plan; a plain Error says what is wrong with it. */
+export function readSavedPlan(json: unknown): SavedPlan {
+  const version = (json as { version?: unknown } | null)?.version;
+  if (typeof version === 'number' && version !== SAVED_PLAN_VERSION) {
+    throw new Error(`it has version ${version}; this envsync reads version ${SAVED_PLAN_VERSION}`);
+  }
+  const result = savedPlanSchema.safeParse(json);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new Error(
+      `it is not an envsync plan (${issue?.path.join('.') || 'root'}: ${issue?.message ?? 'invalid'})`,
+    );
+  }
+  return result.data;
+}
+
+/** The OrgPlan a saved org describes, to apply exactly that. */
+export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
+  return {
+    org: saved.org,
+    changes: saved.changes.map((change): Change => ({
+      action: change.action,
+      name: change.name,
+      fields: change.fields as Change['fields'],
+      unknownFields: change.unknownFields,
+      knownNotConverged: change.knownNotConverged,
+      desired: {
+        name: change.desired.name,
+        type: change.desired.type,
+        description: change.desired.description,
+        includeScaling: change.desired.include_scaling,
+        policies: normalizePolicies(change.desired.policies),
+      },
+    })),
+    unchanged: saved.unchanged,
+    unmanaged: saved.unmanaged,
+  };
+}
+
+/** Says, in a few words per environment, how the live listing moved since the plan. */
+export function describeMove(
+  saved: SavedPlan['orgs'][number],
+  live: readonly ObservedEnvironment[],
+): string[] {
+  const before = new Map(saved.listing.map((env) => [env.name, env]));
+  const after = new Map(canonicalListing(live).map((env) => [env.name, env]));
+  const moves: string[] = [];
+  for (const [name, env] of after) {
+    const old = before.get(name);
+    if (old === undefined) moves.push(`${name} appeared`);
+    else {
+      const fields = (Object.keys(env) as (keyof SavedListing)[]).filter(
+        (key) => JSON.stringify(env[key]) !== JSON.stringify(old[key]),
+      );
+      if (fields.length > 0) moves.push(`${name} changed (${fields.join(', ')})`);
+    }
+  }
+  for (const name of before.keys()) if (!after.has(name)) moves.push(`${name} disappeared`);
+  return moves.sort(compareNames);
+}

@@ -1,0 +1,349 @@
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { envsync } from '../helpers/cli.ts';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const TOKEN = 'ci-token-4d5e6f';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let api: TestEmulator;
+
+beforeEach(async () => {
+  tmp = await tempDir();
+  api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
+});
+afterEach(async () => {
+  await api.close();
+  await tmp.cleanup();
+});
+
+const BAD =
+  'org: acme\nenvironments:\n  - name: production\n    type: k8s\n    description: "a, b: c"\n';
+const GOOD = 'org: beta\nenvironments:\n  - name: web\n    type: S3\n    description: Web\n';
+const shared = () => ['--api-url', api.url, '--state', tmp.path('state.json')];
+
+describe('GitHub annotations', () => {
+  it('prints each manifest problem as ::error with the path relative to the repository root', async () => {
+    await mkdir(tmp.path('repo/.git'), { recursive: true });
+    await tmp.write('repo/deploy/manifests/acme.yaml', BAD);
+    await tmp.write('repo/deploy/manifests/beta.yaml', GOOD);
+    const result = await envsync(['validate', '--manifests', 'manifests'], {
+      cwd: tmp.path('repo/deploy'),
+      env: { GITHUB_ACTIONS: 'true' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(
+      '::error file=deploy/manifests/acme.yaml,line=4,col=11,title=envsync%3A invalid manifest::environments[0].type: "k8s" is not one of K8S, S3, logical (did you mean "K8S"?)\n',
+    );
+  });
+
+  it('uses GITHUB_WORKSPACE as the root, --annotations to force or silence them, and stderr under --output json', async () => {
+    await tmp.write(
+      'ws/m/acme.yaml',
+      'org: acme\nenvironments:\n  - name: x\n    type: S3\n    description: "100%\\nsure"\n    polices: []\n',
+    );
+    const forced = await envsync(
+      ['validate', '--manifests', 'm', '--annotations', 'github', '-o', 'json'],
+      { cwd: tmp.path('ws'), env: { GITHUB_WORKSPACE: tmp.dir } },
+    );
+    expect(forced.stderr).toContain(
+      '::error file=ws/m/acme.yaml,line=6,col=5,title=envsync%3A invalid manifest::environments[0].polices: unknown key "polices" (did you mean "policies"?)',
+    );
+    expect(() => JSON.parse(forced.stdout) as unknown).not.toThrow();
+    const silenced = await envsync(['validate', '--manifests', 'm', '--annotations', 'none'], {
+      cwd: tmp.path('ws'),
+      env: { GITHUB_ACTIONS: 'true' },
+    });
+    expect(silenced.stdout + silenced.stderr).not.toContain('::error');
+    const plain = await envsync(['validate', '--manifests', 'm'], { cwd: tmp.path('ws') });
+    expect(plain.stdout + plain.stderr).not.toContain('::error');
+  });
+
+  it('escapes messages and properties as GitHub requires', async () => {
+    const { problemAnnotations } = await import('../../src/core/annotations.ts');
+    expect(
+      problemAnnotations(
+        [{ file: 'a,b:c.yaml', line: 2, column: 3, path: 'x', message: '50% done\nnext' }],
+        (f) => f,
+      ),
+    ).toEqual([
+      '::error file=a%2Cb%3Ac.yaml,line=2,col=3,title=envsync%3A invalid manifest::x: 50%25 done%0Anext',
+    ]);
+  });
+
+  it('annotates failed orgs and not-converged changes after a sync', async () => {
+    await tmp.write('m/beta.yaml', GOOD);
+    expect(
+      (
+        await envsync(['sync', '--manifests', 'm', ...shared()], {
+          cwd: tmp.dir,
+          env: { ENVSYNC_TOKEN: TOKEN },
+        })
+      ).code,
+    ).toBe(0);
+    await writeFile(tmp.path('m/beta.yaml'), GOOD.replace('description: Web', 'description: ""'));
+    const result = await envsync(
+      ['sync', '--manifests', 'm', ...shared(), '--annotations', 'github'],
+      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+    );
+    expect(result.stdout).toMatch(
+      /^::warning title=envsync%3A beta\/web not-converged::the service did not take description/m,
+    );
+  });
+});
+
+describe('step summary', () => {
+  it('appends the markdown plan to --summary-file, and to $GITHUB_STEP_SUMMARY by default', async () => {
+    await tmp.write('m/beta.yaml', GOOD);
+    await writeFile(tmp.path('summary.md'), '# earlier step\n');
+    await envsync(['plan', '--manifests', 'm', ...shared(), '--summary-file', 'summary.md'], {
+      cwd: tmp.dir,
+      env: { ENVSYNC_TOKEN: TOKEN },
+    });
+    await envsync(['validate', '--manifests', 'm'], {
+      cwd: tmp.dir,
+      env: { GITHUB_STEP_SUMMARY: tmp.path('summary.md') },
+    });
+    const summary = await readFile(tmp.path('summary.md'), 'utf8');
+    expect(summary.startsWith('# earlier step\n### envsync plan\n')).toBe(true);
+    expect(summary).toContain('| beta | ✅ ok | 1 | 0 | 0 | 0 | 0 | 0 |');
+    expect(summary).toContain(
+      '### envsync validate\n\n✅ valid: 1 file(s), 1 org(s), 1 environment(s)',
+    );
+  });
+});
+
+describe('envsync export', () => {
+  const tricky = [
+    {
+      name: 'quotes',
+      type: 'K8S',
+      description: 'He said "hi" and \'bye\'',
+      include_scaling: true,
+      policies: ['pci', 'baseline'],
+    },
+    {
+      name: 'hash',
+      type: 'S3',
+      description: 'not # a comment',
+      include_scaling: false,
+      policies: [],
+    },
+    {
+      name: 'colons',
+      type: 'logical',
+      description: 'key: value, more: yes',
+      include_scaling: false,
+      policies: ['sox'],
+    },
+    {
+      name: 'newlines',
+      type: 'K8S',
+      description: 'line one\nline two\n',
+      include_scaling: false,
+      policies: [],
+    },
+    {
+      name: 'leading',
+      type: 'K8S',
+      description: '   leading spaces and trailing ',
+      include_scaling: false,
+      policies: [],
+    },
+    { name: 'looks-typed', type: 'K8S', description: 'true', include_scaling: false, policies: [] },
+    { name: 'empty', type: 'K8S', description: '', include_scaling: false, policies: [] },
+    {
+      name: 'legacy',
+      type: 'ECS',
+      description: 'not manageable',
+      include_scaling: false,
+      policies: [],
+    },
+  ];
+
+  it('round trip: export, then plan shows nothing to create or update', async () => {
+    await api.putStore({ orgs: { acme: tricky } });
+    const exported = await envsync(
+      ['export', '--org', 'acme', '--out', 'm', '--api-url', api.url],
+      {
+        cwd: tmp.dir,
+        env: { ENVSYNC_TOKEN: TOKEN },
+      },
+    );
+    expect(exported.code, exported.stderr).toBe(0);
+    const text = await readFile(tmp.path('m/acme.yaml'), 'utf8');
+    expect(text).toContain('# Not exported: envsync manages only the types K8S, S3, logical');
+    expect(text).toContain('"legacy" (type "ECS")');
+    expect((await envsync(['validate', '--manifests', 'm'], { cwd: tmp.dir })).code).toBe(0);
+    const plan = await envsync(
+      ['plan', '--manifests', 'm', ...shared(), '-o', 'json', '--detailed-exitcode'],
+      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+    );
+    expect(plan.code, plan.stdout).toBe(0);
+    expect(JSON.parse(plan.stdout)).toMatchObject({
+      summary: { create: 0, update: 0, unverified: 0, unchanged: 7, unmanaged: 1 },
+    });
+  });
+
+  it('says when the listing does not carry include_scaling and policies, writes to stdout, and never overwrites by accident', async () => {
+    const spec = await startTestEmulator({
+      profile: 'spec',
+      tokens: [{ token: TOKEN, orgs: null }],
+    });
+    try {
+      await spec.putStore({ orgs: { acme: tricky.slice(0, 2), beta: [tricky[3]] } });
+      const out = await envsync(
+        ['export', '--org', 'acme', '--org', 'beta', '--api-url', spec.url],
+        { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+      );
+      expect(out.code).toBe(0);
+      expect(out.stdout).toContain('# The listing does not carry include_scaling and policies');
+      expect(out.stdout.split('\n---\n')).toHaveLength(2);
+      await tmp.write('m/all.yaml', out.stdout);
+      const plan = await envsync(
+        ['plan', '--manifests', 'm', '--api-url', spec.url, '-o', 'json'],
+        { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+      );
+      expect(JSON.parse(plan.stdout)).toMatchObject({
+        summary: { create: 0, update: 0, unverified: 3 },
+      });
+      await tmp.write('out/acme.yaml', 'mine');
+      const refused = await envsync(
+        ['export', '--org', 'acme', '--out', 'out', '--api-url', spec.url],
+        { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+      );
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('already exists; pass --force');
+      expect(await readFile(tmp.path('out/acme.yaml'), 'utf8')).toBe('mine');
+    } finally {
+      await spec.close();
+    }
+  });
+});
+
+describe('plan binding', () => {
+  it('sync --plan applies exactly the saved plan, even after the manifests moved on', async () => {
+    await tmp.write('m/beta.yaml', GOOD);
+    const plan = await envsync(['plan', '--manifests', 'm', ...shared(), '--out', 'plan.json'], {
+      cwd: tmp.dir,
+      env: { ENVSYNC_TOKEN: TOKEN },
+    });
+    expect(plan.code).toBe(0);
+    const saved = JSON.parse(await readFile(tmp.path('plan.json'), 'utf8')) as {
+      kind: string;
+      orgs: { org: string; digest: string }[];
+    };
+    expect(saved).toMatchObject({
+      kind: 'envsync-plan',
+      version: 1,
+      orgs: [{ org: 'beta', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }],
+    });
+    await writeFile(tmp.path('m/beta.yaml'), GOOD.replace('Web', 'Web, edited after review'));
+    const sync = await envsync(['sync', ...shared(), '--plan', 'plan.json', '-o', 'json'], {
+      cwd: tmp.dir,
+      env: { ENVSYNC_TOKEN: TOKEN },
+    });
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(JSON.parse(sync.stdout)).toMatchObject({ summary: { create: 1, applied: 1 } });
+    expect((await api.getStore()).orgs['beta']?.[0]?.description).toBe('Web');
+  });
+
+  it('refuses with exit 1, saying what moved, when the live listing changed since the plan', async () => {
+    await tmp.write('m/beta.yaml', GOOD);
+    await envsync(['sync', '--manifests', 'm', ...shared()], {
+      cwd: tmp.dir,
+      env: { ENVSYNC_TOKEN: TOKEN },
+    });
+    await writeFile(tmp.path('m/beta.yaml'), GOOD.replace('Web', 'Web v2'));
+    await envsync(['plan', '--manifests', 'm', ...shared(), '--out', 'plan.json'], {
+      cwd: tmp.dir,
+      env: { ENVSYNC_TOKEN: TOKEN },
+    });
+    // Someone changes the service by hand after the review.
+    const store = await api.getStore();
+    const web = store.orgs['beta']?.[0];
+    if (web === undefined) throw new Error('expected web');
+    await api.putStore({
+      orgs: {
+        beta: [
+          { ...web, description: 'changed by hand' },
+          { ...web, name: 'newcomer' },
+        ],
+      },
+    });
+    const puts = (await api.getRequests(1000)).filter((r) => r.method === 'PUT').length;
+    const sync = await envsync(['sync', ...shared(), '--plan', 'plan.json'], {
+      cwd: tmp.dir,
+      env: { ENVSYNC_TOKEN: TOKEN },
+    });
+    expect(sync.code).toBe(1);
+    expect(sync.stderr).toContain(
+      'refusing to apply plan.json: the service moved since the plan was made',
+    );
+    expect(sync.stderr).toContain('org beta: newcomer appeared; web changed (description)');
+    expect((await api.getRequests(1000)).filter((r) => r.method === 'PUT').length).toBe(puts);
+  });
+
+  it('refuses a file that is not a plan, and --out without a dry run', async () => {
+    await tmp.write('plan.json', '{"kind": "something else"}');
+    const bad = await envsync(['sync', ...shared(), '--plan', 'plan.json'], {
+      cwd: tmp.dir,
+      env: { ENVSYNC_TOKEN: TOKEN },
+    });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--plan plan.json: cannot be used: it is not an envsync plan');
+    const out = await envsync(['sync', '--manifests', 'm', ...shared(), '--out', 'x.json'], {
+      cwd: tmp.dir,
+      env: { ENVSYNC_TOKEN: TOKEN },
+    });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain('--out saves a plan');
+  });
+});
+
+describe('progress', () => {
+  const many = `org: acme\nenvironments:\n${Array.from({ length: 60 }, (_, i) => `  - name: env-${i}\n    type: K8S\n    description: d${i}\n`).join('')}`;
+
+  it('shows done / total, failures and rate on a terminal for a sync of more than 50 changes', async () => {
+    await tmp.write('m/acme.yaml', many);
+    const command = [
+      process.execPath,
+      CLI,
+      'sync',
+      '--manifests',
+      'm',
+      '--api-url',
+      api.url,
+      '--state',
+      'state.json',
+      '--log-level',
+      'silent',
+    ]
+      .map((part) => `'${part}'`)
+      .join(' ');
+    // `script` runs the command in a pseudo-terminal, as a person's shell would.
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      cwd: tmp.dir,
+      env: { PATH: process.env['PATH'] ?? '', ENVSYNC_TOKEN: TOKEN, TERM: 'dumb' },
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const code = await new Promise((resolve) => child.once('close', resolve));
+    expect(code).toBe(0);
+    expect(output).toMatch(/applying: 60\/60 \(100%\), 0 failed, [\d.]+\/s/);
+  });
+
+  it('shows nothing extra when stderr is not a terminal', async () => {
+    await tmp.write('m/acme.yaml', many);
+    const result = await envsync(
+      ['sync', '--manifests', 'm', ...shared(), '--log-level', 'silent'],
+      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+    );
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+  });
+});
