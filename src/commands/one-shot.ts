@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { createClient } from '../api/client.ts';
-import { DEFAULT_RETRY_POLICY } from '../api/retry-policy.ts';
+import { clientFromSettings } from '../api/from-settings.ts';
+import { readCaFile } from '../config/ca-file.ts';
 import { parseApiUrl } from '../config/api-url.ts';
 import { resolveSettings, SETTING_FLAG_OPTIONS, type Settings } from '../config/settings.ts';
 import { readToken } from '../config/token.ts';
@@ -220,32 +219,9 @@ export async function connect(
   const apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
   const token = await readToken(settings.tokenFile, ctx.env);
   setToken(token);
-  const ca =
-    settings.caFile === undefined
-      ? undefined
-      : await readFile(settings.caFile, 'utf8').catch((error: unknown) => {
-          throw new ConfigError(
-            `--ca-file ${settings.caFile}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-          );
-        });
+  const ca = await readCaFile(settings.caFile);
   const state = await StateStore.load(path.resolve(ctx.cwd, settings.state), logger, apiUrl.href);
-  const client = createClient({
-    apiUrl,
-    getToken: () => token,
-    concurrency: settings.concurrency,
-    timeoutMs: settings.timeoutMs,
-    policy: {
-      ...DEFAULT_RETRY_POLICY,
-      retries: settings.retries,
-      minDelayMs: settings.retryDelayMs,
-    },
-    logger,
-    clock: {
-      now: () => Date.now(),
-      sleep: (ms, signal) => sleep(ms, undefined, signal ? { signal } : {}),
-    },
-    ca,
-  });
+  const client = clientFromSettings(settings, { apiUrl, getToken: () => token, logger, ca });
   return { apiUrl, client, state, progress };
 }
 
@@ -388,6 +364,17 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
       '--plan applies a saved plan: use it with "envsync sync", without --dry-run',
     );
   }
+  const printReport = async (report: RunReport) => {
+    stdout.write(renderReport(report, settings, ctx));
+    await emitCiOutputs(
+      ctx,
+      out,
+      settings,
+      values,
+      (map) => runAnnotations(report, map),
+      () => renderMarkdown(report),
+    );
+  };
 
   if (planFile !== undefined) {
     const progress = terminalProgress(stderr);
@@ -399,15 +386,7 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
       progress.finish();
       await api.client.close();
     }
-    stdout.write(renderReport(report, settings, ctx));
-    await emitCiOutputs(
-      ctx,
-      out,
-      settings,
-      values,
-      (map) => runAnnotations(report, map),
-      () => renderMarkdown(report),
-    );
+    await printReport(report);
     return hasErrors(report) ? 1 : 0;
   }
 
@@ -465,15 +444,7 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
     await writeFileAtomic(path.resolve(ctx.cwd, outFile), `${JSON.stringify(saved, null, 2)}\n`);
     logger.info({ out: outFile, orgs: saved.orgs.length }, `plan saved to ${outFile}`);
   }
-  stdout.write(renderReport(report, settings, ctx));
-  await emitCiOutputs(
-    ctx,
-    out,
-    settings,
-    values,
-    (map) => runAnnotations(report, map),
-    () => renderMarkdown(report),
-  );
+  await printReport(report);
   if (hasErrors(report)) return 1;
   if (dryRun && settings.detailedExitcode && hasPendingChanges(report)) return 2;
   return 0;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { DAEMON_FLAG_OPTIONS, resolveDaemonSettings } from '../config/daemon-settings.ts';
 import { parseApiUrl } from '../config/api-url.ts';
+import { readCaFile } from '../config/ca-file.ts';
 import { resolveSettings, SETTING_FLAG_OPTIONS } from '../config/settings.ts';
 import { readToken } from '../config/token.ts';
 import { Daemon } from '../daemon/daemon.ts';
@@ -92,14 +92,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
     };
     await getToken(); // fail fast on a missing token
   }
-  const ca =
-    settings.caFile === undefined
-      ? undefined
-      : await readFile(settings.caFile, 'utf8').catch((error: unknown) => {
-          throw new ConfigError(
-            `--ca-file ${settings.caFile}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-          );
-        });
+  const ca = await readCaFile(settings.caFile);
 
   const daemon = new Daemon({
     settings,

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { createClient } from '../api/client.ts';
-import { DEFAULT_RETRY_POLICY } from '../api/retry-policy.ts';
+import { clientFromSettings } from '../api/from-settings.ts';
 import type { DaemonSettings } from '../config/daemon-settings.ts';
 import type { Settings } from '../config/settings.ts';
 import type { OrgReport } from '../core/report.ts';
@@ -234,21 +233,10 @@ export class Daemon {
         );
       });
       counts = { ...counts, orgs: owned.length, skipped: owned.length - due.length };
-      const client = createClient({
+      const client = clientFromSettings(settings, {
         apiUrl: this.#options.apiUrl,
         getToken: () => token,
-        concurrency: settings.concurrency,
-        timeoutMs: settings.timeoutMs,
-        policy: {
-          ...DEFAULT_RETRY_POLICY,
-          retries: settings.retries,
-          minDelayMs: settings.retryDelayMs,
-        },
         logger,
-        clock: {
-          now: () => Date.now(),
-          sleep: (ms, signal) => sleep(ms, undefined, signal ? { signal } : {}),
-        },
         ca: this.#options.ca,
         signal: this.#abort.signal,
         events: this.metrics.clientEvents(),
