@@ -9,7 +9,7 @@ import type { OrgReport } from '../core/report.ts';
 import { shardOf } from '../core/shard.ts';
 import { reconcile } from '../engine/reconcile.ts';
 import { StateStore } from '../engine/state.ts';
-import type { OrgManifest } from '../manifests/load.ts';
+import type { ManifestCache, OrgManifest } from '../manifests/load.ts';
 import { DaemonMetrics } from './metrics.ts';
 import { PassScheduler } from './scheduler.ts';
 import { readSnapshot } from './snapshot.ts';
@@ -38,6 +38,14 @@ interface Backoff {
 
 const BASE_BACKOFF_MS = 5_000;
 
+/** What an org's manifests say, problems included: a change means the org needs a look. */
+function contentFingerprint(org: OrgManifest): string {
+  return JSON.stringify([
+    org.environments.map(({ source: _source, ...env }) => env),
+    org.problems.map((p) => [p.file, p.line, p.column, p.path, p.message]),
+  ]);
+}
+
 /** What an org's failure happened with: its manifests and the token (hashed, never kept). */
 function fingerprintOrg(org: OrgManifest, token: string): string {
   const tokenHash = createHash('sha256').update(token).digest('hex').slice(0, 16);
@@ -57,6 +65,10 @@ export class Daemon {
   readonly #abort = new AbortController();
   readonly #orgs = new Map<string, OrgStatus>();
   readonly #backoff = new Map<string, Backoff>();
+  /** What each org's manifests said when it was last reconciled (see contentFingerprint). */
+  readonly #seen = new Map<string, string>();
+  /** Parsed manifest files, kept between passes: a pass re-reads only what changed. */
+  readonly #cache: ManifestCache = new Map();
   #watcher: ManifestWatcher | undefined;
   #state: StateStore | undefined;
   #intervalTimer: NodeJS.Timeout | undefined;
@@ -204,6 +216,7 @@ export class Daemon {
         root: settings.manifests,
         cwd,
         maxFileBytes: settings.maxFileBytes,
+        cache: this.#cache,
       });
       if (snapshot.revision !== this.#revision || this.#passes === 0) {
         this.#revision = snapshot.revision;
@@ -213,18 +226,27 @@ export class Daemon {
         ({ org: _org, ...problem }) => problem,
       );
       const owned = snapshot.manifests.orgs.filter((org) => this.#ownsOrg(org.org));
+      const ownedNames = new Set(owned.map((org) => org.org));
       // Orgs no manifest declares any more (or no longer ours): forget them.
       for (const org of this.#orgs.keys()) {
-        if (!owned.some((o) => o.org === org)) {
+        if (!ownedNames.has(org)) {
           this.#orgs.delete(org);
           this.#backoff.delete(org);
+          this.#seen.delete(org);
           this.metrics.forgetOrg(org);
         }
       }
+      // A pass that only file events or a new revision started looks at the orgs whose
+      // manifests changed; every other trigger (start, interval, webhook, SIGHUP, backoff) looks
+      // at all of them, which is what heals drift made in the service by hand.
+      const targeted = reasons.every((r) => r.startsWith('file ') || r.startsWith('revision '));
+      const candidates = targeted
+        ? owned.filter((org) => this.#seen.get(org.org) !== contentFingerprint(org))
+        : owned;
       const token = await this.#options.readToken();
       const now = Date.now();
       // An org backing off is skipped until its time comes, unless its manifests or the token changed.
-      const due = owned.filter((org) => {
+      const due = candidates.filter((org) => {
         const backoff = this.#backoff.get(org.org);
         return (
           backoff === undefined ||
@@ -232,7 +254,8 @@ export class Daemon {
           backoff.fingerprint !== fingerprintOrg(org, token)
         );
       });
-      counts = { ...counts, orgs: owned.length, skipped: owned.length - due.length };
+      counts = { ...counts, orgs: owned.length, skipped: candidates.length - due.length };
+      for (const org of due) this.#seen.set(org.org, contentFingerprint(org));
       const client = clientFromSettings(settings, {
         apiUrl: this.#options.apiUrl,
         getToken: () => token,

@@ -1,7 +1,7 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { displayPath } from '../manifests/discover.ts';
-import { loadManifests, type ManifestSet } from '../manifests/load.ts';
+import { loadManifests, type ManifestCache, type ManifestSet } from '../manifests/load.ts';
 
 /** Where the manifests path resolves to now, and which published revision that is. */
 export interface Resolution {
@@ -46,6 +46,7 @@ export async function readSnapshot(options: {
   root: string;
   cwd: string;
   maxFileBytes: number;
+  cache?: ManifestCache | undefined;
 }): Promise<Snapshot> {
   const displayRoot = displayPath(path.resolve(options.cwd, options.root), options.cwd);
   for (let attempt = 1; ; attempt++) {
@@ -55,6 +56,7 @@ export async function readSnapshot(options: {
       cwd: options.cwd,
       maxFileBytes: options.maxFileBytes,
       displayRoot,
+      cache: options.cache,
     });
     const after = await resolveManifestsPath(options.root, options.cwd).catch(() => undefined);
     if (after?.realRoot === before.realRoot || attempt >= MAX_SNAPSHOT_ATTEMPTS) {

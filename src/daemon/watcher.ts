@@ -108,7 +108,7 @@ export class ManifestWatcher {
     watcher.on('all', (event, file) => {
       // Events of a watcher already replaced (the old worktree being deleted) do not count.
       if (generation !== this.#generation) return;
-      this.#options.onFileEvent(`${event} ${path.relative(realRoot, file) || '.'}`);
+      this.#options.onFileEvent(`file ${event} ${path.relative(realRoot, file) || '.'}`);
     });
     watcher.on('error', (error) =>
       this.#options.logger.warn({ err: error }, 'manifest watcher error'),

@@ -1,5 +1,6 @@
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { compareNames } from '../core/plan.ts';
+import { stat } from 'node:fs/promises';
 import { discoverManifestFiles, displayPath, readManifestFile } from './discover.ts';
 import { formatProblem, locateInText, parseManifest, type ManifestProblem } from './parse.ts';
 
@@ -27,6 +28,31 @@ export interface LoadOptions {
   readonly maxFileBytes: number;
   /** Show file paths under this root instead of the real one (see discoverManifestFiles). */
   readonly displayRoot?: string | undefined;
+  /**
+   * Parsed files kept between loads (the daemon's): a file whose identity, size and time did not
+   * change is not read again, and one whose text did not change is not parsed again.
+   */
+  readonly cache?: ManifestCache | undefined;
+}
+
+/** One file as last read: how to recognise it, its text and what it said. */
+export interface ManifestCacheEntry {
+  readonly statKey: string | undefined;
+  readonly text: string;
+  readonly result: ReturnType<typeof parseManifest>;
+}
+
+/** Parsed files by display path. */
+export type ManifestCache = Map<string, ManifestCacheEntry>;
+
+/**
+ * A file's identity for the cache; undefined for a file changed in the last two seconds, whose
+ * time stamp cannot tell two quick writes of the same size apart (git's "racy" rule).
+ */
+async function statKeyOf(file: string): Promise<string | undefined> {
+  const info = await stat(file).catch(() => undefined);
+  if (info === undefined || Date.now() - info.mtimeMs < 2000) return undefined;
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
 }
 
 const READ_CONCURRENCY = 32;
@@ -121,12 +147,25 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   }[] = Array.from({ length: files.length });
   // Texts are kept until the orgs are assembled, to locate the rare duplicate read without positions.
   const texts = new Map<string, string>();
+  const seen: ManifestCache = new Map();
   let next = 0;
   const worker = async () => {
     while (next < files.length) {
       const index = next++;
       const file = files[index];
       if (file === undefined) continue;
+      const cached = options.cache?.get(file.display);
+      const statKey = options.cache === undefined ? undefined : await statKeyOf(file.path);
+      if (cached !== undefined && statKey !== undefined && cached.statKey === statKey) {
+        seen.set(file.display, cached);
+        texts.set(file.display, cached.text);
+        parsed[index] = {
+          file: file.display,
+          documents: cached.result.documents,
+          problems: [...cached.result.problems],
+        };
+        continue;
+      }
       const outcome = await readManifestFile(file.path, options.maxFileBytes);
       if (!outcome.ok) {
         parsed[index] = {
@@ -146,7 +185,11 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
         continue;
       }
       texts.set(file.display, outcome.text);
-      const result = parseManifest(outcome.text, file.display);
+      const result =
+        cached !== undefined && cached.text === outcome.text
+          ? cached.result
+          : parseManifest(outcome.text, file.display);
+      seen.set(file.display, { statKey, text: outcome.text, result });
       parsed[index] = {
         file: file.display,
         documents: result.documents,
@@ -155,6 +198,11 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     }
   };
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, files.length) }, worker));
+  if (options.cache !== undefined) {
+    // Keep only the files that are still there.
+    options.cache.clear();
+    for (const [display, entry] of seen) options.cache.set(display, entry);
+  }
   const { orgs, unattributed } = assembleOrgs(parsed, (source) =>
     source.line !== undefined && source.column !== undefined
       ? { line: source.line, column: source.column }

@@ -82,7 +82,9 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     // New folders and new files in them.
     await tmp.write('manifests/teams/beta/beta.yaml', manifest('beta', { web: 'w' }));
     await waitFor('new folder applied', async () => (await description('beta', 'web')) === 'w');
-    expect(d.passes()).toBeGreaterThanOrEqual(4);
+    // A file event looks only at the org whose manifests changed.
+    await d.daemon.idle();
+    expect(d.daemon.status().lastPass?.trigger[0]).toMatch(/^file /);
   });
 
   it('a burst of 40 writes gives at most a few passes', async () => {
@@ -127,6 +129,7 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     }
     const metrics = await get(`${d.url}/metrics`);
     expect(metrics.text).toContain('envsync_revision_info{revision="c0ffee5"} 1');
+    await d.daemon.idle();
     expect(
       d.logs().some((l) => l['revision'] === 'c0ffee5' && String(l['msg']).startsWith('pass')),
     ).toBe(true);
@@ -285,5 +288,35 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
         .filter((org) => (store.orgs[org] ?? []).length > 0)
         .sort(),
     ).toEqual(mine);
+  });
+});
+
+describe('targeted passes', () => {
+  it('a file event reconciles only the orgs whose manifests changed; the interval and webhook look at all', async () => {
+    for (const org of ['acme', 'beta', 'gamma'])
+      await tmp.write(`manifests/${org}.yaml`, manifest(org, { e: org }));
+    const d = await daemon();
+    await waitFor('first pass', async () => (await description('gamma', 'e')) === 'gamma');
+    await d.daemon.idle();
+    const gets = async () =>
+      (await api.getRequests(1000)).filter((r) => r.method === 'GET').map((r) => r.path);
+    const before = (await gets()).length;
+    await writeFile(tmp.path('manifests/beta.yaml'), manifest('beta', { e: 'beta v2' }));
+    await waitFor('beta applied', async () => (await description('beta', 'e')) === 'beta v2');
+    await d.daemon.idle();
+    const afterEdit = await gets();
+    // One GET to observe beta and one to verify the PUT: acme and gamma are not looked at.
+    expect(afterEdit.slice(before)).toEqual([
+      '/api/v2/environments/beta',
+      '/api/v2/environments/beta',
+    ]);
+    d.daemon.trigger('webhook');
+    await waitFor('webhook pass', () => d.daemon.status().lastPass?.trigger[0] === 'webhook');
+    await d.daemon.idle();
+    expect((await gets()).slice(afterEdit.length).sort()).toEqual([
+      '/api/v2/environments/acme',
+      '/api/v2/environments/beta',
+      '/api/v2/environments/gamma',
+    ]);
   });
 });
