@@ -1,0 +1,87 @@
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { envsync } from '../helpers/cli.ts';
+import { startTestEmulator } from '../helpers/emulator.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+/** Runs the CLI in a pseudo-terminal (`script`), as a person's shell would; returns the screen. */
+function inTerminal(args: string[], env: Record<string, string> = {}): Promise<string> {
+  const command = [process.execPath, CLI, ...args].map((part) => `'${part}'`).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], {
+    env: { PATH: process.env['PATH'] ?? '', TERM: 'xterm', ...env },
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  return new Promise((resolve) => child.once('close', () => resolve(output)));
+}
+
+describe('the CLI', () => {
+  it('prints its version from package.json', async () => {
+    const pkg = JSON.parse(
+      await readFile(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    const result = await envsync(['--version']);
+    expect(result).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  });
+
+  it('lists every command in --help', async () => {
+    const result = await envsync(['--help']);
+    expect(result.code).toBe(0);
+    for (const command of ['validate', 'plan', 'sync', 'run', 'export', 'schema', 'emulator']) {
+      expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+    }
+  });
+
+  it('answers an unknown command or flag with a short usage error and exit 1', async () => {
+    const command = await envsync(['deploy']);
+    expect(command).toMatchObject({ code: 1, stdout: '' });
+    expect(command.stderr).toContain('unknown command "deploy"');
+    const flag = await envsync(['validate', '--manifest', 'x']);
+    expect(flag.code).toBe(1);
+    expect(flag.stderr).toContain("Unknown option '--manifest'");
+    expect(flag.stderr.split('\n').length).toBeLessThan(40);
+  });
+
+  it('colours the plan on a terminal, never with NO_COLOR, and never into a pipe', async () => {
+    const api = await startTestEmulator({ tokens: [{ token: 'colour-token', orgs: null }] });
+    try {
+      const args = [
+        'plan',
+        '--manifests',
+        fileURLToPath(new URL('../../examples/manifests', import.meta.url)),
+        '--api-url',
+        api.url,
+        '--state',
+        '/dev/null/none',
+        '--log-level',
+        'silent',
+      ];
+      const env = { ENVSYNC_TOKEN: 'colour-token' };
+      expect(await inTerminal(args, env)).toContain('\u001b[32m+ create\u001b[0m');
+      const plain = await inTerminal(args, { ...env, NO_COLOR: '1' });
+      expect(plain).toContain('+ create');
+      expect(plain).not.toContain('\u001b[');
+      const piped = await envsync(args, { env });
+      expect(piped.stdout).toContain('+ create');
+      expect(piped.stdout).not.toContain('\u001b[');
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('writes pretty logs on a terminal and JSON lines otherwise', async () => {
+    const screen = await inTerminal([
+      'run',
+      '--manifests',
+      '/nonexistent-envsync-dir',
+      '--emulator',
+      '--listen',
+      '127.0.0.1:0',
+    ]);
+    expect(screen).toMatch(/WARN.*USING THE EMBEDDED EMULATOR/);
+    expect(screen).not.toMatch(/^\{"level"/m);
+  });
+});
