@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { ObservedEnvironment } from '../core/model.ts';
+import { normalizePolicies } from '../core/plan.ts';
 
 /**
  * The tolerant reader of the listing (issue 3; observed-behaviour.md "The listing"): the spec's
@@ -7,7 +8,8 @@ import type { ObservedEnvironment } from '../core/model.ts';
  * fields are ignored and unknown types accepted; anything else is an error, never a guess.
  */
 
-const listedEnvironment = z.looseObject({
+// z.object strips what it does not know: unknown fields are ignored, and not copied.
+const listedEnvironment = z.object({
   name: z.string().min(1),
   type: z.string(),
   description: z.string().nullable().optional(),
@@ -46,7 +48,12 @@ function toObserved(entry: z.infer<typeof listedEnvironment>): ObservedEnvironme
     description: entry.description ?? '',
     // Compared only when the listing carries them (issue 3, "Planning").
     includeScaling: entry.include_scaling ?? undefined,
-    policies: entry.policies === undefined ? undefined : (entry.policies ?? []),
+    policies:
+      entry.policies === undefined
+        ? undefined
+        : entry.policies === null
+          ? []
+          : normalizePolicies(entry.policies),
   };
 }
 

@@ -429,7 +429,11 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
       dryRun,
       orgs: settings.orgs === undefined ? undefined : new Set(settings.orgs),
       progress: api.progress,
-      onPlanned: (org, observed, plan) => planned.set(org, { observed, plan }),
+      // Listings are kept only to save a plan: at 100,000 environments they weigh.
+      onPlanned:
+        outFile === undefined
+          ? undefined
+          : (org, observed, plan) => planned.set(org, { observed, plan }),
     });
   } finally {
     progress.finish();

@@ -13,14 +13,22 @@ export function compareNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Returns the policies sorted and without duplicates, the form envsync compares and records. */
-export function normalizePolicies(policies: readonly string[]): string[] {
-  return [...new Set(policies)].sort(compareNames);
+function isNormalized(policies: readonly string[]): boolean {
+  for (let i = 1; i < policies.length; i++) {
+    if (compareNames(policies[i - 1] as string, policies[i] as string) >= 0) return false;
+  }
+  return true;
 }
 
+/** Returns the policies sorted and without duplicates, the form envsync compares and records. */
+export function normalizePolicies(policies: readonly string[]): string[] {
+  return isNormalized(policies) ? [...policies] : [...new Set(policies)].sort(compareNames);
+}
+
+/** Compares as sets; without allocating when both sides are already normalized (the usual case). */
 function samePolicies(a: readonly string[], b: readonly string[]): boolean {
-  const x = normalizePolicies(a);
-  const y = normalizePolicies(b);
+  const x = isNormalized(a) ? a : normalizePolicies(a);
+  const y = isNormalized(b) ? b : normalizePolicies(b);
   return x.length === y.length && x.every((p, i) => p === y[i]);
 }
 

@@ -293,11 +293,20 @@ export async function reconcile(options: ReconcileOptions): Promise<RunReport> {
   const selected = options.manifests.orgs.filter(
     (org) => options.orgs === undefined || options.orgs.has(org.org),
   );
-  const reports = await Promise.all(
-    selected.map(async (manifest) => {
-      const report = await reconcileOrgInRounds(manifest, options);
-      options.onOrgDone?.(report);
-      return report;
+  // A few orgs more than requests in flight keeps the gate busy; thousands of orgs at once would
+  // only hold their listings in memory while they wait for it.
+  const reports: OrgReport[] = Array.from({ length: selected.length });
+  const width = Math.min(selected.length, Math.max(16, options.client.gate.limit * 4));
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < selected.length) {
+        const index = next++;
+        const manifest = selected[index] as OrgManifest;
+        const report = await reconcileOrgInRounds(manifest, options);
+        options.onOrgDone?.(report);
+        reports[index] = report;
+      }
     }),
   );
   return {

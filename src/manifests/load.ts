@@ -1,5 +1,6 @@
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { compareNames } from '../core/plan.ts';
+import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { discoverManifestFiles, displayPath, readManifestFile } from './discover.ts';
 import { formatProblem, locateInText, parseManifest, type ManifestProblem } from './parse.ts';
@@ -38,7 +39,8 @@ export interface LoadOptions {
 /** One file as last read: how to recognise it, its text and what it said. */
 export interface ManifestCacheEntry {
   readonly statKey: string | undefined;
-  readonly text: string;
+  /** sha1 of the text: the text itself is not kept. */
+  readonly hash: string;
   readonly result: ReturnType<typeof parseManifest>;
 }
 
@@ -55,13 +57,36 @@ async function statKeyOf(file: string): Promise<string | undefined> {
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
 }
 
-const READ_CONCURRENCY = 32;
+const READ_CONCURRENCY = 8;
 
 /** `environments[2]` -> ['environments', 2]. */
 function pathSegments(path: string): (string | number)[] {
   return [...path.matchAll(/([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]/g)].map((m) =>
     m[2] === undefined ? (m[1] ?? '') : Number(m[2]),
   );
+}
+
+/** The files holding environments declared twice in one org, read without positions. */
+function filesToLocate(
+  parsed: readonly { documents: ReturnType<typeof parseManifest>['documents'] }[],
+): Set<string> {
+  const first = new Map<string, DesiredEnvironment>();
+  const files = new Set<string>();
+  for (const file of parsed) {
+    for (const doc of file.documents) {
+      for (const env of doc.environments) {
+        const key = `${doc.org}\u0000${env.name}`;
+        const earlier = first.get(key);
+        if (earlier === undefined) first.set(key, env);
+        else {
+          for (const source of [earlier.source, env.source]) {
+            if (source !== undefined && source.line === undefined) files.add(source.file);
+          }
+        }
+      }
+    }
+  }
+  return files;
 }
 
 /** Finds line and column of an environment read without positions (for the rare message). */
@@ -145,9 +170,8 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     documents: ReturnType<typeof parseManifest>['documents'];
     problems: ManifestProblem[];
   }[] = Array.from({ length: files.length });
-  // Texts are kept until the orgs are assembled, to locate the rare duplicate read without positions.
-  const texts = new Map<string, string>();
   const seen: ManifestCache = new Map();
+  const paths = new Map<string, string>();
   let next = 0;
   const worker = async () => {
     while (next < files.length) {
@@ -158,7 +182,6 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
       const statKey = options.cache === undefined ? undefined : await statKeyOf(file.path);
       if (cached !== undefined && statKey !== undefined && cached.statKey === statKey) {
         seen.set(file.display, cached);
-        texts.set(file.display, cached.text);
         parsed[index] = {
           file: file.display,
           documents: cached.result.documents,
@@ -184,12 +207,14 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
         };
         continue;
       }
-      texts.set(file.display, outcome.text);
+      const hash =
+        options.cache === undefined ? '' : createHash('sha1').update(outcome.text).digest('hex');
       const result =
-        cached !== undefined && cached.text === outcome.text
+        cached !== undefined && cached.hash === hash
           ? cached.result
           : parseManifest(outcome.text, file.display);
-      seen.set(file.display, { statKey, text: outcome.text, result });
+      if (options.cache !== undefined) seen.set(file.display, { statKey, hash, result });
+      paths.set(file.display, file.path);
       parsed[index] = {
         file: file.display,
         documents: result.documents,
@@ -202,6 +227,13 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     // Keep only the files that are still there.
     options.cache.clear();
     for (const [display, entry] of seen) options.cache.set(display, entry);
+  }
+  // Environments read by the fast path carry no line and column; the rare message that needs
+  // them (a name declared twice) reads those few files again.
+  const texts = new Map<string, string>();
+  for (const file of filesToLocate(parsed)) {
+    const outcome = await readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
+    if (outcome.ok) texts.set(file, outcome.text);
   }
   const { orgs, unattributed } = assembleOrgs(parsed, (source) =>
     source.line !== undefined && source.column !== undefined
