@@ -38,14 +38,6 @@ interface Backoff {
 
 const BASE_BACKOFF_MS = 5_000;
 
-/** What an org's manifests say, problems included: a change means the org needs a look. */
-function contentFingerprint(org: OrgManifest): string {
-  return JSON.stringify([
-    org.environments.map(({ source: _source, ...env }) => env),
-    org.problems.map((p) => [p.file, p.line, p.column, p.path, p.message]),
-  ]);
-}
-
 /** What an org's failure happened with: its manifests and the token (hashed, never kept). */
 function fingerprintOrg(org: OrgManifest, token: string): string {
   const tokenHash = createHash('sha256').update(token).digest('hex').slice(0, 16);
@@ -65,8 +57,8 @@ export class Daemon {
   readonly #abort = new AbortController();
   readonly #orgs = new Map<string, OrgStatus>();
   readonly #backoff = new Map<string, Backoff>();
-  /** What each org's manifests said when it was last reconciled (see contentFingerprint). */
-  readonly #seen = new Map<string, string>();
+  /** The files that served each org at the last pass: a change to one of them touches the org. */
+  readonly #seen = new Map<string, ReadonlySet<string>>();
   /** Parsed manifest files, kept between passes: a pass re-reads only what changed. */
   readonly #cache: ManifestCache = new Map();
   #watcher: ManifestWatcher | undefined;
@@ -240,9 +232,13 @@ export class Daemon {
       // manifests changed; every other trigger (start, interval, webhook, SIGHUP, backoff) looks
       // at all of them, which is what heals drift made in the service by hand.
       const targeted = reasons.every((r) => r.startsWith('file ') || r.startsWith('revision '));
-      const candidates = targeted
-        ? owned.filter((org) => this.#seen.get(org.org) !== contentFingerprint(org))
-        : owned;
+      const changedFiles = snapshot.manifests.changedFiles;
+      const touched = (org: OrgManifest) =>
+        changedFiles === undefined ||
+        !this.#seen.has(org.org) ||
+        org.files.some((file) => changedFiles.has(file)) ||
+        [...(this.#seen.get(org.org) ?? [])].some((file) => changedFiles.has(file));
+      const candidates = targeted ? owned.filter(touched) : owned;
       const token = await this.#options.readToken();
       const now = Date.now();
       // An org backing off is skipped until its time comes, unless its manifests or the token changed.
@@ -255,7 +251,7 @@ export class Daemon {
         );
       });
       counts = { ...counts, orgs: owned.length, skipped: candidates.length - due.length };
-      for (const org of due) this.#seen.set(org.org, contentFingerprint(org));
+      for (const org of owned) this.#seen.set(org.org, new Set(org.files));
       const client = clientFromSettings(settings, {
         apiUrl: this.#options.apiUrl,
         getToken: () => token,

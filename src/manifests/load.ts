@@ -21,6 +21,11 @@ export interface ManifestSet {
   /** Problems that belong to no organization (unreadable files, YAML that names no org). */
   readonly unattributed: readonly ManifestProblem[];
   readonly fileCount: number;
+  /**
+   * With a cache: the files that are new, changed or gone since the last load (by display path).
+   * Undefined without a cache, meaning "anything may have changed".
+   */
+  readonly changedFiles?: ReadonlySet<string> | undefined;
 }
 
 export interface LoadOptions {
@@ -66,29 +71,6 @@ function pathSegments(path: string): (string | number)[] {
   );
 }
 
-/** The files holding environments declared twice in one org, read without positions. */
-function filesToLocate(
-  parsed: readonly { documents: ReturnType<typeof parseManifest>['documents'] }[],
-): Set<string> {
-  const first = new Map<string, DesiredEnvironment>();
-  const files = new Set<string>();
-  for (const file of parsed) {
-    for (const doc of file.documents) {
-      for (const env of doc.environments) {
-        const key = `${doc.org}\u0000${env.name}`;
-        const earlier = first.get(key);
-        if (earlier === undefined) first.set(key, env);
-        else {
-          for (const source of [earlier.source, env.source]) {
-            if (source !== undefined && source.line === undefined) files.add(source.file);
-          }
-        }
-      }
-    }
-  }
-  return files;
-}
-
 /** Finds line and column of an environment read without positions (for the rare message). */
 export type Locate = (source: SourceLocation) => { line: number; column: number };
 
@@ -117,7 +99,11 @@ export function assembleOrgs(
   for (const file of parsed) {
     for (const problem of file.problems) {
       if (problem.org === undefined) unattributed.push(problem);
-      else entry(problem.org).problems.push(problem);
+      else {
+        const org = entry(problem.org);
+        org.problems.push(problem);
+        org.files.add(problem.file);
+      }
     }
     for (const doc of file.documents) {
       const org = entry(doc.org);
@@ -172,6 +158,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   }[] = Array.from({ length: files.length });
   const seen: ManifestCache = new Map();
   const paths = new Map<string, string>();
+  const changed = new Set<string>();
   let next = 0;
   const worker = async () => {
     while (next < files.length) {
@@ -181,6 +168,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
       const cached = options.cache?.get(file.display);
       const statKey = options.cache === undefined ? undefined : await statKeyOf(file.path);
       if (cached !== undefined && statKey !== undefined && cached.statKey === statKey) {
+        // Same file, untouched since the last load.
         seen.set(file.display, cached);
         parsed[index] = {
           file: file.display,
@@ -191,6 +179,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
       }
       const outcome = await readManifestFile(file.path, options.maxFileBytes);
       if (!outcome.ok) {
+        changed.add(file.display);
         parsed[index] = {
           file: file.display,
           documents: [],
@@ -214,6 +203,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
           ? cached.result
           : parseManifest(outcome.text, file.display);
       if (options.cache !== undefined) seen.set(file.display, { statKey, hash, result });
+      if (result !== cached?.result) changed.add(file.display);
       paths.set(file.display, file.path);
       parsed[index] = {
         file: file.display,
@@ -224,22 +214,37 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   };
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, files.length) }, worker));
   if (options.cache !== undefined) {
-    // Keep only the files that are still there.
+    // Keep only the files that are still there; the others changed by going away.
+    for (const display of options.cache.keys()) if (!seen.has(display)) changed.add(display);
     options.cache.clear();
     for (const [display, entry] of seen) options.cache.set(display, entry);
   }
-  // Environments read by the fast path carry no line and column; the rare message that needs
-  // them (a name declared twice) reads those few files again.
-  const texts = new Map<string, string>();
-  for (const file of filesToLocate(parsed)) {
-    const outcome = await readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
-    if (outcome.ok) texts.set(file, outcome.text);
-  }
-  const { orgs, unattributed } = assembleOrgs(parsed, (source) =>
+  // Environments read by the fast path carry no line and column. The rare message that needs
+  // them (a name declared twice) asks for them; only then are those few files read again.
+  const wanted = new Set<string>();
+  const known = (source: SourceLocation) =>
     source.line !== undefined && source.column !== undefined
       ? { line: source.line, column: source.column }
-      : locateInText(texts.get(source.file) ?? '', source.document, pathSegments(source.path)),
-  );
+      : undefined;
+  let assembled = assembleOrgs(parsed, (source) => {
+    const position = known(source);
+    if (position === undefined) wanted.add(source.file);
+    return position ?? { line: 1, column: 1 };
+  });
+  if (wanted.size > 0) {
+    const texts = new Map<string, string>();
+    for (const file of wanted) {
+      const outcome = await readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
+      if (outcome.ok) texts.set(file, outcome.text);
+    }
+    assembled = assembleOrgs(
+      parsed,
+      (source) =>
+        known(source) ??
+        locateInText(texts.get(source.file) ?? '', source.document, pathSegments(source.path)),
+    );
+  }
+  const { orgs, unattributed } = assembled;
   const treeLevel: ManifestProblem[] = treeProblems.map((problem) => ({
     file: problem.display,
     line: 1,
@@ -248,7 +253,12 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     message: problem.message,
     org: undefined,
   }));
-  return { orgs, unattributed: [...treeLevel, ...unattributed], fileCount: files.length };
+  return {
+    orgs,
+    unattributed: [...treeLevel, ...unattributed],
+    fileCount: files.length,
+    ...(options.cache === undefined ? {} : { changedFiles: changed }),
+  };
 }
 
 export { displayPath, formatProblem };
