@@ -25,7 +25,6 @@ const stateSchema = z.object({
   orgs: z.record(z.string(), z.record(z.string(), recordSchema)),
 });
 
-type StateFile = z.infer<typeof stateSchema>;
 
 function toRecord(entry: z.infer<typeof recordSchema>): AppliedRecord {
   return {
@@ -48,6 +47,8 @@ export class StateStore {
   readonly file: string;
   readonly api: string | undefined;
   #orgs: Map<string, Record<string, AppliedRecord>>;
+  /** Each org's part of the file, serialized once per change (a big state is written often). */
+  readonly #fragments = new Map<string, string>();
   #saving: Promise<void> | undefined;
   #dirty = false;
 
@@ -130,6 +131,7 @@ export class StateStore {
   /** Replaces the records of one org. */
   set(org: string, records: Readonly<Record<string, AppliedRecord>>): void {
     this.#orgs.set(org, { ...records });
+    this.#fragments.delete(org);
     this.#dirty = true;
   }
 
@@ -148,21 +150,26 @@ export class StateStore {
   }
 
   async #write(): Promise<void> {
-    const data: StateFile = {
+    const parts: string[] = [];
+    for (const org of [...this.#orgs.keys()].sort()) {
+      let fragment = this.#fragments.get(org);
+      if (fragment === undefined) {
+        const envs: Record<string, z.infer<typeof recordSchema>> = {};
+        const records = this.#orgs.get(org) ?? {};
+        for (const name of Object.keys(records).sort()) {
+          const record = records[name];
+          if (record) envs[name] = fromRecord(record);
+        }
+        fragment = `${JSON.stringify(org)}:${JSON.stringify(envs)}`;
+        this.#fragments.set(org, fragment);
+      }
+      parts.push(fragment);
+    }
+    const head = JSON.stringify({
       version: STATE_VERSION,
       ...(this.api === undefined ? {} : { api: this.api }),
-      orgs: {},
-    };
-    for (const org of [...this.#orgs.keys()].sort()) {
-      const envs: Record<string, z.infer<typeof recordSchema>> = {};
-      const records = this.#orgs.get(org) ?? {};
-      for (const name of Object.keys(records).sort()) {
-        const record = records[name];
-        if (record) envs[name] = fromRecord(record);
-      }
-      data.orgs[org] = envs;
-    }
-    await writeFileAtomic(this.file, `${JSON.stringify(data, null, 1)}\n`);
+    });
+    await writeFileAtomic(this.file, `${head.slice(0, -1)},"orgs":{${parts.join(',')}}}\n`);
   }
 }
 
