@@ -22,16 +22,26 @@ const stateSchema = z.object({
   version: z.literal(STATE_VERSION),
   /** The API origin the records were made against: they say nothing about another service. */
   api: z.string().optional(),
-  orgs: z.record(z.string(), z.record(z.string(), recordSchema)),
+  orgs: z.record(z.string(), z.record(z.string(), z.unknown())),
 });
 
-
-function toRecord(entry: z.infer<typeof recordSchema>): AppliedRecord {
-  return {
-    includeScaling: entry.include_scaling,
-    policies: entry.policies,
-    ...(entry.not_converged ? { notConverged: entry.not_converged } : {}),
-  };
+/**
+ * Reads one record by hand rather than through zod: a state file can hold 100,000 of them, and
+ * this is the one copy made of each. Undefined when it is not a record.
+ */
+function toRecord(entry: unknown): AppliedRecord | undefined {
+  if (typeof entry !== 'object' || entry === null) return undefined;
+  const {
+    include_scaling: includeScaling,
+    policies,
+    not_converged: stuck,
+  } = entry as Record<string, unknown>;
+  if (typeof includeScaling !== 'boolean' || !Array.isArray(policies)) return undefined;
+  if (!policies.every((policy) => typeof policy === 'string')) return undefined;
+  if (stuck === undefined) return { includeScaling, policies };
+  const { desired, observed } = (stuck ?? {}) as Record<string, unknown>;
+  if (typeof desired !== 'string' || typeof observed !== 'string') return undefined;
+  return { includeScaling, policies, notConverged: { desired, observed } };
 }
 
 function fromRecord(record: AppliedRecord): z.infer<typeof recordSchema> {
@@ -117,7 +127,17 @@ export class StateStore {
     const orgs = new Map<string, Record<string, AppliedRecord>>();
     for (const [org, envs] of Object.entries(result.data.orgs)) {
       const records: Record<string, AppliedRecord> = {};
-      for (const [name, entry] of Object.entries(envs)) records[name] = toRecord(entry);
+      for (const [name, entry] of Object.entries(envs)) {
+        const record = toRecord(entry);
+        if (record === undefined) {
+          logger.warn(
+            { stateFile: file, org, env: name },
+            'state file has a malformed record; starting empty (it will be rewritten)',
+          );
+          return empty();
+        }
+        records[name] = record;
+      }
       orgs.set(org, records);
     }
     return new StateStore(file, api, orgs);
