@@ -84,7 +84,7 @@ export class DaemonMetrics {
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry });
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 1000 });
   }
 
   /** Hooks for the API client. */

@@ -192,12 +192,24 @@ export async function applyOrgPlan(
   // known to have landed. A crash (or a PUT that timed out but landed) must not leave a record
   // that hides a difference from the next plan, so drop them first; at worst the next run
   // re-sends them as unverified.
+  // Only a record that differs from what is about to be sent can hide anything: a change of
+  // type/description alone leaves include_scaling/policies as recorded, landed or not.
   const inDoubt: Record<string, AppliedRecord> = { ...records };
-  for (const change of plan.changes) if (!change.knownNotConverged) delete inDoubt[change.name];
-  state.set(org, inDoubt);
-  await state.save().catch((error: unknown) => {
-    logger.error({ stateFile: state.file }, `cannot write the state file: ${messageOf(error)}`);
-  });
+  let dropped = 0;
+  for (const change of plan.changes) {
+    if (change.knownNotConverged) continue;
+    const old = inDoubt[change.name];
+    if (old !== undefined && !sameRecord(old, change.desired)) {
+      delete inDoubt[change.name];
+      dropped++;
+    }
+  }
+  if (dropped > 0) {
+    state.set(org, inDoubt);
+    await state.save().catch((error: unknown) => {
+      logger.error({ stateFile: state.file }, `cannot write the state file: ${messageOf(error)}`);
+    });
+  }
 
   // Apply.
   const outcomes = await applyPlan(org, plan, client, logger, options.progress);
@@ -255,16 +267,54 @@ export async function applyOrgPlan(
       );
     }
   }
-  state.set(org, next);
-  await state.save().catch((error: unknown) => {
-    logger.error({ stateFile: state.file }, `cannot write the state file: ${messageOf(error)}`);
-  });
+  if (!sameRecords(state.get(org), next)) {
+    state.set(org, next);
+    await state.save().catch((error: unknown) => {
+      logger.error({ stateFile: state.file }, `cannot write the state file: ${messageOf(error)}`);
+    });
+  }
   const failures = [...outcomes.values()].filter((o) => o.result === 'failed');
   const transient =
     (verifyError === undefined || verifyTransient) &&
     (verifyError !== undefined || failures.length > 0) &&
     failures.every((o) => o.transient === true);
   return { report: orgReportFromPlan(plan, outcomes, verifyError), transient };
+}
+
+function samePolicyList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((p, i) => p === b[i]);
+}
+
+/** The record already says what `desired` sends (and nothing is marked not converged). */
+function sameRecord(
+  record: AppliedRecord,
+  desired: { includeScaling: boolean; policies: readonly string[] },
+): boolean {
+  return (
+    record.notConverged === undefined &&
+    record.includeScaling === desired.includeScaling &&
+    samePolicyList(record.policies, desired.policies)
+  );
+}
+
+function sameRecords(
+  a: Readonly<Record<string, AppliedRecord>>,
+  b: Readonly<Record<string, AppliedRecord>>,
+): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((name) => {
+    const x = a[name];
+    const y = Object.hasOwn(b, name) ? b[name] : undefined;
+    return (
+      x !== undefined &&
+      y !== undefined &&
+      x.includeScaling === y.includeScaling &&
+      samePolicyList(x.policies, y.policies) &&
+      x.notConverged?.desired === y.notConverged?.desired &&
+      x.notConverged?.observed === y.notConverged?.observed
+    );
+  });
 }
 
 /** One org, in up to MAX_ROUNDS rounds while it fails only on transient errors. */
