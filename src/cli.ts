@@ -2,6 +2,7 @@
 /**
  * envsync's entry point: argv -> command. The only place that turns errors into exit codes.
  */
+import module from 'node:module';
 import { ConfigError, UsageError, errorMessage } from './errors.ts';
 import { VERSION } from './version.ts';
 import type { Command, CommandContext } from './commands/context.ts';
@@ -54,6 +55,10 @@ Flags:
   -V, --version  print the version
 
 Exit codes: 0 success, 1 error, 2 changes pending (only with --detailed-exitcode).`;
+
+// Cache compiled code between runs (in the OS temp folder; silently off where it cannot write):
+// the commands below are loaded after this line, and start-up matters to a CI step.
+module.enableCompileCache?.();
 
 /** Runs the CLI and returns the exit code. */
 export async function main(ctx: CommandContext): Promise<number> {

@@ -4,7 +4,8 @@
  */
 
 /**
- * Where an environment was declared: the file, the YAML document's index in it and the YAML path.
+ * Where an environment was declared: the file, the YAML document's index in it and the
+ * environment's index in `environments` (its YAML path is `environments[index]`).
  * Line and column are filled in when the parser that read the file tracked them (the slow,
  * position-tracking path); otherwise they are looked up only when a message needs them.
  */
@@ -12,8 +13,8 @@ export interface SourceLocation {
   readonly file: string;
   /** Index of the YAML document within the file (0-based). */
   readonly document: number;
-  /** The YAML path within the document, e.g. `environments[2]`. */
-  readonly path: string;
+  /** Index in the document's `environments` list. */
+  readonly index: number;
   /** 1-based, when known. */
   readonly line?: number;
   readonly column?: number;

@@ -64,13 +64,6 @@ async function statKeyOf(file: string): Promise<string | undefined> {
 
 const READ_CONCURRENCY = 8;
 
-/** `environments[2]` -> ['environments', 2]. */
-function pathSegments(path: string): (string | number)[] {
-  return [...path.matchAll(/([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]/g)].map((m) =>
-    m[2] === undefined ? (m[1] ?? '') : Number(m[2]),
-  );
-}
-
 /** Finds line and column of an environment read without positions (for the rare message). */
 export type Locate = (source: SourceLocation) => { line: number; column: number };
 
@@ -121,7 +114,8 @@ export function assembleOrgs(
           file: env.source?.file ?? file.file,
           line: here.line,
           column: here.column,
-          path: `${env.source?.path ?? 'environments'}.name`,
+          path:
+            env.source === undefined ? 'environments' : `environments[${env.source.index}].name`,
           message:
             `environment "${env.name}" of org "${doc.org}" is declared twice: here and at ` +
             (there ? `${there.file}:${there.line}:${there.column}` : 'another place'),
@@ -241,7 +235,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
       parsed,
       (source) =>
         known(source) ??
-        locateInText(texts.get(source.file) ?? '', source.document, pathSegments(source.path)),
+        locateInText(texts.get(source.file) ?? '', source.document, ['environments', source.index]),
     );
   }
   const { orgs, unattributed } = assembled;

@@ -180,6 +180,14 @@ export function parseManifest(text: string, file: string): ParsedManifest {
   return parseManifestFast(text, file) ?? parseManifestLocated(text, file);
 }
 
+/**
+ * A copy of a string that shares no memory with the file text: js-yaml returns slices of its
+ * input, which would keep every file's whole text alive for as long as one description lives.
+ */
+function own(text: string): string {
+  return text.length < 13 ? text : ` ${text}`.slice(1);
+}
+
 /** The fast path: a result only when every document is valid; undefined means "ask `yaml`". */
 export function parseManifestFast(text: string, file: string): ParsedManifest | undefined {
   let values: unknown[];
@@ -195,14 +203,14 @@ export function parseManifestFast(text: string, file: string): ParsedManifest | 
     const result = manifestSchema.safeParse(value);
     if (!result.success) return undefined;
     documents.push({
-      org: result.data.org,
+      org: own(result.data.org),
       environments: result.data.environments.map((env, index) => ({
-        name: env.name,
+        name: own(env.name),
         type: env.type,
-        description: env.description,
+        description: own(env.description),
         includeScaling: env.include_scaling,
         policies: normalizePolicies(env.policies),
-        source: { file, document, path: `environments[${index}]` },
+        source: { file, document, index },
       })),
     });
     document++;
@@ -335,7 +343,7 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
           description: env.description,
           includeScaling: env.include_scaling,
           policies: normalizePolicies(env.policies),
-          source: { file, document, line, column: col, path: `environments[${index}]` },
+          source: { file, document, index, line, column: col },
         };
       }),
     });

@@ -10,7 +10,7 @@ describe('parseManifest', () => {
     expect(parseManifest(fast, 'f.yaml').documents[0]?.environments[0]?.source).toEqual({
       file: 'f.yaml',
       document: 0,
-      path: 'environments[0]',
+      index: 0,
     });
     // An alias sends the file down the position-tracking path (where aliases are bounded).
     const slow = `${fast}  - {name: b, type: K8S, description: d, policies: &p [x]}\n  - {name: c, type: K8S, description: d, policies: *p}\n`;
@@ -19,7 +19,7 @@ describe('parseManifest', () => {
       document: 0,
       line: 3,
       column: 5,
-      path: 'environments[0]',
+      index: 0,
     });
   });
 
@@ -39,7 +39,7 @@ describe('parseManifest', () => {
             description: 'Prod',
             includeScaling: false,
             policies: ['baseline', 'pci'],
-            source: { file: 'acme.yaml', document: 0, path: 'environments[0]' },
+            source: { file: 'acme.yaml', document: 0, index: 0 },
           },
         ],
       },
