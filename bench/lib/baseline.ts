@@ -1,0 +1,85 @@
+/**
+ * What the two baselines share: the bare minimum to read and parse every manifest (js-yaml, the
+ * parser envsync's own fast path uses) and a fixed number of undici workers over one keep-alive
+ * pool. No validation, no retries, no plan: the floor any tool has to pay.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { CORE_SCHEMA, loadAll } from 'js-yaml';
+import { Pool } from 'undici';
+
+export interface BaselineArgs {
+  readonly manifests: string;
+  readonly apiUrl: URL;
+  readonly concurrency: number;
+  readonly token: string;
+  /** apply-floor.ts: PUT every n-th environment. */
+  readonly every: number;
+}
+
+export function baselineArgs(): BaselineArgs {
+  const { values } = parseArgs({
+    options: {
+      manifests: { type: 'string' },
+      'api-url': { type: 'string' },
+      concurrency: { type: 'string', default: '8' },
+      every: { type: 'string', default: '10' },
+    },
+  });
+  if (values.manifests === undefined || values['api-url'] === undefined) {
+    throw new Error('usage: --manifests DIR --api-url URL [--concurrency N]');
+  }
+  return {
+    manifests: values.manifests,
+    apiUrl: new URL(values['api-url']),
+    concurrency: Number(values.concurrency),
+    token: process.env['ENVSYNC_TOKEN'] ?? 'bench-token',
+    every: Number(values.every),
+  };
+}
+
+export interface Doc {
+  org: string;
+  environments: {
+    name: string;
+    type: string;
+    description: string;
+    include_scaling?: boolean;
+    policies?: string[];
+  }[];
+}
+
+/** Reads and parses every *.yaml / *.yml file below `root`, 32 files at a time. */
+export async function readAllManifests(root: string): Promise<Doc[]> {
+  const files = (await readdir(root, { recursive: true }))
+    .filter((file) => /\.ya?ml$/i.test(file))
+    .map((file) => path.join(root, file));
+  const docs: Doc[] = [];
+  await workers(32, files.length, async (i) => {
+    const text = await readFile(files[i] as string, 'utf8');
+    for (const doc of loadAll(text, { schema: CORE_SCHEMA })) if (doc) docs.push(doc as Doc);
+  });
+  return docs;
+}
+
+/** Runs `job(0..count-1)` on `n` workers. */
+export async function workers(
+  n: number,
+  count: number,
+  job: (index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await job(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, count) }, worker));
+}
+
+export function pool(args: BaselineArgs): Pool {
+  return new Pool(args.apiUrl.origin, { connections: args.concurrency, pipelining: 1 });
+}
+
+export function orgPath(args: BaselineArgs, org: string): string {
+  return `${args.apiUrl.pathname.replace(/\/+$/, '')}/api/v2/environments/${encodeURIComponent(org)}`;
+}

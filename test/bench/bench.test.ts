@@ -1,0 +1,115 @@
+/**
+ * The benchmark keeps working: a tiny run (3 orgs x 5 environments, short watch and idle windows)
+ * into a temporary directory must finish and write well-formed results with every scenario.
+ * No timing is asserted here: timings belong to `npm run bench`, never to `npm test`.
+ */
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/tmp.ts';
+
+const RUN = fileURLToPath(new URL('../../bench/run.ts', import.meta.url));
+
+function runBench(
+  args: readonly string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [RUN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+describe('npm run bench (tiny)', () => {
+  const dirs: { cleanup(): Promise<void> }[] = [];
+  afterAll(async () => {
+    await Promise.all(dirs.map((d) => d.cleanup()));
+  });
+
+  it('runs every scenario and writes results.json and chart.svg', async () => {
+    const out = await tempDir('envsync-bench-test-');
+    dirs.push(out);
+    const run = await runBench([
+      '--quick',
+      '--orgs',
+      '3',
+      '--envs',
+      '5',
+      '--edits',
+      '2',
+      '--idle-seconds',
+      '1',
+      '--out',
+      out.dir,
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('| Scenario');
+
+    const results: unknown = JSON.parse(await readFile(out.path('results.json'), 'utf8'));
+    expect(isRecord(results)).toBe(true);
+    if (!isRecord(results)) return;
+    expect(results['version']).toBe(1);
+    expect(typeof results['date']).toBe('string');
+    expect(isRecord(results['machine']) && typeof results['machine']['cpus']).toBe('number');
+    expect(results['parameters']).toMatchObject({
+      orgs: 3,
+      environmentsPerOrg: 5,
+      environments: 15,
+    });
+
+    const scenarios = results['scenarios'];
+    expect(isRecord(scenarios)).toBe(true);
+    if (!isRecord(scenarios)) return;
+    expect(Object.keys(scenarios).sort()).toEqual(
+      ['apply', 'naive', 'noop', 'scaling', 'validate', 'watch'].sort(),
+    );
+    // The workload is what it says: one GET per org on the no-op, every PUT applied.
+    expect(scenarios['noop']).toMatchObject({ requests: 3, gets: 3, puts: 0 });
+    expect(scenarios['naive']).toMatchObject({ requests: 15, puts: 15 });
+    expect(scenarios['apply']).toMatchObject({ drifted: 2, puts: 2 });
+    const watch = scenarios['watch'];
+    expect(
+      isRecord(watch) && Array.isArray(watch['latenciesMs']) && watch['latenciesMs'].length,
+    ).toBe(2);
+    const scaling = scenarios['scaling'];
+    expect(isRecord(scaling) && Array.isArray(scaling['points']) && scaling['points'].length).toBe(
+      3,
+    );
+
+    // Every target is checked and marked, with finite numbers.
+    const checks = results['checks'];
+    expect(Array.isArray(checks)).toBe(true);
+    if (!Array.isArray(checks)) return;
+    const ids = checks.map((c: unknown) => (isRecord(c) ? c['id'] : undefined));
+    for (const id of [
+      'validate.time',
+      'noop.requests',
+      'noop.vs-floor',
+      'apply.vs-bound',
+      'watch.p95',
+      'watch.idle-cpu',
+      'naive.request-ratio',
+      'rss.validate',
+      'rss.noop',
+      'rss.apply',
+      'rss.watch',
+    ]) {
+      expect(ids).toContain(id);
+    }
+    for (const c of checks) {
+      expect(isRecord(c) && typeof c['pass']).toBe('boolean');
+      expect(isRecord(c) && Number.isFinite(c['actual'])).toBe(true);
+    }
+
+    const svg = await readFile(out.path('chart.svg'), 'utf8');
+    expect(svg.startsWith('<svg ')).toBe(true);
+    expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+    expect(svg.match(/<rect /g)?.length).toBe(checks.length + 1);
+  }, 90_000);
+});
