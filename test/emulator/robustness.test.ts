@@ -6,6 +6,7 @@
  * through every test; the last test compares its store with everything that load sent.
  */
 import { execFileSync } from 'node:child_process';
+import { mulberry32 } from '../../src/emulator/faults.ts';
 import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import { Readable } from 'node:stream';
@@ -101,17 +102,8 @@ async function expectAlive(): Promise<void> {
   for (const env of BEFORE) expect(names).toContain(env.name);
 }
 
-/** mulberry32: a tiny seeded PRNG, so the load is the same in every run. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The emulator's own seeded PRNG, so the load is the same in every run. */
+const prng = mulberry32;
 
 /**
  * A seeded write load: LOAD_WORKERS workers, each owning 10 names and sending its PUTs one after

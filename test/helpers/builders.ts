@@ -20,14 +20,7 @@ export function observedFull(
   name: string,
   overrides: Partial<ObservedEnvironment> = {},
 ): ObservedEnvironment {
-  return {
-    name,
-    type: 'K8S',
-    description: `${name} environment`,
-    includeScaling: false,
-    policies: [],
-    ...overrides,
-  };
+  return { ...desired(name), ...overrides };
 }
 
 /** Builds an observed environment as the spec listing shows it (no include_scaling/policies). */

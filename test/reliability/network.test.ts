@@ -15,6 +15,7 @@ import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { envsync } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { ACME } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const TOKEN = 'net-boundary-token-9d4f2a';
@@ -28,20 +29,7 @@ let cleanups: (() => Promise<void>)[] = [];
 
 beforeEach(async () => {
   tmp = await tempDir();
-  await tmp.write(
-    'manifests/acme.yaml',
-    `org: acme
-environments:
-  - name: production
-    type: K8S
-    description: Production cluster
-    include_scaling: true
-    policies: [pci, baseline]
-  - name: staging
-    type: S3
-    description: Staging bucket
-`,
-  );
+  await tmp.write('manifests/acme.yaml', ACME);
   await tmp.write(
     'manifests/beta.yaml',
     `org: beta

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { envsync } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
+import { ACME } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const TOKEN = 'tok-3f9c1d2e8a7b6c5d';
@@ -29,17 +30,6 @@ async function emulator(options: Parameters<typeof startTestEmulator>[0] = {}) {
   return running;
 }
 
-const ACME = `org: acme
-environments:
-  - name: production
-    type: K8S
-    description: Production cluster
-    include_scaling: true
-    policies: [pci, baseline]
-  - name: staging
-    type: S3
-    description: Staging bucket
-`;
 const BETA = `org: beta
 environments:
   - name: web
