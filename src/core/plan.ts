@@ -144,8 +144,3 @@ export function planOrg(
     .sort(compareNames);
   return { org, changes, unchanged, unmanaged: [...new Set(unmanaged)] };
 }
-
-/** True when the plan would send anything. */
-export function hasPendingChanges(plan: OrgPlan): boolean {
-  return plan.changes.length > 0;
-}
