@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { clientFromSettings } from '../api/from-settings.ts';
 import { readCaFile } from '../config/ca-file.ts';
 import { parseApiUrl } from '../config/api-url.ts';
 import { resolveSettings, SETTING_FLAG_OPTIONS, type Settings } from '../config/settings.ts';
@@ -221,6 +220,8 @@ export async function connect(
   setToken(token);
   const ca = await readCaFile(settings.caFile);
   const state = await StateStore.load(path.resolve(ctx.cwd, settings.state), logger, apiUrl.href);
+  // Loaded here, not at the top: validate never talks to the API and need not load undici.
+  const { clientFromSettings } = await import('../api/from-settings.ts');
   const client = clientFromSettings(settings, { apiUrl, getToken: () => token, logger, ca });
   return { apiUrl, client, state, progress };
 }
