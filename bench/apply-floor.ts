@@ -5,7 +5,7 @@
  * the sync, so the PUTs send what the service already holds. Shows how much of the gap to the
  * bound is the emulator and the HTTP stack rather than envsync. Prints a JSON summary on stdout.
  */
-import { baselineArgs, orgPath, pool, readAllManifests, workers } from './lib/baseline.ts';
+import { baselineArgs, orgPath, pool, putBody, readAllManifests, workers } from './lib/baseline.ts';
 
 const args = baselineArgs();
 const docs = await readAllManifests(args.manifests);
@@ -43,13 +43,7 @@ await workers(args.concurrency, puts.length, async (i) => {
     method: 'PUT',
     path: orgPath(args, org),
     headers: { ...headers, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      name: env.name,
-      description: env.description,
-      type: env.type,
-      include_scaling: env.include_scaling ?? false,
-      policies: env.policies ?? [],
-    }),
+    body: putBody(env),
   });
   await response.body.text();
   if (response.statusCode < 200 || response.statusCode > 299) failures++;

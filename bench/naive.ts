@@ -3,7 +3,7 @@
  * parallel): PUT every environment of every manifest on every run, at the same concurrency.
  * Prints a JSON summary on stdout.
  */
-import { baselineArgs, orgPath, pool, readAllManifests, workers } from './lib/baseline.ts';
+import { baselineArgs, orgPath, pool, putBody, readAllManifests, workers } from './lib/baseline.ts';
 
 const args = baselineArgs();
 const started = performance.now();
@@ -17,13 +17,7 @@ await workers(args.concurrency, puts.length, async (i) => {
     method: 'PUT',
     path: orgPath(args, org),
     headers: { authorization: `Bearer ${args.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      name: env.name,
-      description: env.description,
-      type: env.type,
-      include_scaling: env.include_scaling ?? false,
-      policies: env.policies ?? [],
-    }),
+    body: putBody(env),
   });
   await response.body.text();
   if (response.statusCode < 200 || response.statusCode > 299) failures++;

@@ -83,3 +83,14 @@ export function pool(args: BaselineArgs): Pool {
 export function orgPath(args: BaselineArgs, org: string): string {
   return `${args.apiUrl.pathname.replace(/\/+$/, '')}/api/v2/environments/${encodeURIComponent(org)}`;
 }
+
+/** The full PUT body for one declared environment, as envsync sends it. */
+export function putBody(env: Doc['environments'][number]): string {
+  return JSON.stringify({
+    name: env.name,
+    description: env.description,
+    type: env.type,
+    include_scaling: env.include_scaling ?? false,
+    policies: env.policies ?? [],
+  });
+}

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/tmp.ts';
+import { runProcess } from '../helpers/cli.ts';
 
 /**
  * No container engine runs here, so the Dockerfile is held to its word two ways: its instructions
@@ -131,32 +132,12 @@ const finalStage = stages.at(-1) as Stage;
 const depsStage = stages[0] as Stage;
 const finalEnv = envOf(finalStage);
 
-function run(
+/** Runs a command of the image's steps (a thin name for the shared helper). */
+const run = (
   command: string,
   args: readonly string[],
   options: { cwd?: string; env: Record<string, string>; timeoutMs?: number },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(command, args, {
-    cwd: options.cwd,
-    env: options.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${command} ${args.join(' ')} did not finish in time\n${stderr}`));
-    }, options.timeoutMs ?? 30_000);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+) => runProcess(command, args, { timeoutMs: 30_000, ...options });
 
 describe('Dockerfile', () => {
   it('is multi-stage: a deps stage installs, the final stage copies only what envsync runs on', () => {

@@ -3,6 +3,7 @@
  * and the CLI as a child process. Reused by the emulator's own tests and by later integration tests.
  */
 import { spawn } from 'node:child_process';
+import { runProcess } from './cli.ts';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
@@ -256,27 +257,13 @@ export function spawnEmulator(
 }
 
 /** Runs `node src/cli.ts ...args` to completion (for commands that do not serve). */
-export function runCli(
+export async function runCli(
   args: readonly string[],
   { timeoutMs = 15_000 }: { timeoutMs?: number } = {},
 ): Promise<ExitInfo & { stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI_PATH, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
+  const result = await runProcess(process.execPath, [CLI_PATH, ...args], {
+    env: process.env,
+    timeoutMs,
   });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`envsync ${args.join(' ')} did not exit within ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
+  return { ...result, signal: result.signal ?? null };
 }
