@@ -391,7 +391,23 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
     return hasErrors(report) ? 1 : 0;
   }
 
+  // Phase timings at debug level: where a slow run spends its time (see README, Performance).
+  const phase = (what: string, fields: Record<string, unknown> = {}) =>
+    logger.debug(
+      {
+        ...fields,
+        atMs: Math.round(performance.now()),
+        rssMb: Math.round(process.memoryUsage.rss() / 1e6),
+      },
+      what,
+    );
+  phase('reading the manifests');
   const manifests = await loadManifestTree(settings, ctx.cwd);
+  phase('manifests read', {
+    files: manifests.fileCount,
+    orgs: manifests.orgs.length,
+    environments: manifests.orgs.reduce((n, org) => n + org.environments.length, 0),
+  });
   warnAboutUnknownOrgs(settings, manifests, logger);
   if (mode === 'validate') {
     const code = reportValidation(out, settings, manifests);
@@ -418,6 +434,7 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
     (t) => (token = t),
     dryRun ? undefined : progress,
   );
+  phase('state loaded, client ready');
   const planned = new Map<string, { observed: readonly ObservedEnvironment[]; plan: OrgPlan }>();
   const started = Date.now();
   let report: RunReport;
@@ -449,6 +466,7 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
     await writeFileAtomic(path.resolve(ctx.cwd, outFile), `${JSON.stringify(saved, null, 2)}\n`);
     logger.info({ out: outFile, orgs: saved.orgs.length }, `plan saved to ${outFile}`);
   }
+  phase('orgs reconciled');
   await printReport(report);
   if (hasErrors(report)) return 1;
   if (dryRun && settings.detailedExitcode && hasPendingChanges(report)) return 2;

@@ -1,7 +1,6 @@
 import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import * as z from 'zod';
 import type { AppliedRecord } from '../core/model.ts';
 
 /**
@@ -12,24 +11,20 @@ import type { AppliedRecord } from '../core/model.ts';
 
 export const STATE_VERSION = 1;
 
-const recordSchema = z.object({
-  include_scaling: z.boolean(),
-  policies: z.array(z.string()),
-  not_converged: z.object({ desired: z.string(), observed: z.string() }).optional(),
-});
-
-const stateSchema = z.object({
-  version: z.literal(STATE_VERSION),
-  /** The API origin the records were made against: they say nothing about another service. */
-  api: z.string().optional(),
-  orgs: z.record(z.string(), z.record(z.string(), z.unknown())),
-});
+/** One record as the file spells it. */
+interface RecordJson {
+  include_scaling: boolean;
+  policies: string[];
+  not_converged?: { desired: string; observed: string };
+}
 
 /**
- * Reads one record by hand rather than through zod: a state file can hold 100,000 of them, and
- * this is the one copy made of each. Undefined when it is not a record.
+ * Reads one record by hand rather than through a schema: a state file can hold 100,000 of them.
+ * Records without `not_converged` are shared through `interned` (a few distinct values cover a
+ * whole fleet), so the state costs one reference per environment. Undefined when it is not a
+ * record.
  */
-function toRecord(entry: unknown): AppliedRecord | undefined {
+function toRecord(entry: unknown, interned: Map<string, AppliedRecord>): AppliedRecord | undefined {
   if (typeof entry !== 'object' || entry === null) return undefined;
   const {
     include_scaling: includeScaling,
@@ -37,19 +32,41 @@ function toRecord(entry: unknown): AppliedRecord | undefined {
     not_converged: stuck,
   } = entry as Record<string, unknown>;
   if (typeof includeScaling !== 'boolean' || !Array.isArray(policies)) return undefined;
-  if (!policies.every((policy) => typeof policy === 'string')) return undefined;
-  if (stuck === undefined) return { includeScaling, policies };
+  let key = includeScaling ? '1' : '0';
+  for (const policy of policies) {
+    if (typeof policy !== 'string') return undefined;
+    key += `\u0000${policy}`;
+  }
+  if (stuck === undefined) {
+    let record = interned.get(key);
+    if (record === undefined) {
+      record = Object.freeze({
+        includeScaling,
+        policies: Object.freeze([...policies] as string[]),
+      });
+      interned.set(key, record);
+    }
+    return record;
+  }
   const { desired, observed } = (stuck ?? {}) as Record<string, unknown>;
   if (typeof desired !== 'string' || typeof observed !== 'string') return undefined;
-  return { includeScaling, policies, notConverged: { desired, observed } };
+  return {
+    includeScaling,
+    policies: [...(policies as string[])],
+    notConverged: { desired, observed },
+  };
 }
 
-function fromRecord(record: AppliedRecord): z.infer<typeof recordSchema> {
+function fromRecord(record: AppliedRecord): RecordJson {
   return {
     include_scaling: record.includeScaling,
     policies: [...record.policies],
     ...(record.notConverged ? { not_converged: { ...record.notConverged } } : {}),
   };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The state in memory, saved atomically (temp file + rename) and with writes coalesced. */
@@ -109,26 +126,34 @@ export class StateStore {
       );
       return empty();
     }
-    const result = stateSchema.safeParse(json);
-    if (!result.success) {
+    const { api: recordedFor, orgs: entries } = (json ?? {}) as Record<string, unknown>;
+    if (
+      !isPlainObject(json) ||
+      version !== STATE_VERSION ||
+      (recordedFor !== undefined && typeof recordedFor !== 'string') ||
+      !isPlainObject(entries) ||
+      !Object.values(entries).every(isPlainObject)
+    ) {
       logger.warn(
         { stateFile: file },
         'state file has an unexpected shape; starting empty (it will be rewritten)',
       );
       return empty();
     }
-    if (api !== undefined && result.data.api !== undefined && result.data.api !== api) {
+    if (api !== undefined && recordedFor !== undefined && recordedFor !== api) {
       logger.warn(
-        { stateFile: file, recordedFor: result.data.api, api },
+        { stateFile: file, recordedFor, api },
         'state file was written for another API address; starting empty',
       );
       return empty();
     }
     const orgs = new Map<string, Record<string, AppliedRecord>>();
-    for (const [org, envs] of Object.entries(result.data.orgs)) {
-      const records: Record<string, AppliedRecord> = {};
-      for (const [name, entry] of Object.entries(envs)) {
-        const record = toRecord(entry);
+    const interned = new Map<string, AppliedRecord>();
+    for (const [org, envs] of Object.entries(entries as Record<string, Record<string, unknown>>)) {
+      // The parsed object becomes the org's records, each value replaced in place: no copy.
+      const records = envs as Record<string, AppliedRecord>;
+      for (const name in envs) {
+        const record = name === '__proto__' ? undefined : toRecord(envs[name], interned);
         if (record === undefined) {
           logger.warn(
             { stateFile: file, org, env: name },
@@ -174,7 +199,7 @@ export class StateStore {
     for (const org of [...this.#orgs.keys()].sort()) {
       let fragment = this.#fragments.get(org);
       if (fragment === undefined) {
-        const envs: Record<string, z.infer<typeof recordSchema>> = {};
+        const envs: Record<string, RecordJson> = {};
         const records = this.#orgs.get(org) ?? {};
         for (const name of Object.keys(records).sort()) {
           const record = records[name];

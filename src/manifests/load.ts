@@ -67,13 +67,44 @@ const READ_CONCURRENCY = 8;
 /** Finds line and column of an environment read without positions (for the rare message). */
 export type Locate = (source: SourceLocation) => { line: number; column: number };
 
+/** One file's parse, as assembleOrgs reads it. */
+interface ParsedFile {
+  readonly file: string;
+  readonly documents: ReturnType<typeof parseManifest>['documents'];
+  readonly problems: readonly ManifestProblem[];
+}
+
+/**
+ * Where an environment was declared. The position-tracking parser records it; the fast one does
+ * not (to save memory), and there it is the environment's position: document `document` of the
+ * file's documents, entry `index` of its environments.
+ */
+function sourceOf(
+  env: DesiredEnvironment,
+  file: string,
+  document: number,
+  index: number,
+): SourceLocation {
+  return env.source ?? { file, document, index };
+}
+
+/** Finds where `env` was declared among the files, by identity (only for the rare message). */
+function findSource(
+  parsed: readonly ParsedFile[],
+  env: DesiredEnvironment,
+): SourceLocation | undefined {
+  for (const file of parsed) {
+    for (const [d, doc] of file.documents.entries()) {
+      const index = doc.environments.indexOf(env);
+      if (index >= 0) return sourceOf(env, file.file, d, index);
+    }
+  }
+  return undefined;
+}
+
 /** Merges parsed documents into orgs, flagging names declared twice with both places. */
 export function assembleOrgs(
-  parsed: readonly {
-    file: string;
-    documents: ReturnType<typeof parseManifest>['documents'];
-    problems: readonly ManifestProblem[];
-  }[],
+  parsed: readonly ParsedFile[],
   locate: Locate = (source) => ({ line: source.line ?? 1, column: source.column ?? 1 }),
 ): { orgs: OrgManifest[]; unattributed: ManifestProblem[] } {
   const byOrg = new Map<
@@ -98,24 +129,25 @@ export function assembleOrgs(
         org.files.add(problem.file);
       }
     }
-    for (const doc of file.documents) {
+    for (const [d, doc] of file.documents.entries()) {
       const org = entry(doc.org);
       org.files.add(file.file);
-      for (const env of doc.environments) {
+      for (const [index, env] of doc.environments.entries()) {
         const first = org.envs.get(env.name);
         if (first === undefined) {
           org.envs.set(env.name, env);
           continue;
         }
-        const here = env.source === undefined ? { line: 1, column: 1 } : locate(env.source);
+        const source = sourceOf(env, file.file, d, index);
+        const here = locate(source);
+        const firstSource = findSource(parsed, first);
         const there =
-          first.source === undefined ? undefined : { ...first.source, ...locate(first.source) };
+          firstSource === undefined ? undefined : { ...firstSource, ...locate(firstSource) };
         org.problems.push({
-          file: env.source?.file ?? file.file,
+          file: source.file,
           line: here.line,
           column: here.column,
-          path:
-            env.source === undefined ? 'environments' : `environments[${env.source.index}].name`,
+          path: `environments[${source.index}].name`,
           message:
             `environment "${env.name}" of org "${doc.org}" is declared twice: here and at ` +
             (there ? `${there.file}:${there.line}:${there.column}` : 'another place'),
@@ -145,11 +177,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     options.cwd,
     options.displayRoot,
   );
-  const parsed: {
-    file: string;
-    documents: ReturnType<typeof parseManifest>['documents'];
-    problems: ManifestProblem[];
-  }[] = Array.from({ length: files.length });
+  const parsed: ParsedFile[] = Array.from({ length: files.length });
   const seen: ManifestCache = new Map();
   const paths = new Map<string, string>();
   const changed = new Set<string>();

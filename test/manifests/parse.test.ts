@@ -7,11 +7,8 @@ const messages = (text: string) =>
 describe('parseManifest', () => {
   it('reads valid files fast and invalid ones with positions: both paths agree on what is valid', () => {
     const fast = 'org: acme\nenvironments:\n  - {name: a, type: K8S, description: d}\n';
-    expect(parseManifest(fast, 'f.yaml').documents[0]?.environments[0]?.source).toEqual({
-      file: 'f.yaml',
-      document: 0,
-      index: 0,
-    });
+    // The fast path keeps no position: an environment's place is where it sits in `documents`.
+    expect(parseManifest(fast, 'f.yaml').documents[0]?.environments[0]?.source).toBeUndefined();
     // An alias sends the file down the position-tracking path (where aliases are bounded).
     const slow = `${fast}  - {name: b, type: K8S, description: d, policies: &p [x]}\n  - {name: c, type: K8S, description: d, policies: *p}\n`;
     expect(parseManifest(slow, 'f.yaml').documents[0]?.environments[0]?.source).toEqual({
@@ -39,7 +36,6 @@ describe('parseManifest', () => {
             description: 'Prod',
             includeScaling: false,
             policies: ['baseline', 'pci'],
-            source: { file: 'acme.yaml', document: 0, index: 0 },
           },
         ],
       },

@@ -139,6 +139,21 @@ describe('crash consistency', () => {
     ['truncated', '{"version": 1, "orgs": {"alpha": {"env-1": {"include_sc', 'not valid JSON'],
     ['of a future version', '{"version": 99, "orgs": {}}', 'newer than this envsync understands'],
     ['of the wrong shape', '{"version": 1, "orgs": []}', 'unexpected shape'],
+    [
+      'with an org that is not a mapping',
+      '{"version": 1, "orgs": {"alpha": [1]}}',
+      'unexpected shape',
+    ],
+    [
+      'with a malformed record',
+      '{"version": 1, "orgs": {"alpha": {"env-1": {"include_scaling": "yes", "policies": []}}}}',
+      'malformed record',
+    ],
+    [
+      'with a record named __proto__',
+      '{"version": 1, "orgs": {"alpha": {"__proto__": {"include_scaling": true, "policies": []}}}}',
+      'malformed record',
+    ],
   ])('a state file that is %s: a warning, then a correct run', async (_title, content, warning) => {
     await writeManifests(1);
     await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
