@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type pretty from 'pino-pretty';
 import type { Writable } from 'node:stream';
 
 /** Paths pino blanks out, wherever a header object might be logged. */
@@ -64,7 +65,8 @@ export function createLogger(
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     human
-      ? pretty({
+      ? // Loaded only for a terminal: machine-read logs (CI, containers) never need it.
+        (createRequire(import.meta.url)('pino-pretty') as typeof pretty)({
           destination: stream,
           colorize: true,
           ignore: 'pid,hostname,command',

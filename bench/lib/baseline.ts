@@ -3,7 +3,8 @@
  * parser envsync's own fast path uses) and a fixed number of undici workers over one keep-alive
  * pool. No validation, no retries, no plan: the floor any tool has to pay.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CORE_SCHEMA, loadAll } from 'js-yaml';
@@ -50,16 +51,19 @@ export interface Doc {
   }[];
 }
 
-/** Reads and parses every *.yaml / *.yml file below `root`, 32 files at a time. */
+/**
+ * Reads and parses every *.yaml / *.yml file below `root`. Synchronous reads: for small local
+ * files they are the cheapest way (envsync reads the same way), so the floor stays a floor.
+ */
 export async function readAllManifests(root: string): Promise<Doc[]> {
   const files = (await readdir(root, { recursive: true }))
     .filter((file) => /\.ya?ml$/i.test(file))
     .map((file) => path.join(root, file));
   const docs: Doc[] = [];
-  await workers(32, files.length, async (i) => {
-    const text = await readFile(files[i] as string, 'utf8');
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
     for (const doc of loadAll(text, { schema: CORE_SCHEMA })) if (doc) docs.push(doc as Doc);
-  });
+  }
   return docs;
 }
 

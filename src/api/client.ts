@@ -289,7 +289,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
         }
       };
       const page = read(first, path);
-      const environments = [...page.environments];
+      const environments = page.environments; // a fresh array: more pages are appended to it
       if (page.paging !== undefined) {
         const { perPage } = page.paging;
         const totalPages = Math.min(page.paging.totalPages, MAX_PAGES);

@@ -17,14 +17,7 @@ import {
   type RunReport,
 } from '../core/report.ts';
 import { applyOrgPlan, type ApplyProgress } from '../engine/reconcile.ts';
-import {
-  describeMove,
-  listingDigest,
-  orgPlanFromSaved,
-  readSavedPlan,
-  savePlan,
-  type SavedPlan,
-} from '../engine/saved-plan.ts';
+import type { SavedPlan } from '../engine/saved-plan.ts';
 import { writeFileAtomic } from '../engine/state.ts';
 import {
   annotationsWanted,
@@ -270,6 +263,8 @@ async function applySaved(
   logger: Logger,
   api: Awaited<ReturnType<typeof connect>>,
 ): Promise<RunReport> {
+  const { describeMove, listingDigest, orgPlanFromSaved, readSavedPlan } =
+    await import('../engine/saved-plan.ts');
   let saved: SavedPlan;
   try {
     saved = readSavedPlan(JSON.parse(await readFile(path.resolve(ctx.cwd, file), 'utf8')));
@@ -392,11 +387,16 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
   }
 
   // Phase timings at debug level: where a slow run spends its time (see README, Performance).
+  const cpuMs = () => {
+    const { user, system } = process.cpuUsage();
+    return Math.round((user + system) / 1000);
+  };
   const phase = (what: string, fields: Record<string, unknown> = {}) =>
     logger.debug(
       {
         ...fields,
         atMs: Math.round(performance.now()),
+        cpuMs: cpuMs(),
         rssMb: Math.round(process.memoryUsage.rss() / 1e6),
       },
       what,
@@ -462,6 +462,7 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
     `${dryRun ? 'plan' : 'sync'} finished`,
   );
   if (outFile !== undefined) {
+    const { savePlan } = await import('../engine/saved-plan.ts');
     const saved = savePlan(api.apiUrl.href, new Date().toISOString(), planned, report);
     await writeFileAtomic(path.resolve(ctx.cwd, outFile), `${JSON.stringify(saved, null, 2)}\n`);
     logger.info({ out: outFile, orgs: saved.orgs.length }, `plan saved to ${outFile}`);

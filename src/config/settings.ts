@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import * as z from 'zod';
 import { ConfigError } from '../errors.ts';
 import { parseDuration } from './duration.ts';
@@ -113,6 +112,7 @@ export async function readConfigFile(file: string): Promise<ConfigFile> {
       `config file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
     );
   }
+  const { parse: parseYaml } = await import('yaml');
   let data: unknown;
   try {
     data = parseYaml(text, { maxAliasCount: 100 }) ?? {};

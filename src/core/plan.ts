@@ -27,9 +27,12 @@ export function normalizePolicies(policies: readonly string[]): string[] {
 
 /** Compares as sets; without allocating when both sides are already normalized (the usual case). */
 function samePolicies(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
   const x = isNormalized(a) ? a : normalizePolicies(a);
   const y = isNormalized(b) ? b : normalizePolicies(b);
-  return x.length === y.length && x.every((p, i) => p === y[i]);
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
 }
 
 /** A stable text form of the fields envsync sends, to recognise "the same change" later. */
@@ -94,13 +97,17 @@ export function planOrg(
   observed: readonly ObservedEnvironment[],
   applied: Readonly<Record<string, AppliedRecord>> = {},
 ): OrgPlan {
-  const observedByName = new Map(observed.map((env) => [env.name, env]));
-  const desiredNames = new Set(desired.map((env) => env.name));
+  const observedByName = new Map<string, ObservedEnvironment>();
+  for (const env of observed) observedByName.set(env.name, env);
   const changes: Change[] = [];
   const unchanged: string[] = [];
+  let matched = 0; // distinct listed names the manifests declare
+  let previous: string | undefined;
 
-  for (const env of [...desired].sort((a, b) => compareNames(a.name, b.name))) {
+  for (const env of sortedByName(desired)) {
     const remote = observedByName.get(env.name);
+    if (remote !== undefined && env.name !== previous) matched++;
+    previous = env.name;
     const record = Object.hasOwn(applied, env.name) ? applied[env.name] : undefined;
     if (remote === undefined) {
       changes.push({
@@ -118,12 +125,12 @@ export function planOrg(
       });
       continue;
     }
-    const { fields, unknownFields } = diffEnvironment(env, remote, record);
-    const differs = Object.keys(fields).length > 0;
-    if (!differs && unknownFields.length === 0) {
+    if (isUnchanged(env, remote, record)) {
       unchanged.push(env.name);
       continue;
     }
+    const { fields, unknownFields } = diffEnvironment(env, remote, record);
+    const differs = Object.keys(fields).length > 0;
     const stuck = record?.notConverged;
     changes.push({
       action: differs ? 'update' : 'unverified',
@@ -138,9 +145,37 @@ export function planOrg(
     });
   }
 
-  const unmanaged = observed
-    .filter((env) => !desiredNames.has(env.name))
-    .map((env) => env.name)
-    .sort(compareNames);
-  return { org, changes, unchanged, unmanaged: [...new Set(unmanaged)] };
+  // Every listed name was matched (the usual case): nothing is unmanaged, no set needed.
+  if (matched === observedByName.size) return { org, changes, unchanged, unmanaged: [] };
+  const desiredNames = new Set(desired.map((env) => env.name));
+  const unmanaged = [...observedByName.keys()].filter((name) => !desiredNames.has(name));
+  return { org, changes, unchanged, unmanaged: unmanaged.sort(compareNames) };
+}
+
+/** `desired` in name order: itself when already sorted (the loader sorts), else a sorted copy. */
+function sortedByName(desired: readonly DesiredEnvironment[]): readonly DesiredEnvironment[] {
+  for (let i = 1; i < desired.length; i++) {
+    if (
+      compareNames(
+        (desired[i - 1] as DesiredEnvironment).name,
+        (desired[i] as DesiredEnvironment).name,
+      ) > 0
+    ) {
+      return [...desired].sort((a, b) => compareNames(a.name, b.name));
+    }
+  }
+  return desired;
+}
+
+/** The allocation-free check for the usual case: every field known and equal. */
+function isUnchanged(
+  desired: DesiredEnvironment,
+  observed: ObservedEnvironment,
+  applied: AppliedRecord | undefined,
+): boolean {
+  if (observed.type !== desired.type || observed.description !== desired.description) return false;
+  const includeScaling = observed.includeScaling ?? applied?.includeScaling;
+  if (includeScaling !== desired.includeScaling) return false;
+  const policies = observed.policies ?? applied?.policies;
+  return policies !== undefined && samePolicies(policies, desired.policies);
 }

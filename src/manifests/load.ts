@@ -1,7 +1,7 @@
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { compareNames } from '../core/plan.ts';
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { discoverManifestFiles, displayPath, readManifestFile } from './discover.ts';
 import { formatProblem, locateInText, parseManifest, type ManifestProblem } from './parse.ts';
 
@@ -56,13 +56,16 @@ export type ManifestCache = Map<string, ManifestCacheEntry>;
  * A file's identity for the cache; undefined for a file changed in the last two seconds, whose
  * time stamp cannot tell two quick writes of the same size apart (git's "racy" rule).
  */
-async function statKeyOf(file: string): Promise<string | undefined> {
-  const info = await stat(file).catch(() => undefined);
+function statKeyOf(file: string): string | undefined {
+  let info;
+  try {
+    info = statSync(file);
+  } catch {
+    return undefined;
+  }
   if (info === undefined || Date.now() - info.mtimeMs < 2000) return undefined;
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
 }
-
-const READ_CONCURRENCY = 8;
 
 /** Finds line and column of an environment read without positions (for the rare message). */
 export type Locate = (source: SourceLocation) => { line: number; column: number };
@@ -181,60 +184,53 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   const seen: ManifestCache = new Map();
   const paths = new Map<string, string>();
   const changed = new Set<string>();
-  let next = 0;
-  const worker = async () => {
-    while (next < files.length) {
-      const index = next++;
-      const file = files[index];
-      if (file === undefined) continue;
-      const cached = options.cache?.get(file.display);
-      const statKey = options.cache === undefined ? undefined : await statKeyOf(file.path);
-      if (cached !== undefined && statKey !== undefined && cached.statKey === statKey) {
-        // Same file, untouched since the last load.
-        seen.set(file.display, cached);
-        parsed[index] = {
-          file: file.display,
-          documents: cached.result.documents,
-          problems: [...cached.result.problems],
-        };
-        continue;
-      }
-      const outcome = await readManifestFile(file.path, options.maxFileBytes);
-      if (!outcome.ok) {
-        changed.add(file.display);
-        parsed[index] = {
-          file: file.display,
-          documents: [],
-          problems: [
-            {
-              file: file.display,
-              line: 1,
-              column: 1,
-              path: '',
-              message: outcome.message,
-              org: undefined,
-            },
-          ],
-        };
-        continue;
-      }
-      const hash =
-        options.cache === undefined ? '' : createHash('sha1').update(outcome.text).digest('hex');
-      const result =
-        cached !== undefined && cached.hash === hash
-          ? cached.result
-          : parseManifest(outcome.text, file.display);
-      if (options.cache !== undefined) seen.set(file.display, { statKey, hash, result });
-      if (result !== cached?.result) changed.add(file.display);
-      paths.set(file.display, file.path);
+  for (const [index, file] of files.entries()) {
+    const cached = options.cache?.get(file.display);
+    const statKey = options.cache === undefined ? undefined : statKeyOf(file.path);
+    if (cached !== undefined && statKey !== undefined && cached.statKey === statKey) {
+      // Same file, untouched since the last load.
+      seen.set(file.display, cached);
       parsed[index] = {
         file: file.display,
-        documents: result.documents,
-        problems: [...result.problems],
+        documents: cached.result.documents,
+        problems: [...cached.result.problems],
       };
+      continue;
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, files.length) }, worker));
+    const outcome = readManifestFile(file.path, options.maxFileBytes);
+    if (!outcome.ok) {
+      changed.add(file.display);
+      parsed[index] = {
+        file: file.display,
+        documents: [],
+        problems: [
+          {
+            file: file.display,
+            line: 1,
+            column: 1,
+            path: '',
+            message: outcome.message,
+            org: undefined,
+          },
+        ],
+      };
+      continue;
+    }
+    const hash =
+      options.cache === undefined ? '' : createHash('sha1').update(outcome.text).digest('hex');
+    const result =
+      cached !== undefined && cached.hash === hash
+        ? cached.result
+        : parseManifest(outcome.text, file.display);
+    if (options.cache !== undefined) seen.set(file.display, { statKey, hash, result });
+    if (result !== cached?.result) changed.add(file.display);
+    paths.set(file.display, file.path);
+    parsed[index] = {
+      file: file.display,
+      documents: result.documents,
+      problems: [...result.problems],
+    };
+  }
   if (options.cache !== undefined) {
     // Keep only the files that are still there; the others changed by going away.
     for (const display of options.cache.keys()) if (!seen.has(display)) changed.add(display);
@@ -256,7 +252,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   if (wanted.size > 0) {
     const texts = new Map<string, string>();
     for (const file of wanted) {
-      const outcome = await readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
+      const outcome = readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
       if (outcome.ok) texts.set(file, outcome.text);
     }
     assembled = assembleOrgs(

@@ -1,18 +1,23 @@
 import { CORE_SCHEMA, loadAll } from 'js-yaml';
-import {
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  LineCounter,
-  parseAllDocuments,
-  type Document,
-} from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+import type { Document } from 'yaml';
 import type * as z from 'zod';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { normalizePolicies } from '../core/plan.ts';
 import { ENVIRONMENT_TYPES, manifestSchema, NAME_PATTERN } from './schema.ts';
 import { suggest } from './suggest.ts';
+import { acceptDocument } from './accept.ts';
+
+/**
+ * The `yaml` package, loaded on first use: only files the fast path refuses (and the rare message
+ * that needs a position) read it, and a run over valid manifests saves loading it.
+ */
+let yamlPackage: typeof Yaml | undefined;
+function yaml(): typeof Yaml {
+  yamlPackage ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
+  return yamlPackage;
+}
 
 /** A problem in a manifest, located to file, line and column (1-based) and YAML path. */
 export interface ManifestProblem {
@@ -100,10 +105,11 @@ function offsetOf(doc: Document, path: readonly PathSegment[], key?: string): nu
   const segments: PathSegment[] = key === undefined ? [...path] : [...path, key];
   for (const [index, segment] of segments.entries()) {
     const isLast = index === segments.length - 1;
-    if (isMap(node)) {
+    if (yaml().isMap(node)) {
       const pair = node.items.find(
         (item) =>
-          isPair(item) && (isScalar(item.key) ? item.key.value === segment : item.key === segment),
+          yaml().isPair(item) &&
+          (yaml().isScalar(item.key) ? item.key.value === segment : item.key === segment),
       );
       if (pair === undefined) break;
       const keyRange = (pair.key as { range?: [number, number, number] } | null)?.range;
@@ -111,7 +117,7 @@ function offsetOf(doc: Document, path: readonly PathSegment[], key?: string): nu
       if (key !== undefined && isLast && keyRange) return keyRange[0];
       offset = valueRange?.[0] ?? keyRange?.[0] ?? offset;
       node = pair.value;
-    } else if (isSeq(node) && typeof segment === 'number') {
+    } else if (yaml().isSeq(node) && typeof segment === 'number') {
       const item = node.items[segment] as { range?: [number, number, number] } | undefined;
       if (item === undefined) break;
       offset = item.range?.[0] ?? offset;
@@ -160,7 +166,7 @@ const KNOWN_KEYS: Record<'root' | 'environment', readonly string[]> = {
 
 /** Reads `org` from a document even when other parts of it are broken, to know what to hold. */
 function readOrg(doc: Document): string | undefined {
-  if (!isMap(doc.contents)) return undefined;
+  if (!yaml().isMap(doc.contents)) return undefined;
   const org = doc.get('org');
   return typeof org === 'string' && NAME_PATTERN.test(org) ? org : undefined;
 }
@@ -172,9 +178,10 @@ function readOrg(doc: Document): string | undefined {
  * Two parsers, one authority. The `yaml` package tracks every node's position, which located
  * errors need, but reads about 2 MB/s; js-yaml reads over 20 MB/s and tracks none. Valid files
  * are the common case, so they go through js-yaml (YAML 1.2 core schema, no merge keys, no
- * aliases, the same rules as below); a file js-yaml refuses, or whose content fails the schema,
- * is read again by `yaml`, whose verdict and positions are the ones reported. Files with
- * aliases always take the `yaml` path, where alias expansion is bounded.
+ * aliases, the same rules as below) and a check that accepts only what the schema accepts
+ * (accept.ts); a file js-yaml refuses, or that check does not accept, is read again by `yaml`
+ * and the schema, whose verdict and positions are the ones reported. Files with aliases always
+ * take the `yaml` path, where alias expansion is bounded.
  */
 export function parseManifest(text: string, file: string): ParsedManifest {
   return parseManifestFast(text) ?? parseManifestLocated(text, file);
@@ -221,20 +228,25 @@ export function parseManifestFast(text: string): ParsedManifest | undefined {
     policyLists.set(key, list);
     return list;
   };
+  const build = (
+    name: string,
+    type: string,
+    description: string,
+    includeScaling: boolean,
+    policies: readonly string[],
+  ): DesiredEnvironment => ({
+    name: own(name),
+    type: CANONICAL_TYPES.get(type) ?? type,
+    description: own(description),
+    includeScaling,
+    policies: shared(policies),
+  });
   for (const value of values) {
     if (value === null || value === undefined) continue; // empty or comment-only
-    const result = manifestSchema.safeParse(value);
-    if (!result.success) return undefined;
-    documents.push({
-      org: own(result.data.org),
-      environments: result.data.environments.map((env) => ({
-        name: own(env.name),
-        type: CANONICAL_TYPES.get(env.type) ?? env.type,
-        description: own(env.description),
-        includeScaling: env.include_scaling,
-        policies: shared(env.policies),
-      })),
-    });
+    // Checked in place (see accept.ts); anything unusual goes to the schema, via `yaml`.
+    const accepted = acceptDocument(value, build);
+    if (accepted === undefined) return undefined;
+    documents.push({ org: own(accepted.org), environments: accepted.environments });
   }
   return { documents, problems: [] };
 }
@@ -248,9 +260,9 @@ export function locateInText(
   document: number,
   path: readonly (string | number)[],
 ): { line: number; column: number } {
-  const lineCounter = new LineCounter();
+  const lineCounter = new (yaml().LineCounter)();
   try {
-    const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false }) as Document[];
+    const docs = yaml().parseAllDocuments(text, { lineCounter, prettyErrors: false }) as Document[];
     const doc = docs.filter((d) => !isEmptyDocument(d))[document];
     if (doc === undefined) return { line: 1, column: 1 };
     const { line, col } = lineCounter.linePos(offsetOf(doc, path));
@@ -262,12 +274,12 @@ export function locateInText(
 
 /** Empty, comment-only or a bare `---`: declares nothing. */
 function isEmptyDocument(doc: Document): boolean {
-  return doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null);
+  return doc.contents === null || (yaml().isScalar(doc.contents) && doc.contents.value === null);
 }
 
 /** The slow, position-tracking path: the authority on what is valid, and where it is not. */
 export function parseManifestLocated(text: string, file: string): ParsedManifest {
-  const lineCounter = new LineCounter();
+  const lineCounter = new (yaml().LineCounter)();
   const problems: ManifestProblem[] = [];
   const documents: ManifestDocument[] = [];
   const at = (offset: number, path: string, message: string, org: string | undefined) => {
@@ -277,7 +289,7 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
 
   let docs: Document[];
   try {
-    docs = parseAllDocuments(text, { lineCounter, prettyErrors: false }) as Document[];
+    docs = yaml().parseAllDocuments(text, { lineCounter, prettyErrors: false }) as Document[];
   } catch (error) {
     // The parser is recursive; absurd nesting can exhaust the stack.
     const message = error instanceof Error ? error.message : String(error);

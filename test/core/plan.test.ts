@@ -83,6 +83,19 @@ describe('planOrg', () => {
     expect(plan.changes).toEqual([]);
   });
 
+  it('counts a name the manifests repeat once when looking for unmanaged environments', () => {
+    // The loader never passes a repeated name, but the planner must not depend on it.
+    const plan = planOrg(
+      'acme',
+      [desired('a'), desired('a')],
+      [observedFull('a'), observedFull('b')],
+    );
+    expect(plan.unmanaged).toEqual(['b']);
+    expect(planOrg('acme', [desired('b'), desired('a')], [observedFull('a')]).unmanaged).toEqual(
+      [],
+    );
+  });
+
   it('flags a change that was applied before and did not take', () => {
     const want = desired('prod', { description: '' });
     const have = observedFull('prod', { description: 'kept' });
