@@ -34,7 +34,7 @@ import {
   manifestFile,
   manifestText,
   storeDocument,
-  stateDocument,
+  writeStateFile,
   writeTree,
 } from './lib/tree.ts';
 
@@ -186,7 +186,7 @@ async function prepare(work: string): Promise<Workload> {
     orgs.set(size, await writeTree(root, size, ENVS, MAX_ORGS));
     trees.set(size, root);
     const state = path.join(work, `state-${size}.json`);
-    await writeFile(state, JSON.stringify(stateDocument(orgs.get(size) ?? [], ENVS)));
+    await writeStateFile(state, orgs.get(size) ?? [], ENVS);
     states.set(size, state);
   }
   return { work, trees, orgs, states };

@@ -5,6 +5,9 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import pino from 'pino';
+import type { AppliedRecord } from '../../src/core/model.ts';
+import { StateStore } from '../../src/engine/state.ts';
 
 const TYPES = ['K8S', 'S3', 'logical'] as const;
 
@@ -110,21 +113,26 @@ export function storeDocument(
 }
 
 /**
- * The state file envsync would have written after syncing this tree: the spec profile's listing
- * does not carry include_scaling/policies, so without it every environment would be "unverified"
- * and the no-op would not be a no-op. No `api` field: the emulator's port changes every run.
+ * Writes the state file envsync would have written after syncing this tree (through envsync's own
+ * StateStore, so it is always the current format): the spec profile's listing does not carry
+ * include_scaling/policies, so without it every environment would be "unverified" and the no-op
+ * would not be a no-op. No `api` field: the emulator's port changes every run.
  */
-export function stateDocument(orgs: readonly string[], envCount: number): unknown {
-  const out: Record<string, Record<string, unknown>> = {};
+export async function writeStateFile(
+  file: string,
+  orgs: readonly string[],
+  envCount: number,
+): Promise<void> {
+  const state = await StateStore.load(file, pino({ level: 'silent' }));
   for (const org of orgs) {
-    const records: Record<string, unknown> = {};
+    const records: Record<string, AppliedRecord> = {};
     for (const env of environmentsOf(org, envCount)) {
       records[env.name] = {
-        include_scaling: env.include_scaling,
+        includeScaling: env.include_scaling,
         policies: [...new Set(env.policies)].sort(),
       };
     }
-    out[org] = records;
+    state.set(org, records);
   }
-  return { version: 1, orgs: out };
+  await state.save();
 }

@@ -1,7 +1,7 @@
 import { getCACertificates } from 'node:tls';
 import pRetry, { AbortError } from 'p-retry';
 import type { Logger } from 'pino';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
 import { ApiError } from './errors.ts';
 import { RequestGate, type GateClock } from './gate.ts';
@@ -82,13 +82,17 @@ export function serverMessage(text: string): string {
   return excerpt(text) || '(empty body)';
 }
 
-async function readBody(
-  body: AsyncIterable<Buffer> & { destroy(): void },
-  limit: number,
-): Promise<string> {
+/** Reads a whole response body as text, refusing one larger than `limit` bytes. */
+async function readBody(response: Dispatcher.ResponseData, limit: number): Promise<string> {
+  const { body } = response;
+  const declared = Number(response.headers['content-length'] ?? Number.NaN);
+  if (Number.isSafeInteger(declared) && declared <= limit) {
+    // undici holds the body to its Content-Length: its own reader is the fast way (the usual case).
+    return body.text();
+  }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
+  for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) {
       body.destroy();
@@ -147,7 +151,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
         },
         ...(body === undefined ? {} : { body }),
       });
-      const text = await readBody(response.body, maxBytes);
+      const text = await readBody(response, maxBytes);
       events?.request?.(method, response.statusCode, clock.now() - started);
       return { status: response.statusCode, headers: response.headers, text };
     } catch (error) {

@@ -123,9 +123,13 @@ describe('envsync run as a process', () => {
     const names = ((await api.getStore()).orgs['acme'] ?? []).map((e) => e.name).sort();
     expect(names).toEqual(['a', 'b', 'c']);
     const state = JSON.parse(await readFile(tmp.path('state/state.json'), 'utf8')) as {
-      orgs: Record<string, Record<string, unknown>>;
+      orgs: Record<string, { environments: string[] }[]>;
     };
-    expect(Object.keys(state.orgs['acme'] ?? {}).sort()).toEqual(['a', 'b', 'c']);
+    expect((state.orgs['acme'] ?? []).flatMap((group) => group.environments).sort()).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
     expect(run.logs().map((l) => l['msg'])).toContain('stopped');
   });
 

@@ -76,13 +76,19 @@ async function stateIsValid(): Promise<boolean> {
   }
   const state = JSON.parse(text) as {
     version: number;
-    orgs: Record<string, Record<string, { include_scaling: boolean; policies: string[] }>>;
+    orgs: Record<
+      string,
+      { include_scaling: boolean; policies: string[]; environments: string[] }[]
+    >;
   };
   return (
-    state.version === 1 &&
-    Object.values(state.orgs).every((envs) =>
-      Object.values(envs).every(
-        (e) => typeof e.include_scaling === 'boolean' && Array.isArray(e.policies),
+    state.version === 2 &&
+    Object.values(state.orgs).every((groups) =>
+      groups.every(
+        (g) =>
+          typeof g.include_scaling === 'boolean' &&
+          Array.isArray(g.policies) &&
+          g.environments.every((name) => typeof name === 'string'),
       ),
     )
   );
@@ -150,8 +156,8 @@ describe('crash consistency', () => {
       'malformed record',
     ],
     [
-      'with a record named __proto__',
-      '{"version": 1, "orgs": {"alpha": {"__proto__": {"include_scaling": true, "policies": []}}}}',
+      'with a malformed group',
+      '{"version": 2, "orgs": {"alpha": [{"include_scaling": true, "policies": [], "environments": [7]}]}}',
       'malformed record',
     ],
   ])('a state file that is %s: a warning, then a correct run', async (_title, content, warning) => {

@@ -208,9 +208,9 @@ describe('sync behaviour', () => {
       orgs: Record<string, unknown>;
     };
     expect(state).toEqual({
-      version: 1,
+      version: 2,
       api: `${api.url}/`,
-      orgs: { beta: { web: { include_scaling: false, policies: [] } } },
+      orgs: { beta: [{ include_scaling: false, policies: [], environments: ['web'] }] },
     });
     const again = await run(api.url, ['plan'], ['--detailed-exitcode']);
     expect(again.code).toBe(0);

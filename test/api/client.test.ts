@@ -1,0 +1,73 @@
+import pino from 'pino';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/api/client.ts';
+import { DEFAULT_RETRY_POLICY } from '../../src/api/retry-policy.ts';
+import { startFakeApi } from '../helpers/fake-api.ts';
+
+let api: Awaited<ReturnType<typeof startFakeApi>> | undefined;
+afterEach(async () => {
+  await api?.close();
+  api = undefined;
+});
+
+const listing = (count: number) =>
+  JSON.stringify({
+    env: Array.from({ length: count }, (_, i) => ({
+      org: 'acme',
+      name: `env-${i}`,
+      type: 'K8S',
+      description: 'x'.repeat(40),
+    })),
+  });
+
+function client(url: string, maxResponseBytes: number) {
+  return createClient({
+    apiUrl: new URL(url),
+    getToken: () => 'client-test-token',
+    concurrency: 2,
+    timeoutMs: 5000,
+    policy: { ...DEFAULT_RETRY_POLICY, retries: 0 },
+    logger: pino({ level: 'silent' }),
+    clock: {
+      now: () => Date.now(),
+      sleep: (ms, signal) => sleep(ms, undefined, signal ? { signal } : {}),
+    },
+    maxResponseBytes,
+  });
+}
+
+describe('the client reads whole listings, up to a limit', () => {
+  it.each([
+    ['with a Content-Length', false],
+    ['chunked (no Content-Length)', true],
+  ])('answered %s: read when within the limit, refused when over it', async (_title, chunked) => {
+    const small = listing(3);
+    const big = listing(200);
+    api = await startFakeApi((req, res) => {
+      const body = req.url?.endsWith('/big') ? big : small;
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        ...(chunked ? {} : { 'content-length': Buffer.byteLength(body) }),
+      });
+      // Chunked: several chunks, so the limit is met part-way through the stream.
+      const step = chunked ? 1000 : body.length;
+      for (let i = 0; i < body.length; i += step) res.write(body.slice(i, i + step));
+      res.end();
+    });
+    const limit = 4096;
+    expect(Buffer.byteLength(small)).toBeLessThan(limit);
+    expect(Buffer.byteLength(big)).toBeGreaterThan(limit);
+    const c = client(api.url, limit);
+    try {
+      expect((await c.listEnvironments('small')).map((e) => e.name)).toEqual([
+        'env-0',
+        'env-1',
+        'env-2',
+      ]);
+      await expect(c.listEnvironments('big')).rejects.toThrow(/larger than 4096 bytes/);
+    } finally {
+      await c.close();
+    }
+  });
+});

@@ -1,0 +1,106 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { STATE_VERSION, StateStore } from '../../src/engine/state.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+beforeEach(async () => {
+  tmp = await tempDir();
+});
+afterEach(async () => {
+  await tmp.cleanup();
+});
+
+const logger = pino({ level: 'silent' });
+const API = 'http://127.0.0.1:8080/';
+
+describe('the state file', () => {
+  it('groups environments by record (version 2), in a stable order, and reads back the same', async () => {
+    const file = tmp.path('state.json');
+    const state = await StateStore.load(file, logger, API);
+    state.set('acme', {
+      prod: { includeScaling: true, policies: ['baseline', 'pci'] },
+      dev: { includeScaling: false, policies: [] },
+      qa: { includeScaling: false, policies: [] },
+      stuck: {
+        includeScaling: true,
+        policies: ['pci'],
+        notConverged: { desired: '["K8S","a",true,["pci"]]', observed: '["K8S","b",null,null]' },
+      },
+    });
+    state.set('beta', { x: { includeScaling: true, policies: ['baseline', 'pci'] } });
+    await state.save();
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
+      version: STATE_VERSION,
+      api: API,
+      orgs: {
+        acme: [
+          { include_scaling: false, policies: [], environments: ['dev', 'qa'] },
+          { include_scaling: true, policies: ['baseline', 'pci'], environments: ['prod'] },
+          {
+            include_scaling: true,
+            policies: ['pci'],
+            not_converged: {
+              desired: '["K8S","a",true,["pci"]]',
+              observed: '["K8S","b",null,null]',
+            },
+            environments: ['stuck'],
+          },
+        ],
+        beta: [{ include_scaling: true, policies: ['baseline', 'pci'], environments: ['x'] }],
+      },
+    });
+    const again = await StateStore.load(file, logger, API);
+    expect({ ...again.get('acme') }).toEqual({ ...state.get('acme') });
+    expect({ ...again.get('beta') }).toEqual({ ...state.get('beta') });
+    // Equal records are one object in memory, whichever org they belong to.
+    expect(again.get('beta')['x']).toBe(again.get('acme')['prod']);
+  });
+
+  it('reads a version 1 file (one object per environment) and rewrites it as version 2', async () => {
+    const file = tmp.path('state.json');
+    // Written as text: in a JS object literal, `__proto__` would set the prototype, not a key.
+    await writeFile(
+      file,
+      '{"version": 1, "orgs": {"acme": {"prod": {"include_scaling": true, "policies": ["pci"]},' +
+        ' "__proto__": {"include_scaling": false, "policies": []}}}}',
+    );
+    const state = await StateStore.load(file, logger, API);
+    expect(state.get('acme')['prod']).toEqual({ includeScaling: true, policies: ['pci'] });
+    // A name that is special to objects is only a name here.
+    expect(Object.hasOwn(state.get('acme'), '__proto__')).toBe(true);
+    state.set('acme', state.get('acme'));
+    await state.save();
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
+      version: 2,
+      orgs: {
+        acme: [
+          { include_scaling: false, policies: [], environments: ['__proto__'] },
+          { include_scaling: true, policies: ['pci'], environments: ['prod'] },
+        ],
+      },
+    });
+  });
+
+  it.each([
+    ['a group without environments', [{ include_scaling: true, policies: [] }]],
+    [
+      'a group with a non-string name',
+      [{ include_scaling: true, policies: [], environments: [1] }],
+    ],
+    ['a group with a bad record', [{ include_scaling: 'no', policies: [], environments: ['a'] }]],
+    ['an org that is not a list', { a: { include_scaling: true, policies: [] } }],
+  ])('a version 2 file with %s starts empty', async (_title, org) => {
+    const file = tmp.path('state.json');
+    await writeFile(file, JSON.stringify({ version: 2, orgs: { acme: org } }));
+    const warnings: string[] = [];
+    const state = await StateStore.load(
+      file,
+      pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) }),
+      API,
+    );
+    expect(state.get('acme')).toEqual({});
+    expect(warnings.join('')).toMatch(/malformed record|unexpected shape/);
+  });
+});
