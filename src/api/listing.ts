@@ -1,33 +1,63 @@
-import * as z from 'zod';
+import { createRequire } from 'node:module';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { normalizePolicies } from '../core/plan.ts';
+import type * as ListingSchema from './listing-schema.ts';
+import type { ListedEnvironment } from './listing-schema.ts';
 
 /**
  * The tolerant reader of the listing (issue 3; observed-behaviour.md "The listing"): the spec's
  * `{"env": [...]}`, the production service's bare array, and its paginated envelope. Unknown
  * fields are ignored and unknown types accepted; anything else is an error, never a guess.
+ *
+ * The zod schema (listing-schema.ts) is the authority. The usual listing (a list of well-formed
+ * entries, bare or under `env`) is read in place by `acceptEntries`, which accepts exactly what
+ * the schema accepts (test/api/listing.test.ts checks it); everything else, the paginated
+ * envelope included, goes to the schema, loaded on first use.
  */
 
-// z.object strips what it does not know: unknown fields are ignored, and not copied.
-const listedEnvironment = z.object({
-  name: z.string().min(1),
-  type: z.string(),
-  description: z.string().nullable().optional(),
-  include_scaling: z.boolean().nullable().optional(),
-  policies: z.array(z.string()).nullable().optional(),
-});
+let schemaModule: typeof ListingSchema | undefined;
+function schema(): typeof ListingSchema {
+  schemaModule ??= createRequire(import.meta.url)('./listing-schema.ts') as typeof ListingSchema;
+  return schemaModule;
+}
 
-const entries = z.array(listedEnvironment);
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
 
-const specListing = z.looseObject({ env: entries });
+function isOptional(value: unknown, type: 'string' | 'boolean'): boolean {
+  return value === undefined || value === null || typeof value === type;
+}
 
-const pageEnvelope = z.looseObject({
-  environments: entries,
-  page: z.number().int().min(1).optional(),
-  per_page: z.number().int().min(1).optional(),
-  total_pages: z.number().int().min(0).optional(),
-  total_count: z.number().int().min(0).optional(),
-});
+/** The entries read in place when every one is certainly valid; else undefined (ask the schema). */
+export function acceptEntries(list: unknown): ObservedEnvironment[] | undefined {
+  if (!Array.isArray(list)) return undefined;
+  const out: ObservedEnvironment[] = [];
+  for (const entry of list as unknown[]) {
+    if (!isPlainObject(entry)) return undefined;
+    const { name, type, description, include_scaling: includeScaling, policies } = entry;
+    if (typeof name !== 'string' || name === '' || typeof type !== 'string') return undefined;
+    if (!isOptional(description, 'string') || !isOptional(includeScaling, 'boolean')) {
+      return undefined;
+    }
+    if (policies !== undefined && policies !== null) {
+      if (!Array.isArray(policies)) return undefined;
+      for (const policy of policies as unknown[]) if (typeof policy !== 'string') return undefined;
+    }
+    out.push(
+      toObserved({
+        name,
+        type,
+        description: description as string | null | undefined,
+        include_scaling: includeScaling as boolean | null | undefined,
+        policies: policies as string[] | null | undefined,
+      }),
+    );
+  }
+  return out;
+}
 
 /** One page (or the whole) of a listing, read. */
 export interface ListingPage {
@@ -41,7 +71,7 @@ export interface ListingPage {
   };
 }
 
-function toObserved(entry: z.infer<typeof listedEnvironment>): ObservedEnvironment {
+function toObserved(entry: ListedEnvironment): ObservedEnvironment {
   return {
     name: entry.name,
     type: entry.type,
@@ -57,27 +87,27 @@ function toObserved(entry: z.infer<typeof listedEnvironment>): ObservedEnvironme
   };
 }
 
-function firstIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (issue === undefined) return 'invalid';
-  const where = issue.path.length === 0 ? '' : ` at ${issue.path.map(String).join('.')}`;
-  return `${issue.message}${where}`;
-}
-
 /** Reads a parsed JSON listing body in any of the three known shapes. Throws a plain Error. */
 export function readListing(body: unknown): ListingPage {
   if (Array.isArray(body)) {
+    const fast = acceptEntries(body);
+    if (fast !== undefined) return { environments: fast };
+    const { entries, firstIssue } = schema();
     const result = entries.safeParse(body);
     if (!result.success) throw new Error(`listing entry is malformed: ${firstIssue(result.error)}`);
     return { environments: result.data.map(toObserved) };
   }
   if (body !== null && typeof body === 'object') {
     if (Object.hasOwn(body, 'env')) {
+      const fast = acceptEntries((body as { env: unknown }).env);
+      if (fast !== undefined) return { environments: fast };
+      const { specListing, firstIssue } = schema();
       const result = specListing.safeParse(body);
       if (!result.success) throw new Error(`listing is malformed: ${firstIssue(result.error)}`);
       return { environments: result.data.env.map(toObserved) };
     }
     if (Object.hasOwn(body, 'environments')) {
+      const { pageEnvelope, firstIssue } = schema();
       const result = pageEnvelope.safeParse(body);
       if (!result.success)
         throw new Error(`listing page is malformed: ${firstIssue(result.error)}`);

@@ -1,47 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import * as z from 'zod';
+import type { ConfigFile } from './config-file.ts';
+import { LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
 import { ConfigError } from '../errors.ts';
 import { parseDuration } from './duration.ts';
 
 /**
- * envsync's settings: one zod schema for the config file, and one resolver with the precedence
- * flags > environment > config file > defaults (issue 3, Commands).
+ * envsync's settings: one zod schema for the config file (config-file.ts, loaded only when there
+ * is a config file to read), and one resolver with the precedence flags > environment > config
+ * file > defaults (issue 3, Commands).
  */
 
-export const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-
-const duration = z.union([z.string(), z.literal(0)]);
-
-/** The config file (`--config FILE`, YAML). Every key is optional; see config/envsync.example.yaml. */
-export const configFileSchema = z.strictObject({
-  manifests: z.string().optional(),
-  apiUrl: z.string().optional(),
-  orgs: z.array(z.string()).optional(),
-  concurrency: z.number().int().min(1).max(256).optional(),
-  retries: z.number().int().min(0).max(20).optional(),
-  timeout: duration.optional(),
-  retryDelay: duration.optional(),
-  state: z.string().optional(),
-  output: z.enum(OUTPUT_FORMATS).optional(),
-  detailedExitcode: z.boolean().optional(),
-  logLevel: z.enum(LOG_LEVELS).optional(),
-  tokenFile: z.string().optional(),
-  insecureHttp: z.boolean().optional(),
-  caFile: z.string().optional(),
-  maxFileBytes: z.number().int().min(1).optional(),
-  // envsync run only:
-  interval: duration.optional(),
-  debounce: duration.optional(),
-  listen: z.string().optional(),
-  shutdownTimeout: duration.optional(),
-  shardIndex: z.number().int().min(0).optional(),
-  shardCount: z.number().int().min(1).optional(),
-  shardFromHostname: z.boolean().optional(),
-});
-
-export type ConfigFile = z.infer<typeof configFileSchema>;
+export { LOG_LEVELS, OUTPUT_FORMATS };
+export type { ConfigFile };
 
 /** Resolved settings for validate / plan / sync. */
 export interface Settings {
@@ -126,6 +97,7 @@ export async function readConfigFile(file: string): Promise<ConfigFile> {
       `config file ${file}: "token" is not read from a config file (it would end up in git); set ENVSYNC_TOKEN or tokenFile`,
     );
   }
+  const { configFileSchema } = await import('./config-file.ts');
   const result = configFileSchema.safeParse(data);
   if (!result.success) {
     const issue = result.error.issues[0];

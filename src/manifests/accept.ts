@@ -1,4 +1,4 @@
-import { ENVIRONMENT_TYPES, NAME_PATTERN } from './schema.ts';
+import { ENVIRONMENT_TYPES, NAME_PATTERN } from './names.ts';
 
 /**
  * The fast path's check of one parsed manifest document, without the schema.

@@ -1,7 +1,7 @@
 import { Document } from 'yaml';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { compareNames, normalizePolicies } from '../core/plan.ts';
-import { ENVIRONMENT_TYPES, NAME_PATTERN } from './schema.ts';
+import { ENVIRONMENT_TYPES, NAME_PATTERN } from './names.ts';
 
 /**
  * Writes one org's listing as a manifest in exactly the format `validate` accepts (the `yaml`

@@ -5,7 +5,8 @@ import type { Document } from 'yaml';
 import type * as z from 'zod';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { normalizePolicies } from '../core/plan.ts';
-import { ENVIRONMENT_TYPES, manifestSchema, NAME_PATTERN } from './schema.ts';
+import { ENVIRONMENT_TYPES, NAME_PATTERN } from './names.ts';
+import type * as Schema from './schema.ts';
 import { suggest } from './suggest.ts';
 import { acceptDocument } from './accept.ts';
 
@@ -17,6 +18,13 @@ let yamlPackage: typeof Yaml | undefined;
 function yaml(): typeof Yaml {
   yamlPackage ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
   return yamlPackage;
+}
+
+/** The zod schema, loaded on first use for the same reason (zod takes ~45 ms and ~12 MB). */
+let schemaModule: typeof Schema | undefined;
+function schema(): typeof Schema {
+  schemaModule ??= createRequire(import.meta.url)('./schema.ts') as typeof Schema;
+  return schemaModule;
 }
 
 /** A problem in a manifest, located to file, line and column (1-based) and YAML path. */
@@ -342,7 +350,7 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
       );
       continue;
     }
-    const result = manifestSchema.safeParse(value);
+    const result = schema().manifestSchema.safeParse(value);
     if (!result.success) {
       for (const issue of result.error.issues) {
         const path = issue.path as PathSegment[];

@@ -1,15 +1,12 @@
 import * as z from 'zod';
+import { ENVIRONMENT_TYPES, NAME_PATTERN } from './names.ts';
 
 /**
  * The manifest schema: the one source of truth for validation and for the JSON Schema that
  * `envsync schema` prints. Field names follow the API's request body.
  */
 
-/** Environment and organization names, as the API accepts them in the path and the body. */
-export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
-/** The environment types the contract allows (case-sensitive). */
-export const ENVIRONMENT_TYPES = ['K8S', 'S3', 'logical'] as const;
+export { ENVIRONMENT_TYPES, NAME_PATTERN };
 
 const name = z
   .string()

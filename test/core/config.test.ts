@@ -135,7 +135,8 @@ describe('--api-url', () => {
 describe('config/envsync.example.yaml', () => {
   it('is a valid config file that documents every key', async () => {
     const { readFile } = await import('node:fs/promises');
-    const { configFileSchema, readConfigFile } = await import('../../src/config/settings.ts');
+    const { readConfigFile } = await import('../../src/config/settings.ts');
+    const { configFileSchema } = await import('../../src/config/config-file.ts');
     const file = new URL('../../config/envsync.example.yaml', import.meta.url).pathname;
     await expect(readConfigFile(file)).resolves.toBeTypeOf('object');
     const text = await readFile(file, 'utf8');
