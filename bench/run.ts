@@ -61,7 +61,7 @@ if (flags.help) {
   --orgs N           orgs in the synthetic tree (default 1000; --quick: 3)
   --envs N           environments per org (default 100; --quick: 5)
   --concurrency N    requests in flight, for envsync and the baselines alike (default 32)
-  --reps N           runs of each one-shot measurement; the median is reported (default 3; --quick: 1)
+  --reps N           runs of each one-shot measurement; the median is reported (default 5; --quick: 1)
   --edits N          file edits in the watch scenario (default 20; --quick: 4)
   --idle-seconds N   idle window for the daemon's CPU (default 30; --quick: 2)
   --out DIR          where results.json and chart.svg go (default bench/)
@@ -83,7 +83,7 @@ if (flags.cli !== undefined) useCli(flags.cli);
 const ORGS = positive('orgs', flags.orgs, quick ? 3 : 1000);
 const ENVS = positive('envs', flags.envs, quick ? 5 : 100);
 const CONCURRENCY = positive('concurrency', flags.concurrency, 32);
-const REPS = positive('reps', flags.reps, quick ? 1 : 3);
+const REPS = positive('reps', flags.reps, quick ? 1 : 5);
 const EDITS = positive('edits', flags.edits, quick ? 4 : 20);
 const IDLE_SECONDS = positive('idle-seconds', flags['idle-seconds'], quick ? 2 : 30);
 const OUT = path.resolve(flags.out);

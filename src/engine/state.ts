@@ -76,25 +76,32 @@ function groupKey(record: AppliedRecord): string {
   ]);
 }
 
-/** One org's records as version 2 writes them: groups in a stable order, names sorted. */
-function toGroups(records: Readonly<Records>): GroupJson[] {
-  const groups = new Map<string, GroupJson>();
+/** Environments sharing one record: the state's form in memory and in the file (version 2). */
+interface Group {
+  readonly record: AppliedRecord;
+  readonly names: readonly string[];
+}
+
+/** One org's records grouped, in a stable order (by record, names sorted). */
+function toGroups(records: Readonly<Records>): Group[] {
+  const groups = new Map<string, { record: AppliedRecord; names: string[] }>();
   for (const name of Object.keys(records).sort()) {
     const record = records[name] as AppliedRecord;
     const key = groupKey(record);
-    let group = groups.get(key);
-    if (group === undefined) {
-      group = {
-        include_scaling: record.includeScaling,
-        policies: [...record.policies],
-        ...(record.notConverged ? { not_converged: { ...record.notConverged } } : {}),
-        environments: [],
-      };
-      groups.set(key, group);
-    }
-    group.environments.push(name);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, { record, names: [name] });
+    else group.names.push(name);
   }
-  return [...groups.keys()].sort().map((key) => groups.get(key) as GroupJson);
+  return [...groups.keys()].sort().map((key) => groups.get(key) as Group);
+}
+
+function toJson({ record, names }: Group): GroupJson {
+  return {
+    include_scaling: record.includeScaling,
+    policies: [...record.policies],
+    ...(record.notConverged ? { not_converged: { ...record.notConverged } } : {}),
+    environments: [...names],
+  };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -107,38 +114,40 @@ function emptyRecords(): Records {
 }
 
 /**
- * Reads the `orgs` of a version 1 or 2 file. Undefined (and `bad` set) at the first thing that is
- * not a record.
+ * Reads the `orgs` of a version 1 or 2 file into groups. Undefined (and `bad` called) at the
+ * first thing that is not a record.
  */
 function readOrgs(
   version: number,
   entries: Record<string, unknown>,
   bad: (org: string, env: string) => void,
-): Map<string, Records> | undefined {
-  const orgs = new Map<string, Records>();
+): Map<string, readonly Group[]> | undefined {
+  const orgs = new Map<string, readonly Group[]>();
   const interned = new Map<string, AppliedRecord>();
   for (const [org, value] of Object.entries(entries)) {
-    const records = emptyRecords();
     if (version === 1) {
       if (!isPlainObject(value)) return undefined;
+      const records = emptyRecords();
       for (const [name, entry] of Object.entries(value)) {
         const record = toRecord(entry, interned);
         if (record === undefined) return (bad(org, name), undefined);
         records[name] = record;
       }
-    } else {
-      if (!Array.isArray(value)) return undefined;
-      for (const group of value as unknown[]) {
-        const record = toRecord(group, interned);
-        const names = (group as { environments?: unknown } | null)?.environments;
-        if (record === undefined || !Array.isArray(names)) return (bad(org, '(group)'), undefined);
-        for (const name of names as unknown[]) {
-          if (typeof name !== 'string') return (bad(org, String(name)), undefined);
-          records[name] = record;
-        }
-      }
+      orgs.set(org, toGroups(records));
+      continue;
     }
-    orgs.set(org, records);
+    if (!Array.isArray(value)) return undefined;
+    const groups: Group[] = [];
+    for (const group of value as unknown[]) {
+      const record = toRecord(group, interned);
+      const names = (group as { environments?: unknown } | null)?.environments;
+      if (record === undefined || !Array.isArray(names)) return (bad(org, '(group)'), undefined);
+      for (const name of names as unknown[]) {
+        if (typeof name !== 'string') return (bad(org, String(name)), undefined);
+      }
+      groups.push({ record, names: names as string[] });
+    }
+    orgs.set(org, groups);
   }
   return orgs;
 }
@@ -147,13 +156,18 @@ function readOrgs(
 export class StateStore {
   readonly file: string;
   readonly api: string | undefined;
-  #orgs: Map<string, Records>;
+  /**
+   * Each org's records, grouped as the file has them: a reference per environment, and no
+   * per-org dictionary until the org is asked for (at 300,000 environments those dictionaries
+   * were 18 MB).
+   */
+  #orgs: Map<string, readonly Group[]>;
   /** Each org's part of the file, serialized once per change (a big state is written often). */
   readonly #fragments = new Map<string, string>();
   #saving: Promise<void> | undefined;
   #dirty = false;
 
-  private constructor(file: string, api: string | undefined, orgs: Map<string, Records>) {
+  private constructor(file: string, api: string | undefined, orgs: Map<string, readonly Group[]>) {
     this.file = file;
     this.api = api;
     this.#orgs = orgs;
@@ -231,14 +245,18 @@ export class StateStore {
     return new StateStore(file, api, orgs);
   }
 
-  /** The records of one org, by environment name. */
+  /** The records of one org, by environment name (a new object each time). */
   get(org: string): Readonly<Record<string, AppliedRecord>> {
-    return this.#orgs.get(org) ?? {};
+    const records = emptyRecords();
+    for (const { record, names } of this.#orgs.get(org) ?? []) {
+      for (const name of names) records[name] = record;
+    }
+    return records;
   }
 
   /** Replaces the records of one org. */
   set(org: string, records: Readonly<Record<string, AppliedRecord>>): void {
-    this.#orgs.set(org, { ...records });
+    this.#orgs.set(org, toGroups(records));
     this.#fragments.delete(org);
     this.#dirty = true;
   }
@@ -262,7 +280,7 @@ export class StateStore {
     for (const org of [...this.#orgs.keys()].sort()) {
       let fragment = this.#fragments.get(org);
       if (fragment === undefined) {
-        fragment = `${JSON.stringify(org)}:${JSON.stringify(toGroups(this.#orgs.get(org) ?? {}))}`;
+        fragment = `${JSON.stringify(org)}:${JSON.stringify((this.#orgs.get(org) ?? []).map(toJson))}`;
         this.#fragments.set(org, fragment);
       }
       parts.push(fragment);
