@@ -708,6 +708,11 @@ async function main(): Promise<void> {
         'request floor / bound',
         `${fmt(applied.requestFloor.requestMs)} ms (${fmt(applied.requestFloor.requestMsVsBound)} x)`,
       ],
+      [
+        'apply 10% drift',
+        'bare script, parse + requests',
+        `${fmt(applied.requestFloor.wallMs)} ms (envsync ${fmt(applied.wallMs / applied.requestFloor.wallMs)} x)`,
+      ],
       ['watch', 'write -> PUT p50 / p95', `${fmt(watched.p50Ms)} / ${fmt(watched.p95Ms)} ms`],
       ['watch', 'pass duration (median)', `${fmt(watched.passDurationMsMedian)} ms`],
       ['watch', 'idle requests / passes', `${watched.idle.requests} / ${watched.idle.passes}`],
