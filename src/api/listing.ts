@@ -71,7 +71,8 @@ export interface ListingPage {
   };
 }
 
-function toObserved(entry: ListedEnvironment): ObservedEnvironment {
+/** One listed entry as envsync compares it (the fast path and the schema's both end here). */
+export function toObserved(entry: ListedEnvironment): ObservedEnvironment {
   return {
     name: entry.name,
     type: entry.type,

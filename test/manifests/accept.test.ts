@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { acceptDocument } from '../../src/manifests/accept.ts';
 import { manifestSchema } from '../../src/manifests/schema.ts';
+import { odd, sometimes } from '../helpers/arbitraries.ts';
 
 /** Builds the schema's output shape, so the two can be compared as they are. */
 const asSchemaOutput = (
@@ -14,17 +15,6 @@ const asSchemaOutput = (
 
 // Values around the schema: mostly valid, each field now and then of the wrong kind, with
 // unknown keys, nulls, repeated policies, odd names and non-plain objects.
-const odd = fc.oneof(
-  fc.constant(null),
-  fc.integer(),
-  fc.boolean(),
-  fc.string({ maxLength: 6 }),
-  fc.constant([]),
-  fc.constant({}),
-  fc.constant(new Date(0)),
-);
-const sometimes = <T>(usual: fc.Arbitrary<T>) =>
-  fc.oneof({ weight: 10, arbitrary: usual }, { weight: 1, arbitrary: odd });
 const name = fc.oneof(
   { weight: 8, arbitrary: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,8}$/) },
   { weight: 1, arbitrary: fc.constantFrom('', '-x', 'a b', 'é', '.a', '__proto__') },
