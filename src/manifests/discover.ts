@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -137,7 +137,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
   let fd: number;
   try {
-    fd = openSync(file, 'r');
+    // Non-blocking, so a FIFO put where a manifest was found cannot hang the process.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     const code = codeOf(error);
     return {
@@ -152,7 +153,9 @@ export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
     // Read at most maxBytes + 1 bytes, whatever the file claims its size is. The buffer is sized
     // from the file's size plus one byte, so the usual file takes one read and one empty read
     // into that spare byte (end of file), with no copy; one that grows meanwhile takes more.
-    const { size } = fstatSync(fd);
+    const info = fstatSync(fd);
+    if (!info.isFile()) return { ok: false, message: 'not a regular file; manifests are files' };
+    const { size } = info;
     let buffer = Buffer.allocUnsafe(Math.min(size + 1, maxBytes + 1));
     let length = 0;
     while (length <= maxBytes) {

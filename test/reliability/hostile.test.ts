@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { symlink } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readManifestFile } from '../../src/manifests/discover.ts';
@@ -182,6 +183,16 @@ describe('hostile manifests', () => {
     expect(sync.stdout).toContain('org good');
     expect(sync.stdout).toContain('+ create ok [applied]');
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+
+  it('a FIFO where a manifest was found is refused at once, not waited on', async () => {
+    // Something replaced a listed manifest with a named pipe that nobody writes to.
+    await tmp.write('manifests/placeholder', '');
+    execFileSync('mkfifo', [tmp.path('manifests/pipe.yaml')]);
+    expect(readManifestFile(tmp.path('manifests/pipe.yaml'), 1024)).toEqual({
+      ok: false,
+      message: 'not a regular file; manifests are files',
+    });
   });
 
   it('a file deleted between listing and reading is reported, not a crash', async () => {
