@@ -18,6 +18,7 @@ import {
 } from '../core/report.ts';
 import { applyOrgPlan, type ApplyProgress } from '../engine/reconcile.ts';
 import type { SavedPlan } from '../engine/saved-plan.ts';
+import type * as FromSettings from '../api/from-settings.ts';
 import { writeFileAtomic } from '../engine/state.ts';
 import {
   annotationsWanted,
@@ -198,6 +199,13 @@ function renderReport(report: RunReport, settings: Settings, ctx: CommandContext
 }
 
 /** Everything a command needs to talk to the API, from the settings. */
+/** Loaded on demand, not at the top: validate never talks to the API and need not load undici. */
+let clientModulePromise: Promise<typeof FromSettings> | undefined;
+function clientModule(): Promise<typeof FromSettings> {
+  clientModulePromise ??= import('../api/from-settings.ts');
+  return clientModulePromise;
+}
+
 export async function connect(
   settings: Settings,
   ctx: CommandContext,
@@ -213,8 +221,7 @@ export async function connect(
   setToken(token);
   const ca = await readCaFile(settings.caFile);
   const state = await StateStore.load(path.resolve(ctx.cwd, settings.state), logger, apiUrl.href);
-  // Loaded here, not at the top: validate never talks to the API and need not load undici.
-  const { clientFromSettings } = await import('../api/from-settings.ts');
+  const { clientFromSettings } = await clientModule();
   const client = clientFromSettings(settings, { apiUrl, getToken: () => token, logger, ca });
   return { apiUrl, client, state, progress };
 }
@@ -402,6 +409,8 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
       what,
     );
   phase('reading the manifests');
+  // The HTTP client's modules load while the manifests are read (their file reads overlap).
+  if (mode !== 'validate') void clientModule().catch(() => undefined);
   const manifests = await loadManifestTree(settings, ctx.cwd);
   phase('manifests read', {
     files: manifests.fileCount,

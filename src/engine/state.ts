@@ -41,12 +41,10 @@ function toRecord(entry: unknown, interned: Map<string, AppliedRecord>): Applied
     not_converged: stuck,
   } = entry as Record<string, unknown>;
   if (typeof includeScaling !== 'boolean' || !Array.isArray(policies)) return undefined;
-  let key = includeScaling ? '1' : '0';
-  for (const policy of policies) {
-    if (typeof policy !== 'string') return undefined;
-    key += `\u0000${policy}`;
-  }
+  for (const policy of policies) if (typeof policy !== 'string') return undefined;
   if (stuck === undefined) {
+    // JSON, not a join: a policy may hold any character, and ["a,b"] is not ["a", "b"].
+    const key = JSON.stringify([includeScaling, policies]);
     let record = interned.get(key);
     if (record === undefined) {
       record = Object.freeze({

@@ -232,7 +232,8 @@ export function parseManifestFast(text: string): ParsedManifest | undefined {
   const shared = (policies: readonly string[]): readonly string[] => {
     if (policies.length === 0) return NO_POLICIES;
     const normalized = normalizePolicies(policies);
-    const key = normalized.join('\u0000');
+    // JSON, not a join: a policy may hold any character, and ["a,b"] is not ["a", "b"].
+    const key = normalized.length === 1 ? `1${normalized[0]}` : JSON.stringify(normalized);
     const known = policyLists.get(key);
     if (known !== undefined) return known;
     const list = Object.freeze(normalized.map(own));

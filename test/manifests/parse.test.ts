@@ -42,6 +42,22 @@ describe('parseManifest', () => {
     ]);
   });
 
+  it('gives each environment its own policies, even lists that join to the same text', () => {
+    const text =
+      'org: acme\nenvironments:\n' +
+      '  - {name: x, type: K8S, description: d, policies: ["a\\0b"]}\n' +
+      '  - {name: y, type: K8S, description: d, policies: [a, b]}\n' +
+      '  - {name: z, type: K8S, description: d, policies: ["a,b"]}\n' +
+      '  - {name: w, type: K8S, description: d, policies: [b, a]}\n';
+    const [doc] = parseManifest(text, 'acme.yaml').documents;
+    expect(doc?.environments.map((e) => [e.name, e.policies])).toEqual([
+      ['x', ['a\u0000b']],
+      ['y', ['a', 'b']],
+      ['z', ['a,b']],
+      ['w', ['a', 'b']],
+    ]);
+  });
+
   it('names file, line, column and YAML path, with a did-you-mean for a wrong-case type', () => {
     expect(
       messages(

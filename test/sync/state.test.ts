@@ -58,6 +58,21 @@ describe('the state file', () => {
     expect(again.get('beta')['x']).toBe(again.get('acme')['prod']);
   });
 
+  it('keeps records apart whose policies only join to the same text', async () => {
+    const file = tmp.path('state.json');
+    const state = await StateStore.load(file, logger, API);
+    state.set('acme', {
+      x: { includeScaling: false, policies: ['a\u0000b'] },
+      y: { includeScaling: false, policies: ['a', 'b'] },
+      z: { includeScaling: false, policies: ['a,b'] },
+    });
+    await state.save();
+    const again = (await StateStore.load(file, logger, API)).get('acme');
+    expect(again['x']?.policies).toEqual(['a\u0000b']);
+    expect(again['y']?.policies).toEqual(['a', 'b']);
+    expect(again['z']?.policies).toEqual(['a,b']);
+  });
+
   it('reads a version 1 file (one object per environment) and rewrites it as version 2', async () => {
     const file = tmp.path('state.json');
     // Written as text: in a JS object literal, `__proto__` would set the prototype, not a key.
