@@ -21,12 +21,17 @@ const listing = (count: number) =>
     })),
   });
 
-function client(url: string, maxResponseBytes: number) {
+function client(
+  url: string,
+  maxResponseBytes: number,
+  extra: { timeoutMs?: number; signal?: AbortSignal } = {},
+) {
   return createClient({
     apiUrl: new URL(url),
     getToken: () => 'client-test-token',
     concurrency: 2,
-    timeoutMs: 5000,
+    timeoutMs: extra.timeoutMs ?? 5000,
+    ...(extra.signal ? { signal: extra.signal } : {}),
     policy: { ...DEFAULT_RETRY_POLICY, retries: 0 },
     logger: pino({ level: 'silent' }),
     clock: {
@@ -66,6 +71,42 @@ describe('the client reads whole listings, up to a limit', () => {
         'env-2',
       ]);
       await expect(c.listEnvironments('big')).rejects.toThrow(/larger than 4096 bytes/);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+describe('the client cuts a request at --timeout, whole body included, and stops on cancel', () => {
+  it('a request never answered, and a body that trickles in, both end as a timeout', async () => {
+    api = await startFakeApi((req, res) => {
+      if (req.url?.endsWith('/silent')) return; // never answers
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"env": ['); // then a byte now and then, never the end
+      const drip = setInterval(() => res.write(' '), 50);
+      res.on('close', () => clearInterval(drip));
+    });
+    const c = client(api.url, 1 << 20, { timeoutMs: 300 });
+    try {
+      const started = Date.now();
+      await expect(c.listEnvironments('silent')).rejects.toThrow(
+        /GET \/api\/v2\/environments\/silent: no answer within 300 ms \(--timeout\)/,
+      );
+      await expect(c.listEnvironments('slow')).rejects.toThrow(/no answer within 300 ms/);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('aborting the shutdown signal ends a request in flight with its reason', async () => {
+    api = await startFakeApi(() => undefined); // never answers
+    const shutdown = new AbortController();
+    const c = client(api.url, 1 << 20, { timeoutMs: 60_000, signal: shutdown.signal });
+    try {
+      const pending = c.listEnvironments('acme');
+      setTimeout(() => shutdown.abort(new Error('shutting down')), 100);
+      await expect(pending).rejects.toThrow('shutting down');
     } finally {
       await c.close();
     }

@@ -164,6 +164,12 @@ describe('faults converge, nothing lost', () => {
       '[{"name":"a","type":"K8S","description":""},{"name":"a","type":"S3","description":""}]',
       /shows environment "a" twice/,
     ],
+    [
+      'a name listed twice, out of order',
+      'application/json',
+      '[{"name":"b","type":"K8S","description":""},{"name":"c","type":"K8S","description":""},{"name":"b","type":"S3","description":""}]',
+      /shows environment "b" twice/,
+    ],
   ])(
     'a listing that is %s fails that org clearly: no crash, no PUT, other orgs go on',
     async (_title, type, body, message) => {
