@@ -114,9 +114,35 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
     },
     `envsync run: endpoints on ${server.url} (/healthz /readyz /metrics /status, POST /reconcile)`,
   );
+  // Signals are handled from here on, before the first pass: a SIGTERM that arrives while the
+  // daemon starts (state load, the watcher's first scan) must still stop it gracefully, not
+  // kill it (the default action), and a SIGHUP must not end it either.
+  let stopSignal: NodeJS.Signals | undefined;
+  let wake: (() => void) | undefined;
+  const onHup = () => {
+    logger.info('SIGHUP: starting a pass');
+    daemon.trigger('SIGHUP');
+  };
+  const onStop = (signal: NodeJS.Signals) => {
+    process.off('SIGTERM', onStop);
+    process.off('SIGINT', onStop);
+    process.off('SIGHUP', onHup);
+    logger.info(
+      { signal },
+      `${signal}: stopping (finishing the pass in flight, then writing the state)`,
+    );
+    stopSignal = signal;
+    wake?.();
+  };
+  process.on('SIGTERM', onStop);
+  process.on('SIGINT', onStop);
+  process.on('SIGHUP', onHup);
   try {
     await daemon.start();
   } catch (error) {
+    process.off('SIGTERM', onStop);
+    process.off('SIGINT', onStop);
+    process.off('SIGHUP', onHup);
     await server.close();
     await emulator?.close();
     const code = (error as NodeJS.ErrnoException).code;
@@ -127,30 +153,10 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
     }
     throw error;
   }
-
-  return new Promise<number>((resolve) => {
-    const onHup = () => {
-      logger.info('SIGHUP: starting a pass');
-      daemon.trigger('SIGHUP');
-    };
-    const onStop = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', onStop);
-      process.off('SIGINT', onStop);
-      process.off('SIGHUP', onHup);
-      logger.info(
-        { signal },
-        `${signal}: stopping (finishing the pass in flight, then writing the state)`,
-      );
-      void (async () => {
-        await server.close();
-        await daemon.stop();
-        await emulator?.close();
-        logger.info('stopped');
-        resolve(0);
-      })();
-    };
-    process.on('SIGTERM', onStop);
-    process.on('SIGINT', onStop);
-    process.on('SIGHUP', onHup);
-  });
+  if (stopSignal === undefined) await new Promise<void>((resolve) => (wake = resolve));
+  await server.close();
+  await daemon.stop();
+  await emulator?.close();
+  logger.info('stopped');
+  return 0;
 }

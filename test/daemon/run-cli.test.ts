@@ -84,6 +84,26 @@ describe('envsync run as a process', () => {
     expect(typeof pass?.['durationMs']).toBe('number');
   });
 
+  it('SIGTERM and SIGHUP while it is still starting (during the first watcher scan) stop it gracefully or start a pass, never kill it', async () => {
+    // Enough files that the watcher's first scan takes a while after the endpoints are up.
+    for (let dir = 0; dir < 20; dir++) {
+      for (let file = 0; file < 100; file++) {
+        await tmp.write(`manifests/d${dir}/f${file}.yaml`, manifest([`e${dir}-${file}`]));
+      }
+    }
+    const hup = await startRun();
+    hup.proc.kill('SIGHUP');
+    await waitFor('a pass', () => hup.logs().some((l) => String(l['msg']).startsWith('pass ')));
+    expect(hup.proc.exitCode).toBeNull();
+    hup.proc.kill('SIGTERM');
+    expect(await hup.exited).toBe(0);
+
+    const term = await startRun();
+    term.proc.kill('SIGTERM');
+    expect(await term.exited).toBe(0);
+    expect(term.logs().map((l) => l['msg'])).toContain('stopped');
+  });
+
   it('SIGHUP starts a pass', async () => {
     await tmp.write('manifests/acme.yaml', manifest(['a']));
     const run = await startRun();
