@@ -3,7 +3,7 @@ import { compareNames } from '../core/plan.ts';
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { discoverManifestFiles, displayPath, readManifestFile } from './discover.ts';
-import { formatProblem, locateInText, parseManifest, type ManifestProblem } from './parse.ts';
+import { formatProblem, parseManifest, textLocator, type ManifestProblem } from './parse.ts';
 
 /** Everything the manifests declare for one organization, and what is wrong with it. */
 export interface OrgManifest {
@@ -63,7 +63,7 @@ function statKeyOf(file: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (info === undefined || Date.now() - info.mtimeMs < 2000) return undefined;
+  if (Date.now() - info.mtimeMs < 2000) return undefined;
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
 }
 
@@ -91,19 +91,24 @@ function sourceOf(
   return env.source ?? { file, document, index };
 }
 
-/** Finds where `env` was declared among the files, by identity (only for the rare message). */
-function findSource(
-  parsed: readonly ParsedFile[],
-  env: DesiredEnvironment,
-): SourceLocation | undefined {
+/**
+ * Where each environment was declared, by identity: built only when a name is declared twice (the
+ * rare message that names both places), once, however many repeats there are.
+ */
+function sourceIndex(parsed: readonly ParsedFile[]): Map<DesiredEnvironment, SourceLocation> {
+  const index = new Map<DesiredEnvironment, SourceLocation>();
   for (const file of parsed) {
     for (const [d, doc] of file.documents.entries()) {
-      const index = doc.environments.indexOf(env);
-      if (index >= 0) return sourceOf(env, file.file, d, index);
+      for (const [i, env] of doc.environments.entries()) {
+        index.set(env, sourceOf(env, file.file, d, i));
+      }
     }
   }
-  return undefined;
+  return index;
 }
+
+/** Names declared twice that are reported one by one, per org; the rest are counted. */
+const MAX_REPEATS_SHOWN = 5;
 
 /** Merges parsed documents into orgs, flagging names declared twice with both places. */
 export function assembleOrgs(
@@ -112,13 +117,21 @@ export function assembleOrgs(
 ): { orgs: OrgManifest[]; unattributed: ManifestProblem[] } {
   const byOrg = new Map<
     string,
-    { envs: Map<string, DesiredEnvironment>; files: Set<string>; problems: ManifestProblem[] }
+    {
+      envs: Map<string, DesiredEnvironment>;
+      files: Set<string>;
+      problems: ManifestProblem[];
+      /** Names declared twice, and where the first one not shown was. */
+      repeats: number;
+      moreRepeats?: SourceLocation;
+    }
   >();
   const unattributed: ManifestProblem[] = [];
+  let sources: Map<DesiredEnvironment, SourceLocation> | undefined;
   const entry = (org: string) => {
     let value = byOrg.get(org);
     if (value === undefined) {
-      value = { envs: new Map(), files: new Set(), problems: [] };
+      value = { envs: new Map(), files: new Set(), problems: [], repeats: 0 };
       byOrg.set(org, value);
     }
     return value;
@@ -142,8 +155,15 @@ export function assembleOrgs(
           continue;
         }
         const source = sourceOf(env, file.file, d, index);
+        org.repeats++;
+        if (org.repeats > MAX_REPEATS_SHOWN) {
+          // One broken file says so in a few lines, not thousands: the rest are counted.
+          org.moreRepeats ??= source;
+          continue;
+        }
         const here = locate(source);
-        const firstSource = findSource(parsed, first);
+        sources ??= sourceIndex(parsed);
+        const firstSource = sources.get(first);
         const there =
           firstSource === undefined ? undefined : { ...firstSource, ...locate(firstSource) };
         org.problems.push({
@@ -158,6 +178,20 @@ export function assembleOrgs(
         });
       }
     }
+  }
+  for (const [org, value] of byOrg) {
+    const source = value.moreRepeats;
+    if (source === undefined) continue;
+    const here = locate(source);
+    const more = value.repeats - MAX_REPEATS_SHOWN;
+    value.problems.push({
+      file: source.file,
+      line: here.line,
+      column: here.column,
+      path: `environments[${source.index}].name`,
+      message: `... and ${more} more environment name(s) of org "${org}" declared twice from here on`,
+      org,
+    });
   }
   const orgs = [...byOrg.entries()]
     .sort(([a], [b]) => compareNames(a, b))
@@ -250,16 +284,19 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     return position ?? { line: 1, column: 1 };
   });
   if (wanted.size > 0) {
-    const texts = new Map<string, string>();
+    const locators = new Map<string, ReturnType<typeof textLocator>>();
     for (const file of wanted) {
       const outcome = readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
-      if (outcome.ok) texts.set(file, outcome.text);
+      if (outcome.ok) locators.set(file, textLocator(outcome.text));
     }
     assembled = assembleOrgs(
       parsed,
       (source) =>
         known(source) ??
-        locateInText(texts.get(source.file) ?? '', source.document, ['environments', source.index]),
+        locators.get(source.file)?.(source.document, ['environments', source.index]) ?? {
+          line: 1,
+          column: 1,
+        },
     );
   }
   const { orgs, unattributed } = assembled;

@@ -264,24 +264,34 @@ export function parseManifestFast(text: string): ParsedManifest | undefined {
 }
 
 /**
- * Finds the 1-based line and column of `path` in document `document` of `text` (for messages
- * about environments read by the fast path).
+ * Returns a function that finds the 1-based line and column of `path` in document `document` of
+ * `text` (for messages about environments read by the fast path). The text is parsed once, on
+ * the first call, however many places are asked for: a file that repeats a name thousands of
+ * times costs one parse, not one per repeat.
  */
-export function locateInText(
+export function textLocator(
   text: string,
-  document: number,
-  path: readonly (string | number)[],
-): { line: number; column: number } {
-  const lineCounter = new (yaml().LineCounter)();
-  try {
-    const docs = yaml().parseAllDocuments(text, { lineCounter, prettyErrors: false }) as Document[];
-    const doc = docs.filter((d) => !isEmptyDocument(d))[document];
-    if (doc === undefined) return { line: 1, column: 1 };
-    const { line, col } = lineCounter.linePos(offsetOf(doc, path));
-    return { line, column: col };
-  } catch {
-    return { line: 1, column: 1 };
-  }
+): (document: number, path: readonly (string | number)[]) => { line: number; column: number } {
+  let parsed: { docs: Document[]; lineCounter: Yaml.LineCounter } | null | undefined;
+  return (document, path) => {
+    if (parsed === undefined) {
+      const lineCounter = new (yaml().LineCounter)();
+      try {
+        const all = yaml().parseAllDocuments(text, { lineCounter, prettyErrors: false });
+        parsed = { docs: (all as Document[]).filter((d) => !isEmptyDocument(d)), lineCounter };
+      } catch {
+        parsed = null;
+      }
+    }
+    const doc = parsed?.docs[document];
+    if (parsed === null || doc === undefined) return { line: 1, column: 1 };
+    try {
+      const { line, col } = parsed.lineCounter.linePos(offsetOf(doc, path));
+      return { line, column: col };
+    } catch {
+      return { line: 1, column: 1 };
+    }
+  };
 }
 
 /** Empty, comment-only or a bare `---`: declares nothing. */

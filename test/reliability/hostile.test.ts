@@ -81,6 +81,12 @@ const HOSTILE: Record<string, [string | Buffer, RegExp]> = {
     `environments:\n${ENV}`,
     /missing-org\.yaml:1:1 org: is required but missing/,
   ],
+  // One name repeated 6,000 times: the first repeats are located, the rest counted, from one
+  // parse of the file (this took a parse per repeat, minutes for a file under the size limit).
+  'repeated-name.yaml': [
+    `org: evil-o\nenvironments:\n${'  - {name: same, type: K8S, description: d}\n'.repeat(6000)}`,
+    /repeated-name\.yaml:9:5 environments\[6\]\.name: \.\.\. and 5994 more environment name\(s\) of org "evil-o" declared twice from here on/,
+  ],
   'escape-org.yaml': [
     'org: ../x\nenvironments: []\n',
     /escape-org\.yaml:1:6 org: "\.\.\/x" is not a valid name/,
