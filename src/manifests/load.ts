@@ -3,7 +3,13 @@ import { compareNames } from '../core/plan.ts';
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { discoverManifestFiles, displayPath, readManifestFile } from './discover.ts';
-import { formatProblem, parseManifest, textLocator, type ManifestProblem } from './parse.ts';
+import {
+  formatProblem,
+  parseManifest,
+  sharedValues,
+  textLocator,
+  type ManifestProblem,
+} from './parse.ts';
 
 /** Everything the manifests declare for one organization, and what is wrong with it. */
 export interface OrgManifest {
@@ -216,6 +222,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   );
   const parsed: ParsedFile[] = Array.from({ length: files.length });
   const seen: ManifestCache = new Map();
+  const shared = sharedValues(); // names and policy lists repeat across files
   const paths = new Map<string, string>();
   const changed = new Set<string>();
   for (const [index, file] of files.entries()) {
@@ -255,7 +262,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     const result =
       cached !== undefined && cached.hash === hash
         ? cached.result
-        : parseManifest(outcome.text, file.display);
+        : parseManifest(outcome.text, file.display, shared);
     if (options.cache !== undefined) seen.set(file.display, { statKey, hash, result });
     if (result !== cached?.result) changed.add(file.display);
     paths.set(file.display, file.path);

@@ -191,8 +191,25 @@ function readOrg(doc: Document): string | undefined {
  * and the schema, whose verdict and positions are the ones reported. Files with aliases always
  * take the `yaml` path, where alias expansion is bounded.
  */
-export function parseManifest(text: string, file: string): ParsedManifest {
-  return parseManifestFast(text) ?? parseManifestLocated(text, file);
+export function parseManifest(
+  text: string,
+  file: string,
+  shared: SharedValues = sharedValues(),
+): ParsedManifest {
+  return parseManifestFast(text, shared) ?? parseManifestLocated(text, file);
+}
+
+/**
+ * Values the files of one load share instead of each holding a copy: environment names (the
+ * same "production" or "staging" in every org) and policy lists.
+ */
+export interface SharedValues {
+  readonly names: Map<string, string>;
+  readonly policyLists: Map<string, readonly string[]>;
+}
+
+export function sharedValues(): SharedValues {
+  return { names: new Map(), policyLists: new Map() };
 }
 
 /**
@@ -220,7 +237,10 @@ const NO_POLICIES: readonly string[] = Object.freeze([]);
  * assembleOrgs). Identical policy lists of a file share one array. At 100,000 environments these
  * save about a third of the memory the manifests take.
  */
-export function parseManifestFast(text: string): ParsedManifest | undefined {
+export function parseManifestFast(
+  text: string,
+  { names, policyLists }: SharedValues = sharedValues(),
+): ParsedManifest | undefined {
   let values: unknown[];
   try {
     values = loadAll(text, { schema: CORE_SCHEMA, maxAliases: 0, maxDepth: 100, json: false });
@@ -228,7 +248,13 @@ export function parseManifestFast(text: string): ParsedManifest | undefined {
     return undefined;
   }
   const documents: ManifestDocument[] = [];
-  const policyLists = new Map<string, readonly string[]>();
+  const name = (value: string): string => {
+    const known = names.get(value);
+    if (known !== undefined) return known;
+    const copy = own(value);
+    names.set(copy, copy);
+    return copy;
+  };
   const shared = (policies: readonly string[]): readonly string[] => {
     if (policies.length === 0) return NO_POLICIES;
     const normalized = normalizePolicies(policies);
@@ -236,18 +262,18 @@ export function parseManifestFast(text: string): ParsedManifest | undefined {
     const key = normalized.length === 1 ? `1${normalized[0]}` : JSON.stringify(normalized);
     const known = policyLists.get(key);
     if (known !== undefined) return known;
-    const list = Object.freeze(normalized.map(own));
+    const list = Object.freeze(normalized.map(name));
     policyLists.set(key, list);
     return list;
   };
   const build = (
-    name: string,
+    envName: string,
     type: string,
     description: string,
     includeScaling: boolean,
     policies: readonly string[],
   ): DesiredEnvironment => ({
-    name: own(name),
+    name: name(envName),
     type: CANONICAL_TYPES.get(type) ?? type,
     description: own(description),
     includeScaling,
@@ -258,7 +284,7 @@ export function parseManifestFast(text: string): ParsedManifest | undefined {
     // Checked in place (see accept.ts); anything unusual goes to the schema, via `yaml`.
     const accepted = acceptDocument(value, build);
     if (accepted === undefined) return undefined;
-    documents.push({ org: own(accepted.org), environments: accepted.environments });
+    documents.push({ org: name(accepted.org), environments: accepted.environments });
   }
   return { documents, problems: [] };
 }
