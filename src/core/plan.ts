@@ -95,20 +95,40 @@ export function planOrg(
   org: string,
   desired: readonly DesiredEnvironment[],
   observed: readonly ObservedEnvironment[],
-  applied: Readonly<Record<string, AppliedRecord>> = {},
+  applied: Readonly<Record<string, AppliedRecord>> | AppliedLookup = {},
 ): OrgPlan {
-  const observedByName = new Map<string, ObservedEnvironment>();
-  for (const env of observed) observedByName.set(env.name, env);
+  const recordOf: AppliedLookup =
+    typeof applied === 'function'
+      ? applied
+      : (name) => (Object.hasOwn(applied, name) ? applied[name] : undefined);
+  // Both sides in name order (the loader sorts; the production service lists so), walked side
+  // by side: no lookup table per org.
+  const listed = sortedByName(observed);
   const changes: Change[] = [];
   const unchanged: string[] = [];
-  let matched = 0; // distinct listed names the manifests declare
+  const unmanaged: string[] = [];
+  const notDeclared = (name: string) => {
+    if (unmanaged[unmanaged.length - 1] !== name) unmanaged.push(name);
+  };
+  let next = 0; // the first listed entry not yet passed
   let previous: string | undefined;
 
   for (const env of sortedByName(desired)) {
-    const remote = observedByName.get(env.name);
-    if (remote !== undefined && env.name !== previous) matched++;
+    // Listed names before this one are not declared (those equal to the previous one are).
+    for (; next < listed.length; next++) {
+      const name = (listed[next] as ObservedEnvironment).name;
+      if (compareNames(name, env.name) >= 0) break;
+      if (name !== previous) notDeclared(name);
+    }
     previous = env.name;
-    const record = Object.hasOwn(applied, env.name) ? applied[env.name] : undefined;
+    // The listed entry of this name (the last one, were it listed twice).
+    let remote: ObservedEnvironment | undefined;
+    for (let k = next; k < listed.length; k++) {
+      const entry = listed[k] as ObservedEnvironment;
+      if (entry.name !== env.name) break;
+      remote = entry;
+    }
+    const record = recordOf(env.name);
     if (remote === undefined) {
       changes.push({
         action: 'create',
@@ -144,27 +164,24 @@ export function planOrg(
         stuck.observed === fingerprintObserved(remote),
     });
   }
-
-  // Every listed name was matched (the usual case): nothing is unmanaged, no set needed.
-  if (matched === observedByName.size) return { org, changes, unchanged, unmanaged: [] };
-  const desiredNames = new Set(desired.map((env) => env.name));
-  const unmanaged = [...observedByName.keys()].filter((name) => !desiredNames.has(name));
-  return { org, changes, unchanged, unmanaged: unmanaged.sort(compareNames) };
+  for (; next < listed.length; next++) {
+    const name = (listed[next] as ObservedEnvironment).name;
+    if (name !== previous) notDeclared(name);
+  }
+  return { org, changes, unchanged, unmanaged };
 }
 
-/** `desired` in name order: itself when already sorted (the loader sorts), else a sorted copy. */
-function sortedByName(desired: readonly DesiredEnvironment[]): readonly DesiredEnvironment[] {
-  for (let i = 1; i < desired.length; i++) {
-    if (
-      compareNames(
-        (desired[i - 1] as DesiredEnvironment).name,
-        (desired[i] as DesiredEnvironment).name,
-      ) > 0
-    ) {
-      return [...desired].sort((a, b) => compareNames(a.name, b.name));
+/** The last applied record of an environment, by name (the state file's, see engine/state.ts). */
+export type AppliedLookup = (name: string) => AppliedRecord | undefined;
+
+/** `list` in name order: itself when already sorted (the usual case), else a sorted copy. */
+function sortedByName<T extends { readonly name: string }>(list: readonly T[]): readonly T[] {
+  for (let i = 1; i < list.length; i++) {
+    if (compareNames((list[i - 1] as T).name, (list[i] as T).name) > 0) {
+      return [...list].sort((a, b) => compareNames(a.name, b.name));
     }
   }
-  return desired;
+  return list;
 }
 
 /** The allocation-free check for the usual case: every field known and equal. */

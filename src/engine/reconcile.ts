@@ -168,7 +168,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   }
 
   // Plan (pure).
-  const plan = planOrg(org, manifest.environments, observed, state.get(org));
+  const plan = planOrg(org, manifest.environments, observed, state.lookup(org));
   options.onPlanned?.(org, observed, plan);
   if (options.dryRun || plan.changes.length === 0) {
     return { report: orgReportFromPlan(plan, new Map()), transient: false };

@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/pro
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { AppliedRecord } from '../core/model.ts';
+import { compareNames, type AppliedLookup } from '../core/plan.ts';
 
 /**
  * The state file: per org and environment, the last applied `include_scaling` and `policies`
@@ -143,7 +144,11 @@ function readOrgs(
       for (const name of names as unknown[]) {
         if (typeof name !== 'string') return (bad(org, String(name)), undefined);
       }
-      groups.push({ record, names: names as string[] });
+      // Sorted, as envsync writes them; a file written otherwise is sorted here, once.
+      const sorted = (names as string[]).every(
+        (name, i, all) => i === 0 || compareNames(all[i - 1] as string, name) <= 0,
+      );
+      groups.push({ record, names: sorted ? names : [...names].sort(compareNames) });
     }
     orgs.set(org, groups);
   }
@@ -241,6 +246,29 @@ export class StateStore {
     });
     if (orgs === undefined) return malformed ? empty() : shapeIsWrong();
     return new StateStore(file, api, orgs);
+  }
+
+  /**
+   * The records of one org as a lookup, without building a table (the planner asks once per
+   * environment): a binary search in each group's sorted names, the last group first, as `get`.
+   */
+  lookup(org: string): AppliedLookup {
+    const groups = this.#orgs.get(org) ?? [];
+    return (name) => {
+      for (let g = groups.length - 1; g >= 0; g--) {
+        const { record, names } = groups[g] as Group;
+        let low = 0;
+        let high = names.length - 1;
+        while (low <= high) {
+          const middle = (low + high) >> 1;
+          const order = compareNames(names[middle] as string, name);
+          if (order === 0) return record;
+          if (order < 0) low = middle + 1;
+          else high = middle - 1;
+        }
+      }
+      return undefined;
+    };
   }
 
   /** The records of one org, by environment name (a new object each time). */

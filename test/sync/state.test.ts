@@ -73,6 +73,32 @@ describe('the state file', () => {
     expect(again['z']?.policies).toEqual(['a,b']);
   });
 
+  it('looks records up as get() reads them, from groups in any order of names', async () => {
+    const file = tmp.path('state.json');
+    // Names out of order, and "b" in two groups (the last one counts, as for get()).
+    await writeFile(
+      file,
+      JSON.stringify({
+        version: 2,
+        orgs: {
+          acme: [
+            { include_scaling: true, policies: [], environments: ['z', 'b', 'm'] },
+            { include_scaling: false, policies: ['pci'], environments: ['c', 'a', 'b'] },
+          ],
+        },
+      }),
+    );
+    const state = await StateStore.load(file, logger, API);
+    const lookup = state.lookup('acme');
+    const records = state.get('acme');
+    for (const name of ['a', 'b', 'c', 'm', 'z', 'nope', '']) {
+      expect(lookup(name), name).toBe(records[name]);
+    }
+    expect(lookup('b')?.policies).toEqual(['pci']);
+    expect(lookup('z')?.includeScaling).toBe(true);
+    expect(state.lookup('other')('a')).toBeUndefined();
+  });
+
   it('reads a version 1 file (one object per environment) and rewrites it as version 2', async () => {
     const file = tmp.path('state.json');
     // Written as text: in a JS object literal, `__proto__` would set the prototype, not a key.
