@@ -198,7 +198,6 @@ function renderReport(report: RunReport, settings: Settings, ctx: CommandContext
   }
 }
 
-/** Everything a command needs to talk to the API, from the settings. */
 /** Loaded on demand, not at the top: validate never talks to the API and need not load undici. */
 let clientModulePromise: Promise<typeof FromSettings> | undefined;
 function clientModule(): Promise<typeof FromSettings> {
@@ -206,6 +205,7 @@ function clientModule(): Promise<typeof FromSettings> {
   return clientModulePromise;
 }
 
+/** Everything a command needs to talk to the API, from the settings. */
 export async function connect(
   settings: Settings,
   ctx: CommandContext,
@@ -398,25 +398,27 @@ export async function runOneShot(ctx: CommandContext, mode: OneShotMode): Promis
     const { user, system } = process.cpuUsage();
     return Math.round((user + system) / 1000);
   };
-  const phase = (what: string, fields: Record<string, unknown> = {}) =>
+  const phase = (what: string, fields: () => Record<string, unknown> = () => ({})) => {
+    if (!logger.isLevelEnabled('debug')) return;
     logger.debug(
       {
-        ...fields,
+        ...fields(),
         atMs: Math.round(performance.now()),
         cpuMs: cpuMs(),
         rssMb: Math.round(process.memoryUsage.rss() / 1e6),
       },
       what,
     );
+  };
   phase('reading the manifests');
   // The HTTP client's modules load while the manifests are read (their file reads overlap).
   if (mode !== 'validate') void clientModule().catch(() => undefined);
   const manifests = await loadManifestTree(settings, ctx.cwd);
-  phase('manifests read', {
+  phase('manifests read', () => ({
     files: manifests.fileCount,
     orgs: manifests.orgs.length,
     environments: manifests.orgs.reduce((n, org) => n + org.environments.length, 0),
-  });
+  }));
   warnAboutUnknownOrgs(settings, manifests, logger);
   if (mode === 'validate') {
     const code = reportValidation(out, settings, manifests);
