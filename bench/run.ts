@@ -213,21 +213,33 @@ async function validate(w: Workload) {
   };
 }
 
+/** `envsync COMMAND` against the emulator, over one tree and one state file, at CONCURRENCY. */
+function envsyncAgainst(
+  command: 'plan' | 'sync' | 'run',
+  manifests: string,
+  apiUrl: string,
+  state: string,
+  extra: readonly string[] = [],
+): string[] {
+  return envsyncCommand([
+    command,
+    '--manifests',
+    manifests,
+    '--api-url',
+    apiUrl,
+    '--state',
+    state,
+    '--concurrency',
+    String(CONCURRENCY),
+    ...extra,
+  ]);
+}
+
 /** One `envsync plan` on the tree of `size` orgs; counts the requests it made. */
 async function plan(w: Workload, emulator: BenchEmulator, size: number) {
   const before = await emulator.stats();
   const run = await measure(
-    envsyncCommand([
-      'plan',
-      '--manifests',
-      w.trees.get(size) as string,
-      '--api-url',
-      emulator.url,
-      '--state',
-      w.states.get(size) as string,
-      '--concurrency',
-      String(CONCURRENCY),
-    ]),
+    envsyncAgainst('plan', w.trees.get(size) as string, emulator.url, w.states.get(size) as string),
     { env: childEnv, cwd: w.work },
   );
   const requests = statsDelta(before, await emulator.stats());
@@ -376,17 +388,7 @@ async function apply(w: Workload, emulator: BenchEmulator) {
   await emulator.setLatency(APPLY_LATENCY_MS);
   const before = await emulator.stats();
   const run = await measure(
-    envsyncCommand([
-      'sync',
-      '--manifests',
-      w.trees.get(ORGS) as string,
-      '--api-url',
-      emulator.url,
-      '--state',
-      state,
-      '--concurrency',
-      String(CONCURRENCY),
-    ]),
+    envsyncAgainst('sync', w.trees.get(ORGS) as string, emulator.url, state),
     { env: childEnv, cwd: w.work },
   );
   const requests = statsDelta(before, await emulator.stats());
@@ -438,22 +440,13 @@ interface PassLine {
 
 async function watch(w: Workload, emulator: BenchEmulator, state: string) {
   const root = w.trees.get(ORGS) as string;
-  const [program, ...args] = envsyncCommand([
-    'run',
-    '--manifests',
-    root,
-    '--api-url',
-    emulator.url,
-    '--state',
-    state,
+  const [program, ...args] = envsyncAgainst('run', root, emulator.url, state, [
     '--interval',
     '0',
     '--debounce',
     `${DEBOUNCE_MS}ms`,
     '--listen',
     '127.0.0.1:0',
-    '--concurrency',
-    String(CONCURRENCY),
   ]);
   const child = spawn(program as string, args, {
     stdio: ['ignore', 'ignore', 'pipe'],
