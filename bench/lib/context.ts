@@ -1,0 +1,137 @@
+/**
+ * What every scenario shares: the run's parameters and targets, the synthetic workload on disk,
+ * the environment of the processes it starts, and the command lines of envsync and the baselines.
+ */
+import path from 'node:path';
+import { cliNodeFlags, envsyncCommand, REPO, type Measured } from './proc.ts';
+import { writeStateFile, writeTree } from './tree.ts';
+
+/** The parameters of one run, from the flags. */
+export interface BenchConfig {
+  readonly orgs: number;
+  readonly envs: number;
+  readonly concurrency: number;
+  readonly reps: number;
+  readonly edits: number;
+  readonly idleSeconds: number;
+  readonly quick: boolean;
+  /** The scaling curve's sizes in orgs, ascending; `orgs` is one of them. */
+  readonly sizes: readonly number[];
+  /** The largest size: org names are padded for it, so every tree names its orgs alike. */
+  readonly maxOrgs: number;
+}
+
+/** Latency the emulator adds to every request in the apply scenario. */
+export const APPLY_LATENCY_MS = 20;
+/** The daemon's debounce in the watch scenario. */
+export const DEBOUNCE_MS = 200;
+const TOKEN = 'bench-token-0123456789';
+const MB = 1_000_000;
+
+/** The targets each figure is checked against. */
+export const TARGET = {
+  validateMs: 2000,
+  rssMb: 250,
+  noopVsFloor: 1.25,
+  applyVsBound: 1.2,
+  watchP95Ms: DEBOUNCE_MS + 150,
+  idleCpuPercent: 1,
+  naiveRequestRatio: 100,
+};
+
+/** Progress on stderr, so stdout holds only the tables. */
+export const log = (message: string): void => {
+  process.stderr.write(`[bench] ${message}\n`);
+};
+
+/** The environment every envsync process gets: no ENVSYNC_* from the caller's shell. */
+export const childEnv: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([key]) => !key.startsWith('ENVSYNC_')),
+);
+childEnv['ENVSYNC_TOKEN'] = TOKEN;
+childEnv['PATH'] = `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`;
+delete childEnv['NODE_OPTIONS'];
+delete childEnv['NODE_COMPILE_CACHE'];
+
+/** Bytes in MB (10^6); NaN when the figure could not be read. */
+export function mb(bytes: number | null): number {
+  return bytes === null ? Number.NaN : bytes / MB;
+}
+
+/** Throws with the process's output when it did not exit with 0. */
+export function expectOk(what: string, run: Measured): void {
+  if (run.code !== 0) {
+    throw new Error(
+      `${what} exited with ${run.code ?? run.signal}\nstdout: ${run.stdout.slice(-2000)}\nstderr: ${run.stderr.slice(-2000)}`,
+    );
+  }
+}
+
+/** The command line of a baseline script in bench/, with envsync's node flags and concurrency. */
+export function baselineCommand(
+  c: BenchConfig,
+  script: string,
+  manifests: string,
+  apiUrl: string,
+): string[] {
+  return [
+    process.execPath,
+    ...cliNodeFlags(),
+    path.join(REPO, 'bench', script),
+    '--manifests',
+    manifests,
+    '--api-url',
+    apiUrl,
+    '--concurrency',
+    String(c.concurrency),
+  ];
+}
+
+/** `envsync COMMAND` against the emulator, over one tree and one state file, at the concurrency. */
+export function envsyncAgainst(
+  c: BenchConfig,
+  command: 'plan' | 'sync' | 'run',
+  manifests: string,
+  apiUrl: string,
+  state: string,
+  extra: readonly string[] = [],
+): string[] {
+  return envsyncCommand([
+    command,
+    '--manifests',
+    manifests,
+    '--api-url',
+    apiUrl,
+    '--state',
+    state,
+    '--concurrency',
+    String(c.concurrency),
+    ...extra,
+  ]);
+}
+
+export interface Workload {
+  readonly work: string;
+  /** Manifest root per size (orgs). */
+  readonly trees: Map<number, string>;
+  /** Org names per size. */
+  readonly orgs: Map<number, string[]>;
+  /** State file per size, as `envsync sync` would have left it. */
+  readonly states: Map<number, string>;
+}
+
+/** Writes a manifest tree and its state file for every size of the scaling curve under `work`. */
+export async function prepare(c: BenchConfig, work: string): Promise<Workload> {
+  const trees = new Map<number, string>();
+  const orgs = new Map<number, string[]>();
+  const states = new Map<number, string>();
+  for (const size of c.sizes) {
+    const root = path.join(work, `manifests-${size}`);
+    orgs.set(size, await writeTree(root, size, c.envs, c.maxOrgs));
+    trees.set(size, root);
+    const state = path.join(work, `state-${size}.json`);
+    await writeStateFile(state, orgs.get(size) ?? [], c.envs);
+    states.set(size, state);
+  }
+  return { work, trees, orgs, states };
+}
