@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import type { AppliedRecord } from '../../src/core/model.ts';
-import { StateStore } from '../../src/engine/state.ts';
+import { StateStore } from '../../src/engine/state-store.ts';
 
 const TYPES = ['K8S', 'S3', 'logical'] as const;
 
@@ -128,7 +128,7 @@ export async function writeStateFile(
     const records: Record<string, AppliedRecord> = {};
     for (const env of environmentsOf(org, envCount)) {
       records[env.name] = {
-        includeScaling: env.include_scaling,
+        include_scaling: env.include_scaling,
         policies: [...new Set(env.policies)].sort(),
       };
     }

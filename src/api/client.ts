@@ -1,15 +1,35 @@
 import { getCACertificates } from 'node:tls';
 import pRetry, { AbortError } from 'p-retry';
 import type { Logger } from 'pino';
-import { Pool, type Dispatcher } from 'undici';
+import { Pool } from 'undici';
+import { FIELD_LIST } from '../core/fields.ts';
 import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
-import { ApiError } from './errors.ts';
+import { NAME_PATTERN } from '../core/names.ts';
+import {
+  classifyAnswer,
+  extraWaitMs,
+  isThrottled,
+  isTransient,
+  usesRetry,
+  type RetryPolicy,
+} from '../core/retry-policy.ts';
+import { ApiError, failureOf } from './errors.ts';
 import { RequestGate, type GateClock } from './gate.ts';
 import { readListing } from './listing.ts';
-import { isRetryable, isThrottled, parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
+import { excerpt, readBody, repeatedName, serverMessage, type RawResponse } from './response.ts';
 
-/** Org names go into the path only after this check, and percent-encoded (issue 3, Security). */
-const ORG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** A listing is never followed past this many pages. */
+const MAX_PAGES = 10_000;
+
+/** The PUT body of an environment: its name and every field it declares, by wire name. */
+export function putBody(env: DesiredEnvironment): Record<string, unknown> {
+  const body: Record<string, unknown> = { name: env.name };
+  for (const spec of FIELD_LIST) {
+    const value = env[spec.name];
+    if (value !== undefined) body[spec.wireName] = value;
+  }
+  return body;
+}
 
 /** Hooks for metrics; every one optional. */
 export interface ClientEvents {
@@ -45,85 +65,6 @@ export interface EnvironmentsClient {
   close(): Promise<void>;
 }
 
-interface RawResponse {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | undefined>;
-  readonly text: string;
-}
-
-const MAX_PAGES = 10_000;
-
-/** Strips control characters and shortens a server's text for an error message. */
-function excerpt(text: string, max = 300): string {
-  // oxlint-disable-next-line no-control-regex
-  const clean = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
-  return clean.length > max ? `${clean.slice(0, max - 3)}...` : clean;
-}
-
-/** The server's own words from an error body: `message` (and 400's `errors`), else an excerpt. */
-export function serverMessage(text: string): string {
-  try {
-    const body = JSON.parse(text) as { message?: unknown; errors?: unknown };
-    if (body !== null && typeof body === 'object' && typeof body.message === 'string') {
-      const errors =
-        body.errors !== null && typeof body.errors === 'object'
-          ? Object.entries(body.errors as Record<string, unknown>)
-              .map(
-                ([field, reason]) =>
-                  `${field}: ${typeof reason === 'string' ? reason : JSON.stringify(reason)}`,
-              )
-              .join('; ')
-          : '';
-      return excerpt(errors === '' ? body.message : `${body.message} (${errors})`);
-    }
-  } catch {
-    // not JSON: fall through to the raw excerpt
-  }
-  return excerpt(text) || '(empty body)';
-}
-
-/** Reads a whole response body as text, refusing one larger than `limit` bytes. */
-async function readBody(response: Dispatcher.ResponseData, limit: number): Promise<string> {
-  const { body } = response;
-  const declared = Number(response.headers['content-length'] ?? Number.NaN);
-  if (Number.isSafeInteger(declared) && declared <= limit) {
-    // undici holds the body to its Content-Length: its own reader is the fast way (the usual case).
-    return body.text();
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      throw new Error(`response larger than ${limit} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
-}
-
-/**
- * A name the listing shows twice, if any. The production service lists in name order, where a
- * repeat can only sit next to itself; any other order is checked with a set.
- */
-function repeatedName(environments: readonly ObservedEnvironment[]): string | undefined {
-  for (let i = 1; i < environments.length; i++) {
-    const previous = (environments[i - 1] as ObservedEnvironment).name;
-    const name = (environments[i] as ObservedEnvironment).name;
-    if (previous === name) return name;
-    if (previous > name) {
-      const names = new Set<string>();
-      for (const env of environments) {
-        if (names.has(env.name)) return env.name;
-        names.add(env.name);
-      }
-      return undefined;
-    }
-  }
-  return undefined;
-}
-
 /** Creates a client over one keep-alive pool, one shared gate and the retry policy. */
 export function createClient(options: ClientOptions): EnvironmentsClient {
   const { apiUrl, clock, logger, policy, events } = options;
@@ -143,8 +84,9 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     },
   });
 
+  // Org names go into the path only after this check, and percent-encoded.
   const orgPath = (org: string) => {
-    if (!ORG_PATTERN.test(org))
+    if (!NAME_PATTERN.test(org))
       throw new Error(`refusing to use org name ${JSON.stringify(org)} in a URL`);
     return `${basePath}/api/v2/environments/${encodeURIComponent(org)}`;
   };
@@ -207,15 +149,16 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     }
   }
 
-  /** Classifies an answer: returns it on success, else throws what the retry policy reads. */
+  /** Carries out the retry policy's verdict on an answer: returns it on success, else throws. */
   function classify(method: string, path: string, response: RawResponse): RawResponse {
     const { status } = response;
-    if (status >= 200 && status <= 299) {
+    const verdict = classifyAnswer(status, response.headers['retry-after'], clock.now(), policy);
+    if (verdict.kind === 'success') {
       gate.succeeded();
       return response;
     }
     const context = { method, path, status };
-    if (status >= 300 && status <= 399) {
+    if (verdict.kind === 'redirect') {
       throw new AbortError(
         new ApiError(
           'redirect',
@@ -225,7 +168,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       );
     }
     const message = serverMessage(response.text);
-    if (status === 401 || status === 403) {
+    if (verdict.kind === 'auth') {
       throw new AbortError(
         new ApiError(
           'auth',
@@ -234,11 +177,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
         ),
       );
     }
-    const retryAfterMs = parseRetryAfter(
-      response.headers['retry-after'],
-      Date.now(),
-      policy.maxRetryAfterMs,
-    );
+    const { retryAfterMs } = verdict;
     if (status === 429) {
       events?.throttled?.();
       gate.throttled(retryAfterMs ?? policy.minDelayMs);
@@ -251,7 +190,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       ...context,
       retryAfterMs,
     });
-    if (isRetryable(error)) throw error;
+    if (verdict.retry) throw error;
     throw new AbortError(error);
   }
 
@@ -274,12 +213,14 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       maxTimeout: policy.maxDelayMs,
       randomize: true,
       ...(cancel ? { signal: cancel } : {}),
-      // A 429 is the server saying when to come back, not a failure: the shared gate waits.
-      shouldConsumeRetry: ({ error }) =>
-        !(isThrottled(error) && ++throttledAttempts <= policy.maxThrottledAttempts),
-      shouldRetry: ({ error }) => isRetryable(error),
+      shouldConsumeRetry: ({ error }) => {
+        const failure = failureOf(error);
+        if (isThrottled(failure)) throttledAttempts++;
+        return usesRetry(failure, throttledAttempts, policy);
+      },
+      shouldRetry: ({ error }) => isTransient(failureOf(error)),
       onFailedAttempt: async ({ error, attemptNumber, retryDelay }) => {
-        if (!isRetryable(error)) return;
+        if (!isTransient(failureOf(error))) return;
         events?.retry?.(
           method,
           error instanceof ApiError ? String(error.status ?? error.kind) : 'error',
@@ -288,10 +229,8 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
           { method, path, attempt: attemptNumber, status: (error as ApiError).status, retryDelay },
           `retrying: ${error.message}`,
         );
-        // A 503's Retry-After is for this request only; a 429's is the gate's business.
-        const asked =
-          error instanceof ApiError && !isThrottled(error) ? (error.retryAfterMs ?? 0) : 0;
-        if (asked > retryDelay) await clock.sleep(asked - retryDelay, cancel);
+        const extra = extraWaitMs(failureOf(error), retryDelay);
+        if (extra > 0) await clock.sleep(extra, cancel);
       },
     });
   }
@@ -357,14 +296,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       return environments;
     },
     async putEnvironment(org, env, signal) {
-      const body = JSON.stringify({
-        name: env.name,
-        description: env.description,
-        type: env.type,
-        include_scaling: env.includeScaling,
-        policies: [...env.policies],
-      });
-      await send('PUT', orgPath(org), body, signal);
+      await send('PUT', orgPath(org), JSON.stringify(putBody(env)), signal);
     },
     async close() {
       await pool.close();

@@ -1,16 +1,11 @@
-/** Why a request to the Environments API failed, as data the retry policy and reports can use. */
-export type ApiErrorKind =
-  | 'http' // the server answered with a status that is not success
-  | 'auth' // 401 or 403: the token was refused
-  | 'network' // the connection failed or was reset
-  | 'timeout' // no complete answer within --timeout
-  | 'invalid-response' // a success status with a body envsync cannot read
-  | 'redirect'; // a 3xx: envsync does not follow redirects
+import type { Failure, FailureKind } from '../core/retry-policy.ts';
+
+export type { FailureKind as ApiErrorKind } from '../core/retry-policy.ts';
 
 /** An error from the API client, with context and never the token. */
-export class ApiError extends Error {
+export class ApiError extends Error implements Failure {
   override name = 'ApiError';
-  readonly kind: ApiErrorKind;
+  readonly kind: FailureKind;
   readonly method: string;
   /** The request path (no query string with secrets: envsync puts none there). */
   readonly path: string;
@@ -19,7 +14,7 @@ export class ApiError extends Error {
   readonly retryAfterMs: number | undefined;
 
   constructor(
-    kind: ApiErrorKind,
+    kind: FailureKind,
     message: string,
     context: {
       method: string;
@@ -36,4 +31,9 @@ export class ApiError extends Error {
     this.status = context.status;
     this.retryAfterMs = context.retryAfterMs;
   }
+}
+
+/** The facts of a request failure, for the retry policy; undefined for anything else. */
+export function failureOf(error: unknown): Failure | undefined {
+  return error instanceof ApiError ? error : undefined;
 }

@@ -1,10 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
+import type { Clock } from '../core/clock.ts';
+import { DEFAULT_RETRY_POLICY } from '../core/retry-policy.ts';
+import { systemClock } from '../system-clock.ts';
 import { createClient, type ClientEvents, type EnvironmentsClient } from './client.ts';
-import { DEFAULT_RETRY_POLICY } from './retry-policy.ts';
 
-/** The API client as the settings describe it, on the real clock. */
+/** The API client as the settings describe it, on the real clock unless one is passed. */
 export function clientFromSettings(
   settings: Settings,
   options: {
@@ -14,10 +15,12 @@ export function clientFromSettings(
     ca: string | undefined;
     signal?: AbortSignal;
     events?: ClientEvents;
+    clock?: Clock;
   },
 ): EnvironmentsClient {
+  const { clock = systemClock, ...rest } = options;
   return createClient({
-    ...options,
+    ...rest,
     concurrency: settings.concurrency,
     timeoutMs: settings.timeoutMs,
     policy: {
@@ -25,9 +28,6 @@ export function clientFromSettings(
       retries: settings.retries,
       minDelayMs: settings.retryDelayMs,
     },
-    clock: {
-      now: () => Date.now(),
-      sleep: (ms, signal) => sleep(ms, undefined, signal ? { signal } : {}),
-    },
+    clock,
   });
 }

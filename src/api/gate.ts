@@ -1,8 +1,7 @@
+import type { Clock } from '../core/clock.ts';
+
 /** Clock and sleep, passed in so the gate can be driven by tests and never reads globals. */
-export interface GateClock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+export type GateClock = Clock;
 
 /**
  * The one gate every request to the API passes: a concurrency limit shared by GETs and PUTs of

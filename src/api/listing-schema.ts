@@ -1,18 +1,33 @@
 import * as z from 'zod';
+import { FIELD_LIST, type FieldSpec, type ValueKind } from '../core/fields.ts';
 
 /**
- * The listing's schema (issue 3; observed-behaviour.md "The listing"): the authority on what a
+ * The listing's schema, built from the field registry (core/fields.ts): the authority on what a
  * listing may hold, and the words of every error about one. listing.ts reads the usual listing
- * without it and loads it only for anything else.
+ * without it and loads it only for anything else. The three shapes a listing comes in are
+ * described in docs/api-behaviour.md.
  */
+
+/** A listed value of each kind: any string for a type (a listing may hold types envsync does not manage). */
+const LISTED: Readonly<Record<ValueKind, () => z.ZodType>> = {
+  enum: () => z.string(),
+  text: () => z.string(),
+  flag: () => z.boolean(),
+  set: () => z.array(z.string()),
+};
+
+/** A listed field: of its kind (any string for a type), and null or absent where allowed. */
+function listedField(spec: FieldSpec): z.ZodType {
+  let schema = LISTED[spec.kind]();
+  if (spec.listing.null !== 'error') schema = schema.nullable();
+  if (spec.listing.absent !== 'error') schema = schema.optional();
+  return schema;
+}
 
 // z.object strips what it does not know: unknown fields are ignored, and not copied.
 export const listedEnvironment = z.object({
   name: z.string().min(1),
-  type: z.string(),
-  description: z.string().nullable().optional(),
-  include_scaling: z.boolean().nullable().optional(),
-  policies: z.array(z.string()).nullable().optional(),
+  ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.wireName, listedField(spec)])),
 });
 
 export const entries = z.array(listedEnvironment);
@@ -27,7 +42,8 @@ export const pageEnvelope = z.looseObject({
   total_count: z.number().int().min(0).optional(),
 });
 
-export type ListedEnvironment = z.infer<typeof listedEnvironment>;
+/** One listing entry as the schema outputs it: the name and each field by its wire name. */
+export type ListedEnvironment = { readonly name: string } & Record<string, unknown>;
 
 export function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0];

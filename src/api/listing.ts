@@ -1,18 +1,28 @@
 import { createRequire } from 'node:module';
+import {
+  acceptsListedValue,
+  emptyValue,
+  environmentOf,
+  FIELD_LIST,
+  normalizeValue,
+  type FieldSpec,
+  type FieldValue,
+  type ListedAs,
+} from '../core/fields.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
-import { normalizePolicies } from '../core/plan.ts';
+import { isPlainObject } from '../core/plain-object.ts';
 import type * as ListingSchema from './listing-schema.ts';
 import type { ListedEnvironment } from './listing-schema.ts';
 
 /**
- * The tolerant reader of the listing (issue 3; observed-behaviour.md "The listing"): the spec's
- * `{"env": [...]}`, the production service's bare array, and its paginated envelope. Unknown
- * fields are ignored and unknown types accepted; anything else is an error, never a guess.
+ * The tolerant reader of the listing: the spec's `{"env": [...]}`, the production service's bare
+ * array, and its paginated envelope (docs/api-behaviour.md). Unknown fields are ignored and
+ * unknown types accepted; anything else is an error, never a guess.
  *
  * The zod schema (listing-schema.ts) is the authority. The usual listing (a list of well-formed
  * entries, bare or under `env`) is read in place by `acceptEntries`, which accepts exactly what
  * the schema accepts (test/api/listing.test.ts checks it); everything else, the paginated
- * envelope included, goes to the schema, loaded on first use.
+ * envelope included, goes to the schema, loaded on first use. Both follow the field registry.
  */
 
 let schemaModule: typeof ListingSchema | undefined;
@@ -21,14 +31,9 @@ function schema(): typeof ListingSchema {
   return schemaModule;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-}
-
-function isOptional(value: unknown, type: 'string' | 'boolean'): boolean {
-  return value === undefined || value === null || typeof value === type;
+/** Whether a listed value that is absent (or null) is allowed by the field's listing rule. */
+function allowed(rule: ListedAs): boolean {
+  return rule !== 'error';
 }
 
 /** The entries read in place when every one is certainly valid; else undefined (ask the schema). */
@@ -37,24 +42,21 @@ export function acceptEntries(list: unknown): ObservedEnvironment[] | undefined 
   const out: ObservedEnvironment[] = [];
   for (const entry of list as unknown[]) {
     if (!isPlainObject(entry)) return undefined;
-    const { name, type, description, include_scaling: includeScaling, policies } = entry;
-    if (typeof name !== 'string' || name === '' || typeof type !== 'string') return undefined;
-    if (!isOptional(description, 'string') || !isOptional(includeScaling, 'boolean')) {
-      return undefined;
+    const { name } = entry;
+    if (typeof name !== 'string' || name === '') return undefined;
+    for (const spec of FIELD_LIST) {
+      const value = entry[spec.wireName];
+      if (
+        value === undefined
+          ? !allowed(spec.listing.absent)
+          : value === null
+            ? !allowed(spec.listing.null)
+            : !acceptsListedValue(spec, value)
+      ) {
+        return undefined;
+      }
     }
-    if (policies !== undefined && policies !== null) {
-      if (!Array.isArray(policies)) return undefined;
-      for (const policy of policies as unknown[]) if (typeof policy !== 'string') return undefined;
-    }
-    out.push(
-      toObserved({
-        name,
-        type,
-        description: description as string | null | undefined,
-        include_scaling: includeScaling as boolean | null | undefined,
-        policies: policies as string[] | null | undefined,
-      }),
-    );
+    out.push(toObserved(entry as ListedEnvironment));
   }
   return out;
 }
@@ -71,21 +73,18 @@ export interface ListingPage {
   };
 }
 
+/** A listed field's value as envsync compares it: undefined where the listing does not carry it. */
+function listedValue(entry: ListedEnvironment, spec: FieldSpec): FieldValue | undefined {
+  const value = entry[spec.wireName] as FieldValue | null | undefined;
+  const rule =
+    value === undefined ? spec.listing.absent : value === null ? spec.listing.null : undefined;
+  if (rule === undefined) return normalizeValue(spec, value as FieldValue);
+  return rule === 'empty' ? emptyValue(spec) : undefined;
+}
+
 /** One listed entry as envsync compares it (the fast path and the schema's both end here). */
 export function toObserved(entry: ListedEnvironment): ObservedEnvironment {
-  return {
-    name: entry.name,
-    type: entry.type,
-    description: entry.description ?? '',
-    // Compared only when the listing carries them (issue 3, "Planning").
-    includeScaling: entry.include_scaling ?? undefined,
-    policies:
-      entry.policies === undefined
-        ? undefined
-        : entry.policies === null
-          ? []
-          : normalizePolicies(entry.policies),
-  };
+  return environmentOf(entry.name, entry, listedValue) as ObservedEnvironment;
 }
 
 /** Reads a parsed JSON listing body in any of the three known shapes. Throws a plain Error. */

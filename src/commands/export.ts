@@ -4,7 +4,7 @@ import { resolveSettings, SETTING_FLAG_OPTIONS } from '../config/settings.ts';
 import { ConfigError, UsageError } from '../errors.ts';
 import { createLogger, redactingStream } from '../log.ts';
 import { renderExportedManifest } from '../manifests/export.ts';
-import { NAME_PATTERN } from '../manifests/names.ts';
+import { NAME_PATTERN } from '../core/names.ts';
 import { parseFlags } from './args.ts';
 import type { CommandContext } from './context.ts';
 import { connect } from './one-shot.ts';

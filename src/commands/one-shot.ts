@@ -19,7 +19,7 @@ import {
 import { applyOrgPlan, type ApplyProgress } from '../engine/reconcile.ts';
 import type { SavedPlan } from '../engine/saved-plan.ts';
 import type * as FromSettings from '../api/from-settings.ts';
-import { writeFileAtomic } from '../engine/state.ts';
+import { writeFileAtomic } from '../engine/files.ts';
 import {
   annotationsWanted,
   appendSummary,
@@ -29,7 +29,7 @@ import {
 } from './ci.ts';
 import { terminalProgress } from './progress.ts';
 import { reconcile } from '../engine/reconcile.ts';
-import { StateStore } from '../engine/state.ts';
+import { StateStore } from '../engine/state-store.ts';
 import { ConfigError, UsageError } from '../errors.ts';
 import { createLogger, redactingStream } from '../log.ts';
 import { loadManifests, type ManifestSet, type OrgManifest } from '../manifests/load.ts';

@@ -1,7 +1,11 @@
 /**
  * The pure model of envsync: what the manifests want, what the service holds, what must change.
- * Nothing here does I/O, reads the clock or imports a node: module.
+ * Nothing here does I/O, reads the clock or imports a node: module. The fields of an environment
+ * are declared once, in fields.ts.
  */
+import type { FieldName, FieldValue, FieldValues, ListedField } from './fields.ts';
+
+export type { FieldName, FieldValue } from './fields.ts';
 
 /**
  * Where an environment was declared: the file, the YAML document's index in it and the
@@ -20,48 +24,38 @@ export interface SourceLocation {
   readonly column?: number;
 }
 
-/** One environment as the manifests declare it, with defaults filled in. */
-export interface DesiredEnvironment {
+/** One environment as the manifests declare it, with defaults filled in and values normalized. */
+export interface DesiredEnvironment extends FieldValues {
   readonly name: string;
-  readonly type: string;
-  readonly description: string;
-  readonly includeScaling: boolean;
-  /** Sorted and without duplicates: order carries no meaning. */
-  readonly policies: readonly string[];
   readonly source?: SourceLocation;
 }
 
 /**
- * One environment as the listing shows it. `includeScaling` and `policies` are undefined when the
- * listing does not carry them (the spec's listing does not; the production service's does).
+ * One environment as the listing shows it. A field the listing does not carry is undefined (the
+ * spec's listing carries neither include_scaling nor policies; the production service's does).
  */
-export interface ObservedEnvironment {
-  readonly name: string;
-  readonly type: string;
-  readonly description: string;
-  readonly includeScaling?: boolean | undefined;
-  readonly policies?: readonly string[] | undefined;
-}
+export type ObservedEnvironment = { readonly name: string } & Pick<FieldValues, ListedField> & {
+    readonly [K in Exclude<FieldName, ListedField>]?: FieldValues[K] | undefined;
+  };
 
-/** What envsync last sent for the fields the listing may not carry. */
-export interface AppliedRecord {
-  readonly includeScaling: boolean;
-  readonly policies: readonly string[];
+/**
+ * What envsync last sent for the fields a listing may not carry (fields.ts, RECORDED_FIELDS).
+ */
+export type AppliedRecord = { readonly [K in FieldName]?: FieldValues[K] | undefined } & {
   /**
    * Set when a PUT of exactly `desired` left the listing at exactly `observed`: the service ignored
-   * part of it (see observed-behaviour.md). Until either side moves, do not send it again.
+   * part of it (docs/api-behaviour.md). Until either side moves, do not send it again.
    */
   readonly notConverged?: { readonly desired: string; readonly observed: string } | undefined;
-}
-
-export type FieldName = 'type' | 'description' | 'include_scaling' | 'policies';
-
-export type FieldValue = string | boolean | readonly string[];
+};
 
 export interface FieldDiff {
   readonly from: FieldValue | null;
   readonly to: FieldValue;
 }
+
+/** Field-level differences, in the registry's order. */
+export type FieldDiffs = Partial<Record<FieldName, FieldDiff>>;
 
 export type ChangeAction = 'create' | 'update' | 'unverified';
 
@@ -69,11 +63,11 @@ export type ChangeAction = 'create' | 'update' | 'unverified';
 export interface Change {
   readonly action: ChangeAction;
   readonly name: string;
-  /** Field-level differences (for create: every field, from null). */
-  readonly fields: Partial<Record<FieldName, FieldDiff>>;
+  /** Field-level differences (for create: every field it sends, from null). */
+  readonly fields: FieldDiffs;
   /** Fields that could not be compared (listing does not carry them, no record in the state). */
   readonly unknownFields: readonly FieldName[];
-  /** The full body to PUT. */
+  /** What to PUT. */
   readonly desired: DesiredEnvironment;
   /**
    * True when this exact change was applied before and did not take: the planner reports it, the
@@ -89,3 +83,6 @@ export interface OrgPlan {
   readonly unchanged: readonly string[];
   readonly unmanaged: readonly string[];
 }
+
+/** The last applied record of an environment, by name (the state file's). */
+export type AppliedLookup = (name: string) => AppliedRecord | undefined;

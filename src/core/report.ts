@@ -1,4 +1,5 @@
-import type { ChangeAction, FieldDiff, FieldName, OrgPlan } from './model.ts';
+import type { ChangeAction, FieldDiffs, FieldName, OrgPlan } from './model.ts';
+import { compareNames } from './names.ts';
 
 /** The versioned report of one run: what `--output json` prints (documented in the README). */
 export const REPORT_VERSION = 1;
@@ -16,7 +17,7 @@ export interface ProblemReport {
 export interface ChangeReport {
   readonly action: ChangeAction;
   readonly name: string;
-  readonly fields: Partial<Record<FieldName, FieldDiff>>;
+  readonly fields: FieldDiffs;
   /** Fields that could not be compared (unverified). */
   readonly unknown?: readonly FieldName[];
   readonly result: ChangeResult;
@@ -60,7 +61,10 @@ export interface RunReport {
 /** The report of an org that was planned (and maybe applied): plan plus per-change results. */
 export function orgReportFromPlan(
   plan: OrgPlan,
-  results: ReadonlyMap<string, { result: ChangeResult; error?: string | undefined }>,
+  results: ReadonlyMap<
+    string,
+    { readonly result: ChangeResult; readonly error?: string | undefined }
+  >,
   error?: string,
 ): OrgReport {
   const changes = plan.changes.map((change): ChangeReport => {
@@ -98,9 +102,7 @@ export function mergeOrgRounds(earlier: OrgReport, later: OrgReport): OrgReport 
     (c) => (c.result === 'applied' || c.result === 'not-converged') && !laterNames.has(c.name),
   );
   const keptNames = new Set(kept.map((c) => c.name));
-  const changes = [...kept, ...later.changes].sort((a, b) =>
-    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
-  );
+  const changes = [...kept, ...later.changes].sort((a, b) => compareNames(a.name, b.name));
   const failed =
     later.error !== undefined ||
     changes.some((c) => c.result === 'failed' || c.result === 'not-converged');

@@ -8,7 +8,7 @@ import type { Settings } from '../config/settings.ts';
 import type { OrgReport } from '../core/report.ts';
 import { shardOf } from '../core/shard.ts';
 import { reconcile } from '../engine/reconcile.ts';
-import { StateStore } from '../engine/state.ts';
+import { StateStore } from '../engine/state-store.ts';
 import type { ManifestCache, OrgManifest } from '../manifests/load.ts';
 import { DaemonMetrics } from './metrics.ts';
 import { PassScheduler } from './scheduler.ts';

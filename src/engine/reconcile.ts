@@ -1,23 +1,24 @@
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
-import { ApiError } from '../api/errors.ts';
-import { isRetryable } from '../api/retry-policy.ts';
-import type { AppliedRecord, ObservedEnvironment, OrgPlan } from '../core/model.ts';
-import { fingerprintDesired, fingerprintObserved, planOrg } from '../core/plan.ts';
+import { failureOf } from '../api/errors.ts';
+import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import { planOrg } from '../core/plan.ts';
 import {
   mergeOrgRounds,
   orgReportFromPlan,
   REPORT_VERSION,
   summarize,
-  type ChangeResult,
   type OrgReport,
   type ProblemReport,
   type RunReport,
 } from '../core/report.ts';
-import { verifyChange } from '../core/verify.ts';
+import { isTransient } from '../core/retry-policy.ts';
 import type { ManifestProblem } from '../manifests/parse.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
-import type { StateStore } from './state.ts';
+import { applyOrgPlan, messageOf, type ApplyProgress, type Round } from './apply.ts';
+import type { StateStore } from './state-store.ts';
+
+export { applyOrgPlan, type ApplyProgress, type Round } from './apply.ts';
 
 export interface ReconcileOptions {
   readonly manifests: ManifestSet;
@@ -39,26 +40,6 @@ export interface ReconcileOptions {
   readonly onOrgDone?: ((report: OrgReport) => void) | undefined;
 }
 
-/** Counts for a progress display: changes planned for sending, and each one finished. */
-export interface ApplyProgress {
-  planned(count: number): void;
-  done(failed: boolean): void;
-}
-
-type Outcome = {
-  result: ChangeResult;
-  error?: string | undefined;
-  transient?: boolean;
-  /** False when the change was never sent (known not to take, or the token was refused). */
-  sent?: boolean;
-};
-
-/** One round's report, and whether it failed only on errors another round may cure. */
-export interface Round {
-  readonly report: OrgReport;
-  readonly transient: boolean;
-}
-
 /**
  * Rounds per org: when an org's pass fails only on transient errors (network, timeouts, 5xx, 429)
  * even after each request's own retries, the whole pass (observe -> plan -> apply -> verify) runs
@@ -76,71 +57,12 @@ function problemReport(problem: ManifestProblem): ProblemReport {
   };
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** Applies one org's plan: PUT every change (bounded by the client's gate), never deciding. */
-async function applyPlan(
-  org: string,
-  plan: OrgPlan,
-  client: EnvironmentsClient,
-  logger: Logger,
-  progress?: ApplyProgress,
-): Promise<Map<string, Outcome>> {
-  const outcomes = new Map<string, Outcome>();
-  // A refused token stops the org: what still waits for the gate is never sent (issue 3).
-  const stop = new AbortController();
-  await Promise.all(
-    plan.changes.map(async (change) => {
-      if (change.knownNotConverged) {
-        outcomes.set(change.name, {
-          result: 'not-converged',
-          sent: false,
-          error:
-            'the same change was sent before and did not take; not sent again until the manifest or the service changes',
-        });
-        progress?.done(true);
-        return;
-      }
-      try {
-        await client.putEnvironment(org, change.desired, stop.signal);
-        outcomes.set(change.name, { result: 'applied' });
-        progress?.done(false);
-        logger.info(
-          { org, env: change.name, action: change.action, fields: Object.keys(change.fields) },
-          `${change.action} ${org}/${change.name}`,
-        );
-      } catch (error) {
-        progress?.done(true);
-        if (stop.signal.aborted && error === stop.signal.reason) {
-          outcomes.set(change.name, { result: 'failed', error: `not sent: ${messageOf(error)}` });
-          return;
-        }
-        if (error instanceof ApiError && error.kind === 'auth') {
-          stop.abort(new Error('the token was refused for this org'));
-        }
-        outcomes.set(change.name, {
-          result: 'failed',
-          error: messageOf(error),
-          transient: isRetryable(error),
-        });
-        logger.error(
-          { org, env: change.name, action: change.action },
-          `${change.action} ${org}/${change.name} failed: ${messageOf(error)}`,
-        );
-      }
-    }),
-  );
-  return outcomes;
-}
-
 /** One org's pass: observe -> plan -> apply -> verify -> record. Never throws. */
 async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): Promise<Round> {
   const { org } = manifest;
   const { client, state } = options;
   if (manifest.problems.length > 0) {
-    // An org with any problem is left alone entirely: no request at all (issue 3).
+    // An org with any problem is left alone entirely: no request at all.
     const errors = manifest.problems.map(problemReport);
     return {
       report: { org, status: 'invalid', changes: [], unchanged: [], unmanaged: [], errors },
@@ -163,7 +85,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
         errors: [],
         error: `cannot list the org: ${messageOf(error)}`,
       },
-      transient: isRetryable(error),
+      transient: isTransient(failureOf(error)),
     };
   }
 
@@ -174,147 +96,6 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
     return { report: orgReportFromPlan(plan, new Map()), transient: false };
   }
   return applyOrgPlan(plan, options);
-}
-
-/**
- * Applies one org's plan: write ahead, PUT, verify, record. Used by every pass, and by
- * `sync --plan` with a plan saved earlier. Never throws.
- */
-export async function applyOrgPlan(
-  plan: OrgPlan,
-  options: Pick<ReconcileOptions, 'client' | 'state' | 'logger' | 'progress'>,
-): Promise<Round> {
-  const { org } = plan;
-  const { client, state, logger } = options;
-  const records = state.get(org);
-  options.progress?.planned(plan.changes.length);
-  // Write ahead: the records of the changes about to be sent are in doubt until their PUTs are
-  // known to have landed. A crash (or a PUT that timed out but landed) must not leave a record
-  // that hides a difference from the next plan, so drop them first; at worst the next run
-  // re-sends them as unverified.
-  // Only a record that differs from what is about to be sent can hide anything: a change of
-  // type/description alone leaves include_scaling/policies as recorded, landed or not.
-  const inDoubt: Record<string, AppliedRecord> = { ...records };
-  let dropped = 0;
-  for (const change of plan.changes) {
-    if (change.knownNotConverged) continue;
-    const old = inDoubt[change.name];
-    if (old !== undefined && !sameRecord(old, change.desired)) {
-      delete inDoubt[change.name];
-      dropped++;
-    }
-  }
-  if (dropped > 0) {
-    state.set(org, inDoubt);
-    await state.save().catch((error: unknown) => {
-      logger.error({ stateFile: state.file }, `cannot write the state file: ${messageOf(error)}`);
-    });
-  }
-
-  // Apply.
-  const outcomes = await applyPlan(org, plan, client, logger, options.progress);
-  const applied = plan.changes.filter((change) => outcomes.get(change.name)?.result === 'applied');
-
-  // Verify: list once more; a change whose observable fields did not take is not-converged.
-  let verifyError: string | undefined;
-  let verifyTransient = false;
-  let after: Map<string, ObservedEnvironment> | undefined;
-  if (applied.length > 0) {
-    try {
-      after = new Map((await client.listEnvironments(org)).map((env) => [env.name, env]));
-    } catch (error) {
-      verifyError = `changes were sent, but the listing to verify them failed: ${messageOf(error)}`;
-      verifyTransient = isRetryable(error);
-    }
-  }
-
-  // Record what was sent, and what did not take, so the next pass neither loops nor forgets.
-  const next: Record<string, AppliedRecord> = {};
-  for (const name of plan.unchanged) {
-    const old = records[name];
-    if (old !== undefined) next[name] = old; // unchanged: the old record still says the truth
-  }
-  for (const change of plan.changes) {
-    const env = change.desired;
-    const outcome = outcomes.get(env.name);
-    if (outcome?.sent === false) {
-      // Never sent: the old record still says the truth.
-      const old = records[env.name];
-      if (old !== undefined) next[env.name] = old;
-      continue;
-    }
-    if (outcome?.result !== 'applied') continue; // sent and failed: in doubt, no record
-    const remote = after?.get(env.name);
-    const verification =
-      after === undefined ? { converged: true as const } : verifyChange(change, remote);
-    next[env.name] = {
-      includeScaling: env.includeScaling,
-      policies: env.policies,
-      ...(verification.converged || remote === undefined
-        ? {}
-        : {
-            notConverged: {
-              desired: fingerprintDesired(env),
-              observed: fingerprintObserved(remote),
-            },
-          }),
-    };
-    if (!verification.converged) {
-      outcomes.set(env.name, { result: 'not-converged', error: verification.reason });
-      logger.warn(
-        { org, env: env.name },
-        `${org}/${env.name} did not converge: ${verification.reason}`,
-      );
-    }
-  }
-  if (!sameRecords(state.get(org), next)) {
-    state.set(org, next);
-    await state.save().catch((error: unknown) => {
-      logger.error({ stateFile: state.file }, `cannot write the state file: ${messageOf(error)}`);
-    });
-  }
-  const failures = [...outcomes.values()].filter((o) => o.result === 'failed');
-  const transient =
-    (verifyError === undefined || verifyTransient) &&
-    (verifyError !== undefined || failures.length > 0) &&
-    failures.every((o) => o.transient === true);
-  return { report: orgReportFromPlan(plan, outcomes, verifyError), transient };
-}
-
-function samePolicyList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((p, i) => p === b[i]);
-}
-
-/** The record already says what `desired` sends (and nothing is marked not converged). */
-function sameRecord(
-  record: AppliedRecord,
-  desired: { includeScaling: boolean; policies: readonly string[] },
-): boolean {
-  return (
-    record.notConverged === undefined &&
-    record.includeScaling === desired.includeScaling &&
-    samePolicyList(record.policies, desired.policies)
-  );
-}
-
-function sameRecords(
-  a: Readonly<Record<string, AppliedRecord>>,
-  b: Readonly<Record<string, AppliedRecord>>,
-): boolean {
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((name) => {
-    const x = a[name];
-    const y = Object.hasOwn(b, name) ? b[name] : undefined;
-    return (
-      x !== undefined &&
-      y !== undefined &&
-      x.includeScaling === y.includeScaling &&
-      samePolicyList(x.policies, y.policies) &&
-      x.notConverged?.desired === y.notConverged?.desired &&
-      x.notConverged?.observed === y.notConverged?.observed
-    );
-  });
 }
 
 /** One org, in up to MAX_ROUNDS rounds while it fails only on transient errors. */

@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import type { Change, ObservedEnvironment, OrgPlan } from '../core/model.ts';
-import { compareNames, normalizePolicies } from '../core/plan.ts';
+import {
+  environmentOf,
+  FIELD_LIST,
+  normalizeValue,
+  type FieldSpec,
+  type FieldValue,
+  type ValueKind,
+} from '../core/fields.ts';
+import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import { compareNames } from '../core/names.ts';
 import type { RunReport } from '../core/report.ts';
 
 /**
@@ -10,20 +18,38 @@ import type { RunReport } from '../core/report.ts';
  */
 export const SAVED_PLAN_VERSION = 1;
 
-const listed = z.object({
+/** A field's value in a saved plan, as JSON, by its kind. */
+const VALUE_SCHEMAS: Readonly<Record<ValueKind, () => z.ZodType>> = {
+  enum: () => z.string(),
+  text: () => z.string(),
+  flag: () => z.boolean(),
+  set: () => z.array(z.string()),
+};
+const valueSchema = (spec: FieldSpec) => VALUE_SCHEMAS[spec.kind]();
+
+/** One listing entry, or what a change sends: the name and each field by name. */
+type SavedEnvironment = { readonly name: string } & Record<string, unknown>;
+
+/** A listing entry: every field, null where the listing does not carry it. */
+const listed: z.ZodType<SavedEnvironment> = z.object({
   name: z.string(),
-  type: z.string(),
-  description: z.string(),
-  include_scaling: z.boolean().nullable(),
-  policies: z.array(z.string()).nullable(),
+  ...Object.fromEntries(
+    FIELD_LIST.map((spec) => [
+      spec.name,
+      spec.listing.absent === 'omitted' ? valueSchema(spec).nullable() : valueSchema(spec),
+    ]),
+  ),
 });
 
-const desired = z.object({
+/** What a change sends: every field it manages. */
+const desired: z.ZodType<SavedEnvironment> = z.object({
   name: z.string(),
-  type: z.string(),
-  description: z.string(),
-  include_scaling: z.boolean(),
-  policies: z.array(z.string()),
+  ...Object.fromEntries(
+    FIELD_LIST.map((spec) => [
+      spec.name,
+      spec.managed === 'always' ? valueSchema(spec) : valueSchema(spec).optional(),
+    ]),
+  ),
 });
 
 const fieldDiff = z.object({ from: z.unknown(), to: z.unknown() });
@@ -43,7 +69,7 @@ const savedPlanSchema = z.object({
           action: z.enum(['create', 'update', 'unverified']),
           name: z.string(),
           fields: z.record(z.string(), fieldDiff),
-          unknownFields: z.array(z.enum(['type', 'description', 'include_scaling', 'policies'])),
+          unknownFields: z.array(z.enum(FIELD_LIST.map((spec) => spec.name))),
           knownNotConverged: z.boolean(),
           desired,
         }),
@@ -56,19 +82,36 @@ const savedPlanSchema = z.object({
 });
 
 export type SavedPlan = z.infer<typeof savedPlanSchema>;
-type SavedListing = z.infer<typeof listed>;
+type SavedListing = SavedEnvironment;
 
 /** The listing in the canonical form that is saved and hashed. */
 function canonicalListing(observed: readonly ObservedEnvironment[]): SavedListing[] {
   return [...observed]
     .sort((a, b) => compareNames(a.name, b.name))
-    .map((env) => ({
-      name: env.name,
-      type: env.type,
-      description: env.description,
-      include_scaling: env.includeScaling ?? null,
-      policies: env.policies === undefined ? null : normalizePolicies(env.policies),
-    }));
+    .map((env) => {
+      const entry: Record<string, unknown> = { name: env.name };
+      for (const spec of FIELD_LIST) {
+        const value = env[spec.name];
+        entry[spec.name] = value === undefined ? null : normalizeValue(spec, value);
+      }
+      return entry as SavedListing;
+    });
+}
+
+/** What a change sends, as the plan file spells it. */
+function desiredJson(env: DesiredEnvironment): SavedEnvironment {
+  const json: Record<string, unknown> = { name: env.name };
+  for (const spec of FIELD_LIST) {
+    const value = env[spec.name];
+    if (value !== undefined) json[spec.name] = Array.isArray(value) ? [...value] : value;
+  }
+  return json as SavedEnvironment;
+}
+
+/** A saved change's values, read back: sets normalized. */
+function savedValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
+  const value = raw[spec.name] as FieldValue | undefined;
+  return value === undefined ? undefined : normalizeValue(spec, value);
 }
 
 /** sha256 of the canonical listing: what `sync --plan` compares. */
@@ -97,13 +140,7 @@ export function savePlan(
         fields: change.fields as Record<string, { from: unknown; to: unknown }>,
         unknownFields: [...change.unknownFields],
         knownNotConverged: change.knownNotConverged,
-        desired: {
-          name: change.desired.name,
-          type: change.desired.type,
-          description: change.desired.description,
-          include_scaling: change.desired.includeScaling,
-          policies: [...change.desired.policies],
-        },
+        desired: desiredJson(change.desired),
       })),
       unchanged: [...plan.unchanged],
       unmanaged: [...plan.unmanaged],
@@ -137,13 +174,7 @@ export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
       fields: change.fields as Change['fields'],
       unknownFields: change.unknownFields,
       knownNotConverged: change.knownNotConverged,
-      desired: {
-        name: change.desired.name,
-        type: change.desired.type,
-        description: change.desired.description,
-        includeScaling: change.desired.include_scaling,
-        policies: normalizePolicies(change.desired.policies),
-      },
+      desired: environmentOf(change.desired.name, change.desired, savedValue) as DesiredEnvironment,
     })),
     unchanged: saved.unchanged,
     unmanaged: saved.unmanaged,
@@ -162,7 +193,7 @@ export function describeMove(
     const old = before.get(name);
     if (old === undefined) moves.push(`${name} appeared`);
     else {
-      const fields = (Object.keys(env) as (keyof SavedListing)[]).filter(
+      const fields = Object.keys(env).filter(
         (key) => JSON.stringify(env[key]) !== JSON.stringify(old[key]),
       );
       if (fields.length > 0) moves.push(`${name} changed (${fields.join(', ')})`);

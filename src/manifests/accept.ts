@@ -1,4 +1,11 @@
-import { ENVIRONMENT_TYPES, NAME_PATTERN } from './names.ts';
+import {
+  acceptsManifestValue,
+  FIELD_LIST,
+  type FieldSpec,
+  type FieldValue,
+} from '../core/fields.ts';
+import { isName } from '../core/names.ts';
+import { isPlainObject } from '../core/plain-object.ts';
 
 /**
  * The fast path's check of one parsed manifest document, without the schema.
@@ -7,19 +14,10 @@ import { ENVIRONMENT_TYPES, NAME_PATTERN } from './names.ts';
  * JSON Schema comes from it. But it copies every object it reads, and at 100,000 environments
  * that was a tenth of a no-op plan (cold JIT included). This check only ever says "certainly
  * valid, and here it is": it reads the values in place, and anything it does not recognise,
- * wrong or merely unusual, returns undefined and goes to the schema. A property test
- * (test/manifests/accept.test.ts) checks that it accepts exactly what the schema accepts, with
- * the same result.
+ * wrong or merely unusual, returns undefined and goes to the schema. Both are built from the
+ * field registry (core/fields.ts), and a property test (test/manifests/accept.test.ts) checks that
+ * this accepts exactly what the schema accepts, with the same result.
  */
-
-const TYPES: ReadonlySet<string> = new Set(ENVIRONMENT_TYPES);
-const NONE: readonly string[] = Object.freeze([]);
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-}
 
 /** True when every own key of `value` is one of `allowed` (strictObject's rule). */
 function onlyKeys(value: Record<string, unknown>, allowed: readonly string[]): boolean {
@@ -27,44 +25,41 @@ function onlyKeys(value: Record<string, unknown>, allowed: readonly string[]): b
   return true;
 }
 
-const ROOT_KEYS = ['org', 'environments'];
-const ENVIRONMENT_KEYS = ['name', 'type', 'description', 'include_scaling', 'policies'];
+/** The keys a manifest document may hold at its root, and in each environment. */
+export const MANIFEST_KEYS = {
+  root: ['org', 'environments'],
+  environment: ['name', ...FIELD_LIST.map((spec) => spec.manifestKey)],
+} as const;
 
-function isName(value: unknown): value is string {
-  return typeof value === 'string' && NAME_PATTERN.test(value);
+/**
+ * Builds the caller's object from one accepted environment: its name and the mapping it was read
+ * from (read each field with `manifestValue`).
+ */
+export type BuildEnvironment<T> = (name: string, raw: Record<string, unknown>) => T;
+
+/**
+ * A field's value in an accepted environment (or in the schema's output): the given one, else its
+ * default; undefined for a field managed only when declared that is not.
+ */
+export function manifestValue(
+  raw: Record<string, unknown>,
+  spec: FieldSpec,
+): FieldValue | undefined {
+  return (raw[spec.manifestKey] as FieldValue | undefined) ?? spec.default;
 }
-
-/** A list of distinct strings (the schema's `policies`). */
-function isPolicyList(value: unknown): value is readonly string[] {
-  if (!Array.isArray(value)) return false;
-  const seen = value.length > 16 ? new Set<unknown>() : undefined;
-  for (let i = 0; i < value.length; i++) {
-    const policy: unknown = value[i];
-    if (typeof policy !== 'string') return false;
-    if (seen === undefined ? i > 0 && value.lastIndexOf(policy, i - 1) >= 0 : seen.has(policy))
-      return false;
-    seen?.add(policy);
-  }
-  return true;
-}
-
-/** Builds the caller's object from one accepted environment (fields as the schema outputs them). */
-export type BuildEnvironment<T> = (
-  name: string,
-  type: string,
-  description: string,
-  includeScaling: boolean,
-  policies: readonly string[],
-) => T;
 
 function acceptEnvironment<T>(value: unknown, build: BuildEnvironment<T>): T | undefined {
-  if (!isPlainObject(value) || !onlyKeys(value, ENVIRONMENT_KEYS)) return undefined;
-  const { name, type, description, include_scaling: includeScaling, policies } = value;
-  if (!isName(name) || typeof type !== 'string' || !TYPES.has(type)) return undefined;
-  if (typeof description !== 'string') return undefined;
-  if (includeScaling !== undefined && typeof includeScaling !== 'boolean') return undefined;
-  if (policies !== undefined && !isPolicyList(policies)) return undefined;
-  return build(name, type, description, includeScaling ?? false, policies ?? NONE);
+  if (!isPlainObject(value) || !onlyKeys(value, MANIFEST_KEYS.environment)) return undefined;
+  const { name } = value;
+  if (!isName(name)) return undefined;
+  for (const spec of FIELD_LIST) {
+    const given = value[spec.manifestKey];
+    if (given === undefined) {
+      // Left out: fine when the field has a default or is managed only when declared.
+      if (spec.default === undefined && spec.managed === 'always') return undefined;
+    } else if (!acceptsManifestValue(spec, given)) return undefined;
+  }
+  return build(name, value);
 }
 
 /**
@@ -75,7 +70,7 @@ export function acceptDocument<T>(
   value: unknown,
   build: BuildEnvironment<T>,
 ): { org: string; environments: T[] } | undefined {
-  if (!isPlainObject(value) || !onlyKeys(value, ROOT_KEYS)) return undefined;
+  if (!isPlainObject(value) || !onlyKeys(value, MANIFEST_KEYS.root)) return undefined;
   const { org, environments } = value;
   if (!isName(org) || !Array.isArray(environments)) return undefined;
   const accepted: T[] = [];

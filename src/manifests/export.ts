@@ -1,12 +1,20 @@
 import { Document } from 'yaml';
+import {
+  ENVIRONMENT_TYPES,
+  FIELD_LIST,
+  normalizeValue,
+  RECORDED_FIELDS,
+  sameValue,
+  showValue,
+} from '../core/fields.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
-import { compareNames, normalizePolicies } from '../core/plan.ts';
-import { ENVIRONMENT_TYPES, NAME_PATTERN } from './names.ts';
+import { compareNames, NAME_PATTERN } from '../core/names.ts';
 
 /**
  * Writes one org's listing as a manifest in exactly the format `validate` accepts (the `yaml`
- * package quotes whatever needs quoting). Fields the listing does not carry are left out, with
- * a comment saying so; environments envsync cannot manage are listed in a comment.
+ * package quotes whatever needs quoting). A field is written when the listing carries it and it
+ * differs from the field's default; fields the listing does not carry are left out, with a comment
+ * saying so; environments envsync cannot manage are listed in a comment.
  */
 export function renderExportedManifest(
   org: string,
@@ -17,21 +25,28 @@ export function renderExportedManifest(
   const sorted = [...observed].sort((a, b) => compareNames(a.name, b.name));
   const managed = sorted.filter((env) => allowed.has(env.type) && NAME_PATTERN.test(env.name));
   const skipped = sorted.filter((env) => !managed.includes(env));
-  const environments = managed.map((env) => ({
-    name: env.name,
-    type: env.type,
-    description: env.description,
-    ...(env.includeScaling === true ? { include_scaling: true } : {}),
-    ...(env.policies !== undefined && env.policies.length > 0
-      ? { policies: normalizePolicies(env.policies) }
-      : {}),
-  }));
+  const environments = managed.map((env) => {
+    const out: Record<string, unknown> = { name: env.name };
+    for (const spec of FIELD_LIST) {
+      const value = env[spec.name];
+      if (value === undefined) continue;
+      if (spec.default !== undefined && sameValue(spec, value, spec.default)) continue;
+      out[spec.manifestKey] = normalizeValue(spec, value);
+    }
+    return out;
+  });
   const doc = new Document({ org, environments });
   const header = [`Exported by envsync from ${source} (org ${org}).`];
-  if (managed.some((env) => env.includeScaling === undefined || env.policies === undefined)) {
+  const missing = RECORDED_FIELDS.filter((spec) =>
+    managed.some((env) => env[spec.name] === undefined),
+  );
+  if (missing.length > 0) {
+    const defaults = missing.map((spec) =>
+      spec.default === undefined ? 'unset' : showValue(spec.default).replaceAll('"', ''),
+    );
     header.push(
-      'The listing does not carry include_scaling and policies, so they are left out here',
-      '(a manifest without them means false and []). Set them before the first sync if they differ.',
+      `The listing does not carry ${missing.map((spec) => spec.manifestKey).join(' and ')}, so they are left out here`,
+      `(a manifest without them means ${defaults.join(' and ')}). Set them before the first sync if they differ.`,
     );
   }
   doc.commentBefore = header.map((line) => ` ${line}`).join('\n');

@@ -1,7 +1,7 @@
-import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
-import { compareNames } from '../core/plan.ts';
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
+import type { SourceLocation } from '../core/model.ts';
+import { assembleOrgs, type OrgManifest, type ParsedFile } from './assemble.ts';
 import { discoverManifestFiles, displayPath, readManifestFile } from './discover.ts';
 import {
   formatProblem,
@@ -10,15 +10,6 @@ import {
   textLocator,
   type ManifestProblem,
 } from './parse.ts';
-
-/** Everything the manifests declare for one organization, and what is wrong with it. */
-export interface OrgManifest {
-  readonly org: string;
-  /** Sorted by name. Empty when the org has problems: an invalid org is left alone entirely. */
-  readonly environments: readonly DesiredEnvironment[];
-  readonly files: readonly string[];
-  readonly problems: readonly ManifestProblem[];
-}
 
 /** The whole manifest tree, read and validated. */
 export interface ManifestSet {
@@ -71,146 +62,6 @@ function statKeyOf(file: string): string | undefined {
   }
   if (Date.now() - info.mtimeMs < 2000) return undefined;
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
-}
-
-/** Finds line and column of an environment read without positions (for the rare message). */
-export type Locate = (source: SourceLocation) => { line: number; column: number };
-
-/** One file's parse, as assembleOrgs reads it. */
-interface ParsedFile {
-  readonly file: string;
-  readonly documents: ReturnType<typeof parseManifest>['documents'];
-  readonly problems: readonly ManifestProblem[];
-}
-
-/**
- * Where an environment was declared. The position-tracking parser records it; the fast one does
- * not (to save memory), and there it is the environment's position: document `document` of the
- * file's documents, entry `index` of its environments.
- */
-function sourceOf(
-  env: DesiredEnvironment,
-  file: string,
-  document: number,
-  index: number,
-): SourceLocation {
-  return env.source ?? { file, document, index };
-}
-
-/**
- * Where each environment was declared, by identity: built only when a name is declared twice (the
- * rare message that names both places), once, however many repeats there are.
- */
-function sourceIndex(parsed: readonly ParsedFile[]): Map<DesiredEnvironment, SourceLocation> {
-  const index = new Map<DesiredEnvironment, SourceLocation>();
-  for (const file of parsed) {
-    for (const [d, doc] of file.documents.entries()) {
-      for (const [i, env] of doc.environments.entries()) {
-        index.set(env, sourceOf(env, file.file, d, i));
-      }
-    }
-  }
-  return index;
-}
-
-/** Names declared twice that are reported one by one, per org; the rest are counted. */
-const MAX_REPEATS_SHOWN = 5;
-
-/** Merges parsed documents into orgs, flagging names declared twice with both places. */
-export function assembleOrgs(
-  parsed: readonly ParsedFile[],
-  locate: Locate = (source) => ({ line: source.line ?? 1, column: source.column ?? 1 }),
-): { orgs: OrgManifest[]; unattributed: ManifestProblem[] } {
-  const byOrg = new Map<
-    string,
-    {
-      envs: Map<string, DesiredEnvironment>;
-      files: Set<string>;
-      problems: ManifestProblem[];
-      /** Names declared twice, and where the first one not shown was. */
-      repeats: number;
-      moreRepeats?: SourceLocation;
-    }
-  >();
-  const unattributed: ManifestProblem[] = [];
-  let sources: Map<DesiredEnvironment, SourceLocation> | undefined;
-  const entry = (org: string) => {
-    let value = byOrg.get(org);
-    if (value === undefined) {
-      value = { envs: new Map(), files: new Set(), problems: [], repeats: 0 };
-      byOrg.set(org, value);
-    }
-    return value;
-  };
-  for (const file of parsed) {
-    for (const problem of file.problems) {
-      if (problem.org === undefined) unattributed.push(problem);
-      else {
-        const org = entry(problem.org);
-        org.problems.push(problem);
-        org.files.add(problem.file);
-      }
-    }
-    for (const [d, doc] of file.documents.entries()) {
-      const org = entry(doc.org);
-      org.files.add(file.file);
-      for (const [index, env] of doc.environments.entries()) {
-        const first = org.envs.get(env.name);
-        if (first === undefined) {
-          org.envs.set(env.name, env);
-          continue;
-        }
-        const source = sourceOf(env, file.file, d, index);
-        org.repeats++;
-        if (org.repeats > MAX_REPEATS_SHOWN) {
-          // One broken file says so in a few lines, not thousands: the rest are counted.
-          org.moreRepeats ??= source;
-          continue;
-        }
-        const here = locate(source);
-        sources ??= sourceIndex(parsed);
-        const firstSource = sources.get(first);
-        const there =
-          firstSource === undefined ? undefined : { ...firstSource, ...locate(firstSource) };
-        org.problems.push({
-          file: source.file,
-          line: here.line,
-          column: here.column,
-          path: `environments[${source.index}].name`,
-          message:
-            `environment "${env.name}" of org "${doc.org}" is declared twice: here and at ` +
-            (there ? `${there.file}:${there.line}:${there.column}` : 'another place'),
-          org: doc.org,
-        });
-      }
-    }
-  }
-  for (const [org, value] of byOrg) {
-    const source = value.moreRepeats;
-    if (source === undefined) continue;
-    const here = locate(source);
-    const more = value.repeats - MAX_REPEATS_SHOWN;
-    value.problems.push({
-      file: source.file,
-      line: here.line,
-      column: here.column,
-      path: `environments[${source.index}].name`,
-      message: `... and ${more} more environment name(s) of org "${org}" declared twice from here on`,
-      org,
-    });
-  }
-  const orgs = [...byOrg.entries()]
-    .sort(([a], [b]) => compareNames(a, b))
-    .map(([org, value]): OrgManifest => ({
-      org,
-      environments:
-        value.problems.length > 0
-          ? []
-          : [...value.envs.values()].sort((a, b) => compareNames(a.name, b.name)),
-      files: [...value.files].sort(compareNames),
-      problems: value.problems,
-    }));
-  return { orgs, unattributed };
 }
 
 /** Reads, parses and validates every manifest below the root. Problems are data, not throws. */
@@ -323,4 +174,4 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   };
 }
 
-export { displayPath, formatProblem };
+export { assembleOrgs, displayPath, formatProblem, type OrgManifest };

@@ -1,55 +1,55 @@
 import * as z from 'zod';
-import { ENVIRONMENT_TYPES, NAME_PATTERN } from './names.ts';
+import { FIELD_LIST, repeatedIndexes, type FieldSpec, type ValueKind } from '../core/fields.ts';
+import { NAME_PATTERN } from '../core/names.ts';
 
 /**
- * The manifest schema: the one source of truth for validation and for the JSON Schema that
- * `envsync schema` prints. Field names follow the API's request body.
+ * The manifest schema, built from the field registry (core/fields.ts): the authority on what a
+ * manifest may hold, the words of every error about one, and the source of the JSON Schema that
+ * `envsync schema` prints. The fast path's check (accept.ts) reads the same registry.
  */
-
-export { ENVIRONMENT_TYPES, NAME_PATTERN };
 
 const name = z
   .string()
   .regex(NAME_PATTERN)
   .describe('Starts with a letter or digit; then letters, digits, ".", "_" or "-".');
 
+/** Each item of a list given once (the JSON Schema says so with `uniqueItems`). */
+function distinct(spec: FieldSpec, schema: z.ZodType): z.ZodType {
+  return schema
+    .superRefine((value, ctx) => {
+      const list = value as readonly string[];
+      for (const index of repeatedIndexes(list)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [index],
+          message: `${spec.item ?? 'value'} "${list[index]}" is listed twice`,
+        });
+      }
+    })
+    .meta({ uniqueItems: true });
+}
+
+/** The schema of a value of each kind in a manifest. */
+const BASE: Readonly<Record<ValueKind, (spec: FieldSpec) => z.ZodType>> = {
+  enum: (spec) => z.enum(spec.values as [string, ...string[]]),
+  text: () => z.string(),
+  flag: () => z.boolean(),
+  set: () => z.array(z.string()),
+};
+
+/** The schema of one field's value in a manifest. */
+function fieldSchema(spec: FieldSpec): z.ZodType {
+  let schema = BASE[spec.kind](spec);
+  if (spec.default !== undefined) schema = schema.default(spec.default);
+  else if (spec.managed === 'when-declared') schema = schema.optional();
+  if (spec.kind === 'set') schema = distinct(spec, schema);
+  return schema.describe(spec.doc);
+}
+
 export const environmentSchema = z
   .strictObject({
     name: name.describe('Name of the environment, unique within the organization.'),
-    type: z.enum(ENVIRONMENT_TYPES).describe('Type of the environment (case-sensitive).'),
-    description: z.string().describe('Description of the environment; may be empty.'),
-    include_scaling: z
-      .boolean()
-      .default(false)
-      .describe('Whether scaling information is included in snapshots. Default false.'),
-    policies: z
-      .array(z.string())
-      .default([])
-      .superRefine((policies, ctx) => {
-        // Runs for every environment of every manifest: a short list (the usual case) is checked
-        // in place, without a set (this made validation of 100,000 environments 2-3x faster).
-        const seen = policies.length > 16 ? new Set<string>() : undefined;
-        for (let index = 0; index < policies.length; index++) {
-          const policy = policies[index] as string;
-          const repeated =
-            seen === undefined
-              ? index > 0 && policies.lastIndexOf(policy, index - 1) >= 0
-              : seen.has(policy);
-          if (repeated) {
-            ctx.addIssue({
-              code: 'custom',
-              path: [index],
-              message: `policy "${policy}" is listed twice`,
-            });
-          }
-          seen?.add(policy);
-        }
-      })
-      // JSON Schema says what the superRefine above checks.
-      .meta({ uniqueItems: true })
-      .describe(
-        'Names of policies attached to the environment; order does not matter; no duplicates.',
-      ),
+    ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.manifestKey, fieldSchema(spec)])),
   })
   .describe('One environment of the organization.');
 
@@ -60,5 +60,8 @@ export const manifestSchema = z
   })
   .describe('An envsync manifest: the environments of one organization.');
 
-export type ManifestInput = z.input<typeof manifestSchema>;
-export type Manifest = z.output<typeof manifestSchema>;
+/** A manifest as the schema outputs it: every field by its manifest key, defaults filled in. */
+export interface Manifest {
+  readonly org: string;
+  readonly environments: readonly ({ readonly name: string } & Record<string, unknown>)[];
+}

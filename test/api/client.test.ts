@@ -2,7 +2,7 @@ import pino from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.ts';
-import { DEFAULT_RETRY_POLICY } from '../../src/api/retry-policy.ts';
+import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 
 let api: Awaited<ReturnType<typeof startFakeApi>> | undefined;

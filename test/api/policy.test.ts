@@ -1,54 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/api/errors.ts';
 import { RequestGate } from '../../src/api/gate.ts';
 import { readListing } from '../../src/api/listing.ts';
-import { isRetryable, isRetryableStatus, parseRetryAfter } from '../../src/api/retry-policy.ts';
-
-describe('retry policy', () => {
-  it.each([
-    [408, true],
-    [409, true],
-    [425, true],
-    [429, true],
-    [500, true],
-    [502, true],
-    [503, true],
-    [504, true],
-    [501, false],
-    [400, false],
-    [401, false],
-    [403, false],
-    [404, false],
-    [405, false],
-    [413, false],
-    [422, false],
-  ])('status %i retryable: %s', (status, expected) => {
-    expect(isRetryableStatus(status)).toBe(expected);
-  });
-
-  it('retries network errors and timeouts, never unknown errors', () => {
-    expect(isRetryable(new ApiError('network', 'x', { method: 'GET', path: '/' }))).toBe(true);
-    expect(isRetryable(new ApiError('timeout', 'x', { method: 'GET', path: '/' }))).toBe(true);
-    expect(isRetryable(new ApiError('auth', 'x', { method: 'GET', path: '/', status: 401 }))).toBe(
-      false,
-    );
-    expect(isRetryable(new ApiError('invalid-response', 'x', { method: 'GET', path: '/' }))).toBe(
-      false,
-    );
-    expect(isRetryable(new Error('boom'))).toBe(false);
-  });
-
-  it('reads Retry-After as seconds or an HTTP date, capped and never negative', () => {
-    const now = Date.parse('2026-11-22T10:00:00Z');
-    expect(parseRetryAfter('3', now, 60_000)).toBe(3000);
-    expect(parseRetryAfter('0.5', now, 60_000)).toBe(500);
-    expect(parseRetryAfter('3600', now, 60_000)).toBe(60_000);
-    expect(parseRetryAfter('Sun, 22 Nov 2026 10:00:05 GMT', now, 60_000)).toBe(5000);
-    expect(parseRetryAfter('Sun, 22 Nov 2026 09:00:00 GMT', now, 60_000)).toBe(0);
-    expect(parseRetryAfter('soon', now, 60_000)).toBeUndefined();
-    expect(parseRetryAfter(undefined, now, 60_000)).toBeUndefined();
-  });
-});
 
 /** A manual clock: sleeps resolve only when the test advances time. */
 function manualClock() {
@@ -159,7 +111,7 @@ describe('readListing (tolerant reader)', () => {
           name: 'x',
           type: 'K8S',
           description: 'd',
-          includeScaling: undefined,
+          include_scaling: undefined,
           policies: undefined,
         },
       ],
@@ -180,7 +132,7 @@ describe('readListing (tolerant reader)', () => {
       },
     ]);
     expect(page.environments).toEqual([
-      { name: 'x', type: 'ECS', description: 'd', includeScaling: true, policies: [] },
+      { name: 'x', type: 'ECS', description: 'd', include_scaling: true, policies: [] },
     ]);
   });
 

@@ -5,7 +5,8 @@ import type {
   DesiredEnvironment,
   ObservedEnvironment,
 } from '../../src/core/model.ts';
-import { fingerprintDesired, fingerprintObserved, planOrg } from '../../src/core/plan.ts';
+import { fingerprintDesired, fingerprintObserved } from '../../src/core/diff.ts';
+import { planOrg } from '../../src/core/plan.ts';
 import { verifyChange } from '../../src/core/verify.ts';
 import { desired, observedFull, observedSpec } from '../helpers/builders.ts';
 
@@ -29,12 +30,12 @@ describe('planOrg', () => {
       title: 'update when the type differs',
       want: [desired('prod', { type: 'S3' })],
       have: [observedSpec('prod')],
-      applied: { prod: { includeScaling: false, policies: [] } },
+      applied: { prod: { include_scaling: false, policies: [] } },
       expected: { action: 'update', fields: { type: { from: 'K8S', to: 'S3' } } },
     },
     {
       title: 'update include_scaling from the listing when it carries it',
-      want: [desired('prod', { includeScaling: true })],
+      want: [desired('prod', { include_scaling: true })],
       have: [observedFull('prod')],
       applied: {},
       expected: { action: 'update', fields: { include_scaling: { from: false, to: true } } },
@@ -43,14 +44,14 @@ describe('planOrg', () => {
       title: 'update policies against the state file when the listing does not carry them',
       want: [desired('prod', { policies: ['a', 'b'] })],
       have: [observedSpec('prod')],
-      applied: { prod: { includeScaling: false, policies: ['a'] } },
+      applied: { prod: { include_scaling: false, policies: ['a'] } },
       expected: { action: 'update', fields: { policies: { from: ['a'], to: ['a', 'b'] } } },
     },
     {
       title: 'the listing wins over the state file when it carries the field',
       want: [desired('prod', { policies: ['a'] })],
       have: [observedFull('prod', { policies: ['a'] })],
-      applied: { prod: { includeScaling: false, policies: ['zzz'] } },
+      applied: { prod: { include_scaling: false, policies: ['zzz'] } },
       expected: undefined,
     },
     {
@@ -101,7 +102,7 @@ describe('planOrg', () => {
     const have = observedFull('prod', { description: 'kept' });
     const applied = {
       prod: {
-        includeScaling: false,
+        include_scaling: false,
         policies: [],
         notConverged: { desired: fingerprintDesired(want), observed: fingerprintObserved(have) },
       },
@@ -138,7 +139,7 @@ const desiredEnv = (n: string) =>
     name: fc.constant(n),
     type: fc.constantFrom('K8S', 'S3', 'logical'),
     description: fc.string({ maxLength: 12 }),
-    includeScaling: fc.boolean(),
+    include_scaling: fc.boolean(),
     policies: policyList.map((p) => [...p].sort()),
   });
 const desiredSet = fc
@@ -149,7 +150,7 @@ const observedEnv = (carries: boolean) =>
     name,
     type: fc.constantFrom('K8S', 'S3', 'logical', 'ECS', 'lambda'),
     description: fc.string({ maxLength: 12 }),
-    includeScaling: carries ? fc.boolean() : fc.constant(undefined),
+    include_scaling: carries ? fc.boolean() : fc.constant(undefined),
     policies: carries ? policyList : fc.constant(undefined),
   });
 const observedSet = (carries: boolean) =>
@@ -169,10 +170,10 @@ function applyToModel(
       name: d.name,
       type: d.type,
       description: d.description,
-      includeScaling: carries ? d.includeScaling : undefined,
+      include_scaling: carries ? d.include_scaling : undefined,
       policies: carries ? d.policies : undefined,
     });
-    applied[d.name] = { includeScaling: d.includeScaling, policies: d.policies };
+    applied[d.name] = { include_scaling: d.include_scaling, policies: d.policies };
   }
   return { observed: [...byName.values()], applied };
 }
@@ -187,7 +188,7 @@ describe('planOrg properties', () => {
         (carries, want, have0) => {
           const have = have0.map((e) =>
             carries
-              ? { ...e, includeScaling: e.includeScaling ?? false, policies: e.policies ?? [] }
+              ? { ...e, include_scaling: e.include_scaling ?? false, policies: e.policies ?? [] }
               : { name: e.name, type: e.type, description: e.description },
           );
           const first = planOrg('acme', want, have, {});
@@ -253,20 +254,20 @@ describe('verifyChange', () => {
   it('names each field the service did not take', () => {
     const plan = planOrg(
       'acme',
-      [desired('prod', { description: '', includeScaling: true })],
+      [desired('prod', { description: '', include_scaling: true })],
       [observedFull('prod', { description: 'old' })],
     );
     const change = plan.changes[0];
     if (change === undefined) throw new Error('expected a change');
     const result = verifyChange(
       change,
-      observedFull('prod', { description: 'old', includeScaling: false }),
+      observedFull('prod', { description: 'old', include_scaling: false }),
     );
     expect(result).toMatchObject({ converged: false, fields: ['description', 'include_scaling'] });
   });
 
   it('ignores fields the listing does not carry', () => {
-    const plan = planOrg('acme', [desired('prod', { includeScaling: true })], []);
+    const plan = planOrg('acme', [desired('prod', { include_scaling: true })], []);
     const change = plan.changes[0];
     if (change === undefined) throw new Error('expected a change');
     expect(verifyChange(change, observedSpec('prod'))).toEqual({ converged: true });

@@ -9,7 +9,7 @@ export function desired(
     name,
     type: 'K8S',
     description: `${name} environment`,
-    includeScaling: false,
+    include_scaling: false,
     policies: [],
     ...overrides,
   };

@@ -34,7 +34,7 @@ describe('parseManifest', () => {
             name: 'production',
             type: 'K8S',
             description: 'Prod',
-            includeScaling: false,
+            include_scaling: false,
             policies: ['baseline', 'pci'],
           },
         ],

@@ -4,11 +4,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify, type ToStringOptions } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.ts';
-import { DEFAULT_RETRY_POLICY } from '../../src/api/retry-policy.ts';
+import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
 import type { DesiredEnvironment } from '../../src/core/model.ts';
 import { hasErrors } from '../../src/core/report.ts';
 import { reconcile } from '../../src/engine/reconcile.ts';
-import { StateStore } from '../../src/engine/state.ts';
+import { StateStore } from '../../src/engine/state-store.ts';
 import type { ManifestSet } from '../../src/manifests/load.ts';
 import {
   parseManifest,
@@ -88,7 +88,7 @@ function manifestSet(desired: readonly Env[][]): ManifestSet {
           name: e.name,
           type: e.type,
           description: e.description,
-          includeScaling: e.include_scaling,
+          include_scaling: e.include_scaling,
           policies: [...e.policies].sort(),
         }))
         .sort((a, b) => (a.name < b.name ? -1 : 1)),

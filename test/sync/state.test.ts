@@ -1,7 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { STATE_VERSION, StateStore } from '../../src/engine/state.ts';
+import { STATE_VERSION } from '../../src/engine/state-codec.ts';
+import { StateStore } from '../../src/engine/state-store.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
@@ -20,16 +21,16 @@ describe('the state file', () => {
     const file = tmp.path('state.json');
     const state = await StateStore.load(file, logger, API);
     state.set('acme', {
-      prod: { includeScaling: true, policies: ['baseline', 'pci'] },
-      dev: { includeScaling: false, policies: [] },
-      qa: { includeScaling: false, policies: [] },
+      prod: { include_scaling: true, policies: ['baseline', 'pci'] },
+      dev: { include_scaling: false, policies: [] },
+      qa: { include_scaling: false, policies: [] },
       stuck: {
-        includeScaling: true,
+        include_scaling: true,
         policies: ['pci'],
         notConverged: { desired: '["K8S","a",true,["pci"]]', observed: '["K8S","b",null,null]' },
       },
     });
-    state.set('beta', { x: { includeScaling: true, policies: ['baseline', 'pci'] } });
+    state.set('beta', { x: { include_scaling: true, policies: ['baseline', 'pci'] } });
     await state.save();
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
       version: STATE_VERSION,
@@ -62,9 +63,9 @@ describe('the state file', () => {
     const file = tmp.path('state.json');
     const state = await StateStore.load(file, logger, API);
     state.set('acme', {
-      x: { includeScaling: false, policies: ['a\u0000b'] },
-      y: { includeScaling: false, policies: ['a', 'b'] },
-      z: { includeScaling: false, policies: ['a,b'] },
+      x: { include_scaling: false, policies: ['a\u0000b'] },
+      y: { include_scaling: false, policies: ['a', 'b'] },
+      z: { include_scaling: false, policies: ['a,b'] },
     });
     await state.save();
     const again = (await StateStore.load(file, logger, API)).get('acme');
@@ -95,7 +96,7 @@ describe('the state file', () => {
       expect(lookup(name), name).toBe(records[name]);
     }
     expect(lookup('b')?.policies).toEqual(['pci']);
-    expect(lookup('z')?.includeScaling).toBe(true);
+    expect(lookup('z')?.include_scaling).toBe(true);
     expect(state.lookup('other')('a')).toBeUndefined();
   });
 
@@ -108,7 +109,7 @@ describe('the state file', () => {
         ' "__proto__": {"include_scaling": false, "policies": []}}}}',
     );
     const state = await StateStore.load(file, logger, API);
-    expect(state.get('acme')['prod']).toEqual({ includeScaling: true, policies: ['pci'] });
+    expect(state.get('acme')['prod']).toEqual({ include_scaling: true, policies: ['pci'] });
     // A name that is special to objects is only a name here.
     expect(Object.hasOwn(state.get('acme'), '__proto__')).toBe(true);
     state.set('acme', state.get('acme'));

@@ -1,0 +1,98 @@
+/**
+ * Field by field comparison of what the manifests want with what the service is known to hold,
+ * for every field of the registry (fields.ts).
+ */
+import {
+  FIELD_LIST,
+  normalizeValue,
+  sameValue,
+  type FieldName,
+  type FieldSpec,
+  type FieldValue,
+} from './fields.ts';
+import type {
+  AppliedRecord,
+  DesiredEnvironment,
+  FieldDiffs,
+  ObservedEnvironment,
+} from './model.ts';
+
+/** The differences of one environment, and the fields that could not be compared. */
+export interface EnvironmentDiff {
+  readonly fields: FieldDiffs;
+  readonly unknownFields: readonly FieldName[];
+}
+
+/**
+ * What is known of a field remotely: the listing's value when it carries the field, else what
+ * envsync last applied (the state file's record).
+ */
+function remoteValue(
+  spec: FieldSpec,
+  observed: ObservedEnvironment,
+  applied: AppliedRecord | undefined,
+): FieldValue | undefined {
+  return observed[spec.name] ?? applied?.[spec.name];
+}
+
+/**
+ * Compares one desired environment with what is known of it remotely. Undefined when every field
+ * it manages is known and equal: the usual case, answered without allocating.
+ */
+export function diffEnvironment(
+  desired: DesiredEnvironment,
+  observed: ObservedEnvironment,
+  applied: AppliedRecord | undefined,
+): EnvironmentDiff | undefined {
+  let fields: Record<string, { from: FieldValue; to: FieldValue }> | undefined;
+  let unknownFields: FieldName[] | undefined;
+  for (const spec of FIELD_LIST) {
+    const wanted = desired[spec.name];
+    if (wanted === undefined) continue; // managed only when declared, and not declared
+    const known = remoteValue(spec, observed, applied);
+    if (known === undefined) (unknownFields ??= []).push(spec.name);
+    else if (!sameValue(spec, known, wanted)) {
+      (fields ??= {})[spec.name] = {
+        from: normalizeValue(spec, known),
+        to: normalizeValue(spec, wanted),
+      };
+    }
+  }
+  if (fields === undefined && unknownFields === undefined) return undefined;
+  return { fields: fields ?? {}, unknownFields: unknownFields ?? [] };
+}
+
+/** The fields a create sends, each from null. */
+export function createdFields(desired: DesiredEnvironment): FieldDiffs {
+  const fields: Record<string, { from: null; to: FieldValue }> = {};
+  for (const spec of FIELD_LIST) {
+    const value = desired[spec.name];
+    if (value !== undefined) fields[spec.name] = { from: null, to: normalizeValue(spec, value) };
+  }
+  return fields;
+}
+
+/**
+ * A stable text form of a set of values: the fields managed always, in order (null where
+ * unknown), then `[name, value]` for each field managed only when declared that has a value.
+ */
+function fingerprint(get: (spec: FieldSpec) => FieldValue | undefined): string {
+  const parts: unknown[] = [];
+  for (const spec of FIELD_LIST) {
+    const value = get(spec);
+    const shown = value === undefined ? null : normalizeValue(spec, value);
+    if (spec.managed === 'always') parts.push(shown);
+    else if (shown !== null) parts.push([spec.name, shown]);
+  }
+  return JSON.stringify(parts);
+}
+
+/** A stable text form of what envsync sends, to recognise "the same change" later. */
+export function fingerprintDesired(env: DesiredEnvironment): string {
+  return fingerprint((spec) => env[spec.name]);
+}
+
+/** A stable text form of what the listing shows; fields it does not carry are null. */
+export function fingerprintObserved(env: ObservedEnvironment): string {
+  return fingerprint((spec) => env[spec.name]);
+}

@@ -1,0 +1,258 @@
+/**
+ * The one registry of an environment's fields. Everything that reads, writes, compares or shows a
+ * field is derived from it: the manifest schema and its JSON Schema, the fast path's accept check,
+ * the listing reader, the PUT body, the diff and the verify after apply, the state file and saved
+ * plans, and export. Adding a field means adding it to `FieldValues` and to `FIELDS` below.
+ */
+import { compareNames } from './names.ts';
+
+/** The environment types a manifest may declare (case-sensitive). */
+export const ENVIRONMENT_TYPES = ['K8S', 'S3', 'logical'] as const;
+
+/**
+ * Each field's value, read and normalized. An optional key is a field managed only when declared:
+ * left out of a manifest, it is never sent, compared, verified or recorded.
+ */
+export interface FieldValues {
+  readonly type: string;
+  readonly description: string;
+  readonly include_scaling: boolean;
+  /** Sorted by code unit and without duplicates: order carries no meaning. */
+  readonly policies: readonly string[];
+}
+
+export type FieldName = keyof FieldValues;
+export type FieldValue = NonNullable<FieldValues[FieldName]>;
+
+/** How a field's values are checked, compared and read from a listing. */
+export type ValueKind =
+  | 'enum' // a string from `values` in a manifest; any string in a listing
+  | 'text' // any string
+  | 'flag' // true or false
+  | 'set'; // a list of distinct strings whose order carries no meaning
+
+/** What a listing entry that lacks a field, or holds null for it, means. */
+export type ListedAs =
+  | 'error' // the entry is malformed
+  | 'omitted' // the listing does not carry the field: compare with the last applied value
+  | 'empty'; // the kind's empty value: "", false or []
+
+/** One field of an environment. */
+export interface FieldSpec<K extends FieldName = FieldName> {
+  /** Its key in envsync's model, reports (`fields`, `unknown`), the state file and saved plans. */
+  readonly name: K;
+  readonly manifestKey: string;
+  /** Its key in the PUT body and in listing entries. */
+  readonly wireName: string;
+  readonly kind: ValueKind;
+  /** The values a manifest may give, for kind 'enum'. */
+  readonly values?: readonly string[];
+  /** What one item of a 'set' is called in messages ("policy"). */
+  readonly item?: string;
+  /** What a manifest that leaves the field out means; none: the field is required. */
+  readonly default?: NonNullable<FieldValues[K]>;
+  /**
+   * 'always': every environment has a value (given or default); it is sent, compared and verified.
+   * 'when-declared': only when a manifest declares it; the service keeps what it has otherwise.
+   */
+  readonly managed: 'always' | 'when-declared';
+  readonly listing: { readonly absent: ListedAs; readonly null: ListedAs };
+  /** One line for the JSON Schema and the docs. */
+  readonly doc: string;
+}
+
+type Registry = { readonly [K in FieldName]: FieldSpec<K> };
+
+/** The fields, by name. The order of `FIELD_LIST` is the order of every output. */
+export const FIELDS = {
+  type: {
+    name: 'type',
+    manifestKey: 'type',
+    wireName: 'type',
+    kind: 'enum',
+    values: ENVIRONMENT_TYPES,
+    managed: 'always',
+    listing: { absent: 'error', null: 'error' },
+    doc: 'Type of the environment (case-sensitive).',
+  },
+  description: {
+    name: 'description',
+    manifestKey: 'description',
+    wireName: 'description',
+    kind: 'text',
+    managed: 'always',
+    listing: { absent: 'empty', null: 'empty' },
+    doc: 'Description of the environment; may be empty.',
+  },
+  include_scaling: {
+    name: 'include_scaling',
+    manifestKey: 'include_scaling',
+    wireName: 'include_scaling',
+    kind: 'flag',
+    default: false,
+    managed: 'always',
+    // The spec's listing does not carry it; the production service's does.
+    listing: { absent: 'omitted', null: 'omitted' },
+    doc: 'Whether scaling information is included in snapshots. Default false.',
+  },
+  policies: {
+    name: 'policies',
+    manifestKey: 'policies',
+    wireName: 'policies',
+    kind: 'set',
+    item: 'policy',
+    default: [],
+    managed: 'always',
+    listing: { absent: 'omitted', null: 'empty' },
+    doc: 'Names of policies attached to the environment; order does not matter; no duplicates.',
+  },
+} as const satisfies Registry;
+
+/** The fields every listing entry carries (a listing may leave out the others). */
+export type ListedField = {
+  [K in FieldName]: (typeof FIELDS)[K]['listing']['absent'] extends 'omitted' ? never : K;
+}[FieldName];
+
+export const FIELD_LIST: readonly FieldSpec[] = Object.values(FIELDS as Registry);
+
+/** Fields a listing may leave out: what envsync last sent for them is kept in the state file. */
+export const RECORDED_FIELDS: readonly FieldSpec[] = FIELD_LIST.filter(
+  (spec) => spec.listing.absent === 'omitted',
+);
+
+/** Every field's value, or undefined where a field is not declared (or not listed). */
+export type FieldSlots = { readonly [K in FieldName]-?: FieldValues[K] | undefined };
+
+/**
+ * An environment object: its name and every field, in one shape for every environment (an object
+ * built key by key would take a third more memory, and the planner reads hundreds of thousands).
+ */
+export function environmentOf<S>(
+  name: string,
+  source: S,
+  read: (source: S, spec: FieldSpec) => FieldValue | undefined,
+): { readonly name: string } & FieldSlots {
+  return {
+    name,
+    type: read(source, FIELDS.type) as string | undefined,
+    description: read(source, FIELDS.description) as string | undefined,
+    include_scaling: read(source, FIELDS.include_scaling) as boolean | undefined,
+    policies: read(source, FIELDS.policies) as readonly string[] | undefined,
+  };
+}
+
+/** A field's value in an environment object, whatever its kind. */
+export function valueOf(env: Partial<FieldSlots>, spec: FieldSpec): FieldValue | undefined {
+  return env[spec.name];
+}
+
+const NONE: readonly string[] = Object.freeze([]);
+const NO_INDEXES: readonly number[] = Object.freeze([]);
+
+/** The indexes of list entries that repeat an earlier entry (a shared empty list when none). */
+export function repeatedIndexes(list: readonly unknown[]): readonly number[] {
+  // Short lists (the usual case) are checked in place, without a set.
+  const seen = list.length > 16 ? new Set<unknown>() : undefined;
+  let repeats: number[] | undefined;
+  for (let index = 0; index < list.length; index++) {
+    const item = list[index];
+    const repeated =
+      seen === undefined ? index > 0 && list.lastIndexOf(item, index - 1) >= 0 : seen.has(item);
+    if (repeated) (repeats ??= []).push(index);
+    seen?.add(item);
+  }
+  return repeats ?? NO_INDEXES;
+}
+
+function isStringList(value: unknown): value is readonly string[] {
+  if (!Array.isArray(value)) return false;
+  for (const item of value as unknown[]) if (typeof item !== 'string') return false;
+  return true;
+}
+
+/** What each kind of value accepts in a manifest and in a listing, and its empty value. */
+const KINDS: Readonly<
+  Record<
+    ValueKind,
+    {
+      /** A manifest value the schema takes unchanged. */
+      manifest(spec: FieldSpec, value: unknown): boolean;
+      /** A listing's non-null value (a listing may hold any type name). */
+      listed(value: unknown): boolean;
+      readonly empty: FieldValue;
+    }
+  >
+> = {
+  enum: {
+    manifest: (spec, value) => typeof value === 'string' && (spec.values ?? []).includes(value),
+    listed: (value) => typeof value === 'string',
+    empty: '',
+  },
+  text: {
+    manifest: (_spec, value) => typeof value === 'string',
+    listed: (value) => typeof value === 'string',
+    empty: '',
+  },
+  flag: {
+    manifest: (_spec, value) => typeof value === 'boolean',
+    listed: (value) => typeof value === 'boolean',
+    empty: false,
+  },
+  set: {
+    manifest: (_spec, value) => isStringList(value) && repeatedIndexes(value).length === 0,
+    listed: isStringList,
+    empty: NONE,
+  },
+};
+
+/** True when a manifest's value is one the schema takes unchanged (the fast path's check). */
+export function acceptsManifestValue(spec: FieldSpec, value: unknown): boolean {
+  return KINDS[spec.kind].manifest(spec, value);
+}
+
+/** True when a listing's (non-null) value is of the field's kind. */
+export function acceptsListedValue(spec: FieldSpec, value: unknown): boolean {
+  return KINDS[spec.kind].listed(value);
+}
+
+/** The kind's empty value: what "empty" in a listing rule reads as. */
+export function emptyValue(spec: FieldSpec): FieldValue {
+  return KINDS[spec.kind].empty;
+}
+
+function isNormalizedSet(list: readonly string[]): boolean {
+  for (let i = 1; i < list.length; i++) {
+    if (compareNames(list[i - 1] as string, list[i] as string) >= 0) return false;
+  }
+  return true;
+}
+
+/** A set's list sorted and without duplicates: the form envsync compares, sends and records. */
+export function normalizeSet(list: readonly string[]): string[] {
+  return isNormalizedSet(list) ? [...list] : [...new Set(list)].sort(compareNames);
+}
+
+/** Sets compare as sets; without allocating when both are already normalized (the usual case). */
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  const x = isNormalizedSet(a) ? a : normalizeSet(a);
+  const y = isNormalizedSet(b) ? b : normalizeSet(b);
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+/** The value in the form envsync compares, sends and records. */
+export function normalizeValue(spec: FieldSpec, value: FieldValue): FieldValue {
+  return spec.kind === 'set' ? normalizeSet(value as readonly string[]) : value;
+}
+
+/** Whether two values of a field mean the same. */
+export function sameValue(spec: FieldSpec, a: FieldValue, b: FieldValue): boolean {
+  return spec.kind === 'set' ? sameSet(a as readonly string[], b as readonly string[]) : a === b;
+}
+
+/** A value as people read it in plans and messages. */
+export function showValue(value: FieldValue | null): string {
+  return JSON.stringify(value);
+}

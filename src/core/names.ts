@@ -1,0 +1,22 @@
+/**
+ * Names of organizations and environments, as envsync reads them in manifests and puts them in
+ * request paths and bodies. The emulator keeps its own copy of the service's rule on purpose (an
+ * independent reading of the contract), so a misreading cannot hide itself on both sides.
+ */
+
+/** Environment and organization names, as the API accepts them in the path and the body. */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** What NAME_PATTERN means, for messages. */
+export const NAME_RULE =
+  'it must start with a letter or digit and contain only letters, digits, ".", "_" and "-"';
+
+/** True for a valid org or environment name. */
+export function isName(value: unknown): value is string {
+  return typeof value === 'string' && NAME_PATTERN.test(value);
+}
+
+/** Compares two strings by code unit, so the order never depends on the locale. */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,185 @@
+/**
+ * The decisions of an apply, as pure functions: which changes are not sent again, what the state
+ * file records before and after the PUTs, which applied changes did not converge, and whether a
+ * failed round is worth another. The engine (engine/apply.ts) carries them out.
+ */
+import { verifyChange } from './verify.ts';
+import { fingerprintDesired, fingerprintObserved } from './diff.ts';
+import { RECORDED_FIELDS, sameValue, type FieldValue } from './fields.ts';
+import type {
+  AppliedRecord,
+  Change,
+  DesiredEnvironment,
+  ObservedEnvironment,
+  OrgPlan,
+} from './model.ts';
+import type { ChangeResult } from './report.ts';
+
+/** What became of one change. */
+export interface ChangeOutcome {
+  readonly result: ChangeResult;
+  readonly error?: string | undefined;
+  /** For a failure: another attempt may cure it (network, timeout, 408/409/425/429, most 5xx). */
+  readonly transient?: boolean | undefined;
+  /** False when the change was never sent (known not to take, or the org was stopped). */
+  readonly sent?: boolean | undefined;
+}
+
+/** Records by environment name. */
+export type Records = Record<string, AppliedRecord>;
+
+/** A records map with no prototype: an environment named like an Object method is just a key. */
+export function emptyRecords(): Records {
+  return Object.create(null) as Records;
+}
+
+function recordOf(records: Readonly<Records>, name: string): AppliedRecord | undefined {
+  return Object.hasOwn(records, name) ? records[name] : undefined;
+}
+
+/** The outcome of a change that was sent before and did not take: it is not sent again. */
+export const KNOWN_NOT_CONVERGED: ChangeOutcome = {
+  result: 'not-converged',
+  sent: false,
+  error:
+    'the same change was sent before and did not take; not sent again until the manifest or the service changes',
+};
+
+/** True when the record already says what `desired` sends, and nothing is marked not converged. */
+function recordMatches(record: AppliedRecord, desired: DesiredEnvironment): boolean {
+  if (record.notConverged !== undefined) return false;
+  for (const spec of RECORDED_FIELDS) {
+    const sent = desired[spec.name];
+    if (sent === undefined) continue; // not sent: the record still says the truth
+    const recorded: FieldValue | undefined = record[spec.name];
+    if (recorded === undefined || !sameValue(spec, recorded, sent)) return false;
+  }
+  return true;
+}
+
+/**
+ * Write ahead: the records of the changes about to be sent are in doubt until their PUTs are
+ * known to have landed, and a crash (or a PUT that timed out but landed) must not leave a record
+ * that hides a difference from the next plan. Returns the records without those, or undefined
+ * when none is in doubt: only a record that differs from what is about to be sent can hide
+ * anything (a change of type or description alone leaves the recorded fields as they were).
+ */
+export function recordsInDoubt(plan: OrgPlan, records: Readonly<Records>): Records | undefined {
+  let kept: Records | undefined;
+  for (const change of plan.changes) {
+    if (change.knownNotConverged) continue;
+    const old = recordOf(kept ?? records, change.name);
+    if (old === undefined || recordMatches(old, change.desired)) continue;
+    kept ??= Object.assign(emptyRecords(), records);
+    delete kept[change.name];
+  }
+  return kept;
+}
+
+/** The record of a change that was sent and landed: what was sent, merged over the old record. */
+function appliedRecord(
+  desired: DesiredEnvironment,
+  old: AppliedRecord | undefined,
+  notConverged: AppliedRecord['notConverged'],
+): AppliedRecord {
+  const record: Record<string, unknown> = {};
+  for (const spec of RECORDED_FIELDS) {
+    const value = desired[spec.name] ?? old?.[spec.name];
+    if (value !== undefined) record[spec.name] = value;
+  }
+  if (notConverged !== undefined) record['notConverged'] = notConverged;
+  return record;
+}
+
+/** A change that was applied but that the listing after the PUTs shows did not take. */
+export interface NotConverged {
+  readonly name: string;
+  readonly reason: string;
+}
+
+/**
+ * After the PUTs and the listing that verifies them (`after`, undefined when it could not be
+ * taken): the records to keep, and the outcomes with every applied change that did not take
+ * turned into `not-converged`. Unchanged environments and changes never sent keep their old
+ * record; changes sent that failed are in doubt and lose theirs.
+ */
+export function settleApply(
+  plan: OrgPlan,
+  records: Readonly<Records>,
+  outcomes: ReadonlyMap<string, ChangeOutcome>,
+  after: ReadonlyMap<string, ObservedEnvironment> | undefined,
+): { records: Records; outcomes: Map<string, ChangeOutcome>; notConverged: NotConverged[] } {
+  const next = emptyRecords();
+  const settled = new Map(outcomes);
+  const notConverged: NotConverged[] = [];
+  for (const name of plan.unchanged) {
+    const old = recordOf(records, name);
+    if (old !== undefined) next[name] = old;
+  }
+  for (const change of plan.changes) {
+    const outcome = outcomes.get(change.name);
+    const old = recordOf(records, change.name);
+    if (outcome?.sent === false) {
+      if (old !== undefined) next[change.name] = old;
+      continue;
+    }
+    if (outcome?.result !== 'applied') continue;
+    const remote = after?.get(change.name);
+    const verification =
+      after === undefined ? { converged: true as const } : verifyChange(change, remote);
+    next[change.name] = appliedRecord(
+      change.desired,
+      old,
+      verification.converged || remote === undefined
+        ? undefined
+        : { desired: fingerprintDesired(change.desired), observed: fingerprintObserved(remote) },
+    );
+    if (!verification.converged) {
+      settled.set(change.name, { result: 'not-converged', error: verification.reason });
+      notConverged.push({ name: change.name, reason: verification.reason });
+    }
+  }
+  return { records: next, outcomes: settled, notConverged };
+}
+
+function sameRecord(a: AppliedRecord, b: AppliedRecord): boolean {
+  for (const spec of RECORDED_FIELDS) {
+    const x = a[spec.name];
+    const y = b[spec.name];
+    if (x === undefined || y === undefined ? x !== y : !sameValue(spec, x, y)) return false;
+  }
+  return (
+    a.notConverged?.desired === b.notConverged?.desired &&
+    a.notConverged?.observed === b.notConverged?.observed
+  );
+}
+
+/** Whether two sets of records say the same (then the state file need not be written). */
+export function sameRecords(a: Readonly<Records>, b: Readonly<Records>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((name) => {
+    const x = recordOf(a, name);
+    const y = recordOf(b, name);
+    return x !== undefined && y !== undefined && sameRecord(x, y);
+  });
+}
+
+/**
+ * Whether a round that did not succeed failed only on errors another round may cure: every failed
+ * change, and the verify listing if it failed, failed on something transient.
+ */
+export function isTransientRound(
+  outcomes: Iterable<ChangeOutcome>,
+  verify: { readonly failed: boolean; readonly transient: boolean },
+): boolean {
+  const failures = [...outcomes].filter((outcome) => outcome.result === 'failed');
+  if (verify.failed && !verify.transient) return false;
+  if (!verify.failed && failures.length === 0) return false;
+  return failures.every((outcome) => outcome.transient === true);
+}
+
+/** Changes the applier sends: all but those known not to take. */
+export function changesToSend(plan: OrgPlan): Change[] {
+  return plan.changes.filter((change) => !change.knownNotConverged);
+}

@@ -1,0 +1,98 @@
+import type * as z from 'zod';
+import { NAME_RULE } from '../core/names.ts';
+import { suggest } from './suggest.ts';
+import type { ManifestProblem } from './parsed.ts';
+
+/**
+ * The words of manifest problems: where (`file:line:column path`) and what, with a did-you-mean
+ * when a value or a key is close to an allowed one.
+ */
+
+type PathSegment = string | number;
+
+/** Formats a problem the way compilers do: `file:line:column path: message`. */
+export function formatProblem(problem: ManifestProblem): string {
+  const where = `${problem.file}:${problem.line}:${problem.column}`;
+  return problem.path === ''
+    ? `${where} ${problem.message}`
+    : `${where} ${problem.path}: ${problem.message}`;
+}
+
+/** Renders a YAML path as `environments[0].type`. */
+export function formatPath(path: readonly PathSegment[]): string {
+  let text = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment))
+      text += text === '' ? segment : `.${segment}`;
+    else text += `[${JSON.stringify(segment)}]`;
+  }
+  return text;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  const text = JSON.stringify(value) ?? typeof value;
+  const shown = text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  return typeof value === 'string' ? `the string ${shown}` : `${typeof value} ${shown}`;
+}
+
+const EXPECTED: Record<string, string> = {
+  string: 'a string',
+  boolean: 'true or false',
+  array: 'a list',
+  object: 'a mapping',
+  number: 'a number',
+};
+
+function valueAt(root: unknown, path: readonly PathSegment[]): { found: boolean; value: unknown } {
+  let current: unknown = root;
+  for (const segment of path) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, segment)) {
+      return { found: false, value: undefined };
+    }
+    current = (current as Record<PathSegment, unknown>)[segment];
+  }
+  return { found: true, value: current };
+}
+
+/** The message of one schema issue about `value` (the document as parsed). */
+export function issueMessage(issue: z.core.$ZodIssue, value: unknown): string {
+  const here = valueAt(value, issue.path as PathSegment[]);
+  switch (issue.code) {
+    case 'invalid_type': {
+      if (!here.found) return 'is required but missing';
+      const expected = EXPECTED[issue.expected] ?? issue.expected;
+      if (issue.expected === 'boolean' && typeof here.value === 'string') {
+        return `expected true or false, got ${describeValue(here.value)} (YAML 1.2: yes/no/on/off are strings)`;
+      }
+      if (issue.path.length === 0) {
+        return `expected a mapping with "org" and "environments", got ${describeValue(here.value)}`;
+      }
+      return `expected ${expected}, got ${describeValue(here.value)}`;
+    }
+    case 'invalid_value': {
+      const allowed = issue.values.map(String);
+      const hint = typeof here.value === 'string' ? suggest(here.value, allowed) : undefined;
+      return (
+        `${describeValue(here.value).replace(/^the string /, '')} is not one of ${allowed.join(', ')}` +
+        (hint === undefined ? '' : ` (did you mean "${hint}"?)`)
+      );
+    }
+    case 'invalid_format':
+      return `${describeValue(here.value).replace(/^the string /, '')} is not a valid name: ${NAME_RULE}`;
+    default:
+      return issue.message;
+  }
+}
+
+/** The message for a key the schema does not know, with a did-you-mean among `known`. */
+export function unknownKeyMessage(key: string, known: readonly string[]): string {
+  const hint = suggest(key, known);
+  return (
+    `unknown key "${key}"` +
+    (hint === undefined ? ` (allowed: ${known.join(', ')})` : ` (did you mean "${hint}"?)`)
+  );
+}

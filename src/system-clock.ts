@@ -1,0 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Clock } from './core/clock.ts';
+
+/** The real clock: wall time and timers. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) => sleep(ms, undefined, signal === undefined ? {} : { signal }),
+};
