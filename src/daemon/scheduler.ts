@@ -1,3 +1,5 @@
+import type { Clock } from '../core/clock.ts';
+
 /**
  * Runs reconcile passes one at a time (single-flight). File events are debounced (trailing) and
  * coalesced; a trigger during a pass schedules exactly one more pass, never a pile.
@@ -5,15 +7,21 @@
 export class PassScheduler {
   readonly #run: (reasons: readonly string[]) => Promise<void>;
   readonly #debounceMs: number;
+  readonly #clock: Pick<Clock, 'now'>;
   #timer: NodeJS.Timeout | undefined;
   #pending = new Set<string>();
   #running: Promise<void> | undefined;
   #stopped = false;
   #passStartedAt: number | undefined;
 
-  constructor(run: (reasons: readonly string[]) => Promise<void>, debounceMs: number) {
+  constructor(
+    run: (reasons: readonly string[]) => Promise<void>,
+    debounceMs: number,
+    clock: Pick<Clock, 'now'>,
+  ) {
     this.#run = run;
     this.#debounceMs = debounceMs;
+    this.#clock = clock;
   }
 
   /** When the pass now running started (ms since epoch), if one is running. */
@@ -49,7 +57,7 @@ export class PassScheduler {
     if (this.#running !== undefined || this.#pending.size === 0 || this.#stopped) return;
     const reasons = [...this.#pending];
     this.#pending = new Set();
-    this.#passStartedAt = Date.now();
+    this.#passStartedAt = this.#clock.now();
     this.#running = this.#run(reasons)
       .catch(() => undefined) // the pass reports its own errors
       .finally(() => {

@@ -50,3 +50,33 @@ export function orgErrorMessage(report: OrgReport): string | undefined {
   if (failed.length === 0) return undefined;
   return failed.map((c) => `${c.name}: ${c.result}${c.error ? ` (${c.error})` : ''}`).join('; ');
 }
+
+/**
+ * What `/status` says of an org after a pass: its outcome, when it last succeeded, what is
+ * pending, and its backoff. An invalid org is left alone, so what was pending stays pending.
+ */
+export function orgStatusAfter(
+  report: OrgReport,
+  previous: OrgStatus | undefined,
+  now: number,
+  backoff: { readonly failures: number; readonly nextAttemptAt: number } | undefined,
+): OrgStatus {
+  const at = new Date(now).toISOString();
+  const message = orgErrorMessage(report);
+  const invalid = report.status === 'invalid';
+  return {
+    status: report.status,
+    lastSuccess: report.status === 'ok' ? at : (previous?.lastSuccess ?? null),
+    lastAttempt: at,
+    lastError:
+      message === undefined
+        ? null
+        : { message, at, ...(report.errors.length > 0 ? { errors: [...report.errors] } : {}) },
+    pending: invalid
+      ? (previous?.pending ?? 0)
+      : report.changes.filter((c) => c.result !== 'applied').length,
+    unmanaged: invalid ? (previous?.unmanaged ?? 0) : report.unmanaged.length,
+    failures: backoff?.failures ?? 0,
+    nextAttemptAt: backoff === undefined ? null : new Date(backoff.nextAttemptAt).toISOString(),
+  };
+}

@@ -2,12 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { ordinalFromHostname, shardOf } from '../../src/core/shard.ts';
 import { PassScheduler } from '../../src/daemon/scheduler.ts';
 
+/** The scheduler reads the time only to say when the pass in flight started. */
+const clock = { now: () => 1_000 };
+
 describe('PassScheduler', () => {
   it('coalesces a burst of debounced triggers into one pass', async () => {
     const passes: (readonly string[])[] = [];
-    const scheduler = new PassScheduler(async (reasons) => {
-      passes.push(reasons);
-    }, 30);
+    const scheduler = new PassScheduler(
+      async (reasons) => {
+        passes.push(reasons);
+      },
+      30,
+      clock,
+    );
     for (let i = 0; i < 40; i++) scheduler.debounced(`write ${i % 3}`);
     await scheduler.idle();
     expect(passes).toEqual([['write 0', 'write 1', 'write 2']]);
@@ -18,19 +25,25 @@ describe('PassScheduler', () => {
     let running = 0;
     let peak = 0;
     const passes: (readonly string[])[] = [];
-    const scheduler = new PassScheduler(async (reasons) => {
-      running++;
-      peak = Math.max(peak, running);
-      passes.push(reasons);
-      if (passes.length === 1) await new Promise<void>((resolve) => (release = resolve));
-      running--;
-    }, 10);
+    const scheduler = new PassScheduler(
+      async (reasons) => {
+        running++;
+        peak = Math.max(peak, running);
+        passes.push(reasons);
+        if (passes.length === 1) await new Promise<void>((resolve) => (release = resolve));
+        running--;
+      },
+      10,
+      clock,
+    );
     scheduler.now('first');
+    expect(scheduler.passStartedAt).toBe(1_000);
     for (let i = 0; i < 10; i++) scheduler.now(`during ${i}`);
     scheduler.debounced('file');
     await new Promise((resolve) => setTimeout(resolve, 50));
     release();
     await scheduler.idle();
+    expect(scheduler.passStartedAt).toBeUndefined();
     expect(passes).toHaveLength(2);
     expect(passes[1]).toContain('during 9');
     expect(passes[1]).toContain('file');
@@ -39,10 +52,14 @@ describe('PassScheduler', () => {
 
   it('stop waits for the pass in flight and refuses new triggers', async () => {
     let finished = false;
-    const scheduler = new PassScheduler(async () => {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      finished = true;
-    }, 10);
+    const scheduler = new PassScheduler(
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        finished = true;
+      },
+      10,
+      clock,
+    );
     scheduler.now('one');
     await scheduler.stop();
     expect(finished).toBe(true);

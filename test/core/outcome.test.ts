@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { fingerprintDesired, fingerprintObserved } from '../../src/core/diff.ts';
+import type { AppliedRecord, OrgPlan } from '../../src/core/model.ts';
+import {
+  isTransientRound,
+  KNOWN_NOT_CONVERGED,
+  recordsInDoubt,
+  sameRecords,
+  settleApply,
+  type ChangeOutcome,
+} from '../../src/core/outcome.ts';
+import { planOrg } from '../../src/core/plan.ts';
+import { desired, observedFull, observedSpec } from '../helpers/builders.ts';
+
+const plain: AppliedRecord = { include_scaling: false, policies: [] };
+const pci: AppliedRecord = { include_scaling: false, policies: ['pci'] };
+
+/** A plan with one update per name given, wanting policies [pci] (and nothing else changed). */
+function planFor(...names: string[]): OrgPlan {
+  return planOrg(
+    'acme',
+    names.map((name) => desired(name, { description: 'new', policies: ['pci'] })),
+    names.map((name) => observedSpec(name)),
+    Object.fromEntries(names.map((name) => [name, plain])),
+  );
+}
+
+describe('recordsInDoubt (write ahead)', () => {
+  it('drops only records that differ from what is about to be sent', () => {
+    const plan = planFor('a', 'b');
+    const records = { a: plain, b: pci, c: plain };
+    expect(recordsInDoubt(plan, records)).toEqual({ b: pci, c: plain });
+  });
+
+  it('drops nothing when every record already says what is sent', () => {
+    expect(recordsInDoubt(planFor('a'), { a: pci })).toBeUndefined();
+  });
+
+  it('keeps the record of a change known not to take (it is not sent)', () => {
+    const plan = planFor('a');
+    const stuck = {
+      ...plan,
+      changes: plan.changes.map((c) => ({ ...c, knownNotConverged: true })),
+    };
+    expect(recordsInDoubt(stuck, { a: plain })).toBeUndefined();
+  });
+
+  it('drops a record that marks a change as not converged, even if its values match', () => {
+    const marked = { ...pci, notConverged: { desired: 'x', observed: 'y' } };
+    expect(recordsInDoubt(planFor('a'), { a: marked })).toEqual({});
+  });
+});
+
+describe('settleApply', () => {
+  const applied: ChangeOutcome = { result: 'applied' };
+  const failed: ChangeOutcome = { result: 'failed', error: 'boom', transient: true };
+
+  it('records what was sent for applied changes that took', () => {
+    const plan = planFor('a');
+    const after = new Map([['a', observedSpec('a', { description: 'new' })]]);
+    const settled = settleApply(plan, { a: plain }, new Map([['a', applied]]), after);
+    expect(settled.records).toEqual({ a: pci });
+    expect(settled.notConverged).toEqual([]);
+    expect(settled.outcomes.get('a')).toEqual(applied);
+  });
+
+  it('turns an applied change the listing shows did not take into not-converged, and remembers it', () => {
+    const plan = planFor('a');
+    const kept = observedFull('a', { description: 'old', policies: ['pci'] });
+    const settled = settleApply(plan, {}, new Map([['a', applied]]), new Map([['a', kept]]));
+    expect(settled.outcomes.get('a')).toMatchObject({ result: 'not-converged' });
+    expect(settled.notConverged[0]?.reason).toContain('description (sent "new", it keeps "old")');
+    expect(settled.records['a']?.notConverged).toEqual({
+      desired: fingerprintDesired(plan.changes[0]!.desired),
+      observed: fingerprintObserved(kept),
+    });
+  });
+
+  it('says an environment missing after a successful PUT did not converge', () => {
+    const settled = settleApply(planFor('a'), {}, new Map([['a', applied]]), new Map());
+    expect(settled.outcomes.get('a')).toMatchObject({
+      result: 'not-converged',
+      error: 'the environment is not in the listing after a successful PUT',
+    });
+  });
+
+  it('records applied changes as sent when the verify listing could not be taken', () => {
+    const settled = settleApply(planFor('a'), {}, new Map([['a', applied]]), undefined);
+    expect(settled.records).toEqual({ a: pci });
+  });
+
+  it('keeps the old record of unchanged environments and of changes never sent, drops failed ones', () => {
+    const plan = planFor('a', 'b');
+    const withUnchanged = { ...plan, unchanged: ['u'] };
+    const settled = settleApply(
+      withUnchanged,
+      { a: plain, b: plain, u: pci, gone: pci },
+      new Map([
+        ['a', KNOWN_NOT_CONVERGED],
+        ['b', failed],
+      ]),
+      new Map(),
+    );
+    expect(settled.records).toEqual({ a: plain, u: pci });
+  });
+});
+
+describe('isTransientRound', () => {
+  const ok: ChangeOutcome = { result: 'applied' };
+  const transient: ChangeOutcome = { result: 'failed', transient: true };
+  const final: ChangeOutcome = { result: 'failed', transient: false };
+  const stuck: ChangeOutcome = { result: 'not-converged' };
+  const verified = { failed: false, transient: false };
+  it.each([
+    ['nothing failed', [ok, stuck], verified, false],
+    ['only transient failures', [ok, transient], verified, true],
+    ['a final failure among them', [transient, final], verified, false],
+    ['the verify listing failed transiently', [ok], { failed: true, transient: true }, true],
+    ['the verify listing failed for good', [ok], { failed: true, transient: false }, false],
+    [
+      'a transient verify failure beside a final change failure',
+      [final],
+      { failed: true, transient: true },
+      false,
+    ],
+  ])('%s: %s', (_title, outcomes, verify, expected) => {
+    expect(isTransientRound(outcomes, verify)).toBe(expected);
+  });
+});
+
+describe('sameRecords', () => {
+  it.each([
+    [{ a: plain }, { a: { include_scaling: false, policies: [] } }, true],
+    [{ a: plain }, { a: pci }, false],
+    [{ a: plain }, { a: plain, b: plain }, false],
+    [{ a: plain }, { b: plain }, false],
+    [{ a: { ...plain, notConverged: { desired: 'x', observed: 'y' } } }, { a: plain }, false],
+  ])('%j and %j are the same: %s', (a, b, expected) => {
+    expect(sameRecords(a, b)).toBe(expected);
+  });
+});
