@@ -9,7 +9,8 @@ import type { FaultInjector } from './faults.ts';
 import { isLoopback, parseJson, readBody, sendError, sendJson } from './http.ts';
 import type { RequestStats } from './stats.ts';
 import type { EnvironmentStore } from './store.ts';
-import { validateFaultPatch, validateStoreDocument } from './validate.ts';
+import { validateFaultPatch } from './validate-fault-patch.ts';
+import { validateStoreDocument } from './validate-store-document.ts';
 
 export interface AdminDeps {
   readonly store: EnvironmentStore;

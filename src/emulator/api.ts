@@ -9,13 +9,10 @@ import { MAX_BODY_BYTES } from './options.ts';
 import { decodeSegment, parseJson, readBody, sendError, sendJson } from './http.ts';
 import type { Route } from './routes.ts';
 import type { EnvironmentStore, StoredEnvironment } from './store.ts';
-import {
-  NAME_PATTERN,
-  ORG_PATTERN,
-  parseAuthorization,
-  parsePagination,
-  validateEnvironmentBody,
-} from './validate.ts';
+import { parseAuthorization } from './credentials.ts';
+import { NAME_PATTERN, ORG_PATTERN } from './names.ts';
+import { parsePagination } from './pagination.ts';
+import { validateEnvironmentBody } from './validate-environment.ts';
 
 export interface ApiDeps {
   readonly profile: Profile;
@@ -103,7 +100,10 @@ function authorize(req: IncomingMessage, res: ServerResponse, org: string, deps:
   return true;
 }
 
-/** The kosli listing entry: every stored field except `archived`. */
+/**
+ * The kosli listing entry: every stored field except `archived`
+ * (docs/api-behaviour.md#listing-shapes).
+ */
 function kosliEntry(env: StoredEnvironment): Omit<StoredEnvironment, 'archived'> {
   const { archived: _archived, ...entry } = env;
   return entry;
@@ -142,7 +142,7 @@ async function putEnvironment(
     return;
   }
   deps.store.upsert(org, input.value, deps.profile, deps.nowSeconds());
-  // observed-behaviour.md: production answers 201 "OK" for both create and update.
+  // Production's answer for create and update alike (docs/api-behaviour.md#successful-writes).
   sendJson(res, 201, 'OK');
 }
 

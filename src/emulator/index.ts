@@ -1,7 +1,7 @@
 /** The Environments API emulator's public surface. */
 export { startEmulator } from './server.ts';
 export type { RunningEmulator } from './server.ts';
-export type { EmulatorOptions, FaultSettings, Profile, TokenGrant } from './options.ts';
+export type { EmulatorOptions, FaultSettings, Profile, Sleep, TokenGrant } from './options.ts';
 export {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_HOST,
@@ -12,6 +12,7 @@ export {
   MAX_TIMEOUT_MS,
   PROFILES,
 } from './options.ts';
+export { ORG_PATTERN } from './names.ts';
 export type { FaultState } from './admin.ts';
-export type { EmulatorStats, RequestLogEntry } from './stats.ts';
+export type { EmulatorStats, RequestLogEntry, TimeoutKind } from './stats.ts';
 export type { StoreDocument, StoredEnvironment } from './store.ts';

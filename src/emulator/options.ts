@@ -4,7 +4,10 @@
  */
 import type { Logger } from 'pino';
 
-/** `spec` answers exactly what the spec shows; `kosli` mimics the observed production service. */
+/**
+ * `spec` answers exactly what the contract shows; `kosli` answers as production is seen to
+ * (docs/api-behaviour.md).
+ */
 export type Profile = 'spec' | 'kosli';
 
 export const PROFILES: readonly Profile[] = ['spec', 'kosli'];
@@ -22,6 +25,12 @@ export interface FaultSettings {
   /** Requests per second allowed by a token bucket (burst = max(1, rate)); 0 = off. */
   rateLimit: number;
 }
+
+/**
+ * Waits out injected latency: resolves after `ms`, or early once `signal` aborts (the emulator is
+ * closing; it stops waiting then in any case).
+ */
+export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
 
 /** One accepted token; `orgs: null` means every org. */
 export interface TokenGrant {
@@ -49,6 +58,8 @@ export interface EmulatorOptions {
   logger?: Logger;
   /** Wall clock in epoch milliseconds, for timestamps in the store; default Date.now. */
   now?: () => number;
+  /** How injected latency is waited out; default a timer. Tests pass their own to hold a request. */
+  sleep?: Sleep;
   /** Size of the recent-request ring buffer; default 1000. */
   requestLogSize?: number;
   /** The whole request head must arrive within this (slowloris protection); default 10 s. */
@@ -61,7 +72,7 @@ export interface EmulatorOptions {
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
-/** Largest accepted API request body (the issue's 1 MiB). */
+/** Largest accepted API request body: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Largest accepted admin request body (a whole store can be big). */
 export const MAX_ADMIN_BODY_BYTES = 64 * 1024 * 1024;

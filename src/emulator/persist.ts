@@ -7,7 +7,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, errorMessage } from '../errors.ts';
 import type { StoreDocument } from './store.ts';
-import { validateStoreDocument } from './validate.ts';
+import { validateStoreDocument } from './validate-store-document.ts';
 
 /** Reads the data file: undefined when it is missing or empty; a ConfigError when it is unusable. */
 export async function loadStoreFile(

@@ -24,7 +24,8 @@ export function matchRoute(path: string, profile: Profile): Route {
   if (org === undefined || org === '') return { kind: 'none' };
   if (segments.length === 5) return { kind: 'environments', org };
   const name = segments[5];
-  // Reading one environment is outside the spec; only the kosli profile serves it.
+  // Reading one environment is outside the contract; only the kosli profile serves it
+  // (docs/api-behaviour.md#operations-outside-the-contract).
   if (profile === 'kosli' && segments.length === 6 && name !== undefined && name !== '') {
     return { kind: 'environment', org, name };
   }

@@ -13,9 +13,14 @@ export interface RequestLogEntry {
   /** The status sent; null when no answer was sent (reset, hang, client gone). */
   status: number | null;
   durationMs: number;
-  /** The injected fault, when one was. */
+  /** The injected fault, when one was (the last one, when latency came before another). */
   fault?: FaultKind | 'throttle';
+  /** The latency injected, when some was: the wait drawn, not the time it took. */
+  latencyMs?: number;
 }
+
+/** Which limit a connection cut with 408 broke: the head's or the whole request's. */
+export type TimeoutKind = 'headers' | 'request';
 
 export interface EmulatorStats {
   /** API requests received since start or the last reset (admin requests are not counted). */
@@ -30,6 +35,11 @@ export interface EmulatorStats {
   faults: Record<FaultKind, number>;
   /** Requests answered 429 by the rate limit. */
   throttled: number;
+  /**
+   * Connections cut because the request head (`headers`) or the whole request (`request`) did not
+   * arrive in time. A head that never arrived is no request, so it is counted only here.
+   */
+  timeouts: Record<TimeoutKind, number>;
   /** Live environments in the store, over all orgs. */
   environments: number;
 }
@@ -49,6 +59,7 @@ export class RequestStats {
   #byRoute = new Map<string, number>();
   #faults: Record<FaultKind, number> = { latency: 0, reset: 0, hang: 0, fail: 0 };
   #throttled = 0;
+  #timeouts: Record<TimeoutKind, number> = { headers: 0, request: 0 };
 
   constructor(capacity: number) {
     this.#capacity = Math.max(1, capacity);
@@ -68,6 +79,11 @@ export class RequestStats {
 
   throttled(): void {
     this.#throttled += 1;
+  }
+
+  /** Counts a connection cut by a server timeout. */
+  timedOut(kind: TimeoutKind): void {
+    this.#timeouts[kind] += 1;
   }
 
   /** Records the end of a request counted by `received`. */
@@ -97,6 +113,7 @@ export class RequestStats {
       byRoute: Object.fromEntries(this.#byRoute),
       faults: { ...this.#faults },
       throttled: this.#throttled,
+      timeouts: { ...this.#timeouts },
       environments,
     };
   }
@@ -111,5 +128,6 @@ export class RequestStats {
     this.#byRoute = new Map();
     this.#faults = { latency: 0, reset: 0, hang: 0, fail: 0 };
     this.#throttled = 0;
+    this.#timeouts = { headers: 0, request: 0 };
   }
 }

@@ -45,7 +45,10 @@ export interface UpsertResult {
 }
 
 interface OrgEntries {
-  /** Live (not archived) environments by name: at most one per name. */
+  /**
+   * Live environments by name: at most one per name. Archived ones are kept apart and never
+   * listed (docs/api-behaviour.md#archived-environments).
+   */
   readonly live: Map<string, StoredEnvironment>;
   readonly archived: StoredEnvironment[];
 }
@@ -105,7 +108,7 @@ export class EnvironmentStore {
       this.#changed();
       return { created: true, changed: true, environment: copyEnvironment(environment) };
     }
-    // observed-behaviour.md "Successful writes": production ignores these two on an update.
+    // Production ignores these two on an update (docs/api-behaviour.md#successful-writes).
     const description =
       profile === 'kosli' && input.description === '' ? existing.description : input.description;
     const includeScaling =
@@ -168,7 +171,7 @@ export class EnvironmentStore {
     return { version: 1, orgs };
   }
 
-  /** Replaces the whole store with `document` (already validated; see validate.ts). */
+  /** Replaces the whole store with `document` (already validated; see validate-store-document.ts). */
   replace(document: StoreDocument): void {
     this.#orgs.clear();
     for (const [org, environments] of Object.entries(document.orgs)) {

@@ -48,6 +48,7 @@ describe('GET /_emulator/stats', () => {
       },
       faults: { latency: 0, reset: 0, hang: 0, fail: 0 },
       throttled: 0,
+      timeouts: { headers: 0, request: 0 },
       environments: 1,
     });
   });

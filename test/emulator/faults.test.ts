@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { send, startTestEmulator } from '../helpers/emulator.ts';
 import type { EmulatorOptions, JsonResponse, TestEmulator } from '../helpers/emulator.ts';
+import type { Sleep } from '../../src/emulator/index.ts';
 
 const AUTH = { authorization: 'Bearer t' };
 const started: TestEmulator[] = [];
@@ -136,28 +137,117 @@ describe('hang rate', () => {
   });
 });
 
+/** One wait the emulator began through a test-controlled sleep. */
+interface HeldWait {
+  readonly ms: number;
+  /** Ends the wait: the emulator goes on with the request. */
+  release(): void;
+}
+
+/**
+ * A sleep the test controls: each wait is recorded and lasts until the test releases it, so a
+ * test can prove an answer waited for the injected latency without measuring time.
+ */
+function heldSleep(): { sleep: Sleep; next(): Promise<HeldWait> } {
+  const waits: HeldWait[] = [];
+  const takers: ((wait: HeldWait) => void)[] = [];
+  const sleep: Sleep = (ms) =>
+    new Promise<void>((resolve) => {
+      const wait = { ms, release: () => resolve() };
+      const taker = takers.shift();
+      if (taker === undefined) waits.push(wait);
+      else taker(wait);
+    });
+  const next = (): Promise<HeldWait> => {
+    const wait = waits.shift();
+    return wait === undefined
+      ? new Promise((resolve) => takers.push(resolve))
+      : Promise.resolve(wait);
+  };
+  return { sleep, next };
+}
+
 describe('latency', () => {
-  it('delays each API request by at least the minimum', async () => {
+  it('holds the answer until the injected wait is over', async () => {
+    const held = heldSleep();
+    const emu = await start({ faults: { latencyMs: { min: 150, max: 150 } }, sleep: held.sleep });
+    let answered = false;
+    const pending = list(emu).then((response) => {
+      answered = true;
+      return response;
+    });
+    const wait = await held.next();
+    expect(wait.ms).toBe(150);
+    // Two admin round trips while the wait is held: the request is in flight, nothing answered.
+    expect(await emu.getStats()).toMatchObject({
+      total: 1,
+      inFlight: 1,
+      byStatus: {},
+      faults: { latency: 1 },
+    });
+    expect(await emu.getRequests()).toEqual([]);
+    expect(answered).toBe(false);
+    wait.release();
+    expect((await pending).status).toBe(200);
+    const [entry] = await emu.getRequests(1);
+    expect(entry).toMatchObject({ status: 200, fault: 'latency', latencyMs: 150 });
+  });
+
+  it('delays each API request by the drawn latency and logs it (the real timer)', async () => {
     const emu = await start({ faults: { latencyMs: { min: 150, max: 150 } } });
-    const before = performance.now();
     const response = await list(emu);
-    const elapsed = performance.now() - before;
     expect(response.status).toBe(200);
-    expect(elapsed).toBeGreaterThanOrEqual(145);
     const stats = await emu.getStats();
     expect(stats.faults.latency).toBe(1);
     const [entry] = await emu.getRequests(1);
-    expect(entry?.durationMs).toBeGreaterThanOrEqual(145);
-    expect(entry?.fault).toBe('latency');
+    expect(entry).toMatchObject({ status: 200, fault: 'latency', latencyMs: 150 });
   });
 
-  it('draws from the MIN-MAX range', async () => {
-    const emu = await start({ faults: { latencyMs: { min: 30, max: 60 } } });
-    for (let i = 0; i < 3; i += 1) {
-      const before = performance.now();
-      await list(emu);
-      expect(performance.now() - before).toBeGreaterThanOrEqual(25);
+  it('draws from the MIN-MAX range, whole milliseconds, and logs each draw', async () => {
+    const waited: number[] = [];
+    const emu = await start({
+      seed: 1,
+      faults: { latencyMs: { min: 30, max: 60 } },
+      sleep: (ms) => {
+        waited.push(ms);
+        return Promise.resolve();
+      },
+    });
+    expect(await statuses(emu, 20)).toEqual(Array.from({ length: 20 }, () => 200));
+    expect(waited).toHaveLength(20);
+    for (const ms of waited) {
+      expect(Number.isInteger(ms)).toBe(true);
+      expect(ms).toBeGreaterThanOrEqual(30);
+      expect(ms).toBeLessThanOrEqual(60);
     }
+    expect(new Set(waited).size).toBeGreaterThan(1);
+    const log = await emu.getRequests(20);
+    expect(log.map((entry) => entry.latencyMs)).toEqual(waited);
+    expect(log.every((entry) => entry.fault === 'latency')).toBe(true);
+  });
+
+  it('logs no latency when none is injected', async () => {
+    const emu = await start({ faults: { latencyMs: { min: 0, max: 0 } } });
+    await list(emu);
+    const [entry] = await emu.getRequests(1);
+    expect(entry).not.toHaveProperty('latencyMs');
+    expect(entry).not.toHaveProperty('fault');
+  });
+
+  it('stops waiting when the emulator closes, even for a sleep that never ends', async () => {
+    const held = heldSleep();
+    const emu = await startTestEmulator({
+      orgs: ['acme'],
+      faults: { latencyMs: { min: 60_000, max: 60_000 } },
+      sleep: held.sleep,
+    });
+    const pending = list(emu);
+    await held.next();
+    const closing = emu.close();
+    const response = await pending;
+    expect(response.status).toBe(200);
+    expect(response.headers.connection).toBe('close');
+    await closing;
   });
 });
 

@@ -1,9 +1,10 @@
 /**
- * The emulator under hostile traffic (issue 5, item 7): malformed HTTP, bad and huge bodies,
- * slowloris heads and bodies, thousands of connections. It must answer (or close) every one of
- * them, keep serving everyone else, never crash, and never lose or invent an environment. One
- * emulator process (the real CLI, short timeouts) takes all of it, while a seeded write load runs
- * through every test; the last test compares its store with everything that load sent.
+ * The emulator under hostile traffic: malformed HTTP, bad and huge bodies, slowloris heads and
+ * bodies, thousands of connections. It must answer (or close) every one of them, keep serving
+ * everyone else, never crash, and never lose or invent an environment. One emulator process (the
+ * real CLI, short timeouts) takes all of it, while a seeded write load runs through every test;
+ * the last test compares its store with everything that load sent. No assertion measures time:
+ * the emulator's own counters say why each connection was cut.
  */
 import { execFileSync } from 'node:child_process';
 import { mulberry32 } from '../../src/emulator/faults.ts';
@@ -14,15 +15,23 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send, spawnEmulator } from '../helpers/emulator.ts';
-import type { JsonResponse, SpawnedEmulator, StoreDocument } from '../helpers/emulator.ts';
+import type {
+  EmulatorStats,
+  JsonResponse,
+  SpawnedEmulator,
+  StoreDocument,
+} from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const TOKEN = 'robustness-token-7c1e';
 const ORG = 'acme';
 const HEADERS_TIMEOUT_MS = 500;
 const REQUEST_TIMEOUT_MS = 1500;
-/** How late a cut may come: node checks the timeouts every quarter of the shorter one. */
-const SLACK_MS = 1500;
+/**
+ * How long a test waits for a cut before it gives up: only so a broken emulator fails the test
+ * instead of hanging it, never a measure of how fast the cut came.
+ */
+const SAFETY_NET_MS = 10_000;
 /** One byte every this many milliseconds: a slowloris client. */
 const DRIP_MS = 40;
 const LOAD_SEED = 20_260_501;
@@ -74,6 +83,21 @@ async function list(): Promise<{ name: string }[]> {
   const response = await send(listingUrl(), { headers: auth, dispatcher: agent });
   expect(response.status, response.text).toBe(200);
   return (response.body as { env: { name: string }[] }).env;
+}
+
+async function stats(): Promise<EmulatorStats> {
+  const response = await send(`${emulator.url}/_emulator/stats`, { dispatcher: agent });
+  expect(response.status).toBe(200);
+  return response.body as EmulatorStats;
+}
+
+/** What changed in the counters that tell why and how connections ended. */
+function countersSince(before: EmulatorStats, after: EmulatorStats) {
+  return {
+    ok: (after.byStatus['200'] ?? 0) - (before.byStatus['200'] ?? 0),
+    headersTimeouts: after.timeouts.headers - before.timeouts.headers,
+    requestTimeouts: after.timeouts.request - before.timeouts.request,
+  };
 }
 
 async function storedAcme(): Promise<Map<string, Body>> {
@@ -150,7 +174,6 @@ function wholeAnswer(data: string): boolean {
 /** A raw TCP connection to the emulator; errors (resets) count as being cut. */
 function raw() {
   const socket = net.connect({ host: '127.0.0.1', port });
-  const started = performance.now();
   let data = '';
   let onAnswer = (): void => {};
   const answered = new Promise<void>((resolve) => {
@@ -162,10 +185,10 @@ function raw() {
     if (wholeAnswer(data)) onAnswer();
   });
   socket.on('error', () => {});
-  const closed = new Promise<number>((resolve) => {
+  const closed = new Promise<void>((resolve) => {
     socket.once('close', () => {
       onAnswer();
-      resolve(performance.now() - started);
+      resolve();
     });
   });
   const connected = new Promise<void>((resolve, reject) => {
@@ -204,21 +227,38 @@ async function expectRejected(payload: string | Buffer, statuses: number[]): Pro
   expect([null, ...statuses]).toContain(rawStatus(conn.data()));
 }
 
-/** GETs the listing every 50 ms until `until` settles (at most 200 times); all must be 200. */
-async function normalClient(until: Promise<unknown>): Promise<number> {
+/** The GETs a well-behaved client got answered beside a hostile one, all of them 200. */
+interface Served {
+  /** Answered while the hostile client was still connected. */
+  readonly during: number;
+  /** All of them, the two sent after the cut included. */
+  readonly total: number;
+}
+
+/**
+ * A well-behaved client: GETs the listing every 50 ms until `until` settles (at most 200 times),
+ * then twice more. Every answer must be 200 (`list` checks it).
+ */
+async function normalClient(until: Promise<unknown>): Promise<Served> {
   const state = { done: false };
   void until.finally(() => {
     state.done = true;
   });
-  let served = 0;
+  let during = 0;
+  let total = 0;
   for (let i = 0; i < 200 && !state.done; i++) {
-    const started = performance.now();
     await list();
-    expect(performance.now() - started).toBeLessThan(1_000);
-    served++;
+    total++;
+    if (!state.done) during++;
     await sleep(50);
   }
-  return served;
+  await until;
+  // The emulator goes on serving once the hostile client is gone.
+  for (let i = 0; i < 2; i++) {
+    await list();
+    total++;
+  }
+  return { during, total };
 }
 
 /** Writes `bytes` one at a time, DRIP_MS apart, until they are all sent or the socket is gone. */
@@ -359,25 +399,32 @@ describe('the emulator under hostile traffic', () => {
   });
 
   it(`cuts a client sending its head slower than --headers-timeout ${HEADERS_TIMEOUT_MS}ms, serving others`, async () => {
+    const before = await stats();
     const conn = raw();
     await conn.connected;
     const head =
       `GET /api/v2/environments/${ORG} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
       `Authorization: Bearer ${TOKEN}\r\nAccept: application/json\r\n\r\n`;
-    const [sent, closedAfter, served] = await Promise.all([
+    const [sent, , served] = await Promise.all([
       drip(conn.socket, head),
-      within(conn.closed, HEADERS_TIMEOUT_MS + SLACK_MS, 'slow head not cut'),
+      within(conn.closed, SAFETY_NET_MS, 'slow head not cut'),
       normalClient(conn.closed),
       load.run(LOAD_PER_TEST),
     ]);
     expect(sent).toBeLessThan(head.length);
-    expect(closedAfter).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 50);
     expect([null, 408]).toContain(rawStatus(conn.data()));
-    expect(served).toBeGreaterThan(3);
+    // Cut by the head timeout (the emulator counts each cut by the limit it broke), nothing else.
+    expect(countersSince(before, await stats())).toEqual({
+      ok: served.total,
+      headersTimeouts: 1,
+      requestTimeouts: 0,
+    });
+    expect(served.during).toBeGreaterThanOrEqual(1);
     await expectAlive();
   });
 
   it(`cuts a client sending its body slower than --request-timeout ${REQUEST_TIMEOUT_MS}ms, serving others`, async () => {
+    const before = await stats();
     const conn = raw();
     await conn.connected;
     const body = JSON.stringify({ name: 'slow-body', description: 'x'.repeat(100), type: 'K8S' });
@@ -386,16 +433,21 @@ describe('the emulator under hostile traffic', () => {
         `Authorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n` +
         `Content-Length: ${body.length}\r\n\r\n`,
     );
-    const [sent, closedAfter, served] = await Promise.all([
+    const [sent, , served] = await Promise.all([
       drip(conn.socket, body),
-      within(conn.closed, REQUEST_TIMEOUT_MS + SLACK_MS, 'slow body not cut'),
+      within(conn.closed, SAFETY_NET_MS, 'slow body not cut'),
       normalClient(conn.closed),
       load.run(LOAD_PER_TEST),
     ]);
     expect(sent).toBeLessThan(body.length);
-    expect(closedAfter).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50);
     expect([null, 408]).toContain(rawStatus(conn.data()));
-    expect(served).toBeGreaterThan(5);
+    // The head arrived in time; the whole-request timeout cut the body.
+    expect(countersSince(before, await stats())).toEqual({
+      ok: served.total,
+      headersTimeouts: 0,
+      requestTimeouts: 1,
+    });
+    expect(served.during).toBeGreaterThanOrEqual(1);
     expect([...(await storedAcme()).keys()]).not.toContain('slow-body');
     await expectAlive();
   });
@@ -446,24 +498,30 @@ describe('the emulator under hostile traffic', () => {
   });
 
   it(`cuts a flood of ${SILENT} silent connections after --headers-timeout, serving others`, async () => {
+    const before = await stats();
     const conns = Array.from({ length: SILENT }, () => raw());
     try {
       await Promise.all(conns.map((conn) => conn.connected));
       const allClosed = within(
         Promise.all(conns.map((conn) => conn.closed)),
-        HEADERS_TIMEOUT_MS + SLACK_MS,
+        SAFETY_NET_MS,
         'silent connections not cut',
       );
-      const [closedAfter, served] = await Promise.all([
+      const [, served] = await Promise.all([
         allClosed,
         normalClient(allClosed),
         load.run(LOAD_PER_TEST),
       ]);
-      expect(Math.min(...closedAfter)).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 50);
       for (const conn of conns) {
         expect([null, 408]).toContain(rawStatus(conn.data()));
       }
-      expect(served).toBeGreaterThan(3);
+      // Every one of them cut by the head timeout, none for any other reason.
+      expect(countersSince(before, await stats())).toEqual({
+        ok: served.total,
+        headersTimeouts: SILENT,
+        requestTimeouts: 0,
+      });
+      expect(served.during).toBeGreaterThanOrEqual(1);
     } finally {
       for (const conn of conns) conn.socket.destroy();
     }

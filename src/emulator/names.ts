@@ -1,0 +1,28 @@
+/** The emulator's rules for names and types, per profile. */
+import type { Profile } from './options.ts';
+
+/**
+ * Environment names. Production's published schema also allows `~`, its own CLI's help does not;
+ * the emulator takes the narrower reading (docs/api-behaviour.md#environment-names).
+ */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** Org names in paths; the contract shows no rule, so the emulator uses the environment-name rule. */
+export const ORG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** The types the contract allows. */
+export const SPEC_TYPES: readonly string[] = ['K8S', 'S3', 'logical'];
+/** The nine types production knows (docs/api-behaviour.md#environment-types). */
+export const KOSLI_TYPES: readonly string[] = [
+  ...SPEC_TYPES,
+  'ECS',
+  'lambda',
+  'server',
+  'docker',
+  'azure-apps',
+  'cloud-run',
+];
+
+/** The types a profile accepts in a PUT (case-sensitive). */
+export function typesFor(profile: Profile): readonly string[] {
+  return profile === 'kosli' ? KOSLI_TYPES : SPEC_TYPES;
+}
