@@ -1,7 +1,7 @@
 /**
  * Rendezvous (highest random weight) hashing: each org goes to the shard with the highest
  * hash(org, shard). Going from N to N+1 shards moves only the orgs the new shard wins: about
- * 1/(N+1) of them (issue 4, Scale-out).
+ * 1/(N+1) of them.
  */
 
 /** cyrb53: a fast, well-mixed 53-bit string hash (public domain). */

@@ -2,7 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { ClientEvents } from '../api/client.ts';
 import type { OrgReport } from '../core/report.ts';
 
-/** The daemon's Prometheus metrics, on a registry of its own (issue 4, HTTP endpoints). */
+/** The daemon's Prometheus metrics, on a registry of its own. */
 export class DaemonMetrics {
   readonly registry = new Registry();
   readonly passes = new Counter({

@@ -40,7 +40,7 @@ const MAX_SNAPSHOT_ATTEMPTS = 5;
 
 /**
  * Reads a consistent snapshot of the manifests: resolve once, read everything below the real
- * path, resolve again; if a git-sync swap happened meanwhile, read again (issue 4, Triggers).
+ * path, resolve again; if a git-sync swap happened meanwhile, read again.
  */
 export async function readSnapshot(options: {
   root: string;

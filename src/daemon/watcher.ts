@@ -34,7 +34,7 @@ async function linkParents(absolute: string): Promise<string[]> {
  * Watches the manifests with chokidar, and the symlinks on the way to them. Plain recursive
  * watches miss git-sync's swaps (they keep following the old target), so this watcher also
  * watches the folders holding the links, re-resolves the path on each of their events and on a
- * slow poll, and moves the content watch to the new real path (issue 4, git-sync).
+ * slow poll, and moves the content watch to the new real path.
  */
 export class ManifestWatcher {
   readonly #options: WatcherOptions;

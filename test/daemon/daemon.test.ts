@@ -62,16 +62,15 @@ async function get(url: string) {
 }
 
 describe('envsync run (in-process daemon, real files, real chokidar, emulator over HTTP)', () => {
-  it('applies at start, then applies a file edit within a second', async () => {
+  it('applies at start, then applies a file edit, an atomic save and a new folder', async () => {
     await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
     const d = await daemon();
     await waitFor('first pass', async () => (await description('acme', 'prod')) === 'one');
     await writeFile(tmp.path('manifests/acme.yaml'), manifest('acme', { prod: 'two' }));
-    const started = Date.now();
+    // How fast an edit reaches the service is the benchmark's to measure (watch p95).
     await waitFor('edit applied', async () => (await description('acme', 'prod')) === 'two', {
       timeoutMs: 5000,
     });
-    expect(Date.now() - started).toBeLessThan(5000);
     // Editors' atomic saves: write a temp file, rename it over the manifest.
     await writeFile(tmp.path('manifests/.acme.yaml.tmp'), manifest('acme', { prod: 'three' }));
     await rename(tmp.path('manifests/.acme.yaml.tmp'), tmp.path('manifests/acme.yaml'));

@@ -1,5 +1,5 @@
 /**
- * Network boundaries of the envsync CLI (issue 5, item 4), run as a child process against real
+ * Network boundaries of the envsync CLI, run as a child process against real
  * loopback servers: requests go to the configured origin and path prefix only, redirects are not
  * followed (so the token goes nowhere else), plain http:// to a non-loopback host is refused before
  * anything is sent, and TLS is always verified (a CA can be added with --ca-file, never removed).
