@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
-import { ApiError, failureOf } from '../api/errors.ts';
+import { failureOf } from '../api/errors.ts';
 import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import {
   isTransientRound,
@@ -75,7 +75,7 @@ async function sendChanges(
           outcomes.set(change.name, { result: 'failed', error: `not sent: ${messageOf(error)}` });
           return;
         }
-        if (error instanceof ApiError && error.kind === 'auth') {
+        if (failureOf(error)?.kind === 'auth') {
           stop.abort(new Error('the token was refused for this org'));
         }
         outcomes.set(change.name, {
