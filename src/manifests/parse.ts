@@ -7,8 +7,10 @@ import type { DesiredEnvironment } from '../core/model.ts';
 import { normalizePolicies } from '../core/plan.ts';
 import { ENVIRONMENT_TYPES, NAME_PATTERN } from './names.ts';
 import type * as Schema from './schema.ts';
-import { suggest } from './suggest.ts';
+import { suggest } from '../core/suggest.ts';
 import { acceptDocument } from './accept.ts';
+
+export { formatProblem } from '../core/validation.ts';
 
 /**
  * The `yaml` package, loaded on first use: only files the fast path refuses (and the rare message
@@ -57,14 +59,6 @@ const MAX_ALIAS_COUNT = 100;
 
 /** Syntax errors reported per document before the rest are summed up. */
 const MAX_SYNTAX_ERRORS = 5;
-
-/** Formats a problem the way compilers do: `file:line:column path: message`. */
-export function formatProblem(problem: ManifestProblem): string {
-  const where = `${problem.file}:${problem.line}:${problem.column}`;
-  return problem.path === ''
-    ? `${where} ${problem.message}`
-    : `${where} ${problem.path}: ${problem.message}`;
-}
 
 /** Renders a YAML path as `environments[0].type`. */
 export function formatPath(path: readonly PathSegment[]): string {
