@@ -15,3 +15,4 @@ export {
 export type { FaultState } from './admin.ts';
 export type { EmulatorStats, RequestLogEntry } from './stats.ts';
 export type { StoreDocument, StoredEnvironment } from './store.ts';
+export { ORG_PATTERN } from './validate.ts';
