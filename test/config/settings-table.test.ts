@@ -424,6 +424,10 @@ describe('the generated config file schema', () => {
     );
     expect(keys).toHaveLength(22);
     for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
+    const variables = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
+      s.file === undefined || s.env === undefined ? [] : [s.env.name],
+    );
+    for (const name of variables) expect(text, name).toContain(name);
   });
 });
 
