@@ -11,6 +11,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   startEmulator,
   type FaultSettings,
+  type RunningEmulator,
 } from '../emulator/index.ts';
 import { UsageError, errorMessage } from '../errors.ts';
 import type { CommandContext } from './context.ts';
@@ -61,21 +62,28 @@ export async function emulatorCommand(ctx: CommandContext): Promise<number> {
     pino.destination({ dest: 2, sync: true }),
   );
 
-  const emulator = await startEmulator({
-    host: options.host,
-    port: options.port,
-    orgs: options.emulatorOrgs,
-    tokens: options.tokens,
-    profile: options.profile,
-    ...(options.seed === undefined ? {} : { seed: options.seed }),
-    faults,
-    ...(options.dataFile === undefined ? {} : { dataFile: options.dataFile }),
-    headersTimeoutMs,
-    requestTimeoutMs,
-    logger,
-  });
-  // Before the line a supervisor or a test waits for: from then on, a signal stops it gracefully.
+  // Before the emulator logs or prints anything a supervisor or a test may wait for: from then
+  // on, a signal stops it gracefully instead of killing it.
   const signals = handleStopSignals();
+  let emulator: RunningEmulator;
+  try {
+    emulator = await startEmulator({
+      host: options.host,
+      port: options.port,
+      orgs: options.emulatorOrgs,
+      tokens: options.tokens,
+      profile: options.profile,
+      ...(options.seed === undefined ? {} : { seed: options.seed }),
+      faults,
+      ...(options.dataFile === undefined ? {} : { dataFile: options.dataFile }),
+      headersTimeoutMs,
+      requestTimeoutMs,
+      logger,
+    });
+  } catch (error) {
+    signals.dispose();
+    throw error;
+  }
   ctx.stdout.write(`listening on ${emulator.url}\n`);
 
   const signal = await signals.stopped;

@@ -43,6 +43,7 @@ export async function printRunReport(
   });
 }
 
+/** What sets plan, sync and sync --dry-run apart. */
 export interface PassOptions {
   /** The command, as the logs name it. */
   readonly command: 'plan' | 'sync';

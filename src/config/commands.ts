@@ -31,6 +31,7 @@ const PRECEDENCE = 'Precedence: flags > environment > config file > defaults.';
 const PLAN_EXIT_CODES = `Exit codes: 0 success; 1 error (invalid manifests, failed org or change, not converged);
             2 changes pending (only with --detailed-exitcode, plan or sync --dry-run).`;
 
+/** Each command's help, besides its flags (those come from the settings table). */
 export const COMMANDS: Readonly<Record<CommandName, CommandInfo>> = {
   validate: {
     summary: 'validate the manifests (offline, no token)',

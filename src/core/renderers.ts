@@ -20,10 +20,6 @@ export interface Renderer {
   validation(report: ValidationReport, options: RenderOptions): string;
 }
 
-/**
- * Every `--output` format. A new format is one entry here: the flag's allowed values, the config
- * file's and the help text all come from these keys.
- */
 const FORMATS = {
   text: {
     run: (report, options) => renderText(report, options),
@@ -41,6 +37,10 @@ const FORMATS = {
 
 export type OutputFormat = keyof typeof FORMATS;
 
+/**
+ * Every `--output` format. A new format is one entry here: the flag's allowed values, the config
+ * file's and the help text all come from these keys.
+ */
 export const RENDERERS: { readonly [F in OutputFormat]: Renderer } = FORMATS;
 
 /** The formats, in the order help and errors list them. */

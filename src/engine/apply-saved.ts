@@ -19,6 +19,7 @@ export class PlanMovedError extends ConfigError {
   override name = 'PlanMovedError';
 }
 
+/** The saved plan to apply, and what applying it needs. */
 export interface ApplySavedOptions {
   /** The plan file as the user named it (errors quote it), relative to `cwd`. */
   readonly file: string;
