@@ -3,84 +3,61 @@
  * envsync's entry point: argv -> command. The only place that turns errors into exit codes.
  */
 import module from 'node:module';
+import { COMMAND_NAMES, type CommandName } from './config/commands.ts';
+import { suggest } from './core/suggest.ts';
 import { ConfigError, UsageError, errorMessage } from './errors.ts';
 import { VERSION } from './version.ts';
 import type { Command, CommandContext } from './commands/context.ts';
 
-interface CommandEntry {
-  readonly summary: string;
-  readonly load: () => Promise<Command>;
-}
-
-const COMMANDS: Record<string, CommandEntry> = {
-  validate: {
-    summary: 'validate the manifests (offline, no token)',
-    load: async () => (await import('./commands/validate.ts')).validateCommand,
-  },
-  plan: {
-    summary: 'show what sync would change (never writes)',
-    load: async () => (await import('./commands/plan.ts')).planCommand,
-  },
-  sync: {
-    summary: 'make the service match the manifests (--dry-run: plan only)',
-    load: async () => (await import('./commands/sync.ts')).syncCommand,
-  },
-  run: {
-    summary: 'keep the service in step with the manifests, continuously',
-    load: async () => (await import('./commands/run.ts')).runCommand,
-  },
-  export: {
-    summary: "write orgs' environments, as the API lists them, as manifests",
-    load: async () => (await import('./commands/export.ts')).exportCommand,
-  },
-  schema: {
-    summary: 'print the JSON Schema of a manifest (for editors)',
-    load: async () => (await import('./commands/schema.ts')).schemaCommand,
-  },
-  emulator: {
-    summary: 'run a local emulator of the Environments API',
-    load: async () => (await import('./commands/emulator.ts')).emulatorCommand,
-  },
+const COMMANDS: Record<CommandName, () => Promise<Command>> = {
+  validate: async () => (await import('./commands/validate.ts')).validateCommand,
+  plan: async () => (await import('./commands/plan.ts')).planCommand,
+  sync: async () => (await import('./commands/sync.ts')).syncCommand,
+  run: async () => (await import('./commands/run.ts')).runCommand,
+  export: async () => (await import('./commands/export.ts')).exportCommand,
+  schema: async () => (await import('./commands/schema.ts')).schemaCommand,
+  emulator: async () => (await import('./commands/emulator.ts')).emulatorCommand,
 };
-
-const USAGE = `Usage: envsync <command> [flags]
-
-Commands:
-${Object.entries(COMMANDS)
-  .map(([name, entry]) => `  ${name.padEnd(10)} ${entry.summary}`)
-  .join('\n')}
-
-Flags:
-  -h, --help     show this help (also: envsync <command> --help)
-  -V, --version  print the version
-
-Exit codes: 0 success, 1 error, 2 changes pending (only with --detailed-exitcode).`;
 
 // Cache compiled code between runs (in the OS temp folder; silently off where it cannot write):
 // the commands below are loaded after this line, and start-up matters to a CI step.
 module.enableCompileCache?.();
 
+function isCommand(name: string): name is CommandName {
+  return (COMMAND_NAMES as readonly string[]).includes(name);
+}
+
+/** The error for a first word that is no command: a short line with a did-you-mean. */
+function unknownFirstWord(first: string): string {
+  if (first.startsWith('-')) {
+    const near = suggest(first.replace(/^-+/, ''), ['help', 'version']);
+    const hint =
+      near === undefined ? ' (flags go after the command)' : ` (did you mean --${near}?)`;
+    return `envsync: unknown flag ${first}${hint}\nRun "envsync --help" for the list of commands.\n`;
+  }
+  const near = suggest(first, COMMAND_NAMES);
+  const hint = near === undefined ? '' : ` (did you mean "${near}"?)`;
+  return `envsync: unknown command "${first}"${hint}\nRun "envsync --help" for the list of commands.\n`;
+}
+
 /** Runs the CLI and returns the exit code. */
 export async function main(ctx: CommandContext): Promise<number> {
   const [first, ...rest] = ctx.argv;
   if (first === undefined || first === '-h' || first === '--help' || first === 'help') {
-    ctx.stdout.write(`${USAGE}\n`);
+    const { rootHelp } = await import('./commands/help.ts');
+    ctx.stdout.write(`${rootHelp()}\n`);
     return first === undefined ? 1 : 0;
   }
   if (first === '-V' || first === '--version') {
     ctx.stdout.write(`${VERSION}\n`);
     return 0;
   }
-  const entry = Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined;
-  if (entry === undefined) {
-    ctx.stderr.write(
-      `envsync: unknown ${first.startsWith('-') ? 'flag' : 'command'} "${first}"\n` +
-        `Run "envsync --help" for the list of commands.\n`,
-    );
+  if (!isCommand(first)) {
+    ctx.stderr.write(unknownFirstWord(first));
     return 1;
   }
   try {
-    const command = await entry.load();
+    const command = await COMMANDS[first]();
     return await command({ ...ctx, argv: rest });
   } catch (error) {
     if (error instanceof UsageError) {

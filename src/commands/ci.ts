@@ -1,6 +1,13 @@
 import { appendFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
+import { ConfigError } from '../errors.ts';
+import { SETTINGS } from '../config/settings-table.ts';
+import { pickSettings, type ValuesOf } from '../config/setting.ts';
+
+/** The CI outputs' settings: `--annotations` and `--summary-file`. */
+export const CI_SETTINGS = pickSettings(SETTINGS, ['annotations', 'summaryFile']);
+export type CiOptions = ValuesOf<typeof CI_SETTINGS>;
 
 /** The repository root GitHub resolves annotation paths against. */
 export async function repositoryRoot(cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
@@ -14,12 +21,6 @@ export async function repositoryRoot(cwd: string, env: NodeJS.ProcessEnv): Promi
 /** Maps a problem's file (relative to cwd, or absolute) to a path relative to the repo root. */
 export function repoPathMapper(cwd: string, root: string): (file: string) => string {
   return (file) => path.relative(root, path.resolve(cwd, file)).split(path.sep).join('/');
-}
-
-/** Whether to print GitHub workflow commands: `--annotations`, else GITHUB_ACTIONS=true. */
-export function annotationsWanted(flag: string | undefined, env: NodeJS.ProcessEnv): boolean {
-  if (flag !== undefined) return flag === 'github';
-  return env['GITHUB_ACTIONS'] === 'true';
 }
 
 /** Appends markdown to the step summary file (as `$GITHUB_STEP_SUMMARY` expects). */
@@ -36,4 +37,39 @@ export function writeAnnotations(
 ): void {
   if (lines.length === 0) return;
   (output === 'json' ? stderr : stdout).write(`${lines.join('\n')}\n`);
+}
+
+/** What a command reports to CI: its annotations and its markdown, each made only if wanted. */
+export interface CiReport {
+  annotations(toRepoPath: (file: string) => string): string[];
+  markdown(): string;
+}
+
+/** Prints the annotations and appends the step summary, as the settings ask. */
+export async function emitCiOutputs(
+  where: { readonly cwd: string; readonly env: NodeJS.ProcessEnv },
+  out: { readonly stdout: Writable; readonly stderr: Writable },
+  ci: CiOptions,
+  output: string,
+  report: CiReport,
+): Promise<void> {
+  if (ci.annotations === 'github') {
+    const root = await repositoryRoot(where.cwd, where.env);
+    writeAnnotations(
+      report.annotations(repoPathMapper(where.cwd, root)),
+      output,
+      out.stdout,
+      out.stderr,
+    );
+  }
+  if (ci.summaryFile !== undefined) {
+    const file = ci.summaryFile;
+    await appendSummary(path.resolve(where.cwd, file), report.markdown()).catch(
+      (error: unknown) => {
+        throw new ConfigError(
+          `--summary-file ${file}: cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+        );
+      },
+    );
+  }
 }

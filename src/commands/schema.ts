@@ -1,20 +1,13 @@
+import { parseCommandFlags } from '../config/flags.ts';
+import { SETTINGS } from '../config/settings-table.ts';
 import { manifestJsonSchema } from '../manifests/json-schema.ts';
-import { parseFlags } from './args.ts';
 import type { CommandContext } from './context.ts';
-
-const USAGE = `Usage: envsync schema
-
-Prints the JSON Schema (draft 2020-12) of a manifest document, generated from the schema the
-validator uses. Save it and point your editor at it, e.g. with a first line
-  # yaml-language-server: $schema=./manifest.schema.json`;
+import { printHelp } from './help.ts';
 
 /** `envsync schema`: the manifest JSON Schema on stdout. */
 export async function schemaCommand(ctx: CommandContext): Promise<number> {
-  const { values } = parseFlags(ctx.argv, { help: { type: 'boolean', short: 'h' } }, USAGE);
-  if (values.help) {
-    ctx.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const flags = await parseCommandFlags(SETTINGS, 'schema', ctx.argv);
+  if (flags.help === true) return printHelp(ctx, 'schema');
   ctx.stdout.write(`${JSON.stringify(manifestJsonSchema(), null, 2)}\n`);
   return 0;
 }

@@ -1,5 +1,74 @@
+import type { Settings } from '../config/settings.ts';
+import { parseCommandFlags } from '../config/flags.ts';
+import { resolveValues } from '../config/resolve.ts';
+import { resolveSettings } from '../config/settings.ts';
+import { SETTINGS } from '../config/settings-table.ts';
+import { pickSettings } from '../config/setting.ts';
+import { hasErrors, type RunReport } from '../core/report.ts';
+import { UsageError } from '../errors.ts';
+import { CI_SETTINGS, type CiOptions } from './ci.ts';
+import { connect } from './connect.ts';
 import type { CommandContext } from './context.ts';
-import { runOneShot } from './one-shot.ts';
+import { printHelp } from './help.ts';
+import { commandIo } from './io.ts';
+import { openState, printRunReport, runPass } from './pass.ts';
+import { terminalProgress } from './progress.ts';
 
-/** `envsync sync [--dry-run]`: plan, apply, verify, record. */
-export const syncCommand = (ctx: CommandContext): Promise<number> => runOneShot(ctx, 'sync');
+const SYNC_SETTINGS = {
+  ...CI_SETTINGS,
+  ...pickSettings(SETTINGS, ['dryRun', 'planOut', 'planFile']),
+};
+
+/** `envsync sync [--dry-run | --plan FILE]`: plan, apply, verify, record. */
+export async function syncCommand(ctx: CommandContext): Promise<number> {
+  const flags = await parseCommandFlags(SETTINGS, 'sync', ctx.argv);
+  if (flags.help === true) return printHelp(ctx, 'sync');
+  const settings = await resolveSettings(flags, ctx.env, ctx.cwd);
+  const { dryRun, planOut, planFile, ...ci } = resolveValues(SYNC_SETTINGS, {
+    flags,
+    env: ctx.env,
+  });
+  if (planOut !== undefined && !dryRun) {
+    throw new UsageError(
+      '--out saves a plan: use it with "envsync plan" or "envsync sync --dry-run"',
+    );
+  }
+  if (planFile !== undefined && dryRun) {
+    throw new UsageError(
+      '--plan applies a saved plan: use it with "envsync sync", without --dry-run',
+    );
+  }
+  if (planFile !== undefined) return applySaved(ctx, settings, ci, planFile);
+  return runPass(ctx, settings, { command: 'sync', dryRun, outFile: planOut, ci });
+}
+
+/** `sync --plan FILE`: the saved plan, applied as it was reviewed or not at all. */
+async function applySaved(
+  ctx: CommandContext,
+  settings: Settings,
+  ci: CiOptions,
+  file: string,
+): Promise<number> {
+  const io = commandIo(ctx, settings.logLevel, 'sync');
+  const progress = terminalProgress(io.stderr);
+  const { apiUrl, client } = await connect(settings, ctx.env, io.logger, io.addSecret);
+  let report: RunReport;
+  try {
+    const state = await openState(settings, ctx.cwd, io.logger, apiUrl);
+    const { applySavedPlan } = await import('../engine/apply-saved.ts');
+    report = await applySavedPlan({
+      file,
+      cwd: ctx.cwd,
+      apiUrl,
+      client,
+      state,
+      logger: io.logger,
+      progress,
+    });
+  } finally {
+    progress.finish();
+    await client.close();
+  }
+  await printRunReport(ctx, io, settings, ci, report);
+  return hasErrors(report) ? 1 : 0;
+}

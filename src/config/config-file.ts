@@ -1,33 +1,32 @@
 import * as z from 'zod';
-import { LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
+import { SETTINGS } from './settings-table.ts';
+import type { FileType } from './setting.ts';
 
-const duration = z.union([z.string(), z.literal(0)]);
+const PLAIN: Record<Exclude<FileType['kind'], 'integer' | 'enum'>, () => z.ZodType> = {
+  string: () => z.string(),
+  strings: () => z.array(z.string()),
+  boolean: () => z.boolean(),
+  duration: () => z.union([z.string(), z.literal(0)]),
+};
 
-/** The config file (`--config FILE`, YAML). Every key is optional; see config/envsync.example.yaml. */
-export const configFileSchema = z.strictObject({
-  manifests: z.string().optional(),
-  apiUrl: z.string().optional(),
-  orgs: z.array(z.string()).optional(),
-  concurrency: z.number().int().min(1).max(256).optional(),
-  retries: z.number().int().min(0).max(20).optional(),
-  timeout: duration.optional(),
-  retryDelay: duration.optional(),
-  state: z.string().optional(),
-  output: z.enum(OUTPUT_FORMATS).optional(),
-  detailedExitcode: z.boolean().optional(),
-  logLevel: z.enum(LOG_LEVELS).optional(),
-  tokenFile: z.string().optional(),
-  insecureHttp: z.boolean().optional(),
-  caFile: z.string().optional(),
-  maxFileBytes: z.number().int().min(1).optional(),
-  // envsync run only:
-  interval: duration.optional(),
-  debounce: duration.optional(),
-  listen: z.string().optional(),
-  shutdownTimeout: duration.optional(),
-  shardIndex: z.number().int().min(0).optional(),
-  shardCount: z.number().int().min(1).optional(),
-  shardFromHostname: z.boolean().optional(),
-});
+function fieldSchema(type: FileType): z.ZodType {
+  if (type.kind === 'enum') return z.enum(type.values);
+  if (type.kind === 'integer') {
+    const integer = z.number().int().min(type.min);
+    return type.max === undefined ? integer : integer.max(type.max);
+  }
+  return PLAIN[type.kind]();
+}
 
-export type ConfigFile = z.infer<typeof configFileSchema>;
+/**
+ * The config file (`--config FILE`, YAML), generated from the settings table: every setting with
+ * a config key, in table order, all optional; any other key is an error. See
+ * config/envsync.example.yaml.
+ */
+export const configFileSchema = z.strictObject(
+  Object.fromEntries(
+    Object.values(SETTINGS).flatMap((setting: (typeof SETTINGS)[keyof typeof SETTINGS]) =>
+      'file' in setting ? [[setting.file.key, fieldSchema(setting.file.type).optional()]] : [],
+    ),
+  ),
+);

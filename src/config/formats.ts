@@ -1,3 +1,4 @@
 /** The values of `--output` and `--log-level` (shared by the flags and the config file schema). */
-export const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
+export { OUTPUT_FORMATS, type OutputFormat } from '../core/renderers.ts';
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -1,22 +1,15 @@
 import type * as z from 'zod';
 import { NAME_RULE } from '../core/names.ts';
-import { suggest } from './suggest.ts';
-import type { ManifestProblem } from './parsed.ts';
+import { suggest } from '../core/suggest.ts';
 
 /**
  * The words of manifest problems: where (`file:line:column path`) and what, with a did-you-mean
  * when a value or a key is close to an allowed one.
  */
 
-type PathSegment = string | number;
+export { formatProblem } from '../core/validation.ts';
 
-/** Formats a problem the way compilers do: `file:line:column path: message`. */
-export function formatProblem(problem: ManifestProblem): string {
-  const where = `${problem.file}:${problem.line}:${problem.column}`;
-  return problem.path === ''
-    ? `${where} ${problem.message}`
-    : `${where} ${problem.path}: ${problem.message}`;
-}
+type PathSegment = string | number;
 
 /** Renders a YAML path as `environments[0].type`. */
 export function formatPath(path: readonly PathSegment[]): string {

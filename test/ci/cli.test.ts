@@ -41,7 +41,7 @@ describe('the CLI', () => {
     expect(command.stderr).toContain('unknown command "deploy"');
     const flag = await envsync(['validate', '--manifest', 'x']);
     expect(flag.code).toBe(1);
-    expect(flag.stderr).toContain("Unknown option '--manifest'");
+    expect(flag.stderr).toContain('unknown flag --manifest (did you mean --manifests?)');
     expect(flag.stderr.split('\n').length).toBeLessThan(40);
   });
 

@@ -6,8 +6,11 @@ import pino from 'pino';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { DAEMON_FLAG_OPTIONS, resolveDaemonSettings } from '../../src/config/daemon-settings.ts';
-import { resolveSettings, SETTING_FLAG_OPTIONS } from '../../src/config/settings.ts';
+import { resolveDaemonSettings } from '../../src/config/daemon-settings.ts';
+import { flagOptions } from '../../src/config/flags.ts';
+import { resolveSettings } from '../../src/config/settings.ts';
+import { SETTINGS } from '../../src/config/settings-table.ts';
+import type { FlagsOf } from '../../src/config/setting.ts';
 import type { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
 import { envsync } from '../helpers/cli.ts';
@@ -151,19 +154,16 @@ function gitSyncFlags(c: Container): Map<string, string> {
 }
 
 /**
- * The envsync container's `run` flags, parsed with envsync's own option definitions (which of
- * them `run` accepts is left to the CLI itself, in the tests below).
+ * The envsync container's `run` flags, parsed with the options envsync's own parser uses for
+ * `run` (the CLI itself is checked too, in the tests below).
  */
 function runFlags(workload: Workload) {
   const [command, ...rest] = container(workload, 'envsync').args ?? [];
   expect(command, `${workload.kind}: args replace the image's CMD, so they start with run`).toBe(
     'run',
   );
-  return parseArgs({
-    args: rest,
-    options: { ...SETTING_FLAG_OPTIONS, ...DAEMON_FLAG_OPTIONS },
-    strict: true,
-  }).values;
+  return parseArgs({ args: rest, options: flagOptions(SETTINGS, 'run'), strict: true })
+    .values as FlagsOf<typeof SETTINGS, 'run'>;
 }
 
 /** The daemon settings a pod of `workload` resolves, as the pod with that ordinal. */

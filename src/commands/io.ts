@@ -1,0 +1,37 @@
+import type { Logger } from 'pino';
+import { createLogger, redactingStream } from '../log.ts';
+import type { CommandContext } from './context.ts';
+
+/** A command's output streams and logger, scrubbing every secret it learns from all three. */
+export interface CommandIo {
+  readonly stdout: CommandContext['stdout'];
+  readonly stderr: CommandContext['stderr'];
+  readonly logger: Logger;
+  /** From now on, `secret` never reaches the output. */
+  readonly addSecret: (secret: string) => void;
+}
+
+/** Colour for a terminal, unless NO_COLOR says otherwise (never into a pipe or a file). */
+export function wantsColor(ctx: CommandContext): boolean {
+  return Boolean(ctx.stdout.isTTY) && !('NO_COLOR' in ctx.env);
+}
+
+/** The streams and logger of `command`, at `level`; pretty logs only when asked (a terminal). */
+export function commandIo(
+  ctx: CommandContext,
+  level: string,
+  command: string,
+  { pretty = false }: { pretty?: boolean } = {},
+): CommandIo {
+  const secrets: string[] = [];
+  const stdout = redactingStream(ctx.stdout, () => secrets);
+  const stderr = redactingStream(ctx.stderr, () => secrets);
+  return {
+    stdout,
+    stderr,
+    logger: createLogger(level, stderr, { command }, { pretty }),
+    addSecret: (secret) => {
+      if (!secrets.includes(secret)) secrets.push(secret);
+    },
+  };
+}

@@ -1,0 +1,119 @@
+/**
+ * The pipeline plan and sync share: manifests, connection, state, reconcile, report.
+ */
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Settings } from '../config/settings.ts';
+import { runAnnotations } from '../core/annotations.ts';
+import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import { RENDERERS } from '../core/renderers.ts';
+import { hasErrors, hasPendingChanges, type RunReport } from '../core/report.ts';
+import { reconcile } from '../engine/reconcile.ts';
+import { writeFileAtomic } from '../engine/files.ts';
+import { StateStore } from '../engine/state-store.ts';
+import { emitCiOutputs, type CiOptions } from './ci.ts';
+import { connect, preloadClient } from './connect.ts';
+import type { CommandContext } from './context.ts';
+import { commandIo, wantsColor, type CommandIo } from './io.ts';
+import { loadManifestTree, warnAboutUnknownOrgs } from './manifests.ts';
+import { terminalProgress } from './progress.ts';
+import { phaseTimer } from './timings.ts';
+
+/** Loads the state file, bound to the API it records. */
+export function openState(
+  settings: Settings,
+  cwd: string,
+  logger: Logger,
+  apiUrl: URL,
+): Promise<StateStore> {
+  return StateStore.load(path.resolve(cwd, settings.state), logger, apiUrl.href);
+}
+
+/** Prints a run's report in the chosen format, then the CI outputs. */
+export async function printRunReport(
+  ctx: CommandContext,
+  io: CommandIo,
+  settings: Settings,
+  ci: CiOptions,
+  report: RunReport,
+): Promise<void> {
+  io.stdout.write(RENDERERS[settings.output].run(report, { color: wantsColor(ctx) }));
+  await emitCiOutputs(ctx, io, ci, settings.output, {
+    annotations: (toRepoPath) => runAnnotations(report, toRepoPath),
+    markdown: () => RENDERERS.markdown.run(report, { color: false }),
+  });
+}
+
+/** What sets plan, sync and sync --dry-run apart. */
+export interface PassOptions {
+  /** The command, as the logs name it. */
+  readonly command: 'plan' | 'sync';
+  /** Plan only: never a PUT, never a state write. */
+  readonly dryRun: boolean;
+  /** Where to save the plan (`--out FILE`), if anywhere. */
+  readonly outFile: string | undefined;
+  readonly ci: CiOptions;
+}
+
+/** One pass over the manifests, as `plan` or `sync` asks; returns the exit code. */
+export async function runPass(
+  ctx: CommandContext,
+  settings: Settings,
+  { command, dryRun, outFile, ci }: PassOptions,
+): Promise<number> {
+  const io = commandIo(ctx, settings.logLevel, command);
+  const { logger } = io;
+  const phase = phaseTimer(logger);
+  phase('reading the manifests');
+  // The HTTP client's modules load while the manifests are read (their file reads overlap).
+  preloadClient();
+  const manifests = await loadManifestTree(settings, ctx.cwd);
+  phase('manifests read', () => ({
+    files: manifests.fileCount,
+    orgs: manifests.orgs.length,
+    environments: manifests.orgs.reduce((n, org) => n + org.environments.length, 0),
+  }));
+  warnAboutUnknownOrgs(settings, manifests, logger);
+
+  const progress = terminalProgress(io.stderr);
+  const api = await connect(settings, ctx.env, logger, io.addSecret);
+  const planned = new Map<string, { observed: readonly ObservedEnvironment[]; plan: OrgPlan }>();
+  const started = Date.now();
+  let report: RunReport;
+  try {
+    const state = await openState(settings, ctx.cwd, logger, api.apiUrl);
+    phase('state loaded, client ready');
+    report = await reconcile({
+      manifests,
+      client: api.client,
+      state,
+      logger,
+      dryRun,
+      orgs: settings.orgs === undefined ? undefined : new Set(settings.orgs),
+      progress: dryRun ? undefined : progress,
+      // Listings are kept only to save a plan: at 100,000 environments they weigh.
+      onPlanned:
+        outFile === undefined
+          ? undefined
+          : (org, observed, plan) => planned.set(org, { observed, plan }),
+    });
+  } finally {
+    progress.finish();
+    await api.client.close();
+  }
+  logger.info(
+    { ...report.summary, durationMs: Date.now() - started, dryRun },
+    `${dryRun ? 'plan' : 'sync'} finished`,
+  );
+  if (outFile !== undefined) {
+    const { savePlan } = await import('../engine/saved-plan.ts');
+    const saved = savePlan(api.apiUrl.href, new Date().toISOString(), planned, report);
+    await writeFileAtomic(path.resolve(ctx.cwd, outFile), `${JSON.stringify(saved, null, 2)}\n`);
+    logger.info({ out: outFile, orgs: saved.orgs.length }, `plan saved to ${outFile}`);
+  }
+  phase('orgs reconciled');
+  await printRunReport(ctx, io, settings, ci, report);
+  if (hasErrors(report)) return 1;
+  if (dryRun && settings.detailedExitcode && hasPendingChanges(report)) return 2;
+  return 0;
+}

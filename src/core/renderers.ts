@@ -1,0 +1,47 @@
+import { renderMarkdown } from './render-markdown.ts';
+import { renderText } from './render-text.ts';
+import type { RunReport } from './report.ts';
+import {
+  validationJson,
+  validationMarkdown,
+  validationText,
+  type ValidationReport,
+} from './validation.ts';
+
+/** What a renderer may take into account besides the report. */
+export interface RenderOptions {
+  /** Colour only when the caller decided the terminal wants it. */
+  readonly color: boolean;
+}
+
+/** One output format: how it prints a run (plan, sync) and a validation. */
+export interface Renderer {
+  run(report: RunReport, options: RenderOptions): string;
+  validation(report: ValidationReport, options: RenderOptions): string;
+}
+
+const FORMATS = {
+  text: {
+    run: (report, options) => renderText(report, options),
+    validation: (report) => validationText(report),
+  },
+  json: {
+    run: (report) => `${JSON.stringify(report, null, 2)}\n`,
+    validation: (report) => validationJson(report),
+  },
+  markdown: {
+    run: (report) => renderMarkdown(report),
+    validation: (report) => validationMarkdown(report),
+  },
+} satisfies Record<string, Renderer>;
+
+export type OutputFormat = keyof typeof FORMATS;
+
+/**
+ * Every `--output` format. A new format is one entry here: the flag's allowed values, the config
+ * file's and the help text all come from these keys.
+ */
+export const RENDERERS: { readonly [F in OutputFormat]: Renderer } = FORMATS;
+
+/** The formats, in the order help and errors list them. */
+export const OUTPUT_FORMATS = Object.keys(RENDERERS) as [OutputFormat, ...OutputFormat[]];

@@ -1,0 +1,86 @@
+import type { ProblemReport } from './report.ts';
+
+/** One org as `envsync validate` saw it. */
+export interface ValidatedOrg {
+  readonly org: string;
+  /** Environments declared; none for an invalid org, which is left alone whole. */
+  readonly environments: number;
+  readonly files: readonly string[];
+  readonly errors: readonly ProblemReport[];
+}
+
+/** What `envsync validate` found, as plain data for every output format. */
+export interface ValidationReport {
+  readonly files: number;
+  /** The selected orgs (all of them without --org), sorted by org. */
+  readonly orgs: readonly ValidatedOrg[];
+  /** Problems that belong to no org (unreadable files, documents without an org). */
+  readonly errors: readonly ProblemReport[];
+}
+
+/** Every problem of a validation: those of no org first, then each org's. */
+export function validationProblems(report: ValidationReport): ProblemReport[] {
+  return [...report.errors, ...report.orgs.flatMap((o) => o.errors)];
+}
+
+/** Formats a problem the way compilers do: `file:line:column path: message`. */
+export function formatProblem(problem: ProblemReport): string {
+  const where = `${problem.file}:${problem.line}:${problem.column}`;
+  return problem.path === ''
+    ? `${where} ${problem.message}`
+    : `${where} ${problem.path}: ${problem.message}`;
+}
+
+function counts(report: ValidationReport) {
+  return {
+    problems: validationProblems(report),
+    environments: report.orgs.reduce((n, o) => n + o.environments, 0),
+    invalidOrgs: report.orgs.filter((o) => o.errors.length > 0).length,
+  };
+}
+
+/** The one-line verdict of a validation. */
+export function validationVerdict(report: ValidationReport): string {
+  const { problems, environments, invalidOrgs } = counts(report);
+  return problems.length === 0
+    ? `valid: ${report.files} file(s), ${report.orgs.length} org(s), ${environments} environment(s)`
+    : `invalid: ${problems.length} problem(s); ${invalidOrgs} org(s) would be left alone; ${report.orgs.length - invalidOrgs} org(s) valid`;
+}
+
+/** A validation as text: each problem, then the verdict. */
+export function validationText(report: ValidationReport): string {
+  const lines = validationProblems(report).map(formatProblem);
+  return `${lines.length ? `${lines.join('\n')}\n` : ''}${validationVerdict(report)}\n`;
+}
+
+/** A validation as markdown, for `--output markdown` and the step summary. */
+export function validationMarkdown(report: ValidationReport): string {
+  const problems = validationProblems(report);
+  const lines = problems.map((p) => `- \`${formatProblem(p).replace(/`/g, "'")}\``);
+  return `### envsync validate\n\n${problems.length === 0 ? '✅' : '❌'} ${validationVerdict(report)}\n${lines.length ? `\n${lines.join('\n')}\n` : ''}`;
+}
+
+/** A validation as JSON, version 1 (documented in the README). */
+export function validationJson(report: ValidationReport): string {
+  const { problems, environments, invalidOrgs } = counts(report);
+  const document = {
+    version: 1,
+    valid: problems.length === 0,
+    summary: {
+      files: report.files,
+      orgs: report.orgs.length,
+      environments,
+      invalidOrgs,
+      errors: problems.length,
+    },
+    orgs: report.orgs.map((o) => ({
+      org: o.org,
+      status: o.errors.length > 0 ? 'invalid' : 'ok',
+      environments: o.environments,
+      files: o.files,
+      errors: o.errors,
+    })),
+    errors: report.errors,
+  };
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
