@@ -3,15 +3,19 @@ import { createRequire } from 'node:module';
 import type pretty from 'pino-pretty';
 import type { Writable } from 'node:stream';
 
-/** Paths pino blanks out, wherever a header object might be logged. */
-const REDACT_PATHS = [
+/** Paths pino blanks out, wherever a header object or a token might be logged. */
+export const REDACT_PATHS = [
   'authorization',
   'token',
+  'tokens',
   'headers.authorization',
   '*.headers.authorization',
   'req.headers.authorization',
   'request.headers.authorization',
 ];
+
+/** What pino writes in place of a redacted value. */
+export const CENSOR = '[REDACTED]';
 
 /**
  * Wraps an output stream so that no secret ever passes through it, whatever code wrote it:
@@ -61,7 +65,7 @@ export function createLogger(
     {
       level,
       base: { ...base },
-      redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+      redact: { paths: REDACT_PATHS, censor: CENSOR },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     human

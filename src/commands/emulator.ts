@@ -14,6 +14,7 @@ import {
   type RunningEmulator,
 } from '../emulator/index.ts';
 import { UsageError, errorMessage } from '../errors.ts';
+import { CENSOR, REDACT_PATHS } from '../log.ts';
 import type { CommandContext } from './context.ts';
 import { printHelp } from './help.ts';
 import { handleStopSignals } from './signals.ts';
@@ -46,18 +47,7 @@ export async function emulatorCommand(ctx: CommandContext): Promise<number> {
       level: options.emulatorLogLevel,
       base: { name: 'envsync-emulator' },
       // Tokens must never reach a log line, whatever a future log call passes in.
-      redact: {
-        paths: [
-          'authorization',
-          'headers.authorization',
-          'req.headers.authorization',
-          'request.headers.authorization',
-          '*.headers.authorization',
-          'token',
-          'tokens',
-        ],
-        censor: '[redacted]',
-      },
+      redact: { paths: REDACT_PATHS, censor: CENSOR },
     },
     pino.destination({ dest: 2, sync: true }),
   );

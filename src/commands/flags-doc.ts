@@ -71,7 +71,7 @@ function commandsCell(setting: Setting): string {
 export function flagsDoc(settings: SettingsTable): string {
   const all = Object.values(settings);
   const parts = [
-    `<!-- Generated from the settings table (src/config/settings-table.ts and src/config/emulator-settings.ts) by \`${REGENERATE}\`: do not edit by hand. -->`,
+    `<!-- Generated from the settings table (src/config/settings-table.ts, daemon-table.ts and emulator-settings.ts) by \`${REGENERATE}\`: do not edit by hand. -->`,
     '# Flags, environment variables and config file keys',
     'Every setting of every envsync command. Precedence: **flags > environment variables > config ' +
       'file > defaults**; an empty environment variable counts as unset. The config file is the ' +

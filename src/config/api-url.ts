@@ -8,7 +8,7 @@ export function isLoopbackHost(hostname: string): boolean {
 
 /**
  * Checks the API's base address: https is required unless the host is loopback or plain http is
- * allowed explicitly; no credentials, query or fragment (issue 3, Security).
+ * allowed explicitly; no credentials, query or fragment.
  */
 export function parseApiUrl(raw: string, { insecureHttp }: { insecureHttp: boolean }): URL {
   let url: URL;

@@ -5,6 +5,7 @@
  * variable or config file key. Bad values are usage errors naming the flag.
  */
 import { parseDuration, formatDuration } from './duration.ts';
+import { LOG_LEVELS } from './formats.ts';
 import { texts, type Raw } from './parsers.ts';
 import type { SettingsTable } from './setting.ts';
 import { UsageError } from '../errors.ts';
@@ -22,7 +23,6 @@ import {
 } from '../emulator/index.ts';
 
 const MAX_LATENCY_MS = 600_000;
-const EMULATOR_LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function word(raw: Raw, name: string): string {
   if (typeof raw !== 'string') throw new UsageError(`${name}: a value is needed`);
@@ -274,7 +274,7 @@ export const EMULATOR_SETTINGS = {
     commands: ['emulator'],
     group: 'general',
     help: 'fatal, error, warn, info, debug (one line per request), trace or silent',
-    parse: choice(EMULATOR_LOG_LEVELS),
+    parse: choice(LOG_LEVELS),
     default: 'info',
   },
 } as const satisfies SettingsTable;

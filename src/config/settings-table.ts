@@ -3,20 +3,12 @@
  * file key, its parser and default, its help line and the commands that take it. The flag
  * parsers, the config file schema, each command's --help and docs/flags.md are generated from
  * here. The emulator's own flags are in emulator-settings.ts (they need the emulator's defaults,
- * and loading the emulator would slow every other command's start).
+ * and loading the emulator would slow every other command's start); `envsync run`'s own are in
+ * daemon-table.ts.
  */
 import { LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
-import {
-  bool,
-  commaSeparated,
-  durationMs,
-  integer,
-  listen,
-  oneOf,
-  text,
-  texts,
-  whole,
-} from './parsers.ts';
+import { bool, commaSeparated, durationMs, integer, oneOf, text, texts } from './parsers.ts';
+import { DAEMON_SETTINGS } from './daemon-table.ts';
 import type { ConfigFileOf, SettingsTable } from './setting.ts';
 
 const ONE_SHOT = ['validate', 'plan', 'sync'] as const;
@@ -218,100 +210,7 @@ export const SETTINGS = {
     parse: integer(1, 1024 ** 3),
     default: '1048576',
   },
-  intervalMs: {
-    flag: 'interval',
-    type: 'string',
-    value: 'DURATION',
-    env: { name: 'ENVSYNC_INTERVAL' },
-    file: { key: 'interval', type: { kind: 'duration' } },
-    commands: ['run'],
-    group: 'daemon',
-    help: 'periodic resync (heals drift made by hand), ±10% jitter; 0 turns it off',
-    parse: durationMs,
-    default: '5m',
-  },
-  debounceMs: {
-    flag: 'debounce',
-    type: 'string',
-    value: 'DURATION',
-    env: { name: 'ENVSYNC_DEBOUNCE' },
-    file: { key: 'debounce', type: { kind: 'duration' } },
-    commands: ['run'],
-    group: 'daemon',
-    help: 'quiet time after file events before a pass',
-    parse: durationMs,
-    default: '200ms',
-  },
-  listen: {
-    flag: 'listen',
-    type: 'string',
-    value: 'HOST:PORT',
-    env: { name: 'ENVSYNC_LISTEN' },
-    file: { key: 'listen', type: { kind: 'string' } },
-    commands: ['run'],
-    group: 'daemon',
-    help: 'where /healthz, /readyz, /metrics, /status and POST /reconcile listen (the container image sets 0.0.0.0:9464)',
-    parse: listen,
-    default: '127.0.0.1:9464',
-  },
-  shutdownTimeoutMs: {
-    flag: 'shutdown-timeout',
-    type: 'string',
-    value: 'DURATION',
-    env: { name: 'ENVSYNC_SHUTDOWN_TIMEOUT' },
-    file: { key: 'shutdownTimeout', type: { kind: 'duration' } },
-    commands: ['run'],
-    group: 'daemon',
-    help: 'how long SIGTERM waits for the pass in flight before aborting its requests',
-    parse: durationMs,
-    default: '30s',
-  },
-  shardIndex: {
-    flag: 'shard-index',
-    type: 'string',
-    value: 'I',
-    env: { name: 'ENVSYNC_SHARD_INDEX' },
-    file: { key: 'shardIndex', type: { kind: 'integer', min: 0 } },
-    commands: ['run'],
-    group: 'daemon',
-    help: "this replica's shard, with --shard-count",
-    parse: whole,
-  },
-  shardCount: {
-    flag: 'shard-count',
-    type: 'string',
-    value: 'N',
-    env: { name: 'ENVSYNC_SHARD_COUNT' },
-    file: { key: 'shardCount', type: { kind: 'integer', min: 1 } },
-    commands: ['run'],
-    group: 'daemon',
-    help: 'number of replicas sharing the orgs (rendezvous hashing on the org name)',
-    parse: whole,
-  },
-  shardFromHostname: {
-    flag: 'shard-from-hostname',
-    type: 'boolean',
-    env: {
-      name: 'ENVSYNC_SHARD_FROM_HOSTNAME',
-      read: (value: string) => (value === 'true' ? true : undefined),
-      note: 'true',
-    },
-    file: { key: 'shardFromHostname', type: { kind: 'boolean' } },
-    commands: ['run'],
-    group: 'daemon',
-    help: "read the shard index from a StatefulSet pod's hostname (name-<I>)",
-    parse: bool,
-    default: false,
-  },
-  emulator: {
-    flag: 'emulator',
-    type: 'boolean',
-    commands: ['run'],
-    group: 'daemon',
-    help: 'start the embedded emulator on a loopback port and reconcile against it (a demo and a try-out: it is not the real service)',
-    parse: bool,
-    default: false,
-  },
+  ...DAEMON_SETTINGS,
   config: {
     flag: 'config',
     short: 'c',
