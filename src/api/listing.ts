@@ -1,14 +1,5 @@
 import { createRequire } from 'node:module';
-import {
-  acceptsListedValue,
-  emptyValue,
-  environmentOf,
-  FIELD_LIST,
-  normalizeValue,
-  type FieldSpec,
-  type FieldValue,
-  type ListedAs,
-} from '../core/fields.ts';
+import { checkListedFields, observedOf } from '../core/compiled.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { isPlainObject } from '../core/plain-object.ts';
 import type * as ListingSchema from './listing-schema.ts';
@@ -31,11 +22,6 @@ function schema(): typeof ListingSchema {
   return schemaModule;
 }
 
-/** Whether a listed value that is absent (or null) is allowed by the field's listing rule. */
-function allowed(rule: ListedAs): boolean {
-  return rule !== 'error';
-}
-
 /** The entries read in place when every one is certainly valid; else undefined (ask the schema). */
 export function acceptEntries(list: unknown): ObservedEnvironment[] | undefined {
   if (!Array.isArray(list)) return undefined;
@@ -43,19 +29,7 @@ export function acceptEntries(list: unknown): ObservedEnvironment[] | undefined 
   for (const entry of list as unknown[]) {
     if (!isPlainObject(entry)) return undefined;
     const { name } = entry;
-    if (typeof name !== 'string' || name === '') return undefined;
-    for (const spec of FIELD_LIST) {
-      const value = entry[spec.wireName];
-      if (
-        value === undefined
-          ? !allowed(spec.listing.absent)
-          : value === null
-            ? !allowed(spec.listing.null)
-            : !acceptsListedValue(spec, value)
-      ) {
-        return undefined;
-      }
-    }
+    if (typeof name !== 'string' || name === '' || !checkListedFields(entry)) return undefined;
     out.push(toObserved(entry as ListedEnvironment));
   }
   return out;
@@ -73,18 +47,9 @@ export interface ListingPage {
   };
 }
 
-/** A listed field's value as envsync compares it: undefined where the listing does not carry it. */
-function listedValue(entry: ListedEnvironment, spec: FieldSpec): FieldValue | undefined {
-  const value = entry[spec.wireName] as FieldValue | null | undefined;
-  const rule =
-    value === undefined ? spec.listing.absent : value === null ? spec.listing.null : undefined;
-  if (rule === undefined) return normalizeValue(spec, value as FieldValue);
-  return rule === 'empty' ? emptyValue(spec) : undefined;
-}
-
 /** One listed entry as envsync compares it (the fast path and the schema's both end here). */
 export function toObserved(entry: ListedEnvironment): ObservedEnvironment {
-  return environmentOf(entry.name, entry, listedValue) as ObservedEnvironment;
+  return observedOf(entry) as ObservedEnvironment;
 }
 
 /** Reads a parsed JSON listing body in any of the three known shapes. Throws a plain Error. */

@@ -10,6 +10,7 @@ import {
   type FieldSpec,
   type FieldValue,
 } from './fields.ts';
+import { isUnchanged } from './compiled.ts';
 import type {
   AppliedRecord,
   DesiredEnvironment,
@@ -37,13 +38,14 @@ function remoteValue(
 
 /**
  * Compares one desired environment with what is known of it remotely. Undefined when every field
- * it manages is known and equal: the usual case, answered without allocating.
+ * it manages is known and equal.
  */
 export function diffEnvironment(
   desired: DesiredEnvironment,
   observed: ObservedEnvironment,
   applied: AppliedRecord | undefined,
 ): EnvironmentDiff | undefined {
+  if (isUnchanged(desired, observed, applied)) return undefined;
   let fields: Record<string, { from: FieldValue; to: FieldValue }> | undefined;
   let unknownFields: FieldName[] | undefined;
   for (const spec of FIELD_LIST) {

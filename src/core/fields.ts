@@ -2,7 +2,8 @@
  * The one registry of an environment's fields. Everything that reads, writes, compares or shows a
  * field is derived from it: the manifest schema and its JSON Schema, the fast path's accept check,
  * the listing reader, the PUT body, the diff and the verify after apply, the state file and saved
- * plans, and export. Adding a field means adding it to `FieldValues` and to `FIELDS` below.
+ * plans, and export (the hot paths among them compiled from it: compiled.ts). Adding a field means
+ * adding it to `FieldValues` and to `FIELDS` below.
  */
 import { compareNames } from './names.ts';
 
@@ -123,29 +124,6 @@ export const RECORDED_FIELDS: readonly FieldSpec[] = FIELD_LIST.filter(
 /** Every field's value, or undefined where a field is not declared (or not listed). */
 export type FieldSlots = { readonly [K in FieldName]-?: FieldValues[K] | undefined };
 
-/**
- * An environment object: its name and every field, in one shape for every environment (an object
- * built key by key would take a third more memory, and the planner reads hundreds of thousands).
- */
-export function environmentOf<S>(
-  name: string,
-  source: S,
-  read: (source: S, spec: FieldSpec) => FieldValue | undefined,
-): { readonly name: string } & FieldSlots {
-  return {
-    name,
-    type: read(source, FIELDS.type) as string | undefined,
-    description: read(source, FIELDS.description) as string | undefined,
-    include_scaling: read(source, FIELDS.include_scaling) as boolean | undefined,
-    policies: read(source, FIELDS.policies) as readonly string[] | undefined,
-  };
-}
-
-/** A field's value in an environment object, whatever its kind. */
-export function valueOf(env: Partial<FieldSlots>, spec: FieldSpec): FieldValue | undefined {
-  return env[spec.name];
-}
-
 const NONE: readonly string[] = Object.freeze([]);
 const NO_INDEXES: readonly number[] = Object.freeze([]);
 
@@ -164,13 +142,19 @@ export function repeatedIndexes(list: readonly unknown[]): readonly number[] {
   return repeats ?? NO_INDEXES;
 }
 
-function isStringList(value: unknown): value is readonly string[] {
+/** A list of strings. */
+export function isStringList(value: unknown): value is readonly string[] {
   if (!Array.isArray(value)) return false;
   for (const item of value as unknown[]) if (typeof item !== 'string') return false;
   return true;
 }
 
 /** What each kind of value accepts in a manifest and in a listing, and its empty value. */
+/** A list of strings in which each is given once. */
+export function isDistinctStringList(value: unknown): value is readonly string[] {
+  return isStringList(value) && repeatedIndexes(value).length === 0;
+}
+
 const KINDS: Readonly<
   Record<
     ValueKind,
@@ -199,13 +183,16 @@ const KINDS: Readonly<
     empty: false,
   },
   set: {
-    manifest: (_spec, value) => isStringList(value) && repeatedIndexes(value).length === 0,
+    manifest: (_spec, value) => isDistinctStringList(value),
     listed: isStringList,
     empty: NONE,
   },
 };
 
-/** True when a manifest's value is one the schema takes unchanged (the fast path's check). */
+/**
+ * True when a manifest's value is one the schema takes unchanged. (The fast path runs the same
+ * checks compiled field by field: core/compiled.ts.)
+ */
 export function acceptsManifestValue(spec: FieldSpec, value: unknown): boolean {
   return KINDS[spec.kind].manifest(spec, value);
 }
@@ -233,7 +220,7 @@ export function normalizeSet(list: readonly string[]): string[] {
 }
 
 /** Sets compare as sets; without allocating when both are already normalized (the usual case). */
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
+export function sameSet(a: readonly string[], b: readonly string[]): boolean {
   if (a === b) return true;
   const x = isNormalizedSet(a) ? a : normalizeSet(a);
   const y = isNormalizedSet(b) ? b : normalizeSet(b);

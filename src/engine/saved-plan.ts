@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import {
-  environmentOf,
   FIELD_LIST,
   normalizeValue,
   type FieldSpec,
   type FieldValue,
   type ValueKind,
 } from '../core/fields.ts';
+import { environmentOf } from '../core/compiled.ts';
 import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
 import type { RunReport } from '../core/report.ts';

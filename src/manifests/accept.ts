@@ -1,9 +1,5 @@
-import {
-  acceptsManifestValue,
-  FIELD_LIST,
-  type FieldSpec,
-  type FieldValue,
-} from '../core/fields.ts';
+import { checkManifestFields } from '../core/compiled.ts';
+import { FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
 import { isName } from '../core/names.ts';
 import { isPlainObject } from '../core/plain-object.ts';
 
@@ -48,17 +44,21 @@ export function manifestValue(
   return (raw[spec.manifestKey] as FieldValue | undefined) ?? spec.default;
 }
 
+/** How many own keys an object has, without building a list of them. */
+function keyCount(value: Record<string, unknown>): number {
+  let count = 0;
+  for (const key in value) if (Object.hasOwn(value, key)) count++;
+  return count;
+}
+
 function acceptEnvironment<T>(value: unknown, build: BuildEnvironment<T>): T | undefined {
-  if (!isPlainObject(value) || !onlyKeys(value, MANIFEST_KEYS.environment)) return undefined;
+  if (!isPlainObject(value)) return undefined;
   const { name } = value;
   if (!isName(name)) return undefined;
-  for (const spec of FIELD_LIST) {
-    const given = value[spec.manifestKey];
-    if (given === undefined) {
-      // Left out: fine when the field has a default or is managed only when declared.
-      if (spec.default === undefined && spec.managed === 'always') return undefined;
-    } else if (!acceptsManifestValue(spec, given)) return undefined;
-  }
+  // Each field given is of its kind and each required one is given (checkManifestFields), and no
+  // other key is there (strictObject's rule): the keys it knows plus `name` are all the keys.
+  const known = checkManifestFields(value);
+  if (known < 0 || keyCount(value) !== known + 1) return undefined;
   return build(name, value);
 }
 

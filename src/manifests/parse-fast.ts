@@ -1,14 +1,8 @@
 import { CORE_SCHEMA, loadAll } from 'js-yaml';
-import {
-  environmentOf,
-  FIELD_LIST,
-  normalizeSet,
-  type FieldSpec,
-  type FieldValue,
-  type ValueKind,
-} from '../core/fields.ts';
+import { desiredOf, type ManifestValueConverters } from '../core/compiled.ts';
+import { FIELD_LIST, normalizeSet } from '../core/fields.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
-import { acceptDocument, manifestValue } from './accept.ts';
+import { acceptDocument } from './accept.ts';
 import type { ManifestDocument, ParsedManifest } from './parsed.ts';
 
 /**
@@ -80,19 +74,15 @@ export function parseManifestFast(
     lists.set(key, frozen);
     return frozen;
   };
-  // Each kind's values shared (or copied out of the file text) their own way.
-  const share: Readonly<Record<ValueKind, (value: FieldValue) => FieldValue>> = {
-    enum: (value) => CANONICAL.get(value as string) ?? value,
-    text: (value) => own(value as string),
-    set: (value) => shared(value as readonly string[]),
+  // Each kind's values shared, or copied out of the file text, their own way.
+  const convert: ManifestValueConverters = {
+    enum: (value) => CANONICAL.get(value) ?? value,
+    text: own,
     flag: (value) => value,
-  };
-  const read = (raw: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined => {
-    const value = manifestValue(raw, spec);
-    return value === undefined ? undefined : share[spec.kind](value);
+    set: shared,
   };
   const build = (envName: string, raw: Record<string, unknown>) =>
-    environmentOf(name(envName), raw, read) as DesiredEnvironment;
+    desiredOf(name(envName), raw, convert) as DesiredEnvironment;
   const documents: ManifestDocument[] = [];
   for (const value of values) {
     if (value === null || value === undefined) continue; // empty or comment-only

@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import type { Document } from 'yaml';
-import { environmentOf, normalizeValue } from '../core/fields.ts';
+import { normalizeValue } from '../core/fields.ts';
+import { environmentOf } from '../core/compiled.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { isName } from '../core/names.ts';
 import { MANIFEST_KEYS, manifestValue } from './accept.ts';

@@ -3,7 +3,6 @@ import {
   acceptsListedValue,
   acceptsManifestValue,
   emptyValue,
-  environmentOf,
   FIELD_LIST,
   FIELDS,
   normalizeSet,
@@ -13,6 +12,7 @@ import {
   sameValue,
   showValue,
 } from '../../src/core/fields.ts';
+import { environmentOf } from '../../src/core/compiled.ts';
 
 describe('the field registry', () => {
   it('names each field once, by its key, with distinct manifest keys and wire names', () => {
