@@ -16,7 +16,7 @@ import {
 import { UsageError, errorMessage } from '../errors.ts';
 import { CENSOR, REDACT_PATHS } from '../log.ts';
 import type { CommandContext } from './context.ts';
-import { printHelp } from './help.ts';
+import { help } from './io.ts';
 import { handleStopSignals } from './signals.ts';
 
 const TABLE = { ...SETTINGS, ...EMULATOR_SETTINGS };
@@ -24,7 +24,7 @@ const TABLE = { ...SETTINGS, ...EMULATOR_SETTINGS };
 /** `envsync emulator`. */
 export async function emulatorCommand(ctx: CommandContext): Promise<number> {
   const flags = await parseCommandFlags(TABLE, 'emulator', ctx.argv);
-  if (flags.help === true) return printHelp(ctx, 'emulator', TABLE);
+  if (flags.help === true) return (await help()).printHelp(ctx, 'emulator', TABLE);
   const options = resolveValues(EMULATOR_SETTINGS, { flags, env: ctx.env });
   const faults: Partial<FaultSettings> = {
     ...(options.latency === undefined ? {} : { latencyMs: options.latency }),

@@ -10,8 +10,7 @@ import { renderExportedManifest } from '../manifests/export.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import { connect } from './connect.ts';
 import type { CommandContext } from './context.ts';
-import { printHelp } from './help.ts';
-import { commandIo } from './io.ts';
+import { commandIo, help } from './io.ts';
 
 const EXPORT_SETTINGS = pickSettings(SETTINGS, ['exportOut', 'force']);
 
@@ -21,7 +20,7 @@ type Failed = { org: string; text?: undefined; error: string };
 /** `envsync export`: the live listing as manifests. */
 export async function exportCommand(ctx: CommandContext): Promise<number> {
   const flags = await parseCommandFlags(SETTINGS, 'export', ctx.argv);
-  if (flags.help === true) return printHelp(ctx, 'export');
+  if (flags.help === true) return (await help()).printHelp(ctx, 'export');
   const settings = await resolveSettings(flags, ctx.env, ctx.cwd);
   const { exportOut, force } = resolveValues(EXPORT_SETTINGS, { flags, env: ctx.env });
   const orgs = [...new Set(settings.orgs ?? [])];

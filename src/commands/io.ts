@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { createLogger, redactingStream } from '../log.ts';
 import type { CommandContext } from './context.ts';
+import type * as Help from './help.ts';
 
 /** A command's output streams and logger, scrubbing every secret it learns from all three. */
 export interface CommandIo {
@@ -34,4 +35,9 @@ export function commandIo(
       if (!secrets.includes(secret)) secrets.push(secret);
     },
   };
+}
+
+/** The help module, loaded only when help is asked for (start-up matters to a CI step). */
+export function help(): Promise<typeof Help> {
+  return import('./help.ts');
 }

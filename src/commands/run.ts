@@ -11,14 +11,13 @@ import { startDaemonServer } from '../daemon/http.ts';
 import { startEmulator, type RunningEmulator } from '../emulator/index.ts';
 import { ConfigError } from '../errors.ts';
 import type { CommandContext } from './context.ts';
-import { printHelp } from './help.ts';
-import { commandIo } from './io.ts';
+import { commandIo, help } from './io.ts';
 import { handleStopSignals } from './signals.ts';
 
 /** `envsync run`: the long-running reconciler. Resolves with 0 after a graceful stop. */
 export async function runCommand(ctx: CommandContext): Promise<number> {
   const flags = await parseCommandFlags(SETTINGS, 'run', ctx.argv);
-  if (flags.help === true) return printHelp(ctx, 'run');
+  if (flags.help === true) return (await help()).printHelp(ctx, 'run');
   const settings = await resolveSettings(flags, ctx.env, ctx.cwd);
   const daemonSettings = resolveDaemonSettings(flags, ctx.env, settings.file);
   const io = commandIo(ctx, settings.logLevel, 'run', { pretty: Boolean(ctx.stderr.isTTY) });

@@ -9,8 +9,7 @@ import { UsageError } from '../errors.ts';
 import { CI_SETTINGS, type CiOptions } from './ci.ts';
 import { connect } from './connect.ts';
 import type { CommandContext } from './context.ts';
-import { printHelp } from './help.ts';
-import { commandIo } from './io.ts';
+import { commandIo, help } from './io.ts';
 import { openState, printRunReport, runPass } from './pass.ts';
 import { terminalProgress } from './progress.ts';
 
@@ -22,7 +21,7 @@ const SYNC_SETTINGS = {
 /** `envsync sync [--dry-run | --plan FILE]`: plan, apply, verify, record. */
 export async function syncCommand(ctx: CommandContext): Promise<number> {
   const flags = await parseCommandFlags(SETTINGS, 'sync', ctx.argv);
-  if (flags.help === true) return printHelp(ctx, 'sync');
+  if (flags.help === true) return (await help()).printHelp(ctx, 'sync');
   const settings = await resolveSettings(flags, ctx.env, ctx.cwd);
   const { dryRun, planOut, planFile, ...ci } = resolveValues(SYNC_SETTINGS, {
     flags,

@@ -9,8 +9,7 @@ import { SETTINGS } from '../config/settings-table.ts';
 import type { ManifestProblem } from '../manifests/parse.ts';
 import { CI_SETTINGS, emitCiOutputs } from './ci.ts';
 import type { CommandContext } from './context.ts';
-import { printHelp } from './help.ts';
-import { commandIo, wantsColor } from './io.ts';
+import { commandIo, wantsColor, help } from './io.ts';
 import { loadManifestTree, selectedOrgs, warnAboutUnknownOrgs } from './manifests.ts';
 import { phaseTimer } from './timings.ts';
 
@@ -20,7 +19,7 @@ const withoutOrg = ({ org: _org, ...problem }: ManifestProblem): ProblemReport =
 /** `envsync validate`: manifests only, offline. */
 export async function validateCommand(ctx: CommandContext): Promise<number> {
   const flags = await parseCommandFlags(SETTINGS, 'validate', ctx.argv);
-  if (flags.help === true) return printHelp(ctx, 'validate');
+  if (flags.help === true) return (await help()).printHelp(ctx, 'validate');
   const settings = await resolveSettings(flags, ctx.env, ctx.cwd);
   const ci = resolveValues(CI_SETTINGS, { flags, env: ctx.env });
   const io = commandIo(ctx, settings.logLevel, 'validate');

@@ -1,5 +1,6 @@
 import { parseManifestFast, sharedValues, type SharedValues } from './parse-fast.ts';
-import { parseManifestLocated } from './parse-located.ts';
+import { createRequire } from 'node:module';
+import type * as Located from './parse-located.ts';
 import type { ParsedManifest } from './parsed.ts';
 
 /**
@@ -22,10 +23,21 @@ export function parseManifest(
   file: string,
   shared: SharedValues = sharedValues(),
 ): ParsedManifest {
-  return parseManifestFast(text, shared) ?? parseManifestLocated(text, file);
+  return parseManifestFast(text, shared) ?? located().parseManifestLocated(text, file);
+}
+
+/** The located path, loaded on first use: a run over valid manifests never needs it. */
+let locatedModule: typeof Located | undefined;
+function located(): typeof Located {
+  locatedModule ??= createRequire(import.meta.url)('./parse-located.ts') as typeof Located;
+  return locatedModule;
+}
+
+/** Finds positions in a file read by the fast path (see parse-located.ts); loads that path. */
+export function textLocator(text: string): ReturnType<typeof Located.textLocator> {
+  return located().textLocator(text);
 }
 
 export { formatProblem } from './messages.ts';
 export { parseManifestFast, sharedValues, type SharedValues } from './parse-fast.ts';
-export { parseManifestLocated, textLocator } from './parse-located.ts';
 export type { ManifestDocument, ManifestProblem, ParsedManifest } from './parsed.ts';

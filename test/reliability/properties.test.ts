@@ -10,11 +10,8 @@ import { hasErrors } from '../../src/core/report.ts';
 import { reconcile } from '../../src/engine/reconcile.ts';
 import { StateStore } from '../../src/engine/state-store.ts';
 import type { ManifestSet } from '../../src/manifests/load.ts';
-import {
-  parseManifest,
-  parseManifestFast,
-  parseManifestLocated,
-} from '../../src/manifests/parse.ts';
+import { parseManifest, parseManifestFast } from '../../src/manifests/parse.ts';
+import { parseManifestLocated } from '../../src/manifests/parse-located.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
