@@ -38,6 +38,6 @@ export function textLocator(text: string): ReturnType<typeof Located.textLocator
   return located().textLocator(text);
 }
 
-export { formatProblem } from './messages.ts';
+export { formatProblem } from '../core/validation.ts';
 export { parseManifestFast, sharedValues, type SharedValues } from './parse-fast.ts';
 export type { ManifestDocument, ManifestProblem, ParsedManifest } from './parsed.ts';
