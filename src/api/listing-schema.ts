@@ -13,7 +13,8 @@ const LISTED: Readonly<Record<ValueKind, () => z.ZodType>> = {
   enum: () => z.string(),
   text: () => z.string(),
   flag: () => z.boolean(),
-  set: () => z.array(z.string()),
+  // Items are names, or objects with a name (production may list policies so).
+  set: () => z.array(z.union([z.string(), z.looseObject({ name: z.string() })])),
 };
 
 /** A listed field: of its kind (any string for a type), and null or absent where allowed. */

@@ -12,9 +12,11 @@
 import {
   emptyValue,
   FIELD_LIST,
+  FIELDS,
+  isDistinctNameList,
   isDistinctStringList,
-  isStringList,
-  normalizeSet,
+  isListedSet,
+  normalizeListedSet,
   sameSet,
   type FieldSlots,
   type FieldSpec,
@@ -42,10 +44,12 @@ const HELPERS = {
   E: FIELD_LIST.map((spec) => new Set(spec.values ?? [])),
   EMPTY: FIELD_LIST.map((spec) => emptyValue(spec)),
   D: FIELD_LIST.map((spec) => spec.default),
+  T: FIELD_LIST.map((spec) => new Set(spec.onlyForTypes ?? [])),
   hasOwn: Object.hasOwn,
-  isStringList,
   isDistinctStringList,
-  normalizeSet,
+  isDistinctNameList,
+  isListedSet,
+  normalizeListedSet,
   sameSet,
 };
 
@@ -100,13 +104,19 @@ function manifestCheck(spec: FieldSpec, index: number): string {
     case 'flag':
       return 'typeof x === "boolean"';
     default:
-      return 'isDistinctStringList(x)';
+      return spec.items === 'environments' ? 'isDistinctNameList(x)' : 'isDistinctStringList(x)';
   }
 }
 
+/** A field allowed only on some types, given on another: as source, the check that refuses it. */
+function typeCheck(spec: FieldSpec, index: number): string {
+  if (spec.onlyForTypes === undefined) return '';
+  return `if (v[${key(spec.manifestKey)}] !== undefined && !T[${index}].has(v[${key(FIELDS.type.manifestKey)}])) return -1;`;
+}
+
 /**
- * Checks the fields of one manifest environment in place: each given one is of its kind, each
- * required one is given. Returns how many of the fields' keys the object has (so that the caller,
+ * Checks the fields of one manifest environment in place: each given one is of its kind (and on a
+ * type it is allowed on), each required one is given. Returns how many of the fields' keys the object has (so that the caller,
  * who counts all its keys, knows whether there is an unknown one), or -1 when a check fails.
  */
 export const checkManifestFields: (value: Record<string, unknown>) => number = compile(
@@ -122,6 +132,7 @@ export const checkManifestFields: (value: Record<string, unknown>) => number = c
     else return -1;`;
       })
       .join('\n    ')}
+    ${fields.map(({ spec, index }) => typeCheck(spec, index)).join('\n    ')}
     return known;
   };`,
 );
@@ -132,7 +143,7 @@ function listedCheck(spec: FieldSpec): string {
     case 'flag':
       return 'typeof x === "boolean"';
     case 'set':
-      return 'isStringList(x)';
+      return 'isListedSet(x)';
     default:
       return 'typeof x === "string"';
   }
@@ -193,7 +204,7 @@ export const desiredOf: (
 /** A listed value as envsync compares it, as source: by the listing's rules, sets normalized. */
 function listedValue(spec: FieldSpec, index: number): string {
   const rule = (as: ListedAs) => (as === 'empty' ? `EMPTY[${index}]` : 'undefined');
-  const value = spec.kind === 'set' ? 'normalizeSet(x)' : 'x';
+  const value = spec.kind === 'set' ? 'normalizeListedSet(x)' : 'x';
   return `((x = e[${key(spec.wireName)}]) === undefined ? ${rule(spec.listing.absent)} : x === null ? ${rule(spec.listing.null)} : ${value})`;
 }
 

@@ -5,10 +5,23 @@
  * plans, and export (the hot paths among them compiled from it: compiled.ts). Adding a field means
  * adding it to `FieldValues` and to `FIELDS` below.
  */
-import { compareNames } from './names.ts';
+import { compareNames, isName } from './names.ts';
 
-/** The environment types a manifest may declare (case-sensitive). */
-export const ENVIRONMENT_TYPES = ['K8S', 'S3', 'logical'] as const;
+/**
+ * The environment types a manifest may declare (case-sensitive): the contract's three and the
+ * production service's six more (docs/api-behaviour.md#environment-types).
+ */
+export const ENVIRONMENT_TYPES = [
+  'K8S',
+  'ECS',
+  'S3',
+  'lambda',
+  'server',
+  'docker',
+  'azure-apps',
+  'cloud-run',
+  'logical',
+] as const;
 
 /**
  * Each field's value, read and normalized. An optional key is a field managed only when declared:
@@ -20,6 +33,9 @@ export interface FieldValues {
   readonly include_scaling: boolean;
   /** Sorted by code unit and without duplicates: order carries no meaning. */
   readonly policies: readonly string[];
+  readonly require_provenance?: boolean;
+  /** The members of a logical environment: names of environments of the same org, as a set. */
+  readonly included_environments?: readonly string[];
 }
 
 export type FieldName = keyof FieldValues;
@@ -50,6 +66,14 @@ export interface FieldSpec<K extends FieldName = FieldName> {
   readonly values?: readonly string[];
   /** What one item of a 'set' is called in messages ("policy"). */
   readonly item?: string;
+  /**
+   * For a 'set' whose items are the names of other environments of the same org: each must be a
+   * valid name, and an environment the manifests declare or the listing shows; and they are sent
+   * before the environment that names them.
+   */
+  readonly items?: 'environments';
+  /** The field is allowed only on environments of these types. */
+  readonly onlyForTypes?: readonly string[];
   /** What a manifest that leaves the field out means; none: the field is required. */
   readonly default?: NonNullable<FieldValues[K]>;
   /**
@@ -104,8 +128,31 @@ export const FIELDS = {
     item: 'policy',
     default: [],
     managed: 'always',
-    listing: { absent: 'omitted', null: 'empty' },
+    // A listing may show each policy as an object with a `name`, and null for "not shown".
+    listing: { absent: 'omitted', null: 'omitted' },
     doc: 'Names of policies attached to the environment; order does not matter; no duplicates.',
+  },
+  require_provenance: {
+    name: 'require_provenance',
+    manifestKey: 'require_provenance',
+    wireName: 'require_provenance',
+    kind: 'flag',
+    managed: 'when-declared',
+    // The production listing does not show it: what envsync sent is kept in the state file.
+    listing: { absent: 'omitted', null: 'omitted' },
+    doc: 'Whether artifacts must have provenance. Managed only when declared: left out, envsync never sends or compares it.',
+  },
+  included_environments: {
+    name: 'included_environments',
+    manifestKey: 'included_environments',
+    wireName: 'included_environments',
+    kind: 'set',
+    item: 'environment',
+    items: 'environments',
+    onlyForTypes: ['logical'],
+    managed: 'when-declared',
+    listing: { absent: 'omitted', null: 'omitted' },
+    doc: 'The members of a logical environment: names of environments of the same organization; order does not matter; no duplicates. Only on type logical; managed only when declared.',
   },
 } as const satisfies Registry;
 
@@ -155,6 +202,34 @@ export function isDistinctStringList(value: unknown): value is readonly string[]
   return isStringList(value) && repeatedIndexes(value).length === 0;
 }
 
+/** A list of distinct environment names. */
+export function isDistinctNameList(value: unknown): value is readonly string[] {
+  return isDistinctStringList(value) && value.every(isName);
+}
+
+/** An item of a listed set: a string, or an object with a string `name` (as policies may be). */
+function isListedItem(item: unknown): boolean {
+  return (
+    typeof item === 'string' ||
+    (typeof item === 'object' &&
+      item !== null &&
+      !Array.isArray(item) &&
+      typeof (item as { name?: unknown }).name === 'string')
+  );
+}
+
+/** A listed set: a list of strings, or of objects with a string `name`. */
+export function isListedSet(value: unknown): value is readonly unknown[] {
+  return Array.isArray(value) && (value as unknown[]).every(isListedItem);
+}
+
+/** A listed set as envsync compares it: the names, sorted and without duplicates. */
+export function normalizeListedSet(value: readonly unknown[]): string[] {
+  return normalizeSet(
+    value.map((item) => (typeof item === 'string' ? item : (item as { name: string }).name)),
+  );
+}
+
 const KINDS: Readonly<
   Record<
     ValueKind,
@@ -183,8 +258,9 @@ const KINDS: Readonly<
     empty: false,
   },
   set: {
-    manifest: (_spec, value) => isDistinctStringList(value),
-    listed: isStringList,
+    manifest: (spec, value) =>
+      spec.items === 'environments' ? isDistinctNameList(value) : isDistinctStringList(value),
+    listed: isListedSet,
     empty: NONE,
   },
 };
@@ -200,6 +276,14 @@ export function acceptsManifestValue(spec: FieldSpec, value: unknown): boolean {
 /** True when a listing's (non-null) value is of the field's kind. */
 export function acceptsListedValue(spec: FieldSpec, value: unknown): boolean {
   return KINDS[spec.kind].listed(value);
+}
+
+/**
+ * True when a value is of the field's kind as envsync itself writes it (the state file, saved
+ * plans): sets are lists of strings.
+ */
+export function acceptsSavedValue(spec: FieldSpec, value: unknown): boolean {
+  return spec.kind === 'set' ? isStringList(value) : KINDS[spec.kind].listed(value);
 }
 
 /** The kind's empty value: what "empty" in a listing rule reads as. */

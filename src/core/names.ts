@@ -4,12 +4,15 @@
  * independent reading of the contract), so a misreading cannot hide itself on both sides.
  */
 
-/** Environment and organization names, as the API accepts them in the path and the body. */
-export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/**
+ * Environment and organization names, as the production service's published request schema
+ * accepts them in the path and the body (`~` included: docs/api-behaviour.md#environment-names).
+ */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._~-]*$/;
 
 /** What NAME_PATTERN means, for messages. */
 export const NAME_RULE =
-  'it must start with a letter or digit and contain only letters, digits, ".", "_" and "-"';
+  'it must start with a letter or digit and contain only letters, digits, ".", "_", "-" and "~"';
 
 /** True for a valid org or environment name. */
 export function isName(value: unknown): value is string {

@@ -10,6 +10,7 @@ import {
   settleApply,
   type ChangeOutcome,
 } from '../core/outcome.ts';
+import { changeWaves } from '../core/members.ts';
 import { orgReportFromPlan, type OrgReport } from '../core/report.ts';
 import { isTransient } from '../core/retry-policy.ts';
 import type { StateStore } from './state-store.ts';
@@ -54,42 +55,45 @@ async function sendChanges(
   const outcomes = new Map<string, ChangeOutcome>();
   // A refused token stops the org: what still waits for the gate is never sent.
   const stop = new AbortController();
-  await Promise.all(
-    plan.changes.map(async (change) => {
-      if (change.knownNotConverged) {
-        outcomes.set(change.name, KNOWN_NOT_CONVERGED);
-        progress?.done(true);
-        return;
-      }
-      try {
-        await client.putEnvironment(org, change.desired, stop.signal);
-        outcomes.set(change.name, { result: 'applied' });
-        progress?.done(false);
-        logger.info(
-          { org, env: change.name, action: change.action, fields: Object.keys(change.fields) },
-          `${change.action} ${org}/${change.name}`,
-        );
-      } catch (error) {
-        progress?.done(true);
-        if (stop.signal.aborted && error === stop.signal.reason) {
-          outcomes.set(change.name, { result: 'failed', error: `not sent: ${messageOf(error)}` });
+  // Members first: a logical environment's PUT waits for those of the environments it names.
+  for (const wave of changeWaves(plan.changes)) {
+    await Promise.all(
+      wave.map(async (change) => {
+        if (change.knownNotConverged) {
+          outcomes.set(change.name, KNOWN_NOT_CONVERGED);
+          progress?.done(true);
           return;
         }
-        if (failureOf(error)?.kind === 'auth') {
-          stop.abort(new Error('the token was refused for this org'));
+        try {
+          await client.putEnvironment(org, change.desired, stop.signal);
+          outcomes.set(change.name, { result: 'applied' });
+          progress?.done(false);
+          logger.info(
+            { org, env: change.name, action: change.action, fields: Object.keys(change.fields) },
+            `${change.action} ${org}/${change.name}`,
+          );
+        } catch (error) {
+          progress?.done(true);
+          if (stop.signal.aborted && error === stop.signal.reason) {
+            outcomes.set(change.name, { result: 'failed', error: `not sent: ${messageOf(error)}` });
+            return;
+          }
+          if (failureOf(error)?.kind === 'auth') {
+            stop.abort(new Error('the token was refused for this org'));
+          }
+          outcomes.set(change.name, {
+            result: 'failed',
+            error: messageOf(error),
+            transient: isTransient(failureOf(error)),
+          });
+          logger.error(
+            { org, env: change.name, action: change.action },
+            `${change.action} ${org}/${change.name} failed: ${messageOf(error)}`,
+          );
         }
-        outcomes.set(change.name, {
-          result: 'failed',
-          error: messageOf(error),
-          transient: isTransient(failureOf(error)),
-        });
-        logger.error(
-          { org, env: change.name, action: change.action },
-          `${change.action} ${org}/${change.name} failed: ${messageOf(error)}`,
-        );
-      }
-    }),
-  );
+      }),
+    );
+  }
   return outcomes;
 }
 

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { failureOf } from '../api/errors.ts';
 import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import { unknownMembers, type UnknownMember } from '../core/members.ts';
 import { planOrg } from '../core/plan.ts';
 import {
   mergeOrgRounds,
@@ -57,6 +58,24 @@ function problemReport(problem: ManifestProblem): ProblemReport {
   };
 }
 
+/** A member no environment of the org has, located in the manifests where they can tell. */
+function memberProblem(
+  { env, spec, member }: UnknownMember,
+  manifest: OrgManifest,
+  manifests: ManifestSet,
+): ProblemReport {
+  const where = manifests.locate?.(env, [spec.manifestKey], member);
+  return {
+    file: where?.file ?? manifest.files[0] ?? '',
+    line: where?.line ?? 1,
+    column: where?.column ?? 1,
+    path: where?.path ?? '',
+    message:
+      `${spec.item ?? 'member'} "${member}" of "${env.name}" is not an environment of org ` +
+      `"${manifest.org}": neither the manifests nor the service's listing have it`,
+  };
+}
+
 /** One org's pass: observe -> plan -> apply -> verify -> record. Never throws. */
 async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): Promise<Round> {
   const { org } = manifest;
@@ -86,6 +105,16 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
         error: `cannot list the org: ${messageOf(error)}`,
       },
       transient: isTransient(failureOf(error)),
+    };
+  }
+
+  // Members must name environments of the org: the manifests' or the listing's.
+  const unknown = unknownMembers(manifest.environments, observed);
+  if (unknown.length > 0) {
+    const errors = unknown.map((problem) => memberProblem(problem, manifest, options.manifests));
+    return {
+      report: { org, status: 'invalid', changes: [], unchanged: [], unmanaged: [], errors },
+      transient: false,
     };
   }
 

@@ -16,7 +16,12 @@ import type { RunReport } from '../core/report.ts';
  * A saved plan (`plan --out`), bound to the listing it was computed from: `sync --plan` applies
  * exactly these changes, and only while every org's live listing still has the same digest.
  */
-export const SAVED_PLAN_VERSION = 1;
+/**
+ * Version 2: listing entries and changes carry every field of the registry (version 1 had four).
+ * A plan is applied by the envsync that made it, moments later; an older file is refused with
+ * its version, not misread.
+ */
+export const SAVED_PLAN_VERSION = 2;
 
 /** A field's value in a saved plan, as JSON, by its kind. */
 const VALUE_SCHEMAS: Readonly<Record<ValueKind, () => z.ZodType>> = {

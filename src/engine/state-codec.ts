@@ -1,4 +1,4 @@
-import { acceptsListedValue, RECORDED_FIELDS, type FieldValue } from '../core/fields.ts';
+import { acceptsSavedValue, RECORDED_FIELDS, type FieldValue } from '../core/fields.ts';
 import type { AppliedRecord } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
 import { emptyRecords, type Records } from '../core/outcome.ts';
@@ -36,7 +36,7 @@ function toRecord(entry: unknown, interned: Map<string, AppliedRecord>): Applied
       if (spec.managed === 'always') return undefined;
       continue;
     }
-    if (!acceptsListedValue(spec, value)) return undefined;
+    if (!acceptsSavedValue(spec, value)) return undefined;
     values[spec.name] = Array.isArray(value)
       ? Object.freeze([...(value as string[])])
       : (value as FieldValue);

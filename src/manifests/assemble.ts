@@ -44,7 +44,9 @@ function sourceOf(
  * Where each environment was declared, by identity: built only when a name is declared twice (the
  * rare message that names both places), once, however many repeats there are.
  */
-function sourceIndex(parsed: readonly ParsedFile[]): Map<DesiredEnvironment, SourceLocation> {
+export function sourceIndex(
+  parsed: readonly ParsedFile[],
+): Map<DesiredEnvironment, SourceLocation> {
   const index = new Map<DesiredEnvironment, SourceLocation>();
   for (const file of parsed) {
     for (const [d, doc] of file.documents.entries()) {

@@ -31,14 +31,17 @@ export function renderExportedManifest(
       const value = env[spec.name];
       if (value === undefined) continue;
       if (spec.default !== undefined && sameValue(spec, value, spec.default)) continue;
+      // A field the manifest may not hold on this type (a listing may show it anyway).
+      if (spec.onlyForTypes !== undefined && !spec.onlyForTypes.includes(env.type)) continue;
       out[spec.manifestKey] = normalizeValue(spec, value);
     }
     return out;
   });
   const doc = new Document({ org, environments });
   const header = [`Exported by envsync from ${source} (org ${org}).`];
-  const missing = RECORDED_FIELDS.filter((spec) =>
-    managed.some((env) => env[spec.name] === undefined),
+  // Fields managed only when declared mean "leave it as it is" when left out: nothing to say.
+  const missing = RECORDED_FIELDS.filter(
+    (spec) => spec.managed === 'always' && managed.some((env) => env[spec.name] === undefined),
   );
   if (missing.length > 0) {
     const defaults = missing.map((spec) =>

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
-import type { SourceLocation } from '../core/model.ts';
-import { assembleOrgs, type OrgManifest, type ParsedFile } from './assemble.ts';
+import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
+import { assembleOrgs, sourceIndex, type OrgManifest, type ParsedFile } from './assemble.ts';
 import { discoverManifestFiles, displayPath, readManifestFile } from './discover.ts';
+import { formatPath } from './messages.ts';
 import {
   formatProblem,
   parseManifest,
@@ -23,7 +24,19 @@ export interface ManifestSet {
    * Undefined without a cache, meaning "anything may have changed".
    */
   readonly changedFiles?: ReadonlySet<string> | undefined;
+  /**
+   * Where a declared environment, or a place in it, is: for problems found after loading (a
+   * member that names no environment, say). Reads the file again; undefined when it cannot tell.
+   */
+  readonly locate?: Locate | undefined;
 }
+
+/** See ManifestSet.locate: `path` is below the environment, `item` a value in the list there. */
+export type Locate = (
+  env: DesiredEnvironment,
+  path: readonly (string | number)[],
+  item?: string,
+) => { file: string; line: number; column: number; path: string } | undefined;
 
 export interface LoadOptions {
   readonly root: string;
@@ -82,6 +95,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     if (cached !== undefined && statKey !== undefined && cached.statKey === statKey) {
       // Same file, untouched since the last load.
       seen.set(file.display, cached);
+      paths.set(file.display, file.path);
       parsed[index] = {
         file: file.display,
         documents: cached.result.documents,
@@ -166,11 +180,24 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     message: problem.message,
     org: undefined,
   }));
+  let sources: ReturnType<typeof sourceIndex> | undefined;
+  const locate: Locate = (env, path, item) => {
+    sources ??= sourceIndex(parsed);
+    const source = sources.get(env);
+    if (source === undefined) return undefined;
+    const outcome = readManifestFile(paths.get(source.file) ?? source.file, options.maxFileBytes);
+    const full = ['environments', source.index, ...path];
+    const at = outcome.ok
+      ? textLocator(outcome.text)(source.document, full, item)
+      : { line: 1, column: 1, path: full };
+    return { file: source.file, line: at.line, column: at.column, path: formatPath(at.path) };
+  };
   return {
     orgs,
     unattributed: [...treeLevel, ...unattributed],
     fileCount: files.length,
     ...(options.cache === undefined ? {} : { changedFiles: changed }),
+    locate,
   };
 }
 

@@ -77,17 +77,29 @@ function isEmptyDocument(doc: Document): boolean {
   return doc.contents === null || (yaml().isScalar(doc.contents) && doc.contents.value === null);
 }
 
+/** The index of the first item of the list at `path` whose value is `item`, if there is one. */
+function itemIndex(doc: Document, path: readonly PathSegment[], item: string): number | undefined {
+  const node = doc.getIn(path, true);
+  if (!yaml().isSeq(node)) return undefined;
+  const index = node.items.findIndex((entry) => yaml().isScalar(entry) && entry.value === item);
+  return index < 0 ? undefined : index;
+}
+
 /**
  * Returns a function that finds the 1-based line and column of `path` in document `document` of
- * `text` (for messages about environments read by the fast path). The text is parsed once, on
- * the first call, however many places are asked for: a file that repeats a name thousands of
- * times costs one parse, not one per repeat.
+ * `text` (for messages about environments read by the fast path); with `item`, of that value in
+ * the list at `path`. The text is parsed once, on the first call, however many places are asked
+ * for: a file that repeats a name thousands of times costs one parse, not one per repeat.
  */
 export function textLocator(
   text: string,
-): (document: number, path: readonly (string | number)[]) => { line: number; column: number } {
+): (
+  document: number,
+  path: readonly (string | number)[],
+  item?: string,
+) => { line: number; column: number; path: readonly (string | number)[] } {
   let parsed: { docs: Document[]; lineCounter: Yaml.LineCounter } | null | undefined;
-  return (document, path) => {
+  return (document, path, item) => {
     if (parsed === undefined) {
       const lineCounter = new (yaml().LineCounter)();
       try {
@@ -98,12 +110,14 @@ export function textLocator(
       }
     }
     const doc = parsed?.docs[document];
-    if (parsed === null || doc === undefined) return { line: 1, column: 1 };
+    if (parsed === null || doc === undefined) return { line: 1, column: 1, path };
     try {
-      const { line, col } = parsed.lineCounter.linePos(offsetOf(doc, path));
-      return { line, column: col };
+      const index = item === undefined ? undefined : itemIndex(doc, path, item);
+      const at = index === undefined ? path : [...path, index];
+      const { line, col } = parsed.lineCounter.linePos(offsetOf(doc, at));
+      return { line, column: col, path: at };
     } catch {
-      return { line: 1, column: 1 };
+      return { line: 1, column: 1, path };
     }
   };
 }

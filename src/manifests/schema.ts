@@ -1,5 +1,11 @@
 import * as z from 'zod';
-import { FIELD_LIST, repeatedIndexes, type FieldSpec, type ValueKind } from '../core/fields.ts';
+import {
+  FIELD_LIST,
+  FIELDS,
+  repeatedIndexes,
+  type FieldSpec,
+  type ValueKind,
+} from '../core/fields.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 
 /**
@@ -11,13 +17,14 @@ import { NAME_PATTERN } from '../core/names.ts';
 const name = z
   .string()
   .regex(NAME_PATTERN)
-  .describe('Starts with a letter or digit; then letters, digits, ".", "_" or "-".');
+  .describe('Starts with a letter or digit; then letters, digits, ".", "_", "-" or "~".');
 
 /** Each item of a list given once (the JSON Schema says so with `uniqueItems`). */
 function distinct(spec: FieldSpec, schema: z.ZodType): z.ZodType {
   return schema
     .superRefine((value, ctx) => {
-      const list = value as readonly string[];
+      const list = value as readonly string[] | undefined;
+      if (list === undefined) return; // an optional list left out
       for (const index of repeatedIndexes(list)) {
         ctx.addIssue({
           code: 'custom',
@@ -34,7 +41,7 @@ const BASE: Readonly<Record<ValueKind, (spec: FieldSpec) => z.ZodType>> = {
   enum: (spec) => z.enum(spec.values as [string, ...string[]]),
   text: () => z.string(),
   flag: () => z.boolean(),
-  set: () => z.array(z.string()),
+  set: (spec) => z.array(spec.items === 'environments' ? name : z.string()),
 };
 
 /** The schema of one field's value in a manifest. */
@@ -46,10 +53,40 @@ function fieldSchema(spec: FieldSpec): z.ZodType {
   return schema.describe(spec.doc);
 }
 
+/** The fields allowed only on some types. */
+const TYPE_BOUND = FIELD_LIST.filter((spec) => spec.onlyForTypes !== undefined);
+
 export const environmentSchema = z
   .strictObject({
     name: name.describe('Name of the environment, unique within the organization.'),
     ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.manifestKey, fieldSchema(spec)])),
+  })
+  .superRefine((env, ctx) => {
+    const raw = env as Record<string, unknown>;
+    for (const spec of TYPE_BOUND) {
+      const types = spec.onlyForTypes ?? [];
+      if (
+        raw[spec.manifestKey] === undefined ||
+        types.includes(raw[FIELDS.type.manifestKey] as string)
+      )
+        continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: [spec.manifestKey],
+        message: `is allowed only on type ${types.join(' or ')} (this environment's type is ${JSON.stringify(raw[FIELDS.type.manifestKey])})`,
+      });
+    }
+  })
+  // JSON Schema says what the superRefine above checks: on another type, the key is absent.
+  .meta({
+    allOf: TYPE_BOUND.map((spec) => ({
+      if: {
+        properties: { [FIELDS.type.manifestKey]: { not: { enum: spec.onlyForTypes } } },
+        required: [FIELDS.type.manifestKey],
+      },
+      // oxlint-disable-next-line unicorn/no-thenable -- `then` is JSON Schema's keyword, not a promise
+      then: { properties: { [spec.manifestKey]: false } },
+    })),
   })
   .describe('One environment of the organization.');
 

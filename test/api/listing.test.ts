@@ -16,12 +16,24 @@ const entry = fc.record(
     policies: sometimes(
       fc.oneof(
         fc.array(
-          fc.oneof({ weight: 20, arbitrary: fc.constantFrom('pci', 'sox', 'b', 'a') }, odd),
+          fc.oneof(
+            { weight: 20, arbitrary: fc.constantFrom('pci', 'sox', 'b', 'a') },
+            {
+              weight: 5,
+              arbitrary: fc.record({ name: fc.constantFrom('pci', 'x'), id: fc.nat() }),
+            },
+            odd,
+          ),
           { maxLength: 3 },
         ),
         fc.constant(null),
       ),
     ),
+    included_environments: sometimes(
+      fc.oneof(fc.array(fc.constantFrom('db', 'web'), { maxLength: 2 }), fc.constant(null)),
+    ),
+    require_provenance: sometimes(fc.oneof(fc.boolean(), fc.constant(null))),
+    state: fc.oneof(fc.boolean(), fc.constant(null)),
     tags: fc.dictionary(fc.string({ maxLength: 3 }), fc.string({ maxLength: 3 })),
     last_modified_at: fc.double(),
   },

@@ -118,22 +118,54 @@ describe('readListing (tolerant reader)', () => {
     });
   });
 
-  it('reads a bare array with extra fields, unknown types and null policies', () => {
+  it('reads a bare array with extra fields, unknown types, and null as "not shown"', () => {
     const page = readListing([
       {
         name: 'x',
-        type: 'ECS',
+        type: 'mainframe',
         description: 'd',
         include_scaling: true,
         policies: null,
-        tags: {},
+        included_environments: null,
+        require_provenance: null,
+        tags: { team: 'a' },
         last_modified_at: 1.5,
+        last_reported_at: null,
         state: null,
       },
     ]);
-    expect(page.environments).toEqual([
-      { name: 'x', type: 'ECS', description: 'd', include_scaling: true, policies: [] },
+    expect(page.environments).toStrictEqual([
+      {
+        name: 'x',
+        type: 'mainframe',
+        description: 'd',
+        include_scaling: true,
+        policies: undefined,
+        require_provenance: undefined,
+        included_environments: undefined,
+      },
     ]);
+  });
+
+  it('reads policies given as objects with a name as those names, and lists as sets', () => {
+    const page = readListing([
+      {
+        name: 'l',
+        type: 'logical',
+        description: '',
+        include_scaling: null,
+        policies: [{ name: 'sox', id: 7 }, 'pci', { name: 'baseline' }],
+        included_environments: ['b', 'a'],
+      },
+    ]);
+    expect(page.environments[0]).toMatchObject({
+      include_scaling: undefined,
+      policies: ['baseline', 'pci', 'sox'],
+      included_environments: ['a', 'b'],
+    });
+    expect(() => readListing([{ name: 'l', type: 'S3', policies: [{ id: 7 }] }])).toThrow(
+      /listing entry is malformed/,
+    );
   });
 
   it('reads the paginated envelope and says what to fetch next', () => {

@@ -37,7 +37,7 @@ describe('GitHub annotations', () => {
     });
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
-      '::error file=deploy/manifests/acme.yaml,line=4,col=11,title=envsync%3A invalid manifest::environments[0].type: "k8s" is not one of K8S, S3, logical (did you mean "K8S"?)\n',
+      '::error file=deploy/manifests/acme.yaml,line=4,col=11,title=envsync%3A invalid manifest::environments[0].type: "k8s" is not one of K8S, ECS, S3, lambda, server, docker, azure-apps, cloud-run, logical (did you mean "K8S"?)\n',
     );
   });
 
@@ -157,8 +157,15 @@ describe('envsync export', () => {
     { name: 'looks-typed', type: 'K8S', description: 'true', include_scaling: false, policies: [] },
     { name: 'empty', type: 'K8S', description: '', include_scaling: false, policies: [] },
     {
-      name: 'legacy',
+      name: 'tasks',
       type: 'ECS',
+      description: 'a production type beyond the contract',
+      include_scaling: false,
+      policies: [],
+    },
+    {
+      name: 'legacy',
+      type: 'mainframe',
       description: 'not manageable',
       include_scaling: false,
       policies: [],
@@ -176,8 +183,11 @@ describe('envsync export', () => {
     );
     expect(exported.code, exported.stderr).toBe(0);
     const text = await readFile(tmp.path('m/acme.yaml'), 'utf8');
-    expect(text).toContain('# Not exported: envsync manages only the types K8S, S3, logical');
-    expect(text).toContain('"legacy" (type "ECS")');
+    expect(text).toContain(
+      '# Not exported: envsync manages only the types K8S, ECS, S3, lambda, server, docker, azure-apps, cloud-run, logical',
+    );
+    expect(text).toContain('"legacy" (type "mainframe")');
+    expect(text).toContain('type: ECS');
     expect((await envsync(['validate', '--manifests', 'm'], { cwd: tmp.dir })).code).toBe(0);
     const plan = await envsync(
       ['plan', '--manifests', 'm', ...shared(), '-o', 'json', '--detailed-exitcode'],
@@ -185,7 +195,7 @@ describe('envsync export', () => {
     );
     expect(plan.code, plan.stdout).toBe(0);
     expect(JSON.parse(plan.stdout)).toMatchObject({
-      summary: { create: 0, update: 0, unverified: 0, unchanged: 7, unmanaged: 1 },
+      summary: { create: 0, update: 0, unverified: 0, unchanged: 8, unmanaged: 1 },
     });
   });
 
@@ -239,7 +249,7 @@ describe('plan binding', () => {
     };
     expect(saved).toMatchObject({
       kind: 'envsync-plan',
-      version: 1,
+      version: 2,
       orgs: [{ org: 'beta', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }],
     });
     await writeFile(tmp.path('m/beta.yaml'), GOOD.replace('Web', 'Web, edited after review'));
@@ -296,6 +306,14 @@ describe('plan binding', () => {
     });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--plan plan.json: cannot be used: it is not an envsync plan');
+    // A plan of an older format is refused with its version, not misread.
+    await tmp.write('old.json', '{"kind": "envsync-plan", "version": 1, "orgs": []}');
+    const old = await envsync(['sync', ...shared(), '--plan', 'old.json'], {
+      cwd: tmp.dir,
+      env: { ENVSYNC_TOKEN: TOKEN },
+    });
+    expect(old.code).toBe(1);
+    expect(old.stderr).toContain('it has version 1; this envsync reads version 2');
     const out = await envsync(['sync', '--manifests', 'm', ...shared(), '--out', 'x.json'], {
       cwd: tmp.dir,
       env: { ENVSYNC_TOKEN: TOKEN },

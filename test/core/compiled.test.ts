@@ -13,6 +13,8 @@ import {
   acceptsManifestValue,
   emptyValue,
   FIELD_LIST,
+  FIELDS,
+  normalizeListedSet,
   normalizeValue,
   sameValue,
   type FieldValue,
@@ -24,7 +26,10 @@ import { odd } from '../helpers/arbitraries.ts';
 const value = fc.oneof(
   fc.constantFrom('K8S', 'S3', 'logical', 'k8s', '', 'x'),
   fc.boolean(),
-  fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 3 }),
+  fc.array(fc.constantFrom('a', 'b', 'c', 'a b'), { maxLength: 3 }),
+  fc.array(fc.oneof(fc.constantFrom('a', 'b'), fc.record({ name: fc.constantFrom('a', 'c') })), {
+    maxLength: 3,
+  }),
   fc.constant(null),
   odd,
 );
@@ -65,6 +70,11 @@ function referenceManifestCheck(v: Record<string, unknown>): number {
     } else if (acceptsManifestValue(spec, given)) known++;
     else return -1;
   }
+  for (const spec of FIELD_LIST) {
+    const type = v[FIELDS.type.manifestKey] as string;
+    if (spec.onlyForTypes !== undefined && v[spec.manifestKey] !== undefined)
+      if (!spec.onlyForTypes.includes(type)) return -1;
+  }
   return known;
 }
 
@@ -104,7 +114,9 @@ describe('the compiled hot paths agree with a loop over the registry', () => {
                 : 'value';
           expected[spec.name] =
             rule === 'value'
-              ? normalizeValue(spec, given as FieldValue)
+              ? spec.kind === 'set'
+                ? normalizeListedSet(given as readonly unknown[])
+                : normalizeValue(spec, given as FieldValue)
               : rule === 'empty'
                 ? emptyValue(spec)
                 : undefined;

@@ -43,7 +43,12 @@ describe('the field registry', () => {
     expect(RECORDED_FIELDS.map((spec) => spec.name)).toEqual(
       FIELD_LIST.filter((spec) => spec.listing.absent === 'omitted').map((spec) => spec.name),
     );
-    expect(RECORDED_FIELDS.map((spec) => spec.name)).toEqual(['include_scaling', 'policies']);
+    expect(RECORDED_FIELDS.map((spec) => spec.name)).toEqual([
+      'include_scaling',
+      'policies',
+      'require_provenance',
+      'included_environments',
+    ]);
   });
 
   it('builds every environment object with the name and every field of the registry, in order', () => {
@@ -63,7 +68,15 @@ describe('values by kind', () => {
   it.each([
     ['type', 'K8S', true],
     ['type', 'k8s', false],
-    ['type', 'ECS', false],
+    ['type', 'ECS', true],
+    ['type', 'docker', true],
+    ['type', 'Docker', false],
+    ['type', 'mainframe', false],
+    ['included_environments', ['a', 'b~1'], true],
+    ['included_environments', ['a', 'a'], false],
+    ['included_environments', ['a b'], false],
+    ['require_provenance', true, true],
+    ['require_provenance', null, false],
     ['type', 1, false],
     ['description', '', true],
     ['description', null, false],

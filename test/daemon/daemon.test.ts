@@ -178,7 +178,8 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
         line: 4,
         column: 11,
         path: 'environments[0].type',
-        message: '"k8s" is not one of K8S, S3, logical (did you mean "K8S"?)',
+        message:
+          '"k8s" is not one of K8S, ECS, S3, lambda, server, docker, azure-apps, cloud-run, logical (did you mean "K8S"?)',
       },
     ]);
     expect(status.orgs['acme']?.lastSuccess).not.toBeNull();

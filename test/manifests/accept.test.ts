@@ -23,10 +23,16 @@ const environment = fc
     fc.record(
       {
         name: sometimes(name),
-        type: sometimes(fc.constantFrom('K8S', 'S3', 'logical', 'k8s', 'K8s ')),
+        type: sometimes(
+          fc.constantFrom('K8S', 'S3', 'logical', 'logical', 'docker', 'ECS', 'k8s', 'Docker'),
+        ),
         description: sometimes(fc.string({ maxLength: 10 })),
         include_scaling: sometimes(fc.boolean()),
         policies: sometimes(policies),
+        require_provenance: sometimes(fc.boolean()),
+        included_environments: sometimes(
+          fc.array(fc.oneof(name, fc.constantFrom('db', 'web~2')), { maxLength: 3 }),
+        ),
       },
       { requiredKeys: ['name', 'type', 'description'] },
     ),

@@ -64,7 +64,7 @@ describe('parseManifest', () => {
         'org: acme\nenvironments:\n  - name: production\n    type: k8s\n    description: x\n',
       ),
     ).toEqual([
-      'manifests/acme.yaml:4:11 environments[0].type: "k8s" is not one of K8S, S3, logical (did you mean "K8S"?)',
+      'manifests/acme.yaml:4:11 environments[0].type: "k8s" is not one of K8S, ECS, S3, lambda, server, docker, azure-apps, cloud-run, logical (did you mean "K8S"?)',
     ]);
   });
 

@@ -245,7 +245,8 @@ describe('sync behaviour', () => {
         line: 9,
         column: 11,
         path: 'environments[1].type',
-        message: '"s3" is not one of K8S, S3, logical (did you mean "S3"?)',
+        message:
+          '"s3" is not one of K8S, ECS, S3, lambda, server, docker, azure-apps, cloud-run, logical (did you mean "S3"?)',
       },
     ]);
     expect(report.summary).toMatchObject({ invalidOrgs: 1, applied: 1 });
