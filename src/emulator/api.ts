@@ -1,113 +1,31 @@
 /**
- * The Environments API itself: PUT and GET /api/v2/environments/{org} (and, in the kosli profile,
- * GET /api/v2/environments/{org}/{name}). Check order: method (405), org syntax (404),
- * credentials (401), token scope (403), org existence (404), then the request itself.
+ * The Environments API itself: PUT and GET /api/v2/environments/{org}, and in the kosli profile
+ * the routes for one environment (one-environment.ts). The checks before the request itself are
+ * in access.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Profile } from './options.ts';
+import type { ApiDeps } from './access.ts';
+import { allowMethod, authorize } from './access.ts';
 import { MAX_BODY_BYTES } from './options.ts';
-import { decodeSegment, parseJson, readBody, sendError, sendJson } from './http.ts';
+import { parseJson, readBody, sendError, sendJson } from './http.ts';
+import { archiveEnvironment, readEnvironment } from './one-environment.ts';
 import type { Route } from './routes.ts';
-import type { EnvironmentStore, StoredEnvironment } from './store.ts';
-import { parseAuthorization } from './credentials.ts';
-import { NAME_PATTERN, ORG_PATTERN } from './names.ts';
 import { parsePagination } from './pagination.ts';
 import { validateEnvironmentBody } from './validate-environment.ts';
+import { listingEntry } from './views.ts';
 
-export interface ApiDeps {
-  readonly profile: Profile;
-  /** null: every org exists. */
-  readonly orgs: ReadonlySet<string> | null;
-  /** null: any well-formed token; a token's set null: every org. */
-  readonly tokens: ReadonlyMap<string, ReadonlySet<string> | null> | null;
-  readonly store: EnvironmentStore;
-  readonly nowSeconds: () => number;
-  readonly baseUrl: () => string;
-}
+export type { ApiDeps } from './access.ts';
 
 const VALIDATION_FAILED = 'Input payload validation failed';
-const FORBIDDEN = "You don't have permission to access this resource";
-const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="envsync-emulator"' };
 
-function orgMissing(res: ServerResponse, org: string): void {
-  sendError(res, 404, `Organization '${org}' does not exist`);
-}
+/** The methods each API route answers; any other is a 405 with this list in `Allow`. */
+const ALLOWED: Record<ApiRoute['kind'], readonly string[]> = {
+  environments: ['GET', 'HEAD', 'PUT'],
+  environment: ['GET', 'HEAD'],
+  archive: ['PUT'],
+};
 
-/** Sends 405 unless `method` is allowed; returns whether it is. */
-function allowMethod(res: ServerResponse, method: string, allowed: readonly string[]): boolean {
-  if (allowed.includes(method)) return true;
-  sendError(
-    res,
-    405,
-    `Method ${method} is not allowed here; allowed: ${allowed.join(', ')}`,
-    {},
-    {
-      allow: allowed.join(', '),
-    },
-  );
-  return false;
-}
-
-/** Sends 401, 403 or 404 for credentials and org; returns whether the request may go on. */
-function authorize(req: IncomingMessage, res: ServerResponse, org: string, deps: ApiDeps): boolean {
-  const credentials = parseAuthorization(req.headers.authorization);
-  switch (credentials.kind) {
-    case 'missing':
-      sendError(
-        res,
-        401,
-        'Missing Authorization header; send "Authorization: Bearer <token>"',
-        {},
-        WWW_AUTHENTICATE,
-      );
-      return false;
-    case 'malformed':
-      sendError(
-        res,
-        401,
-        'Malformed Authorization header; expected "Bearer <token>"',
-        {},
-        WWW_AUTHENTICATE,
-      );
-      return false;
-    case 'scheme':
-      sendError(
-        res,
-        401,
-        `Unsupported authorization scheme '${credentials.scheme}'; use Bearer`,
-        {},
-        WWW_AUTHENTICATE,
-      );
-      return false;
-    case 'bearer':
-      break;
-  }
-  if (deps.tokens !== null) {
-    if (!deps.tokens.has(credentials.token)) {
-      sendError(res, 401, 'Invalid token', {}, WWW_AUTHENTICATE);
-      return false;
-    }
-    const scope = deps.tokens.get(credentials.token);
-    if (scope !== undefined && scope !== null && !scope.has(org)) {
-      sendError(res, 403, FORBIDDEN);
-      return false;
-    }
-  }
-  if (deps.orgs !== null && !deps.orgs.has(org)) {
-    orgMissing(res, org);
-    return false;
-  }
-  return true;
-}
-
-/**
- * The kosli listing entry: every stored field except `archived`
- * (docs/api-behaviour.md#listing-shapes).
- */
-function kosliEntry(env: StoredEnvironment): Omit<StoredEnvironment, 'archived'> {
-  const { archived: _archived, ...entry } = env;
-  return entry;
-}
+type ApiRoute = Extract<Route, { kind: 'environments' | 'environment' | 'archive' }>;
 
 function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false;
@@ -141,6 +59,15 @@ async function putEnvironment(
     sendError(res, 400, VALIDATION_FAILED, { errors: input.errors });
     return;
   }
+  // Checked against the store and applied in one synchronous step, so no other request can
+  // archive a member in between (docs/api-behaviour.md#logical-environments).
+  const members = input.value.included_environments;
+  const problem =
+    members === undefined ? undefined : deps.store.membersProblem(org, input.value.name, members);
+  if (problem !== undefined) {
+    sendError(res, 400, VALIDATION_FAILED, { errors: { included_environments: problem } });
+    return;
+  }
   deps.store.upsert(org, input.value, deps.profile, deps.nowSeconds());
   // Production's answer for create and update alike (docs/api-behaviour.md#successful-writes).
   sendJson(res, 201, 'OK');
@@ -169,7 +96,7 @@ function listEnvironments(
     return;
   }
   if (pagination.value.kind === 'none') {
-    sendJson(res, 200, environments.map(kosliEntry));
+    sendJson(res, 200, environments.map(listingEntry));
     return;
   }
   const { page, perPage } = pagination.value;
@@ -179,7 +106,7 @@ function listEnvironments(
     per_page: perPage,
     total_pages: Math.ceil(environments.length / perPage),
     total_count: environments.length,
-    environments: environments.slice(start, start + perPage).map(kosliEntry),
+    environments: environments.slice(start, start + perPage).map(listingEntry),
     _links: {
       self: {
         href: `${deps.baseUrl()}/api/v2/environments/${encodeURIComponent(org)}?page=${page}&per_page=${perPage}`,
@@ -192,34 +119,23 @@ function listEnvironments(
 export async function handleApi(
   req: IncomingMessage,
   res: ServerResponse,
-  route: Extract<Route, { kind: 'environments' | 'environment' }>,
+  route: ApiRoute,
   query: URLSearchParams,
   deps: ApiDeps,
 ): Promise<void> {
   const method = req.method ?? 'GET';
-  const allowed = route.kind === 'environments' ? ['GET', 'HEAD', 'PUT'] : ['GET', 'HEAD'];
-  if (!allowMethod(res, method, allowed)) return;
-  const org = decodeSegment(route.org);
-  if (org === undefined || !ORG_PATTERN.test(org)) {
-    orgMissing(res, org ?? route.org);
-    return;
-  }
-  if (!authorize(req, res, org, deps)) return;
-  if (route.kind === 'environment') {
-    const name = decodeSegment(route.name);
-    const env =
-      name !== undefined && NAME_PATTERN.test(name) ? deps.store.get(org, name) : undefined;
-    if (env === undefined) {
-      sendError(
-        res,
-        404,
-        `Environment named '${name ?? route.name}' does not exist for organization '${org}'`,
-      );
+  if (!allowMethod(res, method, ALLOWED[route.kind])) return;
+  const org = authorize(req, res, route.org, deps);
+  if (org === undefined) return;
+  switch (route.kind) {
+    case 'environment':
+      readEnvironment(res, org, route.name, deps);
       return;
-    }
-    sendJson(res, 200, kosliEntry(env));
-    return;
+    case 'archive':
+      archiveEnvironment(res, org, route.name, deps);
+      return;
+    case 'environments':
+      if (method === 'PUT') await putEnvironment(req, res, org, deps);
+      else listEnvironments(res, org, query, deps);
   }
-  if (method === 'PUT') await putEnvironment(req, res, org, deps);
-  else listEnvironments(res, org, query, deps);
 }

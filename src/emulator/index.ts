@@ -12,7 +12,7 @@ export {
   MAX_TIMEOUT_MS,
   PROFILES,
 } from './options.ts';
-export { ORG_PATTERN } from './names.ts';
+export { KOSLI_NAME_PATTERN, ORG_PATTERN } from './names.ts';
 export type { FaultState } from './admin.ts';
 export type { EmulatorStats, RequestLogEntry, TimeoutKind } from './stats.ts';
 export type { StoreDocument, StoredEnvironment } from './store.ts';

@@ -6,7 +6,7 @@ import { randomInt } from 'node:crypto';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { ConfigError } from '../errors.ts';
-import { ORG_PATTERN } from './names.ts';
+import { orgPatternFor } from './names.ts';
 import type { EmulatorOptions, FaultSettings, Profile, Sleep } from './options.ts';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
@@ -60,6 +60,7 @@ function timerSleep(ms: number, signal: AbortSignal): Promise<void> {
 
 function resolveTokens(
   grants: EmulatorOptions['tokens'],
+  orgPattern: RegExp,
 ): Map<string, ReadonlySet<string> | null> | null {
   if (grants === undefined || grants.length === 0) return null;
   const tokens = new Map<string, ReadonlySet<string> | null>();
@@ -67,8 +68,8 @@ function resolveTokens(
     if (!/^\S+$/.test(grant.token))
       throw new ConfigError('emulator: a token is empty or has whitespace');
     for (const org of grant.orgs ?? []) {
-      if (!ORG_PATTERN.test(org)) {
-        throw new ConfigError(`emulator: token org "${org}" does not match ${ORG_PATTERN.source}`);
+      if (!orgPattern.test(org)) {
+        throw new ConfigError(`emulator: token org "${org}" does not match ${orgPattern.source}`);
       }
     }
     // The same token given twice gets the union of its grants; null (all orgs) wins.
@@ -112,12 +113,14 @@ export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
   if (!PROFILES.includes(profile)) {
     throw new ConfigError(`emulator: profile "${profile}" is not one of ${PROFILES.join(', ')}`);
   }
+  // An org the profile's paths cannot name could never be reached.
+  const orgPattern = orgPatternFor(profile);
   for (const org of options.orgs ?? []) {
-    if (!ORG_PATTERN.test(org))
-      throw new ConfigError(`emulator: org "${org}" does not match ${ORG_PATTERN.source}`);
+    if (!orgPattern.test(org))
+      throw new ConfigError(`emulator: org "${org}" does not match ${orgPattern.source}`);
   }
   const orgs = options.orgs !== undefined && options.orgs.length > 0 ? new Set(options.orgs) : null;
-  const tokens = resolveTokens(options.tokens);
+  const tokens = resolveTokens(options.tokens, orgPattern);
   const seed = options.seed ?? randomInt(0, 2 ** 32);
   if (!isWhole(seed, 0, 0xffffffff))
     throw new ConfigError(`emulator: seed ${seed} is not 0..4294967295`);

@@ -4,13 +4,15 @@
  */
 import type { Profile } from './options.ts';
 
-/** An environment as the emulator keeps it (the kosli listing's fields plus `archived`). */
+/** An environment as the emulator keeps it (the kosli listing's fields plus two of its own). */
 export interface StoredEnvironment {
   org: string;
   name: string;
   type: string;
   description: string;
   include_scaling: boolean;
+  /** Kept and shown by the read of one environment, never by the listing. */
+  require_provenance: boolean;
   policies: string[] | null;
   tags: Record<string, string>;
   /** Epoch seconds (float) of the last PUT that landed on this environment. */
@@ -19,6 +21,7 @@ export interface StoredEnvironment {
   /** Epoch seconds (float) of the last PUT that changed a field (or created it). */
   last_changed_at: number | null;
   state: boolean | null;
+  /** The members of a `logical` environment; null for every other type. */
   included_environments: string[] | null;
   archived: boolean;
 }
@@ -29,13 +32,18 @@ export interface StoreDocument {
   orgs: Record<string, StoredEnvironment[]>;
 }
 
-/** A validated create/update request body, defaults applied. */
+/**
+ * A validated create/update request body. `undefined`: not given (absent, or null in the kosli
+ * profile), so a create takes the default and an update keeps the old value.
+ */
 export interface EnvironmentInput {
   name: string;
   description: string;
   type: string;
-  include_scaling: boolean;
-  policies: string[];
+  include_scaling: boolean | undefined;
+  require_provenance: boolean | undefined;
+  policies: string[] | undefined;
+  included_environments: string[] | undefined;
 }
 
 export interface UpsertResult {
@@ -70,9 +78,18 @@ function copyEnvironment(env: StoredEnvironment): StoredEnvironment {
   };
 }
 
-function samePolicies(a: readonly string[] | null, b: readonly string[]): boolean {
+/** Null and [] count as the same list: both mean "none". */
+function sameList(a: readonly string[] | null, b: readonly string[] | null): boolean {
   const left = a ?? [];
-  return left.length === b.length && left.every((policy, i) => policy === b[i]);
+  const right = b ?? [];
+  return left.length === right.length && left.every((item, i) => item === right[i]);
+}
+
+/** The members an environment ends up with after an update to `input.type`. */
+function membersAfter(existing: StoredEnvironment, input: EnvironmentInput): string[] | null {
+  if (input.type !== 'logical') return null;
+  if (input.included_environments !== undefined) return [...input.included_environments];
+  return existing.type === 'logical' ? [...(existing.included_environments ?? [])] : [];
 }
 
 export class EnvironmentStore {
@@ -82,6 +99,22 @@ export class EnvironmentStore {
   /** Calls `listener` after every change (for persistence). */
   onChange(listener: () => void): void {
     this.#listeners.add(listener);
+  }
+
+  /**
+   * Why `members` cannot be the members of the environment `name` in `org`, naming each member
+   * that is not a live environment there; undefined when they can.
+   */
+  membersProblem(org: string, name: string, members: readonly string[]): string | undefined {
+    const problems = members.flatMap((member) => {
+      if (member === name) return [`'${name}' cannot include itself`];
+      if (this.#orgs.get(org)?.live.has(member) === true) return [];
+      if (this.isArchived(org, member)) {
+        return [`environment '${member}' in organization '${org}' has been archived`];
+      }
+      return [`environment '${member}' does not exist in organization '${org}'`];
+    });
+    return problems.length === 0 ? undefined : problems.join('; ');
   }
 
   /** Creates or updates the live environment `input.name` in `org`. `nowSeconds`: epoch seconds. */
@@ -94,14 +127,16 @@ export class EnvironmentStore {
         name: input.name,
         type: input.type,
         description: input.description,
-        include_scaling: input.include_scaling,
-        policies: [...input.policies],
+        include_scaling: input.include_scaling ?? false,
+        require_provenance: input.require_provenance ?? false,
+        policies: [...(input.policies ?? [])],
         tags: {},
         last_modified_at: nowSeconds,
         last_reported_at: null,
         last_changed_at: nowSeconds,
         state: null,
-        included_environments: input.type === 'logical' ? [] : null,
+        included_environments:
+          input.type === 'logical' ? [...(input.included_environments ?? [])] : null,
         archived: false,
       };
       entries.live.set(input.name, environment);
@@ -112,26 +147,58 @@ export class EnvironmentStore {
     const description =
       profile === 'kosli' && input.description === '' ? existing.description : input.description;
     const includeScaling =
-      profile === 'kosli' && input.include_scaling
+      input.include_scaling === undefined || (profile === 'kosli' && input.include_scaling)
         ? existing.include_scaling
         : input.include_scaling;
+    const requireProvenance = input.require_provenance ?? existing.require_provenance;
+    const policies = input.policies === undefined ? existing.policies : [...input.policies];
+    const members = membersAfter(existing, input);
     const changed =
       existing.type !== input.type ||
       existing.description !== description ||
       existing.include_scaling !== includeScaling ||
-      !samePolicies(existing.policies, input.policies);
-    if (existing.type !== input.type) {
-      existing.included_environments =
-        input.type === 'logical' ? (existing.included_environments ?? []) : null;
-    }
+      existing.require_provenance !== requireProvenance ||
+      !sameList(existing.policies, policies) ||
+      !sameList(existing.included_environments, members);
     existing.type = input.type;
     existing.description = description;
     existing.include_scaling = includeScaling;
-    existing.policies = [...input.policies];
+    existing.require_provenance = requireProvenance;
+    existing.policies = policies;
+    existing.included_environments = members;
     existing.last_modified_at = nowSeconds;
     if (changed) existing.last_changed_at = nowSeconds;
     this.#changed();
     return { created: false, changed, environment: copyEnvironment(existing) };
+  }
+
+  /**
+   * Archives the live environment `name`: it leaves the listing and every logical environment's
+   * members, so no listed environment ever names one that is not listed. False when there is no
+   * live environment of that name.
+   */
+  archive(org: string, name: string, nowSeconds: number): boolean {
+    const entries = this.#orgs.get(org);
+    const environment = entries?.live.get(name);
+    if (entries === undefined || environment === undefined) return false;
+    entries.live.delete(name);
+    environment.archived = true;
+    entries.archived.push(environment);
+    for (const other of entries.live.values()) {
+      const members = other.included_environments;
+      if (members?.includes(name) !== true) continue;
+      other.included_environments = members.filter((member) => member !== name);
+      other.last_changed_at = nowSeconds;
+    }
+    this.#changed();
+    return true;
+  }
+
+  /** True when `name` has no live environment in `org` but has an archived one. */
+  isArchived(org: string, name: string): boolean {
+    const entries = this.#orgs.get(org);
+    if (entries === undefined || entries.live.has(name)) return false;
+    return entries.archived.some((env) => env.name === name);
   }
 
   /** The live environments of `org`, sorted by name (copies). */

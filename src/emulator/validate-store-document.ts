@@ -3,10 +3,16 @@
  * hand-written seed would be (defaults for what is missing, any non-empty type), strict where a
  * typo would hide (unknown fields, wrong types, one live name twice).
  */
-import { NAME_PATTERN, ORG_PATTERN } from './names.ts';
+import { KOSLI_NAME_PATTERN } from './names.ts';
 import type { StoreDocument, StoredEnvironment } from './store.ts';
 import type { Validated } from './validation.ts';
 import { describe, isRecord, isStringArray, notAnObject, toErrors } from './validation.ts';
+
+/**
+ * The wider of the two profiles' rules, so one file serves both: an environment named with `~` is
+ * kept (the spec profile lists it but cannot write it, like a seeded type it would refuse).
+ */
+const NAME_PATTERN = KOSLI_NAME_PATTERN;
 
 const STORED_FIELDS = new Set([
   'org',
@@ -14,6 +20,7 @@ const STORED_FIELDS = new Set([
   'type',
   'description',
   'include_scaling',
+  'require_provenance',
   'policies',
   'tags',
   'last_modified_at',
@@ -64,6 +71,8 @@ function readStoredEnvironment(
   if (typeof description !== 'string') fail('description', 'must be a string');
   const includeScaling = get('include_scaling', false);
   if (typeof includeScaling !== 'boolean') fail('include_scaling', 'must be a boolean');
+  const requireProvenance = get('require_provenance', false);
+  if (typeof requireProvenance !== 'boolean') fail('require_provenance', 'must be a boolean');
   const policies = get('policies', []);
   if (policies !== null && !isStringArray(policies)) {
     fail('policies', 'must be an array of strings or null');
@@ -93,6 +102,7 @@ function readStoredEnvironment(
     typeof type !== 'string' ||
     typeof description !== 'string' ||
     typeof includeScaling !== 'boolean' ||
+    typeof requireProvenance !== 'boolean' ||
     (policies !== null && !isStringArray(policies)) ||
     !isStringRecord(tags) ||
     typeof modified !== 'number' ||
@@ -110,6 +120,7 @@ function readStoredEnvironment(
     type,
     description,
     include_scaling: includeScaling,
+    require_provenance: requireProvenance,
     policies: policies === null ? null : [...policies],
     tags: { ...tags },
     last_modified_at: modified,
@@ -136,8 +147,8 @@ export function validateStoreDocument(raw: unknown, nowSeconds: number): Validat
   const orgs = new Map<string, StoredEnvironment[]>();
   for (const [org, list] of Object.entries(raw.orgs)) {
     const where = `orgs.${org}`;
-    if (!ORG_PATTERN.test(org)) {
-      errors.set(where, `org name must match ${ORG_PATTERN.source}`);
+    if (!NAME_PATTERN.test(org)) {
+      errors.set(where, `org name must match ${NAME_PATTERN.source}`);
       continue;
     }
     if (!Array.isArray(list)) {
