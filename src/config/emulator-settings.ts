@@ -15,7 +15,7 @@ import {
   DEFAULT_PORT,
   DEFAULT_REQUEST_TIMEOUT_MS,
   MAX_TIMEOUT_MS,
-  ORG_PATTERN,
+  KOSLI_NAME_PATTERN,
   PROFILES,
   type FaultSettings,
   type Profile,
@@ -80,10 +80,16 @@ function choice<const T extends string>(allowed: readonly T[]): (raw: Raw, name:
   };
 }
 
+/**
+ * Org names by the widest rule of any profile (the production service's, `~` included); the
+ * emulator holds each profile to its own rule when it starts.
+ */
+const ORG_NAME = KOSLI_NAME_PATTERN;
+
 function orgNames(raw: Raw, name: string): readonly string[] {
   return texts(raw, name).map((org) => {
-    if (!ORG_PATTERN.test(org)) {
-      throw new UsageError(`${name}: "${org}" is not an organization name (${ORG_PATTERN.source})`);
+    if (!ORG_NAME.test(org)) {
+      throw new UsageError(`${name}: "${org}" is not an organization name (${ORG_NAME.source})`);
     }
     return org;
   });
@@ -96,7 +102,7 @@ function orgNames(raw: Raw, name: string): readonly string[] {
 export function parseTokenFlag(raw: string): TokenGrant {
   const mark = raw.lastIndexOf('=');
   const orgList = mark < 0 ? '' : raw.slice(mark + 1);
-  const limited = orgList !== '' && orgList.split(',').every((org) => ORG_PATTERN.test(org));
+  const limited = orgList !== '' && orgList.split(',').every((org) => ORG_NAME.test(org));
   const token = limited ? raw.slice(0, mark) : raw;
   if (!/^\S+$/.test(token)) {
     throw new UsageError(`--token: the token must not be empty or contain spaces`);

@@ -224,6 +224,17 @@ describe('envsync emulator (process)', () => {
     expect(result.stdout).toBe('');
   });
 
+  it('takes an org with "~" under --profile kosli, and says why not under --profile spec', async () => {
+    const kosli = await spawn(['--profile', 'kosli', '--org', 'acme~eu', '--port', '0']);
+    const listed = await send(`${kosli.url}/api/v2/environments/acme~eu`, {
+      headers: { authorization: 'Bearer any-token-1' },
+    });
+    expect(listed.status).toBe(200);
+    const spec = await runCli(['emulator', '--profile', 'spec', '--org', 'acme~eu', '--port', '0']);
+    expect(spec.code).toBe(1);
+    expect(spec.stderr).toContain('org "acme~eu" does not match');
+  });
+
   it('refuses a corrupt --data file: exit 1 with a clear message', async () => {
     const file = join(dir, 'broken.json');
     await writeFile(file, '{ not json');

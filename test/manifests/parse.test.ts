@@ -68,6 +68,52 @@ describe('parseManifest', () => {
     ]);
   });
 
+  it.each([
+    ['Docker', 'docker'],
+    ['ecs', 'ECS'],
+    ['LAMBDA', 'lambda'],
+    ['Cloud-Run', 'cloud-run'],
+  ])('suggests the right case of a production type: %s -> %s', (given, meant) => {
+    expect(
+      messages(`org: acme\nenvironments:\n  - name: a\n    type: ${given}\n    description: x\n`),
+    ).toEqual([expect.stringContaining(`(did you mean "${meant}"?)`)]);
+  });
+
+  it('reads every production type and the fields managed only when declared', () => {
+    const parsed = parseManifest(
+      'org: acme~1\nenvironments:\n' +
+        '  - {name: a~1, type: azure-apps, description: x, require_provenance: false}\n' +
+        '  - {name: b, type: logical, description: y, included_environments: [a~1]}\n' +
+        '  - {name: c, type: logical, description: z}\n',
+      'manifests/acme.yaml',
+    );
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.documents[0]?.environments).toMatchObject([
+      {
+        name: 'a~1',
+        type: 'azure-apps',
+        require_provenance: false,
+        included_environments: undefined,
+      },
+      { name: 'b', type: 'logical', require_provenance: undefined, included_environments: ['a~1'] },
+      { name: 'c', require_provenance: undefined, included_environments: undefined },
+    ]);
+  });
+
+  it('refuses members on another type, a member twice and a member that is not a name, with their places', () => {
+    expect(
+      messages(
+        'org: acme\nenvironments:\n' +
+          '  - name: web\n    type: K8S\n    description: w\n    included_environments: [db]\n' +
+          '  - name: all\n    type: logical\n    description: a\n    included_environments: [web, "a b", web]\n',
+      ),
+    ).toEqual([
+      'manifests/acme.yaml:6:28 environments[0].included_environments: is allowed only on type logical (this environment\'s type is "K8S")',
+      'manifests/acme.yaml:10:34 environments[1].included_environments[1]: "a b" is not a valid name: it must start with a letter or digit and contain only letters, digits, ".", "_", "-" and "~"',
+      'manifests/acme.yaml:10:41 environments[1].included_environments[2]: environment "web" is listed twice',
+    ]);
+  });
+
   it('rejects unknown keys at any level with a suggestion', () => {
     expect(messages('org: acme\nenvironment: []\n')).toEqual([
       'manifests/acme.yaml:1:1 environments: is required but missing',

@@ -54,6 +54,7 @@ interface Report {
     org: string;
     status: string;
     changes: { action: string; name: string; result: string; error?: string; fields: object }[];
+    unmanaged: string[];
     errors: { file: string; line: number; column: number; path: string; message: string }[];
   }[];
 }
@@ -96,10 +97,7 @@ describe('against the kosli profile (production as observed)', () => {
     const api = await emulator('kosli');
     await tmp.write('manifests/acme.yaml', LOGICAL);
     expect((await run(api.url, ['sync'])).code).toBe(0);
-    await tmp.write(
-      'manifests/acme.yaml',
-      LOGICAL.replace('[web~2, api, tasks]', '[tasks, api]'),
-    );
+    await tmp.write('manifests/acme.yaml', LOGICAL.replace('[web~2, api, tasks]', '[tasks, api]'));
     const plan = await run(api.url, ['plan', '-o', 'json']);
     expect(json(plan.stdout).orgs[0]?.changes).toEqual([
       expect.objectContaining({
@@ -174,7 +172,7 @@ environments:
     );
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(sync.code, sync.stdout).toBe(0);
-    expect(json(sync.stdout).orgs[0]?.unmanaged ?? []).toEqual(['legacy']);
+    expect(json(sync.stdout).orgs[0]?.unmanaged).toEqual(['legacy']);
   });
 
   it('require_provenance: sent and kept when declared, never touched when not', async () => {
@@ -259,7 +257,7 @@ environments:
     description: Web
   - name: all
     type: logical
-    description: All (no members declared: the key is never sent)
+    description: All, no members declared, so the key is never sent
 `,
     );
     const sync = await run(api.url, ['sync', '-o', 'json']);
@@ -271,6 +269,30 @@ environments:
     });
     expect(changes.find((c) => c.name === 'web')?.result).toBe('applied');
     expect(changes.find((c) => c.name === 'all')?.result).toBe('applied');
+  });
+
+  it('export -> plan has nothing to create or update; the fields the listing lacks are unverified until one sync', async () => {
+    const api = await emulator('spec');
+    await api.putStore({
+      orgs: {
+        acme: [
+          { name: 'web', type: 'K8S', description: 'Web' },
+          { name: 'all', type: 'logical', description: 'All' },
+        ],
+      },
+    });
+    const out = await envsync(
+      ['export', '--org', 'acme', '--out', 'manifests', '--api-url', api.url],
+      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+    );
+    expect(out.code, out.stderr).toBe(0);
+    const text = await readFile(tmp.path('manifests/acme.yaml'), 'utf8');
+    expect(text).not.toContain('included_environments');
+    const plan = await run(api.url, ['plan', '-o', 'json']);
+    expect(json(plan.stdout).summary).toMatchObject({ create: 0, update: 0, unverified: 2 });
+    expect((await run(api.url, ['sync'])).code).toBe(0);
+    const after = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
+    expect(after.code, after.stdout).toBe(0);
   });
 
   it('fields the contract does not know are never sent unless declared', async () => {
@@ -291,6 +313,28 @@ environments:
       result: 'failed',
       error: expect.stringContaining('require_provenance'),
     });
+    // Members and a `~` name, which the contract's service does not know: each its own 400.
+    await tmp.write(
+      'manifests/acme.yaml',
+      `org: acme
+environments:
+  - name: web
+    type: K8S
+    description: Web
+  - name: all
+    type: logical
+    description: All
+    included_environments: [web]
+  - name: web~2
+    type: K8S
+    description: Second
+`,
+    );
+    const members = await run(api.url, ['sync', '-o', 'json']);
+    expect(members.code).toBe(1);
+    const changes = json(members.stdout).orgs[0]?.changes ?? [];
+    expect(changes.find((c) => c.name === 'all')?.error).toContain('included_environments');
+    expect(changes.find((c) => c.name === 'web~2')?.error).toMatch(/400 .*name/);
   });
 });
 
@@ -320,12 +364,66 @@ describe('listings in production shapes', () => {
           policies: Array.isArray(env['policies'])
             ? (env['policies'] as string[]).map((name) => ({ name, created: 1 }))
             : null,
-          included_environments: env['type'] === 'logical' ? (env['included_environments'] ?? []) : null,
+          included_environments:
+            env['type'] === 'logical' ? (env['included_environments'] ?? []) : null,
         }));
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(listing));
     });
     return { ...fake, store };
   }
+
+  it('export writes require_provenance when the listing shows it, and round-trips', async () => {
+    const fake = await startFakeApi((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify([
+          {
+            org: 'acme',
+            name: 'strict',
+            type: 'lambda',
+            description: 'Functions',
+            include_scaling: false,
+            policies: [{ name: 'sox' }],
+            require_provenance: true,
+            included_environments: null,
+            state: true,
+          },
+          {
+            org: 'acme',
+            name: 'loose',
+            type: 'server',
+            description: 'Box',
+            include_scaling: null,
+            policies: null,
+            require_provenance: null,
+            included_environments: null,
+            state: null,
+          },
+        ]),
+      );
+    });
+    try {
+      const out = await envsync(['export', '--org', 'acme', '--api-url', fake.url], {
+        cwd: tmp.dir,
+        env: { ENVSYNC_TOKEN: TOKEN },
+      });
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.stdout).toContain('require_provenance: true');
+      expect(out.stdout).toContain('- sox');
+      expect(out.stdout.match(/require_provenance/g)).toHaveLength(1);
+      await tmp.write('manifests/acme.yaml', out.stdout);
+      const plan = await run(fake.url, ['plan', '-o', 'json']);
+      expect(plan.code, plan.stdout).toBe(0);
+      // "loose" shows neither include_scaling nor policies: they are unverified until a sync.
+      expect(json(plan.stdout).summary).toMatchObject({
+        create: 0,
+        update: 0,
+        unverified: 1,
+        unchanged: 1,
+      });
+    } finally {
+      await fake.close();
+    }
+  });
 
   it('reads objects and nulls without a perpetual diff', async () => {
     const fake = await productionFake();
