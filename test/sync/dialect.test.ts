@@ -5,61 +5,14 @@
  * small fake that answers exactly as production's listing does.
  */
 import { readFile } from 'node:fs/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { envsync } from '../helpers/cli.ts';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
-const TOKEN = 'tok-dialect-5b7e2c9d41';
-
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-let emulators: TestEmulator[] = [];
-
-beforeEach(async () => {
-  tmp = await tempDir();
-});
-afterEach(async () => {
-  await Promise.all(emulators.map((e) => e.close()));
-  emulators = [];
-  await tmp.cleanup();
-});
-
-async function emulator(profile: 'spec' | 'kosli') {
-  const running = await startTestEmulator({ profile, tokens: [{ token: TOKEN, orgs: null }] });
-  emulators.push(running);
-  return running;
-}
-
-function run(url: string, args: string[]) {
-  return envsync(
-    [
-      ...args,
-      '--manifests',
-      tmp.path('manifests'),
-      '--api-url',
-      url,
-      '--state',
-      tmp.path('state.json'),
-      '--retry-delay',
-      '10ms',
-    ],
-    { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
-  );
-}
-
-interface Report {
-  summary: Record<string, number>;
-  orgs: {
-    org: string;
-    status: string;
-    changes: { action: string; name: string; result: string; error?: string; fields: object }[];
-    unmanaged: string[];
-    errors: { file: string; line: number; column: number; path: string; message: string }[];
-  }[];
-}
-
-const json = (text: string) => JSON.parse(text) as Report;
+const world = syncWorld();
+const { tmp, run } = world;
+const emulator = (profile: 'spec' | 'kosli') => world.emulator({ profile });
 
 const LOGICAL = `org: acme
 environments:
@@ -82,7 +35,7 @@ environments:
 describe('against the kosli profile (production as observed)', () => {
   it('syncs all nine types, `~` names and a logical environment after its members; a second plan is empty', async () => {
     const api = await emulator('kosli');
-    await tmp.write('manifests/acme.yaml', LOGICAL);
+    await tmp().write('manifests/acme.yaml', LOGICAL);
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(sync.code, sync.stdout + sync.stderr).toBe(0);
     expect(json(sync.stdout).summary).toMatchObject({ create: 4, applied: 4, failed: 0 });
@@ -95,9 +48,12 @@ describe('against the kosli profile (production as observed)', () => {
 
   it('diffs members like policies, in every output format, and verifies them', async () => {
     const api = await emulator('kosli');
-    await tmp.write('manifests/acme.yaml', LOGICAL);
+    await tmp().write('manifests/acme.yaml', LOGICAL);
     expect((await run(api.url, ['sync'])).code).toBe(0);
-    await tmp.write('manifests/acme.yaml', LOGICAL.replace('[web~2, api, tasks]', '[tasks, api]'));
+    await tmp().write(
+      'manifests/acme.yaml',
+      LOGICAL.replace('[web~2, api, tasks]', '[tasks, api]'),
+    );
     const plan = await run(api.url, ['plan', '-o', 'json']);
     expect(json(plan.stdout).orgs[0]?.changes).toEqual([
       expect.objectContaining({
@@ -120,7 +76,7 @@ describe('against the kosli profile (production as observed)', () => {
 
   it('a member no environment has holds the org with a located error; other orgs go on', async () => {
     const api = await emulator('kosli');
-    await tmp.write(
+    await tmp().write(
       'manifests/acme.yaml',
       `org: acme
 environments:
@@ -135,7 +91,7 @@ environments:
       - db
 `,
     );
-    await tmp.write(
+    await tmp().write(
       'manifests/beta.yaml',
       'org: beta\nenvironments:\n  - name: site\n    type: S3\n    description: Site\n',
     );
@@ -166,7 +122,7 @@ environments:
     await api.putStore({
       orgs: { acme: [{ name: 'legacy', type: 'server', description: 'Old box' }] },
     });
-    await tmp.write(
+    await tmp().write(
       'manifests/acme.yaml',
       'org: acme\nenvironments:\n  - name: all\n    type: logical\n    description: All\n    included_environments: [legacy]\n',
     );
@@ -185,7 +141,7 @@ environments:
         ],
       },
     });
-    await tmp.write(
+    await tmp().write(
       'manifests/acme.yaml',
       `org: acme
 environments:
@@ -206,20 +162,20 @@ environments:
     // The listing does not show it: what was sent is in the state file, so nothing is pending.
     const plan = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
     expect(plan.code, plan.stdout).toBe(0);
-    const state = await readFile(tmp.path('state.json'), 'utf8');
+    const state = await readFile(tmp().path('state.json'), 'utf8');
     expect(state).toContain('"require_provenance":true');
   });
 
   it('export writes members and the nine types, and export -> plan has no changes', async () => {
     const api = await emulator('kosli');
-    await tmp.write('manifests/acme.yaml', LOGICAL);
+    await tmp().write('manifests/acme.yaml', LOGICAL);
     expect((await run(api.url, ['sync'])).code).toBe(0);
     const exported = await envsync(
       ['export', '--org', 'acme', '--out', 'exported', '--api-url', api.url],
-      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+      { cwd: tmp().dir, env: { ENVSYNC_TOKEN: TOKEN } },
     );
     expect(exported.code, exported.stderr).toBe(0);
-    const text = await readFile(tmp.path('exported/acme.yaml'), 'utf8');
+    const text = await readFile(tmp().path('exported/acme.yaml'), 'utf8');
     expect(text).toContain('included_environments:');
     expect(text).toContain('type: cloud-run');
     const plan = await envsync(
@@ -230,12 +186,12 @@ environments:
         '--api-url',
         api.url,
         '--state',
-        tmp.path('other-state.json'),
+        tmp().path('other-state.json'),
         '-o',
         'json',
         '--detailed-exitcode',
       ],
-      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+      { cwd: tmp().dir, env: { ENVSYNC_TOKEN: TOKEN } },
     );
     expect(plan.code, plan.stdout).toBe(0);
     expect(json(plan.stdout).summary).toMatchObject({ create: 0, update: 0, unverified: 0 });
@@ -245,7 +201,7 @@ environments:
 describe('against the spec profile (the contract)', () => {
   it('a docker environment gets the service 400 as its own error; the org goes on; exit 1', async () => {
     const api = await emulator('spec');
-    await tmp.write(
+    await tmp().write(
       'manifests/acme.yaml',
       `org: acme
 environments:
@@ -283,10 +239,10 @@ environments:
     });
     const out = await envsync(
       ['export', '--org', 'acme', '--out', 'manifests', '--api-url', api.url],
-      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+      { cwd: tmp().dir, env: { ENVSYNC_TOKEN: TOKEN } },
     );
     expect(out.code, out.stderr).toBe(0);
-    const text = await readFile(tmp.path('manifests/acme.yaml'), 'utf8');
+    const text = await readFile(tmp().path('manifests/acme.yaml'), 'utf8');
     expect(text).not.toContain('included_environments');
     const plan = await run(api.url, ['plan', '-o', 'json']);
     expect(json(plan.stdout).summary).toMatchObject({ create: 0, update: 0, unverified: 2 });
@@ -297,13 +253,13 @@ environments:
 
   it('fields the contract does not know are never sent unless declared', async () => {
     const api = await emulator('spec');
-    await tmp.write(
+    await tmp().write(
       'manifests/acme.yaml',
       'org: acme\nenvironments:\n  - name: web\n    type: K8S\n    description: Web\n',
     );
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(sync.code, sync.stdout).toBe(0);
-    await tmp.write(
+    await tmp().write(
       'manifests/acme.yaml',
       'org: acme\nenvironments:\n  - name: web\n    type: K8S\n    description: Web\n    require_provenance: true\n',
     );
@@ -314,7 +270,7 @@ environments:
       error: expect.stringContaining('require_provenance'),
     });
     // Members and a `~` name, which the contract's service does not know: each its own 400.
-    await tmp.write(
+    await tmp().write(
       'manifests/acme.yaml',
       `org: acme
 environments:
@@ -403,14 +359,14 @@ describe('listings in production shapes', () => {
     });
     try {
       const out = await envsync(['export', '--org', 'acme', '--api-url', fake.url], {
-        cwd: tmp.dir,
+        cwd: tmp().dir,
         env: { ENVSYNC_TOKEN: TOKEN },
       });
       expect(out.code, out.stderr).toBe(0);
       expect(out.stdout).toContain('require_provenance: true');
       expect(out.stdout).toContain('- sox');
       expect(out.stdout.match(/require_provenance/g)).toHaveLength(1);
-      await tmp.write('manifests/acme.yaml', out.stdout);
+      await tmp().write('manifests/acme.yaml', out.stdout);
       const plan = await run(fake.url, ['plan', '-o', 'json']);
       expect(plan.code, plan.stdout).toBe(0);
       // "loose" shows neither include_scaling nor policies: they are unverified until a sync.
@@ -428,7 +384,7 @@ describe('listings in production shapes', () => {
   it('reads objects and nulls without a perpetual diff', async () => {
     const fake = await productionFake();
     try {
-      await tmp.write(
+      await tmp().write(
         'manifests/acme.yaml',
         `org: acme
 environments:

@@ -1,99 +1,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envsync } from '../helpers/cli.ts';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { describe, expect, it } from 'vitest';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { ACME } from '../helpers/fixtures.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { BETA, json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
-const TOKEN = 'tok-3f9c1d2e8a7b6c5d';
-
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-let emulators: TestEmulator[] = [];
-
-beforeEach(async () => {
-  tmp = await tempDir();
-});
-afterEach(async () => {
-  await Promise.all(emulators.map((e) => e.close()));
-  emulators = [];
-  await tmp.cleanup();
-});
-
-async function emulator(options: Parameters<typeof startTestEmulator>[0] = {}) {
-  const running = await startTestEmulator({
-    orgs: ['acme', 'beta'],
-    tokens: [{ token: TOKEN, orgs: null }],
-    ...options,
-  });
-  emulators.push(running);
-  return running;
-}
-
-const BETA = `org: beta
-environments:
-  - name: web
-    type: logical
-    description: Web tier
-`;
-
-async function manifests(files: Record<string, string> = { 'acme.yaml': ACME, 'beta.yaml': BETA }) {
-  for (const [name, content] of Object.entries(files))
-    await tmp.write(`manifests/${name}`, content);
-}
-
-function run(
-  url: string,
-  command: string[],
-  extra: string[] = [],
-  env: Record<string, string> = {},
-) {
-  return envsync(
-    [
-      ...command,
-      '--manifests',
-      tmp.path('manifests'),
-      '--api-url',
-      url,
-      '--state',
-      tmp.path('state.json'),
-      '--retry-delay',
-      '10ms',
-      ...extra,
-    ],
-    { env: { ENVSYNC_TOKEN: TOKEN, ...env }, cwd: tmp.dir },
-  );
-}
-
-type JsonReport = {
-  dryRun: boolean;
-  summary: Record<string, number>;
-  orgs: {
-    org: string;
-    status: string;
-    error?: string;
-    changes: {
-      action: string;
-      name: string;
-      result: string;
-      error?: string;
-      fields: Record<string, unknown>;
-    }[];
-    unchanged: string[];
-    unmanaged: string[];
-    errors: { file: string; line: number; column: number; path: string; message: string }[];
-  }[];
-};
-const json = (stdout: string) => JSON.parse(stdout) as JsonReport;
-
-async function putsAndGets(api: TestEmulator) {
-  const requests = await api.getRequests(1000);
-  return {
-    puts: requests.filter((r) => r.method === 'PUT').length,
-    gets: requests.filter((r) => r.method === 'GET').length,
-    paths: requests.map((r) => `${r.method} ${r.path}`),
-  };
-}
+const { tmp, emulator, manifests, run } = syncWorld();
 
 describe.each(['spec', 'kosli'] as const)('sync against the %s profile', (profile) => {
   it('plans creates without writing, applies them, and a second run is a no-op', async () => {
@@ -148,7 +59,7 @@ describe.each(['spec', 'kosli'] as const)('sync against the %s profile', (profil
     const api = await emulator({ profile });
     await manifests();
     expect((await run(api.url, ['sync'])).code).toBe(0);
-    await writeFile(tmp.path('manifests/beta.yaml'), BETA.replace('Web tier', 'Web tier (new)'));
+    await writeFile(tmp().path('manifests/beta.yaml'), BETA.replace('Web tier', 'Web tier (new)'));
     const plan = await run(api.url, ['plan']);
     expect(plan.stdout).toContain('~ update web');
     expect(plan.stdout).toContain('description : "Web tier" -> "Web tier (new)"');
@@ -188,7 +99,7 @@ describe('sync behaviour', () => {
     await manifests({ 'beta.yaml': BETA });
     await run(api.url, ['sync']);
     // Lose the state file: the listing cannot show include_scaling/policies.
-    await writeFile(tmp.path('state.json'), 'garbage{');
+    await writeFile(tmp().path('state.json'), 'garbage{');
     const plan = await run(api.url, ['plan'], ['-o', 'json', '--detailed-exitcode']);
     expect(plan.code).toBe(2);
     expect(plan.stderr).toContain('not valid JSON');
@@ -203,7 +114,7 @@ describe('sync behaviour', () => {
     ]);
     const sync = await run(api.url, ['sync'], ['-o', 'json']);
     expect(json(sync.stdout).summary).toMatchObject({ unverified: 1, applied: 1 });
-    const state = JSON.parse(await readFile(tmp.path('state.json'), 'utf8')) as {
+    const state = JSON.parse(await readFile(tmp().path('state.json'), 'utf8')) as {
       version: number;
       orgs: Record<string, unknown>;
     };
@@ -220,7 +131,7 @@ describe('sync behaviour', () => {
     const api = await emulator({ profile: 'spec' });
     await manifests({ 'acme.yaml': ACME });
     await run(api.url, ['sync']);
-    await writeFile(tmp.path('manifests/acme.yaml'), ACME.replace('[pci, baseline]', '[pci]'));
+    await writeFile(tmp().path('manifests/acme.yaml'), ACME.replace('[pci, baseline]', '[pci]'));
     const plan = await run(api.url, ['plan'], ['-o', 'json']);
     expect(json(plan.stdout).orgs[0]?.changes[0]).toMatchObject({
       action: 'update',
@@ -260,7 +171,7 @@ describe('sync behaviour', () => {
     await manifests({ 'beta.yaml': BETA });
     expect((await run(api.url, ['sync'])).code).toBe(0);
     await writeFile(
-      tmp.path('manifests/beta.yaml'),
+      tmp().path('manifests/beta.yaml'),
       BETA.replace('description: Web tier', 'description: ""\n    include_scaling: true'),
     );
     const first = await run(api.url, ['sync'], ['-o', 'json']);
@@ -275,7 +186,7 @@ describe('sync behaviour', () => {
     expect(json(second.stdout).orgs[0]?.changes[0]?.result).toBe('not-converged');
     expect((await putsAndGets(api)).puts).toBe(puts);
     // Fixing the manifest clears it.
-    await writeFile(tmp.path('manifests/beta.yaml'), BETA);
+    await writeFile(tmp().path('manifests/beta.yaml'), BETA);
     expect((await run(api.url, ['sync'])).code).toBe(0);
   });
 
@@ -416,107 +327,5 @@ describe('sync behaviour', () => {
       ]),
     );
     expect(fake.requests.every((r) => r.authorization === `Bearer ${TOKEN}`)).toBe(true);
-  });
-});
-
-describe('output and exit codes', () => {
-  it('prints a terraform-like text plan and a markdown plan', async () => {
-    const api = await emulator();
-    await manifests();
-    const text = await run(api.url, ['plan']);
-    expect(text.code).toBe(0);
-    expect(text.stdout).toContain('org acme');
-    expect(text.stdout).toContain('+ create production');
-    expect(text.stdout).toContain('policies        = ["baseline","pci"]');
-    expect(text.stdout).not.toContain('\u001b['); // not a TTY: no colour
-    const md = await run(api.url, ['plan'], ['--output', 'markdown']);
-    expect(md.stdout).toContain(
-      '| org | status | create | update | unverified | unchanged | unmanaged | errors |',
-    );
-    expect(md.stdout).toContain('| acme | ✅ ok | 2 | 0 | 0 | 0 | 0 | 0 |');
-    expect(md.stdout).toContain('<details open><summary><b>acme</b>: 2 changes</summary>');
-  });
-
-  it('sync --dry-run is plan: it never writes', async () => {
-    const api = await emulator();
-    await manifests();
-    const dry = await run(api.url, ['sync', '--dry-run'], ['--detailed-exitcode', '-o', 'json']);
-    expect(dry.code).toBe(2);
-    expect(json(dry.stdout).dryRun).toBe(true);
-    expect((await putsAndGets(api)).puts).toBe(0);
-  });
-
-  it('validate needs no token and no network', async () => {
-    await manifests();
-    const result = await envsync(['validate', '--manifests', tmp.path('manifests')], {
-      cwd: tmp.dir,
-    });
-    expect(result.code).toBe(0);
-    expect(result.stdout).toBe('valid: 2 file(s), 2 org(s), 3 environment(s)\n');
-  });
-
-  it('refuses to run without an API address or a token, and refuses plain http to a remote host', async () => {
-    await manifests();
-    const noUrl = await envsync(['plan', '--manifests', 'manifests'], {
-      cwd: tmp.dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
-    expect(noUrl.code).toBe(1);
-    expect(noUrl.stderr).toContain('no API address');
-    const noToken = await envsync(
-      ['plan', '--manifests', 'manifests', '--api-url', 'http://127.0.0.1:9'],
-      { cwd: tmp.dir },
-    );
-    expect(noToken.stderr).toContain('no API token');
-    const http = await envsync(
-      ['plan', '--manifests', 'manifests', '--api-url', 'http://api.example.com'],
-      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
-    );
-    expect(http.code).toBe(1);
-    expect(http.stderr).toContain('clear text');
-  });
-
-  it('never prints the token, even at trace level and on failures', async () => {
-    const api = await emulator({ seed: 1, faults: { failRate: 0.3 } });
-    await manifests({
-      'acme.yaml': ACME,
-      'beta.yaml': BETA,
-      'bad.yaml': 'org: beta\nenvironments: {}\n',
-    });
-    await tmp.write('token', `${TOKEN}\n`);
-    const results = [
-      await run(api.url, ['sync'], ['--log-level', 'trace', '--token-file', tmp.path('token')]),
-      await run(api.url, ['plan'], ['--log-level', 'trace', '-o', 'json']),
-      await run(api.url, ['sync'], ['--log-level', 'trace'], { ENVSYNC_TOKEN: `${TOKEN}-wrong` }),
-    ];
-    for (const result of results) {
-      expect(result.stdout + result.stderr).not.toContain(TOKEN);
-    }
-    expect(await readFile(tmp.path('state.json'), 'utf8')).not.toContain(TOKEN);
-  });
-});
-
-describe('a refused token stops the org', () => {
-  it('after a 403 on a PUT, the changes still waiting are not sent', async () => {
-    const fake = await startFakeApi((req, res) => {
-      if (req.method === 'GET')
-        res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
-      else
-        res
-          .writeHead(403, { 'content-type': 'application/json' })
-          .end('{"message": "You don\'t have permission to access this resource"}');
-    });
-    const many = `org: acme\nenvironments:\n${Array.from({ length: 30 }, (_, i) => `  - name: env-${i}\n    type: K8S\n    description: d${i}\n`).join('')}`;
-    await manifests({ 'acme.yaml': many });
-    const sync = await run(fake.url, ['sync'], ['--concurrency', '2', '-o', 'json']);
-    await fake.close();
-    expect(sync.code).toBe(1);
-    const report = json(sync.stdout);
-    expect(report.summary).toMatchObject({ create: 30, failed: 30, applied: 0 });
-    expect(
-      report.orgs[0]?.changes.filter((c) => c.error?.startsWith('not sent: the token was refused'))
-        .length,
-    ).toBeGreaterThanOrEqual(27);
-    expect(fake.requests.filter((r) => r.method === 'PUT').length).toBeLessThanOrEqual(3);
   });
 });

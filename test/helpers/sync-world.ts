@@ -1,0 +1,105 @@
+/**
+ * The world the sync tests run in: a temp directory for manifests and the state file, emulators on
+ * loopback ports, the CLI as a child process against them, and the JSON report's shape. Each test
+ * file calls `syncWorld()` once at its top; its hooks clean everything up after each test.
+ */
+import { afterEach, beforeEach } from 'vitest';
+import { envsync } from './cli.ts';
+import { startTestEmulator, type TestEmulator } from './emulator.ts';
+import { ACME } from './fixtures.ts';
+import { tempDir } from './tmp.ts';
+
+export const TOKEN = 'tok-3f9c1d2e8a7b6c5d';
+
+export const BETA = `org: beta
+environments:
+  - name: web
+    type: logical
+    description: Web tier
+`;
+
+/** What `--output json` prints, as the sync tests read it. */
+export type JsonReport = {
+  dryRun: boolean;
+  summary: Record<string, number>;
+  orgs: {
+    org: string;
+    status: string;
+    error?: string;
+    changes: {
+      action: string;
+      name: string;
+      result: string;
+      error?: string;
+      fields: Record<string, unknown>;
+    }[];
+    unchanged: string[];
+    unmanaged: string[];
+    errors: { file: string; line: number; column: number; path: string; message: string }[];
+  }[];
+};
+
+export const json = (stdout: string) => JSON.parse(stdout) as JsonReport;
+
+/** Counts of the requests an emulator received, and their method and path. */
+export async function putsAndGets(api: TestEmulator) {
+  const requests = await api.getRequests(1000);
+  return {
+    puts: requests.filter((r) => r.method === 'PUT').length,
+    gets: requests.filter((r) => r.method === 'GET').length,
+    paths: requests.map((r) => `${r.method} ${r.path}`),
+  };
+}
+
+/** Registers the hooks and returns the helpers of one test file's world. */
+export function syncWorld() {
+  let tmp: Awaited<ReturnType<typeof tempDir>> | undefined;
+  let emulators: TestEmulator[] = [];
+  beforeEach(async () => {
+    tmp = await tempDir();
+  });
+  afterEach(async () => {
+    await Promise.all(emulators.map((e) => e.close()));
+    emulators = [];
+    await tmp?.cleanup();
+  });
+  const dir = () => {
+    if (tmp === undefined) throw new Error('no test is running');
+    return tmp;
+  };
+  return {
+    tmp: dir,
+    /** An emulator for orgs acme and beta (unless told otherwise), closed after the test. */
+    emulator: async (options: Parameters<typeof startTestEmulator>[0] = {}) => {
+      const running = await startTestEmulator({
+        orgs: ['acme', 'beta'],
+        tokens: [{ token: TOKEN, orgs: null }],
+        ...options,
+      });
+      emulators.push(running);
+      return running;
+    },
+    /** Writes manifest files (by default acme's and beta's) below `manifests/`. */
+    manifests: async (files: Record<string, string> = { 'acme.yaml': ACME, 'beta.yaml': BETA }) => {
+      for (const [name, content] of Object.entries(files))
+        await dir().write(`manifests/${name}`, content);
+    },
+    /** Runs the CLI against `url`, with the world's manifests and state file. */
+    run: (url: string, command: string[], extra: string[] = [], env: Record<string, string> = {}) =>
+      envsync(
+        [
+          ...command,
+          '--manifests',
+          dir().path('manifests'),
+          '--api-url',
+          url,
+          '--state',
+          dir().path('state.json'),
+          '--retry-delay',
+          '10ms',
+          ...extra,
+        ],
+        { env: { ENVSYNC_TOKEN: TOKEN, ...env }, cwd: dir().dir },
+      ),
+  };
+}
