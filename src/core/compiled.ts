@@ -132,7 +132,10 @@ export const checkManifestFields: (value: Record<string, unknown>) => number = c
     else return -1;`;
       })
       .join('\n    ')}
-    ${fields.map(({ spec, index }) => typeCheck(spec, index)).join('\n    ')}
+    ${fields
+      .map(({ spec, index }) => typeCheck(spec, index))
+      .filter((check) => check !== '')
+      .join('\n    ')}
     return known;
   };`,
 );
