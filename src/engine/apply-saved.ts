@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { REPORT_VERSION, summarize, type RunReport } from '../core/report.ts';
 import { ConfigError } from '../errors.ts';
-import { applyOrgPlan, type ApplyProgress } from './reconcile.ts';
+import { applyOrgPlan, type ApplyProgress } from './apply.ts';
 import {
   describeMove,
   listingDigest,

@@ -13,6 +13,7 @@ import {
 import { changeWaves } from '../core/members.ts';
 import { orgReportFromPlan, type OrgReport } from '../core/report.ts';
 import { isTransient } from '../core/retry-policy.ts';
+import { errorMessage } from '../errors.ts';
 import type { StateStore } from './state-store.ts';
 
 /** Counts for a progress display: changes planned for sending, and each one finished. */
@@ -35,9 +36,7 @@ export interface ApplyDeps {
   readonly progress?: ApplyProgress | undefined;
 }
 
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+const messageOf = errorMessage;
 
 /** Saves the state; a failure is logged, and the run goes on (the state is a cache). */
 async function saveState(state: StateStore, logger: Logger): Promise<void> {

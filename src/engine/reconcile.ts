@@ -16,10 +16,19 @@ import {
 import { isTransient } from '../core/retry-policy.ts';
 import type { ManifestProblem } from '../manifests/parse.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
-import { applyOrgPlan, messageOf, type ApplyProgress, type Round } from './apply.ts';
+import type * as Apply from './apply.ts';
+import type { ApplyProgress, Round } from './apply.ts';
+import { errorMessage } from '../errors.ts';
 import type { StateStore } from './state-store.ts';
 
-export { applyOrgPlan, type ApplyProgress, type Round } from './apply.ts';
+export type { ApplyProgress, Round } from './apply.ts';
+
+/** The apply path, loaded when a pass first has changes to send: a no-op plan never needs it. */
+let applyModule: Promise<typeof Apply> | undefined;
+function apply(): Promise<typeof Apply> {
+  applyModule ??= import('./apply.ts');
+  return applyModule;
+}
 
 export interface ReconcileOptions {
   readonly manifests: ManifestSet;
@@ -102,7 +111,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
         unchanged: [],
         unmanaged: [],
         errors: [],
-        error: `cannot list the org: ${messageOf(error)}`,
+        error: `cannot list the org: ${errorMessage(error)}`,
       },
       transient: isTransient(failureOf(error)),
     };
@@ -124,7 +133,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   if (options.dryRun || plan.changes.length === 0) {
     return { report: orgReportFromPlan(plan, new Map()), transient: false };
   }
-  return applyOrgPlan(plan, options);
+  return (await apply()).applyOrgPlan(plan, options);
 }
 
 /** One org, in up to MAX_ROUNDS rounds while it fails only on transient errors. */

@@ -1,7 +1,7 @@
 import { acceptsSavedValue, RECORDED_FIELDS, type FieldValue } from '../core/fields.ts';
 import type { AppliedRecord } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
-import { emptyRecords, type Records } from '../core/outcome.ts';
+import type { Records } from '../core/outcome.ts';
 import { isPlainObject } from '../core/plain-object.ts';
 
 /**
@@ -89,6 +89,11 @@ export function groupJson({ record, names }: Group): Record<string, unknown> {
   if (record.notConverged) json['not_converged'] = { ...record.notConverged };
   json['environments'] = [...names];
   return json;
+}
+
+/** A records map with no prototype: an environment named like an Object method is just a key. */
+function emptyRecords(): Records {
+  return Object.create(null) as Records;
 }
 
 /** The records of groups, by name (a new object each time). */
