@@ -16,8 +16,9 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Integration tests start real servers and child processes; two cores, so keep it modest.
-    maxWorkers: 2,
+    // Integration tests start real servers and child processes and mostly wait on them: three
+    // workers keep two cores busy.
+    maxWorkers: 3,
     reporters: ['default'],
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT } },
