@@ -5,7 +5,7 @@ import { resolveValues } from '../config/resolve.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings } from '../config/setting.ts';
-import { ConfigError, UsageError } from '../errors.ts';
+import { ConfigError, UsageError, errorMessage } from '../errors.ts';
 import { renderExportedManifest } from '../manifests/export.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import { connect } from './connect.ts';
@@ -54,7 +54,7 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
           const listing = await api.client.listEnvironments(org);
           return { org, text: renderExportedManifest(org, listing, api.apiUrl.origin) };
         } catch (error) {
-          return { org, error: (error as Error).message };
+          return { org, error: errorMessage(error) };
         }
       }),
     );

@@ -8,11 +8,11 @@ import { runAnnotations } from '../core/annotations.ts';
 import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { RENDERERS } from '../core/renderers.ts';
 import { hasErrors, hasPendingChanges, type RunReport } from '../core/report.ts';
-import { reconcile } from '../engine/reconcile.ts';
+import { reconcile, type ApplyProgress } from '../engine/reconcile.ts';
 import { writeFileAtomic } from '../engine/files.ts';
 import { StateStore } from '../engine/state-store.ts';
 import { emitCiOutputs, type CiOptions } from './ci.ts';
-import { connect, preloadClient } from './connect.ts';
+import { connect, preloadClient, type Connection } from './connect.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, wantsColor, type CommandIo } from './io.ts';
 import { loadManifestTree, warnAboutUnknownOrgs } from './manifests.ts';
@@ -20,13 +20,33 @@ import { terminalProgress } from './progress.ts';
 import { phaseTimer } from './timings.ts';
 
 /** Loads the state file, bound to the API it records. */
-export function openState(
+function openState(
   settings: Settings,
   cwd: string,
   logger: Logger,
   apiUrl: URL,
 ): Promise<StateStore> {
   return StateStore.load(path.resolve(cwd, settings.state), logger, apiUrl.href);
+}
+
+/**
+ * Connects, opens the state file and runs `run` with them and a terminal progress display; the
+ * client is closed and the progress line finished whatever happens.
+ */
+export async function withApi<T>(
+  ctx: CommandContext,
+  settings: Settings,
+  io: CommandIo,
+  run: (api: Connection, state: StateStore, progress: ApplyProgress) => Promise<T>,
+): Promise<T> {
+  const progress = terminalProgress(io.stderr);
+  const api = await connect(settings, ctx.env, io.logger, io.addSecret);
+  try {
+    return await run(api, await openState(settings, ctx.cwd, io.logger, api.apiUrl), progress);
+  } finally {
+    progress.finish();
+    await api.client.close();
+  }
 }
 
 /** Prints a run's report in the chosen format, then the CI outputs. */
@@ -75,15 +95,11 @@ export async function runPass(
   }));
   warnAboutUnknownOrgs(settings, manifests, logger);
 
-  const progress = terminalProgress(io.stderr);
-  const api = await connect(settings, ctx.env, logger, io.addSecret);
   const planned = new Map<string, { observed: readonly ObservedEnvironment[]; plan: OrgPlan }>();
   const started = Date.now();
-  let report: RunReport;
-  try {
-    const state = await openState(settings, ctx.cwd, logger, api.apiUrl);
+  const { apiUrl, report } = await withApi(ctx, settings, io, async (api, state, progress) => {
     phase('state loaded, client ready');
-    report = await reconcile({
+    const reported = await reconcile({
       manifests,
       client: api.client,
       state,
@@ -97,17 +113,15 @@ export async function runPass(
           ? undefined
           : (org, observed, plan) => planned.set(org, { observed, plan }),
     });
-  } finally {
-    progress.finish();
-    await api.client.close();
-  }
+    return { apiUrl: api.apiUrl, report: reported };
+  });
   logger.info(
     { ...report.summary, durationMs: Date.now() - started, dryRun },
     `${dryRun ? 'plan' : 'sync'} finished`,
   );
   if (outFile !== undefined) {
     const { savePlan } = await import('../engine/saved-plan.ts');
-    const saved = savePlan(api.apiUrl.href, new Date().toISOString(), planned, report);
+    const saved = savePlan(apiUrl.href, new Date().toISOString(), planned, report);
     await writeFileAtomic(path.resolve(ctx.cwd, outFile), `${JSON.stringify(saved, null, 2)}\n`);
     logger.info({ out: outFile, orgs: saved.orgs.length }, `plan saved to ${outFile}`);
   }

@@ -4,14 +4,12 @@ import { resolveValues } from '../config/resolve.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings } from '../config/setting.ts';
-import { hasErrors, type RunReport } from '../core/report.ts';
+import { hasErrors } from '../core/report.ts';
 import { UsageError } from '../errors.ts';
 import { CI_SETTINGS, type CiOptions } from './ci.ts';
-import { connect } from './connect.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, help } from './io.ts';
-import { openState, printRunReport, runPass } from './pass.ts';
-import { terminalProgress } from './progress.ts';
+import { printRunReport, runPass, withApi } from './pass.ts';
 
 const SYNC_SETTINGS = {
   ...CI_SETTINGS,
@@ -49,13 +47,9 @@ async function applySaved(
   file: string,
 ): Promise<number> {
   const io = commandIo(ctx, settings.logLevel, 'sync');
-  const progress = terminalProgress(io.stderr);
-  const { apiUrl, client } = await connect(settings, ctx.env, io.logger, io.addSecret);
-  let report: RunReport;
-  try {
-    const state = await openState(settings, ctx.cwd, io.logger, apiUrl);
+  const report = await withApi(ctx, settings, io, async ({ apiUrl, client }, state, progress) => {
     const { applySavedPlan } = await import('../engine/apply-saved.ts');
-    report = await applySavedPlan({
+    return applySavedPlan({
       file,
       cwd: ctx.cwd,
       apiUrl,
@@ -64,10 +58,7 @@ async function applySaved(
       logger: io.logger,
       progress,
     });
-  } finally {
-    progress.finish();
-    await client.close();
-  }
+  });
   await printRunReport(ctx, io, settings, ci, report);
   return hasErrors(report) ? 1 : 0;
 }

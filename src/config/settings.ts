@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.ts';
-import { LOG_LEVELS, OUTPUT_FORMATS, type LogLevel, type OutputFormat } from './formats.ts';
+import { LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
 import { resolveValues } from './resolve.ts';
 import { SETTINGS, type ConfigFile } from './settings-table.ts';
-import { pickSettings, type FlagsOfTable } from './setting.ts';
+import { pickSettings, type FlagsOfTable, type ValuesOf } from './setting.ts';
 
 /**
  * The settings of validate, plan, sync, run and export, resolved from the settings table with
@@ -15,26 +15,6 @@ import { pickSettings, type FlagsOfTable } from './setting.ts';
 export { LOG_LEVELS, OUTPUT_FORMATS };
 export type { ConfigFile };
 
-/** Resolved settings for validate / plan / sync (and run and export). */
-export interface Settings {
-  readonly manifests: string;
-  readonly apiUrl: string | undefined;
-  readonly orgs: readonly string[] | undefined;
-  readonly concurrency: number;
-  readonly retries: number;
-  readonly timeoutMs: number;
-  readonly retryDelayMs: number;
-  readonly state: string;
-  readonly output: OutputFormat;
-  readonly detailedExitcode: boolean;
-  readonly logLevel: LogLevel;
-  readonly tokenFile: string | undefined;
-  readonly insecureHttp: boolean;
-  readonly caFile: string | undefined;
-  readonly maxFileBytes: number;
-}
-
-/** The table's ids of the properties of Settings. */
 const SETTINGS_IDS = [
   'manifests',
   'apiUrl',
@@ -51,9 +31,12 @@ const SETTINGS_IDS = [
   'insecureHttp',
   'caFile',
   'maxFileBytes',
-] as const satisfies readonly (keyof Settings)[];
+] as const;
 
 const SETTINGS_TABLE = pickSettings(SETTINGS, SETTINGS_IDS);
+
+/** Resolved settings for validate / plan / sync / run / export, as the table types them. */
+export type Settings = Readonly<ValuesOf<typeof SETTINGS_TABLE>>;
 const CONFIG_TABLE = pickSettings(SETTINGS, ['config']);
 
 /** The flags that map onto settings (and --config), as util.parseArgs returns them. */

@@ -161,7 +161,7 @@ export const checkListedFields: (entry: Record<string, unknown>) => boolean = co
   `return function checkListedFields(e) {
     let x;
     ${fields
-      .map(({ spec, key: _k }) => {
+      .map(({ spec }) => {
         const wire = key(spec.wireName);
         return `x = e[${wire}];
     if (x === undefined) { ${allowed(spec.listing.absent) ? '' : 'return false;'} }

@@ -7,6 +7,7 @@ import {
   normalizeValue,
   sameValue,
   type FieldName,
+  type FieldSlots,
   type FieldSpec,
   type FieldValue,
 } from './fields.ts';
@@ -60,7 +61,6 @@ export function diffEnvironment(
       };
     }
   }
-  if (fields === undefined && unknownFields === undefined) return undefined;
   return { fields: fields ?? {}, unknownFields: unknownFields ?? [] };
 }
 
@@ -75,26 +75,18 @@ export function createdFields(desired: DesiredEnvironment): FieldDiffs {
 }
 
 /**
- * A stable text form of a set of values: the fields managed always, in order (null where
- * unknown), then `[name, value]` for each field managed only when declared that has a value.
+ * A stable text form of an environment's values, to recognise "the same change" (what envsync
+ * sent) and "the same listing" (what the service showed) later: the fields managed always, in
+ * order (null where unknown, as for fields a listing does not carry), then `[name, value]` for
+ * each field managed only when declared that has a value. State files hold these strings.
  */
-function fingerprint(get: (spec: FieldSpec) => FieldValue | undefined): string {
+export function fingerprint(env: Partial<FieldSlots>): string {
   const parts: unknown[] = [];
   for (const spec of FIELD_LIST) {
-    const value = get(spec);
+    const value = env[spec.name];
     const shown = value === undefined ? null : normalizeValue(spec, value);
     if (spec.managed === 'always') parts.push(shown);
     else if (shown !== null) parts.push([spec.name, shown]);
   }
   return JSON.stringify(parts);
-}
-
-/** A stable text form of what envsync sends, to recognise "the same change" later. */
-export function fingerprintDesired(env: DesiredEnvironment): string {
-  return fingerprint((spec) => env[spec.name]);
-}
-
-/** A stable text form of what the listing shows; fields it does not carry are null. */
-export function fingerprintObserved(env: ObservedEnvironment): string {
-  return fingerprint((spec) => env[spec.name]);
 }

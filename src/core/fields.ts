@@ -196,7 +196,6 @@ export function isStringList(value: unknown): value is readonly string[] {
   return true;
 }
 
-/** What each kind of value accepts in a manifest and in a listing, and its empty value. */
 /** A list of strings in which each is given once. */
 export function isDistinctStringList(value: unknown): value is readonly string[] {
   return isStringList(value) && repeatedIndexes(value).length === 0;
@@ -230,6 +229,7 @@ export function normalizeListedSet(value: readonly unknown[]): string[] {
   );
 }
 
+/** What each kind of value accepts in a manifest and in a listing, and its empty value. */
 const KINDS: Readonly<
   Record<
     ValueKind,

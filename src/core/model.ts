@@ -84,5 +84,8 @@ export interface OrgPlan {
   readonly unmanaged: readonly string[];
 }
 
+/** Records by environment name (a map with no prototype: see plain-object.ts, emptyMap). */
+export type Records = Record<string, AppliedRecord>;
+
 /** The last applied record of an environment, by name (the state file's). */
 export type AppliedLookup = (name: string) => AppliedRecord | undefined;

@@ -4,15 +4,16 @@
  * failed round is worth another. The engine (engine/apply.ts) carries them out.
  */
 import { verifyChange } from './verify.ts';
-import { fingerprintDesired, fingerprintObserved } from './diff.ts';
+import { fingerprint } from './diff.ts';
 import { RECORDED_FIELDS, sameValue, type FieldValue } from './fields.ts';
 import type {
   AppliedRecord,
-  Change,
   DesiredEnvironment,
   ObservedEnvironment,
   OrgPlan,
+  Records,
 } from './model.ts';
+import { emptyMap } from './plain-object.ts';
 import type { ChangeResult } from './report.ts';
 
 /** What became of one change. */
@@ -23,14 +24,6 @@ export interface ChangeOutcome {
   readonly transient?: boolean | undefined;
   /** False when the change was never sent (known not to take, or the org was stopped). */
   readonly sent?: boolean | undefined;
-}
-
-/** Records by environment name. */
-export type Records = Record<string, AppliedRecord>;
-
-/** A records map with no prototype: an environment named like an Object method is just a key. */
-export function emptyRecords(): Records {
-  return Object.create(null) as Records;
 }
 
 function recordOf(records: Readonly<Records>, name: string): AppliedRecord | undefined {
@@ -70,7 +63,7 @@ export function recordsInDoubt(plan: OrgPlan, records: Readonly<Records>): Recor
     if (change.knownNotConverged) continue;
     const old = recordOf(kept ?? records, change.name);
     if (old === undefined || recordMatches(old, change.desired)) continue;
-    kept ??= Object.assign(emptyRecords(), records);
+    kept ??= Object.assign(emptyMap<AppliedRecord>(), records);
     delete kept[change.name];
   }
   return kept;
@@ -109,7 +102,7 @@ export function settleApply(
   outcomes: ReadonlyMap<string, ChangeOutcome>,
   after: ReadonlyMap<string, ObservedEnvironment> | undefined,
 ): { records: Records; outcomes: Map<string, ChangeOutcome>; notConverged: NotConverged[] } {
-  const next = emptyRecords();
+  const next = emptyMap<AppliedRecord>();
   const settled = new Map(outcomes);
   const notConverged: NotConverged[] = [];
   for (const name of plan.unchanged) {
@@ -132,7 +125,7 @@ export function settleApply(
       old,
       verification.converged || remote === undefined
         ? undefined
-        : { desired: fingerprintDesired(change.desired), observed: fingerprintObserved(remote) },
+        : { desired: fingerprint(change.desired), observed: fingerprint(remote) },
     );
     if (!verification.converged) {
       settled.set(change.name, { result: 'not-converged', error: verification.reason });
@@ -177,9 +170,4 @@ export function isTransientRound(
   if (verify.failed && !verify.transient) return false;
   if (!verify.failed && failures.length === 0) return false;
   return failures.every((outcome) => outcome.transient === true);
-}
-
-/** Changes the applier sends: all but those known not to take. */
-export function changesToSend(plan: OrgPlan): Change[] {
-  return plan.changes.filter((change) => !change.knownNotConverged);
 }

@@ -7,3 +7,8 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   const prototype: unknown = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;
 }
+
+/** A map with no prototype: a key named like an Object method (an environment's name) is just a key. */
+export function emptyMap<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}

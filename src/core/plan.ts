@@ -1,4 +1,4 @@
-import { createdFields, diffEnvironment, fingerprintDesired, fingerprintObserved } from './diff.ts';
+import { createdFields, diffEnvironment, fingerprint } from './diff.ts';
 import type {
   AppliedLookup,
   AppliedRecord,
@@ -77,8 +77,8 @@ export function planOrg(
       desired: env,
       knownNotConverged:
         stuck !== undefined &&
-        stuck.desired === fingerprintDesired(env) &&
-        stuck.observed === fingerprintObserved(remote),
+        stuck.desired === fingerprint(env) &&
+        stuck.observed === fingerprint(remote),
     });
   }
   for (; next < listed.length; next++) {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { REPORT_VERSION, summarize, type RunReport } from '../core/report.ts';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, errorMessage } from '../errors.ts';
 import { applyOrgPlan, type ApplyProgress } from './apply.ts';
 import {
   describeMove,
@@ -41,7 +41,7 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
   try {
     saved = readSavedPlan(JSON.parse(await readFile(path.resolve(options.cwd, file), 'utf8')));
   } catch (error) {
-    throw new ConfigError(`--plan ${file}: cannot be used: ${(error as Error).message}`);
+    throw new ConfigError(`--plan ${file}: cannot be used: ${errorMessage(error)}`);
   }
   if (saved.api !== apiUrl.href) {
     throw new ConfigError(`--plan ${file}: it was made against ${saved.api}, not ${apiUrl.href}`);
@@ -54,7 +54,7 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
       try {
         live = await client.listEnvironments(org.org);
       } catch (error) {
-        moved.push(`org ${org.org}: cannot list it to check (${(error as Error).message})`);
+        moved.push(`org ${org.org}: cannot list it to check (${errorMessage(error)})`);
         return;
       }
       if (listingDigest(live) !== org.digest) {

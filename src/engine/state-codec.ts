@@ -1,8 +1,8 @@
 import { acceptsSavedValue, RECORDED_FIELDS, type FieldValue } from '../core/fields.ts';
-import type { AppliedRecord } from '../core/model.ts';
+import type { AppliedRecord, Records } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
-import type { Records } from '../core/outcome.ts';
-import { isPlainObject } from '../core/plain-object.ts';
+
+import { emptyMap, isPlainObject } from '../core/plain-object.ts';
 
 /**
  * The state file's format. Per org, environments are grouped by their record: the last applied
@@ -91,14 +91,9 @@ export function groupJson({ record, names }: Group): Record<string, unknown> {
   return json;
 }
 
-/** A records map with no prototype: an environment named like an Object method is just a key. */
-function emptyRecords(): Records {
-  return Object.create(null) as Records;
-}
-
 /** The records of groups, by name (a new object each time). */
 export function recordsOf(groups: readonly Group[]): Records {
-  const records = emptyRecords();
+  const records = emptyMap<AppliedRecord>();
   for (const { record, names } of groups) for (const name of names) records[name] = record;
   return records;
 }
@@ -117,7 +112,7 @@ export function readOrgs(
   for (const [org, value] of Object.entries(entries)) {
     if (version === 1) {
       if (!isPlainObject(value)) return undefined;
-      const records = emptyRecords();
+      const records = emptyMap<AppliedRecord>();
       for (const [name, entry] of Object.entries(value)) {
         const record = toRecord(entry, interned);
         if (record === undefined) return (bad(org, name), undefined);

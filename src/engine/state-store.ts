@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import type { AppliedLookup, AppliedRecord } from '../core/model.ts';
+import type { AppliedLookup, AppliedRecord, Records } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
-import type { Records } from '../core/outcome.ts';
 import { isPlainObject } from '../core/plain-object.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './files.ts';
 import {

@@ -155,17 +155,23 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     if (position === undefined) wanted.add(source.file);
     return position ?? { line: 1, column: 1 };
   });
-  if (wanted.size > 0) {
-    const locators = new Map<string, ReturnType<typeof textLocator>>();
-    for (const file of wanted) {
+  // Each file is read and parsed for positions at most once, however many places are asked for.
+  const locators = new Map<string, ReturnType<typeof textLocator> | null>();
+  const locatorOf = (file: string) => {
+    let locator = locators.get(file);
+    if (locator === undefined) {
       const outcome = readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
-      if (outcome.ok) locators.set(file, textLocator(outcome.text));
+      locator = outcome.ok ? textLocator(outcome.text) : null;
+      locators.set(file, locator);
     }
+    return locator ?? undefined;
+  };
+  if (wanted.size > 0) {
     assembled = assembleOrgs(
       parsed,
       (source) =>
         known(source) ??
-        locators.get(source.file)?.(source.document, ['environments', source.index]) ?? {
+        locatorOf(source.file)?.(source.document, ['environments', source.index]) ?? {
           line: 1,
           column: 1,
         },
@@ -185,11 +191,12 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     sources ??= sourceIndex(parsed);
     const source = sources.get(env);
     if (source === undefined) return undefined;
-    const outcome = readManifestFile(paths.get(source.file) ?? source.file, options.maxFileBytes);
     const full = ['environments', source.index, ...path];
-    const at = outcome.ok
-      ? textLocator(outcome.text)(source.document, full, item)
-      : { line: 1, column: 1, path: full };
+    const at = locatorOf(source.file)?.(source.document, full, item) ?? {
+      line: 1,
+      column: 1,
+      path: full,
+    };
     return { file: source.file, line: at.line, column: at.column, path: formatPath(at.path) };
   };
   return {

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import type { Document } from 'yaml';
-import { normalizeValue } from '../core/fields.ts';
+import { normalizeValue, type FieldSpec, type FieldValue } from '../core/fields.ts';
 import { environmentOf } from '../core/compiled.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { isName } from '../core/names.ts';
@@ -123,7 +123,7 @@ export function textLocator(
 }
 
 /** A schema output's environment as envsync's model, its sets normalized. */
-function readSchemaValue(raw: Record<string, unknown>, spec: Parameters<typeof manifestValue>[1]) {
+function readSchemaValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
   const value = manifestValue(raw, spec);
   return value === undefined ? undefined : normalizeValue(spec, value);
 }

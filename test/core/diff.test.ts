@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createdFields,
-  diffEnvironment,
-  fingerprintDesired,
-  fingerprintObserved,
-} from '../../src/core/diff.ts';
+import { createdFields, diffEnvironment, fingerprint } from '../../src/core/diff.ts';
 import { desired, observedFull, observedSpec } from '../helpers/builders.ts';
 
 describe('diffEnvironment', () => {
@@ -60,11 +55,11 @@ describe('diffEnvironment', () => {
 describe('fingerprints', () => {
   // State files hold these strings (not_converged): their form must not change.
   it('keep the form state files hold', () => {
-    expect(fingerprintDesired(desired('a', { policies: ['b', 'a'] }))).toBe(
+    expect(fingerprint(desired('a', { policies: ['b', 'a'] }))).toBe(
       '["K8S","a environment",false,["a","b"]]',
     );
-    expect(fingerprintObserved(observedSpec('a'))).toBe('["K8S","a environment",null,null]');
-    expect(fingerprintObserved(observedFull('a', { include_scaling: true }))).toBe(
+    expect(fingerprint(observedSpec('a'))).toBe('["K8S","a environment",null,null]');
+    expect(fingerprint(observedFull('a', { include_scaling: true }))).toBe(
       '["K8S","a environment",true,[]]',
     );
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fingerprintDesired, fingerprintObserved } from '../../src/core/diff.ts';
+import { fingerprint } from '../../src/core/diff.ts';
 import type { AppliedRecord, OrgPlan } from '../../src/core/model.ts';
 import {
   isTransientRound,
@@ -71,8 +71,8 @@ describe('settleApply', () => {
     expect(settled.outcomes.get('a')).toMatchObject({ result: 'not-converged' });
     expect(settled.notConverged[0]?.reason).toContain('description (sent "new", it keeps "old")');
     expect(settled.records['a']?.notConverged).toEqual({
-      desired: fingerprintDesired(plan.changes[0]!.desired),
-      observed: fingerprintObserved(kept),
+      desired: fingerprint(plan.changes[0]!.desired),
+      observed: fingerprint(kept),
     });
   });
 

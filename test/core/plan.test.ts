@@ -5,7 +5,7 @@ import type {
   DesiredEnvironment,
   ObservedEnvironment,
 } from '../../src/core/model.ts';
-import { fingerprintDesired, fingerprintObserved } from '../../src/core/diff.ts';
+import { fingerprint } from '../../src/core/diff.ts';
 import { planOrg } from '../../src/core/plan.ts';
 import { verifyChange } from '../../src/core/verify.ts';
 import { desired, observedFull, observedSpec } from '../helpers/builders.ts';
@@ -104,7 +104,7 @@ describe('planOrg', () => {
       prod: {
         include_scaling: false,
         policies: [],
-        notConverged: { desired: fingerprintDesired(want), observed: fingerprintObserved(have) },
+        notConverged: { desired: fingerprint(want), observed: fingerprint(have) },
       },
     };
     const plan = planOrg('acme', [want], [have], applied);
