@@ -141,7 +141,7 @@ export async function applyOrgPlan(plan: OrgPlan, deps: ApplyDeps): Promise<Roun
   if (inDoubt !== undefined) state.set(org, inDoubt);
   const aheadError = await saveState(state, logger, org, { always: true });
   if (aheadError !== undefined) {
-    for (const _change of plan.changes) progress?.done(true);
+    for (let i = 0; i < plan.changes.length; i++) progress?.done(true);
     // Nothing was sent: the old records still say the truth.
     if (inDoubt !== undefined) state.set(org, records);
     return notSent(plan, aheadError);

@@ -61,7 +61,7 @@ type StateRead =
       readonly kind: 'bad';
       /** What is wrong, and what happens at load ("starting empty ..."). */
       readonly what: string;
-      readonly then: string;
+      readonly atLoad: string;
       readonly fields: Record<string, unknown>;
       readonly identity: FileIdentity | undefined;
     };
@@ -85,15 +85,16 @@ async function readStateFile(file: string, api: string | undefined): Promise<Sta
     return {
       kind: 'bad',
       what: 'state file cannot be read',
-      then: 'starting empty (one extra PUT per environment whose listing hides include_scaling/policies)',
+      atLoad:
+        'starting empty (one extra PUT per environment whose listing hides include_scaling/policies)',
       fields: { code },
       identity: undefined,
     };
   }
-  const bad = (what: string, then: string, fields: Record<string, unknown> = {}): StateRead => ({
+  const bad = (what: string, atLoad: string, fields: Record<string, unknown> = {}): StateRead => ({
     kind: 'bad',
     what,
-    then,
+    atLoad,
     fields,
     identity,
   });
@@ -218,7 +219,7 @@ export class StateStore {
       logger.debug({ stateFile: file }, 'no state file yet; starting empty');
       return new StateStore(file, api, new Map(), logger, options, undefined);
     }
-    logger.warn({ stateFile: file, ...read.fields }, `${read.what}; ${read.then}`);
+    logger.warn({ stateFile: file, ...read.fields }, `${read.what}; ${read.atLoad}`);
     // The broken file is known: the first write replaces it, unless another writer did first.
     return new StateStore(file, api, new Map(), logger, options, read.identity);
   }
@@ -327,7 +328,7 @@ export class StateStore {
       );
     }
     const mine = (org: string) => own.has(org) || this.#dirty.has(org);
-    for (const org of [...this.#orgs.keys()]) {
+    for (const org of this.#orgs.keys()) {
       if (!mine(org) && !theirs.has(org)) {
         this.#orgs.delete(org);
         this.#parts.delete(org);

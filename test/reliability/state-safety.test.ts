@@ -19,7 +19,7 @@ const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const world = syncWorld();
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
 });
 
 const manifest = (org: string, version: number, names = ['web', 'db']) =>
@@ -140,7 +140,7 @@ describe('a state file that cannot be written', () => {
     expect(org?.changes.map((c) => c.result)).toEqual(['failed', 'failed']);
 
     // The records on disk were never touched: the next plan still shows the change.
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
     const plan = await run(['plan', '--detailed-exitcode']);
     expect(plan.code, plan.stdout).toBe(2);
   });
