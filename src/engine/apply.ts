@@ -142,8 +142,8 @@ export async function applyOrgPlan(plan: OrgPlan, deps: ApplyDeps): Promise<Roun
   const aheadError = await saveState(state, logger, org, { always: true });
   if (aheadError !== undefined) {
     for (let i = 0; i < plan.changes.length; i++) progress?.done(true);
-    // Nothing was sent: the old records still say the truth.
-    if (inDoubt !== undefined) state.set(org, records);
+    // The records in doubt stay dropped in memory: a dropped record never hides a difference
+    // (it costs one PUT more), while putting them back would claim this org over another writer.
     return notSent(plan, aheadError);
   }
 
