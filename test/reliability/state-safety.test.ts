@@ -230,7 +230,9 @@ describe('one writer per state file', () => {
     const lockFile = await writeLock({ pid: liveProcess(), hostname: hostname() });
     const sync = world.run(api.url, ['sync'], ['--state-lock-timeout', '60s']);
     // Let go once the sync is waiting for it (it has listed the orgs by then).
-    await waitFor('the sync to list', async () => (await putsAndGets(api)).gets >= 2);
+    await waitFor('the sync to list', async () => (await putsAndGets(api)).gets >= 2, {
+      timeoutMs: 30_000,
+    });
     await unlink(lockFile);
     const result = await sync;
     expect(result.code, result.stdout).toBe(0);
@@ -347,14 +349,19 @@ describe('the daemon', () => {
           .filter((line) => line.startsWith('{'))
           .map((line) => JSON.parse(line) as Record<string, unknown>)
           .find((line) => typeof line['listen'] === 'string')?.['listen'],
+      { timeoutMs: 30_000 },
     );
-    const status = await waitFor('the org to fail', async () => {
-      const response = await request(`${String(url)}/status`);
-      const body = (await response.body.json()) as {
-        orgs: Record<string, { status: string; lastError: { message: string } | null }>;
-      };
-      return body.orgs['acme']?.status === 'failed' ? body.orgs['acme'] : undefined;
-    });
+    const status = await waitFor(
+      'the org to fail',
+      async () => {
+        const response = await request(`${String(url)}/status`);
+        const body = (await response.body.json()) as {
+          orgs: Record<string, { status: string; lastError: { message: string } | null }>;
+        };
+        return body.orgs['acme']?.status === 'failed' ? body.orgs['acme'] : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(status.lastError?.message).toContain('nothing was sent');
     expect(status.lastError?.message).toContain('blocker/state.json');
     expect((await putsAndGets(api)).puts).toBe(0);
