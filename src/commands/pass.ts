@@ -26,7 +26,9 @@ function openState(
   logger: Logger,
   apiUrl: URL,
 ): Promise<StateStore> {
-  return StateStore.load(path.resolve(cwd, settings.state), logger, apiUrl.href);
+  return StateStore.load(path.resolve(cwd, settings.state), logger, apiUrl.href, {
+    lockTimeoutMs: settings.stateLockTimeoutMs,
+  });
 }
 
 /**

@@ -24,6 +24,7 @@ const SETTINGS_IDS = [
   'timeoutMs',
   'retryDelayMs',
   'state',
+  'stateLockTimeoutMs',
   'output',
   'detailedExitcode',
   'logLevel',

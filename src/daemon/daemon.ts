@@ -78,6 +78,7 @@ export class Daemon {
       path.resolve(cwd, settings.state),
       this.#logger,
       this.#options.apiUrl.href,
+      { lockTimeoutMs: settings.stateLockTimeoutMs },
     );
     this.#watcher = new ManifestWatcher({
       root: settings.manifests,

@@ -38,11 +38,40 @@ export interface ApplyDeps {
 
 const messageOf = errorMessage;
 
-/** Saves the state; a failure is logged, and the run goes on (the state is a cache). */
-async function saveState(state: StateStore, logger: Logger): Promise<void> {
-  await state.save().catch((error: unknown) => {
-    logger.error({ stateFile: state.file }, `cannot write the state file: ${messageOf(error)}`);
-  });
+/** Saves the state; resolves with the error when it cannot be written (it is also logged). */
+async function saveState(
+  state: StateStore,
+  logger: Logger,
+  org: string,
+  options: { readonly always?: boolean } = {},
+): Promise<string | undefined> {
+  try {
+    await state.save(options);
+    return undefined;
+  } catch (error) {
+    logger.error({ org, stateFile: state.file }, messageOf(error));
+    return messageOf(error);
+  }
+}
+
+/** The report of an org none of whose changes was sent: the write ahead failed. */
+function notSent(plan: OrgPlan, why: string): Round {
+  const outcomes = new Map<string, ChangeOutcome>();
+  for (const change of plan.changes) {
+    outcomes.set(change.name, {
+      result: 'failed',
+      sent: false,
+      error: 'not sent: the state file could not be written first',
+    });
+  }
+  return {
+    report: orgReportFromPlan(
+      plan,
+      outcomes,
+      `nothing was sent to this org, because the state file must record what is about to change before it is sent: ${why}`,
+    ),
+    transient: false,
+  };
 }
 
 /** PUTs every change of one org's plan (bounded by the client's gate), never deciding. */
@@ -102,14 +131,20 @@ async function sendChanges(
  */
 export async function applyOrgPlan(plan: OrgPlan, deps: ApplyDeps): Promise<Round> {
   const { org } = plan;
-  const { client, state, logger } = deps;
+  const { client, state, logger, progress } = deps;
   const records = state.get(org);
-  deps.progress?.planned(plan.changes.length);
+  progress?.planned(plan.changes.length);
 
+  // Write ahead, always: a state file that cannot be written now would not record what the
+  // PUTs change, so nothing is sent (a read-only directory, a full disk, another writer's lock).
   const inDoubt = recordsInDoubt(plan, records);
-  if (inDoubt !== undefined) {
-    state.set(org, inDoubt);
-    await saveState(state, logger);
+  if (inDoubt !== undefined) state.set(org, inDoubt);
+  const aheadError = await saveState(state, logger, org, { always: true });
+  if (aheadError !== undefined) {
+    for (let i = 0; i < plan.changes.length; i++) progress?.done(true);
+    // The records in doubt stay dropped in memory: a dropped record never hides a difference
+    // (it costs one PUT more), while putting them back would claim this org over another writer.
+    return notSent(plan, aheadError);
   }
 
   const sent = await sendChanges(plan, deps);
@@ -132,15 +167,33 @@ export async function applyOrgPlan(plan: OrgPlan, deps: ApplyDeps): Promise<Roun
   for (const { name, reason } of settled.notConverged) {
     logger.warn({ org, env: name }, `${org}/${name} did not converge: ${reason}`);
   }
+  let recordError: string | undefined;
   if (!sameRecords(state.get(org), settled.records)) {
     state.set(org, settled.records);
-    await saveState(state, logger);
+    const error = await saveState(state, logger, org);
+    if (error !== undefined) {
+      const applied = [...settled.outcomes.values()].filter(
+        (o) => o.result === 'applied' || (o.result === 'not-converged' && o.sent !== false),
+      ).length;
+      recordError =
+        applied === 0
+          ? `the state file could not be updated after the changes failed: ${error}`
+          : `${applied} change(s) were applied, but the state file could not record them: ${error}. ` +
+            'It still holds what was written before they were sent, which never hides a ' +
+            'difference: the next run may send some of these changes again';
+    }
   }
+  const orgError =
+    verifyError === undefined || recordError === undefined
+      ? (verifyError ?? recordError)
+      : `${verifyError}; ${recordError}`;
   return {
-    report: orgReportFromPlan(plan, settled.outcomes, verifyError),
-    transient: isTransientRound(settled.outcomes.values(), {
-      failed: verifyError !== undefined,
-      transient: verifyTransient,
-    }),
+    report: orgReportFromPlan(plan, settled.outcomes, orgError),
+    transient:
+      recordError === undefined &&
+      isTransientRound(settled.outcomes.values(), {
+        failed: verifyError !== undefined,
+        transient: verifyTransient,
+      }),
   };
 }

@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, open, stat } from 'node:fs/promises';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { AppliedLookup, AppliedRecord, Records } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
@@ -13,11 +14,155 @@ import {
   toGroups,
   type Group,
 } from './state-codec.ts';
+import { stateWriteError } from './state-errors.ts';
+import { acquireStateLock } from './state-lock.ts';
+
+export { StateLockTimeoutError, StateWriteError } from './state-errors.ts';
+
+/** How long a writer waits for another one's lock on the state file, unless told otherwise. */
+export const DEFAULT_STATE_LOCK_TIMEOUT_MS = 30_000;
+
+export interface StateStoreOptions {
+  /** How long a save waits for another writer's lock (--state-lock-timeout). */
+  readonly lockTimeoutMs?: number | undefined;
+}
+
+/** Which file a path named when it was read or written (a rename makes a new one). */
+interface FileIdentity {
+  readonly dev: number;
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+function sameIdentity(a: FileIdentity | undefined, b: FileIdentity | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+async function identityOf(file: string): Promise<FileIdentity | undefined> {
+  try {
+    const { dev, ino, size, mtimeMs } = await stat(file);
+    return { dev, ino, size, mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
+/** What reading the state file gave: its orgs, or why it is taken as empty. */
+type StateRead =
+  | {
+      readonly kind: 'ok';
+      readonly orgs: Map<string, readonly Group[]>;
+      readonly identity: FileIdentity;
+    }
+  | { readonly kind: 'missing' }
+  | {
+      readonly kind: 'bad';
+      /** What is wrong, and what happens at load ("starting empty ..."). */
+      readonly what: string;
+      readonly atLoad: string;
+      readonly fields: Record<string, unknown>;
+      readonly identity: FileIdentity | undefined;
+    };
+
+/** Reads and checks the state file written for `api`; never throws. */
+async function readStateFile(file: string, api: string | undefined): Promise<StateRead> {
+  let text: string;
+  let identity: FileIdentity;
+  try {
+    const handle = await open(file, 'r');
+    try {
+      const { dev, ino, size, mtimeMs } = await handle.stat();
+      identity = { dev, ino, size, mtimeMs };
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { kind: 'missing' };
+    return {
+      kind: 'bad',
+      what: 'state file cannot be read',
+      atLoad:
+        'starting empty (one extra PUT per environment whose listing hides include_scaling/policies)',
+      fields: { code },
+      identity: undefined,
+    };
+  }
+  const bad = (what: string, atLoad: string, fields: Record<string, unknown> = {}): StateRead => ({
+    kind: 'bad',
+    what,
+    atLoad,
+    fields,
+    identity,
+  });
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return bad('state file is not valid JSON', 'starting empty (it will be rewritten)');
+  }
+  const version = (json as { version?: unknown } | null)?.version;
+  if (typeof version === 'number' && version > STATE_VERSION) {
+    return bad(
+      `state file has version ${version}, newer than this envsync understands (${STATE_VERSION})`,
+      'starting empty',
+      { version },
+    );
+  }
+  const { api: recordedFor, orgs: entries } = (json ?? {}) as Record<string, unknown>;
+  const shapeIsWrong = bad(
+    'state file has an unexpected shape',
+    'starting empty (it will be rewritten)',
+  );
+  if (
+    !isPlainObject(json) ||
+    (version !== 1 && version !== STATE_VERSION) ||
+    (recordedFor !== undefined && typeof recordedFor !== 'string') ||
+    !isPlainObject(entries)
+  ) {
+    return shapeIsWrong;
+  }
+  if (api !== undefined && recordedFor !== undefined && recordedFor !== api) {
+    return bad('state file was written for another API address', 'starting empty', {
+      recordedFor,
+      api,
+    });
+  }
+  let malformed: StateRead | undefined;
+  const orgs = readOrgs(version, entries, (org, env) => {
+    malformed = bad('state file has a malformed record', 'starting empty (it will be rewritten)', {
+      org,
+      env,
+    });
+  });
+  if (orgs === undefined) return malformed ?? shapeIsWrong;
+  return { kind: 'ok', orgs, identity };
+}
+
+/** A save waiting to be written, and everyone waiting for it. */
+interface Batch {
+  readonly promise: Promise<void>;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+function newBatch(): Batch {
+  const { promise, resolve, reject } = Promise.withResolvers<void>();
+  promise.catch(() => undefined); // each caller awaits it; no caller left is not an unhandled error
+  return { promise, resolve, reject };
+}
 
 /**
  * The state file in memory: per org and environment, what envsync last applied of the fields a
- * listing may not carry. It is a cache, never the truth: a missing or broken file costs one extra
- * PUT per environment, never a crash. Saved atomically (temp file + rename), writes coalesced.
+ * listing may not carry. Reading it is forgiving: a missing or broken file costs one extra PUT
+ * per environment, never a crash. Writing it is not: a save that fails rejects with a
+ * StateWriteError, and the engine sends nothing it could not record first (docs/state.md).
+ * Each write takes the file's lock, re-reads the file if another writer changed it, keeps that
+ * writer's records of every org this store did not change, and replaces the file atomically
+ * (temp file + rename). Writes are coalesced.
  */
 export class StateStore {
   readonly file: string;
@@ -30,85 +175,53 @@ export class StateStore {
   #orgs: Map<string, readonly Group[]>;
   /** Each org's part of the file, serialized once per change (a big state is written often). */
   readonly #parts = new Map<string, string>();
-  #saving: Promise<void> | undefined;
-  #dirty = false;
+  readonly #logger: Logger;
+  readonly #lockTimeoutMs: number;
+  /** The file as this store last read or wrote it: when it is still that file, no re-read. */
+  #identity: FileIdentity | undefined;
+  /** Orgs set since the last write that holds them: this store's, whatever the file says. */
+  readonly #dirty = new Set<string>();
+  /** Saves asked for and not started yet: the next write serves them all. */
+  #batch: Batch | undefined;
+  /** The write under way, for a save that has nothing new to add to it. */
+  #inFlight: Promise<void> | undefined;
+  #pumping = false;
 
-  private constructor(file: string, api: string | undefined, orgs: Map<string, readonly Group[]>) {
+  private constructor(
+    file: string,
+    api: string | undefined,
+    orgs: Map<string, readonly Group[]>,
+    logger: Logger,
+    options: StateStoreOptions,
+    identity: FileIdentity | undefined,
+  ) {
     this.file = file;
     this.api = api;
     this.#orgs = orgs;
+    this.#logger = logger;
+    this.#lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_STATE_LOCK_TIMEOUT_MS;
+    this.#identity = identity;
   }
 
   /** Loads the state file; anything wrong with it is a warning and an empty state. */
-  static async load(file: string, logger: Logger, api?: string): Promise<StateStore> {
+  static async load(
+    file: string,
+    logger: Logger,
+    api?: string,
+    options: StateStoreOptions = {},
+  ): Promise<StateStore> {
     await removeStaleTempFiles(file);
-    const empty = () => new StateStore(file, api, new Map());
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') {
-        logger.debug({ stateFile: file }, 'no state file yet; starting empty');
-      } else {
-        logger.warn(
-          { stateFile: file, code },
-          'state file cannot be read; starting empty (one extra PUT per environment whose listing hides include_scaling/policies)',
-        );
-      }
-      return empty();
+    const read = await readStateFile(file, api);
+    if (read.kind === 'ok') {
+      return new StateStore(file, api, read.orgs, logger, options, read.identity);
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      logger.warn(
-        { stateFile: file },
-        'state file is not valid JSON; starting empty (it will be rewritten)',
-      );
-      return empty();
+    if (read.kind === 'missing') {
+      logger.debug({ stateFile: file }, 'no state file yet; starting empty');
+      return new StateStore(file, api, new Map(), logger, options, undefined);
     }
-    const version = (json as { version?: unknown } | null)?.version;
-    if (typeof version === 'number' && version > STATE_VERSION) {
-      logger.warn(
-        { stateFile: file, version },
-        `state file has version ${version}, newer than this envsync understands (${STATE_VERSION}); starting empty`,
-      );
-      return empty();
-    }
-    const { api: recordedFor, orgs: entries } = (json ?? {}) as Record<string, unknown>;
-    const shapeIsWrong = () => {
-      logger.warn(
-        { stateFile: file },
-        'state file has an unexpected shape; starting empty (it will be rewritten)',
-      );
-      return empty();
-    };
-    if (
-      !isPlainObject(json) ||
-      (version !== 1 && version !== STATE_VERSION) ||
-      (recordedFor !== undefined && typeof recordedFor !== 'string') ||
-      !isPlainObject(entries)
-    ) {
-      return shapeIsWrong();
-    }
-    if (api !== undefined && recordedFor !== undefined && recordedFor !== api) {
-      logger.warn(
-        { stateFile: file, recordedFor, api },
-        'state file was written for another API address; starting empty',
-      );
-      return empty();
-    }
-    let malformed = false;
-    const orgs = readOrgs(version, entries, (org, env) => {
-      malformed = true;
-      logger.warn(
-        { stateFile: file, org, env },
-        'state file has a malformed record; starting empty (it will be rewritten)',
-      );
-    });
-    if (orgs === undefined) return malformed ? empty() : shapeIsWrong();
-    return new StateStore(file, api, orgs);
+    logger.warn({ stateFile: file, ...read.fields }, `${read.what}; ${read.atLoad}`);
+    // The broken file is known: the first write replaces it, unless another writer did first.
+    return new StateStore(file, api, new Map(), logger, options, read.identity);
   }
 
   /**
@@ -143,24 +256,92 @@ export class StateStore {
   set(org: string, records: Readonly<Records>): void {
     this.#orgs.set(org, toGroups(records));
     this.#parts.delete(org);
-    this.#dirty = true;
+    this.#dirty.add(org);
   }
 
   /**
-   * Writes the state if it changed. Calls during a write coalesce into one more write, so
-   * "after each org" costs at most two writes in flight, however many orgs finish at once.
+   * Writes the state if it changed (`always`: even if not, proving that it can be written).
+   * Saves asked for during a write coalesce into one more write, so "after each org" costs at
+   * most two writes in flight, however many orgs finish at once. Rejects with a StateWriteError
+   * when the write that was to hold this call's changes failed; those changes stay pending.
    */
-  async save(): Promise<void> {
-    while (this.#saving !== undefined) await this.#saving;
-    if (!this.#dirty) return;
-    this.#dirty = false;
-    this.#saving = this.#write().finally(() => {
-      this.#saving = undefined;
-    });
-    await this.#saving;
+  save({ always = false }: { readonly always?: boolean } = {}): Promise<void> {
+    if (!always && this.#dirty.size === 0) return this.#inFlight ?? Promise.resolve();
+    const batch = (this.#batch ??= newBatch());
+    void this.#pump();
+    return batch.promise;
   }
 
-  async #write(): Promise<void> {
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (this.#batch !== undefined) {
+        const batch = this.#batch;
+        this.#batch = undefined;
+        const own = new Set(this.#dirty);
+        this.#dirty.clear();
+        this.#inFlight = batch.promise;
+        try {
+          await this.#write(own);
+          batch.resolve();
+        } catch (error) {
+          for (const org of own) this.#dirty.add(org);
+          batch.reject(stateWriteError(this.file, error));
+        }
+      }
+    } finally {
+      this.#inFlight = undefined;
+      this.#pumping = false;
+    }
+  }
+
+  /** Under the lock: merge what another writer saved, then replace the file. */
+  async #write(own: ReadonlySet<string>): Promise<void> {
+    await mkdir(path.dirname(this.file), { recursive: true });
+    const release = await acquireStateLock(this.file, {
+      timeoutMs: this.#lockTimeoutMs,
+      logger: this.#logger,
+    });
+    try {
+      await this.#mergeFromDisk(own);
+      await writeFileAtomic(this.file, this.#text());
+      this.#identity = await identityOf(this.file);
+    } finally {
+      await release();
+    }
+  }
+
+  /**
+   * If another writer replaced the file since this store last read or wrote it, takes that
+   * writer's records of every org this store has not changed (`own` and what is pending).
+   */
+  async #mergeFromDisk(own: ReadonlySet<string>): Promise<void> {
+    if (sameIdentity(await identityOf(this.file), this.#identity)) return;
+    const read = await readStateFile(this.file, this.api);
+    let theirs = new Map<string, readonly Group[]>();
+    if (read.kind === 'ok') theirs = read.orgs;
+    else if (read.kind === 'bad') {
+      this.#logger.warn(
+        { stateFile: this.file, ...read.fields },
+        `${read.what}; it is rewritten with the records this process holds`,
+      );
+    }
+    const mine = (org: string) => own.has(org) || this.#dirty.has(org);
+    for (const org of this.#orgs.keys()) {
+      if (!mine(org) && !theirs.has(org)) {
+        this.#orgs.delete(org);
+        this.#parts.delete(org);
+      }
+    }
+    for (const [org, groups] of theirs) {
+      if (mine(org)) continue;
+      this.#orgs.set(org, groups);
+      this.#parts.delete(org);
+    }
+  }
+
+  #text(): string {
     const parts: string[] = [];
     for (const org of [...this.#orgs.keys()].sort()) {
       let part = this.#parts.get(org);
@@ -170,6 +351,6 @@ export class StateStore {
       }
       parts.push(part);
     }
-    await writeFileAtomic(this.file, stateText(this.api, parts));
+    return stateText(this.api, parts);
   }
 }

@@ -33,6 +33,7 @@ const SHARED = [
   'retries',
   'retry-delay',
   'state',
+  'state-lock-timeout',
   'timeout',
   'token-file',
 ];
@@ -351,6 +352,7 @@ const HAND_WRITTEN = z.strictObject({
   timeout: duration.optional(),
   retryDelay: duration.optional(),
   state: z.string().optional(),
+  stateLockTimeout: duration.optional(),
   output: z.enum(['text', 'json', 'markdown']).optional(),
   detailedExitcode: z.boolean().optional(),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).optional(),
@@ -422,7 +424,7 @@ describe('the generated config file schema', () => {
     const keys = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined ? [] : [s.file.key],
     );
-    expect(keys).toHaveLength(22);
+    expect(keys).toHaveLength(23);
     for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
     const variables = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined || s.env === undefined ? [] : [s.env.name],

@@ -7,9 +7,18 @@ import { parse } from 'yaml';
 const DIR = new URL('../../examples/github-actions/', import.meta.url);
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
-type Workflow = {
+type Step = {
+  name?: string;
+  uses?: string;
+  if?: string;
+  run?: string;
   env?: Record<string, string>;
-  jobs: Record<string, { steps: { run?: string; env?: Record<string, string> }[] }>;
+  with?: Record<string, string>;
+};
+type Workflow = {
+  on: Record<string, unknown>;
+  env?: Record<string, string>;
+  jobs: Record<string, { steps: Step[] }>;
 };
 
 /** Every `$ENVSYNC <command> <flags>` line of a workflow, split into words. */
@@ -65,5 +74,40 @@ describe('examples/github-actions', async () => {
       'markdown',
     ]);
     expect(main).toContainEqual(['sync', '--plan', 'plan.json']);
+  });
+
+  it('sync-on-main keeps the state across failed runs: restored first, saved by every run (if: always()) under a key of its own', async () => {
+    const workflow = parse(await readFile(new URL('sync-on-main.yml', DIR), 'utf8')) as Workflow;
+    const steps = Object.values(workflow.jobs).flatMap((job) => job.steps);
+    // actions/cache itself saves only when the job succeeds.
+    expect(steps.filter((step) => (step.uses ?? '').startsWith('actions/cache@'))).toEqual([]);
+    const restore = steps.findIndex((step) => step.uses?.startsWith('actions/cache/restore@'));
+    const save = steps.findIndex((step) => step.uses?.startsWith('actions/cache/save@'));
+    const sync = steps.findIndex((step) => /\$ENVSYNC sync\b/.test(step.run ?? ''));
+    expect(restore).toBeGreaterThanOrEqual(0);
+    expect(restore).toBeLessThan(sync);
+    expect(save).toBe(steps.length - 1);
+    expect(steps[save]?.if).toBe('always()');
+    expect(steps[save]?.with?.['path']).toBe('.envsync');
+    expect(workflow.env?.['ENVSYNC_STATE']).toBe('.envsync/state.json');
+    // Caches are immutable: a key per run (and attempt), the newest found by its prefix.
+    expect(steps[save]?.with?.['key']).toContain('${{ github.run_id }}');
+    expect(steps[save]?.with?.['key']).toContain('${{ github.run_attempt }}');
+    expect(steps[restore]?.with?.['key']).toBe(steps[save]?.with?.['key']);
+    expect(steps[restore]?.with?.['restore-keys']).toBe('envsync-state-');
+    // Saved on main, so every later run (and every pull request's plan) can restore it: a cache
+    // saved by a pull_request run would be visible to that pull request only.
+    expect(Object.keys(workflow.on).sort()).toEqual(['push', 'workflow_dispatch']);
+  });
+
+  it('the pull request plan reads the state main kept, and never saves it', async () => {
+    const workflow = parse(await readFile(new URL('pull-request.yml', DIR), 'utf8')) as Workflow;
+    const steps = Object.values(workflow.jobs).flatMap((job) => job.steps);
+    const restore = steps.findIndex((step) => step.uses?.startsWith('actions/cache/restore@'));
+    const plan = steps.findIndex((step) => /\$ENVSYNC plan\b/.test(step.run ?? ''));
+    expect(restore).toBeGreaterThanOrEqual(0);
+    expect(restore).toBeLessThan(plan);
+    expect(steps[restore]?.with?.['restore-keys']).toBe('envsync-state-');
+    expect(steps.filter((step) => /^actions\/cache(\/save)?@/.test(step.uses ?? ''))).toEqual([]);
   });
 });

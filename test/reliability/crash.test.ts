@@ -176,13 +176,15 @@ describe('crash consistency', () => {
     expect(plan.code).toBe(0);
   });
 
-  it('an unreadable state file: a warning, the run still applies, and says it could not write', async () => {
+  it('an unreadable state file that cannot be replaced either: a warning, nothing sent, exit 1', async () => {
     await writeManifests(1);
     await mkdir(tmp.path('state/state.json'), { recursive: true }); // a directory where the file should be
     const sync = await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
     expect(sync.stderr).toContain('state file cannot be read');
     expect(sync.stderr).toContain('cannot write the state file');
-    expect(sync.stdout).toContain('120 applied');
+    expect(sync.code).toBe(1);
+    expect(sync.stdout).toContain('0 applied, 120 failed');
+    expect((await api.getRequests(1000)).filter((r) => r.method === 'PUT')).toEqual([]);
   });
 });
 

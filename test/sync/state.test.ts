@@ -1,8 +1,13 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { STATE_VERSION } from '../../src/engine/state-codec.ts';
-import { StateStore } from '../../src/engine/state-store.ts';
+import {
+  StateLockTimeoutError,
+  StateStore,
+  StateWriteError,
+} from '../../src/engine/state-store.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
@@ -144,5 +149,109 @@ describe('the state file', () => {
     );
     expect(state.get('acme')).toEqual({});
     expect(warnings.join('')).toMatch(/malformed record|unexpected shape/);
+  });
+});
+
+describe('writing the state file', () => {
+  it('merges: a store writes only the orgs it changed, and keeps what another writer saved of the others', async () => {
+    const file = tmp.path('state.json');
+    const first = await StateStore.load(file, logger, API);
+    const second = await StateStore.load(file, logger, API);
+    first.set('acme', { prod: { include_scaling: true, policies: ['pci'] } });
+    second.set('beta', { web: { include_scaling: false, policies: [] } });
+    await first.save();
+    // The second store loaded before the first wrote: a plain rewrite would drop acme.
+    await second.save();
+    const again = await StateStore.load(file, logger, API);
+    expect(again.get('acme')).toEqual({ prod: { include_scaling: true, policies: ['pci'] } });
+    expect(again.get('beta')).toEqual({ web: { include_scaling: false, policies: [] } });
+    // The other writer's records are read into the store too, for its next plans.
+    expect(second.get('acme')).toEqual({ prod: { include_scaling: true, policies: ['pci'] } });
+    // And an org the second store changes again is its own, whatever the file says.
+    first.set('beta', { web: { include_scaling: true, policies: ['x'] } });
+    await first.save();
+    second.set('beta', { web: { include_scaling: false, policies: ['y'] } });
+    await second.save();
+    expect((await StateStore.load(file, logger, API)).get('beta')).toEqual({
+      web: { include_scaling: false, policies: ['y'] },
+    });
+  });
+
+  it('a write that fails rejects with a StateWriteError naming the file and what to do; the changes stay pending and the next save writes them', async () => {
+    await writeFile(tmp.path('blocker'), 'a file where a directory belongs');
+    const file = tmp.path('blocker', 'state.json');
+    const state = await StateStore.load(file, logger, API);
+    state.set('acme', { prod: { include_scaling: true, policies: [] } });
+    const failure = await state.save().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(StateWriteError);
+    expect((failure as StateWriteError).file).toBe(file);
+    expect((failure as Error).message).toContain(`cannot write the state file ${file}`);
+    expect((failure as Error).message).toContain('fix the path given to --state');
+    // Every caller waiting on that write hears of it, the forced one too.
+    await expect(state.save({ always: true })).rejects.toThrow(StateWriteError);
+    await rm(tmp.path('blocker'));
+    await state.save();
+    expect((await StateStore.load(file, logger, API)).get('acme')).toEqual({
+      prod: { include_scaling: true, policies: [] },
+    });
+  });
+
+  it('coalesces: many saves at once all resolve, with everything written, and the lock is released', async () => {
+    const file = tmp.path('state.json');
+    const state = await StateStore.load(file, logger, API);
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        state.set(`org-${i}`, { env: { include_scaling: i % 2 === 0, policies: [] } });
+        await state.save();
+      }),
+    );
+    const again = await StateStore.load(file, logger, API);
+    for (let i = 0; i < 20; i++) {
+      expect(again.get(`org-${i}`)).toEqual({
+        env: { include_scaling: i % 2 === 0, policies: [] },
+      });
+    }
+    await expect(readFile(`${file}.lock`)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('two stores of one file in one process take turns (the lock is per process too)', async () => {
+    const file = tmp.path('state.json');
+    const stores = await Promise.all(
+      Array.from({ length: 4 }, () => StateStore.load(file, logger, API)),
+    );
+    await Promise.all(
+      stores.map(async (store, i) => {
+        for (let round = 0; round < 5; round++) {
+          store.set(`org-${i}`, { env: { include_scaling: round % 2 === 0, policies: [] } });
+          await store.save();
+        }
+      }),
+    );
+    const again = await StateStore.load(file, logger, API);
+    for (let i = 0; i < 4; i++) {
+      expect(again.get(`org-${i}`)).toEqual({ env: { include_scaling: true, policies: [] } });
+    }
+  });
+
+  it('a lock held by a live process on this host makes a save wait, then fail with a StateLockTimeoutError', async () => {
+    const file = tmp.path('state.json');
+    await writeFile(
+      `${file}.lock`,
+      JSON.stringify({ pid: process.ppid, hostname: hostname(), startedAt: 'then' }),
+    );
+    const state = await StateStore.load(file, logger, API, { lockTimeoutMs: 100 });
+    state.set('acme', {});
+    const failure = await state.save().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(StateLockTimeoutError);
+    expect((failure as Error).message).toContain(
+      `locked by another envsync writer (pid ${process.ppid} on host ${hostname()}, since then)`,
+    );
+    expect((failure as Error).message).toContain(`delete ${file}.lock`);
   });
 });

@@ -1,0 +1,127 @@
+import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { describeHolder, judgeLock, parseLockHolder, type LockHolder } from '../core/state-lock.ts';
+import { formatDuration, StateLockTimeoutError } from './state-errors.ts';
+
+/**
+ * One writer per state file at a time: `<state>.lock`, created with O_EXCL, holding the writer's
+ * pid, host name and start time. It is held only while the file is re-read, merged and written
+ * (see docs/state.md); a lock whose holder is gone is reclaimed (core/state-lock.ts decides).
+ */
+
+/** Lock files this process holds: a second store of the same file in this process waits too. */
+const heldHere = new Set<string>();
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** What a lock file found in the way says, and which file (inode) it was. */
+async function inspect(
+  lockFile: string,
+): Promise<{ holder: LockHolder | undefined; ino: number; ageMs: number } | undefined> {
+  try {
+    const info = await stat(lockFile);
+    const holder = parseLockHolder(await readFile(lockFile, 'utf8'));
+    return { holder, ino: info.ino, ageMs: Math.max(0, Date.now() - info.mtimeMs) };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // released meanwhile
+    throw error;
+  }
+}
+
+/** Creates the lock file, or returns undefined when another one is there. */
+async function create(lockFile: string): Promise<number | undefined> {
+  let handle;
+  try {
+    handle = await open(lockFile, 'wx');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw error;
+  }
+  try {
+    const holder: LockHolder = {
+      pid: process.pid,
+      hostname: hostname(),
+      startedAt: new Date().toISOString(),
+    };
+    await handle.writeFile(`${JSON.stringify(holder)}\n`);
+    const { ino } = await handle.stat();
+    await handle.close();
+    return ino;
+  } catch (error) {
+    // The disk filled up between creating the file and writing it: leave no empty lock behind.
+    await handle.close().catch(() => undefined);
+    await unlink(lockFile).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Takes the lock of `file`, waiting up to `timeoutMs` for another writer; resolves with its
+ * release. Throws StateLockTimeoutError when the wait is over, and the file system's own error
+ * (EACCES, EROFS, ENOSPC, ...) when the lock cannot be created at all.
+ */
+export async function acquireStateLock(
+  file: string,
+  { timeoutMs, logger }: { readonly timeoutMs: number; readonly logger: Logger },
+): Promise<() => Promise<void>> {
+  const lockFile = `${file}.lock`;
+  const deadline = Date.now() + timeoutMs;
+  let delayMs = 10;
+  let last: LockHolder | undefined;
+  for (;;) {
+    if (!heldHere.has(lockFile)) {
+      const ino = await create(lockFile);
+      if (ino !== undefined) {
+        heldHere.add(lockFile);
+        return async () => {
+          heldHere.delete(lockFile);
+          // Only our own lock: one reclaimed from us by mistake belongs to its new holder.
+          const now = await stat(lockFile).catch(() => undefined);
+          if (now?.ino === ino) await unlink(lockFile).catch(() => undefined);
+        };
+      }
+      const found = await inspect(lockFile);
+      if (found === undefined) continue;
+      const verdict = judgeLock({
+        holder: found.holder,
+        here: { hostname: hostname(), pid: process.pid },
+        alive: isAlive,
+        ageMs: found.ageMs,
+      });
+      if (verdict.kind === 'stale') {
+        // Only the lock judged: if another waiter reclaimed it first, theirs stays.
+        const again = await stat(lockFile).catch(() => undefined);
+        if (again?.ino === found.ino) {
+          await unlink(lockFile).catch(() => undefined);
+          logger.warn(
+            { stateFile: file, lockFile, holder: found.holder },
+            `reclaimed the state file's lock ${lockFile}: its holder is gone (${verdict.reason})`,
+          );
+        }
+        if (Date.now() < deadline) continue;
+      }
+      last = found.holder;
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      throw new StateLockTimeoutError(
+        file,
+        `the state file ${file} is locked by another envsync writer (${describeHolder(last)}); ` +
+          `waited ${formatDuration(timeoutMs)} for it. If that process is still running, let it ` +
+          `finish or raise --state-lock-timeout (ENVSYNC_STATE_LOCK_TIMEOUT); if it is gone, ` +
+          `delete ${lockFile}`,
+      );
+    }
+    await sleep(Math.min(delayMs, left));
+    delayMs = Math.min(delayMs * 2, 200);
+  }
+}

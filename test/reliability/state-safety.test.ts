@@ -1,0 +1,369 @@
+/**
+ * No silent state loss, against the real CLI in child processes: a change whose write-ahead
+ * record cannot be written is not sent; a record that cannot be kept after the PUTs is reported;
+ * one writer per state file at a time, with a lock that is reclaimed when its holder is gone;
+ * runs restricted with --org keep each other's records.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { chmod, readFile, unlink, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { envsync } from '../helpers/cli.ts';
+import { startFakeApi } from '../helpers/fake-api.ts';
+import { json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const world = syncWorld();
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
+});
+
+const manifest = (org: string, version: number, names = ['web', 'db']) =>
+  `org: ${org}\nenvironments:\n${names
+    .map(
+      (name) =>
+        `  - name: ${name}\n    type: K8S\n    description: ${org} ${name}\n    include_scaling: ${version % 2 === 0}\n    policies: [${version % 3 === 0 ? 'pci' : 'baseline'}]\n`,
+    )
+    .join('')}`;
+
+type StateJson = {
+  orgs: Record<string, { include_scaling: boolean; policies: string[]; environments: string[] }[]>;
+};
+const readState = async () =>
+  JSON.parse(await readFile(world.tmp().path('state.json'), 'utf8')) as StateJson;
+
+async function canCreateIn(dir: string): Promise<boolean> {
+  const probe = `${dir}/.probe`;
+  try {
+    await writeFile(probe, '');
+    await unlink(probe);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Makes `dir` read-only for the CLI: chmod for a normal user; root ignores modes, so then the
+ * immutable attribute (chattr +i). Undone after the test.
+ */
+async function makeReadOnly(dir: string): Promise<void> {
+  await chmod(dir, 0o555);
+  if (!(await canCreateIn(dir))) {
+    cleanups.push(() => chmod(dir, 0o755));
+    return;
+  }
+  await chmod(dir, 0o755);
+  const set = spawnSync('chattr', ['+i', dir], { encoding: 'utf8' });
+  cleanups.push(async () => {
+    spawnSync('chattr', ['-i', dir]);
+  });
+  if (set.status !== 0 || (await canCreateIn(dir))) {
+    throw new Error(
+      `cannot make ${dir} read-only here (root, and chattr +i failed: ${set.stderr})`,
+    );
+  }
+}
+
+/** A process that stays alive until the test ends: a live holder of a lock. */
+function liveProcess(): number {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  cleanups.push(async () => {
+    child.kill('SIGKILL');
+  });
+  return child.pid as number;
+}
+
+/** The pid of a process that has exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('close', resolve));
+  return child.pid as number;
+}
+
+async function writeLock(holder: { pid: number; hostname: string }, ageSeconds = 0) {
+  const file = world.tmp().path('state.json.lock');
+  await writeFile(
+    file,
+    JSON.stringify({
+      ...holder,
+      startedAt: new Date(Date.now() - ageSeconds * 1000).toISOString(),
+    }),
+  );
+  if (ageSeconds > 0) {
+    const then = new Date(Date.now() - ageSeconds * 1000);
+    await utimes(file, then, then);
+  }
+  return file;
+}
+
+describe('a state file that cannot be written', () => {
+  it('read-only directory: nothing is sent, the org fails naming the state file and the OS error, exit 1; the change stays visible', async () => {
+    const api = await world.emulator({ profile: 'spec', orgs: ['acme'] });
+    await world.tmp().write('manifests/acme.yaml', manifest('acme', 1));
+    await world.tmp().write('state/keep', '');
+    const run = (command: string[], extra: string[] = []) =>
+      envsync(
+        [
+          ...command,
+          '--manifests',
+          world.tmp().path('manifests'),
+          '--api-url',
+          api.url,
+          '--state',
+          world.tmp().path('state/state.json'),
+          '--retry-delay',
+          '10ms',
+          ...extra,
+        ],
+        { env: { ENVSYNC_TOKEN: TOKEN }, cwd: world.tmp().dir },
+      );
+    expect((await run(['sync'])).code).toBe(0);
+    // A change only the state file can see: the spec listing hides policies.
+    await world.tmp().write('manifests/acme.yaml', manifest('acme', 3));
+    const before = (await putsAndGets(api)).puts;
+    await makeReadOnly(world.tmp().path('state'));
+
+    const sync = await run(['sync', '--output', 'json']);
+    expect(sync.code, sync.stderr).toBe(1);
+    expect((await putsAndGets(api)).puts).toBe(before);
+    const org = json(sync.stdout).orgs[0];
+    expect(org?.status).toBe('failed');
+    expect(org?.error).toContain('nothing was sent');
+    expect(org?.error).toContain(world.tmp().path('state/state.json'));
+    expect(org?.error).toMatch(/EACCES|EPERM|EROFS/);
+    expect(org?.error).toContain('make its directory writable');
+    expect(org?.changes.map((c) => c.result)).toEqual(['failed', 'failed']);
+
+    // The records on disk were never touched: the next plan still shows the change.
+    for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
+    const plan = await run(['plan', '--detailed-exitcode']);
+    expect(plan.code, plan.stdout).toBe(2);
+  });
+
+  it('a state path whose parent is a file: nothing is sent, exit 1, the message says what to fix', async () => {
+    const api = await world.emulator({ orgs: ['acme'] });
+    await world.manifests({ 'acme.yaml': manifest('acme', 1) });
+    await world.tmp().write('blocker', 'a file, not a directory');
+    const sync = await envsync(
+      [
+        'sync',
+        '--manifests',
+        world.tmp().path('manifests'),
+        '--api-url',
+        api.url,
+        '--state',
+        world.tmp().path('blocker/state.json'),
+      ],
+      { env: { ENVSYNC_TOKEN: TOKEN }, cwd: world.tmp().dir },
+    );
+    expect(sync.code).toBe(1);
+    expect((await putsAndGets(api)).puts).toBe(0);
+    expect(sync.stdout).toContain('nothing was sent');
+    expect(sync.stdout).toContain(world.tmp().path('blocker/state.json'));
+    expect(sync.stdout).toMatch(/ENOTDIR|EEXIST/);
+    expect(sync.stdout).toContain('fix the path given to --state');
+  });
+
+  it('after the PUTs: applied, but the record could not be kept is reported (failed, exit 1), naming the lock holder', async () => {
+    const lockFile = world.tmp().path('state.json.lock');
+    const holder = liveProcess();
+    const held: Record<string, unknown>[] = [];
+    // A service that, while answering the PUT, lets another writer take the state file's lock.
+    const fake = await startFakeApi((req, res) => {
+      if (req.method === 'GET') {
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ env: held }));
+        return;
+      }
+      held.push({ ...(JSON.parse(req.body) as object), org: 'acme' });
+      void writeFile(
+        lockFile,
+        JSON.stringify({ pid: holder, hostname: hostname(), startedAt: new Date().toISOString() }),
+      ).then(() => res.writeHead(201, { 'content-type': 'application/json' }).end('"OK"'));
+    });
+    cleanups.push(fake.close);
+    await world.manifests({ 'acme.yaml': manifest('acme', 1, ['web']) });
+    const sync = await world.run(
+      fake.url,
+      ['sync', '--output', 'json'],
+      ['--state-lock-timeout', '300ms'],
+    );
+    expect(sync.code, sync.stderr).toBe(1);
+    const org = json(sync.stdout).orgs[0];
+    expect(org?.status).toBe('failed');
+    expect(org?.changes.map((c) => c.result)).toEqual(['applied']);
+    expect(org?.error).toContain(
+      '1 change(s) were applied, but the state file could not record them',
+    );
+    expect(org?.error).toContain(`pid ${holder} on host ${hostname()}`);
+    expect(org?.error).toContain(lockFile);
+    expect(org?.error).toContain('--state-lock-timeout');
+  });
+});
+
+describe('one writer per state file', () => {
+  it('a live holder: sync waits up to --state-lock-timeout, then fails naming the holder and the lock file; nothing sent', async () => {
+    const api = await world.emulator();
+    await world.manifests();
+    const holder = liveProcess();
+    const lockFile = await writeLock({ pid: holder, hostname: hostname() });
+    const sync = await world.run(api.url, ['sync'], ['--state-lock-timeout', '500ms']);
+    expect(sync.code).toBe(1);
+    expect((await putsAndGets(api)).puts).toBe(0);
+    expect(sync.stdout).toContain(
+      `locked by another envsync writer (pid ${holder} on host ${hostname()}`,
+    );
+    expect(sync.stdout).toContain(`delete ${lockFile}`);
+    // The holder's lock is still its own.
+    expect(await readFile(lockFile, 'utf8')).toContain(`"pid":${holder}`);
+  });
+
+  it('a holder that lets go within the timeout: sync waits for it, then applies', async () => {
+    const api = await world.emulator();
+    await world.manifests();
+    const lockFile = await writeLock({ pid: liveProcess(), hostname: hostname() });
+    const sync = world.run(api.url, ['sync'], ['--state-lock-timeout', '60s']);
+    // Let go once the sync is waiting for it (it has listed the orgs by then).
+    await waitFor('the sync to list', async () => (await putsAndGets(api)).gets >= 2, {
+      timeoutMs: 30_000,
+    });
+    await unlink(lockFile);
+    const result = await sync;
+    expect(result.code, result.stdout).toBe(0);
+    expect(result.stdout).toContain('Sync: 3 applied');
+  });
+
+  it('plan never writes, so it never waits: a held lock does not block it', async () => {
+    const api = await world.emulator();
+    await world.manifests();
+    await writeLock({ pid: liveProcess(), hostname: hostname() });
+    const plan = await world.run(api.url, ['plan'], [], { ENVSYNC_STATE_LOCK_TIMEOUT: '1h' });
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain('3 to create');
+    expect(plan.stderr).not.toContain('lock');
+  });
+
+  it.each([
+    ['a dead pid on this host', async () => ({ pid: await deadPid(), hostname: hostname() }), 0],
+    ['another host, last written long ago', () => ({ pid: 1, hostname: 'elsewhere.invalid' }), 600],
+  ])('a lock left by %s is reclaimed, with a warning', async (_title, holder, ageSeconds) => {
+    const api = await world.emulator();
+    await world.manifests();
+    const lockFile = await writeLock(await holder(), ageSeconds);
+    const sync = await world.run(api.url, ['sync'], ['--state-lock-timeout', '60s']);
+    expect(sync.code, sync.stdout).toBe(0);
+    expect(sync.stderr).toContain(`reclaimed the state file's lock ${lockFile}`);
+    expect(Object.keys((await readState()).orgs).sort()).toEqual(['acme', 'beta']);
+    // Released after the run.
+    await expect(readFile(lockFile)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('a fresh lock from another host is honoured (its pid cannot be asked)', async () => {
+    const api = await world.emulator();
+    await world.manifests();
+    await writeLock({ pid: 1, hostname: 'elsewhere.invalid' });
+    const sync = await world.run(api.url, ['sync'], ['--state-lock-timeout', '300ms']);
+    expect(sync.code).toBe(1);
+    expect(sync.stdout).toContain('on host elsewhere.invalid');
+    expect((await putsAndGets(api)).puts).toBe(0);
+  });
+});
+
+describe('runs restricted with --org', () => {
+  it('two concurrent syncs of different orgs on one state file both keep their records, round after round', async () => {
+    const api = await world.emulator({
+      profile: 'spec',
+      faults: { latencyMs: { min: 5, max: 40 } },
+    });
+    for (let round = 1; round <= 3; round++) {
+      await world.manifests({
+        'acme.yaml': manifest('acme', round, ['a1', 'a2', 'a3', 'a4']),
+        'beta.yaml': manifest('beta', round + 1, ['b1', 'b2', 'b3', 'b4']),
+      });
+      const [a, b] = await Promise.all([
+        world.run(api.url, ['sync'], ['--org', 'acme']),
+        world.run(api.url, ['sync'], ['--org', 'beta']),
+      ]);
+      expect(a.code, a.stdout + a.stderr).toBe(0);
+      expect(b.code, b.stdout + b.stderr).toBe(0);
+      const state = await readState();
+      const names = (org: string) => state.orgs[org]?.flatMap((g) => g.environments).sort();
+      expect(names('acme'), `round ${round}`).toEqual(['a1', 'a2', 'a3', 'a4']);
+      expect(names('beta'), `round ${round}`).toEqual(['b1', 'b2', 'b3', 'b4']);
+      expect(state.orgs['acme']?.[0]?.policies).toEqual([round % 3 === 0 ? 'pci' : 'baseline']);
+      expect(state.orgs['beta']?.[0]?.policies).toEqual([
+        (round + 1) % 3 === 0 ? 'pci' : 'baseline',
+      ]);
+    }
+    // The spec listing hides include_scaling and policies: only a state file that kept both
+    // orgs' records can say that nothing is left to do.
+    const plan = await world.run(api.url, ['plan', '--detailed-exitcode']);
+    expect(plan.code, plan.stdout).toBe(0);
+    await expect(readFile(world.tmp().path('state.json.lock'))).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('the daemon', () => {
+  it('a state file it cannot write: /status shows the org failed, naming the state file, and nothing is sent', async () => {
+    const api = await world.emulator({ orgs: ['acme'] });
+    await world.manifests({ 'acme.yaml': manifest('acme', 1) });
+    await world.tmp().write('blocker', 'a file, not a directory');
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'run',
+        '--manifests',
+        'manifests',
+        '--api-url',
+        api.url,
+        '--state',
+        'blocker/state.json',
+        '--listen',
+        '127.0.0.1:0',
+        '--interval',
+        '0',
+      ],
+      { cwd: world.tmp().dir, env: { PATH: process.env['PATH'] ?? '', ENVSYNC_TOKEN: TOKEN } },
+    );
+    cleanups.push(async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const closed = new Promise((resolve) => child.once('close', resolve));
+        child.kill('SIGKILL');
+        await closed;
+      }
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const url = await waitFor(
+      'endpoints',
+      () =>
+        stderr
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .find((line) => typeof line['listen'] === 'string')?.['listen'],
+      { timeoutMs: 30_000 },
+    );
+    const status = await waitFor(
+      'the org to fail',
+      async () => {
+        const response = await request(`${String(url)}/status`);
+        const body = (await response.body.json()) as {
+          orgs: Record<string, { status: string; lastError: { message: string } | null }>;
+        };
+        return body.orgs['acme']?.status === 'failed' ? body.orgs['acme'] : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(status.lastError?.message).toContain('nothing was sent');
+    expect(status.lastError?.message).toContain('blocker/state.json');
+    expect((await putsAndGets(api)).puts).toBe(0);
+  });
+});
