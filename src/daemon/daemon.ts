@@ -113,6 +113,8 @@ export class Daemon {
           { revision: resolution.revision, path: resolution.realRoot },
           'manifests moved to a new revision',
         );
+        // A new revision is complete before its link moves: edits of the old one do not delay it.
+        this.#lastFileEventAt = undefined;
         this.#scheduler.now(`revision ${resolution.revision ?? resolution.realRoot}`);
       },
     });
