@@ -21,7 +21,7 @@ import type { ManifestCache, OrgManifest } from '../manifests/load.ts';
 import { DaemonMetrics } from './metrics.ts';
 import { PassScheduler } from './scheduler.ts';
 import { Shutdown } from './shutdown.ts';
-import { readSnapshot } from './snapshot.ts';
+import { latestModification, readSnapshot } from './snapshot.ts';
 import { OrgBook } from './org-book.ts';
 import type { DaemonStatus } from './status.ts';
 import { ManifestWatcher } from './watcher.ts';
@@ -72,6 +72,8 @@ export class Daemon {
   #fileEvents = 0;
   #lastFileEventAt: number | undefined;
   #lastFileEvent = '';
+  /** The real path the last pass read: a pass reading another one reads a new revision. */
+  #readRoot: string | undefined;
   /** Webhook passes: when the last started, whether one waits to start, and its timer. */
   #lastWebhookPassAt: number | undefined;
   #webhookQueued = false;
@@ -271,6 +273,9 @@ export class Daemon {
       const { settings, cwd } = this.#options;
       // Read only settled files; a file event during the read means: wait, and read again.
       let snapshot: Awaited<ReturnType<typeof readSnapshot>>;
+      let timesChecked = false;
+      // What changed over every read of this pass (each read updates the cache).
+      let changedFiles: Set<string> | undefined = new Set();
       for (;;) {
         await this.#settle();
         if (this.#shutdown.stopping.aborted) return;
@@ -281,8 +286,25 @@ export class Daemon {
           maxFileBytes: settings.maxFileBytes,
           cache: this.#cache,
         });
-        if (events === this.#fileEvents) break;
+        const changedNow = snapshot.manifests.changedFiles;
+        if (changedNow === undefined) changedFiles = undefined;
+        else for (const file of changedNow) changedFiles?.add(file);
+        if (events !== this.#fileEvents) continue;
+        // A write the watcher has not reported yet: a changed file of the same revision written
+        // within the settle time counts as an event (once per pass, so a clock skew cannot hold
+        // it). A new revision's files are complete, however new.
+        if (!timesChecked && snapshot.realRoot === this.#readRoot) {
+          timesChecked = true;
+          const written = await latestModification(changedNow ?? [], cwd);
+          const now = this.#clock.now();
+          if (written !== undefined && now - written < this.#options.daemon.settleMs) {
+            this.#lastFileEventAt = Math.max(this.#lastFileEventAt ?? 0, Math.min(written, now));
+            continue;
+          }
+        }
+        break;
       }
+      this.#readRoot = snapshot.realRoot;
       if (snapshot.revision !== this.#revision || this.#passes === 0) {
         this.#revision = snapshot.revision;
         this.metrics.setRevision(snapshot.revision);
@@ -303,7 +325,7 @@ export class Daemon {
       const { candidates, due } = this.#orgs.select(
         owned,
         reasons,
-        snapshot.manifests.changedFiles,
+        changedFiles,
         token,
         this.#clock.now(),
       );
