@@ -28,7 +28,6 @@ async function reconcileWebhook(
   else {
     const body = await readBoundedBody(req, MAX_WEBHOOK_BODY_BYTES);
     if (body === undefined) {
-      res.setHeader('connection', 'close');
       return send(res, 413, {
         message: `the body is larger than ${MAX_WEBHOOK_BODY_BYTES} bytes`,
       });

@@ -61,8 +61,8 @@ export function webhookCredential(
 }
 
 /**
- * Reads a request body up to `limit` bytes; undefined as soon as it is larger (what follows is
- * discarded, and the caller answers 413 and closes the connection).
+ * Reads a request body up to `limit` bytes; undefined as soon as it is larger (the rest is read
+ * and discarded, within the server's request timeout, while the caller answers 413).
  */
 export function readBoundedBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
