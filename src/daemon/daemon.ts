@@ -230,15 +230,17 @@ export class Daemon {
   /**
    * Waits until no file event came for `--settle`: a file edited in place is read only once its
    * writer is done, even one that pauses between writes. (A git-sync swap makes no file event:
-   * its worktree is complete before the link moves, so it is read at once.)
+   * its worktree is complete before the link moves, so it is read at once.) Returns the time it
+   * waited, in ms.
    */
-  async #settle(): Promise<void> {
+  async #settle(): Promise<number> {
     const { settleMs } = this.#options.daemon;
-    let warnAt = this.#clock.now() + 30_000;
+    const began = this.#clock.now();
+    let warnAt = began + 30_000;
     for (;;) {
       const now = this.#clock.now();
       const delay = settleDelay(this.#lastFileEventAt, now, settleMs);
-      if (delay === 0 || this.#shutdown.stopping.aborted) return;
+      if (delay === 0 || this.#shutdown.stopping.aborted) return now - began;
       if (now >= warnAt) {
         warnAt = now + 30_000;
         this.#logger.warn(
@@ -259,6 +261,8 @@ export class Daemon {
     }
     let result: 'success' | 'partial' | 'error' = 'success';
     let passError: string | undefined;
+    /** Time spent waiting for files to settle: not part of the pass's own duration. */
+    let settleWaitMs = 0;
     let counts = {
       orgs: 0,
       skipped: 0,
@@ -277,7 +281,7 @@ export class Daemon {
       // What changed over every read of this pass (each read updates the cache).
       let changedFiles: Set<string> | undefined = new Set();
       for (;;) {
-        await this.#settle();
+        settleWaitMs += await this.#settle();
         if (this.#shutdown.stopping.aborted) return;
         const events = this.#fileEvents;
         snapshot = await readSnapshot({
@@ -385,13 +389,14 @@ export class Daemon {
     this.#lastPass = {
       startedAt: new Date(started).toISOString(),
       finishedAt: new Date(finished).toISOString(),
-      durationMs: finished - started,
+      durationMs: finished - started - settleWaitMs,
+      settleWaitMs,
       result,
       trigger: [...reasons].slice(0, 20),
       ...(passError === undefined ? {} : { error: passError }),
     };
     this.metrics.passes.inc({ result });
-    this.metrics.passDuration.observe((finished - started) / 1000);
+    this.metrics.passDuration.observe((finished - started - settleWaitMs) / 1000);
     this.metrics.ready.set(this.ready.ready ? 1 : 0);
     const line =
       `pass ${result}: ${counts.applied} applied, ${counts.failed} org(s) failed, ` +
@@ -399,9 +404,10 @@ export class Daemon {
       (counts.unattributed > 0 ? `; ${counts.unattributed} problem(s) belong to no org` : '');
     const fields = {
       result,
-      durationMs: finished - started,
+      durationMs: finished - started - settleWaitMs,
       revision: this.#revision ?? null,
       trigger: reasons.slice(0, 5),
+      settleWaitMs,
       ...counts,
     };
     if (result === 'success') logger.info(fields, line);
