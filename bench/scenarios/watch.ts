@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   childEnv,
   DEBOUNCE_MS,
+  SETTLE_MS,
   envsyncAgainst,
   mb,
   TARGET,
@@ -34,6 +35,8 @@ export async function watch(c: BenchConfig, w: Workload, emulator: BenchEmulator
     '0',
     '--debounce',
     `${DEBOUNCE_MS}ms`,
+    '--settle',
+    `${SETTLE_MS}ms`,
     '--listen',
     '127.0.0.1:0',
   ]);

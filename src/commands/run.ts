@@ -8,6 +8,7 @@ import { SETTINGS } from '../config/settings-table.ts';
 import { readToken } from '../config/token.ts';
 import { Daemon } from '../daemon/daemon.ts';
 import { startDaemonServer } from '../daemon/http.ts';
+import { readWebhookSecret } from '../daemon/webhook.ts';
 import { startEmulator, type RunningEmulator } from '../emulator/index.ts';
 import { ConfigError } from '../errors.ts';
 import type { CommandContext } from './context.ts';
@@ -19,7 +20,13 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
   const flags = await parseCommandFlags(SETTINGS, 'run', ctx.argv);
   if (flags.help === true) return (await help()).printHelp(ctx, 'run');
   const settings = await resolveSettings(flags, ctx.env, ctx.cwd);
-  const daemonSettings = resolveDaemonSettings(flags, ctx.env, settings.file);
+  const daemonSettings = resolveDaemonSettings(
+    flags,
+    ctx.env,
+    settings.file,
+    undefined,
+    settings.fileDir,
+  );
   const io = commandIo(ctx, settings.logLevel, 'run', { pretty: Boolean(ctx.stderr.isTTY) });
   const { logger } = io;
 
@@ -79,6 +86,11 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       await getToken(); // fail fast on a missing token
     }
     const ca = await readCaFile(settings.caFile);
+    const webhookSecret =
+      daemonSettings.webhookSecretFile === undefined
+        ? undefined
+        : await readWebhookSecret(daemonSettings.webhookSecretFile);
+    if (webhookSecret !== undefined) io.addSecret(webhookSecret);
     running = new Daemon({
       settings,
       daemon: daemonSettings,
@@ -88,7 +100,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       cwd: ctx.cwd,
       logger,
     });
-    server = await startDaemonServer(running, daemonSettings.listen, logger);
+    server = await startDaemonServer(running, daemonSettings.listen, logger, { webhookSecret });
     logger.info(
       {
         listen: server.url,

@@ -11,6 +11,12 @@ export { parseListen } from './parsers.ts';
 export interface DaemonSettings {
   readonly intervalMs: number;
   readonly debounceMs: number;
+  /** Quiet time a file edited in place needs before it is read. */
+  readonly settleMs: number;
+  /** Least time between passes started by POST /reconcile. */
+  readonly webhookMinIntervalMs: number;
+  /** Where the webhook's shared secret is (read at start); none when undefined. */
+  readonly webhookSecretFile: string | undefined;
   readonly listen: { readonly host: string; readonly port: number };
   readonly shutdownTimeoutMs: number;
   readonly shard: { readonly index: number; readonly count: number } | undefined;
@@ -24,6 +30,9 @@ const DAEMON_TABLE = pickSettings(SETTINGS, [
   'shardFromHostname',
   'intervalMs',
   'debounceMs',
+  'settleMs',
+  'webhookMinIntervalMs',
+  'webhookSecretFile',
   'listen',
   'shutdownTimeoutMs',
   'emulator',
@@ -38,8 +47,15 @@ export function resolveDaemonSettings(
   env: NodeJS.ProcessEnv,
   file: ConfigFile,
   host: () => string = hostname,
+  /** The config file's folder: its relative paths start there (the working dir without one). */
+  fileDir?: string,
 ): DaemonSettings {
-  const values = resolveValues(DAEMON_TABLE, { flags, env, file });
+  const values = resolveValues(DAEMON_TABLE, {
+    flags,
+    env,
+    file,
+    ...(fileDir === undefined ? {} : { fileDir }),
+  });
   const count = values.shardCount;
   let index = values.shardIndex;
   if (values.shardFromHostname) {
@@ -66,6 +82,9 @@ export function resolveDaemonSettings(
   return {
     intervalMs: values.intervalMs,
     debounceMs: values.debounceMs,
+    settleMs: values.settleMs,
+    webhookMinIntervalMs: values.webhookMinIntervalMs,
+    webhookSecretFile: values.webhookSecretFile,
     listen: values.listen,
     shutdownTimeoutMs: values.shutdownTimeoutMs,
     shard,

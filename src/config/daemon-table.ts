@@ -2,7 +2,7 @@
  * The settings only `envsync run` takes: the periodic resync, file events, the endpoints, shutdown,
  * sharding and the embedded emulator. Part of the one settings table (settings-table.ts).
  */
-import { bool, durationMs, listen, whole } from './parsers.ts';
+import { bool, durationMs, listen, text, whole } from './parsers.ts';
 import type { SettingsTable } from './setting.ts';
 
 export const DAEMON_SETTINGS = {
@@ -29,6 +29,41 @@ export const DAEMON_SETTINGS = {
     help: 'quiet time after file events before a pass',
     parse: durationMs,
     default: '200ms',
+  },
+  settleMs: {
+    flag: 'settle',
+    type: 'string',
+    value: 'DURATION',
+    env: { name: 'ENVSYNC_SETTLE' },
+    file: { key: 'settle', type: { kind: 'duration' } },
+    commands: ['run'],
+    group: 'daemon',
+    help: 'a file edited in place is read only after it has not changed for this long (a writer may pause between writes); a git-sync swap is read at once',
+    parse: durationMs,
+    default: '1500ms',
+  },
+  webhookMinIntervalMs: {
+    flag: 'webhook-min-interval',
+    type: 'string',
+    value: 'DURATION',
+    env: { name: 'ENVSYNC_WEBHOOK_MIN_INTERVAL' },
+    file: { key: 'webhookMinInterval', type: { kind: 'duration' } },
+    commands: ['run'],
+    group: 'daemon',
+    help: 'passes started by POST /reconcile are at least this far apart; posts in between join the next one',
+    parse: durationMs,
+    default: '10s',
+  },
+  webhookSecretFile: {
+    flag: 'webhook-secret-file',
+    type: 'string',
+    value: 'PATH',
+    env: { name: 'ENVSYNC_WEBHOOK_SECRET_FILE' },
+    file: { key: 'webhookSecretFile', type: { kind: 'string' }, relative: true },
+    commands: ['run'],
+    group: 'daemon',
+    help: "a POST /reconcile from a non-loopback address must carry this secret (Authorization: Bearer, or GitHub's X-Hub-Signature-256)",
+    parse: text,
   },
   listen: {
     flag: 'listen',

@@ -82,12 +82,12 @@ export async function resolveSettings(
   flags: SettingFlags,
   env: NodeJS.ProcessEnv,
   cwd: string,
-): Promise<Settings & { readonly file: ConfigFile }> {
+): Promise<Settings & { readonly file: ConfigFile; readonly fileDir: string }> {
   const { config } = resolveValues(CONFIG_TABLE, { flags, env });
   const configPath = config === undefined ? undefined : path.resolve(cwd, config);
   const file = configPath === undefined ? {} : await readConfigFile(configPath);
   // Paths in the config file are relative to the file; on the command line, to the working dir.
   const fileDir = configPath === undefined ? cwd : path.dirname(configPath);
   const settings: Settings = resolveValues(SETTINGS_TABLE, { flags, env, file, fileDir });
-  return { ...settings, file };
+  return { ...settings, file, fileDir };
 }

@@ -133,3 +133,110 @@ export function health(
   }
   return { healthy: true };
 }
+
+/**
+ * Whether a peer address is this machine's loopback: 127.0.0.0/8, ::1, or an IPv4 loopback
+ * mapped into IPv6 (::ffff:127.x.y.z). Only the socket's own address counts (never a header such
+ * as X-Forwarded-For, which any caller can write).
+ */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const lower = address.toLowerCase();
+  if (lower === '::1' || lower === '0:0:0:0:0:0:0:1') return true;
+  const v4 = lower.startsWith('::ffff:') ? lower.slice('::ffff:'.length) : lower;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+/** What a POST /reconcile gets: run (or join) a pass, or 401 without one. */
+export type WebhookVerdict =
+  { readonly kind: 'accept' } | { readonly kind: 'refuse'; readonly reason: string };
+
+/**
+ * Whether a webhook may start a pass. Without a configured secret every caller may (as before);
+ * with one, loopback callers (a git-sync sidecar in the same pod) need none, and anyone else
+ * must present it: `credential` says whether they did, and rightly.
+ */
+export function webhookVerdict(
+  secretConfigured: boolean,
+  remoteAddress: string | undefined,
+  credential: 'none' | 'valid' | 'invalid',
+): WebhookVerdict {
+  if (!secretConfigured || isLoopbackAddress(remoteAddress)) return { kind: 'accept' };
+  if (credential === 'valid') return { kind: 'accept' };
+  return {
+    kind: 'refuse',
+    reason:
+      credential === 'none'
+        ? 'this address must send the webhook secret (Authorization: Bearer, or X-Hub-Signature-256)'
+        : 'the webhook secret does not match',
+  };
+}
+
+/**
+ * When the next webhook pass may start: at once when none ran in the last `minIntervalMs`, else
+ * `minIntervalMs` after the last one started (posts in between all join that pass).
+ */
+export function nextWebhookPassAt(
+  lastStartedAt: number | undefined,
+  now: number,
+  minIntervalMs: number,
+): number {
+  if (lastStartedAt === undefined) return now;
+  return Math.max(now, lastStartedAt + minIntervalMs);
+}
+
+/**
+ * How long to wait before reading the manifests: 0 once no file event came for `settleMs`, else
+ * the time left. Files edited in place are read only when settled; a writer that pauses between
+ * its writes shows as more events, so it is waited out too.
+ */
+export function settleDelay(
+  lastEventAt: number | undefined,
+  now: number,
+  settleMs: number,
+): number {
+  if (lastEventAt === undefined) return 0;
+  return Math.max(0, lastEventAt + settleMs - now);
+}
+
+/** What a daemon's readiness looks at besides pass times: how its orgs fared last. */
+export interface OrgOutcomes {
+  /** Orgs this replica reconciles. */
+  readonly total: number;
+  /** Of those, how many failed their last attempt (the API refused, was unreachable, ...). */
+  readonly failed: number;
+  /** Of those, how many have manifests that are invalid. */
+  readonly invalid: number;
+}
+
+/**
+ * Ready once the first pass finished, while passes keep ending (the last one within about three
+ * intervals plus a minute), while the last pass could read the manifests, and while at least one
+ * org is reconciled without error: when every org is failing or invalid (the API is down, the
+ * token refused, every manifest broken), the replica is not ready until one succeeds again.
+ */
+export function readinessOf(input: {
+  readonly firstPassDone: boolean;
+  readonly lastPassEnd: number | undefined;
+  readonly lastPassError: string | undefined;
+  readonly intervalMs: number;
+  readonly now: number;
+  readonly orgs: OrgOutcomes;
+}): { ready: boolean; reason?: string } {
+  const base = readiness(input.firstPassDone, input.lastPassEnd, input.intervalMs, input.now);
+  if (!base.ready) return base;
+  if (input.lastPassError !== undefined) {
+    return { ready: false, reason: `the last pass failed: ${input.lastPassError}` };
+  }
+  const { total, failed, invalid } = input.orgs;
+  if (total > 0 && failed + invalid >= total) {
+    return {
+      ready: false,
+      reason:
+        invalid === 0
+          ? `every org (${total}) failed its last attempt; see /status`
+          : `no org is reconciled: ${failed} failed, ${invalid} with invalid manifests; see /status`,
+    };
+  }
+  return { ready: true };
+}

@@ -5,7 +5,14 @@ import { clientFromSettings } from '../api/from-settings.ts';
 import type { DaemonSettings } from '../config/daemon-settings.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Clock } from '../core/clock.ts';
-import { health, intervalDelay, ownsOrg, readiness } from '../core/daemon-policy.ts';
+import {
+  health,
+  intervalDelay,
+  nextWebhookPassAt,
+  ownsOrg,
+  readinessOf,
+  settleDelay,
+} from '../core/daemon-policy.ts';
 import type { OrgReport } from '../core/report.ts';
 import { reconcile } from '../engine/reconcile.ts';
 import { systemClock } from '../system-clock.ts';
@@ -13,7 +20,8 @@ import { StateStore } from '../engine/state-store.ts';
 import type { ManifestCache, OrgManifest } from '../manifests/load.ts';
 import { DaemonMetrics } from './metrics.ts';
 import { PassScheduler } from './scheduler.ts';
-import { readSnapshot } from './snapshot.ts';
+import { Shutdown } from './shutdown.ts';
+import { latestModification, readSnapshot } from './snapshot.ts';
 import { OrgBook } from './org-book.ts';
 import type { DaemonStatus } from './status.ts';
 import { ManifestWatcher } from './watcher.ts';
@@ -44,7 +52,7 @@ export class Daemon {
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #scheduler: PassScheduler;
-  readonly #abort = new AbortController();
+  readonly #shutdown: Shutdown;
   readonly #orgs = new OrgBook();
   /** Parsed manifest files, kept between passes: a pass re-reads only what changed. */
   readonly #cache: ManifestCache = new Map();
@@ -57,13 +65,26 @@ export class Daemon {
   #firstPassDone = false;
   #lastPassEnd: number | undefined;
   #lastPass: DaemonStatus['lastPass'] = null;
+  #lastPassError: string | undefined;
   #unattributed: DaemonStatus['errors'] = [];
   #stopping = false;
+  /** File events so far, and when the last one came: a pass reads only settled files. */
+  #fileEvents = 0;
+  #lastFileEventAt: number | undefined;
+  #lastFileEvent = '';
+  /** The real path the last pass read: a pass reading another one reads a new revision. */
+  #readRoot: string | undefined;
+  /** Webhook passes: when the last started, whether one waits to start, and its timer. */
+  #lastWebhookPassAt: number | undefined;
+  #webhookQueued = false;
+  #webhookTimer: NodeJS.Timeout | undefined;
+  #webhookRunAt = 0;
 
   constructor(options: DaemonOptions) {
     this.#options = options;
     this.#logger = options.logger;
     this.#clock = options.clock ?? systemClock;
+    this.#shutdown = new Shutdown(this.#clock);
     this.#scheduler = new PassScheduler(
       (reasons) => this.#pass(reasons),
       options.daemon.debounceMs,
@@ -84,12 +105,19 @@ export class Daemon {
       root: settings.manifests,
       cwd,
       logger: this.#logger,
-      onFileEvent: (reason) => this.#scheduler.debounced(reason),
+      onFileEvent: (reason) => {
+        this.#fileEvents++;
+        this.#lastFileEventAt = this.#clock.now();
+        this.#lastFileEvent = reason;
+        this.#scheduler.debounced(reason);
+      },
       onRetarget: (resolution) => {
         this.#logger.info(
           { revision: resolution.revision, path: resolution.realRoot },
           'manifests moved to a new revision',
         );
+        // A new revision is complete before its link moves: edits of the old one do not delay it.
+        this.#lastFileEventAt = undefined;
         this.#scheduler.now(`revision ${resolution.revision ?? resolution.realRoot}`);
       },
     });
@@ -97,19 +125,53 @@ export class Daemon {
     this.#scheduler.now('start');
   }
 
-  /** Starts a pass now (webhook, SIGHUP). */
+  /** Starts a pass now (SIGHUP). */
   trigger(reason: string): void {
     this.#scheduler.now(reason);
   }
 
-  /** True once the first full pass finished and the last one ended recently enough. */
-  get ready(): { ready: boolean; reason?: string } {
-    return readiness(
-      this.#firstPassDone,
-      this.#lastPassEnd,
-      this.#options.daemon.intervalMs,
-      this.#clock.now(),
+  /**
+   * A webhook: starts a pass at once when none started from a webhook within
+   * `--webhook-min-interval`; otherwise it joins the next webhook pass, which starts when that
+   * interval is over. Returns when that pass is due (ms since the epoch) and whether it was
+   * already waiting.
+   */
+  webhook(): { runAt: number; joined: boolean } {
+    const now = this.#clock.now();
+    if (this.#webhookQueued) return { runAt: now, joined: true };
+    if (this.#webhookTimer !== undefined) return { runAt: this.#webhookRunAt, joined: true };
+    const at = nextWebhookPassAt(
+      this.#lastWebhookPassAt,
+      now,
+      this.#options.daemon.webhookMinIntervalMs,
     );
+    if (at <= now) {
+      this.#webhookQueued = true;
+      this.#scheduler.now('webhook');
+      return { runAt: now, joined: false };
+    }
+    this.#webhookRunAt = at;
+    this.#webhookTimer = setTimeout(() => {
+      this.#webhookTimer = undefined;
+      this.#webhookQueued = true;
+      this.#scheduler.now('webhook');
+    }, at - now);
+    return { runAt: at, joined: false };
+  }
+
+  /**
+   * Ready once the first full pass finished, while passes keep ending and can read the
+   * manifests, and while at least one org is reconciled without error (core/daemon-policy.ts).
+   */
+  get ready(): { ready: boolean; reason?: string } {
+    return readinessOf({
+      firstPassDone: this.#firstPassDone,
+      lastPassEnd: this.#lastPassEnd,
+      lastPassError: this.#lastPassError,
+      intervalMs: this.#options.daemon.intervalMs,
+      now: this.#clock.now(),
+      orgs: this.#orgs.outcomes(),
+    });
   }
 
   /** False when a pass has been running for far too long (the loop is wedged). */
@@ -141,42 +203,113 @@ export class Daemon {
   }
 
   /**
-   * Graceful stop: no new triggers, the pass in flight may finish within the shutdown timeout
-   * (then its requests are aborted), the state is written.
+   * Graceful stop: no new triggers or rounds; every wait (Retry-After, a throttle pause) ends at
+   * once, and requests being retried are cancelled (shutdown.ts); a healthy pass in flight may
+   * finish within the shutdown timeout (then its requests are aborted); the state is written.
    */
   async stop(): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
     clearTimeout(this.#intervalTimer);
     clearTimeout(this.#backoffTimer);
-    await this.#watcher?.close();
+    clearTimeout(this.#webhookTimer);
     const stopped = this.#scheduler.stop();
+    this.#shutdown.begin();
+    await this.#watcher?.close();
     const timeout = sleep(this.#options.daemon.shutdownTimeoutMs, 'timeout', { ref: false });
     if ((await Promise.race([stopped.then(() => 'done'), timeout])) === 'timeout') {
       this.#logger.warn(
         { shutdownTimeoutMs: this.#options.daemon.shutdownTimeoutMs },
         'shutdown timeout: aborting the requests in flight',
       );
-      this.#abort.abort(new Error('shutting down'));
+      this.#shutdown.abortRequests();
       await stopped;
     }
     await this.#state?.save();
   }
 
+  /**
+   * Waits until no file event came for `--settle`: a file edited in place is read only once its
+   * writer is done, even one that pauses between writes. (A git-sync swap makes no file event:
+   * its worktree is complete before the link moves, so it is read at once.) Returns the time it
+   * waited, in ms.
+   */
+  async #settle(): Promise<number> {
+    const { settleMs } = this.#options.daemon;
+    const began = this.#clock.now();
+    let warnAt = began + 30_000;
+    for (;;) {
+      const now = this.#clock.now();
+      const delay = settleDelay(this.#lastFileEventAt, now, settleMs);
+      if (delay === 0 || this.#shutdown.stopping.aborted) return now - began;
+      if (now >= warnAt) {
+        warnAt = now + 30_000;
+        this.#logger.warn(
+          { settleMs, lastEvent: this.#lastFileEvent },
+          `manifests keep changing (last: ${this.#lastFileEvent}); waiting for ${settleMs} ms without a change`,
+        );
+      }
+      await this.#clock.sleep(delay, this.#shutdown.stopping).catch(() => undefined);
+    }
+  }
+
   async #pass(reasons: readonly string[]): Promise<void> {
     const started = this.#clock.now();
     const logger = this.#logger;
+    if (reasons.includes('webhook')) {
+      this.#lastWebhookPassAt = started;
+      this.#webhookQueued = false;
+    }
     let result: 'success' | 'partial' | 'error' = 'success';
     let passError: string | undefined;
-    let counts = { orgs: 0, skipped: 0, applied: 0, failed: 0, pending: 0, invalid: 0 };
+    /** Time spent waiting for files to settle: not part of the pass's own duration. */
+    let settleWaitMs = 0;
+    let counts = {
+      orgs: 0,
+      skipped: 0,
+      applied: 0,
+      failed: 0,
+      failedChanges: 0,
+      pending: 0,
+      invalid: 0,
+      unattributed: 0,
+    };
     try {
       const { settings, cwd } = this.#options;
-      const snapshot = await readSnapshot({
-        root: settings.manifests,
-        cwd,
-        maxFileBytes: settings.maxFileBytes,
-        cache: this.#cache,
-      });
+      // Read only settled files; a file event during the read means: wait, and read again.
+      let snapshot: Awaited<ReturnType<typeof readSnapshot>>;
+      let timesChecked = false;
+      // What changed over every read of this pass (each read updates the cache).
+      let changedFiles: Set<string> | undefined = new Set();
+      for (;;) {
+        settleWaitMs += await this.#settle();
+        if (this.#shutdown.stopping.aborted) return;
+        const events = this.#fileEvents;
+        snapshot = await readSnapshot({
+          root: settings.manifests,
+          cwd,
+          maxFileBytes: settings.maxFileBytes,
+          cache: this.#cache,
+        });
+        const changedNow = snapshot.manifests.changedFiles;
+        if (changedNow === undefined) changedFiles = undefined;
+        else for (const file of changedNow) changedFiles?.add(file);
+        if (events !== this.#fileEvents) continue;
+        // A write the watcher has not reported yet: a changed file of the same revision written
+        // within the settle time counts as an event (once per pass, so a clock skew cannot hold
+        // it). A new revision's files are complete, however new.
+        if (!timesChecked && snapshot.realRoot === this.#readRoot) {
+          timesChecked = true;
+          const written = await latestModification(changedNow ?? [], cwd);
+          const now = this.#clock.now();
+          if (written !== undefined && now - written < this.#options.daemon.settleMs) {
+            this.#lastFileEventAt = Math.max(this.#lastFileEventAt ?? 0, Math.min(written, now));
+            continue;
+          }
+        }
+        break;
+      }
+      this.#readRoot = snapshot.realRoot;
       if (snapshot.revision !== this.#revision || this.#passes === 0) {
         this.#revision = snapshot.revision;
         this.metrics.setRevision(snapshot.revision);
@@ -184,6 +317,12 @@ export class Daemon {
       this.#unattributed = snapshot.manifests.unattributed.map(
         ({ org: _org, ...problem }) => problem,
       );
+      for (const problem of this.#unattributed) {
+        logger.warn(
+          { file: problem.file, line: problem.line, column: problem.column, path: problem.path },
+          `${problem.file}:${problem.line}:${problem.column} ${problem.path ? `${problem.path}: ` : ''}${problem.message} (belongs to no org)`,
+        );
+      }
       const { shard } = this.#options.daemon;
       const owned = snapshot.manifests.orgs.filter((org) => ownsOrg(org.org, shard, settings.orgs));
       for (const org of this.#orgs.keepOnly(owned)) this.metrics.forgetOrg(org);
@@ -191,7 +330,7 @@ export class Daemon {
       const { candidates, due } = this.#orgs.select(
         owned,
         reasons,
-        snapshot.manifests.changedFiles,
+        changedFiles,
         token,
         this.#clock.now(),
       );
@@ -201,9 +340,9 @@ export class Daemon {
         getToken: () => token,
         logger,
         ca: this.#options.ca,
-        signal: this.#abort.signal,
-        events: this.metrics.clientEvents(),
-        clock: this.#clock,
+        signal: this.#shutdown.abort,
+        events: this.#shutdown.events(this.metrics.clientEvents()),
+        clock: this.#shutdown.clock(),
       });
       try {
         const report = await reconcile({
@@ -212,7 +351,8 @@ export class Daemon {
           state: this.#state as StateStore,
           logger,
           dryRun: false,
-          signal: this.#abort.signal,
+          signal: this.#shutdown.stopping,
+          onRoundFailed: (org) => this.#noteFailedRound(org),
           onOrgDone: (org) =>
             this.#recordOrg(
               org,
@@ -220,11 +360,19 @@ export class Daemon {
               token,
             ),
         });
+        // Orgs, not changes: every owned org's latest outcome (those backing off included).
+        const outcomes = this.#orgs.outcomes();
         counts.applied = report.summary.applied;
-        counts.failed = report.summary.failed + report.summary.notConverged;
-        counts.invalid = report.summary.invalidOrgs;
+        counts.failedChanges = report.summary.failed + report.summary.notConverged;
+        counts.failed = outcomes.failed;
+        counts.invalid = outcomes.invalid;
+        counts.unattributed = report.errors.length;
         counts.pending = this.#orgs.pending();
-        if (report.orgs.some((o) => o.status !== 'ok') || report.errors.length > 0)
+        if (
+          report.orgs.some((o) => o.status !== 'ok') ||
+          report.errors.length > 0 ||
+          outcomes.failed + outcomes.invalid > 0
+        )
           result = 'partial';
       } finally {
         await client.close();
@@ -237,29 +385,41 @@ export class Daemon {
     const finished = this.#clock.now();
     this.#passes++;
     this.#firstPassDone ||= result !== 'error';
+    this.#lastPassError = passError;
     this.#lastPassEnd = finished;
     this.#lastPass = {
       startedAt: new Date(started).toISOString(),
       finishedAt: new Date(finished).toISOString(),
-      durationMs: finished - started,
+      durationMs: finished - started - settleWaitMs,
+      settleWaitMs,
       result,
       trigger: [...reasons].slice(0, 20),
       ...(passError === undefined ? {} : { error: passError }),
     };
     this.metrics.passes.inc({ result });
-    this.metrics.passDuration.observe((finished - started) / 1000);
+    this.metrics.passDuration.observe((finished - started - settleWaitMs) / 1000);
     this.metrics.ready.set(this.ready.ready ? 1 : 0);
-    logger.info(
-      {
-        result,
-        durationMs: finished - started,
-        revision: this.#revision ?? null,
-        trigger: reasons.slice(0, 5),
-        ...counts,
-      },
-      `pass ${result}: ${counts.applied} applied, ${counts.failed} failed, ${counts.pending} pending, ${counts.invalid} invalid org(s) of ${counts.orgs}`,
-    );
+    const line =
+      `pass ${result}: ${counts.applied} applied, ${counts.failed} org(s) failed, ` +
+      `${counts.invalid} invalid org(s), ${counts.pending} pending, of ${counts.orgs} org(s)` +
+      (counts.unattributed > 0 ? `; ${counts.unattributed} problem(s) belong to no org` : '');
+    const fields = {
+      result,
+      durationMs: finished - started - settleWaitMs,
+      revision: this.#revision ?? null,
+      trigger: reasons.slice(0, 5),
+      settleWaitMs,
+      ...counts,
+    };
+    if (result === 'success') logger.info(fields, line);
+    else logger.warn(fields, line);
     this.#schedule();
+  }
+
+  /** An org's round failed and another follows: /status and readiness show it now. */
+  #noteFailedRound(report: OrgReport): void {
+    this.#orgs.noteFailedRound(report, this.#clock.now());
+    this.metrics.ready.set(this.ready.ready ? 1 : 0);
   }
 
   #recordOrg(report: OrgReport, manifest: OrgManifest | undefined, token: string): void {
@@ -284,6 +444,7 @@ export class Daemon {
         `org ${report.org} left alone: ${message ?? 'invalid manifests'}`,
       );
     }
+    this.metrics.ready.set(this.ready.ready ? 1 : 0);
   }
 
   /** Arms the interval (with ±10% jitter) and the earliest backoff expiry. */

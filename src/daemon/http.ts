@@ -1,7 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { webhookVerdict } from '../core/daemon-policy.ts';
+import { ConfigError } from '../errors.ts';
 import type { Daemon } from './daemon.ts';
+import { MAX_WEBHOOK_BODY_BYTES, readBoundedBody, webhookCredential } from './webhook.ts';
 
 function send(res: ServerResponse, status: number, body: unknown, type = 'application/json'): void {
   const text = type === 'application/json' ? `${JSON.stringify(body, null, 2)}\n` : String(body);
@@ -9,13 +12,68 @@ function send(res: ServerResponse, status: number, body: unknown, type = 'applic
 }
 
 /**
+ * POST /reconcile: with a webhook secret, a caller that is not on loopback must carry it (else
+ * 401 and no pass); then the pass starts, or the post joins the next webhook pass.
+ */
+async function reconcileWebhook(
+  daemon: Daemon,
+  req: IncomingMessage,
+  res: ServerResponse,
+  secret: string | undefined,
+  logger: Logger,
+): Promise<void> {
+  const remote = req.socket.remoteAddress;
+  const needsCheck = webhookVerdict(secret !== undefined, remote, 'none').kind === 'refuse';
+  if (secret === undefined || !needsCheck) req.resume();
+  else {
+    const body = await readBoundedBody(req, MAX_WEBHOOK_BODY_BYTES);
+    if (body === undefined) {
+      return send(res, 413, {
+        message: `the body is larger than ${MAX_WEBHOOK_BODY_BYTES} bytes`,
+      });
+    }
+    const verdict = webhookVerdict(true, remote, webhookCredential(secret, req.headers, body));
+    if (verdict.kind === 'refuse') {
+      logger.warn({ remote }, `POST /reconcile refused: ${verdict.reason}`);
+      res.setHeader('www-authenticate', 'Bearer');
+      return send(res, 401, { message: verdict.reason });
+    }
+  }
+  const { runAt, joined } = daemon.webhook();
+  return send(res, 202, {
+    status: 'accepted',
+    pass: joined ? 'joined the next webhook pass' : 'scheduled',
+    runAt: new Date(runAt).toISOString(),
+  });
+}
+
+/** Turns a port already in use (or not ours to bind) into a configuration error with a hint. */
+function listenError(error: unknown, listen: { host: string; port: number }): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${listen.port}`;
+  if (code === 'EADDRINUSE') {
+    return new ConfigError(
+      `cannot listen on ${where}: the address is already in use (another envsync run?); pass --listen HOST:PORT (or ENVSYNC_LISTEN) with a free port, e.g. --listen 127.0.0.1:9465`,
+    );
+  }
+  if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+    return new ConfigError(
+      `cannot listen on ${where} (${code}); pass --listen HOST:PORT (or ENVSYNC_LISTEN) with an address of this machine and a port above 1023`,
+    );
+  }
+  return error;
+}
+
+/**
  * The daemon's HTTP endpoints: /healthz, /readyz, /metrics, /status, POST /reconcile
- * (compatible with git-sync's --webhook-url). No token is needed and none is ever shown.
+ * (compatible with git-sync's --webhook-url). No API token is needed and none is ever shown; the
+ * webhook secret, when set, is never shown either.
  */
 export async function startDaemonServer(
   daemon: Daemon,
   listen: { host: string; port: number },
   logger: Logger,
+  options: { readonly webhookSecret?: string | undefined } = {},
 ): Promise<{ server: Server; url: string; close(): Promise<void> }> {
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -47,9 +105,7 @@ export async function startDaemonServer(
       case 'GET /status':
         return send(res, 200, daemon.status());
       case 'POST /reconcile':
-        req.resume();
-        daemon.trigger('webhook');
-        return send(res, 202, { status: 'accepted' });
+        return reconcileWebhook(daemon, req, res, options.webhookSecret, logger);
       default: {
         const known = ['/healthz', '/readyz', '/metrics', '/status', '/reconcile'].includes(
           url.pathname,
@@ -74,9 +130,10 @@ export async function startDaemonServer(
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: Error) => reject(listenError(error, listen));
+    server.once('error', failed);
     server.listen(listen.port, listen.host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });

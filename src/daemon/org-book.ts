@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { isDue, nextBackoff, orgsToLook, type Backoff } from '../core/daemon-policy.ts';
+import {
+  isDue,
+  nextBackoff,
+  orgsToLook,
+  type Backoff,
+  type OrgOutcomes,
+} from '../core/daemon-policy.ts';
 import { compareNames } from '../core/names.ts';
 import type { OrgReport } from '../core/report.ts';
 import type { OrgManifest } from '../manifests/load.ts';
@@ -75,6 +81,27 @@ export class OrgBook {
     const status = orgStatusAfter(report, this.#status.get(report.org), now, backoff);
     this.#status.set(report.org, status);
     return { status, backoff };
+  }
+
+  /**
+   * Shows an org as failed as soon as one of its rounds fails, before the pass decides whether
+   * it recovers (its backoff is decided by `record` when the org is done).
+   */
+  noteFailedRound(report: OrgReport, now: number): void {
+    const backoff = this.#backoff.get(report.org);
+    const status = orgStatusAfter(report, this.#status.get(report.org), now, backoff);
+    this.#status.set(report.org, { ...status, status: 'failed' });
+  }
+
+  /** How the orgs fared last: how many there are, failing, and invalid. */
+  outcomes(): OrgOutcomes {
+    let failed = 0;
+    let invalid = 0;
+    for (const { status } of this.#status.values()) {
+      if (status === 'failed') failed++;
+      else if (status === 'invalid') invalid++;
+    }
+    return { total: this.#status.size, failed, invalid };
   }
 
   /** Every org's status, in name order. */

@@ -1,4 +1,4 @@
-import { lstat, readlink, realpath } from 'node:fs/promises';
+import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { displayPath } from '../manifests/discover.ts';
 import { loadManifests, type ManifestCache, type ManifestSet } from '../manifests/load.ts';
@@ -63,4 +63,20 @@ export async function readSnapshot(options: {
       return { ...before, manifests };
     }
   }
+}
+
+/**
+ * The latest modification time (ms since the epoch) among `files` (display paths, as the loader
+ * reports changed files); undefined when none can be read (gone files do not count).
+ */
+export async function latestModification(
+  files: Iterable<string>,
+  cwd: string,
+): Promise<number | undefined> {
+  let latest: number | undefined;
+  for (const file of files) {
+    const info = await stat(path.resolve(cwd, file)).catch(() => undefined);
+    if (info?.isFile() === true) latest = Math.max(latest ?? 0, info.mtimeMs);
+  }
+  return latest;
 }

@@ -25,7 +25,10 @@ export interface DaemonStatus {
   lastPass: {
     startedAt: string;
     finishedAt: string;
+    /** The pass's own work, without `settleWaitMs`. */
     durationMs: number;
+    /** Time the pass waited for files edited in place to settle. */
+    settleWaitMs: number;
     result: 'success' | 'partial' | 'error';
     trigger: string[];
     error?: string;

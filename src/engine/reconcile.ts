@@ -48,6 +48,8 @@ export interface ReconcileOptions {
   readonly signal?: AbortSignal | undefined;
   /** Called as each org finishes, for logs and metrics. */
   readonly onOrgDone?: ((report: OrgReport) => void) | undefined;
+  /** Called when an org's round fails and another round follows (so a failure shows at once). */
+  readonly onRoundFailed?: ((report: OrgReport, round: number) => void) | undefined;
 }
 
 /**
@@ -144,6 +146,7 @@ async function reconcileOrgInRounds(
   let round = await reconcileOrg(manifest, options);
   let report = round.report;
   for (let n = 2; n <= MAX_ROUNDS && round.transient && options.signal?.aborted !== true; n++) {
+    options.onRoundFailed?.(report, n - 1);
     options.logger.warn(
       { org: manifest.org, round: n },
       `org ${manifest.org} failed on transient errors; trying the org again (round ${n} of ${MAX_ROUNDS})`,

@@ -45,8 +45,11 @@ const DAEMON = [
   'listen',
   'shard-count',
   'shard-from-hostname',
+  'settle',
   'shard-index',
   'shutdown-timeout',
+  'webhook-min-interval',
+  'webhook-secret-file',
 ];
 const EXPECTED_FLAGS: Record<CommandName, string[]> = {
   validate: [...SHARED, ...CI, 'help'],
@@ -362,6 +365,9 @@ const HAND_WRITTEN = z.strictObject({
   maxFileBytes: z.number().int().min(1).optional(),
   interval: duration.optional(),
   debounce: duration.optional(),
+  settle: duration.optional(),
+  webhookMinInterval: duration.optional(),
+  webhookSecretFile: z.string().optional(),
   listen: z.string().optional(),
   shutdownTimeout: duration.optional(),
   shardIndex: z.number().int().min(0).optional(),
@@ -424,7 +430,7 @@ describe('the generated config file schema', () => {
     const keys = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined ? [] : [s.file.key],
     );
-    expect(keys).toHaveLength(23);
+    expect(keys).toHaveLength(26);
     for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
     const variables = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined || s.env === undefined ? [] : [s.env.name],

@@ -255,7 +255,7 @@ describe('examples/kubernetes', () => {
       expect(gitSync.get('webhook-method') ?? 'POST').toBe('POST');
 
       // What envsync really answers, from its real endpoint; git-sync's default expects 200.
-      const stub = { trigger: () => undefined } as unknown as Daemon;
+      const stub = { webhook: () => ({ runAt: Date.now(), joined: false }) } as unknown as Daemon;
       const server = await startDaemonServer(
         stub,
         { host: '127.0.0.1', port: 0 },

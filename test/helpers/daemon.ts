@@ -13,6 +13,9 @@ export async function startTestDaemon(options: {
   token?: string;
   tokenFile?: string;
   flags?: SettingFlags & DaemonFlags;
+  /** Where the endpoints listen (default 127.0.0.1, a free port). */
+  listenHost?: string;
+  webhookSecret?: string;
 }) {
   const lines: string[] = [];
   const sink = new Writable({
@@ -27,7 +30,13 @@ export async function startTestDaemon(options: {
     },
   });
   const logger = pino({ level: 'debug' }, sink);
-  const flags = { 'retry-delay': '10ms', interval: '0', debounce: '100ms', ...options.flags };
+  const flags = {
+    'retry-delay': '10ms',
+    interval: '0',
+    debounce: '100ms',
+    settle: '300ms',
+    ...options.flags,
+  };
   const settings = await resolveSettings(flags, {}, options.cwd);
   const daemonSettings = resolveDaemonSettings(flags, {}, settings.file);
   const daemon = new Daemon({
@@ -41,11 +50,17 @@ export async function startTestDaemon(options: {
     cwd: options.cwd,
     logger,
   });
-  const server = await startDaemonServer(daemon, { host: '127.0.0.1', port: 0 }, logger);
+  const server = await startDaemonServer(
+    daemon,
+    { host: options.listenHost ?? '127.0.0.1', port: 0 },
+    logger,
+    { webhookSecret: options.webhookSecret },
+  );
   await daemon.start();
   return {
     daemon,
     url: server.url,
+    port: Number(new URL(server.url).port),
     logs: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
     passes: () => daemon.status().passes,
     async stop() {

@@ -1,0 +1,68 @@
+import type { ClientEvents } from '../api/client.ts';
+import type { Clock } from '../core/clock.ts';
+
+/** A retry this recent means the API is failing: a stopping daemon then waits for nothing. */
+const RECENT_RETRY_MS = 60_000;
+
+/**
+ * Shutdown without waiting out a failing API. `stopping` is aborted at once on SIGTERM: no new
+ * round starts, and every wait on the clock (a Retry-After, a throttle pause) ends. A healthy pass
+ * in flight may finish; but when its requests are being retried (a retry just now, or one after
+ * the stop), `abort`, the client's own signal, cancels them at once, with their backoff sleeps.
+ * At the shutdown timeout it cancels whatever is left.
+ */
+export class Shutdown {
+  readonly #stopping = new AbortController();
+  readonly #abort = new AbortController();
+  readonly #clock: Clock;
+  #lastRetryAt: number | undefined;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  /** Aborted as soon as the daemon stops. */
+  get stopping(): AbortSignal {
+    return this.#stopping.signal;
+  }
+
+  /** The client's signal: aborted when a stopping daemon's requests are retried, or at the timeout. */
+  get abort(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** The clock for the client: its sleeps also end when the daemon stops. */
+  clock(): Clock {
+    const base = this.#clock;
+    const stopping = this.#stopping.signal;
+    return {
+      now: () => base.now(),
+      sleep: (ms, signal) =>
+        base.sleep(ms, signal === undefined ? stopping : AbortSignal.any([signal, stopping])),
+    };
+  }
+
+  /** The client's events, noting retries (and cancelling them once the daemon stops). */
+  events(inner: ClientEvents): ClientEvents {
+    return {
+      ...inner,
+      retry: (method, reason) => {
+        inner.retry?.(method, reason);
+        this.#lastRetryAt = this.#clock.now();
+        if (this.#stopping.signal.aborted) this.abortRequests();
+      },
+    };
+  }
+
+  /** Stops: ends every wait, and cancels the requests at once when the API is failing. */
+  begin(): void {
+    this.#stopping.abort(new Error('shutting down'));
+    if (this.#lastRetryAt !== undefined && this.#clock.now() - this.#lastRetryAt < RECENT_RETRY_MS)
+      this.abortRequests();
+  }
+
+  /** Cancels the requests still in flight (and their backoff sleeps). */
+  abortRequests(): void {
+    if (!this.#abort.signal.aborted) this.#abort.abort(new Error('shutting down'));
+  }
+}

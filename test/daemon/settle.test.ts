@@ -1,0 +1,124 @@
+import { mkdir, open, rename, symlink, writeFile } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { settleDelay } from '../../src/core/daemon-policy.ts';
+import { startTestDaemon } from '../helpers/daemon.ts';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const TOKEN = 'settle-test-token-a81e';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let api: TestEmulator;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeEach(async () => {
+  tmp = await tempDir();
+  api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
+  await api.close();
+  await tmp.cleanup();
+});
+
+const FULL =
+  'the full description of the production cluster, written in two halves by a slow writer';
+/** A manifest whose first half is itself valid YAML, with the description cut short. */
+const manifest = (text: string) =>
+  `org: acme\nenvironments:\n  - name: prod\n    type: K8S\n    description: ${text}\n`;
+
+async function daemon(flags: Record<string, string>, manifests = 'manifests') {
+  const started = await startTestDaemon({
+    apiUrl: api.url,
+    cwd: tmp.dir,
+    token: TOKEN,
+    flags: { manifests, state: 'state.json', ...flags },
+  });
+  cleanups.push(() => started.stop());
+  return started;
+}
+
+async function description(): Promise<string | undefined> {
+  const store = await api.getStore();
+  return store.orgs['acme']?.find((env) => env.name === 'prod')?.description;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('the daemon reads only settled files', () => {
+  it('settleDelay waits out the quiet time after the last file event (pure)', () => {
+    expect(settleDelay(undefined, 10_000, 1_500)).toBe(0);
+    expect(settleDelay(10_000, 10_000, 1_500)).toBe(1_500);
+    expect(settleDelay(10_000, 11_000, 1_500)).toBe(500);
+    expect(settleDelay(10_000, 11_500, 1_500)).toBe(0);
+    expect(settleDelay(10_000, 20_000, 1_500)).toBe(0);
+  });
+
+  it('a writer that writes half a file, pauses 1 s and writes the rest: only the full text is ever PUT', async () => {
+    await tmp.write('manifests/acme.yaml', manifest('first'));
+    // The default --settle (1500ms); the interval off, so only file events start passes.
+    const d = await daemon({ settle: '1500ms' });
+    await waitFor('first pass', async () => (await description()) === 'first');
+    await d.daemon.idle();
+    const putsBefore = (await api.getRequests(1000)).filter((r) => r.method === 'PUT').length;
+
+    const text = manifest(FULL);
+    const cut = text.indexOf(FULL) + Math.floor(FULL.length / 2);
+    const half = text.slice(0, cut);
+    expect(half.endsWith('\n')).toBe(false); // a valid manifest with a truncated description
+    const file = await open(tmp.path('manifests/acme.yaml'), 'w');
+    await file.write(half);
+    await file.sync();
+    await sleep(1000);
+    await file.write(text.slice(cut));
+    await file.close();
+
+    await waitFor('the full description', async () => (await description()) === FULL);
+    await d.daemon.idle();
+    const puts = (await api.getRequests(1000)).filter((r) => r.method === 'PUT');
+    // One PUT after the write began: the full text (a truncated PUT would be a second one).
+    expect(puts.length - putsBefore).toBe(1);
+    const updates = d.logs().filter((l) => l['msg'] === 'update acme/prod');
+    expect(updates).toHaveLength(1);
+    expect(await description()).toBe(FULL);
+  });
+
+  it('a pass that starts right after a half write, before the watcher may have seen it, waits for the file too', async () => {
+    await tmp.write('manifests/acme.yaml', manifest('first'));
+    const d = await daemon({ settle: '1500ms', 'webhook-min-interval': '0' });
+    await waitFor('first pass', async () => (await description()) === 'first');
+    await d.daemon.idle();
+    const text = manifest(FULL);
+    const cut = text.indexOf(FULL) + 10;
+    const file = await open(tmp.path('manifests/acme.yaml'), 'w');
+    await file.write(text.slice(0, cut));
+    await file.sync();
+    const wroteAt = Date.now();
+    // A webhook at once: its pass may read before the file event arrives; the file's own time
+    // says it is still being written.
+    d.daemon.webhook();
+    await sleep(Math.max(0, 1000 - (Date.now() - wroteAt)));
+    await file.write(text.slice(cut));
+    await file.close();
+    await waitFor('the full description', async () => (await description()) === FULL);
+    await d.daemon.idle();
+    expect(d.logs().filter((l) => l['msg'] === 'update acme/prod')).toHaveLength(1);
+  });
+
+  it('a git-sync swap is read at once, without waiting for the settle time', async () => {
+    // git-sync's layout: <root>/current -> .worktrees/<hash>, the worktree complete before the swap.
+    await mkdir(tmp.path('git/.worktrees/aaa/manifests'), { recursive: true });
+    await writeFile(tmp.path('git/.worktrees/aaa/manifests/acme.yaml'), manifest('one'));
+    await symlink('.worktrees/aaa', tmp.path('git/current'));
+    // A settle time far longer than the test's waits: a swap that waited for it would time out.
+    const d = await daemon({ settle: '10m' }, 'git/current/manifests');
+    await waitFor('first pass', async () => (await description()) === 'one');
+    await mkdir(tmp.path('git/.worktrees/bbb/manifests'), { recursive: true });
+    await writeFile(tmp.path('git/.worktrees/bbb/manifests/acme.yaml'), manifest('two'));
+    await symlink('.worktrees/bbb', tmp.path('git/current.tmp'));
+    await rename(tmp.path('git/current.tmp'), tmp.path('git/current'));
+    await waitFor('swap applied', async () => (await description()) === 'two');
+    expect(d.daemon.status().revision).toBe('bbb');
+  });
+});

@@ -1,0 +1,241 @@
+import { createHmac } from 'node:crypto';
+import { networkInterfaces } from 'node:os';
+import { request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  isLoopbackAddress,
+  nextWebhookPassAt,
+  webhookVerdict,
+} from '../../src/core/daemon-policy.ts';
+import { webhookCredential } from '../../src/daemon/webhook.ts';
+import { startTestDaemon } from '../helpers/daemon.ts';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const TOKEN = 'webhook-test-token-3c1d';
+const SECRET = 'hook-secret-9f2b71c4e0aa';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let api: TestEmulator;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeEach(async () => {
+  tmp = await tempDir();
+  api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
+  await tmp.write(
+    'manifests/acme.yaml',
+    'org: acme\nenvironments:\n  - name: prod\n    type: K8S\n    description: p\n',
+  );
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
+  await api.close();
+  await tmp.cleanup();
+});
+
+async function daemon(
+  flags: Record<string, string> = {},
+  extra: { listenHost?: string; webhookSecret?: string } = {},
+) {
+  const started = await startTestDaemon({
+    apiUrl: api.url,
+    cwd: tmp.dir,
+    token: TOKEN,
+    flags: { manifests: 'manifests', state: 'state.json', ...flags },
+    ...extra,
+  });
+  cleanups.push(() => started.stop());
+  return started;
+}
+
+/** The passes a webhook started or joined, from the daemon's pass log lines. */
+function webhookPasses(logs: Record<string, unknown>[]): number {
+  return logs.filter(
+    (l) =>
+      String(l['msg']).startsWith('pass ') &&
+      Array.isArray(l['trigger']) &&
+      (l['trigger'] as string[]).includes('webhook'),
+  ).length;
+}
+
+async function post(url: string, body = '{}', headers: Record<string, string> = {}) {
+  const response = await request(url, { method: 'POST', body, headers });
+  const text = await response.body.text();
+  return { status: response.statusCode, text };
+}
+
+/** An IPv4 address of this machine that is not loopback, if it has one. */
+function externalAddress(): string | undefined {
+  return Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+}
+
+describe('webhook decisions (pure)', () => {
+  it('knows loopback addresses by the socket address only', () => {
+    for (const address of [
+      '127.0.0.1',
+      '127.8.9.10',
+      '::1',
+      '::ffff:127.0.0.1',
+      '::FFFF:127.1.2.3',
+    ])
+      expect(isLoopbackAddress(address), address).toBe(true);
+    for (const address of [
+      undefined,
+      '',
+      '10.0.0.1',
+      '192.0.2.2',
+      '::ffff:10.0.0.1',
+      'fd00::2',
+      '128.0.0.1',
+      '127.0.0.1.evil',
+      '::2',
+    ])
+      expect(isLoopbackAddress(address), String(address)).toBe(false);
+  });
+
+  it('needs the secret only from non-loopback callers, and only when one is configured', () => {
+    expect(webhookVerdict(false, '192.0.2.2', 'none').kind).toBe('accept');
+    expect(webhookVerdict(true, '127.0.0.1', 'none').kind).toBe('accept');
+    expect(webhookVerdict(true, '::ffff:127.0.0.1', 'invalid').kind).toBe('accept');
+    expect(webhookVerdict(true, '192.0.2.2', 'valid').kind).toBe('accept');
+    expect(webhookVerdict(true, '192.0.2.2', 'none').kind).toBe('refuse');
+    expect(webhookVerdict(true, '192.0.2.2', 'invalid').kind).toBe('refuse');
+    expect(webhookVerdict(true, undefined, 'none').kind).toBe('refuse');
+  });
+
+  it('spaces webhook passes by the minimum interval', () => {
+    expect(nextWebhookPassAt(undefined, 1_000, 10_000)).toBe(1_000);
+    expect(nextWebhookPassAt(1_000, 5_000, 10_000)).toBe(11_000);
+    expect(nextWebhookPassAt(1_000, 11_000, 10_000)).toBe(11_000);
+    expect(nextWebhookPassAt(1_000, 20_000, 10_000)).toBe(20_000);
+    expect(nextWebhookPassAt(1_000, 1_000, 0)).toBe(1_000);
+  });
+
+  it('accepts the secret as a Bearer token or as GitHub HMAC of the body, nothing else', () => {
+    const body = Buffer.from('{"ref":"refs/heads/main"}');
+    const hmac = createHmac('sha256', SECRET).update(body).digest('hex');
+    expect(webhookCredential(SECRET, {}, body)).toBe('none');
+    expect(webhookCredential(SECRET, { authorization: `Bearer ${SECRET}` }, body)).toBe('valid');
+    expect(webhookCredential(SECRET, { authorization: `bearer ${SECRET}` }, body)).toBe('valid');
+    expect(webhookCredential(SECRET, { authorization: `Bearer ${SECRET}x` }, body)).toBe('invalid');
+    expect(webhookCredential(SECRET, { authorization: `Basic ${SECRET}` }, body)).toBe('invalid');
+    expect(webhookCredential(SECRET, { authorization: 'Bearer' }, body)).toBe('invalid');
+    expect(webhookCredential(SECRET, { 'x-hub-signature-256': `sha256=${hmac}` }, body)).toBe(
+      'valid',
+    );
+    expect(
+      webhookCredential(SECRET, { 'x-hub-signature-256': `sha256=${hmac.toUpperCase()}` }, body),
+    ).toBe('valid');
+    expect(
+      webhookCredential(SECRET, { 'x-hub-signature-256': `sha256=${hmac}` }, Buffer.from('{}')),
+    ).toBe('invalid');
+    expect(webhookCredential(SECRET, { 'x-hub-signature-256': hmac }, body)).toBe('invalid');
+    expect(webhookCredential(SECRET, { 'x-hub-signature-256': `sha256=${SECRET}` }, body)).toBe(
+      'invalid',
+    );
+  });
+});
+
+describe('POST /reconcile cannot drive load', () => {
+  it('300 posts within the minimum interval run one webhook pass; the rest join the next one', async () => {
+    const d = await daemon({ 'webhook-min-interval': '1h' });
+    await waitFor('first pass', () => d.passes() >= 1);
+    const getsBefore = (await api.getRequests(1000)).filter((r) => r.method === 'GET').length;
+    const answers = [];
+    for (let batch = 0; batch < 10; batch++) {
+      answers.push(
+        ...(await Promise.all(Array.from({ length: 30 }, () => post(`${d.url}/reconcile`)))),
+      );
+    }
+    expect(answers.every((a) => a.status === 202)).toBe(true);
+    const bodies = answers.map((a) => JSON.parse(a.text) as { pass: string; runAt: string });
+    // One post starts a pass now, one schedules the next an hour later; all others join one.
+    expect(bodies.filter((b) => b.pass === 'scheduled')).toHaveLength(2);
+    const first = Math.min(...bodies.map((b) => Date.parse(b.runAt)));
+    const last = bodies.at(-1) as { pass: string; runAt: string };
+    expect(last.pass).toBe('joined the next webhook pass');
+    expect(Date.parse(last.runAt)).toBeGreaterThanOrEqual(first + 3_600_000 - 1_000);
+    await waitFor('the webhook pass', () => webhookPasses(d.logs()) === 1);
+    await d.daemon.idle();
+    expect(webhookPasses(d.logs())).toBe(1);
+    // One org: one more listing, not 300.
+    const getsAfter = (await api.getRequests(1000)).filter((r) => r.method === 'GET').length;
+    expect(getsAfter - getsBefore).toBe(1);
+  });
+
+  it('a burst of posts runs at most one webhook pass per minimum interval, and the joined pass does run', async () => {
+    const d = await daemon({ 'webhook-min-interval': '1s' });
+    await waitFor('first pass', () => d.passes() >= 1);
+    const started = Date.now();
+    for (let batch = 0; batch < 8; batch++) {
+      await Promise.all(Array.from({ length: 25 }, () => post(`${d.url}/reconcile`)));
+    }
+    const burstMs = Date.now() - started;
+    // The posts that came after the first pass started all join one more pass, a second later.
+    await waitFor('the joined pass', () => webhookPasses(d.logs()) >= 2);
+    await d.daemon.idle();
+    // At most one pass per started second of the burst, plus the pass the last posts joined.
+    expect(webhookPasses(d.logs())).toBeLessThanOrEqual(Math.ceil(burstMs / 1000) + 1);
+  });
+});
+
+describe('the webhook secret', () => {
+  const external = externalAddress();
+
+  it('is needed from a non-loopback address: wrong or missing gets 401 and no pass; Bearer or GitHub HMAC starts one', async () => {
+    const d = await daemon(
+      { 'webhook-min-interval': '0' },
+      { listenHost: '0.0.0.0', webhookSecret: SECRET },
+    );
+    await waitFor('first pass', () => d.passes() >= 1);
+    await d.daemon.idle();
+    // Loopback (a git-sync sidecar in the same pod) needs no secret.
+    expect((await post(`http://127.0.0.1:${d.port}/reconcile`)).status).toBe(202);
+    await waitFor('loopback pass', () => webhookPasses(d.logs()) === 1);
+    await d.daemon.idle();
+    if (external === undefined) {
+      // No address but loopback on this machine: the decision is proved by the pure tests above.
+      return;
+    }
+    const url = `http://${external}:${d.port}/reconcile`;
+    const body = '{"ref":"refs/heads/main"}';
+    const hmac = createHmac('sha256', SECRET).update(body).digest('hex');
+    const refused = [
+      await post(url, body),
+      await post(url, body, { authorization: 'Bearer not-the-secret' }),
+      await post(url, body, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }),
+      // A header any caller can write does not make it loopback.
+      await post(url, body, { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1' }),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([401, 401, 401, 401]);
+    const tooLarge = await post(url, 'x'.repeat(1024 * 1024 + 1), {
+      authorization: `Bearer ${SECRET}`,
+    });
+    expect(tooLarge.status).toBe(413);
+    expect(d.daemon.status().passRunning).toBe(false);
+    expect(webhookPasses(d.logs())).toBe(1);
+
+    expect((await post(url, body, { authorization: `Bearer ${SECRET}` })).status).toBe(202);
+    await waitFor('Bearer pass', () => webhookPasses(d.logs()) === 2);
+    await d.daemon.idle();
+    expect((await post(url, body, { 'x-hub-signature-256': `sha256=${hmac}` })).status).toBe(202);
+    await waitFor('HMAC pass', () => webhookPasses(d.logs()) === 3);
+    await d.daemon.idle();
+    expect(webhookPasses(d.logs())).toBe(3);
+
+    // The secret is never in an answer, /status, /metrics or a log line.
+    const status = await request(`http://127.0.0.1:${d.port}/status`);
+    const metrics = await request(`http://127.0.0.1:${d.port}/metrics`);
+    const texts = [
+      ...refused.map((r) => r.text),
+      await status.body.text(),
+      await metrics.body.text(),
+      JSON.stringify(d.logs()),
+    ];
+    for (const text of texts) expect(text).not.toContain(SECRET);
+    expect(d.logs().some((l) => String(l['msg']).includes('POST /reconcile refused'))).toBe(true);
+  });
+});
