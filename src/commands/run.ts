@@ -88,7 +88,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       cwd: ctx.cwd,
       logger,
     });
-    server = await startDaemonServer(running, daemonSettings.listen, logger);
+    server = await startDaemonServer(running, daemonSettings.listen, logger, io.scrub);
     logger.info(
       {
         listen: server.url,

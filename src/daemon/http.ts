@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import type { Scrub } from '../core/redact.ts';
 import type { Daemon } from './daemon.ts';
 
 function send(res: ServerResponse, status: number, body: unknown, type = 'application/json'): void {
@@ -16,6 +17,7 @@ export async function startDaemonServer(
   daemon: Daemon,
   listen: { host: string; port: number },
   logger: Logger,
+  scrub: Scrub = (text) => text,
 ): Promise<{ server: Server; url: string; close(): Promise<void> }> {
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -45,7 +47,11 @@ export async function startDaemonServer(
           daemon.metrics.registry.contentType,
         );
       case 'GET /status':
-        return send(res, 200, daemon.status());
+        // Service text in it was scrubbed when it was read; this scrubs whatever else got in.
+        res
+          .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+          .end(scrub(`${JSON.stringify(daemon.status(), null, 2)}\n`));
+        return;
       case 'POST /reconcile':
         req.resume();
         daemon.trigger('webhook');
