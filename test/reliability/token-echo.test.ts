@@ -173,227 +173,317 @@ describe.each(TOKENS)('with %s, a token-echoing service', (_name, token) => {
     level,
   ];
 
-  it('no one-shot command puts it, or 8 characters of it, in any output or written file', async () => {
-    const env = { ENVSYNC_TOKEN: token };
-    const run = (name: string, args: string[], extra: Record<string, string> = {}) =>
-      envsync(args, { cwd: tmp.dir, env: { ...env, ...extra } }).then((r) => keep(name, r));
+  it(
+    'no one-shot command puts it, or 8 characters of it, in any output or written file',
+    { timeout: 180_000 },
+    async () => {
+      const env = { ENVSYNC_TOKEN: token };
+      const run = (name: string, args: string[], extra: Record<string, string> = {}) =>
+        envsync(args, { cwd: tmp.dir, env: { ...env, ...extra } }).then((r) => keep(name, r));
 
-    await run('validate', ['validate', '--manifests', 'manifests', '--log-level', 'trace']);
-    for (const output of ['text', 'json', 'markdown']) {
-      await run(`plan -o ${output}`, ['plan', ...common('trace'), '-o', output]);
-    }
-    const planned = await run('plan --out', [
-      'plan',
-      ...common('debug'),
-      '--out',
-      'plan.json',
-      '--annotations',
-      'github',
-      '--summary-file',
-      'plan-summary.md',
-    ]);
-    expect(planned.code).toBe(1);
-    const synced = await run(
-      'sync',
-      ['sync', ...common('trace'), '--annotations', 'github', '--summary-file', 'sync-summary.md'],
-      {},
-    );
-    expect(synced.code).toBe(1);
-    await run('sync (step summary)', ['sync', ...common('debug'), '-o', 'markdown'], {
-      GITHUB_STEP_SUMMARY: path.join(tmp.dir, 'step-summary.md'),
-    });
-    await run('sync -o json', [
-      'sync',
-      ...common('trace'),
-      '-o',
-      'json',
-      '--annotations',
-      'github',
-    ]);
-    await run('sync --plan', ['sync', ...common('trace'), '--plan', 'plan.json']);
-    await run('sync (token file)', ['sync', ...common('trace'), '--token-file', 'token']);
-    await run('export', [
-      'export',
-      '--api-url',
-      api.url,
-      '--org',
-      'acme',
-      '--org',
-      'names',
-      '--org',
-      'beta',
-      '--log-level',
-      'trace',
-    ]);
-    await run('export --out', [
-      'export',
-      '--api-url',
-      api.url,
-      '--org',
-      'acme',
-      '--org',
-      'plain',
-      '--out',
-      'exported',
-      '--log-level',
-      'debug',
-    ]);
-
-    const files = await writtenFiles(tmp.dir);
-    const names = files.map(([name]) => name);
-    for (const expected of [
-      'plan.json',
-      'plan-summary.md',
-      'sync-summary.md',
-      'step-summary.md',
-      'state.json',
-      path.join('exported', 'acme.yaml'),
-    ])
-      expect(names).toContain(expected);
-    outputs.push(...files);
-
-    // The service did echo it, and envsync said what happened, in its place.
-    const all = outputs.map(([, text]) => text).join('\n');
-    expect(api.requests.some((r) => r.authorization === `Bearer ${token}`)).toBe(true);
-    expect(all).toContain('[REDACTED]');
-    expect(all).toContain('token was refused (403)');
-    expect(all).toContain('400');
-    expect(all).toContain('500');
-    expect(all).toContain('429');
-    expectClean();
-  });
-
-  it('envsync run puts it in none of its logs, /status, /metrics, /healthz, /readyz or its state file', async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        CLI,
-        'run',
-        ...common('trace'),
-        '--token-file',
-        'token',
-        '--listen',
-        '127.0.0.1:0',
-        '--interval',
-        '0',
-      ],
-      { cwd: tmp.dir, env: { PATH: process.env['PATH'] ?? '' } },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const exited = new Promise((resolve) => child.once('close', resolve));
-    try {
-      const url = await waitFor('listening', () => /"listen":"(http:[^"]+)"/.exec(stderr)?.[1], {
-        timeoutMs: 30_000,
-      });
-      await waitFor('a pass', () => stderr.includes('"msg":"pass '), { timeoutMs: 30_000 });
-      for (const endpoint of ['/status', '/metrics', '/healthz', '/readyz']) {
-        const response = await request(`${url}${endpoint}`);
-        outputs.push([endpoint, await response.body.text()]);
+      await run('validate', ['validate', '--manifests', 'manifests', '--log-level', 'trace']);
+      for (const output of ['text', 'json', 'markdown']) {
+        await run(`plan -o ${output}`, ['plan', ...common('trace'), '-o', output]);
       }
-      const status = outputs.find(([where]) => where === '/status')?.[1] ?? '';
-      expect(status).toContain('"acme"');
-      expect(status).toContain('[REDACTED]');
-    } finally {
-      child.kill('SIGTERM');
-      await exited;
-    }
-    outputs.push(['run stdout', stdout], ['run stderr', stderr]);
-    outputs.push(...(await writtenFiles(tmp.dir)));
-    expectClean();
-  });
+      const planned = await run('plan --out', [
+        'plan',
+        ...common('debug'),
+        '--out',
+        'plan.json',
+        '--annotations',
+        'github',
+        '--summary-file',
+        'plan-summary.md',
+      ]);
+      expect(planned.code).toBe(1);
+      const synced = await run(
+        'sync',
+        [
+          'sync',
+          ...common('trace'),
+          '--annotations',
+          'github',
+          '--summary-file',
+          'sync-summary.md',
+        ],
+        {},
+      );
+      expect(synced.code).toBe(1);
+      await run('sync (step summary)', ['sync', ...common('debug'), '-o', 'markdown'], {
+        GITHUB_STEP_SUMMARY: path.join(tmp.dir, 'step-summary.md'),
+      });
+      await run('sync -o json', [
+        'sync',
+        ...common('trace'),
+        '-o',
+        'json',
+        '--annotations',
+        'github',
+      ]);
+      await run('sync --plan', ['sync', ...common('trace'), '--plan', 'plan.json']);
+      await run('sync (token file)', ['sync', ...common('trace'), '--token-file', 'token']);
+      await run('export', [
+        'export',
+        '--api-url',
+        api.url,
+        '--org',
+        'acme',
+        '--org',
+        'names',
+        '--org',
+        'beta',
+        '--log-level',
+        'trace',
+      ]);
+      await run('export --out', [
+        'export',
+        '--api-url',
+        api.url,
+        '--org',
+        'acme',
+        '--org',
+        'plain',
+        '--out',
+        'exported',
+        '--log-level',
+        'debug',
+      ]);
+
+      const files = await writtenFiles(tmp.dir);
+      const names = files.map(([name]) => name);
+      for (const expected of [
+        'plan.json',
+        'plan-summary.md',
+        'sync-summary.md',
+        'step-summary.md',
+        'state.json',
+        path.join('exported', 'acme.yaml'),
+      ])
+        expect(names).toContain(expected);
+      outputs.push(...files);
+
+      // The service did echo it, and envsync said what happened, in its place.
+      const all = outputs.map(([, text]) => text).join('\n');
+      expect(api.requests.some((r) => r.authorization === `Bearer ${token}`)).toBe(true);
+      expect(all).toContain('[REDACTED]');
+      expect(all).toContain('token was refused (403)');
+      expect(all).toContain('400');
+      expect(all).toContain('500');
+      expect(all).toContain('429');
+      expectClean();
+    },
+  );
+
+  it(
+    'envsync run puts it in none of its logs, /status, /metrics, /healthz, /readyz or its state file',
+    { timeout: 90_000 },
+    async () => {
+      const child = spawn(
+        process.execPath,
+        [
+          CLI,
+          'run',
+          ...common('trace'),
+          '--token-file',
+          'token',
+          '--listen',
+          '127.0.0.1:0',
+          '--interval',
+          '0',
+        ],
+        { cwd: tmp.dir, env: { PATH: process.env['PATH'] ?? '' } },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const exited = new Promise((resolve) => child.once('close', resolve));
+      try {
+        const url = await waitFor('listening', () => /"listen":"(http:[^"]+)"/.exec(stderr)?.[1], {
+          timeoutMs: 30_000,
+        });
+        await waitFor('a pass', () => stderr.includes('"msg":"pass '), { timeoutMs: 30_000 });
+        for (const endpoint of ['/status', '/metrics', '/healthz', '/readyz']) {
+          const response = await request(`${url}${endpoint}`);
+          outputs.push([endpoint, await response.body.text()]);
+        }
+        const status = outputs.find(([where]) => where === '/status')?.[1] ?? '';
+        expect(status).toContain('"acme"');
+        expect(status).toContain('[REDACTED]');
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      outputs.push(['run stdout', stdout], ['run stderr', stderr]);
+      outputs.push(...(await writtenFiles(tmp.dir)));
+      expectClean();
+    },
+  );
 });
 
 describe('a token that is not a Bearer token', () => {
-  it('is refused before any request, with a usage error that does not show it', async () => {
-    const tmp = await tempDir();
-    const api = await echoingService('unused-token');
-    try {
-      await tmp.write('manifests/acme.yaml', MANIFESTS['acme.yaml'] as string);
-      const bad = 'SeCrEt"with\\quotes-and,commas';
-      await tmp.write('token', `${bad}\n`);
-      for (const [name, env, args] of [
-        ['ENVSYNC_TOKEN', { ENVSYNC_TOKEN: bad }, []],
-        ['--token-file', {}, ['--token-file', 'token']],
-      ] as const) {
-        const result = await envsync(
-          [
-            'plan',
-            '--manifests',
-            'manifests',
-            '--api-url',
-            api.url,
-            '--log-level',
-            'trace',
-            ...args,
-          ],
-          { cwd: tmp.dir, env },
-        );
-        expect(result.code, name).toBe(1);
-        expect(result.stderr).toContain('RFC 6750');
-        expect(result.stderr).not.toContain('SeCrEt');
-        expect(result.stdout).not.toContain('SeCrEt');
+  it(
+    'is refused before any request, with a usage error that does not show it',
+    { timeout: 60_000 },
+    async () => {
+      const tmp = await tempDir();
+      const api = await echoingService('unused-token');
+      try {
+        await tmp.write('manifests/acme.yaml', MANIFESTS['acme.yaml'] as string);
+        const bad = 'SeCrEt"with\\quotes-and,commas';
+        await tmp.write('token', `${bad}\n`);
+        for (const [name, env, args] of [
+          ['ENVSYNC_TOKEN', { ENVSYNC_TOKEN: bad }, []],
+          ['--token-file', {}, ['--token-file', 'token']],
+        ] as const) {
+          const result = await envsync(
+            [
+              'plan',
+              '--manifests',
+              'manifests',
+              '--api-url',
+              api.url,
+              '--log-level',
+              'trace',
+              ...args,
+            ],
+            { cwd: tmp.dir, env },
+          );
+          expect(result.code, name).toBe(1);
+          expect(result.stderr).toContain('RFC 6750');
+          expect(result.stderr).not.toContain('SeCrEt');
+          expect(result.stdout).not.toContain('SeCrEt');
+        }
+        expect(api.requests).toEqual([]);
+      } finally {
+        await api.close();
+        await tmp.cleanup();
       }
-      expect(api.requests).toEqual([]);
-    } finally {
-      await api.close();
-      await tmp.cleanup();
-    }
-  });
+    },
+  );
 
-  it('is refused when a rotated token file turns bad: the daemon sends nothing with it and never prints it', async () => {
-    const tmp = await tempDir();
-    const api = await echoingService('unused-token');
-    await tmp.write('manifests/acme.yaml', MANIFESTS['acme.yaml'] as string);
-    await tmp.write('token', 'good-token-1234567890\n');
-    const child = spawn(
-      process.execPath,
-      [
-        CLI,
-        'run',
-        '--manifests',
-        'manifests',
-        '--state',
-        'state.json',
-        '--api-url',
-        api.url,
-        '--token-file',
-        'token',
-        '--listen',
-        '127.0.0.1:0',
-        '--interval',
-        '0',
-        '--log-level',
-        'debug',
-      ],
-      { cwd: tmp.dir, env: { PATH: process.env['PATH'] ?? '' } },
-    );
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const exited = new Promise((resolve) => child.once('close', resolve));
-    const bad = 'rotated"bad\\token-0987654321';
-    try {
-      const url = await waitFor('listening', () => /"listen":"(http:[^"]+)"/.exec(stderr)?.[1], {
-        timeoutMs: 30_000,
-      });
-      await waitFor('a pass', () => stderr.includes('"msg":"pass '), { timeoutMs: 30_000 });
-      const before = api.requests.length;
-      await tmp.write('token', `${bad}\n`);
-      await request(`${url}/reconcile`, { method: 'POST' });
-      await waitFor('the refused token', () => stderr.includes('RFC 6750'), { timeoutMs: 30_000 });
-      expect(
-        api.requests.slice(before).filter((r) => r.authorization?.includes('rotated')),
-      ).toEqual([]);
-      const status = await (await request(`${url}/status`)).body.text();
-      expect(status).not.toContain('rotated');
-    } finally {
-      child.kill('SIGTERM');
-      await exited;
-      await api.close();
-      await tmp.cleanup();
-    }
-    expect(stderr).not.toContain('rotated');
-  });
+  it(
+    'is refused when a rotated token file turns bad: the daemon sends nothing with it and never prints it',
+    { timeout: 90_000 },
+    async () => {
+      const tmp = await tempDir();
+      const api = await echoingService('unused-token');
+      await tmp.write('manifests/acme.yaml', MANIFESTS['acme.yaml'] as string);
+      await tmp.write('token', 'good-token-1234567890\n');
+      const child = spawn(
+        process.execPath,
+        [
+          CLI,
+          'run',
+          '--manifests',
+          'manifests',
+          '--state',
+          'state.json',
+          '--api-url',
+          api.url,
+          '--token-file',
+          'token',
+          '--listen',
+          '127.0.0.1:0',
+          '--interval',
+          '0',
+          '--log-level',
+          'debug',
+        ],
+        { cwd: tmp.dir, env: { PATH: process.env['PATH'] ?? '' } },
+      );
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const exited = new Promise((resolve) => child.once('close', resolve));
+      const bad = 'rotated"bad\\token-0987654321';
+      try {
+        const url = await waitFor('listening', () => /"listen":"(http:[^"]+)"/.exec(stderr)?.[1], {
+          timeoutMs: 30_000,
+        });
+        await waitFor('a pass', () => stderr.includes('"msg":"pass '), { timeoutMs: 30_000 });
+        const before = api.requests.length;
+        await tmp.write('token', `${bad}\n`);
+        await request(`${url}/reconcile`, { method: 'POST' });
+        await waitFor('the refused token', () => stderr.includes('RFC 6750'), {
+          timeoutMs: 30_000,
+        });
+        expect(
+          api.requests.slice(before).filter((r) => r.authorization?.includes('rotated')),
+        ).toEqual([]);
+        const status = await (await request(`${url}/status`)).body.text();
+        expect(status).not.toContain('rotated');
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+        await api.close();
+        await tmp.cleanup();
+      }
+      expect(stderr).not.toContain('rotated');
+    },
+  );
+});
+
+describe('an --api-url with user information', () => {
+  it(
+    'is refused without echoing the user name or password, parseable or not, from every command',
+    { timeout: 180_000 },
+    async () => {
+      const tmp = await tempDir();
+      try {
+        await tmp.write('manifests/acme.yaml', MANIFESTS['acme.yaml'] as string);
+        const urls = [
+          'http://admin:PaSsWoRd1@127.0.0.1:1',
+          'https://admin:PaSsWoRd1@api.example.com/',
+          'http://admin:Pa ss Wo rd1@',
+          'http://admin:PaSsWoRd1/x@127.0.0.1',
+          '//admin:PaSsWoRd1@api.example.com',
+        ];
+        const cases: { where: string; argv: string[]; env: Record<string, string> }[] = [];
+        for (const url of urls) {
+          for (const command of ['plan', 'sync', 'export', 'run']) {
+            const rest =
+              command === 'export'
+                ? ['--org', 'acme']
+                : command === 'run'
+                  ? ['--manifests', 'manifests', '--listen', '127.0.0.1:0']
+                  : ['--manifests', 'manifests'];
+            const env = { ENVSYNC_TOKEN: 'a-token-1234' };
+            cases.push({
+              where: `${command} ${url}`,
+              argv: [command, ...rest, '--api-url', url],
+              env,
+            });
+            // The same address from the environment, for one command each.
+            if (command === 'sync')
+              cases.push({
+                where: `${command} ENVSYNC_API_URL=${url}`,
+                argv: [command, ...rest],
+                env: { ...env, ENVSYNC_API_URL: url },
+              });
+          }
+        }
+        // Two at a time: the machine is shared.
+        for (let i = 0; i < cases.length; i += 2) {
+          await Promise.all(
+            cases.slice(i, i + 2).map(async ({ where, argv, env }) => {
+              const result = await envsync([...argv, '--log-level', 'trace'], {
+                cwd: tmp.dir,
+                env,
+                timeoutMs: 60_000,
+              });
+              expect(result.code, where).toBe(1);
+              expect(result.stderr, where).toContain('--api-url');
+              for (const output of [result.stdout, result.stderr]) {
+                expect(output, where).not.toContain('PaSsWoRd1');
+                expect(output, where).not.toContain('Pa ss');
+                expect(output, where).not.toContain('admin');
+              }
+            }),
+          );
+        }
+      } finally {
+        await tmp.cleanup();
+      }
+    },
+  );
 });
