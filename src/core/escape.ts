@@ -74,12 +74,14 @@ export function escapeHtml(text: string): string {
 
 /**
  * Text in markdown, a table cell included: unsafe characters escaped, `& < >` as entities (no
- * HTML gets through), and every character markdown gives a meaning to backslash-escaped (no
- * link, image, emphasis, code span, heading or extra table cell can be made).
+ * HTML, no autolink), and the characters markdown gives a meaning to backslash-escaped, so no
+ * link, image, emphasis, code span, heading or extra table cell can be made. Brackets stay as
+ * they are (`[REDACTED]` reads as written): without `(` no inline link can follow them, and a
+ * reference definition cannot be made in the middle of a line.
  */
 export function escapeMarkdown(text: string): string {
   return escapeControls(text)
-    .replace(/[\\`*_{}[\]()#+!|~]/g, '\\$&')
+    .replace(/[\\`*_{}()#+!|~]/g, '\\$&')
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;');

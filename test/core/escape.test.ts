@@ -32,7 +32,7 @@ describe('escaping untrusted text', () => {
   it('escapes HTML and markdown so that nothing is interpreted', () => {
     expect(escapeHtml(`<script>&"'`)).toBe('&lt;script&gt;&amp;&quot;&#39;');
     expect(escapeMarkdown('| [x](http://e) *b* _i_ `c` # <b> & \\')).toBe(
-      '\\| \\[x\\]\\(http://e\\) \\*b\\* \\_i\\_ \\`c\\` \\# &lt;b&gt; &amp; \\\\',
+      '\\| [x]\\(http://e\\) \\*b\\* \\_i\\_ \\`c\\` \\# &lt;b&gt; &amp; \\\\',
     );
     expect(markdownCode('a|b<c>')).toBe('<code>a\\|b&lt;c&gt;</code>');
   });

@@ -70,7 +70,7 @@ describe('against the kosli profile (production as observed)', () => {
     );
     const markdown = await run(api.url, ['plan', '-o', 'markdown']);
     expect(markdown.stdout).toContain(
-      'included_environments: <code>\\["api","tasks","web\\~2"\\]</code>',
+      'included_environments: <code>["api","tasks","web\\~2"]</code>',
     );
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(json(sync.stdout).summary).toMatchObject({ applied: 1, notConverged: 0 });
