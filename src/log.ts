@@ -2,6 +2,7 @@ import pino, { type Logger } from 'pino';
 import { createRequire } from 'node:module';
 import type pretty from 'pino-pretty';
 import type { Writable } from 'node:stream';
+import type { Scrub } from './core/redact.ts';
 
 /** Paths pino blanks out, wherever a header object or a token might be logged. */
 export const REDACT_PATHS = [
@@ -19,18 +20,10 @@ export const CENSOR = '[REDACTED]';
 
 /**
  * Wraps an output stream so that no secret ever passes through it, whatever code wrote it:
- * the last line of defence behind pino's redaction.
+ * the last line of defence behind scrubbing at capture and pino's redaction. `scrub` finds
+ * secrets in every encoded form (see src/core/redact.ts).
  */
-export function redactingStream<T extends Writable>(
-  target: T,
-  secrets: () => readonly string[],
-): T {
-  const scrub = (text: string) => {
-    let out = text;
-    for (const secret of secrets())
-      if (secret.length >= 4) out = out.split(secret).join('[REDACTED]');
-    return out;
-  };
+export function redactingStream<T extends Writable>(target: T, scrub: Scrub): T {
   return new Proxy(target, {
     get(object, property, receiver) {
       if (property === 'write') {

@@ -5,6 +5,7 @@ import { Pool } from 'undici';
 import { FIELD_LIST } from '../core/fields.ts';
 import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
 import { NAME_PATTERN } from '../core/names.ts';
+import { compileScrub, type Scrub } from '../core/redact.ts';
 import {
   classifyAnswer,
   extraWaitMs,
@@ -71,6 +72,14 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
   const basePath = apiUrl.pathname.replace(/\/+$/, '');
   const maxBytes = options.maxResponseBytes ?? 256 * 1024 * 1024;
   const gate = new RequestGate(options.concurrency, clock);
+  // Service text is scrubbed of the token it was sent as soon as it is read, before it is cut,
+  // parsed or put into a message: nothing downstream ever holds it (docs/security.md).
+  let scrubbing: { token: string; scrub: Scrub } | undefined;
+  const scrubbed = (text: string): string => {
+    const token = options.getToken();
+    if (scrubbing?.token !== token) scrubbing = { token, scrub: compileScrub([token]) };
+    return scrubbing.scrub(text);
+  };
   const pool = new Pool(apiUrl.origin, {
     connections: Math.max(1, options.concurrency),
     pipelining: 1,
@@ -167,7 +176,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
         ),
       );
     }
-    const message = serverMessage(response.text);
+    const message = serverMessage(scrubbed(response.text));
     if (verdict.kind === 'auth') {
       throw new AbortError(
         new ApiError(
@@ -236,13 +245,14 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
   }
 
   function parseJson(method: string, path: string, response: RawResponse): unknown {
+    const text = scrubbed(response.text);
     try {
-      return JSON.parse(response.text);
+      return JSON.parse(text);
     } catch {
       const type = response.headers['content-type'];
       throw new ApiError(
         'invalid-response',
-        `${method} ${path}: the listing is not JSON (${response.status}, content-type ${String(type ?? 'none')}): ${excerpt(response.text, 120) || '(empty body)'}`,
+        `${method} ${path}: the listing is not JSON (${response.status}, content-type ${String(type ?? 'none')}): ${excerpt(text, 120) || '(empty body)'}`,
         { method, path, status: response.status },
       );
     }

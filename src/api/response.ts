@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { UNSAFE } from '../core/escape.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 
 /** Reading what the API answered: bodies within a size limit, and servers' words for messages. */
@@ -10,10 +11,13 @@ export interface RawResponse {
   readonly text: string;
 }
 
-/** Strips control characters and shortens a server's text for an error message. */
+/**
+ * Strips control characters (C0, C1, bidirectional, line separators) and shortens a server's text
+ * for an error message. The caller has scrubbed it of the token first (cutting first would leave
+ * a fragment the scrubber may no longer recognise).
+ */
 export function excerpt(text: string, max = 300): string {
-  // oxlint-disable-next-line no-control-regex
-  const clean = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  const clean = text.replace(new RegExp(`${UNSAFE.source}+`, 'g'), ' ').trim();
   return clean.length > max ? `${clean.slice(0, max - 3)}...` : clean;
 }
 

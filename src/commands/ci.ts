@@ -1,6 +1,7 @@
 import { appendFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
+import type { Scrub } from '../core/redact.ts';
 import { ConfigError } from '../errors.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings, type ValuesOf } from '../config/setting.ts';
@@ -48,7 +49,7 @@ export interface CiReport {
 /** Prints the annotations and appends the step summary, as the settings ask. */
 export async function emitCiOutputs(
   where: { readonly cwd: string; readonly env: NodeJS.ProcessEnv },
-  out: { readonly stdout: Writable; readonly stderr: Writable },
+  out: { readonly stdout: Writable; readonly stderr: Writable; readonly scrub?: Scrub },
   ci: CiOptions,
   output: string,
   report: CiReport,
@@ -64,12 +65,11 @@ export async function emitCiOutputs(
   }
   if (ci.summaryFile !== undefined) {
     const file = ci.summaryFile;
-    await appendSummary(path.resolve(where.cwd, file), report.markdown()).catch(
-      (error: unknown) => {
-        throw new ConfigError(
-          `--summary-file ${file}: cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-        );
-      },
-    );
+    const markdown = out.scrub === undefined ? report.markdown() : out.scrub(report.markdown());
+    await appendSummary(path.resolve(where.cwd, file), markdown).catch((error: unknown) => {
+      throw new ConfigError(
+        `--summary-file ${file}: cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      );
+    });
   }
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { Redactor, type Scrub } from '../core/redact.ts';
 import { createLogger, redactingStream } from '../log.ts';
 import type { CommandContext } from './context.ts';
 import type * as Help from './help.ts';
@@ -10,6 +11,11 @@ export interface CommandIo {
   readonly logger: Logger;
   /** From now on, `secret` never reaches the output. */
   readonly addSecret: (secret: string) => void;
+  /**
+   * Scrubs every secret learnt so far: the redaction point for every sink that does not write
+   * through `stdout`/`stderr` (files, HTTP answers).
+   */
+  readonly scrub: Scrub;
 }
 
 /** Colour for a terminal, unless NO_COLOR says otherwise (never into a pipe or a file). */
@@ -24,16 +30,15 @@ export function commandIo(
   command: string,
   { pretty = false }: { pretty?: boolean } = {},
 ): CommandIo {
-  const secrets: string[] = [];
-  const stdout = redactingStream(ctx.stdout, () => secrets);
-  const stderr = redactingStream(ctx.stderr, () => secrets);
+  const redactor = new Redactor();
+  const stdout = redactingStream(ctx.stdout, redactor.scrub);
+  const stderr = redactingStream(ctx.stderr, redactor.scrub);
   return {
     stdout,
     stderr,
     logger: createLogger(level, stderr, { command }, { pretty }),
-    addSecret: (secret) => {
-      if (!secrets.includes(secret)) secrets.push(secret);
-    },
+    addSecret: (secret) => redactor.add(secret),
+    scrub: redactor.scrub,
   };
 }
 

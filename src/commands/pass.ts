@@ -124,7 +124,10 @@ export async function runPass(
   if (outFile !== undefined) {
     const { savePlan } = await import('../engine/saved-plan.ts');
     const saved = savePlan(apiUrl.href, new Date().toISOString(), planned, report);
-    await writeFileAtomic(path.resolve(ctx.cwd, outFile), `${JSON.stringify(saved, null, 2)}\n`);
+    await writeFileAtomic(
+      path.resolve(ctx.cwd, outFile),
+      io.scrub(`${JSON.stringify(saved, null, 2)}\n`),
+    );
     logger.info({ out: outFile, orgs: saved.orgs.length }, `plan saved to ${outFile}`);
   }
   phase('orgs reconciled');

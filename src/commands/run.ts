@@ -100,7 +100,10 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       cwd: ctx.cwd,
       logger,
     });
-    server = await startDaemonServer(running, daemonSettings.listen, logger, { webhookSecret });
+    server = await startDaemonServer(running, daemonSettings.listen, logger, {
+      webhookSecret,
+      scrub: io.scrub,
+    });
     logger.info(
       {
         listen: server.url,

@@ -7,6 +7,17 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
+ * An address as it may be shown in a message: whatever stands before its last "@" (user
+ * information: a user name and a password) is replaced, even when the address does not parse.
+ */
+export function displayUrl(raw: string): string {
+  const at = raw.lastIndexOf('@');
+  if (at === -1) return raw;
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(raw)?.[0] ?? '';
+  return `${scheme}***${raw.slice(at)}`;
+}
+
+/**
  * Checks the API's base address: https is required unless the host is loopback or plain http is
  * allowed explicitly; no credentials, query or fragment.
  */
@@ -16,7 +27,7 @@ export function parseApiUrl(raw: string, { insecureHttp }: { insecureHttp: boole
     url = new URL(raw);
   } catch {
     throw new ConfigError(
-      `--api-url: "${raw}" is not a URL (expected e.g. https://app.example.com)`,
+      `--api-url: ${JSON.stringify(displayUrl(raw))} is not a URL (expected e.g. https://app.example.com)`,
     );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {

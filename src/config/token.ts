@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { isBearerToken } from '../core/redact.ts';
 import { ConfigError } from '../errors.ts';
 
 /**
@@ -35,6 +36,12 @@ export async function readToken(
   // oxlint-disable-next-line no-control-regex
   if (/[\s\u0000-\u001f\u007f]/.test(token)) {
     throw new ConfigError(`${source}: the token contains whitespace or control characters`);
+  }
+  // Checked at every read, so a rotated token that is malformed is refused before any request.
+  if (!isBearerToken(token)) {
+    throw new ConfigError(
+      `${source}: the token has characters a Bearer token cannot hold (RFC 6750 allows letters, digits and - . _ ~ + /, then = padding); check the secret (its value is not shown)`,
+    );
   }
   return token;
 }

@@ -1,14 +1,8 @@
+import {
+  escapeCommandData as escapeData,
+  escapeCommandProperty as escapeProperty,
+} from './escape.ts';
 import type { ProblemReport, RunReport } from './report.ts';
-
-/** GitHub's escaping of a workflow command's message. */
-function escapeData(text: string): string {
-  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
-}
-
-/** GitHub's escaping of a workflow command's property value. */
-function escapeProperty(text: string): string {
-  return escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
-}
 
 /**
  * One `::error file=...,line=...,col=...::message` workflow command per manifest problem, so

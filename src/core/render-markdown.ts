@@ -1,25 +1,15 @@
+import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape.ts';
 import type { FieldDiff, FieldValue } from './model.ts';
 import type { OrgReport, RunReport } from './report.ts';
 
 /** Longest text shown for a value in markdown before it is shortened. */
 const MAX_VALUE = 80;
 
-function escapeCell(text: string): string {
-  return text
-    .replace(/\\/g, '\\\\')
-    .replace(/\|/g, '\\|')
-    .replace(/\r?\n/g, '<br>')
-    .replace(/</g, '&lt;');
-}
-
 function code(value: FieldValue | null): string {
   if (value === null) return '_none_';
   let text = JSON.stringify(value);
   if (text.length > MAX_VALUE) text = `${text.slice(0, MAX_VALUE - 1)}…`;
-  // A backtick inside the value needs a longer fence.
-  const fence = text.includes('`') ? '`` ' : '`';
-  const close = text.includes('`') ? ' ``' : '`';
-  return `${fence}${escapeCell(text)}${close}`;
+  return markdownCode(text);
 }
 
 function fieldCell(fields: Partial<Record<string, FieldDiff>>, create: boolean): string {
@@ -73,7 +63,7 @@ export function renderMarkdown(report: RunReport): string {
     out.push('#### Manifest errors outside any org', '');
     for (const p of report.errors)
       out.push(
-        `- \`${escapeCell(`${p.file}:${p.line}:${p.column}`)}\` ${escapeCell(p.path ? `${p.path}: ${p.message}` : p.message)}`,
+        `- ${markdownCode(`${p.file}:${p.line}:${p.column}`)} ${escapeCell(p.path ? `${p.path}: ${p.message}` : p.message)}`,
       );
     out.push('');
   }
@@ -92,13 +82,13 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
           ? 'no changes'
           : `${pending} change${pending === 1 ? '' : 's'}`;
   const out = [
-    `<details${org.status !== 'ok' || pending > 0 ? ' open' : ''}><summary><b>${escapeCell(org.org)}</b>: ${summary}</summary>`,
+    `<details${org.status !== 'ok' || pending > 0 ? ' open' : ''}><summary><b>${escapeHtml(org.org)}</b>: ${summary}</summary>`,
     '',
   ];
   if (org.error !== undefined) out.push(`> ❌ ${escapeCell(org.error)}`, '');
   for (const p of org.errors)
     out.push(
-      `- ❌ \`${escapeCell(`${p.file}:${p.line}:${p.column}`)}\` ${escapeCell(p.path ? `${p.path}: ${p.message}` : p.message)}`,
+      `- ❌ ${markdownCode(`${p.file}:${p.line}:${p.column}`)} ${escapeCell(p.path ? `${p.path}: ${p.message}` : p.message)}`,
     );
   if (org.errors.length > 0)
     out.push('', '_Left alone: no request is made for an org whose manifests have errors._', '');
@@ -122,7 +112,7 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
   if (org.unchanged.length > 0) out.push(`${org.unchanged.length} unchanged.`, '');
   if (org.unmanaged.length > 0)
     out.push(
-      `Unmanaged (in the service, not in the manifests; never changed): ${org.unmanaged.map((n) => `\`${escapeCell(n)}\``).join(', ')}`,
+      `Unmanaged (in the service, not in the manifests; never changed): ${org.unmanaged.map((n) => markdownCode(n)).join(', ')}`,
       '',
     );
   out.push('</details>');

@@ -1,3 +1,4 @@
+import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
 import type { FieldDiff, FieldValue } from './model.ts';
 import type { ChangeReport, OrgReport, RunReport } from './report.ts';
 
@@ -11,7 +12,7 @@ type Style = keyof typeof CODES;
 
 function show(value: FieldValue | null): string {
   if (value === null) return '(none)';
-  return JSON.stringify(value);
+  return safe(JSON.stringify(value));
 }
 
 const SYMBOL: Record<ChangeReport['action'], [string, Style]> = {
@@ -42,7 +43,7 @@ export function renderText(report: RunReport, options: TextOptions): string {
     lines.push(
       paint(
         'red',
-        `error: ${problem.file}:${problem.line}:${problem.column} ${problem.path ? `${problem.path}: ` : ''}${problem.message}`,
+        `error: ${safe(problem.file)}:${problem.line}:${problem.column} ${problem.path ? `${safe(problem.path)}: ` : ''}${safe(problem.message)}`,
       ),
     );
   }
@@ -74,7 +75,8 @@ export function renderText(report: RunReport, options: TextOptions): string {
       ) + (problems.length ? ` ${paint('red', `Errors: ${problems.join(', ')}.`)}` : ''),
     );
   }
-  return `${lines.join('\n')}\n`;
+  // Untrusted pieces are escaped one by one; this makes sure no line is a workflow command.
+  return neutraliseWorkflowCommands(`${lines.join('\n')}\n`);
 }
 
 function renderOrg(
@@ -84,11 +86,11 @@ function renderOrg(
 ): string[] {
   const lines: string[] = [];
   const status = org.status === 'ok' ? '' : ` ${paint('red', `(${org.status})`)}`;
-  lines.push(paint('bold', `org ${org.org}`) + status);
-  if (org.error !== undefined) lines.push(`  ${paint('red', `error: ${org.error}`)}`);
+  lines.push(paint('bold', `org ${safe(org.org)}`) + status);
+  if (org.error !== undefined) lines.push(`  ${paint('red', `error: ${safe(org.error)}`)}`);
   for (const problem of org.errors) {
     lines.push(
-      `  ${paint('red', `${problem.file}:${problem.line}:${problem.column} ${problem.path ? `${problem.path}: ` : ''}${problem.message}`)}`,
+      `  ${paint('red', `${safe(problem.file)}:${problem.line}:${problem.column} ${problem.path ? `${safe(problem.path)}: ` : ''}${safe(problem.message)}`)}`,
     );
   }
   if (org.status === 'invalid') {
@@ -99,7 +101,7 @@ function renderOrg(
   }
   for (const change of org.changes) {
     const [symbol, style] = SYMBOL[change.action];
-    let head = `  ${paint(style, `${symbol} ${change.action}`)} ${change.name}`;
+    let head = `  ${paint(style, `${symbol} ${change.action}`)} ${safe(change.name)}`;
     if (change.action === 'unverified') {
       head += paint(
         'dim',
@@ -120,13 +122,13 @@ function renderOrg(
     lines.push(head);
     for (const line of fieldLines(change.fields, change.action === 'create'))
       lines.push(`      ${line}`);
-    if (change.error !== undefined) lines.push(`      ${paint('red', change.error)}`);
+    if (change.error !== undefined) lines.push(`      ${paint('red', safe(change.error))}`);
   }
   if (org.unchanged.length > 0)
     lines.push(`  ${paint('dim', `= ${org.unchanged.length} unchanged`)}`);
   if (org.unmanaged.length > 0) {
     lines.push(
-      `  ${paint('dim', `unmanaged (in the service, not in the manifests; never changed): ${org.unmanaged.join(', ')}`)}`,
+      `  ${paint('dim', `unmanaged (in the service, not in the manifests; never changed): ${org.unmanaged.map(safe).join(', ')}`)}`,
     );
   }
   if (org.changes.length === 0 && org.error === undefined)

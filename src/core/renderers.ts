@@ -1,3 +1,4 @@
+import { escapeJson, neutraliseWorkflowCommands } from './escape.ts';
 import { renderMarkdown } from './render-markdown.ts';
 import { renderText } from './render-text.ts';
 import type { RunReport } from './report.ts';
@@ -23,15 +24,15 @@ export interface Renderer {
 const FORMATS = {
   text: {
     run: (report, options) => renderText(report, options),
-    validation: (report) => validationText(report),
+    validation: (report) => neutraliseWorkflowCommands(validationText(report)),
   },
   json: {
-    run: (report) => `${JSON.stringify(report, null, 2)}\n`,
-    validation: (report) => validationJson(report),
+    run: (report) => escapeJson(`${JSON.stringify(report, null, 2)}\n`),
+    validation: (report) => escapeJson(validationJson(report)),
   },
   markdown: {
-    run: (report) => renderMarkdown(report),
-    validation: (report) => validationMarkdown(report),
+    run: (report) => neutraliseWorkflowCommands(renderMarkdown(report)),
+    validation: (report) => neutraliseWorkflowCommands(validationMarkdown(report)),
   },
 } satisfies Record<string, Renderer>;
 

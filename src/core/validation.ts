@@ -1,3 +1,4 @@
+import { escapeText, markdownCode } from './escape.ts';
 import type { ProblemReport } from './report.ts';
 
 /** One org as `envsync validate` saw it. */
@@ -23,12 +24,16 @@ export function validationProblems(report: ValidationReport): ProblemReport[] {
   return [...report.errors, ...report.orgs.flatMap((o) => o.errors)];
 }
 
-/** Formats a problem the way compilers do: `file:line:column path: message`. */
+/**
+ * Formats a problem the way compilers do: `file:line:column path: message`, on one line (the
+ * untrusted parts, a key or a name quoted in the message, escaped).
+ */
 export function formatProblem(problem: ProblemReport): string {
-  const where = `${problem.file}:${problem.line}:${problem.column}`;
+  const where = `${escapeText(problem.file)}:${problem.line}:${problem.column}`;
+  const message = escapeText(problem.message);
   return problem.path === ''
-    ? `${where} ${problem.message}`
-    : `${where} ${problem.path}: ${problem.message}`;
+    ? `${where} ${message}`
+    : `${where} ${escapeText(problem.path)}: ${message}`;
 }
 
 function counts(report: ValidationReport) {
@@ -56,7 +61,7 @@ export function validationText(report: ValidationReport): string {
 /** A validation as markdown, for `--output markdown` and the step summary. */
 export function validationMarkdown(report: ValidationReport): string {
   const problems = validationProblems(report);
-  const lines = problems.map((p) => `- \`${formatProblem(p).replace(/`/g, "'")}\``);
+  const lines = problems.map((p) => `- ${markdownCode(formatProblem(p))}`);
   return `### envsync validate\n\n${problems.length === 0 ? '✅' : '❌'} ${validationVerdict(report)}\n${lines.length ? `\n${lines.join('\n')}\n` : ''}`;
 }
 

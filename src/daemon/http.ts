@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { webhookVerdict } from '../core/daemon-policy.ts';
+import type { Scrub } from '../core/redact.ts';
 import { ConfigError } from '../errors.ts';
 import type { Daemon } from './daemon.ts';
 import { MAX_WEBHOOK_BODY_BYTES, readBoundedBody, webhookCredential } from './webhook.ts';
@@ -73,8 +74,9 @@ export async function startDaemonServer(
   daemon: Daemon,
   listen: { host: string; port: number },
   logger: Logger,
-  options: { readonly webhookSecret?: string | undefined } = {},
+  options: { readonly webhookSecret?: string | undefined; readonly scrub?: Scrub } = {},
 ): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+  const scrub: Scrub = options.scrub ?? ((text) => text);
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = `${req.method ?? 'GET'} ${url.pathname}`;
@@ -103,7 +105,11 @@ export async function startDaemonServer(
           daemon.metrics.registry.contentType,
         );
       case 'GET /status':
-        return send(res, 200, daemon.status());
+        // Service text in it was scrubbed when it was read; this scrubs whatever else got in.
+        res
+          .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+          .end(scrub(`${JSON.stringify(daemon.status(), null, 2)}\n`));
+        return;
       case 'POST /reconcile':
         return reconcileWebhook(daemon, req, res, options.webhookSecret, logger);
       default: {

@@ -69,7 +69,9 @@ describe('against the kosli profile (production as observed)', () => {
       'included_environments : ["api","tasks","web~2"] -> ["api","tasks"]',
     );
     const markdown = await run(api.url, ['plan', '-o', 'markdown']);
-    expect(markdown.stdout).toContain('included_environments: `["api","tasks","web~2"]`');
+    expect(markdown.stdout).toContain(
+      'included_environments: <code>["api","tasks","web\\~2"]</code>',
+    );
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(json(sync.stdout).summary).toMatchObject({ applied: 1, notConverged: 0 });
   });

@@ -1,0 +1,97 @@
+/**
+ * Neutralising untrusted text (manifest keys, names, policy names, listings, server messages)
+ * for the output it is shown in: a terminal or a CI log, a GitHub workflow command, markdown or
+ * HTML. Each renderer escapes for its own target (docs/security.md); all rules live here.
+ */
+
+/**
+ * Characters never shown raw: C0 controls (newline, tab and ESC among them), DEL, C1 controls,
+ * the Unicode line and paragraph separators, bidirectional overrides and isolates (they reorder
+ * what a reader sees), and the byte order mark.
+ */
+export const UNSAFE =
+  // oxlint-disable-next-line no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+
+const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** Escapes unsafe characters visibly: a newline as `\n`, ESC as `\u001b`, U+202E as `\u202e`. */
+export function escapeControls(text: string): string {
+  return text.replace(
+    UNSAFE,
+    (char) => SHORT[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/**
+ * JSON text with every unsafe character that JSON.stringify leaves raw (DEL, C1 controls, line
+ * separators, bidirectional controls, BOM) written as a \u escape: the same data once parsed.
+ * JSON.stringify already escapes C0 controls; they never stand raw in its output. `##[` (the
+ * runner's older workflow-command form, read anywhere in a line) becomes `##\u005b`.
+ */
+export function escapeJson(json: string): string {
+  return json
+    .replace(UNSAFE, (char) =>
+      char < ' ' ? char : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    )
+    .replace(/##\[/g, '##\\u005b');
+}
+
+/**
+ * Makes sure no line of `output` is a GitHub workflow command: the runner reads a line whose
+ * text, after leading blanks, starts with `::` (and the older `##[` form). The first colon of
+ * such a line is written `\u003a`, and `##[` as `##\u005b`. Apply to whole rendered outputs
+ * that go to a CI log, never to envsync's own annotations.
+ */
+export function neutraliseWorkflowCommands(output: string): string {
+  return output.replace(/^([^\S\r\n]*):(?=:)/gm, '$1\\u003a').replace(/##\[/g, '##\\u005b');
+}
+
+/** Text for a terminal or a CI log line: unsafe characters escaped (a single line). */
+export function escapeText(text: string): string {
+  return escapeControls(text);
+}
+
+/** GitHub's escaping of a workflow command's message (the data after `::`). */
+export function escapeCommandData(text: string): string {
+  return escapeControls(text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A'));
+}
+
+/** GitHub's escaping of a workflow command's property value (`title=...`, `file=...`). */
+export function escapeCommandProperty(text: string): string {
+  return escapeCommandData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+}
+
+/** Text inside HTML (and inside a markdown HTML block such as `<summary>`). */
+export function escapeHtml(text: string): string {
+  return escapeControls(text)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+/**
+ * Text in markdown, a table cell included: unsafe characters escaped, `& < >` as entities (no
+ * HTML, no autolink), and the characters markdown gives a meaning to backslash-escaped, so no
+ * link, image, emphasis, code span, heading or extra table cell can be made. Brackets stay as
+ * they are (`[REDACTED]` reads as written): without `(` no inline link can follow them, and a
+ * reference definition cannot be made in the middle of a line.
+ */
+export function escapeMarkdown(text: string): string {
+  return escapeControls(text)
+    .replace(/[\\`*_{}()#+!|~]/g, '\\$&')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
+}
+
+/**
+ * A value shown as code in markdown, safe in a table cell: `<code>` (whose text markdown still
+ * reads, so it is escaped like any markdown text) rather than a backtick span, inside which no
+ * escape works and `<script>` would stand as it is in the file.
+ */
+export function markdownCode(text: string): string {
+  return `<code>${escapeMarkdown(text)}</code>`;
+}
