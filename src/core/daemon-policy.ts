@@ -222,11 +222,17 @@ export function readinessOf(input: {
   readonly intervalMs: number;
   readonly now: number;
   readonly orgs: OrgOutcomes;
+  /** Why the state file could not be written last time, if it could not. */
+  readonly stateWriteError?: string | undefined;
 }): { ready: boolean; reason?: string } {
   const base = readiness(input.firstPassDone, input.lastPassEnd, input.intervalMs, input.now);
   if (!base.ready) return base;
   if (input.lastPassError !== undefined) {
     return { ready: false, reason: `the last pass failed: ${input.lastPassError}` };
+  }
+  // The state file serves every org: while it cannot be written, no change is sent anywhere.
+  if (input.stateWriteError !== undefined) {
+    return { ready: false, reason: `the state file cannot be written: ${input.stateWriteError}` };
   }
   const { total, failed, invalid } = input.orgs;
   if (total > 0 && failed + invalid >= total) {

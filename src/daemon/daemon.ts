@@ -171,6 +171,7 @@ export class Daemon {
       intervalMs: this.#options.daemon.intervalMs,
       now: this.#clock.now(),
       orgs: this.#orgs.outcomes(),
+      stateWriteError: this.#state?.writeError,
     });
   }
 
@@ -193,6 +194,7 @@ export class Daemon {
       passRunning: this.#scheduler.running,
       shard: this.#options.daemon.shard ?? null,
       errors: this.#unattributed,
+      stateFile: { path: this.#state?.file ?? null, writeError: this.#state?.writeError ?? null },
       orgs: this.#orgs.statuses(),
     };
   }

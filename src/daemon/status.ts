@@ -37,6 +37,8 @@ export interface DaemonStatus {
   shard: { index: number; count: number } | null;
   /** Manifest problems that belong to no org. */
   errors: ProblemReport[];
+  /** The state file, and why its last write failed (null once a write succeeds). */
+  stateFile: { path: string | null; writeError: string | null };
   orgs: Record<string, OrgStatus>;
 }
 

@@ -186,6 +186,7 @@ export class StateStore {
   /** The write under way, for a save that has nothing new to add to it. */
   #inFlight: Promise<void> | undefined;
   #pumping = false;
+  #writeError: string | undefined;
 
   private constructor(
     file: string,
@@ -252,6 +253,11 @@ export class StateStore {
     return recordsOf(this.#orgs.get(org) ?? []);
   }
 
+  /** Why the last write failed; undefined once a write succeeds (for readiness and /status). */
+  get writeError(): string | undefined {
+    return this.#writeError;
+  }
+
   /** Replaces the records of one org. */
   set(org: string, records: Readonly<Records>): void {
     this.#orgs.set(org, toGroups(records));
@@ -284,10 +290,13 @@ export class StateStore {
         this.#inFlight = batch.promise;
         try {
           await this.#write(own);
+          this.#writeError = undefined;
           batch.resolve();
         } catch (error) {
           for (const org of own) this.#dirty.add(org);
-          batch.reject(stateWriteError(this.file, error));
+          const failure = stateWriteError(this.file, error);
+          this.#writeError = failure.message;
+          batch.reject(failure);
         }
       }
     } finally {

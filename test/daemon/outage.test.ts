@@ -75,6 +75,14 @@ describe('readiness (pure)', () => {
     });
     expect(readinessOf({ ...base, now: 1_000 + 3 * 330_000 + 60_001, orgs }).ready).toBe(false);
   });
+  it('is not ready while the state file cannot be written, whatever the orgs say', () => {
+    const orgs = { total: 3, failed: 0, invalid: 0 };
+    expect(readinessOf({ ...base, orgs, stateWriteError: 'EROFS' })).toMatchObject({
+      ready: false,
+      reason: 'the state file cannot be written: EROFS',
+    });
+    expect(readinessOf({ ...base, orgs, stateWriteError: undefined }).ready).toBe(true);
+  });
 });
 
 describe('outages show at once, and the log tells the truth', () => {

@@ -310,7 +310,7 @@ describe('runs restricted with --org', () => {
 });
 
 describe('the daemon', () => {
-  it('a state file it cannot write: /status shows the org failed, naming the state file, and nothing is sent', async () => {
+  it("a state file it cannot write: /status shows the org failed and the state file's error, /readyz is 503, and nothing is sent", async () => {
     const api = await world.emulator({ orgs: ['acme'] });
     await world.manifests({ 'acme.yaml': manifest('acme', 1) });
     await world.tmp().write('blocker', 'a file, not a directory');
@@ -364,6 +364,15 @@ describe('the daemon', () => {
     );
     expect(status.lastError?.message).toContain('nothing was sent');
     expect(status.lastError?.message).toContain('blocker/state.json');
+    // The state file serves every org, so the daemon as a whole is not ready, and says why.
+    const whole = (await (await request(`${String(url)}/status`)).body.json()) as {
+      stateFile: { path: string; writeError: string | null };
+    };
+    expect(whole.stateFile.path).toContain('blocker/state.json');
+    expect(whole.stateFile.writeError).toContain('blocker/state.json');
+    const ready = await request(`${String(url)}/readyz`);
+    expect(ready.statusCode).toBe(503);
+    expect(await ready.body.text()).toContain('the state file cannot be written');
     expect((await putsAndGets(api)).puts).toBe(0);
   });
 });
