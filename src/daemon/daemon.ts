@@ -45,6 +45,8 @@ export class Daemon {
   readonly #clock: Clock;
   readonly #scheduler: PassScheduler;
   readonly #abort = new AbortController();
+  /** Aborted when stopping: waits (backoff, Retry-After) end at once, nothing more is sent. */
+  readonly #stopSending = new AbortController();
   readonly #orgs = new OrgBook();
   /** Parsed manifest files, kept between passes: a pass re-reads only what changed. */
   readonly #cache: ManifestCache = new Map();
@@ -146,6 +148,7 @@ export class Daemon {
   async stop(): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
+    this.#stopSending.abort(new Error('shutting down'));
     clearTimeout(this.#intervalTimer);
     clearTimeout(this.#backoffTimer);
     await this.#watcher?.close();
@@ -201,6 +204,7 @@ export class Daemon {
         logger,
         ca: this.#options.ca,
         signal: this.#abort.signal,
+        stop: this.#stopSending.signal,
         events: this.metrics.clientEvents(),
         clock: this.#clock,
       });
