@@ -194,20 +194,24 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     body: string | undefined,
     cancel: AbortSignal | undefined,
     waits: AbortSignal | undefined,
+    /** The previous attempt's error, if any. */
+    after: unknown,
   ): Promise<RawResponse> {
     const refused = tooLarge.get(path);
     if (refused !== undefined) throw new AbortError(refused);
     try {
       // Waiting for a slot ends with `cancel`, as a request in flight does. The gate's pauses are
       // the server's (a 429's Retry-After, then pacing): throttled time, ended by shutdown too.
-      await gate.acquire(cancel, (ms) => waitBeforeSending(org, method, path, ms, waits, true));
+      await gate.acquire(cancel, (ms) =>
+        waitBeforeSending(org, method, path, ms, waits, true, after),
+      );
     } catch (error) {
       if (cancel?.aborted) throw cancel.reason;
-      const final = error instanceof ApiError ? error : stopping(method, path);
+      const final = error instanceof ApiError ? error : stopping(method, path, after);
       throw final === undefined ? error : new AbortError(final);
     }
     // No request is started after the deadline; a shutdown lets those that need no wait go out.
-    const final = pastDeadline(method, path, 0);
+    const final = pastDeadline(method, path, 0, after);
     if (final !== undefined) {
       gate.release();
       throw new AbortError(final);
@@ -336,8 +340,10 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     const waits = signal && waitsEnd ? AbortSignal.any([waitsEnd, signal]) : (signal ?? waitsEnd);
     let throttledAttempts = 0;
     let consumedRetry = true;
+    let lastError: unknown;
     return pRetry(
-      async () => classify(method, path, await attempt(org, method, path, body, cancel, waits)),
+      async () =>
+        classify(method, path, await attempt(org, method, path, body, cancel, waits, lastError)),
       {
         retries: policy.retries,
         // No delay of p-retry's own: the waits are ours (below), on the clock passed in, ended by
@@ -354,6 +360,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
         shouldRetry: async ({ error, attemptNumber, retriesConsumed }) => {
           const failure = failureOf(error);
           if (!isTransient(failure)) return false;
+          lastError = error;
           const wait = retryWait(failure, consumedRetry, retriesConsumed, policy, Math.random());
           events?.retry?.(
             method,
