@@ -11,6 +11,7 @@ import { ApiError } from '../../src/api/errors.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../src/core/retry-policy.ts';
 import { desired } from '../helpers/builders.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let api: Awaited<ReturnType<typeof startFakeApi>> | undefined;
 let closeClient: (() => Promise<void>) | undefined;
@@ -167,7 +168,7 @@ describe('shutdown (the stop signal) ends waits at once', () => {
     const client = makeClient(api.url, { stop: stop.signal });
     const listing = client.listEnvironments('acme');
     const settled = listing.catch((e: unknown) => e);
-    while (api.requests.length === 0) await sleep(10);
+    await waitFor('the first request', () => (api?.requests.length ?? 0) > 0);
     await sleep(50); // the answer arrives and the pause begins
     stop.abort(new Error('test stop'));
     const error = await beforeGuard(settled);
@@ -183,7 +184,7 @@ describe('shutdown (the stop signal) ends waits at once', () => {
     const stop = new AbortController();
     const client = makeClient(api.url, { stop: stop.signal, policy: { minDelayMs: 60_000 } });
     const settled = client.putEnvironment('acme', desired('a')).catch((e: unknown) => e);
-    while (api.requests.length === 0) await sleep(10);
+    await waitFor('the first request', () => (api?.requests.length ?? 0) > 0);
     await sleep(50);
     stop.abort(new Error('test stop'));
     const error = await beforeGuard(settled);
@@ -253,7 +254,7 @@ describe('--max-response-bytes: an answer over the cap is final and never downlo
     const error = await rejection(beforeGuard(client.listEnvironments('acme')));
     expect(error.kind).toBe('too-large');
     expect(api.requests).toHaveLength(1);
-    while (closed === 0) await sleep(10);
+    await waitFor('the connection closed', () => closed > 0);
     await rejection(client.listEnvironments('acme'));
     expect(api.requests).toHaveLength(1);
   });

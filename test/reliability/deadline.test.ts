@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -44,7 +45,7 @@ function manifest(org: string, names: string[]): string {
 const env = () => ({ ENVSYNC_TOKEN: TOKEN, ENVSYNC_API_URL: api?.url ?? '' });
 
 /** An empty listing for every GET; `put` answers the PUTs. */
-function emptyListingAnd(put: (res: import('node:http').ServerResponse) => void) {
+function emptyListingAnd(put: (res: ServerResponse) => void) {
   return startFakeApi((req, res) => {
     if (req.method === 'GET') {
       res.writeHead(200, { 'content-type': 'application/json' });
