@@ -99,7 +99,7 @@ describe(
     it('plan against a service answering 429 Retry-After: 120 stops at the deadline, reports every org as not sent, and exits 1', async () => {
       api = await throttleEverything();
       const result = await envsync(
-        ['plan', '--manifests', 'manifests', '--deadline', '3s', '--output', 'json'],
+        ['plan', '--manifests', 'manifests', '--deadline', '30s', '--output', 'json'],
         { cwd: tmp.dir, env: env(), timeoutMs: 60_000 },
       );
       expect(result.code).toBe(1);
@@ -110,7 +110,7 @@ describe(
       ]);
       for (const org of report.orgs) {
         expect(org.error).toMatch(
-          /cannot list the org: GET \S+: not sent again: the run's deadline \(--deadline 3s\)/,
+          /cannot list the org: GET \S+: not sent again: the run's deadline \(--deadline 30s\)/,
         );
       }
       // One GET per org, then nothing: the 120 s pause would pass the deadline, so it never began.
@@ -124,7 +124,7 @@ describe(
         res.end('{"message":"maintenance"}');
       });
       const json = await envsync(
-        ['sync', '--manifests', 'manifests', '--org', 'acme', '--deadline', '3s', '-o', 'json'],
+        ['sync', '--manifests', 'manifests', '--org', 'acme', '--deadline', '30s', '-o', 'json'],
         { cwd: tmp.dir, env: env(), timeoutMs: 60_000 },
       );
       expect(json.code).toBe(1);
@@ -137,7 +137,7 @@ describe(
       ]);
       for (const change of acme?.changes ?? []) {
         expect(change.error).toMatch(
-          /not sent again: the run's deadline \(--deadline 3s\) would pass/,
+          /not sent again: the run's deadline \(--deadline 30s\) would pass/,
         );
         expect(change.error).toContain('503');
       }
@@ -146,11 +146,11 @@ describe(
       expect(report.summary.throttledMs).toBe(0);
 
       const text = await envsync(
-        ['sync', '--manifests', 'manifests', '--org', 'acme', '--deadline', '3s'],
+        ['sync', '--manifests', 'manifests', '--org', 'acme', '--deadline', '30s'],
         { cwd: tmp.dir, env: env(), timeoutMs: 60_000 },
       );
       expect(text.code).toBe(1);
-      expect(text.stdout).toMatch(/deadline \(--deadline 3s\)/);
+      expect(text.stdout).toMatch(/deadline \(--deadline 30s\)/);
     });
 
     it('time spent throttled is in the JSON report (summary and org) and in the text output', async () => {
