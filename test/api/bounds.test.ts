@@ -96,7 +96,10 @@ describe('--deadline: nothing is sent, and no wait begun, past the run deadline'
 
   it('a backoff sleep that would outlast the deadline is not started', async () => {
     api = await startFakeApi((_req, res) => answer(res, 500));
-    const client = makeClient(api.url, { deadlineMs: 60_000, policy: { minDelayMs: 60_000 } });
+    const client = makeClient(api.url, {
+      deadlineMs: 60_000,
+      policy: { minDelayMs: 60_000, maxDelayMs: 120_000 },
+    });
     const error = await rejection(beforeGuard(client.putEnvironment('acme', desired('a'))));
     expect(error.kind).toBe('deadline');
     expect(api.requests).toHaveLength(1);
