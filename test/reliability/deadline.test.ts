@@ -236,6 +236,49 @@ describe(
   },
 );
 
+describe('--deadline bounds each pass of the daemon', { timeout: 120_000 }, () => {
+  it('a pass against a service asking for 120 s ends at its deadline, its orgs failed as not sent; the daemon goes on', async () => {
+    api = await throttleEverything();
+    const run = start([
+      'run',
+      '--manifests',
+      'manifests',
+      '--state',
+      'state/state.json',
+      '--listen',
+      '127.0.0.1:0',
+      '--interval',
+      '0',
+      '--deadline',
+      '30s',
+    ]);
+    const logs = () =>
+      run
+        .stderr()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const pass = await waitFor(
+      'the first pass to end',
+      () => logs().find((l) => String(l['msg']).startsWith('pass ')),
+      { timeoutMs: 30_000 },
+    );
+    expect(pass).toBeDefined();
+    // Each org's failure names the deadline (in the logs, whatever their wording around it).
+    for (const org of ['acme', 'globex']) {
+      expect(run.stderr()).toMatch(
+        new RegExp(
+          `GET /api/v2/environments/${org}: not sent again: the run's deadline \\(--deadline 30s\\)`,
+        ),
+      );
+    }
+    expect(api.requests).toHaveLength(2);
+    expect(run.child.exitCode).toBeNull();
+    run.child.kill('SIGTERM');
+    expect(await beforeGuard(run.exited)).toEqual({ code: 0, signal: null });
+  });
+});
+
 describe('SIGTERM ends a 120 s Retry-After wait at once', { timeout: 120_000 }, () => {
   it('sync exits before the guard', async () => {
     api = await throttleEverything();
