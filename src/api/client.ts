@@ -8,19 +8,32 @@ import { NAME_PATTERN } from '../core/names.ts';
 import { compileScrub, type Scrub } from '../core/redact.ts';
 import {
   classifyAnswer,
-  extraWaitMs,
+  fitsDeadline,
   isThrottled,
   isTransient,
+  retryWait,
   usesRetry,
   type RetryPolicy,
 } from '../core/retry-policy.ts';
+import { formatDuration } from '../config/duration.ts';
 import { ApiError, failureOf } from './errors.ts';
 import { RequestGate, type GateClock } from './gate.ts';
 import { readListing } from './listing.ts';
-import { excerpt, readBody, repeatedName, serverMessage, type RawResponse } from './response.ts';
+import {
+  excerpt,
+  readBody,
+  repeatedName,
+  ResponseTooLargeError,
+  serverMessage,
+  type RawResponse,
+} from './response.ts';
+import { ThrottleMeter } from './throttle-meter.ts';
 
 /** A listing is never followed past this many pages. */
 const MAX_PAGES = 10_000;
+
+/** The default of --max-response-bytes: one listing this large fits a 256 MiB pod with room. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 /** The PUT body of an environment: its name and every field it declares, by wire name. */
 export function putBody(env: DesiredEnvironment): Record<string, unknown> {
@@ -37,6 +50,8 @@ export interface ClientEvents {
   request?(method: string, status: number | 'error', durationMs: number): void;
   retry?(method: string, reason: string): void;
   throttled?(): void;
+  /** A stretch of time during which requests waited because the server asked, as it ends. */
+  throttledFor?(ms: number): void;
 }
 
 export interface ClientOptions {
@@ -51,9 +66,20 @@ export interface ClientOptions {
   readonly clock: GateClock;
   /** PEM text of extra CA certificates to trust (--ca-file). */
   readonly ca?: string | undefined;
+  /** Aborts everything: waits and the requests in flight. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Shutdown: every wait (backoff, Retry-After, the gate's pause) ends at once, and its request
+   * fails as not sent; requests that need no wait still go out, so a healthy pass finishes.
+   */
+  readonly stop?: AbortSignal | undefined;
+  /**
+   * The run's deadline (--deadline), from the client's creation: after it no request is started,
+   * and no wait is begun that would end after it. Requests in flight finish, within --timeout.
+   */
+  readonly deadlineMs?: number | undefined;
   readonly events?: ClientEvents | undefined;
-  /** A listing page larger than this is refused (default 256 MiB). */
+  /** An answer larger than this is refused, final (default DEFAULT_MAX_RESPONSE_BYTES). */
   readonly maxResponseBytes?: number | undefined;
 }
 
@@ -63,14 +89,23 @@ export interface EnvironmentsClient {
   /** `signal` cancels this PUT (while it waits for the gate, or in flight). */
   putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal): Promise<void>;
   readonly gate: RequestGate;
+  /** False once the deadline has passed or the client was stopped: no new round should start. */
+  canSend(): boolean;
+  /** Milliseconds spent throttled, for one org or (without one) for the whole client. */
+  throttledMs(org?: string): number;
   close(): Promise<void>;
+}
+
+/** `; the last attempt: <its error>` after a failed attempt, else nothing. */
+function lastAttempt(after: unknown): string {
+  return after instanceof Error ? `; the last attempt: ${after.message}` : '';
 }
 
 /** Creates a client over one keep-alive pool, one shared gate and the retry policy. */
 export function createClient(options: ClientOptions): EnvironmentsClient {
   const { apiUrl, clock, logger, policy, events } = options;
   const basePath = apiUrl.pathname.replace(/\/+$/, '');
-  const maxBytes = options.maxResponseBytes ?? 256 * 1024 * 1024;
+  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const gate = new RequestGate(options.concurrency, clock);
   // Service text is scrubbed of the token it was sent as soon as it is read, before it is cut,
   // parsed or put into a message: nothing downstream ever holds it (docs/security.md).
@@ -80,6 +115,19 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     if (scrubbing?.token !== token) scrubbing = { token, scrub: compileScrub([token]) };
     return scrubbing.scrub(text);
   };
+  const deadlineAt =
+    options.deadlineMs === undefined ? undefined : clock.now() + options.deadlineMs;
+  const meter = new ThrottleMeter(
+    () => clock.now(),
+    (ms) => events?.throttledFor?.(ms),
+  );
+  // What ends every wait: shutdown (`stop`) or the abort of everything (`signal`).
+  const waitsEnd =
+    options.stop && options.signal
+      ? AbortSignal.any([options.stop, options.signal])
+      : (options.stop ?? options.signal);
+  // Answers refused as too large, by path: never downloaded again by this client.
+  const tooLarge = new Map<string, ApiError>();
   const pool = new Pool(apiUrl.origin, {
     connections: Math.max(1, options.concurrency),
     pipelining: 1,
@@ -100,14 +148,83 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     return `${basePath}/api/v2/environments/${encodeURIComponent(org)}`;
   };
 
+  /** The final error of a request the deadline leaves no time for; undefined if there is time. */
+  function pastDeadline(method: string, path: string, waitMs: number, after?: unknown) {
+    if (fitsDeadline(clock.now(), waitMs, deadlineAt)) return undefined;
+    const when =
+      waitMs > 0
+        ? `would pass during the ${Math.ceil(waitMs / 1000)} s wait before sending`
+        : 'passed';
+    return new ApiError(
+      'deadline',
+      `${method} ${path}: not sent${after === undefined ? '' : ' again'}: the run's deadline (--deadline ${formatDuration(options.deadlineMs ?? 0)}) ${when}${lastAttempt(after)}`,
+      { method, path },
+    );
+  }
+
+  /** The final error of a request that would have to wait while the client stops; else undefined. */
+  function stopping(method: string, path: string, after?: unknown) {
+    if (options.stop?.aborted !== true) return undefined;
+    return new ApiError(
+      'stopped',
+      `${method} ${path}: not sent${after === undefined ? '' : ' again'}: envsync is shutting down${lastAttempt(after)}`,
+      { method, path },
+    );
+  }
+
+  /**
+   * Waits `ms` before a request or its next attempt, unless that would pass the deadline or the
+   * client is stopping (a wait ends at once then): throws the final error saying it was not sent.
+   */
+  async function waitBeforeSending(
+    org: string,
+    method: string,
+    path: string,
+    ms: number,
+    signal: AbortSignal | undefined,
+    throttled: boolean,
+    after?: unknown,
+  ): Promise<void> {
+    const refused = stopping(method, path, after) ?? pastDeadline(method, path, ms, after);
+    if (refused !== undefined) throw refused;
+    const sleep = () => clock.sleep(ms, signal);
+    try {
+      await (throttled ? meter.measure(org, sleep) : sleep());
+    } catch (error) {
+      throw stopping(method, path, after) ?? error;
+    }
+  }
+
   /** One attempt: through the gate, with a timeout, the whole body read. */
   async function attempt(
+    org: string,
     method: 'GET' | 'PUT',
     path: string,
     body: string | undefined,
     cancel: AbortSignal | undefined,
+    waits: AbortSignal | undefined,
+    /** The previous attempt's error, if any. */
+    after: unknown,
   ): Promise<RawResponse> {
-    await gate.acquire(cancel);
+    const refused = tooLarge.get(path);
+    if (refused !== undefined) throw new AbortError(refused);
+    try {
+      // Waiting for a slot ends with `cancel`, as a request in flight does. The gate's pauses are
+      // the server's (a 429's Retry-After, then pacing): throttled time, ended by shutdown too.
+      await gate.acquire(cancel, (ms) =>
+        waitBeforeSending(org, method, path, ms, waits, true, after),
+      );
+    } catch (error) {
+      if (cancel?.aborted) throw cancel.reason;
+      const final = error instanceof ApiError ? error : stopping(method, path, after);
+      throw final === undefined ? error : new AbortError(final);
+    }
+    // No request is started after the deadline; a shutdown lets those that need no wait go out.
+    const final = pastDeadline(method, path, 0, after);
+    if (final !== undefined) {
+      gate.release();
+      throw new AbortError(final);
+    }
     const started = clock.now();
     // One controller per attempt, aborted by the timeout or by `cancel`. (AbortSignal.timeout and
     // AbortSignal.any do the same with a weak reference and a finalizer per request: 3-4x the
@@ -122,6 +239,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     const onCancel = () => controller.abort(cancel?.reason);
     if (cancel?.aborted) onCancel();
     else cancel?.addEventListener('abort', onCancel, { once: true });
+    let status: number | undefined;
     try {
       const response = await pool.request({
         method,
@@ -134,12 +252,24 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
         },
         ...(body === undefined ? {} : { body }),
       });
+      status = response.statusCode;
       const text = await readBody(response, maxBytes);
       events?.request?.(method, response.statusCode, clock.now() - started);
       return { status: response.statusCode, headers: response.headers, text };
     } catch (error) {
       events?.request?.(method, 'error', clock.now() - started);
       if (cancel?.aborted) throw cancel.reason;
+      if (error instanceof ResponseTooLargeError) {
+        // Final: another attempt, round or page would only download it again.
+        const size = error.declared === undefined ? '' : ` (it announced ${error.declared})`;
+        const tooBig = new ApiError(
+          'too-large',
+          `${method} ${path}: the answer is larger than ${maxBytes} bytes${size}, the limit set by --max-response-bytes; it is not read again in this run (raise --max-response-bytes if the org is really this large)`,
+          { method, path, status, cause: error },
+        );
+        tooLarge.set(path, tooBig);
+        throw new AbortError(tooBig);
+      }
       if (/timeout/i.test((error as { code?: string }).code ?? '')) timedOut = true;
       const reason =
         (error as { code?: string }).code ??
@@ -204,6 +334,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
   }
 
   async function send(
+    org: string,
     method: 'GET' | 'PUT',
     path: string,
     body?: string,
@@ -214,34 +345,59 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       options.signal && signal
         ? AbortSignal.any([options.signal, signal])
         : (signal ?? options.signal);
+    // What ends this request's waits: the client stopping, and `cancel`.
+    const waits = signal && waitsEnd ? AbortSignal.any([waitsEnd, signal]) : (signal ?? waitsEnd);
     let throttledAttempts = 0;
-    return pRetry(async () => classify(method, path, await attempt(method, path, body, cancel)), {
-      retries: policy.retries,
-      factor: 2,
-      minTimeout: policy.minDelayMs,
-      maxTimeout: policy.maxDelayMs,
-      randomize: true,
-      ...(cancel ? { signal: cancel } : {}),
-      shouldConsumeRetry: ({ error }) => {
-        const failure = failureOf(error);
-        if (isThrottled(failure)) throttledAttempts++;
-        return usesRetry(failure, throttledAttempts, policy);
+    let consumedRetry = true;
+    let lastError: unknown;
+    return pRetry(
+      async () =>
+        classify(method, path, await attempt(org, method, path, body, cancel, waits, lastError)),
+      {
+        retries: policy.retries,
+        // No delay of p-retry's own: the waits are ours (below), on the clock passed in, ended by
+        // shutdown, and never begun when they would pass the deadline.
+        minTimeout: 0,
+        ...(cancel ? { signal: cancel } : {}),
+        shouldConsumeRetry: ({ error }) => {
+          const failure = failureOf(error);
+          if (isThrottled(failure)) throttledAttempts++;
+          consumedRetry = usesRetry(failure, throttledAttempts, policy);
+          return consumedRetry;
+        },
+        // Called only when another attempt may follow: waits for it, or throws why not.
+        shouldRetry: async ({ error, attemptNumber, retriesConsumed }) => {
+          const failure = failureOf(error);
+          if (!isTransient(failure)) return false;
+          lastError = error;
+          const wait = retryWait(failure, consumedRetry, retriesConsumed, policy, Math.random());
+          events?.retry?.(
+            method,
+            error instanceof ApiError ? String(error.status ?? error.kind) : 'error',
+          );
+          logger.warn(
+            {
+              method,
+              path,
+              attempt: attemptNumber,
+              status: (error as ApiError).status,
+              retryDelay: wait.waitMs,
+            },
+            `retrying: ${error.message}`,
+          );
+          await waitBeforeSending(
+            org,
+            method,
+            path,
+            wait.waitMs,
+            waits,
+            wait.throttledMs > 0,
+            error,
+          );
+          return true;
+        },
       },
-      shouldRetry: ({ error }) => isTransient(failureOf(error)),
-      onFailedAttempt: async ({ error, attemptNumber, retryDelay }) => {
-        if (!isTransient(failureOf(error))) return;
-        events?.retry?.(
-          method,
-          error instanceof ApiError ? String(error.status ?? error.kind) : 'error',
-        );
-        logger.warn(
-          { method, path, attempt: attemptNumber, status: (error as ApiError).status, retryDelay },
-          `retrying: ${error.message}`,
-        );
-        const extra = extraWaitMs(failureOf(error), retryDelay);
-        if (extra > 0) await clock.sleep(extra, cancel);
-      },
-    });
+    );
   }
 
   function parseJson(method: string, path: string, response: RawResponse): unknown {
@@ -262,7 +418,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     gate,
     async listEnvironments(org) {
       const path = orgPath(org);
-      const first = await send('GET', path);
+      const first = await send(org, 'GET', path);
       const read = (response: RawResponse, url: string) => {
         try {
           return readListing(parseJson('GET', url, response));
@@ -282,7 +438,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
         const totalPages = Math.min(page.paging.totalPages, MAX_PAGES);
         for (let next = page.paging.page + 1; next <= totalPages; next++) {
           const url = `${path}?page=${next}&per_page=${perPage}`;
-          environments.push(...read(await send('GET', url), url).environments);
+          environments.push(...read(await send(org, 'GET', url), url).environments);
         }
         if (
           page.paging.totalCount !== undefined &&
@@ -306,7 +462,13 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       return environments;
     },
     async putEnvironment(org, env, signal) {
-      await send('PUT', orgPath(org), JSON.stringify(putBody(env)), signal);
+      await send(org, 'PUT', orgPath(org), JSON.stringify(putBody(env)), signal);
+    },
+    canSend() {
+      return options.stop?.aborted !== true && fitsDeadline(clock.now(), 0, deadlineAt);
+    },
+    throttledMs(org) {
+      return meter.totalMs(org);
     },
     async close() {
       await pool.close();

@@ -14,6 +14,7 @@ export function clientFromSettings(
     logger: Logger;
     ca: string | undefined;
     signal?: AbortSignal;
+    stop?: AbortSignal;
     events?: ClientEvents;
     clock?: Clock;
   },
@@ -23,10 +24,13 @@ export function clientFromSettings(
     ...rest,
     concurrency: settings.concurrency,
     timeoutMs: settings.timeoutMs,
+    deadlineMs: settings.deadlineMs,
+    maxResponseBytes: settings.maxResponseBytes,
     policy: {
       ...DEFAULT_RETRY_POLICY,
       retries: settings.retries,
       minDelayMs: settings.retryDelayMs,
+      maxRetryAfterMs: settings.maxRetryAfterMs,
     },
     clock,
   });

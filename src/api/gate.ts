@@ -49,8 +49,16 @@ export class RequestGate {
     return this.#interval;
   }
 
-  /** Waits for a slot and for any pause to end. Pair every call with `release()`. */
-  async acquire(signal?: AbortSignal): Promise<void> {
+  /**
+   * Waits for a slot and for any pause to end. Pair every call with `release()`. `pause` does
+   * the waiting for a pause or pacing (by default the clock's sleep); it may refuse a wait by
+   * throwing (the run's deadline), and the slot is then given back.
+   */
+  async acquire(
+    signal?: AbortSignal,
+    pause: (ms: number, signal?: AbortSignal) => Promise<void> = (ms, s) =>
+      this.#clock.sleep(ms, s),
+  ): Promise<void> {
     signal?.throwIfAborted();
     if (this.#inFlight < this.limit && this.#queue.length === 0) this.#inFlight++;
     else {
@@ -79,7 +87,7 @@ export class RequestGate {
           if (this.#interval > 0) this.#nextStart = Math.max(now, this.#nextStart) + this.#interval;
           break;
         }
-        await this.#clock.sleep(wait, signal);
+        await pause(wait, signal);
       }
     } catch (error) {
       this.release();

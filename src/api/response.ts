@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import type { Dispatcher } from 'undici';
 import { UNSAFE } from '../core/escape.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
@@ -43,25 +44,57 @@ export function serverMessage(text: string): string {
   return excerpt(text) || '(empty body)';
 }
 
-/** Reads a whole response body as text, refusing one larger than `limit` bytes. */
+/** A body over the size limit, refused by its Content-Length or while it streamed in. */
+export class ResponseTooLargeError extends Error {
+  override name = 'ResponseTooLargeError';
+  readonly limit: number;
+  /** The size the answer announced, when it did. */
+  readonly declared: number | undefined;
+
+  constructor(limit: number, declared?: number) {
+    super(
+      declared === undefined
+        ? `response larger than ${limit} bytes`
+        : `response larger than ${limit} bytes (Content-Length ${declared})`,
+    );
+    this.limit = limit;
+    this.declared = declared;
+  }
+}
+
+/** Bodies up to this size are read by undici's own reader (the fast way, the usual case). */
+const SMALL_BODY = 1024 * 1024;
+
+/**
+ * Reads a whole response body as text, refusing one larger than `limit` bytes: by its
+ * Content-Length before any of it is read, else as soon as the stream passes the limit.
+ */
 export async function readBody(response: Dispatcher.ResponseData, limit: number): Promise<string> {
   const { body } = response;
   const declared = Number(response.headers['content-length'] ?? Number.NaN);
-  if (Number.isSafeInteger(declared) && declared <= limit) {
-    // undici holds the body to its Content-Length: its own reader is the fast way (the usual case).
-    return body.text();
+  const known = Number.isSafeInteger(declared);
+  if (known && declared > limit) {
+    // Not read at all: the connection is dropped (the abort it reports is expected).
+    body.on('error', () => undefined);
+    body.destroy();
+    throw new ResponseTooLargeError(limit, declared);
   }
-  const chunks: Buffer[] = [];
+  // undici holds the body to its Content-Length.
+  if (known && declared <= SMALL_BODY) return body.text();
+  // Large, or of unknown length: decoded chunk by chunk, so neither a list of the chunks nor a
+  // joined copy of the bytes is held next to the text.
+  const decoder = new StringDecoder('utf8');
+  let text = '';
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) {
       body.destroy();
-      throw new Error(`response larger than ${limit} bytes`);
+      throw new ResponseTooLargeError(limit);
     }
-    chunks.push(chunk);
+    text += decoder.write(chunk);
   }
-  return Buffer.concat(chunks, size).toString('utf8');
+  return text + decoder.end();
 }
 
 /**

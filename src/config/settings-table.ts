@@ -8,6 +8,7 @@
  */
 import { LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
 import { bool, commaSeparated, durationMs, integer, oneOf, text, texts } from './parsers.ts';
+import { boundedDurationMs, byteSize } from './bounds-parsers.ts';
 import { DAEMON_SETTINGS } from './daemon-table.ts';
 import type { ConfigFileOf, SettingsTable } from './setting.ts';
 
@@ -111,6 +112,45 @@ export const SETTINGS = {
     help: 'first backoff delay; it doubles, with jitter, up to 30s',
     parse: durationMs,
     default: '1s',
+  },
+  deadlineMs: {
+    flag: 'deadline',
+    type: 'string',
+    value: 'DURATION',
+    env: { name: 'ENVSYNC_DEADLINE' },
+    file: { key: 'deadline', type: { kind: 'duration' } },
+    commands: API,
+    tolerated: VALIDATE,
+    group: 'api',
+    help: 'the whole run (run: each pass), throttled waits and backoff included: after it no request is started, nor any wait that would end after it; what is left is reported "not sent" and the run exits 1 (requests in flight finish within --timeout)',
+    parse: boundedDurationMs(24 * 3_600_000, '24h'),
+    default: '5m',
+  },
+  maxRetryAfterMs: {
+    flag: 'max-retry-after',
+    type: 'string',
+    value: 'DURATION',
+    env: { name: 'ENVSYNC_MAX_RETRY_AFTER' },
+    file: { key: 'maxRetryAfter', type: { kind: 'duration' } },
+    commands: API,
+    tolerated: VALIDATE,
+    group: 'api',
+    help: 'longest Retry-After (429, 503) honoured at a time; a longer one is waited this long, then the request is tried again (within --deadline)',
+    parse: boundedDurationMs(3_600_000, '1h'),
+    default: '2m',
+  },
+  maxResponseBytes: {
+    flag: 'max-response-bytes',
+    type: 'string',
+    value: 'N',
+    env: { name: 'ENVSYNC_MAX_RESPONSE_BYTES' },
+    file: { key: 'maxResponseBytes', type: { kind: 'integer', min: 1024 } },
+    commands: API,
+    tolerated: VALIDATE,
+    group: 'api',
+    help: 'largest answer read from the API, in bytes (or with a KiB or MiB suffix); a larger one fails its org, final, and is not downloaded again in the run',
+    parse: byteSize(1024, 1024 ** 3),
+    default: '8MiB',
   },
   state: {
     flag: 'state',

@@ -75,6 +75,11 @@ export function renderText(report: RunReport, options: TextOptions): string {
       ) + (problems.length ? ` ${paint('red', `Errors: ${problems.join(', ')}.`)}` : ''),
     );
   }
+  if ((s.throttledMs ?? 0) > 0) {
+    lines.push(
+      `Throttled: requests waited ${((s.throttledMs ?? 0) / 1000).toFixed(1)} s because the service asked them to (Retry-After).`,
+    );
+  }
   // Untrusted pieces are escaped one by one; this makes sure no line is a workflow command.
   return neutraliseWorkflowCommands(`${lines.join('\n')}\n`);
 }

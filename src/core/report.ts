@@ -35,6 +35,8 @@ export interface OrgReport {
   readonly errors: readonly ProblemReport[];
   /** Why the org failed as a whole (listing refused, token refused, ...). */
   readonly error?: string;
+  /** Time its requests waited because the service throttled them (Retry-After), when any. */
+  readonly throttledMs?: number;
 }
 
 export interface Summary {
@@ -47,6 +49,8 @@ export interface Summary {
   failed: number;
   notConverged: number;
   invalidOrgs: number;
+  /** Time requests waited because the service throttled them (Retry-After), wall clock. */
+  throttledMs?: number;
 }
 
 export interface RunReport {

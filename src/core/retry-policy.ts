@@ -12,7 +12,10 @@ export type FailureKind =
   | 'network' // the connection failed or was reset
   | 'timeout' // no complete answer within --timeout
   | 'invalid-response' // a success status with a body envsync cannot read
-  | 'redirect'; // a 3xx: envsync does not follow redirects
+  | 'redirect' // a 3xx: envsync does not follow redirects
+  | 'too-large' // an answer larger than --max-response-bytes: final, never read again in the run
+  | 'deadline' // not sent: the run's --deadline passed, or would pass during the wait before it
+  | 'stopped'; // not sent: the process is shutting down (SIGTERM, SIGINT)
 
 /** The facts of a failed request the policy decides on. */
 export interface Failure {
@@ -28,7 +31,7 @@ export interface RetryPolicy {
   /** First backoff delay; doubles each retry, with jitter (x1 to x2), up to `maxDelayMs`. */
   readonly minDelayMs: number;
   readonly maxDelayMs: number;
-  /** Longest Retry-After honoured; a longer one is capped to this. */
+  /** Longest Retry-After honoured (--max-retry-after); a longer one is waited only this long. */
   readonly maxRetryAfterMs: number;
   /** A throttled (429) answer does not use up a retry, up to this many times per request. */
   readonly maxThrottledAttempts: number;
@@ -136,4 +139,55 @@ export function parseRetryAfter(
     ms = date - nowMs;
   }
   return Math.min(Math.max(0, Math.ceil(ms)), maxMs);
+}
+
+/**
+ * The backoff before the retry that follows `retriesConsumed` retries: `minDelayMs` doubling per
+ * retry, times a jitter of 1 to 2 (`random` in [0, 1)), at most `maxDelayMs`.
+ */
+export function backoffDelayMs(
+  retriesConsumed: number,
+  policy: RetryPolicy,
+  random: number,
+): number {
+  if (policy.minDelayMs <= 0) return 0;
+  const delay = Math.round((1 + random) * policy.minDelayMs * 2 ** retriesConsumed);
+  return Math.min(delay, policy.maxDelayMs);
+}
+
+/** The wait before another attempt, and how much of it the server asked for. */
+export interface RetryWait {
+  readonly waitMs: number;
+  /** The part of the wait that is the server's Retry-After (time spent throttled). */
+  readonly throttledMs: number;
+}
+
+/**
+ * How long to wait before the next attempt after `failure`: a throttled attempt that used no
+ * retry waits only at the shared gate (its pause is the 429's Retry-After); any other retry waits
+ * its backoff, or the Retry-After of its answer (a 503's) when that is longer.
+ */
+export function retryWait(
+  failure: Failure | undefined,
+  consumedRetry: boolean,
+  retriesConsumed: number,
+  policy: RetryPolicy,
+  random: number,
+): RetryWait {
+  if (!consumedRetry) return { waitMs: 0, throttledMs: 0 };
+  const backoff = backoffDelayMs(retriesConsumed, policy, random);
+  const extra = extraWaitMs(failure, backoff);
+  return { waitMs: backoff + extra, throttledMs: extra > 0 ? backoff + extra : 0 };
+}
+
+/**
+ * Whether a wait of `waitMs` starting at `nowMs` may begin: one that would end at or after the
+ * run's deadline is never started (nor is a request once the deadline has passed, `waitMs` 0).
+ */
+export function fitsDeadline(
+  nowMs: number,
+  waitMs: number,
+  deadlineAt: number | undefined,
+): boolean {
+  return deadlineAt === undefined || nowMs + waitMs < deadlineAt;
 }

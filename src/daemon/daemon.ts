@@ -343,6 +343,7 @@ export class Daemon {
         logger,
         ca: this.#options.ca,
         signal: this.#shutdown.abort,
+        stop: this.#shutdown.stopping,
         events: this.#shutdown.events(this.metrics.clientEvents()),
         clock: this.#shutdown.clock(),
       });

@@ -71,6 +71,11 @@ export class DaemonMetrics {
     help: 'Throttled (429) answers from the API.',
     registers: [this.registry],
   });
+  readonly throttledSeconds = new Counter({
+    name: 'envsync_throttled_seconds_total',
+    help: 'Time requests to the API waited because it throttled them (Retry-After), wall clock.',
+    registers: [this.registry],
+  });
   readonly revision = new Gauge({
     name: 'envsync_revision_info',
     help: 'The manifests revision of the last pass (git-sync worktree name), as a label.',
@@ -96,6 +101,7 @@ export class DaemonMetrics {
       },
       retry: (method, reason) => this.retries.inc({ method, reason }),
       throttled: () => this.throttled.inc(),
+      throttledFor: (ms) => this.throttledSeconds.inc(ms / 1000),
     };
   }
 

@@ -81,7 +81,7 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
   return {
     version: REPORT_VERSION,
     dryRun: false,
-    summary: summarize(reports),
+    summary: { ...summarize(reports), throttledMs: options.client.throttledMs() },
     orgs: reports,
     errors: [],
   };

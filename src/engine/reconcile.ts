@@ -145,7 +145,10 @@ async function reconcileOrgInRounds(
 ): Promise<OrgReport> {
   let round = await reconcileOrg(manifest, options);
   let report = round.report;
-  for (let n = 2; n <= MAX_ROUNDS && round.transient && options.signal?.aborted !== true; n++) {
+  // No round after the deadline or shutdown: its requests would not be sent, and its report
+  // would hide why the org failed.
+  const again = () => options.signal?.aborted !== true && options.client.canSend();
+  for (let n = 2; n <= MAX_ROUNDS && round.transient && again(); n++) {
     options.onRoundFailed?.(report, n - 1);
     options.logger.warn(
       { org: manifest.org, round: n },
@@ -154,7 +157,8 @@ async function reconcileOrgInRounds(
     round = await reconcileOrg(manifest, options);
     report = mergeOrgRounds(report, round.report);
   }
-  return report;
+  const throttledMs = options.client.throttledMs(manifest.org);
+  return throttledMs > 0 ? { ...report, throttledMs } : report;
 }
 
 /**
@@ -184,7 +188,7 @@ export async function reconcile(options: ReconcileOptions): Promise<RunReport> {
   return {
     version: REPORT_VERSION,
     dryRun: options.dryRun,
-    summary: summarize(reports),
+    summary: { ...summarize(reports), throttledMs: options.client.throttledMs() },
     orgs: reports,
     errors: options.manifests.unattributed.map(problemReport),
   };

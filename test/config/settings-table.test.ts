@@ -23,11 +23,14 @@ const SHARED = [
   'ca-file',
   'concurrency',
   'config',
+  'deadline',
   'detailed-exitcode',
   'insecure-http',
   'log-level',
   'manifests',
   'max-file-bytes',
+  'max-response-bytes',
+  'max-retry-after',
   'org',
   'output',
   'retries',
@@ -61,10 +64,13 @@ const EXPECTED_FLAGS: Record<CommandName, string[]> = {
     'ca-file',
     'concurrency',
     'config',
+    'deadline',
     'force',
     'help',
     'insecure-http',
     'log-level',
+    'max-response-bytes',
+    'max-retry-after',
     'org',
     'out',
     'retries',
@@ -354,6 +360,9 @@ const HAND_WRITTEN = z.strictObject({
   retries: z.number().int().min(0).max(20).optional(),
   timeout: duration.optional(),
   retryDelay: duration.optional(),
+  deadline: duration.optional(),
+  maxRetryAfter: duration.optional(),
+  maxResponseBytes: z.number().int().min(1024).optional(),
   state: z.string().optional(),
   stateLockTimeout: duration.optional(),
   output: z.enum(['text', 'json', 'markdown']).optional(),
@@ -430,7 +439,7 @@ describe('the generated config file schema', () => {
     const keys = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined ? [] : [s.file.key],
     );
-    expect(keys).toHaveLength(26);
+    expect(keys).toHaveLength(29);
     for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
     const variables = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined || s.env === undefined ? [] : [s.env.name],

@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, failureOf } from '../../src/api/errors.ts';
 import {
+  backoffDelayMs,
   classifyAnswer,
   DEFAULT_RETRY_POLICY,
   extraWaitMs,
+  fitsDeadline,
   isRetryableStatus,
   isTransient,
   parseRetryAfter,
+  retryWait,
   usesRetry,
 } from '../../src/core/retry-policy.ts';
 
@@ -103,5 +106,67 @@ describe('usesRetry and extraWaitMs', () => {
     ['not a request failure', undefined, 1000, 0],
   ])('%s: waits %i ms more', (_title, failure, backoff, expected) => {
     expect(extraWaitMs(failure, backoff)).toBe(expected);
+  });
+});
+
+describe('bounded waits', () => {
+  const policy = { ...DEFAULT_RETRY_POLICY, minDelayMs: 1000, maxDelayMs: 30_000 };
+
+  it('backoff doubles per retry, with a jitter of 1 to 2, up to the maximum', () => {
+    expect(backoffDelayMs(0, policy, 0)).toBe(1000);
+    expect(backoffDelayMs(0, policy, 0.5)).toBe(1500);
+    expect(backoffDelayMs(2, policy, 0)).toBe(4000);
+    expect(backoffDelayMs(10, policy, 0.9)).toBe(30_000);
+    expect(backoffDelayMs(3, { ...policy, minDelayMs: 0 }, 0.5)).toBe(0);
+  });
+
+  it.each([
+    [
+      'a 503 with a longer Retry-After waits it, all of it throttled',
+      { kind: 'http', status: 503, retryAfterMs: 5000 },
+      true,
+      { waitMs: 5000, throttledMs: 5000 },
+    ],
+    [
+      'a 503 with a shorter Retry-After waits the backoff, not throttled',
+      { kind: 'http', status: 503, retryAfterMs: 10 },
+      true,
+      { waitMs: 1000, throttledMs: 0 },
+    ],
+    ['a timeout waits the backoff', { kind: 'timeout' }, true, { waitMs: 1000, throttledMs: 0 }],
+    [
+      'a 429 that used no retry waits only at the gate',
+      { kind: 'http', status: 429, retryAfterMs: 5000 },
+      false,
+      { waitMs: 0, throttledMs: 0 },
+    ],
+    [
+      'a 429 past its free attempts waits the backoff (and the gate)',
+      { kind: 'http', status: 429, retryAfterMs: 5000 },
+      true,
+      { waitMs: 1000, throttledMs: 0 },
+    ],
+  ] as const)('%s', (_title, failure, consumed, expected) => {
+    expect(retryWait(failure, consumed, 0, policy, 0)).toEqual(expected);
+  });
+
+  it('a wait that would end at or after the deadline does not fit; no deadline fits all', () => {
+    expect(fitsDeadline(1000, 0, 2000)).toBe(true);
+    expect(fitsDeadline(1000, 999, 2000)).toBe(true);
+    expect(fitsDeadline(1000, 1000, 2000)).toBe(false);
+    expect(fitsDeadline(2000, 0, 2000)).toBe(false);
+    expect(fitsDeadline(2000, 10 ** 9, undefined)).toBe(true);
+  });
+
+  it.each(['deadline', 'stopped', 'too-large'] as const)(
+    'a %s failure is final: never another attempt or round',
+    (kind) => {
+      expect(isTransient({ kind })).toBe(false);
+    },
+  );
+
+  it('a Retry-After over --max-retry-after is capped to it', () => {
+    expect(parseRetryAfter('3600', 0, 120_000)).toBe(120_000);
+    expect(parseRetryAfter('3600', 0, 5000)).toBe(5000);
   });
 });
