@@ -63,6 +63,7 @@ export class Shutdown {
 
   /** Cancels the requests still in flight (and their backoff sleeps). */
   abortRequests(): void {
-    if (!this.#abort.signal.aborted) this.#abort.abort(new Error('cancelled: envsync is shutting down'));
+    if (!this.#abort.signal.aborted)
+      this.#abort.abort(new Error('cancelled: envsync is shutting down'));
   }
 }
