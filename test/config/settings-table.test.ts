@@ -356,7 +356,7 @@ describe('parsers', () => {
     ['concurrency', 'NaN', /^--concurrency: "NaN" must be a whole number/],
     ['retries', '-1', /^--retries: "-1" must be a whole number/],
     ['retries', '1.5', /^--retries: "1.5" must be a whole number/],
-    ['maxFileBytes', `${'9'.repeat(30)}`, /^--max-file-bytes: "9+" must be a whole number from 1/],
+    ['maxFileBytes', '9'.repeat(30), /^--max-file-bytes: "9+" must be a whole number from 1/],
     ['shardIndex', '99999999999999999999', /^--shard-index: "9+" must be a whole number from 0/],
     ['shardIndex', '-1', /^--shard-index: "-1" must be a whole number/],
     // Switches read true or false exactly, as docs/flags.md says, from any source.
