@@ -90,6 +90,10 @@ function usesLocatedFeatures(events: readonly Event[]): boolean {
  * - a line of only blanks where a block scalar (`|` or `>`) may be: a line with more spaces than
  *   the scalar's indentation is content (one space, say) to js-yaml and nothing to `yaml`;
  * - a line that starts with `%`: js-yaml skips an unknown directive (`%YAM 1.2`), `yaml` warns;
+ * - an indented `---` or `...`: js-yaml takes ` --- # c` for a document marker, `yaml` for a
+ *   scalar (then a syntax error);
+ * - a closing `]` or `}` followed at once by more text (`- {a: b}org: x`): js-yaml reads on,
+ *   `yaml` reports a syntax error;
  * - a byte order mark past the first character: js-yaml skips one that starts a later document,
  *   the located path reports it (see parse-located.ts).
  */
@@ -98,11 +102,15 @@ function readsDifferently(text: string): boolean {
     text.includes('\ufeff', 1) ||
     LEADING_TAB.test(text) ||
     DIRECTIVE.test(text) ||
+    INDENTED_MARKER.test(text) ||
+    TEXT_AFTER_FLOW.test(text) ||
     (BLOCK_INDICATOR.test(text) && BLANK_LINE.test(text))
   );
 }
 const LEADING_TAB = /^[ ]*\t/m;
 const DIRECTIVE = /^%/m;
+const INDENTED_MARKER = /^[ \t]+(?:---|\.\.\.)(?:[ \t]|$)/m;
+const TEXT_AFTER_FLOW = /[\]}][^\s,\]}]/;
 const BLOCK_INDICATOR = /[|>]/;
 const BLANK_LINE = /^[ \t]+$/m;
 

@@ -55,8 +55,10 @@ describe('the fast and the position-tracking parser', () => {
         if (found !== undefined) failures.push({ index, text, ...found });
       }
       if (process.env['ENVSYNC_FUZZ_REPORT'] === '1') {
-        console.log(JSON.stringify({ count: COUNT, accepted, disagreements: failures.length }));
-        for (const f of failures.slice(0, 40)) console.log(JSON.stringify(f));
+        // Straight to stdout, so that it shows whether the test passes or not.
+        const summary = { seed: SEED, count: COUNT, accepted, disagreements: failures.length };
+        const lines = [summary, ...failures.slice(0, 40)].map((line) => JSON.stringify(line));
+        process.stdout.write(`${lines.join('\n')}\n`);
       }
       expect(failures.slice(0, 3)).toEqual([]);
       // Most texts must reach the comparison, or the test proves little.
