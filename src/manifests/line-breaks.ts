@@ -10,5 +10,6 @@ const LONE_CR = /\r(?!\n)/g;
 
 /** The text with each lone CR (not followed by LF) replaced by LF. */
 export function normalizeLineBreaks(text: string): string {
-  return text.includes('\r') ? text.replace(LONE_CR, '\n') : text;
+  // A caller that passes no text at all gets it back, for the parser to refuse.
+  return typeof text === 'string' && text.includes('\r') ? text.replace(LONE_CR, '\n') : text;
 }

@@ -127,10 +127,10 @@ export function parseManifestFast(
   text: string,
   { names, lists }: SharedValues = sharedValues(),
 ): ParsedManifest | undefined {
-  const source = normalizeLineBreaks(text);
-  if (readsDifferently(source)) return undefined;
   let values: unknown[];
   try {
+    const source = normalizeLineBreaks(text);
+    if (readsDifferently(source)) return undefined;
     const events = parseEvents(source, { maxDepth: 100 });
     if (usesLocatedFeatures(events)) return undefined;
     values = constructFromEvents(events, { source, schema: SCHEMA, maxAliases: 0, json: false });

@@ -153,6 +153,7 @@ function structuralProblems(doc: Document, text: string): Finding[] {
  */
 function strayByteOrderMarks(text: string): number[] {
   const offsets: number[] = [];
+  if (typeof text !== 'string') return offsets; // no text: the parser has said so
   for (let at = text.indexOf('\ufeff', 1); at >= 0; at = text.indexOf('\ufeff', at + 1)) {
     offsets.push(at);
   }
