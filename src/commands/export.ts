@@ -1,4 +1,5 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { link, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { parseCommandFlags, shortUsage } from '../config/flags.ts';
 import { resolveValues } from '../config/resolve.ts';
@@ -16,6 +17,54 @@ const EXPORT_SETTINGS = pickSettings(SETTINGS, ['exportOut', 'force']);
 
 type Exported = { org: string; text: string; error?: undefined };
 type Failed = { org: string; text?: undefined; error: string };
+
+/** What is at `file`, without following a symbolic link there; undefined when nothing is. */
+async function entryAt(file: string): Promise<'link' | 'other' | undefined> {
+  const found = await lstat(file).catch(() => undefined);
+  return found === undefined ? undefined : found.isSymbolicLink() ? 'link' : 'other';
+}
+
+function existsMessage(file: string, kind: 'link' | 'other'): string {
+  return kind === 'link'
+    ? `${file} is a symbolic link (export never writes through one); remove it, or pass --force to replace the link itself with the file`
+    : `${file} already exists; pass --force to overwrite it`;
+}
+
+/**
+ * Writes one exported file without ever following a symbolic link at its path (a dangling link
+ * would otherwise create a file wherever it points): the text goes to a new temp file in the same
+ * folder, created exclusively (O_EXCL: a link planted at its name makes the open fail, never write
+ * through), then takes the file's name. With `force`, a rename replaces whatever is there, a link
+ * itself rather than its target; without, a hard link gives the name only if it is still free, so
+ * a file that appears after the check is not overwritten either.
+ */
+async function writeExportFile(file: string, text: string, force: boolean): Promise<void> {
+  const temp = path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`,
+  );
+  const handle = await open(temp, 'wx', 0o644);
+  try {
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    if (force) {
+      await rename(temp, file);
+      return;
+    }
+    try {
+      await link(temp, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      throw new ConfigError(existsMessage(file, (await entryAt(file)) ?? 'other'));
+    }
+  } finally {
+    await unlink(temp).catch(() => undefined);
+  }
+}
 
 /** `envsync export`: the live listing as manifests. */
 export async function exportCommand(ctx: CommandContext): Promise<number> {
@@ -40,9 +89,8 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
   if (outDir !== undefined && !force) {
     for (const org of orgs) {
       const file = path.join(outDir, `${org}.yaml`);
-      if (await stat(file).catch(() => undefined)) {
-        throw new ConfigError(`${file} already exists; pass --force to overwrite it`);
-      }
+      const kind = await entryAt(file);
+      if (kind !== undefined) throw new ConfigError(existsMessage(file, kind));
     }
   }
   const api = await connect(settings, ctx.env, io.logger, io.addSecret);
@@ -76,7 +124,7 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
     await mkdir(outDir, { recursive: true });
     for (const { org, text } of exported) {
       const file = path.join(outDir, `${org}.yaml`);
-      await writeFile(file, text);
+      await writeExportFile(file, text, force);
       io.logger.info({ org, file }, `exported ${org}`);
     }
   }

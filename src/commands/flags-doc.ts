@@ -77,7 +77,11 @@ export function flagsDoc(settings: SettingsTable): string {
       'file > defaults**; an empty environment variable counts as unset. The config file is the ' +
       'YAML file given with `--config FILE` (or `ENVSYNC_CONFIG`); paths in it are relative to ' +
       'the file, and the token is never read from it (see `config/envsync.example.yaml`). ' +
-      'Durations are written `500ms`, `30s`, `5m`, `1h` (or `0`).',
+      'Durations are written `500ms`, `30s`, `5m`, `1h`, up to `596h` (2^31-1 ms, the longest ' +
+      'timer); `0` only where the flag says what it means (`--interval`, `--debounce`, ' +
+      '`--shutdown-timeout`), and a timeout or delay of 0 is an error. Whole numbers are digits ' +
+      'only, within the range a flag gives. A switch read from the environment or the config ' +
+      'file is `true` or `false`, exactly; any other word is an error.',
     '## Flags by command',
     COMMAND_NAMES.map((command) => {
       const flags = Object.keys(GROUPS).flatMap((group) =>

@@ -2,7 +2,7 @@
  * The settings only `envsync run` takes: the periodic resync, file events, the endpoints, shutdown,
  * sharding and the embedded emulator. Part of the one settings table (settings-table.ts).
  */
-import { bool, durationMs, listen, text, whole } from './parsers.ts';
+import { bool, durationMs, durationOrZeroMs, listen, text, whole } from './parsers.ts';
 import type { SettingsTable } from './setting.ts';
 
 export const DAEMON_SETTINGS = {
@@ -15,7 +15,7 @@ export const DAEMON_SETTINGS = {
     commands: ['run'],
     group: 'daemon',
     help: 'periodic resync (heals drift made by hand), ±10% jitter; 0 turns it off',
-    parse: durationMs,
+    parse: durationOrZeroMs,
     default: '5m',
   },
   debounceMs: {
@@ -27,7 +27,7 @@ export const DAEMON_SETTINGS = {
     commands: ['run'],
     group: 'daemon',
     help: 'quiet time after file events before a pass',
-    parse: durationMs,
+    parse: durationOrZeroMs,
     default: '200ms',
   },
   settleMs: {
@@ -38,8 +38,8 @@ export const DAEMON_SETTINGS = {
     file: { key: 'settle', type: { kind: 'duration' } },
     commands: ['run'],
     group: 'daemon',
-    help: 'a file edited in place is read only after it has not changed for this long (a writer may pause between writes); a git-sync swap is read at once',
-    parse: durationMs,
+    help: 'a file edited in place is read only after it has not changed for this long (a writer may pause between writes; 0 reads at once); a git-sync swap is read at once',
+    parse: durationOrZeroMs,
     default: '1500ms',
   },
   webhookMinIntervalMs: {
@@ -86,7 +86,7 @@ export const DAEMON_SETTINGS = {
     commands: ['run'],
     group: 'daemon',
     help: 'how long SIGTERM waits for the pass in flight before aborting its requests',
-    parse: durationMs,
+    parse: durationOrZeroMs,
     default: '30s',
   },
   shardIndex: {
@@ -114,11 +114,7 @@ export const DAEMON_SETTINGS = {
   shardFromHostname: {
     flag: 'shard-from-hostname',
     type: 'boolean',
-    env: {
-      name: 'ENVSYNC_SHARD_FROM_HOSTNAME',
-      read: (value: string) => (value === 'true' ? true : undefined),
-      note: 'true',
-    },
+    env: { name: 'ENVSYNC_SHARD_FROM_HOSTNAME', note: 'true or false' },
     file: { key: 'shardFromHostname', type: { kind: 'boolean' } },
     commands: ['run'],
     group: 'daemon',

@@ -41,11 +41,14 @@ function wholeNumber(max: number): (raw: Raw, name: string) => number {
   };
 }
 
+/** A plain decimal (`0.25`, `.5`, `3`): not `0x1`, `1e-1`, `Infinity` or blank, which Number() reads. */
+const DECIMAL = /^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/;
+
 /** A probability from 0 to 1. */
 function rate(raw: Raw, name: string): number {
   const text = word(raw, name);
   const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) {
+  if (!DECIMAL.test(text) || value < 0 || value > 1) {
     throw new UsageError(`${name}: "${text}" must be a number from 0 to 1`);
   }
   return value;
@@ -54,7 +57,7 @@ function rate(raw: Raw, name: string): number {
 function rateLimit(raw: Raw, name: string): number {
   const text = word(raw, name);
   const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1_000_000) {
+  if (!DECIMAL.test(text) || value < 0 || value > 1_000_000) {
     throw new UsageError(`${name}: "${text}" must be a number of requests per second (0 = off)`);
   }
   return value;

@@ -3,7 +3,7 @@
  * config file; errors name the flag, whatever the source, and are ConfigErrors (exit 1).
  */
 import { ConfigError } from '../errors.ts';
-import { parseDuration } from './duration.ts';
+import { formatDuration, parseDuration } from './duration.ts';
 
 /** A setting's raw value: a flag's text, switch or repeated texts, or a config file value. */
 export type Raw = string | number | boolean | readonly string[];
@@ -47,22 +47,19 @@ export function integer(min: number, max: number): (raw: Raw, name: string) => n
   };
 }
 
-/** A whole number of 0 or more, without an upper bound. */
-export function whole(raw: Raw, name: string): number {
-  const value =
-    typeof raw === 'number'
-      ? raw
-      : typeof raw === 'string' && /^\d+$/.test(raw)
-        ? Number(raw)
-        : Number.NaN;
-  if (!Number.isInteger(value) || value < 0) {
-    throw new ConfigError(`${name}: ${JSON.stringify(raw)} must be a whole number`);
-  }
-  return value;
-}
+/**
+ * The longest wait a timer can hold: Node's setTimeout fires a longer one at once (with a
+ * warning), so a longer duration would mean "now", not "later".
+ */
+export const MAX_DURATION_MS = 2 ** 31 - 1;
 
-/** A duration (`500ms`, `30s`, `5m`, `1h`, or `0`) in milliseconds. */
-export function durationMs(raw: Raw, name: string): number {
+/** A whole number of 0 or more, up to the largest a timer or a count here can use. */
+export const whole = integer(0, MAX_DURATION_MS);
+
+const DURATION_HINT = 'use e.g. 500ms, 30s, 5m';
+
+/** Any duration of the given `raw`, in milliseconds, up to MAX_DURATION_MS. */
+function anyDuration(raw: Raw, name: string): number {
   const value =
     typeof raw === 'number'
       ? raw === 0
@@ -72,11 +69,33 @@ export function durationMs(raw: Raw, name: string): number {
         ? parseDuration(raw)
         : undefined;
   if (value === undefined) {
+    throw new ConfigError(`${name}: ${JSON.stringify(raw)} is not a duration (${DURATION_HINT})`);
+  }
+  if (value > MAX_DURATION_MS) {
     throw new ConfigError(
-      `${name}: ${JSON.stringify(raw)} is not a duration (use e.g. 500ms, 30s, 5m)`,
+      `${name}: ${JSON.stringify(raw)} is too long: at most ${formatDuration(MAX_DURATION_MS)} (about 24 days)`,
     );
   }
   return value;
+}
+
+/**
+ * A duration of more than 0 (`500ms`, `30s`, `5m`, `1h`) in milliseconds: a timeout or a delay,
+ * which 0 would make meaningless.
+ */
+export function durationMs(raw: Raw, name: string): number {
+  const value = anyDuration(raw, name);
+  if (value <= 0) {
+    throw new ConfigError(
+      `${name}: ${JSON.stringify(raw)} must be longer than 0 (${DURATION_HINT})`,
+    );
+  }
+  return value;
+}
+
+/** A duration in milliseconds where `0` has a meaning of its own (an interval that is off). */
+export function durationOrZeroMs(raw: Raw, name: string): number {
+  return anyDuration(raw, name);
 }
 
 /** One of a fixed list of words. */
@@ -92,11 +111,11 @@ export function oneOf<const T extends string>(
   };
 }
 
-/** A switch; from the environment, 1/true/yes or 0/false/no (any case). */
+/** A switch; from the environment, `true` or `false` exactly (as docs/flags.md says). */
 export function bool(raw: Raw, name: string): boolean {
   if (typeof raw === 'boolean') return raw;
-  if (typeof raw === 'string' && /^(1|true|yes)$/i.test(raw)) return true;
-  if (typeof raw === 'string' && /^(0|false|no|)$/i.test(raw)) return false;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
   throw new ConfigError(`${name}: ${JSON.stringify(raw)} must be true or false`);
 }
 

@@ -59,7 +59,22 @@ export async function readConfigFile(file: string): Promise<ConfigFile> {
   const { parse: parseYaml } = await import('yaml');
   let data: unknown;
   try {
-    data = parseYaml(text, { maxAliasCount: 100 }) ?? {};
+    data =
+      parseYaml(text, {
+        maxAliasCount: 100,
+        // Switches are true or false only, as in manifests: `True` is the string "True" (an error).
+        schema: 'core',
+        customTags: (tags) =>
+          tags.map((tag) =>
+            typeof tag === 'object' && tag.tag === 'tag:yaml.org,2002:bool'
+              ? ({
+                  ...tag,
+                  test: /^(?:true|false)$/,
+                  resolve: (v: string) => v === 'true',
+                } as typeof tag)
+              : tag,
+          ),
+      }) ?? {};
   } catch (error) {
     throw new ConfigError(
       `config file ${file} is not valid YAML: ${(error as Error).message.split('\n')[0]}`,

@@ -1,6 +1,8 @@
 /**
  * Admin endpoints under /_emulator/: no token, loopback callers only, never subject to faults and
- * never counted in the stats.
+ * never counted in the stats. A web page open in a browser on the same machine is a loopback
+ * caller too, so the endpoints also refuse what only a browser sends across sites (see
+ * `crossSiteRefusal`): otherwise any page could wipe a `--data` store with a form post.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FaultSettings } from './options.ts';
@@ -59,6 +61,70 @@ async function readJson(
   return { value: parsed.value };
 }
 
+/** Host names that reach this machine only: a DNS name that resolves here is not one of them. */
+function isLoopbackHost(host: string | undefined): boolean {
+  if (host === undefined) return true; // HTTP/1.0 without Host: not a browser
+  const name = /^(\[[^\]]*\]|[^:]*)(?::\d+)?$/.exec(host.trim().toLowerCase())?.[1];
+  if (name === undefined) return false;
+  return (
+    name === 'localhost' ||
+    name.endsWith('.localhost') ||
+    /^127(?:\.\d{1,3}){3}$/.test(name) ||
+    name === '[::1]' ||
+    /^\[::ffff:127(?:\.\d{1,3}){3}\]$/.test(name)
+  );
+}
+
+/** `application/json`, with or without parameters (`; charset=utf-8`). */
+function isJsonType(type: string): boolean {
+  return /^application\/json\s*(?:;|$)/i.test(type.trim());
+}
+
+/**
+ * Why a request must be refused as cross-site, or undefined. A browser can send a "simple"
+ * cross-site request (a form post, `fetch` with `no-cors`) without asking first, but only with a
+ * body of text/plain, form or multipart type, and always with an `Origin` header on a POST, PUT or
+ * PATCH; recent browsers also say `Sec-Fetch-Site`. A page whose DNS name is made to resolve to
+ * 127.0.0.1 (DNS rebinding) still sends its own name as `Host`. Clients that are not browsers
+ * (curl, the test helpers, the bench) send none of these.
+ */
+export function crossSiteRefusal(
+  req: IncomingMessage,
+): { status: number; message: string } | undefined {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+    return {
+      status: 403,
+      message: `The admin endpoints refuse cross-site requests (Sec-Fetch-Site: ${site})`,
+    };
+  }
+  if (req.headers.origin !== undefined) {
+    return {
+      status: 403,
+      message: 'The admin endpoints refuse requests from web pages (an Origin header)',
+    };
+  }
+  if (!isLoopbackHost(req.headers.host)) {
+    return {
+      status: 403,
+      message: 'The admin endpoints answer only a loopback Host (127.0.0.1, [::1] or localhost)',
+    };
+  }
+  const method = req.method ?? 'GET';
+  if (method === 'GET' || method === 'HEAD') return undefined;
+  const type = req.headers['content-type'];
+  const hasBody =
+    req.headers['transfer-encoding'] !== undefined ||
+    (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+  if (type === undefined ? hasBody : !isJsonType(type)) {
+    return {
+      status: 415,
+      message: `The admin endpoints take a JSON body only: send Content-Type: application/json${type === undefined ? '' : ` (got ${JSON.stringify(type.slice(0, 100))})`}`,
+    };
+  }
+  return undefined;
+}
+
 /** Handles GET/PUT/PATCH/POST on /_emulator/{name}. */
 export async function handleAdmin(
   req: IncomingMessage,
@@ -69,6 +135,11 @@ export async function handleAdmin(
 ): Promise<void> {
   if (!isLoopback(req.socket.remoteAddress)) {
     sendError(res, 403, 'The admin endpoints answer loopback callers only');
+    return;
+  }
+  const refused = crossSiteRefusal(req);
+  if (refused !== undefined) {
+    sendError(res, refused.status, refused.message);
     return;
   }
   const allowed = Object.hasOwn(ALLOWED, name) ? ALLOWED[name] : undefined;

@@ -59,7 +59,7 @@ export function issueMessage(issue: z.core.$ZodIssue, value: unknown): string {
       if (!here.found) return 'is required but missing';
       const expected = EXPECTED[issue.expected] ?? issue.expected;
       if (issue.expected === 'boolean' && typeof here.value === 'string') {
-        return `expected true or false, got ${describeValue(here.value)} (YAML 1.2: yes/no/on/off are strings)`;
+        return `expected true or false, got ${describeValue(here.value)} (booleans are lowercase true or false; True, yes, on are strings)`;
       }
       if (issue.path.length === 0) {
         return `expected a mapping with "org" and "environments", got ${describeValue(here.value)}`;
@@ -67,6 +67,7 @@ export function issueMessage(issue: z.core.$ZodIssue, value: unknown): string {
       return `expected ${expected}, got ${describeValue(here.value)}`;
     }
     case 'invalid_value': {
+      if (!here.found) return 'is required but missing';
       const allowed = issue.values.map(String);
       const hint = typeof here.value === 'string' ? suggest(here.value, allowed) : undefined;
       return (
@@ -75,6 +76,7 @@ export function issueMessage(issue: z.core.$ZodIssue, value: unknown): string {
       );
     }
     case 'invalid_format':
+      if (!here.found) return 'is required but missing';
       return `${describeValue(here.value).replace(/^the string /, '')} is not a valid name: ${NAME_RULE}`;
     default:
       return issue.message;

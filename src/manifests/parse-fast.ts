@@ -1,8 +1,17 @@
-import { CORE_SCHEMA, loadAll } from 'js-yaml';
+import {
+  constructFromEvents,
+  CORE_SCHEMA,
+  defineScalarTag,
+  EVENT_ID,
+  NOT_RESOLVED,
+  parseEvents,
+  type Event,
+} from 'js-yaml';
 import { desiredOf, type ManifestValueConverters } from '../core/compiled.ts';
 import { FIELD_LIST, normalizeSet } from '../core/fields.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { acceptDocument } from './accept.ts';
+import { normalizeLineBreaks } from './line-breaks.ts';
 import type { ManifestDocument, ParsedManifest } from './parsed.ts';
 
 /**
@@ -38,6 +47,74 @@ const CANONICAL = new Map<string, string>(
 const EMPTY: readonly string[] = Object.freeze([]);
 
 /**
+ * The YAML 1.2 core schema with booleans `true` and `false` only: `True` and `TRUE` are strings,
+ * as `yes` and `on` are (the located path reads them the same way: parse-located.ts).
+ */
+const SCHEMA = CORE_SCHEMA.withTags(
+  defineScalarTag('tag:yaml.org,2002:bool', {
+    implicit: true,
+    implicitFirstChars: ['t', 'f'],
+    resolve: (text) => (text === 'true' ? true : text === 'false' ? false : NOT_RESOLVED),
+    identify: (value) => typeof value === 'boolean',
+  }),
+);
+
+/**
+ * True when a parsed text uses what the fast path leaves to the located path: a tag (the located
+ * path allows only the core schema's, and reports the rest where they stand), an anchor or alias
+ * (aliases are bounded there), or a directive (`%YAML`, `%TAG`).
+ */
+function usesLocatedFeatures(events: readonly Event[]): boolean {
+  for (const event of events) {
+    switch (event.type) {
+      case EVENT_ID.ALIAS:
+        return true;
+      case EVENT_ID.DOCUMENT:
+        if (event.directives.length > 0) return true;
+        break;
+      case EVENT_ID.POP:
+        break;
+      default:
+        if (event.tagStart !== -1 || event.anchorStart !== -1) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Texts the two parsers are known to read differently, which the fast path leaves to the located
+ * path (the authority), so that both paths always give the same result. Each was found by the
+ * differential test (test/manifests/differential.test.ts):
+ * - a tab in the leading whitespace of a line: js-yaml takes `\t# comment` after a block scalar
+ *   as a comment line, `yaml` as an error;
+ * - a line of only blanks where a block scalar (`|` or `>`) may be: a line with more spaces than
+ *   the scalar's indentation is content (one space, say) to js-yaml and nothing to `yaml`;
+ * - a line that starts with `%`: js-yaml skips an unknown directive (`%YAM 1.2`), `yaml` warns;
+ * - an indented `---` or `...`: js-yaml takes ` --- # c` for a document marker, `yaml` for a
+ *   scalar (then a syntax error);
+ * - a closing `]` or `}` followed at once by more text (`- {a: b}org: x`): js-yaml reads on,
+ *   `yaml` reports a syntax error;
+ * - a byte order mark past the first character: js-yaml skips one that starts a later document,
+ *   the located path reports it (see parse-located.ts).
+ */
+function readsDifferently(text: string): boolean {
+  return (
+    text.includes('\ufeff', 1) ||
+    LEADING_TAB.test(text) ||
+    DIRECTIVE.test(text) ||
+    INDENTED_MARKER.test(text) ||
+    TEXT_AFTER_FLOW.test(text) ||
+    (BLOCK_INDICATOR.test(text) && BLANK_LINE.test(text))
+  );
+}
+const LEADING_TAB = /^[ ]*\t/m;
+const DIRECTIVE = /^%/m;
+const INDENTED_MARKER = /^[ \t]+(?:---|\.\.\.)(?:[ \t]|$)/m;
+const TEXT_AFTER_FLOW = /[\]}][^\s,\]}]/;
+const BLOCK_INDICATOR = /[|>]/;
+const BLANK_LINE = /^[ \t]+$/m;
+
+/**
  * The fast path: a result only when every document is valid; undefined means "ask the located
  * path".
  *
@@ -52,7 +129,11 @@ export function parseManifestFast(
 ): ParsedManifest | undefined {
   let values: unknown[];
   try {
-    values = loadAll(text, { schema: CORE_SCHEMA, maxAliases: 0, maxDepth: 100, json: false });
+    const source = normalizeLineBreaks(text);
+    if (readsDifferently(source)) return undefined;
+    const events = parseEvents(source, { maxDepth: 100 });
+    if (usesLocatedFeatures(events)) return undefined;
+    values = constructFromEvents(events, { source, schema: SCHEMA, maxAliases: 0, json: false });
   } catch {
     return undefined;
   }

@@ -6,6 +6,7 @@ import { environmentOf } from '../core/compiled.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { isName } from '../core/names.ts';
 import { MANIFEST_KEYS, manifestValue } from './accept.ts';
+import { normalizeLineBreaks } from './line-breaks.ts';
 import { formatPath, issueMessage, unknownKeyMessage } from './messages.ts';
 import type { ManifestDocument, ManifestProblem, ParsedManifest } from './parsed.ts';
 import type * as Schema from './schema.ts';
@@ -29,6 +30,139 @@ function schema(): typeof Schema {
 }
 
 type PathSegment = string | number;
+
+/**
+ * How both parses of a file read it: the YAML 1.2 core schema whatever a `%YAML` directive says,
+ * with booleans `true` and `false` only (`True` and `TRUE` are strings, as `yes` and `on` are;
+ * the fast path reads them the same way: parse-fast.ts).
+ */
+function parseOptions(
+  lineCounter: Yaml.LineCounter,
+): Yaml.ParseOptions & Yaml.DocumentOptions & Yaml.SchemaOptions {
+  return {
+    lineCounter,
+    prettyErrors: false,
+    schema: 'core',
+    customTags: (tags) =>
+      tags.map((tag) =>
+        typeof tag === 'object' && tag.tag === BOOL_TAG
+          ? ({
+              ...tag,
+              test: /^(?:true|false)$/,
+              resolve: (text: string) => text === 'true',
+            } as Yaml.ScalarTag)
+          : tag,
+      ),
+  };
+}
+
+const BOOL_TAG = 'tag:yaml.org,2002:bool';
+
+/**
+ * The tags a manifest may write: the YAML 1.2 core schema's. Any other (`!custom`,
+ * `!!js/function`, `!!binary`, `!!timestamp`, `!!set`, a bare `!`) is an error where it stands:
+ * `yaml` would read its value as a plain string, and silently dropping a tag hides a mistake.
+ */
+const CORE_TAGS = new Set(
+  ['str', 'seq', 'map', 'bool', 'int', 'float', 'null'].map((name) => `tag:yaml.org,2002:${name}`),
+);
+
+/** A tag as it is usually written: `!!str` for the core ones. */
+function showTag(tag: string): string {
+  return tag.startsWith('tag:yaml.org,2002:') ? `!!${tag.slice(18)}` : tag;
+}
+
+/** A number or boolean as YAML wrote it, anything else as JSON. */
+function showScalar(value: unknown): string {
+  return typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint'
+    ? String(value)
+    : (JSON.stringify(value) ?? typeof value);
+}
+
+/** A problem in one document, found before its value is read. */
+interface Finding {
+  readonly offset: number;
+  readonly message: string;
+}
+
+/**
+ * What the schema cannot say well about one document: tags it does not allow, keys that are not
+ * strings, merge keys, and values that do not fit their tag (`yaml`'s warnings).
+ */
+function structuralProblems(doc: Document, text: string): Finding[] {
+  const found: Finding[] = [];
+  const start = (node: unknown): number =>
+    (node as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;
+  yaml().visit(doc, {
+    Node(_key, node) {
+      const tag = (node as { tag?: string }).tag;
+      if (tag !== undefined && !CORE_TAGS.has(tag)) {
+        const offset = start(node);
+        let bang = text.lastIndexOf('!', offset);
+        while (bang > 0 && text[bang - 1] === '!') bang--;
+        found.push({
+          offset: bang >= 0 && !text.slice(bang, offset).includes('\n') ? bang : offset,
+          message:
+            `unknown YAML tag "${showTag(tag)}": a manifest holds plain values (strings, true or ` +
+            'false, lists and mappings); remove the tag (quote the value to keep it as text)',
+        });
+      }
+    },
+    Pair(_key, pair) {
+      const key = pair.key;
+      if (yaml().isScalar(key) && key.value === '<<' && key.type === 'PLAIN') {
+        found.push({
+          offset: start(key),
+          message:
+            'merge keys (<<) are not supported: write the fields out in each environment (an ' +
+            'anchor and alias can share a whole value, such as a list of policies)',
+        });
+      } else if (key !== null && !yaml().isScalar(key)) {
+        found.push({
+          offset: start(key),
+          message: `a key must be a string, not ${yaml().isSeq(key) ? 'a list' : yaml().isMap(key) ? 'a mapping' : 'an alias'}`,
+        });
+      } else if (yaml().isScalar(key) && key.value !== null && typeof key.value !== 'string') {
+        found.push({
+          offset: start(key),
+          message: `a key must be a string, not ${typeof key.value} ${showScalar(key.value)} (quote it)`,
+        });
+      }
+    },
+  });
+  for (const warning of doc.warnings) {
+    // A tag reported above is also one `yaml` could not resolve: say it once.
+    if (found.some((f) => Math.abs(f.offset - warning.pos[0]) <= 2)) continue;
+    const what = warning.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? '';
+    const tag = /^Unresolved tag: (\S+)/.exec(what)?.[1];
+    found.push({
+      offset: warning.pos[0],
+      message:
+        tag === undefined
+          ? `YAML: ${what}`
+          : `the value does not fit its tag ${showTag(tag)}: remove the tag or fix the value (!!bool takes true or false only)`,
+    });
+  }
+  return found;
+}
+
+/**
+ * The offsets of byte order marks past the first character. YAML allows one at the start of each
+ * document, but `yaml` reads one there as part of the next key (`"\ufefforg"`), and js-yaml as
+ * nothing; one is almost always left by joining files, so it is an error that says so.
+ */
+function strayByteOrderMarks(text: string): number[] {
+  const offsets: number[] = [];
+  if (typeof text !== 'string') return offsets; // no text: the parser has said so
+  for (let at = text.indexOf('\ufeff', 1); at >= 0; at = text.indexOf('\ufeff', at + 1)) {
+    offsets.push(at);
+  }
+  return offsets;
+}
+
+const STRAY_BOM =
+  'a byte order mark (U+FEFF) inside the file: only the first character of a file may be one ' +
+  '(it is usually left by joining files); remove it';
 
 /** Aliases may expand to at most this many nodes; more is an alias bomb, not a manifest. */
 const MAX_ALIAS_COUNT = 100;
@@ -103,7 +237,7 @@ export function textLocator(
     if (parsed === undefined) {
       const lineCounter = new (yaml().LineCounter)();
       try {
-        const all = yaml().parseAllDocuments(text, { lineCounter, prettyErrors: false });
+        const all = yaml().parseAllDocuments(normalizeLineBreaks(text), parseOptions(lineCounter));
         parsed = { docs: (all as Document[]).filter((d) => !isEmptyDocument(d)), lineCounter };
       } catch {
         parsed = null;
@@ -138,9 +272,10 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
     problems.push({ file, line, column: col, path, message, org });
   };
 
+  const source = normalizeLineBreaks(text);
   let docs: Document[];
   try {
-    docs = yaml().parseAllDocuments(text, { lineCounter, prettyErrors: false }) as Document[];
+    docs = yaml().parseAllDocuments(source, parseOptions(lineCounter)) as Document[];
   } catch (error) {
     // The parser is recursive; absurd nesting can exhaust the stack.
     const message = error instanceof Error ? error.message : String(error);
@@ -151,10 +286,22 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
     return { documents, problems };
   }
 
+  const boms = strayByteOrderMarks(source);
+  const inDocument = new Set<number>();
   let document = -1;
   for (const doc of docs) {
     if (!isEmptyDocument(doc)) document++;
     const org = readOrg(doc);
+    // A stray byte order mark first: the syntax errors or unknown keys it causes say less.
+    const [from, , to] = doc.range ?? [0, 0, source.length];
+    const stray = boms.filter((offset) => offset >= from && offset < to);
+    if (stray.length > 0) {
+      for (const offset of stray) {
+        inDocument.add(offset);
+        at(offset, '', STRAY_BOM, org);
+      }
+      continue;
+    }
     if (doc.errors.length > 0) {
       const tooDeep = doc.errors.find((error) => /call stack/i.test(error.message));
       if (tooDeep !== undefined) {
@@ -176,6 +323,11 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
       continue;
     }
     if (isEmptyDocument(doc)) continue;
+    const findings = structuralProblems(doc, source);
+    if (findings.length > 0) {
+      for (const finding of findings) at(finding.offset, '', finding.message, org);
+      continue;
+    }
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
@@ -225,6 +377,7 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
       }),
     });
   }
+  for (const offset of boms) if (!inDocument.has(offset)) at(offset, '', STRAY_BOM, undefined);
   problems.sort((a, b) => a.line - b.line || a.column - b.column);
   return { documents, problems };
 }

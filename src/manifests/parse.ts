@@ -12,6 +12,9 @@ import type { ParsedManifest } from './parsed.ts';
  * what the schema accepts (parse-fast.ts); a file js-yaml refuses, or that check does not accept,
  * is read again by `yaml` and the schema (parse-located.ts), whose verdict and positions are the
  * ones reported. Files with aliases always take the `yaml` path, where alias expansion is bounded.
+ * So do tags, anchors, directives and the few texts the two readers are known to read differently
+ * (parse-fast.ts): on every text the fast path accepts, both give the same result, which
+ * test/manifests/differential.test.ts checks on generated texts (docs/manifests.md).
  */
 
 /**

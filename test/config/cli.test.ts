@@ -79,6 +79,37 @@ describe('unknown commands and flags', () => {
   });
 });
 
+describe('nonsense values are usage errors', () => {
+  it('--timeout 0, a negative, NaN, an empty or a too-long duration: exit 1, naming the flag', async () => {
+    const cases: [string[], Record<string, string>, string][] = [
+      [['--timeout', '0'], {}, '--timeout: "0" must be longer than 0 (use e.g. 500ms, 30s, 5m)'],
+      [['--timeout=-1s'], {}, '--timeout: "-1s" is not a duration'],
+      [['--timeout', 'NaN'], {}, '--timeout: "NaN" is not a duration'],
+      [['--timeout', ''], {}, '--timeout: "" is not a duration'],
+      [['--timeout', '1e999'], {}, '--timeout: "1e999" is not a duration'],
+      [['--timeout', '30'], {}, '--timeout: "30" is not a duration'],
+      [['--timeout', '600h'], {}, '--timeout: "600h" is too long'],
+      [['--retry-delay', '0s'], {}, '--retry-delay: "0s" must be longer than 0'],
+      [['--concurrency', '0'], {}, '--concurrency: "0" must be a whole number from 1 to 256'],
+      [[], { ENVSYNC_TIMEOUT: '0' }, '--timeout: "0" must be longer than 0'],
+      [[], { ENVSYNC_INSECURE_HTTP: 'yes' }, '--insecure-http: "yes" must be true or false'],
+      [
+        [],
+        { ENVSYNC_DETAILED_EXITCODE: 'TRUE' },
+        '--detailed-exitcode: "TRUE" must be true or false',
+      ],
+    ];
+    for (const [args, env, message] of cases) {
+      const result = await envsync(['plan', '--manifests', EXAMPLES, ...args], { env });
+      expect(result, `${args.join(' ')} ${JSON.stringify(env)}`).toMatchObject({
+        code: 1,
+        stdout: '',
+      });
+      expect(result.stderr).toContain(`envsync plan: ${message}`);
+    }
+  });
+});
+
 describe('help', () => {
   it('envsync plan --help: its flags by group, an example, exit 0, nothing on stderr', async () => {
     const result = await envsync(['plan', '--help']);

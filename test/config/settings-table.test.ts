@@ -216,8 +216,21 @@ describe('precedence: flags > environment > config file > defaults', () => {
     expect(
       resolveSetting(s, {
         flags: {},
-        env: { ENVSYNC_INSECURE_HTTP: 'no' },
+        env: { ENVSYNC_INSECURE_HTTP: 'false' },
         file: { insecureHttp: true },
+      }),
+    ).toBe(false);
+    // Only true and false: any other word is an error naming the flag, never silently off.
+    for (const word of ['no', '0', 'TRUE', 'yes']) {
+      expect(() => resolveSetting(s, { flags: {}, env: { ENVSYNC_INSECURE_HTTP: word } })).toThrow(
+        `--insecure-http: "${word}" must be true or false`,
+      );
+    }
+    expect(
+      resolveSetting(SETTINGS.shardFromHostname, {
+        flags: {},
+        env: { ENVSYNC_SHARD_FROM_HOSTNAME: 'false' },
+        file: { shardFromHostname: true },
       }),
     ).toBe(false);
     expect(resolveSetting(s, { flags: {}, env: {}, file: { insecureHttp: true } })).toBe(true);
@@ -264,9 +277,10 @@ describe('precedence: flags > environment > config file > defaults', () => {
         env: { ENVSYNC_SHARD_FROM_HOSTNAME: value },
         file: file === undefined ? {} : { shardFromHostname: file },
       });
+    // A switch like any other: true or false, and a variable beats the config file.
     expect(shard('true')).toBe(true);
-    expect(shard('false', true)).toBe(true);
-    expect(shard('yes')).toBe(false);
+    expect(shard('false', true)).toBe(false);
+    expect(() => shard('yes')).toThrow('--shard-from-hostname: "yes" must be true or false');
     const annotations = (env: NodeJS.ProcessEnv, flag?: string) =>
       resolveSetting(SETTINGS.annotations, {
         flags: flag === undefined ? {} : { annotations: flag },
@@ -292,12 +306,17 @@ describe('parsers', () => {
     ['retries', '0', 0],
     ['maxFileBytes', 2048, 2048],
     ['timeoutMs', '1.5s', 1500],
-    ['timeoutMs', 0, 0],
+    ['timeoutMs', '1ms', 1],
     ['intervalMs', '0', 0],
+    ['intervalMs', 0, 0],
+    ['debounceMs', '0', 0],
+    ['shutdownTimeoutMs', '0', 0],
+    ['intervalMs', '596h', 596 * 3_600_000],
     ['output', 'markdown', 'markdown'],
     ['logLevel', 'silent', 'silent'],
-    ['detailedExitcode', 'YES', true],
-    ['detailedExitcode', '0', false],
+    ['detailedExitcode', 'true', true],
+    ['detailedExitcode', 'false', false],
+    ['detailedExitcode', true, true],
     ['listen', ':9464', { host: '0.0.0.0', port: 9464 }],
     ['listen', '[::1]:1', { host: '::1', port: 1 }],
     ['shardIndex', '0', 0],
@@ -315,7 +334,48 @@ describe('parsers', () => {
     ['logLevel', 'loud', /^--log-level: "loud" is not one of trace, debug, info/],
     ['detailedExitcode', 'maybe', /^--detailed-exitcode: "maybe" must be true or false$/],
     ['listen', '9464', /^--listen: "9464" is not HOST:PORT/],
-    ['shardCount', 'x', /^--shard-count: "x" must be a whole number$/],
+    ['shardCount', 'x', /^--shard-count: "x" must be a whole number from 0 to 2147483647$/],
+    // Nonsense numbers and durations are errors, not zero, "now" or forever.
+    ['timeoutMs', '0', /^--timeout: "0" must be longer than 0 \(use e\.g\. 500ms, 30s, 5m\)$/],
+    ['timeoutMs', 0, /^--timeout: 0 must be longer than 0/],
+    ['timeoutMs', '0ms', /^--timeout: "0ms" must be longer than 0/],
+    ['timeoutMs', '0.1ms', /^--timeout: "0.1ms" must be longer than 0/],
+    ['timeoutMs', '-1s', /^--timeout: "-1s" is not a duration/],
+    ['timeoutMs', 'NaN', /^--timeout: "NaN" is not a duration/],
+    ['timeoutMs', 'NaNs', /^--timeout: "NaNs" is not a duration/],
+    ['timeoutMs', 'Infinitys', /^--timeout: "Infinitys" is not a duration/],
+    ['timeoutMs', '1e999', /^--timeout: "1e999" is not a duration/],
+    ['timeoutMs', '1e999s', /^--timeout: "1e999s" is not a duration/],
+    ['timeoutMs', '', /^--timeout: "" is not a duration/],
+    ['timeoutMs', ' ', /^--timeout: " " is not a duration/],
+    ['timeoutMs', 30, /^--timeout: 30 is not a duration/],
+    [
+      'timeoutMs',
+      '597h',
+      /^--timeout: "597h" is too long: at most 2147483647ms \(about 24 days\)$/,
+    ],
+    ['timeoutMs', `${'9'.repeat(400)}s`, /is too long/],
+    ['retryDelayMs', '0', /^--retry-delay: "0" must be longer than 0/],
+    ['intervalMs', '25d', /^--interval: "25d" is not a duration/],
+    ['intervalMs', '600h', /^--interval: "600h" is too long/],
+    ['debounceMs', '-5ms', /^--debounce: "-5ms" is not a duration/],
+    ['shutdownTimeoutMs', '1e3', /^--shutdown-timeout: "1e3" is not a duration/],
+    ['concurrency', '', /^--concurrency: "" must be a whole number from 1 to 256$/],
+    ['concurrency', '1e2', /^--concurrency: "1e2" must be a whole number/],
+    ['concurrency', '0x10', /^--concurrency: "0x10" must be a whole number/],
+    ['concurrency', 'NaN', /^--concurrency: "NaN" must be a whole number/],
+    ['retries', '-1', /^--retries: "-1" must be a whole number/],
+    ['retries', '1.5', /^--retries: "1.5" must be a whole number/],
+    ['maxFileBytes', '9'.repeat(30), /^--max-file-bytes: "9+" must be a whole number from 1/],
+    ['shardIndex', '99999999999999999999', /^--shard-index: "9+" must be a whole number from 0/],
+    ['shardIndex', '-1', /^--shard-index: "-1" must be a whole number/],
+    // Switches read true or false exactly, as docs/flags.md says, from any source.
+    ['detailedExitcode', 'YES', /^--detailed-exitcode: "YES" must be true or false$/],
+    ['detailedExitcode', 'True', /^--detailed-exitcode: "True" must be true or false$/],
+    ['detailedExitcode', '1', /^--detailed-exitcode: "1" must be true or false$/],
+    ['detailedExitcode', 'no', /^--detailed-exitcode: "no" must be true or false$/],
+    ['insecureHttp', 'on', /^--insecure-http: "on" must be true or false$/],
+    ['shardFromHostname', 'yes', /^--shard-from-hostname: "yes" must be true or false$/],
     ['annotations', 'gitlab', /^--annotations: "gitlab" is not one of github, none$/],
   ];
   it.each(bad)('%s refuses %j with a ConfigError naming the flag', (id, raw, message) => {
@@ -329,6 +389,13 @@ describe('parsers', () => {
       ['port', '70000', /^--port: 70000 is out of range \(0 to 65535\)$/],
       ['seed', 'abc', /^--seed: "abc" is not a whole number$/],
       ['failRate', '2', /^--fail-rate: "2" must be a number from 0 to 1$/],
+      ['failRate', '0x1', /^--fail-rate: "0x1" must be a number from 0 to 1$/],
+      ['failRate', '1e-1', /^--fail-rate: "1e-1" must be a number from 0 to 1$/],
+      ['failRate', 'NaN', /^--fail-rate: "NaN" must be a number from 0 to 1$/],
+      ['failRate', '', /^--fail-rate: "" must be a number from 0 to 1$/],
+      ['rateLimit', 'Infinity', /^--rate-limit: "Infinity" must be a number of requests/],
+      ['rateLimit', '-1', /^--rate-limit: "-1" must be a number of requests/],
+      ['seed', '99999999999', /^--seed: 99999999999 is out of range/],
       ['profile', 'x', /^--profile: "x" is not one of spec, kosli$/],
       ['emulatorOrgs', 'bad org', /^--org: "bad org" is not an organization name/],
       ['headersTimeoutMs', '2h', /^--headers-timeout: "2h" must be a duration from 1ms to 1h/],

@@ -62,6 +62,18 @@ describe('settings precedence: flags > env > file > defaults', () => {
     await expect(resolveSettings({ config: 'b.yaml' }, {}, tmp.dir)).rejects.toThrow(
       /b\.yaml: retries/,
     );
+    // Switches are true or false only, as docs/flags.md says: `True` and `yes` are not switches.
+    for (const word of ['True', 'TRUE', 'yes', 'on', '"true"']) {
+      await tmp.write('d.yaml', `insecureHttp: ${word}\n`);
+      await expect(resolveSettings({ config: 'd.yaml' }, {}, tmp.dir)).rejects.toThrow(
+        /d\.yaml: insecureHttp: .*boolean/,
+      );
+    }
+    await tmp.write('e.yaml', 'insecureHttp: true\ndetailedExitcode: false\n');
+    expect(await resolveSettings({ config: 'e.yaml' }, {}, tmp.dir)).toMatchObject({
+      insecureHttp: true,
+      detailedExitcode: false,
+    });
     await tmp.write('c.yaml', 'token: abc\n');
     await expect(resolveSettings({ config: 'c.yaml' }, {}, tmp.dir)).rejects.toThrow(
       /ENVSYNC_TOKEN/,

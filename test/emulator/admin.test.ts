@@ -170,7 +170,11 @@ describe('GET and PUT /_emulator/store', () => {
   });
 
   it('rejects invalid JSON with 400', async () => {
-    const response = await admin('store', { method: 'PUT', body: '{"orgs": ' });
+    const response = await admin('store', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{"orgs": ',
+    });
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ errors: { payload: expect.any(String) } });
   });
@@ -219,6 +223,92 @@ describe('admin routing', () => {
   it('needs no token', async () => {
     const response = await send(`${emu.url}/_emulator/stats`, { dispatcher: emu.agent });
     expect(response.status).toBe(200);
+  });
+});
+
+describe('cross-site requests', () => {
+  const SEEDED = { orgs: { acme: [{ name: 'keep', type: 'K8S', description: 'seeded' }] } };
+  const kept = async () => (await emu.getStore()).orgs['acme']?.map((env) => env.name);
+
+  it.each([
+    ['text/plain', '{}'],
+    ['application/x-www-form-urlencoded', 'a=1'],
+    ['multipart/form-data; boundary=x', '--x--\r\n'],
+    ['text/plain;charset=UTF-8', ''],
+  ])(
+    'refuses POST /_emulator/reset with a %s body (a form or no-cors fetch): 415, store kept',
+    async (type, body) => {
+      await emu.putStore(SEEDED);
+      const response = await admin('reset', {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body,
+      });
+      expect(response.status).toBe(415);
+      expect(response.body).toEqual({ message: expect.stringContaining('application/json') });
+      expect(await kept()).toEqual(['keep']);
+    },
+  );
+
+  it('refuses a body without a content type', async () => {
+    await emu.putStore(SEEDED);
+    const response = await admin('reset', { method: 'POST', body: 'x' });
+    expect(response.status).toBe(415);
+    expect(await kept()).toEqual(['keep']);
+  });
+
+  it('refuses PUT /_emulator/store and PATCH /_emulator/faults with a text/plain JSON body', async () => {
+    await emu.putStore(SEEDED);
+    const put = await admin('store', {
+      method: 'PUT',
+      headers: { 'content-type': 'text/plain' },
+      body: JSON.stringify({ orgs: {} }),
+    });
+    expect(put.status).toBe(415);
+    const patch = await admin('faults', {
+      method: 'PATCH',
+      headers: { 'content-type': 'text/plain' },
+      body: JSON.stringify({ failRate: 1 }),
+    });
+    expect(patch.status).toBe(415);
+    expect(await kept()).toEqual(['keep']);
+    expect(await emu.getFaults()).toMatchObject({ failRate: 0 });
+  });
+
+  it.each([
+    ['Origin', { origin: 'https://evil.example' }],
+    ['Origin: null', { origin: 'null' }],
+    ['Sec-Fetch-Site: cross-site', { 'sec-fetch-site': 'cross-site' }],
+    ['Sec-Fetch-Site: same-site', { 'sec-fetch-site': 'same-site' }],
+    ['a DNS-rebound Host', { host: 'evil.example' }],
+  ])('refuses a request with %s: 403, store kept', async (_what, headers) => {
+    await emu.putStore(SEEDED);
+    const reset = await admin('reset', {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(reset.status).toBe(403);
+    expect(reset.body).toEqual({ message: expect.stringMatching(/admin endpoints/) });
+    const read = await admin('store', { headers });
+    expect(read.status).toBe(403);
+    expect(await kept()).toEqual(['keep']);
+  });
+
+  it('answers what curl and the test clients send: JSON bodies, a bare POST, loopback Host names', async () => {
+    await emu.putStore(SEEDED);
+    const patch = await admin('faults', {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      body: JSON.stringify({ seed: 5 }),
+    });
+    expect(patch.status).toBe(200);
+    for (const host of ['localhost', `127.0.0.1:${emu.port}`, `[::1]:${emu.port}`, 'LOCALHOST:1']) {
+      expect((await admin('health', { headers: { host } })).status, host).toBe(200);
+    }
+    expect((await admin('stats', { headers: { 'sec-fetch-site': 'none' } })).status).toBe(200);
+    expect((await admin('reset', { method: 'POST' })).status).toBe(200);
+    expect(await kept()).toBeUndefined();
   });
 });
 

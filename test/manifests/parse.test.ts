@@ -206,4 +206,130 @@ describe('parseManifest', () => {
     ]);
     expect(({} as Record<string, unknown>)['x']).toBeUndefined();
   });
+
+  describe('line breaks, tags, booleans and what messages name', () => {
+    const env = (extra: string) =>
+      `org: acme\nenvironments:\n  - name: a\n    type: K8S\n    description: d\n${extra}`;
+
+    it('reads a lone carriage return as a line break, with or without an alias in the file', () => {
+      const plain = 'org: acme\renvironments:\r  - {name: a, type: K8S, description: d}\r';
+      const withAlias = `${plain}  - {name: b, type: K8S, description: &d x}\r  - {name: c, type: K8S, description: *d}\r`;
+      expect(parseManifest(plain, 'f.yaml').documents[0]?.environments.map((e) => e.name)).toEqual([
+        'a',
+      ]);
+      const located = parseManifest(withAlias, 'f.yaml');
+      expect(located.problems).toEqual([]);
+      expect(located.documents[0]?.environments.map((e) => [e.name, e.description])).toEqual([
+        ['a', 'd'],
+        ['b', 'x'],
+        ['c', 'x'],
+      ]);
+      // Positions count a lone CR as a line break too.
+      expect(
+        messages('org: acme\renvironments:\r  - {name: a, type: k8s, description: d}\r'),
+      ).toEqual([
+        expect.stringMatching(/^manifests\/acme\.yaml:3:\d+ environments\[0\]\.type: "k8s"/),
+      ]);
+    });
+
+    it.each([
+      ['!custom', 'description: !custom x', '!custom'],
+      ['!!js/function', 'description: !!js/function "function () {}"', '!!js/function'],
+      ['!!binary', 'description: !!binary aGk=', '!!binary'],
+      ['!!timestamp', 'description: !!timestamp 2020-01-01', '!!timestamp'],
+      ['! (non-specific)', 'description: ! x', '!'],
+    ])('refuses the unknown YAML tag %s where it stands', (_name, line, shown) => {
+      expect(
+        messages(`org: acme\nenvironments:\n  - name: a\n    type: K8S\n    ${line}\n`),
+      ).toEqual([
+        `manifests/acme.yaml:5:18 unknown YAML tag "${shown}": a manifest holds plain values (strings, true or false, lists and mappings); remove the tag (quote the value to keep it as text)`,
+      ]);
+    });
+
+    it('reads the core schema tags !!str, !!bool, !!seq and !!map as their plain forms', () => {
+      const parsed = parseManifest(
+        'org: !!str acme\nenvironments: !!seq\n  - !!map {name: !!str 2024, type: K8S, description: !!str true, include_scaling: !!bool true}\n',
+        'f.yaml',
+      );
+      expect(parsed.problems).toEqual([]);
+      expect(parsed.documents[0]?.environments[0]).toMatchObject({
+        name: '2024',
+        description: 'true',
+        include_scaling: true,
+      });
+    });
+
+    it.each(['True', 'TRUE', 'False', 'yes', 'on'])(
+      'refuses the boolean %s with a located error: booleans are true or false only',
+      (word) => {
+        expect(messages(env(`    include_scaling: ${word}\n`))).toEqual([
+          `manifests/acme.yaml:6:22 environments[0].include_scaling: expected true or false, got the string "${word}" (booleans are lowercase true or false; True, yes, on are strings)`,
+        ]);
+      },
+    );
+
+    it('refuses !!bool with anything but true or false', () => {
+      expect(messages(env('    require_provenance: !!bool True\n'))).toEqual([
+        'manifests/acme.yaml:6:25 the value does not fit its tag !!bool: remove the tag or fix the value (!!bool takes true or false only)',
+      ]);
+    });
+
+    it('reads True as a string where a string is expected, the same on both paths', () => {
+      const text = 'org: acme\nenvironments:\n  - {name: a, type: K8S, description: True}\n';
+      expect(parseManifest(text, 'f.yaml').documents[0]?.environments[0]?.description).toBe('True');
+      expect(
+        parseManifest(`${text}  - {name: b, type: K8S, description: &x y}\n`, 'f.yaml').documents[0]
+          ?.environments[0]?.description,
+      ).toBe('True');
+    });
+
+    it('names a merge key as such, not as a missing value', () => {
+      const found = messages(
+        'org: acme\nbase: &base {type: K8S, description: d}\nenvironments:\n  - <<: *base\n    name: a\n',
+      );
+      expect(found).toEqual([
+        expect.stringContaining(
+          'acme.yaml:4:5 merge keys (<<) are not supported: write the fields out in each environment',
+        ),
+      ]);
+      expect(found.join('\n')).not.toContain('undefined');
+    });
+
+    it('says "is required but missing" for a missing type, never "undefined undefined"', () => {
+      expect(messages('org: acme\nenvironments:\n  - name: a\n    description: d\n')).toEqual([
+        'manifests/acme.yaml:3:5 environments[0].type: is required but missing',
+      ]);
+    });
+
+    it('names a byte order mark that starts a second document, not an unknown key', () => {
+      const found = messages(
+        'org: acme\nenvironments: []\n---\n\ufefforg: other\nenvironments: []\n',
+      );
+      expect(found).toEqual([
+        'manifests/acme.yaml:4:1 a byte order mark (U+FEFF) inside the file: only the first character of a file may be one (it is usually left by joining files); remove it',
+      ]);
+      expect(found.join('\n')).not.toContain('unknown key');
+      // One before a `---` line says the same.
+      expect(
+        messages('org: acme\nenvironments: []\n\ufeff---\norg: b\nenvironments: []\n'),
+      ).toEqual([expect.stringContaining('3:1 a byte order mark (U+FEFF)')]);
+      // At the very start of the file it is allowed.
+      expect(messages('\ufefforg: acme\nenvironments: []\n')).toEqual([]);
+    });
+
+    it('names keys that are not strings', () => {
+      expect(messages(env('    ? [x]\n    : 1\n'))).toEqual([
+        'manifests/acme.yaml:6:7 a key must be a string, not a list',
+      ]);
+      expect(messages(env('    1: x\n'))).toEqual([
+        'manifests/acme.yaml:6:5 a key must be a string, not number 1 (quote it)',
+      ]);
+    });
+
+    it('reports a duplicate key as such', () => {
+      expect(messages(env('    description: e\n'))).toEqual([
+        expect.stringMatching(/acme\.yaml:6:5 .*[Mm]ap keys must be unique/),
+      ]);
+    });
+  });
 });

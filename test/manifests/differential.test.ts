@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { FIELD_LIST } from '../../src/core/fields.ts';
+import type { ParsedManifest } from '../../src/manifests/parse.ts';
+import { parseManifestFast } from '../../src/manifests/parse-fast.ts';
+import { parseManifestLocated } from '../../src/manifests/parse-located.ts';
+import { manifestText } from '../helpers/yaml-fuzz.ts';
+
+/**
+ * The two parsers agree: on every text the fast path accepts, the position-tracking path finds
+ * no problem and reads the same documents. (Where the fast path refuses, the located path is the
+ * only reader, so there is nothing to compare.) `npm test` runs a sample that fits its budget;
+ * `ENVSYNC_FUZZ_FULL=1 npx vitest run test/manifests/differential.test.ts` runs 100,000 texts,
+ * and ENVSYNC_FUZZ_SEED picks another seed.
+ */
+
+const FULL = process.env['ENVSYNC_FUZZ_FULL'] === '1';
+const COUNT = FULL ? 100_000 : 5_000;
+const SEED = Number(process.env['ENVSYNC_FUZZ_SEED'] ?? '13');
+
+/** What a parse says, without positions: the documents' values, or the problems' count. */
+function reading(parsed: ParsedManifest): unknown {
+  return {
+    problems: parsed.problems.length,
+    documents: parsed.documents.map((doc) => ({
+      org: doc.org,
+      environments: doc.environments.map((env) => [
+        env.name,
+        ...FIELD_LIST.map((spec) => env[spec.name] ?? null),
+      ]),
+    })),
+  };
+}
+
+/** Undefined when the parsers agree on `text`, else both readings. */
+export function disagreement(text: string): { fast: unknown; located: unknown } | undefined {
+  const fast = parseManifestFast(text);
+  if (fast === undefined) return undefined;
+  const located = parseManifestLocated(text, 'fuzz.yaml');
+  const a = reading(fast);
+  const b = reading(located);
+  return JSON.stringify(a) === JSON.stringify(b) ? undefined : { fast: a, located: b };
+}
+
+describe('the fast and the position-tracking parser', () => {
+  it(
+    `agree on every generated text the fast path accepts (${COUNT} texts, seed ${SEED})`,
+    { timeout: FULL ? 1_800_000 : 60_000 },
+    () => {
+      const failures: { index: number; text: string; fast: unknown; located: unknown }[] = [];
+      let accepted = 0;
+      for (let index = 0; index < COUNT; index++) {
+        const text = manifestText(SEED, index);
+        if (parseManifestFast(text) !== undefined) accepted++;
+        const found = disagreement(text);
+        if (found !== undefined) failures.push({ index, text, ...found });
+      }
+      if (process.env['ENVSYNC_FUZZ_REPORT'] === '1') {
+        // Straight to stdout, so that it shows whether the test passes or not.
+        const summary = { seed: SEED, count: COUNT, accepted, disagreements: failures.length };
+        const lines = [summary, ...failures.slice(0, 40)].map((line) => JSON.stringify(line));
+        process.stdout.write(`${lines.join('\n')}\n`);
+      }
+      expect(failures.slice(0, 3)).toEqual([]);
+      // Most texts must reach the comparison, or the test proves little.
+      expect(accepted).toBeGreaterThan(COUNT / 8);
+    },
+  );
+});

@@ -1,0 +1,82 @@
+/** `envsync export --out DIR` writes files without ever following a symbolic link. */
+import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { envsync } from '../helpers/cli.ts';
+import { startFakeApi } from '../helpers/fake-api.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const TOKEN = 'tok-export-5e1f0a';
+
+let api: Awaited<ReturnType<typeof startFakeApi>>;
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+beforeAll(async () => {
+  api = await startFakeApi((_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify([{ name: 'web', type: 'K8S', description: 'Web' }]));
+  });
+});
+afterAll(() => api.close());
+beforeEach(async () => {
+  tmp = await tempDir();
+  await mkdir(tmp.path('out'));
+});
+afterEach(() => tmp.cleanup());
+
+const exportTo = (...extra: string[]) =>
+  envsync(['export', '--org', 'acme', '--out', 'out', '--api-url', api.url, ...extra], {
+    cwd: tmp.dir,
+    env: { ENVSYNC_TOKEN: TOKEN },
+  });
+
+/** The names in `out`, temp files included (none may be left). */
+const names = () => readdir(tmp.path('out')).then((list) => list.sort());
+
+describe('export --out never writes through a symbolic link', () => {
+  it('refuses a dangling symlink at the target and creates nothing where it points', async () => {
+    await symlink(tmp.path('elsewhere.yaml'), tmp.path('out/acme.yaml'));
+    const result = await exportTo();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'acme.yaml is a symbolic link (export never writes through one)',
+    );
+    await expect(lstat(tmp.path('elsewhere.yaml'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await readlink(tmp.path('out/acme.yaml'))).toBe(tmp.path('elsewhere.yaml'));
+    expect(await names()).toEqual(['acme.yaml']);
+  });
+
+  it('refuses a symlink to an existing file and leaves that file as it was', async () => {
+    await writeFile(tmp.path('precious.txt'), 'keep me\n');
+    await symlink(tmp.path('precious.txt'), tmp.path('out/acme.yaml'));
+    const result = await exportTo();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('is a symbolic link');
+    expect(await readFile(tmp.path('precious.txt'), 'utf8')).toBe('keep me\n');
+  });
+
+  it('with --force replaces the link itself with a regular file; the link target is untouched', async () => {
+    await writeFile(tmp.path('precious.txt'), 'keep me\n');
+    await symlink(tmp.path('precious.txt'), tmp.path('out/acme.yaml'));
+    await symlink(tmp.path('nowhere.yaml'), tmp.path('out/dangling.yaml'));
+    const result = await exportTo('--force');
+    expect(result.code, result.stderr).toBe(0);
+    expect((await lstat(tmp.path('out/acme.yaml'))).isSymbolicLink()).toBe(false);
+    expect(await readFile(tmp.path('out/acme.yaml'), 'utf8')).toContain('name: web');
+    expect(await readFile(tmp.path('precious.txt'), 'utf8')).toBe('keep me\n');
+    await expect(lstat(tmp.path('nowhere.yaml'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await names()).toEqual(['acme.yaml', 'dangling.yaml']);
+  });
+
+  it('writes a new file whole and leaves no temp file; an existing one needs --force', async () => {
+    const first = await exportTo();
+    expect(first.code, first.stderr).toBe(0);
+    expect(await readFile(tmp.path('out/acme.yaml'), 'utf8')).toContain('name: web');
+    expect(await names()).toEqual(['acme.yaml']);
+    const again = await exportTo();
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('acme.yaml already exists; pass --force to overwrite it');
+    const forced = await exportTo('--force');
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(await names()).toEqual(['acme.yaml']);
+  });
+});
