@@ -50,8 +50,8 @@ export const DAEMON_SETTINGS = {
     file: { key: 'webhookMinInterval', type: { kind: 'duration' } },
     commands: ['run'],
     group: 'daemon',
-    help: 'passes started by POST /reconcile are at least this far apart; posts in between join the next one',
-    parse: durationMs,
+    help: 'passes started by POST /reconcile are at least this far apart; posts in between join the next one (0 turns the spacing off)',
+    parse: durationOrZeroMs,
     default: '10s',
   },
   webhookSecretFile: {
