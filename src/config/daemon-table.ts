@@ -2,7 +2,7 @@
  * The settings only `envsync run` takes: the periodic resync, file events, the endpoints, shutdown,
  * sharding and the embedded emulator. Part of the one settings table (settings-table.ts).
  */
-import { bool, durationMs, durationOrZeroMs, listen, text, whole } from './parsers.ts';
+import { bool, durationOrZeroMs, listen, text, whole } from './parsers.ts';
 import type { SettingsTable } from './setting.ts';
 
 export const DAEMON_SETTINGS = {
