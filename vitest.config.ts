@@ -12,20 +12,35 @@ const UNIT = [
   'test/api/policy.test.ts',
 ];
 
+/**
+ * Suites that need the whole machine for a while: the image's steps carried out for real (an
+ * `npm ci` included) and a tiny run of every benchmark scenario. `npm run test:system` runs
+ * them; `.ci/run` runs them after `npm test`.
+ */
+const SYSTEM = ['test/system/**/*.test.ts'];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Integration tests start real servers and child processes and mostly wait on them: three
-    // workers keep two cores busy.
-    maxWorkers: 3,
+    // Integration tests start real servers and child processes and mostly wait on them: four
+    // workers keep two cores busy. Threads, not forks: a worker per test file costs a thread, not
+    // a process (the tests' own child processes are real processes either way).
+    maxWorkers: 4,
+    pool: 'threads',
     reporters: ['default'],
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT } },
+      // Pure modules: one worker's module cache serves every file.
+      { extends: true, test: { name: 'unit', include: UNIT, isolate: false } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT },
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [...UNIT, ...SYSTEM],
+        },
       },
+      { extends: true, test: { name: 'system', include: SYSTEM } },
     ],
   },
 });

@@ -222,7 +222,7 @@ describe('Dockerfile', () => {
       'node_modules/yaml/package.json',
       '.git/config',
       '.envsync/state.json',
-      'test/examples/dockerfile.test.ts',
+      'test/system/dockerfile.test.ts',
       'token',
     ]) {
       expect(inContext(rules, file), file).toBe(false);

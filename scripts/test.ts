@@ -1,0 +1,55 @@
+/**
+ * `npm test`: the static checks (type check, lint, format check) and the unit and integration
+ * tests, side by side on every core. The tests' output streams as it comes; each check's output
+ * is printed when it ends. Exits 1 if anything failed. Extra arguments go to vitest.
+ */
+import { spawn } from 'node:child_process';
+
+interface Job {
+  readonly name: string;
+  readonly command: string;
+  readonly args: readonly string[];
+  /** Stream the output as it comes (the tests), or print it whole at the end (a check). */
+  readonly stream: boolean;
+}
+
+/** Run by npm, which puts node_modules/.bin on PATH. */
+const JOBS: readonly Job[] = [
+  { name: 'typecheck', command: 'tsc', args: ['--noEmit'], stream: false },
+  {
+    name: 'lint',
+    command: 'oxlint',
+    args: ['--type-aware', '--deny-warnings', 'src', 'test', 'bench', 'scripts'],
+    stream: false,
+  },
+  // The cache (under node_modules/.cache) skips files unchanged since the last clean check.
+  { name: 'format', command: 'prettier', args: ['--check', '--cache', '.'], stream: false },
+  {
+    name: 'tests',
+    command: 'vitest',
+    args: ['run', '--project', 'unit', '--project', 'integration', ...process.argv.slice(2)],
+    stream: true,
+  },
+];
+
+function run({ name, command, args, stream }: Job): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, {
+      stdio: stream ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.once('error', (error: Error) =>
+      resolve(`${name}: cannot start ${command}: ${error.message}`),
+    );
+    child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+      if (!stream) process.stdout.write(`\n> ${name}: ${code === 0 ? 'ok' : 'FAILED'}\n${output}`);
+      resolve(code === 0 ? undefined : `${name} failed (${signal ?? `exit ${code}`})`);
+    });
+  });
+}
+
+const failures = (await Promise.all(JOBS.map(run))).filter((f) => f !== undefined);
+if (failures.length > 0) process.stdout.write(`\nnpm test: ${failures.join('; ')}\n`);
+process.exitCode = failures.length === 0 ? 0 : 1;
