@@ -23,10 +23,10 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Integration tests start real servers and child processes and mostly wait on them: four
+    // Integration tests start real servers and child processes and mostly wait on them: three
     // workers keep two cores busy. Threads, not forks: a worker per test file costs a thread, not
     // a process (the tests' own child processes are real processes either way).
-    maxWorkers: 4,
+    maxWorkers: 3,
     pool: 'threads',
     reporters: ['default'],
     projects: [

@@ -434,8 +434,12 @@ describe('an --api-url with user information', () => {
           '//admin:PaSsWoRd1@api.example.com',
         ];
         const cases: { where: string; argv: string[]; env: Record<string, string> }[] = [];
+        // Every address through plan; every command with a parseable and an unparseable one.
+        const everyCommand = new Set([urls[0], urls[2]]);
         for (const url of urls) {
-          for (const command of ['plan', 'sync', 'export', 'run']) {
+          for (const command of everyCommand.has(url)
+            ? ['plan', 'sync', 'export', 'run']
+            : ['plan']) {
             const rest =
               command === 'export'
                 ? ['--org', 'acme']
@@ -448,8 +452,8 @@ describe('an --api-url with user information', () => {
               argv: [command, ...rest, '--api-url', url],
               env,
             });
-            // The same address from the environment, for one command each.
-            if (command === 'sync')
+            // The same address from the environment.
+            if (command === 'plan')
               cases.push({
                 where: `${command} ENVSYNC_API_URL=${url}`,
                 argv: [command, ...rest],
