@@ -1,8 +1,9 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startEnvsync } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -12,7 +13,7 @@ const TOKEN = 'cli-daemon-token-77aa';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 let api: TestEmulator;
-let child: ChildProcessWithoutNullStreams | undefined;
+let child: ChildProcess | undefined;
 
 beforeEach(async () => {
   tmp = await tempDir();
@@ -30,10 +31,8 @@ const manifest = (names: string[]) =>
 
 /** Starts `envsync run` as a child process; resolves with its endpoints' URL from its logs. */
 async function startRun(extra: string[] = []) {
-  const proc = spawn(
-    process.execPath,
+  const run = startEnvsync(
     [
-      CLI,
       'run',
       '--manifests',
       'manifests',
@@ -49,21 +48,18 @@ async function startRun(extra: string[] = []) {
       '10ms',
       ...extra,
     ],
-    { cwd: tmp.dir, env: { PATH: process.env['PATH'] ?? '', ENVSYNC_TOKEN: TOKEN } },
+    { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
   );
-  child = proc;
-  let stderr = '';
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) =>
-    proc.once('close', (code) => resolve(code)),
-  );
-  const lines = () => stderr.split('\n').filter((l) => l !== '');
+  child = run.child;
+  const lines = () =>
+    run
+      .stderr()
+      .split('\n')
+      .filter((l) => l !== '');
+  // Every line, parsed: a line that is not JSON fails the test here.
   const logs = () => lines().map((l) => JSON.parse(l) as Record<string, unknown>);
-  const url = await waitFor(
-    'endpoints',
-    () => logs().find((l) => typeof l['listen'] === 'string')?.['listen'] as string | undefined,
-  );
-  return { proc, url, exited, lines, logs };
+  const url = await run.listenUrl();
+  return { proc: run.child, url, exited: run.exited.then(({ code }) => code), lines, logs };
 }
 
 describe('envsync run as a process', () => {

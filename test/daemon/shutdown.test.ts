@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startEnvsync, type LiveCli } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const TOKEN = 'shutdown-test-token-0c4f';
 /** A generous guard: "exits within a second" is checked as "has exited before this". */
 const GUARD_MS = 10_000;
@@ -24,31 +22,17 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-/** Starts `envsync run`; `exited` resolves with the exit code, or 'guard' if it is still running. */
+/** Starts `envsync run`, killed after the test if it is still running. */
 function startRun(args: string[], env: Record<string, string> = {}) {
-  const proc = spawn(process.execPath, [CLI, 'run', '--manifests', 'manifests', ...args], {
-    cwd: tmp.dir,
-    env: { PATH: process.env['PATH'] ?? '', ...env },
-  });
-  let stderr = '';
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const closed = new Promise<number | null>((resolve) =>
-    proc.once('close', (code) => resolve(code)),
-  );
-  cleanups.push(() => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-  });
-  /** The exit code, or 'still running' when the process has not exited within the guard. */
-  const exitedWithin = async (ms: number) => {
-    let timer: NodeJS.Timeout | undefined;
-    const guard = new Promise<'still running'>((resolve) => {
-      timer = setTimeout(() => resolve('still running'), ms);
-    });
-    const result = await Promise.race([closed, guard]);
-    clearTimeout(timer);
-    return result;
-  };
-  return { proc, exitedWithin, stderr: () => stderr };
+  const run = startEnvsync(['run', '--manifests', 'manifests', ...args], { cwd: tmp.dir, env });
+  cleanups.push(() => run.kill());
+  return run;
+}
+
+/** The exit code, or 'still running' when the process has not exited within the guard. */
+async function codeWithin(run: LiveCli, ms: number): Promise<number | null | 'still running'> {
+  const exit = await run.exitedWithin(ms);
+  return exit === 'still running' ? exit : exit.code;
 }
 
 async function busyPort(): Promise<{ port: number; server: Server }> {
@@ -62,7 +46,7 @@ describe('envsync run on a busy --listen port', () => {
   it('with --emulator: exits 1 at once with a hint to use --listen (the emulator does not stay up)', async () => {
     const { port } = await busyPort();
     const run = startRun(['--emulator', '--listen', `127.0.0.1:${port}`]);
-    expect(await run.exitedWithin(GUARD_MS)).toBe(1);
+    expect(await codeWithin(run, GUARD_MS)).toBe(1);
     expect(run.stderr()).toContain(`cannot listen on 127.0.0.1:${port}`);
     expect(run.stderr()).toContain('already in use');
     expect(run.stderr()).toContain('--listen HOST:PORT');
@@ -74,7 +58,7 @@ describe('envsync run on a busy --listen port', () => {
       ['--api-url', 'http://127.0.0.1:9', '--listen', `127.0.0.1:${port}`, '--state', 's.json'],
       { ENVSYNC_TOKEN: TOKEN },
     );
-    expect(await run.exitedWithin(GUARD_MS)).toBe(1);
+    expect(await codeWithin(run, GUARD_MS)).toBe(1);
     expect(run.stderr()).toContain('already in use');
     expect(run.stderr()).toContain('--listen HOST:PORT');
   });
@@ -107,8 +91,8 @@ describe('SIGTERM never waits out a failing API', () => {
       { ENVSYNC_TOKEN: TOKEN },
     );
     await waitFor('a retry under way', () => run.stderr().includes('retrying'));
-    run.proc.kill('SIGTERM');
-    return { code: await run.exitedWithin(GUARD_MS), stderr: run.stderr() };
+    run.child.kill('SIGTERM');
+    return { code: await codeWithin(run, GUARD_MS), stderr: run.stderr() };
   }
 
   function expectPromptStop(result: { code: number | null | 'still running'; stderr: string }) {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -57,4 +57,84 @@ export function envsync(
     timeoutMs,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
   });
+}
+
+/** A CLI child process still running: its output so far, its logs, and its end. */
+export interface LiveCli {
+  readonly child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** stderr's JSON log lines, parsed (other lines are skipped). */
+  logs(): Record<string, unknown>[];
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The exit, or 'still running' if it has not come within `ms` (a guard, not a timing). */
+  exitedWithin(
+    ms: number,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null } | 'still running'>;
+  /** The address `envsync run` logged for its endpoints. */
+  listenUrl(timeoutMs?: number): Promise<string>;
+  /** SIGKILLs it if it is still running, and waits for it to be gone. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts the real CLI in a child process with a clean environment plus `env`, and returns at
+ * once: for commands that run until stopped (`run`) or that a test signals.
+ */
+export function startEnvsync(
+  args: readonly string[],
+  { env = {}, cwd }: { env?: Record<string, string>; cwd?: string } = {},
+): LiveCli {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd,
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
+  const logs = () =>
+    stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    logs,
+    exited,
+    async exitedWithin(ms) {
+      let timer: NodeJS.Timeout | undefined;
+      const guard = new Promise<'still running'>((resolve) => {
+        timer = setTimeout(() => resolve('still running'), ms);
+      });
+      try {
+        return await Promise.race([exited, guard]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async listenUrl(timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const url = logs().find((line) => typeof line['listen'] === 'string')?.['listen'];
+        if (typeof url === 'string') return url;
+        if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline)
+          throw new Error(`envsync ${args[0] ?? ''} logged no endpoints address\n${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
 }

@@ -3,26 +3,22 @@
  * on loopback that throttles or fails. Nothing here measures a duration: exit codes, reports,
  * the requests the server counted, and that a process exits before a generous guard.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/core/report.ts';
-import { envsync } from '../helpers/cli.ts';
+import { envsync, startEnvsync, type LiveCli } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const TOKEN = 'dl-7Hq2Xv9Lw4Zp-5f4e';
 /** How long a stopped process may take to exit: generous, for a slow shared machine. */
 const GUARD_MS = 10_000;
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 let api: Awaited<ReturnType<typeof startFakeApi>> | undefined;
-const children: ReturnType<typeof spawn>[] = [];
+const runs: LiveCli[] = [];
 
 beforeEach(async () => {
   tmp = await tempDir();
@@ -30,9 +26,7 @@ beforeEach(async () => {
   await tmp.write('manifests/globex.yaml', manifest('globex', ['c']));
 });
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
+  for (const run of runs.splice(0)) await run.kill();
   await api?.close();
   api = undefined;
   await tmp.cleanup();
@@ -62,23 +56,11 @@ function throttleEverything() {
   });
 }
 
-/** Starts the CLI; resolves once it has exited, with its code, signal and output. */
+/** Starts the CLI in the test's folder, with its token and the fake API's address. */
 function start(args: string[]) {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: tmp.dir,
-    env: { PATH: process.env['PATH'] ?? '', ...env() },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  const exited = once(child, 'close').then(([code, signal]) => ({
-    code: code as number | null,
-    signal: signal as NodeJS.Signals | null,
-  }));
-  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+  const run = startEnvsync(args, { cwd: tmp.dir, env: env() });
+  runs.push(run);
+  return run;
 }
 
 /** `promise`'s value, or 'guard' if it has not settled within GUARD_MS. */
@@ -252,12 +234,7 @@ describe('--deadline bounds each pass of the daemon', { timeout: 120_000 }, () =
       '--deadline',
       '30s',
     ]);
-    const logs = () =>
-      run
-        .stderr()
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const logs = () => run.logs();
     const pass = await waitFor(
       'the first pass to end',
       () => logs().find((l) => String(l['msg']).startsWith('pass ')),
@@ -313,17 +290,8 @@ describe('SIGTERM ends a 120 s Retry-After wait at once', { timeout: 120_000 }, 
       '--interval',
       '0',
     ]);
-    const logs = () =>
-      run
-        .stderr()
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-    const url = await waitFor(
-      'endpoints',
-      () => logs().find((l) => typeof l['listen'] === 'string')?.['listen'] as string | undefined,
-      { timeoutMs: 30_000 },
-    );
+    const logs = () => run.logs();
+    const url = await run.listenUrl();
     // Both orgs' listings were answered 429 (one second), that pause has ended, and a retry was
     // answered 429 (two minutes): no request is due before that pause ends.
     await waitFor(

@@ -7,15 +7,13 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chmod, readFile, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { envsync } from '../helpers/cli.ts';
+import { envsync, startEnvsync } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const world = syncWorld();
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -314,10 +312,8 @@ describe('the daemon', () => {
     const api = await world.emulator({ orgs: ['acme'] });
     await world.manifests({ 'acme.yaml': manifest('acme', 1) });
     await world.tmp().write('blocker', 'a file, not a directory');
-    const child = spawn(
-      process.execPath,
+    const run = startEnvsync(
       [
-        CLI,
         'run',
         '--manifests',
         'manifests',
@@ -330,31 +326,14 @@ describe('the daemon', () => {
         '--interval',
         '0',
       ],
-      { cwd: world.tmp().dir, env: { PATH: process.env['PATH'] ?? '', ENVSYNC_TOKEN: TOKEN } },
+      { cwd: world.tmp().dir, env: { ENVSYNC_TOKEN: TOKEN } },
     );
-    cleanups.push(async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        const closed = new Promise((resolve) => child.once('close', resolve));
-        child.kill('SIGKILL');
-        await closed;
-      }
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const url = await waitFor(
-      'endpoints',
-      () =>
-        stderr
-          .split('\n')
-          .filter((line) => line.startsWith('{'))
-          .map((line) => JSON.parse(line) as Record<string, unknown>)
-          .find((line) => typeof line['listen'] === 'string')?.['listen'],
-      { timeoutMs: 30_000 },
-    );
+    cleanups.push(() => run.kill());
+    const url = await run.listenUrl();
     const status = await waitFor(
       'the org to fail',
       async () => {
-        const response = await request(`${String(url)}/status`);
+        const response = await request(`${url}/status`);
         const body = (await response.body.json()) as {
           orgs: Record<string, { status: string; lastError: { message: string } | null }>;
         };
@@ -365,12 +344,12 @@ describe('the daemon', () => {
     expect(status.lastError?.message).toContain('nothing was sent');
     expect(status.lastError?.message).toContain('blocker/state.json');
     // The state file serves every org, so the daemon as a whole is not ready, and says why.
-    const whole = (await (await request(`${String(url)}/status`)).body.json()) as {
+    const whole = (await (await request(`${url}/status`)).body.json()) as {
       stateFile: { path: string; writeError: string | null };
     };
     expect(whole.stateFile.path).toContain('blocker/state.json');
     expect(whole.stateFile.writeError).toContain('blocker/state.json');
-    const ready = await request(`${String(url)}/readyz`);
+    const ready = await request(`${url}/readyz`);
     expect(ready.statusCode).toBe(503);
     expect(await ready.body.text()).toContain('the state file cannot be written');
     expect((await putsAndGets(api)).puts).toBe(0);

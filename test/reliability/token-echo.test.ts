@@ -5,19 +5,16 @@
  * Every command and every sink runs against it at trace and debug log levels; every output is
  * then searched for the token and for each of its substrings of 8 characters or more.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envsync, type CliResult } from '../helpers/cli.ts';
+import { envsync, startEnvsync, type CliResult } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const FRAGMENT = 8;
 
 /**
@@ -273,10 +270,8 @@ describe.each(TOKENS)('with %s, a token-echoing service', (_name, token, command
     'envsync run puts it in none of its logs, /status, /metrics, /healthz, /readyz or its state file',
     { timeout: 90_000 },
     async () => {
-      const child = spawn(
-        process.execPath,
+      const run = startEnvsync(
         [
-          CLI,
           'run',
           ...common('trace'),
           '--token-file',
@@ -286,18 +281,11 @@ describe.each(TOKENS)('with %s, a token-echoing service', (_name, token, command
           '--interval',
           '0',
         ],
-        { cwd: tmp.dir, env: { PATH: process.env['PATH'] ?? '' } },
+        { cwd: tmp.dir },
       );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const exited = new Promise((resolve) => child.once('close', resolve));
       try {
-        const url = await waitFor('listening', () => /"listen":"(http:[^"]+)"/.exec(stderr)?.[1], {
-          timeoutMs: 30_000,
-        });
-        await waitFor('a pass', () => stderr.includes('"msg":"pass '), { timeoutMs: 30_000 });
+        const url = await run.listenUrl();
+        await waitFor('a pass', () => run.stderr().includes('"msg":"pass '), { timeoutMs: 30_000 });
         for (const endpoint of ['/status', '/metrics', '/healthz', '/readyz']) {
           const response = await request(`${url}${endpoint}`);
           outputs.push([endpoint, await response.body.text()]);
@@ -306,10 +294,10 @@ describe.each(TOKENS)('with %s, a token-echoing service', (_name, token, command
         expect(status).toContain('"acme"');
         expect(status).toContain('[REDACTED]');
       } finally {
-        child.kill('SIGTERM');
-        await exited;
+        run.child.kill('SIGTERM');
+        await run.exited;
       }
-      outputs.push(['run stdout', stdout], ['run stderr', stderr]);
+      outputs.push(['run stdout', run.stdout()], ['run stderr', run.stderr()]);
       outputs.push(...(await writtenFiles(tmp.dir)));
       expectClean();
     },
@@ -365,10 +353,8 @@ describe('a token that is not a Bearer token', () => {
       const api = await echoingService('unused-token');
       await tmp.write('manifests/acme.yaml', MANIFESTS['acme.yaml'] as string);
       await tmp.write('token', 'good-token-1234567890\n');
-      const child = spawn(
-        process.execPath,
+      const run = startEnvsync(
         [
-          CLI,
           'run',
           '--manifests',
           'manifests',
@@ -385,21 +371,16 @@ describe('a token that is not a Bearer token', () => {
           '--log-level',
           'debug',
         ],
-        { cwd: tmp.dir, env: { PATH: process.env['PATH'] ?? '' } },
+        { cwd: tmp.dir },
       );
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const exited = new Promise((resolve) => child.once('close', resolve));
       const bad = 'rotated"bad\\token-0987654321';
       try {
-        const url = await waitFor('listening', () => /"listen":"(http:[^"]+)"/.exec(stderr)?.[1], {
-          timeoutMs: 30_000,
-        });
-        await waitFor('a pass', () => stderr.includes('"msg":"pass '), { timeoutMs: 30_000 });
+        const url = await run.listenUrl();
+        await waitFor('a pass', () => run.stderr().includes('"msg":"pass '), { timeoutMs: 30_000 });
         const before = api.requests.length;
         await tmp.write('token', `${bad}\n`);
         await request(`${url}/reconcile`, { method: 'POST' });
-        await waitFor('the refused token', () => stderr.includes('RFC 6750'), {
+        await waitFor('the refused token', () => run.stderr().includes('RFC 6750'), {
           timeoutMs: 30_000,
         });
         expect(
@@ -408,12 +389,12 @@ describe('a token that is not a Bearer token', () => {
         const status = await (await request(`${url}/status`)).body.text();
         expect(status).not.toContain('rotated');
       } finally {
-        child.kill('SIGTERM');
-        await exited;
+        run.child.kill('SIGTERM');
+        await run.exited;
         await api.close();
         await tmp.cleanup();
       }
-      expect(stderr).not.toContain('rotated');
+      expect(run.stderr()).not.toContain('rotated');
     },
   );
 });

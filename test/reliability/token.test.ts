@@ -1,15 +1,12 @@
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envsync, type CliResult } from '../helpers/cli.ts';
+import { envsync, startEnvsync, type CliResult } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const TOKEN = 'tkn-RECOGNISABLE-7f3a9c2e5b1d';
 /** A distinctive part, so a partial leak (a prefix, a slice) is caught too. */
 const PART = 'RECOGNISABLE-7f3a';
@@ -147,10 +144,8 @@ describe('the token never leaks', () => {
   });
 
   it('from envsync run: its logs, /status and /metrics', async () => {
-    const child = spawn(
-      process.execPath,
+    const run = startEnvsync(
       [
-        CLI,
         'run',
         ...shared(api.url),
         '--token-file',
@@ -160,40 +155,38 @@ describe('the token never leaks', () => {
         '--interval',
         '0',
       ],
-      {
-        cwd: tmp.dir,
-        env: { PATH: process.env['PATH'] ?? '' },
-      },
+      { cwd: tmp.dir },
     );
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     try {
-      const url = await waitFor('listening', () => /"listen":"(http:[^"]+)"/.exec(stderr)?.[1]);
-      await waitFor('a pass', () => stderr.includes('"msg":"pass '));
+      const url = await run.listenUrl();
+      await waitFor('a pass', () => run.stderr().includes('"msg":"pass '));
       const status = await (await request(`${url}/status`)).body.text();
       const metrics = await (await request(`${url}/metrics`)).body.text();
       expect(status).toContain('"acme"');
       expectNoToken('/status', status);
       expectNoToken('/metrics', metrics);
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('close', resolve));
+      run.child.kill('SIGTERM');
+      await run.exited;
     }
-    expectNoToken('run stderr', stderr);
+    expectNoToken('run stderr', run.stderr());
   });
 
   it('from the emulator, whose tokens are its own flags', async () => {
-    const child = spawn(
-      process.execPath,
-      [CLI, 'emulator', '--port', '0', '--token', `${TOKEN}=acme`, '--log-level', 'trace'],
-      { env: { PATH: process.env['PATH'] ?? '' } },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+    const emulator = startEnvsync([
+      'emulator',
+      '--port',
+      '0',
+      '--token',
+      `${TOKEN}=acme`,
+      '--log-level',
+      'trace',
+    ]);
     try {
-      const url = await waitFor('listening', () => /^listening on (\S+)/.exec(out)?.[1]);
+      const url = await waitFor(
+        'listening',
+        () => /^listening on (\S+)/.exec(emulator.stdout())?.[1],
+      );
       for (const auth of [`Bearer ${TOKEN}`, `Bearer ${TOKEN}-wrong`, `Basic ${TOKEN}`]) {
         const response = await request(`${url}/api/v2/environments/acme`, {
           headers: { authorization: auth },
@@ -201,10 +194,10 @@ describe('the token never leaks', () => {
         expectNoToken('emulator answer', await response.body.text());
       }
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('close', resolve));
+      emulator.child.kill('SIGTERM');
+      await emulator.exited;
     }
-    expectNoToken('emulator stdout', out);
-    expectNoToken('emulator stderr', err);
+    expectNoToken('emulator stdout', emulator.stdout());
+    expectNoToken('emulator stderr', emulator.stderr());
   });
 });
