@@ -121,7 +121,17 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
   if (outDir === undefined) {
     io.stdout.write(exported.map((r) => r.text).join('---\n'));
   } else {
-    await mkdir(outDir, { recursive: true });
+    await mkdir(outDir, { recursive: true }).catch(async (error: unknown) => {
+      const kind = await entryAt(outDir);
+      throw new ConfigError(
+        `--out ${outDir}: cannot create the folder (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})` +
+          (kind === 'link'
+            ? ': it is a symbolic link that leads nowhere; remove it, or point --out at a folder'
+            : kind === 'other'
+              ? ': something that is not a folder is there; --out names a folder'
+              : ''),
+      );
+    });
     for (const { org, text } of exported) {
       const file = path.join(outDir, `${org}.yaml`);
       await writeExportFile(file, text, force);

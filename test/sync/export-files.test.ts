@@ -79,4 +79,17 @@ describe('export --out never writes through a symbolic link', () => {
     expect(forced.code, forced.stderr).toBe(0);
     expect(await names()).toEqual(['acme.yaml']);
   });
+
+  it('an --out folder that is a symbolic link to nothing is a clear error, and nothing is created where it points', async () => {
+    await symlink(tmp.path('nowhere'), tmp.path('dangling'));
+    const result = await envsync(
+      ['export', '--org', 'acme', '--out', 'dangling', '--api-url', api.url],
+      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('dangling: cannot create the folder');
+    expect(result.stderr).toContain('symbolic link that leads nowhere');
+    expect(result.stderr).not.toContain('unexpected error');
+    expect(await lstat(tmp.path('nowhere')).catch(() => 'absent')).toBe('absent');
+  });
 });
