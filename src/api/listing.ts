@@ -19,7 +19,9 @@ import type { ListedEnvironment } from './listing-schema.ts';
 
 let schemaModule: typeof ListingSchema | undefined;
 function schema(): typeof ListingSchema {
-  schemaModule ??= createRequire(import.meta.url)(ownModule('./listing-schema.ts')) as typeof ListingSchema;
+  schemaModule ??= createRequire(import.meta.url)(
+    ownModule('./listing-schema.ts'),
+  ) as typeof ListingSchema;
   return schemaModule;
 }
 

@@ -33,7 +33,9 @@ export function parseManifest(
 /** The located path, loaded on first use: a run over valid manifests never needs it. */
 let locatedModule: typeof Located | undefined;
 function located(): typeof Located {
-  locatedModule ??= createRequire(import.meta.url)(ownModule('./parse-located.ts')) as typeof Located;
+  locatedModule ??= createRequire(import.meta.url)(
+    ownModule('./parse-located.ts'),
+  ) as typeof Located;
   return locatedModule;
 }
 
