@@ -19,7 +19,7 @@ const JOBS: readonly Job[] = [
   {
     name: 'lint',
     command: 'oxlint',
-    args: ['--type-aware', '--deny-warnings', 'src', 'test', 'bench', 'scripts'],
+    args: ['--type-aware', '--deny-warnings', 'src', 'test', 'bench', 'scripts', 'bin'],
     stream: false,
   },
   // The cache (under node_modules/.cache) skips files unchanged since the last clean check.

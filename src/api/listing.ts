@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { checkListedFields, observedOf } from '../core/compiled.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { isPlainObject } from '../core/plain-object.ts';
+import { ownModule } from '../own-module.ts';
 import type * as ListingSchema from './listing-schema.ts';
 import type { ListedEnvironment } from './listing-schema.ts';
 
@@ -18,7 +19,9 @@ import type { ListedEnvironment } from './listing-schema.ts';
 
 let schemaModule: typeof ListingSchema | undefined;
 function schema(): typeof ListingSchema {
-  schemaModule ??= createRequire(import.meta.url)('./listing-schema.ts') as typeof ListingSchema;
+  schemaModule ??= createRequire(import.meta.url)(
+    ownModule('./listing-schema.ts'),
+  ) as typeof ListingSchema;
   return schemaModule;
 }
 

@@ -2,6 +2,7 @@ import { parseManifestFast, sharedValues, type SharedValues } from './parse-fast
 import { createRequire } from 'node:module';
 import type * as Located from './parse-located.ts';
 import type { ParsedManifest } from './parsed.ts';
+import { ownModule } from '../own-module.ts';
 
 /**
  * Parsing one manifest file: two parsers, one authority.
@@ -32,7 +33,9 @@ export function parseManifest(
 /** The located path, loaded on first use: a run over valid manifests never needs it. */
 let locatedModule: typeof Located | undefined;
 function located(): typeof Located {
-  locatedModule ??= createRequire(import.meta.url)('./parse-located.ts') as typeof Located;
+  locatedModule ??= createRequire(import.meta.url)(
+    ownModule('./parse-located.ts'),
+  ) as typeof Located;
   return locatedModule;
 }
 

@@ -1,0 +1,164 @@
+/**
+ * The launcher (bin/envsync.js) checks the Node version before loading anything else, so that an
+ * older Node prints one line saying what to install. Checked as a function of a version string,
+ * and for real with every older `node` this machine has (Debian's, here).
+ */
+import { execFileSync } from 'node:child_process';
+import { accessSync, constants, existsSync, readFileSync, realpathSync } from 'node:fs';
+import { chmod, copyFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { lowestNode, nodeVersionProblem, RECOMMENDED_NODE_MAJOR } from '../../bin/node-version.js';
+import { runProcess } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const LAUNCHER = path.join(REPO, 'bin', 'envsync.js');
+const PACKAGE = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
+  version: string;
+  engines: { node: string };
+};
+const ENGINES = PACKAGE.engines.node;
+const ENV = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' };
+
+/** Every `node` on PATH (and the usual system places) older than package.json's engines allow. */
+function olderNodes(): { node: string; version: string }[] {
+  const candidates = [
+    ...(process.env['PATH'] ?? '').split(path.delimiter).map((dir) => path.join(dir, 'node')),
+    '/usr/bin/node',
+    '/usr/local/bin/node',
+  ];
+  const seen = new Set<string>();
+  const found: { node: string; version: string }[] = [];
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+    } catch {
+      continue;
+    }
+    const real = realpathSync(candidate);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    const version = execFileSync(real, ['-p', 'process.versions.node'], {
+      encoding: 'utf8',
+    }).trim();
+    if (nodeVersionProblem(version, ENGINES) !== undefined) found.push({ node: real, version });
+  }
+  return found;
+}
+
+describe('the Node version check, as a function', () => {
+  it('names the version needed, the version running and how to get Node 24, in one line', () => {
+    expect(nodeVersionProblem('20.19.0', '>=22.22')).toBe(
+      'envsync needs Node.js 22.22 or newer (this is 20.19.0): install Node.js 24 LTS, e.g. `nvm install 24`, or from https://nodejs.org/',
+    );
+  });
+
+  it('refuses every version below the lowest allowed, to the patch', () => {
+    for (const version of ['18.0.0', '18.20.8', '20.20.2', '22.21.9', 'v22.0.0']) {
+      expect(nodeVersionProblem(version, '>=22.22'), version).toMatch(
+        new RegExp(`^envsync needs Node\\.js 22\\.22 or newer \\(this is ${version}\\): [^\\n]+$`),
+      );
+    }
+    expect(nodeVersionProblem('22.22.0', '>=22.22.1')).toMatch(/needs Node\.js 22\.22\.1 or/);
+  });
+
+  it('accepts the lowest allowed version and everything after it', () => {
+    for (const version of [
+      '22.22.0',
+      '22.22.1',
+      '22.30.0',
+      '23.0.0',
+      '24.0.0',
+      '24.11.1',
+      '30.1.2',
+    ]) {
+      expect(nodeVersionProblem(version, '>=22.22'), version).toBeUndefined();
+    }
+  });
+
+  it("reads package.json's engines, which the Node running the tests satisfies", () => {
+    expect(() => lowestNode(ENGINES)).not.toThrow();
+    expect(nodeVersionProblem(process.versions.node, ENGINES)).toBeUndefined();
+  });
+
+  it('a range it cannot read is an error naming it, not a pass', () => {
+    expect(() => lowestNode('^22.22')).toThrow(/engines.node is "\^22\.22"/);
+  });
+
+  it('.nvmrc names the Node the message recommends, which engines allow', () => {
+    expect(readFileSync(path.join(REPO, '.nvmrc'), 'utf8').trim()).toBe(
+      String(RECOMMENDED_NODE_MAJOR),
+    );
+    expect(nodeVersionProblem(`${RECOMMENDED_NODE_MAJOR}.0.0`, ENGINES)).toBeUndefined();
+  });
+});
+
+describe('the launcher, run by a real Node', () => {
+  const dirs: { cleanup: () => Promise<void> }[] = [];
+  afterEach(async () => {
+    await Promise.all(dirs.splice(0).map((dir) => dir.cleanup()));
+  });
+
+  // Debian's Node 20 on this machine. Where there is none, the function tests above stand in.
+  const olds = olderNodes();
+  const which = olds.map((old) => `${old.version} at ${old.node}`).join(', ') || 'none found';
+  it(`an older Node (${which}) prints one line on stderr saying what to install, exits 1`, async () => {
+    const seen: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const old of olds) {
+      for (const args of [['--version'], ['run', '--manifests', 'examples/manifests']]) {
+        const { code, stdout, stderr } = await runProcess(old.node, [LAUNCHER, ...args], {
+          env: ENV,
+          cwd: REPO,
+        });
+        seen.push({ node: old.node, args, code, stdout, stderr });
+        expected.push({
+          node: old.node,
+          args,
+          code: 1,
+          stdout: '',
+          stderr: `${nodeVersionProblem(old.version, ENGINES)}\n`,
+        });
+      }
+    }
+    expect(seen).toEqual(expected);
+  });
+
+  it('Node 24 runs the CLI through it: --version and validate', async () => {
+    const version = await runProcess(process.execPath, [LAUNCHER, '--version'], { env: ENV });
+    expect(version).toMatchObject({ code: 0, stdout: `${PACKAGE.version}\n`, stderr: '' });
+    const validate = await runProcess(
+      process.execPath,
+      [LAUNCHER, 'validate', '--manifests', path.join(REPO, 'examples', 'manifests')],
+      { env: ENV },
+    );
+    expect(validate.code, validate.stderr).toBe(0);
+    expect(validate.stdout).toMatch(/^valid: /);
+  });
+
+  it('runs dist/cli.js when it is there (the package), else src/cli.ts (a checkout)', async () => {
+    const tmp = await tempDir('envsync-launcher-');
+    dirs.push(tmp);
+    await mkdir(tmp.path('bin'));
+    for (const file of ['envsync.js', 'node-version.js']) {
+      await copyFile(path.join(REPO, 'bin', file), tmp.path('bin', file));
+    }
+    await chmod(tmp.path('bin', 'envsync.js'), 0o755);
+    await copyFile(path.join(REPO, 'package.json'), tmp.path('package.json'));
+    await tmp.write(
+      'src/cli.ts',
+      "process.stdout.write(`src ${process.argv.slice(2).join(' ')}\\n`);\n",
+    );
+    const run = () =>
+      runProcess(process.execPath, [tmp.path('bin', 'envsync.js'), 'plan', '-x'], { env: ENV });
+    expect(await run()).toMatchObject({ code: 0, stdout: 'src plan -x\n', stderr: '' });
+    await tmp.write(
+      'dist/cli.js',
+      "process.stdout.write(`dist ${process.argv.slice(2).join(' ')}\\n`);\n",
+    );
+    expect(existsSync(tmp.path('dist', 'cli.js'))).toBe(true);
+    expect(await run()).toMatchObject({ code: 0, stdout: 'dist plan -x\n', stderr: '' });
+  });
+});

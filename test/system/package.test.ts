@@ -1,0 +1,194 @@
+/**
+ * The package as a user gets it: `npm pack` (which builds dist/ through `prepack`) on a copy of
+ * the checkout, `npm install -g` of the tarball into a temporary prefix, with its dependencies
+ * from the registry this machine uses, then the installed `envsync` run for real. Installed under
+ * node_modules, where Node strips no types, only the compiled JavaScript can run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cp, readFile, readdir, symlink } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProcess, type CliResult } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const VERSION = (
+  JSON.parse(await readFile(path.join(REPO, 'package.json'), 'utf8')) as { version: string }
+).version;
+
+/** Left out of the copy that is packed: installed, built or local to this checkout. */
+const NOT_COPIED = new Set(['node_modules', '.git', 'dist', 'bench/out', 'coverage', '.envsync']);
+
+/**
+ * npm and the installed command as a user's shell runs them: this Node first on PATH (the
+ * launcher's `#!/usr/bin/env node`), and none of the variables `npm run` sets for its scripts
+ * (a prefix among them), which would steer the nested npm.
+ */
+const ENV: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.entries({
+    ...process.env,
+    PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`,
+  }).filter(([key]) => !/^npm_(config_|package_|lifecycle_|node_|execpath)/i.test(key)),
+);
+const NPM_FLAGS = ['--no-audit', '--no-fund', '--no-update-notifier'];
+
+const tmp = await tempDir('envsync-package-');
+let tarball = '';
+let entries: string[] = [];
+let bin = '';
+let emulator: ChildProcess | undefined;
+
+/** Throws, with the output, unless the step exited 0 (for the set-up, outside any test). */
+function mustSucceed(result: CliResult, what: string): CliResult {
+  if (result.code !== 0) {
+    throw new Error(
+      `${what} exited ${result.code ?? result.signal}\n${result.stdout}\n${result.stderr}`,
+    );
+  }
+  return result;
+}
+
+beforeAll(async () => {
+  const checkout = tmp.path('checkout');
+  await cp(REPO, checkout, {
+    recursive: true,
+    filter: (source) => !NOT_COPIED.has(path.relative(REPO, source)),
+  });
+  await symlink(path.join(REPO, 'node_modules'), path.join(checkout, 'node_modules'), 'dir');
+  const pack = await runProcess('npm', ['pack', '--pack-destination', tmp.path(), ...NPM_FLAGS], {
+    env: ENV,
+    cwd: checkout,
+    timeoutMs: 240_000,
+  });
+  mustSucceed(pack, 'npm pack');
+  const tarballs = (await readdir(tmp.dir)).filter((name) => name.endsWith('.tgz'));
+  if (tarballs.length !== 1)
+    throw new Error(`npm pack made ${tarballs.join(', ') || 'no tarball'}`);
+  tarball = tmp.path(tarballs[0] ?? '');
+  const list = await runProcess('tar', ['-tzf', tarball], { env: ENV });
+  mustSucceed(list, 'tar -tzf');
+  entries = list.stdout.split('\n').filter(Boolean);
+  const install = await runProcess(
+    'npm',
+    ['install', '--global', '--prefix', tmp.path('prefix'), tarball, ...NPM_FLAGS],
+    { env: ENV, cwd: tmp.dir, timeoutMs: 240_000 },
+  );
+  mustSucceed(install, 'npm install --global');
+  bin = tmp.path('prefix', 'bin', 'envsync');
+}, 600_000);
+
+afterAll(async () => {
+  if (emulator !== undefined && emulator.exitCode === null && emulator.signalCode === null) {
+    emulator.kill('SIGKILL');
+  }
+  await tmp.cleanup();
+});
+
+/** The installed command, run from a folder of its own. */
+const envsync = (args: readonly string[], env: NodeJS.ProcessEnv = {}) =>
+  runProcess(bin, args, { env: { ...ENV, ...env }, cwd: tmp.dir, timeoutMs: 60_000 });
+
+/** Starts the installed `envsync emulator --port 0` and resolves with its address. */
+function startEmulator(): Promise<string> {
+  const child = spawn(bin, ['emulator', '--port', '0'], {
+    env: ENV,
+    cwd: tmp.dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  emulator = child;
+  let stdout = '';
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    // A guard against a silent child, not a timing: it is far beyond any start-up.
+    const timer = setTimeout(() => reject(new Error(`no "listening on" line\n${stderr}`)), 60_000);
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const match = /^listening on (http:\/\/\S+)\n/.exec(stdout);
+      if (match?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      reject(
+        new Error(`emulator exited (${signal ?? `code ${code}`}) before listening\n${stderr}`),
+      );
+    });
+  });
+}
+
+describe('the package from npm pack', () => {
+  it('is named for the version and holds the compiled CLI, the launcher, README, LICENSE and package.json, and no TypeScript', () => {
+    expect(path.basename(tarball)).toBe(`envsync-${VERSION}.tgz`);
+    expect(entries).toEqual(
+      expect.arrayContaining([
+        'package/package.json',
+        'package/README.md',
+        'package/LICENSE',
+        'package/bin/envsync.js',
+        'package/bin/node-version.js',
+        'package/dist/cli.js',
+        'package/dist/version.js',
+        'package/dist/manifests/parse-located.js',
+      ]),
+    );
+    expect(entries.filter((entry) => entry.endsWith('.ts'))).toEqual([]);
+    expect(
+      entries.filter((entry) => !/^package\/(dist|bin)\/|^package\/[^/]+$/.test(entry)),
+    ).toEqual([]);
+  });
+
+  it('installed with npm install -g, envsync --version prints the version', async () => {
+    expect(await envsync(['--version'])).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
+  }, 120_000);
+
+  it('validate reads a copy of examples/manifests, and locates a problem in a broken file', async () => {
+    const manifests = tmp.path('manifests');
+    await cp(path.join(REPO, 'examples', 'manifests'), manifests, { recursive: true });
+    const valid = await envsync(['validate', '--manifests', manifests]);
+    expect(valid.code, valid.stderr).toBe(0);
+    expect(valid.stdout).toMatch(/^valid: \d+ file\(s\), 3 org\(s\)/);
+
+    // A broken file takes the position-tracking parser, loaded lazily from dist/.
+    const broken = tmp.path('broken');
+    await tmp.write(
+      'broken/acme.yaml',
+      'org: acme\nenvironments:\n  - name: prod\n    type: k8s\n    description: x\n',
+    );
+    const invalid = await envsync(['validate', '--manifests', broken]);
+    expect(invalid.code, invalid.stderr).toBe(1);
+    expect(`${invalid.stdout}${invalid.stderr}`).toMatch(
+      /acme\.yaml:4:11 environments\[0\]\.type: "k8s" is not one of .*\(did you mean "K8S"\?\)/,
+    );
+  }, 120_000);
+
+  it('emulator --port 0, then plan against it: 2 with --detailed-exitcode, else 0; emulator stops with 0', async () => {
+    const url = await startEmulator();
+    const manifests = tmp.path('manifests');
+    const args = ['plan', '--manifests', manifests, '--api-url', url];
+    const env = { ENVSYNC_TOKEN: 'package-test-token', ENVSYNC_STATE: tmp.path('state.json') };
+    const detailed = await envsync([...args, '--detailed-exitcode'], env);
+    expect(detailed.code, detailed.stderr).toBe(2);
+    expect(detailed.stdout).toMatch(/Plan: [1-9]\d* to create/);
+    const plain = await envsync(args, env);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toBe(detailed.stdout);
+
+    const child = emulator;
+    const exited = new Promise<number | null>((resolve) => child?.once('exit', resolve));
+    child?.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  }, 120_000);
+
+  it('npx runs it from the tarball', async () => {
+    const result = await runProcess(
+      'npx',
+      ['--yes', '--cache', tmp.path('npx-cache'), '--package', tarball, 'envsync', '--version'],
+      { env: ENV, cwd: tmp.dir, timeoutMs: 240_000 },
+    );
+    expect(result, result.stderr).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
+  }, 300_000);
+});
