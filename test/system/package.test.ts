@@ -121,7 +121,7 @@ function startEmulator(): Promise<string> {
 }
 
 describe('the package from npm pack', () => {
-  it('is named for the version and holds the compiled CLI, the launcher, README, LICENSE and package.json, and no TypeScript', () => {
+  it('is named for the version and holds the compiled CLI, the launcher, the example config and the manifest schema, README, LICENSE and package.json, and no TypeScript', () => {
     expect(path.basename(tarball)).toBe(`envsync-${VERSION}.tgz`);
     expect(entries).toEqual(
       expect.arrayContaining([
@@ -133,11 +133,18 @@ describe('the package from npm pack', () => {
         'package/dist/cli.js',
         'package/dist/version.js',
         'package/dist/manifests/parse-located.js',
+        'package/config/envsync.example.yaml',
+        'package/config/manifest.schema.json',
       ]),
     );
     expect(entries.filter((entry) => entry.endsWith('.ts'))).toEqual([]);
     expect(
-      entries.filter((entry) => !/^package\/(dist|bin)\/|^package\/[^/]+$/.test(entry)),
+      entries.filter(
+        (entry) =>
+          !/^package\/(dist|bin)\/|^package\/[^/]+$|^package\/config\/(envsync\.example\.yaml|manifest\.schema\.json)$/.test(
+            entry,
+          ),
+      ),
     ).toEqual([]);
   });
 
