@@ -207,8 +207,7 @@ export async function discoverGivenPaths(
     if (typeof info === 'string') {
       problems.push({
         display: displayPath(full, cwd),
-        message:
-          info === 'ENOENT' ? 'no such file or folder' : `cannot be read (${info})`,
+        message: info === 'ENOENT' ? 'no such file or folder' : `cannot be read (${info})`,
       });
     } else if (info.isDirectory()) {
       const found = await discoverManifestFiles(full, cwd);

@@ -106,6 +106,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
         file: file.display,
         documents: cached.result.documents,
         problems: [...cached.result.problems],
+        declared: cached.result.declared,
       };
       continue;
     }
@@ -141,6 +142,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
       file: file.display,
       documents: result.documents,
       problems: [...result.problems],
+      declared: result.declared,
     };
   }
   if (options.cache !== undefined) {

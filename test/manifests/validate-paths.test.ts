@@ -112,6 +112,28 @@ describe('envsync validate PATH...', () => {
     );
   });
 
+  it('reports every problem in one run: a name declared twice beside a tag and a bad value', async () => {
+    // The second file has other problems too: the repeated name is reported with them, not
+    // only once they are fixed.
+    await writeFile(
+      path.join(dir, 'broken.yaml'),
+      'org: acme\nenvironments:\n  - name: dev\n    type: k8s\n    description: !custom d\n',
+    );
+    const result = await envsync(['validate', 'manifests/a.yaml', 'broken.yaml'], { cwd: dir });
+    expect(result.code).toBe(1);
+    const lines = result.stdout.split('\n');
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^broken\.yaml:4:11 environments\[0\]\.type: "k8s" is not one of/),
+        expect.stringMatching(/^broken\.yaml:5:18 unknown YAML tag "!custom"/),
+        expect.stringMatching(
+          /^manifests\/a\.yaml:3:5 environments\[0\]\.name: environment "dev" of org "acme" is declared twice: here and at broken\.yaml:3:5/,
+        ),
+      ]),
+    );
+    expect(result.stdout).toContain('invalid: 3 problem(s)');
+  });
+
   it('reports a path that is neither file nor folder, and refuses PATHs with --manifests', async () => {
     const missing = await envsync(['validate', 'manifests/a.yaml', 'nope.yaml'], { cwd: dir });
     expect(missing.code).toBe(1);
