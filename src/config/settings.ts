@@ -157,14 +157,14 @@ export async function readConfigFile(file: string): Promise<ConfigFile> {
       }
       continue;
     }
-    let text = schemaSays.get(key);
+    let said = schemaSays.get(key);
     try {
       setting.parse(values[key] as Raw, key);
     } catch (error) {
       if (!(error instanceof ConfigError || error instanceof UsageError)) throw error;
-      text = error.message;
+      said = error.message;
     }
-    if (text !== undefined) problems.push({ offset: offsetOf(key), text });
+    if (said !== undefined) problems.push({ offset: offsetOf(key), text: said });
   }
   if (problems.length > 0) {
     problems.sort((a, b) => a.offset - b.offset);
