@@ -2,7 +2,12 @@ import path from 'node:path';
 import type { Settings } from '../config/settings.ts';
 import { suggest } from '../core/suggest.ts';
 import { ConfigError } from '../errors.ts';
-import { loadManifests, type ManifestSet, type OrgManifest } from '../manifests/load.ts';
+import {
+  formatProblem,
+  loadManifests,
+  type ManifestSet,
+  type OrgManifest,
+} from '../manifests/load.ts';
 
 /** Loads the manifests, turning a missing root into a clear configuration error. */
 export async function loadManifestTree(
@@ -49,5 +54,12 @@ export function checkSelectedOrgs(settings: Settings, manifests: ManifestSet): v
     declared.length === 0
       ? 'the manifests declare no org'
       : `the manifests declare ${declared.length > 10 ? `${declared.slice(0, 10).join(', ')}, ...` : declared.join(', ')}`;
-  throw new ConfigError(`${lines.join('; ')}; ${known}`);
+  // A file too broken to say its org may be the one that declares it: say which, and why.
+  const unread = manifests.unattributed.slice(0, 3).map(formatProblem);
+  const more = manifests.unattributed.length - unread.length;
+  const broken =
+    unread.length === 0
+      ? ''
+      : `\nThese problems keep some files from saying which org they declare:\n  ${unread.join('\n  ')}${more > 0 ? `\n  ... and ${more} more` : ''}`;
+  throw new ConfigError(`${lines.join('; ')}; ${known}${broken}`);
 }

@@ -46,6 +46,16 @@ describe('--org that names nothing', () => {
     expect(await api.getRequests(100)).toEqual([]);
   });
 
+  it('also shows the problems of files too broken to say which org they declare', async () => {
+    await writeFile(path.join(dir, 'broken.yaml'), 'org: [acme\nenvironments: x\n');
+    const result = await envsync(['validate', 'manifests', 'broken.yaml', '--org', 'zeta'], {
+      cwd: dir,
+    });
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr).toContain('--org zeta: no manifest declares this org;');
+    expect(result.stderr).toMatch(/^ {2}broken\.yaml:2:1 YAML syntax: /m);
+  });
+
   it('an org the manifests do declare is fine', async () => {
     const result = await envsync(['validate', '--manifests', 'manifests', '--org', 'globex'], {
       cwd: dir,
