@@ -120,7 +120,9 @@ export function outputFormat<const T extends string>(
 ): (raw: Raw, name: string) => T {
   const pick = oneOf(allowed);
   return (raw, name) => {
-    if (typeof raw === 'string' && !allowed.includes(raw as T) && /[./\\]/.test(raw)) {
+    // A config file key (no leading dash) has no --out beside it: there, a plain error.
+    const flag = name.startsWith('-');
+    if (flag && typeof raw === 'string' && !allowed.includes(raw as T) && /[./\\]/.test(raw)) {
       throw new UsageError(
         `${name} ${raw}: --output (-o) takes a format (${allowed.join(', ')}), not a file; did you mean --out ${raw}?`,
       );
