@@ -6,6 +6,7 @@ import { resolveValues } from '../config/resolve.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings } from '../config/setting.ts';
+import { ApiError } from '../api/errors.ts';
 import { ConfigError, UsageError, errorMessage } from '../errors.ts';
 import { renderExportedManifest } from '../manifests/export.ts';
 import { NAME_PATTERN } from '../core/names.ts';
@@ -102,7 +103,12 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
           const listing = await api.client.listEnvironments(org);
           return { org, text: renderExportedManifest(org, listing, api.apiUrl.origin) };
         } catch (error) {
-          return { org, error: errorMessage(error) };
+          // An org the service does not know is the export's "names nothing": say what to check.
+          const unknown =
+            error instanceof ApiError && error.status === 404
+              ? `; the service knows no organization "${org}": check the name given to --org (and --api-url)`
+              : '';
+          return { org, error: `${errorMessage(error)}${unknown}` };
         }
       }),
     );

@@ -1,14 +1,24 @@
 import path from 'node:path';
-import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
+import { suggest } from '../core/suggest.ts';
 import { ConfigError } from '../errors.ts';
-import { loadManifests, type ManifestSet, type OrgManifest } from '../manifests/load.ts';
+import {
+  formatProblem,
+  loadManifests,
+  type ManifestSet,
+  type OrgManifest,
+} from '../manifests/load.ts';
 
 /** Loads the manifests, turning a missing root into a clear configuration error. */
-export async function loadManifestTree(settings: Settings, cwd: string): Promise<ManifestSet> {
+export async function loadManifestTree(
+  settings: Settings,
+  cwd: string,
+  paths?: readonly string[],
+): Promise<ManifestSet> {
   try {
     return await loadManifests({
       root: settings.manifests,
+      paths,
       cwd,
       maxFileBytes: settings.maxFileBytes,
     });
@@ -28,15 +38,28 @@ export function selectedOrgs(settings: Settings, manifests: ManifestSet): readon
   return manifests.orgs.filter((o) => settings.orgs === undefined || settings.orgs.includes(o.org));
 }
 
-/** Warns about each `--org` no manifest declares: a typo there would otherwise do nothing. */
-export function warnAboutUnknownOrgs(
-  settings: Settings,
-  manifests: ManifestSet,
-  logger: Logger,
-): void {
-  for (const org of settings.orgs ?? []) {
-    if (!manifests.orgs.some((o) => o.org === org)) {
-      logger.warn({ org }, `--org ${org}: no manifest declares this org; nothing to do for it`);
-    }
-  }
+/**
+ * Refuses an `--org` that no manifest declares: a typo there would otherwise do nothing and
+ * succeed. The message names the closest declared org.
+ */
+export function checkSelectedOrgs(settings: Settings, manifests: ManifestSet): void {
+  const declared = manifests.orgs.map((o) => o.org);
+  const unknown = (settings.orgs ?? []).filter((org) => !declared.includes(org));
+  if (unknown.length === 0) return;
+  const lines = unknown.map((org) => {
+    const near = suggest(org, declared);
+    return `--org ${org}: no manifest declares this org${near === undefined ? '' : ` (did you mean "${near}"?)`}`;
+  });
+  const known =
+    declared.length === 0
+      ? 'the manifests declare no org'
+      : `the manifests declare ${declared.length > 10 ? `${declared.slice(0, 10).join(', ')}, ...` : declared.join(', ')}`;
+  // A file too broken to say its org may be the one that declares it: say which, and why.
+  const unread = manifests.unattributed.slice(0, 3).map(formatProblem);
+  const more = manifests.unattributed.length - unread.length;
+  const broken =
+    unread.length === 0
+      ? ''
+      : `\nThese problems keep some files from saying which org they declare:\n  ${unread.join('\n  ')}${more > 0 ? `\n  ... and ${more} more` : ''}`;
+  throw new ConfigError(`${lines.join('; ')}; ${known}${broken}`);
 }

@@ -15,7 +15,7 @@ import { emitCiOutputs, type CiOptions } from './ci.ts';
 import { connect, preloadClient, type Connection } from './connect.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, wantsColor, type CommandIo } from './io.ts';
-import { loadManifestTree, warnAboutUnknownOrgs } from './manifests.ts';
+import { checkSelectedOrgs, loadManifestTree } from './manifests.ts';
 import { terminalProgress } from './progress.ts';
 import { phaseTimer } from './timings.ts';
 
@@ -95,7 +95,7 @@ export async function runPass(
     orgs: manifests.orgs.length,
     environments: manifests.orgs.reduce((n, org) => n + org.environments.length, 0),
   }));
-  warnAboutUnknownOrgs(settings, manifests, logger);
+  checkSelectedOrgs(settings, manifests);
 
   const planned = new Map<string, { observed: readonly ObservedEnvironment[]; plan: OrgPlan }>();
   const started = Date.now();

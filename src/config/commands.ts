@@ -35,10 +35,12 @@ const PLAN_EXIT_CODES = `Exit codes: 0 success; 1 error (invalid manifests, fail
 export const COMMANDS: Readonly<Record<CommandName, CommandInfo>> = {
   validate: {
     summary: 'validate the manifests (offline, no token)',
-    synopsis: 'envsync validate [flags]',
-    description: 'Reads and validates every manifest, offline (no token, no request).',
+    synopsis: 'envsync validate [flags] [PATH...]',
+    description:
+      'Reads and validates every manifest, offline (no token, no request). With PATHs, only those files (each read as a manifest, whatever its name) and folders (walked like --manifests); the checks across files of one org run over what is given.',
     examples: [
       'envsync validate --manifests manifests',
+      'envsync validate manifests/acme.yaml manifests/beta/',
       'envsync validate --output json --annotations github',
     ],
     notes: `${PRECEDENCE}\nExit codes: 0 every selected manifest is valid; 1 a problem, or a usage or configuration error.`,

@@ -39,10 +39,25 @@ export async function parseCommandFlags<T extends SettingsTable, C extends Comma
   command: C,
   argv: readonly string[],
 ): Promise<FlagsOf<T, C>> {
+  return (await parseCommandArgs(table, command, argv, false)).flags;
+}
+
+/** As parseCommandFlags, for a command that also takes operands (`envsync validate [PATH...]`). */
+export async function parseCommandArgs<T extends SettingsTable, C extends CommandName>(
+  table: T,
+  command: C,
+  argv: readonly string[],
+  allowPositionals = true,
+): Promise<{ flags: FlagsOf<T, C>; positionals: string[] }> {
   const options = flagOptions(table, command);
   try {
-    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false })
-      .values as FlagsOf<T, C>;
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      options,
+      strict: true,
+      allowPositionals,
+    });
+    return { flags: values as FlagsOf<T, C>, positionals };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const unknown =

@@ -2,7 +2,7 @@
  * Value parsers of the settings table. A value may come from a flag, the environment or the
  * config file; errors name the flag, whatever the source, and are ConfigErrors (exit 1).
  */
-import { ConfigError } from '../errors.ts';
+import { ConfigError, UsageError } from '../errors.ts';
 import { formatDuration, parseDuration } from './duration.ts';
 
 /** A setting's raw value: a flag's text, switch or repeated texts, or a config file value. */
@@ -108,6 +108,26 @@ export function oneOf<const T extends string>(
       throw new ConfigError(`${name}: ${JSON.stringify(raw)} is not one of ${allowed.join(', ')}`);
     }
     return found;
+  };
+}
+
+/**
+ * The report's format. A file name (`-o plan.json`: a dot or a slash) is a usage error that
+ * points at --out, the flag that names a file: `-o` is short for --output, as in kubectl.
+ */
+export function outputFormat<const T extends string>(
+  allowed: readonly T[],
+): (raw: Raw, name: string) => T {
+  const pick = oneOf(allowed);
+  return (raw, name) => {
+    // A config file key (no leading dash) has no --out beside it: there, a plain error.
+    const flag = name.startsWith('-');
+    if (flag && typeof raw === 'string' && !allowed.includes(raw as T) && /[./\\]/.test(raw)) {
+      throw new UsageError(
+        `${name} ${raw}: --output (-o) takes a format (${allowed.join(', ')}), not a file; did you mean --out ${raw}?`,
+      );
+    }
+    return pick(raw, name);
   };
 }
 

@@ -7,7 +7,16 @@
  * daemon-table.ts.
  */
 import { LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
-import { bool, commaSeparated, durationMs, integer, oneOf, text, texts } from './parsers.ts';
+import {
+  bool,
+  commaSeparated,
+  durationMs,
+  integer,
+  oneOf,
+  outputFormat,
+  text,
+  texts,
+} from './parsers.ts';
 import { boundedDurationMs, byteSize } from './bounds-parsers.ts';
 import { DAEMON_SETTINGS } from './daemon-table.ts';
 import type { ConfigFileOf, SettingsTable } from './setting.ts';
@@ -188,7 +197,7 @@ export const SETTINGS = {
     commands: ONE_SHOT,
     group: 'output',
     help: `the report's format: ${OUTPUT_FORMATS.join(', ')}`,
-    parse: oneOf(OUTPUT_FORMATS),
+    parse: outputFormat(OUTPUT_FORMATS),
     default: 'text',
   },
   detailedExitcode: {

@@ -1,10 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError } from '../errors.ts';
+import { suggest } from '../core/suggest.ts';
+import { ConfigError, UsageError } from '../errors.ts';
 import { LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
 import { resolveValues } from './resolve.ts';
 import { SETTINGS, type ConfigFile } from './settings-table.ts';
-import { pickSettings, type FlagsOfTable, type ValuesOf } from './setting.ts';
+import {
+  pickSettings,
+  type FlagsOfTable,
+  type Raw,
+  type Setting,
+  type ValuesOf,
+} from './setting.ts';
 
 /**
  * The settings of validate, plan, sync, run and export, resolved from the settings table with
@@ -46,7 +53,19 @@ const CONFIG_TABLE = pickSettings(SETTINGS, ['config']);
 /** The flags that map onto settings (and --config), as util.parseArgs returns them. */
 export type SettingFlags = FlagsOfTable<typeof SETTINGS_TABLE & typeof CONFIG_TABLE>;
 
-/** Reads and validates a config file; every problem names the file and the key. */
+/** The config file's keys, for did-you-mean. */
+function configKeys(): string[] {
+  return Object.values(SETTINGS).flatMap((setting: Setting) =>
+    setting.file === undefined ? [] : [setting.file.key],
+  );
+}
+
+/**
+ * Reads and validates a config file. Every problem is located: `FILE:LINE:COL KEY: what is wrong`,
+ * with a did-you-mean for an unknown key; all of them are reported at once. A value is also run
+ * through its setting's parser here, so a bad one is reported where it is written, not under its
+ * flag's name.
+ */
 export async function readConfigFile(file: string): Promise<ConfigFile> {
   let text: string;
   try {
@@ -56,43 +75,104 @@ export async function readConfigFile(file: string): Promise<ConfigFile> {
       `config file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
     );
   }
-  const { parse: parseYaml } = await import('yaml');
+  const yaml = await import('yaml');
+  const lineCounter = new yaml.LineCounter();
+  const doc = yaml.parseDocument(text, {
+    lineCounter,
+    prettyErrors: false,
+    // Switches are true or false only, as in manifests: `True` is the string "True" (an error).
+    schema: 'core',
+    customTags: (tags) =>
+      tags.map((tag) =>
+        typeof tag === 'object' && tag.tag === 'tag:yaml.org,2002:bool'
+          ? ({
+              ...tag,
+              test: /^(?:true|false)$/,
+              resolve: (v: string) => v === 'true',
+            } as typeof tag)
+          : tag,
+      ),
+  });
+  const where = (offset: number) => {
+    const { line, col } = lineCounter.linePos(offset);
+    return `${file}:${line}:${col}`;
+  };
+  const syntax = doc.errors[0];
+  if (syntax !== undefined) {
+    const what = syntax.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '');
+    throw new ConfigError(`config file ${where(syntax.pos[0])}: not valid YAML: ${what}`);
+  }
   let data: unknown;
   try {
-    data =
-      parseYaml(text, {
-        maxAliasCount: 100,
-        // Switches are true or false only, as in manifests: `True` is the string "True" (an error).
-        schema: 'core',
-        customTags: (tags) =>
-          tags.map((tag) =>
-            typeof tag === 'object' && tag.tag === 'tag:yaml.org,2002:bool'
-              ? ({
-                  ...tag,
-                  test: /^(?:true|false)$/,
-                  resolve: (v: string) => v === 'true',
-                } as typeof tag)
-              : tag,
-          ),
-      }) ?? {};
+    data = doc.toJS({ maxAliasCount: 100 }) ?? {};
   } catch (error) {
-    throw new ConfigError(
-      `config file ${file} is not valid YAML: ${(error as Error).message.split('\n')[0]}`,
-    );
+    throw new ConfigError(`config file ${file} cannot be read: ${(error as Error).message}`);
   }
+  /** Where the value of `key` (or the key itself) is written; the document's start otherwise. */
+  const offsetOf = (key: string | undefined, ofKey = false): number => {
+    const root = doc.contents;
+    if (key !== undefined && yaml.isMap(root)) {
+      const pair = root.items.find((item) => yaml.isScalar(item.key) && item.key.value === key);
+      const node = (ofKey ? pair?.key : (pair?.value ?? pair?.key)) as
+        { range?: [number, number, number] } | null | undefined;
+      if (node?.range !== undefined) return node.range[0];
+    }
+    return (root as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;
+  };
   if (data !== null && typeof data === 'object' && Object.hasOwn(data, 'token')) {
     throw new ConfigError(
-      `config file ${file}: "token" is not read from a config file (it would end up in git); set ENVSYNC_TOKEN or tokenFile`,
+      `config file ${where(offsetOf('token', true))} token: is not read from a config file (it would end up in git); set ENVSYNC_TOKEN or tokenFile`,
     );
   }
   const { configFileSchema } = await import('./config-file.ts');
   const result = configFileSchema.safeParse(data);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const key = issue?.path.join('.') || '(root)';
-    throw new ConfigError(`config file ${file}: ${key}: ${issue?.message ?? 'invalid'}`);
+  const problems: { offset: number; text: string }[] = [];
+  // The schema's word on each key, and the unknown keys with a did-you-mean.
+  const schemaSays = new Map<string, string>();
+  const known = configKeys();
+  for (const issue of result.error?.issues ?? []) {
+    const key = issue.path[0] === undefined ? undefined : String(issue.path[0]);
+    if (issue.code === 'unrecognized_keys') {
+      for (const unknown of issue.keys) {
+        const near = suggest(unknown, known);
+        problems.push({
+          offset: offsetOf(unknown, true),
+          text: `${unknown}: unknown key${near === undefined ? '' : ` (did you mean "${near}"?)`}; the keys are listed in config/envsync.example.yaml`,
+        });
+      }
+    } else if (key === undefined) {
+      problems.push({ offset: offsetOf(undefined), text: `${issue.message} (a mapping of keys)` });
+    } else if (!schemaSays.has(key)) {
+      schemaSays.set(key, `${issue.path.join('.')}: ${issue.message}`);
+    }
   }
-  return result.data;
+  // Each value as its setting reads it (a duration, a format, ...): its parser's words are the
+  // clearest, the schema's (a type) are the fallback.
+  const values = (data !== null && typeof data === 'object' ? data : {}) as Record<string, unknown>;
+  for (const setting of Object.values(SETTINGS) as Setting[]) {
+    const key = setting.file?.key;
+    if (key === undefined || values[key] === undefined || values[key] === null) {
+      if (key !== undefined && schemaSays.has(key)) {
+        problems.push({ offset: offsetOf(key), text: schemaSays.get(key) ?? '' });
+      }
+      continue;
+    }
+    let said = schemaSays.get(key);
+    try {
+      setting.parse(values[key] as Raw, key);
+    } catch (error) {
+      if (!(error instanceof ConfigError || error instanceof UsageError)) throw error;
+      said = error.message;
+    }
+    if (said !== undefined) problems.push({ offset: offsetOf(key), text: said });
+  }
+  if (problems.length > 0) {
+    problems.sort((a, b) => a.offset - b.offset);
+    throw new ConfigError(
+      problems.map((problem) => `config file ${where(problem.offset)} ${problem.text}`).join('\n'),
+    );
+  }
+  return result.data as ConfigFile;
 }
 
 /** Resolves the settings: flags > environment > config file > defaults. */

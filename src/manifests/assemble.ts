@@ -24,6 +24,14 @@ export interface ParsedFile {
   readonly file: string;
   readonly documents: ParsedManifest['documents'];
   readonly problems: readonly ManifestProblem[];
+  readonly declared?: ParsedManifest['declared'];
+}
+
+/** Where a name was first declared by a document that is not valid. */
+interface FirstDeclared {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
 }
 
 /**
@@ -61,6 +69,25 @@ export function sourceIndex(
 /** Names declared twice that are reported one by one, per org; the rest are counted. */
 const MAX_REPEATS_SHOWN = 5;
 
+/** The problem of a name declared twice in one org: here, and where it was first. */
+function repeatedName(
+  name: string,
+  org: string,
+  here: { file: string; index: number; line: number; column: number },
+  there: { file: string; line: number; column: number } | undefined,
+): ManifestProblem {
+  return {
+    file: here.file,
+    line: here.line,
+    column: here.column,
+    path: `environments[${here.index}].name`,
+    message:
+      `environment "${name}" of org "${org}" is declared twice: here and at ` +
+      (there ? `${there.file}:${there.line}:${there.column}` : 'another place'),
+    org,
+  };
+}
+
 /** Merges parsed documents into orgs, flagging names declared twice with both places. */
 export function assembleOrgs(
   parsed: readonly ParsedFile[],
@@ -70,6 +97,8 @@ export function assembleOrgs(
     string,
     {
       envs: Map<string, DesiredEnvironment>;
+      /** Names invalid documents declare: a repeat of one is reported with their problems. */
+      invalid: Map<string, FirstDeclared>;
       files: Set<string>;
       problems: ManifestProblem[];
       /** Names declared twice, and where the first one not shown was. */
@@ -82,7 +111,7 @@ export function assembleOrgs(
   const entry = (org: string) => {
     let value = byOrg.get(org);
     if (value === undefined) {
-      value = { envs: new Map(), files: new Set(), problems: [], repeats: 0 };
+      value = { envs: new Map(), invalid: new Map(), files: new Set(), problems: [], repeats: 0 };
       byOrg.set(org, value);
     }
     return value;
@@ -101,7 +130,8 @@ export function assembleOrgs(
       org.files.add(file.file);
       for (const [index, env] of doc.environments.entries()) {
         const first = org.envs.get(env.name);
-        if (first === undefined) {
+        const firstInvalid = first === undefined ? org.invalid.get(env.name) : undefined;
+        if (first === undefined && firstInvalid === undefined) {
           org.envs.set(env.name, env);
           continue;
         }
@@ -114,20 +144,41 @@ export function assembleOrgs(
         }
         const here = locate(source);
         sources ??= sourceIndex(parsed);
-        const firstSource = sources.get(first);
+        const firstSource = first === undefined ? undefined : sources.get(first);
         const there =
-          firstSource === undefined ? undefined : { ...firstSource, ...locate(firstSource) };
-        org.problems.push({
-          file: source.file,
-          line: here.line,
-          column: here.column,
-          path: `environments[${source.index}].name`,
-          message:
-            `environment "${env.name}" of org "${doc.org}" is declared twice: here and at ` +
-            (there ? `${there.file}:${there.line}:${there.column}` : 'another place'),
-          org: doc.org,
-        });
+          firstInvalid ??
+          (firstSource === undefined ? undefined : { ...firstSource, ...locate(firstSource) });
+        org.problems.push(repeatedName(env.name, doc.org, { ...source, ...here }, there));
       }
+    }
+    // Names of documents that are not valid: a repeat is reported now, with their problems.
+    for (const name of file.declared ?? []) {
+      const org = entry(name.org);
+      const first = org.envs.get(name.name);
+      const firstInvalid = org.invalid.get(name.name);
+      if (first === undefined && firstInvalid === undefined) {
+        org.invalid.set(name.name, { file: file.file, line: name.line, column: name.column });
+        continue;
+      }
+      org.repeats++;
+      const source: SourceLocation = { file: file.file, ...name };
+      if (org.repeats > MAX_REPEATS_SHOWN) {
+        org.moreRepeats ??= source;
+        continue;
+      }
+      sources ??= sourceIndex(parsed);
+      const firstSource = first === undefined ? undefined : sources.get(first);
+      const there =
+        firstInvalid ??
+        (firstSource === undefined ? undefined : { ...firstSource, ...locate(firstSource) });
+      org.problems.push(
+        repeatedName(
+          name.name,
+          name.org,
+          { ...source, line: name.line, column: name.column },
+          there,
+        ),
+      );
     }
   }
   for (const [org, value] of byOrg) {

@@ -188,3 +188,37 @@ export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
     closeSync(fd);
   }
 }
+
+/**
+ * The manifest files named on a command line (`envsync validate a.yaml manifests/`): a file is
+ * one manifest whatever its name (the caller chose it: a pre-commit hook, say), a folder is walked
+ * as a manifests root is. Each file is listed once however often it is named; a path that is
+ * neither is a problem, located at the path itself.
+ */
+export async function discoverGivenPaths(
+  paths: readonly string[],
+  cwd: string,
+): Promise<{ files: ManifestFile[]; problems: DiscoveryProblem[] }> {
+  const files = new Map<string, ManifestFile>();
+  const problems: DiscoveryProblem[] = [];
+  for (const given of paths) {
+    const full = path.resolve(cwd, given);
+    const info = await stat(full).catch((error: unknown) => codeOf(error) ?? String(error));
+    if (typeof info === 'string') {
+      problems.push({
+        display: displayPath(full, cwd),
+        message: info === 'ENOENT' ? 'no such file or folder' : `cannot be read (${info})`,
+      });
+    } else if (info.isDirectory()) {
+      const found = await discoverManifestFiles(full, cwd);
+      for (const file of found.files) files.set(file.path, file);
+      problems.push(...found.problems);
+    } else {
+      files.set(full, { path: full, display: displayPath(full, cwd) });
+    }
+  }
+  const sorted = [...files.values()].sort((a, b) =>
+    a.display < b.display ? -1 : a.display > b.display ? 1 : 0,
+  );
+  return { files: sorted, problems };
+}

@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { assembleOrgs, sourceIndex, type OrgManifest, type ParsedFile } from './assemble.ts';
-import { discoverManifestFiles, displayPath, readManifestFile } from './discover.ts';
+import {
+  discoverGivenPaths,
+  discoverManifestFiles,
+  displayPath,
+  readManifestFile,
+} from './discover.ts';
 import { formatPath } from './messages.ts';
 import {
   formatProblem,
@@ -40,6 +45,8 @@ export type Locate = (
 
 export interface LoadOptions {
   readonly root: string;
+  /** Read these files and folders instead of the tree below `root` (see discoverGivenPaths). */
+  readonly paths?: readonly string[] | undefined;
   readonly cwd: string;
   readonly maxFileBytes: number;
   /** Show file paths under this root instead of the real one (see discoverManifestFiles). */
@@ -79,11 +86,10 @@ function statKeyOf(file: string): string | undefined {
 
 /** Reads, parses and validates every manifest below the root. Problems are data, not throws. */
 export async function loadManifests(options: LoadOptions): Promise<ManifestSet> {
-  const { files, problems: treeProblems } = await discoverManifestFiles(
-    options.root,
-    options.cwd,
-    options.displayRoot,
-  );
+  const { files, problems: treeProblems } =
+    options.paths === undefined
+      ? await discoverManifestFiles(options.root, options.cwd, options.displayRoot)
+      : await discoverGivenPaths(options.paths, options.cwd);
   const parsed: ParsedFile[] = Array.from({ length: files.length });
   const seen: ManifestCache = new Map();
   const shared = sharedValues(); // names and policy lists repeat across files
@@ -100,6 +106,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
         file: file.display,
         documents: cached.result.documents,
         problems: [...cached.result.problems],
+        declared: cached.result.declared,
       };
       continue;
     }
@@ -135,6 +142,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
       file: file.display,
       documents: result.documents,
       problems: [...result.problems],
+      declared: result.declared,
     };
   }
   if (options.cache !== undefined) {

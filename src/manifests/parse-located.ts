@@ -9,7 +9,7 @@ import { ownModule } from '../own-module.ts';
 import { MANIFEST_KEYS, manifestValue } from './accept.ts';
 import { normalizeLineBreaks } from './line-breaks.ts';
 import { formatPath, issueMessage, unknownKeyMessage } from './messages.ts';
-import type { ManifestDocument, ManifestProblem, ParsedManifest } from './parsed.ts';
+import type { DeclaredName, ManifestDocument, ManifestProblem, ParsedManifest } from './parsed.ts';
 import type * as Schema from './schema.ts';
 
 /**
@@ -83,7 +83,15 @@ function showScalar(value: unknown): string {
 /** A problem in one document, found before its value is read. */
 interface Finding {
   readonly offset: number;
+  /** The source range it covers: the schema's complaints about what lies there say less. */
+  readonly covers: readonly [number, number];
   readonly message: string;
+}
+
+/** The offset of the end of the line `offset` is on. */
+function lineEnd(text: string, offset: number): number {
+  const end = text.indexOf('\n', offset);
+  return end < 0 ? text.length : end;
 }
 
 /**
@@ -94,6 +102,11 @@ function structuralProblems(doc: Document, text: string): Finding[] {
   const found: Finding[] = [];
   const start = (node: unknown): number =>
     (node as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;
+  const range = (node: unknown): [number, number] => {
+    const [from = 0, to = from] =
+      (node as { range?: [number, number, number] } | null)?.range ?? [];
+    return [from, to];
+  };
   yaml().visit(doc, {
     Node(_key, node) {
       const tag = (node as { tag?: string }).tag;
@@ -101,8 +114,10 @@ function structuralProblems(doc: Document, text: string): Finding[] {
         const offset = start(node);
         let bang = text.lastIndexOf('!', offset);
         while (bang > 0 && text[bang - 1] === '!') bang--;
+        const at = bang >= 0 && !text.slice(bang, offset).includes('\n') ? bang : offset;
         found.push({
-          offset: bang >= 0 && !text.slice(bang, offset).includes('\n') ? bang : offset,
+          offset: at,
+          covers: [at, range(node)[1]],
           message:
             `unknown YAML tag "${showTag(tag)}": a manifest holds plain values (strings, true or ` +
             'false, lists and mappings); remove the tag (quote the value to keep it as text)',
@@ -114,6 +129,7 @@ function structuralProblems(doc: Document, text: string): Finding[] {
       if (yaml().isScalar(key) && key.value === '<<' && key.type === 'PLAIN') {
         found.push({
           offset: start(key),
+          covers: range(key),
           message:
             'merge keys (<<) are not supported: write the fields out in each environment (an ' +
             'anchor and alias can share a whole value, such as a list of policies)',
@@ -121,11 +137,13 @@ function structuralProblems(doc: Document, text: string): Finding[] {
       } else if (key !== null && !yaml().isScalar(key)) {
         found.push({
           offset: start(key),
+          covers: range(key),
           message: `a key must be a string, not ${yaml().isSeq(key) ? 'a list' : yaml().isMap(key) ? 'a mapping' : 'an alias'}`,
         });
       } else if (yaml().isScalar(key) && key.value !== null && typeof key.value !== 'string') {
         found.push({
           offset: start(key),
+          covers: range(key),
           message: `a key must be a string, not ${typeof key.value} ${showScalar(key.value)} (quote it)`,
         });
       }
@@ -138,6 +156,8 @@ function structuralProblems(doc: Document, text: string): Finding[] {
     const tag = /^Unresolved tag: (\S+)/.exec(what)?.[1];
     found.push({
       offset: warning.pos[0],
+      // The warning points at the tag; the value it tags follows on the same line.
+      covers: [warning.pos[0], lineEnd(text, warning.pos[1])],
       message:
         tag === undefined
           ? `YAML: ${what}`
@@ -198,6 +218,15 @@ function offsetOf(doc: Document, path: readonly PathSegment[], key?: string): nu
     } else break;
   }
   return offset;
+}
+
+/** Whether the mapping at `path` has the key `key` written as a string (not a list, say). */
+function hasStringKey(doc: Document, path: readonly PathSegment[], key: string): boolean {
+  const node = doc.getIn(path, true);
+  return (
+    yaml().isMap(node) &&
+    node.items.some((item) => yaml().isScalar(item.key) && item.key.value === key)
+  );
 }
 
 /** Reads `org` from a document even when other parts of it are broken, to know what to hold. */
@@ -268,6 +297,7 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
   const lineCounter = new (yaml().LineCounter)();
   const problems: ManifestProblem[] = [];
   const documents: ManifestDocument[] = [];
+  const declared: DeclaredName[] = [];
   const at = (offset: number, path: string, message: string, org: string | undefined) => {
     const { line, col } = lineCounter.linePos(offset);
     problems.push({ file, line, column: col, path, message, org });
@@ -324,11 +354,12 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
       continue;
     }
     if (isEmptyDocument(doc)) continue;
+    // Structural problems do not stop the schema's check: every problem is reported in one run,
+    // except the schema's own complaints about a place a structural problem already covers.
     const findings = structuralProblems(doc, source);
-    if (findings.length > 0) {
-      for (const finding of findings) at(finding.offset, '', finding.message, org);
-      continue;
-    }
+    for (const finding of findings) at(finding.offset, '', finding.message, org);
+    const covered = (offset: number) =>
+      findings.some(({ covers: [start, end] }) => offset >= start && offset <= end);
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
@@ -347,23 +378,25 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
       continue;
     }
     const result = schema().manifestSchema.safeParse(value);
-    if (!result.success) {
-      for (const issue of result.error.issues) {
+    if (!result.success || findings.length > 0) {
+      for (const issue of result.error?.issues ?? []) {
         const path = issue.path as PathSegment[];
         if (issue.code === 'unrecognized_keys') {
           const known = path.length === 0 ? MANIFEST_KEYS.root : MANIFEST_KEYS.environment;
           for (const key of issue.keys) {
-            at(
-              offsetOf(doc, path, key),
-              formatPath([...path, key]),
-              unknownKeyMessage(key, known),
-              org,
-            );
+            const offset = offsetOf(doc, path, key);
+            // A key that is not a string was named above; toJS made it a string no one wrote.
+            if (covered(offset) || !hasStringKey(doc, path, key)) continue;
+            at(offset, formatPath([...path, key]), unknownKeyMessage(key, known), org);
           }
           continue;
         }
-        at(offsetOf(doc, path), formatPath(path), issueMessage(issue, value), org);
+        const offset = offsetOf(doc, path);
+        if (covered(offset)) continue;
+        at(offset, formatPath(path), issueMessage(issue, value), org);
       }
+      if (org !== undefined)
+        declared.push(...declaredNames(doc, value, org, document, lineCounter));
       continue;
     }
     const manifest = result.data as Schema.Manifest;
@@ -380,5 +413,26 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
   }
   for (const offset of boms) if (!inDocument.has(offset)) at(offset, '', STRAY_BOM, undefined);
   problems.sort((a, b) => a.line - b.line || a.column - b.column);
-  return { documents, problems };
+  return declared.length === 0 ? { documents, problems } : { documents, problems, declared };
+}
+
+/**
+ * The environment names an invalid document declares, and where: a name declared twice is then
+ * reported with the document's other problems, not only once they are fixed.
+ */
+function declaredNames(
+  doc: Document,
+  value: unknown,
+  org: string,
+  document: number,
+  lineCounter: Yaml.LineCounter,
+): DeclaredName[] {
+  const environments = (value as { environments?: unknown } | null)?.environments;
+  if (!Array.isArray(environments)) return [];
+  return environments.flatMap((env: unknown, index): DeclaredName[] => {
+    const name = (env as { name?: unknown } | null)?.name;
+    if (!isName(name)) return [];
+    const { line, col } = lineCounter.linePos(offsetOf(doc, ['environments', index]));
+    return [{ org, name, document, index, line, column: col }];
+  });
 }

@@ -19,7 +19,20 @@ export interface ManifestDocument {
   readonly environments: readonly DesiredEnvironment[];
 }
 
+/** An environment name declared by a document that is not valid, and where. */
+export interface DeclaredName {
+  readonly org: string;
+  readonly name: string;
+  /** Which of the file's non-empty documents, and which entry of its environments. */
+  readonly document: number;
+  readonly index: number;
+  readonly line: number;
+  readonly column: number;
+}
+
 export interface ParsedManifest {
   readonly documents: readonly ManifestDocument[];
   readonly problems: readonly ManifestProblem[];
+  /** The names invalid documents declare (for the check of names declared twice). */
+  readonly declared?: readonly DeclaredName[] | undefined;
 }

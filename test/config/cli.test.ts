@@ -32,7 +32,7 @@ describe('unknown commands and flags', () => {
       stdout: '',
       stderr:
         'envsync validate: unknown flag --manifest (did you mean --manifests?)\n' +
-        'Usage: envsync validate [flags] ("envsync validate --help" lists the flags)\n',
+        'Usage: envsync validate [flags] [PATH...] ("envsync validate --help" lists the flags)\n',
     });
   });
 

@@ -56,17 +56,17 @@ describe('settings precedence: flags > env > file > defaults', () => {
   it('rejects unknown keys, wrong types and a token in the config file', async () => {
     await tmp.write('a.yaml', 'concurency: 3\n');
     await expect(resolveSettings({ config: 'a.yaml' }, {}, tmp.dir)).rejects.toThrow(
-      /a\.yaml.*concurency|Unrecognized key/,
+      /a\.yaml:1:1 concurency: unknown key \(did you mean "concurrency"\?\)/,
     );
     await tmp.write('b.yaml', 'retries: many\n');
     await expect(resolveSettings({ config: 'b.yaml' }, {}, tmp.dir)).rejects.toThrow(
-      /b\.yaml: retries/,
+      /b\.yaml:1:10 retries: "many"/,
     );
     // Switches are true or false only, as docs/flags.md says: `True` and `yes` are not switches.
     for (const word of ['True', 'TRUE', 'yes', 'on', '"true"']) {
       await tmp.write('d.yaml', `insecureHttp: ${word}\n`);
       await expect(resolveSettings({ config: 'd.yaml' }, {}, tmp.dir)).rejects.toThrow(
-        /d\.yaml: insecureHttp: .*boolean/,
+        /d\.yaml:1:15 insecureHttp: .*(boolean|true or false)/,
       );
     }
     await tmp.write('e.yaml', 'insecureHttp: true\ndetailedExitcode: false\n');
@@ -77,6 +77,32 @@ describe('settings precedence: flags > env > file > defaults', () => {
     await tmp.write('c.yaml', 'token: abc\n');
     await expect(resolveSettings({ config: 'c.yaml' }, {}, tmp.dir)).rejects.toThrow(
       /ENVSYNC_TOKEN/,
+    );
+  });
+
+  it('locates every config file problem at once: file, line, column and key, with a did-you-mean', async () => {
+    await tmp.write(
+      'all.yaml',
+      '# settings\nmanifests: m\nconcurency: 3\nretries: many\ntimeout: 30\nlogLevel: loud\n',
+    );
+    const error = await resolveSettings({ config: 'all.yaml' }, {}, tmp.dir).then(
+      () => undefined,
+      (thrown: unknown) => thrown as Error,
+    );
+    const file = tmp.path('all.yaml');
+    expect(error?.message.split('\n')).toEqual([
+      `config file ${file}:3:1 concurency: unknown key (did you mean "concurrency"?); the keys are listed in config/envsync.example.yaml`,
+      `config file ${file}:4:10 retries: "many" must be a whole number from 0 to 20`,
+      `config file ${file}:5:10 timeout: 30 is not a duration (use e.g. 500ms, 30s, 5m)`,
+      `config file ${file}:6:11 logLevel: "loud" is not one of trace, debug, info, warn, error, fatal, silent`,
+    ]);
+    await tmp.write('syntax.yaml', 'manifests: m\norgs: [acme\n');
+    await expect(resolveSettings({ config: 'syntax.yaml' }, {}, tmp.dir)).rejects.toThrow(
+      /syntax\.yaml:\d+:\d+: not valid YAML/,
+    );
+    await tmp.write('token.yaml', 'manifests: m\ntoken: abc\n');
+    await expect(resolveSettings({ config: 'token.yaml' }, {}, tmp.dir)).rejects.toThrow(
+      /token\.yaml:2:1 token: is not read from a config file/,
     );
   });
 

@@ -287,7 +287,9 @@ describe('parseManifest', () => {
       const found = messages(
         'org: acme\nbase: &base {type: K8S, description: d}\nenvironments:\n  - <<: *base\n    name: a\n',
       );
+      // The unknown key `base` is reported in the same run.
       expect(found).toEqual([
+        'manifests/acme.yaml:2:1 base: unknown key "base" (allowed: org, environments)',
         expect.stringContaining(
           'acme.yaml:4:5 merge keys (<<) are not supported: write the fields out in each environment',
         ),
@@ -323,6 +325,28 @@ describe('parseManifest', () => {
       ]);
       expect(messages(env('    1: x\n'))).toEqual([
         'manifests/acme.yaml:6:5 a key must be a string, not number 1 (quote it)',
+      ]);
+    });
+
+    it('reports every problem of a document in one run: a tag does not hide the schema problems', () => {
+      const text =
+        'org: acme\nenvironments:\n' +
+        '  - name: a\n    type: k8s\n    description: !custom d\n' +
+        '  - name: b\n    type: K8S\n    description: d\n    require_provenance: !!bool yes\n    colour: red\n';
+      expect(messages(text)).toEqual([
+        expect.stringMatching(
+          /^manifests\/acme\.yaml:4:11 environments\[0\]\.type: "k8s" is not one of/,
+        ),
+        expect.stringMatching(/^manifests\/acme\.yaml:5:18 unknown YAML tag "!custom"/),
+        expect.stringMatching(/^manifests\/acme\.yaml:9:25 the value does not fit its tag !!bool/),
+        expect.stringMatching(
+          /^manifests\/acme\.yaml:10:5 environments\[1\]\.colour: unknown key "colour"/,
+        ),
+      ]);
+      // The names of a document that is not valid are kept for the check across files.
+      expect(parseManifest(text, 'acme.yaml').declared?.map((d) => [d.name, d.line])).toEqual([
+        ['a', 3],
+        ['b', 6],
       ]);
     });
 

@@ -1,0 +1,147 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { envsync } from '../helpers/cli.ts';
+
+/** `envsync validate [PATH...]`, as a pre-commit hook calls it: real files, a real CLI process. */
+
+const GOOD_A = `org: acme
+environments:
+  - name: dev
+    type: K8S
+    description: d
+`;
+const GOOD_B = `org: acme
+environments:
+  - name: prod
+    type: S3
+    description: d
+`;
+/** Declares acme's "dev" again: only a check across the given files can see it. */
+const SAME_NAME = `org: acme
+environments:
+  - name: qa
+    type: K8S
+    description: d
+  - name: dev
+    type: S3
+    description: d
+`;
+const BAD = `org: beta
+environments:
+  - name: web
+    type: k8s
+    description: d
+`;
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'envsync-validate-paths-'));
+  await mkdir(path.join(dir, 'manifests', 'more'), { recursive: true });
+  await writeFile(path.join(dir, 'manifests', 'a.yaml'), GOOD_A);
+  await writeFile(path.join(dir, 'manifests', 'b.yaml'), GOOD_B);
+  await writeFile(path.join(dir, 'manifests', 'more', 'c.yml'), GOOD_B.replace('prod', 'stage'));
+  await writeFile(path.join(dir, 'same-name.yaml'), SAME_NAME);
+  await writeFile(path.join(dir, 'bad.yaml'), BAD);
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('envsync validate PATH...', () => {
+  it('.pre-commit-hooks.yaml is valid YAML with the fields pre-commit requires', async () => {
+    const text = await readFile(new URL('../../.pre-commit-hooks.yaml', import.meta.url), 'utf8');
+    const hooks = parse(text) as Record<string, unknown>[];
+    expect(Array.isArray(hooks)).toBe(true);
+    const hook = hooks.find((h) => h['id'] === 'envsync-validate');
+    expect(hook).toMatchObject({
+      id: 'envsync-validate',
+      name: expect.any(String),
+      entry: 'envsync validate',
+      language: 'node',
+      files: String.raw`\.(ya?ml)$`,
+      pass_filenames: true,
+    });
+    const files = new RegExp(hook?.['files'] as string);
+    expect(files.test('manifests/acme.yaml') && files.test('x.yml')).toBe(true);
+    expect(files.test('README.md')).toBe(false);
+  });
+
+  it('validates the given files, by relative and by absolute path, and exits 0 when they are good', async () => {
+    const relative = await envsync(['validate', 'manifests/a.yaml', 'manifests/b.yaml'], {
+      cwd: dir,
+    });
+    expect(relative.stderr).toBe('');
+    expect(relative).toMatchObject({ code: 0 });
+    expect(relative.stdout).toContain('valid: 2 file(s), 1 org(s), 2 environment(s)');
+    const absolute = await envsync(
+      ['validate', path.join(dir, 'manifests', 'a.yaml'), path.join(dir, 'manifests', 'more')],
+      { cwd: tmpdir() },
+    );
+    expect(absolute).toMatchObject({ code: 0 });
+    expect(absolute.stdout).toContain('valid: 2 file(s), 1 org(s), 2 environment(s)');
+  });
+
+  it('walks a given folder like --manifests, and reads each file once however often it is named', async () => {
+    const result = await envsync(['validate', 'manifests', 'manifests/a.yaml'], { cwd: dir });
+    expect(result).toMatchObject({ code: 0 });
+    expect(result.stdout).toContain('valid: 3 file(s), 1 org(s), 3 environment(s)');
+  });
+
+  it('reports a bad file at file:line:col and exits 1', async () => {
+    const relative = await envsync(['validate', 'manifests/a.yaml', 'bad.yaml'], { cwd: dir });
+    expect(relative.code).toBe(1);
+    expect(relative.stdout).toMatch(/^bad\.yaml:4:11 environments\[0\]\.type: .*K8S/m);
+    // Outside the working directory, a file is shown by its absolute path.
+    const absolute = await envsync(['validate', path.join(dir, 'bad.yaml')], {
+      cwd: path.join(dir, 'manifests', 'more'),
+    });
+    expect(absolute.code).toBe(1);
+    expect(absolute.stdout).toContain(`${path.join(dir, 'bad.yaml')}:4:11`);
+  });
+
+  it('still finds a name declared twice across the given files of one org', async () => {
+    const result = await envsync(['validate', 'manifests/a.yaml', 'same-name.yaml'], {
+      cwd: dir,
+    });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(
+      /same-name\.yaml:6:\d+ .*environment "dev" of org "acme" is declared twice: here and at manifests\/a\.yaml:3:\d+/,
+    );
+  });
+
+  it('reports every problem in one run: a name declared twice beside a tag and a bad value', async () => {
+    // The second file has other problems too: the repeated name is reported with them, not
+    // only once they are fixed.
+    await writeFile(
+      path.join(dir, 'broken.yaml'),
+      'org: acme\nenvironments:\n  - name: dev\n    type: k8s\n    description: !custom d\n',
+    );
+    const result = await envsync(['validate', 'manifests/a.yaml', 'broken.yaml'], { cwd: dir });
+    expect(result.code).toBe(1);
+    const lines = result.stdout.split('\n');
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^broken\.yaml:4:11 environments\[0\]\.type: "k8s" is not one of/),
+        expect.stringMatching(/^broken\.yaml:5:18 unknown YAML tag "!custom"/),
+        expect.stringMatching(
+          /^manifests\/a\.yaml:3:5 environments\[0\]\.name: environment "dev" of org "acme" is declared twice: here and at broken\.yaml:3:5/,
+        ),
+      ]),
+    );
+    expect(result.stdout).toContain('invalid: 3 problem(s)');
+  });
+
+  it('reports a path that is neither file nor folder, and refuses PATHs with --manifests', async () => {
+    const missing = await envsync(['validate', 'manifests/a.yaml', 'nope.yaml'], { cwd: dir });
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toContain('nope.yaml:1:1 no such file or folder');
+    const both = await envsync(['validate', '--manifests', 'manifests', 'bad.yaml'], {
+      cwd: dir,
+    });
+    expect(both).toMatchObject({ code: 1, stdout: '' });
+    expect(both.stderr).toContain('give either PATHs or --manifests, not both');
+  });
+});
