@@ -95,50 +95,56 @@ async function stateIsValid(): Promise<boolean> {
 }
 
 describe('crash consistency', () => {
-  it('SIGKILL at random moments, many times: the state file is always valid and a rerun converges', async () => {
-    let seed = 42;
-    const random = () => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed / 2147483648;
-    };
-    for (let round = 1; round <= 8; round++) {
-      await writeManifests(round);
-      await killedSync(250 + Math.floor(random() * 900));
-      expect(await stateIsValid(), `round ${round}`).toBe(true);
-    }
-    const final = await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
-    expect(final.code, final.stderr.slice(-1000)).toBe(0);
-    const plan = await envsync([...args('plan'), '--detailed-exitcode'], {
-      cwd: tmp.dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
-    expect(plan.code, plan.stdout.slice(-1000)).toBe(0);
-    // A killed writer's temp files are cleaned up by the next run.
-    expect((await readdir(tmp.path('state'))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
-    // The service holds exactly the last manifests, field for field (the spec profile's listing
-    // hides include_scaling and policies: only a state file that never lies gets them right).
-    const store = await api.getStore();
-    for (const org of ['alpha', 'beta', 'gamma']) {
-      const declared = (
-        JSON.parse(await readFile(tmp.path(`manifests/${org}.yaml`), 'utf8')) as {
-          environments: { name: string }[];
-        }
-      ).environments;
-      const held = (store.orgs[org] ?? []).map(
-        ({ name, type, description, include_scaling, policies }) => ({
-          name,
-          type,
-          description,
-          include_scaling,
-          policies,
-        }),
+  it(
+    'SIGKILL at random moments, many times: the state file is always valid and a rerun converges',
+    { timeout: 180_000 },
+    async () => {
+      let seed = 42;
+      const random = () => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return seed / 2147483648;
+      };
+      for (let round = 1; round <= 8; round++) {
+        await writeManifests(round);
+        await killedSync(250 + Math.floor(random() * 900));
+        expect(await stateIsValid(), `round ${round}`).toBe(true);
+      }
+      const final = await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
+      expect(final.code, final.stderr.slice(-1000)).toBe(0);
+      const plan = await envsync([...args('plan'), '--detailed-exitcode'], {
+        cwd: tmp.dir,
+        env: { ENVSYNC_TOKEN: TOKEN },
+      });
+      expect(plan.code, plan.stdout.slice(-1000)).toBe(0);
+      // A killed writer's temp files are cleaned up by the next run.
+      expect((await readdir(tmp.path('state'))).filter((name) => name.endsWith('.tmp'))).toEqual(
+        [],
       );
-      expect(
-        held.sort((a, b) => (a.name < b.name ? -1 : 1)),
-        org,
-      ).toEqual([...declared].sort((a, b) => (a.name < b.name ? -1 : 1)));
-    }
-  });
+      // The service holds exactly the last manifests, field for field (the spec profile's listing
+      // hides include_scaling and policies: only a state file that never lies gets them right).
+      const store = await api.getStore();
+      for (const org of ['alpha', 'beta', 'gamma']) {
+        const declared = (
+          JSON.parse(await readFile(tmp.path(`manifests/${org}.yaml`), 'utf8')) as {
+            environments: { name: string }[];
+          }
+        ).environments;
+        const held = (store.orgs[org] ?? []).map(
+          ({ name, type, description, include_scaling, policies }) => ({
+            name,
+            type,
+            description,
+            include_scaling,
+            policies,
+          }),
+        );
+        expect(
+          held.sort((a, b) => (a.name < b.name ? -1 : 1)),
+          org,
+        ).toEqual([...declared].sort((a, b) => (a.name < b.name ? -1 : 1)));
+      }
+    },
+  );
 
   it(
     'a state file that is garbage, truncated, of a future version, of the wrong shape, or holds a malformed org, record or group: a warning, then a correct run',
