@@ -21,8 +21,9 @@ const SYSTEM = ['test/system/**/*.test.ts'];
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Safety nets for a loaded machine, not timings: no test asserts a duration.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     // Integration tests start real servers and child processes and mostly wait on them: three
     // workers keep two cores busy. Threads, not forks: a worker per test file costs a thread, not
     // a process (the tests' own child processes are real processes either way).
