@@ -29,10 +29,13 @@ export default defineConfig({
     // a process (the tests' own child processes are real processes either way).
     maxWorkers: 3,
     pool: 'threads',
+    // One module cache per worker, shared by the files it runs: no test file changes process-wide
+    // state (environment, signal handlers, working directory); every CLI and daemon under test
+    // that does runs in a child process of its own.
+    isolate: false,
     reporters: ['default'],
     projects: [
-      // Pure modules: one worker's module cache serves every file.
-      { extends: true, test: { name: 'unit', include: UNIT, isolate: false } },
+      { extends: true, test: { name: 'unit', include: UNIT } },
       {
         extends: true,
         test: {

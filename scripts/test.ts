@@ -1,6 +1,6 @@
 /**
  * `npm test`: the static checks (type check, lint, format check) and the unit and integration
- * tests, side by side on every core. The tests' output streams as it comes; each check's output
+ * tests, side by side on every core, the checks at the lowest priority. The tests' output streams as it comes; each check's output
  * is printed when it ends. Exits 1 if anything failed. Extra arguments go to vitest.
  */
 import { spawn } from 'node:child_process';
@@ -34,7 +34,13 @@ const JOBS: readonly Job[] = [
 
 function run({ name, command, args, stream }: Job): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, {
+    // The checks yield the cores to the tests (lowest priority), and use the idle moments a run
+    // of tests always has: together they end no later than the tests would alone.
+    const [file, argv] =
+      !stream && process.platform !== 'win32'
+        ? ['nice', ['-n', '19', command, ...args]]
+        : [command, args];
+    const child = spawn(file, argv, {
       stdio: stream ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
