@@ -150,6 +150,37 @@ describe('the state file', () => {
     expect(state.get('acme')).toEqual({});
     expect(warnings.join('')).toMatch(/malformed record|unexpected shape/);
   });
+
+  it.each([
+    ['garbage', 'this is not json {{{', 'not valid JSON'],
+    ['truncated', '{"version": 1, "orgs": {"alpha": {"env-1": {"include_sc', 'not valid JSON'],
+    ['of a future version', '{"version": 99, "orgs": {}}', 'newer than this envsync understands'],
+    ['of the wrong shape', '{"version": 1, "orgs": []}', 'unexpected shape'],
+    [
+      'a version 1 file whose org is not a mapping',
+      '{"version": 1, "orgs": {"alpha": [1]}}',
+      'unexpected shape',
+    ],
+    [
+      'a version 1 file with a malformed record',
+      '{"version": 1, "orgs": {"alpha": {"env-1": {"include_scaling": "yes", "policies": []}}}}',
+      'malformed record',
+    ],
+  ])(
+    'a state file that is %s starts empty, with a warning saying so',
+    async (_title, content, warning) => {
+      const file = tmp.path('state.json');
+      await writeFile(file, content);
+      const warnings: string[] = [];
+      const state = await StateStore.load(
+        file,
+        pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) }),
+        API,
+      );
+      expect(state.get('alpha')).toEqual({});
+      expect(warnings.join('')).toContain(warning);
+    },
+  );
 });
 
 describe('writing the state file', () => {
