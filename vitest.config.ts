@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { SlowFirstSequencer } from './test/slow-first.ts';
 
 /**
  * Tests of the pure modules: no server, no child process, no file system. `npm run test:unit`
@@ -34,6 +35,7 @@ export default defineConfig({
     // that does runs in a child process of its own.
     isolate: false,
     reporters: ['default'],
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT } },
       {

@@ -1,0 +1,36 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The test files that take longest, longest first. Vitest orders files by the durations it
+ * cached on earlier runs; a fresh clone has none and falls back to file size, which started
+ * the longest file a third of the way into the run and left one worker busy long after the
+ * others. Listing them here makes a first run pack its workers as well as a later one.
+ */
+const SLOW_FIRST = [
+  'test/sync/sync.test.ts',
+  'test/reliability/token-echo.test.ts',
+  'test/sync/dialect.test.ts',
+  'test/reliability/crash.test.ts',
+  'test/daemon/run-cli.test.ts',
+  'test/reliability/faults.test.ts',
+  'test/reliability/network.test.ts',
+  'test/ci/ci.test.ts',
+  'test/reliability/state-safety.test.ts',
+  'test/reliability/deadline.test.ts',
+  'test/reliability/token.test.ts',
+  'test/emulator/cli.test.ts',
+];
+
+export class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (spec: TestSpecification) => {
+      const index = SLOW_FIRST.findIndex((file) => spec.moduleId.endsWith(file));
+      return index === -1 ? SLOW_FIRST.length : index;
+    };
+    return sorted
+      .map((spec, order) => ({ spec, order }))
+      .sort((a, b) => rank(a.spec) - rank(b.spec) || a.order - b.order)
+      .map(({ spec }) => spec);
+  }
+}
