@@ -14,8 +14,9 @@ const UNIT = [
 ];
 
 /**
- * Suites that need the whole machine for a while: the image's steps carried out for real (an
- * `npm ci` included) and a tiny run of every benchmark scenario. `npm run test:system` runs
+ * Suites that need the whole machine for a while: packing and installing the package, the
+ * image's steps carried out for real (an `npm ci` included), syncs SIGKILLed at random moments,
+ * and a tiny run of every benchmark scenario. `npm run test:system` runs
  * them; `.ci/run` runs them after `npm test`.
  */
 const SYSTEM = ['test/system/**/*.test.ts'];

@@ -10,7 +10,6 @@ const SLOW_FIRST = [
   'test/sync/sync.test.ts',
   'test/reliability/token-echo.test.ts',
   'test/sync/dialect.test.ts',
-  'test/reliability/crash.test.ts',
   'test/daemon/run-cli.test.ts',
   'test/reliability/faults.test.ts',
   'test/reliability/network.test.ts',
