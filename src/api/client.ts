@@ -1,9 +1,6 @@
 import { getCACertificates } from 'node:tls';
 import pRetry, { AbortError } from 'p-retry';
-import type { Logger } from 'pino';
 import { Pool } from 'undici';
-import { FIELD_LIST } from '../core/fields.ts';
-import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import { compileScrub, type Scrub } from '../core/redact.ts';
 import {
@@ -13,88 +10,21 @@ import {
   isTransient,
   retryWait,
   usesRetry,
-  type RetryPolicy,
 } from '../core/retry-policy.ts';
 import { formatDuration } from '../config/duration.ts';
+import type { ClientOptions, EnvironmentsClient } from './client-types.ts';
+import { putBody } from './client-types.ts';
 import { ApiError, failureOf } from './errors.ts';
-import { RequestGate, type GateClock } from './gate.ts';
-import { readListing } from './listing.ts';
-import {
-  excerpt,
-  readBody,
-  repeatedName,
-  ResponseTooLargeError,
-  serverMessage,
-  type RawResponse,
-} from './response.ts';
+import { RequestGate } from './gate.ts';
+import { readAllPages } from './list-pages.ts';
+import { readBody, ResponseTooLargeError, serverMessage, type RawResponse } from './response.ts';
 import { ThrottleMeter } from './throttle-meter.ts';
 
-/** A listing is never followed past this many pages. */
-const MAX_PAGES = 10_000;
+export type { ClientEvents, ClientOptions, EnvironmentsClient } from './client-types.ts';
+export { putBody } from './client-types.ts';
 
 /** The default of --max-response-bytes: one listing this large fits a 256 MiB pod with room. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
-
-/** The PUT body of an environment: its name and every field it declares, by wire name. */
-export function putBody(env: DesiredEnvironment): Record<string, unknown> {
-  const body: Record<string, unknown> = { name: env.name };
-  for (const spec of FIELD_LIST) {
-    const value = env[spec.name];
-    if (value !== undefined) body[spec.wireName] = value;
-  }
-  return body;
-}
-
-/** Hooks for metrics; every one optional. */
-export interface ClientEvents {
-  request?(method: string, status: number | 'error', durationMs: number): void;
-  retry?(method: string, reason: string): void;
-  throttled?(): void;
-  /** A stretch of time during which requests waited because the server asked, as it ends. */
-  throttledFor?(ms: number): void;
-}
-
-export interface ClientOptions {
-  /** The API's base address; requests go to `{base}/api/v2/environments/{org}` only. */
-  readonly apiUrl: URL;
-  /** Read when each request is sent, so a rotated token is picked up. Never logged. */
-  readonly getToken: () => string;
-  readonly concurrency: number;
-  readonly timeoutMs: number;
-  readonly policy: RetryPolicy;
-  readonly logger: Logger;
-  readonly clock: GateClock;
-  /** PEM text of extra CA certificates to trust (--ca-file). */
-  readonly ca?: string | undefined;
-  /** Aborts everything: waits and the requests in flight. */
-  readonly signal?: AbortSignal | undefined;
-  /**
-   * Shutdown: every wait (backoff, Retry-After, the gate's pause) ends at once, and its request
-   * fails as not sent; requests that need no wait still go out, so a healthy pass finishes.
-   */
-  readonly stop?: AbortSignal | undefined;
-  /**
-   * The run's deadline (--deadline), from the client's creation: after it no request is started,
-   * and no wait is begun that would end after it. Requests in flight finish, within --timeout.
-   */
-  readonly deadlineMs?: number | undefined;
-  readonly events?: ClientEvents | undefined;
-  /** An answer larger than this is refused, final (default DEFAULT_MAX_RESPONSE_BYTES). */
-  readonly maxResponseBytes?: number | undefined;
-}
-
-/** The Environments API, as envsync uses it: list an org, put one environment. */
-export interface EnvironmentsClient {
-  listEnvironments(org: string): Promise<ObservedEnvironment[]>;
-  /** `signal` cancels this PUT (while it waits for the gate, or in flight). */
-  putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal): Promise<void>;
-  readonly gate: RequestGate;
-  /** False once the deadline has passed or the client was stopped: no new round should start. */
-  canSend(): boolean;
-  /** Milliseconds spent throttled, for one org or (without one) for the whole client. */
-  throttledMs(org?: string): number;
-  close(): Promise<void>;
-}
 
 /** `; the last attempt: <its error>` after a failed attempt, else nothing. */
 function lastAttempt(after: unknown): string {
@@ -400,66 +330,11 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     );
   }
 
-  function parseJson(method: string, path: string, response: RawResponse): unknown {
-    const text = scrubbed(response.text);
-    try {
-      return JSON.parse(text);
-    } catch {
-      const type = response.headers['content-type'];
-      throw new ApiError(
-        'invalid-response',
-        `${method} ${path}: the listing is not JSON (${response.status}, content-type ${String(type ?? 'none')}): ${excerpt(text, 120) || '(empty body)'}`,
-        { method, path, status: response.status },
-      );
-    }
-  }
-
   return {
     gate,
-    async listEnvironments(org) {
+    listEnvironments(org) {
       const path = orgPath(org);
-      const first = await send(org, 'GET', path);
-      const read = (response: RawResponse, url: string) => {
-        try {
-          return readListing(parseJson('GET', url, response));
-        } catch (error) {
-          if (error instanceof ApiError) throw error;
-          throw new ApiError('invalid-response', `GET ${url}: ${(error as Error).message}`, {
-            method: 'GET',
-            path: url,
-            status: response.status,
-          });
-        }
-      };
-      const page = read(first, path);
-      const environments = page.environments; // a fresh array: more pages are appended to it
-      if (page.paging !== undefined) {
-        const { perPage } = page.paging;
-        const totalPages = Math.min(page.paging.totalPages, MAX_PAGES);
-        for (let next = page.paging.page + 1; next <= totalPages; next++) {
-          const url = `${path}?page=${next}&per_page=${perPage}`;
-          environments.push(...read(await send(org, 'GET', url), url).environments);
-        }
-        if (
-          page.paging.totalCount !== undefined &&
-          environments.length !== page.paging.totalCount
-        ) {
-          throw new ApiError(
-            'invalid-response',
-            `GET ${path}: the paginated listing announced ${page.paging.totalCount} environments but its pages held ${environments.length} (it changed while envsync read it); run again`,
-            { method: 'GET', path },
-          );
-        }
-      }
-      const twice = repeatedName(environments);
-      if (twice !== undefined) {
-        throw new ApiError(
-          'invalid-response',
-          `GET ${path}: the listing shows environment "${twice}" twice; run again`,
-          { method: 'GET', path },
-        );
-      }
-      return environments;
+      return readAllPages(path, (url) => send(org, 'GET', url), scrubbed);
     },
     async putEnvironment(org, env, signal) {
       await send(org, 'PUT', orgPath(org), JSON.stringify(putBody(env)), signal);

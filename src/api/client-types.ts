@@ -1,0 +1,67 @@
+/** What the API client takes and offers, and the PUT body it sends. */
+import type { Logger } from 'pino';
+import { FIELD_LIST } from '../core/fields.ts';
+import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
+import type { RetryPolicy } from '../core/retry-policy.ts';
+import type { GateClock, RequestGate } from './gate.ts';
+
+/** The PUT body of an environment: its name and every field it declares, by wire name. */
+export function putBody(env: DesiredEnvironment): Record<string, unknown> {
+  const body: Record<string, unknown> = { name: env.name };
+  for (const spec of FIELD_LIST) {
+    const value = env[spec.name];
+    if (value !== undefined) body[spec.wireName] = value;
+  }
+  return body;
+}
+
+/** Hooks for metrics; every one optional. */
+export interface ClientEvents {
+  request?(method: string, status: number | 'error', durationMs: number): void;
+  retry?(method: string, reason: string): void;
+  throttled?(): void;
+  /** A stretch of time during which requests waited because the server asked, as it ends. */
+  throttledFor?(ms: number): void;
+}
+
+export interface ClientOptions {
+  /** The API's base address; requests go to `{base}/api/v2/environments/{org}` only. */
+  readonly apiUrl: URL;
+  /** Read when each request is sent, so a rotated token is picked up. Never logged. */
+  readonly getToken: () => string;
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  readonly policy: RetryPolicy;
+  readonly logger: Logger;
+  readonly clock: GateClock;
+  /** PEM text of extra CA certificates to trust (--ca-file). */
+  readonly ca?: string | undefined;
+  /** Aborts everything: waits and the requests in flight. */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * Shutdown: every wait (backoff, Retry-After, the gate's pause) ends at once, and its request
+   * fails as not sent; requests that need no wait still go out, so a healthy pass finishes.
+   */
+  readonly stop?: AbortSignal | undefined;
+  /**
+   * The run's deadline (--deadline), from the client's creation: after it no request is started,
+   * and no wait is begun that would end after it. Requests in flight finish, within --timeout.
+   */
+  readonly deadlineMs?: number | undefined;
+  readonly events?: ClientEvents | undefined;
+  /** An answer larger than this is refused, final (default: client.ts's DEFAULT_MAX_RESPONSE_BYTES). */
+  readonly maxResponseBytes?: number | undefined;
+}
+
+/** The Environments API, as envsync uses it: list an org, put one environment. */
+export interface EnvironmentsClient {
+  listEnvironments(org: string): Promise<ObservedEnvironment[]>;
+  /** `signal` cancels this PUT (while it waits for the gate, or in flight). */
+  putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal): Promise<void>;
+  readonly gate: RequestGate;
+  /** False once the deadline has passed or the client was stopped: no new round should start. */
+  canSend(): boolean;
+  /** Milliseconds spent throttled, for one org or (without one) for the whole client. */
+  throttledMs(org?: string): number;
+  close(): Promise<void>;
+}
