@@ -255,6 +255,54 @@ export class Daemon {
     }
   }
 
+  /**
+   * Reads the manifests once their files have settled: a file event during the read means wait,
+   * and read again. Returns what changed over every read, and the time spent waiting; undefined
+   * when the daemon stops meanwhile.
+   */
+  async #readSettled(): Promise<
+    | {
+        snapshot: Awaited<ReturnType<typeof readSnapshot>>;
+        changedFiles: Set<string> | undefined;
+        settleWaitMs: number;
+      }
+    | undefined
+  > {
+    const { settings, cwd } = this.#options;
+    let settleWaitMs = 0;
+    let timesChecked = false;
+    // What changed over every read of this pass (each read updates the cache).
+    let changedFiles: Set<string> | undefined = new Set();
+    for (;;) {
+      settleWaitMs += await this.#settle();
+      if (this.#shutdown.stopping.aborted) return undefined;
+      const events = this.#fileEvents;
+      const snapshot = await readSnapshot({
+        root: settings.manifests,
+        cwd,
+        maxFileBytes: settings.maxFileBytes,
+        cache: this.#cache,
+      });
+      const changedNow = snapshot.manifests.changedFiles;
+      if (changedNow === undefined) changedFiles = undefined;
+      else for (const file of changedNow) changedFiles?.add(file);
+      if (events !== this.#fileEvents) continue;
+      // A write the watcher has not reported yet: a changed file of the same revision written
+      // within the settle time counts as an event (once per pass, so a clock skew cannot hold
+      // it). A new revision's files are complete, however new.
+      if (!timesChecked && snapshot.realRoot === this.#readRoot) {
+        timesChecked = true;
+        const written = await latestModification(changedNow ?? [], cwd);
+        const now = this.#clock.now();
+        if (written !== undefined && now - written < this.#options.daemon.settleMs) {
+          this.#lastFileEventAt = Math.max(this.#lastFileEventAt ?? 0, Math.min(written, now));
+          continue;
+        }
+      }
+      return { snapshot, changedFiles, settleWaitMs };
+    }
+  }
+
   async #pass(reasons: readonly string[]): Promise<void> {
     const started = this.#clock.now();
     const logger = this.#logger;
@@ -277,40 +325,11 @@ export class Daemon {
       unattributed: 0,
     };
     try {
-      const { settings, cwd } = this.#options;
-      // Read only settled files; a file event during the read means: wait, and read again.
-      let snapshot: Awaited<ReturnType<typeof readSnapshot>>;
-      let timesChecked = false;
-      // What changed over every read of this pass (each read updates the cache).
-      let changedFiles: Set<string> | undefined = new Set();
-      for (;;) {
-        settleWaitMs += await this.#settle();
-        if (this.#shutdown.stopping.aborted) return;
-        const events = this.#fileEvents;
-        snapshot = await readSnapshot({
-          root: settings.manifests,
-          cwd,
-          maxFileBytes: settings.maxFileBytes,
-          cache: this.#cache,
-        });
-        const changedNow = snapshot.manifests.changedFiles;
-        if (changedNow === undefined) changedFiles = undefined;
-        else for (const file of changedNow) changedFiles?.add(file);
-        if (events !== this.#fileEvents) continue;
-        // A write the watcher has not reported yet: a changed file of the same revision written
-        // within the settle time counts as an event (once per pass, so a clock skew cannot hold
-        // it). A new revision's files are complete, however new.
-        if (!timesChecked && snapshot.realRoot === this.#readRoot) {
-          timesChecked = true;
-          const written = await latestModification(changedNow ?? [], cwd);
-          const now = this.#clock.now();
-          if (written !== undefined && now - written < this.#options.daemon.settleMs) {
-            this.#lastFileEventAt = Math.max(this.#lastFileEventAt ?? 0, Math.min(written, now));
-            continue;
-          }
-        }
-        break;
-      }
+      const { settings } = this.#options;
+      const read = await this.#readSettled();
+      if (read === undefined) return;
+      const { snapshot, changedFiles } = read;
+      settleWaitMs = read.settleWaitMs;
       this.#readRoot = snapshot.realRoot;
       if (snapshot.revision !== this.#revision || this.#passes === 0) {
         this.#revision = snapshot.revision;
