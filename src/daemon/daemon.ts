@@ -364,7 +364,7 @@ export class Daemon {
         signal: this.#shutdown.abort,
         stop: this.#shutdown.stopping,
         events: this.#shutdown.events(this.metrics.clientEvents()),
-        clock: this.#shutdown.clock(),
+        clock: this.#clock,
       });
       try {
         const report = await reconcile({

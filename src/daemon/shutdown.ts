@@ -6,10 +6,10 @@ const RECENT_RETRY_MS = 60_000;
 
 /**
  * Shutdown without waiting out a failing API. `stopping` is aborted at once on SIGTERM: no new
- * round starts, and every wait on the clock (a Retry-After, a throttle pause) ends. A healthy pass
- * in flight may finish; but when its requests are being retried (a retry just now, or one after
- * the stop), `abort`, the client's own signal, cancels them at once, with their backoff sleeps.
- * At the shutdown timeout it cancels whatever is left.
+ * round starts, and every wait of the client (a Retry-After, a throttle pause, a backoff: it takes
+ * `stopping` as its `stop` signal) ends. A healthy pass in flight may finish; but when its
+ * requests are being retried (a retry just now, or one after the stop), `abort`, the client's own
+ * signal, cancels them at once. At the shutdown timeout it cancels whatever is left.
  */
 export class Shutdown {
   readonly #stopping = new AbortController();
@@ -29,17 +29,6 @@ export class Shutdown {
   /** The client's signal: aborted when a stopping daemon's requests are retried, or at the timeout. */
   get abort(): AbortSignal {
     return this.#abort.signal;
-  }
-
-  /** The clock for the client: its sleeps also end when the daemon stops. */
-  clock(): Clock {
-    const base = this.#clock;
-    const stopping = this.#stopping.signal;
-    return {
-      now: () => base.now(),
-      sleep: (ms, signal) =>
-        base.sleep(ms, signal === undefined ? stopping : AbortSignal.any([signal, stopping])),
-    };
   }
 
   /** The client's events, noting retries (and cancelling them once the daemon stops). */
