@@ -1,4 +1,4 @@
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -6,8 +6,8 @@ import { describeHolder, judgeLock, parseLockHolder, type LockHolder } from '../
 import { formatDuration, StateLockTimeoutError } from './state-errors.ts';
 
 /**
- * One writer per state file at a time: `<state>.lock`, created with O_EXCL, holding the writer's
- * pid, host name and start time. It is held only while the file is re-read, merged and written
+ * One writer per state file at a time: `<state>.lock`, linked into place whole (the link fails
+ * when it exists), holding the writer's pid, host name and start time. It is held only while the file is re-read, merged and written
  * (see docs/state.md); a lock whose holder is gone is reclaimed (core/state-lock.ts decides).
  */
 
@@ -39,28 +39,27 @@ async function inspect(
 
 /** Creates the lock file, or returns undefined when another one is there. */
 async function create(lockFile: string): Promise<number | undefined> {
-  let handle;
+  const holder: LockHolder = {
+    pid: process.pid,
+    hostname: hostname(),
+    startedAt: new Date().toISOString(),
+  };
+  // The holder is written in full before the lock exists, then linked into place (a link fails
+  // if the lock exists, like O_EXCL): a writer killed at any moment leaves no lock or a whole
+  // one, never an empty one that nobody could judge. Its temp file goes at the next load.
+  const temp = `${lockFile}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    handle = await open(lockFile, 'wx');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
-    throw error;
-  }
-  try {
-    const holder: LockHolder = {
-      pid: process.pid,
-      hostname: hostname(),
-      startedAt: new Date().toISOString(),
-    };
-    await handle.writeFile(`${JSON.stringify(holder)}\n`);
-    const { ino } = await handle.stat();
-    await handle.close();
+    await writeFile(temp, `${JSON.stringify(holder)}\n`, { flag: 'wx' });
+    const { ino } = await stat(temp);
+    try {
+      await link(temp, lockFile);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+      throw error;
+    }
     return ino;
-  } catch (error) {
-    // The disk filled up between creating the file and writing it: leave no empty lock behind.
-    await handle.close().catch(() => undefined);
-    await unlink(lockFile).catch(() => undefined);
-    throw error;
+  } finally {
+    await unlink(temp).catch(() => undefined);
   }
 }
 

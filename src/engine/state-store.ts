@@ -212,6 +212,7 @@ export class StateStore {
     options: StateStoreOptions = {},
   ): Promise<StateStore> {
     await removeStaleTempFiles(file);
+    await removeStaleTempFiles(`${file}.lock`);
     const read = await readStateFile(file, api);
     if (read.kind === 'ok') {
       return new StateStore(file, api, read.orgs, logger, options, read.identity);
