@@ -30,6 +30,7 @@ import { apply, applyChecks, applyFigures } from './scenarios/apply.ts';
 import { naive, naiveChecks, naiveFigures } from './scenarios/naive.ts';
 import { noop, noopChecks, noopFigures, plan } from './scenarios/noop.ts';
 import { scaling, scalingFigures } from './scenarios/scaling.ts';
+import { small, smallChecks, smallFigures } from './scenarios/small.ts';
 import { validate, validateChecks, validateFigures } from './scenarios/validate.ts';
 import { watch, watchChecks, watchFigures } from './scenarios/watch.ts';
 
@@ -129,6 +130,9 @@ async function main(c: BenchConfig): Promise<void> {
     log('emulator: starting (separate process, spec profile)');
     emulator = await startBenchEmulator();
 
+    log('0/6 a small repository (the examples), start-up beside its baselines');
+    const smallResult = await small(c);
+
     log('1/6 validate');
     const validated = await validate(c, w);
 
@@ -166,6 +170,7 @@ async function main(c: BenchConfig): Promise<void> {
       ]),
     ];
     const checks: Check[] = [
+      ...smallChecks(smallResult),
       ...validateChecks(c, validated),
       ...noopChecks(c, noopResult),
       ...applyChecks(applied),
@@ -176,6 +181,7 @@ async function main(c: BenchConfig): Promise<void> {
       ),
     ];
     const figures: string[][] = [
+      ...smallFigures(smallResult),
       ...validateFigures(validated),
       ...noopFigures(noopResult),
       ...applyFigures(applied),
@@ -225,6 +231,7 @@ async function main(c: BenchConfig): Promise<void> {
       },
       targets: TARGET,
       scenarios: {
+        small: smallResult,
         validate: validated,
         noop: noopResult,
         // The state file's path is a temporary directory's, gone after the run.

@@ -39,6 +39,12 @@ export const TARGET = {
   watchP95Ms: SETTLE_MS + 150,
   idleCpuPercent: 1,
   naiveRequestRatio: 100,
+  /** The small repository (the examples): whole processes beside their baselines. */
+  smallPlanVsBare: 1.3,
+  smallPlanColdVsBare: 1.8,
+  smallPlanRssMb: 65,
+  smallStartupVsNode: 2,
+  smallDaemonRssMb: 70,
 };
 
 /** Progress on stderr, so stdout holds only the tables. */

@@ -67,7 +67,7 @@ describe('npm run bench (tiny)', () => {
     expect(isRecord(scenarios)).toBe(true);
     if (!isRecord(scenarios)) return;
     expect(Object.keys(scenarios).sort()).toEqual(
-      ['apply', 'naive', 'noop', 'scaling', 'validate', 'watch'].sort(),
+      ['apply', 'naive', 'noop', 'scaling', 'small', 'validate', 'watch'].sort(),
     );
     // The workload is what it says: one GET per org on the no-op, every PUT applied.
     expect(scenarios['noop']).toMatchObject({ requests: 3, gets: 3, puts: 0 });
@@ -77,6 +77,13 @@ describe('npm run bench (tiny)', () => {
     expect(
       isRecord(watch) && Array.isArray(watch['latenciesMs']) && watch['latenciesMs'].length,
     ).toBe(2);
+    // The small repository: the examples, each figure beside its baseline of the same round.
+    expect(scenarios['small']).toMatchObject({ reps: 1 });
+    const small = scenarios['small'];
+    for (const figure of ['planWarmVsBare', 'planColdVsBare', 'validateVsNode', 'helpVsNode']) {
+      expect(isRecord(small) && Number(small[figure]) > 0).toBe(true);
+    }
+    expect(isRecord(small) && Number(small['daemonSettledRssMb']) > 0).toBe(true);
     const scaling = scenarios['scaling'];
     expect(isRecord(scaling) && Array.isArray(scaling['points']) && scaling['points'].length).toBe(
       3,
@@ -99,6 +106,12 @@ describe('npm run bench (tiny)', () => {
       'rss.noop',
       'rss.apply',
       'rss.watch',
+      'small.plan',
+      'small.planCold',
+      'small.planRss',
+      'small.validate',
+      'small.help',
+      'small.daemonRss',
     ]) {
       expect(ids).toContain(id);
     }
