@@ -132,8 +132,11 @@ describe('one-shot commands', () => {
 
 describe('the emulator and envsync', () => {
   it('write the same time format: ISO 8601 UTC in JSON, the same time of day in pretty lines', async () => {
-    const json = await spawnEmulator(['--log-level', 'info']);
-    const pretty = await spawnEmulator(['--log-level', 'info', '--log-format', 'pretty']);
+    // A generous start-up guard: the machine may be busy.
+    const json = await spawnEmulator(['--log-level', 'info'], { timeoutMs: 60_000 });
+    const pretty = await spawnEmulator(['--log-level', 'info', '--log-format', 'pretty'], {
+      timeoutMs: 60_000,
+    });
     try {
       const tmp = await tempDir();
       try {
