@@ -1,7 +1,6 @@
 import pino, { type Logger } from 'pino';
-import { createRequire } from 'node:module';
-import type pretty from 'pino-pretty';
 import type { Writable } from 'node:stream';
+import { formatLogLine, type LogFormat } from './core/log-line.ts';
 import type { Scrub } from './core/redact.ts';
 
 /** Paths pino blanks out, wherever a header object or a token might be logged. */
@@ -44,15 +43,53 @@ export function redactingStream<T extends Writable>(target: T, scrub: Scrub): T 
   });
 }
 
+/** How a logger writes: pretty lines (with colour or not) or JSON lines. */
+export interface LogOutput {
+  readonly format: LogFormat;
+  /** Colour in pretty lines (a terminal, and no NO_COLOR). */
+  readonly color?: boolean;
+}
+
 /**
- * Creates the logger: pino JSON lines on `stream` (stderr), with header redaction; with
- * `pretty`, human-readable lines instead (for a terminal).
+ * A pino destination that writes each record as one pretty line to `target`. pino hands it
+ * whole JSON lines; the line is written through `target`, so a redacting stream still scrubs it.
+ */
+function prettyLines(target: Writable, color: boolean): { write(chunk: string): boolean } {
+  let partial = '';
+  return {
+    write(chunk: string) {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      let text = '';
+      for (const line of lines) {
+        if (line === '') continue;
+        let record: unknown;
+        try {
+          record = JSON.parse(line);
+        } catch {
+          text += `${line}\n`;
+          continue;
+        }
+        text +=
+          record !== null && typeof record === 'object'
+            ? formatLogLine(record as Record<string, unknown>, { color })
+            : `${line}\n`;
+      }
+      return text === '' ? true : target.write(text);
+    },
+  };
+}
+
+/**
+ * Creates the logger: JSON lines on `stream` (stderr), ISO 8601 UTC times, with header
+ * redaction; with the pretty format, one human-readable line per record instead (a terminal).
+ * The emulator and envsync both log through here, so their times read the same.
  */
 export function createLogger(
   level: string,
   stream: Writable,
   base: Record<string, unknown> = {},
-  { pretty: human = false }: { pretty?: boolean } = {},
+  { format, color = false }: LogOutput = { format: 'json' },
 ): Logger {
   return pino(
     {
@@ -61,14 +98,6 @@ export function createLogger(
       redact: { paths: REDACT_PATHS, censor: CENSOR },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    human
-      ? // Loaded only for a terminal: machine-read logs (CI, containers) never need it.
-        (createRequire(import.meta.url)('pino-pretty') as typeof pretty)({
-          destination: stream,
-          colorize: true,
-          ignore: 'pid,hostname,command',
-          translateTime: 'SYS:HH:MM:ss.l',
-        })
-      : stream,
+    format === 'pretty' ? prettyLines(stream, color) : stream,
   );
 }

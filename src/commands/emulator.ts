@@ -2,10 +2,10 @@
  * `envsync emulator`: runs the Environments API emulator until SIGTERM or SIGINT.
  * The first stdout line is exactly `listening on http://HOST:PORT`; logs go to stderr.
  */
-import { pino } from 'pino';
 import { EMULATOR_SETTINGS } from '../config/emulator-settings.ts';
 import { parseCommandFlags } from '../config/flags.ts';
 import { resolveValues } from '../config/resolve.ts';
+import { pickSettings } from '../config/setting.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import {
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -14,12 +14,14 @@ import {
   type RunningEmulator,
 } from '../emulator/index.ts';
 import { UsageError, errorMessage } from '../errors.ts';
-import { CENSOR, REDACT_PATHS } from '../log.ts';
+import { createLogger } from '../log.ts';
 import type { CommandContext } from './context.ts';
-import { help } from './io.ts';
+import { help, logOutput } from './io.ts';
 import { handleStopSignals } from './signals.ts';
 
 const TABLE = { ...SETTINGS, ...EMULATOR_SETTINGS };
+/** The one setting of the others' table the emulator reads (from its flag or variable). */
+const LOG_FORMAT = pickSettings(SETTINGS, ['logFormat']);
 
 /** `envsync emulator`. */
 export async function emulatorCommand(ctx: CommandContext): Promise<number> {
@@ -42,14 +44,19 @@ export async function emulatorCommand(ctx: CommandContext): Promise<number> {
     );
   }
 
-  const logger = pino(
-    {
-      level: options.emulatorLogLevel,
-      base: { name: 'envsync-emulator' },
-      // Tokens must never reach a log line, whatever a future log call passes in.
-      redact: { paths: REDACT_PATHS, censor: CENSOR },
-    },
-    pino.destination({ dest: 2, sync: true }),
+  const { logFormat } = resolveValues(LOG_FORMAT, { flags, env: ctx.env });
+  const { output } = logOutput(
+    ctx,
+    { logLevel: options.emulatorLogLevel, logFormat },
+    { oneShot: false },
+  );
+  // Tokens must never reach a log line, whatever a future log call passes in (createLogger
+  // redacts headers and token fields).
+  const logger = createLogger(
+    options.emulatorLogLevel,
+    ctx.stderr,
+    { name: 'envsync-emulator' },
+    output,
   );
 
   // Before the emulator logs or prints anything a supervisor or a test may wait for: from then

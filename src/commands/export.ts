@@ -85,7 +85,7 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
     throw new UsageError(`--org: ${JSON.stringify(bad)} is not a valid org name`);
   }
 
-  const io = commandIo(ctx, settings.logLevel, 'export');
+  const io = commandIo(ctx, settings, 'export');
   const outDir = exportOut === undefined ? undefined : path.resolve(ctx.cwd, exportOut);
   if (outDir !== undefined && !force) {
     for (const org of orgs) {

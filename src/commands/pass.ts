@@ -83,7 +83,7 @@ export async function runPass(
   settings: Settings,
   { command, dryRun, outFile, ci }: PassOptions,
 ): Promise<number> {
-  const io = commandIo(ctx, settings.logLevel, command);
+  const io = commandIo(ctx, settings, command);
   const { logger } = io;
   const phase = phaseTimer(logger);
   phase('reading the manifests');
@@ -109,6 +109,8 @@ export async function runPass(
       dryRun,
       orgs: settings.orgs === undefined ? undefined : new Set(settings.orgs),
       progress: dryRun ? undefined : progress,
+      // The report on stdout lists every change: a log line each would say it twice.
+      changesReported: true,
       // Listings are kept only to save a plan: at 100,000 environments they weigh.
       onPlanned:
         outFile === undefined
@@ -117,7 +119,8 @@ export async function runPass(
     });
     return { apiUrl: api.apiUrl, report: reported };
   });
-  logger.info(
+  // The report ends with the same summary: this line is for debugging (it has the duration).
+  logger.debug(
     { ...report.summary, durationMs: Date.now() - started, dryRun },
     `${dryRun ? 'plan' : 'sync'} finished`,
   );

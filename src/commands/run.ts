@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import { parseApiUrl } from '../config/api-url.ts';
 import { readCaFile } from '../config/ca-file.ts';
 import { resolveDaemonSettings } from '../config/daemon-settings.ts';
 import { parseCommandFlags } from '../config/flags.ts';
+import { isGiven } from '../config/resolve.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { readToken } from '../config/token.ts';
@@ -15,19 +18,28 @@ import type { CommandContext } from './context.ts';
 import { commandIo, help } from './io.ts';
 import { handleStopSignals } from './signals.ts';
 
+/** The state file of `run --emulator` when no state file is named (see docs/output.md). */
+export const EMULATOR_STATE = '.envsync/emulator-state.json';
+
 /** `envsync run`: the long-running reconciler. Resolves with 0 after a graceful stop. */
 export async function runCommand(ctx: CommandContext): Promise<number> {
   const flags = await parseCommandFlags(SETTINGS, 'run', ctx.argv);
   if (flags.help === true) return (await help()).printHelp(ctx, 'run');
-  const settings = await resolveSettings(flags, ctx.env, ctx.cwd);
+  const resolved = await resolveSettings(flags, ctx.env, ctx.cwd);
   const daemonSettings = resolveDaemonSettings(
     flags,
     ctx.env,
-    settings.file,
+    resolved.file,
     undefined,
-    settings.fileDir,
+    resolved.fileDir,
   );
-  const io = commandIo(ctx, settings.logLevel, 'run', { pretty: Boolean(ctx.stderr.isTTY) });
+  // The embedded emulator starts empty on a new port each time: its state file is its own
+  // (never the real API's) and starts empty with it, unless a state file is named.
+  const ownState =
+    daemonSettings.emulator &&
+    !isGiven(SETTINGS.state, { flags, env: ctx.env, file: resolved.file });
+  const settings = ownState ? { ...resolved, state: EMULATOR_STATE } : resolved;
+  const io = commandIo(ctx, settings, 'run');
   const { logger } = io;
 
   // Signals are handled before anything is logged: a SIGTERM that arrives while the daemon
@@ -56,13 +68,16 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
     let apiUrl: URL;
     let getToken: () => Promise<string>;
     if (daemonSettings.emulator) {
+      if (ownState) await rm(path.resolve(ctx.cwd, EMULATOR_STATE), { force: true });
       const token = randomBytes(16).toString('hex');
       io.addSecret(token);
       emulator = await startEmulator({
         host: '127.0.0.1',
         port: 0,
         tokens: [{ token, orgs: null }],
-        logger: logger.child({ component: 'emulator' }, { level: 'warn' }),
+        // Its warnings are about the emulator command's flags (no --org: every org exists),
+        // which this one has not; its errors still show.
+        logger: logger.child({ component: 'emulator' }, { level: 'error' }),
       });
       apiUrl = new URL(emulator.url);
       getToken = () => Promise.resolve(token);

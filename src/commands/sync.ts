@@ -46,7 +46,7 @@ async function applySaved(
   ci: CiOptions,
   file: string,
 ): Promise<number> {
-  const io = commandIo(ctx, settings.logLevel, 'sync');
+  const io = commandIo(ctx, settings, 'sync');
   const report = await withApi(ctx, settings, io, async ({ apiUrl, client }, state, progress) => {
     const { applySavedPlan } = await import('../engine/apply-saved.ts');
     return applySavedPlan({
@@ -57,6 +57,7 @@ async function applySaved(
       state,
       logger: io.logger,
       progress,
+      changesReported: true,
     });
   });
   await printRunReport(ctx, io, settings, ci, report);

@@ -29,7 +29,7 @@ export async function validateCommand(ctx: CommandContext): Promise<number> {
   }
   const settings = await resolveSettings(flags, ctx.env, ctx.cwd);
   const ci = resolveValues(CI_SETTINGS, { flags, env: ctx.env });
-  const io = commandIo(ctx, settings.logLevel, 'validate');
+  const io = commandIo(ctx, settings, 'validate');
   const phase = phaseTimer(io.logger);
   phase('reading the manifests');
   const manifests = await loadManifestTree(settings, ctx.cwd, paths.length > 0 ? paths : undefined);

@@ -46,3 +46,8 @@ export function resolveValues<T extends SettingsTable>(table: T, sources: Source
     Object.entries(table).map(([id, setting]) => [id, resolveSetting(setting, sources)]),
   ) as ValuesOf<T>;
 }
+
+/** Whether a flag, a variable or the config file sets the setting (its default is not asked). */
+export function isGiven(setting: Setting, sources: Sources): boolean {
+  return rawValue(setting, sources) !== undefined;
+}

@@ -6,7 +6,7 @@
  * and loading the emulator would slow every other command's start); `envsync run`'s own are in
  * daemon-table.ts.
  */
-import { LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
+import { LOG_FORMATS, LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
 import {
   bool,
   commaSeparated,
@@ -222,7 +222,19 @@ export const SETTINGS = {
     group: 'general',
     help: `what is logged on stderr: ${LOG_LEVELS.join(', ')}`,
     parse: oneOf(LOG_LEVELS),
-    default: 'info',
+    defaultText: 'info; warn for the JSON logs of validate, plan, sync and export',
+  },
+  logFormat: {
+    flag: 'log-format',
+    type: 'string',
+    value: 'FORMAT',
+    env: { name: 'ENVSYNC_LOG_FORMAT' },
+    file: { key: 'logFormat', type: { kind: 'enum', values: LOG_FORMATS } },
+    commands: [...SETTING_COMMANDS, 'emulator'],
+    group: 'general',
+    help: 'how stderr logs look: pretty (one line per event), json (one object per line) or auto (pretty on a terminal, json otherwise)',
+    parse: oneOf(LOG_FORMATS),
+    default: 'auto',
   },
   tokenFile: {
     flag: 'token-file',

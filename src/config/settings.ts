@@ -38,6 +38,7 @@ const SETTINGS_IDS = [
   'output',
   'detailedExitcode',
   'logLevel',
+  'logFormat',
   'tokenFile',
   'insecureHttp',
   'caFile',

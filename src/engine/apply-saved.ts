@@ -29,6 +29,8 @@ export interface ApplySavedOptions {
   readonly state: StateStore;
   readonly logger: Logger;
   readonly progress?: ApplyProgress | undefined;
+  /** The caller prints a report of every change: each is logged at debug, not info. */
+  readonly changesReported?: boolean | undefined;
 }
 
 /**

@@ -34,6 +34,8 @@ export interface ApplyDeps {
   readonly state: StateStore;
   readonly logger: Logger;
   readonly progress?: ApplyProgress | undefined;
+  /** The caller prints a report of every change (a one-shot command): each is logged at debug. */
+  readonly changesReported?: boolean | undefined;
 }
 
 const messageOf = errorMessage;
@@ -77,7 +79,7 @@ function notSent(plan: OrgPlan, why: string): Round {
 /** PUTs every change of one org's plan (bounded by the client's gate), never deciding. */
 async function sendChanges(
   plan: OrgPlan,
-  { client, logger, progress }: ApplyDeps,
+  { client, logger, progress, changesReported = false }: ApplyDeps,
 ): Promise<Map<string, ChangeOutcome>> {
   const { org } = plan;
   const outcomes = new Map<string, ChangeOutcome>();
@@ -96,7 +98,7 @@ async function sendChanges(
           await client.putEnvironment(org, change.desired, stop.signal);
           outcomes.set(change.name, { result: 'applied' });
           progress?.done(false);
-          logger.info(
+          logger[changesReported ? 'debug' : 'info'](
             { org, env: change.name, action: change.action, fields: Object.keys(change.fields) },
             `${change.action} ${org}/${change.name}`,
           );

@@ -42,6 +42,8 @@ export interface ReconcileOptions {
   /** Called with each org's listing and plan (for `plan --out`). */
   readonly onPlanned?:
     ((org: string, observed: readonly ObservedEnvironment[], plan: OrgPlan) => void) | undefined;
+  /** The caller prints a report of every change: each is logged at debug, not info. */
+  readonly changesReported?: boolean | undefined;
   /** Progress of the changes being applied (for a terminal display). */
   readonly progress?: ApplyProgress | undefined;
   /** Stops further rounds (shutdown). */

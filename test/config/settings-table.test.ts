@@ -26,6 +26,7 @@ const SHARED = [
   'deadline',
   'detailed-exitcode',
   'insecure-http',
+  'log-format',
   'log-level',
   'manifests',
   'max-file-bytes',
@@ -68,6 +69,7 @@ const EXPECTED_FLAGS: Record<CommandName, string[]> = {
     'force',
     'help',
     'insecure-http',
+    'log-format',
     'log-level',
     'max-response-bytes',
     'max-retry-after',
@@ -87,6 +89,7 @@ const EXPECTED_FLAGS: Record<CommandName, string[]> = {
     'help',
     'host',
     'latency',
+    'log-format',
     'log-level',
     'org',
     'port',
@@ -435,6 +438,7 @@ const HAND_WRITTEN = z.strictObject({
   output: z.enum(['text', 'json', 'markdown']).optional(),
   detailedExitcode: z.boolean().optional(),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).optional(),
+  logFormat: z.enum(['auto', 'pretty', 'json']).optional(),
   tokenFile: z.string().optional(),
   insecureHttp: z.boolean().optional(),
   caFile: z.string().optional(),
@@ -472,6 +476,8 @@ describe('the generated config file schema', () => {
     { output: 'yaml' },
     { output: 'markdown', logLevel: 'silent' },
     { logLevel: 'verbose' },
+    { logFormat: 'json' },
+    { logFormat: 'text' },
     { detailedExitcode: 'true' },
     { insecureHttp: false, shardFromHostname: true },
     { maxFileBytes: 0 },
@@ -506,7 +512,7 @@ describe('the generated config file schema', () => {
     const keys = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined ? [] : [s.file.key],
     );
-    expect(keys).toHaveLength(29);
+    expect(keys).toHaveLength(30);
     for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
     const variables = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined || s.env === undefined ? [] : [s.env.name],

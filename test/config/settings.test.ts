@@ -21,7 +21,9 @@ describe('settings precedence: flags > env > file > defaults', () => {
       retries: 4,
       timeoutMs: 30_000,
       output: 'text',
-      logLevel: 'info',
+      // No level: the command picks it (core/log-line.ts).
+      logLevel: undefined,
+      logFormat: 'auto',
       detailedExitcode: false,
     });
   });

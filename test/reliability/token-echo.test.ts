@@ -228,7 +228,17 @@ describe.each(TOKENS)('with %s, a token-echoing service', (_name, token, command
           '--summary-file',
           'sync-summary.md',
         ]),
-        run('sync -o json', ['sync', ...common('trace'), '-o', 'json', '--annotations', 'github']),
+        // Pretty logs unescape what JSON escaped: the scrubber must still see them.
+        run('sync -o json, pretty logs', [
+          'sync',
+          ...common('trace'),
+          '-o',
+          'json',
+          '--annotations',
+          'github',
+          '--log-format',
+          'pretty',
+        ]),
         ...(all
           ? [
               run('sync (step summary)', ['sync', ...common('debug'), '-o', 'markdown'], {

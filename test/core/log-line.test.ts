@@ -1,0 +1,115 @@
+/** How logs look: the format and level chosen for a command, and one record as one pretty line. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { chooseLogFormat, chooseLogLevel, formatLogLine } from '../../src/core/log-line.ts';
+
+describe('chooseLogFormat', () => {
+  it.each([
+    ['auto', true, 'pretty'],
+    ['auto', false, 'json'],
+    ['json', true, 'json'],
+    ['json', false, 'json'],
+    ['pretty', true, 'pretty'],
+    ['pretty', false, 'pretty'],
+  ] as const)('%s with a terminal: %s gives %s', (setting, terminal, format) => {
+    expect(chooseLogFormat(setting, terminal)).toBe(format);
+  });
+});
+
+describe('chooseLogLevel', () => {
+  it('a level that was given wins, whatever the format and command', () => {
+    for (const format of ['pretty', 'json'] as const)
+      for (const oneShot of [true, false])
+        expect(chooseLogLevel('debug', format, { oneShot })).toBe('debug');
+  });
+
+  it("warn for a one-shot command's JSON logs, info otherwise", () => {
+    expect(chooseLogLevel(undefined, 'json', { oneShot: true })).toBe('warn');
+    expect(chooseLogLevel(undefined, 'pretty', { oneShot: true })).toBe('info');
+    expect(chooseLogLevel(undefined, 'json', { oneShot: false })).toBe('info');
+    expect(chooseLogLevel(undefined, 'pretty', { oneShot: false })).toBe('info');
+  });
+});
+
+describe('formatLogLine', () => {
+  const time = '2026-11-23T01:02:03.456Z';
+
+  it('time of day (UTC, as the JSON time), level, message, then the fields the message does not say', () => {
+    const line = formatLogLine(
+      {
+        level: 40,
+        time,
+        command: 'run',
+        org: 'acme',
+        failures: 2,
+        retryInMs: 1500,
+        msg: 'org acme failed: 503',
+      },
+      { color: false },
+    );
+    expect(line).toBe('01:02:03.456Z WARN  org acme failed: 503 failures=2 retryInMs=1500\n');
+  });
+
+  it('shows an error by its message, lists by their items, quotes text with spaces, leaves objects out', () => {
+    const line = formatLogLine(
+      {
+        level: 50,
+        time,
+        msg: 'pass failed',
+        err: { type: 'Error', message: 'boom\nat x', stack: 'Error: boom\n    at f (a.ts:1:1)' },
+        fields: ['type', 'description'],
+        stateFile: '/tmp/a b/state.json',
+        nested: { a: 1, b: { c: 2 } },
+        revision: null,
+      },
+      { color: false },
+    );
+    expect(line).toBe(
+      '01:02:03.456Z ERROR pass failed err="boom\\nat x" fields=type,description stateFile="/tmp/a b/state.json"\n',
+    );
+  });
+
+  it('colours the time, the level and the fields on a terminal', () => {
+    const line = formatLogLine(
+      { level: 30, time, msg: 'stopped', signal: 'SIGTERM' },
+      { color: true },
+    );
+    expect(line).toBe(
+      '\u001b[2m01:02:03.456Z\u001b[0m \u001b[32mINFO \u001b[0m stopped \u001b[2msignal=SIGTERM\u001b[0m\n',
+    );
+  });
+
+  it('is always exactly one line, whatever the record holds', () => {
+    const value = fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(fc.string(), { maxLength: 3 }),
+      fc.dictionary(fc.string(), fc.string(), { maxKeys: 3 }),
+      fc.record({ message: fc.string() }),
+    );
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string(), value, { maxKeys: 8 }),
+        fc.string(),
+        fc.constantFrom(10, 20, 30, 40, 50, 60, 35),
+        fc.boolean(),
+        (fields, msg, level, color) => {
+          const line = formatLogLine({ ...fields, level, time, msg }, { color });
+          expect(line.endsWith('\n')).toBe(true);
+          expect(line.slice(0, -1)).not.toMatch(/[\n\r]/);
+        },
+      ),
+    );
+  });
+
+  it('cuts a long value', () => {
+    const line = formatLogLine(
+      { level: 30, time, msg: 'm', path: 'x'.repeat(500) },
+      { color: false },
+    );
+    expect(line.length).toBeLessThan(120);
+    expect(line).toContain('…');
+  });
+});
