@@ -2,7 +2,7 @@
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined | false> | T | undefined | false,
-  { timeoutMs = 10_000, everyMs = 25 }: { timeoutMs?: number; everyMs?: number } = {},
+  { timeoutMs = 30_000, everyMs = 25 }: { timeoutMs?: number; everyMs?: number } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
