@@ -57,6 +57,12 @@ export function cutMarkdown(
   const separator = /^\|( ?:?-+:? ?\|)+$/;
   if (separator.test(lines[kept.length] ?? '')) kept.pop();
   else if (separator.test(kept.at(-1) ?? '')) kept.splice(-2, 2);
+  // Nor a block with its summary only.
+  while (kept.at(-1)?.trim() === '') kept.pop();
+  if (open > 0 && /^<details\b.*<\/summary>$/.test(kept.at(-1) ?? '')) {
+    kept.pop();
+    open--;
+  }
   const closing = open > 0 ? `\n\n${'</details>\n'.repeat(open)}` : '';
   return { text: `${kept.join('\n').trimEnd()}${closing}`, cut: true };
 }

@@ -172,8 +172,8 @@ export function noPlanMessage(reason: 'fork' | 'no-token'): { log: string; summa
       : 'no token for the service reached this job (the token input is empty: the secret is not set, or this pull request, like those Dependabot opens, gets no secrets)';
   const todo =
     reason === 'fork'
-      ? 'The manifests were validated. A maintainer sees the plan by pushing the branch to this repository and opening the pull request from there; after the merge, the sync on main plans and applies as usual.'
-      : 'The manifests were validated. Store the service token as an Actions secret (for example ENVSYNC_TOKEN) and pass it as `token: ${{ secrets.ENVSYNC_TOKEN }}`; Dependabot reads Dependabot secrets, not Actions secrets.';
+      ? 'The manifests are validated instead (below). To see the plan, a maintainer pushes the branch to this repository and opens the pull request from there; a change merged without a plan is applied by a sync of main.'
+      : 'The manifests are validated instead (below). Store the service token as an Actions secret (for example ENVSYNC_TOKEN) and pass it as `token: ${{ secrets.ENVSYNC_TOKEN }}`; Dependabot reads Dependabot secrets, not Actions secrets.';
   return {
     log: `No plan: ${why}. ${todo}`,
     summary: `### envsync: validated only, no plan\n\nNo plan was made because ${why}.\n\n${todo}\n`,

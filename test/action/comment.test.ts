@@ -226,6 +226,21 @@ describe('the comment body', () => {
     expect(cut).toBe('intro');
   });
 
+  it('never leaves a block with its summary only', () => {
+    const block = (name: string, row: string) => [
+      `<details open><summary>${name}</summary>`,
+      '',
+      '| x |',
+      '| --- |',
+      `| ${row} |`,
+      '',
+      '</details>',
+    ];
+    const text = [...block('a', 'row'), '', ...block('b', 'y'.repeat(200))].join('\n');
+    const { text: cut } = cutMarkdown(text, 120);
+    expect(cut).toBe(block('a', 'row').join('\n'));
+  });
+
   it('a comment id that could break the marker is refused', () => {
     expect(() => commentMarker('a --> b')).toThrow(/comment-id/);
     expect(commentMarker('staging.eu-1')).toBe('<!-- envsync:staging.eu-1 -->');

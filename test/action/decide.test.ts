@@ -124,7 +124,7 @@ describe('deciding what runs', () => {
 
   it('the no-plan messages say why and what to do', () => {
     expect(noPlanMessage('fork').summary).toMatch(/from a fork.*no secrets/s);
-    expect(noPlanMessage('fork').summary).toContain('pushing the branch to this repository');
+    expect(noPlanMessage('fork').summary).toContain('pushes the branch to this repository');
     expect(noPlanMessage('no-token').log).toContain('secrets.ENVSYNC_TOKEN');
   });
 });
