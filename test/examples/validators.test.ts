@@ -14,6 +14,7 @@ import { tempDir } from '../helpers/tmp.ts';
 
 const K8S_DIR = fileURLToPath(new URL('../../examples/kubernetes/', import.meta.url));
 const GHA_DIR = fileURLToPath(new URL('../../examples/github-actions/', import.meta.url));
+const ACTION_FILE = fileURLToPath(new URL('../../action.yml', import.meta.url));
 const ACTION_VALIDATOR = fileURLToPath(
   new URL('../../node_modules/@action-validator/cli/cli.mjs', import.meta.url),
 );
@@ -68,6 +69,29 @@ describe('examples/github-actions against the GitHub Actions schema (action-vali
       const result = actionValidator(file);
       expect(result.status).not.toBe(0);
       expect(`${result.stdout}${result.stderr}`).toContain('/jobs/broken');
+    } finally {
+      await tmp.cleanup();
+    }
+  });
+});
+
+describe('action.yml against the GitHub Actions metadata schema (action-validator)', () => {
+  it('action.yml is valid action metadata', () => {
+    const result = actionValidator(ACTION_FILE);
+    expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
+  });
+
+  it('action-validator refuses broken action metadata', async () => {
+    const tmp = await tempDir();
+    try {
+      const file = tmp.path('action.yml');
+      writeFileSync(
+        file,
+        readFileSync(ACTION_FILE, 'utf8').replace(/^  using: composite$/m, '  using: compost'),
+      );
+      const result = actionValidator(file);
+      expect(result.status).not.toBe(0);
+      expect(`${result.stdout}${result.stderr}`).toContain('/runs');
     } finally {
       await tmp.cleanup();
     }
