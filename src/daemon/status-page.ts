@@ -85,7 +85,7 @@ table { border-collapse: collapse; margin: 0.25rem 0 0.75rem; }
 th, td { text-align: left; vertical-align: top; padding: 0.2rem 0.8rem 0.2rem 0; }
 th { font-weight: 600; }
 thead th { border-bottom: 1px solid var(--dim); }
-code, .mono { font-family: ui-monospace, monospace; font-size: 0.92em; overflow-wrap: anywhere; }
+code, .mono { font-family: ui-monospace, monospace; font-size: 0.92em; overflow-wrap: break-word; }
 .dim, .muted { color: var(--dim); }
 .badge { font-weight: 600; }
 .st-ok, .st-success, .st-ready, .st-healthy { color: var(--ok); }
@@ -94,7 +94,7 @@ code, .mono { font-family: ui-monospace, monospace; font-size: 0.92em; overflow-
 #refresh { color: var(--dim); margin: 0.25rem 0 0; }
 #refresh.stale { color: var(--bad); font-weight: 600; }
 ul.problems { padding-left: 1.2rem; margin: 0.25rem 0; }
-.message { white-space: pre-wrap; overflow-wrap: anywhere; }
+.message { white-space: pre-wrap; overflow-wrap: break-word; }
 `;
 
 /** A fixed class for each status word (never built from the value itself). */
@@ -220,7 +220,7 @@ function orgSection(name: string, org: OrgStatus, now: number): string {
   const error =
     org.lastError === null
       ? ''
-      : `<h4>Error <span class="dim">(${when(org.lastError.at, now)})</span></h4><p class="message">${esc(org.lastError.message)}</p>` +
+      : `<h4>Error <span class="dim">at ${when(org.lastError.at, now)}</span></h4><p class="message">${esc(org.lastError.message)}</p>` +
         (org.lastError.errors !== undefined && org.lastError.errors.length > 0
           ? problemList(org.lastError.errors)
           : '');

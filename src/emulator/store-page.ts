@@ -14,10 +14,10 @@ h2 { font-size: 1.2rem; margin: 2rem 0 0.5rem; border-bottom: 1px solid var(--di
 table { border-collapse: collapse; margin: 0.25rem 0 0.75rem; }
 th, td { text-align: left; vertical-align: top; padding: 0.2rem 0.8rem 0.2rem 0; }
 thead th { border-bottom: 1px solid var(--dim); font-weight: 600; }
-code { font-family: ui-monospace, monospace; font-size: 0.92em; overflow-wrap: anywhere; }
+code { font-family: ui-monospace, monospace; font-size: 0.92em; overflow-wrap: break-word; }
 .dim { color: var(--dim); }
 tr.archived { color: var(--dim); }
-.text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.text { white-space: pre-wrap; overflow-wrap: break-word; }
 `;
 
 const CONTROL =

@@ -209,7 +209,7 @@ describe('the daemon status page in a browser', () => {
     expect(await page.locator('table.orgs tbody tr').count()).toBe(2);
   });
 
-  it('shows the same content with JavaScript disabled', async () => {
+  it('shows the same content with JavaScript disabled, and reloads itself', async () => {
     const api = await startEmulator();
     await tmp.write('manifests/acme.yaml', manifest('acme', ['prod']));
     await tmp.write('manifests/beta.yaml', manifest('beta', ['prod']));
@@ -221,6 +221,14 @@ describe('the daemon status page in a browser', () => {
     expect(await rows.nth(0).innerText()).toMatch(/^acme\s+ok/);
     expect(await rows.nth(1).innerText()).toMatch(/^beta\s+ok/);
     expect(await page.locator('body').innerText()).toContain('Last pass');
+    // Without a script, the page reloads itself (a refresh in <noscript>).
+    let navigations = 0;
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) navigations++;
+    });
+    await waitFor('a reload', () => navigations > 0, { timeoutMs: 30_000 });
+    await page.waitForLoadState();
+    expect(await page.locator('table.orgs tbody tr').count()).toBe(2);
   });
 });
 
