@@ -303,7 +303,7 @@ describe('the status page renderer', () => {
           expectOnlyOwnMarkup(html);
         },
       ),
-      { numRuns: 60 },
+      { numRuns: 40 },
     );
   });
 
