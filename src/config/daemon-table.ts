@@ -73,7 +73,7 @@ export const DAEMON_SETTINGS = {
     file: { key: 'listen', type: { kind: 'string' } },
     commands: ['run'],
     group: 'daemon',
-    help: 'where /healthz, /readyz, /metrics, /status and POST /reconcile listen (the container image sets 0.0.0.0:9464)',
+    help: 'where the status page (/), /healthz, /readyz, /metrics, /status and POST /reconcile listen (the container image sets 0.0.0.0:9464)',
     parse: listen,
     default: '127.0.0.1:9464',
   },

@@ -1,16 +1,44 @@
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { webhookVerdict } from '../core/daemon-policy.ts';
+import type { Clock } from '../core/clock.ts';
 import type { Scrub } from '../core/redact.ts';
 import { ConfigError } from '../errors.ts';
+import { systemClock } from '../system-clock.ts';
+import { VERSION } from '../version.ts';
 import type { Daemon } from './daemon.ts';
+import { PAGE_SCRIPT, PAGE_STYLE, renderStatusPage, scrubDeep } from './status-page.ts';
 import { MAX_WEBHOOK_BODY_BYTES, readBoundedBody, webhookCredential } from './webhook.ts';
 
 function send(res: ServerResponse, status: number, body: unknown, type = 'application/json'): void {
   const text = type === 'application/json' ? `${JSON.stringify(body, null, 2)}\n` : String(body);
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(text);
 }
+
+const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+/**
+ * The status page's headers: nothing loads but its own inline script and style (allowed by their
+ * hashes), it fetches only its own origin, and it is never framed, sniffed or cached.
+ */
+const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'content-security-policy': [
+    "default-src 'none'",
+    `script-src ${hash(PAGE_SCRIPT)}`,
+    `style-src ${hash(PAGE_STYLE)}`,
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+} as const;
 
 /**
  * POST /reconcile: with a webhook secret, a caller that is not on loopback must carry it (else
@@ -66,7 +94,7 @@ function listenError(error: unknown, listen: { host: string; port: number }): un
 }
 
 /**
- * The daemon's HTTP endpoints: /healthz, /readyz, /metrics, /status, POST /reconcile
+ * The daemon's HTTP endpoints: / (the status page, docs/status-page.md), /healthz, /readyz, /metrics, /status, POST /reconcile
  * (compatible with git-sync's --webhook-url). No API token is needed and none is ever shown; the
  * webhook secret, when set, is never shown either.
  */
@@ -74,7 +102,12 @@ export async function startDaemonServer(
   daemon: Daemon,
   listen: { host: string; port: number },
   logger: Logger,
-  options: { readonly webhookSecret?: string | undefined; readonly scrub?: Scrub } = {},
+  options: {
+    readonly webhookSecret?: string | undefined;
+    readonly scrub?: Scrub;
+    /** The time shown on the status page (the real clock by default). */
+    readonly clock?: Clock;
+  } = {},
 ): Promise<{ server: Server; url: string; close(): Promise<void> }> {
   const scrub: Scrub = options.scrub ?? ((text) => text);
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -110,10 +143,23 @@ export async function startDaemonServer(
           .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
           .end(scrub(`${JSON.stringify(daemon.status(), null, 2)}\n`));
         return;
+      case 'GET /': {
+        // The model is scrubbed before it is escaped (an escaped secret would no longer match),
+        // and the page once more as a whole, like /status.
+        const html = renderStatusPage({
+          status: scrubDeep(daemon.status(), scrub),
+          readiness: scrubDeep(daemon.ready, scrub),
+          health: scrubDeep(daemon.healthy, scrub),
+          now: (options.clock ?? systemClock).now(),
+          version: VERSION,
+        });
+        res.writeHead(200, PAGE_HEADERS).end(scrub(html));
+        return;
+      }
       case 'POST /reconcile':
         return reconcileWebhook(daemon, req, res, options.webhookSecret, logger);
       default: {
-        const known = ['/healthz', '/readyz', '/metrics', '/status', '/reconcile'].includes(
+        const known = ['/', '/healthz', '/readyz', '/metrics', '/status', '/reconcile'].includes(
           url.pathname,
         );
         if (known) res.setHeader('allow', url.pathname === '/reconcile' ? 'POST' : 'GET');

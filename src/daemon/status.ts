@@ -1,4 +1,7 @@
-import type { OrgReport, ProblemReport } from '../core/report.ts';
+import type { ChangeReport, OrgReport, ProblemReport } from '../core/report.ts';
+
+/** At most this many pending changes are listed per org; `pending` counts them all. */
+export const MAX_PENDING_CHANGES = 50;
 
 /** What `/status` says of one org. */
 export interface OrgStatus {
@@ -9,6 +12,11 @@ export interface OrgStatus {
   lastError: { message: string; at: string; errors?: ProblemReport[] } | null;
   /** Changes still pending after the last pass (create, update, unverified not applied). */
   pending: number;
+  /**
+   * The first pending changes in name order (at most MAX_PENDING_CHANGES): environment, action,
+   * the fields it changes, its result (planned, failed, not-converged) and error.
+   */
+  pendingChanges: ChangeReport[];
   unmanaged: number;
   /** Failed passes in a row (apply or listing), driving the backoff. */
   failures: number;
@@ -80,6 +88,12 @@ export function orgStatusAfter(
     pending: invalid
       ? (previous?.pending ?? 0)
       : report.changes.filter((c) => c.result !== 'applied').length,
+    pendingChanges: invalid
+      ? (previous?.pendingChanges ?? [])
+      : report.changes
+          .filter((c) => c.result !== 'applied')
+          .slice(0, MAX_PENDING_CHANGES)
+          .map((c) => ({ ...c })),
     unmanaged: invalid ? (previous?.unmanaged ?? 0) : report.unmanaged.length,
     failures: backoff?.failures ?? 0,
     nextAttemptAt: backoff === undefined ? null : new Date(backoff.nextAttemptAt).toISOString(),

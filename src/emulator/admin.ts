@@ -4,6 +4,7 @@
  * caller too, so the endpoints also refuse what only a browser sends across sites (see
  * `crossSiteRefusal`): otherwise any page could wipe a `--data` store with a form post.
  */
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FaultSettings } from './options.ts';
 import { MAX_ADMIN_BODY_BYTES } from './options.ts';
@@ -11,6 +12,7 @@ import type { FaultInjector } from './faults.ts';
 import { isLoopback, parseJson, readBody, sendError, sendJson } from './http.ts';
 import type { RequestStats } from './stats.ts';
 import type { EnvironmentStore } from './store.ts';
+import { renderStorePage, STORE_PAGE_STYLE } from './store-page.ts';
 import { validateFaultPatch } from './validate-fault-patch.ts';
 import { validateStoreDocument } from './validate-store-document.ts';
 
@@ -31,6 +33,8 @@ export interface FaultState extends FaultSettings {
 const DEFAULT_REQUEST_LIMIT = 100;
 
 const ALLOWED: Record<string, readonly string[]> = {
+  // GET /_emulator/: the store as a page for people.
+  '': ['GET', 'HEAD'],
   health: ['GET', 'HEAD'],
   stats: ['GET', 'HEAD'],
   requests: ['GET', 'HEAD'],
@@ -38,6 +42,16 @@ const ALLOWED: Record<string, readonly string[]> = {
   faults: ['GET', 'HEAD', 'PATCH'],
   reset: ['POST'],
 };
+
+/** The store page loads nothing and runs nothing: only its own inline style is allowed. */
+const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'content-security-policy': `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STORE_PAGE_STYLE).digest('base64')}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+} as const;
 
 function faultState(faults: FaultInjector): FaultState {
   return { ...faults.settings, seed: faults.seed };
@@ -162,6 +176,11 @@ export async function handleAdmin(
   }
   const reading = method === 'GET' || method === 'HEAD';
   switch (name) {
+    case '':
+      res
+        .writeHead(200, PAGE_HEADERS)
+        .end(renderStorePage(deps.store.toDocument(), deps.nowSeconds() * 1000));
+      return;
     case 'health':
       sendJson(res, 200, { status: 'ok' });
       return;
@@ -183,7 +202,7 @@ export async function handleAdmin(
     }
     case 'store': {
       if (reading) {
-        sendJson(res, 200, deps.store.toDocument());
+        sendJson(res, 200, deps.store.toDocument(), {}, { pretty: true });
         return;
       }
       const body = await readJson(req, res);
@@ -194,7 +213,7 @@ export async function handleAdmin(
         return;
       }
       deps.store.replace(document.value);
-      sendJson(res, 200, deps.store.toDocument());
+      sendJson(res, 200, deps.store.toDocument(), {}, { pretty: true });
       return;
     }
     case 'faults': {

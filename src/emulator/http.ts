@@ -1,15 +1,19 @@
 /** Small node:http helpers shared by the emulator's API and admin handlers. */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
-/** Sends `body` as JSON. Does nothing when the answer has already started or the socket is gone. */
+/**
+ * Sends `body` as JSON (indented when `pretty`, for documents people read). Does nothing when the
+ * answer has already started or the socket is gone.
+ */
 export function sendJson(
   res: ServerResponse,
   status: number,
   body: unknown,
   headers: OutgoingHttpHeaders = {},
+  { pretty = false }: { readonly pretty?: boolean } = {},
 ): void {
   if (res.headersSent || res.destroyed) return;
-  const text = JSON.stringify(body);
+  const text = pretty ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
   res.writeHead(status, {
     ...headers,
     'content-type': 'application/json; charset=utf-8',

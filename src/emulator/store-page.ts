@@ -1,0 +1,108 @@
+/**
+ * The emulator's read-only store page (`GET /_emulator/`): every org and every environment with
+ * all its fields, as one self-contained HTML document. Pure. Every stored text is escaped here:
+ * the emulator shares no code with the client side, so it keeps its own small escaper.
+ */
+import type { StoreDocument, StoredEnvironment } from './store.ts';
+
+/** The page's only style sheet (allowed by its hash in the Content-Security-Policy). */
+export const STORE_PAGE_STYLE = `
+:root { color-scheme: light dark; --dim: #6e7781; }
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 90rem; padding: 1rem 1.5rem 3rem; }
+h1 { font-size: 1.5rem; margin: 0.5rem 0 0; }
+h2 { font-size: 1.2rem; margin: 2rem 0 0.5rem; border-bottom: 1px solid var(--dim); }
+table { border-collapse: collapse; margin: 0.25rem 0 0.75rem; }
+th, td { text-align: left; vertical-align: top; padding: 0.2rem 0.8rem 0.2rem 0; }
+thead th { border-bottom: 1px solid var(--dim); font-weight: 600; }
+code { font-family: ui-monospace, monospace; font-size: 0.92em; overflow-wrap: break-word; }
+.dim { color: var(--dim); }
+tr.archived { color: var(--dim); }
+.text { white-space: pre-wrap; overflow-wrap: break-word; }
+`;
+
+const CONTROL =
+  // oxlint-disable-next-line no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+
+/**
+ * Text inside HTML: `& < > " '` as entities, and control, line-separator and bidirectional
+ * characters written visibly as `\uXXXX` (they would reorder or hide what a reader sees).
+ */
+export function escapeHtml(text: string): string {
+  return text
+    .replace(CONTROL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+const esc = escapeHtml;
+
+/** Epoch seconds as an ISO time; null as a dim dash. */
+function time(seconds: number | null): string {
+  if (seconds === null) return '<span class="dim">—</span>';
+  const iso = new Date(seconds * 1000).toISOString();
+  return `<time datetime="${esc(iso)}" title="${esc(String(seconds))}">${esc(iso)}</time>`;
+}
+
+/** Any other stored value, as JSON (null dim). */
+function value(item: unknown): string {
+  if (item === null) return '<span class="dim">null</span>';
+  return `<code>${esc(JSON.stringify(item))}</code>`;
+}
+
+/** The columns, one per stored field (`org` is the section). */
+const COLUMNS: readonly (readonly [string, (env: StoredEnvironment) => string])[] = [
+  ['name', (env) => `<code>${esc(env.name)}</code>`],
+  ['type', (env) => `<code>${esc(env.type)}</code>`],
+  ['description', (env) => `<span class="text">${esc(env.description)}</span>`],
+  ['include_scaling', (env) => value(env.include_scaling)],
+  ['require_provenance', (env) => value(env.require_provenance)],
+  ['policies', (env) => value(env.policies)],
+  ['included_environments', (env) => value(env.included_environments)],
+  ['tags', (env) => value(env.tags)],
+  ['state', (env) => value(env.state)],
+  ['archived', (env) => value(env.archived)],
+  ['last_modified_at', (env) => time(env.last_modified_at)],
+  ['last_changed_at', (env) => time(env.last_changed_at)],
+  ['last_reported_at', (env) => time(env.last_reported_at)],
+];
+
+function orgSection(org: string, environments: readonly StoredEnvironment[]): string {
+  const archived = environments.filter((env) => env.archived).length;
+  const head = COLUMNS.map(([name]) => `<th>${esc(name)}</th>`).join('');
+  const rows = environments.map(
+    (env) =>
+      `<tr${env.archived ? ' class="archived"' : ''}>${COLUMNS.map(([, cell]) => `<td>${cell(env)}</td>`).join('')}</tr>`,
+  );
+  return (
+    `<section class="org"><h2>Org <code>${esc(org)}</code> <span class="dim">(${environments.length} environment${environments.length === 1 ? '' : 's'}${archived > 0 ? `, ${archived} archived` : ''})</span></h2>` +
+    (environments.length === 0
+      ? '<p class="dim">No environment.</p>'
+      : `<table><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`) +
+    '</section>'
+  );
+}
+
+/** The whole page for a store document; `now` (ms since the epoch) is when it is rendered. */
+export function renderStorePage(document: StoreDocument, now: number): string {
+  const orgs = Object.entries(document.orgs);
+  const total = orgs.reduce((n, [, envs]) => n + envs.length, 0);
+  const body =
+    orgs.length === 0
+      ? '<p class="dim">The store is empty: no org has an environment yet.</p>'
+      : orgs.map(([org, envs]) => orgSection(org, envs)).join('');
+  return (
+    '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">' +
+    '<meta name="viewport" content="width=device-width, initial-scale=1">' +
+    `<title>Emulator store: ${orgs.length} org${orgs.length === 1 ? '' : 's'}, ${total} environment${total === 1 ? '' : 's'}</title>` +
+    `<style>${STORE_PAGE_STYLE}</style></head><body>` +
+    `<header><h1>Environments API emulator: store</h1>` +
+    `<p class="dim">Read-only; reload to see changes. Rendered at ${esc(new Date(now).toISOString())}. ` +
+    `${orgs.length} org${orgs.length === 1 ? '' : 's'}, ${total} environment${total === 1 ? '' : 's'}. ` +
+    `As JSON: <a href="store">/_emulator/store</a>; also <a href="stats">stats</a>, <a href="requests">requests</a>, <a href="faults">faults</a>.</p></header>` +
+    `<main id="content">${body}</main></body></html>\n`
+  );
+}

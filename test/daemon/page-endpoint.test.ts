@@ -1,0 +1,188 @@
+/** GET / on the daemon's listen address: the status page over real HTTP, against a real daemon. */
+import { createHash } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { resolveDaemonSettings } from '../../src/config/daemon-settings.ts';
+import { resolveSettings } from '../../src/config/settings.ts';
+import { compileScrub } from '../../src/core/redact.ts';
+import { Daemon } from '../../src/daemon/daemon.ts';
+import { startDaemonServer } from '../../src/daemon/http.ts';
+import { startFakeApi } from '../helpers/fake-api.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const TOKEN = 'page-endpoint-token-9c4e71d2';
+const HOSTILE = '<script>window.__pwned=1</script>"onmouseover="x';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeEach(async () => {
+  tmp = await tempDir();
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
+  await tmp.cleanup();
+});
+
+/** A daemon in this process with its endpoints on a free port, scrubbing the token like `run`. */
+async function startDaemon(apiUrl: string) {
+  const logger = pino({ level: 'warn' }, new Writable({ write: (_c, _e, done) => done() }));
+  const flags = {
+    'retry-delay': '10ms',
+    retries: '0',
+    interval: '0',
+    debounce: '50ms',
+    settle: '50ms',
+  };
+  const settings = await resolveSettings(flags, {}, tmp.dir);
+  const daemon = new Daemon({
+    settings,
+    daemon: resolveDaemonSettings(flags, {}, settings.file),
+    apiUrl: new URL(apiUrl),
+    readToken: () => Promise.resolve(TOKEN),
+    cwd: tmp.dir,
+    logger,
+  });
+  const server = await startDaemonServer(daemon, { host: '127.0.0.1', port: 0 }, logger, {
+    scrub: compileScrub([TOKEN]),
+  });
+  await daemon.start();
+  cleanups.push(async () => {
+    await server.close();
+    await daemon.stop();
+  });
+  return { daemon, url: server.url };
+}
+
+/** An API that lists `stage` and refuses every PUT with a message echoing the token. */
+async function refusingApi() {
+  const api = await startFakeApi((req, res) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          env: [{ org: 'acme', name: 'stage', type: 'S3', description: 'old' }],
+        }),
+      );
+      return;
+    }
+    res
+      .writeHead(400, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ message: `refused ${HOSTILE} for Bearer ${TOKEN}` }));
+  });
+  cleanups.push(() => api.close());
+  return api;
+}
+
+describe('GET / (the status page)', () => {
+  it('serves, in its first response, the orgs, their pending changes and errors with file:line:col, escaped, with a strict policy and no secret', async () => {
+    const api = await refusingApi();
+    await tmp.write(
+      'manifests/acme.yaml',
+      'org: acme\nenvironments:\n  - name: prod\n    type: K8S\n    description: p\n  - name: stage\n    type: S3\n    description: new\n',
+    );
+    await tmp.write(
+      'manifests/beta.yaml',
+      'org: beta\nenvironments:\n  - name: prod\n    type: k8s\n    description: p\n',
+    );
+    const { daemon, url } = await startDaemon(api.url);
+    await waitFor('the first pass', () => daemon.status().lastPass !== null);
+    await daemon.idle();
+
+    const page = await request(`${url}/`);
+    const html = await page.body.text();
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    expect(page.headers['cache-control']).toBe('no-store');
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    // The one inline script is the one the policy allows by its hash.
+    const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1] ?? '');
+    expect(scripts).toHaveLength(1);
+    const hash = createHash('sha256')
+      .update(scripts[0] ?? '')
+      .digest('base64');
+    expect(csp).toContain(`script-src 'sha256-${hash}'`);
+    expect(html).not.toMatch(/<(?:link|img|iframe|object|embed)\b|src=|https?:\/\//);
+
+    expect(html).toContain('<code>acme</code>');
+    expect(html).toContain('<code>beta</code>');
+    expect(html).toContain('<span class="badge st-failed">failed</span>');
+    expect(html).toContain('<span class="badge st-invalid">invalid</span>');
+    expect(html).toMatch(/<td><code>prod<\/code><\/td><td>create<\/td><td>failed<\/td>/);
+    expect(html).toContain(
+      '<code>description</code>: <code>&quot;old&quot;</code> → <code>&quot;new&quot;</code>',
+    );
+    expect(html).toContain('<code>manifests/beta.yaml:4:11</code>');
+    expect(html).toContain(
+      'refused &lt;script&gt;window.__pwned=1&lt;/script&gt;&quot;onmouseover',
+    );
+    expect(html).not.toContain(HOSTILE);
+    expect(html).not.toContain(TOKEN);
+    expect(html).not.toContain(TOKEN.slice(-12));
+
+    // Only GET: other methods on / get 405 with Allow.
+    const post = await request(`${url}/`, { method: 'POST' });
+    await post.body.dump();
+    expect(post.statusCode).toBe(405);
+    expect(post.headers['allow']).toBe('GET');
+  });
+
+  it('keeps /status JSON with its fields, plus the pending changes of each org', async () => {
+    const api = await refusingApi();
+    await tmp.write(
+      'manifests/acme.yaml',
+      'org: acme\nenvironments:\n  - name: prod\n    type: K8S\n    description: p\n',
+    );
+    const { daemon, url } = await startDaemon(api.url);
+    await waitFor('the first pass', () => daemon.status().lastPass !== null);
+    await daemon.idle();
+    const response = await request(`${url}/status`);
+    expect(response.headers['content-type']).toBe('application/json');
+    const status = (await response.body.json()) as {
+      orgs: Record<string, Record<string, unknown>>;
+    } & Record<string, unknown>;
+    expect(Object.keys(status)).toEqual([
+      'revision',
+      'manifests',
+      'ready',
+      'passes',
+      'lastPass',
+      'passRunning',
+      'shard',
+      'errors',
+      'stateFile',
+      'orgs',
+    ]);
+    expect(Object.keys(status.orgs['acme'] ?? {})).toEqual([
+      'status',
+      'lastSuccess',
+      'lastAttempt',
+      'lastError',
+      'pending',
+      'pendingChanges',
+      'unmanaged',
+      'failures',
+      'nextAttemptAt',
+    ]);
+    expect(status.orgs['acme']).toMatchObject({
+      status: 'failed',
+      pending: 1,
+      pendingChanges: [
+        {
+          action: 'create',
+          name: 'prod',
+          result: 'failed',
+          fields: { type: { from: null, to: 'K8S' } },
+          error: expect.stringContaining('[REDACTED]'),
+        },
+      ],
+    });
+    expect(JSON.stringify(status)).not.toContain(TOKEN);
+  });
+});
