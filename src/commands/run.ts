@@ -84,7 +84,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       logger.warn(
         { emulator: emulator.url },
         `USING THE EMBEDDED EMULATOR at ${emulator.url}: a local stand-in for the Environments API, not the real service. ` +
-          `Inspect it at ${emulator.url}/_emulator/store`,
+          `See its store at ${emulator.url}/_emulator/`,
       );
     } else {
       if (settings.apiUrl === undefined) {
