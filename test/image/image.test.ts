@@ -26,8 +26,31 @@ import {
  */
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const PREFIX = 'envsync-test-image-';
 const RUN_ID = `${process.pid}-${randomBytes(3).toString('hex')}`;
 const started: string[] = [];
+
+/**
+ * Removes the containers a run that was killed left behind: those whose name carries the pid of a
+ * process that is gone. A run still going keeps its own.
+ */
+async function removeLeftovers(): Promise<void> {
+  const names = (
+    await podman(['ps', '--all', '--filter', `name=^${PREFIX}`, '--format', '{{.Names}}'])
+  ).stdout
+    .split('\n')
+    .filter((n) => n !== '');
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+    }
+  };
+  const gone = names.filter((n) => !alive(Number(n.slice(PREFIX.length).split('-')[0])));
+  if (gone.length > 0) await podman(['rm', '--force', '--time', '2', ...gone], 120_000);
+}
 
 /** Starts a container in the background, remembered for removal. */
 async function start(name: string, args: readonly string[]): Promise<string> {
@@ -40,6 +63,7 @@ async function start(name: string, args: readonly string[]): Promise<string> {
 beforeAll(async () => {
   await checkMachine();
   await writeConfig();
+  await removeLeftovers();
   const base = await ensureBaseImage();
   console.log(`image: base image ${BASE_IMAGE} ${base} (work folder ${WORK})`);
   await buildImage(REPO);
@@ -95,7 +119,7 @@ describe('the image built from the Dockerfile', () => {
 });
 
 describe('the daemon in the image, with the examples mounted', () => {
-  const name = `envsync-test-image-${RUN_ID}`;
+  const name = `${PREFIX}${RUN_ID}`;
   let base = '';
   let logs = async () => '';
 
