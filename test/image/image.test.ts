@@ -109,6 +109,38 @@ describe('the image built from the Dockerfile', () => {
     expect(JSON.parse(leftovers.stdout)).toEqual([]);
   });
 
+  it('runs the compiled JavaScript, with production dependencies only', async () => {
+    const pkg = JSON.parse(await readFile(path.join(REPO, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    const listing = await podman([
+      'run',
+      '--rm',
+      '--entrypoint',
+      'node',
+      IMAGE,
+      '-e',
+      `const fs = require('node:fs');
+       console.log(JSON.stringify({
+         app: fs.readdirSync('/app').sort(),
+         modules: fs.readdirSync('/app/node_modules'),
+         cli: fs.existsSync('/app/dist/cli.js'),
+       }));`,
+    ]);
+    const inImage = JSON.parse(listing.stdout) as {
+      app: string[];
+      modules: string[];
+      cli: boolean;
+    };
+    expect(inImage.app).toEqual(['bin', 'dist', 'node_modules', 'package.json']);
+    expect(inImage.cli).toBe(true);
+    for (const name of Object.keys(pkg.dependencies)) expect(inImage.modules).toContain(name);
+    for (const name of Object.keys(pkg.devDependencies)) {
+      expect(inImage.modules).not.toContain(name.split('/')[0]);
+    }
+  });
+
   it('`envsync --version` prints the package version', async () => {
     const pkg = JSON.parse(await readFile(path.join(REPO, 'package.json'), 'utf8')) as {
       version: string;

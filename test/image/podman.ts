@@ -22,9 +22,9 @@ export const WORK = path.resolve(
 
 /** The Dockerfile's `FROM node:24-slim`: with `--pull=never` the short name resolves to it. */
 export const BASE_IMAGE = 'localhost/node:24-slim';
-/** The image under test, and its deps stage (built first, with the CA mounts). */
+/** The image under test, and the tags of its earlier stages (built first, with the CA mounts). */
 export const IMAGE = 'localhost/envsync:test';
-const DEPS_IMAGE = 'localhost/envsync-deps:test';
+const STAGE_IMAGE = 'localhost/envsync-stage';
 
 /**
  * What the base image is made of: an equivalent of the public node:24-slim (Debian bookworm,
@@ -249,11 +249,18 @@ function caBundle(): string | undefined {
   );
 }
 
+/** The Dockerfile's named stages before the final one: those that install from npm. */
+async function earlierStages(context: string): Promise<string[]> {
+  const dockerfile = await readFile(path.join(context, 'Dockerfile'), 'utf8');
+  const names = [...dockerfile.matchAll(/^FROM\s+\S+\s+AS\s+(\S+)\s*$/gim)].map((m) => m[1] ?? '');
+  return names.filter((n) => n !== '');
+}
+
 /**
- * Builds IMAGE from the Dockerfile in `context`. The deps stage first, alone, with the host's CA
- * bundle and an npmrc naming it mounted (npm ci needs them behind a proxy); then the whole image
- * without the mounts, the deps stage from the cache. Mounts given to the whole build would apply
- * to the final stage's RUN too, leaving empty mount points in the image. `--format docker`:
+ * Builds IMAGE from the Dockerfile in `context`. First each earlier stage alone, with the host's
+ * CA bundle and an npmrc naming it mounted (npm ci needs them behind a proxy); then the whole
+ * image without the mounts, those stages from the cache. Mounts given to the whole build would
+ * apply to the final stage's RUN too, leaving empty mount points in the image. `--format docker`:
  * the OCI format has no HEALTHCHECK, so buildah would drop it.
  */
 export async function buildImage(context: string): Promise<void> {
@@ -268,20 +275,17 @@ export async function buildImage(context: string): Promise<void> {
     [`registry=${registry}`, ...(ca === undefined ? [] : [`cafile=${inImage}`]), ''].join('\n'),
   );
   const common = ['build', '--format', 'docker', '--pull=never', '--layers'];
-  await podman(
-    [
-      ...common,
-      '--target',
-      'deps',
-      ...(ca === undefined ? [] : ['-v', `${ca}:${inImage}:ro`]),
-      '-v',
-      `${npmrc}:/usr/local/etc/npmrc:ro`,
-      '-t',
-      DEPS_IMAGE,
-      context,
-    ],
-    20 * 60_000,
-  );
+  const mounts = [
+    ...(ca === undefined ? [] : ['-v', `${ca}:${inImage}:ro`]),
+    '-v',
+    `${npmrc}:/usr/local/etc/npmrc:ro`,
+  ];
+  for (const stage of await earlierStages(context)) {
+    await podman(
+      [...common, '--target', stage, ...mounts, '-t', `${STAGE_IMAGE}-${stage}:test`, context],
+      20 * 60_000,
+    );
+  }
   await podman([...common, '-t', IMAGE, context], 20 * 60_000);
   // Layers no tag reaches any more (an older build's); the cache of this build stays.
   await podman(['image', 'prune', '--force'], 5 * 60_000);
