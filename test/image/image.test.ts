@@ -61,13 +61,19 @@ async function start(name: string, args: readonly string[]): Promise<string> {
 }
 
 beforeAll(async () => {
+  // Progress for the log (no test looks at these times).
+  let since = Date.now();
+  const done = (what: string) => {
+    console.log(`image: ${what} (${Math.round((Date.now() - since) / 1000)} s)`);
+    since = Date.now();
+  };
   await checkMachine();
   await writeConfig();
   await removeLeftovers();
   const base = await ensureBaseImage();
-  console.log(`image: base image ${BASE_IMAGE} ${base} (work folder ${WORK})`);
+  done(`base image ${BASE_IMAGE} ${base} (work folder ${WORK})`);
   await buildImage(REPO);
-  console.log(`image: built ${IMAGE} from ${path.join(REPO, 'Dockerfile')}`);
+  done(`built ${IMAGE} from ${path.join(REPO, 'Dockerfile')}`);
   // The first build on a fresh machine bootstraps Debian and downloads Node: minutes.
 }, 45 * 60_000);
 
