@@ -21,6 +21,12 @@ const UNIT = [
  */
 const SYSTEM = ['test/system/**/*.test.ts'];
 
+/**
+ * The container image built from the Dockerfile with podman and run (root, Linux, minutes on a
+ * fresh machine): `npm run test:image`, run by `.ci/run` after the system suites.
+ */
+const IMAGE = ['test/image/**/*.test.ts'];
+
 export default defineConfig({
   test: {
     // Safety nets for a loaded machine, not timings: no test asserts a duration.
@@ -44,10 +50,11 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, ...SYSTEM],
+          exclude: [...UNIT, ...SYSTEM, ...IMAGE],
         },
       },
       { extends: true, test: { name: 'system', include: SYSTEM } },
+      { extends: true, test: { name: 'image', include: IMAGE } },
     ],
   },
 });

@@ -9,10 +9,11 @@ import { tempDir } from '../helpers/tmp.ts';
 import { runProcess } from '../helpers/cli.ts';
 
 /**
- * No container engine runs here, so the Dockerfile is held to its word two ways: its instructions
- * are parsed and checked, and its steps are carried out for real on a scratch tree (the deps
- * stage's RUN verbatim, the final stage's COPY and RUN steps), after which the image's
- * ENTRYPOINT, CMD, ENV and HEALTHCHECK are run as written.
+ * The Dockerfile held to its word without a container engine (`npm run test:image` builds and
+ * runs the image with podman, where a machine has it): its instructions are parsed and checked,
+ * and its steps are carried out for real on a scratch tree (the deps and build stages' RUN steps
+ * verbatim, the final stage's COPY and RUN steps), after which the image's ENTRYPOINT, CMD, ENV
+ * and HEALTHCHECK are run as written.
  */
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -130,6 +131,7 @@ const dockerfile = await readFile(path.join(REPO, 'Dockerfile'), 'utf8');
 const stages = parseDockerfile(dockerfile);
 const finalStage = stages.at(-1) as Stage;
 const depsStage = stages[0] as Stage;
+const buildStage = stages[1] as Stage;
 const finalEnv = envOf(finalStage);
 
 /** Runs a command of the image's steps (a thin name for the shared helper). */
@@ -140,16 +142,16 @@ const run = (
 ) => runProcess(command, args, { timeoutMs: 30_000, ...options });
 
 describe('Dockerfile', () => {
-  it('is multi-stage: a deps stage installs, the final stage copies only what envsync runs on', () => {
-    expect(stages.length).toBe(2);
-    expect(depsStage.name).toBe('deps');
-    // Slim (Debian, glibc), the same Node major in both stages: node_modules moves between them.
-    expect(stages.map((s) => s.image)).toEqual(['node:24-slim', 'node:24-slim']);
+  it('is multi-stage: a deps stage installs, a build stage compiles, the final stage copies only what envsync runs on', () => {
+    expect(stages.map((s) => s.name)).toEqual(['deps', 'build', undefined]);
+    // Slim (Debian, glibc), the same Node major in every stage: node_modules moves between them.
+    expect(stages.map((s) => s.image)).toEqual(['node:24-slim', 'node:24-slim', 'node:24-slim']);
     const copies = all(finalStage, 'COPY').map(parseCopy);
     expect(copies).toEqual([
       { from: 'deps', sources: ['/app/node_modules'], dest: './node_modules' },
+      { from: 'build', sources: ['/app/dist'], dest: './dist' },
       { from: undefined, sources: ['package.json'], dest: './' },
-      { from: undefined, sources: ['src'], dest: './src' },
+      { from: undefined, sources: ['bin'], dest: './bin' },
     ]);
     expect(last(finalStage, 'WORKDIR')).toBe('/app');
     expect(last(depsStage, 'WORKDIR')).toBe('/app');
@@ -164,6 +166,22 @@ describe('Dockerfile', () => {
     ]);
     // No npm install anywhere: it could resolve versions the lockfile does not pin.
     expect(dockerfile).not.toMatch(/npm (install|i) /);
+  });
+
+  it('compiles dist/ with the build the npm package uses, its dev dependencies left in that stage', () => {
+    const runs = all(buildStage, 'RUN');
+    expect(runs).toEqual(['npm ci --ignore-scripts --no-audit --no-fund', 'npm run build']);
+    expect(all(buildStage, 'COPY').map(parseCopy)).toEqual([
+      { from: undefined, sources: ['package.json', 'package-lock.json'], dest: './' },
+      { from: undefined, sources: ['tsconfig.json', 'tsconfig.build.json'], dest: './' },
+      { from: undefined, sources: ['scripts/build.ts'], dest: './scripts/' },
+      { from: undefined, sources: ['src'], dest: './src' },
+    ]);
+    // Only dist/ leaves the stage.
+    const fromBuild = all(finalStage, 'COPY')
+      .map(parseCopy)
+      .filter((c) => c.from === 'build');
+    expect(fromBuild.flatMap((c) => c.sources)).toEqual(['/app/dist']);
   });
 
   it('runs as a non-root user, by number', () => {
@@ -182,11 +200,12 @@ describe('Dockerfile', () => {
     expect(json(last(finalStage, 'CMD'))).toEqual(['run']);
     const steps = stages.flatMap((s) => s.instructions.map((i) => i.args)).join('\n');
     expect(steps).not.toMatch(/tini|dumb-init/);
-    // The link's target execs node through its shebang; `env` replaces itself with node.
-    const cli = await readFile(path.join(REPO, 'src', 'cli.ts'), 'utf8');
+    // The link's target (the package's launcher) execs node through its shebang; `env` replaces
+    // itself with node.
+    const launcher = await readFile(path.join(REPO, 'bin', 'envsync.js'), 'utf8');
     // `env -S node <flags>` execs node with its flags: node, not env, ends up as PID 1.
-    expect(cli.split('\n')[0]).toMatch(/^#!\/usr\/bin\/env (-S )?node( --[a-z-]+=\S+)*$/);
-    expect(last(finalStage, 'RUN')).toContain('ln -s /app/src/cli.ts /usr/local/bin/envsync');
+    expect(launcher.split('\n')[0]).toMatch(/^#!\/usr\/bin\/env (-S )?node( --[a-z-]+=\S+)*$/);
+    expect(last(finalStage, 'RUN')).toContain('ln -s /app/bin/envsync.js /usr/local/bin/envsync');
   });
 
   it('sets manifests at /manifests, state under /var/lib/envsync, and listens on 0.0.0.0:9464', () => {
@@ -215,7 +234,7 @@ describe('Dockerfile', () => {
       .flatMap((s) => all(s, 'COPY').map(parseCopy))
       .filter((c) => c.from === undefined)
       .flatMap((c) => c.sources);
-    for (const file of [...sources, 'src/cli.ts', 'src/daemon/http.ts']) {
+    for (const file of [...sources, 'src/cli.ts', 'src/daemon/http.ts', 'bin/envsync.js']) {
       expect(inContext(rules, file), file).toBe(true);
     }
     for (const file of [
@@ -223,6 +242,8 @@ describe('Dockerfile', () => {
       '.git/config',
       '.envsync/state.json',
       'test/system/dockerfile.test.ts',
+      'scripts/test.ts',
+      'dist/cli.js',
       'token',
     ]) {
       expect(inContext(rules, file), file).toBe(false);
@@ -255,12 +276,12 @@ describe("the image's steps, run for real", () => {
           const into = dest.endsWith('/') ? path.join(target, path.basename(source)) : target;
           await cp(origin, into, { recursive: true });
         }
-      } else if (keyword === 'RUN' && label === 'deps') {
+      } else if (keyword === 'RUN' && label !== 'final') {
         // Verbatim, as the image's shell would run it.
         const result = await run('sh', ['-c', args], {
           cwd: inStage(workdir),
           env: { ...networkEnv(), PATH: `${NODE_BIN}:/usr/bin:/bin` },
-          timeoutMs: 120_000,
+          timeoutMs: 300_000,
         });
         expect(result.code, `RUN ${args}\n${result.stderr}`).toBe(0);
       } else if (keyword === 'RUN') {
@@ -292,6 +313,7 @@ describe("the image's steps, run for real", () => {
   beforeAll(async () => {
     tmp = await tempDir('envsync-image-');
     await build(depsStage, depsStage.name ?? 'deps');
+    await build(buildStage, buildStage.name ?? 'build');
     await build(finalStage, 'final');
     final = rootfs('final');
     appDir = final(last(finalStage, 'WORKDIR') ?? '/');
@@ -306,7 +328,7 @@ describe("the image's steps, run for real", () => {
     await cp(path.join(REPO, 'examples', 'manifests'), final(finalEnv['ENVSYNC_MANIFESTS'] ?? ''), {
       recursive: true,
     });
-  }, 150_000);
+  }, 600_000);
   afterAll(async () => {
     await tmp?.cleanup();
   });
@@ -323,7 +345,11 @@ describe("the image's steps, run for real", () => {
       expect(installed).not.toContain(name.split('/')[0]);
     }
 
-    const cli = path.join(appDir, 'src', 'cli.ts');
+    expect(await readdir(appDir)).toEqual(
+      expect.arrayContaining(['bin', 'dist', 'node_modules', 'package.json']),
+    );
+    expect(await readdir(appDir)).not.toContain('src');
+    const cli = path.join(appDir, 'bin', 'envsync.js');
     const version = await run(process.execPath, [cli, '--version'], { cwd: appDir, env });
     expect(version.code, version.stderr).toBe(0);
     expect(version.stdout.trim()).toBe(pkg.version);
