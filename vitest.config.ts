@@ -49,11 +49,15 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
+          globalSetup: ['test/global-setup.ts'],
           include: ['test/**/*.test.ts'],
           exclude: [...UNIT, ...SYSTEM, ...IMAGE],
         },
       },
-      { extends: true, test: { name: 'system', include: SYSTEM } },
+      {
+        extends: true,
+        test: { name: 'system', include: SYSTEM, globalSetup: ['test/global-setup.ts'] },
+      },
       { extends: true, test: { name: 'image', include: IMAGE } },
     ],
   },

@@ -3,17 +3,24 @@
  * JavaScript for the package, since Node strips no types from files under node_modules. A
  * checkout runs src/ directly and needs no build. Then checks that no compiled module still names
  * a `.ts` file: the package ships none, so such a path would only fail once installed.
+ *
+ * `--out-dir DIR` builds a runnable copy of the package into DIR instead, leaving the checkout's
+ * dist/ alone: DIR/dist, DIR/bin, DIR/package.json, and DIR/node_modules linked to the checkout's.
+ * The tests run the CLI from such a copy (see test/global-setup.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { readFile, readdir, rm } from 'node:fs/promises';
+import { cp, mkdir, readFile, readdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const DIST = path.join(ROOT, 'dist');
+const { values } = parseArgs({ options: { 'out-dir': { type: 'string' } } });
+const OUT = values['out-dir'] === undefined ? undefined : path.resolve(values['out-dir']);
+const DIST = OUT === undefined ? path.join(ROOT, 'dist') : path.join(OUT, 'dist');
 
 await rm(DIST, { recursive: true, force: true });
-const tsc = spawnSync('tsc', ['-p', 'tsconfig.build.json'], {
+const tsc = spawnSync('tsc', ['-p', 'tsconfig.build.json', '--outDir', DIST], {
   cwd: ROOT,
   stdio: 'inherit',
   // Run by npm or by hand: either way the project's own compiler.
@@ -50,4 +57,11 @@ if (problems.length > 0) {
   );
   process.exit(1);
 }
-process.stdout.write(`build: compiled src/ into dist/\n`);
+if (OUT !== undefined) {
+  await mkdir(OUT, { recursive: true });
+  await cp(path.join(ROOT, 'package.json'), path.join(OUT, 'package.json'));
+  await cp(path.join(ROOT, 'bin'), path.join(OUT, 'bin'), { recursive: true });
+  await rm(path.join(OUT, 'node_modules'), { force: true });
+  await symlink(path.join(ROOT, 'node_modules'), path.join(OUT, 'node_modules'), 'dir');
+}
+process.stdout.write(`build: compiled src/ into ${path.relative(process.cwd(), DIST) || '.'}\n`);

@@ -4,8 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { envsync } from '../helpers/cli.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
-
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+import { CLI } from '../helpers/entry.ts';
 
 /** Runs the CLI in a pseudo-terminal (`script`), as a person's shell would; returns the screen. */
 function inTerminal(args: string[], env: Record<string, string> = {}): Promise<string> {

@@ -11,8 +11,8 @@ import { envsync, startEnvsync } from '../helpers/cli.ts';
 import { spawnEmulator, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { CLI } from '../helpers/entry.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const EXAMPLES = fileURLToPath(new URL('../../examples/manifests', import.meta.url));
 const TOKEN = 'output-test-token';
 

@@ -7,8 +7,8 @@ import { startEnvsync } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { CLI } from '../helpers/entry.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const TOKEN = 'cli-daemon-token-77aa';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;

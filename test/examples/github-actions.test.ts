@@ -4,10 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { decide, readInputs } from '../../scripts/action/decide.ts';
+import { CLI } from '../helpers/entry.ts';
 
 const DIR = new URL('../../examples/github-actions/', import.meta.url);
 const ACTION_FILE = new URL('../../action.yml', import.meta.url);
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 type Step = {
   name?: string;

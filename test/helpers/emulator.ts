@@ -29,7 +29,8 @@ export type {
 };
 
 /** The CLI entry, run with the same Node as the tests. */
-export const CLI_PATH = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+export { CLI as CLI_PATH } from './entry.ts';
+import { CLI as CLI_PATH } from './entry.ts';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
