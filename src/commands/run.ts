@@ -99,6 +99,8 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       ca,
       cwd: ctx.cwd,
       logger,
+      scrub: io.scrub,
+      addSecret: (secret) => io.addSecret(secret),
     });
     server = await startDaemonServer(running, daemonSettings.listen, logger, {
       webhookSecret,

@@ -1,4 +1,5 @@
 import type { OrgReport, ProblemReport } from '../core/report.ts';
+import type { NotifyStatus } from './notify.ts';
 
 /** What `/status` says of one org. */
 export interface OrgStatus {
@@ -40,6 +41,8 @@ export interface DaemonStatus {
   /** The state file, and why its last write failed (null once a write succeeds). */
   stateFile: { path: string | null; writeError: string | null };
   orgs: Record<string, OrgStatus>;
+  /** With --notify-url: each receiver (scheme and host only) and how deliveries fared. */
+  notifications?: NotifyStatus;
 }
 
 /** Summarizes an org report as the one-line reason it failed, if it did. */
