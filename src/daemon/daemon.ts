@@ -116,6 +116,7 @@ export class Daemon {
     );
     this.#notifier = await createNotifier({
       settings: this.#options.daemon,
+      cwd,
       clock: this.#clock,
       logger: this.#logger,
       metrics: this.metrics,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { DaemonSettings } from '../config/daemon-settings.ts';
 import type { Clock } from '../core/clock.ts';
@@ -42,6 +43,8 @@ async function readNotifySecret(file: string): Promise<string> {
  */
 export async function createNotifier(options: {
   readonly settings: DaemonSettings;
+  /** Where a relative --notify-secret-file starts. */
+  readonly cwd: string;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: DaemonMetrics;
@@ -52,7 +55,10 @@ export async function createNotifier(options: {
   const { settings, logger, metrics } = options;
   const { targets, secretFile } = settings.notify;
   if (targets.length === 0) return undefined;
-  const secret = secretFile === undefined ? undefined : await readNotifySecret(secretFile);
+  const secret =
+    secretFile === undefined
+      ? undefined
+      : await readNotifySecret(path.resolve(options.cwd, secretFile));
   const sender = options.deps?.send === undefined ? undiciSender() : undefined;
   const notifier = new Notifier({
     targets: targets.map(({ url, format }) => ({ url, format, display: publicNotifyUrl(url) })),
