@@ -76,7 +76,7 @@ export const DAEMON_SETTINGS = {
     file: { key: 'notifyUrls', type: { kind: 'strings' } },
     commands: ['run'],
     group: 'daemon',
-    help: 'POST notifications (org failed, invalid, recovered, drift healed, ...) to this URL; repeatable; a slack: prefix picks the Slack format for it (docs/notifications.md)',
+    help: 'POST notifications (an org failed, invalid or recovered, drift healed, ...) here; repeatable; a slack: prefix picks the Slack format (docs/notifications.md)',
     parse: notifyUrls,
   },
   notifyFormat: {

@@ -13,7 +13,7 @@ describe('examples/kubernetes/prometheusrule.yaml', () => {
   it('alerts on a failing org, no successful pass and changes not converging, with metrics a real daemon exports', async () => {
     const rule = new PrometheusRule(parse(await readFile(RULE, 'utf8')) as never);
     rule.validate();
-    const rules = rule.spec?.groups.flatMap((group) => group.rules ?? []) ?? [];
+    const rules = (rule.spec?.groups ?? []).flatMap((group) => group.rules ?? []) ?? [];
     expect(rules.map((r) => r.alert)).toEqual([
       'EnvsyncOrgFailing',
       'EnvsyncNoSuccessfulPass',
