@@ -473,7 +473,8 @@ export class Daemon {
     owned: readonly OrgManifest[],
     unattributed: readonly ProblemReport[],
   ): void {
-    if (this.#notifier === undefined) return;
+    // A pass cut short by a stop reports aborted requests, not what the orgs are.
+    if (this.#notifier === undefined || this.#shutdown.stopping.aborted) return;
     const { events, memory } = passEvents(this.#notifyMemory, {
       owned: owned.map((org) => org.org),
       reports,

@@ -6,6 +6,9 @@ import { undiciSender } from '../../src/daemon/notify-http.ts';
 import { Notifier, type NotifyResult } from '../../src/daemon/notify.ts';
 import { systemClock } from '../../src/system-clock.ts';
 import { waitFor } from '../helpers/wait.ts';
+
+/** A safety net for a loaded machine, not a timing. */
+const WAIT_MS = 60_000;
 import { startReceiver, type Receiver } from './receiver.ts';
 
 const receivers: Receiver[] = [];
@@ -61,7 +64,7 @@ describe('Notifier: a bounded queue per receiver', () => {
     expect(counts).toEqual(['dropped', 'dropped', 'dropped']);
     expect(n.status()).toMatchObject({ dropped: 3, targets: [{ queued: 2 }] });
     // The held request times out and is tried again (delivered), then 5 and 6.
-    await waitFor('three delivered', () => n.status().delivered === 3);
+    await waitFor('three delivered', () => n.status().delivered === 3, { timeoutMs: WAIT_MS });
     const reasons = r.deliveries().map((got) => (got.json['data'] as { reason: string }).reason);
     expect(reasons).toEqual(['reason 1', 'reason 5', 'reason 6']);
     await n.close();
@@ -72,7 +75,7 @@ describe('Notifier: a bounded queue per receiver', () => {
     receivers.push(r);
     const { n, counts } = notifier(r.url, { timeoutMs: 600_000, drainMs: 200 });
     n.notify([event(1), event(2)]);
-    await waitFor('held', () => r.hanging() === 1);
+    await waitFor('held', () => r.hanging() === 1, { timeoutMs: WAIT_MS });
     const closed = await Promise.race([
       n.close().then(() => 'closed'),
       new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting')),

@@ -7,6 +7,9 @@ import { startTestDaemon } from '../helpers/daemon.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
+
+/** A safety net for a loaded machine, not a timing. */
+const WAIT_MS = 60_000;
 import { startReceiver, type Behaviour, type Receiver } from './receiver.ts';
 
 const TOKEN = 'notify-test-token-7c41d9e2';
@@ -44,7 +47,7 @@ const manifest = (org: string, envs: Record<string, string>, extra = '') =>
 
 const NO_ORG = 'environments:\n  - name: x\n    type: S3\n    description: x\n';
 
-const FAST: Partial<NotifyPolicy> = { baseDelayMs: 20, maxAttempts: 3, timeoutMs: 5_000 };
+const FAST: Partial<NotifyPolicy> = { baseDelayMs: 20, maxAttempts: 3, timeoutMs: 60_000 };
 
 async function receiver(behaviour?: Behaviour): Promise<Receiver> {
   const started = await startReceiver(behaviour);
@@ -74,7 +77,7 @@ type Daemon = Awaited<ReturnType<typeof daemon>>;
 async function pass(d: Daemon): Promise<void> {
   const before = d.passes();
   d.daemon.trigger('test');
-  await waitFor('the pass', () => d.passes() > before);
+  await waitFor('the pass', () => d.passes() > before, { timeoutMs: WAIT_MS });
   await d.daemon.idle();
 }
 
@@ -106,7 +109,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
       'public-url': 'https://envsync.example.com/',
     });
     const arrived = (n: number, what: string) =>
-      waitFor(what, () => r.deliveries().length >= n, { timeoutMs: 20_000 });
+      waitFor(what, () => r.deliveries().length >= n, { timeoutMs: WAIT_MS });
 
     // The first pass: a problem that belongs to no org. A first apply is no drift.
     await arrived(1, 'manifests.error');
@@ -217,7 +220,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
       { manifests: 'repo/manifests' },
     );
     await waitFor('both receivers', () => cloud.all.length >= 1 && slack.all.length >= 1, {
-      timeoutMs: 20_000,
+      timeoutMs: WAIT_MS,
     });
     for (const got of [cloud.all[0], slack.all[0]]) {
       const expected = createHmac('sha256', secret)
@@ -267,7 +270,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     );
     // acme: the service keeps its own version of the text (change.not-converged quotes both);
     // beta: the text is an invalid type (org.invalid quotes it).
-    await waitFor('two events', () => r.all.length >= 2, { timeoutMs: 20_000 });
+    await waitFor('two events', () => r.all.length >= 2, { timeoutMs: WAIT_MS });
     const payloads = r.all.map((got) => got.body).join('\n');
     expect(
       r.all
@@ -299,10 +302,12 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
         tmp.path('manifests/acme.yaml'),
         manifest('acme', { prod: 'one' }).replace('K8S', type),
       );
-      await waitFor('the pass', () => JSON.stringify(d.daemon.status().orgs).includes(type));
+      await waitFor('the pass', () => JSON.stringify(d.daemon.status().orgs).includes(type), {
+        timeoutMs: WAIT_MS,
+      });
     }
     await waitFor('three failed', async () => (await metric(d, 'failed')) === 3, {
-      timeoutMs: 20_000,
+      timeoutMs: WAIT_MS,
     });
     expect(down.all).toHaveLength(9); // three attempts each
     expect(await metric(d, 'delivered')).toBe(0);
@@ -321,7 +326,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     // The backoff alone would wait a minute: delivery within the wait below means Retry-After.
     const d = await daemon({ 'notify-url': r.url }, { policy: { baseDelayMs: 60_000 } });
     await waitFor('delivered', async () => (await metric(d, 'delivered')) === 1, {
-      timeoutMs: 20_000,
+      timeoutMs: WAIT_MS,
     });
     expect(r.all).toHaveLength(2);
     expect(r.all[1]?.body).toBe(r.all[0]?.body);
@@ -337,7 +342,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'));
     const d = await daemon({ 'notify-url': slow.url }, { policy: { timeoutMs: 600_000 } });
     await waitFor('the receiver holds the request', () => slow.hanging() === 1, {
-      timeoutMs: 20_000,
+      timeoutMs: WAIT_MS,
     });
     // Passes go on, and /status shows them, while the receiver still holds the request.
     const before = d.passes();

@@ -6,6 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEnvsync, type LiveCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
+
+/** A safety net for a loaded machine, not a timing. */
+const WAIT_MS = 60_000;
 import { startReceiver, type Receiver } from './receiver.ts';
 
 const RECEIVER = fileURLToPath(
@@ -55,7 +58,7 @@ describe('notifications from `envsync run` as a process', () => {
     running.push(run);
     const url = await run.listenUrl();
     await waitFor('the receiver holds the notification', () => hung.hanging() === 1, {
-      timeoutMs: 30_000,
+      timeoutMs: WAIT_MS,
     });
     const status = await (await request(`${url}/status`)).body.text();
     expect(status).toContain(`${hung.url}/…`);
@@ -83,7 +86,9 @@ describe('notifications from `envsync run` as a process', () => {
       let stdout = '';
       child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
       child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-      const address = await waitFor('listening', () => /http:\/\/\S+/.exec(stderr)?.[0]);
+      const address = await waitFor('listening', () => /http:\/\/\S+/.exec(stderr)?.[0], {
+        timeoutMs: WAIT_MS,
+      });
       const body = JSON.stringify({
         specversion: '1.0',
         id: 'e1',
@@ -107,7 +112,7 @@ describe('notifications from `envsync run` as a process', () => {
       const forged = `sha256=${createHmac('sha256', 'wrong').update(body).digest('hex')}`;
       expect(await post(good)).toBe(204);
       expect(await post(forged)).toBe(401);
-      await waitFor('printed', () => stdout.includes('org acme failed'));
+      await waitFor('printed', () => stdout.includes('org acme failed'), { timeoutMs: WAIT_MS });
       expect(stdout.trim().split('\n')).toHaveLength(1);
     } finally {
       child.kill('SIGTERM');
