@@ -108,12 +108,7 @@ export class Daemon {
   /** Loads the state, starts watching and runs the first pass (not awaited). */
   async start(): Promise<void> {
     const { settings, cwd } = this.#options;
-    this.#state = await StateStore.load(
-      path.resolve(cwd, settings.state),
-      this.#logger,
-      this.#options.apiUrl.href,
-      { lockTimeoutMs: settings.stateLockTimeoutMs },
-    );
+    // Before the state's lock is taken: a notify secret that cannot be read stops the start.
     this.#notifier = await createNotifier({
       settings: this.#options.daemon,
       cwd,
@@ -124,6 +119,12 @@ export class Daemon {
       addSecret: this.#options.addSecret,
       deps: this.#options.notify,
     });
+    this.#state = await StateStore.load(
+      path.resolve(cwd, settings.state),
+      this.#logger,
+      this.#options.apiUrl.href,
+      { lockTimeoutMs: settings.stateLockTimeoutMs },
+    );
     this.#watcher = new ManifestWatcher({
       root: settings.manifests,
       cwd,

@@ -250,6 +250,25 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     ]);
   });
 
+  it('a notify secret file that cannot be read stops the start, with what to do', async () => {
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
+    await expect(
+      startTestDaemon({
+        apiUrl: api.url,
+        cwd: tmp.dir,
+        token: TOKEN,
+        flags: {
+          manifests: 'manifests',
+          state: 'state.json',
+          'notify-url': 'http://127.0.0.1:9/',
+          'notify-secret-file': 'missing-secret',
+        },
+      }),
+    ).rejects.toThrow(
+      /--notify-secret-file \S*missing-secret cannot be read \(ENOENT\); pass a readable file/,
+    );
+  });
+
   it('no secret ever appears in a payload, /status or the log: token, webhook secret, notify secret, URL credentials', async () => {
     const webhookSecret = 'webhook-shared-secret-a1b2c3d4';
     const notifySecret = 'notify-secret-e5f6a7b8c9';
