@@ -260,7 +260,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
         flags: {
           manifests: 'manifests',
           state: 'state.json',
-          'notify-url': 'http://127.0.0.1:9/',
+          'notify-url': ['http://127.0.0.1:9/'],
           'notify-secret-file': 'missing-secret',
         },
       }),
