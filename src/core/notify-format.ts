@@ -3,7 +3,7 @@
  * message, and the public form of a notify URL. Pure: the caller gives the id, the source and
  * the link, and scrubs secrets out of the event before it is formatted.
  */
-import { escapeSlack } from './escape.ts';
+import { escapeJson, escapeSlack } from './escape.ts';
 import { showValue } from './fields.ts';
 import type { FieldDiff } from './model.ts';
 import type { EventEnvironment, NotifyEvent } from './notify-events.ts';
@@ -131,8 +131,10 @@ export function formatNotification(
   format: NotifyFormat,
   context: FormatContext,
 ): string {
-  return JSON.stringify(
-    format === 'slack' ? slackMessage(event, context) : cloudEvent(event, context),
+  // Characters JSON leaves raw (line separators, bidirectional controls) are \u-escaped: the
+  // same data for a parser, nothing hidden for a person reading the body.
+  return escapeJson(
+    JSON.stringify(format === 'slack' ? slackMessage(event, context) : cloudEvent(event, context)),
   );
 }
 

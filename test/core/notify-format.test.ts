@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { NotifyEvent } from '../../src/core/notify-events.ts';
 import {
   cloudEvent,
+  formatNotification,
   notifyUrlSecrets,
   publicNotifyUrl,
   slackMessage,
@@ -114,6 +115,20 @@ describe('Slack-compatible messages', () => {
     const message = slackMessage(event, CONTEXT) as { blocks: { text?: { text: string } }[] };
     for (const block of message.blocks) expect((block.text?.text ?? '').length).toBeLessThan(3000);
     expect(message.blocks[1]?.text?.text).toMatch(/… and \d+ more$/);
+  });
+});
+
+describe('formatNotification', () => {
+  it('writes characters JSON leaves raw (bidi controls, line separators) as \\u escapes', () => {
+    const event: NotifyEvent = { ...failedEvent, summary: 'a\u202eb\u2028c' };
+    for (const format of ['cloudevents', 'slack'] as const) {
+      const body = formatNotification(event, format, CONTEXT);
+      expect(body).not.toMatch(/[\u202e\u2028]/);
+    }
+    const body = JSON.parse(formatNotification(event, 'cloudevents', CONTEXT)) as {
+      data: { summary: string };
+    };
+    expect(body.data.summary).toBe('a\u202eb\u2028c');
   });
 });
 
