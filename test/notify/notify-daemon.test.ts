@@ -359,7 +359,10 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
   it('a slow receiver (holding the request past the pass) never delays a pass; stop is prompt', async () => {
     const slow = await receiver(() => 'hang');
     await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'));
-    const d = await daemon({ 'notify-url': slow.url }, { policy: { timeoutMs: 600_000 } });
+    const d = await daemon(
+      { 'notify-url': slow.url },
+      { policy: { timeoutMs: 600_000, drainMs: 200 } },
+    );
     await waitFor('the receiver holds the request', () => slow.hanging() === 1, {
       timeoutMs: WAIT_MS,
     });
