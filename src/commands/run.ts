@@ -114,6 +114,8 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       ca,
       cwd: ctx.cwd,
       logger,
+      scrub: io.scrub,
+      addSecret: (secret) => io.addSecret(secret),
     });
     server = await startDaemonServer(running, daemonSettings.listen, logger, {
       webhookSecret,

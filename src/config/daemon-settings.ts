@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { ConfigError } from '../errors.ts';
+import { splitNotifyUrl, type NotifyFormat } from '../core/notify-format.ts';
 import { ordinalFromHostname } from '../core/shard.ts';
 import { resolveValues } from './resolve.ts';
 import { SETTINGS, type ConfigFile } from './settings-table.ts';
@@ -21,6 +22,14 @@ export interface DaemonSettings {
   readonly shutdownTimeoutMs: number;
   readonly shard: { readonly index: number; readonly count: number } | undefined;
   readonly emulator: boolean;
+  /** Where notifications go (docs/notifications.md); none when empty. */
+  readonly notify: {
+    readonly targets: readonly { readonly url: URL; readonly format: NotifyFormat }[];
+    /** Signs every notification when set (read at start). */
+    readonly secretFile: string | undefined;
+  };
+  /** The address people reach the endpoints at, without a trailing slash. */
+  readonly publicUrl: string | undefined;
 }
 
 /** Read in this order, as the checks below expect: shard count, then index. */
@@ -36,6 +45,10 @@ const DAEMON_TABLE = pickSettings(SETTINGS, [
   'listen',
   'shutdownTimeoutMs',
   'emulator',
+  'notifyUrls',
+  'notifyFormat',
+  'notifySecretFile',
+  'publicUrl',
 ]);
 
 /** The daemon's flags, as util.parseArgs returns them. */
@@ -89,5 +102,13 @@ export function resolveDaemonSettings(
     shutdownTimeoutMs: values.shutdownTimeoutMs,
     shard,
     emulator: values.emulator,
+    notify: {
+      targets: (values.notifyUrls ?? []).map((text) => {
+        const { url, format } = splitNotifyUrl(text, values.notifyFormat);
+        return { url: new URL(url), format };
+      }),
+      secretFile: values.notifySecretFile,
+    },
+    publicUrl: values.publicUrl,
   };
 }

@@ -1,8 +1,10 @@
 /**
  * The settings only `envsync run` takes: the periodic resync, file events, the endpoints, shutdown,
- * sharding and the embedded emulator. Part of the one settings table (settings-table.ts).
+ * notifications, sharding and the embedded emulator. Part of the one settings table (settings-table.ts).
  */
-import { bool, durationOrZeroMs, listen, text, whole } from './parsers.ts';
+import { NOTIFY_FORMATS } from '../core/notify-format.ts';
+import { notifyUrls, publicUrl } from './notify-urls.ts';
+import { bool, commaSeparated, durationOrZeroMs, listen, oneOf, text, whole } from './parsers.ts';
 import type { SettingsTable } from './setting.ts';
 
 export const DAEMON_SETTINGS = {
@@ -64,6 +66,52 @@ export const DAEMON_SETTINGS = {
     group: 'daemon',
     help: "a POST /reconcile from a non-loopback address must carry this secret (Authorization: Bearer, or GitHub's X-Hub-Signature-256)",
     parse: text,
+  },
+  notifyUrls: {
+    flag: 'notify-url',
+    type: 'string',
+    repeatable: true,
+    value: 'URL',
+    env: { name: 'ENVSYNC_NOTIFY_URLS', read: commaSeparated, note: 'comma-separated' },
+    file: { key: 'notifyUrls', type: { kind: 'strings' } },
+    commands: ['run'],
+    group: 'daemon',
+    help: 'POST notifications (an org failed, invalid or recovered, drift healed, ...) here; repeatable; a slack: prefix picks the Slack format (docs/notifications.md)',
+    parse: notifyUrls,
+  },
+  notifyFormat: {
+    flag: 'notify-format',
+    type: 'string',
+    value: 'FORMAT',
+    env: { name: 'ENVSYNC_NOTIFY_FORMAT' },
+    file: { key: 'notifyFormat', type: { kind: 'enum', values: NOTIFY_FORMATS } },
+    commands: ['run'],
+    group: 'daemon',
+    help: `the notifications' format: ${NOTIFY_FORMATS.join(' or ')} (CloudEvents 1.0 JSON, or Slack-compatible text and blocks)`,
+    parse: oneOf(NOTIFY_FORMATS),
+    default: 'cloudevents',
+  },
+  notifySecretFile: {
+    flag: 'notify-secret-file',
+    type: 'string',
+    value: 'PATH',
+    env: { name: 'ENVSYNC_NOTIFY_SECRET_FILE' },
+    file: { key: 'notifySecretFile', type: { kind: 'string' }, relative: true },
+    commands: ['run'],
+    group: 'daemon',
+    help: 'sign each notification with this secret: X-Envsync-Signature: sha256=<hex HMAC-SHA256 of the body>',
+    parse: text,
+  },
+  publicUrl: {
+    flag: 'public-url',
+    type: 'string',
+    value: 'URL',
+    env: { name: 'ENVSYNC_PUBLIC_URL' },
+    file: { key: 'publicUrl', type: { kind: 'string' } },
+    commands: ['run'],
+    group: 'daemon',
+    help: "where people reach this daemon's endpoints (its status page): notifications link to it",
+    parse: publicUrl,
   },
   listen: {
     flag: 'listen',

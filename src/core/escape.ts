@@ -95,3 +95,12 @@ export function escapeMarkdown(text: string): string {
 export function markdownCode(text: string): string {
   return `<code>${escapeMarkdown(text)}</code>`;
 }
+
+/**
+ * Text in a Slack message (mrkdwn, also read by Mattermost and Teams' Slack-compatible hooks):
+ * unsafe characters escaped, and `&`, `<`, `>` as entities, so no link, mention (`<!channel>`)
+ * or user reference can be made. The only escapes Slack defines.
+ */
+export function escapeSlack(text: string): string {
+  return escapeControls(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}

@@ -13,7 +13,9 @@ import {
   readinessOf,
   settleDelay,
 } from '../core/daemon-policy.ts';
-import type { OrgReport } from '../core/report.ts';
+import { EMPTY_NOTIFY_MEMORY, passEvents, type NotifyMemory } from '../core/notify-events.ts';
+import type { Scrub } from '../core/redact.ts';
+import type { OrgReport, ProblemReport } from '../core/report.ts';
 import { reconcile } from '../engine/reconcile.ts';
 import { systemClock } from '../system-clock.ts';
 import { StateStore } from '../engine/state-store.ts';
@@ -22,6 +24,8 @@ import { DaemonMetrics } from './metrics.ts';
 import { PassScheduler } from './scheduler.ts';
 import { Shutdown } from './shutdown.ts';
 import { latestModification, readSnapshot } from './snapshot.ts';
+import type { Notifier } from './notify.ts';
+import { createNotifier, notifyFingerprint, type NotifyDeps } from './notify-setup.ts';
 import { OrgBook } from './org-book.ts';
 import type { DaemonStatus } from './status.ts';
 import { ManifestWatcher } from './watcher.ts';
@@ -39,6 +43,12 @@ export interface DaemonOptions {
   readonly random?: () => number;
   /** The time, for passes, backoff, readiness and the client (the real clock by default). */
   readonly clock?: Clock;
+  /** The command's scrubber: no notification carries what it scrubs. */
+  readonly scrub?: Scrub;
+  /** Told every secret the daemon learns (the notify secret, notify URL credentials). */
+  readonly addSecret?: (secret: string) => void;
+  /** The notifications' sender and limits (tests replace them). */
+  readonly notify?: NotifyDeps;
 }
 
 /**
@@ -79,6 +89,9 @@ export class Daemon {
   #webhookQueued = false;
   #webhookTimer: NodeJS.Timeout | undefined;
   #webhookRunAt = 0;
+  /** Notifications (none without --notify-url), and what they remember between passes. */
+  #notifier: Notifier | undefined;
+  #notifyMemory: NotifyMemory = EMPTY_NOTIFY_MEMORY;
 
   constructor(options: DaemonOptions) {
     this.#options = options;
@@ -95,6 +108,17 @@ export class Daemon {
   /** Loads the state, starts watching and runs the first pass (not awaited). */
   async start(): Promise<void> {
     const { settings, cwd } = this.#options;
+    // Before the state's lock is taken: a notify secret that cannot be read stops the start.
+    this.#notifier = await createNotifier({
+      settings: this.#options.daemon,
+      cwd,
+      clock: this.#clock,
+      logger: this.#logger,
+      metrics: this.metrics,
+      scrub: this.#options.scrub,
+      addSecret: this.#options.addSecret,
+      deps: this.#options.notify,
+    });
     this.#state = await StateStore.load(
       path.resolve(cwd, settings.state),
       this.#logger,
@@ -196,6 +220,7 @@ export class Daemon {
       errors: this.#unattributed,
       stateFile: { path: this.#state?.file ?? null, writeError: this.#state?.writeError ?? null },
       orgs: this.#orgs.statuses(),
+      ...(this.#notifier === undefined ? {} : { notifications: this.#notifier.status() }),
     };
   }
 
@@ -228,6 +253,8 @@ export class Daemon {
       await stopped;
     }
     await this.#state?.save();
+    // Bounded: a receiver that is down or hung holds the stop for the drain time at most.
+    await this.#notifier?.close();
   }
 
   /**
@@ -348,6 +375,7 @@ export class Daemon {
       const owned = snapshot.manifests.orgs.filter((org) => ownsOrg(org.org, shard, settings.orgs));
       for (const org of this.#orgs.keepOnly(owned)) this.metrics.forgetOrg(org);
       const token = await this.#options.readToken();
+      this.#notifier?.addSecret(token);
       const { candidates, due } = this.#orgs.select(
         owned,
         reasons,
@@ -390,6 +418,7 @@ export class Daemon {
         counts.invalid = outcomes.invalid;
         counts.unattributed = report.errors.length;
         counts.pending = this.#orgs.pending();
+        this.#notifyPass(report.orgs, due, owned, snapshot.manifests.unattributed);
         if (
           report.orgs.some((o) => o.status !== 'ok') ||
           report.errors.length > 0 ||
@@ -436,6 +465,33 @@ export class Daemon {
     if (result === 'success') logger.info(fields, line);
     else logger.warn(fields, line);
     this.#schedule();
+  }
+
+  /** Queues the notifications of a pass (core/notify-events.ts decides which); never waits. */
+  #notifyPass(
+    reports: readonly OrgReport[],
+    due: readonly OrgManifest[],
+    owned: readonly OrgManifest[],
+    unattributed: readonly ProblemReport[],
+  ): void {
+    // A pass cut short by a stop reports aborted requests, not what the orgs are.
+    if (this.#notifier === undefined || this.#shutdown.stopping.aborted) return;
+    const { events, memory } = passEvents(this.#notifyMemory, {
+      owned: owned.map((org) => org.org),
+      reports,
+      fingerprints: new Map(due.map((org) => [org.org, notifyFingerprint(org)])),
+      unattributed: unattributed.map((p) => ({
+        file: p.file,
+        line: p.line,
+        column: p.column,
+        path: p.path,
+        message: p.message,
+      })),
+      revision: this.#revision ?? null,
+      time: new Date(this.#clock.now()).toISOString(),
+    });
+    this.#notifyMemory = memory;
+    this.#notifier.notify(events);
   }
 
   /** An org's round failed and another follows: /status and readiness show it now. */

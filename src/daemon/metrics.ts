@@ -82,6 +82,17 @@ export class DaemonMetrics {
     labelNames: ['revision'] as const,
     registers: [this.registry],
   });
+  readonly notifications = new Counter({
+    name: 'envsync_notifications_total',
+    help: 'Notifications per receiver by how they ended (delivered; failed: refused or out of attempts; dropped: the queue was full; abandoned: at shutdown).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly notificationsQueued = new Gauge({
+    name: 'envsync_notifications_queued',
+    help: 'Notifications waiting to be delivered, over every receiver.',
+    registers: [this.registry],
+  });
   readonly ready = new Gauge({
     name: 'envsync_ready',
     help: '1 when /readyz answers 200.',
@@ -90,6 +101,8 @@ export class DaemonMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 1000 });
+    for (const result of ['delivered', 'failed', 'dropped', 'abandoned'])
+      this.notifications.inc({ result }, 0);
   }
 
   /** Hooks for the API client. */

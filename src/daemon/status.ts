@@ -1,4 +1,5 @@
 import type { ChangeReport, OrgReport, ProblemReport } from '../core/report.ts';
+import type { NotifyStatus } from './notify.ts';
 
 /** At most this many pending changes are listed per org; `pending` counts them all. */
 export const MAX_PENDING_CHANGES = 50;
@@ -48,6 +49,8 @@ export interface DaemonStatus {
   /** The state file, and why its last write failed (null once a write succeeds). */
   stateFile: { path: string | null; writeError: string | null };
   orgs: Record<string, OrgStatus>;
+  /** With --notify-url: each receiver (scheme and host only) and how deliveries fared. */
+  notifications?: NotifyStatus;
 }
 
 /** Summarizes an org report as the one-line reason it failed, if it did. */

@@ -47,6 +47,10 @@ const DAEMON = [
   'emulator',
   'interval',
   'listen',
+  'notify-format',
+  'notify-secret-file',
+  'notify-url',
+  'public-url',
   'shard-count',
   'shard-from-hostname',
   'settle',
@@ -169,6 +173,8 @@ function samples(s: Setting): [flag: Raw, env: string, file: Raw] | undefined {
   if (type === undefined || s.type === 'boolean') return undefined;
   switch (type.kind) {
     case 'string':
+      if (s.flag === 'public-url')
+        return ['https://flag.example', 'https://env.example', 'https://file.example'];
       return s.flag === 'listen'
         ? ['127.0.0.1:1', '127.0.0.1:2', '127.0.0.1:3']
         : ['from-flag', 'from-env', 'from-file'];
@@ -177,7 +183,7 @@ function samples(s: Setting): [flag: Raw, env: string, file: Raw] | undefined {
     case 'integer':
       return [String(type.min + 1), String(type.min + 2), type.min + 3];
     case 'enum':
-      return [type.values[0], type.values[1] ?? '', type.values[2] ?? ''];
+      return [type.values[0], type.values[1] ?? '', type.values[2 % type.values.length] ?? ''];
     default:
       return undefined;
   }
@@ -448,6 +454,10 @@ const HAND_WRITTEN = z.strictObject({
   settle: duration.optional(),
   webhookMinInterval: duration.optional(),
   webhookSecretFile: z.string().optional(),
+  notifyUrls: z.array(z.string()).optional(),
+  notifyFormat: z.enum(['cloudevents', 'slack']).optional(),
+  notifySecretFile: z.string().optional(),
+  publicUrl: z.string().optional(),
   listen: z.string().optional(),
   shutdownTimeout: duration.optional(),
   shardIndex: z.number().int().min(0).optional(),
@@ -512,7 +522,7 @@ describe('the generated config file schema', () => {
     const keys = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined ? [] : [s.file.key],
     );
-    expect(keys).toHaveLength(30);
+    expect(keys).toHaveLength(34);
     for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
     const variables = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined || s.env === undefined ? [] : [s.env.name],

@@ -194,6 +194,7 @@ describe('examples/kubernetes', () => {
     );
     expect(kinds).toEqual({
       'deployment.yaml': ['Deployment'],
+      'prometheusrule.yaml': ['PrometheusRule'],
       'secret.example.yaml': ['Secret'],
       'service.yaml': ['Service'],
       'servicemonitor.yaml': ['ServiceMonitor'],

@@ -5,6 +5,14 @@ import { resolveDaemonSettings, type DaemonFlags } from '../../src/config/daemon
 import { resolveSettings, type SettingFlags } from '../../src/config/settings.ts';
 import { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
+import type { NotifyDeps } from '../../src/daemon/notify-setup.ts';
+import { Redactor } from '../../src/core/redact.ts';
+
+function scrubOf(secret: string) {
+  const redactor = new Redactor();
+  redactor.add(secret);
+  return redactor.scrub;
+}
 
 /** A daemon in this process against a real API over loopback, with its endpoints on a free port. */
 export async function startTestDaemon(options: {
@@ -16,6 +24,8 @@ export async function startTestDaemon(options: {
   /** Where the endpoints listen (default 127.0.0.1, a free port). */
   listenHost?: string;
   webhookSecret?: string;
+  /** The notifications' sender and limits. */
+  notify?: NotifyDeps;
 }) {
   const lines: string[] = [];
   const sink = new Writable({
@@ -49,6 +59,9 @@ export async function startTestDaemon(options: {
         : (await readFile(options.tokenFile, 'utf8')).trim(),
     cwd: options.cwd,
     logger,
+    // As `envsync run` does: the webhook secret is scrubbed from what the daemon sends.
+    ...(options.webhookSecret === undefined ? {} : { scrub: scrubOf(options.webhookSecret) }),
+    ...(options.notify === undefined ? {} : { notify: options.notify }),
   });
   const server = await startDaemonServer(
     daemon,

@@ -1,0 +1,74 @@
+/**
+ * How a notification is delivered: which answers are worth another attempt and how long to wait
+ * before it. Pure: daemon/notify.ts carries it out.
+ */
+import { parseRetryAfter } from './retry-policy.ts';
+
+/** The delivery's limits (docs/notifications.md). */
+export interface NotifyPolicy {
+  /** Attempts per notification and receiver, the first included. */
+  readonly maxAttempts: number;
+  /** The wait after the first failed attempt; it doubles with each one. */
+  readonly baseDelayMs: number;
+  /** The longest wait between attempts, a Retry-After included. */
+  readonly maxDelayMs: number;
+  /** How long one POST may take. */
+  readonly timeoutMs: number;
+  /** Notifications waiting per receiver; the oldest is dropped for a new one beyond it. */
+  readonly queueLimit: number;
+  /** How long a stopping daemon waits for the queues to empty. */
+  readonly drainMs: number;
+}
+
+export const DEFAULT_NOTIFY_POLICY: NotifyPolicy = {
+  maxAttempts: 5,
+  baseDelayMs: 1_000,
+  maxDelayMs: 60_000,
+  timeoutMs: 10_000,
+  queueLimit: 256,
+  drainMs: 1_000,
+};
+
+/** How one attempt ended: an answer's status (and Retry-After), or no answer at all. */
+export type AttemptResult =
+  | { readonly kind: 'answer'; readonly status: number; readonly retryAfter?: string | undefined }
+  | { readonly kind: 'error'; readonly message: string };
+
+/** What follows an attempt. */
+export type AttemptVerdict =
+  | { readonly kind: 'delivered' }
+  | { readonly kind: 'retry'; readonly delayMs: number; readonly reason: string }
+  | { readonly kind: 'failed'; readonly reason: string };
+
+function describe(result: AttemptResult): string {
+  return result.kind === 'answer' ? `HTTP ${result.status}` : result.message;
+}
+
+/**
+ * After attempt `attempt` (1 for the first): delivered on a 2xx; another attempt on no answer, a
+ * 408, 429 or 5xx while attempts remain, after the Retry-After the receiver asked for (capped)
+ * or a doubling backoff; failed otherwise (any other status is the receiver's refusal).
+ */
+export function judgeAttempt(
+  result: AttemptResult,
+  attempt: number,
+  policy: NotifyPolicy,
+  nowMs: number,
+): AttemptVerdict {
+  if (result.kind === 'answer' && result.status >= 200 && result.status < 300) {
+    return { kind: 'delivered' };
+  }
+  const reason = describe(result);
+  const retryable =
+    result.kind === 'error' ||
+    result.status === 408 ||
+    result.status === 429 ||
+    result.status >= 500;
+  if (!retryable || attempt >= policy.maxAttempts) return { kind: 'failed', reason };
+  const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  const asked =
+    result.kind === 'answer'
+      ? parseRetryAfter(result.retryAfter, nowMs, policy.maxDelayMs)
+      : undefined;
+  return { kind: 'retry', delayMs: asked ?? backoff, reason };
+}

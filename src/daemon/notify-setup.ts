@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { DaemonSettings } from '../config/daemon-settings.ts';
+import type { Clock } from '../core/clock.ts';
+import { publicNotifyUrl } from '../core/notify-format.ts';
+import { DEFAULT_NOTIFY_POLICY, type NotifyPolicy } from '../core/notify-policy.ts';
+import type { Scrub } from '../core/redact.ts';
+import { ConfigError } from '../errors.ts';
+import type { OrgManifest } from '../manifests/load.ts';
+import type { DaemonMetrics } from './metrics.ts';
+import { undiciSender, type SendNotification } from './notify-http.ts';
+import { Notifier } from './notify.ts';
+
+/** What tests may replace in the notifier: the sender and the delivery's limits. */
+export interface NotifyDeps {
+  readonly send?: SendNotification;
+  readonly policy?: Partial<NotifyPolicy>;
+}
+
+/** Reads the notify secret (`--notify-secret-file`), once at start. */
+async function readNotifySecret(file: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(
+      `--notify-secret-file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}); pass a readable file or leave the flag out`,
+    );
+  }
+  const secret = text.trim();
+  if (secret === '') {
+    throw new ConfigError(`--notify-secret-file ${file} is empty; put the signing secret in it`);
+  }
+  return secret;
+}
+
+/**
+ * The daemon's notifier, or undefined without `--notify-url`. Every secret it holds (the notify
+ * secret, a URL's credentials) is handed to `addSecret`, so no log line shows one either.
+ */
+export async function createNotifier(options: {
+  readonly settings: DaemonSettings;
+  /** Where a relative --notify-secret-file starts. */
+  readonly cwd: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: DaemonMetrics;
+  readonly scrub?: Scrub | undefined;
+  readonly addSecret?: ((secret: string) => void) | undefined;
+  readonly deps?: NotifyDeps | undefined;
+}): Promise<Notifier | undefined> {
+  const { settings, logger, metrics } = options;
+  const { targets, secretFile } = settings.notify;
+  if (targets.length === 0) return undefined;
+  const secret =
+    secretFile === undefined
+      ? undefined
+      : await readNotifySecret(path.resolve(options.cwd, secretFile));
+  const sender = options.deps?.send === undefined ? undiciSender() : undefined;
+  const notifier = new Notifier({
+    targets: targets.map(({ url, format }) => ({ url, format, display: publicNotifyUrl(url) })),
+    secret,
+    clock: options.clock,
+    send: options.deps?.send ?? (sender as ReturnType<typeof undiciSender>).send,
+    ...(sender === undefined ? {} : { closeSender: sender.close }),
+    logger,
+    policy: { ...DEFAULT_NOTIFY_POLICY, ...options.deps?.policy },
+    source: settings.publicUrl ?? `urn:envsync:${hostname()}`,
+    link: settings.publicUrl === undefined ? undefined : `${settings.publicUrl}/`,
+    scrub: options.scrub,
+    newId: randomUUID,
+    count: (result) => metrics.notifications.inc({ result }),
+    queued: (count) => metrics.notificationsQueued.set(count),
+  });
+  for (const held of notifier.secrets) options.addSecret?.(held);
+  for (const { url } of targets) {
+    if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
+      logger.warn(
+        { notifyUrl: publicNotifyUrl(url) },
+        `notifications to ${publicNotifyUrl(url)} go over plain http: anyone on the way can read them (and any credential in the URL)`,
+      );
+    }
+  }
+  return notifier;
+}
+
+/** An org's manifests as a comparable text (the same manifests give the same text). */
+export function notifyFingerprint(org: OrgManifest): string {
+  return JSON.stringify(org.environments.map(({ source: _source, ...env }) => env));
+}

@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import type { NotifyEvent } from '../../src/core/notify-events.ts';
+import {
+  cloudEvent,
+  formatNotification,
+  notifyUrlSecrets,
+  publicNotifyUrl,
+  slackMessage,
+  splitNotifyUrl,
+} from '../../src/core/notify-format.ts';
+import { DEFAULT_NOTIFY_POLICY, judgeAttempt } from '../../src/core/notify-policy.ts';
+
+const CONTEXT = { id: 'id-1', source: 'urn:envsync:host', link: 'https://envsync.example/' };
+
+const hostile = '<!channel> & <https://evil.example|click> *bold*\n`x`';
+
+const failedEvent: NotifyEvent = {
+  type: 'org.failed',
+  org: 'acme',
+  revision: 'abc123',
+  time: '2026-11-23T02:00:00.000Z',
+  summary: `org acme failed: ${hostile}`,
+  data: {
+    type: 'org.failed',
+    reason: hostile,
+    environments: [
+      {
+        name: `web${hostile}`,
+        action: 'update',
+        fields: { description: { from: 'a', to: hostile } },
+        error: hostile,
+      },
+    ],
+    omitted: 0,
+    previous: 'ok',
+  },
+};
+
+describe('CloudEvents 1.0, structured mode', () => {
+  it('carries id, source, type, specversion, time, subject (the org) and data', () => {
+    expect(cloudEvent(failedEvent, CONTEXT)).toEqual({
+      specversion: '1.0',
+      id: 'id-1',
+      source: 'urn:envsync:host',
+      type: 'org.failed',
+      time: '2026-11-23T02:00:00.000Z',
+      subject: 'acme',
+      datacontenttype: 'application/json',
+      data: {
+        org: 'acme',
+        revision: 'abc123',
+        summary: failedEvent.summary,
+        link: 'https://envsync.example/',
+        reason: hostile,
+        environments: failedEvent.data.type === 'org.failed' ? failedEvent.data.environments : [],
+        omitted: 0,
+        previous: 'ok',
+      },
+    });
+  });
+
+  it('has no subject and no link when there is no org and no --public-url', () => {
+    const event: NotifyEvent = {
+      ...failedEvent,
+      type: 'manifests.error',
+      org: null,
+      data: { type: 'manifests.error', problems: [], omitted: 0 },
+    };
+    const out = cloudEvent(event, { ...CONTEXT, link: undefined });
+    expect(out).not.toHaveProperty('subject');
+    expect(out['data']).not.toHaveProperty('link');
+  });
+});
+
+describe('Slack-compatible messages', () => {
+  it('escape &, < and > in every text from manifests or the service: no mention, no link', () => {
+    const message = slackMessage(failedEvent, CONTEXT);
+    const json = JSON.stringify(message);
+    expect(json).not.toContain('<!channel>');
+    expect(json).not.toContain('<https://evil');
+    expect(json).toContain('&lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;');
+    // A newline from a manifest is shown, not obeyed.
+    expect(message['text']).not.toContain('\n');
+  });
+
+  it('has text, a headline, the details and a footer with revision, time and link', () => {
+    const message = slackMessage(failedEvent, CONTEXT) as {
+      text: string;
+      blocks: { type: string; text?: { text: string }; elements?: { text: string }[] }[];
+    };
+    expect(message.text.startsWith('org.failed: org acme failed')).toBe(true);
+    expect(message.blocks.map((b) => b.type)).toEqual(['section', 'section', 'context']);
+    expect(message.blocks[1]?.text?.text).toContain('(update)');
+    const footer = message.blocks[2]?.elements?.[0]?.text ?? '';
+    expect(footer).toContain('abc123');
+    expect(footer).toContain('<https://envsync.example/|status page>');
+  });
+
+  it("keeps each section within Slack's limit however many lines", () => {
+    const event: NotifyEvent = {
+      ...failedEvent,
+      type: 'org.invalid',
+      data: {
+        type: 'org.invalid',
+        problems: Array.from({ length: 50 }, (_, i) => ({
+          file: 'a.yaml',
+          line: i,
+          column: 1,
+          path: '',
+          message: 'x'.repeat(200),
+        })),
+        omitted: 0,
+      },
+    };
+    const message = slackMessage(event, CONTEXT) as { blocks: { text?: { text: string } }[] };
+    for (const block of message.blocks) expect((block.text?.text ?? '').length).toBeLessThan(3000);
+    expect(message.blocks[1]?.text?.text).toMatch(/… and \d+ more$/);
+  });
+});
+
+describe('formatNotification', () => {
+  it('writes characters JSON leaves raw (bidi controls, line separators) as \\u escapes', () => {
+    const event: NotifyEvent = { ...failedEvent, summary: 'a\u202eb\u2028c' };
+    for (const format of ['cloudevents', 'slack'] as const) {
+      const body = formatNotification(event, format, CONTEXT);
+      expect(body).not.toMatch(/[\u202e\u2028]/);
+    }
+    const body = JSON.parse(formatNotification(event, 'cloudevents', CONTEXT)) as {
+      data: { summary: string };
+    };
+    expect(body.data.summary).toBe('a\u202eb\u2028c');
+  });
+});
+
+describe('notify URLs', () => {
+  const slack = new URL(
+    'https://hooks.slack.com/services/T0123ABCD/B0123ABCD/abcdefghijklmnopqrstuvwx',
+  );
+
+  it('are shown as scheme and host only', () => {
+    expect(publicNotifyUrl(slack)).toBe('https://hooks.slack.com/…');
+    expect(publicNotifyUrl(new URL('http://127.0.0.1:8080/'))).toBe('http://127.0.0.1:8080/');
+    expect(publicNotifyUrl(new URL('https://u:p@h.example/x?sig=1'))).toBe('https://h.example/…');
+  });
+
+  it('give up as secrets their long path segments, query values and password, not short words', () => {
+    const secrets = notifyUrlSecrets(
+      new URL(
+        'https://user:pa55word-long-1@h.example/services/abcdefghijklmnop?sig=0123456789abcdef&x=1',
+      ),
+    );
+    expect(secrets).toContain('abcdefghijklmnop');
+    expect(secrets).toContain('0123456789abcdef');
+    expect(secrets).toContain('pa55word-long-1');
+    expect(secrets).not.toContain('services');
+    expect(secrets).not.toContain('1');
+    expect(notifyUrlSecrets(slack)).toContain('abcdefghijklmnopqrstuvwx');
+  });
+
+  it('pick the Slack format with a slack: prefix', () => {
+    expect(splitNotifyUrl('slack:https://h.example/x', 'cloudevents')).toEqual({
+      url: 'https://h.example/x',
+      format: 'slack',
+    });
+    expect(splitNotifyUrl('https://h.example/x', 'cloudevents')).toEqual({
+      url: 'https://h.example/x',
+      format: 'cloudevents',
+    });
+  });
+});
+
+describe('judgeAttempt: the delivery policy', () => {
+  const policy = {
+    ...DEFAULT_NOTIFY_POLICY,
+    maxAttempts: 3,
+    baseDelayMs: 1000,
+    maxDelayMs: 30_000,
+  };
+  const now = Date.parse('2026-11-23T02:00:00Z');
+
+  it('a 2xx is delivered', () => {
+    expect(judgeAttempt({ kind: 'answer', status: 204 }, 1, policy, now)).toEqual({
+      kind: 'delivered',
+    });
+  });
+
+  it('no answer, 408, 429 and 5xx are retried with a doubling backoff, up to the attempts', () => {
+    expect(judgeAttempt({ kind: 'error', message: 'ECONNREFUSED' }, 1, policy, now)).toEqual({
+      kind: 'retry',
+      delayMs: 1000,
+      reason: 'ECONNREFUSED',
+    });
+    expect(judgeAttempt({ kind: 'answer', status: 503 }, 2, policy, now)).toMatchObject({
+      kind: 'retry',
+      delayMs: 2000,
+    });
+    expect(judgeAttempt({ kind: 'answer', status: 503 }, 3, policy, now)).toEqual({
+      kind: 'failed',
+      reason: 'HTTP 503',
+    });
+  });
+
+  it('Retry-After is honoured (seconds or a date), capped', () => {
+    expect(
+      judgeAttempt({ kind: 'answer', status: 429, retryAfter: '7' }, 1, policy, now),
+    ).toMatchObject({ delayMs: 7000 });
+    expect(
+      judgeAttempt(
+        { kind: 'answer', status: 503, retryAfter: new Date(now + 12_000).toUTCString() },
+        1,
+        policy,
+        now,
+      ),
+    ).toMatchObject({ delayMs: 12_000 });
+    expect(
+      judgeAttempt({ kind: 'answer', status: 429, retryAfter: '3600' }, 1, policy, now),
+    ).toMatchObject({ delayMs: 30_000 });
+  });
+
+  it('any other answer is a refusal: not retried', () => {
+    for (const status of [301, 400, 401, 403, 404, 410]) {
+      expect(judgeAttempt({ kind: 'answer', status }, 1, policy, now)).toEqual({
+        kind: 'failed',
+        reason: `HTTP ${status}`,
+      });
+    }
+  });
+});

@@ -1,0 +1,88 @@
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { NotifyEvent } from '../../src/core/notify-events.ts';
+import { DEFAULT_NOTIFY_POLICY } from '../../src/core/notify-policy.ts';
+import { undiciSender } from '../../src/daemon/notify-http.ts';
+import { Notifier, type NotifyResult } from '../../src/daemon/notify.ts';
+import { systemClock } from '../../src/system-clock.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+/** A safety net for a loaded machine, not a timing. */
+const WAIT_MS = 60_000;
+import { startReceiver, type Receiver } from './receiver.ts';
+
+const receivers: Receiver[] = [];
+afterEach(async () => {
+  for (const r of receivers.splice(0)) await r.close();
+});
+
+function event(n: number): NotifyEvent {
+  return {
+    type: 'org.failed',
+    org: 'acme',
+    revision: null,
+    time: '2026-11-23T02:00:00.000Z',
+    summary: `failure ${n}`,
+    data: {
+      type: 'org.failed',
+      reason: `reason ${n}`,
+      environments: [],
+      omitted: 0,
+      previous: 'ok',
+    },
+  };
+}
+
+function notifier(url: string, policy: Partial<typeof DEFAULT_NOTIFY_POLICY>) {
+  const counts: NotifyResult[] = [];
+  const sender = undiciSender();
+  let id = 0;
+  const n = new Notifier({
+    targets: [{ url: new URL(url), format: 'cloudevents', display: url }],
+    secret: undefined,
+    clock: systemClock,
+    send: sender.send,
+    closeSender: sender.close,
+    logger: pino({ level: 'silent' }),
+    policy: { ...DEFAULT_NOTIFY_POLICY, ...policy },
+    source: 'urn:envsync:test',
+    link: undefined,
+    newId: () => `id-${++id}`,
+    count: (result) => counts.push(result),
+    queued: () => {},
+  });
+  return { n, counts };
+}
+
+describe('Notifier: a bounded queue per receiver', () => {
+  it('a full queue drops its oldest notification and counts it; what is kept is delivered in order', async () => {
+    const r = await startReceiver((n) => (n === 0 ? 'hang' : { status: 204 }));
+    receivers.push(r);
+    const { n, counts } = notifier(r.url, { queueLimit: 2, timeoutMs: 300 });
+    // The first is taken at once (and held by the receiver); 2..4 are dropped for 5 and 6.
+    n.notify([1, 2, 3, 4, 5, 6].map(event));
+    expect(counts).toEqual(['dropped', 'dropped', 'dropped']);
+    expect(n.status()).toMatchObject({ dropped: 3, targets: [{ queued: 2 }] });
+    // The held request times out and is tried again (delivered), then 5 and 6.
+    await waitFor('three delivered', () => n.status().delivered === 3, { timeoutMs: WAIT_MS });
+    const reasons = r.deliveries().map((got) => (got.json['data'] as { reason: string }).reason);
+    expect(reasons).toEqual(['reason 1', 'reason 5', 'reason 6']);
+    await n.close();
+  });
+
+  it('close abandons what a hung receiver holds, within the drain time, and queues nothing after', async () => {
+    const r = await startReceiver(() => 'hang');
+    receivers.push(r);
+    const { n, counts } = notifier(r.url, { timeoutMs: 600_000, drainMs: 200 });
+    n.notify([event(1), event(2)]);
+    await waitFor('held', () => r.hanging() === 1, { timeoutMs: WAIT_MS });
+    const closed = await Promise.race([
+      n.close().then(() => 'closed'),
+      new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting')),
+    ]);
+    expect(closed).toBe('closed');
+    expect(counts.toSorted()).toEqual(['abandoned', 'abandoned']);
+    n.notify([event(3)]);
+    expect(n.status().targets[0]?.queued).toBe(0);
+  });
+});

@@ -1,0 +1,384 @@
+import { createHmac } from 'node:crypto';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { NotifyPolicy } from '../../src/core/notify-policy.ts';
+import { startTestDaemon } from '../helpers/daemon.ts';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+/** A safety net for a loaded machine, not a timing. */
+const WAIT_MS = 60_000;
+import { startReceiver, type Behaviour, type Receiver } from './receiver.ts';
+
+const TOKEN = 'notify-test-token-7c41d9e2';
+/** A token that serves beta only: acme is refused with it. */
+const BETA_ONLY = 'notify-beta-only-token-55aa';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let api: TestEmulator;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeEach(async () => {
+  tmp = await tempDir();
+  api = await startTestEmulator({
+    profile: 'kosli',
+    tokens: [
+      { token: TOKEN, orgs: null },
+      { token: BETA_ONLY, orgs: ['beta'] },
+    ],
+  });
+  await tmp.write('token', TOKEN);
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
+  await api.close();
+  await tmp.cleanup();
+});
+
+const manifest = (org: string, envs: Record<string, string>, extra = '') =>
+  `org: ${org}\nenvironments:\n${Object.entries(envs)
+    .map(
+      ([name, text]) =>
+        `  - name: ${name}\n    type: K8S\n    description: ${JSON.stringify(text)}\n${extra}`,
+    )
+    .join('')}`;
+
+const NO_ORG = 'environments:\n  - name: x\n    type: S3\n    description: x\n';
+
+const FAST: Partial<NotifyPolicy> = { baseDelayMs: 20, maxAttempts: 3, timeoutMs: 60_000 };
+
+async function receiver(behaviour?: Behaviour): Promise<Receiver> {
+  const started = await startReceiver(behaviour);
+  cleanups.push(() => started.close());
+  return started;
+}
+
+async function daemon(
+  flags: Record<string, string | string[] | boolean> = {},
+  options: { policy?: Partial<NotifyPolicy>; webhookSecret?: string; manifests?: string } = {},
+) {
+  const started = await startTestDaemon({
+    apiUrl: api.url,
+    cwd: tmp.dir,
+    tokenFile: tmp.path('token'),
+    flags: { manifests: options.manifests ?? 'manifests', state: 'state.json', ...flags },
+    notify: { policy: { ...FAST, ...options.policy } },
+    ...(options.webhookSecret === undefined ? {} : { webhookSecret: options.webhookSecret }),
+  });
+  cleanups.push(() => started.stop());
+  return started;
+}
+
+type Daemon = Awaited<ReturnType<typeof daemon>>;
+
+/** Starts a pass and waits until it (and any pass queued behind it) is over. */
+async function pass(d: Daemon): Promise<void> {
+  const before = d.passes();
+  d.daemon.trigger('test');
+  await waitFor('the pass', () => d.passes() > before, { timeoutMs: WAIT_MS });
+  await d.daemon.idle();
+}
+
+const kinds = (r: Receiver) =>
+  r
+    .deliveries()
+    .map(
+      (e) =>
+        `${typeof e.json['subject'] === 'string' ? e.json['subject'] : '-'}:${String(e.json['type'])}`,
+    );
+
+async function metric(d: Daemon, result: string): Promise<number> {
+  const response = await request(`${d.url}/metrics`);
+  const text = await response.body.text();
+  const match = new RegExp(`^envsync_notifications_total\\{result="${result}"\\} (\\d+)`, 'm').exec(
+    text,
+  );
+  return Number(match?.[1] ?? Number.NaN);
+}
+
+describe('notifications from a real daemon to a real receiver on loopback', () => {
+  it('each event type is delivered exactly once per transition, in order per org', async () => {
+    const r = await receiver();
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
+    await tmp.write('manifests/beta.yaml', manifest('beta', { web: 'Web tier' }));
+    await tmp.write('manifests/noorg.yaml', NO_ORG);
+    const d = await daemon({
+      'notify-url': r.url,
+      'public-url': 'https://envsync.example.com/',
+    });
+    const arrived = (n: number, what: string) =>
+      waitFor(what, () => r.deliveries().length >= n, { timeoutMs: WAIT_MS });
+
+    // The first pass: a problem that belongs to no org. A first apply is no drift.
+    await arrived(1, 'manifests.error');
+    await d.daemon.idle();
+
+    // Someone edits the service by hand: the next pass sets it back.
+    const store = await api.getStore();
+    const prod = store.orgs['acme']?.find((env) => env.name === 'prod');
+    if (prod === undefined) throw new Error('acme/prod was not created');
+    prod.description = 'edited by hand';
+    await api.putStore(store);
+    await pass(d);
+    await arrived(2, 'drift.healed');
+    // A pass with nothing new says nothing.
+    await pass(d);
+
+    // beta's manifests break, then name a value the service does not take, then are fixed.
+    await writeFile(
+      tmp.path('manifests/beta.yaml'),
+      manifest('beta', { web: 'x' }).replace('K8S', 'k8s'),
+    );
+    await arrived(3, 'org.invalid');
+    await writeFile(
+      tmp.path('manifests/beta.yaml'),
+      manifest('beta', { web: '' }, '    include_scaling: true\n'),
+    );
+    await arrived(4, 'change.not-converged');
+    await writeFile(tmp.path('manifests/beta.yaml'), manifest('beta', { web: 'Web tier' }));
+    await arrived(5, 'org.recovered (beta)');
+
+    // acme's token is refused: one org.failed, however many passes fail the same way.
+    await writeFile(tmp.path('token'), BETA_ONLY);
+    await pass(d);
+    await arrived(6, 'org.failed');
+    await pass(d);
+    await writeFile(tmp.path('token'), TOKEN);
+    await pass(d);
+    await arrived(7, 'org.recovered (acme)');
+    await pass(d);
+
+    expect(kinds(r)).toEqual([
+      '-:manifests.error',
+      'acme:drift.healed',
+      'beta:org.invalid',
+      'beta:change.not-converged',
+      'beta:org.recovered',
+      'acme:org.failed',
+      'acme:org.recovered',
+    ]);
+    const [stray, drift, invalid, notConverged, , failed] = r.deliveries().map((e) => e.json);
+    expect(stray).toMatchObject({
+      specversion: '1.0',
+      type: 'manifests.error',
+      source: 'https://envsync.example.com',
+      data: {
+        org: null,
+        revision: null,
+        link: 'https://envsync.example.com/',
+        problems: [expect.objectContaining({ file: 'manifests/noorg.yaml' })],
+      },
+    });
+    expect(typeof stray?.['id']).toBe('string');
+    expect(Date.parse(String(stray?.['time']))).not.toBeNaN();
+    expect(drift).toMatchObject({
+      subject: 'acme',
+      data: {
+        environments: [
+          {
+            name: 'prod',
+            action: 'update',
+            fields: { description: { from: 'edited by hand', to: 'one' } },
+          },
+        ],
+      },
+    });
+    expect(invalid).toMatchObject({
+      data: { problems: [expect.objectContaining({ file: 'manifests/beta.yaml', line: 4 })] },
+    });
+    expect(JSON.stringify(notConverged)).toContain('it keeps');
+    expect(failed).toMatchObject({ data: { previous: 'ok' } });
+
+    // Every delivery came once, with the CloudEvents content type.
+    await d.stop();
+    expect(r.all).toHaveLength(7);
+    for (const got of r.all) {
+      expect(got.headers['content-type']).toBe('application/cloudevents+json; charset=utf-8');
+      expect(got.headers['x-envsync-signature']).toBeUndefined();
+    }
+  });
+
+  it('signs with --notify-secret-file (HMAC-SHA256 of the body), per URL format, with the revision', async () => {
+    const secret = 'notify-signing-secret-0d9c3a';
+    await tmp.write('notify-secret', `${secret}\n`);
+    // A git-sync layout: the manifests are a link to the revision's worktree.
+    await mkdir(tmp.path('repo/.worktrees/3f2a9c1'), { recursive: true });
+    await tmp.write(
+      'repo/.worktrees/3f2a9c1/acme.yaml',
+      manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'),
+    );
+    await symlink('.worktrees/3f2a9c1', tmp.path('repo/manifests'));
+    const cloud = await receiver();
+    const slack = await receiver(() => ({ status: 200 }));
+    const d = await daemon(
+      {
+        'notify-url': [cloud.url, `slack:${slack.url}/hooks/T01/B02`],
+        'notify-secret-file': 'notify-secret',
+      },
+      { manifests: 'repo/manifests' },
+    );
+    await waitFor('both receivers', () => cloud.all.length >= 1 && slack.all.length >= 1, {
+      timeoutMs: WAIT_MS,
+    });
+    for (const got of [cloud.all[0], slack.all[0]]) {
+      const expected = createHmac('sha256', secret)
+        .update(got?.body ?? '')
+        .digest('hex');
+      expect(got?.headers['x-envsync-signature']).toBe(`sha256=${expected}`);
+    }
+    expect(cloud.all[0]?.json).toMatchObject({
+      type: 'org.invalid',
+      subject: 'acme',
+      data: { revision: '3f2a9c1' },
+    });
+    // The same event to both: one id.
+    expect(slack.all[0]?.headers['x-envsync-delivery']).toBe(cloud.all[0]?.json['id']);
+    expect(slack.all[0]?.headers['content-type']).toBe('application/json; charset=utf-8');
+    const message = slack.all[0]?.json as { text: string; blocks: { type: string }[] };
+    expect(message.text).toContain('org.invalid');
+    expect(message.text).toContain('acme');
+    expect(message.blocks.map((b) => b.type)).toEqual(['section', 'section', 'context']);
+    expect(JSON.stringify(message.blocks)).toContain('3f2a9c1');
+    expect(JSON.stringify(message.blocks)).toContain('manifests/acme.yaml:4:11');
+    // /status names the receivers by scheme and host only.
+    const status = d.daemon.status();
+    expect(status.notifications?.targets.map((t) => [t.url, t.format])).toEqual([
+      [`${cloud.url}/`, 'cloudevents'],
+      [`${slack.url}/…`, 'slack'],
+    ]);
+  });
+
+  it('a notify secret file that cannot be read stops the start, with what to do', async () => {
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
+    await expect(
+      startTestDaemon({
+        apiUrl: api.url,
+        cwd: tmp.dir,
+        token: TOKEN,
+        flags: {
+          manifests: 'manifests',
+          state: 'state.json',
+          'notify-url': ['http://127.0.0.1:9/'],
+          'notify-secret-file': 'missing-secret',
+        },
+      }),
+    ).rejects.toThrow(
+      /--notify-secret-file \S*missing-secret cannot be read \(ENOENT\); pass a readable file/,
+    );
+  });
+
+  it('no secret ever appears in a payload, /status or the log: token, webhook secret, notify secret, URL credentials', async () => {
+    const webhookSecret = 'webhook-shared-secret-a1b2c3d4';
+    const notifySecret = 'notify-secret-e5f6a7b8c9';
+    const urlCredential = 'XyZ0123456789abcdefLongCredential';
+    await tmp.write('notify-secret', notifySecret);
+    const r = await receiver();
+    const url = `${r.url}/services/T0AAA/B0BBB/${urlCredential}`;
+    // Every secret in a manifest text, which the events quote (the service keeps it as given).
+    const leaky = `token ${TOKEN} hook ${webhookSecret} notify ${notifySecret} url ${urlCredential}`;
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: leaky }));
+    await tmp.write(
+      'manifests/beta.yaml',
+      manifest('beta', { web: 'x' }).replace('K8S', JSON.stringify(leaky)),
+    );
+    const d = await daemon(
+      { 'notify-url': `slack:${url}`, 'notify-secret-file': 'notify-secret' },
+      { webhookSecret },
+    );
+    // acme: the service keeps its own version of the text (change.not-converged quotes both);
+    // beta: the text is an invalid type (org.invalid quotes it).
+    await waitFor('two events', () => r.all.length >= 2, { timeoutMs: WAIT_MS });
+    const payloads = r.all.map((got) => got.body).join('\n');
+    expect(
+      r.all
+        .map((got) => String(got.json['text']).split(':')[0] ?? '')
+        .toSorted((a, b) => a.localeCompare(b)),
+    ).toEqual(['change.not-converged', 'org.invalid']);
+    expect(payloads).toContain('[REDACTED]');
+    for (const secret of [TOKEN, webhookSecret, notifySecret, urlCredential]) {
+      expect(payloads).not.toContain(secret);
+    }
+    // The URL's path is never shown in /status nor in what the notifier logs (and `envsync
+    // run` scrubs both of every secret besides).
+    const shown = [
+      JSON.stringify(d.daemon.status().notifications),
+      JSON.stringify(d.logs().filter((l) => JSON.stringify(l).includes('127.0.0.1'))),
+    ].join('\n');
+    for (const secret of [urlCredential, '/services/T0AAA']) expect(shown).not.toContain(secret);
+    expect(shown).toContain(`${r.url}/…`);
+  });
+
+  it('a receiver that is down never holds a pass: failures are counted, and logged once', async () => {
+    const down = await receiver(() => 'drop');
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'));
+    const d = await daemon({ 'notify-url': down.url });
+    await d.daemon.idle();
+    // Three passes, three new problems: three events, none delivered.
+    for (const type of ['k9s', 'k10s']) {
+      await writeFile(
+        tmp.path('manifests/acme.yaml'),
+        manifest('acme', { prod: 'one' }).replace('K8S', type),
+      );
+      await waitFor('the pass', () => JSON.stringify(d.daemon.status().orgs).includes(type), {
+        timeoutMs: WAIT_MS,
+      });
+    }
+    await waitFor('three failed', async () => (await metric(d, 'failed')) === 3, {
+      timeoutMs: WAIT_MS,
+    });
+    expect(down.all).toHaveLength(9); // three attempts each
+    expect(await metric(d, 'delivered')).toBe(0);
+    const failing = d.logs().filter((l) => String(l['msg']).includes('notifications to'));
+    expect(failing).toHaveLength(1);
+    expect(failing[0]).toMatchObject({ level: 40, notifyUrl: `${down.url}/` });
+    expect(d.daemon.status().notifications?.targets[0]?.failing).toBeTruthy();
+    expect(d.daemon.status().lastPass?.result).toBe('partial');
+  });
+
+  it('a receiver that answers 500 then 200 gets the event once more, after the Retry-After it asked for, and the recovery is logged once', async () => {
+    const r = await receiver((n) =>
+      n === 0 ? { status: 500, headers: { 'retry-after': '1' } } : { status: 204 },
+    );
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'));
+    // The backoff alone would wait a minute: delivery within the wait below means Retry-After.
+    const d = await daemon({ 'notify-url': r.url }, { policy: { baseDelayMs: 60_000 } });
+    await waitFor('delivered', async () => (await metric(d, 'delivered')) === 1, {
+      timeoutMs: WAIT_MS,
+    });
+    expect(r.all).toHaveLength(2);
+    expect(r.all[1]?.body).toBe(r.all[0]?.body);
+    expect(r.deliveries()).toHaveLength(1);
+    expect(await metric(d, 'failed')).toBe(0);
+    const lines = d.logs().filter((l) => String(l['msg']).includes('notifications to'));
+    expect(lines.map((l) => l['level'])).toEqual([40, 30]);
+    expect(String(lines[1]?.['msg'])).toContain('delivered again');
+  });
+
+  it('a slow receiver (holding the request past the pass) never delays a pass; stop is prompt', async () => {
+    const slow = await receiver(() => 'hang');
+    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'));
+    const d = await daemon(
+      { 'notify-url': slow.url },
+      { policy: { timeoutMs: 600_000, drainMs: 200 } },
+    );
+    await waitFor('the receiver holds the request', () => slow.hanging() === 1, {
+      timeoutMs: WAIT_MS,
+    });
+    // Passes go on, and /status shows them, while the receiver still holds the request.
+    const before = d.passes();
+    await pass(d);
+    await pass(d);
+    expect(d.passes()).toBe(before + 2);
+    expect(d.daemon.status().lastPass?.result).toBe('partial');
+    expect(slow.hanging()).toBe(1);
+    // The stop waits a bounded drain time, then abandons what is left.
+    const stopped = await Promise.race([
+      d.stop().then(() => 'stopped'),
+      new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting')),
+    ]);
+    expect(stopped).toBe('stopped');
+    expect(d.daemon.status().notifications?.abandoned).toBe(1);
+  });
+});
