@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { envsync } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startEnvsync } from '../helpers/cli.ts';

@@ -5,7 +5,6 @@
 import { spawn } from 'node:child_process';
 import { runProcess } from './cli.ts';
 import type { ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { startEmulator } from '../../src/emulator/index.ts';
