@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -8,7 +7,7 @@ import type { Clock } from '../core/clock.ts';
 import { publicNotifyUrl } from '../core/notify-format.ts';
 import { DEFAULT_NOTIFY_POLICY, type NotifyPolicy } from '../core/notify-policy.ts';
 import type { Scrub } from '../core/redact.ts';
-import { ConfigError } from '../errors.ts';
+import { readSecretFile } from '../config/secret-file.ts';
 import type { OrgManifest } from '../manifests/load.ts';
 import type { DaemonMetrics } from './metrics.ts';
 import { undiciSender, type SendNotification } from './notify-http.ts';
@@ -21,20 +20,8 @@ export interface NotifyDeps {
 }
 
 /** Reads the notify secret (`--notify-secret-file`), once at start. */
-async function readNotifySecret(file: string): Promise<string> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new ConfigError(
-      `--notify-secret-file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}); pass a readable file or leave the flag out`,
-    );
-  }
-  const secret = text.trim();
-  if (secret === '') {
-    throw new ConfigError(`--notify-secret-file ${file} is empty; put the signing secret in it`);
-  }
-  return secret;
+function readNotifySecret(file: string): Promise<string> {
+  return readSecretFile('--notify-secret-file', file, 'signing secret');
 }
 
 /**

@@ -1,29 +1,13 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { ConfigError } from '../errors.ts';
+import { readSecretFile } from '../config/secret-file.ts';
 
 /** A webhook body larger than this is refused (413): GitHub's push payloads fit with room. */
 export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
 
-/**
- * Reads the webhook's shared secret (`--webhook-secret-file`), once at start. The secret itself
- * is never part of a message.
- */
-export async function readWebhookSecret(file: string): Promise<string> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new ConfigError(
-      `--webhook-secret-file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}); pass a readable file or leave the flag out`,
-    );
-  }
-  const secret = text.trim();
-  if (secret === '') {
-    throw new ConfigError(`--webhook-secret-file ${file} is empty; put the shared secret in it`);
-  }
-  return secret;
+/** Reads the webhook's shared secret (`--webhook-secret-file`), once at start. */
+export function readWebhookSecret(file: string): Promise<string> {
+  return readSecretFile('--webhook-secret-file', file, 'shared secret');
 }
 
 /** Compares two secrets in constant time, whatever their lengths (both are hashed first). */

@@ -1,21 +1,8 @@
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { envsync } from '../helpers/cli.ts';
+import { envsync, inTerminal } from '../helpers/cli.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
-import { CLI } from '../helpers/entry.ts';
-
-/** Runs the CLI in a pseudo-terminal (`script`), as a person's shell would; returns the screen. */
-function inTerminal(args: string[], env: Record<string, string> = {}): Promise<string> {
-  const command = [process.execPath, CLI, ...args].map((part) => `'${part}'`).join(' ');
-  const child = spawn('script', ['-qec', command, '/dev/null'], {
-    env: { PATH: process.env['PATH'] ?? '', TERM: 'xterm', ...env },
-  });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  return new Promise((resolve) => child.once('close', () => resolve(output)));
-}
 
 describe('the CLI', () => {
   it('prints its version from package.json', async () => {

@@ -3,15 +3,13 @@
  * per event on a terminal, JSON lines (at warn for one-shot commands) otherwise, `--log-format`
  * over both; the emulator's times read as envsync's; `run --emulator` keeps a state of its own.
  */
-import { spawn } from 'node:child_process';
 import { cp, readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { envsync, startEnvsync } from '../helpers/cli.ts';
+import { envsync, inTerminal, startEnvsync } from '../helpers/cli.ts';
 import { spawnEmulator, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { CLI } from '../helpers/entry.ts';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/manifests', import.meta.url));
 const TOKEN = 'output-test-token';
@@ -20,17 +18,6 @@ const TOKEN = 'output-test-token';
 const PRETTY = /^\d\d:\d\d:\d\d\.\d{3}Z (TRACE|DEBUG|INFO |WARN |ERROR|FATAL) \S/;
 /** The time of a JSON log line: ISO 8601, UTC, milliseconds. */
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-/** Runs the CLI in a pseudo-terminal (`script`), as a person's shell would; returns the screen. */
-function inTerminal(args: string[], env: Record<string, string> = {}): Promise<string> {
-  const command = [process.execPath, CLI, ...args].map((part) => `'${part}'`).join(' ');
-  const child = spawn('script', ['-qec', command, '/dev/null'], {
-    env: { PATH: process.env['PATH'] ?? '', TERM: 'xterm', ...env },
-  });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  return new Promise((resolve) => child.once('close', () => resolve(output)));
-}
 
 function lines(text: string): string[] {
   return text.split(/\r?\n/).filter((line) => line !== '');

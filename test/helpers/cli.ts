@@ -136,3 +136,14 @@ export function startEnvsync(
     },
   };
 }
+
+/** Runs the CLI in a pseudo-terminal (`script`), as a person's shell would; returns the screen. */
+export function inTerminal(args: string[], env: Record<string, string> = {}): Promise<string> {
+  const command = [process.execPath, CLI, ...args].map((part) => `'${part}'`).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], {
+    env: { PATH: process.env['PATH'] ?? '', TERM: 'xterm', ...env },
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  return new Promise((resolve) => child.once('close', () => resolve(output)));
+}
