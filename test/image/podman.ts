@@ -69,9 +69,19 @@ export async function sh(
   return result;
 }
 
-/** podman with this recipe's configuration (see writeConfig). */
+/** PATH with the system folders (/usr/sbin, /sbin) at its end when it lacks them. */
+function withSystemDirs(PATH: string | undefined): string {
+  const dirs = (PATH ?? '').split(':').filter((dir) => dir !== '');
+  return [...dirs, ...['/usr/sbin', '/sbin'].filter((dir) => !dirs.includes(dir))].join(':');
+}
+
+/**
+ * podman with this recipe's configuration (see writeConfig), and the system folders on PATH: its
+ * network helper (netavark) runs iptables from /usr/sbin, which a non-login PATH may lack.
+ */
 const podmanEnv = (): NodeJS.ProcessEnv => ({
   ...process.env,
+  PATH: withSystemDirs(process.env['PATH']),
   CONTAINERS_CONF: path.join(WORK, 'containers.conf'),
   CONTAINERS_STORAGE_CONF: path.join(WORK, 'storage.conf'),
 });
@@ -91,7 +101,7 @@ export async function checkMachine(): Promise<void> {
       'image: npm run test:image runs rootful podman: run it as root on Linux (docs/container.md)',
     );
   }
-  const PATH = `${process.env['PATH'] ?? ''}:/usr/sbin:/sbin`;
+  const PATH = withSystemDirs(process.env['PATH']);
   const missing = TOOLS.filter(
     (tool) => !PATH.split(':').some((dir) => dir !== '' && existsSync(path.join(dir, tool))),
   );
@@ -211,7 +221,7 @@ export async function ensureBaseImage(): Promise<'cached' | 'built'> {
       ],
       // Debian's tools live in sbin.
       {
-        env: { ...process.env, PATH: `${process.env['PATH'] ?? ''}:/usr/sbin:/sbin` },
+        env: { ...process.env, PATH: withSystemDirs(process.env['PATH']) },
         timeoutMs: 20 * 60_000,
       },
     );
