@@ -69,6 +69,9 @@ export async function sh(
   return result;
 }
 
+/** Debian's PATH, the image's, and the one the base image's build runs with. */
+const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
 /** PATH with the system folders (/usr/sbin, /sbin) at its end when it lacks them. */
 function withSystemDirs(PATH: string | undefined): string {
   const dirs = (PATH ?? '').split(':').filter((dir) => dir !== '');
@@ -219,9 +222,10 @@ export async function ensureBaseImage(): Promise<'cached' | 'built'> {
         BASE_RECIPE.suite,
         rootfs,
       ],
-      // Debian's tools live in sbin.
+      // The system's PATH, whatever this process has: Debian's tools live in sbin, and the hooks'
+      // chroot finds node and npm in the new tree's /usr/local/bin through it.
       {
-        env: { ...process.env, PATH: withSystemDirs(process.env['PATH']) },
+        env: { ...process.env, PATH: SYSTEM_PATH },
         timeoutMs: 20 * 60_000,
       },
     );
@@ -229,7 +233,7 @@ export async function ensureBaseImage(): Promise<'cached' | 'built'> {
       [
         'import',
         '--change',
-        'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        `ENV PATH=${SYSTEM_PATH}`,
         '--change',
         `ENV NODE_VERSION=${node.version}`,
         '--change',
