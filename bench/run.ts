@@ -58,7 +58,8 @@ if (flags.help) {
   --edits N          file edits in the watch scenario (default 20; --quick: 4)
   --idle-seconds N   idle window for the daemon's CPU (default 30; --quick: 2)
   --out DIR          where results.json and chart.svg go (default bench/)
-  --cli FILE         the envsync entry to run (default src/cli.ts; another checkout to compare)
+  --cli FILE         the envsync entry to run, as it is (default: this checkout, compiled as
+                     the package ships it; another checkout's src/cli.ts to compare)
   --quick            a tiny run, for the tests
   --keep             keep the temporary work directory
 `);
@@ -91,9 +92,28 @@ const config: BenchConfig = {
 };
 const OUT = path.resolve(flags.out);
 
+/**
+ * The checkout whose envsync is measured: this one, compiled at the start of the run, or the one
+ * `--cli` names (its `src/cli.ts`, run as it is).
+ */
+const SOURCE = flags.cli === undefined ? REPO : path.dirname(path.dirname(path.resolve(flags.cli)));
+
+/**
+ * Without --cli, envsync runs as users install it: compiled JavaScript, built into the work folder
+ * by the project's own build step (scripts/build.ts --out-dir), as `npm pack` builds the package.
+ */
+function buildPackage(work: string): string {
+  const out = path.join(work, 'package');
+  execFileSync(process.execPath, [path.join(REPO, 'scripts', 'build.ts'), '--out-dir', out], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: 120_000,
+  });
+  return path.join(out, 'dist', 'cli.js');
+}
+
 /** The commit of the envsync checkout measured, and whether its src/ differs from it. */
 function revision(): { commit: string | null; srcModified: boolean | null } {
-  const cwd = path.dirname(path.dirname(cliPath()));
+  const cwd = SOURCE;
   const git = (args: string[]) =>
     execFileSync('git', args, {
       cwd,
@@ -126,6 +146,10 @@ async function main(c: BenchConfig): Promise<void> {
     log(
       `work dir ${work}; sizes ${c.sizes.join(', ')} orgs x ${c.envs} envs; concurrency ${c.concurrency}`,
     );
+    if (flags.cli === undefined) {
+      log('building envsync as the package ships it (compiled JavaScript)');
+      useCli(buildPackage(work));
+    }
     const w = await prepare(c, work);
     log('emulator: starting (separate process, spec profile)');
     emulator = await startBenchEmulator();
@@ -219,7 +243,10 @@ async function main(c: BenchConfig): Promise<void> {
         emulator:
           'separate process, loopback, --profile spec (listing without include_scaling/policies)',
         statePresent: 'yes: the state file envsync would have written, so the no-op is a no-op',
-        envsyncCli: path.relative(REPO, cliPath()),
+        envsyncCli:
+          flags.cli === undefined
+            ? 'dist/cli.js of this checkout, compiled at the start of the run (scripts/build.ts)'
+            : path.relative(REPO, cliPath()),
         envsyncRevision: revision(),
         envsyncNodeFlags: cliNodeFlags(),
         yamlParserOfBaselines: 'js-yaml',
