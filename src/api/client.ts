@@ -1,6 +1,6 @@
 import { getCACertificates } from 'node:tls';
 import pRetry, { AbortError } from 'p-retry';
-import { Pool } from 'undici';
+import { Pool } from './undici.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import { compileScrub, type Scrub } from '../core/redact.ts';
 import {

@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import { Agent } from '../api/undici.ts';
 import type { AttemptResult } from '../core/notify-policy.ts';
 
 /** One POST of a notification; resolves with how it ended, never rejects. */
@@ -32,12 +32,13 @@ export function undiciSender(): { send: SendNotification; close: () => Promise<v
   return {
     async send(url, body, headers, signal) {
       try {
-        const answer = await request(url, {
+        const answer = await agent.request({
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
           method: 'POST',
           body,
           headers,
           signal,
-          dispatcher: agent,
         });
         await answer.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => undefined);
         const retryAfter = answer.headers['retry-after'];
