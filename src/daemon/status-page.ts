@@ -49,6 +49,8 @@ export const PAGE_SCRIPT = `(() => {
         credentials: 'same-origin',
         redirect: 'error',
         headers: { accept: 'text/html' },
+        // A daemon that takes the connection and never answers must not leave the page waiting.
+        signal: AbortSignal.timeout(2 * every),
       });
       if (!res.ok) throw new Error('it answered ' + res.status);
       const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
@@ -60,7 +62,10 @@ export const PAGE_SCRIPT = `(() => {
       lastOk = Date.now();
       say('Last refreshed at ' + clock(lastOk) + '; refreshes every ' + every / 1000 + ' s.', false);
     } catch (error) {
-      const why = error instanceof Error && error.message ? error.message : 'no answer';
+      const why =
+        error instanceof Error && error.name === 'TimeoutError'
+          ? 'no answer within ' + (2 * every) / 1000 + ' s'
+          : error instanceof Error && error.message ? error.message : 'no answer';
       say('Stale: the daemon has not answered since ' + clock(lastOk) + ' (' + why +
         '); this is what it said then. Trying again every ' + every / 1000 + ' s.', true);
     } finally {

@@ -209,6 +209,23 @@ describe('the daemon status page in a browser', () => {
     expect(await page.locator('table.orgs tbody tr').count()).toBe(2);
   });
 
+  it('warns when the daemon takes the connection and never answers (its refresh has a time limit)', async () => {
+    const api = await startEmulator();
+    await tmp.write('manifests/acme.yaml', manifest('acme', ['prod']));
+    const { run, url } = await startRun(api.url);
+    const page = await newPage();
+    await page.goto(`${url}/`);
+    await page.locator('#refresh', { hasText: 'Last refreshed' }).waitFor({ timeout: 45_000 });
+    // Stopped, the process keeps its socket: the kernel takes connections, nothing answers.
+    run.child.kill('SIGSTOP');
+    try {
+      await page.locator('#refresh.stale').waitFor({ timeout: 45_000 });
+      expect(await page.locator('#refresh').innerText()).toMatch(/no answer within \d+ s/);
+    } finally {
+      run.child.kill('SIGCONT');
+    }
+  });
+
   it('shows the same content with JavaScript disabled, and reloads itself', async () => {
     const api = await startEmulator();
     await tmp.write('manifests/acme.yaml', manifest('acme', ['prod']));
