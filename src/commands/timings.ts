@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 export type Phase = (what: string, fields?: () => Record<string, unknown>) => void;
 
 /**
- * Phase timings at debug level: where a slow run spends its time (see README, Performance).
+ * Phase timings at debug level: where a slow run spends its time (see docs/performance.md).
  * Nothing is measured or built unless debug is on.
  */
 export function phaseTimer(logger: Logger): Phase {

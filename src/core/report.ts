@@ -1,7 +1,7 @@
 import type { ChangeAction, FieldDiffs, FieldName, OrgPlan } from './model.ts';
 import { compareNames } from './names.ts';
 
-/** The versioned report of one run: what `--output json` prints (documented in the README). */
+/** The versioned report of one run: what `--output json` prints (documented in docs/cli.md). */
 export const REPORT_VERSION = 1;
 
 export type ChangeResult = 'planned' | 'applied' | 'failed' | 'not-converged';

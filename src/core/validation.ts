@@ -65,7 +65,7 @@ export function validationMarkdown(report: ValidationReport): string {
   return `### envsync validate\n\n${problems.length === 0 ? '✅' : '❌'} ${validationVerdict(report)}\n${lines.length ? `\n${lines.join('\n')}\n` : ''}`;
 }
 
-/** A validation as JSON, version 1 (documented in the README). */
+/** A validation as JSON, version 1 (documented in docs/cli.md). */
 export function validationJson(report: ValidationReport): string {
   const { problems, environments, invalidOrgs } = counts(report);
   const document = {
