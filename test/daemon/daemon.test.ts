@@ -1,27 +1,13 @@
 import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { request } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startTestDaemon } from '../helpers/daemon.ts';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { describe, expect, it } from 'vitest';
+import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'daemon-token-5e8f0a';
 
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-let api: TestEmulator;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeEach(async () => {
-  tmp = await tempDir();
-  api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
-  await api.close();
-  await tmp.cleanup();
-});
+const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
 
 const manifest = (org: string, envs: Record<string, string>) =>
   `org: ${org}\nenvironments:\n${Object.entries(envs)
@@ -36,18 +22,18 @@ async function daemon(
   extra: Partial<Parameters<typeof startTestDaemon>[0]> = {},
 ) {
   const started = await startTestDaemon({
-    apiUrl: api.url,
-    cwd: tmp.dir,
+    apiUrl: world.api.url,
+    cwd: world.tmp.dir,
     token: TOKEN,
     flags: { manifests: 'manifests', state: 'state.json', ...flags },
     ...extra,
   });
-  cleanups.push(() => started.stop());
+  world.cleanups.push(() => started.stop());
   return started;
 }
 
 async function description(org: string, name: string): Promise<string | undefined> {
-  const store = await api.getStore();
+  const store = await world.api.getStore();
   return store.orgs[org]?.find((env) => env.name === name)?.description;
 }
 
@@ -63,23 +49,26 @@ async function get(url: string) {
 
 describe('envsync run (in-process daemon, real files, real chokidar, emulator over HTTP)', () => {
   it('applies at start, then applies a file edit, an atomic save and a new folder', async () => {
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
     const d = await daemon();
     await waitFor('first pass', async () => (await description('acme', 'prod')) === 'one');
-    await writeFile(tmp.path('manifests/acme.yaml'), manifest('acme', { prod: 'two' }));
+    await writeFile(world.tmp.path('manifests/acme.yaml'), manifest('acme', { prod: 'two' }));
     // How fast an edit reaches the service is the benchmark's to measure (watch p95).
     await waitFor('edit applied', async () => (await description('acme', 'prod')) === 'two', {
       timeoutMs: 5000,
     });
     // Editors' atomic saves: write a temp file, rename it over the manifest.
-    await writeFile(tmp.path('manifests/.acme.yaml.tmp'), manifest('acme', { prod: 'three' }));
-    await rename(tmp.path('manifests/.acme.yaml.tmp'), tmp.path('manifests/acme.yaml'));
+    await writeFile(
+      world.tmp.path('manifests/.acme.yaml.tmp'),
+      manifest('acme', { prod: 'three' }),
+    );
+    await rename(world.tmp.path('manifests/.acme.yaml.tmp'), world.tmp.path('manifests/acme.yaml'));
     await waitFor(
       'atomic save applied',
       async () => (await description('acme', 'prod')) === 'three',
     );
     // New folders and new files in them.
-    await tmp.write('manifests/teams/beta/beta.yaml', manifest('beta', { web: 'w' }));
+    await world.tmp.write('manifests/teams/beta/beta.yaml', manifest('beta', { web: 'w' }));
     await waitFor('new folder applied', async () => (await description('beta', 'web')) === 'w');
     // A file event looks only at the org whose manifests changed.
     await d.daemon.idle();
@@ -87,13 +76,13 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
   });
 
   it('a burst of 40 writes gives at most a few passes', async () => {
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'start' }));
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'start' }));
     const d = await daemon();
     await waitFor('first pass', async () => (await description('acme', 'prod')) === 'start');
     await d.daemon.idle();
     const before = d.passes();
     for (let i = 0; i < 40; i++)
-      await writeFile(tmp.path('manifests/acme.yaml'), manifest('acme', { prod: `v${i}` }));
+      await writeFile(world.tmp.path('manifests/acme.yaml'), manifest('acme', { prod: `v${i}` }));
     await waitFor('last write applied', async () => (await description('acme', 'prod')) === 'v39');
     await d.daemon.idle();
     const passes = d.passes() - before;
@@ -102,7 +91,7 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
   });
 
   it('sees five git-sync swaps in a row, with the old worktree deleted each time', async () => {
-    const root = tmp.path('git');
+    const root = world.tmp.path('git');
     const publish = async (hash: string, text: string) => {
       await mkdir(path.join(root, '.worktrees', hash, 'manifests'), { recursive: true });
       await writeFile(
@@ -135,13 +124,16 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
   });
 
   it('heals drift made by hand on the interval', async () => {
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'declared' }));
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'declared' }));
     await daemon({ interval: '400ms' });
     await waitFor('first pass', async () => (await description('acme', 'prod')) === 'declared');
-    const store = await api.getStore();
+    const store = await world.api.getStore();
     const env = store.orgs['acme']?.[0];
     if (env === undefined) throw new Error('expected the environment');
-    await api.putStore({ ...store, orgs: { acme: [{ ...env, description: 'changed by hand' }] } });
+    await world.api.putStore({
+      ...store,
+      orgs: { acme: [{ ...env, description: 'changed by hand' }] },
+    });
     await waitFor('drift healed', async () => (await description('acme', 'prod')) === 'declared', {
       timeoutMs: 5000,
     });
@@ -149,15 +141,15 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
   });
 
   it('holds an org whose manifests turn invalid at its last state, says why, and goes on with the others', async () => {
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'good' }));
-    await tmp.write('manifests/beta.yaml', manifest('beta', { web: 'one' }));
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'good' }));
+    await world.tmp.write('manifests/beta.yaml', manifest('beta', { web: 'one' }));
     const d = await daemon();
     await waitFor('first pass', async () => (await description('beta', 'web')) === 'one');
     await writeFile(
-      tmp.path('manifests/acme.yaml'),
+      world.tmp.path('manifests/acme.yaml'),
       manifest('acme', { prod: 'broken' }).replace('type: K8S', 'type: k8s'),
     );
-    await writeFile(tmp.path('manifests/beta.yaml'), manifest('beta', { web: 'two' }));
+    await writeFile(world.tmp.path('manifests/beta.yaml'), manifest('beta', { web: 'two' }));
     await waitFor('beta applied', async () => (await description('beta', 'web')) === 'two');
     await d.daemon.idle();
     expect(await description('acme', 'prod')).toBe('good');
@@ -186,27 +178,23 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     const metrics = (await get(`${d.url}/metrics`)).text;
     expect(metrics).toContain('envsync_org_manifest_errors{org="acme"} 1');
     // Fixed: applied, and the error is gone.
-    await writeFile(tmp.path('manifests/acme.yaml'), manifest('acme', { prod: 'fixed' }));
+    await writeFile(world.tmp.path('manifests/acme.yaml'), manifest('acme', { prod: 'fixed' }));
     await waitFor('fixed applied', async () => (await description('acme', 'prod')) === 'fixed');
     await d.daemon.idle();
     expect(d.daemon.status().orgs['acme']).toMatchObject({ status: 'ok', lastError: null });
   });
 
   it('reads a rotated token file before each pass', async () => {
-    await api.close();
-    api = await startTestEmulator({
-      profile: 'kosli',
-      tokens: [{ token: 'new-token-2', orgs: null }],
-    });
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'p' }));
-    await tmp.write('token', 'old-token-1\n');
-    const d = await daemon({}, { tokenFile: tmp.path('token') });
+    await world.restartEmulator([{ token: 'new-token-2', orgs: null }]);
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'p' }));
+    await world.tmp.write('token', 'old-token-1\n');
+    const d = await daemon({}, { tokenFile: world.tmp.path('token') });
     await waitFor(
       'the old token refused',
       () => d.daemon.status().orgs['acme']?.status === 'failed',
     );
     expect(d.daemon.status().orgs['acme']?.lastError?.message).toContain('token was refused (401)');
-    await writeFile(tmp.path('token'), 'new-token-2\n');
+    await writeFile(world.tmp.path('token'), 'new-token-2\n');
     d.daemon.trigger('test');
     await waitFor(
       'applied with the new token',
@@ -215,24 +203,25 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
   });
 
   it('backs off a failing org instead of retrying it on every event; other orgs are not slowed', async () => {
-    await api.close();
-    api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: ['beta'] }] });
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'p' }));
-    await tmp.write('manifests/beta.yaml', manifest('beta', { web: 'w0' }));
+    await world.restartEmulator([{ token: TOKEN, orgs: ['beta'] }]);
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'p' }));
+    await world.tmp.write('manifests/beta.yaml', manifest('beta', { web: 'w0' }));
     const d = await daemon();
     await waitFor('acme failed', () => d.daemon.status().orgs['acme']?.status === 'failed');
     for (let i = 1; i <= 5; i++) {
-      await writeFile(tmp.path('manifests/beta.yaml'), manifest('beta', { web: `w${i}` }));
+      await writeFile(world.tmp.path('manifests/beta.yaml'), manifest('beta', { web: `w${i}` }));
       await waitFor(`beta w${i}`, async () => (await description('beta', 'web')) === `w${i}`);
     }
-    const acmeRequests = (await api.getRequests(1000)).filter((r) => r.path.includes('/acme'));
+    const acmeRequests = (await world.api.getRequests(1000)).filter((r) =>
+      r.path.includes('/acme'),
+    );
     expect(acmeRequests).toHaveLength(1);
     expect(d.daemon.status().orgs['acme']).toMatchObject({ failures: 1 });
     expect(d.daemon.status().orgs['acme']?.nextAttemptAt).not.toBeNull();
   });
 
   it('serves /healthz, /readyz, /metrics, /status and POST /reconcile', async () => {
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'p' }));
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'p' }));
     const d = await daemon();
     await waitFor('ready', async () => (await get(`${d.url}/readyz`)).status === 200);
     expect((await get(`${d.url}/healthz`)).status).toBe(200);
@@ -276,13 +265,14 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
   it('a sharded replica reconciles only its own orgs', async () => {
     const { shardOf } = await import('../../src/core/shard.ts');
     const orgs = ['acme', 'beta', 'gamma', 'delta', 'omega', 'zeta'];
-    for (const org of orgs) await tmp.write(`manifests/${org}.yaml`, manifest(org, { e: org }));
+    for (const org of orgs)
+      await world.tmp.write(`manifests/${org}.yaml`, manifest(org, { e: org }));
     const d = await daemon({ 'shard-index': '1', 'shard-count': '3' });
     await waitFor('first pass', () => d.daemon.status().passes > 0);
     await d.daemon.idle();
     const mine = orgs.filter((org) => shardOf(org, 3) === 1).sort();
     expect(Object.keys(d.daemon.status().orgs)).toEqual(mine);
-    const store = await api.getStore();
+    const store = await world.api.getStore();
     expect(
       Object.keys(store.orgs)
         .filter((org) => (store.orgs[org] ?? []).length > 0)
@@ -294,14 +284,14 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
 describe('targeted passes', () => {
   it('a file event reconciles only the orgs whose manifests changed; the interval and webhook look at all', async () => {
     for (const org of ['acme', 'beta', 'gamma'])
-      await tmp.write(`manifests/${org}.yaml`, manifest(org, { e: org }));
+      await world.tmp.write(`manifests/${org}.yaml`, manifest(org, { e: org }));
     const d = await daemon();
     await waitFor('first pass', async () => (await description('gamma', 'e')) === 'gamma');
     await d.daemon.idle();
     const gets = async () =>
-      (await api.getRequests(1000)).filter((r) => r.method === 'GET').map((r) => r.path);
+      (await world.api.getRequests(1000)).filter((r) => r.method === 'GET').map((r) => r.path);
     const before = (await gets()).length;
-    await writeFile(tmp.path('manifests/beta.yaml'), manifest('beta', { e: 'beta v2' }));
+    await writeFile(world.tmp.path('manifests/beta.yaml'), manifest('beta', { e: 'beta v2' }));
     await waitFor('beta applied', async () => (await description('beta', 'e')) === 'beta v2');
     await d.daemon.idle();
     const afterEdit = await gets();

@@ -1,26 +1,12 @@
 import { mkdir, open, rename, symlink, writeFile } from 'node:fs/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { settleDelay } from '../../src/core/daemon-policy.ts';
-import { startTestDaemon } from '../helpers/daemon.ts';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'settle-test-token-a81e';
 
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-let api: TestEmulator;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeEach(async () => {
-  tmp = await tempDir();
-  api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
-  await api.close();
-  await tmp.cleanup();
-});
+const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
 
 const FULL =
   'the full description of the production cluster, written in two halves by a slow writer';
@@ -30,17 +16,17 @@ const manifest = (text: string) =>
 
 async function daemon(flags: Record<string, string>, manifests = 'manifests') {
   const started = await startTestDaemon({
-    apiUrl: api.url,
-    cwd: tmp.dir,
+    apiUrl: world.api.url,
+    cwd: world.tmp.dir,
     token: TOKEN,
     flags: { manifests, state: 'state.json', ...flags },
   });
-  cleanups.push(() => started.stop());
+  world.cleanups.push(() => started.stop());
   return started;
 }
 
 async function description(): Promise<string | undefined> {
-  const store = await api.getStore();
+  const store = await world.api.getStore();
   return store.orgs['acme']?.find((env) => env.name === 'prod')?.description;
 }
 
@@ -56,18 +42,18 @@ describe('the daemon reads only settled files', () => {
   });
 
   it('a writer that writes half a file, pauses 1 s and writes the rest: only the full text is ever PUT', async () => {
-    await tmp.write('manifests/acme.yaml', manifest('first'));
+    await world.tmp.write('manifests/acme.yaml', manifest('first'));
     // The default --settle (1500ms); the interval off, so only file events start passes.
     const d = await daemon({ settle: '1500ms' });
     await waitFor('first pass', async () => (await description()) === 'first');
     await d.daemon.idle();
-    const putsBefore = (await api.getRequests(1000)).filter((r) => r.method === 'PUT').length;
+    const putsBefore = (await world.api.getRequests(1000)).filter((r) => r.method === 'PUT').length;
 
     const text = manifest(FULL);
     const cut = text.indexOf(FULL) + Math.floor(FULL.length / 2);
     const half = text.slice(0, cut);
     expect(half.endsWith('\n')).toBe(false); // a valid manifest with a truncated description
-    const file = await open(tmp.path('manifests/acme.yaml'), 'w');
+    const file = await open(world.tmp.path('manifests/acme.yaml'), 'w');
     await file.write(half);
     await file.sync();
     await sleep(1000);
@@ -76,7 +62,7 @@ describe('the daemon reads only settled files', () => {
 
     await waitFor('the full description', async () => (await description()) === FULL);
     await d.daemon.idle();
-    const puts = (await api.getRequests(1000)).filter((r) => r.method === 'PUT');
+    const puts = (await world.api.getRequests(1000)).filter((r) => r.method === 'PUT');
     // One PUT after the write began: the full text (a truncated PUT would be a second one).
     expect(puts.length - putsBefore).toBe(1);
     const updates = d.logs().filter((l) => l['msg'] === 'update acme/prod');
@@ -85,13 +71,13 @@ describe('the daemon reads only settled files', () => {
   });
 
   it('a pass that starts right after a half write, before the watcher may have seen it, waits for the file too', async () => {
-    await tmp.write('manifests/acme.yaml', manifest('first'));
+    await world.tmp.write('manifests/acme.yaml', manifest('first'));
     const d = await daemon({ settle: '1500ms', 'webhook-min-interval': '0' });
     await waitFor('first pass', async () => (await description()) === 'first');
     await d.daemon.idle();
     const text = manifest(FULL);
     const cut = text.indexOf(FULL) + 10;
-    const file = await open(tmp.path('manifests/acme.yaml'), 'w');
+    const file = await open(world.tmp.path('manifests/acme.yaml'), 'w');
     await file.write(text.slice(0, cut));
     await file.sync();
     const wroteAt = Date.now();
@@ -108,16 +94,16 @@ describe('the daemon reads only settled files', () => {
 
   it('a git-sync swap is read at once, without waiting for the settle time', async () => {
     // git-sync's layout: <root>/current -> .worktrees/<hash>, the worktree complete before the swap.
-    await mkdir(tmp.path('git/.worktrees/aaa/manifests'), { recursive: true });
-    await writeFile(tmp.path('git/.worktrees/aaa/manifests/acme.yaml'), manifest('one'));
-    await symlink('.worktrees/aaa', tmp.path('git/current'));
+    await mkdir(world.tmp.path('git/.worktrees/aaa/manifests'), { recursive: true });
+    await writeFile(world.tmp.path('git/.worktrees/aaa/manifests/acme.yaml'), manifest('one'));
+    await symlink('.worktrees/aaa', world.tmp.path('git/current'));
     // A settle time far longer than the test's waits: a swap that waited for it would time out.
     const d = await daemon({ settle: '10m' }, 'git/current/manifests');
     await waitFor('first pass', async () => (await description()) === 'one');
-    await mkdir(tmp.path('git/.worktrees/bbb/manifests'), { recursive: true });
-    await writeFile(tmp.path('git/.worktrees/bbb/manifests/acme.yaml'), manifest('two'));
-    await symlink('.worktrees/bbb', tmp.path('git/current.tmp'));
-    await rename(tmp.path('git/current.tmp'), tmp.path('git/current'));
+    await mkdir(world.tmp.path('git/.worktrees/bbb/manifests'), { recursive: true });
+    await writeFile(world.tmp.path('git/.worktrees/bbb/manifests/acme.yaml'), manifest('two'));
+    await symlink('.worktrees/bbb', world.tmp.path('git/current.tmp'));
+    await rename(world.tmp.path('git/current.tmp'), world.tmp.path('git/current'));
     await waitFor('swap applied', async () => (await description()) === 'two');
     expect(d.daemon.status().revision).toBe('bbb');
   });

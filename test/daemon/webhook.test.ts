@@ -1,37 +1,25 @@
 import { createHmac } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import { request } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   isLoopbackAddress,
   nextWebhookPassAt,
   webhookVerdict,
 } from '../../src/core/daemon-policy.ts';
 import { webhookCredential } from '../../src/daemon/webhook.ts';
-import { startTestDaemon } from '../helpers/daemon.ts';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'webhook-test-token-3c1d';
 const SECRET = 'hook-secret-9f2b71c4e0aa';
 
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-let api: TestEmulator;
-const cleanups: (() => Promise<void>)[] = [];
-
+const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
 beforeEach(async () => {
-  tmp = await tempDir();
-  api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
-  await tmp.write(
+  await world.tmp.write(
     'manifests/acme.yaml',
     'org: acme\nenvironments:\n  - name: prod\n    type: K8S\n    description: p\n',
   );
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
-  await api.close();
-  await tmp.cleanup();
 });
 
 async function daemon(
@@ -39,13 +27,13 @@ async function daemon(
   extra: { listenHost?: string; webhookSecret?: string } = {},
 ) {
   const started = await startTestDaemon({
-    apiUrl: api.url,
-    cwd: tmp.dir,
+    apiUrl: world.api.url,
+    cwd: world.tmp.dir,
     token: TOKEN,
     flags: { manifests: 'manifests', state: 'state.json', ...flags },
     ...extra,
   });
-  cleanups.push(() => started.stop());
+  world.cleanups.push(() => started.stop());
   return started;
 }
 
@@ -143,7 +131,7 @@ describe('POST /reconcile cannot drive load', () => {
   it('300 posts within the minimum interval run one webhook pass; the rest join the next one', async () => {
     const d = await daemon({ 'webhook-min-interval': '1h' });
     await waitFor('first pass', () => d.passes() >= 1);
-    const getsBefore = (await api.getRequests(1000)).filter((r) => r.method === 'GET').length;
+    const getsBefore = (await world.api.getRequests(1000)).filter((r) => r.method === 'GET').length;
     const answers = [];
     for (let batch = 0; batch < 10; batch++) {
       answers.push(
@@ -162,7 +150,7 @@ describe('POST /reconcile cannot drive load', () => {
     await d.daemon.idle();
     expect(webhookPasses(d.logs())).toBe(1);
     // One org: one more listing, not 300.
-    const getsAfter = (await api.getRequests(1000)).filter((r) => r.method === 'GET').length;
+    const getsAfter = (await world.api.getRequests(1000)).filter((r) => r.method === 'GET').length;
     expect(getsAfter - getsBefore).toBe(1);
   });
 

@@ -7,6 +7,12 @@ import { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
 import type { NotifyDeps } from '../../src/daemon/notify-setup.ts';
 import { Redactor } from '../../src/core/redact.ts';
+import type { EmulatorOptions } from '../../src/emulator/options.ts';
+import { afterEach, beforeEach } from 'vitest';
+import { startTestEmulator, type TestEmulator } from './emulator.ts';
+import { tempDir } from './tmp.ts';
+
+type TempDir = Awaited<ReturnType<typeof tempDir>>;
 
 function scrubOf(secret: string) {
   const redactor = new Redactor();
@@ -79,6 +85,47 @@ export async function startTestDaemon(options: {
     async stop() {
       await server.close();
       await daemon.stop();
+    },
+  };
+}
+
+/**
+ * The world of an in-process daemon test, fresh for each test: a temporary folder and the
+ * emulator (kosli profile) serving `tokens`; `cleanups` run after the test, last first, before
+ * the emulator and the folder go.
+ */
+export function useDaemonWorld(tokens: NonNullable<EmulatorOptions['tokens']>) {
+  let tmp: TempDir | undefined;
+  let api: TestEmulator | undefined;
+  const cleanups: (() => Promise<void>)[] = [];
+  beforeEach(async () => {
+    tmp = await tempDir();
+    api = await startTestEmulator({ profile: 'kosli', tokens });
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
+    await api?.close();
+    await tmp?.cleanup();
+    api = undefined;
+    tmp = undefined;
+  });
+  const present = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`${what} exists only while a test runs`);
+    return value;
+  };
+  return {
+    get tmp(): TempDir {
+      return present(tmp, 'the temporary folder');
+    },
+    get api(): TestEmulator {
+      return present(api, 'the emulator');
+    },
+    cleanups,
+    /** Stops this test's emulator and starts another, serving `others` instead. */
+    async restartEmulator(others: NonNullable<EmulatorOptions['tokens']>): Promise<TestEmulator> {
+      await api?.close();
+      api = await startTestEmulator({ profile: 'kosli', tokens: others });
+      return api;
     },
   };
 }

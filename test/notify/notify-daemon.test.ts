@@ -1,11 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { request } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { NotifyPolicy } from '../../src/core/notify-policy.ts';
-import { startTestDaemon } from '../helpers/daemon.ts';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /** A safety net for a loaded machine, not a timing. */
@@ -16,25 +14,12 @@ const TOKEN = 'notify-test-token-7c41d9e2';
 /** A token that serves beta only: acme is refused with it. */
 const BETA_ONLY = 'notify-beta-only-token-55aa';
 
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-let api: TestEmulator;
-const cleanups: (() => Promise<void>)[] = [];
-
+const world = useDaemonWorld([
+  { token: TOKEN, orgs: null },
+  { token: BETA_ONLY, orgs: ['beta'] },
+]);
 beforeEach(async () => {
-  tmp = await tempDir();
-  api = await startTestEmulator({
-    profile: 'kosli',
-    tokens: [
-      { token: TOKEN, orgs: null },
-      { token: BETA_ONLY, orgs: ['beta'] },
-    ],
-  });
-  await tmp.write('token', TOKEN);
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
-  await api.close();
-  await tmp.cleanup();
+  await world.tmp.write('token', TOKEN);
 });
 
 const manifest = (org: string, envs: Record<string, string>, extra = '') =>
@@ -51,7 +36,7 @@ const FAST: Partial<NotifyPolicy> = { baseDelayMs: 20, maxAttempts: 3, timeoutMs
 
 async function receiver(behaviour?: Behaviour): Promise<Receiver> {
   const started = await startReceiver(behaviour);
-  cleanups.push(() => started.close());
+  world.cleanups.push(() => started.close());
   return started;
 }
 
@@ -60,14 +45,14 @@ async function daemon(
   options: { policy?: Partial<NotifyPolicy>; webhookSecret?: string; manifests?: string } = {},
 ) {
   const started = await startTestDaemon({
-    apiUrl: api.url,
-    cwd: tmp.dir,
-    tokenFile: tmp.path('token'),
+    apiUrl: world.api.url,
+    cwd: world.tmp.dir,
+    tokenFile: world.tmp.path('token'),
     flags: { manifests: options.manifests ?? 'manifests', state: 'state.json', ...flags },
     notify: { policy: { ...FAST, ...options.policy } },
     ...(options.webhookSecret === undefined ? {} : { webhookSecret: options.webhookSecret }),
   });
-  cleanups.push(() => started.stop());
+  world.cleanups.push(() => started.stop());
   return started;
 }
 
@@ -101,9 +86,9 @@ async function metric(d: Daemon, result: string): Promise<number> {
 describe('notifications from a real daemon to a real receiver on loopback', () => {
   it('each event type is delivered exactly once per transition, in order per org', async () => {
     const r = await receiver();
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
-    await tmp.write('manifests/beta.yaml', manifest('beta', { web: 'Web tier' }));
-    await tmp.write('manifests/noorg.yaml', NO_ORG);
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
+    await world.tmp.write('manifests/beta.yaml', manifest('beta', { web: 'Web tier' }));
+    await world.tmp.write('manifests/noorg.yaml', NO_ORG);
     const d = await daemon({
       'notify-url': r.url,
       'public-url': 'https://envsync.example.com/',
@@ -116,11 +101,11 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     await d.daemon.idle();
 
     // Someone edits the service by hand: the next pass sets it back.
-    const store = await api.getStore();
+    const store = await world.api.getStore();
     const prod = store.orgs['acme']?.find((env) => env.name === 'prod');
     if (prod === undefined) throw new Error('acme/prod was not created');
     prod.description = 'edited by hand';
-    await api.putStore(store);
+    await world.api.putStore(store);
     await pass(d);
     await arrived(2, 'drift.healed');
     // A pass with nothing new says nothing.
@@ -128,24 +113,24 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
 
     // beta's manifests break, then name a value the service does not take, then are fixed.
     await writeFile(
-      tmp.path('manifests/beta.yaml'),
+      world.tmp.path('manifests/beta.yaml'),
       manifest('beta', { web: 'x' }).replace('K8S', 'k8s'),
     );
     await arrived(3, 'org.invalid');
     await writeFile(
-      tmp.path('manifests/beta.yaml'),
+      world.tmp.path('manifests/beta.yaml'),
       manifest('beta', { web: '' }, '    include_scaling: true\n'),
     );
     await arrived(4, 'change.not-converged');
-    await writeFile(tmp.path('manifests/beta.yaml'), manifest('beta', { web: 'Web tier' }));
+    await writeFile(world.tmp.path('manifests/beta.yaml'), manifest('beta', { web: 'Web tier' }));
     await arrived(5, 'org.recovered (beta)');
 
     // acme's token is refused: one org.failed, however many passes fail the same way.
-    await writeFile(tmp.path('token'), BETA_ONLY);
+    await writeFile(world.tmp.path('token'), BETA_ONLY);
     await pass(d);
     await arrived(6, 'org.failed');
     await pass(d);
-    await writeFile(tmp.path('token'), TOKEN);
+    await writeFile(world.tmp.path('token'), TOKEN);
     await pass(d);
     await arrived(7, 'org.recovered (acme)');
     await pass(d);
@@ -202,14 +187,14 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
 
   it('signs with --notify-secret-file (HMAC-SHA256 of the body), per URL format, with the revision', async () => {
     const secret = 'notify-signing-secret-0d9c3a';
-    await tmp.write('notify-secret', `${secret}\n`);
+    await world.tmp.write('notify-secret', `${secret}\n`);
     // A git-sync layout: the manifests are a link to the revision's worktree.
-    await mkdir(tmp.path('repo/.worktrees/3f2a9c1'), { recursive: true });
-    await tmp.write(
+    await mkdir(world.tmp.path('repo/.worktrees/3f2a9c1'), { recursive: true });
+    await world.tmp.write(
       'repo/.worktrees/3f2a9c1/acme.yaml',
       manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'),
     );
-    await symlink('.worktrees/3f2a9c1', tmp.path('repo/manifests'));
+    await symlink('.worktrees/3f2a9c1', world.tmp.path('repo/manifests'));
     const cloud = await receiver();
     const slack = await receiver(() => ({ status: 200 }));
     const d = await daemon(
@@ -251,11 +236,11 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
   });
 
   it('a notify secret file that cannot be read stops the start, with what to do', async () => {
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
     await expect(
       startTestDaemon({
-        apiUrl: api.url,
-        cwd: tmp.dir,
+        apiUrl: world.api.url,
+        cwd: world.tmp.dir,
         token: TOKEN,
         flags: {
           manifests: 'manifests',
@@ -273,13 +258,13 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     const webhookSecret = 'webhook-shared-secret-a1b2c3d4';
     const notifySecret = 'notify-secret-e5f6a7b8c9';
     const urlCredential = 'XyZ0123456789abcdefLongCredential';
-    await tmp.write('notify-secret', notifySecret);
+    await world.tmp.write('notify-secret', notifySecret);
     const r = await receiver();
     const url = `${r.url}/services/T0AAA/B0BBB/${urlCredential}`;
     // Every secret in a manifest text, which the events quote (the service keeps it as given).
     const leaky = `token ${TOKEN} hook ${webhookSecret} notify ${notifySecret} url ${urlCredential}`;
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: leaky }));
-    await tmp.write(
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: leaky }));
+    await world.tmp.write(
       'manifests/beta.yaml',
       manifest('beta', { web: 'x' }).replace('K8S', JSON.stringify(leaky)),
     );
@@ -312,13 +297,16 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
 
   it('a receiver that is down never holds a pass: failures are counted, and logged once', async () => {
     const down = await receiver(() => 'drop');
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'));
+    await world.tmp.write(
+      'manifests/acme.yaml',
+      manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'),
+    );
     const d = await daemon({ 'notify-url': down.url });
     await d.daemon.idle();
     // Three passes, three new problems: three events, none delivered.
     for (const type of ['k9s', 'k10s']) {
       await writeFile(
-        tmp.path('manifests/acme.yaml'),
+        world.tmp.path('manifests/acme.yaml'),
         manifest('acme', { prod: 'one' }).replace('K8S', type),
       );
       await waitFor('the pass', () => JSON.stringify(d.daemon.status().orgs).includes(type), {
@@ -341,7 +329,10 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     const r = await receiver((n) =>
       n === 0 ? { status: 500, headers: { 'retry-after': '1' } } : { status: 204 },
     );
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'));
+    await world.tmp.write(
+      'manifests/acme.yaml',
+      manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'),
+    );
     // The backoff alone would wait a minute: delivery within the wait below means Retry-After.
     const d = await daemon({ 'notify-url': r.url }, { policy: { baseDelayMs: 60_000 } });
     await waitFor('delivered', async () => (await metric(d, 'delivered')) === 1, {
@@ -358,7 +349,10 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
 
   it('a slow receiver (holding the request past the pass) never delays a pass; stop is prompt', async () => {
     const slow = await receiver(() => 'hang');
-    await tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'));
+    await world.tmp.write(
+      'manifests/acme.yaml',
+      manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'),
+    );
     const d = await daemon(
       { 'notify-url': slow.url },
       { policy: { timeoutMs: 600_000, drainMs: 200 } },
