@@ -13,9 +13,8 @@ import {
   readinessOf,
   settleDelay,
 } from '../core/daemon-policy.ts';
-import { EMPTY_NOTIFY_MEMORY, passEvents, type NotifyMemory } from '../core/notify-events.ts';
 import type { Scrub } from '../core/redact.ts';
-import type { OrgReport, ProblemReport } from '../core/report.ts';
+import type { OrgReport, RunReport } from '../core/report.ts';
 import { reconcile } from '../engine/reconcile.ts';
 import { systemClock } from '../system-clock.ts';
 import { StateStore } from '../engine/state-store.ts';
@@ -89,9 +88,8 @@ export class Daemon {
   #webhookQueued = false;
   #webhookTimer: NodeJS.Timeout | undefined;
   #webhookRunAt = 0;
-  /** Notifications (none without --notify-url), and what they remember between passes. */
+  /** Notifications (none without --notify-url). */
   #notifier: Notifier | undefined;
-  #notifyMemory: NotifyMemory = EMPTY_NOTIFY_MEMORY;
 
   constructor(options: DaemonOptions) {
     this.#options = options;
@@ -418,7 +416,7 @@ export class Daemon {
         counts.invalid = outcomes.invalid;
         counts.unattributed = report.errors.length;
         counts.pending = this.#orgs.pending();
-        this.#notifyPass(report.orgs, due, owned, snapshot.manifests.unattributed);
+        this.#notifyPass(report, due, owned);
         if (
           report.orgs.some((o) => o.status !== 'ok') ||
           report.errors.length > 0 ||
@@ -468,30 +466,18 @@ export class Daemon {
   }
 
   /** Queues the notifications of a pass (core/notify-events.ts decides which); never waits. */
-  #notifyPass(
-    reports: readonly OrgReport[],
-    due: readonly OrgManifest[],
-    owned: readonly OrgManifest[],
-    unattributed: readonly ProblemReport[],
-  ): void {
+  #notifyPass(report: RunReport, due: readonly OrgManifest[], owned: readonly OrgManifest[]): void {
     // A pass cut short by a stop reports aborted requests, not what the orgs are.
     if (this.#notifier === undefined || this.#shutdown.stopping.aborted) return;
-    const { events, memory } = passEvents(this.#notifyMemory, {
+    this.#notifier.notePass({
       owned: owned.map((org) => org.org),
-      reports,
+      reports: report.orgs,
       fingerprints: new Map(due.map((org) => [org.org, notifyFingerprint(org)])),
-      unattributed: unattributed.map((p) => ({
-        file: p.file,
-        line: p.line,
-        column: p.column,
-        path: p.path,
-        message: p.message,
-      })),
+      // The problems that belong to no org, as the report gives them.
+      unattributed: report.errors,
       revision: this.#revision ?? null,
       time: new Date(this.#clock.now()).toISOString(),
     });
-    this.#notifyMemory = memory;
-    this.#notifier.notify(events);
   }
 
   /** An org's round failed and another follows: /status and readiness show it now. */

@@ -1,7 +1,13 @@
 import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
-import type { NotifyEvent } from '../core/notify-events.ts';
+import {
+  EMPTY_NOTIFY_MEMORY,
+  passEvents,
+  type NotifyEvent,
+  type NotifyMemory,
+  type PassOutcome,
+} from '../core/notify-events.ts';
 import {
   formatNotification,
   NOTIFY_CONTENT_TYPES,
@@ -93,6 +99,8 @@ export class Notifier {
   readonly #closing = new AbortController();
   /** Aborted when the drain time is over: requests in flight end. */
   readonly #abort = new AbortController();
+  /** What the passes so far said of each org (core/notify-events.ts decides from it). */
+  #memory: NotifyMemory = EMPTY_NOTIFY_MEMORY;
   readonly #counts: Record<NotifyResult, number> = {
     delivered: 0,
     failed: 0,
@@ -124,6 +132,13 @@ export class Notifier {
   /** Every secret the notifier scrubs of its own: the notify secret, URL credentials. */
   get secrets(): readonly string[] {
     return this.#redactor.secrets;
+  }
+
+  /** Queues the events a pass makes (the transitions since the passes before it); returns at once. */
+  notePass(pass: PassOutcome): void {
+    const { events, memory } = passEvents(this.#memory, pass);
+    this.#memory = memory;
+    this.notify(events);
   }
 
   /** Queues `events` for every receiver; returns at once. */
