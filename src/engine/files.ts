@@ -16,7 +16,8 @@ export async function writeFileAtomic(file: string, content: string): Promise<vo
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process of this host with `pid` is running (one we may not signal counts). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

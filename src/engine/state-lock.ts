@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { describeHolder, judgeLock, parseLockHolder, type LockHolder } from '../core/state-lock.ts';
+import { isAlive } from './files.ts';
 import { formatDuration, StateLockTimeoutError } from './state-errors.ts';
 
 /**
@@ -13,15 +14,6 @@ import { formatDuration, StateLockTimeoutError } from './state-errors.ts';
 
 /** Lock files this process holds: a second store of the same file in this process waits too. */
 const heldHere = new Set<string>();
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** What a lock file found in the way says, and which file (inode) it was. */
 async function inspect(
