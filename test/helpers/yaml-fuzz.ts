@@ -7,18 +7,7 @@
  * escapes. A share of them is then mutated character by character around those same features.
  * The same seed gives the same texts, so a failure names the seed that reproduces it.
  */
-
-/** A small, fast, seeded PRNG (mulberry32). */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as random } from '../../src/emulator/faults.ts';
 
 type Rand = () => number;
 
