@@ -296,13 +296,15 @@ describe.each(TOKENS)('with %s, a token-echoing service', (_name, token, command
       try {
         const url = await run.listenUrl();
         await waitFor('a pass', () => run.stderr().includes('"msg":"pass '), { timeoutMs: 30_000 });
-        for (const endpoint of ['/status', '/metrics', '/healthz', '/readyz']) {
+        for (const endpoint of ['/', '/status', '/metrics', '/healthz', '/readyz']) {
           const response = await request(`${url}${endpoint}`);
           outputs.push([endpoint, await response.body.text()]);
         }
         const status = outputs.find(([where]) => where === '/status')?.[1] ?? '';
         expect(status).toContain('"acme"');
         expect(status).toContain('[REDACTED]');
+        // The status page shows the same service text, scrubbed as well.
+        expect(outputs.find(([where]) => where === '/')?.[1]).toContain('[REDACTED]');
       } finally {
         run.child.kill('SIGTERM');
         await run.exited;
