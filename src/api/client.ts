@@ -1,5 +1,5 @@
-import { getCACertificates } from 'node:tls';
 import pRetry, { AbortError } from 'p-retry';
+import { tls } from '../builtins.ts';
 import { Pool } from './undici.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import { compileScrub, type Scrub } from '../core/redact.ts';
@@ -67,7 +67,9 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       // Explicit, so NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment cannot turn verification off.
       rejectUnauthorized: true,
       // --ca-file adds to the default trust store; node's `ca` alone would replace it.
-      ...(options.ca === undefined ? {} : { ca: [...getCACertificates('default'), options.ca] }),
+      ...(options.ca === undefined
+        ? {}
+        : { ca: [...tls().getCACertificates('default'), options.ca] }),
     },
   });
 

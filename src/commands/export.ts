@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { link, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { parseCommandFlags, shortUsage } from '../config/flags.ts';
@@ -7,6 +6,7 @@ import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings } from '../config/setting.ts';
 import { ApiError } from '../api/errors.ts';
+import { crypto } from '../builtins.ts';
 import { ConfigError, UsageError, errorMessage } from '../errors.ts';
 import { renderExportedManifest } from '../manifests/export.ts';
 import { NAME_PATTERN } from '../core/names.ts';
@@ -42,7 +42,7 @@ function existsMessage(file: string, kind: 'link' | 'other'): string {
 async function writeExportFile(file: string, text: string, force: boolean): Promise<void> {
   const temp = path.join(
     path.dirname(file),
-    `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`,
+    `.${path.basename(file)}.${process.pid}.${crypto().randomBytes(6).toString('hex')}.tmp`,
   );
   const handle = await open(temp, 'wx', 0o644);
   try {

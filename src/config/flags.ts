@@ -1,4 +1,5 @@
-import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import type { ParseArgsOptionsConfig } from 'node:util';
+import { util } from '../builtins.ts';
 import { suggest } from '../core/suggest.ts';
 import { UsageError } from '../errors.ts';
 import { COMMANDS, type CommandName } from './commands.ts';
@@ -51,7 +52,7 @@ export async function parseCommandArgs<T extends SettingsTable, C extends Comman
 ): Promise<{ flags: FlagsOf<T, C>; positionals: string[] }> {
   const options = flagOptions(table, command);
   try {
-    const { values, positionals } = parseArgs({
+    const { values, positionals } = util().parseArgs({
       args: [...argv],
       options,
       strict: true,
@@ -75,7 +76,7 @@ function firstUnknownFlag(
   argv: readonly string[],
   options: ParseArgsOptionsConfig,
 ): string | undefined {
-  const { tokens } = parseArgs({ args: [...argv], options, strict: false, tokens: true });
+  const { tokens } = util().parseArgs({ args: [...argv], options, strict: false, tokens: true });
   const token = tokens.find((t) => t.kind === 'option' && !Object.hasOwn(options, t.name));
   return token?.kind === 'option' ? token.rawName : undefined;
 }

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { webhookVerdict } from '../core/daemon-policy.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Scrub } from '../core/redact.ts';
+import { http } from '../builtins.ts';
 import { ConfigError } from '../errors.ts';
 import { systemClock } from '../system-clock.ts';
 import { VERSION } from '../version.ts';
@@ -169,7 +170,7 @@ export async function startDaemonServer(
       }
     }
   };
-  const server = createServer((req, res) => {
+  const server = http().createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       logger.error(
         { err: error instanceof Error ? error.message : String(error) },

@@ -3,8 +3,8 @@
  * oversized heads and the head and whole-request timeouts (slowloris protection). Each gets a raw
  * answer when the socket can still take one, and never crashes the process.
  */
-import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { http } from '../builtins.ts';
 import type { Logger } from 'pino';
 import type { RequestStats, TimeoutKind } from './stats.ts';
 
@@ -12,7 +12,7 @@ import type { RequestStats, TimeoutKind } from './stats.ts';
 function rawAnswer(status: number, message: string): string {
   const body = JSON.stringify({ message });
   return (
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+    `HTTP/1.1 ${status} ${http().STATUS_CODES[status] ?? 'Error'}\r\n` +
     'content-type: application/json; charset=utf-8\r\n' +
     `content-length: ${Buffer.byteLength(body)}\r\n` +
     'connection: close\r\n\r\n' +

@@ -3,9 +3,9 @@
  * library callers, so a bad option fails at start with a ConfigError naming it.
  */
 import { randomInt } from 'node:crypto';
-import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { ConfigError } from '../errors.ts';
+import { createLogger } from '../log.ts';
 import { orgPatternFor } from './names.ts';
 import type { EmulatorOptions, FaultSettings, Profile, Sleep } from './options.ts';
 import {
@@ -142,7 +142,7 @@ export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
     seed,
     faults: faults.value.settings,
     dataFile: options.dataFile,
-    logger: options.logger ?? pino({ level: 'silent' }),
+    logger: options.logger ?? createLogger('silent', process.stderr),
     now: options.now ?? Date.now,
     sleep: options.sleep ?? timerSleep,
     requestLogSize,

@@ -2,8 +2,8 @@
  * `startEmulator`: the Environments API emulator's lifecycle on node:http. Builds the store, the
  * fault injector, the stats and the optional data file, listens, and closes gracefully.
  */
-import { createServer } from 'node:http';
 import type { Server } from 'node:http';
+import { http } from '../builtins.ts';
 import { ConfigError } from '../errors.ts';
 import type { AdminDeps } from './admin.ts';
 import type { ApiDeps } from './api.ts';
@@ -132,7 +132,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     onDoneWhileClosing: () => setImmediate(() => server.closeIdleConnections()),
   };
 
-  const server = createServer(
+  const server = http().createServer(
     {
       // Slowloris protection: the whole head, then the whole request, within these.
       headersTimeout: config.headersTimeoutMs,

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import {
   FIELD_LIST,
@@ -7,6 +6,7 @@ import {
   type FieldValue,
   type ValueKind,
 } from '../core/fields.ts';
+import { crypto } from '../builtins.ts';
 import { environmentOf } from '../core/compiled.ts';
 import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
@@ -121,7 +121,8 @@ function savedValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue |
 
 /** sha256 of the canonical listing: what `sync --plan` compares. */
 export function listingDigest(observed: readonly ObservedEnvironment[]): string {
-  return `sha256:${createHash('sha256')
+  return `sha256:${crypto()
+    .createHash('sha256')
     .update(JSON.stringify(canonicalListing(observed)))
     .digest('hex')}`;
 }

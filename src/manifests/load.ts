@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
+import { crypto } from '../builtins.ts';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { assembleOrgs, sourceIndex, type OrgManifest, type ParsedFile } from './assemble.ts';
 import {
@@ -130,7 +130,9 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
       continue;
     }
     const hash =
-      options.cache === undefined ? '' : createHash('sha1').update(outcome.text).digest('hex');
+      options.cache === undefined
+        ? ''
+        : crypto().createHash('sha1').update(outcome.text).digest('hex');
     const result =
       cached !== undefined && cached.hash === hash
         ? cached.result

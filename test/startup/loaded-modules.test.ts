@@ -1,0 +1,142 @@
+/**
+ * What each command loads, seen from inside the real process: a probe given to Node with
+ * `--import` records every package module and, at exit, whether the costly built-ins were loaded.
+ * Start-up time and memory are measured by the benchmark; this holds the structure that keeps
+ * them low (docs/performance.md): each path loads only what it uses, so a regression shows here
+ * as a name, not as a few milliseconds lost in noise.
+ */
+import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { envsync, startEnvsync } from '../helpers/cli.ts';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const TOKEN = 'probe-9d4e1a7c';
+const EXAMPLES = new URL('../../examples/manifests', import.meta.url).pathname;
+
+/** Built-ins that a CLI talking HTTP/1.1 never needs; Node loads them for its own fetch. */
+const HEAVY = {
+  http2: 'NativeModule http2',
+  nodeFetch: 'NativeModule internal/deps/undici/undici',
+  tls: 'NativeModule tls',
+  workers: 'NativeModule worker_threads',
+} as const;
+
+const PROBE = `
+import { registerHooks } from 'node:module';
+import { writeFileSync } from 'node:fs';
+const packages = new Set();
+registerHooks({
+  load(url, context, next) {
+    const name = /\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(url)?.[1];
+    if (name !== undefined) packages.add(name);
+    return next(url, context);
+  },
+});
+process.on('exit', () => {
+  const heavy = ${JSON.stringify(HEAVY)};
+  const loaded = Object.entries(heavy)
+    .filter(([, id]) => process.moduleLoadList.includes(id))
+    .map(([name]) => name);
+  writeFileSync(process.env.PROBE_OUT, JSON.stringify({ packages: [...packages].sort(), loaded }));
+});
+`;
+
+interface Loaded {
+  packages: string[];
+  loaded: string[];
+}
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let api: TestEmulator;
+let probeOptions: string;
+
+beforeAll(async () => {
+  tmp = await tempDir();
+  probeOptions = `--import=${pathToFileURL(await tmp.write('probe.mjs', PROBE)).href}`;
+  api = await startTestEmulator({ tokens: [{ token: TOKEN, orgs: null }] });
+});
+afterAll(async () => {
+  await api.close();
+  await tmp.cleanup();
+});
+
+const probeEnv = (name: string) => ({
+  NODE_OPTIONS: probeOptions,
+  PROBE_OUT: tmp.path(`${name}.json`),
+  ENVSYNC_TOKEN: TOKEN,
+});
+const probed = (name: string) =>
+  JSON.parse(readFileSync(tmp.path(`${name}.json`), 'utf8')) as Loaded;
+
+describe('what each path loads', () => {
+  it('validate: js-yaml only, no HTTP client and none of the heavy built-ins', async () => {
+    const run = await envsync(['validate', '--manifests', EXAMPLES], { env: probeEnv('validate') });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(probed('validate')).toEqual({ packages: ['js-yaml'], loaded: [] });
+  });
+
+  it('plan: the light undici and p-retry on top, still no http2, tls or Node’s own fetch', async () => {
+    const state = tmp.path('plan-state.json');
+    const args = ['--manifests', EXAMPLES, '--api-url', api.url, '--state', state];
+    expect((await envsync(['sync', ...args], { env: probeEnv('sync') })).code).toBe(0);
+    const run = await envsync(['plan', ...args], { env: probeEnv('plan') });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Plan: 0 to create, 0 to update');
+    expect(probed('plan')).toEqual({
+      packages: ['is-network-error', 'js-yaml', 'p-retry', 'undici'],
+      loaded: [],
+    });
+  });
+
+  it('the daemon and the emulator serve HTTP without Node’s fetch stack (http2, tls)', async () => {
+    const emulator = startEnvsync(['emulator', '--port', '0'], { env: probeEnv('emulator') });
+    const daemon = startEnvsync(
+      [
+        'run',
+        '--manifests',
+        EXAMPLES,
+        '--api-url',
+        api.url,
+        '--state',
+        tmp.path('run-state.json'),
+        '--listen',
+        '127.0.0.1:0',
+        '--log-format',
+        'json',
+      ],
+      { env: probeEnv('run') },
+    );
+    try {
+      await waitFor('the emulator to listen', () =>
+        emulator.stdout().startsWith('listening on http://'),
+      );
+      const listen = await daemon.listenUrl();
+      await waitFor('the daemon to be ready', async () => (await fetch(`${listen}/readyz`)).ok);
+      for (const page of ['/metrics', '/status', '/']) {
+        expect((await fetch(`${listen}${page}`)).status).toBe(200);
+      }
+      daemon.child.kill('SIGTERM');
+      emulator.child.kill('SIGTERM');
+      expect((await daemon.exited).code).toBe(0);
+      expect((await emulator.exited).code).toBe(0);
+    } finally {
+      await daemon.kill();
+      await emulator.kill();
+    }
+    // pino itself loads node:worker_threads (for `isMainThread`); its transports are never loaded.
+    for (const name of ['run', 'emulator']) {
+      const { loaded, packages } = probed(name);
+      expect(loaded.filter((builtin) => builtin !== 'workers')).toEqual([]);
+      expect(packages).toContain('pino');
+      expect(packages).not.toContain('thread-stream');
+    }
+    // prom-client's summaries, push gateway and cluster parts stay unloaded.
+    expect(probed('run').packages).toContain('prom-client');
+    expect(probed('run').packages).not.toContain('tdigest');
+  });
+});
