@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=20
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=20 --liftoff-only
 /**
  * envsync's entry point: argv -> command. The only place that turns errors into exit codes.
  */
