@@ -34,9 +34,17 @@ const MB = 1_000_000;
 export const TARGET = {
   validateMs: 2000,
   rssMb: 250,
-  noopVsFloor: 1.25,
+  noopVsFloor: 1.0,
+  /** Apply beside the bare script that reads, parses and sends the same requests. */
+  applyVsBare: 1.1,
+  /** Apply beside request time alone (requests x latency / concurrency). */
   applyVsBound: 1.2,
-  watchP95Ms: SETTLE_MS + 150,
+  /** Peak RSS of the no-op plan at the largest size of the scaling scenario. */
+  largestRssMb: 200,
+  /** A git-sync swap to its PUT: the debounce plus 100 ms for the pass. */
+  watchP95Ms: DEBOUNCE_MS + 100,
+  /** An in-place edit to its PUT: read once quiet for the settle time, then the pass. */
+  watchInPlaceP95Ms: SETTLE_MS + 150,
   idleCpuPercent: 1,
   naiveRequestRatio: 100,
   /** The small repository (the examples): whole processes beside their baselines. */

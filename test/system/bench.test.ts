@@ -74,8 +74,13 @@ describe('npm run bench (tiny)', () => {
     expect(scenarios['naive']).toMatchObject({ requests: 15, puts: 15 });
     expect(scenarios['apply']).toMatchObject({ drifted: 2, puts: 2 });
     const watch = scenarios['watch'];
+    // Both kinds of change: git-sync swaps (top level) and in-place edits.
     expect(
       isRecord(watch) && Array.isArray(watch['latenciesMs']) && watch['latenciesMs'].length,
+    ).toBe(2);
+    const inPlace = isRecord(watch) ? watch['inPlace'] : undefined;
+    expect(
+      isRecord(inPlace) && Array.isArray(inPlace['latenciesMs']) && inPlace['latenciesMs'].length,
     ).toBe(2);
     // The small repository: the examples, each figure beside its baseline of the same round.
     expect(scenarios['small']).toMatchObject({ reps: 1 });
@@ -99,7 +104,9 @@ describe('npm run bench (tiny)', () => {
       'noop.requests',
       'noop.vs-floor',
       'apply.vs-bound',
+      'apply.vs-bare',
       'watch.p95',
+      'watch.inPlaceP95',
       'watch.idle-cpu',
       'naive.request-ratio',
       'rss.validate',
