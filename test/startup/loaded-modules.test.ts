@@ -135,8 +135,10 @@ describe('what each path loads', () => {
       expect(packages).toContain('pino');
       expect(packages).not.toContain('thread-stream');
     }
-    // prom-client's summaries, push gateway and cluster parts stay unloaded.
+    // prom-client's summaries, push gateway and cluster parts, and the API its exemplars would use,
+    // stay unloaded.
     expect(probed('run').packages).toContain('prom-client');
     expect(probed('run').packages).not.toContain('tdigest');
+    expect(probed('run').packages).not.toContain('@opentelemetry/api');
   });
 });
