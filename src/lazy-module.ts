@@ -14,14 +14,22 @@
  * - `object`: the module exports an object of values; the stand-in forwards reading a property
  *   (and `in`), which is all these libraries do with it.
  *
- * Call it before the library is first required; if the module is loaded already, it does nothing.
+ * Call it before the library is first required. If the module is loaded already, or is not where
+ * `specifier` says (another version of the library), it does nothing.
  */
 export function deferModule(
   load: NodeJS.Require,
   specifier: string,
   shape: 'function' | 'object' = 'function',
 ): void {
-  const file = load.resolve(specifier);
+  let file: string;
+  try {
+    file = load.resolve(specifier);
+  } catch {
+    // Not where this version of the library keeps it: the library then loads what it loads.
+    // (test/startup/loaded-modules.test.ts notices the lost saving.)
+    return;
+  }
   if (load.cache[file] !== undefined) return;
   let real: unknown;
   const loadReal = (): unknown => {

@@ -60,6 +60,11 @@ describe('deferModule', () => {
     expect(loads()).toEqual({ fn: 1, obj: 1 });
   });
 
+  it('does nothing for a module that is not there (another version of the library)', () => {
+    expect(() => deferModule(load, 'lib/renamed-since.js')).not.toThrow();
+    expect(() => load('lib/renamed-since.js')).toThrow(/Cannot find module/);
+  });
+
   it('does nothing to a module that is loaded already', () => {
     const before = load('lib/heavy-fn.js') as unknown;
     deferModule(load, 'lib/heavy-fn.js');
