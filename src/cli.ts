@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=20 --liftoff-only
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=20 --wasm-tiering-budget=100000000
 /**
  * envsync's entry point: argv -> command. The only place that turns errors into exit codes.
  */
