@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { assembleOrgs, sourceIndex, type OrgManifest, type ParsedFile } from './assemble.ts';
 import {
@@ -56,6 +57,12 @@ export interface LoadOptions {
    * change is not read again, and one whose text did not change is not parsed again.
    */
   readonly cache?: ManifestCache | undefined;
+  /**
+   * Read and parse on this thread and a worker (true) or on this thread only (false); by default
+   * a worker helps with trees of PARALLEL_MIN_FILES files or more, when there is a second core.
+   * Never with a cache. The results are the same either way.
+   */
+  readonly parseInWorker?: boolean | undefined;
 }
 
 /** One file as last read: how to recognise it, its text and what it said. */
@@ -84,6 +91,21 @@ function statKeyOf(file: string): string | undefined {
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
 }
 
+/**
+ * Below this many files, reading on one thread is cheaper than starting a worker (about 40 ms of
+ * a core; docs/performance.md, "Large repository: overlap and memory").
+ */
+export const PARALLEL_MIN_FILES = 64;
+
+/** A file that could not be read: one problem, at its start. */
+function unreadable(file: string, message: string): ParsedFile {
+  return {
+    file,
+    documents: [],
+    problems: [{ file, line: 1, column: 1, path: '', message, org: undefined }],
+  };
+}
+
 /** Reads, parses and validates every manifest below the root. Problems are data, not throws. */
 export async function loadManifests(options: LoadOptions): Promise<ManifestSet> {
   const { files, problems: treeProblems } =
@@ -95,7 +117,32 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   const shared = sharedValues(); // names and policy lists repeat across files
   const paths = new Map<string, string>();
   const changed = new Set<string>();
+  // A large tree is read and parsed on two threads (parse-parallel.ts), with the same results;
+  // a daemon's load, with its cache, reads only what changed and stays on this thread.
+  const inWorker =
+    options.cache === undefined &&
+    (options.parseInWorker ?? (files.length >= PARALLEL_MIN_FILES && availableParallelism() > 1));
+  const outcomes = inWorker
+    ? (
+        await (
+          await import('./parse-parallel.ts')
+        ).parseFilesInParallel(files, options.maxFileBytes, shared)
+      ).outcomes
+    : undefined;
   for (const [index, file] of files.entries()) {
+    const done = outcomes?.[index];
+    if (done !== undefined) {
+      paths.set(file.display, file.path);
+      parsed[index] = done.ok
+        ? {
+            file: file.display,
+            documents: done.result.documents,
+            problems: [...done.result.problems],
+            declared: done.result.declared,
+          }
+        : unreadable(file.display, done.message);
+      continue;
+    }
     const cached = options.cache?.get(file.display);
     const statKey = options.cache === undefined ? undefined : statKeyOf(file.path);
     if (cached !== undefined && statKey !== undefined && cached.statKey === statKey) {
@@ -113,20 +160,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     const outcome = readManifestFile(file.path, options.maxFileBytes);
     if (!outcome.ok) {
       changed.add(file.display);
-      parsed[index] = {
-        file: file.display,
-        documents: [],
-        problems: [
-          {
-            file: file.display,
-            line: 1,
-            column: 1,
-            path: '',
-            message: outcome.message,
-            org: undefined,
-          },
-        ],
-      };
+      parsed[index] = unreadable(file.display, outcome.message);
       continue;
     }
     const hash =
