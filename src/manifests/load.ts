@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
-import { assembleOrgs, sourceIndex, type OrgManifest, type ParsedFile } from './assemble.ts';
+import { assembleOrgs, sourceOf, type OrgManifest, type ParsedFile } from './assemble.ts';
 import {
   discoverGivenPaths,
   discoverManifestFiles,
@@ -37,8 +37,12 @@ export interface ManifestSet {
   readonly locate?: Locate | undefined;
 }
 
-/** See ManifestSet.locate: `path` is below the environment, `item` a value in the list there. */
+/**
+ * See ManifestSet.locate: `env` is an environment of the valid org `org` (whose names are unique),
+ * `path` is below the environment, `item` a value in the list there.
+ */
 export type Locate = (
+  org: string,
   env: DesiredEnvironment,
   path: readonly (string | number)[],
   item?: string,
@@ -104,6 +108,26 @@ function unreadable(file: string, message: string): ParsedFile {
     documents: [],
     problems: [{ file, line: 1, column: 1, path: '', message, org: undefined }],
   };
+}
+
+/** Where `org` declares the environment `name`: the first of its files and documents that does. */
+function findSource(
+  org: string,
+  name: string,
+  files: readonly string[],
+  read: (file: string) => ReturnType<typeof readManifestFile>,
+): SourceLocation | undefined {
+  for (const file of files) {
+    const outcome = read(file);
+    if (!outcome.ok) continue;
+    for (const [d, doc] of parseManifest(outcome.text, file).documents.entries()) {
+      if (doc.org !== org) continue;
+      const index = doc.environments.findIndex((env) => env.name === name);
+      const env = doc.environments[index];
+      if (env !== undefined) return sourceOf(env, file, d, index);
+    }
+  }
+  return undefined;
 }
 
 /** Reads, parses and validates every manifest below the root. Problems are data, not throws. */
@@ -228,10 +252,14 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     message: problem.message,
     org: undefined,
   }));
-  let sources: ReturnType<typeof sourceIndex> | undefined;
-  const locate: Locate = (env, path, item) => {
-    sources ??= sourceIndex(parsed);
-    const source = sources.get(env);
+  // Found again by name in the org's files, so that the load's parsed files need not be kept
+  // (at 100,000 environments they hold a copy of every list of environments): this is for the
+  // rare message that needs a place, and a valid org's names are unique.
+  const filesOf = new Map(orgs.map((org) => [org.org, org.files]));
+  const locate: Locate = (org, env, path, item) => {
+    const source = findSource(org, env.name, filesOf.get(org) ?? [], (file) =>
+      readManifestFile(paths.get(file) ?? file, options.maxFileBytes),
+    );
     if (source === undefined) return undefined;
     const full = ['environments', source.index, ...path];
     const at = locatorOf(source.file)?.(source.document, full, item) ?? {

@@ -62,7 +62,7 @@ function said(set: ManifestSet) {
     unattributed: set.unattributed,
     fileCount: set.fileCount,
     located: set.orgs.flatMap((org) =>
-      org.environments.map((e) => set.locate?.(e, ['description'])),
+      org.environments.map((e) => set.locate?.(org.org, e, ['description'])),
     ),
   };
 }
