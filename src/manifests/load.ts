@@ -62,9 +62,11 @@ export interface LoadOptions {
    */
   readonly cache?: ManifestCache | undefined;
   /**
-   * Read and parse on this thread and a worker (true) or on this thread only (false); by default
-   * a worker helps with trees of PARALLEL_MIN_FILES files or more, when there is a second core.
-   * Never with a cache. The results are the same either way.
+   * Read and parse on this thread and one worker (parse-parallel.ts), with the same results; not
+   * with a cache. Off by default: a worker keeps about 14 MB of the process's memory after it has
+   * gone, which takes a no-op plan at 300,000 environments over its 200 MB, and it saves time
+   * only when the second core is idle (docs/performance.md, "Large repository: overlap and
+   * memory"). Needs a second core: without one, this thread reads every file.
    */
   readonly parseInWorker?: boolean | undefined;
 }
@@ -94,12 +96,6 @@ function statKeyOf(file: string): string | undefined {
   if (Date.now() - info.mtimeMs < 2000) return undefined;
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
 }
-
-/**
- * Below this many files, reading on one thread is cheaper than starting a worker (about 40 ms of
- * a core; docs/performance.md, "Large repository: overlap and memory").
- */
-export const PARALLEL_MIN_FILES = 64;
 
 /** A file that could not be read: one problem, at its start. */
 function unreadable(file: string, message: string): ParsedFile {
@@ -141,11 +137,9 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   const shared = sharedValues(); // names and policy lists repeat across files
   const paths = new Map<string, string>();
   const changed = new Set<string>();
-  // A large tree is read and parsed on two threads (parse-parallel.ts), with the same results;
-  // a daemon's load, with its cache, reads only what changed and stays on this thread.
+  // A daemon's load, with its cache, reads only what changed and stays on this thread.
   const inWorker =
-    options.cache === undefined &&
-    (options.parseInWorker ?? (files.length >= PARALLEL_MIN_FILES && availableParallelism() > 1));
+    options.parseInWorker === true && options.cache === undefined && availableParallelism() > 1;
   const outcomes = inWorker
     ? (
         await (
