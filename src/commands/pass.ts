@@ -111,6 +111,8 @@ export async function runPass(
       progress: dryRun ? undefined : progress,
       // The report on stdout lists every change: a log line each would say it twice.
       changesReported: true,
+      // Nothing reads the manifests after the pass: each org's is let go once it is done.
+      releaseDone: true,
       // Listings are kept only to save a plan: at 100,000 environments they weigh.
       onPlanned:
         outFile === undefined

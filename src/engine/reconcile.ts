@@ -52,6 +52,12 @@ export interface ReconcileOptions {
   readonly onOrgDone?: ((report: OrgReport) => void) | undefined;
   /** Called when an org's round fails and another round follows (so a failure shows at once). */
   readonly onRoundFailed?: ((report: OrgReport, round: number) => void) | undefined;
+  /**
+   * The caller gives `manifests.orgs` over to the pass (a one-shot plan or sync that reads it no
+   * more): each org's entry is emptied once the org is done, so that a large tree's memory goes
+   * down as the pass goes on instead of staying to its end.
+   */
+  readonly releaseDone?: boolean | undefined;
 }
 
 /**
@@ -77,7 +83,7 @@ function memberProblem(
   manifest: OrgManifest,
   manifests: ManifestSet,
 ): ProblemReport {
-  const where = manifests.locate?.(env, [spec.manifestKey], member);
+  const where = manifests.locate?.(manifest.org, env, [spec.manifestKey], member);
   return {
     file: where?.file ?? manifest.files[0] ?? '',
     line: where?.line ?? 1,
@@ -140,6 +146,14 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   return (await apply()).applyOrgPlan(plan, options);
 }
 
+/** What a released entry of the manifests' orgs holds: an org with nothing left in it. */
+const RELEASED: OrgManifest = Object.freeze({
+  org: '',
+  environments: Object.freeze([]),
+  files: Object.freeze([]),
+  problems: Object.freeze([]),
+});
+
 /** One org, in up to MAX_ROUNDS rounds while it fails only on transient errors. */
 async function reconcileOrgInRounds(
   manifest: OrgManifest,
@@ -168,9 +182,19 @@ async function reconcileOrgInRounds(
  * requests). An org's failure never stops another.
  */
 export async function reconcile(options: ReconcileOptions): Promise<RunReport> {
-  const selected = options.manifests.orgs.filter(
-    (org) => options.orgs === undefined || options.orgs.has(org.org),
-  );
+  const all = options.manifests.orgs;
+  // Positions in `all` of the selected orgs.
+  const selected: number[] = [];
+  for (const [index, org] of all.entries()) {
+    if (options.orgs === undefined || options.orgs.has(org.org)) selected.push(index);
+  }
+  const release =
+    options.releaseDone === true
+      ? (index: number) => {
+          // Given over by the caller (see releaseDone): its entries are this pass's to drop.
+          (all as OrgManifest[])[index] = RELEASED;
+        }
+      : () => undefined;
   // A few orgs more than requests in flight keeps the gate busy; thousands of orgs at once would
   // only hold their listings in memory while they wait for it.
   const reports: OrgReport[] = Array.from({ length: selected.length });
@@ -180,8 +204,9 @@ export async function reconcile(options: ReconcileOptions): Promise<RunReport> {
     Array.from({ length: width }, async () => {
       while (next < selected.length) {
         const index = next++;
-        const manifest = selected[index] as OrgManifest;
-        const report = await reconcileOrgInRounds(manifest, options);
+        const at = selected[index] as number;
+        const report = await reconcileOrgInRounds(all[at] as OrgManifest, options);
+        release(at);
         options.onOrgDone?.(report);
         reports[index] = report;
       }

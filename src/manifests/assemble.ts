@@ -39,7 +39,7 @@ interface FirstDeclared {
  * not (to save memory), and there it is the environment's position: document `document` of the
  * file's documents, entry `index` of its environments.
  */
-function sourceOf(
+export function sourceOf(
   env: DesiredEnvironment,
   file: string,
   document: number,

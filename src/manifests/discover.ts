@@ -127,6 +127,21 @@ export type ReadOutcome = { ok: true; text: string } | { ok: false; message: str
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
+ * One read buffer per thread, used by file after file: a new buffer per file is memory outside
+ * the JavaScript heap that is freed only when the collector gets round to it, and a thousand of
+ * them grow the process (docs/performance.md, "Large repository: overlap and memory"). A buffer
+ * larger than SPARE_BYTES, for an unusually large file, is not kept.
+ */
+const SPARE_BYTES = 256 * 1024;
+let spare: Buffer | undefined;
+
+/** A buffer of at least `bytes` bytes, the spare one when it is large enough. */
+function readBuffer(bytes: number): Buffer {
+  if (spare !== undefined && spare.length >= bytes) return spare;
+  return Buffer.allocUnsafeSlow(Math.max(bytes, bytes <= SPARE_BYTES ? 64 * 1024 : 0));
+}
+
+/**
  * Reads a manifest file as UTF-8 text (a BOM is dropped), refusing files over `maxBytes`,
  * binary files and invalid UTF-8. Never reads more than `maxBytes + 1` bytes.
  *
@@ -156,7 +171,7 @@ export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
     const info = fstatSync(fd);
     if (!info.isFile()) return { ok: false, message: 'not a regular file; manifests are files' };
     const { size } = info;
-    let buffer = Buffer.allocUnsafe(Math.min(size + 1, maxBytes + 1));
+    let buffer = readBuffer(Math.min(size + 1, maxBytes + 1));
     let length = 0;
     while (length <= maxBytes) {
       if (length === buffer.length) {
@@ -178,9 +193,13 @@ export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
     if (bytes.includes(0))
       return { ok: false, message: 'binary file (contains NUL bytes), not YAML' };
     try {
+      // The text is a copy: the buffer is free for the next file as soon as this returns.
       return { ok: true, text: utf8.decode(bytes) };
     } catch {
       return { ok: false, message: 'not valid UTF-8 text; save the file as UTF-8' };
+    } finally {
+      if (buffer.length > SPARE_BYTES) spare = undefined;
+      else if (buffer !== spare) spare = buffer;
     }
   } catch (error) {
     return { ok: false, message: `cannot be read (${codeOf(error) ?? String(error)})` };

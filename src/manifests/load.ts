@@ -1,7 +1,8 @@
 import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { crypto } from '../builtins.ts';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
-import { assembleOrgs, sourceIndex, type OrgManifest, type ParsedFile } from './assemble.ts';
+import { assembleOrgs, sourceOf, type OrgManifest, type ParsedFile } from './assemble.ts';
 import {
   discoverGivenPaths,
   discoverManifestFiles,
@@ -36,8 +37,12 @@ export interface ManifestSet {
   readonly locate?: Locate | undefined;
 }
 
-/** See ManifestSet.locate: `path` is below the environment, `item` a value in the list there. */
+/**
+ * See ManifestSet.locate: `env` is an environment of the valid org `org` (whose names are unique),
+ * `path` is below the environment, `item` a value in the list there.
+ */
 export type Locate = (
+  org: string,
   env: DesiredEnvironment,
   path: readonly (string | number)[],
   item?: string,
@@ -56,6 +61,14 @@ export interface LoadOptions {
    * change is not read again, and one whose text did not change is not parsed again.
    */
   readonly cache?: ManifestCache | undefined;
+  /**
+   * Read and parse on this thread and one worker (parse-parallel.ts), with the same results; not
+   * with a cache. Off by default: a worker keeps about 14 MB of the process's memory after it has
+   * gone, which takes a no-op plan at 300,000 environments over its 200 MB, and it saves time
+   * only when the second core is idle (docs/performance.md, "Large repository: overlap and
+   * memory"). Needs a second core: without one, this thread reads every file.
+   */
+  readonly parseInWorker?: boolean | undefined;
 }
 
 /** One file as last read: how to recognise it, its text and what it said. */
@@ -84,6 +97,35 @@ function statKeyOf(file: string): string | undefined {
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
 }
 
+/** A file that could not be read: one problem, at its start. */
+function unreadable(file: string, message: string): ParsedFile {
+  return {
+    file,
+    documents: [],
+    problems: [{ file, line: 1, column: 1, path: '', message, org: undefined }],
+  };
+}
+
+/** Where `org` declares the environment `name`: the first of its files and documents that does. */
+function findSource(
+  org: string,
+  name: string,
+  files: readonly string[],
+  read: (file: string) => ReturnType<typeof readManifestFile>,
+): SourceLocation | undefined {
+  for (const file of files) {
+    const outcome = read(file);
+    if (!outcome.ok) continue;
+    for (const [d, doc] of parseManifest(outcome.text, file).documents.entries()) {
+      if (doc.org !== org) continue;
+      const index = doc.environments.findIndex((env) => env.name === name);
+      const env = doc.environments[index];
+      if (env !== undefined) return sourceOf(env, file, d, index);
+    }
+  }
+  return undefined;
+}
+
 /** Reads, parses and validates every manifest below the root. Problems are data, not throws. */
 export async function loadManifests(options: LoadOptions): Promise<ManifestSet> {
   const { files, problems: treeProblems } =
@@ -95,7 +137,30 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   const shared = sharedValues(); // names and policy lists repeat across files
   const paths = new Map<string, string>();
   const changed = new Set<string>();
+  // A daemon's load, with its cache, reads only what changed and stays on this thread.
+  const inWorker =
+    options.parseInWorker === true && options.cache === undefined && availableParallelism() > 1;
+  const outcomes = inWorker
+    ? (
+        await (
+          await import('./parse-parallel.ts')
+        ).parseFilesInParallel(files, options.maxFileBytes, shared)
+      ).outcomes
+    : undefined;
   for (const [index, file] of files.entries()) {
+    const done = outcomes?.[index];
+    if (done !== undefined) {
+      paths.set(file.display, file.path);
+      parsed[index] = done.ok
+        ? {
+            file: file.display,
+            documents: done.result.documents,
+            problems: [...done.result.problems],
+            declared: done.result.declared,
+          }
+        : unreadable(file.display, done.message);
+      continue;
+    }
     const cached = options.cache?.get(file.display);
     const statKey = options.cache === undefined ? undefined : statKeyOf(file.path);
     if (cached !== undefined && statKey !== undefined && cached.statKey === statKey) {
@@ -113,20 +178,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     const outcome = readManifestFile(file.path, options.maxFileBytes);
     if (!outcome.ok) {
       changed.add(file.display);
-      parsed[index] = {
-        file: file.display,
-        documents: [],
-        problems: [
-          {
-            file: file.display,
-            line: 1,
-            column: 1,
-            path: '',
-            message: outcome.message,
-            org: undefined,
-          },
-        ],
-      };
+      parsed[index] = unreadable(file.display, outcome.message);
       continue;
     }
     const hash =
@@ -196,10 +248,14 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     message: problem.message,
     org: undefined,
   }));
-  let sources: ReturnType<typeof sourceIndex> | undefined;
-  const locate: Locate = (env, path, item) => {
-    sources ??= sourceIndex(parsed);
-    const source = sources.get(env);
+  // Found again by name in the org's files, so that the load's parsed files need not be kept
+  // (at 100,000 environments they hold a copy of every list of environments): this is for the
+  // rare message that needs a place, and a valid org's names are unique.
+  const filesOf = new Map(orgs.map((org) => [org.org, org.files]));
+  const locate: Locate = (org, env, path, item) => {
+    const source = findSource(org, env.name, filesOf.get(org) ?? [], (file) =>
+      readManifestFile(paths.get(file) ?? file, options.maxFileBytes),
+    );
     if (source === undefined) return undefined;
     const full = ['environments', source.index, ...path];
     const at = locatorOf(source.file)?.(source.document, full, item) ?? {
