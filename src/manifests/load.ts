@@ -1,5 +1,4 @@
 import { statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { crypto } from '../builtins.ts';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { assembleOrgs, sourceOf, type OrgManifest, type ParsedFile } from './assemble.ts';
@@ -61,14 +60,6 @@ export interface LoadOptions {
    * change is not read again, and one whose text did not change is not parsed again.
    */
   readonly cache?: ManifestCache | undefined;
-  /**
-   * Read and parse on this thread and one worker (parse-parallel.ts), with the same results; not
-   * with a cache. Off by default: a worker keeps about 14 MB of the process's memory after it has
-   * gone, which takes a no-op plan at 300,000 environments over its 200 MB, and it saves time
-   * only when the second core is idle (docs/performance.md, "Large repository: overlap and
-   * memory"). Needs a second core: without one, this thread reads every file.
-   */
-  readonly parseInWorker?: boolean | undefined;
 }
 
 /** One file as last read: how to recognise it, its text and what it said. */
@@ -137,30 +128,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   const shared = sharedValues(); // names and policy lists repeat across files
   const paths = new Map<string, string>();
   const changed = new Set<string>();
-  // A daemon's load, with its cache, reads only what changed and stays on this thread.
-  const inWorker =
-    options.parseInWorker === true && options.cache === undefined && availableParallelism() > 1;
-  const outcomes = inWorker
-    ? (
-        await (
-          await import('./parse-parallel.ts')
-        ).parseFilesInParallel(files, options.maxFileBytes, shared)
-      ).outcomes
-    : undefined;
   for (const [index, file] of files.entries()) {
-    const done = outcomes?.[index];
-    if (done !== undefined) {
-      paths.set(file.display, file.path);
-      parsed[index] = done.ok
-        ? {
-            file: file.display,
-            documents: done.result.documents,
-            problems: [...done.result.problems],
-            declared: done.result.declared,
-          }
-        : unreadable(file.display, done.message);
-      continue;
-    }
     const cached = options.cache?.get(file.display);
     const statKey = options.cache === undefined ? undefined : statKeyOf(file.path);
     if (cached !== undefined && statKey !== undefined && cached.statKey === statKey) {

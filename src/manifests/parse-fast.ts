@@ -117,15 +117,15 @@ const BLOCK_INDICATOR = /[|>]/;
 const BLANK_LINE = /^[ \t]+$/m;
 
 /** How the files of one load share names and lists (see SharedValues), and copy text out. */
-export interface ValueSharer {
+interface ValueSharer {
   /** The one copy of an environment or org name. */
   readonly name: (value: string) => string;
   /** Each kind of field value shared, or copied out of the file text, its own way. */
   readonly convert: ManifestValueConverters;
 }
 
-/** The sharing functions over one load's tables (used by the fast path and by worker results). */
-export function valueSharer({ names, lists }: SharedValues): ValueSharer {
+/** The sharing functions over one load's tables. */
+function valueSharer({ names, lists }: SharedValues): ValueSharer {
   const name = (value: string): string => {
     const known = names.get(value);
     if (known !== undefined) return known;
