@@ -203,6 +203,20 @@ async function main(c: BenchConfig): Promise<void> {
       ...rssRows.map(([id, name, value]) =>
         check(`rss.${id}`, 'peak RSS', name, value, 'MB', '<=', TARGET.rssMb),
       ),
+      // The largest tree of the scaling curve (300,000 environments in a full run).
+      ...scale.points
+        .slice(-1)
+        .map((p) =>
+          check(
+            'scaling.largest-rss',
+            'scaling',
+            `no-op plan peak RSS, ${fmt(p.environments)} envs`,
+            p.peakRssMb,
+            'MB',
+            '<=',
+            TARGET.largestRssMb,
+          ),
+        ),
     ];
     const figures: string[][] = [
       ...smallFigures(smallResult),

@@ -119,6 +119,7 @@ describe('npm run bench (tiny)', () => {
       'small.validate',
       'small.help',
       'small.daemonRss',
+      'scaling.largest-rss',
     ]) {
       expect(ids).toContain(id);
     }
