@@ -1,44 +1,99 @@
 /**
- * `npm run build` (and `npm pack`, through `prepack`): compiles src/ into dist/ as plain
+ * `npm run build` (and `npm pack`, through `prepack`): bundles src/ into dist/ as plain
  * JavaScript for the package, since Node strips no types from files under node_modules. A
- * checkout runs src/ directly and needs no build. Then checks that no compiled module still names
- * a `.ts` file: the package ships none, so such a path would only fail once installed.
+ * checkout runs src/ directly and needs no build.
+ *
+ * The bundler is rolldown (vite's). It joins envsync's modules into a few chunks at dist/'s root,
+ * split where the code imports lazily (each command, the daemon, the emulator), and leaves the
+ * package's dependencies and Node's built-ins as imports. Fewer modules means less for Node to
+ * resolve at every start: a one-shot command no longer resolves some 150 imports one by one.
+ * Type errors are not its business: `tsc --noEmit` checks them (`npm test`).
+ *
+ * A module loaded lazily through `ownModule('./name.ts')` (src/own-module.ts) becomes an entry of
+ * its own, `dist/name.js`, where such a require looks for it from any chunk. Then the build checks
+ * that every one of them is there, and that no output still names a `.ts` file: the package ships
+ * none, so such a path would only fail once installed.
  *
  * `--out-dir DIR` builds a runnable copy of the package into DIR instead, leaving the checkout's
  * dist/ alone: DIR/dist, DIR/bin, DIR/package.json, and DIR/node_modules linked to the checkout's.
  * The tests run the CLI from such a copy (see test/global-setup.ts).
  */
-import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cp, mkdir, readFile, readdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { build } from 'rolldown';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const SRC = path.join(ROOT, 'src');
 const { values } = parseArgs({ options: { 'out-dir': { type: 'string' } } });
 const OUT = values['out-dir'] === undefined ? undefined : path.resolve(values['out-dir']);
 const DIST = OUT === undefined ? path.join(ROOT, 'dist') : path.join(OUT, 'dist');
 
-await rm(DIST, { recursive: true, force: true });
-const tsc = spawnSync('tsc', ['-p', 'tsconfig.build.json', '--outDir', DIST], {
-  cwd: ROOT,
-  stdio: 'inherit',
-  // Run by npm or by hand: either way the project's own compiler.
-  env: {
-    ...process.env,
-    PATH: `${path.join(ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env['PATH'] ?? ''}`,
-  },
-});
-if (tsc.status !== 0) {
-  process.stderr.write(
-    `build: tsc -p tsconfig.build.json failed (${tsc.error?.message ?? `exit ${tsc.status}`})\n`,
-  );
+const fail = (message: string): never => {
+  process.stderr.write(`build: ${message}\n`);
   process.exit(1);
+};
+
+/** The modules src/ loads through ownModule, by entry name (their file name without `.ts`). */
+async function lazyEntries(): Promise<Record<string, string>> {
+  const entries: Record<string, string> = {};
+  for (const entry of await readdir(SRC, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    const text = await readFile(file, 'utf8');
+    for (const match of text.matchAll(/ownModule\(\s*(['"`])([^'"`]*)\1\s*\)/g)) {
+      const given = match[2] as string;
+      // Every chunk sits at dist/'s root, so only a sibling's path finds its entry there.
+      if (!/^\.\/[^/]+\.ts$/.test(given)) {
+        fail(
+          `${path.relative(ROOT, file)}: ownModule('${given}'): name a module of the same folder ('./name.ts'), which the package has at dist/name.js`,
+        );
+      }
+      const target = path.resolve(path.dirname(file), given);
+      const name = path.basename(target, '.ts');
+      if (entries[name] !== undefined && entries[name] !== target) {
+        fail(
+          `two lazily loaded modules are both named ${name}.ts (${path.relative(ROOT, entries[name])}, ${path.relative(ROOT, target)}): they would be the same dist/${name}.js; rename one`,
+        );
+      }
+      entries[name] = target;
+    }
+  }
+  return entries;
 }
+
+await rm(DIST, { recursive: true, force: true });
+const lazy = await lazyEntries();
+if ('cli' in lazy)
+  fail("a lazily loaded module is named cli.ts, the entry point's name; rename it");
+try {
+  await build({
+    cwd: ROOT,
+    input: { cli: path.join(SRC, 'cli.ts'), ...lazy },
+    platform: 'node',
+    // The package's dependencies (bare specifiers) and Node's built-ins stay imports.
+    external: [/^node:/, /^[^./]/],
+    logLevel: 'warn',
+    output: {
+      dir: DIST,
+      format: 'esm',
+      entryFileNames: '[name].js',
+      chunkFileNames: '[name]-[hash].js',
+      comments: false,
+    },
+  });
+} catch (error) {
+  fail(`rolldown could not bundle src/: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+const missing = Object.keys(lazy).filter((name) => !existsSync(path.join(DIST, `${name}.js`)));
+if (missing.length > 0) fail(`lazily loaded modules missing from dist/: ${missing.join(', ')}`);
 
 /**
  * A relative module path ending in `.ts`, in quotes, other than one given to ownModule (which
- * turns it into `.js` when built): left behind by a path the compiler does not rewrite.
+ * turns it into `.js` when built): left behind by a path the bundler does not rewrite.
  */
 const TS_PATH = /(?<!ownModule\()(['"`])\.{1,2}\/[^'"`\n]*\.ts\1/;
 const problems: string[] = [];
@@ -52,10 +107,9 @@ for (const entry of await readdir(DIST, { recursive: true, withFileTypes: true }
   });
 }
 if (problems.length > 0) {
-  process.stderr.write(
-    `build: compiled modules still name .ts files, which the package does not ship (give such a path through ownModule in src/own-module.ts):\n${problems.map((p) => `  ${p}\n`).join('')}`,
+  fail(
+    `compiled modules still name .ts files, which the package does not ship (give such a path through ownModule in src/own-module.ts):\n${problems.map((p) => `  ${p}`).join('\n')}`,
   );
-  process.exit(1);
 }
 if (OUT !== undefined) {
   await mkdir(OUT, { recursive: true });
@@ -64,4 +118,4 @@ if (OUT !== undefined) {
   await rm(path.join(OUT, 'node_modules'), { force: true });
   await symlink(path.join(ROOT, 'node_modules'), path.join(OUT, 'node_modules'), 'dir');
 }
-process.stdout.write(`build: compiled src/ into ${path.relative(process.cwd(), DIST) || '.'}\n`);
+process.stdout.write(`build: bundled src/ into ${path.relative(process.cwd(), DIST) || '.'}\n`);

@@ -1,8 +1,10 @@
 /**
  * envsync's own modules are `.ts` files run directly in a checkout and `.js` files in the package
- * (dist/, built by scripts/build.ts). The compiler rewrites the paths of `import` statements, but
- * not a path given to `require`, which the lazily loaded modules use: this gives that path the
- * extension of the modules actually running.
+ * (dist/, bundled by scripts/build.ts). The bundler rewrites `import` statements, but not a path
+ * given to `require`, which the lazily loaded modules use: this gives that path the extension of
+ * the modules actually running. In the package every chunk sits at dist/'s root, and the build
+ * makes each module named here an entry of its own there, `dist/NAME.js`: so name it as a sibling
+ * (`./NAME.ts`), and give no two such modules the same file name (the build refuses).
  */
 const RUNNING_SOURCES = import.meta.url.endsWith('.ts');
 

@@ -173,7 +173,7 @@ describe('Dockerfile', () => {
     expect(runs).toEqual(['npm ci --ignore-scripts --no-audit --no-fund', 'npm run build']);
     expect(all(buildStage, 'COPY').map(parseCopy)).toEqual([
       { from: undefined, sources: ['package.json', 'package-lock.json'], dest: './' },
-      { from: undefined, sources: ['tsconfig.json', 'tsconfig.build.json'], dest: './' },
+      { from: undefined, sources: ['tsconfig.json'], dest: './' },
       { from: undefined, sources: ['scripts/build.ts'], dest: './scripts/' },
       { from: undefined, sources: ['src'], dest: './src' },
     ]);
