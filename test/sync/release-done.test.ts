@@ -1,30 +1,20 @@
 import pino from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.ts';
 import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
 import { reconcile } from '../../src/engine/reconcile.ts';
 import { StateStore } from '../../src/engine/state-store.ts';
 import { loadManifests } from '../../src/manifests/load.ts';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import type { TestEmulator } from '../helpers/emulator.ts';
+import { syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
-const TOKEN = 'release-token-5a4b3c';
 const logger = pino({ level: 'silent' });
-
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-let api: TestEmulator;
-beforeEach(async () => {
-  tmp = await tempDir();
-  api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
-});
-afterEach(async () => {
-  await api.close();
-  await tmp.cleanup();
-});
+const world = syncWorld();
 
 /** One plan over the tree as it is now; `releaseDone` as the one-shot commands pass it. */
-async function planOnce(releaseDone: boolean) {
+async function planOnce(api: TestEmulator, releaseDone: boolean) {
+  const tmp = world.tmp();
   const manifests = await loadManifests({ root: 'manifests', cwd: tmp.dir, maxFileBytes: 1 << 20 });
   const client = createClient({
     apiUrl: new URL(api.url),
@@ -57,6 +47,11 @@ async function planOnce(releaseDone: boolean) {
 
 describe('a one-shot pass that lets go of each org once it is done', () => {
   it('reports exactly what a pass that keeps the manifests does, and empties only the orgs it did', async () => {
+    const api = await world.emulator({
+      profile: 'kosli',
+      orgs: ['acme', 'beta', 'gamma', 'delta'],
+    });
+    const tmp = world.tmp();
     await tmp.write(
       'manifests/acme.yaml',
       'org: acme\nenvironments:\n  - name: web\n    type: K8S\n    description: Web\n' +
@@ -79,8 +74,8 @@ describe('a one-shot pass that lets go of each org once it is done', () => {
       'manifests/delta.yaml',
       'org: delta\nenvironments:\n  - name: y\n    type: S3\n    description: Y\n',
     );
-    const kept = await planOnce(false);
-    const released = await planOnce(true);
+    const kept = await planOnce(api, false);
+    const released = await planOnce(api, true);
     expect(released.report).toEqual(kept.report);
     // The member no environment has is located in its file, found again by org and name.
     expect(released.report.orgs.find((o) => o.org === 'acme')?.errors).toMatchObject([
