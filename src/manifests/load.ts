@@ -102,12 +102,10 @@ function findSource(
   org: string,
   name: string,
   files: readonly string[],
-  read: (file: string) => ReturnType<typeof readManifestFile>,
+  documentsOf: (file: string) => ParsedFile['documents'],
 ): SourceLocation | undefined {
   for (const file of files) {
-    const outcome = read(file);
-    if (!outcome.ok) continue;
-    for (const [d, doc] of parseManifest(outcome.text, file).documents.entries()) {
+    for (const [d, doc] of documentsOf(file).entries()) {
       if (doc.org !== org) continue;
       const index = doc.environments.findIndex((env) => env.name === name);
       const env = doc.environments[index];
@@ -220,10 +218,19 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   // (at 100,000 environments they hold a copy of every list of environments): this is for the
   // rare message that needs a place, and a valid org's names are unique.
   const filesOf = new Map(orgs.map((org) => [org.org, org.files]));
+  // Each file is read and parsed again at most once, however many places are asked for in it.
+  const reparsed = new Map<string, ParsedFile['documents']>();
+  const documentsOf = (file: string): ParsedFile['documents'] => {
+    let documents = reparsed.get(file);
+    if (documents === undefined) {
+      const outcome = readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
+      documents = outcome.ok ? parseManifest(outcome.text, file).documents : [];
+      reparsed.set(file, documents);
+    }
+    return documents;
+  };
   const locate: Locate = (org, env, path, item) => {
-    const source = findSource(org, env.name, filesOf.get(org) ?? [], (file) =>
-      readManifestFile(paths.get(file) ?? file, options.maxFileBytes),
-    );
+    const source = findSource(org, env.name, filesOf.get(org) ?? [], documentsOf);
     if (source === undefined) return undefined;
     const full = ['environments', source.index, ...path];
     const at = locatorOf(source.file)?.(source.document, full, item) ?? {
