@@ -183,13 +183,24 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     if (position === undefined) wanted.add(source.file);
     return position ?? { line: 1, column: 1 };
   });
-  // Each file is read and parsed for positions at most once, however many places are asked for.
+  // A file is read again at most once, however many places are asked for in it; its text is
+  // then parsed for positions (locatorOf) or for its environments (documentsOf below) at most once.
+  const texts = new Map<string, string | null>();
+  const textOf = (file: string): string | null => {
+    let text = texts.get(file);
+    if (text === undefined) {
+      const outcome = readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
+      text = outcome.ok ? outcome.text : null;
+      texts.set(file, text);
+    }
+    return text;
+  };
   const locators = new Map<string, ReturnType<typeof textLocator> | null>();
   const locatorOf = (file: string) => {
     let locator = locators.get(file);
     if (locator === undefined) {
-      const outcome = readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
-      locator = outcome.ok ? textLocator(outcome.text) : null;
+      const text = textOf(file);
+      locator = text === null ? null : textLocator(text);
       locators.set(file, locator);
     }
     return locator ?? undefined;
@@ -218,13 +229,12 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   // (at 100,000 environments they hold a copy of every list of environments): this is for the
   // rare message that needs a place, and a valid org's names are unique.
   const filesOf = new Map(orgs.map((org) => [org.org, org.files]));
-  // Each file is read and parsed again at most once, however many places are asked for in it.
   const reparsed = new Map<string, ParsedFile['documents']>();
   const documentsOf = (file: string): ParsedFile['documents'] => {
     let documents = reparsed.get(file);
     if (documents === undefined) {
-      const outcome = readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
-      documents = outcome.ok ? parseManifest(outcome.text, file).documents : [];
+      const text = textOf(file);
+      documents = text === null ? [] : parseManifest(text, file).documents;
       reparsed.set(file, documents);
     }
     return documents;
