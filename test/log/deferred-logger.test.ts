@@ -2,13 +2,12 @@
  * The logger loads pino only when it writes a line: what it writes is pino's own, and a quiet
  * one-shot run (a valid `validate` at the default `warn`) never loads pino at all.
  */
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
-import { CLI } from '../helpers/entry.ts';
+import { envsync } from '../helpers/cli.ts';
+import { loadProbe } from '../helpers/load-probe.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 function memory(): { stream: Writable; lines: () => Record<string, unknown>[] } {
@@ -58,26 +57,15 @@ describe('createLogger', () => {
   it('a quiet validate never loads pino; a run that logs does', async () => {
     const tmp = await tempDir();
     try {
-      // A load hook in the CLI's own process, reporting every module it loads on stderr.
-      const hook = tmp.path('hook.mjs');
-      writeFileSync(
-        hook,
-        "import { registerHooks } from 'node:module';\nimport { writeSync } from 'node:fs';\n" +
-          'registerHooks({ load(url, context, next) { writeSync(2, `LOADED ${url}\\n`); return next(url, context); } });\n',
-      );
+      const probe = await loadProbe(tmp);
       const examples = fileURLToPath(new URL('../../examples/manifests', import.meta.url));
-      const run = (args: string[]) =>
-        spawnSync(process.execPath, ['--import', hook, CLI, ...args], {
-          encoding: 'utf8',
-          timeout: 30_000,
-        });
-      const quiet = run(['validate', '--manifests', examples]);
-      expect(quiet.status).toBe(0);
-      expect(quiet.stderr).toContain('LOADED ');
-      expect(quiet.stderr).not.toMatch(/node_modules\/pino\//);
-      const chatty = run(['validate', '--manifests', examples, '--log-level', 'debug']);
-      expect(chatty.status).toBe(0);
-      expect(chatty.stderr).toMatch(/node_modules\/pino\//);
+      const run = (name: string, args: string[]) =>
+        envsync(['validate', '--manifests', examples, ...args], { env: probe.env(name) });
+      expect((await run('quiet', [])).code).toBe(0);
+      expect(probe.read('quiet').packages).toContain('js-yaml');
+      expect(probe.read('quiet').packages).not.toContain('pino');
+      expect((await run('chatty', ['--log-level', 'debug'])).code).toBe(0);
+      expect(probe.read('chatty').packages).toContain('pino');
     } finally {
       await tmp.cleanup();
     }

@@ -5,57 +5,23 @@
  * them low (docs/performance.md): each path loads only what it uses, so a regression shows here
  * as a name, not as a few milliseconds lost in noise.
  */
-import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envsync, startEnvsync } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { loadProbe } from '../helpers/load-probe.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'probe-9d4e1a7c';
 const EXAMPLES = new URL('../../examples/manifests', import.meta.url).pathname;
 
-/** Built-ins that a CLI talking HTTP/1.1 never needs; Node loads them for its own fetch. */
-const HEAVY = {
-  http2: 'NativeModule http2',
-  nodeFetch: 'NativeModule internal/deps/undici/undici',
-  tls: 'NativeModule tls',
-  workers: 'NativeModule worker_threads',
-} as const;
-
-const PROBE = `
-import { registerHooks } from 'node:module';
-import { writeFileSync } from 'node:fs';
-const packages = new Set();
-registerHooks({
-  load(url, context, next) {
-    const name = /\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(url)?.[1];
-    if (name !== undefined) packages.add(name);
-    return next(url, context);
-  },
-});
-process.on('exit', () => {
-  const heavy = ${JSON.stringify(HEAVY)};
-  const loaded = Object.entries(heavy)
-    .filter(([, id]) => process.moduleLoadList.includes(id))
-    .map(([name]) => name);
-  writeFileSync(process.env.PROBE_OUT, JSON.stringify({ packages: [...packages].sort(), loaded }));
-});
-`;
-
-interface Loaded {
-  packages: string[];
-  loaded: string[];
-}
-
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 let api: TestEmulator;
-let probeOptions: string;
+let probe: Awaited<ReturnType<typeof loadProbe>>;
 
 beforeAll(async () => {
   tmp = await tempDir();
-  probeOptions = `--import=${pathToFileURL(await tmp.write('probe.mjs', PROBE)).href}`;
+  probe = await loadProbe(tmp);
   api = await startTestEmulator({ tokens: [{ token: TOKEN, orgs: null }] });
 });
 afterAll(async () => {
@@ -63,13 +29,8 @@ afterAll(async () => {
   await tmp.cleanup();
 });
 
-const probeEnv = (name: string) => ({
-  NODE_OPTIONS: probeOptions,
-  PROBE_OUT: tmp.path(`${name}.json`),
-  ENVSYNC_TOKEN: TOKEN,
-});
-const probed = (name: string) =>
-  JSON.parse(readFileSync(tmp.path(`${name}.json`), 'utf8')) as Loaded;
+const probeEnv = (name: string) => ({ ...probe.env(name), ENVSYNC_TOKEN: TOKEN });
+const probed = (name: string) => probe.read(name);
 
 describe('what each path loads', () => {
   it('validate: js-yaml only, no HTTP client and none of the heavy built-ins', async () => {

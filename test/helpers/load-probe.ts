@@ -1,0 +1,55 @@
+/**
+ * A probe that sees what a Node process loads, from inside it: given to the process with
+ * `--import` (through NODE_OPTIONS), it records every package module it loads and, at exit,
+ * which costly built-ins were loaded, into the JSON file PROBE_OUT names.
+ */
+import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import type { tempDir } from './tmp.ts';
+
+/** Built-ins that a CLI talking HTTP/1.1 never needs; Node loads them for its own fetch. */
+export const HEAVY_BUILTINS = {
+  http2: 'NativeModule http2',
+  nodeFetch: 'NativeModule internal/deps/undici/undici',
+  tls: 'NativeModule tls',
+  workers: 'NativeModule worker_threads',
+} as const;
+
+const PROBE = `
+import { registerHooks } from 'node:module';
+import { writeFileSync } from 'node:fs';
+const packages = new Set();
+registerHooks({
+  load(url, context, next) {
+    const name = /\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(url)?.[1];
+    if (name !== undefined) packages.add(name);
+    return next(url, context);
+  },
+});
+process.on('exit', () => {
+  const heavy = ${JSON.stringify(HEAVY_BUILTINS)};
+  const loaded = Object.entries(heavy)
+    .filter(([, id]) => process.moduleLoadList.includes(id))
+    .map(([name]) => name);
+  writeFileSync(process.env.PROBE_OUT, JSON.stringify({ packages: [...packages].sort(), loaded }));
+});
+`;
+
+/** What one probed process loaded: package names (sorted), and names of HEAVY_BUILTINS. */
+export interface Loaded {
+  packages: string[];
+  loaded: string[];
+}
+
+/** Writes the probe into `tmp`; `env(name)` probes a process, `read(name)` says what it loaded. */
+export async function loadProbe(tmp: Awaited<ReturnType<typeof tempDir>>) {
+  const options = `--import=${pathToFileURL(await tmp.write('load-probe.mjs', PROBE)).href}`;
+  return {
+    env: (name: string): Record<string, string> => ({
+      NODE_OPTIONS: options,
+      PROBE_OUT: tmp.path(`${name}.loaded.json`),
+    }),
+    read: (name: string): Loaded =>
+      JSON.parse(readFileSync(tmp.path(`${name}.loaded.json`), 'utf8')) as Loaded,
+  };
+}
