@@ -26,6 +26,12 @@ import {
  */
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Runs `script` with the image's node (not its entry point); returns the JSON it printed. */
+async function nodeInImage(script: string): Promise<unknown> {
+  const run = await podman(['run', '--rm', '--entrypoint', 'node', IMAGE, '-e', script]);
+  return JSON.parse(run.stdout) as unknown;
+}
 const PREFIX = 'envsync-test-image-';
 const RUN_ID = `${process.pid}-${randomBytes(3).toString('hex')}`;
 const started: string[] = [];
@@ -101,18 +107,12 @@ describe('the image built from the Dockerfile', () => {
 
     // The CA bundle and npmrc were mounted for the deps stage only: no empty mount point of
     // theirs is left in the final image.
-    const leftovers = await podman([
-      'run',
-      '--rm',
-      '--entrypoint',
-      'node',
-      IMAGE,
-      '-e',
+    const leftovers = await nodeInImage(
       `const fs = require('node:fs');
        const paths = ['/etc/ssl/certs/ca-certificates.crt', '/usr/local/etc/npmrc'];
        console.log(JSON.stringify(paths.filter((p) => fs.existsSync(p))));`,
-    ]);
-    expect(JSON.parse(leftovers.stdout)).toEqual([]);
+    );
+    expect(leftovers).toEqual([]);
   });
 
   it('runs the compiled JavaScript, with production dependencies only', async () => {
@@ -120,21 +120,14 @@ describe('the image built from the Dockerfile', () => {
       dependencies: Record<string, string>;
       devDependencies: Record<string, string>;
     };
-    const listing = await podman([
-      'run',
-      '--rm',
-      '--entrypoint',
-      'node',
-      IMAGE,
-      '-e',
+    const inImage = (await nodeInImage(
       `const fs = require('node:fs');
        console.log(JSON.stringify({
          app: fs.readdirSync('/app').sort(),
          modules: fs.readdirSync('/app/node_modules'),
          cli: fs.existsSync('/app/dist/cli.js'),
        }));`,
-    ]);
-    const inImage = JSON.parse(listing.stdout) as {
+    )) as {
       app: string[];
       modules: string[];
       cli: boolean;
