@@ -40,6 +40,8 @@ async function gitSyncCheckout(base: string, dir: string) {
     .map((entry) => path.relative(base, path.join(entry.parentPath, entry.name)));
   const current = path.join(dir, 'current');
   let revision = 0;
+  /** The oldest revision directory not removed yet. */
+  let pruned = 1;
   const revisionDir = (n: number) => path.join(dir, `rev-${n}`);
   /** A new revision: every file linked from the last one, `changed` (relative) written new. */
   const prepare = async (changed?: { file: string; text: string }) => {
@@ -73,7 +75,9 @@ async function gitSyncCheckout(base: string, dir: string) {
     realDir: () => revisionDir(revision),
     /** Removes revisions older than the published one, as git-sync does. */
     prune: async () => {
-      for (let n = 1; n < revision; n++) await rm(revisionDir(n), { recursive: true, force: true });
+      for (; pruned < revision; pruned++) {
+        await rm(revisionDir(pruned), { recursive: true, force: true });
+      }
     },
   };
 }
