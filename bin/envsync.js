@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=20 --wasm-tiering-budget=100000000
+#!/usr/bin/env -S node --max-semi-space-size=8
 /**
  * The `envsync` command, installed or in a checkout. Plain JavaScript that any Node from 18 on
  * parses: it checks the Node version first (node-version.js), then runs the compiled CLI (dist/,

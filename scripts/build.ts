@@ -64,6 +64,65 @@ async function lazyEntries(): Promise<Record<string, string>> {
   return entries;
 }
 
+/**
+ * Chunks by path, for the commands whose start-up matters most. Each group takes the modules its
+ * entries load statically that no earlier group took; rolldown splits what no group takes as it
+ * would anyway. Without groups, every module shared by two differently-lazy importers becomes a
+ * chunk of its own: `validate` loaded 26 files, and Node resolves, reads and links each one, about
+ * 0.5 ms a file at every start. With them it loads six. Grouping decides only where code is put,
+ * never whether it runs: a chunk still loads when, and only when, something imports it.
+ */
+const CHUNK_GROUPS: readonly (readonly [name: string, entries: readonly string[]])[] = [
+  // What every command loads: cli.ts's own imports.
+  ['startup', ['cli.ts']],
+  // The settings tables and renderers, which `--help` prints and every command reads.
+  ['help', ['commands/help.ts']],
+  // Reading and checking the manifests: all of `validate`.
+  ['manifests', ['commands/validate.ts']],
+  // A plan or sync pass: the state file, planning, the report.
+  ['pass', ['commands/plan.ts', 'commands/sync.ts']],
+  // The HTTP client, loaded by a pass once it has something to ask the API.
+  ['client', ['api/from-settings.ts']],
+];
+
+/** The modules of envsync that `file` imports statically (not `import type`, not `import()`). */
+async function staticImports(file: string): Promise<string[]> {
+  const text = await readFile(file, 'utf8');
+  const found: string[] = [];
+  const statements = /^(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'(\.{1,2}\/[^']+\.ts)'/gms;
+  for (const match of text.matchAll(statements)) {
+    found.push(path.resolve(path.dirname(file), match[1] as string));
+  }
+  return found;
+}
+
+/** Adds `file` and every module it loads statically to `into`. */
+async function addClosure(file: string, into: Set<string>): Promise<void> {
+  if (into.has(file)) return;
+  into.add(file);
+  for (const next of await staticImports(file)) await addClosure(next, into);
+}
+
+/** CHUNK_GROUPS as rolldown's code-splitting groups. */
+async function chunkGroups() {
+  const entry = path.join(SRC, 'cli.ts');
+  const taken = new Set<string>([entry]); // the entry chunk keeps cli.ts itself
+  const groups = [];
+  for (const [index, [name, entries]] of CHUNK_GROUPS.entries()) {
+    const reached = new Set<string>();
+    for (const file of entries) await addClosure(path.join(SRC, file), reached);
+    const members = new Set([...reached].filter((file) => !taken.has(file)));
+    for (const file of members) taken.add(file);
+    groups.push({
+      name,
+      test: (id: string) => members.has(id),
+      // Earlier groups first, so each module lands in the first group that reaches it.
+      priority: CHUNK_GROUPS.length - index,
+    });
+  }
+  return groups;
+}
+
 await rm(DIST, { recursive: true, force: true });
 const lazy = await lazyEntries();
 if ('cli' in lazy)
@@ -77,6 +136,7 @@ try {
     external: [/^node:/, /^[^./]/],
     logLevel: 'warn',
     output: {
+      codeSplitting: { groups: await chunkGroups() },
       dir: DIST,
       format: 'esm',
       entryFileNames: '[name].js',

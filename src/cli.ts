@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=20 --wasm-tiering-budget=100000000
+#!/usr/bin/env -S node --max-semi-space-size=8
 /**
  * envsync's entry point: argv -> command. The only place that turns errors into exit codes.
  */
@@ -6,6 +6,7 @@ import module from 'node:module';
 import { COMMAND_NAMES, type CommandName } from './config/commands.ts';
 import { suggest } from './core/suggest.ts';
 import { ConfigError, UsageError, errorMessage } from './errors.ts';
+import { lazyOutput } from './stdio.ts';
 import { VERSION } from './version.ts';
 import type { Command, CommandContext } from './commands/context.ts';
 
@@ -78,7 +79,7 @@ const code = await main({
   argv: process.argv.slice(2),
   env: process.env,
   cwd: process.cwd(),
-  stdout: process.stdout,
-  stderr: process.stderr,
+  stdout: lazyOutput(1, () => process.stdout),
+  stderr: lazyOutput(2, () => process.stderr),
 });
 process.exitCode = code;

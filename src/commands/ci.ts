@@ -1,10 +1,10 @@
-import { appendFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Scrub } from '../core/redact.ts';
 import { ConfigError } from '../errors.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings, type ValuesOf } from '../config/setting.ts';
+import { fsPromises } from '../builtins.ts';
 
 /** The CI outputs' settings: `--annotations` and `--summary-file`. */
 export const CI_SETTINGS = pickSettings(SETTINGS, ['annotations', 'summaryFile']);
@@ -14,7 +14,12 @@ export type CiOptions = ValuesOf<typeof CI_SETTINGS>;
 export async function repositoryRoot(cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
   if (env['GITHUB_WORKSPACE']) return path.resolve(env['GITHUB_WORKSPACE']);
   for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
-    if (await stat(path.join(dir, '.git')).catch(() => undefined)) return dir;
+    if (
+      await fsPromises()
+        .stat(path.join(dir, '.git'))
+        .catch(() => undefined)
+    )
+      return dir;
     if (path.dirname(dir) === dir) return path.resolve(cwd);
   }
 }
@@ -26,7 +31,10 @@ export function repoPathMapper(cwd: string, root: string): (file: string) => str
 
 /** Appends markdown to the step summary file (as `$GITHUB_STEP_SUMMARY` expects). */
 export async function appendSummary(file: string, markdown: string): Promise<void> {
-  await appendFile(file, markdown.endsWith('\n') ? `${markdown}\n` : `${markdown}\n\n`);
+  await fsPromises().appendFile(
+    file,
+    markdown.endsWith('\n') ? `${markdown}\n` : `${markdown}\n\n`,
+  );
 }
 
 /** Writes annotation lines where GitHub reads them without spoiling machine-readable output. */

@@ -14,9 +14,13 @@ function clientModule(): Promise<typeof FromSettings> {
   return clientModulePromise;
 }
 
-/** Starts loading the HTTP client's modules, so that they load while other files are read. */
-export function preloadClient(): void {
-  void clientModule().catch(() => undefined);
+/**
+ * Loads the HTTP client's modules now. A pass does it before it reads the manifests: loading them
+ * sets V8's flags for the work that follows (src/v8-flags.ts), which must be in place before a
+ * large tree fills the heap, and after Node's own modules that the client needs are loaded.
+ */
+export async function loadClient(): Promise<void> {
+  await clientModule();
 }
 
 /** A client for the API, and the address it talks to. */

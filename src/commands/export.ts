@@ -1,4 +1,3 @@
-import { link, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { parseCommandFlags, shortUsage } from '../config/flags.ts';
 import { resolveValues } from '../config/resolve.ts';
@@ -6,7 +5,7 @@ import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings } from '../config/setting.ts';
 import { ApiError } from '../api/errors.ts';
-import { crypto } from '../builtins.ts';
+import { crypto, fsPromises } from '../builtins.ts';
 import { ConfigError, UsageError, errorMessage } from '../errors.ts';
 import { renderExportedManifest } from '../manifests/export.ts';
 import { NAME_PATTERN } from '../core/names.ts';
@@ -21,7 +20,9 @@ type Failed = { org: string; text?: undefined; error: string };
 
 /** What is at `file`, without following a symbolic link there; undefined when nothing is. */
 async function entryAt(file: string): Promise<'link' | 'other' | undefined> {
-  const found = await lstat(file).catch(() => undefined);
+  const found = await fsPromises()
+    .lstat(file)
+    .catch(() => undefined);
   return found === undefined ? undefined : found.isSymbolicLink() ? 'link' : 'other';
 }
 
@@ -44,7 +45,7 @@ async function writeExportFile(file: string, text: string, force: boolean): Prom
     path.dirname(file),
     `.${path.basename(file)}.${process.pid}.${crypto().randomBytes(6).toString('hex')}.tmp`,
   );
-  const handle = await open(temp, 'wx', 0o644);
+  const handle = await fsPromises().open(temp, 'wx', 0o644);
   try {
     try {
       await handle.writeFile(text);
@@ -53,17 +54,19 @@ async function writeExportFile(file: string, text: string, force: boolean): Prom
       await handle.close();
     }
     if (force) {
-      await rename(temp, file);
+      await fsPromises().rename(temp, file);
       return;
     }
     try {
-      await link(temp, file);
+      await fsPromises().link(temp, file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       throw new ConfigError(existsMessage(file, (await entryAt(file)) ?? 'other'));
     }
   } finally {
-    await unlink(temp).catch(() => undefined);
+    await fsPromises()
+      .unlink(temp)
+      .catch(() => undefined);
   }
 }
 
@@ -127,17 +130,19 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
   if (outDir === undefined) {
     io.stdout.write(exported.map((r) => r.text).join('---\n'));
   } else {
-    await mkdir(outDir, { recursive: true }).catch(async (error: unknown) => {
-      const kind = await entryAt(outDir);
-      throw new ConfigError(
-        `--out ${outDir}: cannot create the folder (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})` +
-          (kind === 'link'
-            ? ': it is a symbolic link that leads nowhere; remove it, or point --out at a folder'
-            : kind === 'other'
-              ? ': something that is not a folder is there; --out names a folder'
-              : ''),
-      );
-    });
+    await fsPromises()
+      .mkdir(outDir, { recursive: true })
+      .catch(async (error: unknown) => {
+        const kind = await entryAt(outDir);
+        throw new ConfigError(
+          `--out ${outDir}: cannot create the folder (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})` +
+            (kind === 'link'
+              ? ': it is a symbolic link that leads nowhere; remove it, or point --out at a folder'
+              : kind === 'other'
+                ? ': something that is not a folder is there; --out names a folder'
+                : ''),
+        );
+      });
     for (const { org, text } of exported) {
       const file = path.join(outDir, `${org}.yaml`);
       await writeExportFile(file, text, force);

@@ -12,7 +12,7 @@ import { reconcile, type ApplyProgress } from '../engine/reconcile.ts';
 import { writeFileAtomic } from '../engine/files.ts';
 import { StateStore } from '../engine/state-store.ts';
 import { emitCiOutputs, type CiOptions } from './ci.ts';
-import { connect, preloadClient, type Connection } from './connect.ts';
+import { connect, loadClient, type Connection } from './connect.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, wantsColor, type CommandIo } from './io.ts';
 import { checkSelectedOrgs, loadManifestTree } from './manifests.ts';
@@ -87,8 +87,7 @@ export async function runPass(
   const { logger } = io;
   const phase = phaseTimer(logger);
   phase('reading the manifests');
-  // The HTTP client's modules load while the manifests are read (their file reads overlap).
-  preloadClient();
+  await loadClient();
   const manifests = await loadManifestTree(settings, ctx.cwd);
   phase('manifests read', () => ({
     files: manifests.fileCount,

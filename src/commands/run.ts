@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseApiUrl } from '../config/api-url.ts';
 import { readCaFile } from '../config/ca-file.ts';
@@ -17,6 +16,7 @@ import { ConfigError } from '../errors.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, help } from './io.ts';
 import { handleStopSignals } from './signals.ts';
+import { fsPromises } from '../builtins.ts';
 
 /** The state file of `run --emulator` when no state file is named (see docs/output.md). */
 export const EMULATOR_STATE = '.envsync/emulator-state.json';
@@ -68,7 +68,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
     let apiUrl: URL;
     let getToken: () => Promise<string>;
     if (daemonSettings.emulator) {
-      if (ownState) await rm(path.resolve(ctx.cwd, EMULATOR_STATE), { force: true });
+      if (ownState) await fsPromises().rm(path.resolve(ctx.cwd, EMULATOR_STATE), { force: true });
       const token = randomBytes(16).toString('hex');
       io.addSecret(token);
       emulator = await startEmulator({

@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.ts';
+import { fsPromises } from '../builtins.ts';
 
 /**
  * Reads a secret a flag names (`--webhook-secret-file`, `--notify-secret-file`), once at start:
@@ -9,7 +9,7 @@ import { ConfigError } from '../errors.ts';
 export async function readSecretFile(flag: string, file: string, what: string): Promise<string> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await fsPromises().readFile(file, 'utf8');
   } catch (error) {
     throw new ConfigError(
       `${flag} ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}); pass a readable file or leave the flag out`,

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { suggest } from '../core/suggest.ts';
 import { ConfigError, UsageError } from '../errors.ts';
@@ -12,6 +11,7 @@ import {
   type Setting,
   type ValuesOf,
 } from './setting.ts';
+import { fsPromises } from '../builtins.ts';
 
 /**
  * The settings of validate, plan, sync, run and export, resolved from the settings table with
@@ -70,7 +70,7 @@ function configKeys(): string[] {
 export async function readConfigFile(file: string): Promise<ConfigFile> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await fsPromises().readFile(file, 'utf8');
   } catch (error) {
     throw new ConfigError(
       `config file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,

@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { isBearerToken } from '../core/redact.ts';
 import { ConfigError } from '../errors.ts';
+import { fsPromises } from '../builtins.ts';
 
 /**
  * Reads the API token: `--token-file` / ENVSYNC_TOKEN_FILE (read at each call, so a rotated
@@ -15,7 +15,7 @@ export async function readToken(
   if (tokenFile !== undefined) {
     source = `token file ${tokenFile}`;
     try {
-      token = await readFile(tokenFile, 'utf8');
+      token = await fsPromises().readFile(tokenFile, 'utf8');
     } catch (error) {
       throw new ConfigError(
         `${source} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,

@@ -1,7 +1,7 @@
-import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { displayPath } from '../manifests/discover.ts';
 import { loadManifests, type ManifestCache, type ManifestSet } from '../manifests/load.ts';
+import { fsPromises } from '../builtins.ts';
 
 /** Where the manifests path resolves to now, and which published revision that is. */
 export interface Resolution {
@@ -22,14 +22,14 @@ export async function resolveManifestsPath(root: string, cwd: string): Promise<R
   let revision: string | undefined;
   for (const part of parts) {
     current = path.join(current, part);
-    const info = await lstat(current);
+    const info = await fsPromises().lstat(current);
     if (info.isSymbolicLink()) {
-      const target = path.resolve(path.dirname(current), await readlink(current));
+      const target = path.resolve(path.dirname(current), await fsPromises().readlink(current));
       revision = path.basename(target);
-      current = await realpath(current);
+      current = await fsPromises().realpath(current);
     }
   }
-  return { realRoot: await realpath(absolute), revision };
+  return { realRoot: await fsPromises().realpath(absolute), revision };
 }
 
 export interface Snapshot extends Resolution {
@@ -75,7 +75,9 @@ export async function latestModification(
 ): Promise<number | undefined> {
   let latest: number | undefined;
   for (const file of files) {
-    const info = await stat(path.resolve(cwd, file)).catch(() => undefined);
+    const info = await fsPromises()
+      .stat(path.resolve(cwd, file))
+      .catch(() => undefined);
     if (info?.isFile() === true) latest = Math.max(latest ?? 0, info.mtimeMs);
   }
   return latest;

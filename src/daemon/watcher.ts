@@ -1,8 +1,8 @@
 import { watch, type FSWatcher } from 'chokidar';
-import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { resolveManifestsPath, type Resolution } from './snapshot.ts';
+import { fsPromises } from '../builtins.ts';
 
 export interface WatcherOptions {
   readonly root: string;
@@ -24,7 +24,9 @@ async function linkParents(absolute: string): Promise<string[]> {
   let current = path.parse(absolute).root;
   for (const part of absolute.split(path.sep).filter((p) => p !== '')) {
     current = path.join(current, part);
-    const info = await lstat(current).catch(() => undefined);
+    const info = await fsPromises()
+      .lstat(current)
+      .catch(() => undefined);
     if (info?.isSymbolicLink()) parents.push(path.dirname(current));
   }
   return parents;

@@ -2,12 +2,12 @@
  * `--data FILE`: load the store at start, write it back atomically (temp file in the same
  * directory, fsync, rename) with bursts of changes coalesced into one write.
  */
-import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, errorMessage } from '../errors.ts';
 import type { StoreDocument } from './store.ts';
 import { validateStoreDocument } from './validate-store-document.ts';
+import { fsPromises } from '../builtins.ts';
 
 /** Reads the data file: undefined when it is missing or empty; a ConfigError when it is unusable. */
 export async function loadStoreFile(
@@ -16,7 +16,7 @@ export async function loadStoreFile(
 ): Promise<StoreDocument | undefined> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await fsPromises().readFile(file, 'utf8');
   } catch (error) {
     if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined;
     throw new ConfigError(`--data ${file}: cannot read: ${errorMessage(error)}`, {
@@ -52,16 +52,18 @@ export async function writeFileAtomic(file: string, text: string): Promise<void>
   tempCounter += 1;
   const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${tempCounter}.tmp`);
   try {
-    const handle = await open(temp, 'w', 0o644);
+    const handle = await fsPromises().open(temp, 'w', 0o644);
     try {
       await handle.writeFile(text, 'utf8');
       await handle.sync();
     } finally {
       await handle.close();
     }
-    await rename(temp, file);
+    await fsPromises().rename(temp, file);
   } catch (error) {
-    await unlink(temp).catch(() => undefined);
+    await fsPromises()
+      .unlink(temp)
+      .catch(() => undefined);
     throw error;
   }
 }

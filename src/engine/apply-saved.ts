@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
@@ -13,6 +12,7 @@ import {
   type SavedPlan,
 } from './saved-plan.ts';
 import type { StateStore } from './state-store.ts';
+import { fsPromises } from '../builtins.ts';
 
 /** The live service no longer matches a saved plan: exit 1, nothing applied. */
 export class PlanMovedError extends ConfigError {
@@ -41,7 +41,9 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
   const { file, apiUrl, client, logger } = options;
   let saved: SavedPlan;
   try {
-    saved = readSavedPlan(JSON.parse(await readFile(path.resolve(options.cwd, file), 'utf8')));
+    saved = readSavedPlan(
+      JSON.parse(await fsPromises().readFile(path.resolve(options.cwd, file), 'utf8')),
+    );
   } catch (error) {
     throw new ConfigError(`--plan ${file}: cannot be used: ${errorMessage(error)}`);
   }

@@ -1,10 +1,10 @@
-import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { describeHolder, judgeLock, parseLockHolder, type LockHolder } from '../core/state-lock.ts';
 import { isAlive } from './files.ts';
 import { formatDuration, StateLockTimeoutError } from './state-errors.ts';
+import { fsPromises } from '../builtins.ts';
 
 /**
  * One writer per state file at a time: `<state>.lock`, linked into place whole (the link fails
@@ -20,8 +20,8 @@ async function inspect(
   lockFile: string,
 ): Promise<{ holder: LockHolder | undefined; ino: number; ageMs: number } | undefined> {
   try {
-    const info = await stat(lockFile);
-    const holder = parseLockHolder(await readFile(lockFile, 'utf8'));
+    const info = await fsPromises().stat(lockFile);
+    const holder = parseLockHolder(await fsPromises().readFile(lockFile, 'utf8'));
     return { holder, ino: info.ino, ageMs: Math.max(0, Date.now() - info.mtimeMs) };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // released meanwhile
@@ -41,17 +41,19 @@ async function create(lockFile: string): Promise<number | undefined> {
   // one, never an empty one that nobody could judge. Its temp file goes at the next load.
   const temp = `${lockFile}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    await writeFile(temp, `${JSON.stringify(holder)}\n`, { flag: 'wx' });
-    const { ino } = await stat(temp);
+    await fsPromises().writeFile(temp, `${JSON.stringify(holder)}\n`, { flag: 'wx' });
+    const { ino } = await fsPromises().stat(temp);
     try {
-      await link(temp, lockFile);
+      await fsPromises().link(temp, lockFile);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
       throw error;
     }
     return ino;
   } finally {
-    await unlink(temp).catch(() => undefined);
+    await fsPromises()
+      .unlink(temp)
+      .catch(() => undefined);
   }
 }
 
@@ -76,8 +78,13 @@ export async function acquireStateLock(
         return async () => {
           heldHere.delete(lockFile);
           // Only our own lock: one reclaimed from us by mistake belongs to its new holder.
-          const now = await stat(lockFile).catch(() => undefined);
-          if (now?.ino === ino) await unlink(lockFile).catch(() => undefined);
+          const now = await fsPromises()
+            .stat(lockFile)
+            .catch(() => undefined);
+          if (now?.ino === ino)
+            await fsPromises()
+              .unlink(lockFile)
+              .catch(() => undefined);
         };
       }
       const found = await inspect(lockFile);
@@ -90,9 +97,13 @@ export async function acquireStateLock(
       });
       if (verdict.kind === 'stale') {
         // Only the lock judged: if another waiter reclaimed it first, theirs stays.
-        const again = await stat(lockFile).catch(() => undefined);
+        const again = await fsPromises()
+          .stat(lockFile)
+          .catch(() => undefined);
         if (again?.ino === found.ino) {
-          await unlink(lockFile).catch(() => undefined);
+          await fsPromises()
+            .unlink(lockFile)
+            .catch(() => undefined);
           logger.warn(
             { stateFile: file, lockFile, holder: found.holder },
             `reclaimed the state file's lock ${lockFile}: its holder is gone (${verdict.reason})`,

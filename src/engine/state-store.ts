@@ -1,4 +1,3 @@
-import { mkdir, open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { AppliedLookup, AppliedRecord, Records } from '../core/model.ts';
@@ -16,6 +15,7 @@ import {
 } from './state-codec.ts';
 import { stateWriteError } from './state-errors.ts';
 import { acquireStateLock } from './state-lock.ts';
+import { fsPromises } from '../builtins.ts';
 
 export { StateLockTimeoutError, StateWriteError } from './state-errors.ts';
 
@@ -42,7 +42,7 @@ function sameIdentity(a: FileIdentity | undefined, b: FileIdentity | undefined):
 
 async function identityOf(file: string): Promise<FileIdentity | undefined> {
   try {
-    const { dev, ino, size, mtimeMs } = await stat(file);
+    const { dev, ino, size, mtimeMs } = await fsPromises().stat(file);
     return { dev, ino, size, mtimeMs };
   } catch {
     return undefined;
@@ -71,7 +71,7 @@ async function readStateFile(file: string, api: string | undefined): Promise<Sta
   let text: string;
   let identity: FileIdentity;
   try {
-    const handle = await open(file, 'r');
+    const handle = await fsPromises().open(file, 'r');
     try {
       const { dev, ino, size, mtimeMs } = await handle.stat();
       identity = { dev, ino, size, mtimeMs };
@@ -308,7 +308,7 @@ export class StateStore {
 
   /** Under the lock: merge what another writer saved, then replace the file. */
   async #write(own: ReadonlySet<string>): Promise<void> {
-    await mkdir(path.dirname(this.file), { recursive: true });
+    await fsPromises().mkdir(path.dirname(this.file), { recursive: true });
     const release = await acquireStateLock(this.file, {
       timeoutMs: this.#lockTimeoutMs,
       logger: this.#logger,

@@ -1,6 +1,6 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import type { Stats } from 'node:fs';
+import { fs } from '../builtins.ts';
 
 /** A manifest file found below the root. */
 export interface ManifestFile {
@@ -23,6 +23,11 @@ function isInside(root: string, target: string): boolean {
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
+/** The real path, as the C library resolves it (what `fs/promises`' realpath does too). */
+function realpath(file: string): string {
+  return fs().realpathSync.native(file);
+}
+
 function codeOf(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
@@ -38,12 +43,16 @@ export function displayPath(file: string, cwd: string): string {
 /**
  * Lists every `*.yaml` / `*.yml` file below `root` at any depth, skipping hidden files and
  * folders. Symlinks are followed only while their target stays inside the root; loops are cut.
+ *
+ * Synchronous, as the reads of the files are (readManifestFile): one folder at a time, each call
+ * a few microseconds from the kernel's cache, where promise-based calls would load node:fs/promises
+ * and queue every one on the thread pool.
  */
-export async function discoverManifestFiles(
+export function discoverManifestFiles(
   root: string,
   cwd: string,
   displayRoot?: string,
-): Promise<{ files: ManifestFile[]; problems: DiscoveryProblem[] }> {
+): { files: ManifestFile[]; problems: DiscoveryProblem[] } {
   const files: ManifestFile[] = [];
   const problems: DiscoveryProblem[] = [];
   const absoluteRoot = path.resolve(cwd, root);
@@ -53,7 +62,7 @@ export async function discoverManifestFiles(
     displayRoot === undefined
       ? displayPath(full, cwd)
       : path.join(displayRoot, path.relative(absoluteRoot, full));
-  const realRoot = await realpath(absoluteRoot); // throws ENOENT: the caller says what to do
+  const realRoot = realpath(absoluteRoot); // throws ENOENT: the caller says what to do
   const visited = new Set<string>([realRoot]);
   const pending: string[] = [absoluteRoot];
 
@@ -61,7 +70,7 @@ export async function discoverManifestFiles(
     const dir = pending.pop() as string;
     let entries;
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      entries = fs().readdirSync(dir, { withFileTypes: true });
     } catch (error) {
       problems.push({
         display: show(dir),
@@ -77,7 +86,7 @@ export async function discoverManifestFiles(
       if (entry.isSymbolicLink()) {
         let target: string;
         try {
-          target = await realpath(full);
+          target = realpath(full);
         } catch (error) {
           const code = codeOf(error);
           problems.push({
@@ -98,8 +107,12 @@ export async function discoverManifestFiles(
           }
           continue;
         }
-        const info = await stat(target).catch(() => undefined);
-        if (info === undefined) continue;
+        let info: Stats;
+        try {
+          info = fs().statSync(target);
+        } catch {
+          continue; // gone since realpath found it
+        }
         isDirectory = info.isDirectory();
         isFile = info.isFile();
         if (isDirectory) {
@@ -107,7 +120,12 @@ export async function discoverManifestFiles(
           visited.add(target);
         }
       } else if (isDirectory) {
-        const real = await realpath(full).catch(() => full);
+        let real = full;
+        try {
+          real = realpath(full);
+        } catch {
+          // Not resolvable (gone since it was listed): walked as listed, and fails there if it must.
+        }
         if (visited.has(real)) continue;
         visited.add(real);
       }
@@ -153,7 +171,7 @@ export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
   let fd: number;
   try {
     // Non-blocking, so a FIFO put where a manifest was found cannot hang the process.
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    fd = fs().openSync(file, fs().constants.O_RDONLY | fs().constants.O_NONBLOCK);
   } catch (error) {
     const code = codeOf(error);
     return {
@@ -168,7 +186,7 @@ export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
     // Read at most maxBytes + 1 bytes, whatever the file claims its size is. The buffer is sized
     // from the file's size plus one byte, so the usual file takes one read and one empty read
     // into that spare byte (end of file), with no copy; one that grows meanwhile takes more.
-    const info = fstatSync(fd);
+    const info = fs().fstatSync(fd);
     if (!info.isFile()) return { ok: false, message: 'not a regular file; manifests are files' };
     const { size } = info;
     let buffer = readBuffer(Math.min(size + 1, maxBytes + 1));
@@ -179,7 +197,7 @@ export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
         buffer.copy(bigger, 0, 0, length);
         buffer = bigger;
       }
-      const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
+      const bytesRead = fs().readSync(fd, buffer, length, buffer.length - length, length);
       if (bytesRead === 0) break;
       length += bytesRead;
     }
@@ -204,7 +222,7 @@ export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
   } catch (error) {
     return { ok: false, message: `cannot be read (${codeOf(error) ?? String(error)})` };
   } finally {
-    closeSync(fd);
+    fs().closeSync(fd);
   }
 }
 
@@ -214,22 +232,27 @@ export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
  * as a manifests root is. Each file is listed once however often it is named; a path that is
  * neither is a problem, located at the path itself.
  */
-export async function discoverGivenPaths(
+export function discoverGivenPaths(
   paths: readonly string[],
   cwd: string,
-): Promise<{ files: ManifestFile[]; problems: DiscoveryProblem[] }> {
+): { files: ManifestFile[]; problems: DiscoveryProblem[] } {
   const files = new Map<string, ManifestFile>();
   const problems: DiscoveryProblem[] = [];
   for (const given of paths) {
     const full = path.resolve(cwd, given);
-    const info = await stat(full).catch((error: unknown) => codeOf(error) ?? String(error));
+    let info: Stats | string;
+    try {
+      info = fs().statSync(full);
+    } catch (error) {
+      info = codeOf(error) ?? String(error);
+    }
     if (typeof info === 'string') {
       problems.push({
         display: displayPath(full, cwd),
         message: info === 'ENOENT' ? 'no such file or folder' : `cannot be read (${info})`,
       });
     } else if (info.isDirectory()) {
-      const found = await discoverManifestFiles(full, cwd);
+      const found = discoverManifestFiles(full, cwd);
       for (const file of found.files) files.set(file.path, file);
       problems.push(...found.problems);
     } else {

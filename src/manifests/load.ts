@@ -1,5 +1,4 @@
-import { statSync } from 'node:fs';
-import { crypto } from '../builtins.ts';
+import { crypto, fs } from '../builtins.ts';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { assembleOrgs, sourceOf, type OrgManifest, type ParsedFile } from './assemble.ts';
 import {
@@ -80,7 +79,7 @@ export type ManifestCache = Map<string, ManifestCacheEntry>;
 function statKeyOf(file: string): string | undefined {
   let info;
   try {
-    info = statSync(file);
+    info = fs().statSync(file);
   } catch {
     return undefined;
   }
@@ -119,8 +118,8 @@ function findSource(
 export async function loadManifests(options: LoadOptions): Promise<ManifestSet> {
   const { files, problems: treeProblems } =
     options.paths === undefined
-      ? await discoverManifestFiles(options.root, options.cwd, options.displayRoot)
-      : await discoverGivenPaths(options.paths, options.cwd);
+      ? discoverManifestFiles(options.root, options.cwd, options.displayRoot)
+      : discoverGivenPaths(options.paths, options.cwd);
   const parsed: ParsedFile[] = Array.from({ length: files.length });
   const seen: ManifestCache = new Map();
   const shared = sharedValues(); // names and policy lists repeat across files

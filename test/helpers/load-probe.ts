@@ -15,9 +15,24 @@ export const HEAVY_BUILTINS = {
   workers: 'NativeModule worker_threads',
 } as const;
 
+/**
+ * Built-ins that a command that only reads files and prints (`validate`, `--help`) does without:
+ * the stream modules and `node:net` (Node's stdout on a pipe), `node:fs/promises` with the
+ * readline modules it loads, and `node:v8` (which loads the streams too).
+ */
+export const START_UP_BUILTINS = {
+  fsPromises: 'NativeModule internal/fs/promises',
+  net: 'NativeModule net',
+  readline: 'NativeModule internal/readline/interface',
+  streams: 'NativeModule internal/streams/writable',
+  v8: 'NativeModule v8',
+} as const;
+
+// The probe must not load what it looks for: an ES import of node:fs would load the streams and
+// node:fs/promises into every probed process.
 const PROBE = `
 import { registerHooks } from 'node:module';
-import { writeFileSync } from 'node:fs';
+const { writeFileSync } = process.getBuiltinModule('node:fs');
 const packages = new Set();
 registerHooks({
   load(url, context, next) {
@@ -26,19 +41,28 @@ registerHooks({
     return next(url, context);
   },
 });
-process.on('exit', () => {
-  const heavy = ${JSON.stringify(HEAVY_BUILTINS)};
-  const loaded = Object.entries(heavy)
+const present = (table) =>
+  Object.entries(table)
     .filter(([, id]) => process.moduleLoadList.includes(id))
     .map(([name]) => name);
-  writeFileSync(process.env.PROBE_OUT, JSON.stringify({ packages: [...packages].sort(), loaded }));
+process.on('exit', () => {
+  const loaded = present(${JSON.stringify(HEAVY_BUILTINS)});
+  const startUp = present(${JSON.stringify(START_UP_BUILTINS)});
+  writeFileSync(
+    process.env.PROBE_OUT,
+    JSON.stringify({ packages: [...packages].sort(), loaded, startUp }),
+  );
 });
 `;
 
-/** What one probed process loaded: package names (sorted), and names of HEAVY_BUILTINS. */
+/**
+ * What one probed process loaded: package names (sorted), and the names of the HEAVY_BUILTINS and
+ * START_UP_BUILTINS it loaded.
+ */
 export interface Loaded {
   packages: string[];
   loaded: string[];
+  startUp: string[];
 }
 
 /** Writes the probe into `tmp`; `env(name)` probes a process, `read(name)` says what it loaded. */

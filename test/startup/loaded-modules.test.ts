@@ -33,11 +33,26 @@ const probeEnv = (name: string) => ({ ...probe.env(name), ENVSYNC_TOKEN: TOKEN }
 const probed = (name: string) => probe.read(name);
 
 describe('what each path loads', () => {
-  it('validate: js-yaml only, no HTTP client and none of the heavy built-ins', async () => {
+  it('validate: js-yaml only, no HTTP client, no streams: its report goes straight to the pipe', async () => {
     const run = await envsync(['validate', '--manifests', EXAMPLES], { env: probeEnv('validate') });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    expect(probed('validate')).toEqual({ packages: ['js-yaml'], loaded: [] });
+    expect(run.stdout).toBe('valid: 4 file(s), 3 org(s), 9 environment(s)\n');
+    expect(probed('validate')).toEqual({ packages: ['js-yaml'], loaded: [], startUp: [] });
+  });
+
+  it('validate with problems, and --help: the same, errors and all', async () => {
+    const broken = await tmp.write('broken/acme.yaml', 'org: acme\nenvironments:\n  - name: [\n');
+    const run = await envsync(['validate', broken], { env: probeEnv('broken') });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('acme.yaml:');
+    // The `yaml` package parses a broken file again to place the error.
+    expect(probed('broken')).toEqual({ packages: ['js-yaml', 'yaml'], loaded: [], startUp: [] });
+
+    const help = await envsync(['--help'], { env: probeEnv('help') });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: envsync <command>');
+    expect(probed('help')).toEqual({ packages: [], loaded: [], startUp: [] });
   });
 
   it('plan: the light undici and p-retry on top, still no http2, tls or Node’s own fetch', async () => {
@@ -48,7 +63,7 @@ describe('what each path loads', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Plan: 0 to create, 0 to update');
-    expect(probed('plan')).toEqual({
+    expect(probed('plan')).toMatchObject({
       packages: ['is-network-error', 'js-yaml', 'p-retry', 'undici'],
       loaded: [],
     });
