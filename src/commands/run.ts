@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { parseApiUrl } from '../config/api-url.ts';
 import { readCaFile } from '../config/ca-file.ts';
@@ -11,12 +10,12 @@ import { readToken } from '../config/token.ts';
 import { Daemon } from '../daemon/daemon.ts';
 import { startDaemonServer } from '../daemon/http.ts';
 import { readWebhookSecret } from '../daemon/webhook.ts';
-import { startEmulator, type RunningEmulator } from '../emulator/index.ts';
+import type { RunningEmulator } from '../emulator/index.ts';
 import { ConfigError } from '../errors.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, help } from './io.ts';
 import { handleStopSignals } from './signals.ts';
-import { fsPromises } from '../builtins.ts';
+import { crypto, fsPromises } from '../builtins.ts';
 
 /** The state file of `run --emulator` when no state file is named (see docs/output.md). */
 export const EMULATOR_STATE = '.envsync/emulator-state.json';
@@ -69,8 +68,10 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
     let getToken: () => Promise<string>;
     if (daemonSettings.emulator) {
       if (ownState) await fsPromises().rm(path.resolve(ctx.cwd, EMULATOR_STATE), { force: true });
-      const token = randomBytes(16).toString('hex');
+      const token = crypto().randomBytes(16).toString('hex');
       io.addSecret(token);
+      // Loaded only here: a daemon talking to the real service never needs the emulator's code.
+      const { startEmulator } = await import('../emulator/index.ts');
       emulator = await startEmulator({
         host: '127.0.0.1',
         port: 0,
