@@ -71,5 +71,11 @@ export function lazyOutput(fd: number, real: () => Output): Output {
     set(_target, property, value) {
       return Reflect.set(take(), property, value);
     },
+    has(_target, property) {
+      return property === 'write' || property === 'isTTY' || Reflect.has(take(), property);
+    },
+    getPrototypeOf() {
+      return Reflect.getPrototypeOf(take());
+    },
   });
 }

@@ -64,7 +64,9 @@ out.write(lines(0, 1000));
 out.write(Buffer.from(lines(1000, 2000)), () => report({ callback: true }));
 report({ isTTY: out.isTTY, streamBefore: streamLoaded() });
 void out.writableLength; // anything but write and isTTY: the real stream takes over
-report({ streamAfter: streamLoaded() });
+const streamAfter = streamLoaded();
+const { Writable } = process.getBuiltinModule('node:stream');
+report({ streamAfter, writable: out instanceof Writable, hasEnd: 'end' in out });
 out.write(lines(2000, 3000));
 `,
       fd,
@@ -74,7 +76,7 @@ out.write(lines(2000, 3000));
     expect(readFileSync(file, 'utf8')).toBe(lines(0, 3000));
     expect(run.reports()).toEqual([
       { isTTY: false, streamBefore: false },
-      { streamAfter: true },
+      { streamAfter: true, writable: true, hasEnd: true },
       { callback: true },
     ]);
   });
