@@ -19,7 +19,7 @@ import type * as V8 from 'node:v8';
  *   envsync only wants `parseArgs`.
  * - `node:fs` and `node:fs/promises`: an ES `import` of `node:fs` reads its `promises` getter and
  *   its stream classes, which load `node:fs/promises`, readline, the REPL's history and the
- *   stream modules; `node:fs/promises` itself loads readline. That is about 40 of Node's own
+ *   stream modules; `node:fs/promises` itself loads readline. That is about 30 of Node's own
  *   modules, 6 ms of every start of `validate` or `--help`, which use neither. Through `require`,
  *   `node:fs` is one module already loaded, and `node:fs/promises` loads when a path first uses it.
  * - `node:tls`: about 6 MB, and only a client given `--ca-file` needs it (undici loads it itself
