@@ -44,9 +44,9 @@ export function displayPath(file: string, cwd: string): string {
  * Lists every `*.yaml` / `*.yml` file below `root` at any depth, skipping hidden files and
  * folders. Symlinks are followed only while their target stays inside the root; loops are cut.
  *
- * Synchronous, as the reads of the files are (readManifestFile): one folder at a time, each call
- * a few microseconds from the kernel's cache, where promise-based calls would load node:fs/promises
- * and queue every one on the thread pool.
+ * Synchronous, as the reads of the files are (readManifestFile): the calls were awaited one at a
+ * time anyway, and each is answered from the kernel's cache, where promise-based calls load
+ * node:fs/promises (and readline with it) and go through the thread pool one by one.
  */
 export function discoverManifestFiles(
   root: string,
