@@ -96,6 +96,15 @@ function unreadable(file: string, message: string): ParsedFile {
   };
 }
 
+/** `compute`, run at most once per file: later calls with the same file get the first result. */
+function byFile<T>(compute: (file: string) => T): (file: string) => T {
+  const results = new Map<string, T>();
+  return (file) => {
+    if (!results.has(file)) results.set(file, compute(file));
+    return results.get(file) as T;
+  };
+}
+
 /** Where `org` declares the environment `name`: the first of its files and documents that does. */
 function findSource(
   org: string,
@@ -184,26 +193,14 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   });
   // A file is read again at most once, however many places are asked for in it; its text is
   // then parsed for positions (locatorOf) or for its environments (documentsOf below) at most once.
-  const texts = new Map<string, string | null>();
-  const textOf = (file: string): string | null => {
-    let text = texts.get(file);
-    if (text === undefined) {
-      const outcome = readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
-      text = outcome.ok ? outcome.text : null;
-      texts.set(file, text);
-    }
-    return text;
-  };
-  const locators = new Map<string, ReturnType<typeof textLocator> | null>();
-  const locatorOf = (file: string) => {
-    let locator = locators.get(file);
-    if (locator === undefined) {
-      const text = textOf(file);
-      locator = text === null ? null : textLocator(text);
-      locators.set(file, locator);
-    }
-    return locator ?? undefined;
-  };
+  const textOf = byFile((file): string | null => {
+    const outcome = readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
+    return outcome.ok ? outcome.text : null;
+  });
+  const locatorOf = byFile((file) => {
+    const text = textOf(file);
+    return text === null ? undefined : textLocator(text);
+  });
   if (wanted.size > 0) {
     assembled = assembleOrgs(
       parsed,
@@ -228,16 +225,10 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   // (at 100,000 environments they hold a copy of every list of environments): this is for the
   // rare message that needs a place, and a valid org's names are unique.
   const filesOf = new Map(orgs.map((org) => [org.org, org.files]));
-  const reparsed = new Map<string, ParsedFile['documents']>();
-  const documentsOf = (file: string): ParsedFile['documents'] => {
-    let documents = reparsed.get(file);
-    if (documents === undefined) {
-      const text = textOf(file);
-      documents = text === null ? [] : parseManifest(text, file).documents;
-      reparsed.set(file, documents);
-    }
-    return documents;
-  };
+  const documentsOf = byFile((file): ParsedFile['documents'] => {
+    const text = textOf(file);
+    return text === null ? [] : parseManifest(text, file).documents;
+  });
   const locate: Locate = (org, env, path, item) => {
     const source = findSource(org, env.name, filesOf.get(org) ?? [], documentsOf);
     if (source === undefined) return undefined;
