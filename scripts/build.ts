@@ -23,7 +23,7 @@ import { cp, mkdir, readFile, readdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { build } from 'rolldown';
+import { build, type ChunkingContext, type CodeSplittingGroup } from 'rolldown';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SRC = path.join(ROOT, 'src');
@@ -66,11 +66,12 @@ async function lazyEntries(): Promise<Record<string, string>> {
 
 /**
  * Chunks by path, for the commands whose start-up matters most. Each group takes the modules its
- * entries load statically that no earlier group took; rolldown splits what no group takes as it
- * would anyway. Without groups, every module shared by two differently-lazy importers becomes a
- * chunk of its own: `validate` loaded 25 files, and Node resolves, reads and links each one, about
- * 0.3 to 0.6 ms a file at every start. With them it loads six. Grouping decides only where code is put,
- * never whether it runs: a chunk still loads when, and only when, something imports it.
+ * entries load statically that no earlier group took (see chunkGroups); rolldown splits what no
+ * group takes as it would anyway. Without groups, every module shared by two differently-lazy
+ * importers becomes a chunk of its own: `validate` loaded 25 files, and Node resolves, reads and
+ * links each one, about 0.3 to 0.6 ms a file at every start. With them it loads six. Grouping
+ * decides only where code is put, never whether it runs: a chunk still loads when, and only when,
+ * something imports it.
  */
 const CHUNK_GROUPS: readonly (readonly [name: string, entries: readonly string[]])[] = [
   // What every command loads: cli.ts's own imports.
@@ -85,42 +86,32 @@ const CHUNK_GROUPS: readonly (readonly [name: string, entries: readonly string[]
   ['client', ['api/from-settings.ts']],
 ];
 
-/** The modules of envsync that `file` imports statically (not `import type`, not `import()`). */
-async function staticImports(file: string): Promise<string[]> {
-  const text = await readFile(file, 'utf8');
-  const found: string[] = [];
-  const statements = /^(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'(\.{1,2}\/[^']+\.ts)'/gms;
-  for (const match of text.matchAll(statements)) {
-    found.push(path.resolve(path.dirname(file), match[1] as string));
-  }
-  return found;
-}
-
-/** Adds `file` and every module it loads statically to `into`. */
-async function addClosure(file: string, into: Set<string>): Promise<void> {
-  if (into.has(file)) return;
-  into.add(file);
-  for (const next of await staticImports(file)) await addClosure(next, into);
-}
-
-/** CHUNK_GROUPS as rolldown's code-splitting groups. */
-async function chunkGroups() {
-  const entry = path.join(SRC, 'cli.ts');
-  const taken = new Set<string>([entry]); // the entry chunk keeps cli.ts itself
-  const groups = [];
-  for (const [index, [name, entries]] of CHUNK_GROUPS.entries()) {
-    const reached = new Set<string>();
-    for (const file of entries) await addClosure(path.join(SRC, file), reached);
-    const members = new Set([...reached].filter((file) => !taken.has(file)));
-    for (const file of members) taken.add(file);
-    groups.push({
-      name,
-      test: (id: string) => members.has(id),
-      // Earlier groups first, so each module lands in the first group that reaches it.
-      priority: CHUNK_GROUPS.length - index,
-    });
-  }
-  return groups;
+/**
+ * CHUNK_GROUPS as rolldown's code-splitting groups. Which group a module joins is read from the
+ * bundler's own module graph (static imports only: `import()` and `import type` are not in
+ * `importedIds`), once, when rolldown first asks, after every module is parsed. Earlier groups have
+ * the higher priority, so a module another group's module also needs stays where it was put.
+ */
+function chunkGroups(): CodeSplittingGroup[] {
+  let groupOf: Map<string, string> | undefined;
+  const assign = (ctx: ChunkingContext): Map<string, string> => {
+    const assigned = new Map<string, string>();
+    for (const [name, entries] of CHUNK_GROUPS) {
+      const pending = entries.map((file) => path.join(SRC, file));
+      for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
+        if (assigned.has(id) || !id.startsWith(SRC)) continue;
+        assigned.set(id, name);
+        pending.push(...(ctx.getModuleInfo(id)?.importedIds ?? []));
+      }
+    }
+    assigned.delete(path.join(SRC, 'cli.ts')); // the entry chunk keeps the entry itself
+    return assigned;
+  };
+  return CHUNK_GROUPS.map(([name], index) => ({
+    name: (id, ctx) => ((groupOf ??= assign(ctx)).get(id) === name ? name : null),
+    priority: CHUNK_GROUPS.length - index,
+    debugName: name,
+  }));
 }
 
 await rm(DIST, { recursive: true, force: true });
@@ -136,7 +127,7 @@ try {
     external: [/^node:/, /^[^./]/],
     logLevel: 'warn',
     output: {
-      codeSplitting: { groups: await chunkGroups() },
+      codeSplitting: { groups: chunkGroups() },
       dir: DIST,
       format: 'esm',
       entryFileNames: '[name].js',
