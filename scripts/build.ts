@@ -9,7 +9,7 @@
  * resolve at every start: a one-shot command no longer resolves some 150 imports one by one.
  * Type errors are not its business: `tsc --noEmit` checks them (`npm test`).
  *
- * A module loaded lazily through `ownModule('./name.ts')` (src/own-module.ts) becomes an entry of
+ * A module loaded lazily through `ownModule('./name.ts')` (src/runtime/own-module.ts) becomes an entry of
  * its own, `dist/name.js`, where such a require looks for it from any chunk. Then the build checks
  * that every one of them is there, and that no output still names a `.ts` file: the package ships
  * none, so such a path would only fail once installed.
@@ -159,7 +159,7 @@ for (const entry of await readdir(DIST, { recursive: true, withFileTypes: true }
 }
 if (problems.length > 0) {
   fail(
-    `compiled modules still name .ts files, which the package does not ship (give such a path through ownModule in src/own-module.ts):\n${problems.map((p) => `  ${p}`).join('\n')}`,
+    `compiled modules still name .ts files, which the package does not ship (give such a path through ownModule in src/runtime/own-module.ts):\n${problems.map((p) => `  ${p}`).join('\n')}`,
   );
 }
 if (OUT !== undefined) {

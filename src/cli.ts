@@ -5,9 +5,9 @@
 import module from 'node:module';
 import { COMMAND_NAMES, type CommandName } from './config/commands.ts';
 import { suggest } from './core/suggest.ts';
-import { ConfigError, UsageError, errorMessage } from './errors.ts';
-import { lazyOutput } from './stdio.ts';
-import { VERSION } from './version.ts';
+import { ConfigError, UsageError, errorMessage } from './runtime/errors.ts';
+import { lazyOutput } from './runtime/stdio.ts';
+import { VERSION } from './runtime/version.ts';
 import type { Command, CommandContext } from './commands/context.ts';
 
 const COMMANDS: Record<CommandName, () => Promise<Command>> = {

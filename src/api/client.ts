@@ -1,5 +1,5 @@
 import pRetry, { AbortError } from 'p-retry';
-import { tls } from '../builtins.ts';
+import { tls } from '../runtime/builtins.ts';
 import { Pool } from './undici.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import { compileScrub, type Scrub } from '../core/redact.ts';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
 import type { Clock } from '../core/clock.ts';
 import { DEFAULT_RETRY_POLICY } from '../core/retry-policy.ts';
-import { systemClock } from '../system-clock.ts';
+import { systemClock } from '../runtime/system-clock.ts';
 import { createClient, type ClientEvents, type EnvironmentsClient } from './client.ts';
 
 /** The API client as the settings describe it, on the real clock unless one is passed. */

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { checkListedFields, observedOf } from '../core/compiled.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { isPlainObject } from '../core/plain-object.ts';
-import { ownModule } from '../own-module.ts';
+import { ownModule } from '../runtime/own-module.ts';
 import type * as ListingSchema from './listing-schema.ts';
 import type { ListedEnvironment } from './listing-schema.ts';
 

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Agent as AgentClass, Pool as PoolClass } from 'undici';
-import { deferModule } from '../lazy-module.ts';
-import { tuneV8ForWork } from '../v8-flags.ts';
+import { deferModule } from '../runtime/lazy-module.ts';
+import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 
 /**
  * undici's Pool and Agent with the `request` API, and nothing else of undici. Its entry point loads

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Scrub } from '../core/redact.ts';
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from '../runtime/errors.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings, type ValuesOf } from '../config/setting.ts';
-import { fsPromises } from '../builtins.ts';
+import { fsPromises } from '../runtime/builtins.ts';
 
 /** The CI outputs' settings: `--annotations` and `--summary-file`. */
 export const CI_SETTINGS = pickSettings(SETTINGS, ['annotations', 'summaryFile']);

@@ -5,7 +5,7 @@ import { parseApiUrl } from '../config/api-url.ts';
 import { readCaFile } from '../config/ca-file.ts';
 import type { Settings } from '../config/settings.ts';
 import { readToken } from '../config/token.ts';
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from '../runtime/errors.ts';
 
 /** Loaded on demand, not at the top: validate never talks to the API and need not load undici. */
 let clientModulePromise: Promise<typeof FromSettings> | undefined;

@@ -13,8 +13,8 @@ import {
   type FaultSettings,
   type RunningEmulator,
 } from '../emulator/index.ts';
-import { UsageError, errorMessage } from '../errors.ts';
-import { createLogger } from '../log.ts';
+import { UsageError, errorMessage } from '../runtime/errors.ts';
+import { createLogger } from '../runtime/log.ts';
 import type { CommandContext } from './context.ts';
 import { help, logOutput } from './io.ts';
 import { handleStopSignals } from './signals.ts';

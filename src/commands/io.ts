@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { Redactor, type Scrub } from '../core/redact.ts';
 import { chooseLogFormat, chooseLogLevel, type LogFormatSetting } from '../core/log-line.ts';
-import { createLogger, redactingStream, type LogOutput } from '../log.ts';
+import { createLogger, redactingStream, type LogOutput } from '../runtime/log.ts';
 import type { CommandContext } from './context.ts';
 import type * as Help from './help.ts';
 

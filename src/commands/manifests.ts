@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Settings } from '../config/settings.ts';
 import { suggest } from '../core/suggest.ts';
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from '../runtime/errors.ts';
 import {
   formatProblem,
   loadManifests,

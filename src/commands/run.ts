@@ -11,11 +11,11 @@ import { Daemon } from '../daemon/daemon.ts';
 import { startDaemonServer } from '../daemon/http.ts';
 import { readWebhookSecret } from '../daemon/webhook.ts';
 import type { RunningEmulator } from '../emulator/index.ts';
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from '../runtime/errors.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, help } from './io.ts';
 import { handleStopSignals } from './signals.ts';
-import { crypto, fsPromises } from '../builtins.ts';
+import { crypto, fsPromises } from '../runtime/builtins.ts';
 
 /** The state file of `run --emulator` when no state file is named (see docs/output.md). */
 export const EMULATOR_STATE = '.envsync/emulator-state.json';

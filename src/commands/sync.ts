@@ -5,7 +5,7 @@ import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings } from '../config/setting.ts';
 import { hasErrors } from '../core/report.ts';
-import { UsageError } from '../errors.ts';
+import { UsageError } from '../runtime/errors.ts';
 import { CI_SETTINGS, type CiOptions } from './ci.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, help } from './io.ts';

@@ -6,7 +6,7 @@ import { parseCommandArgs, shortUsage } from '../config/flags.ts';
 import { resolveValues } from '../config/resolve.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
-import { UsageError } from '../errors.ts';
+import { UsageError } from '../runtime/errors.ts';
 import type { ManifestProblem } from '../manifests/parse.ts';
 import { CI_SETTINGS, emitCiOutputs } from './ci.ts';
 import type { CommandContext } from './context.ts';

@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from '../runtime/errors.ts';
 
 /** True for hosts that never leave the machine: localhost, 127.0.0.0/8, ::1. */
 export function isLoopbackHost(hostname: string): boolean {

@@ -2,7 +2,7 @@
  * Value parsers of the limits on waits and memory (--deadline, --max-retry-after,
  * --max-response-bytes). Errors name the flag, whatever the source, and are ConfigErrors.
  */
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from '../runtime/errors.ts';
 import { durationMs, type Raw } from './parsers.ts';
 
 /** A duration of more than 0 and at most `maxMs` (e.g. `30s`, `5m`), in milliseconds. */

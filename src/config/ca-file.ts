@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.ts';
-import { fsPromises } from '../builtins.ts';
+import { ConfigError } from '../runtime/errors.ts';
+import { fsPromises } from '../runtime/builtins.ts';
 
 /** Reads the PEM file of `--ca-file`, if one is given. */
 export async function readCaFile(file: string | undefined): Promise<string | undefined> {

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from '../runtime/errors.ts';
 import { splitNotifyUrl, type NotifyFormat } from '../core/notify-format.ts';
 import { ordinalFromHostname } from '../core/shard.ts';
 import { resolveValues } from './resolve.ts';

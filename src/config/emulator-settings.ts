@@ -8,7 +8,7 @@ import { parseDuration, formatDuration } from './duration.ts';
 import { LOG_LEVELS } from './formats.ts';
 import { texts, type Raw } from './parsers.ts';
 import type { SettingsTable } from './setting.ts';
-import { UsageError } from '../errors.ts';
+import { UsageError } from '../runtime/errors.ts';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_HOST,

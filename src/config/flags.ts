@@ -1,7 +1,7 @@
 import type { ParseArgsOptionsConfig } from 'node:util';
-import { util } from '../builtins.ts';
+import { util } from '../runtime/builtins.ts';
 import { suggest } from '../core/suggest.ts';
-import { UsageError } from '../errors.ts';
+import { UsageError } from '../runtime/errors.ts';
 import { COMMANDS, type CommandName } from './commands.ts';
 import { SETTINGS } from './settings-table.ts';
 import { accepts, settingsFor, type FlagsOf, type Setting, type SettingsTable } from './setting.ts';

@@ -3,7 +3,7 @@
  * it in the path), so no message here repeats one: a wrong URL is named by its position.
  */
 import { splitNotifyUrl } from '../core/notify-format.ts';
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from '../runtime/errors.ts';
 import { texts, type Raw } from './parsers.ts';
 
 function ordinal(n: number): string {

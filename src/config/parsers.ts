@@ -2,7 +2,7 @@
  * Value parsers of the settings table. A value may come from a flag, the environment or the
  * config file; errors name the flag, whatever the source, and are ConfigErrors (exit 1).
  */
-import { ConfigError, UsageError } from '../errors.ts';
+import { ConfigError, UsageError } from '../runtime/errors.ts';
 import { formatDuration, parseDuration } from './duration.ts';
 
 /** A setting's raw value: a flag's text, switch or repeated texts, or a config file value. */

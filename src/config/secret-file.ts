@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.ts';
-import { fsPromises } from '../builtins.ts';
+import { ConfigError } from '../runtime/errors.ts';
+import { fsPromises } from '../runtime/builtins.ts';
 
 /**
  * Reads a secret a flag names (`--webhook-secret-file`, `--notify-secret-file`), once at start:

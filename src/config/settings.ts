@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { suggest } from '../core/suggest.ts';
-import { ConfigError, UsageError } from '../errors.ts';
+import { ConfigError, UsageError } from '../runtime/errors.ts';
 import { LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
 import { resolveValues } from './resolve.ts';
 import { SETTINGS, type ConfigFile } from './settings-table.ts';
@@ -11,7 +11,7 @@ import {
   type Setting,
   type ValuesOf,
 } from './setting.ts';
-import { fsPromises } from '../builtins.ts';
+import { fsPromises } from '../runtime/builtins.ts';
 
 /**
  * The settings of validate, plan, sync, run and export, resolved from the settings table with

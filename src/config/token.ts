@@ -1,6 +1,6 @@
 import { isBearerToken } from '../core/redact.ts';
-import { ConfigError } from '../errors.ts';
-import { fsPromises } from '../builtins.ts';
+import { ConfigError } from '../runtime/errors.ts';
+import { fsPromises } from '../runtime/builtins.ts';
 
 /**
  * Reads the API token: `--token-file` / ENVSYNC_TOKEN_FILE (read at each call, so a rotated

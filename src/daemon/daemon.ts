@@ -16,7 +16,7 @@ import {
 import type { Scrub } from '../core/redact.ts';
 import type { OrgReport, RunReport } from '../core/report.ts';
 import { reconcile } from '../engine/reconcile.ts';
-import { systemClock } from '../system-clock.ts';
+import { systemClock } from '../runtime/system-clock.ts';
 import { StateStore } from '../engine/state-store.ts';
 import type { ManifestCache, OrgManifest } from '../manifests/load.ts';
 import { DaemonMetrics } from './metrics.ts';

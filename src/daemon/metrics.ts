@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { ClientEvents } from '../api/client.ts';
 import type { OrgReport } from '../core/report.ts';
-import { deferModule } from '../lazy-module.ts';
+import { deferModule } from '../runtime/lazy-module.ts';
 
 /**
  * prom-client's parts that the daemon uses, each from its own module. The package's entry point

@@ -16,7 +16,7 @@ import {
 } from '../core/notify-format.ts';
 import { judgeAttempt, type AttemptResult, type NotifyPolicy } from '../core/notify-policy.ts';
 import { Redactor, type Scrub } from '../core/redact.ts';
-import { VERSION } from '../version.ts';
+import { VERSION } from '../runtime/version.ts';
 import type { SendNotification } from './notify-http.ts';
 
 /** Where notifications go, and in which format. */

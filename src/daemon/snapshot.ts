@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { displayPath } from '../manifests/discover.ts';
 import { loadManifests, type ManifestCache, type ManifestSet } from '../manifests/load.ts';
-import { fsPromises } from '../builtins.ts';
+import { fsPromises } from '../runtime/builtins.ts';
 
 /** Where the manifests path resolves to now, and which published revision that is. */
 export interface Resolution {

@@ -2,7 +2,7 @@ import { watch, type FSWatcher } from 'chokidar';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { resolveManifestsPath, type Resolution } from './snapshot.ts';
-import { fsPromises } from '../builtins.ts';
+import { fsPromises } from '../runtime/builtins.ts';
 
 export interface WatcherOptions {
   readonly root: string;

@@ -4,7 +4,7 @@
  * answer when the socket can still take one, and never crashes the process.
  */
 import type { Duplex } from 'node:stream';
-import { http } from '../builtins.ts';
+import { http } from '../runtime/builtins.ts';
 import type { Logger } from 'pino';
 import type { RequestStats, TimeoutKind } from './stats.ts';
 

@@ -4,10 +4,10 @@
  */
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { ConfigError, errorMessage } from '../errors.ts';
+import { ConfigError, errorMessage } from '../runtime/errors.ts';
 import type { StoreDocument } from './store.ts';
 import { validateStoreDocument } from './validate-store-document.ts';
-import { fsPromises } from '../builtins.ts';
+import { fsPromises } from '../runtime/builtins.ts';
 
 /** Reads the data file: undefined when it is missing or empty; a ConfigError when it is unusable. */
 export async function loadStoreFile(

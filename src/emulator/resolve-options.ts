@@ -4,8 +4,8 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
-import { ConfigError } from '../errors.ts';
-import { createLogger } from '../log.ts';
+import { ConfigError } from '../runtime/errors.ts';
+import { createLogger } from '../runtime/log.ts';
 import { orgPatternFor } from './names.ts';
 import type { EmulatorOptions, FaultSettings, Profile, Sleep } from './options.ts';
 import {

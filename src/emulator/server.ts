@@ -3,8 +3,8 @@
  * fault injector, the stats and the optional data file, listens, and closes gracefully.
  */
 import type { Server } from 'node:http';
-import { http } from '../builtins.ts';
-import { ConfigError } from '../errors.ts';
+import { http } from '../runtime/builtins.ts';
+import { ConfigError } from '../runtime/errors.ts';
 import type { AdminDeps } from './admin.ts';
 import type { ApiDeps } from './api.ts';
 import { handleClientError } from './client-error.ts';

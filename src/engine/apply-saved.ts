@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { REPORT_VERSION, summarize, type RunReport } from '../core/report.ts';
-import { ConfigError, errorMessage } from '../errors.ts';
+import { ConfigError, errorMessage } from '../runtime/errors.ts';
 import { applyOrgPlan, type ApplyProgress } from './apply.ts';
 import {
   describeMove,
@@ -12,7 +12,7 @@ import {
   type SavedPlan,
 } from './saved-plan.ts';
 import type { StateStore } from './state-store.ts';
-import { fsPromises } from '../builtins.ts';
+import { fsPromises } from '../runtime/builtins.ts';
 
 /** The live service no longer matches a saved plan: exit 1, nothing applied. */
 export class PlanMovedError extends ConfigError {

@@ -13,7 +13,7 @@ import {
 import { changeWaves } from '../core/members.ts';
 import { orgReportFromPlan, type OrgReport } from '../core/report.ts';
 import { isTransient } from '../core/retry-policy.ts';
-import { errorMessage } from '../errors.ts';
+import { errorMessage } from '../runtime/errors.ts';
 import type { StateStore } from './state-store.ts';
 
 /** Counts for a progress display: changes planned for sending, and each one finished. */

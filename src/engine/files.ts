@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { fsPromises } from '../builtins.ts';
+import { fsPromises } from '../runtime/builtins.ts';
 
 /** Files envsync writes: whole or not at all, and without leaving temp files behind. */
 

@@ -18,7 +18,7 @@ import type { ManifestProblem } from '../manifests/parse.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import type * as Apply from './apply.ts';
 import type { ApplyProgress, Round } from './apply.ts';
-import { errorMessage } from '../errors.ts';
+import { errorMessage } from '../runtime/errors.ts';
 import type { StateStore } from './state-store.ts';
 
 export type { ApplyProgress, Round } from './apply.ts';

@@ -6,7 +6,7 @@ import {
   type FieldValue,
   type ValueKind,
 } from '../core/fields.ts';
-import { crypto } from '../builtins.ts';
+import { crypto } from '../runtime/builtins.ts';
 import { environmentOf } from '../core/compiled.ts';
 import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { describeHolder, judgeLock, parseLockHolder, type LockHolder } from '../core/state-lock.ts';
 import { isAlive } from './files.ts';
 import { formatDuration, StateLockTimeoutError } from './state-errors.ts';
-import { fsPromises } from '../builtins.ts';
+import { fsPromises } from '../runtime/builtins.ts';
 
 /**
  * One writer per state file at a time: `<state>.lock`, linked into place whole (the link fails

@@ -15,7 +15,7 @@ import {
 } from './state-codec.ts';
 import { stateWriteError } from './state-errors.ts';
 import { acquireStateLock } from './state-lock.ts';
-import { fsPromises } from '../builtins.ts';
+import { fsPromises } from '../runtime/builtins.ts';
 
 export { StateLockTimeoutError, StateWriteError } from './state-errors.ts';
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Stats } from 'node:fs';
-import { fs } from '../builtins.ts';
+import { fs } from '../runtime/builtins.ts';
 
 /** A manifest file found below the root. */
 export interface ManifestFile {

@@ -1,4 +1,4 @@
-import { crypto, fs } from '../builtins.ts';
+import { crypto, fs } from '../runtime/builtins.ts';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { assembleOrgs, sourceOf, type OrgManifest, type ParsedFile } from './assemble.ts';
 import {

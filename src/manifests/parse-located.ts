@@ -5,7 +5,7 @@ import { normalizeValue, type FieldSpec, type FieldValue } from '../core/fields.
 import { environmentOf } from '../core/compiled.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { isName } from '../core/names.ts';
-import { ownModule } from '../own-module.ts';
+import { ownModule } from '../runtime/own-module.ts';
 import { MANIFEST_KEYS, manifestValue } from './accept.ts';
 import { normalizeLineBreaks } from './line-breaks.ts';
 import { formatPath, issueMessage, unknownKeyMessage } from './messages.ts';

@@ -2,7 +2,7 @@ import { parseManifestFast, sharedValues, type SharedValues } from './parse-fast
 import { createRequire } from 'node:module';
 import type * as Located from './parse-located.ts';
 import type { ParsedManifest } from './parsed.ts';
-import { ownModule } from '../own-module.ts';
+import { ownModule } from '../runtime/own-module.ts';
 
 /**
  * Parsing one manifest file: two parsers, one authority.

@@ -32,7 +32,7 @@ describe('the light undici', () => {
   it('answers an HTTP/1.1 request without loading node:http2 or undici’s entry point', async () => {
     const out = await inFreshNode(`
       import { createRequire } from 'node:module';
-      // Through require: an ES import of node:http loads node:http2 by itself (see src/builtins.ts).
+      // Through require: an ES import of node:http loads node:http2 by itself (see src/runtime/builtins.ts).
       const { createServer } = createRequire(import.meta.url)('node:http');
       const server = createServer((req, res) => res.end(JSON.stringify({ version: req.httpVersion })));
       await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -12,7 +12,7 @@ import { allSettings, flagOptions, unknownFlagMessage } from '../../src/config/f
 import { resolveSetting, resolveValues } from '../../src/config/resolve.ts';
 import { SETTINGS } from '../../src/config/settings-table.ts';
 import { accepts, type Raw, type Setting, type SettingsTable } from '../../src/config/setting.ts';
-import { ConfigError, UsageError } from '../../src/errors.ts';
+import { ConfigError, UsageError } from '../../src/runtime/errors.ts';
 
 const ALL: SettingsTable = { ...SETTINGS, ...EMULATOR_SETTINGS };
 const settings = Object.entries(ALL);

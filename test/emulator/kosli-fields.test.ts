@@ -3,7 +3,7 @@
  * names, and the members of logical environments.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.ts';
+import { ConfigError } from '../../src/runtime/errors.ts';
 import { startEmulator } from '../../src/emulator/index.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
 import type { StoreDocument, TestEmulator } from '../helpers/emulator.ts';

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.ts';
+import { ConfigError } from '../../src/runtime/errors.ts';
 import { startEmulator } from '../../src/emulator/index.ts';
 import { send, startTestEmulator } from '../helpers/emulator.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';

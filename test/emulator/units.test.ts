@@ -1,7 +1,7 @@
 /** Small pure parts of the emulator: flag parsing, the PRNG, the token bucket. */
 import { describe, expect, it } from 'vitest';
 import { parseLatency, parseTokenFlag } from '../../src/config/emulator-settings.ts';
-import { UsageError } from '../../src/errors.ts';
+import { UsageError } from '../../src/runtime/errors.ts';
 import { TokenBucket, mulberry32 } from '../../src/emulator/faults.ts';
 
 describe('--token parsing', () => {

@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.ts';
+import { createLogger } from '../../src/runtime/log.ts';
 import { envsync } from '../helpers/cli.ts';
 import { loadProbe } from '../helpers/load-probe.ts';
 import { tempDir } from '../helpers/tmp.ts';

@@ -4,7 +4,7 @@ import type { NotifyEvent } from '../../src/core/notify-events.ts';
 import { DEFAULT_NOTIFY_POLICY } from '../../src/core/notify-policy.ts';
 import { undiciSender } from '../../src/daemon/notify-http.ts';
 import { Notifier, type NotifyResult } from '../../src/daemon/notify.ts';
-import { systemClock } from '../../src/system-clock.ts';
+import { systemClock } from '../../src/runtime/system-clock.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /** A safety net for a loaded machine, not a timing. */

@@ -1,11 +1,11 @@
 /**
- * deferModule (src/lazy-module.ts): a module a library loads eagerly is loaded only on first use,
+ * deferModule (src/runtime/lazy-module.ts): a module a library loads eagerly is loaded only on first use,
  * and then behaves as itself. Real CommonJS modules in a temporary folder, each counting its own
  * loads in a global.
  */
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deferModule } from '../../src/lazy-module.ts';
+import { deferModule } from '../../src/runtime/lazy-module.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 type Counted = typeof globalThis & { lazyModuleLoads?: Record<string, number> };

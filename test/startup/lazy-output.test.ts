@@ -1,5 +1,5 @@
 /**
- * The CLI's stdout and stderr (src/stdio.ts) write straight to the file descriptor until Node's
+ * The CLI's stdout and stderr (src/runtime/stdio.ts) write straight to the file descriptor until Node's
  * stream is needed. Each case runs a real child process that writes through them, into a real
  * file or FIFO, and checks that every byte arrives, in order, and that the stream takes over
  * where it must.
@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const STDIO = new URL('../../src/stdio.ts', import.meta.url).href;
+const STDIO = new URL('../../src/runtime/stdio.ts', import.meta.url).href;
 
 /** A line of text numbered `n`, so that a lost, doubled or reordered piece shows. */
 const line = (n: number) => `line ${String(n).padStart(7, '0')} ${'x'.repeat(48)}\n`;

@@ -2,8 +2,8 @@ import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import type pinoFunction from 'pino';
 import type { Writable } from 'node:stream';
-import { formatLogLine, type LogFormat } from './core/log-line.ts';
-import type { Scrub } from './core/redact.ts';
+import { formatLogLine, type LogFormat } from '../core/log-line.ts';
+import type { Scrub } from '../core/redact.ts';
 import { deferModule } from './lazy-module.ts';
 
 /** Paths pino blanks out, wherever a header object or a token might be logged. */

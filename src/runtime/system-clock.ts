@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Clock } from './core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 
 /** The real clock: wall time and timers. */
 export const systemClock: Clock = {
