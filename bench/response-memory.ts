@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { systemClock } from '../src/runtime/system-clock.ts';
 import pino from 'pino';
 import { createClient } from '../src/api/client.ts';
 import { DEFAULT_RETRY_POLICY } from '../src/core/retry-policy.ts';
@@ -42,10 +42,7 @@ const client = createClient({
   timeoutMs: 120_000,
   policy: DEFAULT_RETRY_POLICY,
   logger: pino({ level: 'silent' }),
-  clock: {
-    now: () => Date.now(),
-    sleep: (ms, signal) => sleep(ms, undefined, signal ? { signal } : {}),
-  },
+  clock: systemClock,
   maxResponseBytes: 1024 ** 3,
 });
 const before = process.memoryUsage().rss;

@@ -6,6 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/runtime/system-clock.ts';
 import { createClient, type ClientOptions } from '../../src/api/client.ts';
 import { ApiError } from '../../src/api/errors.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../src/core/retry-policy.ts';
@@ -43,10 +44,7 @@ function makeClient(
     concurrency: 2,
     timeoutMs: 10_000,
     logger: pino({ level: 'silent' }),
-    clock: {
-      now: () => Date.now(),
-      sleep: (ms, signal) => sleep(ms, undefined, signal ? { signal } : {}),
-    },
+    clock: systemClock,
     ...rest,
     policy: { ...DEFAULT_RETRY_POLICY, retries: 4, minDelayMs: 10, ...policy },
   });

@@ -1,6 +1,6 @@
 import pino from 'pino';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/runtime/system-clock.ts';
 import { createClient } from '../../src/api/client.ts';
 import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
@@ -34,10 +34,7 @@ function client(
     ...(extra.signal ? { signal: extra.signal } : {}),
     policy: { ...DEFAULT_RETRY_POLICY, retries: 0 },
     logger: pino({ level: 'silent' }),
-    clock: {
-      now: () => Date.now(),
-      sleep: (ms, signal) => sleep(ms, undefined, signal ? { signal } : {}),
-    },
+    clock: systemClock,
     maxResponseBytes,
   });
 }

@@ -1,25 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RequestGate } from '../../src/api/gate.ts';
 import { readListing } from '../../src/api/listing.ts';
-
-/** A manual clock: sleeps resolve only when the test advances time. */
-function manualClock() {
-  let now = 0;
-  const sleepers: { until: number; resolve: () => void }[] = [];
-  return {
-    now: () => now,
-    sleep: (ms: number) =>
-      new Promise<void>((resolve) => sleepers.push({ until: now + ms, resolve })),
-    async advance(ms: number) {
-      now += ms;
-      for (const s of sleepers.splice(0)) {
-        if (s.until <= now) s.resolve();
-        else sleepers.push(s);
-      }
-      await new Promise((r) => setImmediate(r));
-    },
-  };
-}
+import { manualClock } from '../helpers/clock.ts';
 
 describe('RequestGate', () => {
   it('never lets more than the limit through at once', async () => {

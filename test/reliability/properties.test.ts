@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import pino from 'pino';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify, type ToStringOptions } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/runtime/system-clock.ts';
 import { createClient } from '../../src/api/client.ts';
 import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
 import type { DesiredEnvironment } from '../../src/core/model.ts';
@@ -111,10 +111,7 @@ async function pass(
     timeoutMs: extra.timeoutMs ?? 5000,
     policy: { ...DEFAULT_RETRY_POLICY, retries: extra.retries ?? 4, minDelayMs: 5, maxDelayMs: 50 },
     logger,
-    clock: {
-      now: () => Date.now(),
-      sleep: (ms, signal) => sleep(ms, undefined, signal ? { signal } : {}),
-    },
+    clock: systemClock,
   });
   try {
     return await reconcile({ manifests, client, state, logger, dryRun });

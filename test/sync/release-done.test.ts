@@ -1,6 +1,6 @@
 import pino from 'pino';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/runtime/system-clock.ts';
 import { createClient } from '../../src/api/client.ts';
 import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
 import { reconcile } from '../../src/engine/reconcile.ts';
@@ -23,10 +23,7 @@ async function planOnce(api: TestEmulator, releaseDone: boolean) {
     timeoutMs: 5000,
     policy: { ...DEFAULT_RETRY_POLICY, retries: 2, minDelayMs: 5, maxDelayMs: 50 },
     logger,
-    clock: {
-      now: () => Date.now(),
-      sleep: (ms, signal) => sleep(ms, undefined, signal ? { signal } : {}),
-    },
+    clock: systemClock,
   });
   try {
     const state = await StateStore.load(tmp.path('state.json'), logger);
