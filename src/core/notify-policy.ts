@@ -2,7 +2,26 @@
  * How a notification is delivered: which answers are worth another attempt and how long to wait
  * before it. Pure: daemon/notify.ts carries it out.
  */
+import type { NotifyFormat } from './notify-format.ts';
 import { parseRetryAfter } from './retry-policy.ts';
+
+/** How a notification ended, per receiver: the label of `envsync_notifications_total`. */
+export type NotifyResult = 'delivered' | 'failed' | 'dropped' | 'abandoned';
+export const NOTIFY_RESULTS: readonly NotifyResult[] = [
+  'delivered',
+  'failed',
+  'dropped',
+  'abandoned',
+];
+
+/** What `/status` shows of the notifications (never a URL's path or query). */
+export interface NotifyStatus {
+  targets: { url: string; format: NotifyFormat; queued: number; failing: string | null }[];
+  delivered: number;
+  failed: number;
+  dropped: number;
+  abandoned: number;
+}
 
 /** The delivery's limits (docs/notifications.md). */
 export interface NotifyPolicy {

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { ClientEvents } from '../api/client.ts';
-import type { OrgReport } from '../core/report.ts';
+import type { MetricUpdates, OrgCounters } from '../core/daemon-memory.ts';
 import { deferModule } from '../runtime/lazy-module.ts';
 
 /**
@@ -141,28 +141,31 @@ export class DaemonMetrics {
     };
   }
 
-  /** Records one org's outcome. */
-  recordOrg(report: OrgReport, nowSeconds: number): void {
-    const { org } = report;
-    this.manifestErrors.set({ org }, report.errors.length);
-    for (const change of report.changes) {
-      if (change.result !== 'planned')
-        this.changes.inc({ action: change.action, result: change.result });
+  /** Carries out what core/daemon-memory.ts decided the metrics learn. */
+  apply(update: MetricUpdates): void {
+    for (const org of update.forget ?? []) {
+      for (const gauge of [this.drift, this.lastSuccess, this.manifestErrors, this.unmanaged])
+        gauge.remove({ org });
     }
-    if (report.status === 'invalid') return; // drift unknown: keep the last value
-    this.unmanaged.set({ org }, report.unmanaged.length);
-    this.drift.set({ org }, report.changes.filter((c) => c.result !== 'applied').length);
-    if (report.status === 'ok') this.lastSuccess.set({ org }, nowSeconds);
+    if (update.revision !== undefined) {
+      this.revision.reset();
+      this.revision.set({ revision: update.revision.value ?? '' }, 1);
+    }
+    if (update.org !== undefined) this.#applyOrg(update.org);
+    if (update.pass !== undefined) {
+      this.passes.inc({ result: update.pass.result });
+      this.passDuration.observe(update.pass.durationSeconds);
+    }
+    this.ready.set(update.ready ? 1 : 0);
   }
 
-  /** Forgets an org that no manifest declares any more (or that moved to another shard). */
-  forgetOrg(org: string): void {
-    for (const gauge of [this.drift, this.lastSuccess, this.manifestErrors, this.unmanaged])
-      gauge.remove({ org });
-  }
-
-  setRevision(revision: string | undefined): void {
-    this.revision.reset();
-    this.revision.set({ revision: revision ?? '' }, 1);
+  #applyOrg(counters: OrgCounters): void {
+    const { org } = counters;
+    this.manifestErrors.set({ org }, counters.manifestErrors);
+    for (const { action, result } of counters.changes) this.changes.inc({ action, result });
+    if (counters.unmanaged !== undefined) this.unmanaged.set({ org }, counters.unmanaged);
+    if (counters.pending !== undefined) this.drift.set({ org }, counters.pending);
+    if (counters.lastSuccessSeconds !== undefined)
+      this.lastSuccess.set({ org }, counters.lastSuccessSeconds);
   }
 }

@@ -8,7 +8,6 @@ import { publicNotifyUrl } from '../core/notify-format.ts';
 import { DEFAULT_NOTIFY_POLICY, type NotifyPolicy } from '../core/notify-policy.ts';
 import type { Scrub } from '../core/redact.ts';
 import { readSecretFile } from '../config/secret-file.ts';
-import type { OrgManifest } from '../manifests/load.ts';
 import type { DaemonMetrics } from './metrics.ts';
 import { undiciSender, type SendNotification } from './notify-http.ts';
 import { Notifier } from './notify.ts';
@@ -72,9 +71,4 @@ export async function createNotifier(options: {
     }
   }
   return notifier;
-}
-
-/** An org's manifests as a comparable text (the same manifests give the same text). */
-export function notifyFingerprint(org: OrgManifest): string {
-  return JSON.stringify(org.environments.map(({ source: _source, ...env }) => env));
 }

@@ -1,4 +1,4 @@
-import type { Clock } from '../core/clock.ts';
+import type { Clock, Timer } from '../core/clock.ts';
 
 /**
  * Runs reconcile passes one at a time (single-flight). File events are debounced (trailing) and
@@ -7,8 +7,8 @@ import type { Clock } from '../core/clock.ts';
 export class PassScheduler {
   readonly #run: (reasons: readonly string[]) => Promise<void>;
   readonly #debounceMs: number;
-  readonly #clock: Pick<Clock, 'now'>;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #clock: Clock;
+  #timer: Timer | undefined;
   #pending = new Set<string>();
   #running: Promise<void> | undefined;
   #stopped = false;
@@ -17,7 +17,7 @@ export class PassScheduler {
   constructor(
     run: (reasons: readonly string[]) => Promise<void>,
     debounceMs: number,
-    clock: Pick<Clock, 'now'>,
+    clock: Clock,
   ) {
     this.#run = run;
     this.#debounceMs = debounceMs;
@@ -37,18 +37,18 @@ export class PassScheduler {
   debounced(reason: string): void {
     if (this.#stopped) return;
     this.#pending.add(reason);
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
+    this.#timer?.cancel();
+    this.#timer = this.#clock.setTimer(this.#debounceMs, () => {
       this.#timer = undefined;
       this.#kick();
-    }, this.#debounceMs);
+    });
   }
 
   /** A webhook, SIGHUP, the interval or a backoff expiring: runs as soon as no pass runs. */
   now(reason: string): void {
     if (this.#stopped) return;
     this.#pending.add(reason);
-    clearTimeout(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
     this.#kick();
   }
@@ -72,7 +72,7 @@ export class PassScheduler {
   /** Stops scheduling; resolves when the pass in flight (if any) has finished. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
     await this.#running;
   }
@@ -80,7 +80,7 @@ export class PassScheduler {
   /** Resolves when no pass runs and none is pending (for tests and shutdown). */
   async idle(): Promise<void> {
     while (this.#running !== undefined || this.#timer !== undefined) {
-      await (this.#running ?? new Promise((resolve) => setTimeout(resolve, this.#debounceMs)));
+      await (this.#running ?? this.#clock.sleep(this.#debounceMs));
     }
   }
 }

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { ClientEvents } from '../api/client.ts';
 import type { Clock } from '../core/clock.ts';
 
@@ -54,5 +55,28 @@ export class Shutdown {
   abortRequests(): void {
     if (!this.#abort.signal.aborted)
       this.#abort.abort(new Error('cancelled: envsync is shutting down'));
+  }
+
+  /**
+   * Waits for `work` (the pass in flight) up to `timeoutMs`; at the timeout, cancels the requests
+   * still in flight, so the work ends at once, and waits for that.
+   */
+  async finish(work: Promise<void>, timeoutMs: number, logger: Logger): Promise<void> {
+    const timer = new AbortController();
+    const timedOut = await Promise.race([
+      work.then(() => false),
+      this.#clock.sleep(timeoutMs, timer.signal).then(
+        () => true,
+        () => false,
+      ),
+    ]);
+    timer.abort();
+    if (!timedOut) return;
+    logger.warn(
+      { shutdownTimeoutMs: timeoutMs },
+      'shutdown timeout: aborting the requests in flight',
+    );
+    this.abortRequests();
+    await work;
   }
 }

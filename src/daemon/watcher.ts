@@ -1,6 +1,7 @@
 import { watch, type FSWatcher } from 'chokidar';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import type { Clock, Timer } from '../core/clock.ts';
 import { resolveManifestsPath, type Resolution } from './snapshot.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 
@@ -8,6 +9,8 @@ export interface WatcherOptions {
   readonly root: string;
   readonly cwd: string;
   readonly logger: Logger;
+  /** Sets the poll's timer. */
+  readonly clock: Clock;
   /** Called for every relevant file event (debounce it). */
   readonly onFileEvent: (reason: string) => void;
   /** Called when the manifests path resolves somewhere new (a git-sync swap). */
@@ -42,7 +45,7 @@ export class ManifestWatcher {
   readonly #options: WatcherOptions;
   #content: FSWatcher | undefined;
   #links: FSWatcher | undefined;
-  #poll: NodeJS.Timeout | undefined;
+  #poll: Timer | undefined;
   #current: Resolution | undefined;
   #generation = 0;
   #closed = false;
@@ -70,8 +73,17 @@ export class ManifestWatcher {
       );
       await new Promise<void>((resolve) => this.#links?.once('ready', resolve));
     }
-    this.#poll = setInterval(() => void this.check(), this.#options.pollMs ?? 1000);
-    this.#poll.unref();
+    this.#armPoll();
+  }
+
+  /** The slow poll: a check, then the next one (its timer alone never keeps the process up). */
+  #armPoll(): void {
+    if (this.#closed) return;
+    this.#poll = this.#options.clock.setTimer(
+      this.#options.pollMs ?? 1000,
+      () => void this.check().finally(() => this.#armPoll()),
+      { unref: true },
+    );
   }
 
   /** Re-resolves the manifests path; on a change, moves the content watch and reports it. */
@@ -121,7 +133,7 @@ export class ManifestWatcher {
 
   async close(): Promise<void> {
     this.#closed = true;
-    clearInterval(this.#poll);
+    this.#poll?.cancel();
     await Promise.all([this.#content?.close(), this.#links?.close()]);
   }
 }

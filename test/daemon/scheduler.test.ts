@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ordinalFromHostname, shardOf } from '../../src/core/shard.ts';
 import { PassScheduler } from '../../src/daemon/scheduler.ts';
-
-/** The scheduler reads the time only to say when the pass in flight started. */
-const clock = { now: () => 1_000 };
+import { manualClock } from '../helpers/clock.ts';
 
 describe('PassScheduler', () => {
-  it('coalesces a burst of debounced triggers into one pass', async () => {
+  it('coalesces a burst of debounced triggers into one pass, once the debounce passed quietly', async () => {
+    const clock = manualClock(1_000);
     const passes: (readonly string[])[] = [];
     const scheduler = new PassScheduler(
       async (reasons) => {
@@ -16,11 +15,18 @@ describe('PassScheduler', () => {
       clock,
     );
     for (let i = 0; i < 40; i++) scheduler.debounced(`write ${i % 3}`);
+    await clock.advance(29);
+    expect(passes).toEqual([]);
+    scheduler.debounced('write 0');
+    await clock.advance(29);
+    expect(passes).toEqual([]);
+    await clock.advance(1);
     await scheduler.idle();
     expect(passes).toEqual([['write 0', 'write 1', 'write 2']]);
   });
 
   it('a trigger during a pass schedules exactly one more pass, never a pile', async () => {
+    const clock = manualClock(1_000);
     let release: () => void = () => undefined;
     let running = 0;
     let peak = 0;
@@ -40,7 +46,8 @@ describe('PassScheduler', () => {
     expect(scheduler.passStartedAt).toBe(1_000);
     for (let i = 0; i < 10; i++) scheduler.now(`during ${i}`);
     scheduler.debounced('file');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await clock.advance(50);
+    expect(passes).toHaveLength(1);
     release();
     await scheduler.idle();
     expect(scheduler.passStartedAt).toBeUndefined();
@@ -51,20 +58,26 @@ describe('PassScheduler', () => {
   });
 
   it('stop waits for the pass in flight and refuses new triggers', async () => {
+    const clock = manualClock(1_000);
     let finished = false;
     const scheduler = new PassScheduler(
       async () => {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await clock.sleep(50);
         finished = true;
       },
       10,
       clock,
     );
     scheduler.now('one');
-    await scheduler.stop();
+    const stopped = scheduler.stop();
+    await clock.advance(49);
+    expect(finished).toBe(false);
+    await clock.advance(1);
+    await stopped;
     expect(finished).toBe(true);
     scheduler.now('after stop');
     expect(scheduler.running).toBe(false);
+    expect(clock.pending).toBe(0);
   });
 });
 

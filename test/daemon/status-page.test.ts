@@ -14,7 +14,7 @@ import {
   orgStatusAfter,
   type DaemonStatus,
   type OrgStatus,
-} from '../../src/daemon/status.ts';
+} from '../../src/core/daemon-status.ts';
 
 const NOW = Date.parse('2026-11-23T02:00:00.000Z');
 

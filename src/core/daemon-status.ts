@@ -1,5 +1,9 @@
-import type { ChangeReport, OrgReport, ProblemReport } from '../core/report.ts';
-import type { NotifyStatus } from './notify.ts';
+/**
+ * What the daemon says of itself and of each org (`/status`, the status page): the data types,
+ * and how one org's report turns into its status. Pure.
+ */
+import type { NotifyStatus } from './notify-policy.ts';
+import type { ChangeReport, OrgReport, ProblemReport } from './report.ts';
 
 /** At most this many pending changes are listed per org; `pending` counts them all. */
 export const MAX_PENDING_CHANGES = 50;
@@ -25,23 +29,29 @@ export interface OrgStatus {
   nextAttemptAt: string | null;
 }
 
+/** How a pass ended: every org reconciled, some failed or invalid, or the pass itself failed. */
+export type PassVerdict = 'success' | 'partial' | 'error';
+
+/** What `/status` says of the last pass. */
+export interface LastPass {
+  startedAt: string;
+  finishedAt: string;
+  /** The pass's own work, without `settleWaitMs`. */
+  durationMs: number;
+  /** Time the pass waited for files edited in place to settle. */
+  settleWaitMs: number;
+  result: PassVerdict;
+  trigger: string[];
+  error?: string;
+}
+
 /** What `/status` answers. */
 export interface DaemonStatus {
   revision: string | null;
   manifests: string;
   ready: boolean;
   passes: number;
-  lastPass: {
-    startedAt: string;
-    finishedAt: string;
-    /** The pass's own work, without `settleWaitMs`. */
-    durationMs: number;
-    /** Time the pass waited for files edited in place to settle. */
-    settleWaitMs: number;
-    result: 'success' | 'partial' | 'error';
-    trigger: string[];
-    error?: string;
-  } | null;
+  lastPass: LastPass | null;
   passRunning: boolean;
   shard: { index: number; count: number } | null;
   /** Manifest problems that belong to no org. */

@@ -1,0 +1,272 @@
+/**
+ * The steps of one daemon pass, as pure functions of the daemon's memory
+ * (core/daemon-memory.ts): `beginPass` picks the orgs it reconciles, `afterOrg` records each
+ * org as it ends (`afterFailedRound` a round that failed and will be tried again), and
+ * `afterPass` gives its verdict, its log line, its counters and its notifications. Each returns
+ * the new memory and what the shell (daemon/daemon.ts) is to carry out.
+ */
+import {
+  readinessOfMemory,
+  withOrg,
+  type DaemonMemory,
+  type LogEntry,
+  type OrgCounters,
+  type PassOrg,
+  type Step,
+  type Surroundings,
+  orgOutcomes,
+} from './daemon-memory.ts';
+import { isDue, nextBackoff, orgsToLook } from './daemon-policy.ts';
+import { orgStatusAfter, type LastPass, type PassVerdict } from './daemon-status.ts';
+import { passEvents, type NotifyEvent } from './notify-events.ts';
+import type { OrgReport, ProblemReport, RunReport } from './report.ts';
+
+/** What a backing-off org failed with: its manifests and the token (a change to either retries it). */
+function fingerprintOf(org: PassOrg, tokenKey: string): string {
+  return `${tokenKey}:${org.manifestsKey}`;
+}
+
+/**
+ * The start of a pass: forgets the orgs that are no longer owned, notes the revision and the
+ * problems that belong to no org, and picks the orgs due: those the trigger looks at
+ * (daemon-policy's `orgsToLook`) less those backing off whose time has not come, unless their
+ * manifests or the token changed.
+ */
+export function beginPass(
+  memory: DaemonMemory,
+  start: {
+    readonly owned: readonly PassOrg[];
+    readonly reasons: readonly string[];
+    readonly changedFiles: ReadonlySet<string> | undefined;
+    /** The token, hashed. */
+    readonly tokenKey: string;
+    readonly revision: string | undefined;
+    readonly unattributed: readonly ProblemReport[];
+  },
+  around: Surroundings,
+): Step & { readonly due: readonly PassOrg[]; readonly skipped: number } {
+  const names = new Set(start.owned.map((org) => org.org));
+  const forget = [...memory.orgs.keys()].filter((org) => !names.has(org));
+  const orgs = new Map([...memory.orgs].filter(([org]) => names.has(org)));
+  const candidates = orgsToLook(start.owned, start.reasons, start.changedFiles, memory.files);
+  const due = candidates.filter((org) =>
+    isDue(orgs.get(org.org)?.backoff, around.now, fingerprintOf(org, start.tokenKey)),
+  );
+  const revisionChanged = start.revision !== memory.revision || memory.passes === 0;
+  const next: DaemonMemory = {
+    ...memory,
+    orgs,
+    files: new Map(start.owned.map((org) => [org.org, new Set(org.files)])),
+    revision: start.revision,
+    unattributed: start.unattributed,
+  };
+  const logs = start.unattributed.map((problem): LogEntry => ({
+    level: 'warn',
+    fields: { file: problem.file, line: problem.line, column: problem.column, path: problem.path },
+    message: `${problem.file}:${problem.line}:${problem.column} ${problem.path ? `${problem.path}: ` : ''}${problem.message} (belongs to no org)`,
+  }));
+  return {
+    memory: next,
+    due,
+    skipped: candidates.length - due.length,
+    logs,
+    metrics: {
+      ...(forget.length > 0 ? { forget } : {}),
+      ...(revisionChanged ? { revision: { value: start.revision } } : {}),
+      ready: readinessOfMemory(next, around).ready,
+    },
+  };
+}
+
+/**
+ * An org's round failed and another follows: the org shows as failed at once, before the pass
+ * decides whether it recovers (its backoff is decided when the org is done).
+ */
+export function afterFailedRound(
+  memory: DaemonMemory,
+  report: OrgReport,
+  around: Surroundings,
+): Step {
+  const previous = memory.orgs.get(report.org);
+  const status = orgStatusAfter(report, previous?.status, around.now, previous?.backoff);
+  const next = withOrg(memory, report.org, {
+    status: { ...status, status: 'failed' },
+    backoff: previous?.backoff,
+  });
+  return { memory: next, logs: [], metrics: { ready: readinessOfMemory(next, around).ready } };
+}
+
+/**
+ * An org's outcome: its status, and its backoff when it failed (doubling, capped at the interval;
+ * core/daemon-policy.ts), with a log line for a failed or invalid org.
+ */
+export function afterOrg(
+  memory: DaemonMemory,
+  report: OrgReport,
+  /** The org as the pass began with it (undefined: it was not among the pass's orgs). */
+  org: PassOrg | undefined,
+  tokenKey: string,
+  around: Surroundings,
+): Step {
+  const previous = memory.orgs.get(report.org);
+  const backoff =
+    report.status === 'failed' && org !== undefined
+      ? nextBackoff(previous?.backoff, around.now, around.intervalMs, fingerprintOf(org, tokenKey))
+      : undefined;
+  const status = orgStatusAfter(report, previous?.status, around.now, backoff);
+  const next = withOrg(memory, report.org, { status, backoff });
+  const message = status.lastError?.message;
+  const logs: LogEntry[] = [];
+  if (backoff !== undefined) {
+    logs.push({
+      level: 'warn',
+      fields: {
+        org: report.org,
+        failures: backoff.failures,
+        retryInMs: backoff.nextAttemptAt - around.now,
+      },
+      message: `org ${report.org} failed: ${message ?? 'error'}`,
+    });
+  } else if (report.status === 'invalid') {
+    logs.push({
+      level: 'error',
+      fields: { org: report.org, errors: report.errors },
+      message: `org ${report.org} left alone: ${message ?? 'invalid manifests'}`,
+    });
+  }
+  const invalid = report.status === 'invalid';
+  const counters: OrgCounters = {
+    org: report.org,
+    manifestErrors: report.errors.length,
+    changes: report.changes
+      .filter((change) => change.result !== 'planned')
+      .map(({ action, result }) => ({ action, result })),
+    ...(invalid
+      ? {}
+      : {
+          unmanaged: report.unmanaged.length,
+          pending: report.changes.filter((c) => c.result !== 'applied').length,
+        }),
+    ...(report.status === 'ok' ? { lastSuccessSeconds: around.now / 1000 } : {}),
+  };
+  return {
+    memory: next,
+    logs,
+    metrics: { org: counters, ready: readinessOfMemory(next, around).ready },
+  };
+}
+
+/** How a pass ended, as the shell saw it. */
+export interface PassEnd {
+  readonly startedAt: number;
+  /** Time spent waiting for files to settle: not part of the pass's own duration. */
+  readonly settleWaitMs: number;
+  readonly reasons: readonly string[];
+  /** The orgs this daemon owned, and how many of those it looked at were not due. */
+  readonly owned: readonly PassOrg[];
+  readonly due: readonly PassOrg[];
+  readonly skipped: number;
+  readonly outcome:
+    | { readonly kind: 'error'; readonly message: string }
+    | {
+        readonly kind: 'done';
+        readonly report: Pick<RunReport, 'orgs' | 'errors' | 'summary'>;
+        /** The daemon began to stop during the pass: its requests were cut, so it says nothing. */
+        readonly cutShort: boolean;
+      };
+}
+
+/**
+ * The end of a pass: its verdict (success: every org reconciled; partial: an org failed, is
+ * invalid, or a problem belongs to no org; error: the pass itself failed), the log line that sums
+ * it up, its counters, and the notifications it makes (core/notify-events.ts decides which).
+ */
+export function afterPass(
+  memory: DaemonMemory,
+  end: PassEnd,
+  around: Surroundings,
+): Step & { readonly verdict: PassVerdict; readonly events: readonly NotifyEvent[] } {
+  const { outcome } = end;
+  const outcomes = orgOutcomes(memory);
+  const pending = [...memory.orgs.values()].reduce((n, org) => n + org.status.pending, 0);
+  const done = outcome.kind === 'done' ? outcome.report : undefined;
+  const verdict: PassVerdict =
+    done === undefined
+      ? 'error'
+      : done.orgs.some((o) => o.status !== 'ok') ||
+          done.errors.length > 0 ||
+          outcomes.failed + outcomes.invalid > 0
+        ? 'partial'
+        : 'success';
+  const error = outcome.kind === 'error' ? outcome.message : undefined;
+  const durationMs = around.now - end.startedAt - end.settleWaitMs;
+  const lastPass: LastPass = {
+    startedAt: new Date(end.startedAt).toISOString(),
+    finishedAt: new Date(around.now).toISOString(),
+    durationMs,
+    settleWaitMs: end.settleWaitMs,
+    result: verdict,
+    trigger: end.reasons.slice(0, 20),
+    ...(error === undefined ? {} : { error }),
+  };
+  let notify = memory.notify;
+  let events: readonly NotifyEvent[] = [];
+  if (outcome.kind === 'done' && !outcome.cutShort) {
+    ({ events, memory: notify } = passEvents(memory.notify, {
+      owned: end.owned.map((org) => org.org),
+      reports: outcome.report.orgs,
+      fingerprints: new Map(end.due.map((org) => [org.org, org.manifestsKey])),
+      unattributed: outcome.report.errors,
+      revision: memory.revision ?? null,
+      time: new Date(around.now).toISOString(),
+    }));
+  }
+  const next: DaemonMemory = {
+    ...memory,
+    notify,
+    passes: memory.passes + 1,
+    firstPassDone: memory.firstPassDone || verdict !== 'error',
+    lastPassError: error,
+    lastPassEnd: around.now,
+    lastPass,
+  };
+  const counts = {
+    orgs: end.owned.length,
+    skipped: end.skipped,
+    applied: done?.summary.applied ?? 0,
+    failed: done === undefined ? 0 : outcomes.failed,
+    failedChanges: done === undefined ? 0 : done.summary.failed + done.summary.notConverged,
+    pending: done === undefined ? 0 : pending,
+    invalid: done === undefined ? 0 : outcomes.invalid,
+    unattributed: done?.errors.length ?? 0,
+  };
+  const logs: LogEntry[] = [];
+  if (error !== undefined) {
+    logs.push({ level: 'error', fields: { err: error }, message: `pass failed: ${error}` });
+  }
+  logs.push({
+    level: verdict === 'success' ? 'info' : 'warn',
+    fields: {
+      result: verdict,
+      durationMs,
+      revision: memory.revision ?? null,
+      trigger: end.reasons.slice(0, 5),
+      settleWaitMs: end.settleWaitMs,
+      ...counts,
+    },
+    message:
+      `pass ${verdict}: ${counts.applied} applied, ${counts.failed} org(s) failed, ` +
+      `${counts.invalid} invalid org(s), ${counts.pending} pending, of ${counts.orgs} org(s)` +
+      (counts.unattributed > 0 ? `; ${counts.unattributed} problem(s) belong to no org` : ''),
+  });
+  return {
+    memory: next,
+    verdict,
+    events,
+    logs,
+    metrics: {
+      pass: { result: verdict, durationSeconds: durationMs / 1000 },
+      ready: readinessOfMemory(next, around).ready,
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import type { Logger } from 'pino';
+import type { DaemonSettings } from '../config/daemon-settings.ts';
+import type { Settings } from '../config/settings.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Scrub } from '../core/redact.ts';
+import type { NotifyDeps } from './notify-setup.ts';
+
+/** What a daemon is made of: its settings, and the outside world, passed in. */
+export interface DaemonOptions {
+  readonly settings: Settings;
+  readonly daemon: DaemonSettings;
+  readonly apiUrl: URL;
+  /** Read before each pass, so a rotated token file is used without a restart. */
+  readonly readToken: () => Promise<string>;
+  readonly ca?: string | undefined;
+  readonly cwd: string;
+  readonly logger: Logger;
+  /** Source of randomness for the interval's jitter (tests pass a fixed one). */
+  readonly random?: () => number;
+  /** Time and timers, for passes, backoff, readiness and the client (the real clock by default). */
+  readonly clock?: Clock;
+  /** The command's scrubber: no notification carries what it scrubs. */
+  readonly scrub?: Scrub;
+  /** Told every secret the daemon learns (the notify secret, notify URL credentials). */
+  readonly addSecret?: (secret: string) => void;
+  /** The notifications' sender and limits (tests replace them). */
+  readonly notify?: NotifyDeps;
+}

@@ -1,0 +1,57 @@
+import type { Logger } from 'pino';
+import { clientFromSettings } from '../api/from-settings.ts';
+import type { Settings } from '../config/settings.ts';
+import type { Clock } from '../core/clock.ts';
+import type { OrgReport, RunReport } from '../core/report.ts';
+import { reconcile } from '../engine/reconcile.ts';
+import type { StateStore } from '../engine/state-store.ts';
+import type { ManifestSet } from '../manifests/load.ts';
+import type { DaemonMetrics } from './metrics.ts';
+import type { Shutdown } from './shutdown.ts';
+
+/**
+ * One run of the engine (the same as `envsync sync`) over the orgs of `manifests`, with a client
+ * for this pass that the daemon's shutdown can cut short, and the metrics told of every request.
+ */
+export async function runEngine(options: {
+  readonly settings: Settings;
+  readonly apiUrl: URL;
+  readonly ca: string | undefined;
+  readonly token: string;
+  readonly manifests: ManifestSet;
+  readonly state: StateStore;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly shutdown: Shutdown;
+  readonly metrics: DaemonMetrics;
+  /** An org's round failed and another follows. */
+  readonly onRoundFailed: (report: OrgReport) => void;
+  /** An org is done. */
+  readonly onOrgDone: (report: OrgReport) => void;
+}): Promise<RunReport> {
+  const { shutdown, logger } = options;
+  const client = clientFromSettings(options.settings, {
+    apiUrl: options.apiUrl,
+    getToken: () => options.token,
+    logger,
+    ca: options.ca,
+    signal: shutdown.abort,
+    stop: shutdown.stopping,
+    events: shutdown.events(options.metrics.clientEvents()),
+    clock: options.clock,
+  });
+  try {
+    return await reconcile({
+      manifests: options.manifests,
+      client,
+      state: options.state,
+      logger,
+      dryRun: false,
+      signal: shutdown.stopping,
+      onRoundFailed: options.onRoundFailed,
+      onOrgDone: options.onOrgDone,
+    });
+  } finally {
+    await client.close();
+  }
+}
