@@ -1,8 +1,10 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.ts';
 import type { AppliedLookup, AppliedRecord, Records } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
 import { planMerge, sameFile, type FileIdentity } from '../core/state-merge.ts';
+import { systemClock } from '../runtime/system-clock.ts';
 import { Coalescer } from './coalescer.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './files.ts';
 import { orgPart, recordsOf, stateText, toGroups, type Group } from './state-codec.ts';
@@ -19,6 +21,8 @@ export const DEFAULT_STATE_LOCK_TIMEOUT_MS = 30_000;
 export interface StateStoreOptions {
   /** How long a save waits for another writer's lock (--state-lock-timeout). */
   readonly lockTimeoutMs?: number | undefined;
+  /** The time, for the lock's waits and the holder's start (the real clock by default). */
+  readonly clock?: Clock | undefined;
 }
 
 /**
@@ -43,6 +47,7 @@ export class StateStore {
   readonly #parts = new Map<string, string>();
   readonly #logger: Logger;
   readonly #lockTimeoutMs: number;
+  readonly #clock: Clock;
   /** The file as this store last read or wrote it: when it is still that file, no re-read. */
   #identity: FileIdentity | undefined;
   /** Orgs set since the last write that holds them: this store's, whatever the file says. */
@@ -63,6 +68,7 @@ export class StateStore {
     this.#orgs = orgs;
     this.#logger = logger;
     this.#lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_STATE_LOCK_TIMEOUT_MS;
+    this.#clock = options.clock ?? systemClock;
     this.#identity = identity;
   }
 
@@ -160,6 +166,7 @@ export class StateStore {
     const release = await acquireStateLock(this.file, {
       timeoutMs: this.#lockTimeoutMs,
       logger: this.#logger,
+      clock: this.#clock,
     });
     try {
       await this.#mergeFromDisk(own);
