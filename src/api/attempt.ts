@@ -65,11 +65,15 @@ export function attempts(options: {
     // cost, and garbage the collector must track.)
     const controller = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new Error(`no answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-    timer.unref();
+    const timer = clock.setTimer(
+      timeoutMs,
+      () => {
+        timedOut = true;
+        controller.abort(new Error(`no answer within ${timeoutMs} ms`));
+      },
+      // A request in flight keeps the process alive by its socket; its timer need not.
+      { unref: true },
+    );
     const onCancel = () => controller.abort(cancel?.reason);
     if (cancel?.aborted) onCancel();
     else cancel?.addEventListener('abort', onCancel, { once: true });
@@ -116,7 +120,7 @@ export function attempts(options: {
         { method, path, cause: error },
       );
     } finally {
-      clearTimeout(timer);
+      timer.cancel();
       cancel?.removeEventListener('abort', onCancel);
       gate.release();
     }
