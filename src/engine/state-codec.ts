@@ -3,6 +3,7 @@ import type { AppliedRecord, Records } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
 
 import { emptyMap, isPlainObject } from '../core/plain-object.ts';
+import type { StateFormat } from '../core/state-read.ts';
 
 /**
  * The state file's format. Per org, environments are grouped by their record: the last applied
@@ -151,3 +152,9 @@ export function stateText(api: string | undefined, parts: readonly string[]): st
 export function orgPart(org: string, groups: readonly Group[]): string {
   return `${JSON.stringify(org)}:${JSON.stringify(groups.map(groupJson))}`;
 }
+
+/** The format as the judge of a state file's text takes it (core/state-read.ts). */
+export const STATE_FORMAT: StateFormat<Map<string, readonly Group[]>> = {
+  versions: [1, STATE_VERSION],
+  readOrgs,
+};

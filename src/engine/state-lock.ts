@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.ts';
 import { describeHolder, judgeLock, parseLockHolder, type LockHolder } from '../core/state-lock.ts';
 import { isAlive } from './files.ts';
 import { formatDuration, StateLockTimeoutError } from './state-errors.ts';
@@ -18,11 +18,12 @@ const heldHere = new Set<string>();
 /** What a lock file found in the way says, and which file (inode) it was. */
 async function inspect(
   lockFile: string,
+  clock: Clock,
 ): Promise<{ holder: LockHolder | undefined; ino: number; ageMs: number } | undefined> {
   try {
     const info = await fsPromises().stat(lockFile);
     const holder = parseLockHolder(await fsPromises().readFile(lockFile, 'utf8'));
-    return { holder, ino: info.ino, ageMs: Math.max(0, Date.now() - info.mtimeMs) };
+    return { holder, ino: info.ino, ageMs: Math.max(0, clock.now() - info.mtimeMs) };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // released meanwhile
     throw error;
@@ -30,11 +31,11 @@ async function inspect(
 }
 
 /** Creates the lock file, or returns undefined when another one is there. */
-async function create(lockFile: string): Promise<number | undefined> {
+async function create(lockFile: string, clock: Clock): Promise<number | undefined> {
   const holder: LockHolder = {
     pid: process.pid,
     hostname: hostname(),
-    startedAt: new Date().toISOString(),
+    startedAt: new Date(clock.now()).toISOString(),
   };
   // The holder is written in full before the lock exists, then linked into place (a link fails
   // if the lock exists, like O_EXCL): a writer killed at any moment leaves no lock or a whole
@@ -60,19 +61,24 @@ async function create(lockFile: string): Promise<number | undefined> {
 /**
  * Takes the lock of `file`, waiting up to `timeoutMs` for another writer; resolves with its
  * release. Throws StateLockTimeoutError when the wait is over, and the file system's own error
- * (EACCES, EROFS, ENOSPC, ...) when the lock cannot be created at all.
+ * (EACCES, EROFS, ENOSPC, ...) when the lock cannot be created at all. A lock's age is the clock's
+ * time less the lock file's modification time: on a clock behind the real one, locks look new.
  */
 export async function acquireStateLock(
   file: string,
-  { timeoutMs, logger }: { readonly timeoutMs: number; readonly logger: Logger },
+  {
+    timeoutMs,
+    logger,
+    clock,
+  }: { readonly timeoutMs: number; readonly logger: Logger; readonly clock: Clock },
 ): Promise<() => Promise<void>> {
   const lockFile = `${file}.lock`;
-  const deadline = Date.now() + timeoutMs;
+  const deadline = clock.now() + timeoutMs;
   let delayMs = 10;
   let last: LockHolder | undefined;
   for (;;) {
     if (!heldHere.has(lockFile)) {
-      const ino = await create(lockFile);
+      const ino = await create(lockFile, clock);
       if (ino !== undefined) {
         heldHere.add(lockFile);
         return async () => {
@@ -87,7 +93,7 @@ export async function acquireStateLock(
               .catch(() => undefined);
         };
       }
-      const found = await inspect(lockFile);
+      const found = await inspect(lockFile, clock);
       if (found === undefined) continue;
       const verdict = judgeLock({
         holder: found.holder,
@@ -109,11 +115,11 @@ export async function acquireStateLock(
             `reclaimed the state file's lock ${lockFile}: its holder is gone (${verdict.reason})`,
           );
         }
-        if (Date.now() < deadline) continue;
+        if (clock.now() < deadline) continue;
       }
       last = found.holder;
     }
-    const left = deadline - Date.now();
+    const left = deadline - clock.now();
     if (left <= 0) {
       throw new StateLockTimeoutError(
         file,
@@ -123,7 +129,7 @@ export async function acquireStateLock(
           `delete ${lockFile}`,
       );
     }
-    await sleep(Math.min(delayMs, left));
+    await clock.sleep(Math.min(delayMs, left));
     delayMs = Math.min(delayMs * 2, 200);
   }
 }

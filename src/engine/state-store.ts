@@ -1,19 +1,15 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.ts';
 import type { AppliedLookup, AppliedRecord, Records } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
-import { isPlainObject } from '../core/plain-object.ts';
+import { planMerge, sameFile, type FileIdentity } from '../core/state-merge.ts';
+import { systemClock } from '../runtime/system-clock.ts';
+import { Coalescer } from './coalescer.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './files.ts';
-import {
-  orgPart,
-  readOrgs,
-  recordsOf,
-  stateText,
-  STATE_VERSION,
-  toGroups,
-  type Group,
-} from './state-codec.ts';
+import { orgPart, recordsOf, stateText, toGroups, type Group } from './state-codec.ts';
 import { stateWriteError } from './state-errors.ts';
+import { identityOf, readStateFile } from './state-file.ts';
 import { acquireStateLock } from './state-lock.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 
@@ -25,134 +21,8 @@ export const DEFAULT_STATE_LOCK_TIMEOUT_MS = 30_000;
 export interface StateStoreOptions {
   /** How long a save waits for another writer's lock (--state-lock-timeout). */
   readonly lockTimeoutMs?: number | undefined;
-}
-
-/** Which file a path named when it was read or written (a rename makes a new one). */
-interface FileIdentity {
-  readonly dev: number;
-  readonly ino: number;
-  readonly size: number;
-  readonly mtimeMs: number;
-}
-
-function sameIdentity(a: FileIdentity | undefined, b: FileIdentity | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
-}
-
-async function identityOf(file: string): Promise<FileIdentity | undefined> {
-  try {
-    const { dev, ino, size, mtimeMs } = await fsPromises().stat(file);
-    return { dev, ino, size, mtimeMs };
-  } catch {
-    return undefined;
-  }
-}
-
-/** What reading the state file gave: its orgs, or why it is taken as empty. */
-type StateRead =
-  | {
-      readonly kind: 'ok';
-      readonly orgs: Map<string, readonly Group[]>;
-      readonly identity: FileIdentity;
-    }
-  | { readonly kind: 'missing' }
-  | {
-      readonly kind: 'bad';
-      /** What is wrong, and what happens at load ("starting empty ..."). */
-      readonly what: string;
-      readonly atLoad: string;
-      readonly fields: Record<string, unknown>;
-      readonly identity: FileIdentity | undefined;
-    };
-
-/** Reads and checks the state file written for `api`; never throws. */
-async function readStateFile(file: string, api: string | undefined): Promise<StateRead> {
-  let text: string;
-  let identity: FileIdentity;
-  try {
-    const handle = await fsPromises().open(file, 'r');
-    try {
-      const { dev, ino, size, mtimeMs } = await handle.stat();
-      identity = { dev, ino, size, mtimeMs };
-      text = await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { kind: 'missing' };
-    return {
-      kind: 'bad',
-      what: 'state file cannot be read',
-      atLoad:
-        'starting empty (one extra PUT per environment whose listing hides include_scaling/policies)',
-      fields: { code },
-      identity: undefined,
-    };
-  }
-  const bad = (what: string, atLoad: string, fields: Record<string, unknown> = {}): StateRead => ({
-    kind: 'bad',
-    what,
-    atLoad,
-    fields,
-    identity,
-  });
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return bad('state file is not valid JSON', 'starting empty (it will be rewritten)');
-  }
-  const version = (json as { version?: unknown } | null)?.version;
-  if (typeof version === 'number' && version > STATE_VERSION) {
-    return bad(
-      `state file has version ${version}, newer than this envsync understands (${STATE_VERSION})`,
-      'starting empty',
-      { version },
-    );
-  }
-  const { api: recordedFor, orgs: entries } = (json ?? {}) as Record<string, unknown>;
-  const shapeIsWrong = bad(
-    'state file has an unexpected shape',
-    'starting empty (it will be rewritten)',
-  );
-  if (
-    !isPlainObject(json) ||
-    (version !== 1 && version !== STATE_VERSION) ||
-    (recordedFor !== undefined && typeof recordedFor !== 'string') ||
-    !isPlainObject(entries)
-  ) {
-    return shapeIsWrong;
-  }
-  if (api !== undefined && recordedFor !== undefined && recordedFor !== api) {
-    return bad('state file was written for another API address', 'starting empty', {
-      recordedFor,
-      api,
-    });
-  }
-  let malformed: StateRead | undefined;
-  const orgs = readOrgs(version, entries, (org, env) => {
-    malformed = bad('state file has a malformed record', 'starting empty (it will be rewritten)', {
-      org,
-      env,
-    });
-  });
-  if (orgs === undefined) return malformed ?? shapeIsWrong;
-  return { kind: 'ok', orgs, identity };
-}
-
-/** A save waiting to be written, and everyone waiting for it. */
-interface Batch {
-  readonly promise: Promise<void>;
-  readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
-}
-
-function newBatch(): Batch {
-  const { promise, resolve, reject } = Promise.withResolvers<void>();
-  promise.catch(() => undefined); // each caller awaits it; no caller left is not an unhandled error
-  return { promise, resolve, reject };
+  /** The time, for the lock's waits and the holder's start (the real clock by default). */
+  readonly clock?: Clock | undefined;
 }
 
 /**
@@ -177,15 +47,12 @@ export class StateStore {
   readonly #parts = new Map<string, string>();
   readonly #logger: Logger;
   readonly #lockTimeoutMs: number;
+  readonly #clock: Clock;
   /** The file as this store last read or wrote it: when it is still that file, no re-read. */
   #identity: FileIdentity | undefined;
   /** Orgs set since the last write that holds them: this store's, whatever the file says. */
   readonly #dirty = new Set<string>();
-  /** Saves asked for and not started yet: the next write serves them all. */
-  #batch: Batch | undefined;
-  /** The write under way, for a save that has nothing new to add to it. */
-  #inFlight: Promise<void> | undefined;
-  #pumping = false;
+  readonly #writes = new Coalescer(() => this.#writeDirty());
   #writeError: string | undefined;
 
   private constructor(
@@ -201,6 +68,7 @@ export class StateStore {
     this.#orgs = orgs;
     this.#logger = logger;
     this.#lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_STATE_LOCK_TIMEOUT_MS;
+    this.#clock = options.clock ?? systemClock;
     this.#identity = identity;
   }
 
@@ -273,36 +141,22 @@ export class StateStore {
    * when the write that was to hold this call's changes failed; those changes stay pending.
    */
   save({ always = false }: { readonly always?: boolean } = {}): Promise<void> {
-    if (!always && this.#dirty.size === 0) return this.#inFlight ?? Promise.resolve();
-    const batch = (this.#batch ??= newBatch());
-    void this.#pump();
-    return batch.promise;
+    if (!always && this.#dirty.size === 0) return this.#writes.inFlight ?? Promise.resolve();
+    return this.#writes.request();
   }
 
-  async #pump(): Promise<void> {
-    if (this.#pumping) return;
-    this.#pumping = true;
+  /** One write of everything changed so far; what it fails to write stays pending. */
+  async #writeDirty(): Promise<void> {
+    const own = new Set(this.#dirty);
+    this.#dirty.clear();
     try {
-      while (this.#batch !== undefined) {
-        const batch = this.#batch;
-        this.#batch = undefined;
-        const own = new Set(this.#dirty);
-        this.#dirty.clear();
-        this.#inFlight = batch.promise;
-        try {
-          await this.#write(own);
-          this.#writeError = undefined;
-          batch.resolve();
-        } catch (error) {
-          for (const org of own) this.#dirty.add(org);
-          const failure = stateWriteError(this.file, error);
-          this.#writeError = failure.message;
-          batch.reject(failure);
-        }
-      }
-    } finally {
-      this.#inFlight = undefined;
-      this.#pumping = false;
+      await this.#write(own);
+      this.#writeError = undefined;
+    } catch (error) {
+      for (const org of own) this.#dirty.add(org);
+      const failure = stateWriteError(this.file, error);
+      this.#writeError = failure.message;
+      throw failure;
     }
   }
 
@@ -312,6 +166,7 @@ export class StateStore {
     const release = await acquireStateLock(this.file, {
       timeoutMs: this.#lockTimeoutMs,
       logger: this.#logger,
+      clock: this.#clock,
     });
     try {
       await this.#mergeFromDisk(own);
@@ -327,7 +182,7 @@ export class StateStore {
    * writer's records of every org this store has not changed (`own` and what is pending).
    */
   async #mergeFromDisk(own: ReadonlySet<string>): Promise<void> {
-    if (sameIdentity(await identityOf(this.file), this.#identity)) return;
+    if (sameFile(await identityOf(this.file), this.#identity)) return;
     const read = await readStateFile(this.file, this.api);
     let theirs = new Map<string, readonly Group[]>();
     if (read.kind === 'ok') theirs = read.orgs;
@@ -337,18 +192,14 @@ export class StateStore {
         `${read.what}; it is rewritten with the records this process holds`,
       );
     }
-    const mine = (org: string) => own.has(org) || this.#dirty.has(org);
-    for (const org of this.#orgs.keys()) {
-      if (!mine(org) && !theirs.has(org)) {
-        this.#orgs.delete(org);
-        this.#parts.delete(org);
-      }
-    }
-    for (const [org, groups] of theirs) {
-      if (mine(org)) continue;
-      this.#orgs.set(org, groups);
-      this.#parts.delete(org);
-    }
+    const { drop, take } = planMerge(
+      this.#orgs.keys(),
+      theirs.keys(),
+      (org) => own.has(org) || this.#dirty.has(org),
+    );
+    for (const org of drop) this.#orgs.delete(org);
+    for (const org of take) this.#orgs.set(org, theirs.get(org) as readonly Group[]);
+    for (const org of [...drop, ...take]) this.#parts.delete(org);
   }
 
   #text(): string {

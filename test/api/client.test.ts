@@ -2,8 +2,11 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/runtime/system-clock.ts';
 import { createClient } from '../../src/api/client.ts';
+import type { Clock } from '../../src/core/clock.ts';
 import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
+import { manualClock } from '../helpers/clock.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let api: Awaited<ReturnType<typeof startFakeApi>> | undefined;
 afterEach(async () => {
@@ -24,7 +27,7 @@ const listing = (count: number) =>
 function client(
   url: string,
   maxResponseBytes: number,
-  extra: { timeoutMs?: number; signal?: AbortSignal } = {},
+  extra: { timeoutMs?: number; signal?: AbortSignal; clock?: Clock } = {},
 ) {
   return createClient({
     apiUrl: new URL(url),
@@ -34,7 +37,7 @@ function client(
     ...(extra.signal ? { signal: extra.signal } : {}),
     policy: { ...DEFAULT_RETRY_POLICY, retries: 0 },
     logger: pino({ level: 'silent' }),
-    clock: systemClock,
+    clock: extra.clock ?? systemClock,
     maxResponseBytes,
   });
 }
@@ -92,6 +95,31 @@ describe('the client cuts a request at --timeout, whole body included, and stops
       await expect(c.listEnvironments('silent')).rejects.toMatchObject({ kind: 'timeout' });
       await expect(c.listEnvironments('slow')).rejects.toThrow(/no answer within 300 ms/);
       await expect(c.listEnvironments('slow')).rejects.toMatchObject({ kind: 'timeout' });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("the timeout runs on the client's clock: a request never answered ends as that clock passes it", async () => {
+    api = await startFakeApi(() => undefined); // never answers
+    const clock = manualClock();
+    const c = client(api.url, 1 << 20, { timeoutMs: 600_000, clock });
+    try {
+      let outcome: unknown;
+      const pending = c.listEnvironments('silent');
+      void pending.then(
+        () => (outcome = 'answered'),
+        (error: unknown) => (outcome = error),
+      );
+      const server = api;
+      await waitFor('the request to reach the server', () => server.requests.length === 1);
+      await clock.advance(599_999);
+      expect(outcome).toBeUndefined();
+      await clock.advance(1);
+      await expect(pending).rejects.toMatchObject({
+        kind: 'timeout',
+        message: 'GET /api/v2/environments/silent: no answer within 600000 ms (--timeout)',
+      });
     } finally {
       await c.close();
     }

@@ -8,7 +8,9 @@ import {
   StateStore,
   StateWriteError,
 } from '../../src/engine/state-store.ts';
+import { manualClock } from '../helpers/clock.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 beforeEach(async () => {
@@ -284,5 +286,30 @@ describe('writing the state file', () => {
       `locked by another envsync writer (pid ${process.ppid} on host ${hostname()}, since then)`,
     );
     expect((failure as Error).message).toContain(`delete ${file}.lock`);
+  });
+
+  it("waits for another writer's lock on the store's clock: it gives up once that clock passes the timeout", async () => {
+    const file = tmp.path('state.json');
+    await writeFile(
+      `${file}.lock`,
+      JSON.stringify({ pid: process.ppid, hostname: hostname(), startedAt: 'then' }),
+    );
+    const clock = manualClock();
+    const state = await StateStore.load(file, logger, API, { lockTimeoutMs: 600_000, clock });
+    state.set('acme', {});
+    let outcome: unknown;
+    void state.save().then(
+      () => (outcome = 'saved'),
+      (error: unknown) => (outcome = error),
+    );
+    // Ten minutes of the clock, in steps: each lets the waiting writer poll the lock once more.
+    for (let step = 0; step < 6; step++) {
+      await waitFor('the writer to wait on the clock', () => clock.pending > 0);
+      expect(outcome).toBeUndefined();
+      await clock.advance(100_000);
+    }
+    await waitFor('the save to give up', () => outcome !== undefined);
+    expect(outcome).toBeInstanceOf(StateLockTimeoutError);
+    expect((outcome as Error).message).toContain('waited 600s for it');
   });
 });
