@@ -14,6 +14,14 @@ export const COMMAND_NAMES = [
 
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
+/** The commands a setting names often, for the settings table. */
+export const ONE_SHOT = ['validate', 'plan', 'sync'] as const;
+export const RECONCILING = ['plan', 'sync', 'run'] as const;
+export const API = ['plan', 'sync', 'run', 'export'] as const;
+export const SETTING_COMMANDS = ['validate', 'plan', 'sync', 'run', 'export'] as const;
+/** validate takes plan's API flags, unused, so one command line or wrapper serves both. */
+export const VALIDATE = ['validate'] as const;
+
 /** What the help says about a command, besides its flags. */
 export interface CommandInfo {
   /** One line, for `envsync --help`. */

@@ -1,6 +1,7 @@
 /**
  * The settings only `envsync run` takes: the periodic resync, file events, the endpoints, shutdown,
- * notifications, sharding and the embedded emulator. Part of the one settings table (settings-table.ts).
+ * notifications, sharding and the embedded emulator. Part of the one settings table (settings-table.ts);
+ * the resolved DaemonSettings (daemon-settings.ts) are derived from these rows.
  */
 import { NOTIFY_FORMATS } from '../core/notify-format.ts';
 import { notifyUrls, publicUrl } from './notify-urls.ts';

@@ -1,11 +1,14 @@
 /**
  * Every setting of envsync's commands, declared once: its flag, environment variable and config
  * file key, its parser and default, its help line and the commands that take it. The flag
- * parsers, the config file schema, each command's --help and docs/flags.md are generated from
- * here. The emulator's own flags are in emulator-settings.ts (they need the emulator's defaults,
- * and loading the emulator would slow every other command's start); `envsync run`'s own are in
- * daemon-table.ts.
+ * parsers, the config file schema, the types of the resolved settings, each command's --help and
+ * docs/flags.md are generated from here. The rows are in four modules: the settings validate,
+ * plan, sync, run and export share (here), `envsync run`'s own (daemon-table.ts), the flags a
+ * command reads on its own (command-table.ts) and the emulator's (emulator-settings.ts: they need
+ * the emulator's defaults, and loading the emulator would slow every other command's start).
  */
+import { API, ONE_SHOT, RECONCILING, SETTING_COMMANDS, VALIDATE } from './commands.ts';
+import { COMMAND_SETTINGS } from './command-table.ts';
 import { LOG_FORMATS, LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
 import {
   bool,
@@ -21,18 +24,11 @@ import { boundedDurationMs, byteSize } from './bounds-parsers.ts';
 import { DAEMON_SETTINGS } from './daemon-table.ts';
 import type { ConfigFileOf, SettingsTable } from './setting.ts';
 
-const ONE_SHOT = ['validate', 'plan', 'sync'] as const;
-const RECONCILING = ['plan', 'sync', 'run'] as const;
-const API = ['plan', 'sync', 'run', 'export'] as const;
-const SETTING_COMMANDS = ['validate', 'plan', 'sync', 'run', 'export'] as const;
-/** validate takes plan's API flags, unused, so one command line or wrapper serves both. */
-const VALIDATE = ['validate'] as const;
-
 /**
- * The settings of every command but the emulator. Ids are the properties of the resolved
- * settings; the config file keys are listed in this order.
+ * The settings validate, plan, sync, run and export resolve (`Settings`, settings.ts). Ids are
+ * the properties of the resolved settings; the config file keys are listed in this order.
  */
-export const SETTINGS = {
+export const SHARED_SETTINGS = {
   manifests: {
     flag: 'manifests',
     type: 'string',
@@ -284,99 +280,13 @@ export const SETTINGS = {
     parse: integer(1, 1024 ** 3),
     default: '1048576',
   },
+} as const satisfies SettingsTable;
+
+/** The whole table but the emulator's, in the order of the help, the docs and the config file. */
+export const SETTINGS = {
+  ...SHARED_SETTINGS,
   ...DAEMON_SETTINGS,
-  config: {
-    flag: 'config',
-    short: 'c',
-    type: 'string',
-    value: 'FILE',
-    env: { name: 'ENVSYNC_CONFIG' },
-    commands: SETTING_COMMANDS,
-    group: 'general',
-    help: 'YAML config file (see config/envsync.example.yaml); its paths are relative to it',
-    parse: text,
-  },
-  annotations: {
-    flag: 'annotations',
-    type: 'string',
-    value: 'MODE',
-    env: {
-      name: 'GITHUB_ACTIONS',
-      read: (value: string) => (value === 'true' ? 'github' : undefined),
-      note: 'true gives github',
-    },
-    commands: ONE_SHOT,
-    group: 'output',
-    help: 'github: also print each problem and failure as a GitHub workflow command; none: do not',
-    parse: oneOf(['github', 'none']),
-    default: 'none',
-  },
-  summaryFile: {
-    flag: 'summary-file',
-    type: 'string',
-    value: 'PATH',
-    env: { name: 'GITHUB_STEP_SUMMARY' },
-    commands: ONE_SHOT,
-    group: 'output',
-    help: 'append the markdown report to PATH (a GitHub step summary)',
-    parse: text,
-  },
-  planOut: {
-    flag: 'out',
-    type: 'string',
-    value: 'FILE',
-    commands: ['plan', 'sync'],
-    group: 'plan',
-    help: 'save the plan, bound to the live listing it was computed from, for "envsync sync --plan FILE" (sync: with --dry-run)',
-    parse: text,
-  },
-  dryRun: {
-    flag: 'dry-run',
-    type: 'boolean',
-    commands: ['sync'],
-    group: 'plan',
-    help: 'plan only, never write (the same as "envsync plan")',
-    parse: bool,
-    default: false,
-  },
-  planFile: {
-    flag: 'plan',
-    type: 'string',
-    value: 'FILE',
-    commands: ['sync'],
-    group: 'plan',
-    help: 'apply exactly the plan saved by "envsync plan --out FILE", and only if every org\'s live listing is still the one it was computed from',
-    parse: text,
-  },
-  exportOut: {
-    flag: 'out',
-    type: 'string',
-    value: 'DIR',
-    commands: ['export'],
-    group: 'export',
-    help: 'write DIR/<org>.yaml for each org',
-    parse: text,
-    defaultText: 'all to stdout, as YAML documents',
-  },
-  force: {
-    flag: 'force',
-    type: 'boolean',
-    commands: ['export'],
-    group: 'export',
-    help: 'overwrite files that already exist in DIR',
-    parse: bool,
-    default: false,
-  },
-  help: {
-    flag: 'help',
-    short: 'h',
-    type: 'boolean',
-    commands: ['validate', 'plan', 'sync', 'run', 'export', 'schema', 'emulator'],
-    group: 'general',
-    help: 'show this help',
-    parse: bool,
-    default: false,
-  },
+  ...COMMAND_SETTINGS,
 } as const satisfies SettingsTable;
 
 /** The config file's contents (`--config FILE`). */

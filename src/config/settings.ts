@@ -3,7 +3,7 @@ import { suggest } from '../core/suggest.ts';
 import { ConfigError, UsageError } from '../runtime/errors.ts';
 import { LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
 import { resolveValues } from './resolve.ts';
-import { SETTINGS, type ConfigFile } from './settings-table.ts';
+import { SETTINGS, SHARED_SETTINGS, type ConfigFile } from './settings-table.ts';
 import {
   pickSettings,
   type FlagsOfTable,
@@ -22,37 +22,12 @@ import { fsPromises } from '../runtime/builtins.ts';
 export { LOG_LEVELS, OUTPUT_FORMATS };
 export type { ConfigFile };
 
-const SETTINGS_IDS = [
-  'manifests',
-  'apiUrl',
-  'orgs',
-  'concurrency',
-  'retries',
-  'timeoutMs',
-  'retryDelayMs',
-  'deadlineMs',
-  'maxRetryAfterMs',
-  'maxResponseBytes',
-  'state',
-  'stateLockTimeoutMs',
-  'output',
-  'detailedExitcode',
-  'logLevel',
-  'logFormat',
-  'tokenFile',
-  'insecureHttp',
-  'caFile',
-  'maxFileBytes',
-] as const;
-
-const SETTINGS_TABLE = pickSettings(SETTINGS, SETTINGS_IDS);
-
 /** Resolved settings for validate / plan / sync / run / export, as the table types them. */
-export type Settings = Readonly<ValuesOf<typeof SETTINGS_TABLE>>;
+export type Settings = Readonly<ValuesOf<typeof SHARED_SETTINGS>>;
 const CONFIG_TABLE = pickSettings(SETTINGS, ['config']);
 
 /** The flags that map onto settings (and --config), as util.parseArgs returns them. */
-export type SettingFlags = FlagsOfTable<typeof SETTINGS_TABLE & typeof CONFIG_TABLE>;
+export type SettingFlags = FlagsOfTable<typeof SHARED_SETTINGS & typeof CONFIG_TABLE>;
 
 /** The config file's keys, for did-you-mean. */
 function configKeys(): string[] {
@@ -187,6 +162,6 @@ export async function resolveSettings(
   const file = configPath === undefined ? {} : await readConfigFile(configPath);
   // Paths in the config file are relative to the file; on the command line, to the working dir.
   const fileDir = configPath === undefined ? cwd : path.dirname(configPath);
-  const settings: Settings = resolveValues(SETTINGS_TABLE, { flags, env, file, fileDir });
+  const settings: Settings = resolveValues(SHARED_SETTINGS, { flags, env, file, fileDir });
   return { ...settings, file, fileDir };
 }
