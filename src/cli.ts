@@ -6,7 +6,6 @@ import module from 'node:module';
 import { COMMAND_NAMES, type CommandName } from './config/commands.ts';
 import { suggest } from './core/suggest.ts';
 import { ConfigError, UsageError, errorMessage } from './runtime/errors.ts';
-import { lazyOutput } from './runtime/stdio.ts';
 import { VERSION } from './runtime/version.ts';
 import type { Command, CommandContext } from './commands/context.ts';
 
@@ -79,7 +78,7 @@ const code = await main({
   argv: process.argv.slice(2),
   env: process.env,
   cwd: process.cwd(),
-  stdout: lazyOutput(1, () => process.stdout),
-  stderr: lazyOutput(2, () => process.stderr),
+  stdout: process.stdout,
+  stderr: process.stderr,
 });
 process.exitCode = code;

@@ -17,14 +17,11 @@ export const HEAVY_BUILTINS = {
 
 /**
  * Built-ins that a command that only reads files and prints (`validate`, `--help`) does without:
- * the stream modules and `node:net` (Node's stdout on a pipe), `node:fs/promises` with the
- * readline modules it loads, and `node:v8` (which loads the streams too).
+ * `node:fs/promises` with the readline modules it loads, and `node:v8`.
  */
 export const START_UP_BUILTINS = {
   fsPromises: 'NativeModule internal/fs/promises',
-  net: 'NativeModule net',
   readline: 'NativeModule internal/readline/interface',
-  streams: 'NativeModule internal/streams/writable',
   v8: 'NativeModule v8',
 } as const;
 
