@@ -46,8 +46,12 @@ describe('what each path loads', () => {
     const run = await envsync(['validate', broken], { env: probeEnv('broken') });
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('acme.yaml:');
-    // The `yaml` package parses a broken file again to place the error.
-    expect(probed('broken')).toEqual({ packages: ['js-yaml', 'yaml'], loaded: [], startUp: [] });
+    // The `yaml` package and the schema read a broken file again to place the error.
+    expect(probed('broken')).toEqual({
+      packages: ['js-yaml', 'yaml', 'zod'],
+      loaded: [],
+      startUp: [],
+    });
 
     const help = await envsync(['--help'], { env: probeEnv('help') });
     expect(help.code).toBe(0);
