@@ -49,10 +49,8 @@ const CHUNK_GROUPS: readonly (readonly [name: string, entries: readonly string[]
   ['help', ['commands/help.ts']],
   // Reading and checking the manifests: all of `validate`.
   ['manifests', ['commands/validate.ts']],
-  // A plan or sync pass: the state file, planning, the report.
+  // A plan or sync pass: the state file, planning, the report, the HTTP client.
   ['pass', ['commands/plan.ts', 'commands/sync.ts']],
-  // The HTTP client, loaded by a pass once it has something to ask the API.
-  ['client', ['api/from-settings.ts']],
 ];
 
 /**

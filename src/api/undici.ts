@@ -1,7 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Agent as AgentClass, Pool as PoolClass } from 'undici';
 import { deferModule } from '../runtime/lazy-module.ts';
-import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 
 /**
  * undici's Pool and Agent with the `request` API, and nothing else of undici. Its entry point loads
@@ -30,7 +29,3 @@ if (!('request' in Dispatcher.prototype)) {
 
 export const Pool = load('undici/lib/dispatcher/pool.js') as typeof PoolClass;
 export const Agent = load('undici/lib/dispatcher/agent.js') as typeof AgentClass;
-
-// V8's flags for the work of a pass: here, once the modules above have loaded Node's own that they
-// need (net, http), and before the first connection compiles the HTTP parser.
-tuneV8ForWork();

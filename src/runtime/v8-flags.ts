@@ -20,9 +20,11 @@ const FLAGS = '--heap-growing-percent=20 --wasm-tiering-budget=100000000';
 let tuned = false;
 
 /**
- * Sets FLAGS once per process. Every path that talks to the API sets them as its HTTP client loads
- * (src/api/undici.ts), before it reads the manifests; `validate`, which only reads files, keeps
- * V8's defaults (node:v8 would load Node's stream modules, which it otherwise never needs).
+ * Sets FLAGS once per process. Called where work that talks to the API starts, once its code is
+ * loaded (a flag set earlier would make Node compile the modules loaded after it anew): at the
+ * start of a pass of `plan` or `sync`, before the manifests fill the heap; before the daemon's
+ * first pass; and in `connect`, before any other command's first request. `validate` keeps V8's
+ * defaults.
  */
 export function tuneV8ForWork(): void {
   if (tuned) return;
