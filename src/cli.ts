@@ -2,7 +2,6 @@
 /**
  * envsync's entry point: argv -> command. The only place that turns errors into exit codes.
  */
-import module from 'node:module';
 import { COMMAND_NAMES, type CommandName } from './config/commands.ts';
 import { suggest } from './core/suggest.ts';
 import { ConfigError, UsageError, errorMessage } from './runtime/errors.ts';
@@ -18,10 +17,6 @@ const COMMANDS: Record<CommandName, () => Promise<Command>> = {
   schema: async () => (await import('./commands/schema.ts')).schemaCommand,
   emulator: async () => (await import('./commands/emulator.ts')).emulatorCommand,
 };
-
-// Cache compiled code between runs (in the OS temp folder; silently off where it cannot write):
-// the commands below are loaded after this line, and start-up matters to a CI step.
-module.enableCompileCache?.();
 
 function isCommand(name: string): name is CommandName {
   return (COMMAND_NAMES as readonly string[]).includes(name);
