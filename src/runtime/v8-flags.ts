@@ -1,4 +1,4 @@
-import { v8 } from './builtins.ts';
+import { setFlagsFromString } from 'node:v8';
 
 /**
  * V8 settings for the work of a pass, set when that work starts rather than on node's command line.
@@ -29,5 +29,5 @@ let tuned = false;
 export function tuneV8ForWork(): void {
   if (tuned) return;
   tuned = true;
-  v8().setFlagsFromString(FLAGS);
+  setFlagsFromString(FLAGS);
 }

@@ -17,12 +17,13 @@ export const HEAVY_BUILTINS = {
 
 /**
  * Built-ins that a command that only reads files and prints (`validate`, `--help`) does without:
- * `node:fs/promises` with the readline modules it loads, and `node:v8`.
+ * `node:fs/promises` with the readline modules it loads, and `node:crypto` (see
+ * src/runtime/builtins.ts).
  */
 export const START_UP_BUILTINS = {
+  crypto: 'NativeModule crypto',
   fsPromises: 'NativeModule internal/fs/promises',
   readline: 'NativeModule internal/readline/interface',
-  v8: 'NativeModule v8',
 } as const;
 
 // The probe must not load what it looks for: an ES import of node:fs would load the streams and
