@@ -2,7 +2,7 @@
  * What each command loads, seen from inside the real process: a probe given to Node with
  * `--import` records every package module and, at exit, whether the costly built-ins were loaded.
  * Start-up time and memory are measured by the benchmark; this holds the structure that keeps
- * them low (docs/performance.md): each path loads only what it uses, so a regression shows here
+ * them low (docs/architecture.md, "Start-up rules"): each path loads only what it uses, so a regression shows here
  * as a name, not as a few milliseconds lost in noise.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
