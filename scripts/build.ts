@@ -9,16 +9,13 @@
  * resolve at every start: a one-shot command no longer resolves some 150 imports one by one.
  * Type errors are not its business: `tsc --noEmit` checks them (`npm test`).
  *
- * A module loaded lazily through `ownModule('./name.ts')` (src/runtime/own-module.ts) becomes an entry of
- * its own, `dist/name.js`, where such a require looks for it from any chunk. Then the build checks
- * that every one of them is there, and that no output still names a `.ts` file: the package ships
- * none, so such a path would only fail once installed.
+ * Then it checks that no output still names a `.ts` file: the package ships none, so a path the
+ * bundler did not rewrite would only fail once installed.
  *
  * `--out-dir DIR` builds a runnable copy of the package into DIR instead, leaving the checkout's
  * dist/ alone: DIR/dist, DIR/bin, DIR/package.json, and DIR/node_modules linked to the checkout's.
  * The tests run the CLI from such a copy (see test/global-setup.ts).
  */
-import { existsSync } from 'node:fs';
 import { cp, mkdir, readFile, readdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,42 +33,15 @@ const fail = (message: string): never => {
   process.exit(1);
 };
 
-/** The modules src/ loads through ownModule, by entry name (their file name without `.ts`). */
-async function lazyEntries(): Promise<Record<string, string>> {
-  const entries: Record<string, string> = {};
-  for (const entry of await readdir(SRC, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    const text = await readFile(file, 'utf8');
-    for (const match of text.matchAll(/ownModule\(\s*(['"`])([^'"`]*)\1\s*\)/g)) {
-      const given = match[2] as string;
-      // Every chunk sits at dist/'s root, so only a sibling's path finds its entry there.
-      if (!/^\.\/[^/]+\.ts$/.test(given)) {
-        fail(
-          `${path.relative(ROOT, file)}: ownModule('${given}'): name a module of the same folder ('./name.ts'), which the package has at dist/name.js`,
-        );
-      }
-      const target = path.resolve(path.dirname(file), given);
-      const name = path.basename(target, '.ts');
-      if (entries[name] !== undefined && entries[name] !== target) {
-        fail(
-          `two lazily loaded modules are both named ${name}.ts (${path.relative(ROOT, entries[name])}, ${path.relative(ROOT, target)}): they would be the same dist/${name}.js; rename one`,
-        );
-      }
-      entries[name] = target;
-    }
-  }
-  return entries;
-}
-
 /**
  * Chunks by path, for the commands whose start-up matters most. Each group takes the modules its
  * entries load statically that no earlier group took (see chunkGroups); rolldown splits what no
  * group takes as it would anyway. Without groups, every module shared by two differently-lazy
- * importers becomes a chunk of its own: `validate` loaded 25 files, and Node resolves, reads and
- * links each one, about 0.3 to 0.6 ms a file at every start. With them it loads six. Grouping
- * decides only where code is put, never whether it runs: a chunk still loads when, and only when,
- * something imports it.
+ * importers becomes a chunk of its own, and Node resolves, reads and links each one at every
+ * start: `validate` loads 23 files (6 with the groups), `--help` 11 (4), `plan` 29 (7), and the
+ * groups save 7 ms of `validate` and 8 ms of CPU of `--help` (docs/architecture.md, "Start-up
+ * rules"). Grouping decides only where code is put, never whether it runs: a chunk still loads
+ * when, and only when, something imports it.
  */
 const CHUNK_GROUPS: readonly (readonly [name: string, entries: readonly string[]])[] = [
   // What every command loads: cli.ts's own imports.
@@ -80,10 +50,8 @@ const CHUNK_GROUPS: readonly (readonly [name: string, entries: readonly string[]
   ['help', ['commands/help.ts']],
   // Reading and checking the manifests: all of `validate`.
   ['manifests', ['commands/validate.ts']],
-  // A plan or sync pass: the state file, planning, the report.
+  // A plan or sync pass: the state file, planning, the report, the HTTP client.
   ['pass', ['commands/plan.ts', 'commands/sync.ts']],
-  // The HTTP client, loaded by a pass once it has something to ask the API.
-  ['client', ['api/from-settings.ts']],
 ];
 
 /**
@@ -115,13 +83,10 @@ function chunkGroups(): CodeSplittingGroup[] {
 }
 
 await rm(DIST, { recursive: true, force: true });
-const lazy = await lazyEntries();
-if ('cli' in lazy)
-  fail("a lazily loaded module is named cli.ts, the entry point's name; rename it");
 try {
   await build({
     cwd: ROOT,
-    input: { cli: path.join(SRC, 'cli.ts'), ...lazy },
+    input: { cli: path.join(SRC, 'cli.ts') },
     platform: 'node',
     // The package's dependencies (bare specifiers) and Node's built-ins stay imports.
     external: [/^node:/, /^[^./]/],
@@ -139,14 +104,8 @@ try {
   fail(`rolldown could not bundle src/: ${error instanceof Error ? error.message : String(error)}`);
 }
 
-const missing = Object.keys(lazy).filter((name) => !existsSync(path.join(DIST, `${name}.js`)));
-if (missing.length > 0) fail(`lazily loaded modules missing from dist/: ${missing.join(', ')}`);
-
-/**
- * A relative module path ending in `.ts`, in quotes, other than one given to ownModule (which
- * turns it into `.js` when built): left behind by a path the bundler does not rewrite.
- */
-const TS_PATH = /(?<!ownModule\()(['"`])\.{1,2}\/[^'"`\n]*\.ts\1/;
+/** A relative module path ending in `.ts`, in quotes: left behind by a path the bundler does not rewrite. */
+const TS_PATH = /(['"`])\.{1,2}\/[^'"`\n]*\.ts\1/;
 const problems: string[] = [];
 for (const entry of await readdir(DIST, { recursive: true, withFileTypes: true })) {
   if (!entry.isFile() || !entry.name.endsWith('.js')) continue;
@@ -159,7 +118,7 @@ for (const entry of await readdir(DIST, { recursive: true, withFileTypes: true }
 }
 if (problems.length > 0) {
   fail(
-    `compiled modules still name .ts files, which the package does not ship (give such a path through ownModule in src/runtime/own-module.ts):\n${problems.map((p) => `  ${p}`).join('\n')}`,
+    `compiled modules still name .ts files, which the package does not ship (load our own modules with import or import(), never a computed path):\n${problems.map((p) => `  ${p}`).join('\n')}`,
   );
 }
 if (OUT !== undefined) {

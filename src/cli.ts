@@ -2,11 +2,9 @@
 /**
  * envsync's entry point: argv -> command. The only place that turns errors into exit codes.
  */
-import module from 'node:module';
 import { COMMAND_NAMES, type CommandName } from './config/commands.ts';
 import { suggest } from './core/suggest.ts';
 import { ConfigError, UsageError, errorMessage } from './runtime/errors.ts';
-import { lazyOutput } from './runtime/stdio.ts';
 import { VERSION } from './runtime/version.ts';
 import type { Command, CommandContext } from './commands/context.ts';
 
@@ -19,10 +17,6 @@ const COMMANDS: Record<CommandName, () => Promise<Command>> = {
   schema: async () => (await import('./commands/schema.ts')).schemaCommand,
   emulator: async () => (await import('./commands/emulator.ts')).emulatorCommand,
 };
-
-// Cache compiled code between runs (in the OS temp folder; silently off where it cannot write):
-// the commands below are loaded after this line, and start-up matters to a CI step.
-module.enableCompileCache?.();
 
 function isCommand(name: string): name is CommandName {
   return (COMMAND_NAMES as readonly string[]).includes(name);
@@ -79,7 +73,7 @@ const code = await main({
   argv: process.argv.slice(2),
   env: process.env,
   cwd: process.cwd(),
-  stdout: lazyOutput(1, () => process.stdout),
-  stderr: lazyOutput(2, () => process.stderr),
+  stdout: process.stdout,
+  stderr: process.stderr,
 });
 process.exitCode = code;

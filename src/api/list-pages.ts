@@ -23,9 +23,9 @@ function parseJson(path: string, response: RawResponse, scrub: Scrub): unknown {
   }
 }
 
-function readPage(url: string, response: RawResponse, scrub: Scrub) {
+async function readPage(url: string, response: RawResponse, scrub: Scrub) {
   try {
-    return readListing(parseJson(url, response, scrub));
+    return await readListing(parseJson(url, response, scrub));
   } catch (error) {
     if (error instanceof ApiError) throw error;
     throw new ApiError('invalid-response', `GET ${url}: ${(error as Error).message}`, {
@@ -45,14 +45,14 @@ export async function readAllPages(
   get: (url: string) => Promise<RawResponse>,
   scrub: Scrub,
 ): Promise<ObservedEnvironment[]> {
-  const page = readPage(path, await get(path), scrub);
+  const page = await readPage(path, await get(path), scrub);
   const environments = page.environments; // a fresh array: more pages are appended to it
   if (page.paging !== undefined) {
     const { perPage } = page.paging;
     const totalPages = Math.min(page.paging.totalPages, MAX_PAGES);
     for (let next = page.paging.page + 1; next <= totalPages; next++) {
       const url = `${path}?page=${next}&per_page=${perPage}`;
-      environments.push(...readPage(url, await get(url), scrub).environments);
+      environments.push(...(await readPage(url, await get(url), scrub)).environments);
     }
     if (page.paging.totalCount !== undefined && environments.length !== page.paging.totalCount) {
       throw new ApiError(

@@ -1,9 +1,6 @@
-import { createRequire } from 'node:module';
 import { checkListedFields, observedOf } from '../core/compiled.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { isPlainObject } from '../core/plain-object.ts';
-import { ownModule } from '../runtime/own-module.ts';
-import type * as ListingSchema from './listing-schema.ts';
 import type { ListedEnvironment } from './listing-schema.ts';
 
 /**
@@ -16,14 +13,6 @@ import type { ListedEnvironment } from './listing-schema.ts';
  * the schema accepts (test/api/listing.test.ts checks it); everything else, the paginated
  * envelope included, goes to the schema, loaded on first use. Both follow the field registry.
  */
-
-let schemaModule: typeof ListingSchema | undefined;
-function schema(): typeof ListingSchema {
-  schemaModule ??= createRequire(import.meta.url)(
-    ownModule('./listing-schema.ts'),
-  ) as typeof ListingSchema;
-  return schemaModule;
-}
 
 /** The entries read in place when every one is certainly valid; else undefined (ask the schema). */
 export function acceptEntries(list: unknown): ObservedEnvironment[] | undefined {
@@ -55,12 +44,12 @@ export function toObserved(entry: ListedEnvironment): ObservedEnvironment {
   return observedOf(entry) as ObservedEnvironment;
 }
 
-/** Reads a parsed JSON listing body in any of the three known shapes. Throws a plain Error. */
-export function readListing(body: unknown): ListingPage {
+/** Reads a parsed JSON listing body in any of the three known shapes. Rejects with a plain Error. */
+export async function readListing(body: unknown): Promise<ListingPage> {
   if (Array.isArray(body)) {
     const fast = acceptEntries(body);
     if (fast !== undefined) return { environments: fast };
-    const { entries, firstIssue } = schema();
+    const { entries, firstIssue } = await import('./listing-schema.ts');
     const result = entries.safeParse(body);
     if (!result.success) throw new Error(`listing entry is malformed: ${firstIssue(result.error)}`);
     return { environments: result.data.map(toObserved) };
@@ -69,13 +58,13 @@ export function readListing(body: unknown): ListingPage {
     if (Object.hasOwn(body, 'env')) {
       const fast = acceptEntries((body as { env: unknown }).env);
       if (fast !== undefined) return { environments: fast };
-      const { specListing, firstIssue } = schema();
+      const { specListing, firstIssue } = await import('./listing-schema.ts');
       const result = specListing.safeParse(body);
       if (!result.success) throw new Error(`listing is malformed: ${firstIssue(result.error)}`);
       return { environments: result.data.env.map(toObserved) };
     }
     if (Object.hasOwn(body, 'environments')) {
-      const { pageEnvelope, firstIssue } = schema();
+      const { pageEnvelope, firstIssue } = await import('./listing-schema.ts');
       const result = pageEnvelope.safeParse(body);
       if (!result.success)
         throw new Error(`listing page is malformed: ${firstIssue(result.error)}`);

@@ -1,26 +1,47 @@
 import { createRequire } from 'node:module';
 import type { Agent as AgentClass, Pool as PoolClass } from 'undici';
-import { deferModule } from '../runtime/lazy-module.ts';
-import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 
 /**
  * undici's Pool and Agent with the `request` API, and nothing else of undici. Its entry point loads
  * everything the package offers (fetch, WebSocket, caches, proxies, mocks) before any of it is
- * used: about 110 ms of CPU and 14 MB at every start, most of a small `plan`'s cost. envsync needs
- * only these two dispatchers and `request`, so this loads the modules undici's own entry point
- * assembles them from, and adds `request` to the dispatchers' prototype as it does.
- *
- * One more module is loaded only when used: undici's HTTP/2 client, which loads `node:http2` (about
- * 7 MB of resident memory and 10 to 20 ms at every start) although envsync never asks for HTTP/2
- * (`allowH2` stays off, so every connection speaks HTTP/1.1). A stand-in (src/lazy-module.ts)
- * loads the real one on its first call, so an HTTP/2 connection would still work.
- *
- * Loading the full package too (a test, say) is harmless: the modules are the same. The client's
- * tests run every request through these; a change of undici's layout fails them.
+ * used: 130 ms of CPU and 17.5 MB of a small `plan` (docs/architecture.md, "Start-up rules").
+ * This loads the modules undici's own entry point assembles these from, by path, and adds
+ * `request` to the dispatchers' prototype as that entry point does. The paths are undici's
+ * internals: package.json pins its version, and test/startup/package-internals.test.ts fails when
+ * an upgrade moves one.
  */
 const load = createRequire(import.meta.url);
 
-deferModule(load, 'undici/lib/dispatcher/client-h2.js');
+/**
+ * undici's HTTP/1.1 client requires its HTTP/2 client, which loads `node:http2` (53 ms of CPU and
+ * 6 MB of a small `plan`, 3 MB of the settled daemon), though envsync never asks for HTTP/2
+ * (`allowH2` stays off). A stand-in put in the CommonJS module cache first takes its place and
+ * loads the real module on its first call, so an HTTP/2 connection would still work.
+ */
+function deferHttp2Client(): void {
+  const file = load.resolve('undici/lib/dispatcher/client-h2.js');
+  if (load.cache[file] !== undefined) return;
+  let real: ((...args: unknown[]) => unknown) | undefined;
+  const standIn = function (this: unknown, ...args: unknown[]): unknown {
+    if (real === undefined) {
+      delete load.cache[file];
+      real = load(file) as (...args: unknown[]) => unknown;
+    }
+    return real.apply(this, args);
+  };
+  // A finished CommonJS module record: `require` returns its exports and loads nothing.
+  const record = {
+    id: file,
+    filename: file,
+    loaded: true,
+    exports: standIn,
+    children: [],
+    paths: [],
+  };
+  load.cache[file] = record as unknown as NodeJS.Module;
+}
+
+deferHttp2Client();
 const Dispatcher = load('undici/lib/dispatcher/dispatcher.js') as { prototype: object };
 if (!('request' in Dispatcher.prototype)) {
   Object.assign(Dispatcher.prototype, {
@@ -30,7 +51,3 @@ if (!('request' in Dispatcher.prototype)) {
 
 export const Pool = load('undici/lib/dispatcher/pool.js') as typeof PoolClass;
 export const Agent = load('undici/lib/dispatcher/agent.js') as typeof AgentClass;
-
-// V8's flags for the work of a pass: here, once the modules above have loaded Node's own that they
-// need (net, http), and before the first connection compiles the HTTP parser.
-tuneV8ForWork();

@@ -1,27 +1,12 @@
 import type { Logger } from 'pino';
-import type * as FromSettings from '../api/from-settings.ts';
+import { clientFromSettings } from '../api/from-settings.ts';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { parseApiUrl } from '../config/api-url.ts';
 import { readCaFile } from '../config/ca-file.ts';
 import type { Settings } from '../config/settings.ts';
 import { readToken } from '../config/token.ts';
 import { ConfigError } from '../runtime/errors.ts';
-
-/** Loaded on demand, not at the top: validate never talks to the API and need not load undici. */
-let clientModulePromise: Promise<typeof FromSettings> | undefined;
-function clientModule(): Promise<typeof FromSettings> {
-  clientModulePromise ??= import('../api/from-settings.ts');
-  return clientModulePromise;
-}
-
-/**
- * Loads the HTTP client's modules now. A pass does it before it reads the manifests: loading them
- * sets V8's flags for the work that follows (src/v8-flags.ts), which must be in place before a
- * large tree fills the heap, and after Node's own modules that the client needs are loaded.
- */
-export async function loadClient(): Promise<void> {
-  await clientModule();
-}
+import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 
 /** A client for the API, and the address it talks to. */
 export interface Connection {
@@ -46,7 +31,7 @@ export async function connect(
   const token = await readToken(settings.tokenFile, env);
   onToken(token);
   const ca = await readCaFile(settings.caFile);
-  const { clientFromSettings } = await clientModule();
+  tuneV8ForWork();
   const client = clientFromSettings(settings, { apiUrl, getToken: () => token, logger, ca });
   return { apiUrl, client };
 }

@@ -11,8 +11,9 @@ import { hasErrors, hasPendingChanges, type RunReport } from '../core/report.ts'
 import { reconcile, type ApplyProgress } from '../engine/reconcile.ts';
 import { writeFileAtomic } from '../engine/files.ts';
 import { StateStore } from '../engine/state-store.ts';
+import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 import { emitCiOutputs, type CiOptions } from './ci.ts';
-import { connect, loadClient, type Connection } from './connect.ts';
+import { connect, type Connection } from './connect.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, wantsColor, type CommandIo } from './io.ts';
 import { checkSelectedOrgs, loadManifestTree } from './manifests.ts';
@@ -86,8 +87,8 @@ export async function runPass(
   const io = commandIo(ctx, settings, command);
   const { logger } = io;
   const phase = phaseTimer(logger);
+  tuneV8ForWork(); // before the manifests fill the heap
   phase('reading the manifests');
-  await loadClient();
   const manifests = await loadManifestTree(settings, ctx.cwd);
   phase('manifests read', () => ({
     files: manifests.fileCount,

@@ -15,6 +15,7 @@ import { ConfigError } from '../runtime/errors.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, help } from './io.ts';
 import { handleStopSignals } from './signals.ts';
+import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 import { crypto, fsPromises } from '../runtime/builtins.ts';
 
 /** The state file of `run --emulator` when no state file is named (see docs/output.md). */
@@ -132,6 +133,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       },
       `envsync run: endpoints on ${server.url} (/healthz /readyz /metrics /status, POST /reconcile)`,
     );
+    tuneV8ForWork(); // before the first pass reads the manifests
     await startDaemon(running, settings.manifests);
   } catch (error) {
     signals.dispose();

@@ -2,7 +2,6 @@ import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { ClientEvents } from '../api/client.ts';
 import type { MetricUpdates, OrgCounters } from '../core/daemon-memory.ts';
-import { deferModule } from '../runtime/lazy-module.ts';
 
 /**
  * prom-client's parts that the daemon uses, each from its own module. The package's entry point
@@ -10,13 +9,6 @@ import { deferModule } from '../runtime/lazy-module.ts';
  * summaries: about 12 MB of resident memory that a sidecar would hold for nothing.
  */
 const load = createRequire(import.meta.url);
-// Loaded by the CPU metric for exemplars, which the daemon does not enable (src/lazy-module.ts);
-// resolved from that module, so it is the copy prom-client itself would load.
-deferModule(
-  createRequire(load.resolve('prom-client/lib/metrics/processCpuTotal')),
-  '@opentelemetry/api',
-  'object',
-);
 const Registry = load('prom-client/lib/registry') as typeof PromClient.Registry;
 const Counter = load('prom-client/lib/counter') as typeof PromClient.Counter;
 const Gauge = load('prom-client/lib/gauge') as typeof PromClient.Gauge;

@@ -78,12 +78,12 @@ function problemReport(problem: ManifestProblem): ProblemReport {
 }
 
 /** A member no environment of the org has, located in the manifests where they can tell. */
-function memberProblem(
+async function memberProblem(
   { env, spec, member }: UnknownMember,
   manifest: OrgManifest,
   manifests: ManifestSet,
-): ProblemReport {
-  const where = manifests.locate?.(manifest.org, env, [spec.manifestKey], member);
+): Promise<ProblemReport> {
+  const where = await manifests.locate?.(manifest.org, env, [spec.manifestKey], member);
   return {
     file: where?.file ?? manifest.files[0] ?? '',
     line: where?.line ?? 1,
@@ -130,7 +130,9 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   // Members must name environments of the org: the manifests' or the listing's.
   const unknown = unknownMembers(manifest.environments, observed);
   if (unknown.length > 0) {
-    const errors = unknown.map((problem) => memberProblem(problem, manifest, options.manifests));
+    const errors = await Promise.all(
+      unknown.map((problem) => memberProblem(problem, manifest, options.manifests)),
+    );
     return {
       report: { org, status: 'invalid', changes: [], unchanged: [], unmanaged: [], errors },
       transient: false,

@@ -147,7 +147,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * One read buffer per thread, used by file after file: a new buffer per file is memory outside
  * the JavaScript heap that is freed only when the collector gets round to it, and a thousand of
- * them grow the process (docs/performance.md, "Large repository: overlap and memory"). A buffer
+ * them grow the process (docs/performance.md, "History"). A buffer
  * larger than SPARE_BYTES, for an unusually large file, is not kept.
  */
 const SPARE_BYTES = 256 * 1024;

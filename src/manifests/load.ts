@@ -14,7 +14,9 @@ import {
   sharedValues,
   textLocator,
   type ManifestProblem,
+  type ParsedManifest,
 } from './parse.ts';
+import type { Locator } from './text-locator.ts';
 
 /** The whole manifest tree, read and validated. */
 export interface ManifestSet {
@@ -44,7 +46,7 @@ export type Locate = (
   env: DesiredEnvironment,
   path: readonly (string | number)[],
   item?: string,
-) => { file: string; line: number; column: number; path: string } | undefined;
+) => Promise<{ file: string; line: number; column: number; path: string } | undefined>;
 
 export interface LoadOptions {
   readonly root: string;
@@ -66,7 +68,7 @@ export interface ManifestCacheEntry {
   readonly statKey: string | undefined;
   /** sha1 of the text: the text itself is not kept. */
   readonly hash: string;
-  readonly result: ReturnType<typeof parseManifest>;
+  readonly result: ParsedManifest;
 }
 
 /** Parsed files by display path. */
@@ -106,14 +108,14 @@ function byFile<T>(compute: (file: string) => T): (file: string) => T {
 }
 
 /** Where `org` declares the environment `name`: the first of its files and documents that does. */
-function findSource(
+async function findSource(
   org: string,
   name: string,
   files: readonly string[],
-  documentsOf: (file: string) => ParsedFile['documents'],
-): SourceLocation | undefined {
+  documentsOf: (file: string) => Promise<ParsedFile['documents']>,
+): Promise<SourceLocation | undefined> {
   for (const file of files) {
-    for (const [d, doc] of documentsOf(file).entries()) {
+    for (const [d, doc] of (await documentsOf(file)).entries()) {
       if (doc.org !== org) continue;
       const index = doc.environments.findIndex((env) => env.name === name);
       const env = doc.environments[index];
@@ -162,7 +164,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     const result =
       cached !== undefined && cached.hash === hash
         ? cached.result
-        : parseManifest(outcome.text, file.display, shared);
+        : await parseManifest(outcome.text, file.display, shared);
     if (options.cache !== undefined) seen.set(file.display, { statKey, hash, result });
     if (result !== cached?.result) changed.add(file.display);
     paths.set(file.display, file.path);
@@ -197,16 +199,19 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     const outcome = readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
     return outcome.ok ? outcome.text : null;
   });
-  const locatorOf = byFile((file) => {
+  const locatorOf = byFile(async (file): Promise<Locator | undefined> => {
     const text = textOf(file);
     return text === null ? undefined : textLocator(text);
   });
   if (wanted.size > 0) {
+    const locators = new Map(
+      await Promise.all([...wanted].map(async (file) => [file, await locatorOf(file)] as const)),
+    );
     assembled = assembleOrgs(
       parsed,
       (source) =>
         known(source) ??
-        locatorOf(source.file)?.(source.document, ['environments', source.index]) ?? {
+        locators.get(source.file)?.(source.document, ['environments', source.index]) ?? {
           line: 1,
           column: 1,
         },
@@ -225,15 +230,15 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   // (at 100,000 environments they hold a copy of every list of environments): this is for the
   // rare message that needs a place, and a valid org's names are unique.
   const filesOf = new Map(orgs.map((org) => [org.org, org.files]));
-  const documentsOf = byFile((file): ParsedFile['documents'] => {
+  const documentsOf = byFile(async (file): Promise<ParsedFile['documents']> => {
     const text = textOf(file);
-    return text === null ? [] : parseManifest(text, file).documents;
+    return text === null ? [] : (await parseManifest(text, file)).documents;
   });
-  const locate: Locate = (org, env, path, item) => {
-    const source = findSource(org, env.name, filesOf.get(org) ?? [], documentsOf);
+  const locate: Locate = async (org, env, path, item) => {
+    const source = await findSource(org, env.name, filesOf.get(org) ?? [], documentsOf);
     if (source === undefined) return undefined;
     const full = ['environments', source.index, ...path];
-    const at = locatorOf(source.file)?.(source.document, full, item) ?? {
+    const at = (await locatorOf(source.file))?.(source.document, full, item) ?? {
       line: 1,
       column: 1,
       path: full,

@@ -1,8 +1,6 @@
 import { parseManifestFast, sharedValues, type SharedValues } from './parse-fast.ts';
-import { createRequire } from 'node:module';
-import type * as Located from './parse-located.ts';
 import type { ParsedManifest } from './parsed.ts';
-import { ownModule } from '../runtime/own-module.ts';
+import type { Locator } from './text-locator.ts';
 
 /**
  * Parsing one manifest file: two parsers, one authority.
@@ -16,32 +14,29 @@ import { ownModule } from '../runtime/own-module.ts';
  * So do tags, anchors, directives and the few texts the two readers are known to read differently
  * (parse-fast.ts): on every text the fast path accepts, both give the same result, which
  * test/manifests/differential.test.ts checks on generated texts (docs/manifests.md).
+ *
+ * The located path and the locator are imported when first needed: a run over valid manifests
+ * never loads `yaml` or zod.
  */
 
 /**
  * Parses and validates the text of one manifest file (several YAML documents allowed). Never
- * throws: every problem comes back located.
+ * rejects: every problem comes back located.
  */
-export function parseManifest(
+export async function parseManifest(
   text: string,
   file: string,
   shared: SharedValues = sharedValues(),
-): ParsedManifest {
-  return parseManifestFast(text, shared) ?? located().parseManifestLocated(text, file);
+): Promise<ParsedManifest> {
+  return (
+    parseManifestFast(text, shared) ??
+    (await import('./parse-located.ts')).parseManifestLocated(text, file)
+  );
 }
 
-/** The located path, loaded on first use: a run over valid manifests never needs it. */
-let locatedModule: typeof Located | undefined;
-function located(): typeof Located {
-  locatedModule ??= createRequire(import.meta.url)(
-    ownModule('./parse-located.ts'),
-  ) as typeof Located;
-  return locatedModule;
-}
-
-/** Finds positions in a file read by the fast path (see parse-located.ts); loads that path. */
-export function textLocator(text: string): ReturnType<typeof Located.textLocator> {
-  return located().textLocator(text);
+/** Finds positions in a file read by the fast path (see text-locator.ts). */
+export async function textLocator(text: string): Promise<Locator> {
+  return (await import('./text-locator.ts')).textLocator(text);
 }
 
 export { formatProblem } from '../core/validation.ts';

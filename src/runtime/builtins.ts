@@ -5,27 +5,24 @@ import type * as FsPromises from 'node:fs/promises';
 import type * as Http from 'node:http';
 import type * as Tls from 'node:tls';
 import type * as Util from 'node:util';
-import type * as V8 from 'node:v8';
 
 /**
- * Node built-ins that are cheaper through `require` than through `import`, or needed on one path
- * only.
+ * Node built-ins that envsync loads with `require`, when first used, instead of an ES `import`.
  *
- * - `node:http`: an ES `import` of it (even of one name) makes Node read every export of the
- *   module, and some are getters that load Node's own fetch and WebSocket stack, with node:http2,
- *   tls, zlib and workers: about 18 MB of resident memory and 40 ms, for names envsync never uses.
- *   `require` reads none of them. (`import type` costs nothing: it is erased.)
- * - `node:util`: the same, on a smaller scale: its ES namespace loads node:worker_threads, while
- *   envsync only wants `parseArgs`.
- * - `node:fs` and `node:fs/promises`: an ES `import` of `node:fs` reads its `promises` getter and
- *   its stream classes, which load `node:fs/promises`, readline, the REPL's history and the
- *   stream modules; `node:fs/promises` itself loads readline. That is about 30 of Node's own
- *   modules, 6 ms of every start of `validate` or `--help`, which use neither. Through `require`,
- *   `node:fs` is one module already loaded, and `node:fs/promises` loads when a path first uses it.
- * - `node:tls`: about 6 MB, and only a client given `--ca-file` needs it (undici loads it itself
- *   for an https connection).
- * - `node:crypto`: about 3 MB; a one-shot command needs it only to hash a saved plan, and the
- *   manifest reader only for the daemon's cache.
+ * An ES import of a built-in, even of one name, makes Node read every export of it, and some are
+ * getters that load more of Node: `node:http`'s load Node's own fetch and WebSocket stack,
+ * `node:fs`'s load `node:fs/promises` and readline, `node:util`'s load worker threads. `require`
+ * reads none of them, and loading on first use keeps a built-in off the paths that never use it.
+ * Measured on the compiled package, against an ES import where each is used (interleaved runs on
+ * the examples, docs/architecture.md "Start-up rules"):
+ *
+ * - `node:fs`, `node:fs/promises`: 5–8.5 ms and 1.4 MB of `validate`;
+ * - `node:util` (for `parseArgs`): 3–5 ms and 0.9 MB of every command that reads flags;
+ * - `node:crypto` (the daemon's file cache, saved plans): 6–9 ms and 1.4 MB of `validate`;
+ * - `node:tls` (only for `--ca-file`): 42–47 ms of CPU and 5.7 MB of a small `plan`;
+ * - `node:http` (the daemon's and the emulator's servers): 5.2 MB of the settled daemon.
+ *
+ * `.oxlintrc.json` refuses an ES import of these in src/ (`import type` is erased, so allowed).
  */
 const load = createRequire(import.meta.url);
 
@@ -34,5 +31,4 @@ export const tls = (): typeof Tls => load('node:tls') as typeof Tls;
 export const util = (): typeof Util => load('node:util') as typeof Util;
 export const fs = (): typeof Fs => load('node:fs') as typeof Fs;
 export const fsPromises = (): typeof FsPromises => load('node:fs/promises') as typeof FsPromises;
-export const v8 = (): typeof V8 => load('node:v8') as typeof V8;
 export const crypto = (): typeof Crypto => load('node:crypto') as typeof Crypto;

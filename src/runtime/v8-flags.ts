@@ -1,31 +1,36 @@
-import { v8 } from './builtins.ts';
+import { setFlagsFromString } from 'node:v8';
 
 /**
- * V8 settings for the work of a pass, set when that work starts rather than on node's command line.
+ * V8 settings for the work of a pass, set when that work starts rather than on node's command line
+ * (measured on the compiled package; docs/architecture.md, "Start-up rules"):
  *
  * - `--heap-growing-percent=20`: V8 lets the heap grow to several times its live size between
- *   full collections; a large tree's peak is then mostly slack (docs/performance.md).
+ *   full collections; a large tree's peak is then mostly slack. A plan of 300,000 environments
+ *   peaks 109 MB lower with it.
  * - `--wasm-tiering-budget=100000000`: V8 compiles undici's HTTP parser (WebAssembly) again with
- *   its optimizing compiler after the first few responses, about 40 ms of CPU and 9 MB that a small
- *   run never earns back; with this budget only a large run tiers up.
+ *   its optimizing compiler after the first few responses: 135 ms of CPU and 10 MB of a small
+ *   `plan`, 10 MB of the settled daemon, which a small run never earns back. With this budget only
+ *   a large run tiers up.
  *
- * Why not in the shebang: a V8 flag on the command line (other than a heap size) changes V8's flag
- * hash, and Node then rejects the compiled code it ships for its own modules and compiles each of
- * them again at every start, about 11 ms of every command, `--help` included. Set here, after the
- * modules a path needs are loaded, the flags cost nothing; V8 reads both when it uses them (each
- * heap resize, each WebAssembly compile), so they still apply to all of the work that follows.
+ * Not in the shebang: a V8 flag on the command line (other than a heap size) changes V8's flag
+ * hash, and Node then rejects the compiled code it ships for its own modules and compiles them
+ * again at every start (8 ms of `validate`). Set at run time, the flags apply to everything V8
+ * does next (each heap resize, each WebAssembly compile), and cost nothing if every module the
+ * work needs is loaded already: a module loaded after them is compiled anew, so they are set
+ * after, never before, the modules a command imports.
  */
 const FLAGS = '--heap-growing-percent=20 --wasm-tiering-budget=100000000';
 
 let tuned = false;
 
 /**
- * Sets FLAGS once per process. Every path that talks to the API sets them as its HTTP client loads
- * (src/api/undici.ts), before it reads the manifests; `validate`, which only reads files, keeps
- * V8's defaults (node:v8 would load Node's stream modules, which it otherwise never needs).
+ * Sets FLAGS once per process. Called where work that talks to the API starts, once its code is
+ * loaded: at the start of a `plan` or `sync` pass, before the manifests fill the heap; before the
+ * daemon's first pass; and in `connect`, before any other command's first request. `validate`
+ * keeps V8's defaults.
  */
 export function tuneV8ForWork(): void {
   if (tuned) return;
   tuned = true;
-  v8().setFlagsFromString(FLAGS);
+  setFlagsFromString(FLAGS);
 }

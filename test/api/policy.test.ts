@@ -86,8 +86,10 @@ describe('RequestGate', () => {
 });
 
 describe('readListing (tolerant reader)', () => {
-  it('reads the spec shape', () => {
-    expect(readListing({ env: [{ org: 'a', name: 'x', type: 'K8S', description: 'd' }] })).toEqual({
+  it('reads the spec shape', async () => {
+    expect(
+      await readListing({ env: [{ org: 'a', name: 'x', type: 'K8S', description: 'd' }] }),
+    ).toEqual({
       environments: [
         {
           name: 'x',
@@ -100,8 +102,8 @@ describe('readListing (tolerant reader)', () => {
     });
   });
 
-  it('reads a bare array with extra fields, unknown types, and null as "not shown"', () => {
-    const page = readListing([
+  it('reads a bare array with extra fields, unknown types, and null as "not shown"', async () => {
+    const page = await readListing([
       {
         name: 'x',
         type: 'mainframe',
@@ -129,8 +131,8 @@ describe('readListing (tolerant reader)', () => {
     ]);
   });
 
-  it('reads policies given as objects with a name as those names, and lists as sets', () => {
-    const page = readListing([
+  it('reads policies given as objects with a name as those names, and lists as sets', async () => {
+    const page = await readListing([
       {
         name: 'l',
         type: 'logical',
@@ -145,13 +147,13 @@ describe('readListing (tolerant reader)', () => {
       policies: ['baseline', 'pci', 'sox'],
       included_environments: ['a', 'b'],
     });
-    expect(() => readListing([{ name: 'l', type: 'S3', policies: [{ id: 7 }] }])).toThrow(
+    await expect(readListing([{ name: 'l', type: 'S3', policies: [{ id: 7 }] }])).rejects.toThrow(
       /listing entry is malformed/,
     );
   });
 
-  it('reads the paginated envelope and says what to fetch next', () => {
-    const page = readListing({
+  it('reads the paginated envelope and says what to fetch next', async () => {
+    const page = await readListing({
       page: 1,
       per_page: 2,
       total_pages: 3,
@@ -168,7 +170,7 @@ describe('readListing (tolerant reader)', () => {
     ['an object of the wrong shape', { environment: [] }],
     ['an entry without a name', [{ type: 'K8S', description: '' }]],
     ['env that is not a list', { env: {} }],
-  ])('refuses %s', (_title, body) => {
-    expect(() => readListing(body)).toThrow(/listing/);
+  ])('refuses %s', async (_title, body) => {
+    await expect(readListing(body)).rejects.toThrow(/listing/);
   });
 });

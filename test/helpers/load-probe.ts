@@ -17,15 +17,13 @@ export const HEAVY_BUILTINS = {
 
 /**
  * Built-ins that a command that only reads files and prints (`validate`, `--help`) does without:
- * the stream modules and `node:net` (Node's stdout on a pipe), `node:fs/promises` with the
- * readline modules it loads, and `node:v8` (which loads the streams too).
+ * `node:fs/promises` with the readline modules it loads, and `node:crypto` (see
+ * src/runtime/builtins.ts).
  */
 export const START_UP_BUILTINS = {
+  crypto: 'NativeModule crypto',
   fsPromises: 'NativeModule internal/fs/promises',
-  net: 'NativeModule net',
   readline: 'NativeModule internal/readline/interface',
-  streams: 'NativeModule internal/streams/writable',
-  v8: 'NativeModule v8',
 } as const;
 
 // The probe must not load what it looks for: an ES import of node:fs would load the streams and

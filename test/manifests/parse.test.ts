@@ -1,17 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { formatProblem, parseManifest } from '../../src/manifests/parse.ts';
 
-const messages = (text: string) =>
-  parseManifest(text, 'manifests/acme.yaml').problems.map(formatProblem);
+const messages = async (text: string) =>
+  (await parseManifest(text, 'manifests/acme.yaml')).problems.map(formatProblem);
 
 describe('parseManifest', () => {
-  it('reads valid files fast and invalid ones with positions: both paths agree on what is valid', () => {
+  it('reads valid files fast and invalid ones with positions: both paths agree on what is valid', async () => {
     const fast = 'org: acme\nenvironments:\n  - {name: a, type: K8S, description: d}\n';
     // The fast path keeps no position: an environment's place is where it sits in `documents`.
-    expect(parseManifest(fast, 'f.yaml').documents[0]?.environments[0]?.source).toBeUndefined();
+    expect(
+      (await parseManifest(fast, 'f.yaml')).documents[0]?.environments[0]?.source,
+    ).toBeUndefined();
     // An alias sends the file down the position-tracking path (where aliases are bounded).
     const slow = `${fast}  - {name: b, type: K8S, description: d, policies: &p [x]}\n  - {name: c, type: K8S, description: d, policies: *p}\n`;
-    expect(parseManifest(slow, 'f.yaml').documents[0]?.environments[0]?.source).toEqual({
+    expect((await parseManifest(slow, 'f.yaml')).documents[0]?.environments[0]?.source).toEqual({
       file: 'f.yaml',
       document: 0,
       line: 3,
@@ -20,8 +22,8 @@ describe('parseManifest', () => {
     });
   });
 
-  it('reads a valid manifest with defaults and sorted policies', () => {
-    const result = parseManifest(
+  it('reads a valid manifest with defaults and sorted policies', async () => {
+    const result = await parseManifest(
       'org: acme\nenvironments:\n  - name: production\n    type: K8S\n    description: Prod\n    policies: [pci, baseline]\n',
       'acme.yaml',
     );
@@ -42,14 +44,14 @@ describe('parseManifest', () => {
     ]);
   });
 
-  it('gives each environment its own policies, even lists that join to the same text', () => {
+  it('gives each environment its own policies, even lists that join to the same text', async () => {
     const text =
       'org: acme\nenvironments:\n' +
       '  - {name: x, type: K8S, description: d, policies: ["a\\0b"]}\n' +
       '  - {name: y, type: K8S, description: d, policies: [a, b]}\n' +
       '  - {name: z, type: K8S, description: d, policies: ["a,b"]}\n' +
       '  - {name: w, type: K8S, description: d, policies: [b, a]}\n';
-    const [doc] = parseManifest(text, 'acme.yaml').documents;
+    const [doc] = (await parseManifest(text, 'acme.yaml')).documents;
     expect(doc?.environments.map((e) => [e.name, e.policies])).toEqual([
       ['x', ['a\u0000b']],
       ['y', ['a', 'b']],
@@ -58,9 +60,9 @@ describe('parseManifest', () => {
     ]);
   });
 
-  it('names file, line, column and YAML path, with a did-you-mean for a wrong-case type', () => {
+  it('names file, line, column and YAML path, with a did-you-mean for a wrong-case type', async () => {
     expect(
-      messages(
+      await messages(
         'org: acme\nenvironments:\n  - name: production\n    type: k8s\n    description: x\n',
       ),
     ).toEqual([
@@ -73,14 +75,16 @@ describe('parseManifest', () => {
     ['ecs', 'ECS'],
     ['LAMBDA', 'lambda'],
     ['Cloud-Run', 'cloud-run'],
-  ])('suggests the right case of a production type: %s -> %s', (given, meant) => {
+  ])('suggests the right case of a production type: %s -> %s', async (given, meant) => {
     expect(
-      messages(`org: acme\nenvironments:\n  - name: a\n    type: ${given}\n    description: x\n`),
+      await messages(
+        `org: acme\nenvironments:\n  - name: a\n    type: ${given}\n    description: x\n`,
+      ),
     ).toEqual([expect.stringContaining(`(did you mean "${meant}"?)`)]);
   });
 
-  it('reads every production type and the fields managed only when declared', () => {
-    const parsed = parseManifest(
+  it('reads every production type and the fields managed only when declared', async () => {
+    const parsed = await parseManifest(
       'org: acme~1\nenvironments:\n' +
         '  - {name: a~1, type: azure-apps, description: x, require_provenance: false}\n' +
         '  - {name: b, type: logical, description: y, included_environments: [a~1]}\n' +
@@ -100,9 +104,9 @@ describe('parseManifest', () => {
     ]);
   });
 
-  it('refuses members on another type, a member twice and a member that is not a name, with their places', () => {
+  it('refuses members on another type, a member twice and a member that is not a name, with their places', async () => {
     expect(
-      messages(
+      await messages(
         'org: acme\nenvironments:\n' +
           '  - name: web\n    type: K8S\n    description: w\n    included_environments: [db]\n' +
           '  - name: all\n    type: logical\n    description: a\n    included_environments: [web, "a b", web]\n',
@@ -114,13 +118,13 @@ describe('parseManifest', () => {
     ]);
   });
 
-  it('rejects unknown keys at any level with a suggestion', () => {
-    expect(messages('org: acme\nenvironment: []\n')).toEqual([
+  it('rejects unknown keys at any level with a suggestion', async () => {
+    expect(await messages('org: acme\nenvironment: []\n')).toEqual([
       'manifests/acme.yaml:1:1 environments: is required but missing',
       'manifests/acme.yaml:2:1 environment: unknown key "environment" (did you mean "environments"?)',
     ]);
     expect(
-      messages(
+      await messages(
         'org: acme\nenvironments:\n  - name: a\n    type: S3\n    description: x\n    polices: []\n',
       ),
     ).toEqual([
@@ -128,8 +132,8 @@ describe('parseManifest', () => {
     ]);
   });
 
-  it('accepts only true/false for booleans (yes/on are strings in YAML 1.2)', () => {
-    const [message] = messages(
+  it('accepts only true/false for booleans (yes/on are strings in YAML 1.2)', async () => {
+    const [message] = await messages(
       'org: acme\nenvironments:\n  - name: a\n    type: S3\n    description: x\n    include_scaling: yes\n',
     );
     expect(message).toContain(
@@ -137,8 +141,8 @@ describe('parseManifest', () => {
     );
   });
 
-  it('rejects duplicate policies, bad names and wrong types', () => {
-    const found = messages(
+  it('rejects duplicate policies, bad names and wrong types', async () => {
+    const found = await messages(
       'org: "a b"\nenvironments:\n  - name: 123\n    type: S3\n    description: null\n    policies: [pci, pci]\n',
     );
     expect(found).toEqual([
@@ -149,36 +153,39 @@ describe('parseManifest', () => {
     ]);
   });
 
-  it('attributes problems to the org the document names, so only that org is held', () => {
-    const result = parseManifest(
+  it('attributes problems to the org the document names, so only that org is held', async () => {
+    const result = await parseManifest(
       'org: acme\nenvironments:\n  - name: a\n    type: bogus\n    description: x\n',
       'f.yaml',
     );
     expect(result.problems[0]?.org).toBe('acme');
-    expect(parseManifest('- a\n- b\n', 'f.yaml').problems[0]?.org).toBeUndefined();
+    expect((await parseManifest('- a\n- b\n', 'f.yaml')).problems[0]?.org).toBeUndefined();
   });
 
-  it('reads several documents, skipping empty and comment-only ones', () => {
-    const result = parseManifest(
+  it('reads several documents, skipping empty and comment-only ones', async () => {
+    const result = await parseManifest(
       '# comment only\n---\norg: a\nenvironments: []\n---\n---\norg: b\nenvironments: []\n',
       'f.yaml',
     );
     expect(result.problems).toEqual([]);
     expect(result.documents.map((d) => d.org)).toEqual(['a', 'b']);
-    expect(parseManifest('', 'f.yaml')).toEqual({ documents: [], problems: [] });
-    expect(parseManifest('# nothing here\n', 'f.yaml')).toEqual({ documents: [], problems: [] });
+    expect(await parseManifest('', 'f.yaml')).toEqual({ documents: [], problems: [] });
+    expect(await parseManifest('# nothing here\n', 'f.yaml')).toEqual({
+      documents: [],
+      problems: [],
+    });
   });
 
-  it('reports YAML syntax errors and duplicate keys with their position', () => {
-    expect(messages('org: acme\nenvironments: [\n')[0]).toMatch(
+  it('reports YAML syntax errors and duplicate keys with their position', async () => {
+    expect((await messages('org: acme\nenvironments: [\n'))[0]).toMatch(
       /^manifests\/acme\.yaml:\d+:\d+ YAML syntax: /,
     );
-    expect(messages('org: acme\norg: beta\nenvironments: []\n')[0]).toContain(
+    expect((await messages('org: acme\norg: beta\nenvironments: []\n'))[0]).toContain(
       '2:1 YAML syntax: Map keys must be unique',
     );
   });
 
-  it('refuses alias bombs instead of expanding them', () => {
+  it('refuses alias bombs instead of expanding them', async () => {
     const bomb = ['a: &a [x,x,x,x,x,x,x,x,x,x]']
       .concat(
         Array.from(
@@ -190,13 +197,13 @@ describe('parseManifest', () => {
         ),
       )
       .join('\n');
-    const result = parseManifest(bomb, 'bomb.yaml');
+    const result = await parseManifest(bomb, 'bomb.yaml');
     expect(result.documents).toEqual([]);
     expect(result.problems[0]?.message).toMatch(/alias/i);
   });
 
-  it('rejects __proto__, constructor and prototype keys as unknown keys', () => {
-    const found = messages(
+  it('rejects __proto__, constructor and prototype keys as unknown keys', async () => {
+    const found = await messages(
       'org: acme\n__proto__: {x: 1}\nenvironments:\n  - name: a\n    type: S3\n    description: x\n    constructor: 1\n    prototype: 2\n',
     );
     expect(found).toEqual([
@@ -211,13 +218,13 @@ describe('parseManifest', () => {
     const env = (extra: string) =>
       `org: acme\nenvironments:\n  - name: a\n    type: K8S\n    description: d\n${extra}`;
 
-    it('reads a lone carriage return as a line break, with or without an alias in the file', () => {
+    it('reads a lone carriage return as a line break, with or without an alias in the file', async () => {
       const plain = 'org: acme\renvironments:\r  - {name: a, type: K8S, description: d}\r';
       const withAlias = `${plain}  - {name: b, type: K8S, description: &d x}\r  - {name: c, type: K8S, description: *d}\r`;
-      expect(parseManifest(plain, 'f.yaml').documents[0]?.environments.map((e) => e.name)).toEqual([
-        'a',
-      ]);
-      const located = parseManifest(withAlias, 'f.yaml');
+      expect(
+        (await parseManifest(plain, 'f.yaml')).documents[0]?.environments.map((e) => e.name),
+      ).toEqual(['a']);
+      const located = await parseManifest(withAlias, 'f.yaml');
       expect(located.problems).toEqual([]);
       expect(located.documents[0]?.environments.map((e) => [e.name, e.description])).toEqual([
         ['a', 'd'],
@@ -226,7 +233,7 @@ describe('parseManifest', () => {
       ]);
       // Positions count a lone CR as a line break too.
       expect(
-        messages('org: acme\renvironments:\r  - {name: a, type: k8s, description: d}\r'),
+        await messages('org: acme\renvironments:\r  - {name: a, type: k8s, description: d}\r'),
       ).toEqual([
         expect.stringMatching(/^manifests\/acme\.yaml:3:\d+ environments\[0\]\.type: "k8s"/),
       ]);
@@ -238,16 +245,16 @@ describe('parseManifest', () => {
       ['!!binary', 'description: !!binary aGk=', '!!binary'],
       ['!!timestamp', 'description: !!timestamp 2020-01-01', '!!timestamp'],
       ['! (non-specific)', 'description: ! x', '!'],
-    ])('refuses the unknown YAML tag %s where it stands', (_name, line, shown) => {
+    ])('refuses the unknown YAML tag %s where it stands', async (_name, line, shown) => {
       expect(
-        messages(`org: acme\nenvironments:\n  - name: a\n    type: K8S\n    ${line}\n`),
+        await messages(`org: acme\nenvironments:\n  - name: a\n    type: K8S\n    ${line}\n`),
       ).toEqual([
         `manifests/acme.yaml:5:18 unknown YAML tag "${shown}": a manifest holds plain values (strings, true or false, lists and mappings); remove the tag (quote the value to keep it as text)`,
       ]);
     });
 
-    it('reads the core schema tags !!str, !!bool, !!seq and !!map as their plain forms', () => {
-      const parsed = parseManifest(
+    it('reads the core schema tags !!str, !!bool, !!seq and !!map as their plain forms', async () => {
+      const parsed = await parseManifest(
         'org: !!str acme\nenvironments: !!seq\n  - !!map {name: !!str 2024, type: K8S, description: !!str true, include_scaling: !!bool true}\n',
         'f.yaml',
       );
@@ -261,30 +268,32 @@ describe('parseManifest', () => {
 
     it.each(['True', 'TRUE', 'False', 'yes', 'on'])(
       'refuses the boolean %s with a located error: booleans are true or false only',
-      (word) => {
-        expect(messages(env(`    include_scaling: ${word}\n`))).toEqual([
+      async (word) => {
+        expect(await messages(env(`    include_scaling: ${word}\n`))).toEqual([
           `manifests/acme.yaml:6:22 environments[0].include_scaling: expected true or false, got the string "${word}" (booleans are lowercase true or false; True, yes, on are strings)`,
         ]);
       },
     );
 
-    it('refuses !!bool with anything but true or false', () => {
-      expect(messages(env('    require_provenance: !!bool True\n'))).toEqual([
+    it('refuses !!bool with anything but true or false', async () => {
+      expect(await messages(env('    require_provenance: !!bool True\n'))).toEqual([
         'manifests/acme.yaml:6:25 the value does not fit its tag !!bool: remove the tag or fix the value (!!bool takes true or false only)',
       ]);
     });
 
-    it('reads True as a string where a string is expected, the same on both paths', () => {
+    it('reads True as a string where a string is expected, the same on both paths', async () => {
       const text = 'org: acme\nenvironments:\n  - {name: a, type: K8S, description: True}\n';
-      expect(parseManifest(text, 'f.yaml').documents[0]?.environments[0]?.description).toBe('True');
+      expect((await parseManifest(text, 'f.yaml')).documents[0]?.environments[0]?.description).toBe(
+        'True',
+      );
       expect(
-        parseManifest(`${text}  - {name: b, type: K8S, description: &x y}\n`, 'f.yaml').documents[0]
-          ?.environments[0]?.description,
+        (await parseManifest(`${text}  - {name: b, type: K8S, description: &x y}\n`, 'f.yaml'))
+          .documents[0]?.environments[0]?.description,
       ).toBe('True');
     });
 
-    it('names a merge key as such, not as a missing value', () => {
-      const found = messages(
+    it('names a merge key as such, not as a missing value', async () => {
+      const found = await messages(
         'org: acme\nbase: &base {type: K8S, description: d}\nenvironments:\n  - <<: *base\n    name: a\n',
       );
       // The unknown key `base` is reported in the same run.
@@ -297,14 +306,14 @@ describe('parseManifest', () => {
       expect(found.join('\n')).not.toContain('undefined');
     });
 
-    it('says "is required but missing" for a missing type, never "undefined undefined"', () => {
-      expect(messages('org: acme\nenvironments:\n  - name: a\n    description: d\n')).toEqual([
-        'manifests/acme.yaml:3:5 environments[0].type: is required but missing',
-      ]);
+    it('says "is required but missing" for a missing type, never "undefined undefined"', async () => {
+      expect(await messages('org: acme\nenvironments:\n  - name: a\n    description: d\n')).toEqual(
+        ['manifests/acme.yaml:3:5 environments[0].type: is required but missing'],
+      );
     });
 
-    it('names a byte order mark that starts a second document, not an unknown key', () => {
-      const found = messages(
+    it('names a byte order mark that starts a second document, not an unknown key', async () => {
+      const found = await messages(
         'org: acme\nenvironments: []\n---\n\ufefforg: other\nenvironments: []\n',
       );
       expect(found).toEqual([
@@ -313,27 +322,27 @@ describe('parseManifest', () => {
       expect(found.join('\n')).not.toContain('unknown key');
       // One before a `---` line says the same.
       expect(
-        messages('org: acme\nenvironments: []\n\ufeff---\norg: b\nenvironments: []\n'),
+        await messages('org: acme\nenvironments: []\n\ufeff---\norg: b\nenvironments: []\n'),
       ).toEqual([expect.stringContaining('3:1 a byte order mark (U+FEFF)')]);
       // At the very start of the file it is allowed.
-      expect(messages('\ufefforg: acme\nenvironments: []\n')).toEqual([]);
+      expect(await messages('\ufefforg: acme\nenvironments: []\n')).toEqual([]);
     });
 
-    it('names keys that are not strings', () => {
-      expect(messages(env('    ? [x]\n    : 1\n'))).toEqual([
+    it('names keys that are not strings', async () => {
+      expect(await messages(env('    ? [x]\n    : 1\n'))).toEqual([
         'manifests/acme.yaml:6:7 a key must be a string, not a list',
       ]);
-      expect(messages(env('    1: x\n'))).toEqual([
+      expect(await messages(env('    1: x\n'))).toEqual([
         'manifests/acme.yaml:6:5 a key must be a string, not number 1 (quote it)',
       ]);
     });
 
-    it('reports every problem of a document in one run: a tag does not hide the schema problems', () => {
+    it('reports every problem of a document in one run: a tag does not hide the schema problems', async () => {
       const text =
         'org: acme\nenvironments:\n' +
         '  - name: a\n    type: k8s\n    description: !custom d\n' +
         '  - name: b\n    type: K8S\n    description: d\n    require_provenance: !!bool yes\n    colour: red\n';
-      expect(messages(text)).toEqual([
+      expect(await messages(text)).toEqual([
         expect.stringMatching(
           /^manifests\/acme\.yaml:4:11 environments\[0\]\.type: "k8s" is not one of/,
         ),
@@ -344,14 +353,16 @@ describe('parseManifest', () => {
         ),
       ]);
       // The names of a document that is not valid are kept for the check across files.
-      expect(parseManifest(text, 'acme.yaml').declared?.map((d) => [d.name, d.line])).toEqual([
+      expect(
+        (await parseManifest(text, 'acme.yaml')).declared?.map((d) => [d.name, d.line]),
+      ).toEqual([
         ['a', 3],
         ['b', 6],
       ]);
     });
 
-    it('reports a duplicate key as such', () => {
-      expect(messages(env('    description: e\n'))).toEqual([
+    it('reports a duplicate key as such', async () => {
+      expect(await messages(env('    description: e\n'))).toEqual([
         expect.stringMatching(/acme\.yaml:6:5 .*[Mm]ap keys must be unique/),
       ]);
     });

@@ -178,18 +178,18 @@ describe.each(['spec', 'kosli'] as const)(
 );
 
 describe('property: the loader never throws', () => {
-  it('on random bytes', () => {
-    fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 400 }), (bytes) => {
+  it('on random bytes', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 400 }), async (bytes) => {
         const text = new TextDecoder().decode(bytes);
-        const result = parseManifest(text, 'random.yaml');
+        const result = await parseManifest(text, 'random.yaml');
         expect(Array.isArray(result.problems)).toBe(true);
       }),
       { numRuns: 400 },
     );
   });
 
-  it('on random YAML-ish text', () => {
+  it('on random YAML-ish text', async () => {
     const token = fc.constantFrom(
       'org:',
       'environments:',
@@ -217,11 +217,11 @@ describe('property: the loader never throws', () => {
       '>',
       '%YAML 1.1',
     );
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.array(fc.oneof(token, fc.string({ maxLength: 5 })), { maxLength: 60 }),
-        (parts) => {
-          const result = parseManifest(parts.join(''), 'random.yaml');
+        async (parts) => {
+          const result = await parseManifest(parts.join(''), 'random.yaml');
           for (const problem of result.problems) {
             expect(problem.line).toBeGreaterThanOrEqual(1);
             expect(problem.column).toBeGreaterThanOrEqual(1);
@@ -233,18 +233,18 @@ describe('property: the loader never throws', () => {
     );
   });
 
-  it('on random YAML documents of any shape', () => {
-    fc.assert(
-      fc.property(
+  it('on random YAML documents of any shape', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fc.anything({ maxDepth: 4, withNullPrototype: true, withMap: false, withSet: false }),
-        (value) => {
+        async (value) => {
           let text: string;
           try {
             text = stringify(value);
           } catch {
             return; // not representable as YAML: nothing to feed
           }
-          const result = parseManifest(text, 'random.yaml');
+          const result = await parseManifest(text, 'random.yaml');
           expect(result.documents.length + result.problems.length).toBeGreaterThanOrEqual(0);
         },
       ),

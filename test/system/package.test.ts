@@ -131,10 +131,6 @@ describe('the package from npm pack', () => {
         'package/bin/envsync.js',
         'package/bin/node-version.js',
         'package/dist/cli.js',
-        // The lazily loaded modules are entries of their own (scripts/build.ts).
-        'package/dist/parse-located.js',
-        'package/dist/schema.js',
-        'package/dist/listing-schema.js',
         'package/config/envsync.example.yaml',
         'package/config/manifest.schema.json',
       ]),

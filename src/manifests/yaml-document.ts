@@ -1,0 +1,97 @@
+import {
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  type Document,
+  type DocumentOptions,
+  type LineCounter,
+  type ParseOptions,
+  type ScalarTag,
+  type SchemaOptions,
+} from 'yaml';
+
+/**
+ * Reading a manifest with the `yaml` package, which keeps every node's place in the text: how the
+ * located path and the locator parse a file, and how they find a path of a parsed document in it.
+ */
+
+export type PathSegment = string | number;
+
+const BOOL_TAG = 'tag:yaml.org,2002:bool';
+
+/**
+ * How both parses of a file read it: the YAML 1.2 core schema whatever a `%YAML` directive says,
+ * with booleans `true` and `false` only (`True` and `TRUE` are strings, as `yes` and `on` are;
+ * the fast path reads them the same way: parse-fast.ts).
+ */
+export function parseOptions(
+  lineCounter: LineCounter,
+): ParseOptions & DocumentOptions & SchemaOptions {
+  return {
+    lineCounter,
+    prettyErrors: false,
+    schema: 'core',
+    customTags: (tags) =>
+      tags.map((tag) =>
+        typeof tag === 'object' && tag.tag === BOOL_TAG
+          ? ({
+              ...tag,
+              test: /^(?:true|false)$/,
+              resolve: (text: string) => text === 'true',
+            } as ScalarTag)
+          : tag,
+      ),
+  };
+}
+
+/** Empty, comment-only or a bare `---`: declares nothing. */
+export function isEmptyDocument(doc: Document): boolean {
+  return doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null);
+}
+
+/** Finds the source offset of the deepest node along `path`; `key` points at a map key instead. */
+export function offsetOf(doc: Document, path: readonly PathSegment[], key?: string): number {
+  let node: unknown = doc.contents;
+  let offset = (doc.contents as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;
+  const segments: PathSegment[] = key === undefined ? [...path] : [...path, key];
+  for (const [index, segment] of segments.entries()) {
+    const isLast = index === segments.length - 1;
+    if (isMap(node)) {
+      const pair = node.items.find(
+        (item) =>
+          isPair(item) && (isScalar(item.key) ? item.key.value === segment : item.key === segment),
+      );
+      if (pair === undefined) break;
+      const keyRange = (pair.key as { range?: [number, number, number] } | null)?.range;
+      const valueRange = (pair.value as { range?: [number, number, number] } | null)?.range;
+      if (key !== undefined && isLast && keyRange) return keyRange[0];
+      offset = valueRange?.[0] ?? keyRange?.[0] ?? offset;
+      node = pair.value;
+    } else if (isSeq(node) && typeof segment === 'number') {
+      const item = node.items[segment] as { range?: [number, number, number] } | undefined;
+      if (item === undefined) break;
+      offset = item.range?.[0] ?? offset;
+      node = item;
+    } else break;
+  }
+  return offset;
+}
+
+/** Whether the mapping at `path` has the key `key` written as a string (not a list, say). */
+export function hasStringKey(doc: Document, path: readonly PathSegment[], key: string): boolean {
+  const node = doc.getIn(path, true);
+  return isMap(node) && node.items.some((item) => isScalar(item.key) && item.key.value === key);
+}
+
+/** The index of the first item of the list at `path` whose value is `item`, if there is one. */
+export function itemIndex(
+  doc: Document,
+  path: readonly PathSegment[],
+  item: string,
+): number | undefined {
+  const node = doc.getIn(path, true);
+  if (!isSeq(node)) return undefined;
+  const index = node.items.findIndex((entry) => isScalar(entry) && entry.value === item);
+  return index < 0 ? undefined : index;
+}
