@@ -10,19 +10,21 @@
  * (test/core/compiled.test.ts) holds each compiled function to a plain loop over the registry.
  */
 import {
-  emptyValue,
   FIELD_LIST,
   FIELDS,
-  isDistinctNameList,
-  isDistinctStringList,
-  isListedSet,
-  normalizeListedSet,
-  sameSet,
   type FieldSlots,
   type FieldSpec,
   type FieldValue,
   type ListedAs,
 } from './fields.ts';
+import {
+  isDistinctNameList,
+  isDistinctStringList,
+  isListedSet,
+  normalizeListedSet,
+  sameSet,
+} from './string-sets.ts';
+import { emptyValue, type ManifestValueConverters } from './value-kinds.ts';
 
 /**
  * Builds a function from generated source; `helpers` are the only names it can reach. The caller
@@ -172,14 +174,6 @@ export const checkListedFields: (entry: Record<string, unknown>) => boolean = co
     return true;
   };`,
 );
-
-/** How a manifest's values of each kind are turned into envsync's (shared, copied out). */
-export interface ManifestValueConverters {
-  enum(value: string): string;
-  text(value: string): string;
-  flag(value: boolean): boolean;
-  set(value: readonly string[]): readonly string[];
-}
 
 /** One manifest field's value, as source: the given one or the default, through its converter. */
 function manifestValueSource(spec: FieldSpec, index: number): string {

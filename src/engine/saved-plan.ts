@@ -1,11 +1,6 @@
 import * as z from 'zod';
-import {
-  FIELD_LIST,
-  normalizeValue,
-  type FieldSpec,
-  type FieldValue,
-  type ValueKind,
-} from '../core/fields.ts';
+import { FIELD_LIST, type FieldSpec, type FieldValue, type ValueKind } from '../core/fields.ts';
+import { normalizeValue } from '../core/value-kinds.ts';
 import { crypto } from '../runtime/builtins.ts';
 import { environmentOf } from '../core/compiled.ts';
 import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
