@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { checkListedFields, observedOf } from '../core/compiled.ts';
+import { checkListedFields, observedOf } from '../core/compiled.generated.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { isPlainObject } from '../core/plain-object.ts';
 import { ownModule } from '../runtime/own-module.ts';

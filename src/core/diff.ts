@@ -9,7 +9,7 @@ import {
   type FieldSpec,
   type FieldValue,
 } from './fields.ts';
-import { isUnchanged } from './compiled.ts';
+import { isUnchanged } from './compiled.generated.ts';
 import { normalizeValue, sameValue } from './value-kinds.ts';
 import type {
   AppliedRecord,

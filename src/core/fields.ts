@@ -2,9 +2,10 @@
  * The one registry of an environment's fields. Everything that reads, writes, compares or shows a
  * field is derived from it: the manifest schema and its JSON Schema, the fast path's accept check,
  * the listing reader, the PUT body, the diff and the verify after apply, the state file and saved
- * plans, and export (the hot paths among them compiled from it: compiled.ts). Adding a field means
- * adding it to `FieldValues` and to `FIELDS` below. The rules of each kind of value are in
- * value-kinds.ts.
+ * plans, and export. The hot paths among them are written out field by field in
+ * compiled.generated.ts, which `npm run generate` writes from this file. Adding a field means
+ * adding it to `FieldValues` and to `FIELDS` below, then running `npm run generate`. The rules of
+ * each kind of value are in value-kinds.ts.
  */
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The rules of each kind of field value (`ValueKind` in fields.ts): what a manifest, a listing and
  * envsync's own files may hold, the kind's empty value, how two values compare and how one is
- * shown.
+ * shown. The generated hot paths (compiled.generated.ts) call the very checks that
+ * `manifestCheck` and `listedCheck` choose here, so each rule is written once.
  */
 import type { FieldName, FieldSpec, FieldValue, FieldValues, ValueKind } from './fields.ts';
 import {

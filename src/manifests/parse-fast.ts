@@ -7,7 +7,7 @@ import {
   parseEvents,
   type Event,
 } from 'js-yaml';
-import { desiredOf } from '../core/compiled.ts';
+import { desiredOf } from '../core/compiled.generated.ts';
 import { FIELD_LIST } from '../core/fields.ts';
 import { normalizeSet } from '../core/string-sets.ts';
 import type { ManifestValueConverters } from '../core/value-kinds.ts';

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import type { Document } from 'yaml';
-import { environmentOf } from '../core/compiled.ts';
+import { environmentOf } from '../core/compiled.generated.ts';
 import type { FieldSpec, FieldValue } from '../core/fields.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { isName } from '../core/names.ts';

@@ -7,7 +7,7 @@ import {
   environmentOf,
   isUnchanged,
   observedOf,
-} from '../../src/core/compiled.ts';
+} from '../../src/core/compiled.generated.ts';
 import { FIELD_LIST, FIELDS, type FieldValue } from '../../src/core/fields.ts';
 import { normalizeListedSet } from '../../src/core/string-sets.ts';
 import {

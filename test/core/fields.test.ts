@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { environmentOf } from '../../src/core/compiled.ts';
+import { environmentOf } from '../../src/core/compiled.generated.ts';
 import { FIELD_LIST, FIELDS, RECORDED_FIELDS } from '../../src/core/fields.ts';
 import { normalizeSet, repeatedIndexes } from '../../src/core/string-sets.ts';
 import {
