@@ -39,6 +39,23 @@ export const GENERATED_FILES: readonly GeneratedFile[] = [
       return formatted(hotPathsSource(), this.path);
     },
   },
+  {
+    path: 'config/manifest.schema.json',
+    from: 'the manifest schema (src/manifests/schema.ts), as `envsync schema` prints it',
+    async render() {
+      const { manifestJsonSchema } = await import('../../src/manifests/json-schema.ts');
+      return `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`;
+    },
+  },
+  {
+    path: 'docs/flags.md',
+    from: 'the settings table (src/config/)',
+    async render() {
+      const { flagsDoc } = await import('../../src/commands/flags-doc.ts');
+      const { allSettings } = await import('../../src/config/flags.ts');
+      return flagsDoc(await allSettings());
+    },
+  },
 ];
 
 /** A generated file whose committed text is not what its source says. */
