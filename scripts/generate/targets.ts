@@ -56,6 +56,16 @@ export const GENERATED_FILES: readonly GeneratedFile[] = [
       return flagsDoc(await allSettings());
     },
   },
+  {
+    path: 'docs/manifests.md',
+    from: 'the field registry (src/core/fields.ts), between its field markers',
+    async render(current) {
+      const { fieldsSection, withFieldsSection } = await import('./fields-doc.ts');
+      const { FIELD_LIST } = await import('../../src/core/fields.ts');
+      const page = withFieldsSection(current ?? '', fieldsSection(FIELD_LIST), this.path);
+      return formatted(page, this.path);
+    },
+  },
 ];
 
 /** A generated file whose committed text is not what its source says. */

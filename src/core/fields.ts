@@ -2,10 +2,10 @@
  * The one registry of an environment's fields. Everything that reads, writes, compares or shows a
  * field is derived from it: the manifest schema and its JSON Schema, the fast path's accept check,
  * the listing reader, the PUT body, the diff and the verify after apply, the state file and saved
- * plans, and export. The hot paths among them are written out field by field in
- * compiled.generated.ts, which `npm run generate` writes from this file. Adding a field means
- * adding it to `FieldValues` and to `FIELDS` below, then running `npm run generate`. The rules of
- * each kind of value are in value-kinds.ts.
+ * plans, export, and the field reference in docs/manifests.md. The hot paths among them are
+ * written out field by field in compiled.generated.ts, which `npm run generate` writes from this
+ * file. Adding a field means adding it to `FieldValues` and to `FIELDS` below, then running
+ * `npm run generate`. The rules of each kind of value are in value-kinds.ts.
  */
 
 /**
@@ -83,8 +83,14 @@ export interface FieldSpec<K extends FieldName = FieldName> {
    */
   readonly managed: 'always' | 'when-declared';
   readonly listing: { readonly absent: ListedAs; readonly null: ListedAs };
-  /** One line for the JSON Schema and the docs. */
+  /** One line for the JSON Schema (an editor shows it on hover). */
   readonly doc: string;
+  /**
+   * The field's entry in docs/manifests.md (markdown), beside what the generator says from the
+   * rest of the entry (required or default, kind, values, types, how it is managed): what it means
+   * and whatever a reader needs that the other properties do not say.
+   */
+  readonly details: string;
 }
 
 type Registry = { readonly [K in FieldName]: FieldSpec<K> };
@@ -100,6 +106,8 @@ export const FIELDS = {
     managed: 'always',
     listing: { absent: 'error', null: 'error' },
     doc: 'Type of the environment (case-sensitive).',
+    details:
+      "What the environment runs on, or `logical` for a group of other environments. `K8S`, `S3` and `logical` are the contract's; the other six are the production service's, and a service that follows the contract refuses them with a 400, which fails that environment alone. A wrong case gets a did-you-mean (`k8s` → `K8S`, `Docker` → `docker`).",
   },
   description: {
     name: 'description',
@@ -109,6 +117,7 @@ export const FIELDS = {
     managed: 'always',
     listing: { absent: 'empty', null: 'empty' },
     doc: 'Description of the environment; may be empty.',
+    details: 'What the environment is for, in words; it may be empty.',
   },
   include_scaling: {
     name: 'include_scaling',
@@ -120,6 +129,7 @@ export const FIELDS = {
     // The spec's listing does not carry it; the production service's does.
     listing: { absent: 'omitted', null: 'omitted' },
     doc: 'Whether scaling information is included in snapshots. Default false.',
+    details: 'Whether scaling information is included in the snapshots of the environment.',
   },
   policies: {
     name: 'policies',
@@ -132,6 +142,7 @@ export const FIELDS = {
     // A listing may show each policy as an object with a `name`, and null for "not shown".
     listing: { absent: 'omitted', null: 'omitted' },
     doc: 'Names of policies attached to the environment; order does not matter; no duplicates.',
+    details: 'The names of the policies attached to the environment.',
   },
   require_provenance: {
     name: 'require_provenance',
@@ -142,6 +153,8 @@ export const FIELDS = {
     // The production listing does not show it: what envsync sent is kept in the state file.
     listing: { absent: 'omitted', null: 'omitted' },
     doc: 'Whether artifacts must have provenance. Managed only when declared: left out, envsync never sends or compares it.',
+    details:
+      "Whether the artifacts running in the environment must have provenance. The production service's listing never shows it.",
   },
   included_environments: {
     name: 'included_environments',
@@ -154,6 +167,7 @@ export const FIELDS = {
     managed: 'when-declared',
     listing: { absent: 'omitted', null: 'omitted' },
     doc: 'The members of a logical environment: names of environments of the same organization; order does not matter; no duplicates. Only on type logical; managed only when declared.',
+    details: 'The members of a logical environment.',
   },
 } as const satisfies Registry;
 
