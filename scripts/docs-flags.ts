@@ -1,8 +1,10 @@
-/** Writes docs/flags.md from the settings table (`npm run docs:flags`). */
-import { writeFile } from 'node:fs/promises';
-import { flagsDoc } from '../src/commands/flags-doc.ts';
-import { allSettings } from '../src/config/flags.ts';
+/**
+ * `npm run docs:flags`: writes docs/flags.md alone, as `npm run generate` writes it with every
+ * other generated file.
+ */
+import { staleFiles, writeStale } from './generate/targets.ts';
 
-const target = new URL('../docs/flags.md', import.meta.url);
-await writeFile(target, flagsDoc(await allSettings()));
-process.stdout.write(`wrote ${target.pathname}\n`);
+const written = await writeStale(await staleFiles(undefined, ['docs/flags.md']));
+process.stdout.write(
+  written.length > 0 ? 'wrote docs/flags.md\n' : 'docs/flags.md is up to date\n',
+);

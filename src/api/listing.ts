@@ -1,4 +1,4 @@
-import { checkListedFields, observedOf } from '../core/compiled.ts';
+import { checkListedFields, observedOf } from '../core/compiled.generated.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { isPlainObject } from '../core/plain-object.ts';
 import type { ListedEnvironment } from './listing-schema.ts';

@@ -1,6 +1,7 @@
 /**
- * docs/flags.md, generated from the settings table: `npm run docs:flags` writes it, and a test
- * fails when the committed file differs.
+ * docs/flags.md, generated from the settings table: `npm run generate` writes it with the other
+ * generated files (`npm run docs:flags` writes it alone), and a test fails when the committed file
+ * differs.
  */
 import { COMMAND_NAMES } from '../config/commands.ts';
 import {
@@ -13,7 +14,7 @@ import {
 import { defaultShown, flagLabel } from './help.ts';
 
 /** The command that writes the file (the test's failure message quotes it). */
-export const REGENERATE = 'npm run docs:flags';
+export const REGENERATE = 'npm run generate';
 
 function cell(text: string): string {
   return text.replaceAll('|', '\\|').replaceAll('<', '&lt;').replaceAll('\n', ' ');

@@ -4,14 +4,13 @@
  */
 import {
   FIELD_LIST,
-  normalizeValue,
-  sameValue,
   type FieldName,
   type FieldSlots,
   type FieldSpec,
   type FieldValue,
 } from './fields.ts';
-import { isUnchanged } from './compiled.ts';
+import { isUnchanged } from './compiled.generated.ts';
+import { normalizeValue, sameValue } from './value-kinds.ts';
 import type {
   AppliedRecord,
   DesiredEnvironment,

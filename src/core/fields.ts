@@ -2,10 +2,11 @@
  * The one registry of an environment's fields. Everything that reads, writes, compares or shows a
  * field is derived from it: the manifest schema and its JSON Schema, the fast path's accept check,
  * the listing reader, the PUT body, the diff and the verify after apply, the state file and saved
- * plans, and export (the hot paths among them compiled from it: compiled.ts). Adding a field means
- * adding it to `FieldValues` and to `FIELDS` below.
+ * plans, export, and the field reference in docs/manifests.md. The hot paths among them are
+ * written out field by field in compiled.generated.ts, which `npm run generate` writes from this
+ * file. Adding a field means adding it to `FieldValues` and to `FIELDS` below, then running
+ * `npm run generate`. The rules of each kind of value are in value-kinds.ts.
  */
-import { compareNames, isName } from './names.ts';
 
 /**
  * The environment types a manifest may declare (case-sensitive): the contract's three and the
@@ -82,8 +83,14 @@ export interface FieldSpec<K extends FieldName = FieldName> {
    */
   readonly managed: 'always' | 'when-declared';
   readonly listing: { readonly absent: ListedAs; readonly null: ListedAs };
-  /** One line for the JSON Schema and the docs. */
+  /** One line for the JSON Schema (an editor shows it on hover). */
   readonly doc: string;
+  /**
+   * The field's entry in docs/manifests.md (markdown), beside what the generator says from the
+   * rest of the entry (required or default, kind, values, types, how it is managed): what it means
+   * and whatever a reader needs that the other properties do not say.
+   */
+  readonly details: string;
 }
 
 type Registry = { readonly [K in FieldName]: FieldSpec<K> };
@@ -99,6 +106,8 @@ export const FIELDS = {
     managed: 'always',
     listing: { absent: 'error', null: 'error' },
     doc: 'Type of the environment (case-sensitive).',
+    details:
+      "What the environment runs on, or `logical` for a group of other environments. `K8S`, `S3` and `logical` are the contract's; the other six are the production service's, and a service that follows the contract refuses them with a 400, which fails that environment alone. A wrong case gets a did-you-mean (`k8s` → `K8S`, `Docker` → `docker`).",
   },
   description: {
     name: 'description',
@@ -108,6 +117,7 @@ export const FIELDS = {
     managed: 'always',
     listing: { absent: 'empty', null: 'empty' },
     doc: 'Description of the environment; may be empty.',
+    details: 'What the environment is for, in words; it may be empty.',
   },
   include_scaling: {
     name: 'include_scaling',
@@ -119,6 +129,7 @@ export const FIELDS = {
     // The spec's listing does not carry it; the production service's does.
     listing: { absent: 'omitted', null: 'omitted' },
     doc: 'Whether scaling information is included in snapshots. Default false.',
+    details: 'Whether scaling information is included in the snapshots of the environment.',
   },
   policies: {
     name: 'policies',
@@ -131,6 +142,7 @@ export const FIELDS = {
     // A listing may show each policy as an object with a `name`, and null for "not shown".
     listing: { absent: 'omitted', null: 'omitted' },
     doc: 'Names of policies attached to the environment; order does not matter; no duplicates.',
+    details: 'The names of the policies attached to the environment.',
   },
   require_provenance: {
     name: 'require_provenance',
@@ -141,6 +153,8 @@ export const FIELDS = {
     // The production listing does not show it: what envsync sent is kept in the state file.
     listing: { absent: 'omitted', null: 'omitted' },
     doc: 'Whether artifacts must have provenance. Managed only when declared: left out, envsync never sends or compares it.',
+    details:
+      "Whether the artifacts running in the environment must have provenance. The production service's listing never shows it.",
   },
   included_environments: {
     name: 'included_environments',
@@ -153,6 +167,7 @@ export const FIELDS = {
     managed: 'when-declared',
     listing: { absent: 'omitted', null: 'omitted' },
     doc: 'The members of a logical environment: names of environments of the same organization; order does not matter; no duplicates. Only on type logical; managed only when declared.',
+    details: 'The members of a logical environment.',
   },
 } as const satisfies Registry;
 
@@ -170,160 +185,3 @@ export const RECORDED_FIELDS: readonly FieldSpec[] = FIELD_LIST.filter(
 
 /** Every field's value, or undefined where a field is not declared (or not listed). */
 export type FieldSlots = { readonly [K in FieldName]-?: FieldValues[K] | undefined };
-
-const NONE: readonly string[] = Object.freeze([]);
-const NO_INDEXES: readonly number[] = Object.freeze([]);
-
-/** The indexes of list entries that repeat an earlier entry (a shared empty list when none). */
-export function repeatedIndexes(list: readonly unknown[]): readonly number[] {
-  // Short lists (the usual case) are checked in place, without a set.
-  const seen = list.length > 16 ? new Set<unknown>() : undefined;
-  let repeats: number[] | undefined;
-  for (let index = 0; index < list.length; index++) {
-    const item = list[index];
-    const repeated =
-      seen === undefined ? index > 0 && list.lastIndexOf(item, index - 1) >= 0 : seen.has(item);
-    if (repeated) (repeats ??= []).push(index);
-    seen?.add(item);
-  }
-  return repeats ?? NO_INDEXES;
-}
-
-/** A list of strings. */
-export function isStringList(value: unknown): value is readonly string[] {
-  if (!Array.isArray(value)) return false;
-  for (const item of value as unknown[]) if (typeof item !== 'string') return false;
-  return true;
-}
-
-/** A list of strings in which each is given once. */
-export function isDistinctStringList(value: unknown): value is readonly string[] {
-  return isStringList(value) && repeatedIndexes(value).length === 0;
-}
-
-/** A list of distinct environment names. */
-export function isDistinctNameList(value: unknown): value is readonly string[] {
-  return isDistinctStringList(value) && value.every(isName);
-}
-
-/** An item of a listed set: a string, or an object with a string `name` (as policies may be). */
-function isListedItem(item: unknown): boolean {
-  return (
-    typeof item === 'string' ||
-    (typeof item === 'object' &&
-      item !== null &&
-      !Array.isArray(item) &&
-      typeof (item as { name?: unknown }).name === 'string')
-  );
-}
-
-/** A listed set: a list of strings, or of objects with a string `name`. */
-export function isListedSet(value: unknown): value is readonly unknown[] {
-  return Array.isArray(value) && (value as unknown[]).every(isListedItem);
-}
-
-/** A listed set as envsync compares it: the names, sorted and without duplicates. */
-export function normalizeListedSet(value: readonly unknown[]): string[] {
-  return normalizeSet(
-    value.map((item) => (typeof item === 'string' ? item : (item as { name: string }).name)),
-  );
-}
-
-/** What each kind of value accepts in a manifest and in a listing, and its empty value. */
-const KINDS: Readonly<
-  Record<
-    ValueKind,
-    {
-      /** A manifest value the schema takes unchanged. */
-      manifest(spec: FieldSpec, value: unknown): boolean;
-      /** A listing's non-null value (a listing may hold any type name). */
-      listed(value: unknown): boolean;
-      readonly empty: FieldValue;
-    }
-  >
-> = {
-  enum: {
-    manifest: (spec, value) => typeof value === 'string' && (spec.values ?? []).includes(value),
-    listed: (value) => typeof value === 'string',
-    empty: '',
-  },
-  text: {
-    manifest: (_spec, value) => typeof value === 'string',
-    listed: (value) => typeof value === 'string',
-    empty: '',
-  },
-  flag: {
-    manifest: (_spec, value) => typeof value === 'boolean',
-    listed: (value) => typeof value === 'boolean',
-    empty: false,
-  },
-  set: {
-    manifest: (spec, value) =>
-      spec.items === 'environments' ? isDistinctNameList(value) : isDistinctStringList(value),
-    listed: isListedSet,
-    empty: NONE,
-  },
-};
-
-/**
- * True when a manifest's value is one the schema takes unchanged. (The fast path runs the same
- * checks compiled field by field: core/compiled.ts.)
- */
-export function acceptsManifestValue(spec: FieldSpec, value: unknown): boolean {
-  return KINDS[spec.kind].manifest(spec, value);
-}
-
-/** True when a listing's (non-null) value is of the field's kind. */
-export function acceptsListedValue(spec: FieldSpec, value: unknown): boolean {
-  return KINDS[spec.kind].listed(value);
-}
-
-/**
- * True when a value is of the field's kind as envsync itself writes it (the state file, saved
- * plans): sets are lists of strings.
- */
-export function acceptsSavedValue(spec: FieldSpec, value: unknown): boolean {
-  return spec.kind === 'set' ? isStringList(value) : KINDS[spec.kind].listed(value);
-}
-
-/** The kind's empty value: what "empty" in a listing rule reads as. */
-export function emptyValue(spec: FieldSpec): FieldValue {
-  return KINDS[spec.kind].empty;
-}
-
-function isNormalizedSet(list: readonly string[]): boolean {
-  for (let i = 1; i < list.length; i++) {
-    if (compareNames(list[i - 1] as string, list[i] as string) >= 0) return false;
-  }
-  return true;
-}
-
-/** A set's list sorted and without duplicates: the form envsync compares, sends and records. */
-export function normalizeSet(list: readonly string[]): string[] {
-  return isNormalizedSet(list) ? [...list] : [...new Set(list)].sort(compareNames);
-}
-
-/** Sets compare as sets; without allocating when both are already normalized (the usual case). */
-export function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  if (a === b) return true;
-  const x = isNormalizedSet(a) ? a : normalizeSet(a);
-  const y = isNormalizedSet(b) ? b : normalizeSet(b);
-  if (x.length !== y.length) return false;
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
-  return true;
-}
-
-/** The value in the form envsync compares, sends and records. */
-export function normalizeValue(spec: FieldSpec, value: FieldValue): FieldValue {
-  return spec.kind === 'set' ? normalizeSet(value as readonly string[]) : value;
-}
-
-/** Whether two values of a field mean the same. */
-export function sameValue(spec: FieldSpec, a: FieldValue, b: FieldValue): boolean {
-  return spec.kind === 'set' ? sameSet(a as readonly string[], b as readonly string[]) : a === b;
-}
-
-/** A value as people read it in plans and messages. */
-export function showValue(value: FieldValue | null): string {
-  return JSON.stringify(value);
-}

@@ -4,7 +4,7 @@
  * the link, and scrubs secrets out of the event before it is formatted.
  */
 import { escapeJson, escapeSlack } from './escape.ts';
-import { showValue } from './fields.ts';
+import { showValue } from './value-kinds.ts';
 import type { FieldDiff } from './model.ts';
 import type { EventEnvironment, NotifyEvent } from './notify-events.ts';
 import type { ProblemReport } from './report.ts';

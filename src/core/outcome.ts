@@ -5,7 +5,8 @@
  */
 import { verifyChange } from './verify.ts';
 import { fingerprint } from './diff.ts';
-import { RECORDED_FIELDS, sameValue, type FieldValue } from './fields.ts';
+import { RECORDED_FIELDS, type FieldValue } from './fields.ts';
+import { sameValue } from './value-kinds.ts';
 import type {
   AppliedRecord,
   DesiredEnvironment,

@@ -1,5 +1,6 @@
-import { FIELD_LIST, normalizeValue, sameValue, showValue, type FieldName } from './fields.ts';
+import { FIELD_LIST, type FieldName } from './fields.ts';
 import type { Change, ObservedEnvironment } from './model.ts';
+import { normalizeValue, sameValue, showValue } from './value-kinds.ts';
 
 export type Verification =
   | { readonly converged: true }

@@ -1,13 +1,8 @@
 import * as z from 'zod';
-import {
-  FIELD_LIST,
-  normalizeValue,
-  type FieldSpec,
-  type FieldValue,
-  type ValueKind,
-} from '../core/fields.ts';
+import { FIELD_LIST, type FieldSpec, type FieldValue, type ValueKind } from '../core/fields.ts';
+import { normalizeValue } from '../core/value-kinds.ts';
 import { crypto } from '../runtime/builtins.ts';
-import { environmentOf } from '../core/compiled.ts';
+import { environmentOf } from '../core/compiled.generated.ts';
 import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
 import type { RunReport } from '../core/report.ts';

@@ -1,4 +1,5 @@
-import { acceptsSavedValue, RECORDED_FIELDS, type FieldValue } from '../core/fields.ts';
+import { RECORDED_FIELDS, type FieldValue } from '../core/fields.ts';
+import { acceptsSavedValue } from '../core/value-kinds.ts';
 import type { AppliedRecord, Records } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
 

@@ -1,4 +1,4 @@
-import { checkManifestFields } from '../core/compiled.ts';
+import { checkManifestFields } from '../core/compiled.generated.ts';
 import { FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
 import { isName } from '../core/names.ts';
 import { isPlainObject } from '../core/plain-object.ts';

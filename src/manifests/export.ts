@@ -1,12 +1,6 @@
 import { Document } from 'yaml';
-import {
-  ENVIRONMENT_TYPES,
-  FIELD_LIST,
-  normalizeValue,
-  RECORDED_FIELDS,
-  sameValue,
-  showValue,
-} from '../core/fields.ts';
+import { ENVIRONMENT_TYPES, FIELD_LIST, RECORDED_FIELDS } from '../core/fields.ts';
+import { normalizeValue, sameValue, showValue } from '../core/value-kinds.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { compareNames, NAME_PATTERN } from '../core/names.ts';
 

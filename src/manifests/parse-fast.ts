@@ -7,8 +7,10 @@ import {
   parseEvents,
   type Event,
 } from 'js-yaml';
-import { desiredOf, type ManifestValueConverters } from '../core/compiled.ts';
-import { FIELD_LIST, normalizeSet } from '../core/fields.ts';
+import { desiredOf } from '../core/compiled.generated.ts';
+import { FIELD_LIST } from '../core/fields.ts';
+import { normalizeSet } from '../core/string-sets.ts';
+import type { ManifestValueConverters } from '../core/value-kinds.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { acceptDocument } from './accept.ts';
 import { normalizeLineBreaks } from './line-breaks.ts';

@@ -1,6 +1,7 @@
 import { LineCounter, isMap, parseAllDocuments, type Document } from 'yaml';
-import { normalizeValue, type FieldSpec, type FieldValue } from '../core/fields.ts';
-import { environmentOf } from '../core/compiled.ts';
+import { environmentOf } from '../core/compiled.generated.ts';
+import type { FieldSpec, FieldValue } from '../core/fields.ts';
+import { normalizeValue } from '../core/value-kinds.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { isName } from '../core/names.ts';
 import { MANIFEST_KEYS, manifestValue } from './accept.ts';

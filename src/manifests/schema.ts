@@ -1,11 +1,6 @@
 import * as z from 'zod';
-import {
-  FIELD_LIST,
-  FIELDS,
-  repeatedIndexes,
-  type FieldSpec,
-  type ValueKind,
-} from '../core/fields.ts';
+import { FIELD_LIST, FIELDS, type FieldSpec, type ValueKind } from '../core/fields.ts';
+import { repeatedIndexes } from '../core/string-sets.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 
 /**

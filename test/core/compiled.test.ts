@@ -7,18 +7,16 @@ import {
   environmentOf,
   isUnchanged,
   observedOf,
-} from '../../src/core/compiled.ts';
+} from '../../src/core/compiled.generated.ts';
+import { FIELD_LIST, FIELDS, type FieldValue } from '../../src/core/fields.ts';
+import { normalizeListedSet } from '../../src/core/string-sets.ts';
 import {
   acceptsListedValue,
   acceptsManifestValue,
   emptyValue,
-  FIELD_LIST,
-  FIELDS,
-  normalizeListedSet,
   normalizeValue,
   sameValue,
-  type FieldValue,
-} from '../../src/core/fields.ts';
+} from '../../src/core/value-kinds.ts';
 import { odd } from '../helpers/arbitraries.ts';
 
 // Each compiled function against a plain loop over the registry: the code it stands for.

@@ -1,18 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { environmentOf } from '../../src/core/compiled.generated.ts';
+import { FIELD_LIST, FIELDS, RECORDED_FIELDS } from '../../src/core/fields.ts';
+import { normalizeSet, repeatedIndexes } from '../../src/core/string-sets.ts';
 import {
   acceptsListedValue,
   acceptsManifestValue,
   emptyValue,
-  FIELD_LIST,
-  FIELDS,
-  normalizeSet,
   normalizeValue,
-  RECORDED_FIELDS,
-  repeatedIndexes,
   sameValue,
   showValue,
-} from '../../src/core/fields.ts';
-import { environmentOf } from '../../src/core/compiled.ts';
+} from '../../src/core/value-kinds.ts';
 
 describe('the field registry', () => {
   it('names each field once, by its key, with distinct manifest keys and wire names', () => {

@@ -41,7 +41,7 @@ const CORPUS: [string, unknown][] = [
 ];
 
 describe('envsync schema', () => {
-  it('prints the committed config/manifest.schema.json (regenerate with: envsync schema > config/manifest.schema.json)', async () => {
+  it('prints the committed config/manifest.schema.json (regenerate with: npm run generate)', async () => {
     const printed = await envsync(['schema']);
     expect(printed.code).toBe(0);
     expect(JSON.parse(printed.stdout)).toMatchObject({

@@ -1,0 +1,113 @@
+/**
+ * Every file of the repository that is generated, and how: `npm run generate` writes them, and
+ * test/generated.test.ts fails, naming the file and this command, when one differs from what its
+ * source says it should hold. Each source is imported only when its file is written, so that a
+ * broken generated file never stops the generator from writing the others, or itself.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as prettier from 'prettier';
+
+/** The command that writes every generated file (failure messages quote it). */
+export const REGENERATE = 'npm run generate';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface GeneratedFile {
+  /** From the repository's root, with forward slashes. */
+  readonly path: string;
+  /** What the file is generated from, for people. */
+  readonly from: string;
+  /** What the file should hold, given what it holds now (for a file generated only in part). */
+  render(current: string | undefined): Promise<string>;
+}
+
+/** Source text as prettier leaves it with the repository's settings, so the check passes as written. */
+async function formatted(text: string, file: string): Promise<string> {
+  const filepath = path.join(ROOT, file);
+  const options = await prettier.resolveConfig(filepath);
+  return prettier.format(text, { ...options, filepath });
+}
+
+export const GENERATED_FILES: readonly GeneratedFile[] = [
+  {
+    path: 'src/core/compiled.generated.ts',
+    from: 'the field registry (src/core/fields.ts)',
+    async render() {
+      const { hotPathsSource } = await import('./hot-paths.ts');
+      return formatted(hotPathsSource(), this.path);
+    },
+  },
+  {
+    path: 'config/manifest.schema.json',
+    from: 'the manifest schema (src/manifests/schema.ts), as `envsync schema` prints it',
+    async render() {
+      const { manifestJsonSchema } = await import('../../src/manifests/json-schema.ts');
+      return `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`;
+    },
+  },
+  {
+    path: 'docs/flags.md',
+    from: 'the settings table (src/config/)',
+    async render() {
+      const { flagsDoc } = await import('../../src/commands/flags-doc.ts');
+      const { allSettings } = await import('../../src/config/flags.ts');
+      return flagsDoc(await allSettings());
+    },
+  },
+  {
+    path: 'docs/manifests.md',
+    from: 'the field registry (src/core/fields.ts), between its field markers',
+    async render(current) {
+      const { fieldsSection, withFieldsSection } = await import('./fields-doc.ts');
+      const { FIELD_LIST } = await import('../../src/core/fields.ts');
+      const page = withFieldsSection(current ?? '', fieldsSection(FIELD_LIST), this.path);
+      return formatted(page, this.path);
+    },
+  },
+];
+
+/** A generated file whose committed text is not what its source says. */
+export interface StaleFile {
+  readonly file: GeneratedFile;
+  readonly expected: string;
+}
+
+async function readOrUndefined(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** The files (all, or those named) that differ from what they should hold under `root`. */
+export async function staleFiles(
+  root: string = ROOT,
+  only: readonly string[] = [],
+): Promise<StaleFile[]> {
+  const unknown = only.filter((name) => !GENERATED_FILES.some((file) => file.path === name));
+  if (unknown.length > 0) {
+    const known = GENERATED_FILES.map((file) => file.path).join(', ');
+    throw new Error(`not a generated file: ${unknown.join(', ')} (they are: ${known})`);
+  }
+  const chosen = GENERATED_FILES.filter((file) => only.length === 0 || only.includes(file.path));
+  const stale: StaleFile[] = [];
+  for (const file of chosen) {
+    const current = await readOrUndefined(path.join(root, file.path));
+    const expected = await file.render(current);
+    if (current !== expected) stale.push({ file, expected });
+  }
+  return stale;
+}
+
+/** Writes each stale file; returns the paths written. */
+export async function writeStale(
+  stale: readonly StaleFile[],
+  root: string = ROOT,
+): Promise<string[]> {
+  for (const { file, expected } of stale) await writeFile(path.join(root, file.path), expected);
+  return stale.map(({ file }) => file.path);
+}
