@@ -66,6 +66,14 @@ export const GENERATED_FILES: readonly GeneratedFile[] = [
       return formatted(page, this.path);
     },
   },
+  {
+    path: '.oxlintrc.json',
+    from: 'the layers, start-up rules and time rules (scripts/generate/lint-config.ts)',
+    async render() {
+      const { lintConfig } = await import('./lint-config.ts');
+      return formatted(`${JSON.stringify(lintConfig(), null, 2)}\n`, this.path);
+    },
+  },
 ];
 
 /** A generated file whose committed text is not what its source says. */
