@@ -71,18 +71,6 @@ describe('GitHub annotations', () => {
     expect(plain.stdout + plain.stderr).not.toContain('::error');
   });
 
-  it('escapes messages and properties as GitHub requires', async () => {
-    const { problemAnnotations } = await import('../../src/core/annotations.ts');
-    expect(
-      problemAnnotations(
-        [{ file: 'a,b:c.yaml', line: 2, column: 3, path: 'x', message: '50% done\nnext' }],
-        (f) => f,
-      ),
-    ).toEqual([
-      '::error file=a%2Cb%3Ac.yaml,line=2,col=3,title=envsync%3A invalid manifest::x: 50%25 done%0Anext',
-    ]);
-  });
-
   it('annotates failed orgs and not-converged changes after a sync', async () => {
     await tmp.write('m/beta.yaml', GOOD);
     expect(
