@@ -173,7 +173,7 @@ describe('envsync emulator (process)', () => {
   });
 
   it('prints usage with --help and exits 0', async () => {
-    const result = await envsyncInProcess(['emulator', '--help'], { refusedBeforeStart: true });
+    const result = await envsyncInProcess(['emulator', '--help'], { endsBeforeStart: true });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Usage: envsync emulator');
     for (const flag of [
@@ -219,7 +219,7 @@ describe('envsync emulator (process)', () => {
     [['--log-level', 'loud'], '--log-level'],
   ])('rejects %j with exit 1 naming the flag', async (args, flag) => {
     // Refused while the flags are read, before any server or signal handler: in this process.
-    const result = await envsyncInProcess(['emulator', ...args], { refusedBeforeStart: true });
+    const result = await envsyncInProcess(['emulator', ...args], { endsBeforeStart: true });
     expect({
       code: result.code,
       signal: result.signal,

@@ -93,10 +93,10 @@ const PROCESS_RELATIVE = { '--token-file': 'ENVSYNC_TOKEN_FILE', '--ca-file': 'E
 function notInProcess(
   args: readonly string[],
   env: Record<string, string>,
-  refusedBeforeStart: boolean,
+  endsBeforeStart: boolean,
 ): string | undefined {
   const command = args[0] ?? '';
-  if (SIGNALLED.has(command) && !refusedBeforeStart)
+  if (SIGNALLED.has(command) && !endsBeforeStart)
     return `envsync ${command} waits for the process's signals`;
   const variable = PROCESS_VARIABLES.find((name) => name in env);
   if (variable !== undefined) return `${variable} is read by Node from the process`;
@@ -133,7 +133,7 @@ function processState(): string {
  * touch nothing process-wide: it refuses the others (see notInProcess), which stay with
  * `envsync`, and fails a run that leaves the process changed (signal handlers, exit code,
  * working directory). `run` and `emulator` install signal handlers once they start: they come
- * here only with `refusedBeforeStart`, for a run that ends before that (a bad flag, `--help`).
+ * here only with `endsBeforeStart`, for a run that ends before that (a bad flag, `--help`).
  * `timeoutMs` cannot stop a run, only fail the test.
  */
 export async function envsyncInProcess(
@@ -142,15 +142,15 @@ export async function envsyncInProcess(
     env = {},
     cwd = process.cwd(),
     timeoutMs = 60_000,
-    refusedBeforeStart = false,
+    endsBeforeStart = false,
   }: {
     env?: Record<string, string>;
     cwd?: string;
     timeoutMs?: number;
-    refusedBeforeStart?: boolean;
+    endsBeforeStart?: boolean;
   } = {},
 ): Promise<CliResult> {
-  const refused = notInProcess(args, env, refusedBeforeStart);
+  const refused = notInProcess(args, env, endsBeforeStart);
   if (refused !== undefined)
     throw new Error(`envsyncInProcess: ${refused}; run it in a child process (envsync)`);
   const before = processState();
