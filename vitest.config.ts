@@ -32,14 +32,19 @@ export default defineConfig({
     // Safety nets for a loaded machine, not timings: no test asserts a duration.
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Integration tests start real servers and child processes and mostly wait on them: three
-    // workers keep two cores busy. Threads, not forks: a worker per test file costs a thread, not
-    // a process (the tests' own child processes are real processes either way).
+    // Integration tests mix work (the CLI's commands run in the worker) with waits (timeouts,
+    // Retry-After, rate limits, child processes): three workers keep two cores busy. Measured
+    // with `npm test`, whose checks run beside the tests: two workers left the cores idle during
+    // the waits (about 10% slower), four only added contention. Threads, not forks: no difference
+    // measured, and a thread is the cheaper worker.
     maxWorkers: 3,
     pool: 'threads',
-    // One module cache per worker, shared by the files it runs: no test file changes process-wide
-    // state (environment, signal handlers, working directory); every CLI and daemon under test
-    // that does runs in a child process of its own.
+    // One module cache per worker, shared by the files it runs, so src/ is loaded once per worker
+    // rather than once per file. No test file changes process-wide state (environment, signal
+    // handlers, working directory): the CLI's one-shot commands run in the worker through
+    // `main`, which takes all of that from its context (test/helpers/cli.ts fails a run that
+    // leaves any of it changed); the daemon, the emulator as a process and whatever Node reads
+    // from the process itself run in child processes.
     isolate: false,
     reporters: ['default'],
     sequence: { sequencer: SlowFirstSequencer },

@@ -7,17 +7,19 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * others. Listing them here makes a first run pack its workers as well as a later one.
  */
 const SLOW_FIRST = [
-  'test/sync/sync.test.ts',
-  'test/reliability/token-echo.test.ts',
-  'test/sync/dialect.test.ts',
   'test/daemon/run-cli.test.ts',
+  'test/reliability/properties.test.ts',
+  'test/sync/sync.test.ts',
+  'test/ci/output.test.ts',
+  'test/config/cli.test.ts',
   'test/reliability/faults.test.ts',
-  'test/reliability/network.test.ts',
-  'test/ci/ci.test.ts',
+  'test/reliability/token-echo.test.ts',
   'test/reliability/state-safety.test.ts',
-  'test/reliability/deadline.test.ts',
-  'test/reliability/token.test.ts',
+  'test/daemon/daemon.test.ts',
   'test/emulator/cli.test.ts',
+  'test/reliability/network.test.ts',
+  'test/daemon/settle.test.ts',
+  'test/emulator/robustness.test.ts',
 ];
 
 export class SlowFirstSequencer extends BaseSequencer {

@@ -7,7 +7,7 @@ import type { Settings } from '../config/settings.ts';
 import { runAnnotations } from '../core/annotations.ts';
 import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { RENDERERS } from '../core/renderers.ts';
-import { hasErrors, hasPendingChanges, type RunReport } from '../core/report.ts';
+import { exitCode, type RunReport } from '../core/report.ts';
 import { reconcile, type ApplyProgress } from '../engine/reconcile.ts';
 import { writeFileAtomic } from '../engine/files.ts';
 import { StateStore } from '../engine/state-store.ts';
@@ -137,7 +137,5 @@ export async function runPass(
   }
   phase('orgs reconciled');
   await printRunReport(ctx, io, settings, ci, report);
-  if (hasErrors(report)) return 1;
-  if (dryRun && settings.detailedExitcode && hasPendingChanges(report)) return 2;
-  return 0;
+  return exitCode(report, { detailed: settings.detailedExitcode });
 }

@@ -4,7 +4,7 @@ import { resolveValues } from '../config/resolve.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings } from '../config/setting.ts';
-import { hasErrors } from '../core/report.ts';
+import { exitCode } from '../core/report.ts';
 import { UsageError } from '../runtime/errors.ts';
 import { CI_SETTINGS, type CiOptions } from './ci.ts';
 import type { CommandContext } from './context.ts';
@@ -61,5 +61,5 @@ async function applySaved(
     });
   });
   await printRunReport(ctx, io, settings, ci, report);
-  return hasErrors(report) ? 1 : 0;
+  return exitCode(report, { detailed: settings.detailedExitcode });
 }

@@ -154,3 +154,16 @@ export function hasErrors(report: RunReport): boolean {
 export function hasPendingChanges(report: RunReport): boolean {
   return report.orgs.some((org) => org.changes.length > 0);
 }
+
+/**
+ * The exit code of a plan or sync: 1 when the run found or met an error; with
+ * `--detailed-exitcode` (`detailed`), 2 for a dry run with changes pending; else 0.
+ */
+export function exitCode(
+  report: RunReport,
+  { detailed }: { readonly detailed: boolean },
+): 0 | 1 | 2 {
+  if (hasErrors(report)) return 1;
+  if (detailed && report.dryRun && hasPendingChanges(report)) return 2;
+  return 0;
+}

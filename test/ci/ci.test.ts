@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envsync } from '../helpers/cli.ts';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { CLI } from '../helpers/entry.ts';
@@ -11,12 +11,18 @@ const TOKEN = 'ci-token-4d5e6f';
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 let api: TestEmulator;
 
-beforeEach(async () => {
-  tmp = await tempDir();
+// One emulator for the file, emptied before each test (store, request log, faults).
+beforeAll(async () => {
   api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
 });
-afterEach(async () => {
+afterAll(async () => {
   await api.close();
+});
+beforeEach(async () => {
+  tmp = await tempDir();
+  await api.reset();
+});
+afterEach(async () => {
   await tmp.cleanup();
 });
 
@@ -30,7 +36,7 @@ describe('GitHub annotations', () => {
     await mkdir(tmp.path('repo/.git'), { recursive: true });
     await tmp.write('repo/deploy/manifests/acme.yaml', BAD);
     await tmp.write('repo/deploy/manifests/beta.yaml', GOOD);
-    const result = await envsync(['validate', '--manifests', 'manifests'], {
+    const result = await envsyncInProcess(['validate', '--manifests', 'manifests'], {
       cwd: tmp.path('repo/deploy'),
       env: { GITHUB_ACTIONS: 'true' },
     });
@@ -45,7 +51,7 @@ describe('GitHub annotations', () => {
       'ws/m/acme.yaml',
       'org: acme\nenvironments:\n  - name: x\n    type: S3\n    description: "100%\\nsure"\n    polices: []\n',
     );
-    const forced = await envsync(
+    const forced = await envsyncInProcess(
       ['validate', '--manifests', 'm', '--annotations', 'github', '-o', 'json'],
       { cwd: tmp.path('ws'), env: { GITHUB_WORKSPACE: tmp.dir } },
     );
@@ -53,39 +59,30 @@ describe('GitHub annotations', () => {
       '::error file=ws/m/acme.yaml,line=6,col=5,title=envsync%3A invalid manifest::environments[0].polices: unknown key "polices" (did you mean "policies"?)',
     );
     expect(() => JSON.parse(forced.stdout) as unknown).not.toThrow();
-    const silenced = await envsync(['validate', '--manifests', 'm', '--annotations', 'none'], {
-      cwd: tmp.path('ws'),
-      env: { GITHUB_ACTIONS: 'true' },
-    });
+    const silenced = await envsyncInProcess(
+      ['validate', '--manifests', 'm', '--annotations', 'none'],
+      {
+        cwd: tmp.path('ws'),
+        env: { GITHUB_ACTIONS: 'true' },
+      },
+    );
     expect(silenced.stdout + silenced.stderr).not.toContain('::error');
-    const plain = await envsync(['validate', '--manifests', 'm'], { cwd: tmp.path('ws') });
+    const plain = await envsyncInProcess(['validate', '--manifests', 'm'], { cwd: tmp.path('ws') });
     expect(plain.stdout + plain.stderr).not.toContain('::error');
-  });
-
-  it('escapes messages and properties as GitHub requires', async () => {
-    const { problemAnnotations } = await import('../../src/core/annotations.ts');
-    expect(
-      problemAnnotations(
-        [{ file: 'a,b:c.yaml', line: 2, column: 3, path: 'x', message: '50% done\nnext' }],
-        (f) => f,
-      ),
-    ).toEqual([
-      '::error file=a%2Cb%3Ac.yaml,line=2,col=3,title=envsync%3A invalid manifest::x: 50%25 done%0Anext',
-    ]);
   });
 
   it('annotates failed orgs and not-converged changes after a sync', async () => {
     await tmp.write('m/beta.yaml', GOOD);
     expect(
       (
-        await envsync(['sync', '--manifests', 'm', ...shared()], {
+        await envsyncInProcess(['sync', '--manifests', 'm', ...shared()], {
           cwd: tmp.dir,
           env: { ENVSYNC_TOKEN: TOKEN },
         })
       ).code,
     ).toBe(0);
     await writeFile(tmp.path('m/beta.yaml'), GOOD.replace('description: Web', 'description: ""'));
-    const result = await envsync(
+    const result = await envsyncInProcess(
       ['sync', '--manifests', 'm', ...shared(), '--annotations', 'github'],
       { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
     );
@@ -99,11 +96,14 @@ describe('step summary', () => {
   it('appends the markdown plan to --summary-file, and to $GITHUB_STEP_SUMMARY by default', async () => {
     await tmp.write('m/beta.yaml', GOOD);
     await writeFile(tmp.path('summary.md'), '# earlier step\n');
-    await envsync(['plan', '--manifests', 'm', ...shared(), '--summary-file', 'summary.md'], {
-      cwd: tmp.dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
-    await envsync(['validate', '--manifests', 'm'], {
+    await envsyncInProcess(
+      ['plan', '--manifests', 'm', ...shared(), '--summary-file', 'summary.md'],
+      {
+        cwd: tmp.dir,
+        env: { ENVSYNC_TOKEN: TOKEN },
+      },
+    );
+    await envsyncInProcess(['validate', '--manifests', 'm'], {
       cwd: tmp.dir,
       env: { GITHUB_STEP_SUMMARY: tmp.path('summary.md') },
     });
@@ -173,7 +173,7 @@ describe('envsync export', () => {
 
   it('round trip: export, then plan shows nothing to create or update', async () => {
     await api.putStore({ orgs: { acme: tricky } });
-    const exported = await envsync(
+    const exported = await envsyncInProcess(
       ['export', '--org', 'acme', '--out', 'm', '--api-url', api.url],
       {
         cwd: tmp.dir,
@@ -187,8 +187,10 @@ describe('envsync export', () => {
     );
     expect(text).toContain('"legacy" (type "mainframe")');
     expect(text).toContain('type: ECS');
-    expect((await envsync(['validate', '--manifests', 'm'], { cwd: tmp.dir })).code).toBe(0);
-    const plan = await envsync(
+    expect((await envsyncInProcess(['validate', '--manifests', 'm'], { cwd: tmp.dir })).code).toBe(
+      0,
+    );
+    const plan = await envsyncInProcess(
       ['plan', '--manifests', 'm', ...shared(), '-o', 'json', '--detailed-exitcode'],
       { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
     );
@@ -205,7 +207,7 @@ describe('envsync export', () => {
     });
     try {
       await spec.putStore({ orgs: { acme: tricky.slice(0, 2), beta: [tricky[3]] } });
-      const out = await envsync(
+      const out = await envsyncInProcess(
         ['export', '--org', 'acme', '--org', 'beta', '--api-url', spec.url],
         { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
       );
@@ -213,7 +215,7 @@ describe('envsync export', () => {
       expect(out.stdout).toContain('# The listing does not carry include_scaling and policies');
       expect(out.stdout.split('\n---\n')).toHaveLength(2);
       await tmp.write('m/all.yaml', out.stdout);
-      const plan = await envsync(
+      const plan = await envsyncInProcess(
         ['plan', '--manifests', 'm', '--api-url', spec.url, '-o', 'json'],
         { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
       );
@@ -221,7 +223,7 @@ describe('envsync export', () => {
         summary: { create: 0, update: 0, unverified: 3 },
       });
       await tmp.write('out/acme.yaml', 'mine');
-      const refused = await envsync(
+      const refused = await envsyncInProcess(
         ['export', '--org', 'acme', '--out', 'out', '--api-url', spec.url],
         { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
       );
@@ -237,10 +239,13 @@ describe('envsync export', () => {
 describe('plan binding', () => {
   it('sync --plan applies exactly the saved plan, even after the manifests moved on', async () => {
     await tmp.write('m/beta.yaml', GOOD);
-    const plan = await envsync(['plan', '--manifests', 'm', ...shared(), '--out', 'plan.json'], {
-      cwd: tmp.dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
+    const plan = await envsyncInProcess(
+      ['plan', '--manifests', 'm', ...shared(), '--out', 'plan.json'],
+      {
+        cwd: tmp.dir,
+        env: { ENVSYNC_TOKEN: TOKEN },
+      },
+    );
     expect(plan.code).toBe(0);
     const saved = JSON.parse(await readFile(tmp.path('plan.json'), 'utf8')) as {
       kind: string;
@@ -252,10 +257,13 @@ describe('plan binding', () => {
       orgs: [{ org: 'beta', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }],
     });
     await writeFile(tmp.path('m/beta.yaml'), GOOD.replace('Web', 'Web, edited after review'));
-    const sync = await envsync(['sync', ...shared(), '--plan', 'plan.json', '-o', 'json'], {
-      cwd: tmp.dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
+    const sync = await envsyncInProcess(
+      ['sync', ...shared(), '--plan', 'plan.json', '-o', 'json'],
+      {
+        cwd: tmp.dir,
+        env: { ENVSYNC_TOKEN: TOKEN },
+      },
+    );
     expect(sync.code, sync.stderr).toBe(0);
     expect(JSON.parse(sync.stdout)).toMatchObject({ summary: { create: 1, applied: 1 } });
     expect((await api.getStore()).orgs['beta']?.[0]?.description).toBe('Web');
@@ -263,12 +271,12 @@ describe('plan binding', () => {
 
   it('refuses with exit 1, saying what moved, when the live listing changed since the plan', async () => {
     await tmp.write('m/beta.yaml', GOOD);
-    await envsync(['sync', '--manifests', 'm', ...shared()], {
+    await envsyncInProcess(['sync', '--manifests', 'm', ...shared()], {
       cwd: tmp.dir,
       env: { ENVSYNC_TOKEN: TOKEN },
     });
     await writeFile(tmp.path('m/beta.yaml'), GOOD.replace('Web', 'Web v2'));
-    await envsync(['plan', '--manifests', 'm', ...shared(), '--out', 'plan.json'], {
+    await envsyncInProcess(['plan', '--manifests', 'm', ...shared(), '--out', 'plan.json'], {
       cwd: tmp.dir,
       env: { ENVSYNC_TOKEN: TOKEN },
     });
@@ -285,7 +293,7 @@ describe('plan binding', () => {
       },
     });
     const puts = (await api.getRequests(1000)).filter((r) => r.method === 'PUT').length;
-    const sync = await envsync(['sync', ...shared(), '--plan', 'plan.json'], {
+    const sync = await envsyncInProcess(['sync', ...shared(), '--plan', 'plan.json'], {
       cwd: tmp.dir,
       env: { ENVSYNC_TOKEN: TOKEN },
     });
@@ -299,7 +307,7 @@ describe('plan binding', () => {
 
   it('refuses a file that is not a plan, and --out without a dry run', async () => {
     await tmp.write('plan.json', '{"kind": "something else"}');
-    const bad = await envsync(['sync', ...shared(), '--plan', 'plan.json'], {
+    const bad = await envsyncInProcess(['sync', ...shared(), '--plan', 'plan.json'], {
       cwd: tmp.dir,
       env: { ENVSYNC_TOKEN: TOKEN },
     });
@@ -307,16 +315,19 @@ describe('plan binding', () => {
     expect(bad.stderr).toContain('--plan plan.json: cannot be used: it is not an envsync plan');
     // A plan of an older format is refused with its version, not misread.
     await tmp.write('old.json', '{"kind": "envsync-plan", "version": 1, "orgs": []}');
-    const old = await envsync(['sync', ...shared(), '--plan', 'old.json'], {
+    const old = await envsyncInProcess(['sync', ...shared(), '--plan', 'old.json'], {
       cwd: tmp.dir,
       env: { ENVSYNC_TOKEN: TOKEN },
     });
     expect(old.code).toBe(1);
     expect(old.stderr).toContain('it has version 1; this envsync reads version 2');
-    const out = await envsync(['sync', '--manifests', 'm', ...shared(), '--out', 'x.json'], {
-      cwd: tmp.dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
+    const out = await envsyncInProcess(
+      ['sync', '--manifests', 'm', ...shared(), '--out', 'x.json'],
+      {
+        cwd: tmp.dir,
+        env: { ENVSYNC_TOKEN: TOKEN },
+      },
+    );
     expect(out.code).toBe(1);
     expect(out.stderr).toContain('--out saves a plan');
   });

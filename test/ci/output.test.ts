@@ -6,7 +6,7 @@
 import { cp, readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { envsync, inTerminal, startEnvsync } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess, inTerminal, startEnvsync } from '../helpers/cli.ts';
 import { spawnEmulator, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -76,14 +76,21 @@ describe('one-shot commands', () => {
 
   it('pretty: one line per event, and a sync does not log again the changes its report shows', async () => {
     const env = { ENVSYNC_TOKEN: TOKEN, ENVSYNC_LOG_FORMAT: 'pretty' };
-    const debug = await envsync(await oneShot('plan', 'pretty', ['--log-level', 'debug']), { env });
+    // The format and level are chosen from the streams and settings given: the CLI's `main` in
+    // this process, with streams that are not terminals (the pipes are the test above's).
+    const debug = await envsyncInProcess(
+      await oneShot('plan', 'pretty', ['--log-level', 'debug']),
+      {
+        env,
+      },
+    );
     expect(debug.code).toBe(0);
     expect(lines(debug.stderr).length).toBeGreaterThan(3);
     for (const line of lines(debug.stderr)) expect(line).toMatch(PRETTY);
     // Not a terminal: no colour, even when pretty is asked for.
     expect(debug.stderr).not.toContain('\u001b[');
 
-    const sync = await envsync(await oneShot('sync', 'sync'), { env });
+    const sync = await envsyncInProcess(await oneShot('sync', 'sync'), { env });
     expect(sync.code).toBe(0);
     expect(sync.stdout).toContain('+ create');
     expect(sync.stdout).toContain('acme');
@@ -127,7 +134,7 @@ describe('the emulator and envsync', () => {
     try {
       const tmp = await tempDir();
       try {
-        const ours = await envsync(
+        const ours = await envsyncInProcess(
           [
             'plan',
             '--manifests',

@@ -1,8 +1,12 @@
-/** `envsync emulator` as a process: first stdout line, flags, logs, signals, --data. */
+/**
+ * `envsync emulator` as a process: first stdout line, flags, logs, signals, --data. Its --help and
+ * the flag values it refuses end before it starts anything: those run in this process.
+ */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { envsyncInProcess } from '../helpers/cli.ts';
 import { runCli, send, spawnEmulator } from '../helpers/emulator.ts';
 import type { SpawnedEmulator } from '../helpers/emulator.ts';
 
@@ -169,7 +173,7 @@ describe('envsync emulator (process)', () => {
   });
 
   it('prints usage with --help and exits 0', async () => {
-    const result = await runCli(['emulator', '--help']);
+    const result = await envsyncInProcess(['emulator', '--help'], { endsBeforeStart: true });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Usage: envsync emulator');
     for (const flag of [
@@ -214,7 +218,8 @@ describe('envsync emulator (process)', () => {
     [['--org', 'bad org'], '--org'],
     [['--log-level', 'loud'], '--log-level'],
   ])('rejects %j with exit 1 naming the flag', async (args, flag) => {
-    const result = await runCli(['emulator', ...args]);
+    // Refused while the flags are read, before any server or signal handler: in this process.
+    const result = await envsyncInProcess(['emulator', ...args], { endsBeforeStart: true });
     expect({
       code: result.code,
       signal: result.signal,

@@ -1,9 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { decide, readInputs } from '../../scripts/action/decide.ts';
-import { CLI } from '../helpers/entry.ts';
+import { envsyncInProcess } from '../helpers/cli.ts';
 
 const DIR = new URL('../../examples/github-actions/', import.meta.url);
 const ACTION_FILE = new URL('../../action.yml', import.meta.url);
@@ -78,15 +77,10 @@ describe('examples/github-actions', async () => {
           ]),
         );
         const { args } = decide(readInputs(env), undefined);
-        // --help after the flags: the strict parser still rejects anything unknown, then exits 0.
-        const result = spawnSync(
-          process.execPath,
-          [CLI, ...args, '--summary-file', 'x.md', '--help'],
-          {
-            encoding: 'utf8',
-          },
-        );
-        expect(result.status, `${args.join(' ')}\n${result.stderr}`).toBe(0);
+        // --help after the flags: the strict parser still rejects anything unknown, then exits 0
+        // (before any file or network is touched, so the CLI's `main` runs in this process).
+        const result = await envsyncInProcess([...args, '--summary-file', 'x.md', '--help']);
+        expect(result.code, `${args.join(' ')}\n${result.stderr}`).toBe(0);
       }
     },
   );

@@ -13,7 +13,7 @@ import { SETTINGS } from '../../src/config/settings-table.ts';
 import type { FlagsOf } from '../../src/config/setting.ts';
 import type { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
-import { envsync } from '../helpers/cli.ts';
+import { envsyncInProcess } from '../helpers/cli.ts';
 
 /**
  * examples/kubernetes has no cluster to run in here, so these tests hold its YAML to what envsync
@@ -206,9 +206,9 @@ describe('examples/kubernetes', () => {
     '%s: envsync run accepts every flag its envsync container passes',
     async (_kind, workload) => {
       const args = container(workload, 'envsync').args ?? [];
-      // The real CLI in a child process: its parser is run's own (strict, with run's flag set,
-      // booleans refusing values), and --help stops it before it would reach the network.
-      const result = await envsync([...args, '--help']);
+      // The CLI's own parser, run's (strict, with run's flag set, booleans refusing values); --help
+      // ends the run before it starts anything, so it runs in this process.
+      const result = await envsyncInProcess([...args, '--help'], { endsBeforeStart: true });
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
       expect(result.stdout).toContain('Usage: envsync run');
@@ -219,7 +219,7 @@ describe('examples/kubernetes', () => {
     // The control for the test above: the same call fails on an unknown or mistyped flag.
     const args = container(deployment, 'envsync').args ?? [];
     for (const wrong of ['--no-such-flag', '--shard-from-hostname=true', '--output=json']) {
-      const result = await envsync([...args, wrong, '--help']);
+      const result = await envsyncInProcess([...args, wrong, '--help'], { endsBeforeStart: true });
       expect(result.code, wrong).toBe(1);
     }
   });

@@ -1,4 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { main } from '../../src/main.ts';
 import { CLI } from './entry.ts';
 
 export interface CliResult {
@@ -41,7 +45,15 @@ export function runProcess(
   });
 }
 
-/** Runs the real CLI in a child process with a clean environment plus `env`. */
+/** The environment a CLI under test gets: PATH and HOME, plus the test's own variables. */
+function cleanEnv(env: Record<string, string>): Record<string, string> {
+  return { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env };
+}
+
+/**
+ * Runs the real CLI in a child process with a clean environment plus `env`: for what only a
+ * process shows (its exit code, its stdio, signals, Node's own reading of the environment).
+ */
 export function envsync(
   args: readonly string[],
   {
@@ -50,11 +62,124 @@ export function envsync(
     timeoutMs = 60_000,
   }: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
 ): Promise<CliResult> {
-  return runProcess(process.execPath, [CLI, ...args], {
-    cwd,
-    timeoutMs,
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+  return runProcess(process.execPath, [CLI, ...args], { cwd, timeoutMs, env: cleanEnv(env) });
+}
+
+/** A stream that keeps what is written to it, as a pipe would (not a terminal). */
+function captured(): { stream: Writable & { isTTY: boolean }; text: () => string } {
+  const decoder = new StringDecoder('utf8');
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      text += decoder.write(chunk);
+      done();
+    },
   });
+  return { stream: Object.assign(stream, { isTTY: false }), text: () => text + decoder.end() };
+}
+
+/** Commands that wait for the process's signals once they start (src/commands/signals.ts). */
+const SIGNALLED = new Set(['run', 'emulator']);
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+/** Read by Node itself from the process's environment, not by envsync from the context's. */
+const PROCESS_VARIABLES = ['NODE_OPTIONS', 'NODE_TLS_REJECT_UNAUTHORIZED', 'NODE_EXTRA_CA_CERTS'];
+/** Files read as given, so a relative one is found from the process's working directory. */
+const PROCESS_RELATIVE = { '--token-file': 'ENVSYNC_TOKEN_FILE', '--ca-file': 'ENVSYNC_CA_FILE' };
+
+/**
+ * What a run of these arguments would do in a process of its own that a run inside this one
+ * cannot show; undefined when the in-process run is faithful.
+ */
+function notInProcess(
+  args: readonly string[],
+  env: Record<string, string>,
+  endsBeforeStart: boolean,
+): string | undefined {
+  const command = args[0] ?? '';
+  if (SIGNALLED.has(command) && !endsBeforeStart)
+    return `envsync ${command} waits for the process's signals`;
+  const variable = PROCESS_VARIABLES.find((name) => name in env);
+  if (variable !== undefined) return `${variable} is read by Node from the process`;
+  for (const [flag, fromEnv] of Object.entries(PROCESS_RELATIVE)) {
+    const given = [
+      env[fromEnv],
+      ...args.map((arg, i) =>
+        arg.startsWith(`${flag}=`)
+          ? arg.slice(flag.length + 1)
+          : args[i - 1] === flag
+            ? arg
+            : undefined,
+      ),
+    ].find((file) => file !== undefined && file !== '' && !path.isAbsolute(file));
+    if (given !== undefined) return `${flag} ${given} is relative to the process's directory`;
+  }
+  return undefined;
+}
+
+/** What of the process a command could change by mistake; compared before and after a run. */
+function processState(): string {
+  return JSON.stringify({
+    signals: SIGNALS.map((signal) => process.listenerCount(signal)),
+    exitCode: process.exitCode,
+    cwd: process.cwd(),
+  });
+}
+
+/**
+ * Runs the CLI's `main` in this process, as `envsync` runs it in a child: the same arguments, a
+ * clean environment plus `env`, the working directory, and output streams that are not
+ * terminals; the same result (without `signal`). It saves a process start (about a third of a
+ * second of CPU) for tests of what a command decides, prints and writes. Only for paths that
+ * touch nothing process-wide: it refuses the others (see notInProcess), which stay with
+ * `envsync`, and fails a run that leaves the process changed (signal handlers, exit code,
+ * working directory). `run` and `emulator` install signal handlers once they start: they come
+ * here only with `endsBeforeStart`, for a run that ends before that (a bad flag, `--help`).
+ * `timeoutMs` cannot stop a run, only fail the test.
+ */
+export async function envsyncInProcess(
+  args: readonly string[],
+  {
+    env = {},
+    cwd = process.cwd(),
+    timeoutMs = 60_000,
+    endsBeforeStart = false,
+  }: {
+    env?: Record<string, string>;
+    cwd?: string;
+    timeoutMs?: number;
+    endsBeforeStart?: boolean;
+  } = {},
+): Promise<CliResult> {
+  const refused = notInProcess(args, env, endsBeforeStart);
+  if (refused !== undefined)
+    throw new Error(`envsyncInProcess: ${refused}; run it in a child process (envsync)`);
+  const before = processState();
+  const stdout = captured();
+  const stderr = captured();
+  let timer: NodeJS.Timeout | undefined;
+  const guard = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `envsync ${args.join(' ')} did not end within ${timeoutMs} ms\n${stderr.text()}`,
+          ),
+        ),
+      timeoutMs,
+    );
+  });
+  try {
+    const code = await Promise.race([
+      main({ argv: args, env: cleanEnv(env), cwd, stdout: stdout.stream, stderr: stderr.stream }),
+      guard,
+    ]);
+    const after = processState();
+    if (after !== before)
+      throw new Error(`envsync ${args.join(' ')} changed the process: ${before} -> ${after}`);
+    return { code, stdout: stdout.text(), stderr: stderr.text() };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A CLI child process still running: its output so far, its logs, and its end. */
@@ -86,7 +211,7 @@ export function startEnvsync(
 ): LiveCli {
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd,
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+    env: cleanEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -1,10 +1,11 @@
 /**
  * The world the sync tests run in: a temp directory for manifests and the state file, emulators on
- * loopback ports, the CLI as a child process against them, and the JSON report's shape. Each test
- * file calls `syncWorld()` once at its top; its hooks clean everything up after each test.
+ * loopback ports, the CLI against them (in this process, or as a child process where the process
+ * is what a test checks), and the JSON report's shape. Each test file calls `syncWorld()` once at
+ * its top; its hooks clean everything up after each test.
  */
 import { afterEach, beforeEach } from 'vitest';
-import { envsync } from './cli.ts';
+import { envsync, envsyncInProcess } from './cli.ts';
 import { startTestEmulator, type TestEmulator } from './emulator.ts';
 import { ACME } from './fixtures.ts';
 import { tempDir } from './tmp.ts';
@@ -67,6 +68,22 @@ export function syncWorld() {
     if (tmp === undefined) throw new Error('no test is running');
     return tmp;
   };
+  const argv = (url: string, command: string[], extra: string[]) => [
+    ...command,
+    '--manifests',
+    dir().path('manifests'),
+    '--api-url',
+    url,
+    '--state',
+    dir().path('state.json'),
+    '--retry-delay',
+    '10ms',
+    ...extra,
+  ];
+  const where = (env: Record<string, string>) => ({
+    env: { ENVSYNC_TOKEN: TOKEN, ...env },
+    cwd: dir().dir,
+  });
   return {
     tmp: dir,
     /** An emulator for orgs acme and beta (unless told otherwise), closed after the test. */
@@ -84,22 +101,15 @@ export function syncWorld() {
       for (const [name, content] of Object.entries(files))
         await dir().write(`manifests/${name}`, content);
     },
-    /** Runs the CLI against `url`, with the world's manifests and state file. */
+    /** The CLI's `main`, in this process, against `url` with the world's manifests and state. */
     run: (url: string, command: string[], extra: string[] = [], env: Record<string, string> = {}) =>
-      envsync(
-        [
-          ...command,
-          '--manifests',
-          dir().path('manifests'),
-          '--api-url',
-          url,
-          '--state',
-          dir().path('state.json'),
-          '--retry-delay',
-          '10ms',
-          ...extra,
-        ],
-        { env: { ENVSYNC_TOKEN: TOKEN, ...env }, cwd: dir().dir },
-      ),
+      envsyncInProcess(argv(url, command, extra), where(env)),
+    /** `run`, with the CLI in a child process. */
+    runProcess: (
+      url: string,
+      command: string[],
+      extra: string[] = [],
+      env: Record<string, string> = {},
+    ) => envsync(argv(url, command, extra), where(env)),
   };
 }

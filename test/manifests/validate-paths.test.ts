@@ -3,9 +3,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { envsync } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 
-/** `envsync validate [PATH...]`, as a pre-commit hook calls it: real files, a real CLI process. */
+/**
+ * `envsync validate [PATH...]`, as a pre-commit hook calls it: real files; a real CLI process where
+ * the hook's verdict is checked (the exit code), the CLI's `main` in this process for the rest.
+ */
 
 const GOOD_A = `org: acme
 environments:
@@ -85,7 +88,9 @@ describe('envsync validate PATH...', () => {
   });
 
   it('walks a given folder like --manifests, and reads each file once however often it is named', async () => {
-    const result = await envsync(['validate', 'manifests', 'manifests/a.yaml'], { cwd: dir });
+    const result = await envsyncInProcess(['validate', 'manifests', 'manifests/a.yaml'], {
+      cwd: dir,
+    });
     expect(result).toMatchObject({ code: 0 });
     expect(result.stdout).toContain('valid: 3 file(s), 1 org(s), 3 environment(s)');
   });
@@ -103,7 +108,7 @@ describe('envsync validate PATH...', () => {
   });
 
   it('still finds a name declared twice across the given files of one org', async () => {
-    const result = await envsync(['validate', 'manifests/a.yaml', 'same-name.yaml'], {
+    const result = await envsyncInProcess(['validate', 'manifests/a.yaml', 'same-name.yaml'], {
       cwd: dir,
     });
     expect(result.code).toBe(1);
@@ -119,7 +124,9 @@ describe('envsync validate PATH...', () => {
       path.join(dir, 'broken.yaml'),
       'org: acme\nenvironments:\n  - name: dev\n    type: k8s\n    description: !custom d\n',
     );
-    const result = await envsync(['validate', 'manifests/a.yaml', 'broken.yaml'], { cwd: dir });
+    const result = await envsyncInProcess(['validate', 'manifests/a.yaml', 'broken.yaml'], {
+      cwd: dir,
+    });
     expect(result.code).toBe(1);
     const lines = result.stdout.split('\n');
     expect(lines).toEqual(
@@ -135,10 +142,12 @@ describe('envsync validate PATH...', () => {
   });
 
   it('reports a path that is neither file nor folder, and refuses PATHs with --manifests', async () => {
-    const missing = await envsync(['validate', 'manifests/a.yaml', 'nope.yaml'], { cwd: dir });
+    const missing = await envsyncInProcess(['validate', 'manifests/a.yaml', 'nope.yaml'], {
+      cwd: dir,
+    });
     expect(missing.code).toBe(1);
     expect(missing.stdout).toContain('nope.yaml:1:1 no such file or folder');
-    const both = await envsync(['validate', '--manifests', 'manifests', 'bad.yaml'], {
+    const both = await envsyncInProcess(['validate', '--manifests', 'manifests', 'bad.yaml'], {
       cwd: dir,
     });
     expect(both).toMatchObject({ code: 1, stdout: '' });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envsync } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -48,8 +48,12 @@ async function writeManifests(orgs: number, envs: number): Promise<Map<string, E
   return declared;
 }
 
-function run(url: string, command: string[], extra: string[] = []) {
-  return envsync(
+/**
+ * The CLI against `url`: its `main` in this process, or with `inChild` in a child process (the
+ * large run, as production runs it).
+ */
+function run(url: string, command: string[], extra: string[] = [], { inChild = false } = {}) {
+  return (inChild ? envsync : envsyncInProcess)(
     [
       ...command,
       '--manifests',
@@ -75,7 +79,9 @@ describe('faults converge, nothing lost', () => {
       faults: { failRate: 0.2, resetRate: 0.05, latencyMs: { min: 1, max: 15 } },
     });
     const declared = await writeManifests(20, 50);
-    const sync = await run(api.url, ['sync'], ['--concurrency', '16', '-o', 'json']);
+    const sync = await run(api.url, ['sync'], ['--concurrency', '16', '-o', 'json'], {
+      inChild: true,
+    });
     const report = JSON.parse(sync.stdout) as {
       summary: Record<string, number>;
       orgs: { status: string; error?: string; changes: { result: string; error?: string }[] }[];

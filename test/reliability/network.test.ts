@@ -1,8 +1,10 @@
 /**
- * Network boundaries of the envsync CLI, run as a child process against real
- * loopback servers: requests go to the configured origin and path prefix only, redirects are not
- * followed (so the token goes nowhere else), plain http:// to a non-loopback host is refused before
- * anything is sent, and TLS is always verified (a CA can be added with --ca-file, never removed).
+ * Network boundaries of the envsync CLI against real loopback servers: requests go to the
+ * configured origin and path prefix only, redirects are not followed (so the token goes nowhere
+ * else), plain http:// to a non-loopback host is refused before anything is sent, and TLS is always
+ * verified (a CA can be added with --ca-file, never removed). Where the origin and redirects are
+ * checked, the CLI's `main` runs in this process; the refusals run under a guard preloaded into
+ * a child process, and TLS in child processes, whose trust Node sets from their own environment.
  */
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
@@ -13,7 +15,7 @@ import { rootCertificates } from 'node:tls';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envsync } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { ACME } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -133,26 +135,33 @@ function forwardTo(api: TestEmulator): Handler {
   };
 }
 
+function syncArgs(apiUrl: string, extra: string[]) {
+  return [
+    'sync',
+    '--manifests',
+    tmp.path('manifests'),
+    '--api-url',
+    apiUrl,
+    '--state',
+    tmp.path('state.json'),
+    '--retries',
+    '1',
+    '--retry-delay',
+    '10ms',
+    '--output',
+    'json',
+    ...extra,
+  ];
+}
+
+/** One sync against `apiUrl`, in a child process. */
 function sync(apiUrl: string, extra: string[] = [], env: Record<string, string> = {}) {
-  return envsync(
-    [
-      'sync',
-      '--manifests',
-      tmp.path('manifests'),
-      '--api-url',
-      apiUrl,
-      '--state',
-      tmp.path('state.json'),
-      '--retries',
-      '1',
-      '--retry-delay',
-      '10ms',
-      '--output',
-      'json',
-      ...extra,
-    ],
-    { env: { ENVSYNC_TOKEN: TOKEN, ...env }, cwd: REPO },
-  );
+  return envsync(syncArgs(apiUrl, extra), { env: { ENVSYNC_TOKEN: TOKEN, ...env }, cwd: REPO });
+}
+
+/** One sync against `apiUrl`, the CLI's `main` in this process. */
+function syncInProcess(apiUrl: string) {
+  return envsyncInProcess(syncArgs(apiUrl, []), { env: { ENVSYNC_TOKEN: TOKEN }, cwd: REPO });
 }
 
 interface Report {
@@ -226,7 +235,7 @@ describe('network boundaries', () => {
     async (prefix) => {
       const api = await emulator();
       const front = await recordingServer(forwardTo(api));
-      const result = await sync(`${front.url}${prefix}`);
+      const result = await syncInProcess(`${front.url}${prefix}`);
       expect(result.code, result.stderr).toBe(0);
       expectNoCrash(result);
       await expectConverged(api);
@@ -254,7 +263,7 @@ describe('network boundaries', () => {
       const redirector = await recordingServer((req, res) => {
         res.writeHead(status, { location: `${target.url}${req.url ?? '/'}` }).end();
       });
-      const result = await sync(redirector.url);
+      const result = await syncInProcess(redirector.url);
       expect(result.code).toBe(1);
       expectNoCrash(result);
       for (const org of report(result.stdout).orgs) {

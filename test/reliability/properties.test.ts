@@ -238,14 +238,26 @@ describe('property: the loader never throws', () => {
       fc.asyncProperty(
         fc.anything({ maxDepth: 4, withNullPrototype: true, withMap: false, withSet: false }),
         async (value) => {
-          let text: string;
+          let text: string | undefined;
           try {
-            text = stringify(value);
+            text = stringify(value) as string | undefined;
           } catch {
             return; // not representable as YAML: nothing to feed
           }
+          if (typeof text !== 'string') return; // undefined is no document at all
           const result = await parseManifest(text, 'random.yaml');
-          expect(result.documents.length + result.problems.length).toBeGreaterThanOrEqual(0);
+          // A document is read or refused with a place and a reason: never dropped in silence,
+          // never both. Only an empty one (`null`) declares nothing, as an empty file does.
+          const refused = result.problems.length > 0;
+          expect({ documents: result.documents.length, refused }, text).toEqual(
+            value === null
+              ? { documents: 0, refused: false }
+              : { documents: refused ? 0 : 1, refused },
+          );
+          const unplaced = result.problems.filter(
+            (p) => !(p.file === 'random.yaml' && p.line >= 1 && p.column >= 1 && p.message !== ''),
+          );
+          expect(unplaced, text).toEqual([]);
         },
       ),
       { numRuns: 300 },

@@ -1,15 +1,17 @@
 /**
- * No silent state loss, against the real CLI in child processes: a change whose write-ahead
- * record cannot be written is not sent; a record that cannot be kept after the PUTs is reported;
- * one writer per state file at a time, with a lock that is reclaimed when its holder is gone;
- * runs restricted with --org keep each other's records.
+ * No silent state loss, against the CLI: a change whose write-ahead record cannot be written is not
+ * sent; a record that cannot be kept after the PUTs is reported; one writer per state file at a
+ * time, with a lock that is reclaimed when its holder is gone; runs restricted with --org keep
+ * each other's records. The lock's holders are other processes (live, dead, on another host), so
+ * the CLI's `main` runs in this process against them, except where two envsync writers meet: two
+ * processes, as in production.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { chmod, readFile, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { envsync, startEnvsync } from '../helpers/cli.ts';
+import { envsyncInProcess, startEnvsync } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -105,7 +107,7 @@ describe('a state file that cannot be written', () => {
     await world.tmp().write('manifests/acme.yaml', manifest('acme', 1));
     await world.tmp().write('state/keep', '');
     const run = (command: string[], extra: string[] = []) =>
-      envsync(
+      envsyncInProcess(
         [
           ...command,
           '--manifests',
@@ -147,7 +149,7 @@ describe('a state file that cannot be written', () => {
     const api = await world.emulator({ orgs: ['acme'] });
     await world.manifests({ 'acme.yaml': manifest('acme', 1) });
     await world.tmp().write('blocker', 'a file, not a directory');
-    const sync = await envsync(
+    const sync = await envsyncInProcess(
       [
         'sync',
         '--manifests',
@@ -284,9 +286,10 @@ describe('runs restricted with --org', () => {
         'acme.yaml': manifest('acme', round, ['a1', 'a2', 'a3', 'a4']),
         'beta.yaml': manifest('beta', round + 1, ['b1', 'b2', 'b3', 'b4']),
       });
+      // Two processes: within one, a second writer waits for the first without the lock file.
       const [a, b] = await Promise.all([
-        world.run(api.url, ['sync'], ['--org', 'acme']),
-        world.run(api.url, ['sync'], ['--org', 'beta']),
+        world.runProcess(api.url, ['sync'], ['--org', 'acme']),
+        world.runProcess(api.url, ['sync'], ['--org', 'beta']),
       ]);
       expect(a.code, a.stdout + a.stderr).toBe(0);
       expect(b.code, b.stdout + b.stderr).toBe(0);

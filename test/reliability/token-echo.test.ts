@@ -10,7 +10,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envsync, startEnvsync, type CliResult } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess, startEnvsync, type CliResult } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -179,8 +179,13 @@ describe.each(TOKENS)('with %s, a token-echoing service', (_name, token, command
     { timeout: 180_000 },
     async () => {
       const env = { ENVSYNC_TOKEN: token };
+      // The CLI's `main` in this process, which is given the streams a command writes all of its
+      // output to; a relative --token-file is read from the process's directory: a child process.
       const run = (name: string, args: string[], extra: Record<string, string> = {}) =>
-        envsync(args, { cwd: tmp.dir, env: { ...env, ...extra } }).then((r) => keep(name, r));
+        (args.includes('--token-file') ? envsync : envsyncInProcess)(args, {
+          cwd: tmp.dir,
+          env: { ...env, ...extra },
+        }).then((r) => keep(name, r));
 
       const all = commands === 'all';
       const exportArgs = (...orgs: string[]) => [
@@ -327,11 +332,12 @@ describe('a token that is not a Bearer token', () => {
         await tmp.write('manifests/acme.yaml', MANIFESTS['acme.yaml'] as string);
         const bad = 'SeCrEt"with\\quotes-and,commas';
         await tmp.write('token', `${bad}\n`);
-        for (const [name, env, args] of [
-          ['ENVSYNC_TOKEN', { ENVSYNC_TOKEN: bad }, []],
-          ['--token-file', {}, ['--token-file', 'token']],
+        // From the environment in this process; a relative token file in a child process.
+        for (const [name, env, args, cli] of [
+          ['ENVSYNC_TOKEN', { ENVSYNC_TOKEN: bad }, [], envsyncInProcess],
+          ['--token-file', {}, ['--token-file', 'token'], envsync],
         ] as const) {
-          const result = await envsync(
+          const result = await cli(
             [
               'plan',
               '--manifests',
@@ -454,11 +460,13 @@ describe('an --api-url with user information', () => {
               });
           }
         }
-        // Two at a time: the machine is shared.
+        // Two at a time: the machine is shared. `run` in a child process (were the address taken,
+        // it would start and wait for signals), the one-shot commands in this process.
         for (let i = 0; i < cases.length; i += 2) {
           await Promise.all(
             cases.slice(i, i + 2).map(async ({ where, argv, env }) => {
-              const result = await envsync([...argv, '--log-level', 'trace'], {
+              const cli = argv[0] === 'run' ? envsync : envsyncInProcess;
+              const result = await cli([...argv, '--log-level', 'trace'], {
                 cwd: tmp.dir,
                 env,
                 timeoutMs: 60_000,

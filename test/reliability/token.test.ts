@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envsync, startEnvsync, type CliResult } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess, startEnvsync, type CliResult } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -56,6 +56,8 @@ const shared = (url: string) => [
   'trace',
 ];
 
+// The one-shot commands run as the CLI's `main` in this process: a command writes all of its output
+// to the streams it is given (src/main.ts), the text a child process would print.
 describe('the token never leaks', () => {
   it('from any one-shot command: success, failures, retries, every output format, trace logs, the state file', async () => {
     const results: [string, CliResult][] = [];
@@ -63,42 +65,49 @@ describe('the token never leaks', () => {
     for (const output of ['text', 'json', 'markdown']) {
       results.push([
         `plan ${output}`,
-        await envsync(['plan', ...shared(api.url), '-o', output], { cwd: tmp.dir, env }),
+        await envsyncInProcess(['plan', ...shared(api.url), '-o', output], { cwd: tmp.dir, env }),
       ]);
       results.push([
         `sync ${output}`,
-        await envsync(['sync', ...shared(api.url), '-o', output], { cwd: tmp.dir, env }),
+        await envsyncInProcess(['sync', ...shared(api.url), '-o', output], { cwd: tmp.dir, env }),
       ]);
     }
     results.push([
       'validate',
-      await envsync(['validate', '--manifests', 'manifests', '--log-level', 'trace'], {
+      await envsyncInProcess(['validate', '--manifests', 'manifests', '--log-level', 'trace'], {
         cwd: tmp.dir,
         env,
       }),
     ]);
     results.push([
+      // A relative token file is read from the process's directory: a child process.
       'token file',
       await envsync(['sync', ...shared(api.url), '--token-file', 'token'], { cwd: tmp.dir }),
     ]);
     results.push([
       'refused token',
-      await envsync(['sync', ...shared(api.url)], {
+      await envsyncInProcess(['sync', ...shared(api.url)], {
         cwd: tmp.dir,
         env: { ENVSYNC_TOKEN: `${TOKEN}x` },
       }),
     ]);
     results.push([
       'bad flag',
-      await envsync(['sync', ...shared(api.url), '--concurrency', 'many'], { cwd: tmp.dir, env }),
+      await envsyncInProcess(['sync', ...shared(api.url), '--concurrency', 'many'], {
+        cwd: tmp.dir,
+        env,
+      }),
     ]);
     results.push([
       'plain http',
-      await envsync(['sync', ...shared('http://api.example.invalid')], { cwd: tmp.dir, env }),
+      await envsyncInProcess(['sync', ...shared('http://api.example.invalid')], {
+        cwd: tmp.dir,
+        env,
+      }),
     ]);
     results.push([
       'connection refused',
-      await envsync(['sync', ...shared('http://127.0.0.1:9'), '--retries', '1'], {
+      await envsyncInProcess(['sync', ...shared('http://127.0.0.1:9'), '--retries', '1'], {
         cwd: tmp.dir,
         env,
       }),
@@ -130,7 +139,7 @@ describe('the token never leaks', () => {
     });
     try {
       for (const output of ['text', 'json', 'markdown']) {
-        const result = await envsync(
+        const result = await envsyncInProcess(
           ['sync', ...shared(echo.url), '-o', output, '--retries', '1'],
           { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
         );

@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { envsync } from '../helpers/cli.ts';
+import { envsyncInProcess } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
@@ -172,7 +172,7 @@ environments:
     const api = await emulator('kosli');
     await tmp().write('manifests/acme.yaml', LOGICAL);
     expect((await run(api.url, ['sync'])).code).toBe(0);
-    const exported = await envsync(
+    const exported = await envsyncInProcess(
       ['export', '--org', 'acme', '--out', 'exported', '--api-url', api.url],
       { cwd: tmp().dir, env: { ENVSYNC_TOKEN: TOKEN } },
     );
@@ -180,7 +180,7 @@ environments:
     const text = await readFile(tmp().path('exported/acme.yaml'), 'utf8');
     expect(text).toContain('included_environments:');
     expect(text).toContain('type: cloud-run');
-    const plan = await envsync(
+    const plan = await envsyncInProcess(
       [
         'plan',
         '--manifests',
@@ -239,7 +239,7 @@ environments:
         ],
       },
     });
-    const out = await envsync(
+    const out = await envsyncInProcess(
       ['export', '--org', 'acme', '--out', 'manifests', '--api-url', api.url],
       { cwd: tmp().dir, env: { ENVSYNC_TOKEN: TOKEN } },
     );
@@ -360,7 +360,7 @@ describe('listings in production shapes', () => {
       );
     });
     try {
-      const out = await envsync(['export', '--org', 'acme', '--api-url', fake.url], {
+      const out = await envsyncInProcess(['export', '--org', 'acme', '--api-url', fake.url], {
         cwd: tmp().dir,
         env: { ENVSYNC_TOKEN: TOKEN },
       });

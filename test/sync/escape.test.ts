@@ -1,12 +1,12 @@
 /**
  * Untrusted text (manifest keys, names, policy names, listing names and descriptions, server
  * messages) carrying workflow commands, terminal escapes, newlines, pipes and HTML, through the
- * real CLI: no output may run a workflow command, move the cursor, add a table cell or inject
- * HTML.
+ * CLI's `main` (in this process: what is checked is the text it writes): no output may run a
+ * workflow command, move the cursor, add a table cell or inject HTML.
  */
 import { readFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envsync, type CliResult } from '../helpers/cli.ts';
+import { envsyncInProcess, type CliResult } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -86,13 +86,15 @@ describe('untrusted text in manifests', () => {
     for (const output of ['text', 'json', 'markdown']) {
       results.push([
         `validate -o ${output}`,
-        await envsync(['validate', '--manifests', 'manifests', '-o', output], { cwd: tmp.dir }),
+        await envsyncInProcess(['validate', '--manifests', 'manifests', '-o', output], {
+          cwd: tmp.dir,
+        }),
         false,
       ]);
     }
     results.push([
       'validate --annotations github',
-      await envsync(
+      await envsyncInProcess(
         [
           'validate',
           '--manifests',
@@ -172,14 +174,14 @@ describe('untrusted text from the service', () => {
       for (const output of ['text', 'json', 'markdown']) {
         results.push([
           `plan -o ${output}`,
-          await envsync(['plan', ...common, '-o', output], { cwd: tmp.dir, env }),
+          await envsyncInProcess(['plan', ...common, '-o', output], { cwd: tmp.dir, env }),
           false,
         ]);
       }
       for (const output of ['text', 'markdown']) {
         results.push([
           `sync -o ${output}`,
-          await envsync(
+          await envsyncInProcess(
             [
               'sync',
               ...common,

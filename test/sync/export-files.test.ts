@@ -1,7 +1,7 @@
 /** `envsync export --out DIR` writes files without ever following a symbolic link. */
 import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { envsync } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -23,11 +23,21 @@ beforeEach(async () => {
 });
 afterEach(() => tmp.cleanup());
 
+const exportArgs = (extra: string[]) => [
+  'export',
+  '--org',
+  'acme',
+  '--out',
+  'out',
+  '--api-url',
+  api.url,
+  ...extra,
+];
 const exportTo = (...extra: string[]) =>
-  envsync(['export', '--org', 'acme', '--out', 'out', '--api-url', api.url, ...extra], {
-    cwd: tmp.dir,
-    env: { ENVSYNC_TOKEN: TOKEN },
-  });
+  envsyncInProcess(exportArgs(extra), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
+/** `exportTo` in a child process: the exit code and stderr of the real command. */
+const exportInChild = (...extra: string[]) =>
+  envsync(exportArgs(extra), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
 
 /** The names in `out`, temp files included (none may be left). */
 const names = () => readdir(tmp.path('out')).then((list) => list.sort());
@@ -35,7 +45,7 @@ const names = () => readdir(tmp.path('out')).then((list) => list.sort());
 describe('export --out never writes through a symbolic link', () => {
   it('refuses a dangling symlink at the target and creates nothing where it points', async () => {
     await symlink(tmp.path('elsewhere.yaml'), tmp.path('out/acme.yaml'));
-    const result = await exportTo();
+    const result = await exportInChild();
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(
       'acme.yaml is a symbolic link (export never writes through one)',
@@ -82,7 +92,7 @@ describe('export --out never writes through a symbolic link', () => {
 
   it('an --out folder that is a symbolic link to nothing is a clear error, and nothing is created where it points', async () => {
     await symlink(tmp.path('nowhere'), tmp.path('dangling'));
-    const result = await envsync(
+    const result = await envsyncInProcess(
       ['export', '--org', 'acme', '--out', 'dangling', '--api-url', api.url],
       { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
     );

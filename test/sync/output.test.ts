@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { startFakeApi } from '../helpers/fake-api.ts';
-import { envsync } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { ACME } from '../helpers/fixtures.ts';
 import { BETA, json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
@@ -45,18 +45,18 @@ describe('output and exit codes', () => {
 
   it('refuses to run without an API address or a token, and refuses plain http to a remote host', async () => {
     await manifests();
-    const noUrl = await envsync(['plan', '--manifests', 'manifests'], {
+    const noUrl = await envsyncInProcess(['plan', '--manifests', 'manifests'], {
       cwd: tmp().dir,
       env: { ENVSYNC_TOKEN: TOKEN },
     });
     expect(noUrl.code).toBe(1);
     expect(noUrl.stderr).toContain('no API address');
-    const noToken = await envsync(
+    const noToken = await envsyncInProcess(
       ['plan', '--manifests', 'manifests', '--api-url', 'http://127.0.0.1:9'],
       { cwd: tmp().dir },
     );
     expect(noToken.stderr).toContain('no API token');
-    const http = await envsync(
+    const http = await envsyncInProcess(
       ['plan', '--manifests', 'manifests', '--api-url', 'http://api.example.com'],
       { cwd: tmp().dir, env: { ENVSYNC_TOKEN: TOKEN } },
     );

@@ -1,0 +1,283 @@
+/**
+ * What a run's report becomes: the exit code, the text, markdown and JSON outputs, and the GitHub
+ * annotations, as tables over hand-made reports. The CLI's tests check that each command picks
+ * these up (test/sync/, test/ci/); what each one decides is checked here.
+ */
+import { describe, expect, it } from 'vitest';
+import { problemAnnotations, runAnnotations } from '../../src/core/annotations.ts';
+import { RENDERERS } from '../../src/core/renderers.ts';
+import {
+  exitCode,
+  REPORT_VERSION,
+  summarize,
+  type ChangeReport,
+  type OrgReport,
+  type RunReport,
+} from '../../src/core/report.ts';
+
+const org = (name: string, overrides: Partial<OrgReport> = {}): OrgReport => ({
+  org: name,
+  status: 'ok',
+  changes: [],
+  unchanged: [],
+  unmanaged: [],
+  errors: [],
+  ...overrides,
+});
+
+const report = (
+  dryRun: boolean,
+  orgs: readonly OrgReport[],
+  extra: Partial<Pick<RunReport, 'errors'>> & { throttledMs?: number } = {},
+): RunReport => ({
+  version: REPORT_VERSION,
+  dryRun,
+  summary: {
+    ...summarize(orgs),
+    ...(extra.throttledMs === undefined ? {} : { throttledMs: extra.throttledMs }),
+  },
+  orgs,
+  errors: extra.errors ?? [],
+});
+
+const CREATE: ChangeReport = {
+  action: 'create',
+  name: 'production',
+  fields: {
+    type: { from: null, to: 'K8S' },
+    description: { from: null, to: 'Production cluster' },
+    policies: { from: null, to: ['baseline', 'pci'] },
+  },
+  result: 'planned',
+};
+const UPDATE: ChangeReport = {
+  action: 'update',
+  name: 'web',
+  fields: { description: { from: 'Web tier', to: 'Web tier (new)' } },
+  result: 'planned',
+};
+const UNVERIFIED: ChangeReport = {
+  action: 'unverified',
+  name: 'db',
+  fields: {},
+  unknown: ['include_scaling', 'policies'],
+  result: 'planned',
+};
+const PROBLEM = {
+  file: 'manifests/acme.yaml',
+  line: 9,
+  column: 11,
+  path: 'environments[1].type',
+  message: '"s3" is not one of K8S, S3',
+};
+
+describe('the exit code of a plan or sync', () => {
+  const pending = org('acme', { changes: [CREATE] });
+  const quiet = org('acme', { unchanged: ['web'] });
+  const failed = org('acme', { status: 'failed', error: 'cannot list the org: 503' });
+  const invalid = org('acme', { status: 'invalid', errors: [PROBLEM] });
+  const notConverged = org('acme', {
+    status: 'failed',
+    changes: [{ ...UPDATE, result: 'not-converged' }],
+  });
+  it.each([
+    ['a plan with changes pending', 0, report(true, [pending]), false],
+    ['a plan with changes pending, --detailed-exitcode', 2, report(true, [pending]), true],
+    ['a plan with nothing to do, --detailed-exitcode', 0, report(true, [quiet]), true],
+    ['a sync that applied its changes, --detailed-exitcode', 0, report(false, [pending]), true],
+    ['an org that failed', 1, report(false, [quiet, failed]), false],
+    [
+      'an org that failed, in a plan with changes pending',
+      1,
+      report(true, [pending, failed]),
+      true,
+    ],
+    ['an org with invalid manifests', 1, report(true, [invalid, pending]), true],
+    ['a change that did not converge', 1, report(false, [notConverged]), false],
+    ['a manifest problem outside any org', 1, report(true, [quiet], { errors: [PROBLEM] }), false],
+  ] as const)('%s: %i', (_what, code, run, detailed) => {
+    expect(exitCode(run, { detailed })).toBe(code);
+  });
+});
+
+describe('the text output', () => {
+  const text = (run: RunReport, color = false) => RENDERERS.text.run(run, { color });
+
+  it('shows a plan as terraform does: one line per change, its fields aligned, then the summary', () => {
+    const out = text(
+      report(true, [
+        org('acme', { changes: [CREATE], unmanaged: ['hand-made'] }),
+        org('beta', { changes: [UPDATE, UNVERIFIED], unchanged: ['api', 'ui'] }),
+        org('gamma', { unchanged: ['web'] }),
+      ]),
+    );
+    expect(out).toBe(
+      [
+        'org acme',
+        '  + create production',
+        '      type        = "K8S"',
+        '      description = "Production cluster"',
+        '      policies    = ["baseline","pci"]',
+        '  unmanaged (in the service, not in the manifests; never changed): hand-made',
+        '',
+        'org beta',
+        '  ~ update web',
+        '      description : "Web tier" -> "Web tier (new)"',
+        '  ? unverified db (include_scaling, policies not in the listing and not in the state file; sync sends it once)',
+        '  = 2 unchanged',
+        '',
+        'org gamma',
+        '  = 1 unchanged',
+        '  no changes',
+        '',
+        'Plan: 1 to create, 1 to update, 1 unverified, 3 unchanged, 1 unmanaged.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('shows what a sync did to each change, and why an org failed or was left alone', () => {
+    const out = text(
+      report(false, [
+        org('acme', { status: 'invalid', errors: [PROBLEM] }),
+        org('beta', {
+          status: 'failed',
+          changes: [
+            { ...CREATE, result: 'applied' },
+            { ...UPDATE, result: 'not-converged', error: 'description (sent "", it keeps "x")' },
+          ],
+        }),
+        org('gamma', {
+          status: 'failed',
+          error: 'cannot list the org: the token was refused (401)',
+        }),
+      ]),
+    );
+    expect(out).toContain(
+      'org acme (invalid)\n  manifests/acme.yaml:9:11 environments[1].type: "s3" is not one of K8S, S3\n  left alone: no request is made for an org whose manifests have errors\n',
+    );
+    expect(out).toContain('  + create production [applied]\n');
+    expect(out).toContain(
+      '  ~ update web [NOT CONVERGED]\n      description : "Web tier" -> "Web tier (new)"\n      description (sent "", it keeps "x")\n',
+    );
+    expect(out).toContain(
+      'org gamma (failed)\n  error: cannot list the org: the token was refused (401)\n',
+    );
+    expect(out).toMatch(
+      /\nSync: 1 applied, 0 failed, 1 not converged \(1 to create, 1 to update, 0 unverified, 0 unchanged, 0 unmanaged\)\. Errors: 1 invalid org, 1 org\(s\) failed\.\n$/,
+    );
+  });
+
+  it('says how long requests waited because the service asked, only when they did', () => {
+    const quiet = [org('acme', { unchanged: ['web'] })];
+    expect(text(report(true, quiet, { throttledMs: 1234 }))).toMatch(
+      /\nThrottled: requests waited 1\.2 s because the service asked them to \(Retry-After\)\.\n$/,
+    );
+    expect(text(report(true, quiet, { throttledMs: 0 }))).not.toContain('Throttled');
+    expect(text(report(true, quiet))).not.toContain('Throttled');
+  });
+
+  it('is coloured only when asked to (a terminal), and then marks changes and errors', () => {
+    const run = report(false, [
+      org('acme', { changes: [{ ...CREATE, result: 'applied' }] }),
+      org('beta', { status: 'failed', error: 'boom' }),
+    ]);
+    expect(text(run)).not.toContain('\u001b[');
+    const coloured = text(run, true);
+    expect(coloured).toContain(
+      '\u001b[32m+ create\u001b[0m production [\u001b[32mapplied\u001b[0m]',
+    );
+    expect(coloured).toContain('\u001b[31merror: boom\u001b[0m');
+    // oxlint-disable-next-line no-control-regex -- the colour codes are what is taken out
+    expect(coloured.replace(/\u001b\[\d+m/g, '')).toBe(text(run));
+  });
+});
+
+describe('the markdown output', () => {
+  const markdown = (run: RunReport) => RENDERERS.markdown.run(run, { color: false });
+
+  it('shows a plan as a table of orgs, then each org with changes open', () => {
+    const out = markdown(
+      report(true, [
+        org('acme', { changes: [CREATE] }),
+        org('beta', { unchanged: ['web'], unmanaged: ['old'] }),
+        org('gamma', { status: 'failed', error: 'cannot list the org: 503' }),
+      ]),
+    );
+    expect(out.startsWith('### envsync plan\n\n**1** to create, **0** to update')).toBe(true);
+    expect(out).toContain(
+      '| org | status | create | update | unverified | unchanged | unmanaged | errors |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n' +
+        '| acme | ✅ ok | 1 | 0 | 0 | 0 | 0 | 0 |\n' +
+        '| beta | ✅ ok | 0 | 0 | 0 | 1 | 1 | 0 |\n' +
+        '| gamma | ❌ failed | 0 | 0 | 0 | 0 | 0 | 1 |\n',
+    );
+    expect(out).toContain('<details open><summary><b>acme</b>: 1 change</summary>');
+    expect(out).toContain(
+      '| action | environment | fields |\n| --- | --- | --- |\n| ➕ create | production | type: <code>"K8S"</code><br>description: <code>"Production cluster"</code><br>policies: <code>["baseline","pci"]</code> |',
+    );
+    expect(out).toContain('<details><summary><b>beta</b>: no changes</summary>');
+    expect(out).toContain('<details open><summary><b>gamma</b>: failed</summary>');
+    expect(out).toContain('> ❌ cannot list the org: 503');
+  });
+
+  it('adds a result column to a sync', () => {
+    const out = markdown(
+      report(false, [
+        org('acme', {
+          status: 'failed',
+          changes: [
+            { ...UPDATE, result: 'failed', error: 'HTTP 400' },
+            { ...UNVERIFIED, result: 'applied' },
+          ],
+        }),
+      ]),
+    );
+    expect(out.startsWith('### envsync sync\n\n**1** applied, **1** failed')).toBe(true);
+    expect(out).toContain(
+      '| action | environment | fields | result |\n| --- | --- | --- | --- |\n' +
+        '| ✏️ update | web | description: <code>"Web tier"</code> → <code>"Web tier \\(new\\)"</code> | ❌ failed: HTTP 400 |\n' +
+        '| ❔ unverified | db | _include_scaling, policies not in the listing; sent once_ | ✅ applied |',
+    );
+  });
+});
+
+describe('the JSON output', () => {
+  it('is the report itself, versioned', () => {
+    const run = report(true, [org('acme', { changes: [CREATE], unmanaged: ['old'] })]);
+    expect(JSON.parse(RENDERERS.json.run(run, { color: false }))).toEqual(run);
+  });
+});
+
+describe('GitHub annotations', () => {
+  it('escapes messages and properties as GitHub requires', () => {
+    expect(
+      problemAnnotations(
+        [{ file: 'a,b:c.yaml', line: 2, column: 3, path: 'x', message: '50% done\nnext' }],
+        (f) => f,
+      ),
+    ).toEqual([
+      '::error file=a%2Cb%3Ac.yaml,line=2,col=3,title=envsync%3A invalid manifest::x: 50%25 done%0Anext',
+    ]);
+  });
+
+  it('give each manifest problem its place, and each failed org and change a line', () => {
+    const run = report(false, [
+      org('acme', { status: 'invalid', errors: [PROBLEM] }),
+      org('beta', {
+        status: 'failed',
+        changes: [
+          { ...CREATE, result: 'applied' },
+          { ...UPDATE, result: 'failed', error: 'HTTP 400' },
+          { ...UNVERIFIED, result: 'not-converged', error: 'policies' },
+        ],
+      }),
+      org('gamma', { status: 'failed', error: 'token refused' }),
+    ]);
+    expect(runAnnotations(run, (file) => `deploy/${file}`)).toEqual([
+      '::error file=deploy/manifests/acme.yaml,line=9,col=11,title=envsync%3A invalid manifest::environments[1].type: "s3" is not one of K8S, S3',
+      '::error title=envsync%3A beta/web failed::HTTP 400',
+      '::warning title=envsync%3A beta/db not-converged::policies',
+      '::error title=envsync%3A org gamma failed::token refused',
+    ]);
+  });
+});
