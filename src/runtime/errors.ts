@@ -1,4 +1,4 @@
-/** Errors with context. Only `cli.ts` turns them into exit codes; nothing else exits the process. */
+/** Errors with context. Only `main` (src/main.ts) turns them into exit codes; nothing exits the process. */
 
 /** Bad command line: unknown command or flag, a value that does not parse. Exit code 1. */
 export class UsageError extends Error {

@@ -195,7 +195,7 @@ export interface SpawnedEmulator {
 }
 
 /**
- * Runs `node src/cli.ts emulator --port 0 ...args` and resolves once its first stdout line,
+ * Runs the compiled CLI's `emulator --port 0 ...args` and resolves once its first stdout line,
  * `listening on http://...`, arrives. Rejects (and kills the child) if it exits or stays silent.
  */
 export function spawnEmulator(
@@ -256,7 +256,7 @@ export function spawnEmulator(
   });
 }
 
-/** Runs `node src/cli.ts ...args` to completion (for commands that do not serve). */
+/** Runs the compiled CLI with `...args` to completion (for commands that do not serve). */
 export async function runCli(
   args: readonly string[],
   { timeoutMs = 15_000 }: { timeoutMs?: number } = {},
