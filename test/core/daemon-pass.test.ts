@@ -15,7 +15,12 @@ import {
   beginPass,
   type PassEnd,
 } from '../../src/core/daemon-pass.ts';
-import type { ChangeReport, OrgReport, ProblemReport, RunReport } from '../../src/core/report.ts';
+import {
+  summarize,
+  type ChangeReport,
+  type OrgReport,
+  type ProblemReport,
+} from '../../src/core/report.ts';
 
 const T0 = Date.parse('2026-11-25T10:00:00.000Z');
 const around = (now = T0, extra: Partial<Surroundings> = {}): Surroundings => ({
@@ -59,18 +64,6 @@ function report(name: string, status: OrgReport['status'], extra: Partial<OrgRep
   } satisfies OrgReport;
 }
 
-const SUMMARY: RunReport['summary'] = {
-  create: 0,
-  update: 0,
-  unverified: 0,
-  unchanged: 0,
-  unmanaged: 0,
-  applied: 0,
-  failed: 0,
-  notConverged: 0,
-  invalidOrgs: 0,
-};
-
 /** A whole pass over `reports`: begin, each org, end. */
 function pass(
   memory: DaemonMemory,
@@ -104,7 +97,7 @@ function pass(
     skipped: begun.skipped,
     outcome: {
       kind: 'done',
-      report: { orgs: reports, errors: options.errors ?? [], summary: SUMMARY },
+      report: { orgs: reports, errors: options.errors ?? [], summary: summarize(reports) },
       cutShort: false,
     },
   };
@@ -304,7 +297,7 @@ function endOf(reports: readonly OrgReport[], outcome?: PassEnd['outcome']): Pas
     skipped: 0,
     outcome: outcome ?? {
       kind: 'done',
-      report: { orgs: reports, errors: [], summary: SUMMARY },
+      report: { orgs: reports, errors: [], summary: summarize(reports) },
       cutShort: false,
     },
   };
@@ -358,7 +351,7 @@ describe('afterPass: the verdict of a pass and what it counts', () => {
       report('c', 'invalid'),
     ]);
     expect(ended.logs.at(-1)?.message).toBe(
-      'pass partial: 0 applied, 1 org(s) failed, 1 invalid org(s), 0 pending, of 3 org(s)',
+      'pass partial: 1 applied, 1 org(s) failed, 1 invalid org(s), 0 pending, of 3 org(s)',
     );
     expect(ended.logs.at(-1)?.fields).toMatchObject({
       orgs: 3,
@@ -383,7 +376,11 @@ describe('afterPass: the verdict of a pass and what it counts', () => {
         ...endOf([report('a', 'ok')]),
         outcome: {
           kind: 'done',
-          report: { orgs: [report('a', 'ok')], errors: [], summary: SUMMARY },
+          report: {
+            orgs: [report('a', 'ok')],
+            errors: [],
+            summary: summarize([report('a', 'ok')]),
+          },
           cutShort: true,
         },
       },
