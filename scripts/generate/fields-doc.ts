@@ -62,12 +62,17 @@ function consequences(spec: FieldSpec): string[] {
   }
   if (spec.managed === 'when-declared') {
     out.push(
-      'Left out, envsync never sends, compares or verifies it, and whatever the service holds stays; declared, it is diffed, sent and verified like the other fields.',
+      'Left out, envsync never changes it: it is not compared or verified, and a PUT made for another field carries the value the listing shows, or leaves the field out of the body when the listing does not show it. Declared, it is diffed, sent and verified like the other fields.',
+    );
+  }
+  if (spec.listing.null === 'empty' && spec.listing.absent === 'omitted') {
+    out.push(
+      `A listing's \`null\` means ${spec.kind === 'set' ? 'none' : 'the empty value'}; only a missing key means "not shown".`,
     );
   }
   if (spec.listing.absent === 'omitted') {
     out.push(
-      'Where a listing does not show it, envsync compares it with what it last sent, kept in the state file.',
+      'Declared and not shown by the listing, it is compared with what envsync last sent, kept in the state file; with no record there, the plan shows the value a sync will send, as `(not shown by the service) → value`.',
     );
   }
   return out;

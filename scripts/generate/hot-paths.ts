@@ -112,7 +112,7 @@ function constants(): string[] {
     }
     if (f.spec.listing.absent === 'empty' || f.spec.listing.null === 'empty') {
       out.push(
-        `/** What a listing's \`${f.spec.wireName}\` reads as when it is left out or null. */`,
+        `/** What a listing's \`${f.spec.wireName}\` reads as when it is ${f.spec.listing.absent === 'empty' ? (f.spec.listing.null === 'empty' ? 'left out or null' : 'left out') : 'null'}. */`,
         `const ${empty(f)} = ${use('valueKinds', 'emptyValue')}(${f.entry});`,
       );
     }

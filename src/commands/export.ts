@@ -15,7 +15,7 @@ import { commandIo, help } from './io.ts';
 
 const EXPORT_SETTINGS = pickSettings(SETTINGS, ['exportOut', 'force']);
 
-type Exported = { org: string; text: string; error?: undefined };
+type Exported = { org: string; text: string; unseen: readonly string[]; error?: undefined };
 type Failed = { org: string; text?: undefined; error: string };
 
 /** What is at `file`, without following a symbolic link there; undefined when nothing is. */
@@ -104,7 +104,7 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
       orgs.map(async (org): Promise<Exported | Failed> => {
         try {
           const listing = await api.client.listEnvironments(org);
-          return { org, text: renderExportedManifest(org, listing, api.apiUrl.origin) };
+          return { org, ...renderExportedManifest(org, listing, api.apiUrl.origin) };
         } catch (error) {
           // An org the service does not know is the export's "names nothing": say what to check.
           const unknown =
@@ -127,6 +127,17 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
     }
   }
   const exported = results.filter((r): r is Exported => r.text !== undefined);
+  const unseen = [...new Set(exported.flatMap((r) => r.unseen))];
+  if (unseen.length > 0) {
+    io.stderr.write(
+      `envsync export: the listing does not show ${unseen.join(', ')} (org ${exported
+        .filter((r) => r.unseen.length > 0)
+        .map((r) => r.org)
+        .join(
+          ', ',
+        )}): left out of the manifests where unseen, so sync leaves ${unseen.length === 1 ? 'it' : 'them'} as the service holds ${unseen.length === 1 ? 'it' : 'them'}; declare ${unseen.length === 1 ? 'it' : 'them'} to manage ${unseen.length === 1 ? 'it' : 'them'}.\n`,
+    );
+  }
   if (outDir === undefined) {
     io.stdout.write(exported.map((r) => r.text).join('---\n'));
   } else {

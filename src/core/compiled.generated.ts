@@ -30,10 +30,14 @@ import {
 const TYPE_VALUES = enumValues(FIELDS.type);
 /** What a listing's `description` reads as when it is left out or null. */
 const DESCRIPTION_EMPTY = emptyValue(FIELDS.description);
+/** What a listing's `policies` reads as when it is null. */
+const POLICIES_EMPTY = emptyValue(FIELDS.policies);
 /** The types `included_environments` is allowed on. */
 const INCLUDED_ENVIRONMENTS_TYPES: ReadonlySet<unknown> = new Set(
   FIELDS.included_environments.onlyForTypes,
 );
+/** What a listing's `included_environments` reads as when it is null. */
+const INCLUDED_ENVIRONMENTS_EMPTY = emptyValue(FIELDS.included_environments);
 
 /**
  * An environment object: its name and every field of the registry, in order and in one shape
@@ -188,11 +192,8 @@ export function desiredOf(
     name,
     type: type === undefined ? undefined : convert.enum(type),
     description: description === undefined ? undefined : convert.text(description),
-    include_scaling:
-      includeScaling === undefined
-        ? convert.flag(FIELDS.include_scaling.default)
-        : convert.flag(includeScaling),
-    policies: policies === undefined ? convert.set(FIELDS.policies.default) : convert.set(policies),
+    include_scaling: includeScaling === undefined ? undefined : convert.flag(includeScaling),
+    policies: policies === undefined ? undefined : convert.set(policies),
     require_provenance:
       requireProvenance === undefined ? undefined : convert.flag(requireProvenance),
     included_environments:
@@ -225,16 +226,20 @@ export function observedOf(
         ? undefined
         : (includeScaling as FieldSlots['include_scaling']),
     policies:
-      policies === undefined || policies === null
+      policies === undefined
         ? undefined
-        : normalizeListedSet(policies as readonly unknown[]),
+        : policies === null
+          ? POLICIES_EMPTY
+          : normalizeListedSet(policies as readonly unknown[]),
     require_provenance:
       requireProvenance === undefined || requireProvenance === null
         ? undefined
         : (requireProvenance as FieldSlots['require_provenance']),
     included_environments:
-      includedEnvironments === undefined || includedEnvironments === null
+      includedEnvironments === undefined
         ? undefined
-        : normalizeListedSet(includedEnvironments as readonly unknown[]),
+        : includedEnvironments === null
+          ? INCLUDED_ENVIRONMENTS_EMPTY
+          : normalizeListedSet(includedEnvironments as readonly unknown[]),
   };
 }

@@ -14,7 +14,9 @@ import { normalizeValue, sameValue } from './value-kinds.ts';
 import type {
   AppliedRecord,
   DesiredEnvironment,
+  FieldDiff,
   FieldDiffs,
+  FieldSlotValues,
   ObservedEnvironment,
 } from './model.ts';
 
@@ -46,14 +48,17 @@ export function diffEnvironment(
   applied: AppliedRecord | undefined,
 ): EnvironmentDiff | undefined {
   if (isUnchanged(desired, observed, applied)) return undefined;
-  let fields: Record<string, { from: FieldValue; to: FieldValue }> | undefined;
+  let fields: Record<string, FieldDiff> | undefined;
   let unknownFields: FieldName[] | undefined;
   for (const spec of FIELD_LIST) {
     const wanted = desired[spec.name];
     if (wanted === undefined) continue; // managed only when declared, and not declared
     const known = remoteValue(spec, observed, applied);
-    if (known === undefined) (unknownFields ??= []).push(spec.name);
-    else if (!sameValue(spec, known, wanted)) {
+    if (known === undefined) {
+      // Not shown and never sent: the plan still shows the value a sync will set.
+      (unknownFields ??= []).push(spec.name);
+      (fields ??= {})[spec.name] = { from: null, to: normalizeValue(spec, wanted), notShown: true };
+    } else if (!sameValue(spec, known, wanted)) {
       (fields ??= {})[spec.name] = {
         from: normalizeValue(spec, known),
         to: normalizeValue(spec, wanted),
@@ -61,6 +66,40 @@ export function diffEnvironment(
     }
   }
   return { fields: fields ?? {}, unknownFields: unknownFields ?? [] };
+}
+
+/**
+ * The values the listing shows for the fields a manifest leaves out: a PUT made for another field
+ * carries them, so that it changes nothing the manifest does not declare. A field the listing does
+ * not show is left out of the body.
+ */
+export function keptValues(
+  desired: DesiredEnvironment,
+  observed: FieldSlotValues,
+): FieldSlotValues {
+  let kept: Record<string, FieldValue> | undefined;
+  for (const spec of FIELD_LIST) {
+    if (desired[spec.name] !== undefined) continue;
+    // A field the environment's type may not hold is never sent (a listing may show it anyway).
+    if (spec.onlyForTypes !== undefined && !spec.onlyForTypes.includes(desired.type)) continue;
+    const shown = observed[spec.name];
+    if (shown !== undefined) (kept ??= {})[spec.name] = shown;
+  }
+  return kept ?? {};
+}
+
+/** What a PUT of a change sends: the declared values, and those the listing showed for the rest. */
+export function sentEnvironment(change: {
+  readonly desired: DesiredEnvironment;
+  readonly kept: FieldSlotValues;
+}): DesiredEnvironment {
+  const sent: Record<string, unknown> = { ...change.desired };
+  for (const spec of FIELD_LIST) {
+    if (sent[spec.name] === undefined && change.kept[spec.name] !== undefined) {
+      sent[spec.name] = change.kept[spec.name];
+    }
+  }
+  return sent as unknown as DesiredEnvironment;
 }
 
 /** The fields a create sends, each from null. */
@@ -75,16 +114,16 @@ export function createdFields(desired: DesiredEnvironment): FieldDiffs {
 
 /**
  * A stable text form of an environment's values, to recognise "the same change" (what envsync
- * sent) and "the same listing" (what the service showed) later: the fields managed always, in
- * order (null where unknown, as for fields a listing does not carry), then `[name, value]` for
- * each field managed only when declared that has a value. State files hold these strings.
+ * sent) and "the same listing" (what the service showed) later: the fields that hold a slot, in
+ * order (null where there is no value: not declared, or not listed), then `[name, value]` for
+ * each other field that has a value. State files hold these strings, so the form never changes.
  */
 export function fingerprint(env: Partial<FieldSlots>): string {
   const parts: unknown[] = [];
   for (const spec of FIELD_LIST) {
     const value = env[spec.name];
     const shown = value === undefined ? null : normalizeValue(spec, value);
-    if (spec.managed === 'always') parts.push(shown);
+    if (spec.fingerprintSlot === true) parts.push(shown);
     else if (shown !== null) parts.push([spec.name, shown]);
   }
   return JSON.stringify(parts);

@@ -31,9 +31,9 @@ export const ENVIRONMENT_TYPES = [
 export interface FieldValues {
   readonly type: string;
   readonly description: string;
-  readonly include_scaling: boolean;
+  readonly include_scaling?: boolean;
   /** Sorted by code unit and without duplicates: order carries no meaning. */
-  readonly policies: readonly string[];
+  readonly policies?: readonly string[];
   readonly require_provenance?: boolean;
   /** The members of a logical environment: names of environments of the same org, as a set. */
   readonly included_environments?: readonly string[];
@@ -82,6 +82,12 @@ export interface FieldSpec<K extends FieldName = FieldName> {
    * 'when-declared': only when a manifest declares it; the service keeps what it has otherwise.
    */
   readonly managed: 'always' | 'when-declared';
+  /**
+   * The field holds a place of its own in fingerprints, null when it has no value (else it appears
+   * as `[name, value]`, and only with a value). State files keep fingerprints, so a field keeps
+   * the form it had when it was added.
+   */
+  readonly fingerprintSlot?: true;
   readonly listing: { readonly absent: ListedAs; readonly null: ListedAs };
   /** One line for the JSON Schema (an editor shows it on hover). */
   readonly doc: string;
@@ -99,6 +105,7 @@ type Registry = { readonly [K in FieldName]: FieldSpec<K> };
 export const FIELDS = {
   type: {
     name: 'type',
+    fingerprintSlot: true,
     manifestKey: 'type',
     wireName: 'type',
     kind: 'enum',
@@ -111,6 +118,7 @@ export const FIELDS = {
   },
   description: {
     name: 'description',
+    fingerprintSlot: true,
     manifestKey: 'description',
     wireName: 'description',
     kind: 'text',
@@ -121,28 +129,30 @@ export const FIELDS = {
   },
   include_scaling: {
     name: 'include_scaling',
+    fingerprintSlot: true,
     manifestKey: 'include_scaling',
     wireName: 'include_scaling',
     kind: 'flag',
-    default: false,
-    managed: 'always',
-    // The spec's listing does not carry it; the production service's does.
+    managed: 'when-declared',
+    // The spec's listing does not carry it; the production service's does, never as null.
     listing: { absent: 'omitted', null: 'omitted' },
-    doc: 'Whether scaling information is included in snapshots. Default false.',
-    details: 'Whether scaling information is included in the snapshots of the environment.',
+    doc: 'Whether scaling information is included in snapshots. Managed only when declared: left out, envsync never changes it.',
+    details:
+      "Whether scaling information is included in the snapshots of the environment. The contract's listing does not show it; the production service's does (and keeps `false` when sent `true` for an existing environment).",
   },
   policies: {
     name: 'policies',
+    fingerprintSlot: true,
     manifestKey: 'policies',
     wireName: 'policies',
     kind: 'set',
     item: 'policy',
-    default: [],
-    managed: 'always',
-    // A listing may show each policy as an object with a `name`, and null for "not shown".
-    listing: { absent: 'omitted', null: 'omitted' },
-    doc: 'Names of policies attached to the environment; order does not matter; no duplicates.',
-    details: 'The names of the policies attached to the environment.',
+    managed: 'when-declared',
+    // A listing may show each policy as an object with a `name`; null means none attached.
+    listing: { absent: 'omitted', null: 'empty' },
+    doc: 'Names of policies attached to the environment; order does not matter; no duplicates. Managed only when declared: left out, envsync never changes them; [] means none.',
+    details:
+      "The names of the policies attached to the environment; `policies: []` means none. The contract's listing does not show them; the production service's does.",
   },
   require_provenance: {
     name: 'require_provenance',
@@ -152,7 +162,7 @@ export const FIELDS = {
     managed: 'when-declared',
     // The production listing does not show it: what envsync sent is kept in the state file.
     listing: { absent: 'omitted', null: 'omitted' },
-    doc: 'Whether artifacts must have provenance. Managed only when declared: left out, envsync never sends or compares it.',
+    doc: 'Whether artifacts must have provenance. Managed only when declared: left out, envsync never changes it.',
     details:
       "Whether the artifacts running in the environment must have provenance. The production service's listing never shows it.",
   },
@@ -165,7 +175,8 @@ export const FIELDS = {
     items: 'environments',
     onlyForTypes: ['logical'],
     managed: 'when-declared',
-    listing: { absent: 'omitted', null: 'omitted' },
+    // null in a listing means no members.
+    listing: { absent: 'omitted', null: 'empty' },
     doc: 'The members of a logical environment: names of environments of the same organization; order does not matter; no duplicates. Only on type logical; managed only when declared.',
     details: 'The members of a logical environment.',
   },

@@ -50,9 +50,18 @@ export type AppliedRecord = { readonly [K in FieldName]?: FieldValues[K] | undef
 };
 
 export interface FieldDiff {
+  /** null for a create, and for a field the service does not show (`notShown`). */
   readonly from: FieldValue | null;
   readonly to: FieldValue;
+  /**
+   * The listing does not show the field and the state file has no record of it: what the service
+   * holds is unknown, and a sync sends `to`.
+   */
+  readonly notShown?: true;
 }
+
+/** Some fields' values (an environment's, or those a PUT carries unchanged). */
+export type FieldSlotValues = { readonly [K in FieldName]?: FieldValues[K] | undefined };
 
 /** Field-level differences, in the registry's order. */
 export type FieldDiffs = Partial<Record<FieldName, FieldDiff>>;
@@ -65,10 +74,18 @@ export interface Change {
   readonly name: string;
   /** Field-level differences (for create: every field it sends, from null). */
   readonly fields: FieldDiffs;
-  /** Fields that could not be compared (listing does not carry them, no record in the state). */
+  /**
+   * Fields that could not be compared (listing does not carry them, no record in the state); each
+   * is in `fields` too, marked `notShown`, with the value a sync sends.
+   */
   readonly unknownFields: readonly FieldName[];
-  /** What to PUT. */
+  /** What the manifests declare: the PUT sends these values. */
   readonly desired: DesiredEnvironment;
+  /**
+   * What the listing showed for the fields the manifests leave out: the PUT carries them
+   * unchanged (empty for a create).
+   */
+  readonly kept: FieldSlotValues;
   /**
    * True when this exact change was applied before and did not take: the planner reports it, the
    * applier does not send it again.

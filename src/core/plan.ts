@@ -1,4 +1,4 @@
-import { createdFields, diffEnvironment, fingerprint } from './diff.ts';
+import { createdFields, diffEnvironment, fingerprint, keptValues } from './diff.ts';
 import type {
   AppliedLookup,
   AppliedRecord,
@@ -58,6 +58,7 @@ export function planOrg(
         fields: createdFields(env),
         unknownFields: [],
         desired: env,
+        kept: {},
         knownNotConverged: false,
       });
       continue;
@@ -70,11 +71,15 @@ export function planOrg(
     }
     const stuck = record?.notConverged;
     changes.push({
-      action: Object.keys(diff.fields).length > 0 ? 'update' : 'unverified',
+      // Unverified: nothing is known to differ, but some declared value was never seen.
+      action: Object.values(diff.fields).some((field) => field.notShown !== true)
+        ? 'update'
+        : 'unverified',
       name: env.name,
       fields: diff.fields,
       unknownFields: diff.unknownFields,
       desired: env,
+      kept: keptValues(env, remote),
       knownNotConverged:
         stuck !== undefined &&
         stuck.desired === fingerprint(env) &&

@@ -1,6 +1,6 @@
 import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape.ts';
 import type { FieldDiff, FieldValue } from './model.ts';
-import type { OrgReport, RunReport } from './report.ts';
+import { NOT_SHOWN, type OrgReport, type RunReport } from './report.ts';
 
 /** Longest text shown for a value in markdown before it is shortened. */
 const MAX_VALUE = 80;
@@ -16,7 +16,9 @@ function fieldCell(fields: Partial<Record<string, FieldDiff>>, create: boolean):
   return Object.entries(fields)
     .filter((entry): entry is [string, FieldDiff] => entry[1] !== undefined)
     .map(([name, diff]) =>
-      create ? `${name}: ${code(diff.to)}` : `${name}: ${code(diff.from)} → ${code(diff.to)}`,
+      create
+        ? `${name}: ${code(diff.to)}`
+        : `${name}: ${diff.notShown === true ? `_${NOT_SHOWN}_` : code(diff.from)} → ${code(diff.to)}`,
     )
     .join('<br>');
 }
@@ -99,9 +101,10 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
     out.push(dryRun ? '| --- | --- | --- |' : '| --- | --- | --- | --- |');
     for (const change of org.changes) {
       const fields =
-        change.action === 'unverified'
-          ? `_${(change.unknown ?? []).join(', ')} not in the listing; sent once_`
-          : fieldCell(change.fields, change.action === 'create');
+        fieldCell(change.fields, change.action === 'create') +
+        (dryRun && change.knownNotConverged === true
+          ? '<br>_did not take when last sent; sync does not send it again_'
+          : '');
       const result = `${RESULT[change.result] ?? change.result}${change.error === undefined ? '' : `: ${escapeCell(change.error)}`}`;
       out.push(
         `| ${ACTION[change.action] ?? change.action} | ${escapeCell(change.name)} | ${fields} |${dryRun ? '' : ` ${result} |`}`,

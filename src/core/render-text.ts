@@ -1,6 +1,6 @@
 import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
 import type { FieldDiff, FieldValue } from './model.ts';
-import type { ChangeReport, OrgReport, RunReport } from './report.ts';
+import { NOT_SHOWN, type ChangeReport, type OrgReport, type RunReport } from './report.ts';
 
 /** Options for the text renderer; colour only when the caller decided the terminal wants it. */
 export interface TextOptions {
@@ -13,6 +13,11 @@ type Style = keyof typeof CODES;
 function show(value: FieldValue | null): string {
   if (value === null) return '(none)';
   return safe(JSON.stringify(value));
+}
+
+/** What a change's field was: its value, or that the service does not show it. */
+function shownFrom(diff: FieldDiff): string {
+  return diff.notShown === true ? NOT_SHOWN : show(diff.from);
 }
 
 const SYMBOL: Record<ChangeReport['action'], [string, Style]> = {
@@ -29,7 +34,7 @@ function fieldLines(fields: Partial<Record<string, FieldDiff>>, create: boolean)
   return entries.map(([name, diff]) =>
     create
       ? `${name.padEnd(width)} = ${show(diff.to)}`
-      : `${name.padEnd(width)} : ${show(diff.from)} -> ${show(diff.to)}`,
+      : `${name.padEnd(width)} : ${shownFrom(diff)} -> ${show(diff.to)}`,
   );
 }
 
@@ -110,8 +115,11 @@ function renderOrg(
     if (change.action === 'unverified') {
       head += paint(
         'dim',
-        ` (${(change.unknown ?? []).join(', ')} not in the listing and not in the state file; ${dryRun ? 'sync sends it once' : 'sent once'})`,
+        ` (${(change.unknown ?? []).join(', ')} not shown by the service and not in the state file; ${dryRun ? 'sync sends the values below once' : 'sent once'})`,
       );
+    }
+    if (dryRun && change.knownNotConverged === true) {
+      head += paint('dim', ' (did not take when last sent; sync does not send it again)');
     }
     if (!dryRun || change.result !== 'planned') {
       const mark =

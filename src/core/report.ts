@@ -4,6 +4,9 @@ import { compareNames } from './names.ts';
 /** The versioned report of one run: what `--output json` prints (documented in docs/cli.md). */
 export const REPORT_VERSION = 1;
 
+/** The words for a field the listing does not show and the state file has no record of. */
+export const NOT_SHOWN = '(not shown by the service)';
+
 export type ChangeResult = 'planned' | 'applied' | 'failed' | 'not-converged';
 
 export interface ProblemReport {
@@ -18,8 +21,13 @@ export interface ChangeReport {
   readonly action: ChangeAction;
   readonly name: string;
   readonly fields: FieldDiffs;
-  /** Fields that could not be compared (unverified). */
+  /** Fields the service does not show and the state file has no record of (`notShown` in `fields`). */
   readonly unknown?: readonly FieldName[];
+  /**
+   * Sent before without taking, and neither side moved since: a sync does not send it again (it
+   * reports it as not converged), so it is not a pending request.
+   */
+  readonly knownNotConverged?: true;
   readonly result: ChangeResult;
   readonly error?: string;
 }
@@ -78,6 +86,7 @@ export function orgReportFromPlan(
       name: change.name,
       fields: change.fields,
       ...(change.unknownFields.length > 0 ? { unknown: change.unknownFields } : {}),
+      ...(change.knownNotConverged ? { knownNotConverged: true as const } : {}),
       result: outcome.result,
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
     };
@@ -150,14 +159,18 @@ export function hasErrors(report: RunReport): boolean {
   return report.errors.length > 0 || report.orgs.some((org) => org.status !== 'ok');
 }
 
-/** True when a dry run found changes pending (create, update or unverified). */
+/**
+ * True when a sync would send a request: a change pending (create, update or unverified) that is
+ * not one known not to take.
+ */
 export function hasPendingChanges(report: RunReport): boolean {
-  return report.orgs.some((org) => org.changes.length > 0);
+  return report.orgs.some((org) => org.changes.some((change) => change.knownNotConverged !== true));
 }
 
 /**
  * The exit code of a plan or sync: 1 when the run found or met an error; with
- * `--detailed-exitcode` (`detailed`), 2 for a dry run with changes pending; else 0.
+ * `--detailed-exitcode` (`detailed`), 2 for a dry run after which a sync would send a request;
+ * else 0.
  */
 export function exitCode(
   report: RunReport,

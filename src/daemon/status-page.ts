@@ -8,7 +8,7 @@
  */
 import { escapeHtml as esc } from '../core/escape.ts';
 import type { FieldDiff, FieldValue } from '../core/model.ts';
-import type { ChangeReport, ProblemReport } from '../core/report.ts';
+import { NOT_SHOWN, type ChangeReport, type ProblemReport } from '../core/report.ts';
 import type { DaemonStatus, OrgStatus } from '../core/daemon-status.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, REFRESH_MS } from './status-page-assets.ts';
 
@@ -109,13 +109,8 @@ function fieldChanges(change: ChangeReport): string {
   const lines = entries.map(([name, diff]) =>
     change.action === 'create'
       ? `<code>${esc(name)}</code> = ${showValue(diff.to)}`
-      : `<code>${esc(name)}</code>: ${showValue(diff.from)} → ${showValue(diff.to)}`,
+      : `<code>${esc(name)}</code>: ${diff.notShown === true ? `<span class="dim">${esc(NOT_SHOWN)}</span>` : showValue(diff.from)} → ${showValue(diff.to)}`,
   );
-  if (change.unknown !== undefined && change.unknown.length > 0) {
-    lines.push(
-      `<span class="dim">not comparable: ${change.unknown.map((f) => `<code>${esc(f)}</code>`).join(', ')}</span>`,
-    );
-  }
   return lines.length === 0 ? '<span class="dim">none</span>' : lines.join('<br>');
 }
 

@@ -78,12 +78,8 @@ export function validateEnvironmentBody(
     errors.set('type', `'${type}' is not one of ${allowed.join(', ')}`);
   }
 
-  // The contract's defaults apply to every spec PUT; kosli leaves what is not given as it was.
-  const withDefault = (key: string, fallback: unknown): unknown => {
-    const value = optional(body, key, profile);
-    return value === undefined && profile === 'spec' ? fallback : value;
-  };
-  const includeScaling = withDefault('include_scaling', false);
+  // A field not given takes its default on a create and keeps its value on an update (store.ts).
+  const includeScaling = optional(body, 'include_scaling', profile);
   if (includeScaling !== undefined && typeof includeScaling !== 'boolean') {
     errors.set('include_scaling', `must be a boolean, got ${describe(includeScaling)}`);
   }
@@ -94,7 +90,7 @@ export function validateEnvironmentBody(
   if (requireProvenance !== undefined && typeof requireProvenance !== 'boolean') {
     errors.set('require_provenance', `must be a boolean, got ${describe(requireProvenance)}`);
   }
-  const policies = withDefault('policies', []);
+  const policies = optional(body, 'policies', profile);
   if (policies !== undefined && !isStringArray(policies)) {
     errors.set('policies', `must be an array of strings${profile === 'kosli' ? ' or null' : ''}`);
   }

@@ -10,6 +10,7 @@ import {
   settleApply,
   type ChangeOutcome,
 } from '../core/outcome.ts';
+import { sentEnvironment } from '../core/diff.ts';
 import { changeWaves } from '../core/members.ts';
 import { orgReportFromPlan, type OrgReport } from '../core/report.ts';
 import { isTransient } from '../core/retry-policy.ts';
@@ -95,7 +96,7 @@ async function sendChanges(
           return;
         }
         try {
-          await client.putEnvironment(org, change.desired, stop.signal);
+          await client.putEnvironment(org, sentEnvironment(change), stop.signal);
           outcomes.set(change.name, { result: 'applied' });
           progress?.done(false);
           logger[changesReported ? 'debug' : 'info'](

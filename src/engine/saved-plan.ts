@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { FIELD_LIST, type FieldSpec, type FieldValue, type ValueKind } from '../core/fields.ts';
+import { keptValues } from '../core/diff.ts';
 import { normalizeValue } from '../core/value-kinds.ts';
 import { crypto } from '../runtime/builtins.ts';
 import { environmentOf } from '../core/compiled.generated.ts';
@@ -52,7 +53,11 @@ const desired: z.ZodType<SavedEnvironment> = z.object({
   ),
 });
 
-const fieldDiff = z.object({ from: z.unknown(), to: z.unknown() });
+const fieldDiff = z.object({
+  from: z.unknown(),
+  to: z.unknown(),
+  notShown: z.literal(true).optional(),
+});
 
 const savedPlanSchema = z.object({
   kind: z.literal('envsync-plan'),
@@ -114,6 +119,12 @@ function savedValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue |
   return value === undefined ? undefined : normalizeValue(spec, value);
 }
 
+/** A saved listing entry's value: null where the listing did not carry the field. */
+function listedValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
+  const value = raw[spec.name] as FieldValue | null | undefined;
+  return value === undefined || value === null ? undefined : normalizeValue(spec, value);
+}
+
 /** sha256 of the canonical listing: what `sync --plan` compares. */
 export function listingDigest(observed: readonly ObservedEnvironment[]): string {
   return `sha256:${crypto()
@@ -167,16 +178,30 @@ export function readSavedPlan(json: unknown): SavedPlan {
 
 /** The OrgPlan a saved org describes, to apply exactly that. */
 export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
+  const listedByName = new Map(saved.listing.map((env) => [env.name, env]));
   return {
     org: saved.org,
-    changes: saved.changes.map((change): Change => ({
-      action: change.action,
-      name: change.name,
-      fields: change.fields as Change['fields'],
-      unknownFields: change.unknownFields,
-      knownNotConverged: change.knownNotConverged,
-      desired: environmentOf(change.desired.name, change.desired, savedValue) as DesiredEnvironment,
-    })),
+    changes: saved.changes.map((change): Change => {
+      const desired = environmentOf(
+        change.desired.name,
+        change.desired,
+        savedValue,
+      ) as DesiredEnvironment;
+      const listedEntry = listedByName.get(change.name);
+      return {
+        action: change.action,
+        name: change.name,
+        fields: change.fields as Change['fields'],
+        unknownFields: change.unknownFields,
+        knownNotConverged: change.knownNotConverged,
+        desired,
+        // The listing the plan was made from (its digest is checked before applying).
+        kept:
+          listedEntry === undefined
+            ? {}
+            : keptValues(desired, environmentOf(listedEntry.name, listedEntry, listedValue)),
+      };
+    }),
     unchanged: saved.unchanged,
     unmanaged: saved.unmanaged,
   };

@@ -1,49 +1,50 @@
 import { Document } from 'yaml';
 import { ENVIRONMENT_TYPES, FIELD_LIST, RECORDED_FIELDS } from '../core/fields.ts';
-import { normalizeValue, sameValue, showValue } from '../core/value-kinds.ts';
+import { normalizeValue } from '../core/value-kinds.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { compareNames, NAME_PATTERN } from '../core/names.ts';
 
+/** One org's exported manifest, and the fields the listing did not show for some environment. */
+export interface ExportedManifest {
+  readonly text: string;
+  readonly unseen: readonly string[];
+}
+
 /**
  * Writes one org's listing as a manifest in exactly the format `validate` accepts (the `yaml`
- * package quotes whatever needs quoting). A field is written when the listing carries it and it
- * differs from the field's default; fields the listing does not carry are left out, with a comment
- * saying so; environments envsync cannot manage are listed in a comment.
+ * package quotes whatever needs quoting). A field is written exactly when the listing shows it:
+ * one it does not show is left out (a comment says so), and a manifest that leaves a field out
+ * leaves it as the service holds it, so the round trip changes nothing. Environments envsync
+ * cannot manage are listed in a comment.
  */
 export function renderExportedManifest(
   org: string,
   observed: readonly ObservedEnvironment[],
   source: string,
-): string {
+): ExportedManifest {
   const allowed = new Set<string>(ENVIRONMENT_TYPES);
   const sorted = [...observed].sort((a, b) => compareNames(a.name, b.name));
   const managed = sorted.filter((env) => allowed.has(env.type) && NAME_PATTERN.test(env.name));
   const skipped = sorted.filter((env) => !managed.includes(env));
+  const unseen = new Set<string>();
   const environments = managed.map((env) => {
     const out: Record<string, unknown> = { name: env.name };
     for (const spec of FIELD_LIST) {
       const value = env[spec.name];
-      if (value === undefined) continue;
-      if (spec.default !== undefined && sameValue(spec, value, spec.default)) continue;
       // A field the manifest may not hold on this type (a listing may show it anyway).
       if (spec.onlyForTypes !== undefined && !spec.onlyForTypes.includes(env.type)) continue;
-      out[spec.manifestKey] = normalizeValue(spec, value);
+      if (value === undefined) unseen.add(spec.manifestKey);
+      else out[spec.manifestKey] = normalizeValue(spec, value);
     }
     return out;
   });
   const doc = new Document({ org, environments });
   const header = [`Exported by envsync from ${source} (org ${org}).`];
-  // Fields managed only when declared mean "leave it as it is" when left out: nothing to say.
-  const missing = RECORDED_FIELDS.filter(
-    (spec) => spec.managed === 'always' && managed.some((env) => env[spec.name] === undefined),
-  );
+  const missing = RECORDED_FIELDS.map((spec) => spec.manifestKey).filter((key) => unseen.has(key));
   if (missing.length > 0) {
-    const defaults = missing.map((spec) =>
-      spec.default === undefined ? 'unset' : showValue(spec.default).replaceAll('"', ''),
-    );
     header.push(
-      `The listing does not carry ${missing.map((spec) => spec.manifestKey).join(' and ')}, so they are left out here`,
-      `(a manifest without them means ${defaults.join(' and ')}). Set them before the first sync if they differ.`,
+      `The listing does not show ${missing.join(', ')}, so ${missing.length === 1 ? 'it is' : 'they are'} left out where unseen:`,
+      'a manifest that leaves a field out leaves it as the service holds it. Declare one to manage it.',
     );
   }
   doc.commentBefore = header.map((line) => ` ${line}`).join('\n');
@@ -53,5 +54,5 @@ export function renderExportedManifest(
       ...skipped.map((env) => `   ${JSON.stringify(env.name)} (type ${JSON.stringify(env.type)})`),
     ].join('\n');
   }
-  return doc.toString({ lineWidth: 0 });
+  return { text: doc.toString({ lineWidth: 0 }), unseen: missing };
 }

@@ -102,7 +102,7 @@ describe('readListing (tolerant reader)', () => {
     });
   });
 
-  it('reads a bare array with extra fields, unknown types, and null as "not shown"', async () => {
+  it('reads a bare array with extra fields, unknown types, and null as "none" for lists, "not shown" for flags', async () => {
     const page = await readListing([
       {
         name: 'x',
@@ -124,11 +124,20 @@ describe('readListing (tolerant reader)', () => {
         type: 'mainframe',
         description: 'd',
         include_scaling: true,
-        policies: undefined,
+        policies: [],
         require_provenance: undefined,
-        included_environments: undefined,
+        included_environments: [],
       },
     ]);
+    // Only a missing key means "not shown".
+    const silent = await readListing([
+      { name: 'y', type: 'K8S', description: '', include_scaling: null },
+    ]);
+    expect(silent.environments[0]).toMatchObject({
+      include_scaling: undefined,
+      policies: undefined,
+      included_environments: undefined,
+    });
   });
 
   it('reads policies given as objects with a name as those names, and lists as sets', async () => {

@@ -200,7 +200,7 @@ describe('envsync export', () => {
     });
   });
 
-  it('says when the listing does not carry include_scaling and policies, writes to stdout, and never overwrites by accident', async () => {
+  it('writes only what the listing shows and says once what it could not see; export -> plan --detailed-exitcode with no state exits 0; never overwrites by accident', async () => {
     const spec = await startTestEmulator({
       profile: 'spec',
       tokens: [{ token: TOKEN, orgs: null }],
@@ -212,15 +212,24 @@ describe('envsync export', () => {
         { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
       );
       expect(out.code).toBe(0);
-      expect(out.stdout).toContain('# The listing does not carry include_scaling and policies');
+      expect(out.stdout).toContain(
+        '# The listing does not show include_scaling, policies, require_provenance, so they are left out where unseen:',
+      );
+      expect(out.stdout).not.toMatch(/include_scaling:|policies:/);
       expect(out.stdout.split('\n---\n')).toHaveLength(2);
+      // Said once for the whole run, not once per org.
+      expect(out.stderr.match(/does not show/g)).toHaveLength(1);
+      expect(out.stderr).toContain(
+        'the listing does not show include_scaling, policies, require_provenance (org acme, beta)',
+      );
       await tmp.write('m/all.yaml', out.stdout);
       const plan = await envsyncInProcess(
-        ['plan', '--manifests', 'm', '--api-url', spec.url, '-o', 'json'],
+        ['plan', '--manifests', 'm', '--api-url', spec.url, '-o', 'json', '--detailed-exitcode'],
         { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
       );
+      expect(plan.code, plan.stdout).toBe(0);
       expect(JSON.parse(plan.stdout)).toMatchObject({
-        summary: { create: 0, update: 0, unverified: 3 },
+        summary: { create: 0, update: 0, unverified: 0, unchanged: 3 },
       });
       await tmp.write('out/acme.yaml', 'mine');
       const refused = await envsyncInProcess(

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createdFields, diffEnvironment, fingerprint } from '../../src/core/diff.ts';
+import {
+  createdFields,
+  diffEnvironment,
+  fingerprint,
+  keptValues,
+  sentEnvironment,
+} from '../../src/core/diff.ts';
 import { desired, observedFull, observedSpec } from '../helpers/builders.ts';
 
 describe('diffEnvironment', () => {
@@ -27,9 +33,27 @@ describe('diffEnvironment', () => {
       observedSpec('a'),
       undefined,
       {
-        fields: { type: { from: 'K8S', to: 'S3' } },
+        fields: {
+          type: { from: 'K8S', to: 'S3' },
+          include_scaling: { from: null, to: false, notShown: true },
+          policies: { from: null, to: [], notShown: true },
+        },
         unknownFields: ['include_scaling', 'policies'],
       },
+    ],
+    [
+      'fields a manifest leaves out: never compared, whatever the service holds',
+      { name: 'a', type: 'K8S', description: 'a environment' },
+      observedFull('a', { include_scaling: true, policies: ['pci'] }),
+      undefined,
+      undefined,
+    ],
+    [
+      'fields a manifest leaves out, not shown and never recorded: nothing unknown',
+      { name: 'a', type: 'K8S', description: 'new' },
+      observedSpec('a'),
+      undefined,
+      { fields: { description: { from: 'a environment', to: 'new' } }, unknownFields: [] },
     ],
     [
       'the listing wins over the record',
@@ -40,6 +64,13 @@ describe('diffEnvironment', () => {
     ],
   ])('%s', (_title, want, have, applied, expected) => {
     expect(diffEnvironment(want, have, applied)).toEqual(expected);
+  });
+
+  it('a create sends only the declared fields', () => {
+    expect(createdFields({ name: 'a', type: 'S3', description: '' })).toEqual({
+      type: { from: null, to: 'S3' },
+      description: { from: null, to: '' },
+    });
   });
 
   it('creates every field from null, sets normalized', () => {
@@ -62,5 +93,51 @@ describe('fingerprints', () => {
     expect(fingerprint(observedFull('a', { include_scaling: true }))).toBe(
       '["K8S","a environment",true,[]]',
     );
+    // Fields a manifest leaves out keep their place, as null.
+    expect(fingerprint({ type: 'K8S', description: '' })).toBe('["K8S","",null,null]');
+  });
+});
+
+describe('what a PUT carries for the fields a manifest leaves out', () => {
+  const declared = { name: 'a', type: 'K8S', description: 'new' };
+  it.each([
+    [
+      'the listing shows them: their values, unchanged',
+      observedFull('a', { include_scaling: true, policies: ['pci'] }),
+      { include_scaling: true, policies: ['pci'] },
+    ],
+    ['the listing does not show them: nothing', observedSpec('a'), {}],
+    [
+      'a declared field is never replaced',
+      observedFull('a', { description: 'old' }),
+      { include_scaling: false, policies: [] },
+    ],
+  ])('%s', (_title, listed, kept) => {
+    expect(keptValues(declared, listed)).toEqual(kept);
+  });
+
+  it('never carries a field the type may not hold, though the listing shows it', () => {
+    expect(keptValues(declared, observedFull('a', { included_environments: [] }))).toEqual({
+      include_scaling: false,
+      policies: [],
+    });
+    expect(
+      keptValues(
+        { ...declared, type: 'logical' },
+        observedFull('a', { type: 'logical', included_environments: ['b'] }),
+      ),
+    ).toEqual({ include_scaling: false, policies: [], included_environments: ['b'] });
+  });
+
+  it('the PUT sends the declared values, and the kept ones for the rest', () => {
+    const kept = keptValues(
+      { ...declared, include_scaling: false },
+      observedFull('a', { include_scaling: true, policies: ['pci'] }),
+    );
+    expect(sentEnvironment({ desired: { ...declared, include_scaling: false }, kept })).toEqual({
+      ...declared,
+      include_scaling: false,
+      policies: ['pci'],
+    });
   });
 });

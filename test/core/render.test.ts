@@ -59,7 +59,10 @@ const UPDATE: ChangeReport = {
 const UNVERIFIED: ChangeReport = {
   action: 'unverified',
   name: 'db',
-  fields: {},
+  fields: {
+    include_scaling: { from: null, to: false, notShown: true },
+    policies: { from: null, to: ['pci'], notShown: true },
+  },
   unknown: ['include_scaling', 'policies'],
   result: 'planned',
 };
@@ -94,6 +97,26 @@ describe('the exit code of a plan or sync', () => {
     ],
     ['an org with invalid manifests', 1, report(true, [invalid, pending]), true],
     ['a change that did not converge', 1, report(false, [notConverged]), false],
+    [
+      'a plan whose only change did not take before (a sync sends nothing), --detailed-exitcode',
+      0,
+      report(true, [org('acme', { changes: [{ ...UPDATE, knownNotConverged: true }] })]),
+      true,
+    ],
+    [
+      'a plan with a change known not to take and another to send, --detailed-exitcode',
+      2,
+      report(true, [
+        org('acme', { changes: [{ ...UPDATE, knownNotConverged: true }, UNVERIFIED] }),
+      ]),
+      true,
+    ],
+    [
+      'a plan with only values not shown by the service, --detailed-exitcode',
+      2,
+      report(true, [org('acme', { changes: [UNVERIFIED] })]),
+      true,
+    ],
     ['a manifest problem outside any org', 1, report(true, [quiet], { errors: [PROBLEM] }), false],
   ] as const)('%s: %i', (_what, code, run, detailed) => {
     expect(exitCode(run, { detailed })).toBe(code);
@@ -123,7 +146,9 @@ describe('the text output', () => {
         'org beta',
         '  ~ update web',
         '      description : "Web tier" -> "Web tier (new)"',
-        '  ? unverified db (include_scaling, policies not in the listing and not in the state file; sync sends it once)',
+        '  ? unverified db (include_scaling, policies not shown by the service and not in the state file; sync sends the values below once)',
+        '      include_scaling : (not shown by the service) -> false',
+        '      policies        : (not shown by the service) -> ["pci"]',
         '  = 2 unchanged',
         '',
         'org gamma',
@@ -236,7 +261,7 @@ describe('the markdown output', () => {
     expect(out).toContain(
       '| action | environment | fields | result |\n| --- | --- | --- | --- |\n' +
         '| ✏️ update | web | description: <code>"Web tier"</code> → <code>"Web tier \\(new\\)"</code> | ❌ failed: HTTP 400 |\n' +
-        '| ❔ unverified | db | _include_scaling, policies not in the listing; sent once_ | ✅ applied |',
+        '| ❔ unverified | db | include_scaling: _(not shown by the service)_ → <code>false</code><br>policies: _(not shown by the service)_ → <code>["pci"]</code> | ✅ applied |',
     );
   });
 });

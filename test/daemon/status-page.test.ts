@@ -161,7 +161,11 @@ describe('the status page renderer', () => {
               pendingChanges: [
                 change('prod', { action: 'create', fields: { type: { from: null, to: 'K8S' } } }),
                 change('stage', { result: 'failed', error: 'the service said 422' }),
-                change('dev', { action: 'unverified', fields: {}, unknown: ['policies'] }),
+                change('dev', {
+                  action: 'unverified',
+                  fields: { policies: { from: null, to: ['pci'], notShown: true } },
+                  unknown: ['policies'],
+                }),
               ],
             }),
           },
@@ -175,7 +179,10 @@ describe('the status page renderer', () => {
       '<code>description</code>: <code>&quot;old&quot;</code> → <code>&quot;new&quot;</code>',
     );
     expect(html).toContain('the service said 422');
-    expect(html).toContain('not comparable: <code>policies</code>');
+    // A value the service does not show is still shown with the value a sync sets.
+    expect(html).toContain(
+      '<code>policies</code>: <span class="dim">(not shown by the service)</span> → <code>[&quot;pci&quot;]</code>',
+    );
     expect(html).toContain('and 57 more (the first 3 are listed)');
     expectOnlyOwnMarkup(html);
   });

@@ -75,11 +75,15 @@ describe('spec profile: production-only input is refused', () => {
     ]);
   });
 
-  it('still resets include_scaling and policies to the defaults when they are left out', async () => {
-    await api.put({ ...VALID, include_scaling: true, policies: ['p'] });
+  it('gives include_scaling and policies their defaults on a create, and keeps them on an update that leaves them out', async () => {
     await api.put(VALID);
     expect((await emu.getStore()).orgs.acme).toEqual([
       expect.objectContaining({ include_scaling: false, policies: [] }),
+    ]);
+    await api.put({ ...VALID, include_scaling: true, policies: ['p'] });
+    await api.put({ ...VALID, description: 'changed' });
+    expect((await emu.getStore()).orgs.acme).toEqual([
+      expect.objectContaining({ description: 'changed', include_scaling: true, policies: ['p'] }),
     ]);
   });
 });

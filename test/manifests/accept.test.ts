@@ -75,9 +75,8 @@ describe('acceptDocument (the fast path check)', () => {
     const valid = { org: 'acme', environments: [{ name: 'a', type: 'K8S', description: '' }] };
     expect(acceptDocument(valid, asSchemaOutput)).toEqual({
       org: 'acme',
-      environments: [
-        { name: 'a', type: 'K8S', description: '', include_scaling: false, policies: [] },
-      ],
+      // Fields left out stay out: no default is filled in.
+      environments: [{ name: 'a', type: 'K8S', description: '' }],
     });
     const withPrototype = Object.assign(Object.create({ inherited: true }) as object, valid);
     expect(acceptDocument(withPrototype, asSchemaOutput)).toBeUndefined();

@@ -22,7 +22,7 @@ describe('parseManifest', () => {
     });
   });
 
-  it('reads a valid manifest with defaults and sorted policies', async () => {
+  it('reads a valid manifest with sorted policies, and no default for a field left out', async () => {
     const result = await parseManifest(
       'org: acme\nenvironments:\n  - name: production\n    type: K8S\n    description: Prod\n    policies: [pci, baseline]\n',
       'acme.yaml',
@@ -36,12 +36,12 @@ describe('parseManifest', () => {
             name: 'production',
             type: 'K8S',
             description: 'Prod',
-            include_scaling: false,
             policies: ['baseline', 'pci'],
           },
         ],
       },
     ]);
+    expect(result.documents[0]?.environments[0]?.include_scaling).toBeUndefined();
   });
 
   it('gives each environment its own policies, even lists that join to the same text', async () => {

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { envsyncInProcess } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
-import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+import { json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
@@ -229,7 +229,7 @@ environments:
     expect(changes.find((c) => c.name === 'all')?.result).toBe('applied');
   });
 
-  it('export -> plan has nothing to create or update; the fields the listing lacks are unverified until one sync', async () => {
+  it('export -> plan --detailed-exitcode with no state file exits 0: the fields the listing lacks are left out, so left alone', async () => {
     const api = await emulator('spec');
     await api.putStore({
       orgs: {
@@ -245,12 +245,21 @@ environments:
     );
     expect(out.code, out.stderr).toBe(0);
     const text = await readFile(tmp().path('manifests/acme.yaml'), 'utf8');
-    expect(text).not.toContain('included_environments');
-    const plan = await run(api.url, ['plan', '-o', 'json']);
-    expect(json(plan.stdout).summary).toMatchObject({ create: 0, update: 0, unverified: 2 });
-    expect((await run(api.url, ['sync'])).code).toBe(0);
-    const after = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
-    expect(after.code, after.stdout).toBe(0);
+    expect(text).not.toMatch(/^\s*(included_environments|include_scaling|policies):/m);
+    expect(text).toContain(
+      '# The listing does not show include_scaling, policies, require_provenance, included_environments',
+    );
+    const plan = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
+    expect(plan.code, plan.stdout).toBe(0);
+    expect(json(plan.stdout).summary).toMatchObject({
+      create: 0,
+      update: 0,
+      unverified: 0,
+      unchanged: 2,
+    });
+    const sync = await run(api.url, ['sync']);
+    expect(sync.code).toBe(0);
+    expect((await putsAndGets(api)).puts).toBe(0);
   });
 
   it('fields the contract does not know are never sent unless declared', async () => {
@@ -367,16 +376,18 @@ describe('listings in production shapes', () => {
       expect(out.code, out.stderr).toBe(0);
       expect(out.stdout).toContain('require_provenance: true');
       expect(out.stdout).toContain('- sox');
-      expect(out.stdout.match(/require_provenance/g)).toHaveLength(1);
+      expect(out.stdout.match(/require_provenance:/g)).toHaveLength(1);
+      // policies: null is "none", shown; include_scaling: null is "not shown", left out.
+      expect(out.stdout.match(/policies: \[\]/g)).toHaveLength(1);
+      expect(out.stdout.match(/include_scaling:/g)).toHaveLength(1);
       await tmp().write('manifests/acme.yaml', out.stdout);
-      const plan = await run(fake.url, ['plan', '-o', 'json']);
+      const plan = await run(fake.url, ['plan', '-o', 'json', '--detailed-exitcode']);
       expect(plan.code, plan.stdout).toBe(0);
-      // "loose" shows neither include_scaling nor policies: they are unverified until a sync.
       expect(json(plan.stdout).summary).toMatchObject({
         create: 0,
         update: 0,
-        unverified: 1,
-        unchanged: 1,
+        unverified: 0,
+        unchanged: 2,
       });
     } finally {
       await fake.close();

@@ -96,9 +96,10 @@ describe('sync behaviour', () => {
     ).toBe('made by hand');
   });
 
-  it('spec profile: an environment the state file does not know is unverified, sent once, then unchanged', async () => {
+  it('spec profile: declared fields the state file does not know are unverified, shown with the values sent once, then unchanged', async () => {
     const api = await emulator({ profile: 'spec' });
-    await manifests({ 'beta.yaml': BETA });
+    const declared = `${BETA}    include_scaling: false\n    policies: [pci]\n`;
+    await manifests({ 'beta.yaml': declared });
     await run(api.url, ['sync']);
     // Lose the state file: the listing cannot show include_scaling/policies.
     await writeFile(tmp().path('state.json'), 'garbage{');
@@ -109,11 +110,21 @@ describe('sync behaviour', () => {
       {
         action: 'unverified',
         name: 'web',
-        fields: {},
+        fields: {
+          include_scaling: { from: null, to: false, notShown: true },
+          policies: { from: null, to: ['pci'], notShown: true },
+        },
         unknown: ['include_scaling', 'policies'],
         result: 'planned',
       },
     ]);
+    const text = await run(api.url, ['plan']);
+    expect(text.stdout).toContain('include_scaling : (not shown by the service) -> false');
+    expect(text.stdout).toContain('policies        : (not shown by the service) -> ["pci"]');
+    const markdown = await run(api.url, ['plan', '-o', 'markdown']);
+    expect(markdown.stdout).toContain(
+      'include_scaling: _(not shown by the service)_ → <code>false</code>',
+    );
     const sync = await run(api.url, ['sync'], ['-o', 'json']);
     expect(json(sync.stdout).summary).toMatchObject({ unverified: 1, applied: 1 });
     const state = JSON.parse(await readFile(tmp().path('state.json'), 'utf8')) as {
@@ -123,10 +134,20 @@ describe('sync behaviour', () => {
     expect(state).toEqual({
       version: 2,
       api: `${api.url}/`,
-      orgs: { beta: [{ include_scaling: false, policies: [], environments: ['web'] }] },
+      orgs: { beta: [{ include_scaling: false, policies: ['pci'], environments: ['web'] }] },
     });
     const again = await run(api.url, ['plan'], ['--detailed-exitcode']);
     expect(again.code).toBe(0);
+  });
+
+  it('spec profile: fields a manifest leaves out are never unverified, so a fresh CI job is clean', async () => {
+    const api = await emulator({ profile: 'spec' });
+    await manifests({ 'beta.yaml': BETA });
+    await run(api.url, ['sync']);
+    await writeFile(tmp().path('state.json'), 'garbage{');
+    const plan = await run(api.url, ['plan'], ['-o', 'json', '--detailed-exitcode']);
+    expect(plan.code, plan.stdout).toBe(0);
+    expect(json(plan.stdout).summary).toMatchObject({ unverified: 0, unchanged: 1 });
   });
 
   it('spec profile: a policies change is found through the state file', async () => {

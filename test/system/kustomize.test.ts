@@ -29,7 +29,7 @@ describe('examples/kubernetes/kustomization.yaml', () => {
     expect(objects.map((o) => o.kind).sort()).toEqual(['Deployment', 'Service']);
     for (const object of objects) expect(() => validateObject(object)).not.toThrow();
     // The images transformer is what users edit: it reaches the envsync container.
-    expect(result.stdout).toContain('image: registry.example.com/envsync:0.1.0');
+    expect(result.stdout).toContain('image: registry.example.com/envsync:0.2.0');
   });
 
   it('kustomize refuses a kustomization that names a missing file (the check is real)', async () => {
