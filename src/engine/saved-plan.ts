@@ -182,7 +182,7 @@ export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
   return {
     org: saved.org,
     changes: saved.changes.map((change): Change => {
-      const desired = environmentOf(
+      const wanted = environmentOf(
         change.desired.name,
         change.desired,
         savedValue,
@@ -191,15 +191,15 @@ export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
       return {
         action: change.action,
         name: change.name,
-        fields: change.fields as Change['fields'],
+        fields: change.fields,
         unknownFields: change.unknownFields,
         knownNotConverged: change.knownNotConverged,
-        desired,
+        desired: wanted,
         // The listing the plan was made from (its digest is checked before applying).
         kept:
           listedEntry === undefined
             ? {}
-            : keptValues(desired, environmentOf(listedEntry.name, listedEntry, listedValue)),
+            : keptValues(wanted, environmentOf(listedEntry.name, listedEntry, listedValue)),
       };
     }),
     unchanged: saved.unchanged,
