@@ -125,9 +125,19 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
 
   return {
     gate,
-    listEnvironments(org) {
+    async listEnvironments(org) {
       const path = orgPath(org);
-      return readAllPages(path, (url) => send(org, 'GET', url), scrub);
+      const listing = await readAllPages(org, path, (url) => send(org, 'GET', url), scrub);
+      const { unnamed } = listing;
+      if (unnamed > 0) {
+        // Once per listing, whatever its pages: the org is named (it passed orgPath's check).
+        logger.warn(
+          { org, path, skipped: unnamed },
+          `org ${org}: the listing (GET ${path}) holds ${unnamed === 1 ? 'an entry' : `${unnamed} entries`} with an empty name; ` +
+            `skipped: envsync neither compares nor changes ${unnamed === 1 ? 'it' : 'them'}. The service should not list such entries; report it if it goes on`,
+        );
+      }
+      return listing.environments;
     },
     async putEnvironment(org, env, signal) {
       await send(org, 'PUT', orgPath(org), JSON.stringify(putBody(env)), signal);

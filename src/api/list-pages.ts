@@ -3,7 +3,7 @@ import type { Scrub } from '../core/redact.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { ApiError } from './errors.ts';
 import { readListing } from './listing.ts';
-import { excerpt, repeatedName, type RawResponse } from './response.ts';
+import { excerpt, quoted, repeatedName, type RawResponse } from './response.ts';
 
 /** A listing is never followed past this many pages. */
 const MAX_PAGES = 10_000;
@@ -23,9 +23,9 @@ function parseJson(path: string, response: RawResponse, scrub: Scrub): unknown {
   }
 }
 
-async function readPage(url: string, response: RawResponse, scrub: Scrub) {
+async function readPage(org: string, url: string, response: RawResponse, scrub: Scrub) {
   try {
-    return await readListing(parseJson(url, response, scrub));
+    return await readListing(parseJson(url, response, scrub), org);
   } catch (error) {
     if (error instanceof ApiError) throw error;
     throw new ApiError('invalid-response', `GET ${url}: ${(error as Error).message}`, {
@@ -36,28 +36,42 @@ async function readPage(url: string, response: RawResponse, scrub: Scrub) {
   }
 }
 
+/** An org's whole listing, checked. */
+export interface Listing {
+  readonly environments: ObservedEnvironment[];
+  /** Entries with an empty name, set aside on every page: the caller warns about them once. */
+  readonly unnamed: number;
+}
+
 /**
- * Every environment of the listing at `path`, following its pages with `get` (which carries out
- * the retry policy). A listing whose pages do not add up, or that shows a name twice, is refused.
+ * Every environment of `org`'s listing at `path`, following its pages with `get` (which carries
+ * out the retry policy). Every page is checked (listing.ts): an entry of another org refuses the
+ * listing, one with an empty name is set aside. A listing whose pages do not add up, or that
+ * shows a name twice, is refused.
  */
 export async function readAllPages(
+  org: string,
   path: string,
   get: (url: string) => Promise<RawResponse>,
   scrub: Scrub,
-): Promise<ObservedEnvironment[]> {
-  const page = await readPage(path, await get(path), scrub);
+): Promise<Listing> {
+  const page = await readPage(org, path, await get(path), scrub);
   const environments = page.environments; // a fresh array: more pages are appended to it
+  let unnamed = page.unnamed;
   if (page.paging !== undefined) {
     const { perPage } = page.paging;
     const totalPages = Math.min(page.paging.totalPages, MAX_PAGES);
     for (let next = page.paging.page + 1; next <= totalPages; next++) {
       const url = `${path}?page=${next}&per_page=${perPage}`;
-      environments.push(...(await readPage(url, await get(url), scrub)).environments);
+      const more = await readPage(org, url, await get(url), scrub);
+      environments.push(...more.environments);
+      unnamed += more.unnamed;
     }
-    if (page.paging.totalCount !== undefined && environments.length !== page.paging.totalCount) {
+    const held = environments.length + unnamed;
+    if (page.paging.totalCount !== undefined && held !== page.paging.totalCount) {
       throw new ApiError(
         'invalid-response',
-        `GET ${path}: the paginated listing announced ${page.paging.totalCount} environments but its pages held ${environments.length} (it changed while envsync read it); run again`,
+        `GET ${path}: the paginated listing announced ${page.paging.totalCount} environments but its pages held ${held} (it changed while envsync read it); run again`,
         { method: 'GET', path },
       );
     }
@@ -66,9 +80,9 @@ export async function readAllPages(
   if (twice !== undefined) {
     throw new ApiError(
       'invalid-response',
-      `GET ${path}: the listing shows environment "${twice}" twice; run again`,
+      `GET ${path}: the listing shows environment ${quoted(twice)} twice; run again`,
       { method: 'GET', path },
     );
   }
-  return environments;
+  return { environments, unnamed };
 }

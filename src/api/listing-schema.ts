@@ -25,9 +25,12 @@ function listedField(spec: FieldSpec): z.ZodType {
   return schema;
 }
 
-// z.object strips what it does not know: unknown fields are ignored, and not copied.
+// z.object strips what it does not know: unknown fields are ignored, and not copied. An empty
+// name and another org are well-formed here: the reader (listing.ts) sets the one aside and
+// refuses the other, by the org it asked for.
 export const listedEnvironment = z.object({
-  name: z.string().min(1),
+  name: z.string(),
+  org: z.string().optional(),
   ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.wireName, listedField(spec)])),
 });
 
@@ -43,8 +46,11 @@ export const pageEnvelope = z.looseObject({
   total_count: z.number().int().min(0).optional(),
 });
 
-/** One listing entry as the schema outputs it: the name and each field by its wire name. */
-export type ListedEnvironment = { readonly name: string } & Record<string, unknown>;
+/** One listing entry as the schema outputs it: the name, the org if shown, each field by wire name. */
+export type ListedEnvironment = {
+  readonly name: string;
+  readonly org?: string | undefined;
+} & Record<string, unknown>;
 
 export function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0];

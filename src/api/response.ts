@@ -1,6 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Dispatcher } from 'undici';
-import { UNSAFE } from '../core/escape.ts';
+import { escapeJson, UNSAFE } from '../core/escape.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 
 /** Reading what the API answered: bodies within a size limit, and servers' words for messages. */
@@ -20,6 +20,16 @@ export interface RawResponse {
 export function excerpt(text: string, max = 300): string {
   const clean = text.replace(new RegExp(`${UNSAFE.source}+`, 'g'), ' ').trim();
   return clean.length > max ? `${clean.slice(0, max - 3)}...` : clean;
+}
+
+/**
+ * A name or value from the service for a message: in double quotes, JSON's escapes for quotes,
+ * backslashes and C0 controls, \u escapes for the other unsafe characters (docs/security.md),
+ * shortened to `max` characters. An empty name shows as "".
+ */
+export function quoted(text: string, max = 80): string {
+  const short = text.length > max ? `${text.slice(0, max - 3)}...` : text;
+  return escapeJson(JSON.stringify(short));
 }
 
 /** The server's own words from an error body: `message` (and 400's `errors`), else an excerpt. */

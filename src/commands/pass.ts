@@ -128,11 +128,9 @@ export async function runPass(
   );
   if (outFile !== undefined) {
     const { savePlan } = await import('../engine/saved-plan.ts');
+    const { planFileText } = await import('../engine/plan-integrity.ts');
     const saved = savePlan(apiUrl.href, new Date().toISOString(), planned, report);
-    await writeFileAtomic(
-      path.resolve(ctx.cwd, outFile),
-      io.scrub(`${JSON.stringify(saved, null, 2)}\n`),
-    );
+    await writeFileAtomic(path.resolve(ctx.cwd, outFile), planFileText(saved, io.scrub));
     logger.info({ out: outFile, orgs: saved.orgs.length }, `plan saved to ${outFile}`);
   }
   phase('orgs reconciled');

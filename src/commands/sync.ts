@@ -9,6 +9,7 @@ import { UsageError } from '../runtime/errors.ts';
 import { CI_SETTINGS, type CiOptions } from './ci.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, help } from './io.ts';
+import { loadManifestTree } from './manifests.ts';
 import { printRunReport, runPass, withApi } from './pass.ts';
 
 const SYNC_SETTINGS = {
@@ -47,6 +48,8 @@ async function applySaved(
   file: string,
 ): Promise<number> {
   const io = commandIo(ctx, settings, 'sync');
+  // The plan applies only with the manifests it was made from: they are read first, then compared.
+  const manifests = await loadManifestTree(settings, ctx.cwd);
   const report = await withApi(ctx, settings, io, async ({ apiUrl, client }, state, progress) => {
     const { applySavedPlan } = await import('../engine/apply-saved.ts');
     return applySavedPlan({
@@ -56,6 +59,8 @@ async function applySaved(
       client,
       state,
       logger: io.logger,
+      manifests,
+      manifestsDir: settings.manifests,
       progress,
       changesReported: true,
     });

@@ -68,7 +68,7 @@ export const COMMAND_SETTINGS = {
     value: 'FILE',
     commands: ['sync'],
     group: 'plan',
-    help: 'apply exactly the plan saved by "envsync plan --out FILE", and only if every org\'s live listing is still the one it was computed from',
+    help: 'apply exactly the plan saved by "envsync plan --out FILE", or nothing: refused if the file was edited, does not match the manifests, or an org\'s live listing moved',
     parse: text,
   },
   exportOut: {

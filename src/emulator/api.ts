@@ -73,6 +73,28 @@ async function putEnvironment(
   sendJson(res, 201, 'OK');
 }
 
+/** Code-unit order of names, whatever a listed entry's name holds. */
+function byName(a: Record<string, unknown>, b: Record<string, unknown>): number {
+  const x = String(a['name']);
+  const y = String(b['name']);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * The org's entries as the listing shows them, with the listing faults: `org` left out, and the
+ * extra entries listed as given, in name order (a stable sort: the store's entry comes first).
+ */
+function withListingFaults(
+  entries: Record<string, unknown>[],
+  org: string,
+  deps: ApiDeps,
+): Record<string, unknown>[] {
+  const { listingExtra, listingOmitOrg } = deps.listingFaults();
+  const shown = listingOmitOrg ? entries.map(({ org: _org, ...entry }) => entry) : entries;
+  const extra = Object.hasOwn(listingExtra, org) ? (listingExtra[org] ?? []) : [];
+  return extra.length === 0 ? shown : [...shown, ...extra].sort(byName);
+}
+
 function listEnvironments(
   res: ServerResponse,
   org: string,
@@ -87,7 +109,7 @@ function listEnvironments(
       type,
       description,
     }));
-    sendJson(res, 200, { env });
+    sendJson(res, 200, { env: withListingFaults(env, org, deps) });
     return;
   }
   const pagination = parsePagination(query);
@@ -95,8 +117,9 @@ function listEnvironments(
     sendError(res, 400, 'Invalid query parameters', { errors: pagination.errors });
     return;
   }
+  const listed = withListingFaults(environments.map(listingEntry), org, deps);
   if (pagination.value.kind === 'none') {
-    sendJson(res, 200, environments.map(listingEntry));
+    sendJson(res, 200, listed);
     return;
   }
   const { page, perPage } = pagination.value;
@@ -104,9 +127,9 @@ function listEnvironments(
   sendJson(res, 200, {
     page,
     per_page: perPage,
-    total_pages: Math.ceil(environments.length / perPage),
-    total_count: environments.length,
-    environments: environments.slice(start, start + perPage).map(listingEntry),
+    total_pages: Math.ceil(listed.length / perPage),
+    total_count: listed.length,
+    environments: listed.slice(start, start + perPage),
     _links: {
       self: {
         href: `${deps.baseUrl()}/api/v2/environments/${encodeURIComponent(org)}?page=${page}&per_page=${perPage}`,

@@ -3,7 +3,7 @@
  * of values in arrival order, so under one seed the n-th request always meets the same fate,
  * whatever else the settings say.
  */
-import type { FaultSettings } from './options.ts';
+import type { FaultSettings, ListingFaults } from './options.ts';
 import { completeFaults } from './options.ts';
 
 /** mulberry32: a tiny, fast 32-bit PRNG; returns floats in [0, 1). */
@@ -74,6 +74,11 @@ export class FaultInjector {
 
   get settings(): FaultSettings {
     return completeFaults(this.#settings);
+  }
+
+  /** The listing faults as they stand (not copied: the listing only reads them). */
+  get listing(): ListingFaults {
+    return this.#settings;
   }
 
   get seed(): number {

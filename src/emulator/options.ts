@@ -24,7 +24,18 @@ export interface FaultSettings {
   hangRate: number;
   /** Requests per second allowed by a token bucket (burst = max(1, rate)); 0 = off. */
   rateLimit: number;
+  /**
+   * A listing that shows what it should not: per org, entries listed as given besides the org's
+   * environments (another org's environment, an empty name), in name order, in every shape and on
+   * every page. Not drawn: every listing of the org shows them.
+   */
+  listingExtra: Record<string, Record<string, unknown>[]>;
+  /** Listing entries are shown without their `org` field (the extra entries stay as given). */
+  listingOmitOrg: boolean;
 }
+
+/** The listing faults, as the listing applies them. */
+export type ListingFaults = Pick<FaultSettings, 'listingExtra' | 'listingOmitOrg'>;
 
 /**
  * Waits out injected latency: resolves after `ms`, or early once `signal` aborts (the emulator is
@@ -91,7 +102,14 @@ export const NO_FAULTS: FaultSettings = {
   resetRate: 0,
   hangRate: 0,
   rateLimit: 0,
+  listingExtra: {},
+  listingOmitOrg: false,
 };
+
+/** A copy of per-org listing entries (each entry copied deeply, through JSON). */
+function copyExtra(extra: FaultSettings['listingExtra']): FaultSettings['listingExtra'] {
+  return JSON.parse(JSON.stringify(extra)) as FaultSettings['listingExtra'];
+}
 
 /** Returns complete fault settings: `NO_FAULTS` overlaid with `partial` (a fresh object). */
 export function completeFaults(partial: Partial<FaultSettings> | undefined): FaultSettings {
@@ -101,5 +119,7 @@ export function completeFaults(partial: Partial<FaultSettings> | undefined): Fau
     resetRate: partial?.resetRate ?? NO_FAULTS.resetRate,
     hangRate: partial?.hangRate ?? NO_FAULTS.hangRate,
     rateLimit: partial?.rateLimit ?? NO_FAULTS.rateLimit,
+    listingExtra: copyExtra(partial?.listingExtra ?? NO_FAULTS.listingExtra),
+    listingOmitOrg: partial?.listingOmitOrg ?? NO_FAULTS.listingOmitOrg,
   };
 }

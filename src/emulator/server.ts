@@ -106,6 +106,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     store,
     nowSeconds,
     baseUrl: () => url,
+    listingFaults: () => faults.listing,
   };
   const admin: AdminDeps = {
     store,

@@ -16,8 +16,21 @@ const FAULT_FIELDS = new Set([
   'resetRate',
   'hangRate',
   'rateLimit',
+  'listingExtra',
+  'listingOmitOrg',
   'seed',
 ]);
+
+/** Entries a listing may be given per org: JSON objects, anything in them (that is the fault). */
+function checkListingExtra(value: unknown): FaultSettings['listingExtra'] | undefined {
+  if (!isRecord(value)) return undefined;
+  const extra = new Map<string, Record<string, unknown>[]>();
+  for (const [org, entries] of Object.entries(value)) {
+    if (org === '' || !Array.isArray(entries) || !entries.every(isRecord)) return undefined;
+    extra.set(org, entries);
+  }
+  return Object.fromEntries(extra);
+}
 
 function checkRate(errors: Map<string, string>, key: string, value: unknown): number | undefined {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) {
@@ -74,6 +87,19 @@ export function validateFaultPatch(patch: unknown, current: FaultSettings): Vali
     } else {
       errors.set('rateLimit', 'must be a number of requests per second from 0 (off) to 1000000');
     }
+  }
+  if (Object.hasOwn(patch, 'listingExtra')) {
+    const extra = checkListingExtra(patch.listingExtra);
+    if (extra === undefined) {
+      errors.set(
+        'listingExtra',
+        'must be {"ORG": [ENTRY, ...]}: per org, a list of JSON objects to list besides its environments',
+      );
+    } else next.listingExtra = extra;
+  }
+  if (Object.hasOwn(patch, 'listingOmitOrg')) {
+    if (typeof patch.listingOmitOrg === 'boolean') next.listingOmitOrg = patch.listingOmitOrg;
+    else errors.set('listingOmitOrg', 'must be true or false');
   }
   let seed: number | undefined;
   if (Object.hasOwn(patch, 'seed')) {

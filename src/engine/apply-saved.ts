@@ -2,21 +2,29 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { REPORT_VERSION, summarize, type RunReport } from '../core/report.ts';
+import type { ManifestSet } from '../manifests/load.ts';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
 import { applyOrgPlan, type ApplyProgress } from './apply.ts';
 import {
   describeMove,
   listingDigest,
+  makeAgain,
   orgPlanFromSaved,
   readSavedPlan,
   type SavedPlan,
 } from './saved-plan.ts';
+import { manifestDisagreements, selfDisagreements } from './saved-plan-check.ts';
 import type { StateStore } from './state-store.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 
 /** The live service no longer matches a saved plan: exit 1, nothing applied. */
 export class PlanMovedError extends ConfigError {
   override name = 'PlanMovedError';
+}
+
+/** The saved plan is not what was reviewed, or not for these manifests: exit 1, nothing sent. */
+export class PlanRefusedError extends ConfigError {
+  override name = 'PlanRefusedError';
 }
 
 /** The saved plan to apply, and what applying it needs. */
@@ -28,28 +36,84 @@ export interface ApplySavedOptions {
   readonly client: EnvironmentsClient;
   readonly state: StateStore;
   readonly logger: Logger;
+  /** The manifests as they are now, and their folder as the user named it (errors quote it). */
+  readonly manifests: ManifestSet;
+  readonly manifestsDir: string;
   readonly progress?: ApplyProgress | undefined;
   /** The caller prints a report of every change: each is logged at debug, not info. */
   readonly changesReported?: boolean | undefined;
 }
 
-/**
- * `sync --plan FILE`: applies exactly a saved plan, and only if every org's live listing is
- * still the one the plan was computed from (and it was made against this API).
- */
-export async function applySavedPlan(options: ApplySavedOptions): Promise<RunReport> {
-  const { file, apiUrl, client, logger } = options;
-  let saved: SavedPlan;
+/** A refusal: what is wrong, each finding on its line, and what to do. */
+function refusal(headline: string, findings: readonly string[], todo: string): string {
+  const lines = findings.slice(0, 20).map((line) => `  ${line}`);
+  if (findings.length > 20) lines.push(`  ... and ${findings.length - 20} more`);
+  return `${headline}:\n${lines.join('\n')}\n${todo}`;
+}
+
+/** Reads the plan file; its integrity and shape are checked before anything in it is used. */
+async function readPlanFile(file: string, cwd: string): Promise<SavedPlan> {
+  let text: string;
   try {
-    saved = readSavedPlan(
-      JSON.parse(await fsPromises().readFile(path.resolve(options.cwd, file), 'utf8')),
+    text = await fsPromises().readFile(path.resolve(cwd, file), 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--plan ${file}: cannot be read: ${errorMessage(error)}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(
+      `--plan ${file}: cannot be used: it is not whole JSON (${errorMessage(error)}); ${makeAgain(file)}`,
     );
+  }
+  try {
+    return readSavedPlan(json, file);
   } catch (error) {
     throw new ConfigError(`--plan ${file}: cannot be used: ${errorMessage(error)}`);
+  }
+}
+
+/**
+ * The checks that need no request: the plan agrees with itself, was made against this API, and
+ * every org and environment in it is declared by the manifests, with the same values.
+ */
+function checkOffline(saved: SavedPlan, options: ApplySavedOptions): void {
+  const { file, apiUrl, manifestsDir } = options;
+  const torn = selfDisagreements(saved);
+  if (torn.length > 0) {
+    throw new PlanRefusedError(
+      refusal(
+        `refusing to apply ${file}: a change in it does not send what its fields show, so it is not the plan that was reviewed`,
+        torn,
+        `Nothing was sent. Make the plan again with "envsync plan --out ${file}" and review it.`,
+      ),
+    );
   }
   if (saved.api !== apiUrl.href) {
     throw new ConfigError(`--plan ${file}: it was made against ${saved.api}, not ${apiUrl.href}`);
   }
+  const differ = manifestDisagreements(saved, options.manifests);
+  if (differ.length > 0) {
+    throw new PlanRefusedError(
+      refusal(
+        `refusing to apply ${file}: it does not match the manifests in ${manifestsDir} (a plan applies only with the manifests it was made from)`,
+        differ,
+        `Nothing was sent. Check out the revision the plan was made from, or make the plan again from these manifests ("envsync plan --out ${file}") and review it.`,
+      ),
+    );
+  }
+}
+
+/**
+ * `sync --plan FILE`: applies exactly a saved plan, and only if the file is whole and agrees with
+ * itself and with the manifests (checked before any request), and every org's live listing is
+ * still the one the plan was computed from (and it was made against this API).
+ */
+export async function applySavedPlan(options: ApplySavedOptions): Promise<RunReport> {
+  const { file, client, logger } = options;
+  const saved = await readPlanFile(file, options.cwd);
+  checkOffline(saved, options);
   // Every org's listing must still be the one the plan was computed from: check them all first.
   const moved: string[] = [];
   await Promise.all(

@@ -3,21 +3,25 @@ import { FIELD_LIST, type FieldSpec, type FieldValue, type ValueKind } from '../
 import { keptValues } from '../core/diff.ts';
 import { normalizeValue } from '../core/value-kinds.ts';
 import { crypto } from '../runtime/builtins.ts';
+import { INTEGRITY_PATTERN, integrityProblem } from './plan-integrity.ts';
 import { environmentOf } from '../core/compiled.generated.ts';
 import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
 import type { RunReport } from '../core/report.ts';
 
 /**
- * A saved plan (`plan --out`), bound to the listing it was computed from: `sync --plan` applies
- * exactly these changes, and only while every org's live listing still has the same digest.
+ * A saved plan (`plan --out`), bound to the listing it was computed from and sealed with an
+ * integrity digest (plan-integrity.ts): `sync --plan` applies exactly these changes, and only
+ * while the file is whole, agrees with itself and with the manifests (saved-plan-check.ts), and
+ * every org's live listing still has the same digest.
  */
 /**
- * Version 2: listing entries and changes carry every field of the registry (version 1 had four).
- * A plan is applied by the envsync that made it, moments later; an older file is refused with
- * its version, not misread.
+ * Version 3: the file carries `integrity`, the digest of everything else in it. Version 2 had
+ * every field of the registry but no digest; version 1 had four fields. A plan is applied by the
+ * envsync that made it, moments later; an older file is refused with its version, not misread,
+ * and a file without a digest is never trusted.
  */
-export const SAVED_PLAN_VERSION = 2;
+export const SAVED_PLAN_VERSION = 3;
 
 /** A field's value in a saved plan, as JSON, by its kind. */
 const VALUE_SCHEMAS: Readonly<Record<ValueKind, () => z.ZodType>> = {
@@ -62,6 +66,7 @@ const fieldDiff = z.object({
 const savedPlanSchema = z.object({
   kind: z.literal('envsync-plan'),
   version: z.literal(SAVED_PLAN_VERSION),
+  integrity: z.string().regex(INTEGRITY_PATTERN),
   api: z.string(),
   createdAt: z.string(),
   orgs: z.array(
@@ -87,6 +92,8 @@ const savedPlanSchema = z.object({
 });
 
 export type SavedPlan = z.infer<typeof savedPlanSchema>;
+/** What `plan --out` writes before it is sealed (plan-integrity.ts, planFileText). */
+export type PlanContent = Omit<SavedPlan, 'integrity'>;
 type SavedListing = SavedEnvironment;
 
 /** The listing in the canonical form that is saved and hashed. */
@@ -114,7 +121,7 @@ function desiredJson(env: DesiredEnvironment): SavedEnvironment {
 }
 
 /** A saved change's values, read back: sets normalized. */
-function savedValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
+export function savedValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
   const value = raw[spec.name] as FieldValue | undefined;
   return value === undefined ? undefined : normalizeValue(spec, value);
 }
@@ -133,13 +140,13 @@ export function listingDigest(observed: readonly ObservedEnvironment[]): string 
     .digest('hex')}`;
 }
 
-/** Builds the file `plan --out` writes. */
+/** Builds the content of the file `plan --out` writes (planFileText seals it). */
 export function savePlan(
   api: string,
   createdAt: string,
   planned: ReadonlyMap<string, { observed: readonly ObservedEnvironment[]; plan: OrgPlan }>,
   report: RunReport,
-): SavedPlan {
+): PlanContent {
   const orgs = [...planned.entries()]
     .sort(([a], [b]) => compareNames(a, b))
     .map(([org, { observed, plan }]) => ({
@@ -160,11 +167,29 @@ export function savePlan(
   return { kind: 'envsync-plan', version: SAVED_PLAN_VERSION, api, createdAt, orgs, report };
 }
 
-/** Reads a saved plan; a plain Error says what is wrong with it. */
-export function readSavedPlan(json: unknown): SavedPlan {
-  const version = (json as { version?: unknown } | null)?.version;
-  if (typeof version === 'number' && version !== SAVED_PLAN_VERSION) {
-    throw new Error(`it has version ${version}; this envsync reads version ${SAVED_PLAN_VERSION}`);
+/** How to make a plan file envsync can trust again. */
+export const makeAgain = (file: string) =>
+  `make the plan again with "envsync plan --out ${file}" and review it`;
+
+/**
+ * Reads a saved plan: its kind, its version, its integrity digest (before anything in it is
+ * believed), then its shape. A plain Error says what is wrong with it and what to do.
+ */
+export function readSavedPlan(json: unknown, file = 'FILE'): SavedPlan {
+  const plan = (json !== null && typeof json === 'object' ? json : {}) as Record<string, unknown>;
+  const { kind, version } = plan;
+  if (kind === 'envsync-plan' && typeof version === 'number' && version !== SAVED_PLAN_VERSION) {
+    throw new Error(
+      version < SAVED_PLAN_VERSION
+        ? `it has version ${version}, written by an older envsync without an integrity digest, and a plan that is not sealed cannot be trusted; ${makeAgain(file)}`
+        : `it has version ${version}; this envsync reads version ${SAVED_PLAN_VERSION}`,
+    );
+  }
+  if (kind === 'envsync-plan' && version === SAVED_PLAN_VERSION) {
+    const problem = integrityProblem(plan);
+    if (problem !== undefined) {
+      throw new Error(`${problem}; ${makeAgain(file)}`);
+    }
   }
   const result = savedPlanSchema.safeParse(json);
   if (!result.success) {

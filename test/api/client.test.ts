@@ -14,10 +14,10 @@ afterEach(async () => {
   api = undefined;
 });
 
-const listing = (count: number) =>
+const listing = (count: number, org: string) =>
   JSON.stringify({
     env: Array.from({ length: count }, (_, i) => ({
-      org: 'acme',
+      org,
       name: `env-${i}`,
       type: 'K8S',
       description: 'x'.repeat(40),
@@ -47,8 +47,8 @@ describe('the client reads whole listings, up to a limit', () => {
     ['with a Content-Length', false],
     ['chunked (no Content-Length)', true],
   ])('answered %s: read when within the limit, refused when over it', async (_title, chunked) => {
-    const small = listing(3);
-    const big = listing(200);
+    const small = listing(3, 'small');
+    const big = listing(200, 'big');
     api = await startFakeApi((req, res) => {
       const body = req.url?.endsWith('/big') ? big : small;
       res.writeHead(200, {

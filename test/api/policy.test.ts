@@ -88,8 +88,9 @@ describe('RequestGate', () => {
 describe('readListing (tolerant reader)', () => {
   it('reads the spec shape', async () => {
     expect(
-      await readListing({ env: [{ org: 'a', name: 'x', type: 'K8S', description: 'd' }] }),
+      await readListing({ env: [{ org: 'a', name: 'x', type: 'K8S', description: 'd' }] }, 'a'),
     ).toEqual({
+      unnamed: 0,
       environments: [
         {
           name: 'x',
@@ -103,21 +104,24 @@ describe('readListing (tolerant reader)', () => {
   });
 
   it('reads a bare array with extra fields, unknown types, and null as "none" for lists, "not shown" for flags', async () => {
-    const page = await readListing([
-      {
-        name: 'x',
-        type: 'mainframe',
-        description: 'd',
-        include_scaling: true,
-        policies: null,
-        included_environments: null,
-        require_provenance: null,
-        tags: { team: 'a' },
-        last_modified_at: 1.5,
-        last_reported_at: null,
-        state: null,
-      },
-    ]);
+    const page = await readListing(
+      [
+        {
+          name: 'x',
+          type: 'mainframe',
+          description: 'd',
+          include_scaling: true,
+          policies: null,
+          included_environments: null,
+          require_provenance: null,
+          tags: { team: 'a' },
+          last_modified_at: 1.5,
+          last_reported_at: null,
+          state: null,
+        },
+      ],
+      'a',
+    );
     expect(page.environments).toStrictEqual([
       {
         name: 'x',
@@ -130,9 +134,10 @@ describe('readListing (tolerant reader)', () => {
       },
     ]);
     // Only a missing key means "not shown".
-    const silent = await readListing([
-      { name: 'y', type: 'K8S', description: '', include_scaling: null },
-    ]);
+    const silent = await readListing(
+      [{ name: 'y', type: 'K8S', description: '', include_scaling: null }],
+      'a',
+    );
     expect(silent.environments[0]).toMatchObject({
       include_scaling: undefined,
       policies: undefined,
@@ -141,35 +146,41 @@ describe('readListing (tolerant reader)', () => {
   });
 
   it('reads policies given as objects with a name as those names, and lists as sets', async () => {
-    const page = await readListing([
-      {
-        name: 'l',
-        type: 'logical',
-        description: '',
-        include_scaling: null,
-        policies: [{ name: 'sox', id: 7 }, 'pci', { name: 'baseline' }],
-        included_environments: ['b', 'a'],
-      },
-    ]);
+    const page = await readListing(
+      [
+        {
+          name: 'l',
+          type: 'logical',
+          description: '',
+          include_scaling: null,
+          policies: [{ name: 'sox', id: 7 }, 'pci', { name: 'baseline' }],
+          included_environments: ['b', 'a'],
+        },
+      ],
+      'a',
+    );
     expect(page.environments[0]).toMatchObject({
       include_scaling: undefined,
       policies: ['baseline', 'pci', 'sox'],
       included_environments: ['a', 'b'],
     });
-    await expect(readListing([{ name: 'l', type: 'S3', policies: [{ id: 7 }] }])).rejects.toThrow(
-      /listing entry is malformed/,
-    );
+    await expect(
+      readListing([{ name: 'l', type: 'S3', policies: [{ id: 7 }] }], 'a'),
+    ).rejects.toThrow(/listing entry is malformed/);
   });
 
   it('reads the paginated envelope and says what to fetch next', async () => {
-    const page = await readListing({
-      page: 1,
-      per_page: 2,
-      total_pages: 3,
-      total_count: 5,
-      environments: [{ name: 'x', type: 'S3', description: '' }],
-      _links: {},
-    });
+    const page = await readListing(
+      {
+        page: 1,
+        per_page: 2,
+        total_pages: 3,
+        total_count: 5,
+        environments: [{ name: 'x', type: 'S3', description: '' }],
+        _links: {},
+      },
+      'a',
+    );
     expect(page.paging).toEqual({ page: 1, perPage: 2, totalPages: 3, totalCount: 5 });
   });
 
@@ -180,6 +191,6 @@ describe('readListing (tolerant reader)', () => {
     ['an entry without a name', [{ type: 'K8S', description: '' }]],
     ['env that is not a list', { env: {} }],
   ])('refuses %s', async (_title, body) => {
-    await expect(readListing(body)).rejects.toThrow(/listing/);
+    await expect(readListing(body, 'a')).rejects.toThrow(/listing/);
   });
 });

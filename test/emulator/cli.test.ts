@@ -168,6 +168,8 @@ describe('envsync emulator (process)', () => {
       resetRate: 0.2,
       hangRate: 0.3,
       rateLimit: 50,
+      listingExtra: {},
+      listingOmitOrg: false,
       seed: 77,
     });
   });

@@ -288,6 +288,8 @@ describe('fault settings at run time', () => {
       resetRate: 0,
       hangRate: 0,
       rateLimit: 0,
+      listingExtra: {},
+      listingOmitOrg: false,
       seed: 42,
     });
   });
@@ -313,6 +315,11 @@ describe('fault settings at run time', () => {
     [{ latencyMs: { min: 10, max: 5 } }, 'latencyMs'],
     [{ latencyMs: { min: 1.5, max: 5 } }, 'latencyMs'],
     [{ seed: -1 }, 'seed'],
+    [{ listingExtra: [] }, 'listingExtra'],
+    [{ listingExtra: { acme: {} } }, 'listingExtra'],
+    [{ listingExtra: { acme: ['web'] } }, 'listingExtra'],
+    [{ listingExtra: { '': [{}] } }, 'listingExtra'],
+    [{ listingOmitOrg: 'yes' }, 'listingOmitOrg'],
     [{ flakiness: 1 }, 'flakiness'],
   ])('rejects %j with 400 and leaves the settings alone', async (patch, field) => {
     const emu = await start({ faults: { failRate: 0.1 } });

@@ -180,6 +180,26 @@ describe.each(['contract', 'bare', 'envelope'] as const)('a service listing as %
     }
   });
 
+  it('a reviewed plan applied with sync --plan carries the same values', async () => {
+    const fake = await fakeService(shape, PRODUCTION);
+    try {
+      await tmp().write('manifests/acme.yaml', EDITED);
+      const saved = await run(fake.url, ['plan', '--out', 'plan.json']);
+      expect(saved.code, saved.stderr).toBe(0);
+      const sync = await run(fake.url, ['sync', '--plan', 'plan.json']);
+      expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+      expect(fake.bodies).toHaveLength(1);
+      expect(Object.keys(fake.bodies[0] ?? {}).sort()).toEqual(
+        shape === 'contract'
+          ? ['description', 'name', 'type']
+          : ['description', 'include_scaling', 'name', 'policies', 'type'],
+      );
+      expect(fake.held()).toMatchObject({ include_scaling: true, policies: ['baseline', 'pci'] });
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('export -> plan --detailed-exitcode with no state file exits 0; policies: null reads as none', async () => {
     const fake = await fakeService(shape, { ...PRODUCTION, policies: [] });
     try {
