@@ -1,4 +1,5 @@
 import { createdFields, diffEnvironment, fingerprint } from './diff.ts';
+import { changeCause } from './drift.ts';
 import type {
   AppliedLookup,
   AppliedRecord,
@@ -54,6 +55,7 @@ export function planOrg(
     if (remote === undefined) {
       changes.push({
         action: 'create',
+        cause: 'change',
         name: env.name,
         fields: createdFields(env),
         unknownFields: [],
@@ -69,8 +71,10 @@ export function planOrg(
       continue;
     }
     const stuck = record?.notConverged;
+    const action = Object.keys(diff.fields).length > 0 ? 'update' : 'unverified';
     changes.push({
-      action: Object.keys(diff.fields).length > 0 ? 'update' : 'unverified',
+      action,
+      cause: changeCause(action, env, record),
       name: env.name,
       fields: diff.fields,
       unknownFields: diff.unknownFields,

@@ -67,6 +67,7 @@ const savedPlanSchema = z.object({
       changes: z.array(
         z.object({
           action: z.enum(['create', 'update', 'unverified']),
+          cause: z.enum(['drift', 'change']).optional(),
           name: z.string(),
           fields: z.record(z.string(), fieldDiff),
           unknownFields: z.array(z.enum(FIELD_LIST.map((spec) => spec.name))),
@@ -137,6 +138,7 @@ export function savePlan(
       listing: canonicalListing(observed),
       changes: plan.changes.map((change) => ({
         action: change.action,
+        cause: change.cause,
         name: change.name,
         fields: change.fields as Record<string, { from: unknown; to: unknown }>,
         unknownFields: [...change.unknownFields],
@@ -171,6 +173,7 @@ export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
     org: saved.org,
     changes: saved.changes.map((change): Change => ({
       action: change.action,
+      cause: change.cause ?? 'change',
       name: change.name,
       fields: change.fields as Change['fields'],
       unknownFields: change.unknownFields,

@@ -38,6 +38,7 @@ const org = (name: string, manifestsKey = `[${name}]`): PassOrg => ({
 
 const change = (name: string, result: ChangeReport['result'] = 'applied'): ChangeReport => ({
   action: 'update',
+  cause: 'change',
   name,
   fields: { description: { from: 'old', to: 'new' } },
   result,

@@ -31,6 +31,7 @@ function change(
 ): ChangeReport {
   return {
     action,
+    cause: 'change',
     name,
     fields: { description: { from: 'old', to: 'new' } },
     result,

@@ -42,6 +42,7 @@ const report = (
 
 const CREATE: ChangeReport = {
   action: 'create',
+  cause: 'change',
   name: 'production',
   fields: {
     type: { from: null, to: 'K8S' },
@@ -52,12 +53,14 @@ const CREATE: ChangeReport = {
 };
 const UPDATE: ChangeReport = {
   action: 'update',
+  cause: 'change',
   name: 'web',
   fields: { description: { from: 'Web tier', to: 'Web tier (new)' } },
   result: 'planned',
 };
 const UNVERIFIED: ChangeReport = {
   action: 'unverified',
+  cause: 'change',
   name: 'db',
   fields: {},
   unknown: ['include_scaling', 'policies'],

@@ -176,6 +176,7 @@ describe('GET / (the status page)', () => {
       pendingChanges: [
         {
           action: 'create',
+          cause: 'change',
           name: 'prod',
           result: 'failed',
           fields: { type: { from: null, to: 'K8S' } },

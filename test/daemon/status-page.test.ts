@@ -123,6 +123,7 @@ const HOSTILE = [
 
 const change = (name: string, extra: Partial<ChangeReport> = {}): ChangeReport => ({
   action: 'update',
+  cause: 'change',
   name,
   fields: { description: { from: 'old', to: 'new' } },
   result: 'planned',
