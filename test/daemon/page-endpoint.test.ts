@@ -166,6 +166,7 @@ describe('GET / (the status page)', () => {
       'lastError',
       'pending',
       'pendingChanges',
+      'recentDrift',
       'unmanaged',
       'failures',
       'nextAttemptAt',
