@@ -6,6 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
+import { appliedFingerprint } from '../../src/core/drift.ts';
 import type { AppliedRecord } from '../../src/core/model.ts';
 import { StateStore } from '../../src/engine/state-store.ts';
 
@@ -127,9 +128,11 @@ export async function writeStateFile(
   for (const org of orgs) {
     const records: Record<string, AppliedRecord> = {};
     for (const env of environmentsOf(org, envCount)) {
+      const policies = [...new Set(env.policies)].sort();
       records[env.name] = {
         include_scaling: env.include_scaling,
-        policies: [...new Set(env.policies)].sort(),
+        policies,
+        fingerprint: appliedFingerprint({ ...env, policies }),
       };
     }
     state.set(org, records);

@@ -66,6 +66,8 @@ export interface OrgCounters {
   readonly manifestErrors: number;
   /** Changes sent, by action and result (planned changes were not sent). */
   readonly changes: readonly { readonly action: ChangeAction; readonly result: ChangeResult }[];
+  /** Changes applied that were drift (core/drift.ts): the service set back to the manifests. */
+  readonly driftHealed: number;
   /** Unknown while the org's manifests are invalid: the last values stay. */
   readonly unmanaged?: number;
   readonly pending?: number;

@@ -141,6 +141,7 @@ export function afterOrg(
     changes: report.changes
       .filter((change) => change.result !== 'planned')
       .map(({ action, result }) => ({ action, result })),
+    driftHealed: report.changes.filter((c) => c.cause === 'drift' && c.result === 'applied').length,
     ...(invalid
       ? {}
       : {
@@ -215,7 +216,6 @@ export function afterPass(
     ({ events, memory: notify } = passEvents(memory.notify, {
       owned: end.owned.map((org) => org.org),
       reports: outcome.report.orgs,
-      fingerprints: new Map(end.due.map((org) => [org.org, org.manifestsKey])),
       unattributed: outcome.report.errors,
       revision: memory.revision ?? null,
       time: new Date(around.now).toISOString(),
@@ -234,6 +234,7 @@ export function afterPass(
     orgs: end.owned.length,
     skipped: end.skipped,
     applied: done?.summary.applied ?? 0,
+    driftHealed: done?.summary.driftHealed ?? 0,
     failed: done === undefined ? 0 : outcomes.failed,
     failedChanges: done === undefined ? 0 : done.summary.failed + done.summary.notConverged,
     pending: done === undefined ? 0 : pending,
@@ -255,7 +256,9 @@ export function afterPass(
       ...counts,
     },
     message:
-      `pass ${verdict}: ${counts.applied} applied, ${counts.failed} org(s) failed, ` +
+      `pass ${verdict}: ${counts.applied} applied` +
+      (counts.driftHealed > 0 ? ` (${counts.driftHealed} drift healed)` : '') +
+      `, ${counts.failed} org(s) failed, ` +
       `${counts.invalid} invalid org(s), ${counts.pending} pending, of ${counts.orgs} org(s)` +
       (counts.unattributed > 0 ? `; ${counts.unattributed} problem(s) belong to no org` : ''),
   });

@@ -2,6 +2,7 @@
  * What the daemon says of itself and of each org (`/status`, the status page): the data types,
  * and how one org's report turns into its status. Pure.
  */
+import { recentDrifts, type DriftSeen } from './drift.ts';
 import type { NotifyStatus } from './notify-policy.ts';
 import type { ChangeReport, OrgReport, ProblemReport } from './report.ts';
 
@@ -22,6 +23,11 @@ export interface OrgStatus {
    * the fields it changes, its result (planned, failed, not-converged) and error.
    */
   pendingChanges: ChangeReport[];
+  /**
+   * The last drifts found (core/drift.ts), newest first, at most MAX_RECENT_DRIFTS: per field, the
+   * environment, the value the service held, the one declared, and when the pass found it.
+   */
+  recentDrift: DriftSeen[];
   unmanaged: number;
   /** Failed passes in a row (apply or listing), driving the backoff. */
   failures: number;
@@ -107,6 +113,9 @@ export function orgStatusAfter(
           .filter((c) => c.result !== 'applied')
           .slice(0, MAX_PENDING_CHANGES)
           .map((c) => ({ ...c })),
+    recentDrift: invalid
+      ? [...(previous?.recentDrift ?? [])]
+      : recentDrifts(previous?.recentDrift ?? [], previous?.pendingChanges ?? [], report, at),
     unmanaged: invalid ? (previous?.unmanaged ?? 0) : report.unmanaged.length,
     failures: backoff?.failures ?? 0,
     nextAttemptAt: backoff === undefined ? null : new Date(backoff.nextAttemptAt).toISOString(),

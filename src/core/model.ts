@@ -43,6 +43,12 @@ export type ObservedEnvironment = { readonly name: string } & Pick<FieldValues, 
  */
 export type AppliedRecord = { readonly [K in FieldName]?: FieldValues[K] | undefined } & {
   /**
+   * The desired environment at its last successful apply, hashed (drift.ts, `appliedFingerprint`):
+   * a change while the manifest still says the same is drift. Undefined when unknown (never
+   * applied since envsync remembered it, or a state file from before it did).
+   */
+  readonly fingerprint?: number | undefined;
+  /**
    * Set when a PUT of exactly `desired` left the listing at exactly `observed`: the service ignored
    * part of it (docs/api-behaviour.md). Until either side moves, do not send it again.
    */
@@ -68,9 +74,16 @@ export type FieldDiffs = Partial<Record<FieldName, FieldDiff>>;
 
 export type ChangeAction = 'create' | 'update' | 'unverified';
 
+/**
+ * Why a change is proposed: `drift` when the service moved while the manifest stayed as envsync
+ * last applied it (drift.ts decides), `change` for everything else.
+ */
+export type ChangeCause = 'drift' | 'change';
+
 /** One change the plan proposes for one environment. */
 export interface Change {
   readonly action: ChangeAction;
+  readonly cause: ChangeCause;
   readonly name: string;
   /** Field-level differences (for create: every field it sends, from null). */
   readonly fields: FieldDiffs;

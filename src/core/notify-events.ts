@@ -82,8 +82,6 @@ export interface OrgNotifyState {
   readonly reason: string;
   /** The changes that did not converge (empty when none). */
   readonly notConverged: string;
-  /** The org's manifests at that pass: the same manifests with changes applied means drift. */
-  readonly fingerprint: string;
 }
 
 /** What the daemon remembers between passes. */
@@ -101,8 +99,6 @@ export interface PassOutcome {
   readonly owned: readonly string[];
   /** The reports of the orgs this pass reconciled, in the order to announce them. */
   readonly reports: readonly OrgReport[];
-  /** Each reconciled org's manifests, as a comparable text (see OrgNotifyState.fingerprint). */
-  readonly fingerprints: ReadonlyMap<string, string>;
   /** Problems that belong to no org. */
   readonly unattributed: readonly ProblemReport[];
   readonly revision: string | null;
@@ -147,7 +143,6 @@ function failureReason(report: OrgReport): string {
 function orgEvents(
   report: OrgReport,
   previous: OrgNotifyState | undefined,
-  fingerprint: string,
   base: { revision: string | null; time: string },
 ): { events: NotifyEvent[]; next: OrgNotifyState } {
   const { org } = report;
@@ -170,16 +165,7 @@ function orgEvents(
         { type: 'org.invalid', problems: items, omitted },
       );
     }
-    // An invalid org is left alone: what its manifests were before is what drift compares with.
-    return {
-      events,
-      next: {
-        kind: 'invalid',
-        reason: key,
-        notConverged: '',
-        fingerprint: previous?.fingerprint ?? '',
-      },
-    };
+    return { events, next: { kind: 'invalid', reason: key, notConverged: '' } };
   }
 
   const failedChanges = report.changes.filter((c) => c.result === 'failed');
@@ -205,12 +191,10 @@ function orgEvents(
       { type: 'org.recovered', previous: previous.kind },
     );
   }
-  // Changes applied although the manifests are those of a pass that converged: someone changed
-  // the service by hand, and this pass set it back.
-  const healed = report.changes.filter(
-    (c) => c.result === 'applied' && (c.action === 'create' || c.action === 'update'),
-  );
-  if (healed.length > 0 && previous?.kind === 'ok' && previous.fingerprint === fingerprint) {
+  // Drift set back: someone changed the service by hand while the manifests stayed as envsync
+  // last applied them (core/drift.ts), and this pass applied them again.
+  const healed = report.changes.filter((c) => c.cause === 'drift' && c.result === 'applied');
+  if (healed.length > 0) {
     const { items, omitted } = bounded(healed.map(environment));
     event(
       `drift healed in org ${org}: ${plural(healed.length, 'environment')} set back (${healed
@@ -232,12 +216,7 @@ function orgEvents(
   }
   return {
     events,
-    next: {
-      kind: report.status === 'ok' ? 'ok' : 'failed',
-      reason,
-      notConverged: notConvergedKey,
-      fingerprint,
-    },
+    next: { kind: report.status === 'ok' ? 'ok' : 'failed', reason, notConverged: notConvergedKey },
   };
 }
 
@@ -250,8 +229,8 @@ function orgEvents(
  *   manifests), and again only when the reason changes;
  * - `org.invalid`: when the manifests become invalid, and again when the problems change;
  * - `org.recovered`: an org that had failed or was invalid converges;
- * - `drift.healed`: changes applied while the org's manifests are those of its last pass, which
- *   converged (not at an org's first pass: nothing tells a first apply from a heal then);
+ * - `drift.healed`: changes applied that were drift (core/drift.ts): the service had been changed
+ *   while the manifests stayed as envsync last applied them; at any pass, the first included;
  * - `change.not-converged`: changes the service did not take, again only when they change;
  * - `manifests.error`: problems that belong to no org appear or change.
  */
@@ -280,8 +259,7 @@ export function passEvents(
   }
 
   for (const report of pass.reports) {
-    const fingerprint = pass.fingerprints.get(report.org) ?? '';
-    const result = orgEvents(report, orgs.get(report.org), fingerprint, base);
+    const result = orgEvents(report, orgs.get(report.org), base);
     events.push(...result.events);
     orgs.set(report.org, result.next);
   }

@@ -5,6 +5,7 @@
  */
 import { verifyChange } from './verify.ts';
 import { fingerprint } from './diff.ts';
+import { appliedFingerprint } from './drift.ts';
 import { RECORDED_FIELDS, type FieldValue } from './fields.ts';
 import { sameValue } from './value-kinds.ts';
 import type {
@@ -52,28 +53,54 @@ function recordMatches(record: AppliedRecord, desired: DesiredEnvironment): bool
 }
 
 /**
+ * Whether a record says the truth whatever becomes of a PUT of `desired`: its values are those
+ * sent, and its fingerprint (drift.ts) is unknown or that of `desired`.
+ */
+function holdsAcrossPut(record: AppliedRecord, desired: DesiredEnvironment): boolean {
+  return (
+    recordMatches(record, desired) &&
+    (record.fingerprint === undefined || record.fingerprint === appliedFingerprint(desired))
+  );
+}
+
+/** A record without its fingerprint: what envsync last applied is in doubt, not its values. */
+function withoutFingerprint(record: AppliedRecord): AppliedRecord {
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) if (key !== 'fingerprint') copy[key] = value;
+  return copy;
+}
+
+/**
  * Write ahead: the records of the changes about to be sent are in doubt until their PUTs are
  * known to have landed, and a crash (or a PUT that timed out but landed) must not leave a record
  * that hides a difference from the next plan. Returns the records without those, or undefined
  * when none is in doubt: only a record that differs from what is about to be sent can hide
  * anything (a change of type or description alone leaves the recorded fields as they were).
+ * A record whose values match but whose fingerprint is another's keeps its values and loses the
+ * fingerprint: kept, it would call what a landed PUT left drift from a manifest it never matched.
  */
 export function recordsInDoubt(plan: OrgPlan, records: Readonly<Records>): Records | undefined {
   let kept: Records | undefined;
   for (const change of plan.changes) {
     if (change.knownNotConverged) continue;
     const old = recordOf(kept ?? records, change.name);
-    if (old === undefined || recordMatches(old, change.desired)) continue;
+    if (old === undefined || holdsAcrossPut(old, change.desired)) continue;
     kept ??= Object.assign(emptyMap<AppliedRecord>(), records);
-    delete kept[change.name];
+    if (recordMatches(old, change.desired)) kept[change.name] = withoutFingerprint(old);
+    else delete kept[change.name];
   }
   return kept;
 }
 
-/** The record of a change that was sent and landed: what was sent, merged over the old record. */
+/**
+ * The record of a change that was sent and landed: what was sent, merged over the old record, and
+ * the fingerprint of the last apply that took (drift.ts): this one when it took; when it did not,
+ * the old one only if it is this one's (a heal of drift that did not take is still drift).
+ */
 function appliedRecord(
   desired: DesiredEnvironment,
   old: AppliedRecord | undefined,
+  took: boolean,
   notConverged: AppliedRecord['notConverged'],
 ): AppliedRecord {
   const record: Record<string, unknown> = {};
@@ -81,6 +108,8 @@ function appliedRecord(
     const value = desired[spec.name] ?? old?.[spec.name];
     if (value !== undefined) record[spec.name] = value;
   }
+  const sent = appliedFingerprint(desired);
+  if (took || old?.fingerprint === sent) record['fingerprint'] = sent;
   if (notConverged !== undefined) record['notConverged'] = notConverged;
   return record;
 }
@@ -95,7 +124,8 @@ export interface NotConverged {
  * After the PUTs and the listing that verifies them (`after`, undefined when it could not be
  * taken): the records to keep, and the outcomes with every applied change that did not take
  * turned into `not-converged`. Unchanged environments and changes never sent keep their old
- * record; changes sent that failed are in doubt and lose theirs.
+ * record; changes sent that failed are in doubt and lose theirs, unless it says the truth
+ * whatever the PUT did (the record the write ahead kept as it was).
  */
 export function settleApply(
   plan: OrgPlan,
@@ -117,13 +147,17 @@ export function settleApply(
       if (old !== undefined) next[change.name] = old;
       continue;
     }
-    if (outcome?.result !== 'applied') continue;
+    if (outcome?.result !== 'applied') {
+      if (old !== undefined && holdsAcrossPut(old, change.desired)) next[change.name] = old;
+      continue;
+    }
     const remote = after?.get(change.name);
     const verification =
       after === undefined ? { converged: true as const } : verifyChange(change, remote);
     next[change.name] = appliedRecord(
       change.desired,
       old,
+      verification.converged,
       verification.converged || remote === undefined
         ? undefined
         : { desired: fingerprint(change.desired), observed: fingerprint(remote) },
@@ -143,6 +177,7 @@ function sameRecord(a: AppliedRecord, b: AppliedRecord): boolean {
     if (x === undefined || y === undefined ? x !== y : !sameValue(spec, x, y)) return false;
   }
   return (
+    a.fingerprint === b.fingerprint &&
     a.notConverged?.desired === b.notConverged?.desired &&
     a.notConverged?.observed === b.notConverged?.observed
   );

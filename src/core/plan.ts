@@ -1,4 +1,5 @@
 import { createdFields, diffEnvironment, fingerprint, keptValues } from './diff.ts';
+import { changeCause } from './drift.ts';
 import type {
   AppliedLookup,
   AppliedRecord,
@@ -54,6 +55,7 @@ export function planOrg(
     if (remote === undefined) {
       changes.push({
         action: 'create',
+        cause: 'change',
         name: env.name,
         fields: createdFields(env),
         unknownFields: [],
@@ -70,11 +72,13 @@ export function planOrg(
       continue;
     }
     const stuck = record?.notConverged;
+    // Unverified: nothing is known to differ, but some declared value was never seen.
+    const action = Object.values(diff.fields).some((field) => field.notShown !== true)
+      ? 'update'
+      : 'unverified';
     changes.push({
-      // Unverified: nothing is known to differ, but some declared value was never seen.
-      action: Object.values(diff.fields).some((field) => field.notShown !== true)
-        ? 'update'
-        : 'unverified',
+      action,
+      cause: changeCause(action, env, record),
       name: env.name,
       fields: diff.fields,
       unknownFields: diff.unknownFields,

@@ -40,12 +40,20 @@ export function renderMarkdown(report: RunReport): string {
   const out: string[] = [];
   const s = report.summary;
   out.push(`### envsync ${report.dryRun ? 'plan' : 'sync'}`, '');
+  const drift = s.drift > 0 ? ` (**${s.drift}** drift)` : '';
+  const healed = s.driftHealed > 0 ? ` (**${s.driftHealed}** drift healed)` : '';
   out.push(
     report.dryRun
-      ? `**${s.create}** to create, **${s.update}** to update, **${s.unverified}** unverified, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`
-      : `**${s.applied}** applied, **${s.failed}** failed, **${s.notConverged}** not converged; ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`,
+      ? `**${s.create}** to create, **${s.update}** to update${drift}, **${s.unverified}** unverified, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`
+      : `**${s.applied}** applied${healed}, **${s.failed}** failed, **${s.notConverged}** not converged; ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`,
     '',
   );
+  if (s.drift > 0) {
+    out.push(
+      '_Drift_: changed on the service since envsync applied it, while the manifests stayed the same.',
+      '',
+    );
+  }
   out.push('| org | status | create | update | unverified | unchanged | unmanaged | errors |');
   out.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const org of report.orgs) {
@@ -106,8 +114,9 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
           ? '<br>_did not take when last sent; sync does not send it again_'
           : '');
       const result = `${RESULT[change.result] ?? change.result}${change.error === undefined ? '' : `: ${escapeCell(change.error)}`}`;
+      const action = `${ACTION[change.action] ?? change.action}${change.cause === 'drift' ? ' (drift)' : ''}`;
       out.push(
-        `| ${ACTION[change.action] ?? change.action} | ${escapeCell(change.name)} | ${fields} |${dryRun ? '' : ` ${result} |`}`,
+        `| ${action} | ${escapeCell(change.name)} | ${fields} |${dryRun ? '' : ` ${result} |`}`,
       );
     }
     out.push('');

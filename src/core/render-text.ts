@@ -57,7 +57,9 @@ export function renderText(report: RunReport, options: TextOptions): string {
   for (const org of report.orgs) lines.push(...renderOrg(org, report.dryRun, paint), '');
 
   const s = report.summary;
-  const planned = `${s.create} to create, ${s.update} to update, ${s.unverified} unverified, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged`;
+  const drift = s.drift > 0 ? ` (${s.drift} drift)` : '';
+  const planned = `${s.create} to create, ${s.update} to update${drift}, ${s.unverified} unverified, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged`;
+  const healed = s.driftHealed > 0 ? ` (${s.driftHealed} drift healed)` : '';
   const problems = [
     s.invalidOrgs > 0 ? `${s.invalidOrgs} invalid org${s.invalidOrgs === 1 ? '' : 's'}` : '',
     report.errors.length > 0
@@ -76,7 +78,7 @@ export function renderText(report: RunReport, options: TextOptions): string {
     lines.push(
       paint(
         'bold',
-        `Sync: ${s.applied} applied, ${s.failed} failed, ${s.notConverged} not converged (${planned}).`,
+        `Sync: ${s.applied} applied${healed}, ${s.failed} failed, ${s.notConverged} not converged (${planned}).`,
       ) + (problems.length ? ` ${paint('red', `Errors: ${problems.join(', ')}.`)}` : ''),
     );
   }
@@ -112,6 +114,9 @@ function renderOrg(
   for (const change of org.changes) {
     const [symbol, style] = SYMBOL[change.action];
     let head = `  ${paint(style, `${symbol} ${change.action}`)} ${safe(change.name)}`;
+    if (change.cause === 'drift') {
+      head += paint('yellow', ' (drift: changed on the service, not in the manifests)');
+    }
     if (change.action === 'unverified') {
       head += paint(
         'dim',

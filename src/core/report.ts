@@ -1,4 +1,4 @@
-import type { ChangeAction, FieldDiffs, FieldName, OrgPlan } from './model.ts';
+import type { ChangeAction, ChangeCause, FieldDiffs, FieldName, OrgPlan } from './model.ts';
 import { compareNames } from './names.ts';
 
 /** The versioned report of one run: what `--output json` prints (documented in docs/cli.md). */
@@ -19,6 +19,8 @@ export interface ProblemReport {
 
 export interface ChangeReport {
   readonly action: ChangeAction;
+  /** `drift`: the service moved while the manifest stayed as last applied (core/drift.ts). */
+  readonly cause: ChangeCause;
   readonly name: string;
   readonly fields: FieldDiffs;
   /** Fields the service does not show and the state file has no record of (`notShown` in `fields`). */
@@ -57,6 +59,9 @@ export interface Summary {
   failed: number;
   notConverged: number;
   invalidOrgs: number;
+  /** Changes that are drift (core/drift.ts), and of those, the ones applied: set back. */
+  drift: number;
+  driftHealed: number;
   /** Time requests waited because the service throttled them (Retry-After), wall clock. */
   throttledMs?: number;
 }
@@ -83,6 +88,7 @@ export function orgReportFromPlan(
     const outcome = results.get(change.name) ?? { result: 'planned' as const };
     return {
       action: change.action,
+      cause: change.cause,
       name: change.name,
       fields: change.fields,
       ...(change.unknownFields.length > 0 ? { unknown: change.unknownFields } : {}),
@@ -139,6 +145,8 @@ export function summarize(orgs: readonly OrgReport[]): Summary {
     failed: 0,
     notConverged: 0,
     invalidOrgs: 0,
+    drift: 0,
+    driftHealed: 0,
   };
   for (const org of orgs) {
     if (org.status === 'invalid') summary.invalidOrgs++;
@@ -149,6 +157,10 @@ export function summarize(orgs: readonly OrgReport[]): Summary {
       if (change.result === 'applied') summary.applied++;
       else if (change.result === 'failed') summary.failed++;
       else if (change.result === 'not-converged') summary.notConverged++;
+      if (change.cause === 'drift') {
+        summary.drift++;
+        if (change.result === 'applied') summary.driftHealed++;
+      }
     }
   }
   return summary;

@@ -32,7 +32,7 @@ export class DaemonMetrics {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
     registers: [this.registry],
   });
-  readonly drift = new Gauge({
+  readonly pending = new Gauge({
     name: 'envsync_org_pending_changes',
     help: 'Changes pending per org after the last pass (create, update, unverified not applied).',
     labelNames: ['org'] as const,
@@ -60,6 +60,12 @@ export class DaemonMetrics {
     name: 'envsync_changes_total',
     help: 'Changes sent to the API by action and result (applied, failed, not-converged).',
     labelNames: ['action', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly driftHealed = new Counter({
+    name: 'envsync_drift_healed_total',
+    help: 'Drift set back per org: changes applied where the service had changed while the manifests stayed as last applied.',
+    labelNames: ['org'] as const,
     registers: [this.registry],
   });
   readonly requests = new Counter({
@@ -136,8 +142,9 @@ export class DaemonMetrics {
   /** Carries out what core/daemon-memory.ts decided the metrics learn. */
   apply(update: MetricUpdates): void {
     for (const org of update.forget ?? []) {
-      for (const gauge of [this.drift, this.lastSuccess, this.manifestErrors, this.unmanaged])
+      for (const gauge of [this.pending, this.lastSuccess, this.manifestErrors, this.unmanaged])
         gauge.remove({ org });
+      this.driftHealed.remove({ org });
     }
     if (update.revision !== undefined) {
       this.revision.reset();
@@ -155,8 +162,10 @@ export class DaemonMetrics {
     const { org } = counters;
     this.manifestErrors.set({ org }, counters.manifestErrors);
     for (const { action, result } of counters.changes) this.changes.inc({ action, result });
+    // By 0 too: the org's series exists from its first pass, so a rate over it starts at 0.
+    this.driftHealed.inc({ org }, counters.driftHealed);
     if (counters.unmanaged !== undefined) this.unmanaged.set({ org }, counters.unmanaged);
-    if (counters.pending !== undefined) this.drift.set({ org }, counters.pending);
+    if (counters.pending !== undefined) this.pending.set({ org }, counters.pending);
     if (counters.lastSuccessSeconds !== undefined)
       this.lastSuccess.set({ org }, counters.lastSuccessSeconds);
   }

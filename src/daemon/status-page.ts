@@ -10,6 +10,7 @@ import { escapeHtml as esc } from '../core/escape.ts';
 import type { FieldDiff, FieldValue } from '../core/model.ts';
 import { NOT_SHOWN, type ChangeReport, type ProblemReport } from '../core/report.ts';
 import type { DaemonStatus, OrgStatus } from '../core/daemon-status.ts';
+import { MAX_RECENT_DRIFTS } from '../core/drift.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, REFRESH_MS } from './status-page-assets.ts';
 
 export { PAGE_SCRIPT, PAGE_STYLE } from './status-page-assets.ts';
@@ -118,7 +119,7 @@ function pendingTable(org: OrgStatus): string {
   if (org.pending === 0) return '<p class="dim">No pending change.</p>';
   const rows = org.pendingChanges.map(
     (c) =>
-      `<tr><td><code>${esc(c.name)}</code></td><td>${esc(c.action)}</td><td>${esc(c.result)}</td><td>${fieldChanges(c)}</td><td class="message">${c.error === undefined ? '' : esc(c.error)}</td></tr>`,
+      `<tr><td><code>${esc(c.name)}</code></td><td>${esc(c.action)}${c.cause === 'drift' ? ' <span class="st-pending">(drift)</span>' : ''}</td><td>${esc(c.result)}</td><td>${fieldChanges(c)}</td><td class="message">${c.error === undefined ? '' : esc(c.error)}</td></tr>`,
   );
   const more = org.pending - org.pendingChanges.length;
   return (
@@ -127,6 +128,15 @@ function pendingTable(org: OrgStatus): string {
       ? `<p class="dim">… and ${more} more (the first ${org.pendingChanges.length} are listed).</p>`
       : '')
   );
+}
+
+function driftTable(org: OrgStatus, now: number): string {
+  if (org.recentDrift.length === 0) return '<p class="dim">No drift found.</p>';
+  const rows = org.recentDrift.map(
+    (d) =>
+      `<tr><td><code>${esc(d.environment)}</code></td><td><code>${esc(d.field)}</code></td><td>${showValue(d.found)}</td><td>${showValue(d.declared)}</td><td>${when(d.at, now)}</td></tr>`,
+  );
+  return `<table class="drift"><thead><tr><th>Environment</th><th>Field</th><th>Found</th><th>Declared</th><th>Found at</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
 function orgSection(name: string, org: OrgStatus, now: number): string {
@@ -150,7 +160,8 @@ function orgSection(name: string, org: OrgStatus, now: number): string {
     `<section class="org"><h3>Org <code>${esc(name)}</code> ${badge(org.status)}</h3>` +
     factTable(facts) +
     error +
-    `<h4>Pending changes</h4>${pendingTable(org)}</section>`
+    `<h4>Pending changes</h4>${pendingTable(org)}` +
+    `<h4>Recent drift <span class="dim">(the last ${MAX_RECENT_DRIFTS}: changed on the service, not in the manifests)</span></h4>${driftTable(org, now)}</section>`
   );
 }
 

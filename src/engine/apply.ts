@@ -100,8 +100,16 @@ async function sendChanges(
           outcomes.set(change.name, { result: 'applied' });
           progress?.done(false);
           logger[changesReported ? 'debug' : 'info'](
-            { org, env: change.name, action: change.action, fields: Object.keys(change.fields) },
-            `${change.action} ${org}/${change.name}`,
+            {
+              org,
+              env: change.name,
+              action: change.action,
+              cause: change.cause,
+              fields: Object.keys(change.fields),
+            },
+            change.cause === 'drift'
+              ? `${change.action} ${org}/${change.name} (drift)`
+              : `${change.action} ${org}/${change.name}`,
           );
         } catch (error) {
           progress?.done(true);
@@ -118,7 +126,7 @@ async function sendChanges(
             transient: isTransient(failureOf(error)),
           });
           logger.error(
-            { org, env: change.name, action: change.action },
+            { org, env: change.name, action: change.action, cause: change.cause },
             `${change.action} ${org}/${change.name} failed: ${messageOf(error)}`,
           );
         }

@@ -77,6 +77,7 @@ const savedPlanSchema = z.object({
       changes: z.array(
         z.object({
           action: z.enum(['create', 'update', 'unverified']),
+          cause: z.enum(['drift', 'change']).optional(),
           name: z.string(),
           fields: z.record(z.string(), fieldDiff),
           unknownFields: z.array(z.enum(FIELD_LIST.map((spec) => spec.name))),
@@ -155,6 +156,7 @@ export function savePlan(
       listing: canonicalListing(observed),
       changes: plan.changes.map((change) => ({
         action: change.action,
+        cause: change.cause,
         name: change.name,
         fields: change.fields as Record<string, { from: unknown; to: unknown }>,
         unknownFields: [...change.unknownFields],
@@ -215,6 +217,7 @@ export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
       const listedEntry = listedByName.get(change.name);
       return {
         action: change.action,
+        cause: change.cause ?? 'change',
         name: change.name,
         fields: change.fields,
         unknownFields: change.unknownFields,

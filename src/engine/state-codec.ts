@@ -11,15 +11,31 @@ import type { StateFormat } from '../core/state-read.ts';
  * value of each field a listing may not carry (core/fields.ts, RECORDED_FIELDS), and any change
  * that did not take. A fleet has few distinct records, so 100,000 environments take about
  * 1.4 MB in version 2 instead of the 5.8 MB of version 1 (one object per environment), and load
- * in a third of the time. Every earlier version is still read.
+ * in a third of the time. Version 3 adds, beside a group's `environments`, each one's
+ * fingerprint at its last successful apply (core/drift.ts: a 53-bit number), or null where
+ * unknown; a version 2 or 1 record has none. Every earlier version is still read.
  */
-export const STATE_VERSION = 2;
+export const STATE_VERSION = 3;
 
 /** Environments sharing one record: the state's form in memory and in the file. */
 export interface Group {
+  /** Never with a `fingerprint`: those are per environment, in `fingerprints`. */
   readonly record: AppliedRecord;
   /** Sorted by code unit. */
   readonly names: readonly string[];
+  /**
+   * Each name's fingerprint at its last successful apply, NaN where unknown; absent when none is
+   * known. Numbers in a typed array: 8 bytes per environment, not an object each.
+   */
+  readonly fingerprints?: Float64Array | undefined;
+}
+
+/** The record of the `index`th environment of a group, with its fingerprint when known. */
+export function recordAt(group: Group, index: number): AppliedRecord {
+  const known = group.fingerprints?.[index];
+  return known === undefined || Number.isNaN(known)
+    ? group.record
+    : { ...group.record, fingerprint: known };
 }
 
 /**
@@ -59,7 +75,7 @@ function toRecord(entry: unknown, interned: Map<string, AppliedRecord>): Applied
   return { ...values, notConverged: { desired, observed } };
 }
 
-/** The key a record is grouped by when written. */
+/** The key a record is grouped by when written (its fingerprint aside). */
 function groupKey(record: AppliedRecord): string {
   return JSON.stringify([
     ...RECORDED_FIELDS.map((spec) => record[spec.name] ?? null),
@@ -68,21 +84,45 @@ function groupKey(record: AppliedRecord): string {
   ]);
 }
 
+/** A record as a group holds it: without a fingerprint. */
+function shared(record: AppliedRecord): AppliedRecord {
+  if (!Object.hasOwn(record, 'fingerprint')) return record;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) if (key !== 'fingerprint') copy[key] = value;
+  return copy;
+}
+
 /** One org's records grouped, in a stable order (by record, names sorted). */
 export function toGroups(records: Readonly<Records>): Group[] {
-  const groups = new Map<string, { record: AppliedRecord; names: string[] }>();
+  const groups = new Map<
+    string,
+    { record: AppliedRecord; names: string[]; fingerprints: number[]; known: boolean }
+  >();
   for (const name of Object.keys(records).sort(compareNames)) {
     const record = records[name] as AppliedRecord;
     const key = groupKey(record);
-    const group = groups.get(key);
-    if (group === undefined) groups.set(key, { record, names: [name] });
-    else group.names.push(name);
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = { record: shared(record), names: [], fingerprints: [], known: false };
+      groups.set(key, group);
+    }
+    group.names.push(name);
+    group.fingerprints.push(record.fingerprint ?? Number.NaN);
+    group.known ||= record.fingerprint !== undefined;
   }
-  return [...groups.keys()].sort().map((key) => groups.get(key) as Group);
+  return [...groups.keys()].sort().map((key) => {
+    const { record, names, fingerprints, known } = groups.get(key) as Exclude<
+      ReturnType<typeof groups.get>,
+      undefined
+    >;
+    return known
+      ? { record, names, fingerprints: Float64Array.from(fingerprints) }
+      : { record, names };
+  });
 }
 
 /** One group as the file spells it. */
-export function groupJson({ record, names }: Group): Record<string, unknown> {
+export function groupJson({ record, names, fingerprints }: Group): Record<string, unknown> {
   const json: Record<string, unknown> = {};
   for (const spec of RECORDED_FIELDS) {
     const value = record[spec.name];
@@ -90,18 +130,44 @@ export function groupJson({ record, names }: Group): Record<string, unknown> {
   }
   if (record.notConverged) json['not_converged'] = { ...record.notConverged };
   json['environments'] = [...names];
+  if (fingerprints !== undefined) {
+    json['fingerprints'] = Array.from(fingerprints, (value) =>
+      Number.isNaN(value) ? null : value,
+    );
+  }
   return json;
 }
 
 /** The records of groups, by name (a new object each time). */
 export function recordsOf(groups: readonly Group[]): Records {
   const records = emptyMap<AppliedRecord>();
-  for (const { record, names } of groups) for (const name of names) records[name] = record;
+  for (const group of groups) {
+    for (let i = 0; i < group.names.length; i++) {
+      records[group.names[i] as string] = recordAt(group, i);
+    }
+  }
   return records;
 }
 
 /**
- * Reads the `orgs` of a version 1 or 2 file into groups. Undefined (and `bad` called) at the
+ * A version 3 group's fingerprints, by position in `environments` (of `count` names): undefined
+ * when it has none, null when they are not `count` fingerprints (53-bit numbers) or nulls.
+ */
+function readFingerprints(raw: unknown, count: number): Float64Array | undefined | null {
+  if (raw === undefined) return undefined;
+  if (!Array.isArray(raw) || raw.length !== count) return null;
+  const values = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    const value: unknown = raw[i];
+    if (value === null) values[i] = Number.NaN;
+    else if (Number.isSafeInteger(value) && (value as number) >= 0) values[i] = value as number;
+    else return null;
+  }
+  return values;
+}
+
+/**
+ * Reads the `orgs` of a version 1, 2 or 3 file into groups. Undefined (and `bad` called) at the
  * first thing that is not a record.
  */
 export function readOrgs(
@@ -132,15 +198,39 @@ export function readOrgs(
       for (const name of names as unknown[]) {
         if (typeof name !== 'string') return (bad(org, String(name)), undefined);
       }
-      // Sorted, as envsync writes them; a file written otherwise is sorted here, once.
-      const sorted = (names as string[]).every(
-        (name, i, all) => i === 0 || compareNames(all[i - 1] as string, name) <= 0,
-      );
-      groups.push({ record, names: sorted ? names : [...names].sort(compareNames) });
+      const fingerprints =
+        version >= 3
+          ? readFingerprints((group as { fingerprints?: unknown }).fingerprints, names.length)
+          : undefined;
+      if (fingerprints === null) return (bad(org, '(group)'), undefined);
+      groups.push(sortedGroup(record, names as string[], fingerprints));
     }
     orgs.set(org, groups);
   }
   return orgs;
+}
+
+/** A group read from a file: sorted, as envsync writes them (a file written otherwise, here once). */
+function sortedGroup(
+  record: AppliedRecord,
+  names: string[],
+  fingerprints: Float64Array | undefined,
+): Group {
+  const sorted = names.every(
+    (name, i, all) => i === 0 || compareNames(all[i - 1] as string, name) <= 0,
+  );
+  if (sorted) return { record, names, fingerprints };
+  const order = names
+    .map((_, i) => i)
+    .sort((a, b) => compareNames(names[a] as string, names[b] as string));
+  return {
+    record,
+    names: order.map((i) => names[i] as string),
+    fingerprints:
+      fingerprints === undefined
+        ? undefined
+        : Float64Array.from(order, (i) => fingerprints[i] as number),
+  };
 }
 
 /** The whole file's text, from each org's serialized part (see StateStore: parts are cached). */
@@ -156,6 +246,6 @@ export function orgPart(org: string, groups: readonly Group[]): string {
 
 /** The format as the judge of a state file's text takes it (core/state-read.ts). */
 export const STATE_FORMAT: StateFormat<Map<string, readonly Group[]>> = {
-  versions: [1, STATE_VERSION],
+  versions: [1, 2, STATE_VERSION],
   readOrgs,
 };

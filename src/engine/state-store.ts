@@ -7,7 +7,7 @@ import { planMerge, sameFile, type FileIdentity } from '../core/state-merge.ts';
 import { systemClock } from '../runtime/system-clock.ts';
 import { Coalescer } from './coalescer.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './files.ts';
-import { orgPart, recordsOf, stateText, toGroups, type Group } from './state-codec.ts';
+import { orgPart, recordAt, recordsOf, stateText, toGroups, type Group } from './state-codec.ts';
 import { stateWriteError } from './state-errors.ts';
 import { identityOf, readStateFile } from './state-file.ts';
 import { acquireStateLock } from './state-lock.ts';
@@ -27,9 +27,10 @@ export interface StateStoreOptions {
 
 /**
  * The state file in memory: per org and environment, what envsync last applied of the fields a
- * listing may not carry. Reading it is forgiving: a missing or broken file costs one extra PUT
- * per environment, never a crash. Writing it is not: a save that fails rejects with a
- * StateWriteError, and the engine sends nothing it could not record first (docs/state.md).
+ * listing may not carry, and the fingerprint of what it last applied (core/drift.ts). Reading
+ * it is forgiving: a missing or broken file costs one extra PUT per environment, never a crash.
+ * Writing it is not: a save that fails rejects with a StateWriteError, and the engine sends
+ * nothing it could not record first (docs/state.md).
  * Each write takes the file's lock, re-reads the file if another writer changed it, keeps that
  * writer's records of every org this store did not change, and replaces the file atomically
  * (temp file + rename). Writes are coalesced.
@@ -102,13 +103,14 @@ export class StateStore {
     const groups = this.#orgs.get(org) ?? [];
     return (name) => {
       for (let g = groups.length - 1; g >= 0; g--) {
-        const { record, names } = groups[g] as Group;
+        const group = groups[g] as Group;
+        const { names } = group;
         let low = 0;
         let high = names.length - 1;
         while (low <= high) {
           const middle = (low + high) >> 1;
           const order = compareNames(names[middle] as string, name);
-          if (order === 0) return record;
+          if (order === 0) return recordAt(group, middle);
           if (order < 0) low = middle + 1;
           else high = middle - 1;
         }

@@ -38,6 +38,7 @@ const org = (name: string, manifestsKey = `[${name}]`): PassOrg => ({
 
 const change = (name: string, result: ChangeReport['result'] = 'applied'): ChangeReport => ({
   action: 'update',
+  cause: 'change',
   name,
   fields: { description: { from: 'old', to: 'new' } },
   result,
@@ -225,7 +226,14 @@ describe('afterOrg: what the daemon remembers of an org', () => {
     const failed = afterOrg(EMPTY_DAEMON_MEMORY, report('a', 'failed'), org('a'), 'k', around());
     const ok = afterOrg(
       failed.memory,
-      report('a', 'ok', { changes: [change('prod'), change('dev', 'not-converged')] }),
+      report('a', 'ok', {
+        changes: [
+          change('prod'),
+          change('dev', 'not-converged'),
+          { ...change('web'), cause: 'drift' },
+          { ...change('db', 'not-converged'), cause: 'drift' },
+        ],
+      }),
       org('a'),
       'k',
       around(T0 + 10_000),
@@ -233,7 +241,7 @@ describe('afterOrg: what the daemon remembers of an org', () => {
     expect(ok.memory.orgs.get('a')?.backoff).toBeUndefined();
     expect(ok.memory.orgs.get('a')?.status).toMatchObject({
       status: 'ok',
-      pending: 1,
+      pending: 2,
       lastSuccess: new Date(T0 + 10_000).toISOString(),
     });
     expect(nextAttemptAt(ok.memory)).toBeUndefined();
@@ -244,9 +252,13 @@ describe('afterOrg: what the daemon remembers of an org', () => {
       changes: [
         { action: 'update', result: 'applied' },
         { action: 'update', result: 'not-converged' },
+        { action: 'update', result: 'applied' },
+        { action: 'update', result: 'not-converged' },
       ],
+      // Drift applied only: a heal that did not take is no heal.
+      driftHealed: 1,
       unmanaged: 0,
-      pending: 1,
+      pending: 2,
       lastSuccessSeconds: (T0 + 10_000) / 1000,
     });
   });
@@ -267,7 +279,12 @@ describe('afterOrg: what the daemon remembers of an org', () => {
       'org a left alone: invalid manifests (1 problem): m/x.yaml:3:5 environments[0].type: is not one of K8S, S3, logical',
     );
     // Unknown while invalid: the metrics keep the last pending and unmanaged counts.
-    expect(invalid.metrics.org).toEqual({ org: 'a', manifestErrors: 1, changes: [] });
+    expect(invalid.metrics.org).toEqual({
+      org: 'a',
+      manifestErrors: 1,
+      changes: [],
+      driftHealed: 0,
+    });
   });
 
   it('an org the pass did not start with gets no backoff', () => {
@@ -361,6 +378,22 @@ describe('afterPass: the verdict of a pass and what it counts', () => {
       settleWaitMs: 200,
       trigger: ['interval'],
     });
+  });
+
+  it('says how many of the changes applied were drift set back, and notifies it', () => {
+    const healed = pass(EMPTY_DAEMON_MEMORY, [
+      report('a', 'ok', {
+        changes: [{ ...change('prod'), cause: 'drift' }, change('dev')],
+      }),
+    ]);
+    expect(healed.logs.at(-1)?.message).toBe(
+      'pass success: 2 applied (1 drift healed), 0 org(s) failed, 0 invalid org(s), 0 pending, of 1 org(s)',
+    );
+    expect(healed.logs.at(-1)?.fields).toMatchObject({ applied: 2, driftHealed: 1 });
+    expect(healed.events.map((e) => e.type)).toEqual(['drift.healed']);
+    const plain = pass(EMPTY_DAEMON_MEMORY, [report('a', 'ok', { changes: [change('dev')] })]);
+    expect(plain.logs.at(-1)?.fields).toMatchObject({ applied: 1, driftHealed: 0 });
+    expect(plain.events).toEqual([]);
   });
 
   it('notifies transitions only, and says nothing of a pass cut short by a stop', () => {

@@ -31,11 +31,17 @@ function change(
 ): ChangeReport {
   return {
     action,
+    cause: 'change',
     name,
     fields: { description: { from: 'old', to: 'new' } },
     result,
     ...(error === undefined ? {} : { error }),
   };
+}
+
+/** An update that is drift (core/drift.ts): the service moved, the manifest did not. */
+function drift(name: string, result: ChangeReport['result'], error?: string): ChangeReport {
+  return { ...change(name, result, 'update', error), cause: 'drift' };
 }
 
 function withChanges(org: string, changes: ChangeReport[]): OrgReport {
@@ -57,7 +63,6 @@ function run(
     const orgs = pass.reports.map((r) => r.org);
     const result = passEvents(memory, {
       owned: pass.owned ?? orgs,
-      fingerprints: pass.fingerprints ?? new Map(orgs.map((org) => [org, 'v1'])),
       unattributed: pass.unattributed ?? [],
       revision: pass.revision ?? 'abc123',
       time: TIME,
@@ -162,44 +167,58 @@ describe('passEvents: which notifications a pass produces', () => {
     ]);
   });
 
-  it('drift.healed: changes applied while the manifests are those of the last converged pass', () => {
+  it('drift.healed: drift applied, with the environments set back; other changes are not drift', () => {
     const passes = run([
       { reports: [ok('acme')] },
-      { reports: [ok('acme', [change('web', 'applied'), change('db', 'applied', 'create')])] },
+      {
+        reports: [
+          ok('acme', [
+            drift('web', 'applied'),
+            change('db', 'applied', 'create'),
+            change('api', 'applied'),
+          ]),
+        ],
+      },
     ]);
     expect(passes.map(types)).toEqual([[], ['acme:drift.healed']]);
-    expect(passes[1]?.[0]?.data).toMatchObject({
+    expect(passes[1]?.[0]?.data).toEqual({
       type: 'drift.healed',
       environments: [
         { name: 'web', action: 'update', fields: { description: { from: 'old', to: 'new' } } },
-        { name: 'db', action: 'create' },
       ],
       omitted: 0,
     });
+    expect(passes[1]?.[0]?.summary).toBe('drift healed in org acme: 1 environment set back (web)');
   });
 
-  it('a manifest change applied is not drift', () => {
+  it('changes applied that are not drift say nothing, a manifest change or a first apply', () => {
     const passes = run([
-      { reports: [ok('acme')], fingerprints: new Map([['acme', 'v1']]) },
-      {
-        reports: [ok('acme', [change('web', 'applied')])],
-        fingerprints: new Map([['acme', 'v2']]),
-      },
+      { reports: [ok('acme', [change('web', 'applied', 'create')])] },
+      { reports: [ok('acme', [change('web', 'applied')])] },
+      { reports: [ok('acme', [change('web', 'applied', 'unverified')])] },
     ]);
-    expect(passes.map(types)).toEqual([[], []]);
+    expect(passes.map(types)).toEqual([[], [], []]);
   });
 
-  it('the first pass of an org is never drift (a first apply and a heal look the same)', () => {
-    expect(run([{ reports: [ok('acme', [change('web', 'applied')])] }]).map(types)).toEqual([[]]);
+  it("drift at an org's first pass is drift too: the state file tells a heal from a first apply", () => {
+    expect(run([{ reports: [ok('acme', [drift('web', 'applied')])] }]).map(types)).toEqual([
+      ['acme:drift.healed'],
+    ]);
   });
 
-  it('a change applied on a retry after a failed pass is not drift, but a recovery', () => {
+  it('drift that failed or did not take is not healed; set back on a retry, it is', () => {
     const passes = run([
       { reports: [ok('acme')] },
-      { reports: [withChanges('acme', [change('web', 'failed', 'update', 'HTTP 500')])] },
-      { reports: [ok('acme', [change('web', 'applied')])] },
+      { reports: [withChanges('acme', [drift('web', 'failed', 'HTTP 500')])] },
+      { reports: [ok('acme', [drift('web', 'applied')])] },
+      { reports: [withChanges('acme', [drift('db', 'not-converged')])] },
     ]);
-    expect(passes.map(types)).toEqual([[], ['acme:org.failed'], ['acme:org.recovered']]);
+    expect(passes.map(types)).toEqual([
+      [],
+      ['acme:org.failed'],
+      ['acme:org.recovered', 'acme:drift.healed'],
+      ['acme:change.not-converged'],
+    ]);
   });
 
   it('change.not-converged once per set of changes, then recovered', () => {
@@ -242,7 +261,7 @@ describe('passEvents: which notifications a pass produces', () => {
       {
         reports: [
           withChanges('b', [
-            change('web', 'applied'),
+            drift('web', 'applied'),
             change('db', 'not-converged'),
             change('api', 'failed', 'update', 'HTTP 400'),
           ]),

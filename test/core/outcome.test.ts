@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/core/diff.ts';
+import { appliedFingerprint } from '../../src/core/drift.ts';
 import type { AppliedRecord, OrgPlan } from '../../src/core/model.ts';
 import {
   isTransientRound,
@@ -14,6 +15,9 @@ import { desired, observedFull, observedSpec } from '../helpers/builders.ts';
 
 const plain: AppliedRecord = { include_scaling: false, policies: [] };
 const pci: AppliedRecord = { include_scaling: false, policies: ['pci'] };
+
+/** What a plan of `planFor` sends, as the state file records it once applied. */
+const SENT = appliedFingerprint(desired('a', { description: 'new', policies: ['pci'] }));
 
 /** A plan with one update per name given, wanting policies [pci] (and nothing else changed). */
 function planFor(...names: string[]): OrgPlan {
@@ -45,6 +49,13 @@ describe('recordsInDoubt (write ahead)', () => {
     expect(recordsInDoubt(stuck, { a: plain })).toBeUndefined();
   });
 
+  it("keeps a matching record's values but not another apply's fingerprint; the same one stays", () => {
+    const plan = planFor('a', 'b');
+    const records = { a: { ...pci, fingerprint: 12345 }, b: { ...pci, fingerprint: SENT } };
+    expect(recordsInDoubt(plan, records)).toEqual({ a: pci, b: { ...pci, fingerprint: SENT } });
+    expect(recordsInDoubt(planFor('b'), { b: { ...pci, fingerprint: SENT } })).toBeUndefined();
+  });
+
   it('drops a record that marks a change as not converged, even if its values match', () => {
     const marked = { ...pci, notConverged: { desired: 'x', observed: 'y' } };
     expect(recordsInDoubt(planFor('a'), { a: marked })).toEqual({});
@@ -59,7 +70,7 @@ describe('settleApply', () => {
     const plan = planFor('a');
     const after = new Map([['a', observedSpec('a', { description: 'new' })]]);
     const settled = settleApply(plan, { a: plain }, new Map([['a', applied]]), after);
-    expect(settled.records).toEqual({ a: pci });
+    expect(settled.records).toEqual({ a: { ...pci, fingerprint: SENT } });
     expect(settled.notConverged).toEqual([]);
     expect(settled.outcomes.get('a')).toEqual(applied);
   });
@@ -86,7 +97,44 @@ describe('settleApply', () => {
 
   it('records applied changes as sent when the verify listing could not be taken', () => {
     const settled = settleApply(planFor('a'), {}, new Map([['a', applied]]), undefined);
-    expect(settled.records).toEqual({ a: pci });
+    expect(settled.records).toEqual({ a: { ...pci, fingerprint: SENT } });
+  });
+
+  it('keeps the fingerprint of the last apply that took: a change that did not take keeps only its own', () => {
+    const plan = planFor('a', 'b');
+    const kept = (name: string) => observedFull(name, { description: 'old', policies: ['pci'] });
+    const settled = settleApply(
+      plan,
+      // a: drift set back that did not take (the same manifest); b: a new manifest that did not.
+      { a: { ...pci, fingerprint: SENT }, b: { ...pci, fingerprint: 777 } },
+      new Map([
+        ['a', applied],
+        ['b', applied],
+      ]),
+      new Map([
+        ['a', kept('a')],
+        ['b', kept('b')],
+      ]),
+    );
+    expect(settled.records['a']?.fingerprint).toBe(SENT);
+    expect(settled.records['b']?.fingerprint).toBeUndefined();
+    expect(settled.records['b']?.notConverged).toBeDefined();
+  });
+
+  it('a failed change keeps a record that says the truth whatever its PUT did, and only that', () => {
+    const plan = planFor('a', 'b', 'c');
+    const settled = settleApply(
+      plan,
+      { a: { ...pci, fingerprint: SENT }, b: { ...pci, fingerprint: 777 }, c: plain },
+      new Map([
+        ['a', failed],
+        ['b', failed],
+        ['c', failed],
+      ]),
+      undefined,
+    );
+    // a: what it sent, and the same manifest (drift being set back): still drift next time.
+    expect(settled.records).toEqual({ a: { ...pci, fingerprint: SENT } });
   });
 
   it('keeps the old record of unchanged environments and of changes never sent, drops failed ones', () => {

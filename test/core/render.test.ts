@@ -42,6 +42,7 @@ const report = (
 
 const CREATE: ChangeReport = {
   action: 'create',
+  cause: 'change',
   name: 'production',
   fields: {
     type: { from: null, to: 'K8S' },
@@ -52,12 +53,14 @@ const CREATE: ChangeReport = {
 };
 const UPDATE: ChangeReport = {
   action: 'update',
+  cause: 'change',
   name: 'web',
   fields: { description: { from: 'Web tier', to: 'Web tier (new)' } },
   result: 'planned',
 };
 const UNVERIFIED: ChangeReport = {
   action: 'unverified',
+  cause: 'change',
   name: 'db',
   fields: {
     include_scaling: { from: null, to: false, notShown: true },
@@ -65,6 +68,13 @@ const UNVERIFIED: ChangeReport = {
   },
   unknown: ['include_scaling', 'policies'],
   result: 'planned',
+};
+/** The same update as drift: the service moved, the manifest stayed as last applied. */
+const DRIFT: ChangeReport = {
+  ...UPDATE,
+  cause: 'drift',
+  name: 'api',
+  fields: { description: { from: 'edited by hand', to: 'API' } },
 };
 const PROBLEM = {
   file: 'manifests/acme.yaml',
@@ -193,6 +203,36 @@ describe('the text output', () => {
     );
   });
 
+  it('names drift as drift, in the plan and in what a sync did; a change is not marked', () => {
+    const plan = text(report(true, [org('acme', { changes: [DRIFT, UPDATE] })]));
+    expect(plan).toContain(
+      '  ~ update api (drift: changed on the service, not in the manifests)\n' +
+        '      description : "edited by hand" -> "API"\n' +
+        '  ~ update web\n',
+    );
+    expect(plan).toContain('\nPlan: 0 to create, 2 to update (1 drift), 0 unverified,');
+    const sync = text(
+      report(false, [
+        org('acme', {
+          changes: [
+            { ...DRIFT, result: 'applied' },
+            { ...DRIFT, name: 'db', result: 'failed', error: 'HTTP 500' },
+            { ...UPDATE, result: 'applied' },
+          ],
+        }),
+      ]),
+    );
+    expect(sync).toContain(
+      '  ~ update api (drift: changed on the service, not in the manifests) [applied]\n',
+    );
+    expect(sync).toContain('\nSync: 2 applied (1 drift healed), 1 failed, 0 not converged (');
+    expect(sync).toContain('3 to update (2 drift)');
+    const quiet = text(
+      report(false, [org('acme', { changes: [{ ...UPDATE, result: 'applied' }] })]),
+    );
+    expect(quiet).not.toContain('drift');
+  });
+
   it('says how long requests waited because the service asked, only when they did', () => {
     const quiet = [org('acme', { unchanged: ['web'] })];
     expect(text(report(true, quiet, { throttledMs: 1234 }))).toMatch(
@@ -266,7 +306,39 @@ describe('the markdown output', () => {
   });
 });
 
+describe('the markdown output, with drift', () => {
+  it('marks drift in the action, counts it and says what it means; a change is not marked', () => {
+    const md = (run: RunReport) => RENDERERS.markdown.run(run, { color: false });
+    const plan = md(report(true, [org('acme', { changes: [DRIFT, UPDATE] })]));
+    expect(plan).toContain('**2** to update (**1** drift)');
+    expect(plan).toContain('_Drift_: changed on the service since envsync applied it');
+    expect(plan).toContain(
+      '| ✏️ update (drift) | api | description: <code>"edited by hand"</code> → <code>"API"</code> |\n' +
+        '| ✏️ update | web |',
+    );
+    const sync = md(report(false, [org('acme', { changes: [{ ...DRIFT, result: 'applied' }] })]));
+    expect(
+      sync.startsWith('### envsync sync\n\n**1** applied (**1** drift healed), **0** failed'),
+    ).toBe(true);
+    const none = md(report(true, [org('acme', { changes: [UPDATE] })]));
+    expect(none).not.toContain('drift');
+    expect(none).not.toContain('Drift');
+  });
+});
+
 describe('the JSON output', () => {
+  it('carries the cause of each change and counts drift in the summary', () => {
+    const run = report(false, [
+      org('acme', { changes: [{ ...DRIFT, result: 'applied' }, CREATE] }),
+    ]);
+    const json = JSON.parse(RENDERERS.json.run(run, { color: false })) as RunReport;
+    expect(json.orgs[0]?.changes.map((c) => [c.name, c.cause])).toEqual([
+      ['api', 'drift'],
+      ['production', 'change'],
+    ]);
+    expect(json.summary).toMatchObject({ drift: 1, driftHealed: 1, update: 1, create: 1 });
+  });
+
   it('is the report itself, versioned', () => {
     const run = report(true, [org('acme', { changes: [CREATE], unmanaged: ['old'] })]);
     expect(JSON.parse(RENDERERS.json.run(run, { color: false }))).toEqual(run);

@@ -16,14 +16,21 @@ describe('mergeOrgRounds', () => {
       ...base,
       status: 'failed',
       changes: [
-        { action: 'create', name: 'a', fields: {}, result: 'applied' },
-        { action: 'create', name: 'b', fields: {}, result: 'failed', error: '503' },
+        { action: 'create', cause: 'change', name: 'a', fields: {}, result: 'applied' },
+        {
+          action: 'create',
+          cause: 'change',
+          name: 'b',
+          fields: {},
+          result: 'failed',
+          error: '503',
+        },
       ],
       unchanged: ['z'],
     };
     const second: OrgReport = {
       ...base,
-      changes: [{ action: 'create', name: 'b', fields: {}, result: 'applied' }],
+      changes: [{ action: 'create', cause: 'change', name: 'b', fields: {}, result: 'applied' }],
       unchanged: ['a', 'z'],
     };
     const merged = mergeOrgRounds(first, second);

@@ -17,6 +17,21 @@ const v2 = JSON.stringify({
   orgs: { acme: [{ include_scaling: true, policies: ['pci'], environments: ['prod'] }] },
 });
 
+const v3 = JSON.stringify({
+  version: 3,
+  api: API,
+  orgs: {
+    acme: [
+      {
+        include_scaling: true,
+        policies: ['pci'],
+        environments: ['prod'],
+        fingerprints: [null],
+      },
+    ],
+  },
+});
+
 describe('judgeStateText: which state files are trusted, and why the others are not', () => {
   it.each<[string, string, string, string, Record<string, unknown>]>([
     ['garbage', 'this is not json {{{', 'state file is not valid JSON', rewritten, {}],
@@ -24,7 +39,7 @@ describe('judgeStateText: which state files are trusted, and why the others are 
     [
       'of a future version',
       '{"version": 99, "orgs": {}}',
-      'state file has version 99, newer than this envsync understands (2)',
+      'state file has version 99, newer than this envsync understands (3)',
       'starting empty',
       { version: 99 },
     ],
@@ -101,6 +116,7 @@ describe('judgeStateText: which state files are trusted, and why the others are 
   it.each([
     ['version 1, this address', v1, API],
     ['version 2, this address', v2, API],
+    ['version 3, this address', v3, API],
     ['written for no address in particular', v2.replace(`"api":"${API}",`, ''), API],
     ['read without an address to check', v2.replace(API, 'https://other.example/'), undefined],
   ])('trusted: %s', (_title, text, api) => {
@@ -114,6 +130,7 @@ describe('judgeStateText: which state files are trusted, and why the others are 
   });
 
   it('reads every version up to the one it writes, and names that one as the newest', () => {
+    expect(STATE_FORMAT.versions).toEqual(Array.from({ length: STATE_VERSION }, (_, i) => i + 1));
     expect(STATE_FORMAT.versions.at(-1)).toBe(STATE_VERSION);
     expect(judge(`{"version": ${STATE_VERSION + 1}, "orgs": {}}`, API)).toMatchObject({
       what: `state file has version ${STATE_VERSION + 1}, newer than this envsync understands (${STATE_VERSION})`,

@@ -166,6 +166,7 @@ describe('GET / (the status page)', () => {
       'lastError',
       'pending',
       'pendingChanges',
+      'recentDrift',
       'unmanaged',
       'failures',
       'nextAttemptAt',
@@ -176,6 +177,7 @@ describe('GET / (the status page)', () => {
       pendingChanges: [
         {
           action: 'create',
+          cause: 'change',
           name: 'prod',
           result: 'failed',
           fields: { type: { from: null, to: 'K8S' } },

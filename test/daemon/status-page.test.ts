@@ -26,6 +26,7 @@ function orgStatus(overrides: Partial<OrgStatus> = {}): OrgStatus {
     lastError: null,
     pending: 0,
     pendingChanges: [],
+    recentDrift: [],
     unmanaged: 0,
     failures: 0,
     nextAttemptAt: null,
@@ -123,6 +124,7 @@ const HOSTILE = [
 
 const change = (name: string, extra: Partial<ChangeReport> = {}): ChangeReport => ({
   action: 'update',
+  cause: 'change',
   name,
   fields: { description: { from: 'old', to: 'new' } },
   result: 'planned',
@@ -184,6 +186,48 @@ describe('the status page renderer', () => {
       '<code>policies</code>: <span class="dim">(not shown by the service)</span> → <code>[&quot;pci&quot;]</code>',
     );
     expect(html).toContain('and 57 more (the first 3 are listed)');
+    expectOnlyOwnMarkup(html);
+  });
+
+  it('lists the last drifts of each org: environment, field, value found, value declared, when; and marks pending drift', () => {
+    const html = renderStatusPage(
+      model(
+        daemonStatus({
+          orgs: {
+            acme: orgStatus({
+              pending: 1,
+              pendingChanges: [change('stage', { cause: 'drift', result: 'failed' })],
+              recentDrift: [
+                {
+                  environment: 'stage',
+                  field: 'description',
+                  found: 'old',
+                  declared: 'new',
+                  at: '2026-11-23T01:59:30.000Z',
+                },
+                {
+                  environment: 'prod',
+                  field: 'policies',
+                  found: null,
+                  declared: ['pci'],
+                  at: '2026-11-23T01:00:00.000Z',
+                },
+              ],
+            }),
+            globex: orgStatus(),
+          },
+        }),
+      ),
+    );
+    expect(html).toContain(
+      '<tr><td><code>stage</code></td><td>update <span class="st-pending">(drift)</span></td><td>failed</td>',
+    );
+    expect(html).toContain(
+      '<tr><td><code>stage</code></td><td><code>description</code></td><td><code>&quot;old&quot;</code></td><td><code>&quot;new&quot;</code></td><td><time datetime="2026-11-23T01:59:30.000Z">2026-11-23T01:59:30.000Z</time> <span class="dim">(30 s ago)</span></td></tr>' +
+        '<tr><td><code>prod</code></td><td><code>policies</code></td><td><span class="dim">(none)</span></td><td><code>[&quot;pci&quot;]</code></td>',
+    );
+    // globex has seen none.
+    expect(html).toContain('No drift found.');
     expectOnlyOwnMarkup(html);
   });
 
@@ -277,6 +321,9 @@ describe('the status page renderer', () => {
               pendingChanges: [
                 change(text, { error: text, fields: { description: { from: text, to: text } } }),
               ],
+              recentDrift: [
+                { environment: text, field: text, found: text, declared: [text], at: text },
+              ],
             }),
           },
         }),
@@ -301,7 +348,10 @@ describe('the status page renderer', () => {
                 orgs: {
                   [text]: orgStatus({
                     pending: 1,
-                    pendingChanges: [change(text, { error: text })],
+                    pendingChanges: [change(text, { error: text, cause: 'drift' })],
+                    recentDrift: [
+                      { environment: text, field: text, found: text, declared: text, at: text },
+                    ],
                   }),
                 },
               }),
@@ -362,6 +412,33 @@ describe('pending changes in the status model', () => {
     const after = orgStatusAfter(report([], 'invalid'), before, NOW + 1000, undefined);
     expect(after.pending).toBe(1);
     expect(after.pendingChanges).toEqual(before.pendingChanges);
+  });
+
+  it('remembers the drifts found, newest first, and keeps them while the org is invalid', () => {
+    const drift = change('prod', {
+      cause: 'drift',
+      result: 'applied',
+      fields: { description: { from: 'by hand', to: 'declared' } },
+    });
+    const first = orgStatusAfter(report([drift]), undefined, NOW, undefined);
+    expect(first.recentDrift).toEqual([
+      {
+        environment: 'prod',
+        field: 'description',
+        found: 'by hand',
+        declared: 'declared',
+        at: new Date(NOW).toISOString(),
+      },
+    ]);
+    const invalid = orgStatusAfter(report([], 'invalid'), first, NOW + 1000, undefined);
+    expect(invalid.recentDrift).toEqual(first.recentDrift);
+    const quiet = orgStatusAfter(
+      report([change('web', { result: 'applied' })]),
+      invalid,
+      NOW + 2000,
+      undefined,
+    );
+    expect(quiet.recentDrift).toEqual(first.recentDrift);
   });
 
   it('is empty once everything is applied', () => {

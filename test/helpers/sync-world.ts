@@ -29,6 +29,7 @@ export type JsonReport = {
     error?: string;
     changes: {
       action: string;
+      cause: string;
       name: string;
       result: string;
       error?: string;

@@ -24,7 +24,7 @@ const logger = pino({ level: 'silent' });
 const API = 'http://127.0.0.1:8080/';
 
 describe('the state file', () => {
-  it('groups environments by record (version 2), in a stable order, and reads back the same', async () => {
+  it('groups environments by record (version 2 and later), in a stable order, and reads back the same', async () => {
     const file = tmp.path('state.json');
     const state = await StateStore.load(file, logger, API);
     state.set('acme', {
@@ -107,7 +107,124 @@ describe('the state file', () => {
     expect(state.lookup('other')('a')).toBeUndefined();
   });
 
-  it('reads a version 1 file (one object per environment) and rewrites it as version 2', async () => {
+  it("keeps each environment's fingerprint beside its name (version 3), grouped by record as before", async () => {
+    const file = tmp.path('state.json');
+    const state = await StateStore.load(file, logger, API);
+    const LARGEST = Number.MAX_SAFE_INTEGER;
+    state.set('acme', {
+      dev: { include_scaling: false, policies: [], fingerprint: 1 },
+      qa: { include_scaling: false, policies: [] },
+      prod: { include_scaling: true, policies: ['pci'], fingerprint: LARGEST },
+      stage: { include_scaling: true, policies: ['pci'], fingerprint: 0xabc },
+      old: { include_scaling: true, policies: [] },
+    });
+    await state.save();
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
+      version: 3,
+      api: API,
+      orgs: {
+        acme: [
+          {
+            include_scaling: false,
+            policies: [],
+            environments: ['dev', 'qa'],
+            fingerprints: [1, null],
+          },
+          {
+            include_scaling: true,
+            policies: ['pci'],
+            environments: ['prod', 'stage'],
+            fingerprints: [LARGEST, 0xabc],
+          },
+          { include_scaling: true, policies: [], environments: ['old'] },
+        ],
+      },
+    });
+    const again = await StateStore.load(file, logger, API);
+    const records = again.get('acme');
+    expect({ ...records }).toEqual({ ...state.get('acme') });
+    expect(records['prod']).toEqual({
+      include_scaling: true,
+      policies: ['pci'],
+      fingerprint: LARGEST,
+    });
+    expect(records['qa']).toEqual({ include_scaling: false, policies: [] });
+    const lookup = again.lookup('acme');
+    for (const name of ['dev', 'qa', 'prod', 'stage', 'old', 'nope']) {
+      expect(lookup(name), name).toEqual(records[name]);
+    }
+  });
+
+  it('reads a version 2 file: its records have no fingerprint, which reads as unknown', async () => {
+    const file = tmp.path('state.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        version: 2,
+        orgs: {
+          acme: [
+            // A key version 2 never had is not read as one.
+            {
+              include_scaling: true,
+              policies: [],
+              environments: ['a'],
+              fingerprints: [1],
+            },
+          ],
+        },
+      }),
+    );
+    const state = await StateStore.load(file, logger, API);
+    expect(state.lookup('acme')('a')).toEqual({ include_scaling: true, policies: [] });
+    expect(state.get('acme')['a']?.fingerprint).toBeUndefined();
+  });
+
+  it('sorts the names of a version 3 group written out of order with their fingerprints', async () => {
+    const file = tmp.path('state.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        version: 3,
+        orgs: {
+          acme: [
+            {
+              include_scaling: false,
+              policies: [],
+              environments: ['z', 'a', 'm'],
+              fingerprints: [15, null, 1],
+            },
+          ],
+        },
+      }),
+    );
+    const lookup = (await StateStore.load(file, logger, API)).lookup('acme');
+    expect(lookup('z')?.fingerprint).toBe(15);
+    expect(lookup('a')?.fingerprint).toBeUndefined();
+    expect(lookup('m')?.fingerprint).toBe(1);
+  });
+
+  it.each([
+    ['one fingerprint too few', [1]],
+    ['a text', ['1', null]],
+    ['a negative number', [-1, null]],
+    ['a fraction', [1.5, null]],
+    ['more than 53 bits', [2 ** 53, null]],
+    ['not a list', 1],
+  ])('a version 3 group with fingerprints %s starts empty', async (_title, fingerprints) => {
+    const file = tmp.path('state.json');
+    const group = { include_scaling: true, policies: [], environments: ['a', 'b'], fingerprints };
+    await writeFile(file, JSON.stringify({ version: 3, orgs: { acme: [group] } }));
+    const warnings: string[] = [];
+    const state = await StateStore.load(
+      file,
+      pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) }),
+      API,
+    );
+    expect(state.get('acme')).toEqual({});
+    expect(warnings.join('')).toContain('malformed record');
+  });
+
+  it('reads a version 1 file (one object per environment) and rewrites it as the current version', async () => {
     const file = tmp.path('state.json');
     // Written as text: in a JS object literal, `__proto__` would set the prototype, not a key.
     await writeFile(
@@ -122,7 +239,7 @@ describe('the state file', () => {
     state.set('acme', state.get('acme'));
     await state.save();
     expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
-      version: 2,
+      version: STATE_VERSION,
       orgs: {
         acme: [
           { include_scaling: false, policies: [], environments: ['__proto__'] },

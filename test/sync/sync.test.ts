@@ -69,6 +69,7 @@ describe.each(['spec', 'kosli'] as const)('sync against the %s profile', (profil
     expect(json(sync.stdout).orgs.find((o) => o.org === 'beta')?.changes).toEqual([
       {
         action: 'update',
+        cause: 'change',
         name: 'web',
         fields: { description: { from: 'Web tier', to: 'Web tier (new)' } },
         result: 'applied',
@@ -109,6 +110,7 @@ describe('sync behaviour', () => {
     expect(json(plan.stdout).orgs[0]?.changes).toEqual([
       {
         action: 'unverified',
+        cause: 'change',
         name: 'web',
         fields: {
           include_scaling: { from: null, to: false, notShown: true },
@@ -132,9 +134,19 @@ describe('sync behaviour', () => {
       orgs: Record<string, unknown>;
     };
     expect(state).toEqual({
-      version: 2,
+      version: 3,
       api: `${api.url}/`,
-      orgs: { beta: [{ include_scaling: false, policies: ['pci'], environments: ['web'] }] },
+      orgs: {
+        beta: [
+          {
+            include_scaling: false,
+            policies: ['pci'],
+            environments: ['web'],
+            // What was applied, to tell drift from change later.
+            fingerprints: [expect.any(Number)],
+          },
+        ],
+      },
     });
     const again = await run(api.url, ['plan'], ['--detailed-exitcode']);
     expect(again.code).toBe(0);

@@ -1,0 +1,113 @@
+/**
+ * Drift, told apart from change. A change is `drift` when the manifest did not change since
+ * envsync last applied the environment, but the service's value did: someone set it by hand, and
+ * applying the plan sets it back. Every other change is a `change`.
+ *
+ * The rule, per proposed change (`changeCause`):
+ * - a create is never drift (nothing is there to have drifted);
+ * - an unverified change is never drift (no field was seen to differ);
+ * - an update is drift when the desired environment's fingerprint equals the one recorded at the
+ *   environment's last successful apply (`AppliedRecord.fingerprint`). Then every field that
+ *   differs was last set by envsync to exactly the declared value. An update where the manifest
+ *   changed too, even in another field, is a `change`: part of it is the manifest's;
+ * - no record, or a record without a fingerprint (a state file written before envsync kept
+ *   them, or an environment not applied since), is unknown: a `change`.
+ *
+ * Pure.
+ */
+import { fingerprint } from './diff.ts';
+import type {
+  AppliedRecord,
+  ChangeAction,
+  ChangeCause,
+  DesiredEnvironment,
+  FieldDiff,
+  FieldValue,
+} from './model.ts';
+import type { ChangeReport, OrgReport } from './report.ts';
+
+/**
+ * A 53-bit hash (cyrb53) of a text: small enough to keep one per environment in the state file
+ * and in memory as a plain number. A collision costs only a name: a change called drift.
+ */
+function hash53(text: string): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
+  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
+  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+/** What the state file records of a desired environment applied: its fingerprint, hashed. */
+export function appliedFingerprint(desired: DesiredEnvironment): number {
+  return hash53(fingerprint(desired));
+}
+
+/** Whether a proposed change is drift or a change (the rule above). */
+export function changeCause(
+  action: ChangeAction,
+  desired: DesiredEnvironment,
+  record: AppliedRecord | undefined,
+): ChangeCause {
+  const recorded = record?.fingerprint;
+  if (action !== 'update' || recorded === undefined) return 'change';
+  return recorded === appliedFingerprint(desired) ? 'drift' : 'change';
+}
+
+/** One field found drifted, as the daemon remembers it for the status page. */
+export interface DriftSeen {
+  readonly environment: string;
+  readonly field: string;
+  /** The value the service held (null: none). */
+  readonly found: FieldValue | null;
+  /** What the manifest declares, which envsync set it back to (or tried to). */
+  readonly declared: FieldValue;
+  /** ISO time of the pass that found it. */
+  readonly at: string;
+}
+
+/** At most this many drifts are remembered per org, the newest first. */
+export const MAX_RECENT_DRIFTS = 5;
+
+function fieldEntries(change: ChangeReport): [string, FieldDiff][] {
+  return Object.entries(change.fields).filter(
+    (entry): entry is [string, FieldDiff] => entry[1] !== undefined,
+  );
+}
+
+/**
+ * The drifts an org's pass found, before those remembered (newest first, at most
+ * MAX_RECENT_DRIFTS). A drift still pending from the previous pass (the same environment, field
+ * and value found, not set back then) is the same drift, not a new one.
+ */
+export function recentDrifts(
+  remembered: readonly DriftSeen[],
+  previousPending: readonly ChangeReport[],
+  report: Pick<OrgReport, 'changes'>,
+  at: string,
+): DriftSeen[] {
+  const stillPending = new Set<string>();
+  for (const change of previousPending) {
+    if (change.cause !== 'drift') continue;
+    for (const [field, diff] of fieldEntries(change)) {
+      stillPending.add(JSON.stringify([change.name, field, diff.from]));
+    }
+  }
+  const found: DriftSeen[] = [];
+  for (const change of report.changes) {
+    if (change.cause !== 'drift') continue;
+    for (const [field, diff] of fieldEntries(change)) {
+      if (stillPending.has(JSON.stringify([change.name, field, diff.from]))) continue;
+      found.push({ environment: change.name, field, found: diff.from, declared: diff.to, at });
+    }
+  }
+  if (found.length === 0) return [...remembered];
+  return [...found, ...remembered].slice(0, MAX_RECENT_DRIFTS);
+}

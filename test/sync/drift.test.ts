@@ -1,0 +1,157 @@
+/**
+ * Drift named as drift by the one-shot commands, against the emulator over real HTTP in both of
+ * its profiles: a value changed on the service behind envsync's back is `drift` in every format
+ * of the plan, `sync` says it healed it, and a manifest change after it is a `change` again.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import type { TestEmulator } from '../helpers/emulator.ts';
+import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+
+const world = syncWorld();
+const { tmp, run } = world;
+
+const manifest = (prod: string) => `org: acme
+environments:
+  - name: prod
+    type: K8S
+    description: ${JSON.stringify(prod)}
+    policies: [pci]
+  - name: web
+    type: S3
+    description: Web assets
+`;
+
+/** Changes a field of one environment in the emulator's store, as a person at the service would. */
+async function editByHand(api: TestEmulator, name: string, description: string): Promise<void> {
+  const store = await api.getStore();
+  const env = store.orgs['acme']?.find((e) => e.name === name);
+  if (env === undefined) throw new Error(`acme/${name} is not in the store`);
+  env.description = description;
+  await api.putStore(store);
+}
+
+describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profile) => {
+  it('plan names drift as drift in JSON, text, markdown and the step summary; sync heals it; a manifest change is a change', async () => {
+    const api = await world.emulator({ profile });
+    await tmp().write('manifests/acme.yaml', manifest('Production'));
+    const outputs: string[] = [];
+    const cli = async (...argv: string[]) => {
+      const result = await run(api.url, argv, [], {
+        GITHUB_STEP_SUMMARY: tmp().path('summary.md'),
+      });
+      outputs.push(result.stdout, result.stderr);
+      return result;
+    };
+
+    // Created by envsync: a create is never drift.
+    const created = json((await cli('sync', '-o', 'json')).stdout);
+    expect(created.orgs[0]?.changes.map((c) => [c.name, c.action, c.cause])).toEqual([
+      ['prod', 'create', 'change'],
+      ['web', 'create', 'change'],
+    ]);
+    expect(created.summary).toMatchObject({ applied: 2, drift: 0, driftHealed: 0 });
+
+    // Someone edits prod at the service.
+    await editByHand(api, 'prod', 'edited <by> hand');
+    const plan = json((await cli('plan', '-o', 'json')).stdout);
+    expect(plan.orgs[0]?.changes).toEqual([
+      {
+        action: 'update',
+        cause: 'drift',
+        name: 'prod',
+        fields: { description: { from: 'edited <by> hand', to: 'Production' } },
+        result: 'planned',
+      },
+    ]);
+    expect(plan.summary).toMatchObject({ update: 1, drift: 1, driftHealed: 0 });
+    const text = (await cli('plan')).stdout;
+    expect(text).toContain(
+      '~ update prod (drift: changed on the service, not in the manifests)\n' +
+        '      description : "edited <by> hand" -> "Production"\n',
+    );
+    expect(text).toContain('Plan: 0 to create, 1 to update (1 drift), 0 unverified, 1 unchanged');
+    const markdown = (await cli('plan', '-o', 'markdown')).stdout;
+    expect(markdown).toContain('**1** to update (**1** drift)');
+    expect(markdown).toContain('| ✏️ update (drift) | prod |');
+    // The step summary holds the same markdown, whatever the output format.
+    const summary = await readFile(tmp().path('summary.md'), 'utf8');
+    expect(summary).toContain(
+      '| ✏️ update (drift) | prod | description: <code>"edited &lt;by&gt; hand"</code>',
+    );
+
+    // sync sets it back and says so.
+    const healed = await cli('sync');
+    expect(healed.code, healed.stdout + healed.stderr).toBe(0);
+    expect(healed.stdout).toContain(
+      '~ update prod (drift: changed on the service, not in the manifests) [applied]\n',
+    );
+    expect(healed.stdout).toContain('Sync: 1 applied (1 drift healed), 0 failed');
+    expect(json((await cli('plan', '-o', 'json')).stdout).orgs[0]?.changes).toEqual([]);
+
+    // The manifest changes: a change, not drift; sync applies it as such.
+    await tmp().write('manifests/acme.yaml', manifest('Production, v2'));
+    const changed = json((await cli('sync', '-o', 'json')).stdout);
+    expect(changed.orgs[0]?.changes.map((c) => [c.name, c.cause, c.result])).toEqual([
+      ['prod', 'change', 'applied'],
+    ]);
+    expect(changed.summary).toMatchObject({ applied: 1, drift: 0, driftHealed: 0 });
+
+    // Drift again after that change: drift, from the manifest as last applied.
+    await editByHand(api, 'prod', 'edited again');
+    const again = json((await cli('plan', '-o', 'json')).stdout);
+    expect(again.orgs[0]?.changes.map((c) => [c.name, c.cause])).toEqual([['prod', 'drift']]);
+    // Both changed: the service and the manifest. A change.
+    await tmp().write('manifests/acme.yaml', manifest('Production, v3'));
+    const both = json((await cli('plan', '-o', 'json')).stdout);
+    expect(both.orgs[0]?.changes.map((c) => [c.name, c.cause])).toEqual([['prod', 'change']]);
+
+    for (const output of outputs) expect(output).not.toContain(TOKEN);
+  });
+
+  it('a saved plan keeps the cause: sync --plan applies the drift and says it healed it', async () => {
+    const api = await world.emulator({ profile });
+    await tmp().write('manifests/acme.yaml', manifest('Production'));
+    expect((await run(api.url, ['sync'])).code).toBe(0);
+    await editByHand(api, 'prod', 'edited by hand');
+    const saved = await run(api.url, ['plan', '--out', 'plan.json']);
+    expect(saved.code, saved.stderr).toBe(0);
+    const file = JSON.parse(await readFile(tmp().path('plan.json'), 'utf8')) as {
+      orgs: { changes: { name: string; cause: string }[] }[];
+    };
+    expect(file.orgs[0]?.changes.map((c) => [c.name, c.cause])).toEqual([['prod', 'drift']]);
+    const applied = await run(api.url, ['sync', '--plan', 'plan.json', '-o', 'json']);
+    expect(applied.code, applied.stderr).toBe(0);
+    const report = json(applied.stdout);
+    expect(report.orgs[0]?.changes.map((c) => [c.name, c.cause, c.result])).toEqual([
+      ['prod', 'drift', 'applied'],
+    ]);
+    expect(report.summary).toMatchObject({ drift: 1, driftHealed: 1 });
+  });
+
+  it('a state file written before envsync kept fingerprints (version 2) makes drift a change, until the next apply', async () => {
+    const api = await world.emulator({ profile });
+    await tmp().write('manifests/acme.yaml', manifest('Production'));
+    expect((await run(api.url, ['sync'])).code).toBe(0);
+    // The same records as an older envsync wrote them: version 2, without fingerprints.
+    const file = tmp().path('state.json');
+    const state = JSON.parse(await readFile(file, 'utf8')) as {
+      version: number;
+      orgs: Record<string, Record<string, unknown>[]>;
+    };
+    expect(state.version).toBe(3);
+    for (const group of state.orgs['acme'] ?? []) delete group['fingerprints'];
+    await writeFile(file, JSON.stringify({ ...state, version: 2 }));
+
+    await editByHand(api, 'prod', 'edited by hand');
+    const unknown = json((await run(api.url, ['plan', '-o', 'json'])).stdout);
+    expect(unknown.orgs[0]?.changes.map((c) => [c.name, c.action, c.cause])).toEqual([
+      ['prod', 'update', 'change'],
+    ]);
+    // Applied once, it is remembered: the next drift is drift.
+    expect((await run(api.url, ['sync'])).code).toBe(0);
+    await editByHand(api, 'prod', 'edited by hand, again');
+    const known = json((await run(api.url, ['plan', '-o', 'json'])).stdout);
+    expect(known.orgs[0]?.changes.map((c) => [c.name, c.cause])).toEqual([['prod', 'drift']]);
+  });
+});
