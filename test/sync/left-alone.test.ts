@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { envsyncInProcess } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
@@ -39,6 +40,7 @@ describe.each(['spec', 'kosli'] as const)('the %s profile', (profile) => {
     expect(json(plan.stdout).orgs[0]?.changes).toEqual([
       {
         action: 'update',
+        cause: 'change',
         name: 'production',
         fields: { description: { from: 'Production cluster', to: 'Production cluster, v2' } },
         result: 'planned',
@@ -98,6 +100,32 @@ describe.each(['spec', 'kosli'] as const)('the %s profile', (profile) => {
     expect(field).toEqual(
       profile === 'spec' ? { from: null, to: false, notShown: true } : { from: true, to: false },
     );
+  });
+});
+
+describe('the kosli profile, policies: null', () => {
+  it('reads as none: `policies: []` is unchanged with no state file, and a policy to attach is an update', async () => {
+    const api = await world.emulator({ profile: 'kosli' });
+    await api.putStore({ orgs: { acme: [{ ...PRODUCTION, policies: null }] } });
+    const listed = await request(`${api.url}/api/v2/environments/acme`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(((await listed.body.json()) as { policies: unknown }[])[0]?.policies).toBeNull();
+    await tmp().write(
+      'manifests/acme.yaml',
+      `${EDITED.replace('Production cluster, v2', 'Production cluster')}    policies: []\n`,
+    );
+    const clean = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
+    expect(clean.code, clean.stdout).toBe(0);
+    await tmp().write(
+      'manifests/acme.yaml',
+      `${EDITED.replace('Production cluster, v2', 'Production cluster')}    policies: [pci]\n`,
+    );
+    const plan = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
+    expect(plan.code).toBe(2);
+    expect(json(plan.stdout).orgs[0]?.changes[0]?.fields).toEqual({
+      policies: { from: [], to: ['pci'] },
+    });
   });
 });
 
