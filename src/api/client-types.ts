@@ -1,6 +1,7 @@
 /** What the API client takes and offers, and the PUT body it sends. */
 import type { Logger } from 'pino';
 import { FIELD_LIST } from '../core/fields.ts';
+import type { DialectSetting, ResolvedDialect } from '../core/dialect.ts';
 import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
 import type { RetryPolicy } from '../core/retry-policy.ts';
 import type { GateClock, RequestGate } from './gate.ts';
@@ -49,6 +50,8 @@ export interface ClientOptions {
    */
   readonly deadlineMs?: number | undefined;
   readonly events?: ClientEvents | undefined;
+  /** `--api-dialect`: a dialect, or `auto` (default) to read it from the first listing's shape. */
+  readonly dialect?: DialectSetting | undefined;
   /** An answer larger than this is refused, final (default: client.ts's DEFAULT_MAX_RESPONSE_BYTES). */
   readonly maxResponseBytes?: number | undefined;
 }
@@ -61,6 +64,11 @@ export interface EnvironmentsClient {
   readonly gate: RequestGate;
   /** False once the deadline has passed or the client was stopped: no new round should start. */
   canSend(): boolean;
+  /**
+   * The dialect this client uses: the one `--api-dialect` names, or under `auto` the one the
+   * first listing's shape says (undefined until a listing was read).
+   */
+  dialect(): ResolvedDialect | undefined;
   /** Milliseconds spent throttled, for one org or (without one) for the whole client. */
   throttledMs(org?: string): number;
   close(): Promise<void>;

@@ -5,6 +5,12 @@ import { answerCheck } from './answer.ts';
 import { attempts } from './attempt.ts';
 import type { ClientOptions, EnvironmentsClient } from './client-types.ts';
 import { putBody } from './client-types.ts';
+import {
+  dialectOfShape,
+  describeDialect,
+  resolveDialect,
+  type ListingShape,
+} from '../core/dialect.ts';
 import { ApiError, failureOf } from './errors.ts';
 import { RequestGate } from './gate.ts';
 import { readAllPages } from './list-pages.ts';
@@ -123,11 +129,30 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     );
   }
 
+  // The first listing's shape, and the dialect it resolves, said once per client.
+  const dialectSetting = options.dialect ?? 'auto';
+  let firstShape: ListingShape | undefined;
+  const noteShape = (shape: ListingShape) => {
+    if (firstShape !== undefined) return;
+    firstShape = shape;
+    const resolved = resolveDialect(dialectSetting, shape);
+    if (resolved === undefined) return;
+    const disagrees = resolved.from === 'setting' && dialectOfShape(shape) !== resolved.dialect;
+    logger[disagrees ? 'warn' : 'info'](
+      { dialect: resolved.dialect, from: resolved.from, listingShape: shape },
+      describeDialect(resolved, shape),
+    );
+  };
+
   return {
     gate,
+    dialect() {
+      return resolveDialect(dialectSetting, firstShape);
+    },
     async listEnvironments(org) {
       const path = orgPath(org);
       const listing = await readAllPages(org, path, (url) => send(org, 'GET', url), scrub);
+      noteShape(listing.shape);
       const { unnamed } = listing;
       if (unnamed > 0) {
         // Once per listing, whatever its pages: the org is named (it passed orgPath's check).

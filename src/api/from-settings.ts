@@ -26,6 +26,7 @@ export function clientFromSettings(
     timeoutMs: settings.timeoutMs,
     deadlineMs: settings.deadlineMs,
     maxResponseBytes: settings.maxResponseBytes,
+    dialect: settings.apiDialect,
     policy: {
       ...DEFAULT_RETRY_POLICY,
       retries: settings.retries,

@@ -1,5 +1,6 @@
 /** Reading an org's whole listing: every page, checked to add up, each name once. */
 import type { Scrub } from '../core/redact.ts';
+import type { ListingShape } from '../core/dialect.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { ApiError } from './errors.ts';
 import { readListing } from './listing.ts';
@@ -41,6 +42,8 @@ export interface Listing {
   readonly environments: ObservedEnvironment[];
   /** Entries with an empty name, set aside on every page: the caller warns about them once. */
   readonly unnamed: number;
+  /** The shape of its first page. */
+  readonly shape: ListingShape;
 }
 
 /**
@@ -84,5 +87,5 @@ export async function readAllPages(
       { method: 'GET', path },
     );
   }
-  return { environments, unnamed };
+  return { environments, unnamed, shape: page.shape };
 }

@@ -1,5 +1,6 @@
 import { checkListedFields, observedOf } from '../core/compiled.generated.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
+import type { ListingShape } from '../core/dialect.ts';
 import { isPlainObject } from '../core/plain-object.ts';
 import type { ListedEnvironment } from './listing-schema.ts';
 import { quoted } from './response.ts';
@@ -42,6 +43,8 @@ export function acceptEntries(list: unknown, org: string): ObservedEnvironment[]
 /** One page (or the whole) of a listing, read. */
 export interface ListingPage {
   readonly environments: ObservedEnvironment[];
+  /** The shape it came in (what `--api-dialect auto` reads). */
+  readonly shape: ListingShape;
   /** Entries with an empty name, set aside: never compared, never changed. */
   readonly unnamed: number;
   /** Present for the paginated envelope: what to fetch next. */
@@ -89,16 +92,17 @@ async function readEntries(
   shape: { bare: unknown } | { env: unknown },
 ): Promise<ListingPage> {
   const fast = acceptEntries(list, org);
-  if (fast !== undefined) return { environments: fast, unnamed: 0 };
+  const listed = 'bare' in shape ? 'array' : 'env';
+  if (fast !== undefined) return { environments: fast, unnamed: 0, shape: listed };
   const { entries, specListing, firstIssue } = await import('./listing-schema.ts');
   if ('bare' in shape) {
     const result = entries.safeParse(shape.bare);
     if (!result.success) throw new Error(`listing entry is malformed: ${firstIssue(result.error)}`);
-    return checkEntries(result.data, org);
+    return { ...checkEntries(result.data, org), shape: listed };
   }
   const result = specListing.safeParse(shape.env);
   if (!result.success) throw new Error(`listing is malformed: ${firstIssue(result.error)}`);
-  return checkEntries(result.data.env, org);
+  return { ...checkEntries(result.data.env, org), shape: listed };
 }
 
 /**
@@ -118,6 +122,7 @@ export async function readListing(body: unknown, org: string): Promise<ListingPa
       const page = result.data;
       return {
         ...checkEntries(page.environments, org),
+        shape: 'envelope',
         paging: {
           page: page.page ?? 1,
           perPage: page.per_page ?? Math.max(1, page.environments.length),

@@ -9,6 +9,7 @@
  */
 import { API, ONE_SHOT, RECONCILING, SETTING_COMMANDS, VALIDATE } from './commands.ts';
 import { COMMAND_SETTINGS } from './command-table.ts';
+import { DIALECT_SETTINGS } from '../core/dialect.ts';
 import { LOG_FORMATS, LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
 import {
   bool,
@@ -65,6 +66,19 @@ export const SHARED_SETTINGS = {
     help: 'only this org; for export, an org to export (at least one)',
     parse: texts,
     defaultText: 'every org of the manifests',
+  },
+  apiDialect: {
+    flag: 'api-dialect',
+    type: 'string',
+    value: 'DIALECT',
+    env: { name: 'ENVSYNC_API_DIALECT' },
+    file: { key: 'apiDialect', type: { kind: 'enum', values: DIALECT_SETTINGS } },
+    commands: API,
+    tolerated: VALIDATE,
+    group: 'api',
+    help: 'which API: contract (the two operations of the contract), kosli (the production service\'s published operations) or auto (read from the first listing\'s shape: {"env": [...]} is contract, a bare array or a paged envelope kosli)',
+    parse: oneOf(DIALECT_SETTINGS),
+    default: 'auto',
   },
   concurrency: {
     flag: 'concurrency',

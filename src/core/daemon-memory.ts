@@ -5,6 +5,7 @@
  * engine, sets timers, writes the logs and metrics, and hands the events to the notifier.
  * The steps of a pass are in core/daemon-pass.ts.
  */
+import type { ResolvedDialect } from './dialect.ts';
 import { readinessOf, type Backoff, type OrgOutcomes } from './daemon-policy.ts';
 import type { DaemonStatus, LastPass, OrgStatus, PassVerdict } from './daemon-status.ts';
 import type { ChangeAction } from './model.ts';
@@ -38,6 +39,8 @@ export interface DaemonMemory {
   readonly revision: string | undefined;
   /** Manifest problems of the last pass that belong to no org. */
   readonly unattributed: readonly ProblemReport[];
+  /** The API dialect of the last pass that read a listing. */
+  readonly dialect?: ResolvedDialect | undefined;
 }
 
 export const EMPTY_DAEMON_MEMORY: DaemonMemory = {
@@ -163,6 +166,7 @@ export function daemonStatus(
     shard: live.shard,
     errors: [...memory.unattributed],
     stateFile: live.stateFile,
+    dialect: memory.dialect ?? null,
     orgs: Object.fromEntries(orgs.map(([name, org]) => [name, org.status])),
     ...(live.notifications === undefined ? {} : { notifications: live.notifications }),
   };

@@ -171,7 +171,7 @@ export interface PassEnd {
     | { readonly kind: 'error'; readonly message: string }
     | {
         readonly kind: 'done';
-        readonly report: Pick<RunReport, 'orgs' | 'errors' | 'summary'>;
+        readonly report: Pick<RunReport, 'orgs' | 'errors' | 'summary' | 'dialect'>;
         /** The daemon began to stop during the pass: its requests were cut, so it says nothing. */
         readonly cutShort: boolean;
       };
@@ -229,6 +229,8 @@ export function afterPass(
     lastPassError: error,
     lastPassEnd: around.now,
     lastPass,
+    // The dialect the last listing said, kept while a pass reads none.
+    dialect: done?.dialect ?? memory.dialect,
   };
   const counts = {
     orgs: end.owned.length,

@@ -2,6 +2,7 @@
  * What the daemon says of itself and of each org (`/status`, the status page): the data types,
  * and how one org's report turns into its status. Pure.
  */
+import type { ResolvedDialect } from './dialect.ts';
 import { recentDrifts, type DriftSeen } from './drift.ts';
 import type { NotifyStatus } from './notify-policy.ts';
 import type { ChangeReport, OrgReport, ProblemReport } from './report.ts';
@@ -64,6 +65,8 @@ export interface DaemonStatus {
   errors: ProblemReport[];
   /** The state file, and why its last write failed (null once a write succeeds). */
   stateFile: { path: string | null; writeError: string | null };
+  /** The API dialect the last listing resolved (`--api-dialect`); null before any. */
+  dialect: ResolvedDialect | null;
   orgs: Record<string, OrgStatus>;
   /** With --notify-url: each receiver (scheme and host only) and how deliveries fared. */
   notifications?: NotifyStatus;

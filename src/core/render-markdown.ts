@@ -1,3 +1,4 @@
+import { dialectWords } from './dialect.ts';
 import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape.ts';
 import type { FieldDiff, FieldValue } from './model.ts';
 import { NOT_SHOWN, type OrgReport, type RunReport } from './report.ts';
@@ -48,6 +49,7 @@ export function renderMarkdown(report: RunReport): string {
       : `**${s.applied}** applied${healed}, **${s.failed}** failed, **${s.notConverged}** not converged; ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`,
     '',
   );
+  if (report.dialect !== undefined) out.push(`API dialect: ${dialectWords(report.dialect)}.`, '');
   if (s.drift > 0) {
     out.push(
       '_Drift_: changed on the service since envsync applied it, while the manifests stayed the same.',

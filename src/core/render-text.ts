@@ -1,3 +1,4 @@
+import { dialectWords } from './dialect.ts';
 import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
 import type { FieldDiff, FieldValue } from './model.ts';
 import { NOT_SHOWN, type ChangeReport, type OrgReport, type RunReport } from './report.ts';
@@ -69,6 +70,7 @@ export function renderText(report: RunReport, options: TextOptions): string {
       ? `${report.orgs.filter((o) => o.error !== undefined).length} org(s) failed`
       : '',
   ].filter((p) => p !== '');
+  if (report.dialect !== undefined) lines.push(`API dialect: ${dialectWords(report.dialect)}`);
   if (report.dryRun) {
     lines.push(
       paint('bold', `Plan: ${planned}.`) +

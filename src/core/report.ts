@@ -1,8 +1,17 @@
+import type { ResolvedDialect } from './dialect.ts';
 import type { ChangeAction, ChangeCause, FieldDiffs, FieldName, OrgPlan } from './model.ts';
 import { compareNames } from './names.ts';
 
 /** The versioned report of one run: what `--output json` prints (documented in docs/cli.md). */
 export const REPORT_VERSION = 1;
+
+/** The report's `dialect`, from what the client resolved (nothing before any listing). */
+export function dialectOf(client: { dialect(): ResolvedDialect | undefined }): {
+  dialect?: ResolvedDialect;
+} {
+  const resolved = client.dialect();
+  return resolved === undefined ? {} : { dialect: resolved };
+}
 
 /** The words for a field the listing does not show and the state file has no record of. */
 export const NOT_SHOWN = '(not shown by the service)';
@@ -69,6 +78,8 @@ export interface Summary {
 export interface RunReport {
   readonly version: typeof REPORT_VERSION;
   readonly dryRun: boolean;
+  /** The API dialect the run used, once a listing was read (`--api-dialect`). */
+  readonly dialect?: ResolvedDialect;
   readonly summary: Summary;
   readonly orgs: readonly OrgReport[];
   /** Manifest problems that belong to no org (unreadable files, documents without an org). */

@@ -6,6 +6,7 @@
  * before it is rendered (`scrubDeep`). The inline script and style are constants, allowed by
  * their hashes in the Content-Security-Policy (docs/status-page.md).
  */
+import { dialectWords } from '../core/dialect.ts';
 import { escapeHtml as esc } from '../core/escape.ts';
 import type { FieldDiff, FieldValue } from '../core/model.ts';
 import { NOT_SHOWN, type ChangeReport, type ProblemReport } from '../core/report.ts';
@@ -216,6 +217,12 @@ export function renderStatusPage(model: StatusPageModel): string {
         : `<code>${esc(status.revision)}</code>`,
     ],
     ['Manifests', `<code>${esc(status.manifests)}</code>`],
+    [
+      'API dialect',
+      status.dialect === null
+        ? '<span class="dim">not known yet (no listing read)</span>'
+        : esc(dialectWords(status.dialect)),
+    ],
     ['Passes', `${esc(String(status.passes))}${status.passRunning ? ' (one is running)' : ''}`],
     [
       'Shard',

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
-import { REPORT_VERSION, summarize, type RunReport } from '../core/report.ts';
+import { dialectOf, REPORT_VERSION, summarize, type RunReport } from '../core/report.ts';
 import type { ManifestSet } from '../manifests/load.ts';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
 import { applyOrgPlan, type ApplyProgress } from './apply.ts';
@@ -150,6 +150,7 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
     version: REPORT_VERSION,
     dryRun: false,
     summary: { ...summarize(reports), throttledMs: options.client.throttledMs() },
+    ...dialectOf(options.client),
     orgs: reports,
     errors: [],
   };

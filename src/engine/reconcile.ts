@@ -7,6 +7,7 @@ import { planOrg } from '../core/plan.ts';
 import {
   mergeOrgRounds,
   orgReportFromPlan,
+  dialectOf,
   REPORT_VERSION,
   summarize,
   type OrgReport,
@@ -218,6 +219,7 @@ export async function reconcile(options: ReconcileOptions): Promise<RunReport> {
     version: REPORT_VERSION,
     dryRun: options.dryRun,
     summary: { ...summarize(reports), throttledMs: options.client.throttledMs() },
+    ...dialectOf(options.client),
     orgs: reports,
     errors: options.manifests.unattributed.map(problemReport),
   };

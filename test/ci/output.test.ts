@@ -94,8 +94,12 @@ describe('one-shot commands', () => {
     expect(sync.code).toBe(0);
     expect(sync.stdout).toContain('+ create');
     expect(sync.stdout).toContain('acme');
+    // Only what the report does not show: the state file's warning, and the dialect (said once).
     expect(lines(sync.stderr)).toEqual([
       expect.stringMatching(/^\S+ WARN {2}state file is not valid JSON; starting empty/),
+      expect.stringMatching(
+        /^\S+ INFO {2}API dialect contract \(auto: the listing is an \{"env": \[\.\.\.\]\} object\)/,
+      ),
     ]);
   });
 

@@ -19,6 +19,7 @@ const settings = Object.entries(ALL);
 
 /** Every flag each command took before the table (the product's contract), sorted. */
 const SHARED = [
+  'api-dialect',
   'api-url',
   'ca-file',
   'concurrency',
@@ -65,6 +66,7 @@ const EXPECTED_FLAGS: Record<CommandName, string[]> = {
   sync: [...SHARED, ...CI, 'out', 'dry-run', 'plan', 'help'],
   run: [...SHARED.filter((f) => f !== 'output' && f !== 'detailed-exitcode'), ...DAEMON, 'help'],
   export: [
+    'api-dialect',
     'api-url',
     'ca-file',
     'concurrency',
@@ -432,6 +434,7 @@ const HAND_WRITTEN = z.strictObject({
   manifests: z.string().optional(),
   apiUrl: z.string().optional(),
   orgs: z.array(z.string()).optional(),
+  apiDialect: z.enum(['auto', 'contract', 'kosli']).optional(),
   concurrency: z.number().int().min(1).max(256).optional(),
   retries: z.number().int().min(0).max(20).optional(),
   timeout: duration.optional(),
@@ -522,7 +525,7 @@ describe('the generated config file schema', () => {
     const keys = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined ? [] : [s.file.key],
     );
-    expect(keys).toHaveLength(34);
+    expect(keys).toHaveLength(35);
     for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
     const variables = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined || s.env === undefined ? [] : [s.env.name],

@@ -40,6 +40,7 @@ function daemonStatus(overrides: Partial<DaemonStatus> = {}): DaemonStatus {
     manifests: 'manifests',
     ready: true,
     passes: 1,
+    dialect: null,
     lastPass: {
       startedAt: '2026-11-23T01:59:29.000Z',
       finishedAt: '2026-11-23T01:59:30.000Z',
@@ -151,6 +152,17 @@ describe('the status page renderer', () => {
     expect(html).toContain('never');
     expect(html).toContain('<title>envsync: ready, 2 orgs, 1 failing</title>');
     expectOnlyOwnMarkup(html);
+  });
+
+  it('shows the API dialect and where it came from, or that no listing was read yet', () => {
+    const known = renderStatusPage(
+      model(daemonStatus({ dialect: { dialect: 'kosli', from: 'listing' } })),
+    );
+    expect(known).toContain(
+      '<th scope="row">API dialect</th><td>kosli (auto: read from the listing&#39;s shape)</td>',
+    );
+    const unknown = renderStatusPage(model(daemonStatus()));
+    expect(unknown).toContain('not known yet (no listing read)');
   });
 
   it('lists the pending changes: environment, action, fields and error, and says how many more there are', () => {
