@@ -49,6 +49,11 @@ function time(seconds: number | null): string {
   return `<time datetime="${esc(iso)}" title="${esc(String(seconds))}">${esc(iso)}</time>`;
 }
 
+/** Text whose line breaks matter (a policy's YAML): each line escaped, the breaks kept. */
+function lines(text: string): string {
+  return text.split('\n').map(esc).join('\n');
+}
+
 /** Any other stored value, as JSON (null dim). */
 function value(item: unknown): string {
   if (item === null) return '<span class="dim">null</span>';
@@ -95,7 +100,7 @@ function policyTable(documents: readonly PolicyDocument[]): string {
         value(version.version),
         time(version.timestamp),
         `<code>${esc(version.created_by)}</code>`,
-        `<code class="text">${esc(version.policy_yaml)}</code>`,
+        `<code class="text">${lines(version.policy_yaml)}</code>`,
       ];
       return `<tr>${cells.map((cell) => `<td>${cell}</td>`).join('')}</tr>`;
     }),
