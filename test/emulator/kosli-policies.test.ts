@@ -2,6 +2,9 @@
  * The kosli profile's policy documents (GET and the multipart PUT of /api/v2/policies/{org}) and
  * attaching and detaching them (POST and DELETE /api/v2/environments/{org}/{name}/policies).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { send, startTestEmulator } from '../helpers/emulator.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
@@ -537,5 +540,45 @@ describe('policies in the admin store', () => {
       message: 'Invalid store document',
       errors: { [field]: expect.any(String) },
     });
+  });
+});
+
+describe('policies and tags in the --data file', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'envsync-policies-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('keeps documents, versions, tags and attached policies across a restart', async () => {
+    const options = {
+      profile: 'kosli' as const,
+      dataFile: join(dir, 'store.json'),
+      tokens: [{ token: TOKEN, orgs: null }],
+    };
+    const first = await startTestEmulator(options);
+    const firstApi = apiClient(first);
+    await firstApi.put(VALID);
+    await firstApi.putPolicy(policyForm(PAYLOAD, YAML));
+    await firstApi.putPolicy(policyForm(PAYLOAD, YAML_2));
+    await firstApi.policies('POST', 'prod', { policy_names: ['baseline'] });
+    await firstApi.tags('prod', { set_tags: { team: 'core' } });
+    const before = await first.getStore();
+    await first.close();
+    expect(before.policies?.acme?.[0]?.versions).toHaveLength(2);
+
+    const second = await startTestEmulator(options);
+    try {
+      const secondApi = apiClient(second);
+      expect(await second.getStore()).toEqual(before);
+      expect((await secondApi.read('prod')).body).toMatchObject({
+        policies: ['baseline'],
+        tags: { team: 'core' },
+      });
+      const third = await secondApi.putPolicy(policyForm(PAYLOAD, `${YAML_2}# v3\n`));
+      expect(third.body).toMatchObject({ versions: [{}, {}, { version: 3 }] });
+    } finally {
+      await second.close();
+    }
   });
 });
