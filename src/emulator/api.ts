@@ -1,37 +1,39 @@
 /**
  * The Environments API itself: PUT and GET /api/v2/environments/{org}, and in the kosli profile
- * the routes for one environment (one-environment.ts). The checks before the request itself are
- * in access.ts.
+ * the routes outside the contract: one environment (one-environment.ts), renaming (rename.ts),
+ * attached policies (attached-policies.ts), tags (tags.ts) and policy documents (policies.ts).
+ * The checks before the request itself are in access.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiDeps } from './access.ts';
 import { allowMethod, authorize } from './access.ts';
-import { MAX_BODY_BYTES } from './options.ts';
-import { parseJson, readBody, sendError, sendJson } from './http.ts';
+import { changeAttachedPolicies } from './attached-policies.ts';
+import { sendError, sendJson } from './http.ts';
 import { archiveEnvironment, readEnvironment } from './one-environment.ts';
+import { listPolicies, putPolicy, readPolicy } from './policies.ts';
+import { renameEnvironment } from './rename.ts';
+import { readJsonRequest, sendInvalid } from './request-body.ts';
 import type { Route } from './routes.ts';
 import { parsePagination } from './pagination.ts';
+import { patchTags } from './tags.ts';
 import { validateEnvironmentBody } from './validate-environment.ts';
 import { listingEntry } from './views.ts';
 
 export type { ApiDeps } from './access.ts';
 
-const VALIDATION_FAILED = 'Input payload validation failed';
+type ApiRoute = Exclude<Route, { kind: 'admin' | 'none' }>;
 
 /** The methods each API route answers; any other is a 405 with this list in `Allow`. */
 const ALLOWED: Record<ApiRoute['kind'], readonly string[]> = {
   environments: ['GET', 'HEAD', 'PUT'],
   environment: ['GET', 'HEAD'],
   archive: ['PUT'],
+  rename: ['PUT'],
+  policies: ['POST', 'DELETE'],
+  tags: ['PATCH'],
+  'policy-documents': ['GET', 'HEAD', 'PUT'],
+  policy: ['GET', 'HEAD'],
 };
-
-type ApiRoute = Extract<Route, { kind: 'environments' | 'environment' | 'archive' }>;
-
-function isJsonContentType(header: string | undefined): boolean {
-  if (header === undefined) return false;
-  const mediaType = header.split(';')[0]?.trim().toLowerCase();
-  return mediaType === 'application/json';
-}
 
 async function putEnvironment(
   req: IncomingMessage,
@@ -39,24 +41,11 @@ async function putEnvironment(
   org: string,
   deps: ApiDeps,
 ): Promise<void> {
-  if (!isJsonContentType(req.headers['content-type'])) {
-    sendError(res, 415, 'Content-Type must be application/json');
-    return;
-  }
-  const body = await readBody(req, MAX_BODY_BYTES);
-  if (body.kind === 'aborted') return;
-  if (body.kind === 'too-large') {
-    sendError(res, 413, `Request body is larger than ${MAX_BODY_BYTES} bytes`);
-    return;
-  }
-  const parsed = parseJson(body.body);
-  if (!parsed.ok) {
-    sendError(res, 400, VALIDATION_FAILED, { errors: { payload: parsed.reason } });
-    return;
-  }
-  const input = validateEnvironmentBody(parsed.value, deps.profile);
+  const body = await readJsonRequest(req, res);
+  if (body === undefined) return;
+  const input = validateEnvironmentBody(body.value, deps.profile);
   if (!input.ok) {
-    sendError(res, 400, VALIDATION_FAILED, { errors: input.errors });
+    sendInvalid(res, input.errors);
     return;
   }
   // Checked against the store and applied in one synchronous step, so no other request can
@@ -65,7 +54,7 @@ async function putEnvironment(
   const problem =
     members === undefined ? undefined : deps.store.membersProblem(org, input.value.name, members);
   if (problem !== undefined) {
-    sendError(res, 400, VALIDATION_FAILED, { errors: { included_environments: problem } });
+    sendInvalid(res, { included_environments: problem });
     return;
   }
   deps.store.upsert(org, input.value, deps.profile, deps.nowSeconds());
@@ -155,7 +144,23 @@ export async function handleApi(
       readEnvironment(res, org, route.name, deps);
       return;
     case 'archive':
-      archiveEnvironment(res, org, route.name, deps);
+      await archiveEnvironment(req, res, org, route.name, deps);
+      return;
+    case 'rename':
+      await renameEnvironment(req, res, org, route.name, deps);
+      return;
+    case 'policies':
+      await changeAttachedPolicies(req, res, org, route.name, deps);
+      return;
+    case 'tags':
+      await patchTags(req, res, org, route.name, deps);
+      return;
+    case 'policy':
+      readPolicy(res, org, route.name, deps);
+      return;
+    case 'policy-documents':
+      if (method === 'PUT') await putPolicy(req, res, org, deps);
+      else listPolicies(res, org, deps);
       return;
     case 'environments':
       if (method === 'PUT') await putEnvironment(req, res, org, deps);

@@ -15,4 +15,4 @@ export {
 export { KOSLI_NAME_PATTERN, ORG_PATTERN } from './names.ts';
 export type { FaultState } from './admin.ts';
 export type { EmulatorStats, RequestLogEntry, TimeoutKind } from './stats.ts';
-export type { StoreDocument, StoredEnvironment } from './store.ts';
+export type { PolicyDocument, PolicyVersion, StoreDocument, StoredEnvironment } from './store.ts';

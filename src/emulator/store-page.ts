@@ -1,9 +1,10 @@
 /**
- * The emulator's read-only store page (`GET /_emulator/`): every org and every environment with
- * all its fields, as one self-contained HTML document. Pure. Every stored text is escaped here:
+ * The emulator's read-only store page (`GET /_emulator/`): every org, every environment with all
+ * its fields (tags and attached policies included) and every policy document with each of its
+ * versions, as one self-contained HTML document. Pure. Every stored text is escaped here:
  * the emulator shares no code with the client side, so it keeps its own small escaper.
  */
-import type { StoreDocument, StoredEnvironment } from './store.ts';
+import type { PolicyDocument, StoreDocument, StoredEnvironment } from './store.ts';
 
 /** The page's only style sheet (allowed by its hash in the Content-Security-Policy). */
 export const STORE_PAGE_STYLE = `
@@ -11,6 +12,7 @@ export const STORE_PAGE_STYLE = `
 body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 90rem; padding: 1rem 1.5rem 3rem; }
 h1 { font-size: 1.5rem; margin: 0.5rem 0 0; }
 h2 { font-size: 1.2rem; margin: 2rem 0 0.5rem; border-bottom: 1px solid var(--dim); }
+h3 { font-size: 1rem; margin: 1rem 0 0.25rem; }
 table { border-collapse: collapse; margin: 0.25rem 0 0.75rem; }
 th, td { text-align: left; vertical-align: top; padding: 0.2rem 0.8rem 0.2rem 0; }
 thead th { border-bottom: 1px solid var(--dim); font-weight: 600; }
@@ -47,6 +49,11 @@ function time(seconds: number | null): string {
   return `<time datetime="${esc(iso)}" title="${esc(String(seconds))}">${esc(iso)}</time>`;
 }
 
+/** Text whose line breaks matter (a policy's YAML): each line escaped, the breaks kept. */
+function lines(text: string): string {
+  return text.split('\n').map(esc).join('\n');
+}
+
 /** Any other stored value, as JSON (null dim). */
 function value(item: unknown): string {
   if (item === null) return '<span class="dim">null</span>';
@@ -70,7 +77,45 @@ const COLUMNS: readonly (readonly [string, (env: StoredEnvironment) => string])[
   ['last_reported_at', (env) => time(env.last_reported_at)],
 ];
 
-function orgSection(org: string, environments: readonly StoredEnvironment[]): string {
+/** One row per version of each policy document: the document's fields on its first row. */
+function policyTable(documents: readonly PolicyDocument[]): string {
+  const head = [
+    'policy',
+    'description',
+    'created_at',
+    'version',
+    'timestamp',
+    'created_by',
+    'policy_yaml',
+  ]
+    .map((name) => `<th>${name}</th>`)
+    .join('');
+  const rows = documents.flatMap((document) =>
+    document.versions.map((version, index) => {
+      const first = index === 0;
+      const cells = [
+        first ? `<code>${esc(document.name)}</code>` : '',
+        first ? `<span class="text">${esc(document.description)}</span>` : '',
+        first ? time(document.created_at) : '',
+        value(version.version),
+        time(version.timestamp),
+        `<code>${esc(version.created_by)}</code>`,
+        `<code class="text">${lines(version.policy_yaml)}</code>`,
+      ];
+      return `<tr>${cells.map((cell) => `<td>${cell}</td>`).join('')}</tr>`;
+    }),
+  );
+  return (
+    `<h3>Policy documents <span class="dim">(${documents.length})</span></h3>` +
+    `<table class="policies"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`
+  );
+}
+
+function orgSection(
+  org: string,
+  environments: readonly StoredEnvironment[],
+  policies: readonly PolicyDocument[],
+): string {
   const archived = environments.filter((env) => env.archived).length;
   const head = COLUMNS.map(([name]) => `<th>${esc(name)}</th>`).join('');
   const rows = environments.map(
@@ -82,18 +127,28 @@ function orgSection(org: string, environments: readonly StoredEnvironment[]): st
     (environments.length === 0
       ? '<p class="dim">No environment.</p>'
       : `<table><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`) +
+    (policies.length === 0 ? '' : policyTable(policies)) +
     '</section>'
   );
 }
 
 /** The whole page for a store document; `now` (ms since the epoch) is when it is rendered. */
 export function renderStorePage(document: StoreDocument, now: number): string {
-  const orgs = Object.entries(document.orgs);
-  const total = orgs.reduce((n, [, envs]) => n + envs.length, 0);
+  const policies = document.policies ?? {};
+  // Orgs with environments, policy documents or both, by name.
+  const names = [...new Set([...Object.keys(document.orgs), ...Object.keys(policies)])].toSorted();
+  const orgs = names.map((org) => ({
+    org,
+    environments: Object.hasOwn(document.orgs, org) ? (document.orgs[org] ?? []) : [],
+    documents: Object.hasOwn(policies, org) ? (policies[org] ?? []) : [],
+  }));
+  const total = orgs.reduce((n, { environments }) => n + environments.length, 0);
   const body =
     orgs.length === 0
-      ? '<p class="dim">The store is empty: no org has an environment yet.</p>'
-      : orgs.map(([org, envs]) => orgSection(org, envs)).join('');
+      ? '<p class="dim">The store is empty: no org has an environment or a policy yet.</p>'
+      : orgs
+          .map(({ org, environments, documents }) => orgSection(org, environments, documents))
+          .join('');
   return (
     '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">' +
     '<meta name="viewport" content="width=device-width, initial-scale=1">' +

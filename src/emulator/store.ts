@@ -1,50 +1,26 @@
 /**
- * The emulator's in-memory store: environments per org, with the upsert rules of both profiles.
- * All operations are synchronous, so concurrent requests cannot interleave inside one.
+ * The emulator's in-memory store: environments per org, with the upsert rules of both profiles,
+ * and the kosli profile's policy documents (policy-store.ts). All operations are synchronous, so
+ * concurrent requests cannot interleave inside one.
  */
 import type { Profile } from './options.ts';
+import { PolicyDocuments } from './policy-store.ts';
+import type { EnvironmentInput, StoreDocument, StoredEnvironment } from './store-types.ts';
+import { byName, copyEnvironment, membersAfter, sameList, sameTags } from './environment-values.ts';
 
-/** An environment as the emulator keeps it (the kosli listing's fields plus two of its own). */
-export interface StoredEnvironment {
-  org: string;
-  name: string;
-  type: string;
-  description: string;
-  include_scaling: boolean;
-  /** Kept and shown by the read of one environment, never by the listing. */
-  require_provenance: boolean;
-  policies: string[] | null;
-  tags: Record<string, string>;
-  /** Epoch seconds (float) of the last PUT that landed on this environment. */
-  last_modified_at: number;
-  last_reported_at: number | null;
-  /** Epoch seconds (float) of the last PUT that changed a field (or created it). */
-  last_changed_at: number | null;
-  state: boolean | null;
-  /** The members of a `logical` environment; null for every other type. */
-  included_environments: string[] | null;
-  archived: boolean;
-}
+export type {
+  EnvironmentInput,
+  PolicyDocument,
+  PolicyVersion,
+  StoreDocument,
+  StoredEnvironment,
+} from './store-types.ts';
 
-/** The whole store as JSON: GET/PUT /_emulator/store and the `--data` file. */
-export interface StoreDocument {
-  version: 1;
-  orgs: Record<string, StoredEnvironment[]>;
-}
+/** What the tags and policy routes may change on an environment (tags.ts, policies.ts). */
+export type EnvironmentPatch = Partial<Pick<StoredEnvironment, 'tags' | 'policies'>>;
 
-/**
- * A validated create/update request body. `undefined`: not given (absent, or null in the kosli
- * profile), so a create takes the default and an update keeps the old value.
- */
-export interface EnvironmentInput {
-  name: string;
-  description: string;
-  type: string;
-  include_scaling: boolean | undefined;
-  require_provenance: boolean | undefined;
-  policies: string[] | undefined;
-  included_environments: string[] | undefined;
-}
+/** Why a rename did not happen: no live environment of the old name, or one of the new. */
+export type RenameRefusal = 'missing' | 'taken';
 
 export interface UpsertResult {
   readonly created: boolean;
@@ -61,40 +37,11 @@ interface OrgEntries {
   readonly archived: StoredEnvironment[];
 }
 
-/** Compares by UTF-16 code units, so the order never depends on the machine's locale. */
-function byName(a: StoredEnvironment, b: StoredEnvironment): number {
-  if (a.name < b.name) return -1;
-  if (a.name > b.name) return 1;
-  return 0;
-}
-
-function copyEnvironment(env: StoredEnvironment): StoredEnvironment {
-  return {
-    ...env,
-    policies: env.policies === null ? null : [...env.policies],
-    tags: { ...env.tags },
-    included_environments:
-      env.included_environments === null ? null : [...env.included_environments],
-  };
-}
-
-/** Null and [] count as the same list: both mean "none". */
-function sameList(a: readonly string[] | null, b: readonly string[] | null): boolean {
-  const left = a ?? [];
-  const right = b ?? [];
-  return left.length === right.length && left.every((item, i) => item === right[i]);
-}
-
-/** The members an environment ends up with after an update to `input.type`. */
-function membersAfter(existing: StoredEnvironment, input: EnvironmentInput): string[] | null {
-  if (input.type !== 'logical') return null;
-  if (input.included_environments !== undefined) return [...input.included_environments];
-  return existing.type === 'logical' ? [...(existing.included_environments ?? [])] : [];
-}
-
 export class EnvironmentStore {
   readonly #orgs = new Map<string, OrgEntries>();
   readonly #listeners = new Set<() => void>();
+  /** The org's policy documents, kept and persisted with the environments. */
+  readonly policies = new PolicyDocuments(() => this.#changed());
 
   /** Calls `listener` after every change (for persistence). */
   onChange(listener: () => void): void {
@@ -194,6 +141,56 @@ export class EnvironmentStore {
     return true;
   }
 
+  /**
+   * Applies the patch `change` returns for the live environment `name`: undefined when there is
+   * none, else whether anything changed. A change moves `last_modified_at` and `last_changed_at`;
+   * a patch that changes nothing (or none) moves neither.
+   */
+  update(
+    org: string,
+    name: string,
+    change: (env: StoredEnvironment) => EnvironmentPatch | undefined,
+    nowSeconds: number,
+  ): boolean | undefined {
+    const environment = this.#orgs.get(org)?.live.get(name);
+    if (environment === undefined) return undefined;
+    const patch = change(copyEnvironment(environment));
+    const tags = patch?.tags;
+    const policies = patch?.policies;
+    const changed =
+      (tags !== undefined && !sameTags(environment.tags, tags)) ||
+      (policies !== undefined && !sameList(environment.policies, policies));
+    if (!changed) return false;
+    if (tags !== undefined) environment.tags = { ...tags };
+    if (policies !== undefined) environment.policies = policies === null ? null : [...policies];
+    environment.last_modified_at = nowSeconds;
+    environment.last_changed_at = nowSeconds;
+    this.#changed();
+    return true;
+  }
+
+  /**
+   * Renames the live environment `from` to `to`, keeping every field, tag, policy and timestamp.
+   * Logical environments that include it name it by its new name (their `last_changed_at` moves).
+   */
+  rename(org: string, from: string, to: string, nowSeconds: number): RenameRefusal | undefined {
+    const entries = this.#orgs.get(org);
+    const environment = entries?.live.get(from);
+    if (entries === undefined || environment === undefined) return 'missing';
+    if (entries.live.has(to)) return 'taken';
+    entries.live.delete(from);
+    environment.name = to;
+    entries.live.set(to, environment);
+    for (const other of entries.live.values()) {
+      const members = other.included_environments;
+      if (members?.includes(from) !== true) continue;
+      other.included_environments = members.map((member) => (member === from ? to : member));
+      other.last_changed_at = nowSeconds;
+    }
+    this.#changed();
+    return undefined;
+  }
+
   /** True when `name` has no live environment in `org` but has an archived one. */
   isArchived(org: string, name: string): boolean {
     const entries = this.#orgs.get(org);
@@ -235,12 +232,13 @@ export class EnvironmentStore {
         configurable: true,
       });
     }
-    return { version: 1, orgs };
+    return { version: 1, orgs, policies: this.policies.toDocument() };
   }
 
   /** Replaces the whole store with `document` (already validated; see validate-store-document.ts). */
   replace(document: StoreDocument): void {
     this.#orgs.clear();
+    this.policies.replace(document.policies ?? {});
     for (const [org, environments] of Object.entries(document.orgs)) {
       const entries = this.#entries(org);
       for (const env of environments) {
@@ -255,6 +253,7 @@ export class EnvironmentStore {
   /** Empties the store. */
   clear(): void {
     this.#orgs.clear();
+    this.policies.clear();
     this.#changed();
   }
 

@@ -5,6 +5,7 @@
  */
 import { KOSLI_NAME_PATTERN } from './names.ts';
 import type { StoreDocument, StoredEnvironment } from './store.ts';
+import { readPolicyDocuments } from './validate-policy-documents.ts';
 import type { Validated } from './validation.ts';
 import { describe, isRecord, isStringArray, notAnObject, toErrors } from './validation.ts';
 
@@ -137,7 +138,7 @@ export function validateStoreDocument(raw: unknown, nowSeconds: number): Validat
   if (!isRecord(raw)) return notAnObject(raw);
   const errors = new Map<string, string>();
   for (const key of Object.keys(raw)) {
-    if (key !== 'version' && key !== 'orgs') errors.set(key, 'unknown field');
+    if (key !== 'version' && key !== 'orgs' && key !== 'policies') errors.set(key, 'unknown field');
   }
   if (Object.hasOwn(raw, 'version') && raw.version !== 1) errors.set('version', 'must be 1');
   if (!isRecord(raw.orgs)) {
@@ -170,6 +171,13 @@ export function validateStoreDocument(raw: unknown, nowSeconds: number): Validat
     });
     orgs.set(org, environments);
   }
+  // Policy documents came later: a document without them loads with none.
+  const policies = Object.hasOwn(raw, 'policies')
+    ? readPolicyDocuments(raw.policies, nowSeconds, errors)
+    : new Map();
   if (errors.size > 0) return { ok: false, errors: toErrors(errors) };
-  return { ok: true, value: { version: 1, orgs: Object.fromEntries(orgs) } };
+  return {
+    ok: true,
+    value: { version: 1, orgs: Object.fromEntries(orgs), policies: Object.fromEntries(policies) },
+  };
 }

@@ -170,7 +170,7 @@ describe('an archived name PUT again', () => {
     expect(read.body).toMatchObject({
       description: 'Reborn',
       require_provenance: false,
-      policies: [],
+      policies: null,
       last_modified_at: 1_700_000_005,
       last_changed_at: 1_700_000_005,
     });

@@ -104,7 +104,7 @@ describe('kosli PUT: optional fields', () => {
     expect((await api.read('prod')).body).toMatchObject({
       include_scaling: false,
       require_provenance: false,
-      policies: [],
+      policies: null,
       included_environments: null,
     });
   });
@@ -442,7 +442,7 @@ describe('kosli listing fields', () => {
       expect(entries).toHaveLength(2);
       for (const entry of entries) expect(Object.keys(entry).toSorted()).toEqual(LISTING_FIELDS);
       expect(entries).toEqual([
-        expect.objectContaining({ name: 'eu', included_environments: null, policies: [] }),
+        expect.objectContaining({ name: 'eu', included_environments: null, policies: null }),
         expect.objectContaining({ name: 'view', included_environments: ['eu'] }),
       ]);
     }

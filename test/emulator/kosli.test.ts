@@ -136,7 +136,7 @@ describe('kosli profile: GET listing', () => {
         type: 'K8S',
         description: 'Production',
         include_scaling: true,
-        policies: [],
+        policies: null,
         tags: {},
         last_modified_at: 1_700_000_001.75,
         last_reported_at: null,

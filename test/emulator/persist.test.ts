@@ -38,6 +38,7 @@ describe('data file', () => {
     expect(saved).toEqual({
       version: 1,
       orgs: { acme: [expect.objectContaining({ org: 'acme', name: 'prod', archived: false })] },
+      policies: {},
     });
   });
 

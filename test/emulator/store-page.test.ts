@@ -27,7 +27,7 @@ function stored(overrides: Partial<StoredEnvironment> = {}): StoredEnvironment {
 }
 
 const TAGS = new Set(
-  'html head meta title style body header h1 h2 p main section table thead tbody tr th td code span time a'.split(
+  'html head meta title style body header h1 h2 h3 p main section table thead tbody tr th td code span time a'.split(
     ' ',
   ),
 );
@@ -88,6 +88,58 @@ describe('the store page renderer', () => {
     expect(foreignTags(html)).toEqual([]);
   });
 
+  it('shows the policy documents of each org, a row per version, and an org with only policies', () => {
+    const html = renderStorePage(
+      {
+        version: 1,
+        orgs: { acme: [stored()] },
+        policies: {
+          acme: [
+            {
+              name: 'baseline',
+              description: 'The baseline',
+              created_at: 1_763_000_000,
+              versions: [
+                { version: 1, policy_yaml: 'a: 1\n', timestamp: 1_763_000_000, created_by: 'me' },
+                { version: 2, policy_yaml: 'a: 2\n', timestamp: 1_763_000_100, created_by: 'you' },
+              ],
+            },
+          ],
+          beta: [
+            {
+              name: 'lonely',
+              description: '',
+              created_at: 1,
+              versions: [{ version: 1, policy_yaml: 'b: 1', timestamp: 1, created_by: 'me' }],
+            },
+          ],
+        },
+      },
+      NOW,
+    );
+    for (const field of [
+      'policy',
+      'created_at',
+      'version',
+      'timestamp',
+      'created_by',
+      'policy_yaml',
+    ])
+      expect(html).toContain(`<th>${field}</th>`);
+    expect(html).toContain('Policy documents <span class="dim">(1)</span>');
+    expect(html).toContain('<code>baseline</code>');
+    // The YAML keeps its line breaks (shown with white-space: pre-wrap).
+    expect(html).toContain('<code class="text">a: 1\n</code>');
+    expect(html).toContain('<code class="text">a: 2\n</code>');
+    expect(html).toContain('<code>you</code>');
+    expect(html).toContain(new Date(1_763_000_100_000).toISOString());
+    // beta has a policy document and no environment: it is shown all the same.
+    expect(html).toContain('<code>beta</code>');
+    expect(html).toContain('<code>lonely</code>');
+    expect(html.match(/<tr><td><code>baseline/g)).toHaveLength(1);
+    expect(foreignTags(html)).toEqual([]);
+  });
+
   it('says when the store is empty', () => {
     expect(renderStorePage({ version: 1, orgs: {} }, NOW)).toContain('The store is empty');
   });
@@ -113,6 +165,16 @@ describe('the store page renderer', () => {
               tags: { [text]: text },
               included_environments: [text],
             }),
+          ],
+        },
+        policies: {
+          [text]: [
+            {
+              name: text,
+              description: text,
+              created_at: 0,
+              versions: [{ version: 1, policy_yaml: text, timestamp: 0, created_by: text }],
+            },
           ],
         },
       },
