@@ -1,4 +1,4 @@
-import path from 'node:path';
+import { resolve as resolvePath } from 'node:path';
 import { crypto, fs } from '../runtime/builtins.ts';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { assembleOrgs, sourceOf, type OrgManifest, type ParsedFile } from './assemble.ts';
@@ -189,7 +189,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   }
   // The files the manifests name in `policies:` are read as policies, and are not manifests.
   const parsed = resolvePolicyFiles(loaded, {
-    root: path.resolve(options.cwd, options.root),
+    root: resolvePath(options.cwd, options.root),
     maxFileBytes: options.maxFileBytes,
   });
   // Environments read by the fast path carry no line and column. The rare message that needs

@@ -172,15 +172,15 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
         ? {}
         : {
             policies: manifest.policies.map((entry, index): PolicyEntry => {
-              const at = position(['policies', index]);
+              const where = position(['policies', index]);
               const fileAt = position(['policies', index, 'file']);
               return {
                 name: entry.name,
                 ...(entry.description === undefined ? {} : { description: entry.description }),
                 file: entry.file,
                 index,
-                line: at.line,
-                column: at.col,
+                line: where.line,
+                column: where.col,
                 fileLine: fileAt.line,
                 fileColumn: fileAt.col,
               };

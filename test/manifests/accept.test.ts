@@ -96,12 +96,12 @@ describe('acceptDocument (the fast path check)', () => {
     };
     expect(manifestSchema.safeParse(valid).success).toBe(true);
     expect(acceptDocument(valid, asSchemaOutput)).toBeUndefined();
-    for (const policies of [[], null, [{ name: 'p' }], [{ name: 'p', file: '' }]]) {
-      expect(acceptDocument({ ...valid, policies }, asSchemaOutput)).toBeUndefined();
+    for (const list of [[], null, [{ name: 'p' }], [{ name: 'p', file: '' }]]) {
+      expect(acceptDocument({ ...valid, policies: list }, asSchemaOutput)).toBeUndefined();
     }
     expect(manifestSchema.safeParse({ ...valid, policies: [] }).success).toBe(true);
-    for (const policies of [null, [{ name: 'p' }], [{ name: 'p', file: '' }]]) {
-      expect(manifestSchema.safeParse({ ...valid, policies }).success).toBe(false);
+    for (const list of [null, [{ name: 'p' }], [{ name: 'p', file: '' }]]) {
+      expect(manifestSchema.safeParse({ ...valid, policies: list }).success).toBe(false);
     }
   });
 });
