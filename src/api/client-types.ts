@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import { FIELD_LIST } from '../core/fields.ts';
 import type { DialectSetting, ResolvedDialect } from '../core/dialect.ts';
 import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
+import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
+import type { PolicyUpload } from './policy-documents.ts';
 import type { RetryPolicy } from '../core/retry-policy.ts';
 import type { GateClock, RequestGate } from './gate.ts';
 
@@ -26,7 +28,10 @@ export interface ClientEvents {
 }
 
 export interface ClientOptions {
-  /** The API's base address; requests go to `{base}/api/v2/environments/{org}` only. */
+  /**
+   * The API's base address; requests go to `{base}/api/v2/environments/{org}`, and in the `kosli`
+   * dialect to `{base}/api/v2/policies/{org}`.
+   */
   readonly apiUrl: URL;
   /** Read when each request is sent, so a rotated token is picked up. Never logged. */
   readonly getToken: () => string;
@@ -61,6 +66,10 @@ export interface EnvironmentsClient {
   listEnvironments(org: string): Promise<ObservedEnvironment[]>;
   /** `signal` cancels this PUT (while it waits for the gate, or in flight). */
   putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal): Promise<void>;
+  /** The org's policy documents (`GET /api/v2/policies/{org}`; the `kosli` dialect only). */
+  listPolicyDocuments(org: string): Promise<ObservedPolicyDocument[]>;
+  /** Creates or updates one policy document (`PUT /api/v2/policies/{org}`, a multipart form). */
+  putPolicyDocument(org: string, upload: PolicyUpload, signal?: AbortSignal): Promise<void>;
   readonly gate: RequestGate;
   /** False once the deadline has passed or the client was stopped: no new round should start. */
   canSend(): boolean;

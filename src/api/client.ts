@@ -14,6 +14,7 @@ import {
 import { ApiError, failureOf } from './errors.ts';
 import { RequestGate } from './gate.ts';
 import { readAllPages } from './list-pages.ts';
+import { policyUploadBody, readPolicyDocuments, type RequestBody } from './policy-documents.ts';
 import { connectionPool } from './pool.ts';
 import type { RawResponse } from './response.ts';
 import { sendLimits } from './send-limits.ts';
@@ -56,17 +57,17 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
   const checkAnswer = answerCheck({ clock, policy, gate, scrub, logger, events });
 
   // Org names go into the path only after this check, and percent-encoded.
-  const orgPath = (org: string) => {
+  const orgPath = (org: string, collection = 'environments') => {
     if (!NAME_PATTERN.test(org))
       throw new Error(`refusing to use org name ${JSON.stringify(org)} in a URL`);
-    return `${basePath}/api/v2/environments/${encodeURIComponent(org)}`;
+    return `${basePath}/api/v2/${collection}/${encodeURIComponent(org)}`;
   };
 
   async function send(
     org: string,
     method: 'GET' | 'PUT',
     path: string,
-    body?: string,
+    body?: RequestBody,
     signal?: AbortSignal,
   ): Promise<RawResponse> {
     // One signal for the whole request: the client's (shutdown) and the caller's (this org).
@@ -165,7 +166,15 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       return listing.environments;
     },
     async putEnvironment(org, env, signal) {
-      await send(org, 'PUT', orgPath(org), JSON.stringify(putBody(env)), signal);
+      const body = { bytes: JSON.stringify(putBody(env)), contentType: 'application/json' };
+      await send(org, 'PUT', orgPath(org), body, signal);
+    },
+    async listPolicyDocuments(org) {
+      const path = orgPath(org, 'policies');
+      return readPolicyDocuments(path, await send(org, 'GET', path), scrub);
+    },
+    async putPolicyDocument(org, upload, signal) {
+      await send(org, 'PUT', orgPath(org, 'policies'), policyUploadBody(upload), signal);
     },
     canSend() {
       return limits.canSend();
