@@ -20,10 +20,12 @@ async function parsed(body: ReturnType<typeof policyUploadBody>) {
     headers: { 'content-type': body.contentType },
   }).formData();
   const file = form.get('policy_file');
+  const payload = form.get('payload');
   if (!(file instanceof File)) throw new Error('policy_file is not a file part');
+  if (typeof payload !== 'string') throw new Error('payload is not a plain field');
   return {
     keys: [...form.keys()],
-    payload: JSON.parse(String(form.get('payload'))) as unknown,
+    payload: JSON.parse(payload) as unknown,
     filename: file.name,
     text: Buffer.from(await file.arrayBuffer()).toString('utf8'),
   };
