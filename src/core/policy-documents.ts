@@ -44,8 +44,8 @@ export interface PolicyDocumentDiff {
 
 /** What differs: `content` as digests (`sha256:...`), `description` as text. */
 export interface PolicyDocumentFields {
-  readonly content?: PolicyDocumentDiff;
-  readonly description?: PolicyDocumentDiff;
+  readonly content?: PolicyDocumentDiff | undefined;
+  readonly description?: PolicyDocumentDiff | undefined;
 }
 
 /** One upload the plan proposes. */
