@@ -8,6 +8,8 @@ import { environmentOf } from '../core/compiled.generated.ts';
 import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
 import type { RunReport } from '../core/report.ts';
+import type { PlannedDocuments } from './reconcile.ts';
+import { saveDocuments, savedDocumentsSchema } from './saved-plan-documents.ts';
 
 /**
  * A saved plan (`plan --out`), bound to the listing it was computed from and sealed with an
@@ -16,12 +18,17 @@ import type { RunReport } from '../core/report.ts';
  * every org's live listing still has the same digest.
  */
 /**
- * Version 3: the file carries `integrity`, the digest of everything else in it. Version 2 had
- * every field of the registry but no digest; version 1 had four fields. A plan is applied by the
- * envsync that made it, moments later; an older file is refused with its version, not misread,
- * and a file without a digest is never trusted.
+ * Version 4: an org may carry `policyDocuments`, the uploads of policy documents (an envsync
+ * that reads version 3 would drop them, so it must refuse the file). Version 3 brought
+ * `integrity`, the digest of everything else in the file. Version 2 had every field of the
+ * registry but no digest; version 1 had four fields. A plan is applied by the envsync that made
+ * it, moments later; an older file is refused with its version, not misread, and a file without a
+ * digest is never trusted.
  */
-export const SAVED_PLAN_VERSION = 3;
+export const SAVED_PLAN_VERSION = 4;
+
+/** The first version sealed with an integrity digest. */
+const FIRST_SEALED_VERSION = 3;
 
 /** A field's value in a saved plan, as JSON, by its kind. */
 const VALUE_SCHEMAS: Readonly<Record<ValueKind, () => z.ZodType>> = {
@@ -87,6 +94,7 @@ const savedPlanSchema = z.object({
       ),
       unchanged: z.array(z.string()),
       unmanaged: z.array(z.string()),
+      policyDocuments: savedDocumentsSchema.optional(),
     }),
   ),
   report: z.unknown(),
@@ -141,16 +149,23 @@ export function listingDigest(observed: readonly ObservedEnvironment[]): string 
     .digest('hex')}`;
 }
 
+/** One org as planned: its listing and plan, and its policy documents' when it has any. */
+export interface PlannedOrg {
+  readonly observed: readonly ObservedEnvironment[];
+  readonly plan: OrgPlan;
+  readonly documents?: PlannedDocuments | undefined;
+}
+
 /** Builds the content of the file `plan --out` writes (planFileText seals it). */
 export function savePlan(
   api: string,
   createdAt: string,
-  planned: ReadonlyMap<string, { observed: readonly ObservedEnvironment[]; plan: OrgPlan }>,
+  planned: ReadonlyMap<string, PlannedOrg>,
   report: RunReport,
 ): PlanContent {
   const orgs = [...planned.entries()]
     .sort(([a], [b]) => compareNames(a, b))
-    .map(([org, { observed, plan }]) => ({
+    .map(([org, { observed, plan, documents }]) => ({
       org,
       digest: listingDigest(observed),
       listing: canonicalListing(observed),
@@ -165,6 +180,9 @@ export function savePlan(
       })),
       unchanged: [...plan.unchanged],
       unmanaged: [...plan.unmanaged],
+      ...(documents === undefined
+        ? {}
+        : { policyDocuments: saveDocuments(documents.observed, documents.plan) }),
     }));
   return { kind: 'envsync-plan', version: SAVED_PLAN_VERSION, api, createdAt, orgs, report };
 }
@@ -182,9 +200,11 @@ export function readSavedPlan(json: unknown, file = 'FILE'): SavedPlan {
   const { kind, version } = plan;
   if (kind === 'envsync-plan' && typeof version === 'number' && version !== SAVED_PLAN_VERSION) {
     throw new Error(
-      version < SAVED_PLAN_VERSION
+      version < FIRST_SEALED_VERSION
         ? `it has version ${version}, written by an older envsync without an integrity digest, and a plan that is not sealed cannot be trusted; ${makeAgain(file)}`
-        : `it has version ${version}; this envsync reads version ${SAVED_PLAN_VERSION}`,
+        : version < SAVED_PLAN_VERSION
+          ? `it has version ${version}, written by an older envsync; this envsync reads version ${SAVED_PLAN_VERSION}; ${makeAgain(file)}`
+          : `it has version ${version}; this envsync reads version ${SAVED_PLAN_VERSION}`,
     );
   }
   if (kind === 'envsync-plan' && version === SAVED_PLAN_VERSION) {

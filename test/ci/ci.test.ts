@@ -172,7 +172,12 @@ describe('envsync export', () => {
   ];
 
   it('round trip: export, then plan shows nothing to create or update', async () => {
-    await api.putStore({ orgs: { acme: tricky } });
+    // The policies the environments attach have their documents on the service.
+    const documents = ['baseline', 'pci', 'sox'].map((name) => ({
+      name,
+      versions: [{ policy_yaml: `# ${name}\n` }],
+    }));
+    await api.putStore({ orgs: { acme: tricky }, policies: { acme: documents } });
     const exported = await envsyncInProcess(
       ['export', '--org', 'acme', '--out', 'm', '--api-url', api.url],
       {
@@ -262,7 +267,7 @@ describe('plan binding', () => {
     };
     expect(saved).toMatchObject({
       kind: 'envsync-plan',
-      version: 3,
+      version: 4,
       integrity: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
       orgs: [{ org: 'beta', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }],
     });

@@ -53,6 +53,28 @@ export async function putsAndGets(api: TestEmulator) {
   };
 }
 
+/** A policy's YAML as the tests seed it. */
+export const policyYaml = (name: string) =>
+  `_schema: https://kosli.com/schemas/policy/environment/v1\n# ${name}\nartifacts:\n  provenance:\n    required: true\n`;
+
+/**
+ * Seeds policy documents (one version each) into a kosli emulator's store, beside what it holds:
+ * by default the two that ACME's production attaches, so the attach check finds them.
+ */
+export async function seedPolicyDocuments(
+  api: TestEmulator,
+  documents: Record<string, readonly string[]> = { acme: ['baseline', 'pci'] },
+): Promise<void> {
+  const store = await api.getStore();
+  const seeded = Object.fromEntries(
+    Object.entries(documents).map(([org, names]) => [
+      org,
+      names.map((name) => ({ name, versions: [{ policy_yaml: policyYaml(name) }] })),
+    ]),
+  );
+  await api.putStore({ ...store, policies: { ...store.policies, ...seeded } });
+}
+
 /** Registers the hooks and returns the helpers of one test file's world. */
 export function syncWorld() {
   let tmp: Awaited<ReturnType<typeof tempDir>> | undefined;

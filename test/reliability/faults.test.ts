@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { seedPolicyDocuments } from '../helpers/sync-world.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -48,6 +49,12 @@ async function writeManifests(orgs: number, envs: number): Promise<Map<string, E
   return declared;
 }
 
+/** The policy documents the environments attach, on the service (the attach check finds them). */
+async function seedDocuments(emulator: TestEmulator, orgs: readonly string[]): Promise<void> {
+  const names = ['baseline', 'p0', 'p1', 'p2', 'p3', 'p4'];
+  await seedPolicyDocuments(emulator, Object.fromEntries(orgs.map((org) => [org, names])));
+}
+
 /**
  * The CLI against `url`: its `main` in this process, or with `inChild` in a child process (the
  * large run, as production runs it).
@@ -79,6 +86,7 @@ describe('faults converge, nothing lost', () => {
       faults: { failRate: 0.2, resetRate: 0.05, latencyMs: { min: 1, max: 15 } },
     });
     const declared = await writeManifests(20, 50);
+    await seedDocuments(api, [...declared.keys()]);
     const sync = await run(api.url, ['sync'], ['--concurrency', '16', '-o', 'json'], {
       inChild: true,
     });
@@ -126,12 +134,12 @@ describe('faults converge, nothing lost', () => {
       tokens: [{ token: TOKEN, orgs: null }],
       faults: { rateLimit: 20 },
     });
-    await writeManifests(4, 25);
+    await seedDocuments(api, [...(await writeManifests(4, 25)).keys()]);
     const sync = await run(api.url, ['sync'], ['--concurrency', '16', '-o', 'json']);
     expect(sync.code, sync.stderr.slice(-2000)).toBe(0);
     expect((JSON.parse(sync.stdout) as { summary: { applied: number } }).summary.applied).toBe(100);
     const throttled = (await api.getStats()).throttled;
-    // 104 requests at 20 per second. Independent retry loops would meet a 429 per request or
+    // 108 requests (with the reads of the policy documents) at 20 per second. Independent retry loops would meet a 429 per request or
     // more; the shared gate meets one burst (the requests in flight, at most the concurrency)
     // and then paces to the admitted rate.
     expect(throttled).toBeGreaterThan(0);

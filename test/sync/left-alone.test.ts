@@ -9,7 +9,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { envsyncInProcess } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
-import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+import { json, seedPolicyDocuments, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
@@ -65,6 +65,8 @@ describe.each(['spec', 'kosli'] as const)('the %s profile', (profile) => {
         acme: [PRODUCTION, { name: 'bare', type: 'S3', description: '' }],
       },
     });
+    // The kosli profile holds the documents of the policies production attaches.
+    if (profile === 'kosli') await seedPolicyDocuments(api);
     const out = await envsyncInProcess(
       ['export', '--org', 'acme', '--out', 'manifests', '--api-url', api.url],
       { cwd: tmp().dir, env: { ENVSYNC_TOKEN: TOKEN } },
@@ -107,6 +109,7 @@ describe('the kosli profile, policies: null', () => {
   it('reads as none: `policies: []` is unchanged with no state file, and a policy to attach is an update', async () => {
     const api = await world.emulator({ profile: 'kosli' });
     await api.putStore({ orgs: { acme: [{ ...PRODUCTION, policies: null }] } });
+    await seedPolicyDocuments(api, { acme: ['pci'] });
     const listed = await request(`${api.url}/api/v2/environments/acme`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });

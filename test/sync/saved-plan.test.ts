@@ -10,9 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/engine/plan-integrity.ts';
 import { ACME } from '../helpers/fixtures.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
-import { json, syncWorld } from '../helpers/sync-world.ts';
+import { json, seedPolicyDocuments, syncWorld } from '../helpers/sync-world.ts';
 
-const { tmp, emulator, manifests, run } = syncWorld();
+const world = syncWorld();
+const { tmp, manifests, run } = world;
 
 type Plan = {
   version: number;
@@ -80,6 +81,12 @@ function changeOf(plan: Plan, org: string, name: string) {
 }
 
 describe.each(['spec', 'kosli'] as const)('sync --plan against the %s profile', (profile) => {
+  /** An emulator of the profile; in kosli's, with the policy documents ACME attaches. */
+  async function emulator(options: { profile: typeof profile }): Promise<TestEmulator> {
+    const api = await world.emulator(options);
+    if (options.profile === 'kosli') await seedPolicyDocuments(api);
+    return api;
+  }
   /** An emulator, the manifests, and a plan of them saved to plan.json (3 creates). */
   async function planned(): Promise<TestEmulator> {
     const api = await emulator({ profile });
@@ -101,7 +108,7 @@ describe.each(['spec', 'kosli'] as const)('sync --plan against the %s profile', 
   it('applies an untouched plan exactly, and its digest is SHA-256 of the canonical JSON of the rest', async () => {
     const api = await planned();
     const plan = await readPlan();
-    expect(plan.version).toBe(3);
+    expect(plan.version).toBe(4);
     expect(plan.integrity).toBe(digestOf(plan));
     const sync = await run(api.url, ['sync', '--plan', 'plan.json', '-o', 'json']);
     expect(sync.code, sync.stderr).toBe(0);
