@@ -96,7 +96,7 @@ export function policyDocumentMarkdown(org: OrgReport, dryRun: boolean): string[
     for (const upload of uploads) {
       const action = upload.action === 'create' ? '➕ create' : '✏️ update';
       const fields = fieldLines(upload, '→')
-        .map((line) => escapeMarkdown(line.replace(/\s+([:=])/, '$1')))
+        .map((line) => escapeMarkdown(line.replace(/\s+[:=]/, ':')))
         .join('<br>');
       const result = `${upload.result === 'applied' ? '✅ applied' : upload.result === 'failed' ? '❌ failed' : 'planned'}${upload.error === undefined ? '' : `: ${escapeMarkdown(upload.error)}`}`;
       out.push(
