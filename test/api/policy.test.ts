@@ -91,6 +91,7 @@ describe('readListing (tolerant reader)', () => {
       await readListing({ env: [{ org: 'a', name: 'x', type: 'K8S', description: 'd' }] }, 'a'),
     ).toEqual({
       unnamed: 0,
+      shape: 'env',
       environments: [
         {
           name: 'x',
@@ -182,6 +183,7 @@ describe('readListing (tolerant reader)', () => {
       'a',
     );
     expect(page.paging).toEqual({ page: 1, perPage: 2, totalPages: 3, totalCount: 5 });
+    expect(page.shape).toBe('envelope');
   });
 
   it.each([
