@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { FIELD_LIST, type FieldSpec, type FieldValue, type ValueKind } from '../core/fields.ts';
 import { keptValues } from '../core/diff.ts';
+import { isStringMap, type StringMap } from '../core/string-maps.ts';
 import { normalizeValue } from '../core/value-kinds.ts';
 import { crypto } from '../runtime/builtins.ts';
 import { INTEGRITY_PATTERN, integrityProblem } from './plan-integrity.ts';
@@ -29,6 +30,8 @@ const VALUE_SCHEMAS: Readonly<Record<ValueKind, () => z.ZodType>> = {
   text: () => z.string(),
   flag: () => z.boolean(),
   set: () => z.array(z.string()),
+  // Checked in place: z.record would copy the object and drop a key such as `__proto__`.
+  map: () => z.custom<StringMap>(isStringMap, 'expected an object of strings'),
 };
 const valueSchema = (spec: FieldSpec) => VALUE_SCHEMAS[spec.kind]();
 
