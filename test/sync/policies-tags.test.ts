@@ -437,6 +437,16 @@ describe('the contract dialect', () => {
     expect((await held(api, 'prod')).policies).toEqual(['baseline', 'pci']);
     const plan = await run(api.url, ['plan']);
     expect(plan.stdout).not.toContain('+ policy');
+    // Export against the contract's listing never writes tags, nor says they are unseen.
+    const exported = await envsyncInProcess(['export', '--org', 'acme', '--api-url', api.url], {
+      cwd: tmp().dir,
+      env: { ENVSYNC_TOKEN: TOKEN },
+    });
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).not.toContain('tags');
+    expect(exported.stderr).toContain(
+      'the listing does not show include_scaling, policies, require_provenance (org acme)',
+    );
 
     const kosli = await world.emulator({ profile: 'kosli' });
     const proxy = await recordingProxy(kosli.url);
