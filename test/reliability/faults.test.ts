@@ -108,12 +108,10 @@ describe('faults converge, nothing lost', () => {
       .filter(Boolean);
     expect(problems).toEqual([]);
     expect(sync.code).toBe(0);
-    expect(report.summary).toMatchObject({
-      create: 1000,
-      applied: 1000,
-      failed: 0,
-      notConverged: 0,
-    });
+    expect(report.summary).toMatchObject({ applied: 1000, failed: 0, notConverged: 0 });
+    // A create is a PUT and then an attach: when the attach still fails after its retries, the
+    // org's next round finds the environment there and attaches as an update.
+    expect((report.summary['create'] ?? 0) + (report.summary['update'] ?? 0)).toBe(1000);
     const stats = await api.getStats();
     expect(stats.faults.fail).toBeGreaterThan(100);
     expect(stats.faults.reset).toBeGreaterThan(20);
