@@ -157,6 +157,7 @@ describe('GET / (the status page)', () => {
       'shard',
       'errors',
       'stateFile',
+      'dialect',
       'orgs',
     ]);
     expect(Object.keys(status.orgs['acme'] ?? {})).toEqual([
