@@ -6,7 +6,7 @@
  */
 import { API_DIALECTS, dialectWords, type ApiDialect, type ResolvedDialect } from './dialect.ts';
 import { FIELD_LIST, sendRoute, type FieldSpec } from './fields.ts';
-import type { DesiredEnvironment, FieldDiffs } from './model.ts';
+import type { ChangeAction, DesiredEnvironment, FieldDiffs } from './model.ts';
 import { mapChanges, type StringMap } from './string-maps.ts';
 import { compareNames } from './names.ts';
 
@@ -48,7 +48,7 @@ function setDifference(a: readonly string[], b: readonly string[]): string[] {
  * which sends only the difference (from null: everything declared, nothing to take away).
  */
 export function changeRequests(
-  action: 'create' | 'update' | 'unverified',
+  action: ChangeAction,
   fields: FieldDiffs,
   dialect: ApiDialect,
 ): ChangeRequests {
