@@ -7,6 +7,9 @@ import type { ConnectionPool } from './pool.ts';
 import { readBody, ResponseTooLargeError, type RawResponse } from './response.ts';
 import type { SendLimits } from './send-limits.ts';
 
+/** The methods envsync sends: the listing, the upsert, and the kosli dialect's operations. */
+export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'PATCH';
+
 /**
  * One attempt of a request: a slot at the gate, then the request with a timeout of its own, the
  * whole body read. A failure it knows to be final is thrown wrapped in p-retry's AbortError; any
@@ -14,7 +17,7 @@ import type { SendLimits } from './send-limits.ts';
  */
 export type Attempt = (
   org: string,
-  method: 'GET' | 'PUT',
+  method: HttpMethod,
   path: string,
   body: string | undefined,
   /** Ends the request, waiting for the gate or in flight, with its reason. */

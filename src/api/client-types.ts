@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { FIELD_LIST } from '../core/fields.ts';
 import type { DialectSetting, ResolvedDialect } from '../core/dialect.ts';
 import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
+import type { TagRequests } from '../core/requests.ts';
 import type { RetryPolicy } from '../core/retry-policy.ts';
 import type { GateClock, RequestGate } from './gate.ts';
 
@@ -26,7 +27,10 @@ export interface ClientEvents {
 }
 
 export interface ClientOptions {
-  /** The API's base address; requests go to `{base}/api/v2/environments/{org}` only. */
+  /**
+   * The API's base address; requests go to `{base}/api/v2/environments/{org}`, and in the kosli
+   * dialect to `.../{org}/{name}/policies` and `{base}/api/v2/tags/{org}/environment/{name}`.
+   */
   readonly apiUrl: URL;
   /** Read when each request is sent, so a rotated token is picked up. Never logged. */
   readonly getToken: () => string;
@@ -56,11 +60,30 @@ export interface ClientOptions {
   readonly maxResponseBytes?: number | undefined;
 }
 
-/** The Environments API, as envsync uses it: list an org, put one environment. */
+/**
+ * The Environments API, as envsync uses it: list an org, put one environment, and in the kosli
+ * dialect attach and detach its policies and set and remove its tags. `signal` cancels a request
+ * (while it waits for the gate, or in flight).
+ */
 export interface EnvironmentsClient {
   listEnvironments(org: string): Promise<ObservedEnvironment[]>;
-  /** `signal` cancels this PUT (while it waits for the gate, or in flight). */
   putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal): Promise<void>;
+  /** `POST .../{org}/{env}/policies` with `{"policy_names": names}`. */
+  attachPolicies(
+    org: string,
+    env: string,
+    names: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<void>;
+  /** `DELETE .../{org}/{env}/policies` with `{"policy_names": names}`. */
+  detachPolicies(
+    org: string,
+    env: string,
+    names: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<void>;
+  /** `PATCH /api/v2/tags/{org}/environment/{env}` with `set_tags` and `remove_tags`. */
+  patchTags(org: string, env: string, tags: TagRequests, signal?: AbortSignal): Promise<void>;
   readonly gate: RequestGate;
   /** False once the deadline has passed or the client was stopped: no new round should start. */
   canSend(): boolean;

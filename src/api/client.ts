@@ -2,7 +2,7 @@ import pRetry from 'p-retry';
 import { NAME_PATTERN } from '../core/names.ts';
 import { isThrottled, isTransient, retryWait, usesRetry } from '../core/retry-policy.ts';
 import { answerCheck } from './answer.ts';
-import { attempts } from './attempt.ts';
+import { attempts, type HttpMethod } from './attempt.ts';
 import type { ClientOptions, EnvironmentsClient } from './client-types.ts';
 import { putBody } from './client-types.ts';
 import {
@@ -55,16 +55,21 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
   });
   const checkAnswer = answerCheck({ clock, policy, gate, scrub, logger, events });
 
-  // Org names go into the path only after this check, and percent-encoded.
-  const orgPath = (org: string) => {
-    if (!NAME_PATTERN.test(org))
-      throw new Error(`refusing to use org name ${JSON.stringify(org)} in a URL`);
-    return `${basePath}/api/v2/environments/${encodeURIComponent(org)}`;
+  // Org and environment names go into a path only after this check, and percent-encoded.
+  const segment = (what: string, name: string) => {
+    if (!NAME_PATTERN.test(name))
+      throw new Error(`refusing to use ${what} name ${JSON.stringify(name)} in a URL`);
+    return encodeURIComponent(name);
   };
+  const orgPath = (org: string) => `${basePath}/api/v2/environments/${segment('org', org)}`;
+  const policiesPath = (org: string, env: string) =>
+    `${orgPath(org)}/${segment('environment', env)}/policies`;
+  const tagsPath = (org: string, env: string) =>
+    `${basePath}/api/v2/tags/${segment('org', org)}/environment/${segment('environment', env)}`;
 
   async function send(
     org: string,
-    method: 'GET' | 'PUT',
+    method: HttpMethod,
     path: string,
     body?: string,
     signal?: AbortSignal,
@@ -166,6 +171,21 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     },
     async putEnvironment(org, env, signal) {
       await send(org, 'PUT', orgPath(org), JSON.stringify(putBody(env)), signal);
+    },
+    async attachPolicies(org, env, names, signal) {
+      const body = JSON.stringify({ policy_names: names });
+      await send(org, 'POST', policiesPath(org, env), body, signal);
+    },
+    async detachPolicies(org, env, names, signal) {
+      const body = JSON.stringify({ policy_names: names });
+      await send(org, 'DELETE', policiesPath(org, env), body, signal);
+    },
+    async patchTags(org, env, tags, signal) {
+      const body = JSON.stringify({
+        ...(Object.keys(tags.set).length > 0 ? { set_tags: tags.set } : {}),
+        ...(tags.remove.length > 0 ? { remove_tags: tags.remove } : {}),
+      });
+      await send(org, 'PATCH', tagsPath(org, env), body, signal);
     },
     canSend() {
       return limits.canSend();

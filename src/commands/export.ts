@@ -104,7 +104,9 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
       orgs.map(async (org): Promise<Exported | Failed> => {
         try {
           const listing = await api.client.listEnvironments(org);
-          return { org, ...renderExportedManifest(org, listing, api.apiUrl.origin) };
+          // Known after the listing: a field this dialect cannot send is not written.
+          const dialect = api.client.dialect()?.dialect ?? 'contract';
+          return { org, ...renderExportedManifest(org, listing, api.apiUrl.origin, dialect) };
         } catch (error) {
           // An org the service does not know is the export's "names nothing": say what to check.
           const unknown =

@@ -99,6 +99,7 @@ describe('readListing (tolerant reader)', () => {
           description: 'd',
           include_scaling: undefined,
           policies: undefined,
+          tags: undefined,
         },
       ],
     });
@@ -132,6 +133,7 @@ describe('readListing (tolerant reader)', () => {
         policies: [],
         require_provenance: undefined,
         included_environments: [],
+        tags: { team: 'a' },
       },
     ]);
     // Only a missing key means "not shown".

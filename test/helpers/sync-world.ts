@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach } from 'vitest';
 import { envsync, envsyncInProcess } from './cli.ts';
-import { startTestEmulator, type TestEmulator } from './emulator.ts';
+import { FIXTURE_POLICIES, startTestEmulator, type TestEmulator } from './emulator.ts';
 import { ACME } from './fixtures.ts';
 import { tempDir } from './tmp.ts';
 
@@ -87,11 +87,19 @@ export function syncWorld() {
   });
   return {
     tmp: dir,
-    /** An emulator for orgs acme and beta (unless told otherwise), closed after the test. */
+    /**
+     * An emulator for orgs acme and beta (unless told otherwise), closed after the test. The
+     * kosli profile's has the policy documents the fixtures name in each of them (attaching
+     * needs one), unless `policyDocuments` says otherwise.
+     */
     emulator: async (options: Parameters<typeof startTestEmulator>[0] = {}) => {
+      const orgs = options.orgs ?? ['acme', 'beta'];
       const running = await startTestEmulator({
-        orgs: ['acme', 'beta'],
+        orgs,
         tokens: [{ token: TOKEN, orgs: null }],
+        ...(options.profile === 'kosli'
+          ? { policyDocuments: Object.fromEntries(orgs.map((org) => [org, FIXTURE_POLICIES])) }
+          : {}),
         ...options,
       });
       emulators.push(running);

@@ -101,7 +101,7 @@ describe.each(['spec', 'kosli'] as const)('sync --plan against the %s profile', 
   it('applies an untouched plan exactly, and its digest is SHA-256 of the canonical JSON of the rest', async () => {
     const api = await planned();
     const plan = await readPlan();
-    expect(plan.version).toBe(3);
+    expect(plan.version).toBe(4);
     expect(plan.integrity).toBe(digestOf(plan));
     const sync = await run(api.url, ['sync', '--plan', 'plan.json', '-o', 'json']);
     expect(sync.code, sync.stderr).toBe(0);
@@ -206,6 +206,11 @@ describe.each(['spec', 'kosli'] as const)('sync --plan against the %s profile', 
     await refused(
       api,
       'it has version 2, written by an older envsync without an integrity digest, and a plan that is not sealed cannot be trusted; make the plan again with "envsync plan --out plan.json"',
+    );
+    await writePlan({ ...plan, version: 3 }, { reseal: true });
+    await refused(
+      api,
+      'it has version 3, written by an older envsync that did not record how each change is sent (its API dialect, and the requests beside the PUT); make the plan again with "envsync plan --out plan.json"',
     );
     const text = `${JSON.stringify(plan, null, 2)}\n`;
     await writeFile(planPath(), text.slice(0, Math.floor(text.length / 2)));
