@@ -6,6 +6,7 @@
  * written once. The text is formatted by the caller (targets.ts).
  */
 import { FIELD_LIST, FIELDS, type FieldSpec, type ListedAs } from '../../src/core/fields.ts';
+import * as stringMaps from '../../src/core/string-maps.ts';
 import * as stringSets from '../../src/core/string-sets.ts';
 import * as valueKinds from '../../src/core/value-kinds.ts';
 import { listedCheck, manifestCheck } from '../../src/core/value-kinds.ts';
@@ -26,6 +27,7 @@ const TAKEN = new Set([
   ...'name value entry source read convert desired observed applied known'.split(' '),
   ...'FIELDS Object Set undefined'.split(' '),
   ...Object.keys(stringSets),
+  ...Object.keys(stringMaps),
   ...Object.keys(valueKinds),
   ...RESERVED,
 ]);
@@ -69,11 +71,15 @@ function typeField(): Field {
 }
 
 /** The imports the checks need, by module, collected as the source is written. */
-const used = { stringSets: new Set<string>(), valueKinds: new Set<string>() };
+const used = {
+  stringSets: new Set<string>(),
+  stringMaps: new Set<string>(),
+  valueKinds: new Set<string>(),
+};
 
 /** A check function's name, once it is known to be an export of its module. */
 function nameOf(check: (...args: never[]) => unknown): string {
-  const modules = { stringSets, valueKinds } as const;
+  const modules = { stringSets, stringMaps, valueKinds } as const;
   for (const [module, exports] of Object.entries(modules) as [keyof typeof modules, object][]) {
     if ((exports as Record<string, unknown>)[check.name] === check) {
       used[module].add(check.name);
@@ -142,7 +148,9 @@ function isUnchanged(): string {
   const compare = (f: Field) =>
     f.spec.kind === 'set'
       ? `!${use('stringSets', 'sameSet')}(known, ${f.local})`
-      : `known !== ${f.local}`;
+      : f.spec.kind === 'map'
+        ? `!${use('stringMaps', 'sameMap')}(known, ${f.local})`
+        : `known !== ${f.local}`;
   return `
 /**
  * True when every field the desired environment manages is known remotely (the listing's value,
@@ -264,7 +272,9 @@ function observedOf(): string {
     const given =
       f.spec.kind === 'set'
         ? `${use('stringSets', 'normalizeListedSet')}(${x} as readonly unknown[])`
-        : `(${x} as ${slot(f)})`;
+        : f.spec.kind === 'map'
+          ? `${use('stringMaps', 'normalizeMap')}(${x} as NonNullable<${slot(f)}>)`
+          : `(${x} as ${slot(f)})`;
     const { absent, null: nil } = f.spec.listing;
     const value =
       as(absent) === as(nil)
@@ -299,6 +309,7 @@ function importOf(names: ReadonlySet<string>, module: string): string {
 /** The whole module, unformatted. */
 export function hotPathsSource(): string {
   used.stringSets.clear();
+  used.stringMaps.clear();
   used.valueKinds.clear();
   const body = [
     ...constants(),
@@ -321,6 +332,7 @@ export function hotPathsSource(): string {
  * function to a plain loop over the registry.
  */
 import { FIELDS, type FieldSlots, type FieldSpec, type FieldValue } from './fields.ts';
+${importOf(used.stringMaps, './string-maps.ts')}
 ${importOf(used.stringSets, './string-sets.ts')}
 ${importOf(used.valueKinds, './value-kinds.ts')}
 

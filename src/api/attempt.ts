@@ -8,6 +8,9 @@ import type { ConnectionPool } from './pool.ts';
 import { readBody, ResponseTooLargeError, type RawResponse } from './response.ts';
 import type { SendLimits } from './send-limits.ts';
 
+/** The methods envsync sends: the listing, the upsert, and the kosli dialect's operations. */
+export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'PATCH';
+
 /**
  * One attempt of a request: a slot at the gate, then the request with a timeout of its own, the
  * whole body read. A failure it knows to be final is thrown wrapped in p-retry's AbortError; any
@@ -15,7 +18,7 @@ import type { SendLimits } from './send-limits.ts';
  */
 export type Attempt = (
   org: string,
-  method: 'GET' | 'PUT',
+  method: HttpMethod,
   path: string,
   /** What a PUT sends (JSON, or a policy upload's multipart form). */
   body: RequestBody | undefined,

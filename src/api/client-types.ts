@@ -4,6 +4,7 @@ import { FIELD_LIST } from '../core/fields.ts';
 import type { DialectSetting, ResolvedDialect } from '../core/dialect.ts';
 import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
+import type { TagRequests } from '../core/requests.ts';
 import type { PolicyUpload } from './policy-documents.ts';
 import type { RetryPolicy } from '../core/retry-policy.ts';
 import type { GateClock, RequestGate } from './gate.ts';
@@ -29,8 +30,9 @@ export interface ClientEvents {
 
 export interface ClientOptions {
   /**
-   * The API's base address; requests go to `{base}/api/v2/environments/{org}`, and in the `kosli`
-   * dialect to `{base}/api/v2/policies/{org}`.
+   * The API's base address; requests go to `{base}/api/v2/environments/{org}`, and in the kosli
+   * dialect to `.../{org}/{name}/policies`, `{base}/api/v2/tags/{org}/environment/{name}` and
+   * `{base}/api/v2/policies/{org}`.
    */
   readonly apiUrl: URL;
   /** Read when each request is sent, so a rotated token is picked up. Never logged. */
@@ -61,15 +63,35 @@ export interface ClientOptions {
   readonly maxResponseBytes?: number | undefined;
 }
 
-/** The Environments API, as envsync uses it: list an org, put one environment. */
+/**
+ * The Environments API, as envsync uses it: list an org, put one environment, and in the kosli
+ * dialect attach and detach its policies, set and remove its tags, and read and upload the org's
+ * policy documents. `signal` cancels a request
+ * (while it waits for the gate, or in flight).
+ */
 export interface EnvironmentsClient {
   listEnvironments(org: string): Promise<ObservedEnvironment[]>;
-  /** `signal` cancels this PUT (while it waits for the gate, or in flight). */
   putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal): Promise<void>;
   /** The org's policy documents (`GET /api/v2/policies/{org}`; the `kosli` dialect only). */
   listPolicyDocuments(org: string): Promise<ObservedPolicyDocument[]>;
   /** Creates or updates one policy document (`PUT /api/v2/policies/{org}`, a multipart form). */
   putPolicyDocument(org: string, upload: PolicyUpload, signal?: AbortSignal): Promise<void>;
+  /** `POST .../{org}/{env}/policies` with `{"policy_names": names}`. */
+  attachPolicies(
+    org: string,
+    env: string,
+    names: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<void>;
+  /** `DELETE .../{org}/{env}/policies` with `{"policy_names": names}`. */
+  detachPolicies(
+    org: string,
+    env: string,
+    names: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<void>;
+  /** `PATCH /api/v2/tags/{org}/environment/{env}` with `set_tags` and `remove_tags`. */
+  patchTags(org: string, env: string, tags: TagRequests, signal?: AbortSignal): Promise<void>;
   readonly gate: RequestGate;
   /** False once the deadline has passed or the client was stopped: no new round should start. */
   canSend(): boolean;

@@ -2,7 +2,7 @@ import pRetry from 'p-retry';
 import { NAME_PATTERN } from '../core/names.ts';
 import { isThrottled, isTransient, retryWait, usesRetry } from '../core/retry-policy.ts';
 import { answerCheck } from './answer.ts';
-import { attempts } from './attempt.ts';
+import { attempts, type HttpMethod } from './attempt.ts';
 import type { ClientOptions, EnvironmentsClient } from './client-types.ts';
 import { putBody } from './client-types.ts';
 import {
@@ -56,16 +56,26 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
   });
   const checkAnswer = answerCheck({ clock, policy, gate, scrub, logger, events });
 
-  // Org names go into the path only after this check, and percent-encoded.
-  const orgPath = (org: string, collection = 'environments') => {
-    if (!NAME_PATTERN.test(org))
-      throw new Error(`refusing to use org name ${JSON.stringify(org)} in a URL`);
-    return `${basePath}/api/v2/${collection}/${encodeURIComponent(org)}`;
+  // Org and environment names go into a path only after this check, and percent-encoded.
+  const segment = (what: string, name: string) => {
+    if (!NAME_PATTERN.test(name))
+      throw new Error(`refusing to use ${what} name ${JSON.stringify(name)} in a URL`);
+    return encodeURIComponent(name);
   };
+  const orgPath = (org: string) => `${basePath}/api/v2/environments/${segment('org', org)}`;
+  const policiesPath = (org: string, env: string) =>
+    `${orgPath(org)}/${segment('environment', env)}/policies`;
+  const tagsPath = (org: string, env: string) =>
+    `${basePath}/api/v2/tags/${segment('org', org)}/environment/${segment('environment', env)}`;
+  const documentsPath = (org: string) => `${basePath}/api/v2/policies/${segment('org', org)}`;
+  const json = (value: unknown): RequestBody => ({
+    bytes: JSON.stringify(value),
+    contentType: 'application/json',
+  });
 
   async function send(
     org: string,
-    method: 'GET' | 'PUT',
+    method: HttpMethod,
     path: string,
     body?: RequestBody,
     signal?: AbortSignal,
@@ -166,15 +176,27 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       return listing.environments;
     },
     async putEnvironment(org, env, signal) {
-      const body = { bytes: JSON.stringify(putBody(env)), contentType: 'application/json' };
-      await send(org, 'PUT', orgPath(org), body, signal);
+      await send(org, 'PUT', orgPath(org), json(putBody(env)), signal);
     },
     async listPolicyDocuments(org) {
-      const path = orgPath(org, 'policies');
+      const path = documentsPath(org);
       return readPolicyDocuments(path, await send(org, 'GET', path), scrub);
     },
     async putPolicyDocument(org, upload, signal) {
-      await send(org, 'PUT', orgPath(org, 'policies'), policyUploadBody(upload), signal);
+      await send(org, 'PUT', documentsPath(org), policyUploadBody(upload), signal);
+    },
+    async attachPolicies(org, env, names, signal) {
+      await send(org, 'POST', policiesPath(org, env), json({ policy_names: names }), signal);
+    },
+    async detachPolicies(org, env, names, signal) {
+      await send(org, 'DELETE', policiesPath(org, env), json({ policy_names: names }), signal);
+    },
+    async patchTags(org, env, tags, signal) {
+      const body = json({
+        ...(Object.keys(tags.set).length > 0 ? { set_tags: tags.set } : {}),
+        ...(tags.remove.length > 0 ? { remove_tags: tags.remove } : {}),
+      });
+      await send(org, 'PATCH', tagsPath(org, env), body, signal);
     },
     canSend() {
       return limits.canSend();

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { FIELD_LIST, type FieldSpec, type ValueKind } from '../core/fields.ts';
+import { isStringMap, type StringMap } from '../core/string-maps.ts';
 
 /**
  * The listing's schema, built from the field registry (core/fields.ts): the authority on what a
@@ -15,6 +16,8 @@ const LISTED: Readonly<Record<ValueKind, () => z.ZodType>> = {
   flag: () => z.boolean(),
   // Items are names, or objects with a name (production may list policies so).
   set: () => z.array(z.union([z.string(), z.looseObject({ name: z.string() })])),
+  // Checked in place: z.record would copy the object and drop a key such as `__proto__`.
+  map: () => z.custom<StringMap>(isStringMap, 'expected an object of strings'),
 };
 
 /** A listed field: of its kind (any string for a type), and null or absent where allowed. */

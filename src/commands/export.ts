@@ -105,9 +105,11 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
       orgs.map(async (org): Promise<Exported | Failed> => {
         try {
           const listing = await api.client.listEnvironments(org);
-          // The listing told the dialect: policy documents exist only in kosli's.
+          // Known after the listing: a field this dialect cannot send is not written, and
+          // policy documents exist only in kosli's.
+          const dialect = api.client.dialect()?.dialect ?? 'contract';
           const policies =
-            api.client.dialect()?.dialect === 'kosli'
+            dialect === 'kosli'
               ? {
                   documents: await api.client.listPolicyDocuments(org),
                   fileOf:
@@ -116,7 +118,14 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
                       : (name: string) => `${policyFolder(org)}/${name}.yaml`,
                 }
               : undefined;
-          return { org, ...renderExportedManifest(org, listing, api.apiUrl.origin, policies) };
+          const rendered = renderExportedManifest(
+            org,
+            listing,
+            api.apiUrl.origin,
+            dialect,
+            policies,
+          );
+          return { org, ...rendered };
         } catch (error) {
           // An org the service does not know is the export's "names nothing": say what to check.
           const unknown =

@@ -10,6 +10,7 @@
  * function to a plain loop over the registry.
  */
 import { FIELDS, type FieldSlots, type FieldSpec, type FieldValue } from './fields.ts';
+import { isLimitedStringMap, isStringMap, normalizeMap, sameMap } from './string-maps.ts';
 import {
   isDistinctNameList,
   isDistinctStringList,
@@ -38,6 +39,8 @@ const INCLUDED_ENVIRONMENTS_TYPES: ReadonlySet<unknown> = new Set(
 );
 /** What a listing's `included_environments` reads as when it is null. */
 const INCLUDED_ENVIRONMENTS_EMPTY = emptyValue(FIELDS.included_environments);
+/** What a listing's `tags` reads as when it is null. */
+const TAGS_EMPTY = emptyValue(FIELDS.tags);
 
 /**
  * An environment object: its name and every field of the registry, in order and in one shape
@@ -59,6 +62,7 @@ export function environmentOf<S>(
       source,
       FIELDS.included_environments,
     ) as FieldSlots['included_environments'],
+    tags: read(source, FIELDS.tags) as FieldSlots['tags'],
   };
 }
 
@@ -107,6 +111,12 @@ export function isUnchanged(
     if (known === undefined && applied !== undefined) known = applied.included_environments;
     if (known === undefined || !sameSet(known, includedEnvironments)) return false;
   }
+  const tags = desired.tags;
+  if (tags !== undefined) {
+    let known = observed.tags;
+    if (known === undefined && applied !== undefined) known = applied.tags;
+    if (known === undefined || !sameMap(known, tags)) return false;
+  }
   return true;
 }
 
@@ -144,6 +154,11 @@ export function checkManifestFields(value: Record<string, unknown>): number {
     if (Object.hasOwn(value, 'included_environments')) known++;
   } else if (isDistinctNameList(includedEnvironments)) known++;
   else return -1;
+  const tags = value.tags;
+  if (tags === undefined) {
+    if (Object.hasOwn(value, 'tags')) known++;
+  } else if (isLimitedStringMap(tags)) known++;
+  else return -1;
   if (includedEnvironments !== undefined && !INCLUDED_ENVIRONMENTS_TYPES.has(type)) return -1;
   return known;
 }
@@ -169,6 +184,8 @@ export function checkListedFields(entry: Record<string, unknown>): boolean {
     !isListedSet(includedEnvironments)
   )
     return false;
+  const tags = entry.tags;
+  if (tags !== undefined && tags !== null && !isStringMap(tags)) return false;
   return true;
 }
 
@@ -188,6 +205,7 @@ export function desiredOf(
   const policies = value.policies as FieldSlots['policies'];
   const requireProvenance = value.require_provenance as FieldSlots['require_provenance'];
   const includedEnvironments = value.included_environments as FieldSlots['included_environments'];
+  const tags = value.tags as FieldSlots['tags'];
   return {
     name,
     type: type === undefined ? undefined : convert.enum(type),
@@ -198,6 +216,7 @@ export function desiredOf(
       requireProvenance === undefined ? undefined : convert.flag(requireProvenance),
     included_environments:
       includedEnvironments === undefined ? undefined : convert.set(includedEnvironments),
+    tags: tags === undefined ? undefined : convert.map(tags),
   };
 }
 
@@ -214,6 +233,7 @@ export function observedOf(
   const policies = entry.policies;
   const requireProvenance = entry.require_provenance;
   const includedEnvironments = entry.included_environments;
+  const tags = entry.tags;
   return {
     name: entry.name,
     type: type === undefined || type === null ? undefined : (type as FieldSlots['type']),
@@ -241,5 +261,11 @@ export function observedOf(
         : includedEnvironments === null
           ? INCLUDED_ENVIRONMENTS_EMPTY
           : normalizeListedSet(includedEnvironments as readonly unknown[]),
+    tags:
+      tags === undefined
+        ? undefined
+        : tags === null
+          ? TAGS_EMPTY
+          : normalizeMap(tags as NonNullable<FieldSlots['tags']>),
   };
 }

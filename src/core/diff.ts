@@ -2,8 +2,10 @@
  * Field by field comparison of what the manifests want with what the service is known to hold,
  * for every field of the registry (fields.ts).
  */
+import type { ApiDialect } from './dialect.ts';
 import {
   FIELD_LIST,
+  sendRoute,
   type FieldName,
   type FieldSlots,
   type FieldSpec,
@@ -88,16 +90,20 @@ export function keptValues(
   return kept ?? {};
 }
 
-/** What a PUT of a change sends: the declared values, and those the listing showed for the rest. */
-export function sentEnvironment(change: {
-  readonly desired: DesiredEnvironment;
-  readonly kept: FieldSlotValues;
-}): DesiredEnvironment {
-  const sent: Record<string, unknown> = { ...change.desired };
+/**
+ * What the PUT of a change sends in `dialect`: the declared values, and those the listing showed
+ * for the rest; only fields the dialect sends by the PUT (a field sent by an operation of its
+ * own, requests.ts, is never in the body, declared or kept).
+ */
+export function sentEnvironment(
+  change: { readonly desired: DesiredEnvironment; readonly kept: FieldSlotValues },
+  dialect: ApiDialect,
+): DesiredEnvironment {
+  const sent: Record<string, unknown> = { name: change.desired.name };
   for (const spec of FIELD_LIST) {
-    if (sent[spec.name] === undefined && change.kept[spec.name] !== undefined) {
-      sent[spec.name] = change.kept[spec.name];
-    }
+    if (sendRoute(spec, dialect) !== 'put') continue;
+    const value = change.desired[spec.name] ?? change.kept[spec.name];
+    if (value !== undefined) sent[spec.name] = value;
   }
   return sent as unknown as DesiredEnvironment;
 }

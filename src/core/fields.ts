@@ -8,6 +8,9 @@
  * `npm run generate`. The rules of each kind of value are in value-kinds.ts.
  */
 
+import type { ApiDialect } from './dialect.ts';
+import type { StringMap } from './string-maps.ts';
+
 /**
  * The environment types a manifest may declare (case-sensitive): the contract's three and the
  * production service's six more (docs/api-behaviour.md#environment-types).
@@ -37,6 +40,8 @@ export interface FieldValues {
   readonly require_provenance?: boolean;
   /** The members of a logical environment: names of environments of the same org, as a set. */
   readonly included_environments?: readonly string[];
+  /** Keys sorted by code unit: order carries no meaning. */
+  readonly tags?: StringMap;
 }
 
 export type FieldName = keyof FieldValues;
@@ -47,7 +52,17 @@ export type ValueKind =
   | 'enum' // a string from `values` in a manifest; any string in a listing
   | 'text' // any string
   | 'flag' // true or false
-  | 'set'; // a list of distinct strings whose order carries no meaning
+  | 'set' // a list of distinct strings whose order carries no meaning
+  | 'map'; // a mapping of strings to strings whose key order carries no meaning
+
+/**
+ * How a field's value reaches the service: in the environment PUT's body, or through an
+ * operation of its own once the environment exists (docs/api-behaviour.md, "Operations outside
+ * the contract"). `policies-endpoint` attaches what is missing (POST) and detaches what is extra
+ * (DELETE) of a 'set'; `tags-endpoint` sets new and changed keys and removes extra ones of a
+ * 'map', in one PATCH.
+ */
+export type SentBy = 'put' | 'policies-endpoint' | 'tags-endpoint';
 
 /** What a listing entry that lacks a field, or holds null for it, means. */
 export type ListedAs =
@@ -89,6 +104,12 @@ export interface FieldSpec<K extends FieldName = FieldName> {
    */
   readonly fingerprintSlot?: true;
   readonly listing: { readonly absent: ListedAs; readonly null: ListedAs };
+  /**
+   * How the field is sent in each API dialect; left out, by the PUT in every dialect. A dialect
+   * the field is missing from cannot send it: a manifest that declares it fails its org there.
+   * A field not sent by the PUT is never in its body, declared or not.
+   */
+  readonly sentBy?: Readonly<Partial<Record<ApiDialect, SentBy>>>;
   /** One line for the JSON Schema (an editor shows it on hover). */
   readonly doc: string;
   /**
@@ -150,6 +171,8 @@ export const FIELDS = {
     managed: 'when-declared',
     // A listing may show each policy as an object with a `name`; null means none attached.
     listing: { absent: 'omitted', null: 'empty' },
+    // Production's own clients never send them in the PUT body.
+    sentBy: { contract: 'put', kosli: 'policies-endpoint' },
     doc: 'Names of policies attached to the environment; order does not matter; no duplicates. Managed only when declared: left out, envsync never changes them; [] means none.',
     details:
       "The names of the policies attached to the environment; `policies: []` means none. The contract's listing does not show them; the production service's does.",
@@ -180,6 +203,20 @@ export const FIELDS = {
     doc: 'The members of a logical environment: names of environments of the same organization; order does not matter; no duplicates. Only on type logical; managed only when declared.',
     details: 'The members of a logical environment.',
   },
+  tags: {
+    name: 'tags',
+    manifestKey: 'tags',
+    wireName: 'tags',
+    kind: 'map',
+    item: 'tag',
+    managed: 'when-declared',
+    // Production's listing always shows them, as an object; the contract's never does.
+    listing: { absent: 'omitted', null: 'empty' },
+    sentBy: { kosli: 'tags-endpoint' },
+    doc: 'Tags of the environment: a mapping of keys to string values. Declared, the mapping is authoritative: tags not in it are removed; {} removes all. Managed only when declared. Needs the kosli API dialect.',
+    details:
+      'The tags of the environment, as the production service keeps them. Declared, the mapping is authoritative: a key it does not list is removed from the environment, and `tags: {}` removes every tag.',
+  },
 } as const satisfies Registry;
 
 /** The fields every listing entry carries (a listing may leave out the others). */
@@ -196,3 +233,11 @@ export const RECORDED_FIELDS: readonly FieldSpec[] = FIELD_LIST.filter(
 
 /** Every field's value, or undefined where a field is not declared (or not listed). */
 export type FieldSlots = { readonly [K in FieldName]-?: FieldValues[K] | undefined };
+
+/**
+ * How a field is sent in a dialect (see `FieldSpec.sentBy`): undefined when the dialect cannot
+ * send it.
+ */
+export function sendRoute(spec: FieldSpec, dialect: ApiDialect): SentBy | undefined {
+  return spec.sentBy === undefined ? 'put' : spec.sentBy[dialect];
+}

@@ -3,7 +3,9 @@
  * Nothing here does I/O, reads the clock or imports a node: module. The fields of an environment
  * are declared once, in fields.ts.
  */
+import type { ApiDialect } from './dialect.ts';
 import type { FieldName, FieldValue, FieldValues, ListedField } from './fields.ts';
+import type { ChangeRequests } from './requests.ts';
 
 export type { FieldName, FieldValue } from './fields.ts';
 
@@ -100,6 +102,11 @@ export interface Change {
    */
   readonly kept: FieldSlotValues;
   /**
+   * The requests that send it, in the plan's dialect (requests.ts): whether a PUT, and the
+   * operations of their own for fields sent so.
+   */
+  readonly requests: ChangeRequests;
+  /**
    * True when this exact change was applied before and did not take: the planner reports it, the
    * applier does not send it again.
    */
@@ -109,6 +116,8 @@ export interface Change {
 /** The plan for one organization: plain data, printable and comparable. */
 export interface OrgPlan {
   readonly org: string;
+  /** The API dialect the plan was made for: it decides each change's requests. */
+  readonly dialect: ApiDialect;
   readonly changes: readonly Change[];
   readonly unchanged: readonly string[];
   readonly unmanaged: readonly string[];

@@ -1,5 +1,7 @@
 import { createdFields, diffEnvironment, fingerprint, keptValues } from './diff.ts';
+import type { ApiDialect } from './dialect.ts';
 import { changeCause } from './drift.ts';
+import { changeRequests } from './requests.ts';
 import type {
   AppliedLookup,
   AppliedRecord,
@@ -13,13 +15,16 @@ import { compareNames } from './names.ts';
 /**
  * Plans one organization: for every desired environment exactly one of create, update,
  * unverified or unchanged; every listed environment the manifests do not name is unmanaged.
- * Pure: the same inputs in any order give the same plan.
+ * `dialect` decides how each change is sent (requests.ts); a declared field the dialect cannot
+ * send must be refused before (unsendableFields). Pure: the same inputs in any order give the
+ * same plan.
  */
 export function planOrg(
   org: string,
   desired: readonly DesiredEnvironment[],
   observed: readonly ObservedEnvironment[],
   applied: Readonly<Record<string, AppliedRecord>> | AppliedLookup = {},
+  dialect: ApiDialect = 'contract',
 ): OrgPlan {
   const recordOf: AppliedLookup =
     typeof applied === 'function'
@@ -53,14 +58,16 @@ export function planOrg(
       remote = entry;
     }
     if (remote === undefined) {
+      const fields = createdFields(env);
       changes.push({
         action: 'create',
         cause: 'change',
         name: env.name,
-        fields: createdFields(env),
+        fields,
         unknownFields: [],
         desired: env,
         kept: {},
+        requests: changeRequests('create', fields, dialect),
         knownNotConverged: false,
       });
       continue;
@@ -84,6 +91,7 @@ export function planOrg(
       unknownFields: diff.unknownFields,
       desired: env,
       kept: keptValues(env, remote),
+      requests: changeRequests(action, diff.fields, dialect),
       knownNotConverged:
         stuck !== undefined &&
         stuck.desired === fingerprint(env) &&
@@ -94,7 +102,7 @@ export function planOrg(
     const name = (listed[next] as ObservedEnvironment).name;
     if (name !== previous) notDeclared(name);
   }
-  return { org, changes, unchanged, unmanaged };
+  return { org, dialect, changes, unchanged, unmanaged };
 }
 
 /** `list` in name order: itself when already sorted (the usual case), else a sorted copy. */

@@ -1,7 +1,8 @@
 import { dialectWords } from './dialect.ts';
 import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape.ts';
 import type { FieldDiff, FieldValue } from './model.ts';
-import { NOT_SHOWN, type OrgReport, type RunReport } from './report.ts';
+import { NOT_SHOWN, type ChangeReport, type OrgReport, type RunReport } from './report.ts';
+import { requestLines } from './request-lines.ts';
 import { policyDocumentMarkdown, policyDocumentSummary } from './render-documents.ts';
 
 /** Longest text shown for a value in markdown before it is shortened. */
@@ -14,15 +15,28 @@ function code(value: FieldValue | null): string {
   return markdownCode(text);
 }
 
-function fieldCell(fields: Partial<Record<string, FieldDiff>>, create: boolean): string {
-  return Object.entries(fields)
-    .filter((entry): entry is [string, FieldDiff] => entry[1] !== undefined)
+/** A change's fields, then a line per policy and tag sent through their own operations. */
+function fieldCell(change: ChangeReport): string {
+  const create = change.action === 'create';
+  const requests = requestLines(change);
+  const fields = Object.entries(change.fields)
+    .filter(
+      (entry): entry is [string, FieldDiff] =>
+        entry[1] !== undefined && !requests.covered.has(entry[0]),
+    )
     .map(([name, diff]) =>
       create
         ? `${name}: ${code(diff.to)}`
         : `${name}: ${diff.notShown === true ? `_${NOT_SHOWN}_` : code(diff.from)} → ${code(diff.to)}`,
-    )
-    .join('<br>');
+    );
+  const lines = requests.lines.map(
+    (line) =>
+      `${line.sign} ${line.what} ${markdownCode(line.subject)}` +
+      (line.from === undefined
+        ? ''
+        : `: ${markdownCode(line.from)} → ${markdownCode(line.to ?? '')}`),
+  );
+  return [...fields, ...lines].join('<br>');
 }
 
 const ACTION: Record<string, string> = {
@@ -116,7 +130,7 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
     out.push(dryRun ? '| --- | --- | --- |' : '| --- | --- | --- | --- |');
     for (const change of org.changes) {
       const fields =
-        fieldCell(change.fields, change.action === 'create') +
+        fieldCell(change) +
         (dryRun && change.knownNotConverged === true
           ? '<br>_did not take when last sent; sync does not send it again_'
           : '');

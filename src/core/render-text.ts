@@ -2,6 +2,7 @@ import { dialectWords } from './dialect.ts';
 import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
 import type { FieldDiff, FieldValue } from './model.ts';
 import { NOT_SHOWN, type ChangeReport, type OrgReport, type RunReport } from './report.ts';
+import { requestLines, requestLineText, type RequestLine } from './request-lines.ts';
 import { policyDocumentLines, policyDocumentSummary } from './render-documents.ts';
 
 /** Options for the text renderer; colour only when the caller decided the terminal wants it. */
@@ -28,9 +29,15 @@ const SYMBOL: Record<ChangeReport['action'], [string, Style]> = {
   unverified: ['?', 'cyan'],
 };
 
-function fieldLines(fields: Partial<Record<string, FieldDiff>>, create: boolean): string[] {
+const SIGN_STYLE: Record<RequestLine['sign'], Style> = { '+': 'green', '~': 'yellow', '-': 'red' };
+
+function fieldLines(
+  fields: Partial<Record<string, FieldDiff>>,
+  create: boolean,
+  covered: ReadonlySet<string>,
+): string[] {
   const entries = Object.entries(fields).filter(
-    (entry): entry is [string, FieldDiff] => entry[1] !== undefined,
+    (entry): entry is [string, FieldDiff] => entry[1] !== undefined && !covered.has(entry[0]),
   );
   const width = Math.max(0, ...entries.map(([name]) => name.length));
   return entries.map(([name, diff]) =>
@@ -145,8 +152,12 @@ function renderOrg(
       head += ` [${mark}]`;
     }
     lines.push(head);
-    for (const line of fieldLines(change.fields, change.action === 'create'))
+    // Policies and tags sent through their own operations: a line per name or key.
+    const requests = requestLines(change);
+    for (const line of fieldLines(change.fields, change.action === 'create', requests.covered))
       lines.push(`      ${line}`);
+    for (const line of requests.lines)
+      lines.push(`      ${paint(SIGN_STYLE[line.sign], safe(requestLineText(line)))}`);
     if (change.error !== undefined) lines.push(`      ${paint('red', safe(change.error))}`);
   }
   if (org.unchanged.length > 0)

@@ -2,6 +2,7 @@ import type { ResolvedDialect } from './dialect.ts';
 import type { ChangeAction, ChangeCause, FieldDiffs, FieldName, OrgPlan } from './model.ts';
 import { compareNames } from './names.ts';
 import type { PolicyDocumentAction, PolicyDocumentFields } from './policy-documents.ts';
+import type { PolicyRequests, TagRequests } from './requests.ts';
 
 /** The versioned report of one run: what `--output json` prints (documented in docs/cli.md). */
 export const REPORT_VERSION = 1;
@@ -33,6 +34,13 @@ export interface ChangeReport {
   readonly cause: ChangeCause;
   readonly name: string;
   readonly fields: FieldDiffs;
+  /**
+   * In the kosli dialect, the policies the change attaches and detaches through their endpoint
+   * (`fields.policies` still shows the whole set, from and to); absent when it sends none.
+   */
+  readonly policies?: PolicyRequests;
+  /** The tags the change sets and removes through their endpoint; absent when it sends none. */
+  readonly tags?: TagRequests;
   /** Fields the service does not show and the state file has no record of (`notShown` in `fields`). */
   readonly unknown?: readonly FieldName[];
   /**
@@ -132,6 +140,8 @@ export function orgReportFromPlan(
       cause: change.cause,
       name: change.name,
       fields: change.fields,
+      ...(change.requests.policies === undefined ? {} : { policies: change.requests.policies }),
+      ...(change.requests.tags === undefined ? {} : { tags: change.requests.tags }),
       ...(change.unknownFields.length > 0 ? { unknown: change.unknownFields } : {}),
       ...(change.knownNotConverged ? { knownNotConverged: true as const } : {}),
       result: outcome.result,

@@ -13,6 +13,13 @@ import {
   normalizeSet,
   sameSet,
 } from './string-sets.ts';
+import {
+  isLimitedStringMap,
+  isStringMap,
+  normalizeMap,
+  sameMap,
+  type StringMap,
+} from './string-maps.ts';
 
 /** An 'enum' value in a manifest: one of the field's values (see `enumValues`). */
 export function isOneOf(value: unknown, values: ReadonlySet<string>): value is string {
@@ -41,6 +48,8 @@ export function manifestCheck(spec: FieldSpec): ValueCheck {
       return isText;
     case 'flag':
       return isFlag;
+    case 'map':
+      return isLimitedStringMap;
     default: // 'set'
       return spec.items === 'environments' ? isDistinctNameList : isDistinctStringList;
   }
@@ -53,6 +62,8 @@ export function listedCheck(spec: FieldSpec): (value: unknown) => boolean {
       return isFlag;
     case 'set':
       return isListedSet;
+    case 'map':
+      return isStringMap;
     default:
       return isText;
   }
@@ -90,6 +101,7 @@ const EMPTY: Readonly<Record<ValueKind, FieldValue>> = {
   text: '',
   flag: false,
   set: Object.freeze([]),
+  map: Object.freeze({}),
 };
 
 /** The kind's empty value: what "empty" in a listing rule reads as. */
@@ -103,16 +115,19 @@ export interface ManifestValueConverters {
   text(value: string): string;
   flag(value: boolean): boolean;
   set(value: readonly string[]): readonly string[];
+  map(value: StringMap): StringMap;
 }
 
 /** The value in the form envsync compares, sends and records. */
 export function normalizeValue(spec: FieldSpec, value: FieldValue): FieldValue {
-  return spec.kind === 'set' ? normalizeSet(value as readonly string[]) : value;
+  if (spec.kind === 'set') return normalizeSet(value as readonly string[]);
+  return spec.kind === 'map' ? normalizeMap(value as StringMap) : value;
 }
 
 /** Whether two values of a field mean the same. */
 export function sameValue(spec: FieldSpec, a: FieldValue, b: FieldValue): boolean {
-  return spec.kind === 'set' ? sameSet(a as readonly string[], b as readonly string[]) : a === b;
+  if (spec.kind === 'set') return sameSet(a as readonly string[], b as readonly string[]);
+  return spec.kind === 'map' ? sameMap(a as StringMap, b as StringMap) : a === b;
 }
 
 /** A value as people read it in plans and messages. */

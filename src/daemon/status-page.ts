@@ -12,6 +12,7 @@ import type { FieldDiff, FieldValue } from '../core/model.ts';
 import { NOT_SHOWN, type ChangeReport, type ProblemReport } from '../core/report.ts';
 import type { DaemonStatus, OrgStatus } from '../core/daemon-status.ts';
 import { MAX_RECENT_DRIFTS } from '../core/drift.ts';
+import { requestLines } from '../core/request-lines.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, REFRESH_MS } from './status-page-assets.ts';
 
 export { PAGE_SCRIPT, PAGE_STYLE } from './status-page-assets.ts';
@@ -105,14 +106,24 @@ function showValue(value: FieldValue | null): string {
 }
 
 function fieldChanges(change: ChangeReport): string {
+  const requests = requestLines(change);
   const entries = Object.entries(change.fields).filter(
-    (entry): entry is [string, FieldDiff] => entry[1] !== undefined,
+    (entry): entry is [string, FieldDiff] =>
+      entry[1] !== undefined && !requests.covered.has(entry[0]),
   );
   const lines = entries.map(([name, diff]) =>
     change.action === 'create'
       ? `<code>${esc(name)}</code> = ${showValue(diff.to)}`
       : `<code>${esc(name)}</code>: ${diff.notShown === true ? `<span class="dim">${esc(NOT_SHOWN)}</span>` : showValue(diff.from)} → ${showValue(diff.to)}`,
   );
+  // Policies and tags sent through their own operations: a line per name or key.
+  for (const line of requests.lines) {
+    const moved =
+      line.from === undefined
+        ? ''
+        : `: <code>${esc(line.from)}</code> → <code>${esc(line.to ?? '')}</code>`;
+    lines.push(`${esc(line.sign)} ${esc(line.what)} <code>${esc(line.subject)}</code>${moved}`);
+  }
   return lines.length === 0 ? '<span class="dim">none</span>' : lines.join('<br>');
 }
 

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
+import { dialectWords } from '../core/dialect.ts';
 import { dialectOf, REPORT_VERSION, summarize, type RunReport } from '../core/report.ts';
 import type { ManifestSet } from '../manifests/load.ts';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
@@ -153,6 +154,15 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
       }
     }),
   );
+  // The plan's requests are those of the dialect it was made for: the run must speak it too.
+  const now = client.dialect();
+  for (const org of saved.orgs) {
+    if (now !== undefined && now.dialect !== org.dialect) {
+      moved.push(
+        `org ${org.org}: the plan was made for the ${org.dialect} API dialect, and this run uses ${dialectWords(now)}`,
+      );
+    }
+  }
   if (moved.length > 0) {
     throw new PlanMovedError(
       `refusing to apply ${file}: the service moved since the plan was made, so it is not the plan that was reviewed:\n` +

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { failureOf } from '../api/errors.ts';
-import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import type { ApiDialect } from '../core/dialect.ts';
+import type { Change, ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import {
   isTransientRound,
   KNOWN_NOT_CONVERGED,
@@ -77,7 +78,41 @@ function notSent(plan: OrgPlan, why: string): Round {
   };
 }
 
-/** PUTs every change of one org's plan (bounded by the client's gate), never deciding. */
+/**
+ * Sends one change's requests, one after another, as the plan decided them (core/requests.ts):
+ * its PUT, then attaching and detaching its policies and its tags' PATCH, which need the
+ * environment to exist. The first failure ends it: the rest are not sent. `done` counts those
+ * that were.
+ */
+async function sendRequests(
+  client: EnvironmentsClient,
+  org: string,
+  change: Change,
+  dialect: ApiDialect,
+  signal: AbortSignal,
+  done: { sent: number },
+): Promise<void> {
+  const { put, policies, tags } = change.requests;
+  const name = change.name;
+  if (put) {
+    await client.putEnvironment(org, sentEnvironment(change, dialect), signal);
+    done.sent++;
+  }
+  if (policies !== undefined && policies.attach.length > 0) {
+    await client.attachPolicies(org, name, policies.attach, signal);
+    done.sent++;
+  }
+  if (policies !== undefined && policies.detach.length > 0) {
+    await client.detachPolicies(org, name, policies.detach, signal);
+    done.sent++;
+  }
+  if (tags !== undefined) {
+    await client.patchTags(org, name, tags, signal);
+    done.sent++;
+  }
+}
+
+/** Sends every change of one org's plan (bounded by the client's gate), never deciding. */
 async function sendChanges(
   plan: OrgPlan,
   { client, logger, progress, changesReported = false }: ApplyDeps,
@@ -95,8 +130,9 @@ async function sendChanges(
           progress?.done(true);
           return;
         }
+        const done = { sent: 0 };
         try {
-          await client.putEnvironment(org, sentEnvironment(change), stop.signal);
+          await sendRequests(client, org, change, plan.dialect, stop.signal, done);
           outcomes.set(change.name, { result: 'applied' });
           progress?.done(false);
           logger[changesReported ? 'debug' : 'info'](
@@ -114,7 +150,9 @@ async function sendChanges(
         } catch (error) {
           progress?.done(true);
           if (stop.signal.aborted && error === stop.signal.reason) {
-            outcomes.set(change.name, { result: 'failed', error: `not sent: ${messageOf(error)}` });
+            const what =
+              done.sent === 0 ? 'not sent' : `stopped after ${done.sent} of its requests`;
+            outcomes.set(change.name, { result: 'failed', error: `${what}: ${messageOf(error)}` });
             return;
           }
           if (failureOf(error)?.kind === 'auth') {

@@ -94,7 +94,7 @@ export async function policyDocumentsStep(
   if (unknown.length > 0) {
     const errors = await Promise.all(
       unknown.map(async ({ env, policy }): Promise<ProblemReport> => {
-        const where = await manifests.locate?.(manifest.org, env, ['policies'], policy);
+        const where = await manifests.locate?.(manifest.org, env, ['policies'], { item: policy });
         return {
           file: where?.file ?? manifest.files[0] ?? '',
           line: where?.line ?? 1,

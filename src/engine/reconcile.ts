@@ -2,7 +2,9 @@ import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { failureOf } from '../api/errors.ts';
 import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
-import { unknownMembers, type UnknownMember } from '../core/members.ts';
+import type { ResolvedDialect } from '../core/dialect.ts';
+import { unknownMembers } from '../core/members.ts';
+import { unsendableFields } from '../core/requests.ts';
 import { planOrg } from '../core/plan.ts';
 import {
   mergeOrgRounds,
@@ -15,10 +17,10 @@ import {
   type RunReport,
 } from '../core/report.ts';
 import { isTransient } from '../core/retry-policy.ts';
-import type { ManifestProblem } from '../manifests/parse.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import type * as Apply from './apply.ts';
 import type { ApplyProgress, Round } from './apply.ts';
+import { memberProblem, problemReport, unsendableProblem } from './org-problems.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { ObservedPolicyDocument, PolicyDocumentPlan } from '../core/policy-documents.ts';
 import { applyWithPolicyDocuments } from './apply-documents.ts';
@@ -78,14 +80,6 @@ export interface PlannedDocuments {
   readonly plan: PolicyDocumentPlan;
 }
 
-/** The report of an org left alone: its manifests (or what they attach) are wrong. */
-function invalid(org: string, errors: ProblemReport[]): Round {
-  return {
-    report: { org, status: 'invalid', changes: [], unchanged: [], unmanaged: [], errors },
-    transient: false,
-  };
-}
-
 /**
  * Rounds per org: when an org's pass fails only on transient errors (network, timeouts, 5xx, 429)
  * even after each request's own retries, the whole pass (observe -> plan -> apply -> verify) runs
@@ -93,45 +87,43 @@ function invalid(org: string, errors: ProblemReport[]): Round {
  */
 const MAX_ROUNDS = 3;
 
-function problemReport(problem: ManifestProblem): ProblemReport {
+/** The org held as invalid, with these problems: no request is sent to it. */
+function invalid(org: string, errors: ProblemReport[]): Round {
   return {
-    file: problem.file,
-    line: problem.line,
-    column: problem.column,
-    path: problem.path,
-    message: problem.message,
+    report: { org, status: 'invalid', changes: [], unchanged: [], unmanaged: [], errors },
+    transient: false,
   };
 }
 
-/** A member no environment of the org has, located in the manifests where they can tell. */
-async function memberProblem(
-  { env, spec, member }: UnknownMember,
+/** The org's declared fields the dialect cannot send, located; empty when there is none. */
+function unsendable(
   manifest: OrgManifest,
-  manifests: ManifestSet,
-): Promise<ProblemReport> {
-  const where = await manifests.locate?.(manifest.org, env, [spec.manifestKey], member);
-  return {
-    file: where?.file ?? manifest.files[0] ?? '',
-    line: where?.line ?? 1,
-    column: where?.column ?? 1,
-    path: where?.path ?? '',
-    message:
-      `${spec.item ?? 'member'} "${member}" of "${env.name}" is not an environment of org ` +
-      `"${manifest.org}": neither the manifests nor the service's listing have it`,
-  };
+  dialect: ResolvedDialect,
+  options: ReconcileOptions,
+): Promise<ProblemReport[]> {
+  const found = unsendableFields(manifest.environments, dialect.dialect);
+  return Promise.all(
+    found.map((field) => unsendableProblem(field, dialect, manifest, options.manifests)),
+  );
 }
 
 /** One org's pass: observe -> plan -> apply -> verify -> record. Never throws. */
 async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): Promise<Round> {
   const { org } = manifest;
   const { client, state } = options;
-  if (manifest.problems.length > 0) {
-    // An org with any problem is left alone entirely: no request at all.
-    return invalid(org, manifest.problems.map(problemReport));
+  // An org with any problem is left alone entirely: no request at all.
+  if (manifest.problems.length > 0) return invalid(org, manifest.problems.map(problemReport));
+  // A field the dialect cannot send holds the org: before any request when --api-dialect names
+  // the dialect, else once the first listing has told it (below). So do policy documents under
+  // the contract dialect (policyDocumentsStep says so after the listing).
+  const named = client.dialect();
+  if (named !== undefined) {
+    const refused = [
+      ...(await unsendable(manifest, named, options)),
+      ...(contractRefusal(manifest, client) ?? []),
+    ];
+    if (refused.length > 0) return invalid(org, refused);
   }
-  // Policy documents under --api-dialect contract: refused before any request.
-  const refused = contractRefusal(manifest, client);
-  if (refused !== undefined) return invalid(org, refused);
 
   // Observe.
   let observed: ObservedEnvironment[];
@@ -151,14 +143,22 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
       transient: isTransient(failureOf(error)),
     };
   }
+  // Known once a listing was read (the client resolves `auto` from the first one's shape).
+  const dialect: ResolvedDialect = client.dialect() ?? { dialect: 'contract', from: 'setting' };
+  if (named === undefined) {
+    const refused = await unsendable(manifest, dialect, options);
+    if (refused.length > 0) return invalid(org, refused);
+  }
 
   // Members must name environments of the org: the manifests' or the listing's.
   const unknown = unknownMembers(manifest.environments, observed);
   if (unknown.length > 0) {
-    const errors = await Promise.all(
-      unknown.map((problem) => memberProblem(problem, manifest, options.manifests)),
+    return invalid(
+      org,
+      await Promise.all(
+        unknown.map((problem) => memberProblem(problem, manifest, options.manifests)),
+      ),
     );
-    return invalid(org, errors);
   }
 
   // Policy documents (the kosli dialect): read, checked against what is attached, planned.
@@ -171,8 +171,8 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
     };
   }
 
-  // Plan (pure).
-  const plan = planOrg(org, manifest.environments, observed, state.lookup(org));
+  // Plan (pure), for the dialect: it decides how each change is sent.
+  const plan = planOrg(org, manifest.environments, observed, state.lookup(org), dialect.dialect);
   const planned = documents.kind === 'plan' ? documents : undefined;
   options.onPlanned?.(org, observed, plan, planned);
   const uploads = planned?.plan.changes.length ?? 0;

@@ -8,10 +8,12 @@
 import { quoted } from '../api/response.ts';
 import { escapeJson } from '../core/escape.ts';
 import { FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
-import type { DesiredEnvironment } from '../core/model.ts';
+import type { ApiDialect } from '../core/dialect.ts';
+import type { DesiredEnvironment, FieldDiff } from '../core/model.ts';
+import { changeRequests, sameRequests, type ChangeRequests } from '../core/requests.ts';
 import { acceptsSavedValue, normalizeValue, sameValue, showValue } from '../core/value-kinds.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
-import { savedValue, type SavedPlan } from './saved-plan.ts';
+import { requestsOf, savedValue, type SavedPlan } from './saved-plan.ts';
 import {
   documentManifestDisagreements,
   documentSelfDisagreements,
@@ -39,8 +41,35 @@ function same(spec: FieldSpec, a: FieldValue | undefined, b: FieldValue | undefi
   return sameValue(spec, normalizeValue(spec, a), normalizeValue(spec, b));
 }
 
+/** A value's requests for a message: JSON, unsafe characters escaped, shortened. */
+function shownRequests(requests: ChangeRequests): string {
+  const text = escapeJson(JSON.stringify(requests));
+  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+}
+
+/**
+ * Whether the change's requests (a PUT or not, the policies and tags sent through their own
+ * operations) are those its fields call for in the org's dialect: the requests are what is sent,
+ * the fields what was reviewed. Undefined when they agree.
+ */
+function requestsProblem(at: string, change: SavedChange, dialect: ApiDialect): string | undefined {
+  const fields: Record<string, FieldDiff> = {};
+  for (const [key, diff] of Object.entries(change.fields)) {
+    const spec = SPECS.get(key) as FieldSpec;
+    const from = diff.from ?? null;
+    if (from !== null && !acceptsSavedValue(spec, from)) {
+      return `${at}: ${key}: its fields show no value it could be changed from`;
+    }
+    fields[key] = { from: from as FieldValue | null, to: diff.to as FieldValue };
+  }
+  const expected = changeRequests(change.action, fields, dialect);
+  const sent = requestsOf(change.requests);
+  if (sameRequests(expected, sent)) return undefined;
+  return `${at}: it sends ${shownRequests(sent)}, but its fields call for ${shownRequests(expected)} in the ${dialect} dialect`;
+}
+
 /** One change's disagreements with itself: what it sends against what its fields show. */
-function changeProblems(org: string, change: SavedChange): string[] {
+function changeProblems(org: string, change: SavedChange, dialect: ApiDialect): string[] {
   const at = where(org, change.name);
   const problems: string[] = [];
   if (change.desired.name !== change.name) {
@@ -62,12 +91,15 @@ function changeProblems(org: string, change: SavedChange): string[] {
       );
     }
   }
-  return problems;
+  if (problems.length > 0) return problems;
+  const requests = requestsProblem(at, change, dialect);
+  return requests === undefined ? [] : [requests];
 }
 
 /**
- * Check 1: every field a change's `fields` show has `to` equal to what the change sends, and the
- * change sends the environment it names. Each environment has one change at most.
+ * Check 1: every field a change's `fields` show has `to` equal to what the change sends, the
+ * change sends the environment it names, and its requests are those its fields call for in its
+ * org's dialect. Each environment has one change at most.
  */
 export function selfDisagreements(saved: SavedPlan): string[] {
   const problems: string[] = [];
@@ -77,7 +109,7 @@ export function selfDisagreements(saved: SavedPlan): string[] {
       if (seen.has(change.name))
         problems.push(`${where(org.org, change.name)}: the plan has two changes for it`);
       seen.add(change.name);
-      problems.push(...changeProblems(org.org, change));
+      problems.push(...changeProblems(org.org, change, org.dialect));
     }
     if (org.policyDocuments !== undefined) {
       problems.push(...documentSelfDisagreements(org.org, org.policyDocuments));

@@ -1,110 +1,33 @@
-import * as z from 'zod';
-import { FIELD_LIST, type FieldSpec, type FieldValue, type ValueKind } from '../core/fields.ts';
+import { FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
 import { keptValues } from '../core/diff.ts';
 import { normalizeValue } from '../core/value-kinds.ts';
 import { crypto } from '../runtime/builtins.ts';
-import { INTEGRITY_PATTERN, integrityProblem } from './plan-integrity.ts';
+import { integrityProblem } from './plan-integrity.ts';
+import {
+  SAVED_PLAN_VERSION,
+  savedPlanSchema,
+  type PlanContent,
+  type SavedEnvironment,
+  type SavedPlan,
+} from './saved-plan-schema.ts';
 import { environmentOf } from '../core/compiled.generated.ts';
 import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
 import type { RunReport } from '../core/report.ts';
+import type { ChangeRequests } from '../core/requests.ts';
 import type { PlannedDocuments } from './reconcile.ts';
-import { saveDocuments, savedDocumentsSchema } from './saved-plan-documents.ts';
+import { saveDocuments } from './saved-plan-documents.ts';
 
 /**
  * A saved plan (`plan --out`), bound to the listing it was computed from and sealed with an
  * integrity digest (plan-integrity.ts): `sync --plan` applies exactly these changes, and only
  * while the file is whole, agrees with itself and with the manifests (saved-plan-check.ts), and
- * every org's live listing still has the same digest.
+ * every org's live listing still has the same digest. Its format: saved-plan-schema.ts.
  */
-/**
- * Version 4: an org may carry `policyDocuments`, the uploads of policy documents (an envsync
- * that reads version 3 would drop them, so it must refuse the file). Version 3 brought
- * `integrity`, the digest of everything else in the file. Version 2 had every field of the
- * registry but no digest; version 1 had four fields. A plan is applied by the envsync that made
- * it, moments later; an older file is refused with its version, not misread, and a file without a
- * digest is never trusted.
- */
-export const SAVED_PLAN_VERSION = 4;
 
-/** The first version sealed with an integrity digest. */
-const FIRST_SEALED_VERSION = 3;
-
-/** A field's value in a saved plan, as JSON, by its kind. */
-const VALUE_SCHEMAS: Readonly<Record<ValueKind, () => z.ZodType>> = {
-  enum: () => z.string(),
-  text: () => z.string(),
-  flag: () => z.boolean(),
-  set: () => z.array(z.string()),
-};
-const valueSchema = (spec: FieldSpec) => VALUE_SCHEMAS[spec.kind]();
-
-/** One listing entry, or what a change sends: the name and each field by name. */
-type SavedEnvironment = { readonly name: string } & Record<string, unknown>;
-
-/** A listing entry: every field, null where the listing does not carry it. */
-const listed: z.ZodType<SavedEnvironment> = z.object({
-  name: z.string(),
-  ...Object.fromEntries(
-    FIELD_LIST.map((spec) => [
-      spec.name,
-      spec.listing.absent === 'omitted' ? valueSchema(spec).nullable() : valueSchema(spec),
-    ]),
-  ),
-});
-
-/** What a change sends: every field it manages. */
-const desired: z.ZodType<SavedEnvironment> = z.object({
-  name: z.string(),
-  ...Object.fromEntries(
-    FIELD_LIST.map((spec) => [
-      spec.name,
-      spec.managed === 'always' ? valueSchema(spec) : valueSchema(spec).optional(),
-    ]),
-  ),
-});
-
-const fieldDiff = z.object({
-  from: z.unknown(),
-  to: z.unknown(),
-  notShown: z.literal(true).optional(),
-});
-
-const savedPlanSchema = z.object({
-  kind: z.literal('envsync-plan'),
-  version: z.literal(SAVED_PLAN_VERSION),
-  integrity: z.string().regex(INTEGRITY_PATTERN),
-  api: z.string(),
-  createdAt: z.string(),
-  orgs: z.array(
-    z.object({
-      org: z.string(),
-      digest: z.string(),
-      listing: z.array(listed),
-      changes: z.array(
-        z.object({
-          action: z.enum(['create', 'update', 'unverified']),
-          cause: z.enum(['drift', 'change']).optional(),
-          name: z.string(),
-          fields: z.record(z.string(), fieldDiff),
-          unknownFields: z.array(z.enum(FIELD_LIST.map((spec) => spec.name))),
-          knownNotConverged: z.boolean(),
-          desired,
-        }),
-      ),
-      unchanged: z.array(z.string()),
-      unmanaged: z.array(z.string()),
-      policyDocuments: savedDocumentsSchema.optional(),
-    }),
-  ),
-  report: z.unknown(),
-});
-
-export type SavedPlan = z.infer<typeof savedPlanSchema>;
-/** What `plan --out` writes before it is sealed (plan-integrity.ts, planFileText). */
-export type PlanContent = Omit<SavedPlan, 'integrity'>;
+export { SAVED_PLAN_VERSION, type PlanContent, type SavedPlan } from './saved-plan-schema.ts';
 type SavedListing = SavedEnvironment;
-
+type SavedChange = SavedPlan['orgs'][number]['changes'][number];
 /** The listing in the canonical form that is saved and hashed. */
 function canonicalListing(observed: readonly ObservedEnvironment[]): SavedListing[] {
   return [...observed]
@@ -127,6 +50,28 @@ function desiredJson(env: DesiredEnvironment): SavedEnvironment {
     if (value !== undefined) json[spec.name] = Array.isArray(value) ? [...value] : value;
   }
   return json as SavedEnvironment;
+}
+
+/** A change's requests, as the plan file spells them. */
+function requestsJson(requests: ChangeRequests): SavedChange['requests'] {
+  const { put, policies, tags } = requests;
+  return {
+    put,
+    ...(policies === undefined
+      ? {}
+      : { policies: { attach: [...policies.attach], detach: [...policies.detach] } }),
+    ...(tags === undefined ? {} : { tags: { set: tags.set, remove: [...tags.remove] } }),
+  };
+}
+
+/** A saved change's requests, read back. */
+export function requestsOf(saved: SavedChange['requests']): ChangeRequests {
+  const { put, policies, tags } = saved;
+  return {
+    put,
+    ...(policies === undefined ? {} : { policies }),
+    ...(tags === undefined ? {} : { tags }),
+  };
 }
 
 /** A saved change's values, read back: sets normalized. */
@@ -167,6 +112,7 @@ export function savePlan(
     .sort(([a], [b]) => compareNames(a, b))
     .map(([org, { observed, plan, documents }]) => ({
       org,
+      dialect: plan.dialect,
       digest: listingDigest(observed),
       listing: canonicalListing(observed),
       changes: plan.changes.map((change) => ({
@@ -177,6 +123,7 @@ export function savePlan(
         unknownFields: [...change.unknownFields],
         knownNotConverged: change.knownNotConverged,
         desired: desiredJson(change.desired),
+        requests: requestsJson(change.requests),
       })),
       unchanged: [...plan.unchanged],
       unmanaged: [...plan.unmanaged],
@@ -199,12 +146,14 @@ export function readSavedPlan(json: unknown, file = 'FILE'): SavedPlan {
   const plan = (json !== null && typeof json === 'object' ? json : {}) as Record<string, unknown>;
   const { kind, version } = plan;
   if (kind === 'envsync-plan' && typeof version === 'number' && version !== SAVED_PLAN_VERSION) {
+    const older =
+      version < 3
+        ? 'written by an older envsync without an integrity digest, and a plan that is not sealed cannot be trusted'
+        : 'written by an older envsync that did not record how each change is sent (its API dialect, and the requests beside the PUT)';
     throw new Error(
-      version < FIRST_SEALED_VERSION
-        ? `it has version ${version}, written by an older envsync without an integrity digest, and a plan that is not sealed cannot be trusted; ${makeAgain(file)}`
-        : version < SAVED_PLAN_VERSION
-          ? `it has version ${version}, written by an older envsync; this envsync reads version ${SAVED_PLAN_VERSION}; ${makeAgain(file)}`
-          : `it has version ${version}; this envsync reads version ${SAVED_PLAN_VERSION}`,
+      version < SAVED_PLAN_VERSION
+        ? `it has version ${version}, ${older}; ${makeAgain(file)}`
+        : `it has version ${version}; this envsync reads version ${SAVED_PLAN_VERSION}`,
     );
   }
   if (kind === 'envsync-plan' && version === SAVED_PLAN_VERSION) {
@@ -228,6 +177,7 @@ export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
   const listedByName = new Map(saved.listing.map((env) => [env.name, env]));
   return {
     org: saved.org,
+    dialect: saved.dialect,
     changes: saved.changes.map((change): Change => {
       const wanted = environmentOf(
         change.desired.name,
@@ -243,6 +193,8 @@ export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
         unknownFields: change.unknownFields,
         knownNotConverged: change.knownNotConverged,
         desired: wanted,
+        // As reviewed; saved-plan-check.ts has checked that they are what its fields call for.
+        requests: requestsOf(change.requests),
         // The listing the plan was made from (its digest is checked before applying).
         kept:
           listedEntry === undefined

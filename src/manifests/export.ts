@@ -1,5 +1,6 @@
 import { Document } from 'yaml';
-import { ENVIRONMENT_TYPES, FIELD_LIST, RECORDED_FIELDS } from '../core/fields.ts';
+import type { ApiDialect } from '../core/dialect.ts';
+import { ENVIRONMENT_TYPES, FIELD_LIST, RECORDED_FIELDS, sendRoute } from '../core/fields.ts';
 import { normalizeValue } from '../core/value-kinds.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { escapeJson } from '../core/escape.ts';
@@ -51,15 +52,18 @@ function exportPolicies(policies: PolicyExport | undefined) {
  * Writes one org's listing as a manifest in exactly the format `validate` accepts (the `yaml`
  * package quotes whatever needs quoting). A field is written exactly when the listing shows it:
  * one it does not show is left out (a comment says so), and a manifest that leaves a field out
- * leaves it as the service holds it, so the round trip changes nothing. Environments envsync
- * cannot manage are listed in a comment.
+ * leaves it as the service holds it, so the round trip changes nothing. A field the dialect cannot
+ * send (tags in `contract`) is never written: a manifest declaring it would fail its org.
+ * Environments envsync cannot manage are listed in a comment.
  */
 export function renderExportedManifest(
   org: string,
   observed: readonly ObservedEnvironment[],
   source: string,
+  dialect: ApiDialect,
   policies?: PolicyExport,
 ): ExportedManifest {
+  const fields = FIELD_LIST.filter((spec) => sendRoute(spec, dialect) !== undefined);
   const allowed = new Set<string>(ENVIRONMENT_TYPES);
   const sorted = [...observed].sort((a, b) => compareNames(a.name, b.name));
   const managed = sorted.filter((env) => allowed.has(env.type) && NAME_PATTERN.test(env.name));
@@ -67,7 +71,7 @@ export function renderExportedManifest(
   const unseen = new Set<string>();
   const environments = managed.map((env) => {
     const out: Record<string, unknown> = { name: env.name };
-    for (const spec of FIELD_LIST) {
+    for (const spec of fields) {
       const value = env[spec.name];
       // A field the manifest may not hold on this type (a listing may show it anyway).
       if (spec.onlyForTypes !== undefined && !spec.onlyForTypes.includes(env.type)) continue;

@@ -18,7 +18,7 @@ import {
   type ParsedManifest,
 } from './parse.ts';
 import { resolvePolicyFiles, type LoadedFile } from './policy-files.ts';
-import type { Locator } from './text-locator.ts';
+import type { Locator, Place } from './text-locator.ts';
 
 /** The whole manifest tree, read and validated. */
 export interface ManifestSet {
@@ -41,13 +41,13 @@ export interface ManifestSet {
 
 /**
  * See ManifestSet.locate: `env` is an environment of the valid org `org` (whose names are unique),
- * `path` is below the environment, `item` a value in the list there.
+ * `path` is below the environment, `place` a value in the list there or a key of the mapping.
  */
 export type Locate = (
   org: string,
   env: DesiredEnvironment,
   path: readonly (string | number)[],
-  item?: string,
+  place?: Place,
 ) => Promise<{ file: string; line: number; column: number; path: string } | undefined>;
 
 export interface LoadOptions {
@@ -245,11 +245,11 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     const text = textOf(file);
     return text === null ? [] : (await parseManifest(text, file)).documents;
   });
-  const locate: Locate = async (org, env, path, item) => {
+  const locate: Locate = async (org, env, path, place) => {
     const source = await findSource(org, env.name, filesOf.get(org) ?? [], documentsOf);
     if (source === undefined) return undefined;
     const full = ['environments', source.index, ...path];
-    const at = (await locatorOf(source.file))?.(source.document, full, item) ?? {
+    const at = (await locatorOf(source.file))?.(source.document, full, place) ?? {
       line: 1,
       column: 1,
       path: full,

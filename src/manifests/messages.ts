@@ -23,7 +23,8 @@ export function formatPath(path: readonly PathSegment[]): string {
   return text;
 }
 
-function describeValue(value: unknown): string {
+/** A value as a message names it: `null`, `a list`, `the string "x"`, `number 1`. */
+export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';

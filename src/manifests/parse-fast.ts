@@ -10,6 +10,7 @@ import {
 import { desiredOf } from '../core/compiled.generated.ts';
 import { FIELD_LIST } from '../core/fields.ts';
 import { normalizeSet } from '../core/string-sets.ts';
+import { sortedKeys } from '../core/string-maps.ts';
 import type { ManifestValueConverters } from '../core/value-kinds.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { acceptDocument } from './accept.ts';
@@ -152,6 +153,11 @@ function valueSharer({ names, lists }: SharedValues): ValueSharer {
     text: own,
     flag: (value) => value,
     set: shared,
+    // Keys shared like names (a fleet repeats a few), values copied out; keys sorted.
+    map: (value) =>
+      Object.freeze(
+        Object.fromEntries(sortedKeys(value).map((key) => [name(key), own(value[key] as string)])),
+      ),
   };
   return { name, convert };
 }

@@ -154,7 +154,11 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
           }
           continue;
         }
-        const offset = offsetOf(doc, path);
+        // A key that breaks a rule is shown where the key is written, not its value.
+        const offset =
+          issue.code === 'custom' && issue.params?.['at'] === 'key'
+            ? offsetOf(doc, path.slice(0, -1), String(path.at(-1)))
+            : offsetOf(doc, path);
         if (covered(offset)) continue;
         at(offset, formatPath(path), issueMessage(issue, value), org);
       }

@@ -1,6 +1,9 @@
 import * as z from 'zod';
 import { FIELD_LIST, FIELDS, type FieldSpec, type ValueKind } from '../core/fields.ts';
 import { repeatedIndexes } from '../core/string-sets.ts';
+import { MAP_KEY_MAX, MAP_VALUE_MAX } from '../core/string-maps.ts';
+import { isPlainObject } from '../core/plain-object.ts';
+import { describeValue } from './messages.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 
 /**
@@ -31,12 +34,58 @@ function distinct(spec: FieldSpec, schema: z.ZodType): z.ZodType {
     .meta({ uniqueItems: true });
 }
 
+/**
+ * A mapping of strings to strings (tags), checked in place: z.record would copy it and drop a key
+ * such as `__proto__`, which the fast path keeps. The limits are envsync's own
+ * (docs/manifests.md), in UTF-16 code units as JavaScript counts. A key that breaks them is an
+ * issue marked `at: 'key'`, shown where the key is written (parse-located.ts).
+ */
+function stringMap(spec: FieldSpec): z.ZodType {
+  const item = spec.item ?? 'map';
+  return z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (!isPlainObject(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `expected a mapping of ${item} keys to strings, got ${describeValue(value)}`,
+        });
+        return;
+      }
+      for (const key of Object.keys(value)) {
+        const problem =
+          key.length === 0
+            ? `a ${item} key may not be empty`
+            : key.length > MAP_KEY_MAX
+              ? `a ${item} key is at most ${MAP_KEY_MAX} characters long (envsync's limit), this one ${key.length}`
+              : undefined;
+        if (problem !== undefined) {
+          ctx.addIssue({ code: 'custom', path: [key], message: problem, params: { at: 'key' } });
+        }
+        const text = value[key];
+        const wrong =
+          typeof text !== 'string'
+            ? `expected a string, got ${describeValue(text)}${typeof text === 'number' || typeof text === 'boolean' ? ' (quote it to make it a string)' : ''}`
+            : text.length > MAP_VALUE_MAX
+              ? `a ${item} value is at most ${MAP_VALUE_MAX} characters long (envsync's limit), this one ${text.length}`
+              : undefined;
+        if (wrong !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: wrong });
+      }
+    })
+    .meta({
+      type: 'object',
+      propertyNames: { minLength: 1, maxLength: MAP_KEY_MAX },
+      additionalProperties: { type: 'string', maxLength: MAP_VALUE_MAX },
+    });
+}
+
 /** The schema of a value of each kind in a manifest. */
 const BASE: Readonly<Record<ValueKind, (spec: FieldSpec) => z.ZodType>> = {
   enum: (spec) => z.enum(spec.values as [string, ...string[]]),
   text: () => z.string(),
   flag: () => z.boolean(),
   set: (spec) => z.array(spec.items === 'environments' ? name : z.string()),
+  map: (spec) => stringMap(spec),
 };
 
 /** The schema of one field's value in a manifest. */

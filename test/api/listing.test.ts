@@ -39,7 +39,13 @@ const entry = fc.record(
       { weight: 1, arbitrary: odd },
     ),
     state: fc.oneof(fc.boolean(), fc.constant(null)),
-    tags: fc.dictionary(fc.string({ maxLength: 3 }), fc.string({ maxLength: 3 })),
+    tags: sometimes(
+      fc.oneof(
+        fc.dictionary(fc.string({ maxLength: 3 }), fc.string({ maxLength: 3 })),
+        fc.dictionary(fc.constantFrom('a', '__proto__'), someOdd(fc.string({ maxLength: 3 }))),
+        fc.constant(null),
+      ),
+    ),
     last_modified_at: fc.double(),
   },
   { requiredKeys: ['name', 'type'] },

@@ -91,6 +91,7 @@ describe('readListing (tolerant reader)', () => {
       await readListing({ env: [{ org: 'a', name: 'x', type: 'K8S', description: 'd' }] }, 'a'),
     ).toEqual({
       unnamed: 0,
+      shape: 'env',
       environments: [
         {
           name: 'x',
@@ -98,6 +99,7 @@ describe('readListing (tolerant reader)', () => {
           description: 'd',
           include_scaling: undefined,
           policies: undefined,
+          tags: undefined,
         },
       ],
     });
@@ -131,6 +133,7 @@ describe('readListing (tolerant reader)', () => {
         policies: [],
         require_provenance: undefined,
         included_environments: [],
+        tags: { team: 'a' },
       },
     ]);
     // Only a missing key means "not shown".
@@ -182,6 +185,7 @@ describe('readListing (tolerant reader)', () => {
       'a',
     );
     expect(page.paging).toEqual({ page: 1, perPage: 2, totalPages: 3, totalCount: 5 });
+    expect(page.shape).toBe('envelope');
   });
 
   it.each([

@@ -28,6 +28,11 @@ const value = fc.oneof(
   fc.array(fc.oneof(fc.constantFrom('a', 'b'), fc.record({ name: fc.constantFrom('a', 'c') })), {
     maxLength: 3,
   }),
+  fc.dictionary(fc.constantFrom('a', 'b', '', '__proto__'), fc.constantFrom('x', 'y', ''), {
+    maxKeys: 2,
+  }),
+  fc.dictionary(fc.constantFrom('a', 'b'), fc.oneof(fc.constantFrom('x'), odd), { maxKeys: 2 }),
+  fc.constant({ long: 'v'.repeat(257) }),
   fc.constant(null),
   odd,
 );
@@ -45,6 +50,10 @@ function validValue(spec: (typeof FIELD_LIST)[number]): fc.Arbitrary<FieldValue>
   if (spec.kind === 'enum') return fc.constantFrom(...(spec.values ?? []));
   if (spec.kind === 'flag') return fc.boolean();
   if (spec.kind === 'set') return fc.uniqueArray(fc.constantFrom('a', 'b', 'c'), { maxLength: 3 });
+  if (spec.kind === 'map')
+    return fc.dictionary(fc.constantFrom('team', 'env', 'b'), fc.string({ maxLength: 3 }), {
+      maxKeys: 3,
+    });
   return fc.string({ maxLength: 5 });
 }
 
@@ -131,6 +140,7 @@ describe('the compiled hot paths agree with a loop over the registry', () => {
       text: (v: string) => `text:${v}`,
       flag: (v: boolean) => !v,
       set: (v: readonly string[]) => [...v, 'set'],
+      map: (v: Readonly<Record<string, string>>) => ({ ...v, map: 'map' }),
     };
     fc.assert(
       fc.property(validEnvironment, (v) => {
@@ -158,9 +168,13 @@ describe('the compiled hot paths agree with a loop over the registry', () => {
           fc.option(
             (spec.kind === 'set'
               ? fc.array(fc.constantFrom('a', 'b'), { maxLength: 2 })
-              : spec.kind === 'flag'
-                ? fc.boolean()
-                : fc.constantFrom('K8S', 'S3')) as fc.Arbitrary<FieldValue>,
+              : spec.kind === 'map'
+                ? fc.dictionary(fc.constantFrom('a', 'b'), fc.constantFrom('x', 'y'), {
+                    maxKeys: 2,
+                  })
+                : spec.kind === 'flag'
+                  ? fc.boolean()
+                  : fc.constantFrom('K8S', 'S3')) as fc.Arbitrary<FieldValue>,
             { nil: undefined },
           ),
         ]),

@@ -134,10 +134,30 @@ describe('what a PUT carries for the fields a manifest leaves out', () => {
       { ...declared, include_scaling: false },
       observedFull('a', { include_scaling: true, policies: ['pci'] }),
     );
-    expect(sentEnvironment({ desired: { ...declared, include_scaling: false }, kept })).toEqual({
+    expect(
+      sentEnvironment({ desired: { ...declared, include_scaling: false }, kept }, 'contract'),
+    ).toEqual({
       ...declared,
       include_scaling: false,
       policies: ['pci'],
+    });
+  });
+
+  it('in the kosli dialect the PUT never carries policies or tags, declared or kept', () => {
+    const want = { ...declared, policies: ['sox'], tags: { team: 'web' } };
+    const kept = keptValues(
+      { ...declared, include_scaling: false },
+      observedFull('a', { include_scaling: true, policies: ['pci'], tags: { a: 'b' } }),
+    );
+    expect(kept).toEqual({ policies: ['pci'], tags: { a: 'b' } });
+    expect(sentEnvironment({ desired: want, kept: {} }, 'kosli')).toEqual(declared);
+    expect(
+      sentEnvironment({ desired: { ...declared, include_scaling: false }, kept }, 'kosli'),
+    ).toEqual({ ...declared, include_scaling: false });
+    // The contract sends policies by the PUT; tags never go in a PUT body.
+    expect(sentEnvironment({ desired: want, kept: {} }, 'contract')).toEqual({
+      ...declared,
+      policies: ['sox'],
     });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { environmentOf } from '../../src/core/compiled.generated.ts';
-import { FIELD_LIST, FIELDS, RECORDED_FIELDS } from '../../src/core/fields.ts';
+import { FIELD_LIST, FIELDS, RECORDED_FIELDS, sendRoute } from '../../src/core/fields.ts';
 import { normalizeSet, repeatedIndexes } from '../../src/core/string-sets.ts';
 import {
   acceptsListedValue,
@@ -45,7 +45,31 @@ describe('the field registry', () => {
       'policies',
       'require_provenance',
       'included_environments',
+      'tags',
     ]);
+  });
+
+  it('says how each field is sent per dialect: by the PUT unless it names an operation', () => {
+    const routes = (dialect: 'contract' | 'kosli') =>
+      Object.fromEntries(FIELD_LIST.map((spec) => [spec.name, sendRoute(spec, dialect) ?? null]));
+    expect(routes('contract')).toEqual({
+      type: 'put',
+      description: 'put',
+      include_scaling: 'put',
+      policies: 'put',
+      require_provenance: 'put',
+      included_environments: 'put',
+      tags: null,
+    });
+    expect(routes('kosli')).toEqual({
+      type: 'put',
+      description: 'put',
+      include_scaling: 'put',
+      policies: 'policies-endpoint',
+      require_provenance: 'put',
+      included_environments: 'put',
+      tags: 'tags-endpoint',
+    });
   });
 
   it('builds every environment object with the name and every field of the registry, in order', () => {
@@ -84,6 +108,20 @@ describe('values by kind', () => {
     ['policies', ['a', 'a'], false],
     ['policies', ['a', 1], false],
     ['policies', 'a', false],
+    ['tags', {}, true],
+    ['tags', { team: 'platform', env: '' }, true],
+    ['tags', { team: 1 }, false],
+    ['tags', { team: true }, false],
+    ['tags', { team: null }, false],
+    ['tags', { team: ['a'] }, false],
+    ['tags', { team: { a: 'b' } }, false],
+    ['tags', { '': 'x' }, false],
+    ['tags', { ['k'.repeat(256)]: 'v'.repeat(256) }, true],
+    ['tags', { ['k'.repeat(257)]: 'v' }, false],
+    ['tags', { k: 'v'.repeat(257) }, false],
+    ['tags', ['a'], false],
+    ['tags', 'team=web', false],
+    ['tags', null, false],
   ] as const)('a manifest %s of %j is accepted: %s', (field, value, expected) => {
     expect(acceptsManifestValue(FIELDS[field], value)).toBe(expected);
   });
@@ -96,6 +134,10 @@ describe('values by kind', () => {
     ['policies', [null], false],
     ['include_scaling', true, true],
     ['include_scaling', 'true', false],
+    ['tags', {}, true],
+    ['tags', { ['k'.repeat(300)]: '' }, true],
+    ['tags', { a: 1 }, false],
+    ['tags', [], false],
   ] as const)('a listed %s of %j is accepted: %s', (field, value, expected) => {
     expect(acceptsListedValue(FIELDS[field], value)).toBe(expected);
   });
@@ -104,6 +146,24 @@ describe('values by kind', () => {
     expect(emptyValue(FIELDS.description)).toBe('');
     expect(emptyValue(FIELDS.include_scaling)).toBe(false);
     expect(emptyValue(FIELDS.policies)).toEqual([]);
+    expect(emptyValue(FIELDS.tags)).toEqual({});
+  });
+
+  it('compares maps by key, and normalizes them with sorted keys', () => {
+    expect(sameValue(FIELDS.tags, { a: '1', b: '2' }, { b: '2', a: '1' })).toBe(true);
+    expect(sameValue(FIELDS.tags, { a: '1' }, { a: '1', b: '2' })).toBe(false);
+    expect(sameValue(FIELDS.tags, { a: '1', b: '2' }, { a: '1' })).toBe(false);
+    expect(sameValue(FIELDS.tags, { a: '1' }, { a: '2' })).toBe(false);
+    expect(sameValue(FIELDS.tags, { a: '' }, { b: '' })).toBe(false);
+    expect(Object.keys(normalizeValue(FIELDS.tags, { z: '1', a: '2', B: '3' }))).toEqual([
+      'B',
+      'a',
+      'z',
+    ]);
+    // A key named like an Object property stays an ordinary key.
+    const odd = JSON.parse('{"__proto__": "x", "a": "y"}') as Record<string, string>;
+    expect(Object.keys(normalizeValue(FIELDS.tags, odd))).toEqual(['__proto__', 'a']);
+    expect(showValue(normalizeValue(FIELDS.tags, odd))).toBe('{"__proto__":"x","a":"y"}');
   });
 
   it.each([

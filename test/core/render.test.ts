@@ -345,6 +345,97 @@ describe('the JSON output', () => {
   });
 });
 
+/** A kosli update: policies and tags through their operations, the description by the PUT. */
+const KOSLI: ChangeReport = {
+  action: 'update',
+  cause: 'change',
+  name: 'prod',
+  fields: {
+    description: { from: 'Old', to: 'New' },
+    policies: { from: ['legacy', 'pci'], to: ['baseline', 'pci'] },
+    tags: {
+      from: { env: 'staging', legacy: 'yes', team: 'platform' },
+      to: { env: 'production', owner: 'a b', team: 'platform' },
+    },
+  },
+  policies: { attach: ['baseline'], detach: ['legacy'] },
+  tags: { set: { env: 'production', owner: 'a b' }, remove: ['legacy'] },
+  result: 'planned',
+};
+/** A kosli create with tags and a policy; names and tags that could mislead or inject. */
+const KOSLI_CREATE: ChangeReport = {
+  action: 'create',
+  cause: 'change',
+  name: 'web',
+  fields: {
+    type: { from: null, to: 'K8S' },
+    description: { from: null, to: 'Web' },
+    policies: { from: null, to: ['<b>pci</b>'] },
+    tags: { from: null, to: { 'k=v': '', team: '\u001b[31mred\u202e' } },
+  },
+  policies: { attach: ['<b>pci</b>'], detach: [] },
+  tags: { set: { 'k=v': '', team: '\u001b[31mred\u202e' }, remove: [] },
+  result: 'planned',
+};
+
+describe('policies and tags sent through their own operations (the kosli dialect)', () => {
+  const run = report(true, [org('acme', { changes: [KOSLI, KOSLI_CREATE] })]);
+
+  it('text: a line per policy attached or detached and per tag set, changed or removed', () => {
+    expect(RENDERERS.text.run(run, { color: false })).toContain(
+      [
+        '  ~ update prod',
+        '      description : "Old" -> "New"',
+        '      + policy baseline',
+        '      - policy legacy',
+        '      ~ tag env: staging -> production',
+        '      + tag owner="a b"',
+        '      - tag legacy',
+        '  + create web',
+        '      type        = "K8S"',
+        '      description = "Web"',
+        '      + policy <b>pci</b>',
+        '      + tag "k=v"=""',
+        '      + tag team="\\u001b[31mred\\u202e"',
+        '',
+      ].join('\n'),
+    );
+    const colored = RENDERERS.text.run(run, { color: true });
+    expect(colored).toContain('\u001b[32m+ policy baseline\u001b[0m');
+    expect(colored).toContain('\u001b[31m- tag legacy\u001b[0m');
+    expect(colored).toContain('\u001b[33m~ tag env: staging -> production\u001b[0m');
+  });
+
+  it('markdown: the same lines in the fields cell, names and values as code, escaped', () => {
+    const out = RENDERERS.markdown.run(run, { color: false });
+    expect(out).toContain(
+      '| ✏️ update | prod | description: <code>"Old"</code> → <code>"New"</code><br>' +
+        '+ policy <code>baseline</code><br>- policy <code>legacy</code><br>' +
+        '~ tag <code>env</code>: <code>staging</code> → <code>production</code><br>' +
+        '+ tag <code>owner="a b"</code><br>- tag <code>legacy</code> |',
+    );
+    expect(out).toContain('+ policy <code>&lt;b&gt;pci&lt;/b&gt;</code>');
+    expect(out).toContain('+ tag <code>team="\\\\u001b[31mred\\\\u202e"</code>');
+    expect(out).not.toContain('\u001b');
+    expect(out).not.toContain('\u202e');
+  });
+
+  it('JSON: fields keep from and to; the change says what it attaches, detaches, sets, removes', () => {
+    const json = JSON.parse(RENDERERS.json.run(run, { color: false })) as RunReport;
+    expect(json.orgs[0]?.changes[0]).toMatchObject({
+      fields: { policies: { from: ['legacy', 'pci'], to: ['baseline', 'pci'] } },
+      policies: { attach: ['baseline'], detach: ['legacy'] },
+      tags: { set: { env: 'production', owner: 'a b' }, remove: ['legacy'] },
+    });
+  });
+
+  it('a contract change (no requests beside the PUT) keeps the from -> to line of policies', () => {
+    expect(
+      RENDERERS.text.run(report(true, [org('acme', { changes: [CREATE] })]), { color: false }),
+    ).toContain('      policies    = ["baseline","pci"]');
+  });
+});
+
 describe('GitHub annotations', () => {
   it('escapes messages and properties as GitHub requires', () => {
     expect(

@@ -201,6 +201,40 @@ describe('the status page renderer', () => {
     expectOnlyOwnMarkup(html);
   });
 
+  it('lists policies and tags sent through their own operations a line each, escaped', () => {
+    const hostile = '<script>x</script>';
+    const html = renderStatusPage(
+      model(
+        daemonStatus({
+          orgs: {
+            acme: orgStatus({
+              pending: 1,
+              pendingChanges: [
+                change('prod', {
+                  fields: {
+                    policies: { from: ['legacy'], to: ['pci'] },
+                    tags: { from: { env: 'dev', old: 'x' }, to: { env: 'prod', [hostile]: 'a' } },
+                  },
+                  policies: { attach: ['pci'], detach: ['legacy'] },
+                  tags: { set: { env: 'prod', [hostile]: 'a' }, remove: ['old'] },
+                }),
+              ],
+            }),
+          },
+        }),
+      ),
+    );
+    expect(html).toContain(
+      '+ policy <code>pci</code><br>- policy <code>legacy</code><br>' +
+        '~ tag <code>env</code>: <code>dev</code> → <code>prod</code><br>' +
+        '+ tag <code>&lt;script&gt;x&lt;/script&gt;=a</code><br>- tag <code>old</code>',
+    );
+    // The whole sets and maps are not shown again as `from -> to`.
+    expect(html).not.toContain('<code>policies</code>');
+    expect(html).not.toContain('<code>tags</code>');
+    expectOnlyOwnMarkup(html);
+  });
+
   it('lists the last drifts of each org: environment, field, value found, value declared, when; and marks pending drift', () => {
     const html = renderStatusPage(
       model(

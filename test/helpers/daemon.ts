@@ -9,7 +9,7 @@ import type { NotifyDeps } from '../../src/daemon/notify-setup.ts';
 import { Redactor } from '../../src/core/redact.ts';
 import type { EmulatorOptions } from '../../src/emulator/options.ts';
 import { afterEach, beforeEach } from 'vitest';
-import { startTestEmulator, type TestEmulator } from './emulator.ts';
+import { FIXTURE_POLICIES, startTestEmulator, type TestEmulator } from './emulator.ts';
 import { tempDir } from './tmp.ts';
 
 type TempDir = Awaited<ReturnType<typeof tempDir>>;
@@ -89,9 +89,12 @@ export async function startTestDaemon(options: {
   };
 }
 
+/** The policy documents of the fixtures' policies, in acme and beta (attaching needs one). */
+const DOCUMENTS = { acme: FIXTURE_POLICIES, beta: FIXTURE_POLICIES };
+
 /**
  * The world of an in-process daemon test, fresh for each test: a temporary folder and the
- * emulator (kosli profile) serving `tokens`; `cleanups` run after the test, last first, before
+ * emulator (kosli profile) serving `tokens`, with the fixtures' policy documents; `cleanups` run after the test, last first, before
  * the emulator and the folder go.
  */
 export function useDaemonWorld(tokens: NonNullable<EmulatorOptions['tokens']>) {
@@ -100,7 +103,7 @@ export function useDaemonWorld(tokens: NonNullable<EmulatorOptions['tokens']>) {
   const cleanups: (() => Promise<void>)[] = [];
   beforeEach(async () => {
     tmp = await tempDir();
-    api = await startTestEmulator({ profile: 'kosli', tokens });
+    api = await startTestEmulator({ profile: 'kosli', tokens, policyDocuments: DOCUMENTS });
   });
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
@@ -124,7 +127,11 @@ export function useDaemonWorld(tokens: NonNullable<EmulatorOptions['tokens']>) {
     /** Stops this test's emulator and starts another, serving `others` instead. */
     async restartEmulator(others: NonNullable<EmulatorOptions['tokens']>): Promise<TestEmulator> {
       await api?.close();
-      api = await startTestEmulator({ profile: 'kosli', tokens: others });
+      api = await startTestEmulator({
+        profile: 'kosli',
+        tokens: others,
+        policyDocuments: DOCUMENTS,
+      });
       return api;
     },
   };

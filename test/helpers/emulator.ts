@@ -125,9 +125,34 @@ export interface TestEmulator extends RunningEmulator {
   reset(): Promise<void>;
 }
 
+/** Names of the policy documents of the fixtures' policies (fixtures.ts), for `policyDocuments`. */
+export const FIXTURE_POLICIES = ['baseline', 'gdpr', 'legacy', 'pci', 'sox'] as const;
+
+/** The store's `policies` for these names per org: one version each. */
+export function policyDocumentsOf(
+  documents: Readonly<Record<string, readonly string[]>>,
+): Record<string, unknown[]> {
+  return Object.fromEntries(
+    Object.entries(documents).map(([org, names]) => [
+      org,
+      names.map((name) => ({ name, versions: [{ policy_yaml: `# ${name}\n` }] })),
+    ]),
+  );
+}
+
+export interface TestEmulatorOptions extends EmulatorOptions {
+  /**
+   * Policy documents that exist in this emulator's world, by org (the kosli profile attaches only
+   * policies that have one): seeded at start, again after each `reset()`, and into each store
+   * given to `putStore` without `policies` of its own.
+   */
+  readonly policyDocuments?: Readonly<Record<string, readonly string[]>> | undefined;
+}
+
 /** Starts an in-process emulator on 127.0.0.1 with a free port. */
-export async function startTestEmulator(options: EmulatorOptions = {}): Promise<TestEmulator> {
-  const emulator = await startEmulator({ ...options, host: '127.0.0.1', port: 0 });
+export async function startTestEmulator(options: TestEmulatorOptions = {}): Promise<TestEmulator> {
+  const { policyDocuments, ...emulatorOptions } = options;
+  const emulator = await startEmulator({ ...emulatorOptions, host: '127.0.0.1', port: 0 });
   const agent = new Agent();
   const admin = async <T>(
     what: string,
@@ -142,14 +167,20 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
     if (response.status !== 200 || !guard(response.body)) throw new AdminCallError(what, response);
     return response.body;
   };
+  const withDocuments = (store: unknown): unknown =>
+    policyDocuments !== undefined && isRecord(store) && !Object.hasOwn(store, 'policies')
+      ? { ...store, policies: policyDocumentsOf(policyDocuments) }
+      : store;
+  const putStore = (store: unknown) =>
+    admin('PUT store', 'store', isStoreDocument, { method: 'PUT', json: withDocuments(store) });
+  if (policyDocuments !== undefined) await putStore({ orgs: {} });
   return {
     url: emulator.url,
     host: emulator.host,
     port: emulator.port,
     agent,
     getStore: () => admin('GET store', 'store', isStoreDocument),
-    putStore: (store) =>
-      admin('PUT store', 'store', isStoreDocument, { method: 'PUT', json: store }),
+    putStore,
     getStats: () => admin('GET stats', 'stats', isStats),
     getRequests: async (limit) =>
       (
@@ -164,6 +195,7 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
       admin('PATCH faults', 'faults', isFaultState, { method: 'PATCH', json: partial }),
     reset: async () => {
       await admin('POST reset', 'reset', anything, { method: 'POST' });
+      if (policyDocuments !== undefined) await putStore({ orgs: {} });
     },
     close: async () => {
       // The emulator first: it drops hung requests, which the agent would otherwise wait for.

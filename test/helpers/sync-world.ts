@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach } from 'vitest';
 import { envsync, envsyncInProcess } from './cli.ts';
-import { startTestEmulator, type TestEmulator } from './emulator.ts';
+import { FIXTURE_POLICIES, startTestEmulator, type TestEmulator } from './emulator.ts';
 import { ACME } from './fixtures.ts';
 import { tempDir } from './tmp.ts';
 
@@ -53,28 +53,6 @@ export async function putsAndGets(api: TestEmulator) {
   };
 }
 
-/** A policy's YAML as the tests seed it. */
-export const policyYaml = (name: string) =>
-  `_schema: https://kosli.com/schemas/policy/environment/v1\n# ${name}\nartifacts:\n  provenance:\n    required: true\n`;
-
-/**
- * Seeds policy documents (one version each) into a kosli emulator's store, beside what it holds:
- * by default the two that ACME's production attaches, so the attach check finds them.
- */
-export async function seedPolicyDocuments(
-  api: TestEmulator,
-  documents: Record<string, readonly string[]> = { acme: ['baseline', 'pci'] },
-): Promise<void> {
-  const store = await api.getStore();
-  const seeded = Object.fromEntries(
-    Object.entries(documents).map(([org, names]) => [
-      org,
-      names.map((name) => ({ name, versions: [{ policy_yaml: policyYaml(name) }] })),
-    ]),
-  );
-  await api.putStore({ ...store, policies: { ...store.policies, ...seeded } });
-}
-
 /** Registers the hooks and returns the helpers of one test file's world. */
 export function syncWorld() {
   let tmp: Awaited<ReturnType<typeof tempDir>> | undefined;
@@ -109,11 +87,19 @@ export function syncWorld() {
   });
   return {
     tmp: dir,
-    /** An emulator for orgs acme and beta (unless told otherwise), closed after the test. */
+    /**
+     * An emulator for orgs acme and beta (unless told otherwise), closed after the test. The
+     * kosli profile's has the policy documents the fixtures name in each of them (attaching
+     * needs one), unless `policyDocuments` says otherwise.
+     */
     emulator: async (options: Parameters<typeof startTestEmulator>[0] = {}) => {
+      const orgs = options.orgs ?? ['acme', 'beta'];
       const running = await startTestEmulator({
-        orgs: ['acme', 'beta'],
+        orgs,
         tokens: [{ token: TOKEN, orgs: null }],
+        ...(options.profile === 'kosli'
+          ? { policyDocuments: Object.fromEntries(orgs.map((org) => [org, FIXTURE_POLICIES])) }
+          : {}),
         ...options,
       });
       emulators.push(running);

@@ -33,6 +33,21 @@ const environment = fc
         included_environments: sometimes(
           fc.array(fc.oneof(name, fc.constantFrom('db', 'web~2')), { maxLength: 3 }),
         ),
+        tags: sometimes(
+          fc.dictionary(
+            fc.oneof(
+              { weight: 8, arbitrary: fc.constantFrom('team', 'env', 'a b', 'é', '__proto__') },
+              { weight: 1, arbitrary: fc.constantFrom('', 'k'.repeat(256), 'k'.repeat(257)) },
+            ),
+            sometimes(
+              fc.oneof(
+                { weight: 8, arbitrary: fc.string({ maxLength: 6 }) },
+                { weight: 1, arbitrary: fc.constantFrom('v'.repeat(256), 'v'.repeat(257)) },
+              ),
+            ),
+            { maxKeys: 3 },
+          ),
+        ),
       },
       { requiredKeys: ['name', 'type', 'description'] },
     ),

@@ -118,6 +118,55 @@ describe('parseManifest', () => {
     ]);
   });
 
+  it('reads tags as a mapping of strings with sorted keys, on both paths alike', async () => {
+    const text =
+      'org: acme\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n' +
+      '    tags:\n      team: platform\n      "1": one\n      env: ""\n      __proto__: odd\n';
+    const fast = await parseManifest(text, 'acme.yaml');
+    // An anchor sends the same text down the position-tracking path.
+    const slow = await parseManifest(text.replace('    tags:', '    tags: &t'), 'acme.yaml');
+    for (const result of [fast, slow]) {
+      expect(result.problems).toEqual([]);
+      const tags = result.documents[0]?.environments[0]?.tags ?? {};
+      expect(Object.entries(tags)).toEqual([
+        ['1', 'one'],
+        ['__proto__', 'odd'],
+        ['env', ''],
+        ['team', 'platform'],
+      ]);
+    }
+    expect(fast.documents[0]?.environments[0]?.source).toBeUndefined();
+    expect(slow.documents[0]?.environments[0]?.source).toBeDefined();
+    const empty = await parseManifest(
+      'org: acme\nenvironments:\n  - {name: a, type: S3, description: x, tags: {}}\n',
+      'acme.yaml',
+    );
+    expect(empty.documents[0]?.environments[0]?.tags).toEqual({});
+  });
+
+  it('refuses tags that are not strings, or break the limits, each at its place', async () => {
+    const long = 'k'.repeat(257);
+    expect(
+      await messages(
+        'org: acme\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n' +
+          `    tags:\n      port: 8080\n      on: true\n      none: null\n      list: [a]\n      deep: {a: b}\n      "": x\n      ${long}: x\n      big: ${'v'.repeat(257)}\n` +
+          '  - name: db\n    type: K8S\n    description: d\n    tags: [team]\n' +
+          '  - name: c\n    type: K8S\n    description: d\n    tags:\n',
+      ),
+    ).toEqual([
+      'manifests/acme.yaml:7:13 environments[0].tags.port: expected a string, got number 8080 (quote it to make it a string)',
+      'manifests/acme.yaml:8:11 environments[0].tags.on: expected a string, got boolean true (quote it to make it a string)',
+      'manifests/acme.yaml:9:13 environments[0].tags.none: expected a string, got null',
+      'manifests/acme.yaml:10:13 environments[0].tags.list: expected a string, got a list',
+      'manifests/acme.yaml:11:13 environments[0].tags.deep: expected a string, got a mapping',
+      'manifests/acme.yaml:12:7 environments[0].tags[""]: a tag key may not be empty',
+      `manifests/acme.yaml:13:7 environments[0].tags.${long}: a tag key is at most 256 characters long (envsync's limit), this one 257`,
+      "manifests/acme.yaml:14:12 environments[0].tags.big: a tag value is at most 256 characters long (envsync's limit), this one 257",
+      'manifests/acme.yaml:18:11 environments[1].tags: expected a mapping of tag keys to strings, got a list',
+      'manifests/acme.yaml:22:10 environments[2].tags: expected a mapping of tag keys to strings, got null',
+    ]);
+  });
+
   it('rejects unknown keys at any level with a suggestion', async () => {
     expect(await messages('org: acme\nenvironment: []\n')).toEqual([
       'manifests/acme.yaml:1:1 environments: is required but missing',

@@ -19,6 +19,9 @@ import { tempDir } from '../helpers/tmp.ts';
 const TOKEN = 'property-token-1e2d3c';
 const logger = pino({ level: 'silent' });
 
+const ORGS = ['acme', 'beta', 'gamma'];
+const POLICIES = ['pci', 'sox', 'baseline', 'gdpr'];
+
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 const emulators: Record<'spec' | 'kosli', TestEmulator | undefined> = {
   spec: undefined,
@@ -34,6 +37,8 @@ beforeAll(async () => {
   emulators.kosli = await startTestEmulator({
     profile: 'kosli',
     tokens: [{ token: TOKEN, orgs: null }],
+    // Attaching a policy needs its document: each org has those of every policy drawn below.
+    policyDocuments: Object.fromEntries(ORGS.map((org) => [org, POLICIES])),
   });
 });
 afterAll(async () => {
@@ -42,11 +47,8 @@ afterAll(async () => {
   await tmp.cleanup();
 });
 
-const ORGS = ['acme', 'beta', 'gamma'];
 const name = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,6}$/);
-const policies = fc.uniqueArray(fc.constantFrom('pci', 'sox', 'baseline', 'gdpr'), {
-  maxLength: 3,
-});
+const policies = fc.uniqueArray(fc.constantFrom(...POLICIES), { maxLength: 3 });
 const env = (forKosli: boolean) =>
   fc.record({
     name,

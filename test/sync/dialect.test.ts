@@ -323,11 +323,26 @@ describe('listings in production shapes', () => {
     return true;
   };
 
-  /** A fake that stores PUTs and lists them as production does: policies as objects, nulls. */
+  /**
+   * A fake that stores PUTs, attaches and detaches policies, and lists them as production does:
+   * policies as objects, nulls.
+   */
   async function productionFake() {
     const store = new Map<string, Record<string, unknown>>();
     const fake = await startFakeApi((req, res) => {
       if (policyDocuments(req.url, res)) return;
+      const attach = /^\/api\/v2\/environments\/acme\/([^/]+)\/policies$/.exec(req.url ?? '');
+      if (attach !== null && (req.method === 'POST' || req.method === 'DELETE')) {
+        const env = store.get(decodeURIComponent(attach[1] ?? '')) ?? {};
+        const names = (JSON.parse(req.body) as { policy_names: string[] }).policy_names;
+        const held = (env['policies'] as string[] | undefined) ?? [];
+        env['policies'] =
+          req.method === 'POST'
+            ? [...held, ...names.filter((n) => !held.includes(n))]
+            : held.filter((n) => !names.includes(n));
+        res.writeHead(200, { 'content-type': 'application/json' }).end('"OK"');
+        return;
+      }
       if (req.method === 'PUT') {
         const body = JSON.parse(req.body) as Record<string, unknown>;
         store.set(String(body['name']), { ...store.get(String(body['name'])), ...body });
@@ -434,6 +449,10 @@ environments:
       expect(sync.code, sync.stdout + sync.stderr).toBe(0);
       const puts = () => fake.requests.filter((r) => r.method === 'PUT').length;
       expect(puts()).toBe(2);
+      // The listing is production's shape: policies are attached through their endpoint.
+      expect(fake.requests.filter((r) => r.method === 'POST').map((r) => r.url)).toEqual([
+        '/api/v2/environments/acme/web/policies',
+      ]);
       for (let i = 0; i < 2; i++) {
         const again = await run(fake.url, ['sync', '-o', 'json', '--detailed-exitcode']);
         expect(again.code, again.stdout).toBe(0);

@@ -6,17 +6,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { TestEmulator } from '../helpers/emulator.ts';
-import { json, seedPolicyDocuments, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
-
-/** An emulator of `profile`; in kosli's with the policy document prod attaches. */
-async function emulatorOf(profile: 'spec' | 'kosli'): Promise<TestEmulator> {
-  const api = await world.emulator({ profile });
-  if (profile === 'kosli') await seedPolicyDocuments(api, { acme: ['pci'] });
-  return api;
-}
 
 const manifest = (prod: string) => `org: acme
 environments:
@@ -40,7 +33,7 @@ async function editByHand(api: TestEmulator, name: string, description: string):
 
 describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profile) => {
   it('plan names drift as drift in JSON, text, markdown and the step summary; sync heals it; a manifest change is a change', async () => {
-    const api = await emulatorOf(profile);
+    const api = await world.emulator({ profile });
     await tmp().write('manifests/acme.yaml', manifest('Production'));
     const outputs: string[] = [];
     const cli = async (...argv: string[]) => {
@@ -117,7 +110,7 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
   });
 
   it('a saved plan keeps the cause: sync --plan applies the drift and says it healed it', async () => {
-    const api = await emulatorOf(profile);
+    const api = await world.emulator({ profile });
     await tmp().write('manifests/acme.yaml', manifest('Production'));
     expect((await run(api.url, ['sync'])).code).toBe(0);
     await editByHand(api, 'prod', 'edited by hand');
@@ -137,7 +130,7 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
   });
 
   it('a state file written before envsync kept fingerprints (version 2) makes drift a change, until the next apply', async () => {
-    const api = await emulatorOf(profile);
+    const api = await world.emulator({ profile });
     await tmp().write('manifests/acme.yaml', manifest('Production'));
     expect((await run(api.url, ['sync'])).code).toBe(0);
     // The same records as an older envsync wrote them: version 2, without fingerprints.

@@ -56,7 +56,7 @@ async function resealed(plan: SavedPlan): Promise<void> {
 describe('saved plans carry policy document uploads', () => {
   /** A kosli emulator and a plan of the manifests saved to plan.json. */
   async function planned(): Promise<TestEmulator> {
-    const api = await world.emulator({ profile: 'kosli' });
+    const api = await world.emulator({ profile: 'kosli', policyDocuments: {} });
     await write();
     const plan = await run(api.url, ['plan', '--out', 'plan.json']);
     expect(plan.code, plan.stderr).toBe(0);

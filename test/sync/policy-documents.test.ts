@@ -51,7 +51,7 @@ type Report = ReturnType<typeof json> & {
 const report = (stdout: string) => json(stdout) as Report;
 
 async function kosli(): Promise<TestEmulator> {
-  return world.emulator({ profile: 'kosli' });
+  return world.emulator({ profile: 'kosli', policyDocuments: {} });
 }
 
 async function write(manifest = MANIFEST(), policy = POLICY): Promise<void> {

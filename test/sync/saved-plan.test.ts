@@ -10,10 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/engine/plan-integrity.ts';
 import { ACME } from '../helpers/fixtures.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
-import { json, seedPolicyDocuments, syncWorld } from '../helpers/sync-world.ts';
+import { json, syncWorld } from '../helpers/sync-world.ts';
 
-const world = syncWorld();
-const { tmp, manifests, run } = world;
+const { tmp, emulator, manifests, run } = syncWorld();
 
 type Plan = {
   version: number;
@@ -81,12 +80,6 @@ function changeOf(plan: Plan, org: string, name: string) {
 }
 
 describe.each(['spec', 'kosli'] as const)('sync --plan against the %s profile', (profile) => {
-  /** An emulator of the profile; in kosli's, with the policy documents ACME attaches. */
-  async function emulator(options: { profile: typeof profile }): Promise<TestEmulator> {
-    const api = await world.emulator(options);
-    if (options.profile === 'kosli') await seedPolicyDocuments(api);
-    return api;
-  }
   /** An emulator, the manifests, and a plan of them saved to plan.json (3 creates). */
   async function planned(): Promise<TestEmulator> {
     const api = await emulator({ profile });
@@ -213,6 +206,11 @@ describe.each(['spec', 'kosli'] as const)('sync --plan against the %s profile', 
     await refused(
       api,
       'it has version 2, written by an older envsync without an integrity digest, and a plan that is not sealed cannot be trusted; make the plan again with "envsync plan --out plan.json"',
+    );
+    await writePlan({ ...plan, version: 3 }, { reseal: true });
+    await refused(
+      api,
+      'it has version 3, written by an older envsync that did not record how each change is sent (its API dialect, and the requests beside the PUT); make the plan again with "envsync plan --out plan.json"',
     );
     const text = `${JSON.stringify(plan, null, 2)}\n`;
     await writeFile(planPath(), text.slice(0, Math.floor(text.length / 2)));

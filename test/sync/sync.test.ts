@@ -2,24 +2,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { ACME } from '../helpers/fixtures.ts';
-import {
-  BETA,
-  json,
-  putsAndGets,
-  seedPolicyDocuments,
-  syncWorld,
-  TOKEN,
-} from '../helpers/sync-world.ts';
+import { BETA, json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
-const world = syncWorld();
-const { tmp, manifests, run, runProcess } = world;
-
-/** An emulator; in the kosli profile with the policy documents ACME's production attaches. */
-async function emulator(options: Parameters<typeof world.emulator>[0] = {}) {
-  const api = await world.emulator(options);
-  if (options.profile === 'kosli') await seedPolicyDocuments(api);
-  return api;
-}
+const { tmp, emulator, manifests, run, runProcess } = syncWorld();
 
 describe.each(['spec', 'kosli'] as const)('sync against the %s profile', (profile) => {
   it('plans creates without writing, applies them, and a second run is a no-op', async () => {

@@ -1,0 +1,119 @@
+/**
+ * What a change sends, by API dialect: the environment PUT, and the operations of their own that
+ * some fields are sent through in the `kosli` dialect (fields.ts, `sentBy`): attaching and
+ * detaching policies, setting and removing tags. Pure: the planner decides them once, a saved
+ * plan carries them, and the applier sends exactly them.
+ */
+import { API_DIALECTS, dialectWords, type ApiDialect, type ResolvedDialect } from './dialect.ts';
+import { FIELD_LIST, sendRoute, type FieldSpec } from './fields.ts';
+import type { ChangeAction, DesiredEnvironment, FieldDiffs } from './model.ts';
+import { mapChanges, type StringMap } from './string-maps.ts';
+import { compareNames } from './names.ts';
+
+/** Policies to attach (one POST) and to detach (one DELETE); at least one of the two non-empty. */
+export interface PolicyRequests {
+  readonly attach: readonly string[];
+  readonly detach: readonly string[];
+}
+
+/** Tags to set (new or changed) and to remove, in one PATCH; at least one of the two non-empty. */
+export interface TagRequests {
+  readonly set: StringMap;
+  readonly remove: readonly string[];
+}
+
+/**
+ * The requests one change sends, in this order: the PUT when `put`, then the attach, the detach
+ * and the tags' PATCH when present.
+ */
+export interface ChangeRequests {
+  readonly put: boolean;
+  readonly policies?: PolicyRequests;
+  readonly tags?: TagRequests;
+}
+
+/** The fields sent by an operation of their own in some dialect. */
+export const ENDPOINT_FIELDS: readonly FieldSpec[] = FIELD_LIST.filter(
+  (spec) => spec.sentBy !== undefined && Object.values(spec.sentBy).some((r) => r !== 'put'),
+);
+
+function setDifference(a: readonly string[], b: readonly string[]): string[] {
+  const other = new Set(b);
+  return [...new Set(a)].filter((item) => !other.has(item)).sort(compareNames);
+}
+
+/**
+ * The requests of a change with these field differences (for a create: every field it sends,
+ * from null). A field that differs goes by its route in `dialect`: the PUT, or its operation,
+ * which sends only the difference (from null: everything declared, nothing to take away).
+ */
+export function changeRequests(
+  action: ChangeAction,
+  fields: FieldDiffs,
+  dialect: ApiDialect,
+): ChangeRequests {
+  let put = action === 'create';
+  let policies: PolicyRequests | undefined;
+  let tags: TagRequests | undefined;
+  for (const spec of FIELD_LIST) {
+    const diff = fields[spec.name];
+    if (diff === undefined) continue;
+    const route = sendRoute(spec, dialect);
+    if (route === 'policies-endpoint') {
+      const to = diff.to as readonly string[];
+      const from = (diff.from ?? []) as readonly string[];
+      const attach = setDifference(to, from);
+      const detach = setDifference(from, to);
+      if (attach.length > 0 || detach.length > 0) policies = { attach, detach };
+    } else if (route === 'tags-endpoint') {
+      const { set, remove } = mapChanges((diff.from ?? {}) as StringMap, diff.to as StringMap);
+      if (remove.length > 0 || Object.keys(set).length > 0) tags = { set, remove };
+    } else if (route === 'put') put = true;
+    // A field the dialect cannot send is refused before planning (unsendableFields).
+  }
+  return {
+    put,
+    ...(policies === undefined ? {} : { policies }),
+    ...(tags === undefined ? {} : { tags }),
+  };
+}
+
+/** Whether two sets of requests are the same (a saved plan's, against its fields'). */
+export function sameRequests(a: ChangeRequests, b: ChangeRequests): boolean {
+  const text = (r: ChangeRequests) =>
+    JSON.stringify([r.put, r.policies?.attach, r.policies?.detach, r.tags?.set, r.tags?.remove]);
+  return text(a) === text(b);
+}
+
+/** A field a manifest declares that the dialect cannot send. */
+export interface UnsendableField {
+  readonly env: DesiredEnvironment;
+  readonly spec: FieldSpec;
+}
+
+/** The declared fields of `desired` that `dialect` has no way to send (tags in `contract`). */
+export function unsendableFields(
+  desired: readonly DesiredEnvironment[],
+  dialect: ApiDialect,
+): UnsendableField[] {
+  const refused = FIELD_LIST.filter((spec) => sendRoute(spec, dialect) === undefined);
+  if (refused.length === 0) return [];
+  const found: UnsendableField[] = [];
+  for (const env of desired) {
+    for (const spec of refused) if (env[spec.name] !== undefined) found.push({ env, spec });
+  }
+  return found;
+}
+
+/** The message for a field the dialect cannot send (the problem's path names the key). */
+export function unsendableMessage(spec: FieldSpec, dialect: ResolvedDialect): string {
+  const able = API_DIALECTS.filter((d) => sendRoute(spec, d) !== undefined);
+  const need =
+    able.length === 0
+      ? 'no dialect envsync speaks can send it'
+      : `it needs the ${able.join(' or ')} dialect (${able.map((d) => `--api-dialect ${d}`).join(' or ')}, or auto against a service whose listing has that shape)`;
+  return (
+    `"${spec.manifestKey}" cannot be sent in the API dialect ${dialectWords(dialect)}, which has no operation for it: ` +
+    `${need}. Remove the key or change the dialect; nothing is sent to this org`
+  );
+}
