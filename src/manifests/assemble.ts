@@ -13,6 +13,7 @@ export interface OrgManifest {
   readonly org: string;
   /** Sorted by name. Empty when the org has problems: an invalid org is left alone entirely. */
   readonly environments: readonly DesiredEnvironment[];
+  /** The files that serve the org: its manifests, and the policy files they name. */
   readonly files: readonly string[];
   readonly problems: readonly ManifestProblem[];
   /**
@@ -153,6 +154,8 @@ export function assembleOrgs(
       const org = entry(doc.org);
       org.files.add(file.file);
       for (const policy of doc.policyDocuments ?? []) {
+        // A policy file serves the org too: an edit of it alone is a change of the org's manifests.
+        org.files.add(policy.file);
         org.policies ??= new Map();
         const first = org.policies.get(policy.name);
         if (first === undefined) org.policies.set(policy.name, policy);

@@ -49,6 +49,8 @@ describe('policy files', () => {
     const [acme] = set.orgs;
     expect(acme?.problems).toEqual([]);
     expect(acme?.environments.map((e) => e.name)).toEqual(['prod']);
+    // The policy file serves the org too (an edit of it alone is a change of the org's manifests).
+    expect(acme?.files).toEqual(['manifests/policies/prod.yaml', 'manifests/teams/acme.yaml']);
     expect(acme?.policies).toEqual([
       {
         name: 'prod-requirements',
