@@ -3,6 +3,7 @@ import type { Clock } from '../core/clock.ts';
 import type { ClientEvents } from './client-types.ts';
 import { ApiError } from './errors.ts';
 import type { RequestGate } from './gate.ts';
+import type { RequestBody } from './policy-documents.ts';
 import type { ConnectionPool } from './pool.ts';
 import { readBody, ResponseTooLargeError, type RawResponse } from './response.ts';
 import type { SendLimits } from './send-limits.ts';
@@ -19,7 +20,8 @@ export type Attempt = (
   org: string,
   method: HttpMethod,
   path: string,
-  body: string | undefined,
+  /** What a PUT sends (JSON, or a policy upload's multipart form). */
+  body: RequestBody | undefined,
   /** Ends the request, waiting for the gate or in flight, with its reason. */
   cancel: AbortSignal | undefined,
   /** Ends the gate's waits (the client stopping, and `cancel`). */
@@ -89,9 +91,9 @@ export function attempts(options: {
         headers: {
           authorization: `Bearer ${options.getToken()}`,
           accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(body === undefined ? {} : { 'content-type': body.contentType }),
         },
-        ...(body === undefined ? {} : { body }),
+        ...(body === undefined ? {} : { body: body.bytes }),
       });
       status = response.statusCode;
       const text = await readBody(response, maxBytes);

@@ -3,7 +3,9 @@ import type { Logger } from 'pino';
 import { FIELD_LIST } from '../core/fields.ts';
 import type { DialectSetting, ResolvedDialect } from '../core/dialect.ts';
 import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
+import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 import type { TagRequests } from '../core/requests.ts';
+import type { PolicyUpload } from './policy-documents.ts';
 import type { RetryPolicy } from '../core/retry-policy.ts';
 import type { GateClock, RequestGate } from './gate.ts';
 
@@ -29,7 +31,8 @@ export interface ClientEvents {
 export interface ClientOptions {
   /**
    * The API's base address; requests go to `{base}/api/v2/environments/{org}`, and in the kosli
-   * dialect to `.../{org}/{name}/policies` and `{base}/api/v2/tags/{org}/environment/{name}`.
+   * dialect to `.../{org}/{name}/policies`, `{base}/api/v2/tags/{org}/environment/{name}` and
+   * `{base}/api/v2/policies/{org}`.
    */
   readonly apiUrl: URL;
   /** Read when each request is sent, so a rotated token is picked up. Never logged. */
@@ -62,12 +65,17 @@ export interface ClientOptions {
 
 /**
  * The Environments API, as envsync uses it: list an org, put one environment, and in the kosli
- * dialect attach and detach its policies and set and remove its tags. `signal` cancels a request
+ * dialect attach and detach its policies, set and remove its tags, and read and upload the org's
+ * policy documents. `signal` cancels a request
  * (while it waits for the gate, or in flight).
  */
 export interface EnvironmentsClient {
   listEnvironments(org: string): Promise<ObservedEnvironment[]>;
   putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal): Promise<void>;
+  /** The org's policy documents (`GET /api/v2/policies/{org}`; the `kosli` dialect only). */
+  listPolicyDocuments(org: string): Promise<ObservedPolicyDocument[]>;
+  /** Creates or updates one policy document (`PUT /api/v2/policies/{org}`, a multipart form). */
+  putPolicyDocument(org: string, upload: PolicyUpload, signal?: AbortSignal): Promise<void>;
   /** `POST .../{org}/{env}/policies` with `{"policy_names": names}`. */
   attachPolicies(
     org: string,

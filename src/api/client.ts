@@ -14,6 +14,7 @@ import {
 import { ApiError, failureOf } from './errors.ts';
 import { RequestGate } from './gate.ts';
 import { readAllPages } from './list-pages.ts';
+import { policyUploadBody, readPolicyDocuments, type RequestBody } from './policy-documents.ts';
 import { connectionPool } from './pool.ts';
 import type { RawResponse } from './response.ts';
 import { sendLimits } from './send-limits.ts';
@@ -66,12 +67,17 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     `${orgPath(org)}/${segment('environment', env)}/policies`;
   const tagsPath = (org: string, env: string) =>
     `${basePath}/api/v2/tags/${segment('org', org)}/environment/${segment('environment', env)}`;
+  const documentsPath = (org: string) => `${basePath}/api/v2/policies/${segment('org', org)}`;
+  const json = (value: unknown): RequestBody => ({
+    bytes: JSON.stringify(value),
+    contentType: 'application/json',
+  });
 
   async function send(
     org: string,
     method: HttpMethod,
     path: string,
-    body?: string,
+    body?: RequestBody,
     signal?: AbortSignal,
   ): Promise<RawResponse> {
     // One signal for the whole request: the client's (shutdown) and the caller's (this org).
@@ -170,18 +176,23 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       return listing.environments;
     },
     async putEnvironment(org, env, signal) {
-      await send(org, 'PUT', orgPath(org), JSON.stringify(putBody(env)), signal);
+      await send(org, 'PUT', orgPath(org), json(putBody(env)), signal);
+    },
+    async listPolicyDocuments(org) {
+      const path = documentsPath(org);
+      return readPolicyDocuments(path, await send(org, 'GET', path), scrub);
+    },
+    async putPolicyDocument(org, upload, signal) {
+      await send(org, 'PUT', documentsPath(org), policyUploadBody(upload), signal);
     },
     async attachPolicies(org, env, names, signal) {
-      const body = JSON.stringify({ policy_names: names });
-      await send(org, 'POST', policiesPath(org, env), body, signal);
+      await send(org, 'POST', policiesPath(org, env), json({ policy_names: names }), signal);
     },
     async detachPolicies(org, env, names, signal) {
-      const body = JSON.stringify({ policy_names: names });
-      await send(org, 'DELETE', policiesPath(org, env), body, signal);
+      await send(org, 'DELETE', policiesPath(org, env), json({ policy_names: names }), signal);
     },
     async patchTags(org, env, tags, signal) {
-      const body = JSON.stringify({
+      const body = json({
         ...(Object.keys(tags.set).length > 0 ? { set_tags: tags.set } : {}),
         ...(tags.remove.length > 0 ? { remove_tags: tags.remove } : {}),
       });

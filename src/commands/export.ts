@@ -7,7 +7,8 @@ import { pickSettings } from '../config/setting.ts';
 import { ApiError } from '../api/errors.ts';
 import { crypto, fsPromises } from '../runtime/builtins.ts';
 import { ConfigError, UsageError, errorMessage } from '../runtime/errors.ts';
-import { renderExportedManifest } from '../manifests/export.ts';
+import { renderExportedManifest, type ExportedManifest } from '../manifests/export.ts';
+import { policyFolder, policyTargets, preparePolicyFolders } from './export-policies.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import { connect } from './connect.ts';
 import type { CommandContext } from './context.ts';
@@ -15,7 +16,7 @@ import { commandIo, help } from './io.ts';
 
 const EXPORT_SETTINGS = pickSettings(SETTINGS, ['exportOut', 'force']);
 
-type Exported = { org: string; text: string; unseen: readonly string[]; error?: undefined };
+type Exported = { org: string; error?: undefined } & ExportedManifest;
 type Failed = { org: string; text?: undefined; error: string };
 
 /** What is at `file`, without following a symbolic link there; undefined when nothing is. */
@@ -104,9 +105,27 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
       orgs.map(async (org): Promise<Exported | Failed> => {
         try {
           const listing = await api.client.listEnvironments(org);
-          // Known after the listing: a field this dialect cannot send is not written.
+          // Known after the listing: a field this dialect cannot send is not written, and
+          // policy documents exist only in kosli's.
           const dialect = api.client.dialect()?.dialect ?? 'contract';
-          return { org, ...renderExportedManifest(org, listing, api.apiUrl.origin, dialect) };
+          const policies =
+            dialect === 'kosli'
+              ? {
+                  documents: await api.client.listPolicyDocuments(org),
+                  fileOf:
+                    outDir === undefined
+                      ? undefined
+                      : (name: string) => `${policyFolder(org)}/${name}.yaml`,
+                }
+              : undefined;
+          const rendered = renderExportedManifest(
+            org,
+            listing,
+            api.apiUrl.origin,
+            dialect,
+            policies,
+          );
+          return { org, ...rendered };
         } catch (error) {
           // An org the service does not know is the export's "names nothing": say what to check.
           const unknown =
@@ -141,6 +160,12 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
     );
   }
   if (outDir === undefined) {
+    const withPolicies = exported.filter((r) => r.policiesLeftOut.length > 0).map((r) => r.org);
+    if (withPolicies.length > 0) {
+      io.stderr.write(
+        `envsync export: ${withPolicies.length === 1 ? 'org' : 'orgs'} ${withPolicies.join(', ')} ${withPolicies.length === 1 ? 'has' : 'have'} policy documents; a manifest names each one's file, so they are exported only with --out DIR (they are listed in a comment)\n`,
+      );
+    }
     io.stdout.write(exported.map((r) => r.text).join('---\n'));
   } else {
     await fsPromises()
@@ -156,10 +181,23 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
                 : ''),
         );
       });
+    // Every policy file is checked before any file is written: a refusal leaves nothing half done.
+    const targets = policyTargets(outDir, exported);
+    if (!force) {
+      for (const { file } of targets) {
+        const kind = await entryAt(file);
+        if (kind !== undefined) throw new ConfigError(existsMessage(file, kind));
+      }
+    }
+    await preparePolicyFolders(outDir, exported);
     for (const { org, text } of exported) {
       const file = path.join(outDir, `${org}.yaml`);
       await writeExportFile(file, text, force);
       io.logger.info({ org, file }, `exported ${org}`);
+    }
+    for (const { org, file, text } of targets) {
+      await writeExportFile(file, text, force);
+      io.logger.info({ org, file }, `exported a policy document of ${org}`);
     }
   }
   return failed > 0 ? 1 : 0;

@@ -5,10 +5,11 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
 import { runAnnotations } from '../core/annotations.ts';
-import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { RENDERERS } from '../core/renderers.ts';
 import { exitCode, type RunReport } from '../core/report.ts';
 import { reconcile, type ApplyProgress } from '../engine/reconcile.ts';
+import type { PlannedOrg } from '../engine/saved-plan.ts';
+import { gitSyncRevision } from '../manifests/revision.ts';
 import { writeFileAtomic } from '../engine/files.ts';
 import { StateStore } from '../engine/state-store.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
@@ -96,8 +97,10 @@ export async function runPass(
     environments: manifests.orgs.reduce((n, org) => n + org.environments.length, 0),
   }));
   checkSelectedOrgs(settings, manifests);
+  // Policy document uploads name the git revision, when the manifests are a git-sync worktree.
+  const revision = await gitSyncRevision(settings.manifests, ctx.cwd);
 
-  const planned = new Map<string, { observed: readonly ObservedEnvironment[]; plan: OrgPlan }>();
+  const planned = new Map<string, PlannedOrg>();
   const started = Date.now();
   const { apiUrl, report } = await withApi(ctx, settings, io, async (api, state, progress) => {
     phase('state loaded, client ready');
@@ -107,6 +110,7 @@ export async function runPass(
       state,
       logger,
       dryRun,
+      revision,
       orgs: settings.orgs === undefined ? undefined : new Set(settings.orgs),
       progress: dryRun ? undefined : progress,
       // The report on stdout lists every change: a log line each would say it twice.
@@ -117,7 +121,7 @@ export async function runPass(
       onPlanned:
         outFile === undefined
           ? undefined
-          : (org, observed, plan) => planned.set(org, { observed, plan }),
+          : (org, observed, plan, documents) => planned.set(org, { observed, plan, documents }),
     });
     return { apiUrl: api.apiUrl, report: reported };
   });

@@ -9,6 +9,7 @@ import { UsageError } from '../runtime/errors.ts';
 import { CI_SETTINGS, type CiOptions } from './ci.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, help } from './io.ts';
+import { gitSyncRevision } from '../manifests/revision.ts';
 import { loadManifestTree } from './manifests.ts';
 import { printRunReport, runPass, withApi } from './pass.ts';
 
@@ -50,6 +51,7 @@ async function applySaved(
   const io = commandIo(ctx, settings, 'sync');
   // The plan applies only with the manifests it was made from: they are read first, then compared.
   const manifests = await loadManifestTree(settings, ctx.cwd);
+  const revision = await gitSyncRevision(settings.manifests, ctx.cwd);
   const report = await withApi(ctx, settings, io, async ({ apiUrl, client }, state, progress) => {
     const { applySavedPlan } = await import('../engine/apply-saved.ts');
     return applySavedPlan({
@@ -63,6 +65,7 @@ async function applySaved(
       manifestsDir: settings.manifests,
       progress,
       changesReported: true,
+      revision,
     });
   });
   await printRunReport(ctx, io, settings, ci, report);

@@ -5,7 +5,7 @@
 import type { ResolvedDialect } from './dialect.ts';
 import { recentDrifts, type DriftSeen } from './drift.ts';
 import type { NotifyStatus } from './notify-policy.ts';
-import type { ChangeReport, OrgReport, ProblemReport } from './report.ts';
+import type { ChangeReport, OrgReport, PolicyDocumentReport, ProblemReport } from './report.ts';
 
 /** At most this many pending changes are listed per org; `pending` counts them all. */
 export const MAX_PENDING_CHANGES = 50;
@@ -24,6 +24,8 @@ export interface OrgStatus {
    * the fields it changes, its result (planned, failed, not-converged) and error.
    */
   pendingChanges: ChangeReport[];
+  /** Policy document uploads that did not go through in the last pass; absent when none. */
+  pendingPolicyDocuments?: PolicyDocumentReport[];
   /**
    * The last drifts found (core/drift.ts), newest first, at most MAX_RECENT_DRIFTS: per field, the
    * environment, the value the service held, the one declared, and when the pass found it.
@@ -82,8 +84,12 @@ export function orgErrorMessage(report: OrgReport): string | undefined {
   const failed = report.changes.filter(
     (c) => c.result === 'failed' || c.result === 'not-converged',
   );
-  if (failed.length === 0) return undefined;
-  return failed.map((c) => `${c.name}: ${c.result}${c.error ? ` (${c.error})` : ''}`).join('; ');
+  const uploads = (report.policyDocuments ?? []).filter((d) => d.result === 'failed');
+  if (failed.length === 0 && uploads.length === 0) return undefined;
+  return [
+    ...uploads.map((d) => `policy document ${d.name}: failed${d.error ? ` (${d.error})` : ''}`),
+    ...failed.map((c) => `${c.name}: ${c.result}${c.error ? ` (${c.error})` : ''}`),
+  ].join('; ');
 }
 
 /**
@@ -99,6 +105,9 @@ export function orgStatusAfter(
   const at = new Date(now).toISOString();
   const message = orgErrorMessage(report);
   const invalid = report.status === 'invalid';
+  const uploads = invalid
+    ? (previous?.pendingPolicyDocuments ?? [])
+    : (report.policyDocuments ?? []).filter((d) => d.result !== 'applied').map((d) => ({ ...d }));
   return {
     status: report.status,
     lastSuccess: report.status === 'ok' ? at : (previous?.lastSuccess ?? null),
@@ -116,6 +125,7 @@ export function orgStatusAfter(
           .filter((c) => c.result !== 'applied')
           .slice(0, MAX_PENDING_CHANGES)
           .map((c) => ({ ...c })),
+    ...(uploads.length === 0 ? {} : { pendingPolicyDocuments: uploads }),
     recentDrift: invalid
       ? [...(previous?.recentDrift ?? [])]
       : recentDrifts(previous?.recentDrift ?? [], previous?.pendingChanges ?? [], report, at),

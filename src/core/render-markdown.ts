@@ -3,6 +3,7 @@ import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape
 import type { FieldDiff, FieldValue } from './model.ts';
 import { NOT_SHOWN, type ChangeReport, type OrgReport, type RunReport } from './report.ts';
 import { requestLines } from './request-lines.ts';
+import { policyDocumentMarkdown, policyDocumentSummary } from './render-documents.ts';
 
 /** Longest text shown for a value in markdown before it is shortened. */
 const MAX_VALUE = 80;
@@ -63,6 +64,8 @@ export function renderMarkdown(report: RunReport): string {
       : `**${s.applied}** applied${healed}, **${s.failed}** failed, **${s.notConverged}** not converged; ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`,
     '',
   );
+  const documents = policyDocumentSummary(s, report.dryRun);
+  if (documents !== undefined) out.push(documents, '');
   if (report.dialect !== undefined) out.push(`API dialect: ${dialectWords(report.dialect)}.`, '');
   if (s.drift > 0) {
     out.push(
@@ -98,7 +101,7 @@ export function renderMarkdown(report: RunReport): string {
 }
 
 function renderOrg(org: OrgReport, dryRun: boolean): string[] {
-  const pending = org.changes.length;
+  const pending = org.changes.length + (org.policyDocuments?.length ?? 0);
   const summary =
     org.status === 'invalid'
       ? 'invalid manifests'
@@ -118,7 +121,9 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
     );
   if (org.errors.length > 0)
     out.push('', '_Left alone: no request is made for an org whose manifests have errors._', '');
-  if (pending > 0) {
+  // Policy documents first: they are sent before the environments that attach them.
+  out.push(...policyDocumentMarkdown(org, dryRun));
+  if (org.changes.length > 0) {
     out.push(
       dryRun ? '| action | environment | fields |' : '| action | environment | fields | result |',
     );

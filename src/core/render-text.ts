@@ -3,6 +3,7 @@ import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
 import type { FieldDiff, FieldValue } from './model.ts';
 import { NOT_SHOWN, type ChangeReport, type OrgReport, type RunReport } from './report.ts';
 import { requestLines, requestLineText, type RequestLine } from './request-lines.ts';
+import { policyDocumentLines, policyDocumentSummary } from './render-documents.ts';
 
 /** Options for the text renderer; colour only when the caller decided the terminal wants it. */
 export interface TextOptions {
@@ -91,6 +92,8 @@ export function renderText(report: RunReport, options: TextOptions): string {
       ) + (problems.length ? ` ${paint('red', `Errors: ${problems.join(', ')}.`)}` : ''),
     );
   }
+  const documents = policyDocumentSummary(s, report.dryRun);
+  if (documents !== undefined) lines.push(documents);
   if ((s.throttledMs ?? 0) > 0) {
     lines.push(
       `Throttled: requests waited ${((s.throttledMs ?? 0) / 1000).toFixed(1)} s because the service asked them to (Retry-After).`,
@@ -120,6 +123,8 @@ function renderOrg(
     );
     return lines;
   }
+  // Policy documents first: they are sent before the environments that attach them.
+  lines.push(...policyDocumentLines(org, dryRun, paint));
   for (const change of org.changes) {
     const [symbol, style] = SYMBOL[change.action];
     let head = `  ${paint(style, `${symbol} ${change.action}`)} ${safe(change.name)}`;
@@ -162,7 +167,11 @@ function renderOrg(
       `  ${paint('dim', `unmanaged (in the service, not in the manifests; never changed): ${org.unmanaged.map(safe).join(', ')}`)}`,
     );
   }
-  if (org.changes.length === 0 && org.error === undefined)
+  if (
+    org.changes.length === 0 &&
+    (org.policyDocuments ?? []).length === 0 &&
+    org.error === undefined
+  )
     lines.push(`  ${paint('dim', 'no changes')}`);
   return lines;
 }

@@ -1,6 +1,7 @@
 import type { ResolvedDialect } from './dialect.ts';
 import type { ChangeAction, ChangeCause, FieldDiffs, FieldName, OrgPlan } from './model.ts';
 import { compareNames } from './names.ts';
+import type { PolicyDocumentAction, PolicyDocumentFields } from './policy-documents.ts';
 import type { PolicyRequests, TagRequests } from './requests.ts';
 
 /** The versioned report of one run: what `--output json` prints (documented in docs/cli.md). */
@@ -51,6 +52,18 @@ export interface ChangeReport {
   readonly error?: string;
 }
 
+/** One upload of a policy document (the `kosli` dialect): planned, applied or failed. */
+export interface PolicyDocumentReport {
+  readonly action: PolicyDocumentAction;
+  readonly name: string;
+  /** The latest version the service held when planned; null when it held none. */
+  readonly version: number | null;
+  /** What differs: `content` as sha256 digests, `description` as text. */
+  readonly fields: PolicyDocumentFields;
+  readonly result: 'planned' | 'applied' | 'failed';
+  readonly error?: string;
+}
+
 export type OrgStatus = 'ok' | 'invalid' | 'failed';
 
 export interface OrgReport {
@@ -64,6 +77,21 @@ export interface OrgReport {
   readonly error?: string;
   /** Time its requests waited because the service throttled them (Retry-After), when any. */
   readonly throttledMs?: number;
+  /**
+   * The org's policy documents, when its manifests declare or attach any (the `kosli` dialect):
+   * the uploads, the names unchanged, and those only the service has (never deleted: not managed).
+   */
+  readonly policyDocuments?: readonly PolicyDocumentReport[];
+  readonly policyDocumentsUnchanged?: readonly string[];
+  readonly policyDocumentsNotManaged?: readonly string[];
+}
+
+/** Counts of policy document uploads, in a summary that has any. */
+export interface PolicyDocumentSummary {
+  create: number;
+  update: number;
+  applied: number;
+  failed: number;
 }
 
 export interface Summary {
@@ -81,6 +109,8 @@ export interface Summary {
   driftHealed: number;
   /** Time requests waited because the service throttled them (Retry-After), wall clock. */
   throttledMs?: number;
+  /** Policy document uploads, when some org has one. */
+  policyDocuments?: PolicyDocumentSummary;
 }
 
 export interface RunReport {
@@ -143,14 +173,40 @@ export function mergeOrgRounds(earlier: OrgReport, later: OrgReport): OrgReport 
   );
   const keptNames = new Set(kept.map((c) => c.name));
   const changes = [...kept, ...later.changes].sort((a, b) => compareNames(a.name, b.name));
+  const documents = mergePolicyDocuments(earlier, later);
   const failed =
     later.error !== undefined ||
-    changes.some((c) => c.result === 'failed' || c.result === 'not-converged');
+    changes.some((c) => c.result === 'failed' || c.result === 'not-converged') ||
+    (documents?.changes ?? []).some((d) => d.result === 'failed');
   return {
     ...later,
     status: later.status === 'invalid' ? 'invalid' : failed ? 'failed' : 'ok',
     changes,
     unchanged: later.unchanged.filter((name) => !keptNames.has(name)),
+    ...(documents === undefined
+      ? {}
+      : {
+          policyDocuments: documents.changes,
+          policyDocumentsUnchanged: documents.unchanged,
+        }),
+  };
+}
+
+/** The policy documents of two rounds: what the first uploaded stays uploaded. */
+function mergePolicyDocuments(
+  earlier: OrgReport,
+  later: OrgReport,
+): { changes: PolicyDocumentReport[]; unchanged: string[] } | undefined {
+  if (earlier.policyDocuments === undefined || later.policyDocuments === undefined)
+    return undefined;
+  const laterNames = new Set(later.policyDocuments.map((d) => d.name));
+  const kept = earlier.policyDocuments.filter(
+    (d) => d.result === 'applied' && !laterNames.has(d.name),
+  );
+  const keptNames = new Set(kept.map((d) => d.name));
+  return {
+    changes: [...kept, ...later.policyDocuments].sort((a, b) => compareNames(a.name, b.name)),
+    unchanged: (later.policyDocumentsUnchanged ?? []).filter((name) => !keptNames.has(name)),
   };
 }
 
@@ -183,6 +239,12 @@ export function summarize(orgs: readonly OrgReport[]): Summary {
         if (change.result === 'applied') summary.driftHealed++;
       }
     }
+    for (const upload of org.policyDocuments ?? []) {
+      const counts = (summary.policyDocuments ??= { create: 0, update: 0, applied: 0, failed: 0 });
+      counts[upload.action]++;
+      if (upload.result === 'applied') counts.applied++;
+      else if (upload.result === 'failed') counts.failed++;
+    }
   }
   return summary;
 }
@@ -197,7 +259,11 @@ export function hasErrors(report: RunReport): boolean {
  * not one known not to take.
  */
 export function hasPendingChanges(report: RunReport): boolean {
-  return report.orgs.some((org) => org.changes.some((change) => change.knownNotConverged !== true));
+  return report.orgs.some(
+    (org) =>
+      org.changes.some((change) => change.knownNotConverged !== true) ||
+      (org.policyDocuments?.length ?? 0) > 0,
+  );
 }
 
 /**

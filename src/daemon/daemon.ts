@@ -214,6 +214,7 @@ export class Daemon {
         ca: this.#options.ca,
         token,
         manifests: { ...manifests, orgs: owned.filter((org) => due.has(org.org)) },
+        revision,
         state: this.#state as StateStore,
         logger: this.#logger,
         clock: this.#clock,

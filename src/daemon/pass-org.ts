@@ -5,7 +5,17 @@ import type { OrgManifest } from '../manifests/load.ts';
 /** An org's manifests as the pass's decisions see them: its files, and its content as text. */
 export function passOrg(org: OrgManifest): PassOrg {
   const environments = org.environments.map(({ source: _source, ...env }) => env);
-  return { org: org.org, files: org.files, manifestsKey: JSON.stringify(environments) };
+  // Policy documents count too: an edit of a policy file is a change of the manifests.
+  const documents = (org.policies ?? []).map((doc) => [
+    doc.name,
+    doc.description ?? null,
+    createHash('sha256').update(doc.content).digest('hex'),
+  ]);
+  const manifestsKey =
+    documents.length === 0
+      ? JSON.stringify(environments)
+      : JSON.stringify({ environments, documents });
+  return { org: org.org, files: org.files, manifestsKey };
 }
 
 /** The token as the decisions may see it: hashed, never kept. */

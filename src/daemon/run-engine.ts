@@ -19,6 +19,8 @@ export async function runEngine(options: {
   readonly ca: string | undefined;
   readonly token: string;
   readonly manifests: ManifestSet;
+  /** The git-sync revision of the manifests, when known: policy document uploads name it. */
+  readonly revision: string | undefined;
   readonly state: StateStore;
   readonly logger: Logger;
   readonly clock: Clock;
@@ -47,6 +49,7 @@ export async function runEngine(options: {
       state: options.state,
       logger,
       dryRun: false,
+      revision: options.revision,
       signal: shutdown.stopping,
       onRoundFailed: options.onRoundFailed,
       onOrgDone: options.onOrgDone,

@@ -1,36 +1,10 @@
 import path from 'node:path';
 import { displayPath } from '../manifests/discover.ts';
 import { loadManifests, type ManifestCache, type ManifestSet } from '../manifests/load.ts';
+import { resolveManifestsPath, type Resolution } from '../manifests/revision.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 
-/** Where the manifests path resolves to now, and which published revision that is. */
-export interface Resolution {
-  /** The real path of the manifests directory (all symlinks resolved). */
-  readonly realRoot: string;
-  /**
-   * The basename of the last symlink target on the way (git-sync publishes
-   * `<root>/<link> -> .worktrees/<hash>`, so this is the commit); undefined without symlinks.
-   */
-  readonly revision: string | undefined;
-}
-
-/** Resolves the manifests path component by component, noting the last symlink's target. */
-export async function resolveManifestsPath(root: string, cwd: string): Promise<Resolution> {
-  const absolute = path.resolve(cwd, root);
-  const parts = absolute.split(path.sep).filter((part) => part !== '');
-  let current = path.parse(absolute).root;
-  let revision: string | undefined;
-  for (const part of parts) {
-    current = path.join(current, part);
-    const info = await fsPromises().lstat(current);
-    if (info.isSymbolicLink()) {
-      const target = path.resolve(path.dirname(current), await fsPromises().readlink(current));
-      revision = path.basename(target);
-      current = await fsPromises().realpath(current);
-    }
-  }
-  return { realRoot: await fsPromises().realpath(absolute), revision };
-}
+export { resolveManifestsPath, type Resolution } from '../manifests/revision.ts';
 
 export interface Snapshot extends Resolution {
   readonly manifests: ManifestSet;

@@ -142,6 +142,16 @@ function pendingTable(org: OrgStatus): string {
   );
 }
 
+function documentsTable(org: OrgStatus): string {
+  const uploads = org.pendingPolicyDocuments ?? [];
+  if (uploads.length === 0) return '';
+  const rows = uploads.map(
+    (d) =>
+      `<tr><td><code>${esc(d.name)}</code></td><td>${esc(d.action)}</td><td>${esc(d.result)}</td><td>${esc(Object.keys(d.fields).join(', '))}</td><td class="message">${d.error === undefined ? '' : esc(d.error)}</td></tr>`,
+  );
+  return `<h4>Pending policy documents</h4><table class="pending"><thead><tr><th>Policy document</th><th>Action</th><th>Result</th><th>Differs</th><th>Error</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
 function driftTable(org: OrgStatus, now: number): string {
   if (org.recentDrift.length === 0) return '<p class="dim">No drift found.</p>';
   const rows = org.recentDrift.map(
@@ -173,6 +183,7 @@ function orgSection(name: string, org: OrgStatus, now: number): string {
     factTable(facts) +
     error +
     `<h4>Pending changes</h4>${pendingTable(org)}` +
+    documentsTable(org) +
     `<h4>Recent drift <span class="dim">(the last ${MAX_RECENT_DRIFTS}: changed on the service, not in the manifests)</span></h4>${driftTable(org, now)}</section>`
   );
 }

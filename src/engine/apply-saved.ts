@@ -15,6 +15,8 @@ import {
   type SavedPlan,
 } from './saved-plan.ts';
 import { manifestDisagreements, selfDisagreements } from './saved-plan-check.ts';
+import { documentsFromSaved, policyDocumentsDigest } from './saved-plan-documents.ts';
+import { applyWithPolicyDocuments } from './apply-documents.ts';
 import type { StateStore } from './state-store.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 
@@ -43,6 +45,8 @@ export interface ApplySavedOptions {
   readonly progress?: ApplyProgress | undefined;
   /** The caller prints a report of every change: each is logged at debug, not info. */
   readonly changesReported?: boolean | undefined;
+  /** The git revision of the manifests, when known: policy document uploads name it. */
+  readonly revision?: string | undefined;
 }
 
 /** A refusal: what is wrong, each finding on its line, and what to do. */
@@ -131,6 +135,23 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
           `org ${org.org}: ${describeMove(org, live).join('; ') || 'the listing changed'}`,
         );
       }
+      const documents = org.policyDocuments;
+      if (documents === undefined) return;
+      // The listing told the dialect: documents exist only in kosli's.
+      if (client.dialect()?.dialect !== 'kosli') {
+        moved.push(
+          `org ${org.org}: the plan uploads policy documents, but the API dialect is not kosli`,
+        );
+        return;
+      }
+      try {
+        if (policyDocumentsDigest(await client.listPolicyDocuments(org.org)) !== documents.digest)
+          moved.push(`org ${org.org}: its policy documents changed on the service`);
+      } catch (error) {
+        moved.push(
+          `org ${org.org}: cannot list its policy documents to check (${errorMessage(error)})`,
+        );
+      }
     }),
   );
   // The plan's requests are those of the dialect it was made for: the run must speak it too.
@@ -153,7 +174,20 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
     );
   }
   const reports = await Promise.all(
-    saved.orgs.map(async (org) => (await applyOrgPlan(orgPlanFromSaved(org), options)).report),
+    saved.orgs.map(async (org) => {
+      const plan = orgPlanFromSaved(org);
+      if (org.policyDocuments === undefined) return (await applyOrgPlan(plan, options)).report;
+      // Policy documents first, then the environments that attach them.
+      const applyEnvironments = (envPlan: typeof plan) => applyOrgPlan(envPlan, options);
+      return (
+        await applyWithPolicyDocuments(
+          plan,
+          documentsFromSaved(org.policyDocuments),
+          options,
+          applyEnvironments,
+        )
+      ).report;
+    }),
   );
   logger.info({ plan: file, orgs: saved.orgs.length }, 'applied the saved plan');
   return {

@@ -22,6 +22,9 @@ import type * as Apply from './apply.ts';
 import type { ApplyProgress, Round } from './apply.ts';
 import { memberProblem, problemReport, unsendableProblem } from './org-problems.ts';
 import { errorMessage } from '../runtime/errors.ts';
+import type { ObservedPolicyDocument, PolicyDocumentPlan } from '../core/policy-documents.ts';
+import { applyWithPolicyDocuments } from './apply-documents.ts';
+import { contractRefusal, policyDocumentsStep, withPolicyDocuments } from './policy-documents.ts';
 import type { StateStore } from './state-store.ts';
 
 export type { ApplyProgress, Round } from './apply.ts';
@@ -42,9 +45,17 @@ export interface ReconcileOptions {
   readonly dryRun: boolean;
   /** Only these orgs (from --org); all orgs of the manifests when undefined. */
   readonly orgs?: ReadonlySet<string> | undefined;
-  /** Called with each org's listing and plan (for `plan --out`). */
+  /** Called with each org's listing and plan, and its policy documents' (for `plan --out`). */
   readonly onPlanned?:
-    ((org: string, observed: readonly ObservedEnvironment[], plan: OrgPlan) => void) | undefined;
+    | ((
+        org: string,
+        observed: readonly ObservedEnvironment[],
+        plan: OrgPlan,
+        documents?: PlannedDocuments,
+      ) => void)
+    | undefined;
+  /** The git revision of the manifests, when known: policy document uploads name it. */
+  readonly revision?: string | undefined;
   /** The caller prints a report of every change: each is logged at debug, not info. */
   readonly changesReported?: boolean | undefined;
   /** Progress of the changes being applied (for a terminal display). */
@@ -61,6 +72,12 @@ export interface ReconcileOptions {
    * down as the pass goes on instead of staying to its end.
    */
   readonly releaseDone?: boolean | undefined;
+}
+
+/** An org's policy documents as the service held them, and what to upload. */
+export interface PlannedDocuments {
+  readonly observed: readonly ObservedPolicyDocument[];
+  readonly plan: PolicyDocumentPlan;
 }
 
 /**
@@ -97,10 +114,14 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   // An org with any problem is left alone entirely: no request at all.
   if (manifest.problems.length > 0) return invalid(org, manifest.problems.map(problemReport));
   // A field the dialect cannot send holds the org: before any request when --api-dialect names
-  // the dialect, else once the first listing has told it (below).
+  // the dialect, else once the first listing has told it (below). So do policy documents under
+  // the contract dialect (policyDocumentsStep says so after the listing).
   const named = client.dialect();
   if (named !== undefined) {
-    const refused = await unsendable(manifest, named, options);
+    const refused = [
+      ...(await unsendable(manifest, named, options)),
+      ...(contractRefusal(manifest, client) ?? []),
+    ];
     if (refused.length > 0) return invalid(org, refused);
   }
 
@@ -140,13 +161,42 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
     );
   }
 
+  // Policy documents (the kosli dialect): read, checked against what is attached, planned.
+  const documents = await policyDocumentsStep(manifest, client, options.manifests);
+  if (documents.kind === 'invalid') return invalid(org, documents.errors);
+  if (documents.kind === 'failed') {
+    return {
+      report: { ...emptyReport(org), status: 'failed', error: documents.error },
+      transient: documents.transient,
+    };
+  }
+
   // Plan (pure), for the dialect: it decides how each change is sent.
   const plan = planOrg(org, manifest.environments, observed, state.lookup(org), dialect.dialect);
-  options.onPlanned?.(org, observed, plan);
-  if (options.dryRun || plan.changes.length === 0) {
-    return { report: orgReportFromPlan(plan, new Map()), transient: false };
+  const planned = documents.kind === 'plan' ? documents : undefined;
+  options.onPlanned?.(org, observed, plan, planned);
+  const uploads = planned?.plan.changes.length ?? 0;
+  if (options.dryRun || (plan.changes.length === 0 && uploads === 0)) {
+    const report = orgReportFromPlan(plan, new Map());
+    return {
+      report: planned === undefined ? report : withPolicyDocuments(report, planned.plan),
+      transient: false,
+    };
   }
-  return (await apply()).applyOrgPlan(plan, options);
+  if (planned === undefined || uploads === 0) {
+    const round = await (await apply()).applyOrgPlan(plan, options);
+    return planned === undefined
+      ? round
+      : { ...round, report: withPolicyDocuments(round.report, planned.plan) };
+  }
+  // Policy documents first: the environments that attach them follow.
+  return applyWithPolicyDocuments(plan, planned.plan, options, async (envPlan) =>
+    (await apply()).applyOrgPlan(envPlan, options),
+  );
+}
+
+function emptyReport(org: string): OrgReport {
+  return { org, status: 'ok', changes: [], unchanged: [], unmanaged: [], errors: [] };
 }
 
 /** What a released entry of the manifests' orgs holds: an org with nothing left in it. */

@@ -14,6 +14,10 @@ import { changeRequests, sameRequests, type ChangeRequests } from '../core/reque
 import { acceptsSavedValue, normalizeValue, sameValue, showValue } from '../core/value-kinds.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { requestsOf, savedValue, type SavedPlan } from './saved-plan.ts';
+import {
+  documentManifestDisagreements,
+  documentSelfDisagreements,
+} from './saved-plan-documents.ts';
 
 type SavedOrg = SavedPlan['orgs'][number];
 type SavedChange = SavedOrg['changes'][number];
@@ -107,6 +111,9 @@ export function selfDisagreements(saved: SavedPlan): string[] {
       seen.add(change.name);
       problems.push(...changeProblems(org.org, change, org.dialect));
     }
+    if (org.policyDocuments !== undefined) {
+      problems.push(...documentSelfDisagreements(org.org, org.policyDocuments));
+    }
   }
   return problems;
 }
@@ -156,6 +163,9 @@ function orgProblems(saved: SavedOrg, manifest: OrgManifest): string[] {
   for (const name of saved.unchanged) {
     if (!declared.has(name))
       problems.push(`${where(org, name)}: the plan has it unchanged, but no manifest declares it`);
+  }
+  if (saved.policyDocuments !== undefined) {
+    problems.push(...documentManifestDisagreements(saved.policyDocuments, manifest));
   }
   return problems;
 }

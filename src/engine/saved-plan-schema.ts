@@ -7,11 +7,13 @@ import { API_DIALECTS } from '../core/dialect.ts';
 import { FIELD_LIST, type FieldSpec, type ValueKind } from '../core/fields.ts';
 import { isStringMap, type StringMap } from '../core/string-maps.ts';
 import { INTEGRITY_PATTERN } from './plan-integrity.ts';
+import { savedDocumentsSchema } from './saved-plan-documents.ts';
 
 /**
- * Version 4: each org carries the API dialect it was planned for, and each change the requests
- * that send it (`requests`: whether a PUT, and the policies and tags sent through their own
- * operations). Version 3 carried `integrity`, the digest of everything else in the file, without
+ * Version 4: each org carries the API dialect it was planned for, each change the requests that
+ * send it (`requests`: whether a PUT, and the policies and tags sent through their own
+ * operations), and an org may carry `policyDocuments`, the uploads of its policy documents with
+ * the exact text each sends (saved-plan-documents.ts). Version 3 carried `integrity`, the digest of everything else in the file, without
  * them; version 2 had every field of the registry but no digest; version 1 had four fields. A
  * plan is applied by the envsync that made it, moments later; an older file is refused with its
  * version, not misread, and a file without a digest is never trusted.
@@ -95,6 +97,7 @@ export const savedPlanSchema = z.object({
       ),
       unchanged: z.array(z.string()),
       unmanaged: z.array(z.string()),
+      policyDocuments: savedDocumentsSchema.optional(),
     }),
   ),
   report: z.unknown(),

@@ -15,6 +15,8 @@ import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '.
 import { compareNames } from '../core/names.ts';
 import type { RunReport } from '../core/report.ts';
 import type { ChangeRequests } from '../core/requests.ts';
+import type { PlannedDocuments } from './reconcile.ts';
+import { saveDocuments } from './saved-plan-documents.ts';
 
 /**
  * A saved plan (`plan --out`), bound to the listing it was computed from and sealed with an
@@ -92,16 +94,23 @@ export function listingDigest(observed: readonly ObservedEnvironment[]): string 
     .digest('hex')}`;
 }
 
+/** One org as planned: its listing and plan, and its policy documents' when it has any. */
+export interface PlannedOrg {
+  readonly observed: readonly ObservedEnvironment[];
+  readonly plan: OrgPlan;
+  readonly documents?: PlannedDocuments | undefined;
+}
+
 /** Builds the content of the file `plan --out` writes (planFileText seals it). */
 export function savePlan(
   api: string,
   createdAt: string,
-  planned: ReadonlyMap<string, { observed: readonly ObservedEnvironment[]; plan: OrgPlan }>,
+  planned: ReadonlyMap<string, PlannedOrg>,
   report: RunReport,
 ): PlanContent {
   const orgs = [...planned.entries()]
     .sort(([a], [b]) => compareNames(a, b))
-    .map(([org, { observed, plan }]) => ({
+    .map(([org, { observed, plan, documents }]) => ({
       org,
       dialect: plan.dialect,
       digest: listingDigest(observed),
@@ -118,6 +127,9 @@ export function savePlan(
       })),
       unchanged: [...plan.unchanged],
       unmanaged: [...plan.unmanaged],
+      ...(documents === undefined
+        ? {}
+        : { policyDocuments: saveDocuments(documents.observed, documents.plan) }),
     }));
   return { kind: 'envsync-plan', version: SAVED_PLAN_VERSION, api, createdAt, orgs, report };
 }

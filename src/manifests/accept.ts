@@ -12,7 +12,8 @@ import { isPlainObject } from '../core/plain-object.ts';
  * valid, and here it is": it reads the values in place, and anything it does not recognise,
  * wrong or merely unusual, returns undefined and goes to the schema. Both are built from the
  * field registry (core/fields.ts), and a property test (test/manifests/accept.test.ts) checks that
- * this accepts exactly what the schema accepts, with the same result.
+ * this accepts exactly what the schema accepts, with the same result, among documents that declare
+ * no policy documents (those it always leaves to the schema).
  */
 
 /** True when every own key of `value` is one of `allowed` (strictObject's rule). */
@@ -23,9 +24,13 @@ function onlyKeys(value: Record<string, unknown>, allowed: readonly string[]): b
 
 /** The keys a manifest document may hold at its root, and in each environment. */
 export const MANIFEST_KEYS = {
-  root: ['org', 'environments'],
+  root: ['org', 'policies', 'environments'],
   environment: ['name', ...FIELD_LIST.map((spec) => spec.manifestKey)],
+  policy: ['name', 'description', 'file'],
 } as const;
+
+/** The root keys the fast path reads itself: `policies` goes to the schema (acceptDocument). */
+const FAST_ROOT_KEYS: readonly string[] = ['org', 'environments'];
 
 /**
  * Builds the caller's object from one accepted environment: its name and the mapping it was read
@@ -70,7 +75,9 @@ export function acceptDocument<T>(
   value: unknown,
   build: BuildEnvironment<T>,
 ): { org: string; environments: T[] } | undefined {
-  if (!isPlainObject(value) || !onlyKeys(value, MANIFEST_KEYS.root)) return undefined;
+  // A document that declares policy documents is left to the schema: such documents are few (one
+  // an org), and the files they name are read later, with errors at their places.
+  if (!isPlainObject(value) || !onlyKeys(value, FAST_ROOT_KEYS)) return undefined;
   const { org, environments } = value;
   if (!isName(org) || !Array.isArray(environments)) return undefined;
   const accepted: T[] = [];

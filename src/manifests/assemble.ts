@@ -5,6 +5,7 @@
 
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
+import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 import type { ManifestProblem, ParsedManifest } from './parsed.ts';
 
 /** Everything the manifests declare for one organization, and what is wrong with it. */
@@ -12,8 +13,14 @@ export interface OrgManifest {
   readonly org: string;
   /** Sorted by name. Empty when the org has problems: an invalid org is left alone entirely. */
   readonly environments: readonly DesiredEnvironment[];
+  /** The files that serve the org: its manifests, and the policy files they name. */
   readonly files: readonly string[];
   readonly problems: readonly ManifestProblem[];
+  /**
+   * The policy documents the org's manifests declare (top-level `policies:`), their files read,
+   * sorted by name; absent when none. Empty when the org has problems.
+   */
+  readonly policies?: readonly DeclaredPolicyDocument[] | undefined;
 }
 
 /** Finds line and column of an environment read without positions (for the rare message). */
@@ -88,6 +95,23 @@ function repeatedName(
   };
 }
 
+/** The problem of a policy document declared twice in one org: here, and where it was first. */
+function repeatedPolicy(
+  here: DeclaredPolicyDocument,
+  there: DeclaredPolicyDocument,
+  org: string,
+): ManifestProblem {
+  const { file, line, column, path } = here.source;
+  return {
+    file,
+    line,
+    column,
+    path: `${path}.name`,
+    message: `policy document "${here.name}" of org "${org}" is declared twice: here and at ${there.source.file}:${there.source.line}:${there.source.column}`,
+    org,
+  };
+}
+
 /** Merges parsed documents into orgs, flagging names declared twice with both places. */
 export function assembleOrgs(
   parsed: readonly ParsedFile[],
@@ -104,6 +128,7 @@ export function assembleOrgs(
       /** Names declared twice, and where the first one not shown was. */
       repeats: number;
       moreRepeats?: SourceLocation;
+      policies?: Map<string, DeclaredPolicyDocument>;
     }
   >();
   const unattributed: ManifestProblem[] = [];
@@ -128,6 +153,14 @@ export function assembleOrgs(
     for (const [d, doc] of file.documents.entries()) {
       const org = entry(doc.org);
       org.files.add(file.file);
+      for (const policy of doc.policyDocuments ?? []) {
+        // A policy file serves the org too: an edit of it alone is a change of the org's manifests.
+        org.files.add(policy.file);
+        org.policies ??= new Map();
+        const first = org.policies.get(policy.name);
+        if (first === undefined) org.policies.set(policy.name, policy);
+        else org.problems.push(repeatedPolicy(policy, first, doc.org));
+      }
       for (const [index, env] of doc.environments.entries()) {
         const first = org.envs.get(env.name);
         const firstInvalid = first === undefined ? org.invalid.get(env.name) : undefined;
@@ -205,6 +238,14 @@ export function assembleOrgs(
           : [...value.envs.values()].sort((a, b) => compareNames(a.name, b.name)),
       files: [...value.files].sort(compareNames),
       problems: value.problems,
+      ...(value.policies === undefined
+        ? {}
+        : {
+            policies:
+              value.problems.length > 0
+                ? []
+                : [...value.policies.values()].sort((a, b) => compareNames(a.name, b.name)),
+          }),
     }));
   return { orgs, unattributed };
 }

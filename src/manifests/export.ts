@@ -3,12 +3,49 @@ import type { ApiDialect } from '../core/dialect.ts';
 import { ENVIRONMENT_TYPES, FIELD_LIST, RECORDED_FIELDS, sendRoute } from '../core/fields.ts';
 import { normalizeValue } from '../core/value-kinds.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
+import { escapeJson } from '../core/escape.ts';
 import { compareNames, NAME_PATTERN } from '../core/names.ts';
+import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 
 /** One org's exported manifest, and the fields the listing did not show for some environment. */
 export interface ExportedManifest {
   readonly text: string;
   readonly unseen: readonly string[];
+  /** The policy files to write beside the manifest (path relative to it, exact text). */
+  readonly policyFiles: readonly { readonly path: string; readonly text: string }[];
+  /** Policy documents the export leaves out, with why (also said in a comment). */
+  readonly policiesLeftOut: readonly string[];
+}
+
+/** An org's policy documents to export (the `kosli` dialect). */
+export interface PolicyExport {
+  readonly documents: readonly ObservedPolicyDocument[];
+  /**
+   * The file of each document, relative to the manifest; undefined when no file can be written
+   * (export to stdout): the documents are then named in a comment only.
+   */
+  readonly fileOf?: ((name: string) => string) | undefined;
+}
+
+/** The `policies:` entries and files of an export, and what it leaves out. */
+function exportPolicies(policies: PolicyExport | undefined) {
+  const entries: { name: string; description: string; file: string }[] = [];
+  const files: { path: string; text: string }[] = [];
+  const leftOut: string[] = [];
+  const sorted = [...(policies?.documents ?? [])].sort((a, b) => compareNames(a.name, b.name));
+  for (const doc of sorted) {
+    const shown = escapeJson(JSON.stringify(doc.name));
+    if (!NAME_PATTERN.test(doc.name)) leftOut.push(`${shown} (a name envsync cannot manage)`);
+    else if (doc.latest === undefined || doc.latest.content.trim() === '')
+      leftOut.push(`${shown} (it has no version with any YAML)`);
+    else if (policies?.fileOf === undefined) leftOut.push(`${shown} (written only with --out DIR)`);
+    else {
+      const file = policies.fileOf(doc.name);
+      entries.push({ name: doc.name, description: doc.description, file });
+      files.push({ path: file, text: doc.latest.content });
+    }
+  }
+  return { entries, files, leftOut };
 }
 
 /**
@@ -24,6 +61,7 @@ export function renderExportedManifest(
   observed: readonly ObservedEnvironment[],
   source: string,
   dialect: ApiDialect,
+  policies?: PolicyExport,
 ): ExportedManifest {
   const fields = FIELD_LIST.filter((spec) => sendRoute(spec, dialect) !== undefined);
   const allowed = new Set<string>(ENVIRONMENT_TYPES);
@@ -42,13 +80,24 @@ export function renderExportedManifest(
     }
     return out;
   });
-  const doc = new Document({ org, environments });
+  const exported = exportPolicies(policies);
+  const doc = new Document({
+    org,
+    ...(exported.entries.length === 0 ? {} : { policies: exported.entries }),
+    environments,
+  });
   const header = [`Exported by envsync from ${source} (org ${org}).`];
   const missing = RECORDED_FIELDS.map((spec) => spec.manifestKey).filter((key) => unseen.has(key));
   if (missing.length > 0) {
     header.push(
       `The listing does not show ${missing.join(', ')}, so ${missing.length === 1 ? 'it is' : 'they are'} left out where unseen:`,
       'a manifest that leaves a field out leaves it as the service holds it. Declare one to manage it.',
+    );
+  }
+  if (exported.leftOut.length > 0) {
+    header.push(
+      'Policy documents not exported (they stay on the service as they are; envsync never deletes one):',
+      ...exported.leftOut.map((line) => `  ${line}`),
     );
   }
   doc.commentBefore = header.map((line) => ` ${line}`).join('\n');
@@ -58,5 +107,10 @@ export function renderExportedManifest(
       ...skipped.map((env) => `   ${JSON.stringify(env.name)} (type ${JSON.stringify(env.type)})`),
     ].join('\n');
   }
-  return { text: doc.toString({ lineWidth: 0 }), unseen: missing };
+  return {
+    text: doc.toString({ lineWidth: 0 }),
+    unseen: missing,
+    policyFiles: exported.files,
+    policiesLeftOut: exported.leftOut,
+  };
 }

@@ -1,3 +1,4 @@
+import { resolve as resolvePath } from 'node:path';
 import { crypto, fs } from '../runtime/builtins.ts';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { assembleOrgs, sourceOf, type OrgManifest, type ParsedFile } from './assemble.ts';
@@ -16,6 +17,7 @@ import {
   type ManifestProblem,
   type ParsedManifest,
 } from './parse.ts';
+import { resolvePolicyFiles, type LoadedFile } from './policy-files.ts';
 import type { Locator, Place } from './text-locator.ts';
 
 /** The whole manifest tree, read and validated. */
@@ -89,6 +91,20 @@ function statKeyOf(file: string): string | undefined {
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
 }
 
+/** A file read and parsed (or found in the cache), for resolvePolicyFiles. */
+function loadedFile(file: { path: string; display: string }, result: ParsedManifest): LoadedFile {
+  return {
+    parsed: {
+      file: file.display,
+      documents: result.documents,
+      problems: [...result.problems],
+      declared: result.declared,
+    },
+    path: file.path,
+    policyFiles: result.policyFiles,
+  };
+}
+
 /** A file that could not be read: one problem, at its start. */
 function unreadable(file: string, message: string): ParsedFile {
   return {
@@ -131,7 +147,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     options.paths === undefined
       ? discoverManifestFiles(options.root, options.cwd, options.displayRoot)
       : discoverGivenPaths(options.paths, options.cwd);
-  const parsed: ParsedFile[] = Array.from({ length: files.length });
+  const loaded: LoadedFile[] = Array.from({ length: files.length });
   const seen: ManifestCache = new Map();
   const shared = sharedValues(); // names and policy lists repeat across files
   const paths = new Map<string, string>();
@@ -143,18 +159,13 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
       // Same file, untouched since the last load.
       seen.set(file.display, cached);
       paths.set(file.display, file.path);
-      parsed[index] = {
-        file: file.display,
-        documents: cached.result.documents,
-        problems: [...cached.result.problems],
-        declared: cached.result.declared,
-      };
+      loaded[index] = loadedFile(file, cached.result);
       continue;
     }
     const outcome = readManifestFile(file.path, options.maxFileBytes);
     if (!outcome.ok) {
       changed.add(file.display);
-      parsed[index] = unreadable(file.display, outcome.message);
+      loaded[index] = { parsed: unreadable(file.display, outcome.message), path: file.path };
       continue;
     }
     const hash =
@@ -168,12 +179,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     if (options.cache !== undefined) seen.set(file.display, { statKey, hash, result });
     if (result !== cached?.result) changed.add(file.display);
     paths.set(file.display, file.path);
-    parsed[index] = {
-      file: file.display,
-      documents: result.documents,
-      problems: [...result.problems],
-      declared: result.declared,
-    };
+    loaded[index] = loadedFile(file, result);
   }
   if (options.cache !== undefined) {
     // Keep only the files that are still there; the others changed by going away.
@@ -181,6 +187,11 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     options.cache.clear();
     for (const [display, entry] of seen) options.cache.set(display, entry);
   }
+  // The files the manifests name in `policies:` are read as policies, and are not manifests.
+  const parsed = resolvePolicyFiles(loaded, {
+    root: resolvePath(options.cwd, options.root),
+    maxFileBytes: options.maxFileBytes,
+  });
   // Environments read by the fast path carry no line and column. The rare message that needs
   // them (a name declared twice) asks for them; only then are those few files read again.
   const wanted = new Set<string>();
@@ -248,7 +259,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   return {
     orgs,
     unattributed: [...treeLevel, ...unattributed],
-    fileCount: files.length,
+    fileCount: parsed.length,
     ...(options.cache === undefined ? {} : { changedFiles: changed }),
     locate,
   };

@@ -7,7 +7,13 @@ import { isName } from '../core/names.ts';
 import { MANIFEST_KEYS, manifestValue } from './accept.ts';
 import { normalizeLineBreaks } from './line-breaks.ts';
 import { formatPath, issueMessage, unknownKeyMessage } from './messages.ts';
-import type { DeclaredName, ManifestDocument, ManifestProblem, ParsedManifest } from './parsed.ts';
+import type {
+  DeclaredName,
+  ManifestDocument,
+  ManifestProblem,
+  ParsedManifest,
+  PolicyEntry,
+} from './parsed.ts';
 import { manifestSchema, type Manifest } from './schema.ts';
 import { STRAY_BOM, strayByteOrderMarks, structuralProblems } from './structural-problems.ts';
 import {
@@ -49,6 +55,7 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
   const problems: ManifestProblem[] = [];
   const documents: ManifestDocument[] = [];
   const declared: DeclaredName[] = [];
+  const policyFiles: string[] = [];
   const at = (offset: number, path: string, message: string, org: string | undefined) => {
     const { line, col } = lineCounter.linePos(offset);
     problems.push({ file, line, column: col, path, message, org });
@@ -133,7 +140,12 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
       for (const issue of result.error?.issues ?? []) {
         const path = issue.path as PathSegment[];
         if (issue.code === 'unrecognized_keys') {
-          const known = path.length === 0 ? MANIFEST_KEYS.root : MANIFEST_KEYS.environment;
+          const known =
+            path.length === 0
+              ? MANIFEST_KEYS.root
+              : path[0] === 'policies'
+                ? MANIFEST_KEYS.policy
+                : MANIFEST_KEYS.environment;
           for (const key of issue.keys) {
             const offset = offsetOf(doc, path, key);
             // A key that is not a string was named above; toJS made it a string no one wrote.
@@ -152,11 +164,32 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
       }
       if (org !== undefined)
         declared.push(...declaredNames(doc, value, org, document, lineCounter));
+      policyFiles.push(...namedPolicyFiles(value));
       continue;
     }
     const manifest = result.data as Manifest;
+    const position = (path: readonly (string | number)[]) =>
+      lineCounter.linePos(offsetOf(doc, path));
     documents.push({
       org: manifest.org,
+      ...(manifest.policies === undefined
+        ? {}
+        : {
+            policies: manifest.policies.map((entry, index): PolicyEntry => {
+              const where = position(['policies', index]);
+              const fileAt = position(['policies', index, 'file']);
+              return {
+                name: entry.name,
+                ...(entry.description === undefined ? {} : { description: entry.description }),
+                file: entry.file,
+                index,
+                line: where.line,
+                column: where.col,
+                fileLine: fileAt.line,
+                fileColumn: fileAt.col,
+              };
+            }),
+          }),
       environments: manifest.environments.map((env, index): DesiredEnvironment => {
         const { line, col } = lineCounter.linePos(offsetOf(doc, ['environments', index]));
         return {
@@ -168,7 +201,22 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
   }
   for (const offset of boms) if (!inDocument.has(offset)) at(offset, '', STRAY_BOM, undefined);
   problems.sort((a, b) => a.line - b.line || a.column - b.column);
-  return declared.length === 0 ? { documents, problems } : { documents, problems, declared };
+  return {
+    documents,
+    problems,
+    ...(declared.length === 0 ? {} : { declared }),
+    ...(policyFiles.length === 0 ? {} : { policyFiles }),
+  };
+}
+
+/** The `policies[].file` paths an invalid document names, as far as they can be read. */
+function namedPolicyFiles(value: unknown): string[] {
+  const policies = (value as { policies?: unknown } | null)?.policies;
+  if (!Array.isArray(policies)) return [];
+  return policies.flatMap((entry: unknown) => {
+    const file = (entry as { file?: unknown } | null)?.file;
+    return typeof file === 'string' && file !== '' ? [file] : [];
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 /** What parsing one manifest file gives: valid documents, and located problems. */
 import type { DesiredEnvironment } from '../core/model.ts';
+import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 
 /** A problem in a manifest, located to file, line and column (1-based) and YAML path. */
 export interface ManifestProblem {
@@ -13,10 +14,30 @@ export interface ManifestProblem {
   readonly org: string | undefined;
 }
 
-/** One valid document: an org and its environments. */
+/**
+ * One policy document a valid document declares, as written: its file is not read yet (load.ts
+ * reads it). Documents that declare any are read by the located path, so the places are known.
+ */
+export interface PolicyEntry {
+  readonly name: string;
+  readonly description?: string | undefined;
+  /** The path as written, relative to the manifest. */
+  readonly file: string;
+  /** The entry's index in `policies`, and where it and its `file` value are. */
+  readonly index: number;
+  readonly line: number;
+  readonly column: number;
+  readonly fileLine: number;
+  readonly fileColumn: number;
+}
+
+/** One valid document: an org, its environments and the policy documents it declares. */
 export interface ManifestDocument {
   readonly org: string;
   readonly environments: readonly DesiredEnvironment[];
+  readonly policies?: readonly PolicyEntry[] | undefined;
+  /** The policy documents of `policies` whose files were read (policy-files.ts fills it in). */
+  readonly policyDocuments?: readonly DeclaredPolicyDocument[] | undefined;
 }
 
 /** An environment name declared by a document that is not valid, and where. */
@@ -35,4 +56,9 @@ export interface ParsedManifest {
   readonly problems: readonly ManifestProblem[];
   /** The names invalid documents declare (for the check of names declared twice). */
   readonly declared?: readonly DeclaredName[] | undefined;
+  /**
+   * The policy files invalid documents name (`policies[].file`, as written): they are not read
+   * as manifests either, so a mistake in one manifest does not make its policy file a second one.
+   */
+  readonly policyFiles?: readonly string[] | undefined;
 }

@@ -134,15 +134,58 @@ export const environmentSchema = z
   })
   .describe('One environment of the organization.');
 
+/** One policy document of the org: its name, its description and the file holding its YAML. */
+export const policyDocumentSchema = z
+  .strictObject({
+    name: name.describe('Name of the policy document, unique within the organization.'),
+    description: z
+      .string()
+      .optional()
+      .describe(
+        'What the policy requires, in words. Managed only when declared: left out, the service keeps its own.',
+      ),
+    file: z
+      .string()
+      .min(1)
+      .describe(
+        "The file holding the policy's YAML, relative to this manifest; it must lie inside the manifests root and is never read as a manifest.",
+      ),
+  })
+  .describe('One policy document of the organization (the production service only).');
+
 export const manifestSchema = z
   .strictObject({
     org: name.describe('The organization these environments belong to.'),
+    policies: z
+      .array(policyDocumentSchema)
+      .superRefine((list, ctx) => {
+        const names = list.map((doc) => doc.name);
+        for (const index of repeatedIndexes(names)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [index, 'name'],
+            message: `policy document "${names[index]}" is listed twice`,
+          });
+        }
+      })
+      .optional()
+      .describe(
+        "The organization's policy documents, uploaded before the environments that attach them (the production service only; never deleted).",
+      ),
     environments: z.array(environmentSchema).describe('The environments of the organization.'),
   })
   .describe('An envsync manifest: the environments of one organization.');
 
+/** A policy document entry as the schema outputs it. */
+export interface PolicyDocumentEntry {
+  readonly name: string;
+  readonly description?: string | undefined;
+  readonly file: string;
+}
+
 /** A manifest as the schema outputs it: every field by its manifest key, defaults filled in. */
 export interface Manifest {
   readonly org: string;
+  readonly policies?: readonly PolicyDocumentEntry[] | undefined;
   readonly environments: readonly ({ readonly name: string } & Record<string, unknown>)[];
 }

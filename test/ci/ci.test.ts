@@ -172,7 +172,12 @@ describe('envsync export', () => {
   ];
 
   it('round trip: export, then plan shows nothing to create or update', async () => {
-    await api.putStore({ orgs: { acme: tricky } });
+    // The policies the environments attach have their documents on the service.
+    const documents = ['baseline', 'pci', 'sox'].map((name) => ({
+      name,
+      versions: [{ policy_yaml: `# ${name}\n` }],
+    }));
+    await api.putStore({ orgs: { acme: tricky }, policies: { acme: documents } });
     const exported = await envsyncInProcess(
       ['export', '--org', 'acme', '--out', 'm', '--api-url', api.url],
       {

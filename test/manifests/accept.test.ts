@@ -102,4 +102,21 @@ describe('acceptDocument (the fast path check)', () => {
     expect(acceptDocument(doc([...many, 'p3']), asSchemaOutput)).toBeUndefined();
     expect(manifestSchema.safeParse(doc([...many, 'p3'])).success).toBe(false);
   });
+
+  it('leaves every document that declares policy documents to the schema, valid or not', () => {
+    const valid = {
+      org: 'acme',
+      policies: [{ name: 'p', description: 'P', file: 'p.yaml' }],
+      environments: [{ name: 'a', type: 'K8S', description: '' }],
+    };
+    expect(manifestSchema.safeParse(valid).success).toBe(true);
+    expect(acceptDocument(valid, asSchemaOutput)).toBeUndefined();
+    for (const list of [[], null, [{ name: 'p' }], [{ name: 'p', file: '' }]]) {
+      expect(acceptDocument({ ...valid, policies: list }, asSchemaOutput)).toBeUndefined();
+    }
+    expect(manifestSchema.safeParse({ ...valid, policies: [] }).success).toBe(true);
+    for (const list of [null, [{ name: 'p' }], [{ name: 'p', file: '' }]]) {
+      expect(manifestSchema.safeParse({ ...valid, policies: list }).success).toBe(false);
+    }
+  });
 });

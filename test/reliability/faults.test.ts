@@ -144,10 +144,10 @@ describe('faults converge, nothing lost', () => {
     expect(sync.code, sync.stderr.slice(-2000)).toBe(0);
     expect((JSON.parse(sync.stdout) as { summary: { applied: number } }).summary.applied).toBe(100);
     const throttled = (await api.getStats()).throttled;
-    // 172 requests at 20 per second (4 listings, 100 PUTs, 64 attaches of policies, 4 listings
-    // to verify). Independent retry loops would meet a 429 per request or more; the shared gate
-    // meets one burst (the requests in flight, at most the concurrency) and then paces to the
-    // admitted rate.
+    // 176 requests at 20 per second (4 listings, 4 reads of policy documents, 100 PUTs, 64
+    // attaches of policies, 4 listings to verify). Independent retry loops would meet a 429 per
+    // request or more; the shared gate meets one burst (the requests in flight, at most the
+    // concurrency) and then paces to the admitted rate.
     expect(throttled).toBeGreaterThan(0);
     expect(throttled).toBeLessThanOrEqual(32);
   });

@@ -6,6 +6,7 @@ import { systemClock } from '../../src/runtime/system-clock.ts';
 import { createClient } from '../../src/api/client.ts';
 import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
 import type { DesiredEnvironment } from '../../src/core/model.ts';
+import { samePolicyText } from '../../src/core/policy-documents.ts';
 import { hasErrors } from '../../src/core/report.ts';
 import { reconcile } from '../../src/engine/reconcile.ts';
 import { StateStore } from '../../src/engine/state-store.ts';
@@ -62,13 +63,42 @@ const env = (forKosli: boolean) =>
   });
 const orgEnvs = (forKosli: boolean) =>
   fc.uniqueArray(env(forKosli), { selector: (e) => e.name, maxLength: 6 });
+/** The policy documents every org holds on the service before a run (the kosli profile). */
+const HELD_DOCUMENTS = ['pci', 'sox', 'baseline', 'gdpr'];
+const HELD_TEXT = 'a: 1\n';
+/** Policy documents a manifest declares: the text held, or another, trailing newlines varied. */
+const documentDecl = fc.record(
+  {
+    name: fc.constantFrom(...HELD_DOCUMENTS, 'new-one'),
+    content: fc
+      .tuple(
+        fc.array(fc.constantFrom('a: 1', 'b: [x, y]', '# note', 'c: "é"'), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        fc.constantFrom('', '\n', '\n\n', '\r\n'),
+      )
+      .map(([lines, end]) => `${lines.join('\n')}${end}`),
+    description: fc.string({ maxLength: 8 }),
+  },
+  { requiredKeys: ['name', 'content'] },
+);
 const world = (forKosli: boolean) =>
   fc.record({
     desired: fc.tuple(...ORGS.map(() => orgEnvs(forKosli))),
     remote: fc.tuple(
       ...ORGS.map(() => fc.uniqueArray(env(false), { selector: (e) => e.name, maxLength: 6 })),
     ),
+    documents: fc.tuple(
+      ...ORGS.map(() =>
+        forKosli
+          ? fc.uniqueArray(documentDecl, { selector: (d) => d.name, maxLength: 3 })
+          : fc.constant([]),
+      ),
+    ),
   });
+
+type DocumentDecl = { name: string; content: string; description?: string };
 
 type Env = {
   name: string;
@@ -78,10 +108,18 @@ type Env = {
   policies: string[];
 };
 
-function manifestSet(desired: readonly Env[][]): ManifestSet {
+function manifestSet(
+  desired: readonly Env[][],
+  documents: readonly (readonly DocumentDecl[])[] = [],
+): ManifestSet {
   return {
     orgs: ORGS.map((org, i) => ({
       org,
+      policies: (documents[i] ?? []).map((doc, index) => ({
+        ...doc,
+        file: `policies/${doc.name}.yaml`,
+        source: { file: `${org}.yaml`, line: 3 + index, column: 5, path: `policies[${index}]` },
+      })),
       environments: (desired[i] ?? [])
         .map((e): DesiredEnvironment => ({
           name: e.name,
@@ -142,14 +180,19 @@ describe.each(['spec', 'kosli'] as const)(
   (profile) => {
     it('converge in one sync against a fault-free emulator, and the next plan is empty', async () => {
       await fc.assert(
-        fc.asyncProperty(world(profile === 'kosli'), async ({ desired, remote }) => {
+        fc.asyncProperty(world(profile === 'kosli'), async ({ desired, remote, documents }) => {
           const api = emulators[profile];
           if (api === undefined) throw new Error('no emulator');
+          const held = HELD_DOCUMENTS.map((doc) => ({
+            name: doc,
+            versions: [{ policy_yaml: HELD_TEXT }],
+          }));
           await api.putStore({
             orgs: Object.fromEntries(ORGS.map((org, i) => [org, remote[i] ?? []])),
+            policies: Object.fromEntries(ORGS.map((org) => [org, held])),
           });
           const state = await StateStore.load(tmp.path(`state-${profile}-${run++}.json`), logger);
-          const manifests = manifestSet(desired);
+          const manifests = manifestSet(desired, documents);
           const synced = await pass(api, manifests, state, false);
           expect(
             hasErrors(synced),
@@ -170,8 +213,25 @@ describe.each(['spec', 'kosli'] as const)(
               [...declared, ...untouched].sort((a, b) => (a.name < b.name ? -1 : 1)),
             );
           });
+          // Every declared policy document holds the declared text (trailing newlines aside) and
+          // description; the others stay as they were.
+          ORGS.forEach((org, i) => {
+            const declared = new Map((documents[i] ?? []).map((d) => [d.name, d]));
+            for (const doc of store.policies?.[org] ?? []) {
+              const latest = doc.versions.at(-1)?.policy_yaml ?? '';
+              const want = declared.get(doc.name);
+              expect(samePolicyText(latest, want?.content ?? HELD_TEXT), `${org}/${doc.name}`).toBe(
+                true,
+              );
+              // A description left out of the manifest is the service's ('' when seeded).
+              expect(doc.description).toBe(want?.description ?? '');
+            }
+            const names = new Set((store.policies?.[org] ?? []).map((d) => d.name));
+            expect([...declared.keys()].every((doc) => names.has(doc))).toBe(true);
+          });
           const again = await pass(api, manifests, state, true);
           expect(again.summary).toMatchObject({ create: 0, update: 0, unverified: 0 });
+          expect(again.summary.policyDocuments).toBeUndefined();
         }),
         { numRuns: 25 },
       );

@@ -85,7 +85,16 @@ function echoingService(token: string) {
       headers: { 'content-type': 'text/plain' },
     }),
   };
+  // Production's policy documents, echoing it in a description and in a policy's YAML.
+  const documents = json(
+    200,
+    `[{"name":"echo","description":"${e.slashEscaped}","versions":[{"version":1,"policy_yaml":"key: ${e.long(e.slashEscaped)}\\n"}]}]`,
+  );
   return startFakeApi((req, res) => {
+    if (req.url?.startsWith('/api/v2/policies/') === true) {
+      res.writeHead(documents.status, documents.headers).end(documents.body);
+      return;
+    }
     const org = /\/api\/v2\/environments\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '';
     const answer = answers[org]?.(req.method ?? 'GET') ?? json(404, '{"message":"no such org"}');
     res.writeHead(answer.status, answer.headers).end(answer.body);
@@ -265,6 +274,7 @@ describe.each(TOKENS)('with %s, a token-echoing service', (_name, token, command
         ...(all ? ['step-summary.md'] : []),
         'state.json',
         path.join('exported', 'acme.yaml'),
+        path.join('exported', 'policies', 'acme', 'echo.yaml'),
       ])
         expect(names).toContain(expected);
       outputs.push(...files);

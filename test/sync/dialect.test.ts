@@ -5,6 +5,7 @@
  * small fake that answers exactly as production's listing does.
  */
 import { readFile } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { envsyncInProcess } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
@@ -306,6 +307,22 @@ environments:
 });
 
 describe('listings in production shapes', () => {
+  /** The policy documents the fakes below hold: those their environments attach. */
+  const POLICY_DOCUMENTS = JSON.stringify(
+    ['pci', 'sox'].map((name) => ({
+      name,
+      description: '',
+      created_at: 1,
+      versions: [{ version: 1, policy_yaml: `# ${name}\n`, timestamp: 1, created_by: 'x' }],
+    })),
+  );
+  /** Answers GET /api/v2/policies/{org}, else nothing (false). */
+  const policyDocuments = (url: string | undefined, res: ServerResponse) => {
+    if (url?.startsWith('/api/v2/policies/') !== true) return false;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(POLICY_DOCUMENTS);
+    return true;
+  };
+
   /**
    * A fake that stores PUTs, attaches and detaches policies, and lists them as production does:
    * policies as objects, nulls.
@@ -313,6 +330,7 @@ describe('listings in production shapes', () => {
   async function productionFake() {
     const store = new Map<string, Record<string, unknown>>();
     const fake = await startFakeApi((req, res) => {
+      if (policyDocuments(req.url, res)) return;
       const attach = /^\/api\/v2\/environments\/acme\/([^/]+)\/policies$/.exec(req.url ?? '');
       if (attach !== null && (req.method === 'POST' || req.method === 'DELETE')) {
         const env = store.get(decodeURIComponent(attach[1] ?? '')) ?? {};
@@ -355,7 +373,8 @@ describe('listings in production shapes', () => {
   }
 
   it('export writes require_provenance when the listing shows it, and round-trips', async () => {
-    const fake = await startFakeApi((_req, res) => {
+    const fake = await startFakeApi((req, res) => {
+      if (policyDocuments(req.url, res)) return;
       res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify([
           {

@@ -178,7 +178,9 @@ async function fakeService(shape: 'contract' | 'bare' | 'envelope', held: Record
         res.writeHead(201, { 'content-type': 'application/json' }).end('"OK"');
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(listed()));
+      // Production's policy documents: none.
+      const body = req.url?.startsWith('/api/v2/policies/') === true ? [] : listed();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     },
   );
   return { ...fake, bodies, held: () => env };

@@ -177,6 +177,8 @@ describe('the kosli dialect', () => {
     expect(json(sync.stdout).summary).toMatchObject({ update: 1, applied: 1, notConverged: 0 });
     expect(await requestsSince(api, before)).toEqual([
       'GET /api/v2/environments/acme',
+      // The policy documents, to check what the environment attaches.
+      'GET /api/v2/policies/acme',
       'POST /api/v2/environments/acme/prod/policies',
       'DELETE /api/v2/environments/acme/prod/policies',
       'PATCH /api/v2/tags/acme/environment/prod',
@@ -236,7 +238,7 @@ describe('the kosli dialect', () => {
     }
   });
 
-  it('a policy without a document fails its change with the service words; nothing is attached', async () => {
+  it('a policy without a document holds the org back at its name; nothing is sent', async () => {
     const api = await world.emulator({ profile: 'kosli', policyDocuments: { acme: ['pci'] } });
     await tmp().write(
       'manifests/acme.yaml',
@@ -244,18 +246,26 @@ describe('the kosli dialect', () => {
     );
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(sync.code).toBe(1);
-    const change = json(sync.stdout).orgs[0]?.changes[0];
-    expect(change).toMatchObject({ name: 'prod', result: 'failed' });
-    expect(change?.error).toMatch(
-      /^POST \/api\/v2\/environments\/acme\/prod\/policies: 400 .*nodoc/,
-    );
-    // The PUT created the environment without them; the refused attach attached nothing.
-    expect(await held(api, 'prod')).toEqual({ policies: [], tags: {} });
-    const plan = await run(api.url, ['plan', '-o', 'json']);
-    expect(json(plan.stdout).orgs[0]?.changes[0]).toMatchObject({
-      action: 'update',
-      policies: { attach: ['nodoc', 'pci'], detach: [] },
+    expect(json(sync.stdout).orgs[0]).toMatchObject({
+      status: 'invalid',
+      changes: [],
+      errors: [
+        {
+          file: 'manifests/acme.yaml',
+          line: 6,
+          column: 21,
+          path: 'environments[0].policies[1]',
+          message: expect.stringContaining(
+            'policy "nodoc" attached to "prod" has no policy document',
+          ),
+        },
+      ],
     });
+    // Read, never written: the environment is not created half-way.
+    expect(await requestsSince(api)).toEqual([
+      'GET /api/v2/environments/acme',
+      'GET /api/v2/policies/acme',
+    ]);
   });
 
   it('export writes the tags the listing shows, and export -> plan --detailed-exitcode exits 0', async () => {

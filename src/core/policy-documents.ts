@@ -1,0 +1,194 @@
+/**
+ * Policy documents as code (the `kosli` dialect): what the manifests' top-level `policies:`
+ * declare, what the service holds (`GET /api/v2/policies/{org}`), and what must be uploaded. Pure:
+ * a digest of a text comes in as an argument (the shell hashes), so is the git revision.
+ */
+import type { DesiredEnvironment } from './model.ts';
+import { compareNames } from './names.ts';
+
+/** Where a policy document entry is declared: file, line, column and YAML path (`policies[0]`). */
+export interface PolicySource {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  readonly path: string;
+}
+
+/** One policy document as the manifests declare it, its file read. */
+export interface DeclaredPolicyDocument {
+  readonly name: string;
+  /** Managed only when declared: left out, an upload carries none and the service keeps its own. */
+  readonly description?: string | undefined;
+  /** The policy file's text, exactly as read. */
+  readonly content: string;
+  /** The policy file as shown to people. */
+  readonly file: string;
+  readonly source: PolicySource;
+}
+
+/** One policy document as the service holds it. */
+export interface ObservedPolicyDocument {
+  readonly name: string;
+  readonly description: string;
+  /** Its latest version (the highest number); undefined when it has none. */
+  readonly latest?: { readonly version: number; readonly content: string } | undefined;
+}
+
+export type PolicyDocumentAction = 'create' | 'update';
+
+/** One difference: `from` is null for a create (and for content the service has no version of). */
+export interface PolicyDocumentDiff {
+  readonly from: string | null;
+  readonly to: string;
+}
+
+/** What differs: `content` as digests (`sha256:...`), `description` as text. */
+export interface PolicyDocumentFields {
+  readonly content?: PolicyDocumentDiff | undefined;
+  readonly description?: PolicyDocumentDiff | undefined;
+}
+
+/** One upload the plan proposes. */
+export interface PolicyDocumentChange {
+  readonly action: PolicyDocumentAction;
+  readonly name: string;
+  /** The latest version the service holds (what was compared against); null when none. */
+  readonly version: number | null;
+  readonly fields: PolicyDocumentFields;
+  /**
+   * The text the upload sends: the file's when the content differs, else the service's own latest
+   * text (a description-only change must not make a version for a trailing newline).
+   */
+  readonly content: string;
+  /** The description the upload sends; undefined: none (the service keeps its own). */
+  readonly description?: string | undefined;
+}
+
+/** An org's policy documents: uploads, the unchanged, and those only the service has. */
+export interface PolicyDocumentPlan {
+  readonly changes: readonly PolicyDocumentChange[];
+  readonly unchanged: readonly string[];
+  /** On the service, named by no manifest: never deleted (no delete is published), not managed. */
+  readonly notManaged: readonly string[];
+}
+
+/** The text with its trailing line breaks (LF or CRLF) removed: what a comparison reads. */
+export function withoutTrailingNewlines(text: string): string {
+  let end = text.length;
+  while (end > 0 && text[end - 1] === '\n') end -= text[end - 2] === '\r' ? 2 : 1;
+  return text.slice(0, end);
+}
+
+/** Whether two policy texts are the same, trailing line breaks aside. */
+export function samePolicyText(a: string, b: string): boolean {
+  return a === b || withoutTrailingNewlines(a) === withoutTrailingNewlines(b);
+}
+
+/**
+ * Plans one org's policy documents: a create for each declared name the service does not hold,
+ * an update when the content (trailing line breaks aside) or a declared description differs.
+ * `digest` names a text in the plan (the shell's sha256).
+ */
+export function planPolicyDocuments(
+  declared: readonly DeclaredPolicyDocument[],
+  observed: readonly ObservedPolicyDocument[],
+  digest: (text: string) => string,
+): PolicyDocumentPlan {
+  const held = new Map(observed.map((doc) => [doc.name, doc]));
+  const changes: PolicyDocumentChange[] = [];
+  const unchanged: string[] = [];
+  const named = new Set<string>();
+  for (const doc of [...declared].sort((a, b) => compareNames(a.name, b.name))) {
+    named.add(doc.name);
+    const remote = held.get(doc.name);
+    if (remote === undefined) {
+      changes.push({
+        action: 'create',
+        name: doc.name,
+        version: null,
+        fields: {
+          content: { from: null, to: digest(doc.content) },
+          ...(doc.description === undefined
+            ? {}
+            : { description: { from: null, to: doc.description } }),
+        },
+        content: doc.content,
+        ...(doc.description === undefined ? {} : { description: doc.description }),
+      });
+      continue;
+    }
+    const latest = remote.latest;
+    const contentDiffers = latest === undefined || !samePolicyText(latest.content, doc.content);
+    const descriptionDiffers =
+      doc.description !== undefined && doc.description !== remote.description;
+    if (!contentDiffers && !descriptionDiffers) {
+      unchanged.push(doc.name);
+      continue;
+    }
+    changes.push({
+      action: 'update',
+      name: doc.name,
+      version: latest?.version ?? null,
+      fields: {
+        ...(contentDiffers
+          ? {
+              content: {
+                from: latest === undefined ? null : digest(latest.content),
+                to: digest(doc.content),
+              },
+            }
+          : {}),
+        ...(descriptionDiffers
+          ? { description: { from: remote.description, to: doc.description } }
+          : {}),
+      },
+      content: contentDiffers || latest === undefined ? doc.content : latest.content,
+      ...(doc.description === undefined ? {} : { description: doc.description }),
+    });
+  }
+  const notManaged = observed
+    .map((doc) => doc.name)
+    .filter((name) => !named.has(name))
+    .sort(compareNames);
+  return { changes, unchanged, notManaged: [...new Set(notManaged)] };
+}
+
+/** A policy an environment attaches that has no document: neither declared nor on the service. */
+export interface UnknownPolicy {
+  readonly env: DesiredEnvironment;
+  readonly policy: string;
+}
+
+/**
+ * The policies environments attach (their `policies` field) that neither the manifests declare
+ * nor the service holds, in the environments' order.
+ */
+export function unknownPolicies(
+  environments: readonly DesiredEnvironment[],
+  declared: readonly { readonly name: string }[],
+  observed: readonly { readonly name: string }[],
+): UnknownPolicy[] {
+  const known = new Set([...declared, ...observed].map((doc) => doc.name));
+  const unknown: UnknownPolicy[] = [];
+  for (const env of environments) {
+    for (const policy of env.policies ?? []) {
+      if (!known.has(policy)) unknown.push({ env, policy });
+    }
+  }
+  return unknown;
+}
+
+/** Whether an org's manifests need the service's policy documents: they declare or attach one. */
+export function needsPolicyDocuments(
+  environments: readonly DesiredEnvironment[],
+  declared: readonly unknown[],
+): boolean {
+  return declared.length > 0 || environments.some((env) => (env.policies?.length ?? 0) > 0);
+}
+
+/** The comment an upload carries: the git revision of the manifests when known. */
+export function uploadComment(revision: string | undefined): string {
+  return revision === undefined || revision === ''
+    ? 'envsync'
+    : `envsync: git revision ${revision}`;
+}

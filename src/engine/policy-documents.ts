@@ -1,0 +1,230 @@
+/**
+ * An org's policy documents in a pass (the `kosli` dialect): refused under `contract`, read from
+ * the service when the manifests declare or attach any, checked against what the environments
+ * attach, planned (core/policy-documents.ts decides), and uploaded before the environments.
+ */
+import type { Logger } from 'pino';
+import type { EnvironmentsClient } from '../api/client.ts';
+import { failureOf } from '../api/errors.ts';
+import { dialectWords } from '../core/dialect.ts';
+import type { Change, OrgPlan } from '../core/model.ts';
+import {
+  needsPolicyDocuments,
+  planPolicyDocuments,
+  unknownPolicies,
+  uploadComment,
+  type ObservedPolicyDocument,
+  type PolicyDocumentChange,
+  type PolicyDocumentPlan,
+} from '../core/policy-documents.ts';
+import type { OrgReport, PolicyDocumentReport, ProblemReport } from '../core/report.ts';
+import { isTransient } from '../core/retry-policy.ts';
+import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
+import { crypto } from '../runtime/builtins.ts';
+import { errorMessage } from '../runtime/errors.ts';
+
+/** The sha256 of a text, as plans show it. */
+export function textDigest(text: string): string {
+  return `sha256:${crypto().createHash('sha256').update(text, 'utf8').digest('hex')}`;
+}
+
+/** What the pass does with the org's policy documents. */
+export type PolicyDocumentsStep =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'invalid'; readonly errors: ProblemReport[] }
+  | { readonly kind: 'failed'; readonly error: string; readonly transient: boolean }
+  | {
+      readonly kind: 'plan';
+      readonly observed: readonly ObservedPolicyDocument[];
+      readonly plan: PolicyDocumentPlan;
+    };
+
+/**
+ * The org's declared policy documents refused because the dialect has none (`contract`); undefined
+ * when the dialect is not known yet, or allows them. Needs no request: call it before the listing
+ * too (a dialect named by --api-dialect is known from the start).
+ */
+export function contractRefusal(
+  manifest: OrgManifest,
+  client: EnvironmentsClient,
+): ProblemReport[] | undefined {
+  const dialect = client.dialect();
+  const declared = manifest.policies ?? [];
+  if (dialect?.dialect !== 'contract' || declared.length === 0) return undefined;
+  const first = [...declared].sort(
+    (a, b) =>
+      (a.source.file < b.source.file ? -1 : a.source.file > b.source.file ? 1 : 0) ||
+      a.source.line - b.source.line,
+  )[0];
+  if (first === undefined) return undefined;
+  const more = declared.length - 1;
+  return [
+    {
+      ...first.source,
+      message:
+        `policy documents are declared here${more > 0 ? ` (and ${more} more)` : ''}, but the API dialect is ` +
+        `${dialectWords(dialect)}, whose API has no policy documents; declare them only for the ` +
+        'production service (--api-dialect kosli), or remove "policies:" from the manifest',
+    },
+  ];
+}
+
+/** After the listing: refuse under `contract`, else read, check and plan the org's documents. */
+export async function policyDocumentsStep(
+  manifest: OrgManifest,
+  client: EnvironmentsClient,
+  manifests: ManifestSet,
+): Promise<PolicyDocumentsStep> {
+  const refused = contractRefusal(manifest, client);
+  if (refused !== undefined) return { kind: 'invalid', errors: refused };
+  const declared = manifest.policies ?? [];
+  if (client.dialect()?.dialect !== 'kosli') return { kind: 'none' };
+  if (!needsPolicyDocuments(manifest.environments, declared)) return { kind: 'none' };
+  let observed: ObservedPolicyDocument[];
+  try {
+    observed = await client.listPolicyDocuments(manifest.org);
+  } catch (error) {
+    return {
+      kind: 'failed',
+      error: `cannot list the org's policy documents: ${errorMessage(error)}`,
+      transient: isTransient(failureOf(error)),
+    };
+  }
+  const unknown = unknownPolicies(manifest.environments, declared, observed);
+  if (unknown.length > 0) {
+    const errors = await Promise.all(
+      unknown.map(async ({ env, policy }): Promise<ProblemReport> => {
+        const where = await manifests.locate?.(manifest.org, env, ['policies'], { item: policy });
+        return {
+          file: where?.file ?? manifest.files[0] ?? '',
+          line: where?.line ?? 1,
+          column: where?.column ?? 1,
+          path: where?.path ?? '',
+          message:
+            `policy "${policy}" attached to "${env.name}" has no policy document in org ` +
+            `"${manifest.org}": neither the manifests (top-level policies:) nor the service have it`,
+        };
+      }),
+    );
+    return { kind: 'invalid', errors };
+  }
+  return { kind: 'plan', observed, plan: planPolicyDocuments(declared, observed, textDigest) };
+}
+
+/** What became of each upload, by name. */
+export type UploadOutcomes = Map<
+  string,
+  { result: 'applied' | 'failed'; error?: string; transient?: boolean }
+>;
+
+/** Uploads every change (bounded by the client's gate); never throws. */
+export async function uploadPolicyDocuments(
+  org: string,
+  changes: readonly PolicyDocumentChange[],
+  deps: {
+    readonly client: EnvironmentsClient;
+    readonly logger: Logger;
+    readonly revision?: string | undefined;
+    readonly changesReported?: boolean | undefined;
+  },
+): Promise<UploadOutcomes> {
+  const { client, logger } = deps;
+  const comment = uploadComment(deps.revision);
+  const outcomes: UploadOutcomes = new Map();
+  // A refused token stops the org: what still waits for the gate is never sent.
+  const stop = new AbortController();
+  await Promise.all(
+    changes.map(async (change) => {
+      const what = `${change.action} policy document ${org}/${change.name}`;
+      try {
+        await client.putPolicyDocument(
+          org,
+          { name: change.name, description: change.description, comment, content: change.content },
+          stop.signal,
+        );
+        outcomes.set(change.name, { result: 'applied' });
+        logger[deps.changesReported === true ? 'debug' : 'info'](
+          {
+            org,
+            policyDocument: change.name,
+            action: change.action,
+            fields: Object.keys(change.fields),
+          },
+          what,
+        );
+      } catch (error) {
+        if (failureOf(error)?.kind === 'auth')
+          stop.abort(new Error('the token was refused for this org'));
+        const message =
+          stop.signal.aborted && error === stop.signal.reason
+            ? `not sent: ${errorMessage(error)}`
+            : errorMessage(error);
+        outcomes.set(change.name, {
+          result: 'failed',
+          error: message,
+          transient: isTransient(failureOf(error)),
+        });
+        logger.error(
+          { org, policyDocument: change.name, action: change.action },
+          `${what} failed: ${message}`,
+        );
+      }
+    }),
+  );
+  return outcomes;
+}
+
+/**
+ * The environment changes that attach a policy document whose create failed: they wait for it
+ * (the next pass sends them), and the rest of the plan goes ahead.
+ */
+export function holdBack(
+  plan: OrgPlan,
+  outcomes: UploadOutcomes,
+  changes: readonly PolicyDocumentChange[],
+): { plan: OrgPlan; held: Map<string, string> } {
+  const missing = new Set(
+    changes
+      .filter((c) => c.action === 'create' && outcomes.get(c.name)?.result === 'failed')
+      .map((c) => c.name),
+  );
+  const held = new Map<string, string>();
+  if (missing.size === 0) return { plan, held };
+  const waits = (change: Change) => (change.desired.policies ?? []).find((p) => missing.has(p));
+  for (const change of plan.changes) {
+    const policy = waits(change);
+    if (policy !== undefined)
+      held.set(
+        change.name,
+        `not sent: it attaches policy document "${policy}", whose upload failed`,
+      );
+  }
+  return { plan: { ...plan, changes: plan.changes.filter((c) => !held.has(c.name)) }, held };
+}
+
+/** The org's report with its policy documents: planned, or as their uploads ended. */
+export function withPolicyDocuments(
+  report: OrgReport,
+  plan: PolicyDocumentPlan,
+  outcomes: UploadOutcomes = new Map(),
+): OrgReport {
+  const uploads = plan.changes.map((change): PolicyDocumentReport => {
+    const outcome = outcomes.get(change.name);
+    return {
+      action: change.action,
+      name: change.name,
+      version: change.version,
+      fields: change.fields,
+      result: outcome?.result ?? 'planned',
+      ...(outcome?.error === undefined ? {} : { error: outcome.error }),
+    };
+  });
+  const failed = uploads.some((upload) => upload.result === 'failed');
+  return {
+    ...report,
+    status: report.status === 'ok' && failed ? 'failed' : report.status,
+    policyDocuments: uploads,
+    policyDocumentsUnchanged: plan.unchanged,
+    policyDocumentsNotManaged: plan.notManaged,
+  };
+}

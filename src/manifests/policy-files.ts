@@ -1,0 +1,181 @@
+/**
+ * The files a manifest's `policies:` entries name: resolved relative to the manifest, held inside
+ * the manifests root, read as bounded UTF-8 text (not parsed), and never read as manifests.
+ *
+ * Discovery lists every `*.yaml` file before any manifest is read, so a policy file below the
+ * root is parsed as a manifest too; once every file is parsed, the files that the manifests name
+ * (valid documents or not) are taken out of the manifests, with whatever their parse said. A named
+ * file that is itself a valid manifest (it declares an org) stays one, and the entry naming it is
+ * an error.
+ */
+import path from 'node:path';
+import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
+import { fs } from '../runtime/builtins.ts';
+import type { ParsedFile } from './assemble.ts';
+import { readManifestFile } from './discover.ts';
+import type { ManifestDocument, ManifestProblem, PolicyEntry } from './parsed.ts';
+
+/** One parsed manifest file, as the load knows it: its real place besides its display path. */
+export interface LoadedFile {
+  readonly parsed: ParsedFile;
+  /** The path as walked, absolute. */
+  readonly path: string;
+  /** The policy files the file's invalid documents name, as written. */
+  readonly policyFiles?: readonly string[] | undefined;
+}
+
+export interface PolicyFileOptions {
+  /** The manifests root (absolute): a policy file must lie inside it. */
+  readonly root: string;
+  readonly maxFileBytes: number;
+}
+
+function realpath(file: string): string | undefined {
+  try {
+    return fs().realpathSync.native(file);
+  } catch {
+    return undefined;
+  }
+}
+
+function isInside(root: string, target: string): boolean {
+  const relative = path.relative(root, target);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/** Where a file named in a manifest is, through the manifest's folder as walked. */
+function targetOf(manifest: string, file: string): string {
+  return path.resolve(path.dirname(manifest), file);
+}
+
+/** A valid manifest that declares an org: a file that must not be taken for a policy file. */
+function declaredOrg(parsed: ParsedFile): string | undefined {
+  return parsed.problems.length === 0 ? parsed.documents[0]?.org : undefined;
+}
+
+/**
+ * Reads the policy files the manifests name, and takes them out of the manifests. Returns the
+ * manifest files left, their documents carrying the policy documents read, and every problem
+ * with a policy file at its entry's `file` value.
+ */
+export function resolvePolicyFiles(
+  files: readonly LoadedFile[],
+  options: PolicyFileOptions,
+): ParsedFile[] {
+  const named = new Set<string>(); // real paths (or lexical, where none) of every named file
+  for (const file of files) {
+    const written = [
+      ...file.parsed.documents.flatMap((doc) => (doc.policies ?? []).map((entry) => entry.file)),
+      ...(file.policyFiles ?? []),
+    ];
+    for (const name of written) {
+      const target = targetOf(file.path, name);
+      named.add(realpath(target) ?? target);
+    }
+  }
+  if (named.size === 0) return files.map((file) => file.parsed);
+  const realRoot = realpath(options.root) ?? options.root;
+  // The manifest files that are named, by real path: a cheap look at the name first.
+  const baseNames = new Set([...named].map((file) => path.basename(file)));
+  const manifestAt = new Map<string, ParsedFile>();
+  for (const file of files) {
+    if (!baseNames.has(path.basename(file.path))) continue;
+    const real = realpath(file.path) ?? file.path;
+    if (named.has(real)) manifestAt.set(real, file.parsed);
+  }
+  const policyFile = new Set(
+    [...manifestAt.values()].filter((parsed) => declaredOrg(parsed) === undefined),
+  );
+  const context = { ...options, realRoot, manifestAt };
+  return files
+    .filter((file) => !policyFile.has(file.parsed))
+    .map((file) => withPolicyDocuments(file, context));
+}
+
+interface Context extends PolicyFileOptions {
+  readonly realRoot: string;
+  /** The manifest files a policy entry names, by real path. */
+  readonly manifestAt: ReadonlyMap<string, ParsedFile>;
+}
+
+/** One manifest file, its documents' policy files read. */
+function withPolicyDocuments(file: LoadedFile, context: Context): ParsedFile {
+  const { parsed } = file;
+  if (!parsed.documents.some((doc) => doc.policies !== undefined)) return parsed;
+  const real = realpath(file.path) ?? file.path;
+  const problems: ManifestProblem[] = [...parsed.problems];
+  const documents = parsed.documents.map((doc): ManifestDocument => {
+    if (doc.policies === undefined) return doc;
+    const policyDocuments: DeclaredPolicyDocument[] = [];
+    for (const entry of doc.policies) {
+      const read = readEntry(entry, file, real, context);
+      if (typeof read === 'string') {
+        problems.push({
+          file: parsed.file,
+          line: entry.fileLine,
+          column: entry.fileColumn,
+          path: `policies[${entry.index}].file`,
+          message: `policy file ${JSON.stringify(entry.file)}: ${read}`,
+          org: doc.org,
+        });
+        continue;
+      }
+      policyDocuments.push({
+        name: entry.name,
+        ...(entry.description === undefined ? {} : { description: entry.description }),
+        content: read.text,
+        file: read.shown,
+        source: {
+          file: parsed.file,
+          line: entry.line,
+          column: entry.column,
+          path: `policies[${entry.index}]`,
+        },
+      });
+    }
+    return { ...doc, policyDocuments };
+  });
+  return { ...parsed, documents, problems };
+}
+
+/** The text of one entry's file, or why it cannot be used. */
+function readEntry(
+  entry: PolicyEntry,
+  file: LoadedFile,
+  manifestReal: string,
+  options: Context,
+): { text: string; shown: string } | string {
+  if (path.isAbsolute(entry.file)) {
+    return 'must be a path relative to this manifest, inside the manifests root';
+  }
+  const target = targetOf(file.path, entry.file);
+  const shown = path.join(path.dirname(file.parsed.file), entry.file);
+  if (!isInside(options.root, target)) {
+    return `is outside the manifests root (${options.root}); a policy file must lie inside it`;
+  }
+  let info;
+  try {
+    info = fs().statSync(target);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT'
+      ? `does not exist (looked for ${shown})`
+      : `cannot be read (${code ?? String(error)})`;
+  }
+  const real = realpath(target) ?? target;
+  if (!isInside(options.realRoot, real)) {
+    return `leads outside the manifests root (through a symbolic link, to ${real}); a policy file must lie inside it`;
+  }
+  if (info.isDirectory()) return `is a folder (${shown}), not a file`;
+  if (!info.isFile()) return `is not a regular file (${shown})`;
+  if (real === manifestReal) return 'is this manifest itself; name the file holding the policy';
+  const named = options.manifestAt.get(real);
+  const org = named === undefined ? undefined : declaredOrg(named);
+  if (org !== undefined) {
+    return `is a manifest (it declares org ${JSON.stringify(org)}), not a policy; name the file holding the policy's YAML`;
+  }
+  const outcome = readManifestFile(real, options.maxFileBytes);
+  if (!outcome.ok) return outcome.message.replace('; manifests are files', '');
+  if (outcome.text.trim() === '') return "is empty; it must hold the policy's YAML";
+  return { text: outcome.text, shown };
+}

@@ -1,0 +1,207 @@
+/**
+ * Policy documents in saved plans (`plan --out`, `sync --plan`): the upload applied is exactly the
+ * one reviewed, or nothing is sent; and the comment an upload carries names the git revision of a
+ * git-sync worktree.
+ */
+import { readFile, mkdir, symlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../src/engine/plan-integrity.ts';
+import type { TestEmulator } from '../helpers/emulator.ts';
+import { startFakeApi } from '../helpers/fake-api.ts';
+import { putsAndGets, syncWorld } from '../helpers/sync-world.ts';
+
+const world = syncWorld();
+const { tmp, run } = world;
+
+const POLICY = '_schema: https://kosli.com/schemas/policy/environment/v1\nartifacts: {}\n';
+const MANIFEST = (description = 'What production needs') => `org: acme
+policies:
+  - name: prod-requirements
+    description: ${JSON.stringify(description)}
+    file: policies/prod-requirements.yaml
+environments:
+  - name: production
+    type: K8S
+    description: Production
+    policies: [prod-requirements]
+`;
+
+async function write(manifest = MANIFEST(), policy = POLICY, root = 'manifests'): Promise<void> {
+  await tmp().write(`${root}/acme.yaml`, manifest);
+  await tmp().write(`${root}/policies/prod-requirements.yaml`, policy);
+}
+
+type SavedPlan = {
+  version: number;
+  integrity: string;
+  orgs: {
+    policyDocuments?: {
+      digest: string;
+      changes: { name: string; content: string; fields: Record<string, unknown> }[];
+    };
+  }[];
+} & Record<string, unknown>;
+
+const readPlan = async () =>
+  JSON.parse(await readFile(tmp().path('plan.json'), 'utf8')) as SavedPlan;
+
+/** Writes the plan back sealed again, as someone rewriting the whole file could. */
+async function resealed(plan: SavedPlan): Promise<void> {
+  const { integrity: _integrity, ...content } = plan;
+  const integrity = `sha256:${createHash('sha256').update(canonicalJson(content)).digest('hex')}`;
+  await writeFile(tmp().path('plan.json'), JSON.stringify({ ...plan, integrity }));
+}
+
+describe('saved plans carry policy document uploads', () => {
+  /** A kosli emulator and a plan of the manifests saved to plan.json. */
+  async function planned(): Promise<TestEmulator> {
+    const api = await world.emulator({ profile: 'kosli', policyDocuments: {} });
+    await write();
+    const plan = await run(api.url, ['plan', '--out', 'plan.json']);
+    expect(plan.code, plan.stderr).toBe(0);
+    return api;
+  }
+  /** `sync --plan plan.json` refuses with `message` and sends nothing. */
+  async function expectRefused(api: TestEmulator, message: string): Promise<void> {
+    const before = (await putsAndGets(api)).paths.length;
+    const sync = await run(api.url, ['sync', '--plan', 'plan.json']);
+    expect(sync.code).toBe(1);
+    expect(sync.stderr).toContain(message);
+    expect((await putsAndGets(api)).paths.filter((p) => p.startsWith('PUT '))).toEqual([]);
+    expect((await putsAndGets(api)).paths.length - before).toBeLessThanOrEqual(2);
+  }
+
+  it('holds the exact text each upload sends, and sync --plan uploads exactly that, first', async () => {
+    const api = await planned();
+    const plan = await readPlan();
+    expect(plan.version).toBe(4);
+    expect(plan.orgs[0]?.policyDocuments?.changes).toEqual([
+      expect.objectContaining({ name: 'prod-requirements', content: POLICY }),
+    ]);
+    const sync = await run(api.url, ['sync', '--plan', 'plan.json']);
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(sync.stdout).toContain('+ policy document prod-requirements [applied]');
+    expect((await putsAndGets(api)).paths.filter((p) => p.startsWith('PUT '))).toEqual([
+      'PUT /api/v2/policies/acme',
+      'PUT /api/v2/environments/acme',
+    ]);
+    const held = (await api.getStore()).policies?.['acme'];
+    expect(held?.map((d) => [d.name, d.versions.map((v) => v.policy_yaml)])).toEqual([
+      ['prod-requirements', [POLICY]],
+    ]);
+    expect((await run(api.url, ['plan'], ['--detailed-exitcode'])).code).toBe(0);
+  });
+
+  it('refuses when the policy file no longer holds the text reviewed', async () => {
+    const api = await planned();
+    await write(MANIFEST(), POLICY.replace('{}', '{ edited: true }'));
+    await expectRefused(
+      api,
+      'org "acme", policy document "prod-requirements": its file manifests/policies/prod-requirements.yaml no longer holds the text the plan uploads',
+    );
+  });
+
+  it('refuses a description the manifests no longer declare', async () => {
+    const api = await planned();
+    await write(MANIFEST('Edited'));
+    await expectRefused(
+      api,
+      'org "acme", policy document "prod-requirements": description: the plan sends "What production needs", the manifests declare "Edited"',
+    );
+  });
+
+  it('refuses an upload whose text was changed and the file sealed again', async () => {
+    const api = await planned();
+    const plan = await readPlan();
+    const change = plan.orgs[0]?.policyDocuments?.changes[0];
+    if (change === undefined) throw new Error('the plan has no upload');
+    change.content = 'tampered: true\n';
+    await resealed(plan);
+    await expectRefused(
+      api,
+      'policy document "prod-requirements": the upload\'s text does not hash to the digest its fields show',
+    );
+  });
+
+  it('refuses when the policy documents moved on the service since the plan', async () => {
+    const api = await planned();
+    const store = await api.getStore();
+    await api.putStore({
+      ...store,
+      policies: {
+        acme: [{ name: 'prod-requirements', versions: [{ policy_yaml: 'other: 1\n' }] }],
+      },
+    });
+    await expectRefused(api, 'org acme: its policy documents changed on the service');
+  });
+});
+
+describe('the comment of an upload', () => {
+  /** A small service in production's shapes that keeps the multipart bodies it is sent. */
+  async function recordingService() {
+    const uploads: { contentType: string; body: string }[] = [];
+    const fake = await startFakeApi((req, res) => {
+      if (req.method === 'PUT' && req.url === '/api/v2/policies/acme') {
+        uploads.push({ contentType: String(req.headers['content-type']), body: req.body });
+        res.writeHead(201, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
+      if (req.method === 'PUT') {
+        res.writeHead(201, { 'content-type': 'application/json' }).end('"OK"');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
+    });
+    /** The payload of each upload, read by the platform's form parser. */
+    const payloads = () =>
+      Promise.all(
+        uploads.map(async ({ contentType, body }) => {
+          const form = await new Response(body, {
+            headers: { 'content-type': contentType },
+          }).formData();
+          const payload = form.get('payload');
+          return typeof payload === 'string' ? (JSON.parse(payload) as unknown) : undefined;
+        }),
+      );
+    return { ...fake, payloads };
+  }
+
+  it('names the git revision of a git-sync worktree, else says envsync', async () => {
+    const fake = await recordingService();
+    try {
+      // git-sync publishes <root>/<link> -> .worktrees/<commit>.
+      const commit = '3f2a9c1d5e7b8a6f4c2d0e1f3a5b7c9d1e3f5a7b';
+      // Only the document: this service keeps no environments to verify.
+      const onlyDocument = MANIFEST().replace(/environments:[^]*$/, 'environments: []\n');
+      await write(onlyDocument, POLICY, `git/.worktrees/${commit}/manifests`);
+      await symlink(`.worktrees/${commit}`, tmp().path('git/repo'));
+      const synced = await run(
+        fake.url,
+        ['sync'],
+        ['--manifests', tmp().path('git/repo/manifests')],
+      );
+      expect(synced.code, synced.stderr).toBe(0);
+      // A plain folder: no revision to name.
+      await mkdir(tmp().path('manifests'), { recursive: true });
+      await write(onlyDocument);
+      expect((await run(fake.url, ['sync'])).code).toBe(0);
+      expect(await fake.payloads()).toEqual([
+        {
+          name: 'prod-requirements',
+          description: 'What production needs',
+          type: 'env',
+          comment: `envsync: git revision ${commit}`,
+        },
+        {
+          name: 'prod-requirements',
+          description: 'What production needs',
+          type: 'env',
+          comment: 'envsync',
+        },
+      ]);
+    } finally {
+      await fake.close();
+    }
+  });
+});
