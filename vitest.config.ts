@@ -11,6 +11,8 @@ const UNIT = [
   'test/manifests/parse.test.ts',
   'test/api/listing.test.ts',
   'test/api/policy.test.ts',
+  'test/daemon/scheduler.test.ts',
+  'test/daemon/status-page.test.ts',
 ];
 
 /**

@@ -16,11 +16,12 @@ export interface Connection {
 
 /**
  * Checks the API address, reads the token (handed to `onToken` at once, so that it is scrubbed
- * from every output) and the CA file, and makes the client. Close the client when done.
+ * from every output) and the CA file, relative files from the command's `cwd`, and makes the
+ * client. Close the client when done.
  */
 export async function connect(
   settings: Settings,
-  env: NodeJS.ProcessEnv,
+  { env, cwd }: { readonly env: NodeJS.ProcessEnv; readonly cwd: string },
   logger: Logger,
   onToken: (token: string) => void,
 ): Promise<Connection> {
@@ -28,9 +29,9 @@ export async function connect(
     throw new ConfigError('no API address: pass --api-url URL or set ENVSYNC_API_URL');
   }
   const apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
-  const token = await readToken(settings.tokenFile, env);
+  const token = await readToken(settings.tokenFile, env, cwd);
   onToken(token);
-  const ca = await readCaFile(settings.caFile);
+  const ca = await readCaFile(settings.caFile, cwd);
   tuneV8ForWork();
   const client = clientFromSettings(settings, { apiUrl, getToken: () => token, logger, ca });
   return { apiUrl, client };

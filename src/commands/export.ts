@@ -98,7 +98,7 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
       if (kind !== undefined) throw new ConfigError(existsMessage(file, kind));
     }
   }
-  const api = await connect(settings, ctx.env, io.logger, io.addSecret);
+  const api = await connect(settings, ctx, io.logger, io.addSecret);
   let results: (Exported | Failed)[];
   try {
     results = await Promise.all(

@@ -44,7 +44,7 @@ export async function withApi<T>(
   run: (api: Connection, state: StateStore, progress: ApplyProgress) => Promise<T>,
 ): Promise<T> {
   const progress = terminalProgress(io.stderr);
-  const api = await connect(settings, ctx.env, io.logger, io.addSecret);
+  const api = await connect(settings, ctx, io.logger, io.addSecret);
   try {
     return await run(api, await openState(settings, ctx.cwd, io.logger, api.apiUrl), progress);
   } finally {

@@ -96,13 +96,13 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       }
       apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
       getToken = async () => {
-        const token = await readToken(settings.tokenFile, ctx.env);
+        const token = await readToken(settings.tokenFile, ctx.env, ctx.cwd);
         io.addSecret(token);
         return token;
       };
       await getToken(); // fail fast on a missing token
     }
-    const ca = await readCaFile(settings.caFile);
+    const ca = await readCaFile(settings.caFile, ctx.cwd);
     const webhookSecret =
       daemonSettings.webhookSecretFile === undefined
         ? undefined

@@ -1,21 +1,24 @@
+import path from 'node:path';
 import { isBearerToken } from '../core/redact.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 
 /**
  * Reads the API token: `--token-file` / ENVSYNC_TOKEN_FILE (read at each call, so a rotated
- * Secret is picked up), else ENVSYNC_TOKEN. Errors never include the token.
+ * Secret is picked up), else ENVSYNC_TOKEN. A relative token file is found from `cwd`, the
+ * command's working directory; messages name it as it was given. Errors never include the token.
  */
 export async function readToken(
   tokenFile: string | undefined,
   env: NodeJS.ProcessEnv,
+  cwd: string,
 ): Promise<string> {
   let token: string | undefined;
   let source: string;
   if (tokenFile !== undefined) {
     source = `token file ${tokenFile}`;
     try {
-      token = await fsPromises().readFile(tokenFile, 'utf8');
+      token = await fsPromises().readFile(path.resolve(cwd, tokenFile), 'utf8');
     } catch (error) {
       throw new ConfigError(
         `${source} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,

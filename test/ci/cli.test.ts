@@ -1,9 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { envsync, inTerminal } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess, inTerminal } from '../helpers/cli.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
 
+// The version, a plan into a pipe and the terminals are real processes; the help and the usage
+// errors are the CLI's `main` in this process (test/config/cli.test.ts runs both kinds of usage
+// error as processes too).
 describe('the CLI', () => {
   it('prints its version from package.json', async () => {
     const pkg = JSON.parse(
@@ -14,7 +17,7 @@ describe('the CLI', () => {
   });
 
   it('lists every command in --help', async () => {
-    const result = await envsync(['--help']);
+    const result = await envsyncInProcess(['--help']);
     expect(result.code).toBe(0);
     for (const command of ['validate', 'plan', 'sync', 'run', 'export', 'schema', 'emulator']) {
       expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
@@ -22,10 +25,10 @@ describe('the CLI', () => {
   });
 
   it('answers an unknown command or flag with a short usage error and exit 1', async () => {
-    const command = await envsync(['deploy']);
+    const command = await envsyncInProcess(['deploy']);
     expect(command).toMatchObject({ code: 1, stdout: '' });
     expect(command.stderr).toContain('unknown command "deploy"');
-    const flag = await envsync(['validate', '--manifest', 'x']);
+    const flag = await envsyncInProcess(['validate', '--manifest', 'x']);
     expect(flag.code).toBe(1);
     expect(flag.stderr).toContain('unknown flag --manifest (did you mean --manifests?)');
     expect(flag.stderr.split('\n').length).toBeLessThan(40);

@@ -67,7 +67,10 @@ describe('one-shot commands', () => {
     ]);
     expect(quiet.stderr).not.toContain('plan saved to');
 
-    const told = await envsync(await oneShot('plan', 'info', ['--log-level', 'info']), { env });
+    // The level, as the format, is chosen from the settings and streams given: `main` here.
+    const told = await envsyncInProcess(await oneShot('plan', 'info', ['--log-level', 'info']), {
+      env,
+    });
     expect(told.code).toBe(0);
     expect(parsed(told.stderr).map((l) => l['msg'])).toContain(
       `plan saved to ${tmp.path('info', 'plan.json')}`,

@@ -1,7 +1,12 @@
-/** The settings table as the real CLI (a child process) shows it: errors, help, precedence. */
+/**
+ * The settings table as the CLI shows it: errors, help, precedence. Most runs are the CLI's `main`
+ * in this process, which is given the arguments, environment, directory and output streams; one
+ * run per kind of answer (an unknown command, an unknown flag, a flag before the command, a
+ * command's --help) is a real child process, for its exit code and stdio.
+ */
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envsync } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/manifests', import.meta.url));
@@ -37,12 +42,13 @@ describe('unknown commands and flags', () => {
   });
 
   it('a flag of another command says which commands take it', async () => {
-    const daemonFlag = await envsync(['plan', '--interval', '5m']);
+    const daemonFlag = await envsyncInProcess(['plan', '--interval', '5m']);
     expect(daemonFlag.code).toBe(1);
     expect(daemonFlag.stderr).toContain(
       'envsync plan: --interval is not a flag of envsync plan; envsync run takes it\n',
     );
-    const output = await envsync(['run', '--output', 'json']);
+    // The parse refuses it before `run` would wait for signals.
+    const output = await envsyncInProcess(['run', '--output', 'json'], { endsBeforeStart: true });
     expect(output.stderr).toContain(
       '--output is not a flag of envsync run; envsync validate, plan and sync take it',
     );
@@ -55,13 +61,19 @@ describe('unknown commands and flags', () => {
   });
 
   it('a bad value names the flag, whichever source gave it, and exits 1', async () => {
-    const flag = await envsync(['validate', '--manifests', EXAMPLES, '--annotations', 'gitlab']);
+    const flag = await envsyncInProcess([
+      'validate',
+      '--manifests',
+      EXAMPLES,
+      '--annotations',
+      'gitlab',
+    ]);
     expect(flag).toMatchObject({
       code: 1,
       stdout: '',
       stderr: 'envsync validate: --annotations: "gitlab" is not one of github, none\n',
     });
-    const env = await envsync(['validate', '--manifests', EXAMPLES], {
+    const env = await envsyncInProcess(['validate', '--manifests', EXAMPLES], {
       env: { ENVSYNC_OUTPUT: 'yaml' },
     });
     expect(env.stderr).toBe(
@@ -70,10 +82,10 @@ describe('unknown commands and flags', () => {
   });
 
   it('--out and --plan only where they make sense', async () => {
-    const out = await envsync(['sync', '--out', 'plan.json']);
+    const out = await envsyncInProcess(['sync', '--out', 'plan.json']);
     expect(out.code).toBe(1);
     expect(out.stderr).toContain('--out saves a plan');
-    const plan = await envsync(['sync', '--dry-run', '--plan', 'plan.json']);
+    const plan = await envsyncInProcess(['sync', '--dry-run', '--plan', 'plan.json']);
     expect(plan.code).toBe(1);
     expect(plan.stderr).toContain('--plan applies a saved plan');
   });
@@ -100,7 +112,7 @@ describe('nonsense values are usage errors', () => {
       ],
     ];
     for (const [args, env, message] of cases) {
-      const result = await envsync(['plan', '--manifests', EXAMPLES, ...args], { env });
+      const result = await envsyncInProcess(['plan', '--manifests', EXAMPLES, ...args], { env });
       expect(result, `${args.join(' ')} ${JSON.stringify(env)}`).toMatchObject({
         code: 1,
         stdout: '',
@@ -123,7 +135,7 @@ describe('help', () => {
   });
 
   it('help comes after the strict parse: a bad flag with --help is still an error', async () => {
-    const result = await envsync(['export', '--manifests', 'm', '--help']);
+    const result = await envsyncInProcess(['export', '--manifests', 'm', '--help']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('--manifests is not a flag of envsync export');
   });
@@ -136,7 +148,10 @@ describe('precedence through the CLI', () => {
     await tmp.write('two/b.yaml', 'org: b\nenvironments: []\n');
     await tmp.write('conf/envsync.yaml', 'manifests: ../one\noutput: json\n');
     const run = (args: string[], env: Record<string, string> = {}) =>
-      envsync(['validate', '--config', 'conf/envsync.yaml', ...args], { cwd: tmp.dir, env });
+      envsyncInProcess(['validate', '--config', 'conf/envsync.yaml', ...args], {
+        cwd: tmp.dir,
+        env,
+      });
 
     const file = await run([]);
     expect(JSON.parse(file.stdout)).toMatchObject({ summary: { files: 1, orgs: 1 } });

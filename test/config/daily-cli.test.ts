@@ -2,10 +2,14 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { envsync } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 
-/** The CLI's rough edges for daily use, through real CLI processes. */
+/**
+ * The CLI's rough edges for daily use: the CLI's `main` in this process, given the arguments,
+ * environment, directory and output streams; the first refusal of an --org also in a real child
+ * process, for its exit code and stdio.
+ */
 
 const ACME = `org: acme
 environments:
@@ -32,8 +36,12 @@ afterAll(async () => {
 
 describe('--org that names nothing', () => {
   it('is an error (exit 1) with a did-you-mean for validate, plan and sync, before any request', async () => {
-    for (const command of ['validate', 'plan', 'sync']) {
-      const result = await envsync(
+    for (const [command, cli] of [
+      ['validate', envsync],
+      ['plan', envsyncInProcess],
+      ['sync', envsyncInProcess],
+    ] as const) {
+      const result = await cli(
         [command, '--manifests', 'manifests', '--org', 'acmee', '--api-url', api.url],
         { cwd: dir, env: { ENVSYNC_TOKEN: TOKEN } },
       );
@@ -48,23 +56,29 @@ describe('--org that names nothing', () => {
 
   it('also shows the problems of files too broken to say which org they declare', async () => {
     await writeFile(path.join(dir, 'broken.yaml'), 'org: [acme\nenvironments: x\n');
-    const result = await envsync(['validate', 'manifests', 'broken.yaml', '--org', 'zeta'], {
-      cwd: dir,
-    });
+    const result = await envsyncInProcess(
+      ['validate', 'manifests', 'broken.yaml', '--org', 'zeta'],
+      {
+        cwd: dir,
+      },
+    );
     expect(result).toMatchObject({ code: 1, stdout: '' });
     expect(result.stderr).toContain('--org zeta: no manifest declares this org;');
     expect(result.stderr).toMatch(/^ {2}broken\.yaml:2:1 YAML syntax: /m);
   });
 
   it('an org the manifests do declare is fine', async () => {
-    const result = await envsync(['validate', '--manifests', 'manifests', '--org', 'globex'], {
-      cwd: dir,
-    });
+    const result = await envsyncInProcess(
+      ['validate', '--manifests', 'manifests', '--org', 'globex'],
+      {
+        cwd: dir,
+      },
+    );
     expect(result).toMatchObject({ code: 0, stderr: '' });
   });
 
   it('for export, an org the service does not know is an error that says to check the name', async () => {
-    const result = await envsync(
+    const result = await envsyncInProcess(
       ['export', '--api-url', api.url, '--org', 'acme', '--org', 'acmee'],
       {
         cwd: dir,
@@ -83,14 +97,14 @@ describe('--org that names nothing', () => {
 describe('-o with a file name', () => {
   it('is a usage error that asks "did you mean --out?"', async () => {
     for (const value of ['plan.json', 'out.md', 'reports/plan']) {
-      const result = await envsync(['plan', '--manifests', 'manifests', '-o', value], {
+      const result = await envsyncInProcess(['plan', '--manifests', 'manifests', '-o', value], {
         cwd: dir,
       });
       expect(result, value).toMatchObject({ code: 1, stdout: '' });
       expect(result.stderr, value).toContain(`did you mean --out ${value}?`);
     }
     // A format is still a format.
-    const json = await envsync(['validate', '--manifests', 'manifests', '-o', 'json'], {
+    const json = await envsyncInProcess(['validate', '--manifests', 'manifests', '-o', 'json'], {
       cwd: dir,
     });
     expect(json.code).toBe(0);
@@ -104,7 +118,7 @@ describe('config file errors', () => {
       path.join(dir, 'envsync.yaml'),
       'manifests: manifests\nconcurency: 3\ntimeout: 30\n',
     );
-    const result = await envsync(['validate', '--config', 'envsync.yaml'], { cwd: dir });
+    const result = await envsyncInProcess(['validate', '--config', 'envsync.yaml'], { cwd: dir });
     expect(result).toMatchObject({ code: 1, stdout: '' });
     const file = path.join(dir, 'envsync.yaml');
     expect(result.stderr).toBe(

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startEnvsync } from '../helpers/cli.ts';
@@ -80,11 +80,15 @@ describe('envsync run as a process', () => {
   });
 
   it('SIGTERM and SIGHUP while it is still starting (during the first watcher scan) stop it gracefully or start a pass, never kill it', async () => {
-    // Enough files that the watcher's first scan takes a while after the endpoints are up.
+    // Enough files that the watcher's first scan takes a while after the endpoints are up. They
+    // declare no environment, so the passes after the scan have nothing to send.
     for (let dir = 0; dir < 20; dir++) {
-      for (let file = 0; file < 100; file++) {
-        await tmp.write(`manifests/d${dir}/f${file}.yaml`, manifest([`e${dir}-${file}`]));
-      }
+      await mkdir(tmp.path(`manifests/d${dir}`), { recursive: true });
+      await Promise.all(
+        Array.from({ length: 100 }, (_, file) =>
+          writeFile(tmp.path(`manifests/d${dir}/f${file}.yaml`), 'org: acme\nenvironments: []\n'),
+        ),
+      );
     }
     const hup = await startRun();
     hup.proc.kill('SIGHUP');

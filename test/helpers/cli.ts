@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { main } from '../../src/main.ts';
@@ -83,8 +82,6 @@ const SIGNALLED = new Set(['run', 'emulator']);
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 /** Read by Node itself from the process's environment, not by envsync from the context's. */
 const PROCESS_VARIABLES = ['NODE_OPTIONS', 'NODE_TLS_REJECT_UNAUTHORIZED', 'NODE_EXTRA_CA_CERTS'];
-/** Files read as given, so a relative one is found from the process's working directory. */
-const PROCESS_RELATIVE = { '--token-file': 'ENVSYNC_TOKEN_FILE', '--ca-file': 'ENVSYNC_CA_FILE' };
 
 /**
  * What a run of these arguments would do in a process of its own that a run inside this one
@@ -100,19 +97,6 @@ function notInProcess(
     return `envsync ${command} waits for the process's signals`;
   const variable = PROCESS_VARIABLES.find((name) => name in env);
   if (variable !== undefined) return `${variable} is read by Node from the process`;
-  for (const [flag, fromEnv] of Object.entries(PROCESS_RELATIVE)) {
-    const given = [
-      env[fromEnv],
-      ...args.map((arg, i) =>
-        arg.startsWith(`${flag}=`)
-          ? arg.slice(flag.length + 1)
-          : args[i - 1] === flag
-            ? arg
-            : undefined,
-      ),
-    ].find((file) => file !== undefined && file !== '' && !path.isAbsolute(file));
-    if (given !== undefined) return `${flag} ${given} is relative to the process's directory`;
-  }
   return undefined;
 }
 

@@ -79,7 +79,8 @@ describe('envsync validate PATH...', () => {
     expect(relative.stderr).toBe('');
     expect(relative).toMatchObject({ code: 0 });
     expect(relative.stdout).toContain('valid: 2 file(s), 1 org(s), 2 environment(s)');
-    const absolute = await envsync(
+    // The paths are resolved from the command's directory, as in a process: `main` here.
+    const absolute = await envsyncInProcess(
       ['validate', path.join(dir, 'manifests', 'a.yaml'), path.join(dir, 'manifests', 'more')],
       { cwd: tmpdir() },
     );
@@ -100,7 +101,7 @@ describe('envsync validate PATH...', () => {
     expect(relative.code).toBe(1);
     expect(relative.stdout).toMatch(/^bad\.yaml:4:11 environments\[0\]\.type: .*K8S/m);
     // Outside the working directory, a file is shown by its absolute path.
-    const absolute = await envsync(['validate', path.join(dir, 'bad.yaml')], {
+    const absolute = await envsyncInProcess(['validate', path.join(dir, 'bad.yaml')], {
       cwd: path.join(dir, 'manifests', 'more'),
     });
     expect(absolute.code).toBe(1);

@@ -262,15 +262,29 @@ describe('SIGTERM ends a 120 s Retry-After wait at once', { timeout: 120_000 }, 
   });
 
   it('the daemon (run) stops gracefully, exit 0, before the guard, and its metrics count throttled time', async () => {
-    let count = 0;
-    api = await startFakeApi((_req, res) => {
-      // The first answers (one per org) ask for a second: a short throttled wait the metrics
-      // can count; every later one for two minutes.
-      res.writeHead(429, {
-        'content-type': 'application/json',
-        'retry-after': count++ < 2 ? '1' : '120',
-      });
+    // Each org's first request is asked to wait a second: a short throttled wait the metrics can
+    // count. The metrics count a stretch of throttled time once nothing waits any more, so the
+    // later requests are held unanswered until they have (were one asked for two minutes while
+    // another org still waited its second, that stretch would not end before the guard); then
+    // they, and any after them, are asked for two minutes.
+    const asked = new Set<string>();
+    const held: ServerResponse[] = [];
+    let holding = true;
+    let longAnswers = 0;
+    const slowDown = (res: ServerResponse, seconds: string) => {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': seconds });
       res.end('{"message":"slow down"}');
+    };
+    api = await startFakeApi((req, res) => {
+      const org = req.url ?? '';
+      if (!asked.has(org)) {
+        asked.add(org);
+        slowDown(res, '1');
+      } else if (holding) held.push(res);
+      else {
+        longAnswers++;
+        slowDown(res, '120');
+      }
     });
     const run = start([
       'run',
@@ -285,19 +299,23 @@ describe('SIGTERM ends a 120 s Retry-After wait at once', { timeout: 120_000 }, 
     ]);
     const logs = () => run.logs();
     const url = await run.listenUrl();
-    // Both orgs' listings were answered 429 (one second), that pause has ended, and a retry was
-    // answered 429 (two minutes): no request is due before that pause ends.
+    // Both orgs' listings were answered 429 (one second) and that pause has ended.
     await waitFor(
       'throttled time in the metrics',
       async () => {
         const metrics = await (await request(`${url}/metrics`)).body.text();
         const value = /^envsync_throttled_seconds_total (\S+)$/m.exec(metrics)?.[1];
-        return (
-          value !== undefined && Number(value) > 0 && api !== undefined && api.requests.length >= 3
-        );
+        return value !== undefined && Number(value) > 0;
       },
       { timeoutMs: 30_000 },
     );
+    // A retry is answered 429 (two minutes): no request is due before that pause ends.
+    holding = false;
+    for (const res of held.splice(0)) {
+      longAnswers++;
+      slowDown(res, '120');
+    }
+    await waitFor('a two-minute Retry-After', () => longAnswers > 0, { timeoutMs: 30_000 });
     run.child.kill('SIGTERM');
     const exit = await beforeGuard(run.exited);
     expect(exit).toEqual({ code: 0, signal: null });

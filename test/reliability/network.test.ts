@@ -3,8 +3,9 @@
  * configured origin and path prefix only, redirects are not followed (so the token goes nowhere
  * else), plain http:// to a non-loopback host is refused before anything is sent, and TLS is always
  * verified (a CA can be added with --ca-file, never removed). Where the origin and redirects are
- * checked, the CLI's `main` runs in this process; the refusals run under a guard preloaded into
- * a child process, and TLS in child processes, whose trust Node sets from their own environment.
+ * checked, and TLS with flags alone, the CLI's `main` runs in this process; the refusals run under
+ * a guard preloaded into a child process, and TLS with NODE_TLS_REJECT_UNAUTHORIZED or
+ * NODE_EXTRA_CA_CERTS in child processes, whose trust Node sets from their own environment.
  */
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
@@ -159,9 +160,9 @@ function sync(apiUrl: string, extra: string[] = [], env: Record<string, string> 
   return envsync(syncArgs(apiUrl, extra), { env: { ENVSYNC_TOKEN: TOKEN, ...env }, cwd: REPO });
 }
 
-/** One sync against `apiUrl`, the CLI's `main` in this process. */
-function syncInProcess(apiUrl: string) {
-  return envsyncInProcess(syncArgs(apiUrl, []), { env: { ENVSYNC_TOKEN: TOKEN }, cwd: REPO });
+/** One sync against `apiUrl`, the CLI's `main` in this process (in `cwd`, the repository's). */
+function syncInProcess(apiUrl: string, extra: string[] = [], { cwd = REPO } = {}) {
+  return envsyncInProcess(syncArgs(apiUrl, extra), { env: { ENVSYNC_TOKEN: TOKEN }, cwd });
 }
 
 interface Report {
@@ -331,7 +332,7 @@ describe('network boundaries', () => {
     it('refuses a server whose certificate it cannot verify: the org fails, exit 1, nothing sent', async () => {
       const api = await emulator();
       const front = await recordingServer(forwardTo(api), { tls: true });
-      const result = await sync(`${front.url}${PREFIX}`);
+      const result = await syncInProcess(`${front.url}${PREFIX}`);
       expect(result.code).toBe(1);
       expectNoCrash(result);
       const orgs = report(result.stdout).orgs;
@@ -346,10 +347,14 @@ describe('network boundaries', () => {
       expect((await api.getStore()).orgs).toEqual({});
     });
 
-    it(`trusts it with --ca-file ${CA_FILE}`, async () => {
+    it('trusts it with --ca-file, a relative one found from the command directory', async () => {
       const api = await emulator();
       const front = await recordingServer(forwardTo(api), { tls: true });
-      const result = await sync(`${front.url}${PREFIX}`, ['--ca-file', CA_FILE]);
+      // The command's directory is not this process's: the file is only found from the former.
+      await tmp.write(CA_FILE, await readFile(`${REPO}${CA_FILE}`));
+      const result = await syncInProcess(`${front.url}${PREFIX}`, ['--ca-file', CA_FILE], {
+        cwd: tmp.dir,
+      });
       expect(result.code, result.stderr).toBe(0);
       expectNoCrash(result);
       await expectConverged(api);
@@ -373,11 +378,12 @@ describe('network boundaries', () => {
         await tmp.write('other-ca.pem', rootCertificates[0] ?? '');
         const api = await emulator();
         const front = await recordingServer(forwardTo(api), { tls: true });
-        const result = await sync(
-          `${front.url}${PREFIX}`,
-          extra.map((arg) => (arg === 'other-ca.pem' ? tmp.path(arg) : arg)),
-          env,
-        );
+        const args = extra.map((arg) => (arg === 'other-ca.pem' ? tmp.path(arg) : arg));
+        // Node reads NODE_TLS_REJECT_UNAUTHORIZED from its process: a child process of its own.
+        const result =
+          'NODE_TLS_REJECT_UNAUTHORIZED' in env
+            ? await sync(`${front.url}${PREFIX}`, args, env)
+            : await syncInProcess(`${front.url}${PREFIX}`, args);
         expect(result.code).toBe(1);
         expectNoCrash(result);
         for (const org of report(result.stdout).orgs) {

@@ -69,9 +69,9 @@ async function makeReadOnly(dir: string): Promise<void> {
   }
 }
 
-/** A process that stays alive until the test ends: a live holder of a lock. */
+/** A process that stays alive until the test ends: a live holder of a lock (not a Node: cheap). */
 function liveProcess(): number {
-  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  const child = spawn('sleep', ['600'], { stdio: 'ignore' });
   cleanups.push(async () => {
     child.kill('SIGKILL');
   });
@@ -80,7 +80,7 @@ function liveProcess(): number {
 
 /** The pid of a process that has exited. */
 async function deadPid(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  const child = spawn('true', [], { stdio: 'ignore' });
   await new Promise((resolve) => child.once('close', resolve));
   return child.pid as number;
 }

@@ -189,12 +189,11 @@ describe.each(TOKENS)('with %s, a token-echoing service', (_name, token, command
     async () => {
       const env = { ENVSYNC_TOKEN: token };
       // The CLI's `main` in this process, which is given the streams a command writes all of its
-      // output to; a relative --token-file is read from the process's directory: a child process.
+      // output to (a relative --token-file is found from the command's directory, `cwd`).
       const run = (name: string, args: string[], extra: Record<string, string> = {}) =>
-        (args.includes('--token-file') ? envsync : envsyncInProcess)(args, {
-          cwd: tmp.dir,
-          env: { ...env, ...extra },
-        }).then((r) => keep(name, r));
+        envsyncInProcess(args, { cwd: tmp.dir, env: { ...env, ...extra } }).then((r) =>
+          keep(name, r),
+        );
 
       const all = commands === 'all';
       const exportArgs = (...orgs: string[]) => [
@@ -342,12 +341,11 @@ describe('a token that is not a Bearer token', () => {
         await tmp.write('manifests/acme.yaml', MANIFESTS['acme.yaml'] as string);
         const bad = 'SeCrEt"with\\quotes-and,commas';
         await tmp.write('token', `${bad}\n`);
-        // From the environment in this process; a relative token file in a child process.
-        for (const [name, env, args, cli] of [
-          ['ENVSYNC_TOKEN', { ENVSYNC_TOKEN: bad }, [], envsyncInProcess],
-          ['--token-file', {}, ['--token-file', 'token'], envsync],
+        for (const [name, env, args] of [
+          ['ENVSYNC_TOKEN', { ENVSYNC_TOKEN: bad }, []],
+          ['--token-file', {}, ['--token-file', 'token']],
         ] as const) {
-          const result = await cli(
+          const result = await envsyncInProcess(
             [
               'plan',
               '--manifests',

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envsync, envsyncInProcess, startEnvsync, type CliResult } from '../helpers/cli.ts';
+import { envsyncInProcess, startEnvsync, type CliResult } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -80,9 +80,10 @@ describe('the token never leaks', () => {
       }),
     ]);
     results.push([
-      // A relative token file is read from the process's directory: a child process.
       'token file',
-      await envsync(['sync', ...shared(api.url), '--token-file', 'token'], { cwd: tmp.dir }),
+      await envsyncInProcess(['sync', ...shared(api.url), '--token-file', 'token'], {
+        cwd: tmp.dir,
+      }),
     ]);
     results.push([
       'refused token',
