@@ -8,18 +8,22 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 const SLOW_FIRST = [
   'test/daemon/run-cli.test.ts',
-  'test/reliability/properties.test.ts',
   'test/sync/sync.test.ts',
-  'test/ci/output.test.ts',
-  'test/config/cli.test.ts',
   'test/reliability/faults.test.ts',
-  'test/reliability/token-echo.test.ts',
-  'test/reliability/state-safety.test.ts',
-  'test/daemon/daemon.test.ts',
-  'test/emulator/cli.test.ts',
-  'test/reliability/network.test.ts',
-  'test/daemon/settle.test.ts',
+  'test/reliability/properties.test.ts',
   'test/emulator/robustness.test.ts',
+  'test/reliability/state-safety.test.ts',
+  'test/reliability/token-echo.test.ts',
+  'test/daemon/settle.test.ts',
+  'test/daemon/daemon.test.ts',
+  'test/reliability/hostile.test.ts',
+  'test/notify/notify-daemon.test.ts',
+  'test/reliability/deadline.test.ts',
+  'test/ci/output.test.ts',
+  'test/reliability/network.test.ts',
+  'test/startup/loaded-modules.test.ts',
+  'test/emulator/cli.test.ts',
+  'test/generate/generated-files.test.ts',
 ];
 
 export class SlowFirstSequencer extends BaseSequencer {
