@@ -16,6 +16,7 @@
  * Pure.
  */
 import { fingerprint } from './diff.ts';
+import { hash53 } from './hash.ts';
 import type {
   AppliedRecord,
   ChangeAction,
@@ -25,25 +26,6 @@ import type {
   FieldValue,
 } from './model.ts';
 import type { ChangeReport, OrgReport } from './report.ts';
-
-/**
- * A 53-bit hash (cyrb53) of a text: small enough to keep one per environment in the state file
- * and in memory as a plain number. A collision costs only a name: a change called drift.
- */
-function hash53(text: string): number {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
-  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
-  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
-}
 
 /** What the state file records of a desired environment applied: its fingerprint, hashed. */
 export function appliedFingerprint(desired: DesiredEnvironment): number {
