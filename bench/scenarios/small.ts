@@ -106,10 +106,31 @@ async function daemonRss(apiUrl: string, state: string, cwd: string) {
   }
 }
 
+/** The policies examples/manifests attach, by org, as policy documents of one version each. */
+const EXAMPLE_POLICY_DOCUMENTS = Object.fromEntries(
+  Object.entries({
+    acme: ['baseline', 'pci'],
+    globex: ['soc2'],
+    initech: ['baseline', 'sox'],
+  }).map(([org, names]) => [
+    org,
+    names.map((name) => ({
+      name,
+      description: `${name} (bench)`,
+      versions: [
+        { version: 1, policy_yaml: `_schema: https://kosli.com/schemas/policy/environment/v1\n` },
+      ],
+    })),
+  ]),
+);
+
 export async function small(c: BenchConfig) {
   const work = await mkdtemp(path.join(tmpdir(), 'envsync-bench-small-'));
   const emulator = await startBenchEmulator(['--profile', 'kosli']);
   try {
+    // The service already holds the policy documents the examples attach, as production would:
+    // the kosli dialect holds an org that attaches a policy nobody has.
+    await emulator.putStore({ version: 1, orgs: {}, policies: EXAMPLE_POLICY_DOCUMENTS });
     const manifests = path.join(work, 'manifests');
     await cp(EXAMPLES, manifests, { recursive: true });
     const state = path.join(work, 'state.json');

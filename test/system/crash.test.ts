@@ -78,17 +78,27 @@ async function stateIsValid(): Promise<boolean> {
     version: number;
     orgs: Record<
       string,
-      { include_scaling: boolean; policies: string[]; environments: string[] }[]
+      {
+        include_scaling?: unknown;
+        policies?: unknown;
+        environments: unknown[];
+        fingerprints?: unknown[];
+      }[]
     >;
   };
+  // Version 3: groups of environments sharing a record of the fields the manifests declare,
+  // each with its fingerprint (a number, or null where unknown) when any is known.
   return (
-    state.version === 2 &&
+    state.version === 3 &&
     Object.values(state.orgs).every((groups) =>
       groups.every(
         (g) =>
-          typeof g.include_scaling === 'boolean' &&
-          Array.isArray(g.policies) &&
-          g.environments.every((name) => typeof name === 'string'),
+          (g.include_scaling === undefined || typeof g.include_scaling === 'boolean') &&
+          (g.policies === undefined || Array.isArray(g.policies)) &&
+          g.environments.every((name) => typeof name === 'string') &&
+          (g.fingerprints === undefined ||
+            (g.fingerprints.length === g.environments.length &&
+              g.fingerprints.every((f) => f === null || typeof f === 'number'))),
       ),
     )
   );
