@@ -7,7 +7,7 @@ import type { ApiDeps } from './access.ts';
 import { sendJson } from './http.ts';
 import { namePatternFor } from './names.ts';
 import { liveEnvironmentName } from './one-environment.ts';
-import { noteUnknownKeys, readJsonObject, sendInvalid } from './request-body.ts';
+import { noteUnknownKeys, readValidBody, sendInvalid } from './request-body.ts';
 import type { Validated } from './validation.ts';
 import { describe, toErrors } from './validation.ts';
 
@@ -55,16 +55,13 @@ export async function changeAttachedPolicies(
   rawName: string,
   deps: ApiDeps,
 ): Promise<void> {
-  const body = await readJsonObject(req, res);
-  if (body === undefined) return;
-  const input = validatePolicyNames(body, namePatternFor(deps.profile));
-  if (!input.ok) {
-    sendInvalid(res, input.errors);
-    return;
-  }
+  const requested = await readValidBody(req, res, (body) =>
+    validatePolicyNames(body, namePatternFor(deps.profile)),
+  );
+  if (requested === undefined) return;
   const name = liveEnvironmentName(res, org, rawName, deps);
   if (name === undefined) return;
-  const names = unique(input.value);
+  const names = unique(requested);
   const attach = req.method === 'POST';
   if (attach) {
     const missing = names.filter((policy) => !deps.store.policies.has(org, policy));

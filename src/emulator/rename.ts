@@ -7,7 +7,7 @@ import type { ApiDeps } from './access.ts';
 import { sendJson } from './http.ts';
 import { namePatternFor } from './names.ts';
 import { liveEnvironmentName } from './one-environment.ts';
-import { noteUnknownKeys, readJsonObject, sendInvalid } from './request-body.ts';
+import { noteUnknownKeys, readValidBody, sendInvalid } from './request-body.ts';
 import type { Validated } from './validation.ts';
 import { describe, toErrors } from './validation.ts';
 
@@ -40,16 +40,12 @@ export async function renameEnvironment(
   rawName: string,
   deps: ApiDeps,
 ): Promise<void> {
-  const body = await readJsonObject(req, res);
-  if (body === undefined) return;
-  const input = validateRename(body, namePatternFor(deps.profile));
-  if (!input.ok) {
-    sendInvalid(res, input.errors);
-    return;
-  }
+  const newName = await readValidBody(req, res, (body) =>
+    validateRename(body, namePatternFor(deps.profile)),
+  );
+  if (newName === undefined) return;
   const name = liveEnvironmentName(res, org, rawName, deps);
   if (name === undefined) return;
-  const newName = input.value;
   // Checked and applied in one synchronous step, so no other request can take the name between.
   if (deps.store.rename(org, name, newName, deps.nowSeconds()) === 'taken') {
     sendInvalid(res, {

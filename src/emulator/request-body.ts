@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseJson, readBody, sendError } from './http.ts';
 import { MAX_BODY_BYTES } from './options.ts';
-import type { FieldErrors } from './validation.ts';
+import type { FieldErrors, Validated } from './validation.ts';
 import { describe, isRecord } from './validation.ts';
 
 /** The `message` of every 400 about a request body, as production words it. */
@@ -87,6 +87,25 @@ export async function readJsonObject(
     return undefined;
   }
   return body.value;
+}
+
+/**
+ * A JSON object body, read and then checked by `validate`: its value, or undefined once a 4xx
+ * (every problem at once) was sent.
+ */
+export async function readValidBody<T>(
+  req: IncomingMessage,
+  res: ServerResponse,
+  validate: (body: Readonly<Record<string, unknown>>) => Validated<T>,
+): Promise<T | undefined> {
+  const body = await readJsonObject(req, res);
+  if (body === undefined) return undefined;
+  const input = validate(body);
+  if (!input.ok) {
+    sendInvalid(res, input.errors);
+    return undefined;
+  }
+  return input.value;
 }
 
 /** Notes every key of `body` that is not in `allowed` as an "unknown field". */

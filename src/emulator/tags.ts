@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiDeps } from './access.ts';
 import { sendJson } from './http.ts';
 import { liveEnvironmentName } from './one-environment.ts';
-import { noteUnknownKeys, readJsonObject, sendInvalid } from './request-body.ts';
+import { noteUnknownKeys, readValidBody, sendInvalid } from './request-body.ts';
 import type { Validated } from './validation.ts';
 import { describe, isRecord, isStringArray, toErrors } from './validation.ts';
 
@@ -97,17 +97,12 @@ export async function patchTags(
   rawName: string,
   deps: ApiDeps,
 ): Promise<void> {
-  const body = await readJsonObject(req, res);
-  if (body === undefined) return;
-  const change = validateTagChange(body);
-  if (!change.ok) {
-    sendInvalid(res, change.errors);
-    return;
-  }
+  const requested = await readValidBody(req, res, validateTagChange);
+  if (requested === undefined) return;
   const name = liveEnvironmentName(res, org, rawName, deps);
   if (name === undefined) return;
   const env = deps.store.get(org, name);
-  const tags = applyTagChange(env?.tags ?? {}, change.value);
+  const tags = applyTagChange(env?.tags ?? {}, requested);
   const count = Object.keys(tags).length;
   if (count > MAX_TAGS) {
     sendInvalid(res, {

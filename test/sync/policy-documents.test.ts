@@ -210,8 +210,8 @@ describe('policy documents (kosli profile)', () => {
 
   it('never reads a policy file as a manifest, wherever it lies below the root', async () => {
     const api = await kosli();
-    await tmp().write('manifests/teams/acme.yaml', MANIFEST().replace('policies/', '../shared/'));
-    await tmp().write('manifests/shared/prod-requirements.yaml', POLICY);
+    await tmp().write('manifests/teams/acme.yaml', MANIFEST().replace('policies/', '../common/'));
+    await tmp().write('manifests/common/prod-requirements.yaml', POLICY);
     const validate = await envsyncInProcess(['validate', '--manifests', 'manifests'], {
       cwd: tmp().dir,
       env: {},
