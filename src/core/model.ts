@@ -29,6 +29,11 @@ export interface SourceLocation {
 /** One environment as the manifests declare it, with defaults filled in and values normalized. */
 export interface DesiredEnvironment extends FieldValues {
   readonly name: string;
+  /**
+   * The name the environment had before (`renamed_from`): while the listing has that name and not
+   * this one, the plan renames it, keeping its history. Not a field: it is never sent in a PUT.
+   */
+  readonly renamedFrom?: string | undefined;
   readonly source?: SourceLocation;
 }
 

@@ -21,6 +21,21 @@ export interface OrgManifest {
    * sorted by name; absent when none. Empty when the org has problems.
    */
   readonly policies?: readonly DeclaredPolicyDocument[] | undefined;
+  /**
+   * The org's `prune:` key, where one of its documents declares it (every document that does
+   * agrees, or the org has a problem). Absent when none declares it: prune is off.
+   */
+  readonly prune?: PruneDeclaration | undefined;
+}
+
+/** An org's `prune:` as declared, and where (for a message that refuses it). */
+export interface PruneDeclaration {
+  readonly value: boolean;
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  /** The YAML path, `prune`. */
+  readonly path: string;
 }
 
 /** Finds line and column of an environment read without positions (for the rare message). */
