@@ -90,6 +90,13 @@ export interface EnvironmentsClient {
     names: readonly string[],
     signal?: AbortSignal,
   ): Promise<void>;
+  /** `PUT .../{org}/{from}/rename` with `{"new_name": to}`: the environment keeps its history. */
+  renameEnvironment(org: string, from: string, to: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * `PUT .../{org}/{env}/archive` with `{}`. Resolves `false` when the service answers 404 (it
+   * does not have the environment, or archived it already): the environment is gone either way.
+   */
+  archiveEnvironment(org: string, env: string, signal?: AbortSignal): Promise<boolean>;
   /** `PATCH /api/v2/tags/{org}/environment/{env}` with `set_tags` and `remove_tags`. */
   patchTags(org: string, env: string, tags: TagRequests, signal?: AbortSignal): Promise<void>;
   readonly gate: RequestGate;

@@ -191,6 +191,22 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     async detachPolicies(org, env, names, signal) {
       await send(org, 'DELETE', policiesPath(org, env), json({ policy_names: names }), signal);
     },
+    async renameEnvironment(org, from, to, signal) {
+      const path = `${orgPath(org)}/${segment('environment', from)}/rename`;
+      // The new name goes in the body only; it is checked like a name in a URL all the same.
+      segment('environment', to);
+      await send(org, 'PUT', path, json({ new_name: to }), signal);
+    },
+    async archiveEnvironment(org, env, signal) {
+      const path = `${orgPath(org)}/${segment('environment', env)}/archive`;
+      try {
+        await send(org, 'PUT', path, json({}), signal);
+        return true;
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404) return false;
+        throw error;
+      }
+    },
     async patchTags(org, env, tags, signal) {
       const body = json({
         ...(Object.keys(tags.set).length > 0 ? { set_tags: tags.set } : {}),

@@ -111,6 +111,7 @@ export async function runPass(
       logger,
       dryRun,
       revision,
+      maxArchive: settings.maxArchive,
       orgs: settings.orgs === undefined ? undefined : new Set(settings.orgs),
       progress: dryRun ? undefined : progress,
       // The report on stdout lists every change: a log line each would say it twice.

@@ -5,10 +5,19 @@
 import type { ResolvedDialect } from './dialect.ts';
 import { recentDrifts, type DriftSeen } from './drift.ts';
 import type { NotifyStatus } from './notify-policy.ts';
-import type { ChangeReport, OrgReport, PolicyDocumentReport, ProblemReport } from './report.ts';
+import type {
+  ArchiveReport,
+  ChangeReport,
+  OrgReport,
+  PolicyDocumentReport,
+  ProblemReport,
+} from './report.ts';
 
 /** At most this many pending changes are listed per org; `pending` counts them all. */
 export const MAX_PENDING_CHANGES = 50;
+
+/** At most this many unmanaged environments are named per org; `unmanaged` counts them all. */
+export const MAX_UNMANAGED_NAMES = 200;
 
 /** What `/status` says of one org. */
 export interface OrgStatus {
@@ -32,6 +41,13 @@ export interface OrgStatus {
    */
   recentDrift: DriftSeen[];
   unmanaged: number;
+  /** The unmanaged environments by name, in name order (at most MAX_UNMANAGED_NAMES). */
+  unmanagedNames: string[];
+  /**
+   * Under `prune: true`: the archives the last pass did not carry out (planned, or failed with
+   * why, the mass-archive guard's refusal included); absent when none.
+   */
+  pendingArchives?: ArchiveReport[];
   /** Failed passes in a row (apply or listing), driving the backoff. */
   failures: number;
   /** While backing off: the earliest time the org is tried again. */
@@ -85,10 +101,22 @@ export function orgErrorMessage(report: OrgReport): string | undefined {
     (c) => c.result === 'failed' || c.result === 'not-converged',
   );
   const uploads = (report.policyDocuments ?? []).filter((d) => d.result === 'failed');
-  if (failed.length === 0 && uploads.length === 0) return undefined;
+  const archives = (report.archives ?? []).filter((a) => a.result === 'failed');
+  if (failed.length === 0 && uploads.length === 0 && archives.length === 0) return undefined;
+  // The guard refuses every archive of the org with the same message: said once.
+  const archiveErrors = [
+    ...new Set(
+      archives.map((a) =>
+        a.error?.startsWith('not archived: ') === true
+          ? a.error
+          : `${a.name}: archive failed${a.error ? ` (${a.error})` : ''}`,
+      ),
+    ),
+  ];
   return [
     ...uploads.map((d) => `policy document ${d.name}: failed${d.error ? ` (${d.error})` : ''}`),
     ...failed.map((c) => `${c.name}: ${c.result}${c.error ? ` (${c.error})` : ''}`),
+    ...archiveErrors,
   ].join('; ');
 }
 
@@ -108,6 +136,9 @@ export function orgStatusAfter(
   const uploads = invalid
     ? (previous?.pendingPolicyDocuments ?? [])
     : (report.policyDocuments ?? []).filter((d) => d.result !== 'applied').map((d) => ({ ...d }));
+  const archives = invalid
+    ? (previous?.pendingArchives ?? [])
+    : (report.archives ?? []).filter((a) => a.result !== 'applied').map((a) => ({ ...a }));
   return {
     status: report.status,
     lastSuccess: report.status === 'ok' ? at : (previous?.lastSuccess ?? null),
@@ -126,10 +157,14 @@ export function orgStatusAfter(
           .slice(0, MAX_PENDING_CHANGES)
           .map((c) => ({ ...c })),
     ...(uploads.length === 0 ? {} : { pendingPolicyDocuments: uploads }),
+    ...(archives.length === 0 ? {} : { pendingArchives: archives }),
     recentDrift: invalid
       ? [...(previous?.recentDrift ?? [])]
       : recentDrifts(previous?.recentDrift ?? [], previous?.pendingChanges ?? [], report, at),
     unmanaged: invalid ? (previous?.unmanaged ?? 0) : report.unmanaged.length,
+    unmanagedNames: invalid
+      ? [...(previous?.unmanagedNames ?? [])]
+      : report.unmanaged.slice(0, MAX_UNMANAGED_NAMES),
     failures: backoff?.failures ?? 0,
     nextAttemptAt: backoff === undefined ? null : new Date(backoff.nextAttemptAt).toISOString(),
   };

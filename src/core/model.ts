@@ -5,6 +5,7 @@
  */
 import type { ApiDialect } from './dialect.ts';
 import type { FieldName, FieldValue, FieldValues, ListedField } from './fields.ts';
+import type { OwnedBy } from './ownership.ts';
 import type { ChangeRequests } from './requests.ts';
 
 export type { FieldName, FieldValue } from './fields.ts';
@@ -79,7 +80,11 @@ export type FieldSlotValues = { readonly [K in FieldName]?: FieldValues[K] | und
 /** Field-level differences, in the registry's order. */
 export type FieldDiffs = Partial<Record<FieldName, FieldDiff>>;
 
-export type ChangeAction = 'create' | 'update' | 'unverified';
+/**
+ * `rename`: the listing has the environment under its `renamed_from` name and not under its own;
+ * the change renames it (keeping its history), then sends whatever else differs.
+ */
+export type ChangeAction = 'create' | 'update' | 'unverified' | 'rename';
 
 /**
  * Why a change is proposed: `drift` when the service moved while the manifest stayed as envsync
@@ -116,6 +121,20 @@ export interface Change {
    * applier does not send it again.
    */
   readonly knownNotConverged: boolean;
+  /** For a `rename`: the name the listing has it under, which the change renames. */
+  readonly renamedFrom?: string | undefined;
+  /**
+   * For a `create` of an environment declared `renamed_from` a name the listing does not have
+   * either: that name, so the plan can say it was not found.
+   */
+  readonly renameNotFound?: string | undefined;
+}
+
+/** An environment the org no longer declares that envsync owns: `prune` archives it. */
+export interface ArchivePlan {
+  readonly name: string;
+  /** Why envsync owns it (ownership.ts): its record in the state file, its ownership tag. */
+  readonly ownedBy: readonly OwnedBy[];
 }
 
 /** The plan for one organization: plain data, printable and comparable. */
@@ -125,7 +144,13 @@ export interface OrgPlan {
   readonly dialect: ApiDialect;
   readonly changes: readonly Change[];
   readonly unchanged: readonly string[];
+  /** Listed environments the manifests do not declare and that are not archived: left alone. */
   readonly unmanaged: readonly string[];
+  /**
+   * Present when the org's manifests say `prune: true`: the environments to archive (sent after
+   * every other change of the org). Absent when prune is off.
+   */
+  readonly archives?: readonly ArchivePlan[] | undefined;
 }
 
 /** Records by environment name (a map with no prototype: see plain-object.ts, emptyMap). */

@@ -133,10 +133,20 @@ function environment(change: OrgReport['changes'][number]): EventEnvironment {
 /** Why an org failed, as one line: its own error, or its failed changes (not-converged aside). */
 function failureReason(report: OrgReport): string {
   if (report.error !== undefined) return report.error;
-  return report.changes
+  const changes = report.changes
     .filter((c) => c.result === 'failed')
-    .map((c) => `${c.name}: ${c.action} failed${c.error === undefined ? '' : ` (${c.error})`}`)
-    .join('; ');
+    .map((c) => `${c.name}: ${c.action} failed${c.error === undefined ? '' : ` (${c.error})`}`);
+  const archives = failedArchives(report);
+  // The guard refuses every archive of the org with one message: said once.
+  const guard = archives.find((a) => a.error?.startsWith('not archived: ') === true)?.error;
+  const others = archives
+    .filter((a) => a.error !== guard)
+    .map((a) => `${a.name}: archive failed${a.error === undefined ? '' : ` (${a.error})`}`);
+  return [...changes, ...others, ...(guard === undefined ? [] : [guard])].join('; ');
+}
+
+function failedArchives(report: OrgReport): NonNullable<OrgReport['archives']> {
+  return (report.archives ?? []).filter((a) => a.result === 'failed');
 }
 
 /** The events of one org's pass, in their order, and what to remember of it. */
@@ -170,7 +180,8 @@ function orgEvents(
 
   const failedChanges = report.changes.filter((c) => c.result === 'failed');
   const notConverged = report.changes.filter((c) => c.result === 'not-converged');
-  const hardFailure = report.error !== undefined || failedChanges.length > 0;
+  const hardFailure =
+    report.error !== undefined || failedChanges.length > 0 || failedArchives(report).length > 0;
   const reason = hardFailure ? failureReason(report) : '';
   const notConvergedKey = notConverged.map((c) => `${c.name}:${c.action}`).join('\n');
   const wasFailing = previous?.kind === 'failed';

@@ -16,6 +16,7 @@ import type {
   Records,
 } from './model.ts';
 import { emptyMap } from './plain-object.ts';
+import { ownerTagValue, withoutOwnerTag } from './ownership.ts';
 import type { ChangeResult } from './report.ts';
 
 /** What became of one change. */
@@ -83,11 +84,13 @@ export function recordsInDoubt(plan: OrgPlan, records: Readonly<Records>): Recor
   let kept: Records | undefined;
   for (const change of plan.changes) {
     if (change.knownNotConverged) continue;
-    const old = recordOf(kept ?? records, change.name);
+    // A rename's record is under the name it is renamed from until it has landed.
+    const key = change.renamedFrom ?? change.name;
+    const old = recordOf(kept ?? records, key);
     if (old === undefined || holdsAcrossPut(old, change.desired)) continue;
     kept ??= Object.assign(emptyMap<AppliedRecord>(), records);
-    if (recordMatches(old, change.desired)) kept[change.name] = withoutFingerprint(old);
-    else delete kept[change.name];
+    if (recordMatches(old, change.desired)) kept[key] = withoutFingerprint(old);
+    else delete kept[key];
   }
   return kept;
 }
@@ -125,33 +128,46 @@ export interface NotConverged {
  * taken): the records to keep, and the outcomes with every applied change that did not take
  * turned into `not-converged`. Unchanged environments and changes never sent keep their old
  * record; changes sent that failed are in doubt and lose theirs, unless it says the truth
- * whatever the PUT did (the record the write ahead kept as it was).
+ * whatever the PUT did (the record the write ahead kept as it was). A rename's record moves to
+ * the new name once it has landed. The records of listed environments the manifests no longer
+ * declare stay (the inventory `prune` reads: ownership.ts) until they are archived.
  */
 export function settleApply(
   plan: OrgPlan,
   records: Readonly<Records>,
   outcomes: ReadonlyMap<string, ChangeOutcome>,
   after: ReadonlyMap<string, ObservedEnvironment> | undefined,
+  archived: ReadonlyMap<string, ChangeOutcome> = new Map(),
 ): { records: Records; outcomes: Map<string, ChangeOutcome>; notConverged: NotConverged[] } {
   const next = emptyMap<AppliedRecord>();
   const settled = new Map(outcomes);
   const notConverged: NotConverged[] = [];
-  for (const name of plan.unchanged) {
+  const keep = (name: string) => {
     const old = recordOf(records, name);
     if (old !== undefined) next[name] = old;
+  };
+  for (const name of plan.unchanged) keep(name);
+  for (const name of plan.unmanaged) keep(name);
+  for (const { name } of plan.archives ?? []) {
+    if (archived.get(name)?.result !== 'applied') keep(name);
   }
+  const owner = plan.archives === undefined ? undefined : ownerTagValue(plan.org);
   for (const change of plan.changes) {
     const outcome = outcomes.get(change.name);
-    const old = recordOf(records, change.name);
+    const key = change.renamedFrom ?? change.name;
+    const old = recordOf(records, key);
     if (outcome?.sent === false) {
-      if (old !== undefined) next[change.name] = old;
+      if (old !== undefined) next[key] = old;
       continue;
     }
     if (outcome?.result !== 'applied') {
-      if (old !== undefined && holdsAcrossPut(old, change.desired)) next[change.name] = old;
+      if (old !== undefined && holdsAcrossPut(old, change.desired)) next[key] = old;
       continue;
     }
-    const remote = after?.get(change.name);
+    const listed = after?.get(change.name);
+    // Under prune, the ownership tag envsync set is not a value the manifests declared.
+    const remote =
+      listed === undefined || owner === undefined ? listed : withoutOwnerTag(listed, owner);
     const verification =
       after === undefined ? { converged: true as const } : verifyChange(change, remote);
     next[change.name] = appliedRecord(

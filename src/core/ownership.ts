@@ -39,3 +39,46 @@ export function hasOwnerTag(org: string, entry: ObservedEnvironment): boolean {
     tags[OWNER_TAG_KEY] === ownerTagValue(org)
   );
 }
+
+/** Why envsync owns an environment it archives, in words (every output format says it so). */
+export function ownedWords(ownedBy: readonly OwnedBy[]): string {
+  return ownedBy
+    .map((why) =>
+      why === 'state'
+        ? 'the state file records it'
+        : `it carries the tag ${OWNER_TAG_KEY}: envsync/<org>`,
+    )
+    .join(' and ');
+}
+
+/** The default of `--max-archive`: the most archives one org may send in one pass. */
+export const DEFAULT_MAX_ARCHIVE = 5;
+
+/**
+ * Why the mass-archive guard refuses an org's archives, or undefined when it lets them go: more
+ * than `max` in one pass is refused whole (none is sent), unless `max` is undefined (a reviewed
+ * saved plan, which archives exactly what it shows).
+ */
+export function archiveGuard(
+  org: string,
+  count: number,
+  max: number | undefined,
+): string | undefined {
+  if (max === undefined || count <= max) return undefined;
+  return (
+    `org ${org} would archive ${count} environments in one pass, more than --max-archive ` +
+    `${max}: none is sent (its other changes are). Review the plan and apply it with ` +
+    `"envsync plan --out FILE" then "envsync sync --plan FILE", or raise --max-archive`
+  );
+}
+
+/**
+ * The listed entry as the diff sees it under `prune`: without this org's ownership tag, which
+ * envsync sets itself and no manifest declares (a declared `tags:` map would remove it).
+ */
+export function withoutOwnerTag(entry: ObservedEnvironment, value: string): ObservedEnvironment {
+  const tags = entry.tags;
+  if (tags === undefined || tags === null || tags[OWNER_TAG_KEY] !== value) return entry;
+  const rest = Object.fromEntries(Object.entries(tags).filter(([key]) => key !== OWNER_TAG_KEY));
+  return { ...entry, tags: rest };
+}

@@ -4,6 +4,7 @@ import type { FieldDiff, FieldValue } from './model.ts';
 import { NOT_SHOWN, type ChangeReport, type OrgReport, type RunReport } from './report.ts';
 import { requestLines } from './request-lines.ts';
 import { policyDocumentMarkdown, policyDocumentSummary } from './render-documents.ts';
+import { ownedWords } from './ownership.ts';
 
 /** Longest text shown for a value in markdown before it is shortened. */
 const MAX_VALUE = 80;
@@ -43,6 +44,7 @@ const ACTION: Record<string, string> = {
   create: '➕ create',
   update: '✏️ update',
   unverified: '❔ unverified',
+  rename: '🔀 rename',
 };
 const RESULT: Record<string, string> = {
   planned: 'planned',
@@ -60,7 +62,7 @@ export function renderMarkdown(report: RunReport): string {
   const healed = s.driftHealed > 0 ? ` (**${s.driftHealed}** drift healed)` : '';
   out.push(
     report.dryRun
-      ? `**${s.create}** to create, **${s.update}** to update${drift}, **${s.unverified}** unverified, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`
+      ? `**${s.create}** to create, **${s.update}** to update${drift}, ${s.rename > 0 ? `**${s.rename}** to rename, ` : ''}${s.archive > 0 ? `**${s.archive}** to archive, ` : ''}**${s.unverified}** unverified, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`
       : `**${s.applied}** applied${healed}, **${s.failed}** failed, **${s.notConverged}** not converged; ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`,
     '',
   );
@@ -100,8 +102,24 @@ export function renderMarkdown(report: RunReport): string {
   return `${out.join('\n').trimEnd()}\n`;
 }
 
+/** The archives of an org that prunes: a list, after the changes (they are sent last). */
+function archiveMarkdown(org: OrgReport, dryRun: boolean): string[] {
+  if ((org.archives ?? []).length === 0) return [];
+  const out = ['Archived by prune (not in the manifests; envsync owns them), sent last:', ''];
+  for (const archive of org.archives ?? []) {
+    const result = dryRun && archive.result === 'planned' ? '' : ` ${RESULT[archive.result]}`;
+    const error = archive.error === undefined ? '' : `: ${escapeCell(archive.error)}`;
+    out.push(
+      `- 🗄️ archive ${escapeCell(archive.name)} _(${ownedWords(archive.ownedBy)})_${result}${error}`,
+    );
+  }
+  out.push('');
+  return out;
+}
+
 function renderOrg(org: OrgReport, dryRun: boolean): string[] {
-  const pending = org.changes.length + (org.policyDocuments?.length ?? 0);
+  const pending =
+    org.changes.length + (org.policyDocuments?.length ?? 0) + (org.archives?.length ?? 0);
   const summary =
     org.status === 'invalid'
       ? 'invalid manifests'
@@ -136,12 +154,19 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
           : '');
       const result = `${RESULT[change.result] ?? change.result}${change.error === undefined ? '' : `: ${escapeCell(change.error)}`}`;
       const action = `${ACTION[change.action] ?? change.action}${change.cause === 'drift' ? ' (drift)' : ''}`;
-      out.push(
-        `| ${action} | ${escapeCell(change.name)} | ${fields} |${dryRun ? '' : ` ${result} |`}`,
-      );
+      const name =
+        change.renamedFrom === undefined
+          ? escapeCell(change.name)
+          : `${escapeCell(change.renamedFrom)} → ${escapeCell(change.name)}`;
+      const note =
+        change.renameNotFound === undefined
+          ? ''
+          : `<br>_renamed\_from ${escapeCell(change.renameNotFound)}: the service has neither name, so it is created_`;
+      out.push(`| ${action} | ${name} | ${fields}${note} |${dryRun ? '' : ` ${result} |`}`);
     }
     out.push('');
   }
+  out.push(...archiveMarkdown(org, dryRun));
   if (org.unchanged.length > 0) out.push(`${org.unchanged.length} unchanged.`, '');
   if (org.unmanaged.length > 0)
     out.push(

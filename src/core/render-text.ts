@@ -4,6 +4,7 @@ import type { FieldDiff, FieldValue } from './model.ts';
 import { NOT_SHOWN, type ChangeReport, type OrgReport, type RunReport } from './report.ts';
 import { requestLines, requestLineText, type RequestLine } from './request-lines.ts';
 import { policyDocumentLines, policyDocumentSummary } from './render-documents.ts';
+import { ownedWords } from './ownership.ts';
 
 /** Options for the text renderer; colour only when the caller decided the terminal wants it. */
 export interface TextOptions {
@@ -27,6 +28,7 @@ const SYMBOL: Record<ChangeReport['action'], [string, Style]> = {
   create: ['+', 'green'],
   update: ['~', 'yellow'],
   unverified: ['?', 'cyan'],
+  rename: ['~', 'yellow'],
 };
 
 const SIGN_STYLE: Record<RequestLine['sign'], Style> = { '+': 'green', '~': 'yellow', '-': 'red' };
@@ -67,7 +69,7 @@ export function renderText(report: RunReport, options: TextOptions): string {
 
   const s = report.summary;
   const drift = s.drift > 0 ? ` (${s.drift} drift)` : '';
-  const planned = `${s.create} to create, ${s.update} to update${drift}, ${s.unverified} unverified, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged`;
+  const planned = `${s.create} to create, ${s.update} to update${drift}, ${lifecycleCounts(s)}${s.unverified} unverified, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged`;
   const healed = s.driftHealed > 0 ? ` (${s.driftHealed} drift healed)` : '';
   const problems = [
     s.invalidOrgs > 0 ? `${s.invalidOrgs} invalid org${s.invalidOrgs === 1 ? '' : 's'}` : '',
@@ -103,6 +105,38 @@ export function renderText(report: RunReport, options: TextOptions): string {
   return neutraliseWorkflowCommands(`${lines.join('\n')}\n`);
 }
 
+/** The counts of renames and archives, when there are any: `1 to rename, 2 to archive, `. */
+function lifecycleCounts(s: RunReport['summary']): string {
+  return (
+    (s.rename > 0 ? `${s.rename} to rename, ` : '') +
+    (s.archive > 0 ? `${s.archive} to archive, ` : '')
+  );
+}
+
+/** The `- archive` lines of an org that prunes, last: archives are sent after everything else. */
+function archiveLines(
+  org: OrgReport,
+  dryRun: boolean,
+  paint: (style: Style, text: string) => string,
+): string[] {
+  const lines: string[] = [];
+  for (const archive of org.archives ?? []) {
+    let head = `  ${paint('red', '- archive')} ${safe(archive.name)} ${paint('dim', `(not in the manifests; envsync owns it: ${ownedWords(archive.ownedBy)})`)}`;
+    if (!dryRun || archive.result !== 'planned') {
+      const mark =
+        archive.result === 'applied'
+          ? paint('green', 'archived')
+          : archive.result === 'failed'
+            ? paint('red', 'FAILED')
+            : paint('dim', 'planned');
+      head += ` [${mark}]`;
+    }
+    lines.push(head);
+    if (archive.error !== undefined) lines.push(`      ${paint('red', safe(archive.error))}`);
+  }
+  return lines;
+}
+
 function renderOrg(
   org: OrgReport,
   dryRun: boolean,
@@ -127,7 +161,16 @@ function renderOrg(
   lines.push(...policyDocumentLines(org, dryRun, paint));
   for (const change of org.changes) {
     const [symbol, style] = SYMBOL[change.action];
-    let head = `  ${paint(style, `${symbol} ${change.action}`)} ${safe(change.name)}`;
+    let head =
+      change.renamedFrom === undefined
+        ? `  ${paint(style, `${symbol} ${change.action}`)} ${safe(change.name)}`
+        : `  ${paint(style, `${symbol} rename`)} ${safe(change.renamedFrom)} → ${safe(change.name)}`;
+    if (change.renameNotFound !== undefined) {
+      head += paint(
+        'dim',
+        ` (renamed_from ${safe(change.renameNotFound)}: the service has neither name, so it is created)`,
+      );
+    }
     if (change.cause === 'drift') {
       head += paint('yellow', ' (drift: changed on the service, not in the manifests)');
     }
@@ -160,6 +203,7 @@ function renderOrg(
       lines.push(`      ${paint(SIGN_STYLE[line.sign], safe(requestLineText(line)))}`);
     if (change.error !== undefined) lines.push(`      ${paint('red', safe(change.error))}`);
   }
+  lines.push(...archiveLines(org, dryRun, paint));
   if (org.unchanged.length > 0)
     lines.push(`  ${paint('dim', `= ${org.unchanged.length} unchanged`)}`);
   if (org.unmanaged.length > 0) {
@@ -170,6 +214,7 @@ function renderOrg(
   if (
     org.changes.length === 0 &&
     (org.policyDocuments ?? []).length === 0 &&
+    (org.archives ?? []).length === 0 &&
     org.error === undefined
   )
     lines.push(`  ${paint('dim', 'no changes')}`);

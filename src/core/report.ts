@@ -2,6 +2,7 @@ import type { ResolvedDialect } from './dialect.ts';
 import type { ChangeAction, ChangeCause, FieldDiffs, FieldName, OrgPlan } from './model.ts';
 import { compareNames } from './names.ts';
 import type { PolicyDocumentAction, PolicyDocumentFields } from './policy-documents.ts';
+import type { OwnedBy } from './ownership.ts';
 import type { PolicyRequests, TagRequests } from './requests.ts';
 
 /** The versioned report of one run: what `--output json` prints (documented in docs/cli.md). */
@@ -48,7 +49,22 @@ export interface ChangeReport {
    * reports it as not converged), so it is not a pending request.
    */
   readonly knownNotConverged?: true;
+  /** A `rename`: the name the service had it under, renamed first (its history stays). */
+  readonly renamedFrom?: string;
+  /** A `create` declared `renamed_from` this name, which the service does not have either. */
+  readonly renameNotFound?: string;
   readonly result: ChangeResult;
+  readonly error?: string;
+}
+
+/**
+ * One environment `prune` archives: one the org no longer declares and envsync owns (why in
+ * `ownedBy`). `failed` with the guard's message when the org had more than `--max-archive`.
+ */
+export interface ArchiveReport {
+  readonly name: string;
+  readonly ownedBy: readonly OwnedBy[];
+  readonly result: 'planned' | 'applied' | 'failed';
   readonly error?: string;
 }
 
@@ -71,7 +87,10 @@ export interface OrgReport {
   readonly status: OrgStatus;
   readonly changes: readonly ChangeReport[];
   readonly unchanged: readonly string[];
+  /** Listed environments the manifests do not declare, left alone (prune does not own them). */
   readonly unmanaged: readonly string[];
+  /** Present when the org's manifests say `prune: true`: what it archives, last. */
+  readonly archives?: readonly ArchiveReport[];
   readonly errors: readonly ProblemReport[];
   /** Why the org failed as a whole (listing refused, token refused, ...). */
   readonly error?: string;
@@ -98,6 +117,9 @@ export interface Summary {
   create: number;
   update: number;
   unverified: number;
+  rename: number;
+  /** Environments `prune` archives (planned, applied or failed). */
+  archive: number;
   unchanged: number;
   unmanaged: number;
   applied: number;
@@ -132,6 +154,10 @@ export function orgReportFromPlan(
     { readonly result: ChangeResult; readonly error?: string | undefined }
   >,
   error?: string,
+  archived?: ReadonlyMap<
+    string,
+    { readonly result: ChangeResult; readonly error?: string | undefined }
+  >,
 ): OrgReport {
   const changes = plan.changes.map((change): ChangeReport => {
     const outcome = results.get(change.name) ?? { result: 'planned' as const };
@@ -144,69 +170,39 @@ export function orgReportFromPlan(
       ...(change.requests.tags === undefined ? {} : { tags: change.requests.tags }),
       ...(change.unknownFields.length > 0 ? { unknown: change.unknownFields } : {}),
       ...(change.knownNotConverged ? { knownNotConverged: true as const } : {}),
+      ...(change.renamedFrom === undefined ? {} : { renamedFrom: change.renamedFrom }),
+      ...(change.renameNotFound === undefined ? {} : { renameNotFound: change.renameNotFound }),
       result: outcome.result,
+      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+    };
+  });
+  const archives = plan.archives?.map((archive): ArchiveReport => {
+    const outcome = archived?.get(archive.name) ?? { result: 'planned' as const };
+    return {
+      name: archive.name,
+      ownedBy: archive.ownedBy,
+      result:
+        outcome.result === 'applied'
+          ? 'applied'
+          : outcome.result === 'planned'
+            ? 'planned'
+            : 'failed',
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
     };
   });
   const failed =
     error !== undefined ||
-    changes.some((c) => c.result === 'failed' || c.result === 'not-converged');
+    changes.some((c) => c.result === 'failed' || c.result === 'not-converged') ||
+    (archives ?? []).some((a) => a.result === 'failed');
   return {
     org: plan.org,
     status: failed ? 'failed' : 'ok',
     changes,
     unchanged: plan.unchanged,
     unmanaged: plan.unmanaged,
+    ...(archives === undefined ? {} : { archives }),
     errors: [],
     ...(error === undefined ? {} : { error }),
-  };
-}
-
-/**
- * Merges two rounds of one org's pass: what the first round applied stays applied (the second
- * round then sees it unchanged); everything else is as the later round found it.
- */
-export function mergeOrgRounds(earlier: OrgReport, later: OrgReport): OrgReport {
-  const laterNames = new Set(later.changes.map((c) => c.name));
-  const kept = earlier.changes.filter(
-    (c) => (c.result === 'applied' || c.result === 'not-converged') && !laterNames.has(c.name),
-  );
-  const keptNames = new Set(kept.map((c) => c.name));
-  const changes = [...kept, ...later.changes].sort((a, b) => compareNames(a.name, b.name));
-  const documents = mergePolicyDocuments(earlier, later);
-  const failed =
-    later.error !== undefined ||
-    changes.some((c) => c.result === 'failed' || c.result === 'not-converged') ||
-    (documents?.changes ?? []).some((d) => d.result === 'failed');
-  return {
-    ...later,
-    status: later.status === 'invalid' ? 'invalid' : failed ? 'failed' : 'ok',
-    changes,
-    unchanged: later.unchanged.filter((name) => !keptNames.has(name)),
-    ...(documents === undefined
-      ? {}
-      : {
-          policyDocuments: documents.changes,
-          policyDocumentsUnchanged: documents.unchanged,
-        }),
-  };
-}
-
-/** The policy documents of two rounds: what the first uploaded stays uploaded. */
-function mergePolicyDocuments(
-  earlier: OrgReport,
-  later: OrgReport,
-): { changes: PolicyDocumentReport[]; unchanged: string[] } | undefined {
-  if (earlier.policyDocuments === undefined || later.policyDocuments === undefined)
-    return undefined;
-  const laterNames = new Set(later.policyDocuments.map((d) => d.name));
-  const kept = earlier.policyDocuments.filter(
-    (d) => d.result === 'applied' && !laterNames.has(d.name),
-  );
-  const keptNames = new Set(kept.map((d) => d.name));
-  return {
-    changes: [...kept, ...later.policyDocuments].sort((a, b) => compareNames(a.name, b.name)),
-    unchanged: (later.policyDocumentsUnchanged ?? []).filter((name) => !keptNames.has(name)),
   };
 }
 
@@ -216,6 +212,8 @@ export function summarize(orgs: readonly OrgReport[]): Summary {
     create: 0,
     update: 0,
     unverified: 0,
+    rename: 0,
+    archive: 0,
     unchanged: 0,
     unmanaged: 0,
     applied: 0,
@@ -239,6 +237,11 @@ export function summarize(orgs: readonly OrgReport[]): Summary {
         if (change.result === 'applied') summary.driftHealed++;
       }
     }
+    for (const archive of org.archives ?? []) {
+      summary.archive++;
+      if (archive.result === 'applied') summary.applied++;
+      else if (archive.result === 'failed') summary.failed++;
+    }
     for (const upload of org.policyDocuments ?? []) {
       const counts = (summary.policyDocuments ??= { create: 0, update: 0, applied: 0, failed: 0 });
       counts[upload.action]++;
@@ -255,13 +258,14 @@ export function hasErrors(report: RunReport): boolean {
 }
 
 /**
- * True when a sync would send a request: a change pending (create, update or unverified) that is
- * not one known not to take.
+ * True when a sync would send a request: a change pending (create, update, rename or unverified)
+ * that is not one known not to take, an archive, or an upload of a policy document.
  */
 export function hasPendingChanges(report: RunReport): boolean {
   return report.orgs.some(
     (org) =>
       org.changes.some((change) => change.knownNotConverged !== true) ||
+      (org.archives?.length ?? 0) > 0 ||
       (org.policyDocuments?.length ?? 0) > 0,
   );
 }

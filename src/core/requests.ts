@@ -23,10 +23,12 @@ export interface TagRequests {
 }
 
 /**
- * The requests one change sends, in this order: the PUT when `put`, then the attach, the detach
- * and the tags' PATCH when present.
+ * The requests one change sends, in this order: the rename when present (from that name to the
+ * change's), the PUT when `put`, then the attach, the detach and the tags' PATCH when present.
  */
 export interface ChangeRequests {
+  /** The name to rename from (`PUT .../{from}/rename`), before anything else. */
+  readonly rename?: string;
   readonly put: boolean;
   readonly policies?: PolicyRequests;
   readonly tags?: TagRequests;
@@ -51,6 +53,7 @@ export function changeRequests(
   action: ChangeAction,
   fields: FieldDiffs,
   dialect: ApiDialect,
+  extra: RequestExtras = {},
 ): ChangeRequests {
   let put = action === 'create';
   let policies: PolicyRequests | undefined;
@@ -71,17 +74,48 @@ export function changeRequests(
     } else if (route === 'put') put = true;
     // A field the dialect cannot send is refused before planning (unsendableFields).
   }
+  if (extra.ownerTag !== undefined) tags = withOwnerTag(tags, extra.ownerTag);
   return {
+    ...(extra.renameFrom === undefined ? {} : { rename: extra.renameFrom }),
     put,
     ...(policies === undefined ? {} : { policies }),
     ...(tags === undefined ? {} : { tags }),
   };
 }
 
+/** What a change sends beside what its fields call for. */
+export interface RequestExtras {
+  /** Rename the environment from this name first (a `rename` change). */
+  readonly renameFrom?: string | undefined;
+  /** Set this ownership tag (`prune`, ownership.ts) in the tags' PATCH: the listing lacks it. */
+  readonly ownerTag?: { readonly key: string; readonly value: string } | undefined;
+}
+
+/** The tags' requests with the ownership tag set, and never removed. */
+function withOwnerTag(
+  tags: TagRequests | undefined,
+  owner: { readonly key: string; readonly value: string },
+): TagRequests {
+  const entries = Object.entries(tags?.set ?? {}).filter(([key]) => key !== owner.key);
+  entries.push([owner.key, owner.value]);
+  entries.sort(([a], [b]) => compareNames(a, b));
+  return {
+    set: Object.fromEntries(entries),
+    remove: (tags?.remove ?? []).filter((key) => key !== owner.key),
+  };
+}
+
 /** Whether two sets of requests are the same (a saved plan's, against its fields'). */
 export function sameRequests(a: ChangeRequests, b: ChangeRequests): boolean {
   const text = (r: ChangeRequests) =>
-    JSON.stringify([r.put, r.policies?.attach, r.policies?.detach, r.tags?.set, r.tags?.remove]);
+    JSON.stringify([
+      r.rename,
+      r.put,
+      r.policies?.attach,
+      r.policies?.detach,
+      r.tags?.set,
+      r.tags?.remove,
+    ]);
   return text(a) === text(b);
 }
 

@@ -50,6 +50,7 @@ export async function runEngine(options: {
       logger,
       dryRun: false,
       revision: options.revision,
+      maxArchive: options.settings.maxArchive,
       signal: shutdown.stopping,
       onRoundFailed: options.onRoundFailed,
       onOrgDone: options.onOrgDone,

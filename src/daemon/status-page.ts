@@ -14,6 +14,7 @@ import type { DaemonStatus, OrgStatus } from '../core/daemon-status.ts';
 import { MAX_RECENT_DRIFTS } from '../core/drift.ts';
 import { requestLines } from '../core/request-lines.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, REFRESH_MS } from './status-page-assets.ts';
+import { archivesTable, documentsTable, unmanagedCell } from './status-page-parts.ts';
 
 export { PAGE_SCRIPT, PAGE_STYLE } from './status-page-assets.ts';
 
@@ -142,16 +143,6 @@ function pendingTable(org: OrgStatus): string {
   );
 }
 
-function documentsTable(org: OrgStatus): string {
-  const uploads = org.pendingPolicyDocuments ?? [];
-  if (uploads.length === 0) return '';
-  const rows = uploads.map(
-    (d) =>
-      `<tr><td><code>${esc(d.name)}</code></td><td>${esc(d.action)}</td><td>${esc(d.result)}</td><td>${esc(Object.keys(d.fields).join(', '))}</td><td class="message">${d.error === undefined ? '' : esc(d.error)}</td></tr>`,
-  );
-  return `<h4>Pending policy documents</h4><table class="pending"><thead><tr><th>Policy document</th><th>Action</th><th>Result</th><th>Differs</th><th>Error</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
-}
-
 function driftTable(org: OrgStatus, now: number): string {
   if (org.recentDrift.length === 0) return '<p class="dim">No drift found.</p>';
   const rows = org.recentDrift.map(
@@ -167,7 +158,7 @@ function orgSection(name: string, org: OrgStatus, now: number): string {
     ['Last success', when(org.lastSuccess, now)],
     ['Last attempt', when(org.lastAttempt, now)],
     ['Pending changes', esc(String(org.pending))],
-    ['Unmanaged environments', esc(String(org.unmanaged))],
+    ['Unmanaged environments', unmanagedCell(org)],
   ];
   if (org.failures > 0) facts.push(['Failed passes in a row', esc(String(org.failures))]);
   if (org.nextAttemptAt !== null) facts.push(['Next attempt', when(org.nextAttemptAt, now)]);
@@ -184,6 +175,7 @@ function orgSection(name: string, org: OrgStatus, now: number): string {
     error +
     `<h4>Pending changes</h4>${pendingTable(org)}` +
     documentsTable(org) +
+    archivesTable(org) +
     `<h4>Recent drift <span class="dim">(the last ${MAX_RECENT_DRIFTS}: changed on the service, not in the manifests)</span></h4>${driftTable(org, now)}</section>`
   );
 }

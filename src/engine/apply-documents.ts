@@ -36,7 +36,7 @@ export async function applyWithPolicyDocuments(
   for (const outcome of outcomes.values()) deps.progress?.done(outcome.result === 'failed');
   const { plan: sent, held } = holdBack(plan, outcomes, documents.changes);
   const round =
-    sent.changes.length > 0
+    sent.changes.length > 0 || (sent.archives?.length ?? 0) > 0
       ? await applyEnvironments(sent)
       : { report: orgReportFromPlan(sent, new Map()), transient: false };
   let report = withPolicyDocuments(round.report, documents, outcomes);

@@ -176,14 +176,16 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
   const reports = await Promise.all(
     saved.orgs.map(async (org) => {
       const plan = orgPlanFromSaved(org);
-      if (org.policyDocuments === undefined) return (await applyOrgPlan(plan, options)).report;
+      // Reviewed: the plan archives what it shows, past --max-archive.
+      const deps = { ...options, reviewed: true };
+      if (org.policyDocuments === undefined) return (await applyOrgPlan(plan, deps)).report;
       // Policy documents first, then the environments that attach them.
-      const applyEnvironments = (envPlan: typeof plan) => applyOrgPlan(envPlan, options);
+      const applyEnvironments = (envPlan: typeof plan) => applyOrgPlan(envPlan, deps);
       return (
         await applyWithPolicyDocuments(
           plan,
           documentsFromSaved(org.policyDocuments),
-          options,
+          deps,
           applyEnvironments,
         )
       ).report;

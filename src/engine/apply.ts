@@ -17,6 +17,7 @@ import { orgReportFromPlan, type OrgReport } from '../core/report.ts';
 import { isTransient } from '../core/retry-policy.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { StateStore } from './state-store.ts';
+import { sendArchives } from './archive.ts';
 
 /** Counts for a progress display: changes planned for sending, and each one finished. */
 export interface ApplyProgress {
@@ -38,6 +39,13 @@ export interface ApplyDeps {
   readonly progress?: ApplyProgress | undefined;
   /** The caller prints a report of every change (a one-shot command): each is logged at debug. */
   readonly changesReported?: boolean | undefined;
+  /**
+   * The most archives one org may send in one pass (`--max-archive`, default 5); more fail them
+   * all, and its other changes still apply.
+   */
+  readonly maxArchive?: number | undefined;
+  /** A reviewed saved plan (`sync --plan`): it archives what it shows, whatever their number. */
+  readonly reviewed?: boolean | undefined;
 }
 
 const messageOf = errorMessage;
@@ -80,7 +88,7 @@ function notSent(plan: OrgPlan, why: string): Round {
 
 /**
  * Sends one change's requests, one after another, as the plan decided them (core/requests.ts):
- * its PUT, then attaching and detaching its policies and its tags' PATCH, which need the
+ * its rename, its PUT, then attaching and detaching its policies and its tags' PATCH, which need the
  * environment to exist. The first failure ends it: the rest are not sent. `done` counts those
  * that were.
  */
@@ -92,8 +100,12 @@ async function sendRequests(
   signal: AbortSignal,
   done: { sent: number },
 ): Promise<void> {
-  const { put, policies, tags } = change.requests;
+  const { rename, put, policies, tags } = change.requests;
   const name = change.name;
+  if (rename !== undefined) {
+    await client.renameEnvironment(org, rename, name, signal);
+    done.sent++;
+  }
   if (put) {
     await client.putEnvironment(org, sentEnvironment(change, dialect), signal);
     done.sent++;
@@ -174,6 +186,11 @@ async function sendChanges(
   return outcomes;
 }
 
+/** The archives that were sent (the guard's refusals are not: another round would refuse too). */
+function sentArchives(archived: ReadonlyMap<string, ChangeOutcome>): ChangeOutcome[] {
+  return [...archived.values()].filter((outcome) => outcome.sent !== false);
+}
+
 /**
  * Applies one org's plan: write ahead, PUT, verify, record (the decisions are core/outcome.ts's).
  * Used by every pass, and by `sync --plan` with a plan saved earlier. Never throws.
@@ -197,12 +214,14 @@ export async function applyOrgPlan(plan: OrgPlan, deps: ApplyDeps): Promise<Roun
   }
 
   const sent = await sendChanges(plan, deps);
+  // Archives last: every other change of the org has been sent (or failed) first.
+  const archived = await sendArchives(plan, deps);
 
   // Verify: list once more; a change whose observable fields did not take is not-converged.
   let verifyError: string | undefined;
   let verifyTransient = false;
   let after: Map<string, ObservedEnvironment> | undefined;
-  if ([...sent.values()].some((outcome) => outcome.result === 'applied')) {
+  if ([...sent.values(), ...archived.values()].some((outcome) => outcome.result === 'applied')) {
     try {
       after = new Map((await client.listEnvironments(org)).map((env) => [env.name, env]));
     } catch (error) {
@@ -212,7 +231,7 @@ export async function applyOrgPlan(plan: OrgPlan, deps: ApplyDeps): Promise<Roun
   }
 
   // Record what was sent, and what did not take, so the next pass neither loops nor forgets.
-  const settled = settleApply(plan, records, sent, after);
+  const settled = settleApply(plan, records, sent, after, archived);
   for (const { name, reason } of settled.notConverged) {
     logger.warn({ org, env: name }, `${org}/${name} did not converge: ${reason}`);
   }
@@ -237,10 +256,10 @@ export async function applyOrgPlan(plan: OrgPlan, deps: ApplyDeps): Promise<Roun
       ? (verifyError ?? recordError)
       : `${verifyError}; ${recordError}`;
   return {
-    report: orgReportFromPlan(plan, settled.outcomes, orgError),
+    report: orgReportFromPlan(plan, settled.outcomes, orgError, archived),
     transient:
       recordError === undefined &&
-      isTransientRound(settled.outcomes.values(), {
+      isTransientRound([...settled.outcomes.values(), ...sentArchives(archived)], {
         failed: verifyError !== undefined,
         transient: verifyTransient,
       }),

@@ -3,7 +3,8 @@
  * names no environment of the org (after its listing), a field the API dialect cannot send. Each
  * is located in the manifests where they can tell, and holds the org (no request is sent to it).
  */
-import type { ResolvedDialect } from '../core/dialect.ts';
+import { dialectWords, type ResolvedDialect } from '../core/dialect.ts';
+import type { RenameConflict } from '../core/plan.ts';
 import type { UnknownMember } from '../core/members.ts';
 import type { ProblemReport } from '../core/report.ts';
 import { unsendableMessage, type UnsendableField } from '../core/requests.ts';
@@ -52,5 +53,57 @@ export async function unsendableProblem(
     column: where?.column ?? 1,
     path: where?.path ?? '',
     message: unsendableMessage(spec, dialect),
+  };
+}
+
+/**
+ * What the org's manifests declare that the dialect cannot do beside fields: `renamed_from`
+ * (rename) and `prune` (archive), which only the kosli dialect's API has. Located at each key.
+ */
+export async function lifecycleRefusals(
+  manifest: OrgManifest,
+  dialect: ResolvedDialect,
+  manifests: ManifestSet,
+): Promise<ProblemReport[]> {
+  if (dialect.dialect === 'kosli') return [];
+  const why = (what: string, key: string) =>
+    `"${key}" cannot be done in the API dialect ${dialectWords(dialect)}, whose API has no ${what}: ` +
+    `it needs the kosli dialect (--api-dialect kosli, or auto against a service whose listing has that shape). ` +
+    `Remove the key or change the dialect; nothing is sent to this org`;
+  const problems: ProblemReport[] = [];
+  const prune = manifest.prune;
+  if (prune !== undefined && prune.value) {
+    problems.push({ ...prune, message: why('archive operation', 'prune') });
+  }
+  for (const env of manifest.environments) {
+    if (env.renamedFrom === undefined) continue;
+    const where = await manifests.locate?.(manifest.org, env, [], { key: 'renamed_from' });
+    problems.push({
+      file: where?.file ?? manifest.files[0] ?? '',
+      line: where?.line ?? 1,
+      column: where?.column ?? 1,
+      path: where?.path ?? '',
+      message: why('rename operation', 'renamed_from'),
+    });
+  }
+  return problems;
+}
+
+/** A rename whose old and new names the service both has, located at its `renamed_from`. */
+export async function renameConflictProblem(
+  { env, from }: RenameConflict,
+  manifest: OrgManifest,
+  manifests: ManifestSet,
+): Promise<ProblemReport> {
+  const where = await manifests.locate?.(manifest.org, env, [], { key: 'renamed_from' });
+  return {
+    file: where?.file ?? manifest.files[0] ?? '',
+    line: where?.line ?? 1,
+    column: where?.column ?? 1,
+    path: where?.path ?? '',
+    message:
+      `"${env.name}" is renamed from "${from}", but the service has both names in org ` +
+      `"${manifest.org}": envsync cannot rename onto an existing environment. Archive or rename one ` +
+      `of them on the service, or remove renamed_from if the rename is done; nothing is sent to this org`,
   };
 }

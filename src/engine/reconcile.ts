@@ -5,9 +5,9 @@ import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import type { ResolvedDialect } from '../core/dialect.ts';
 import { unknownMembers } from '../core/members.ts';
 import { unsendableFields } from '../core/requests.ts';
-import { planOrg } from '../core/plan.ts';
+import { archiveGuard, DEFAULT_MAX_ARCHIVE } from '../core/ownership.ts';
+import { planOrg, renameConflicts } from '../core/plan.ts';
 import {
-  mergeOrgRounds,
   orgReportFromPlan,
   dialectOf,
   REPORT_VERSION,
@@ -16,11 +16,18 @@ import {
   type ProblemReport,
   type RunReport,
 } from '../core/report.ts';
+import { mergeOrgRounds } from '../core/report-merge.ts';
 import { isTransient } from '../core/retry-policy.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import type * as Apply from './apply.ts';
 import type { ApplyProgress, Round } from './apply.ts';
-import { memberProblem, problemReport, unsendableProblem } from './org-problems.ts';
+import {
+  lifecycleRefusals,
+  memberProblem,
+  problemReport,
+  renameConflictProblem,
+  unsendableProblem,
+} from './org-problems.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { ObservedPolicyDocument, PolicyDocumentPlan } from '../core/policy-documents.ts';
 import { applyWithPolicyDocuments } from './apply-documents.ts';
@@ -56,6 +63,8 @@ export interface ReconcileOptions {
     | undefined;
   /** The git revision of the manifests, when known: policy document uploads name it. */
   readonly revision?: string | undefined;
+  /** The most archives one org may send in one pass (`--max-archive`; engine/archive.ts). */
+  readonly maxArchive?: number | undefined;
   /** The caller prints a report of every change: each is logged at debug, not info. */
   readonly changesReported?: boolean | undefined;
   /** Progress of the changes being applied (for a terminal display). */
@@ -95,16 +104,22 @@ function invalid(org: string, errors: ProblemReport[]): Round {
   };
 }
 
-/** The org's declared fields the dialect cannot send, located; empty when there is none. */
-function unsendable(
+/**
+ * What the org's manifests declare that the dialect cannot send or do (a field, a rename,
+ * `prune`), located; empty when there is none.
+ */
+async function unsendable(
   manifest: OrgManifest,
   dialect: ResolvedDialect,
   options: ReconcileOptions,
 ): Promise<ProblemReport[]> {
   const found = unsendableFields(manifest.environments, dialect.dialect);
-  return Promise.all(
-    found.map((field) => unsendableProblem(field, dialect, manifest, options.manifests)),
-  );
+  return [
+    ...(await Promise.all(
+      found.map((field) => unsendableProblem(field, dialect, manifest, options.manifests)),
+    )),
+    ...(await lifecycleRefusals(manifest, dialect, options.manifests)),
+  ];
 }
 
 /** One org's pass: observe -> plan -> apply -> verify -> record. Never throws. */
@@ -150,6 +165,17 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
     if (refused.length > 0) return invalid(org, refused);
   }
 
+  // A rename onto a name the service has too cannot be carried out.
+  const conflicts = renameConflicts(manifest.environments, observed);
+  if (conflicts.length > 0) {
+    return invalid(
+      org,
+      await Promise.all(
+        conflicts.map((conflict) => renameConflictProblem(conflict, manifest, options.manifests)),
+      ),
+    );
+  }
+
   // Members must name environments of the org: the manifests' or the listing's.
   const unknown = unknownMembers(manifest.environments, observed);
   if (unknown.length > 0) {
@@ -172,12 +198,15 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   }
 
   // Plan (pure), for the dialect: it decides how each change is sent.
-  const plan = planOrg(org, manifest.environments, observed, state.lookup(org), dialect.dialect);
+  const plan = planOrg(org, manifest.environments, observed, state.lookup(org), dialect.dialect, {
+    prune: manifest.prune?.value === true,
+  });
   const planned = documents.kind === 'plan' ? documents : undefined;
   options.onPlanned?.(org, observed, plan, planned);
   const uploads = planned?.plan.changes.length ?? 0;
-  if (options.dryRun || (plan.changes.length === 0 && uploads === 0)) {
-    const report = orgReportFromPlan(plan, new Map());
+  const archives = plan.archives?.length ?? 0;
+  if (options.dryRun || (plan.changes.length === 0 && uploads === 0 && archives === 0)) {
+    const report = orgReportFromPlan(plan, new Map(), undefined, guardNotes(plan, options));
     return {
       report: planned === undefined ? report : withPolicyDocuments(report, planned.plan),
       transient: false,
@@ -193,6 +222,25 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   return applyWithPolicyDocuments(plan, planned.plan, options, async (envPlan) =>
     (await apply()).applyOrgPlan(envPlan, options),
   );
+}
+
+/**
+ * A plan's note on each archive the guard would refuse in a sync: the plan shows them, and a
+ * reviewed saved plan (`sync --plan`) may send them.
+ */
+function guardNotes(
+  plan: OrgPlan,
+  options: ReconcileOptions,
+): Map<string, { result: 'planned'; error: string }> | undefined {
+  const archives = plan.archives ?? [];
+  const refused = archiveGuard(
+    plan.org,
+    archives.length,
+    options.maxArchive ?? DEFAULT_MAX_ARCHIVE,
+  );
+  if (refused === undefined) return undefined;
+  const note = `a sync would refuse this: ${refused}`;
+  return new Map(archives.map(({ name }) => [name, { result: 'planned' as const, error: note }]));
 }
 
 function emptyReport(org: string): OrgReport {

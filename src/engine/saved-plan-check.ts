@@ -9,8 +9,14 @@ import { quoted } from '../api/response.ts';
 import { escapeJson } from '../core/escape.ts';
 import { FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
 import type { ApiDialect } from '../core/dialect.ts';
-import type { DesiredEnvironment, FieldDiff } from '../core/model.ts';
-import { changeRequests, sameRequests, type ChangeRequests } from '../core/requests.ts';
+import type { DesiredEnvironment, FieldDiff, ObservedEnvironment } from '../core/model.ts';
+import { hasOwnerTag, OWNER_TAG_KEY, ownerTagValue } from '../core/ownership.ts';
+import {
+  changeRequests,
+  sameRequests,
+  type ChangeRequests,
+  type RequestExtras,
+} from '../core/requests.ts';
 import { acceptsSavedValue, normalizeValue, sameValue, showValue } from '../core/value-kinds.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { requestsOf, savedValue, type SavedPlan } from './saved-plan.ts';
@@ -52,7 +58,8 @@ function shownRequests(requests: ChangeRequests): string {
  * operations) are those its fields call for in the org's dialect: the requests are what is sent,
  * the fields what was reviewed. Undefined when they agree.
  */
-function requestsProblem(at: string, change: SavedChange, dialect: ApiDialect): string | undefined {
+function requestsProblem(at: string, change: SavedChange, saved: SavedOrg): string | undefined {
+  const dialect: ApiDialect = saved.dialect;
   const fields: Record<string, FieldDiff> = {};
   for (const [key, diff] of Object.entries(change.fields)) {
     const spec = SPECS.get(key) as FieldSpec;
@@ -62,16 +69,66 @@ function requestsProblem(at: string, change: SavedChange, dialect: ApiDialect): 
     }
     fields[key] = { from: from as FieldValue | null, to: diff.to as FieldValue };
   }
-  const expected = changeRequests(change.action, fields, dialect);
+  const expected = changeRequests(change.action, fields, dialect, extrasOf(change, saved));
   const sent = requestsOf(change.requests);
   if (sameRequests(expected, sent)) return undefined;
   return `${at}: it sends ${shownRequests(sent)}, but its fields call for ${shownRequests(expected)} in the ${dialect} dialect`;
 }
 
-/** One change's disagreements with itself: what it sends against what its fields show. */
-function changeProblems(org: string, change: SavedChange, dialect: ApiDialect): string[] {
-  const at = where(org, change.name);
+/**
+ * What the change sends beside its fields, as the planner decides it from the plan's own listing:
+ * the rename of a `rename`, and under `prune` (an org that carries `archives`) the ownership tag
+ * when the environment does not carry it yet.
+ */
+function extrasOf(change: SavedChange, saved: SavedOrg): RequestExtras {
+  const renameFrom = change.action === 'rename' ? change.renamedFrom : undefined;
+  if (saved.archives === undefined) return { renameFrom };
+  const entry = saved.listing.find((env) => env.name === (renameFrom ?? change.name));
+  const owned =
+    entry !== undefined &&
+    hasOwnerTag(saved.org, { name: entry.name, tags: entry['tags'] } as ObservedEnvironment);
+  return {
+    renameFrom,
+    ownerTag: owned ? undefined : { key: OWNER_TAG_KEY, value: ownerTagValue(saved.org) },
+  };
+}
+
+/** A rename's own disagreements: it renames a listed name to one the listing does not have. */
+function renameProblems(at: string, change: SavedChange, saved: SavedOrg): string[] {
+  const listed = (name: string) => saved.listing.some((env) => env.name === name);
+  if (change.action !== 'rename') {
+    return change.renamedFrom === undefined ? [] : [`${at}: it is not a rename, but names one`];
+  }
+  if (change.renamedFrom === undefined) return [`${at}: a rename that names no old name`];
+  if (!listed(change.renamedFrom) || listed(change.name)) {
+    return [
+      `${at}: it renames ${quoted(change.renamedFrom)}, but the plan's listing does not have that name alone`,
+    ];
+  }
+  return [];
+}
+
+/** An org's archives against its own listing and changes: each listed, and none also changed. */
+function archiveProblems(saved: SavedOrg): string[] {
   const problems: string[] = [];
+  const planned = new Set([...saved.changes.map((c) => c.name), ...saved.unchanged]);
+  const seen = new Set<string>();
+  for (const { name } of saved.archives ?? []) {
+    const at = where(saved.org, name);
+    if (seen.has(name)) problems.push(`${at}: the plan archives it twice`);
+    seen.add(name);
+    if (planned.has(name)) problems.push(`${at}: the plan both archives and keeps it`);
+    if (!saved.listing.some((env) => env.name === name))
+      problems.push(`${at}: the plan archives it, but its listing does not have it`);
+  }
+  return problems;
+}
+
+/** One change's disagreements with itself: what it sends against what its fields show. */
+function changeProblems(change: SavedChange, saved: SavedOrg): string[] {
+  const org = saved.org;
+  const at = where(org, change.name);
+  const problems: string[] = [...renameProblems(at, change, saved)];
   if (change.desired.name !== change.name) {
     problems.push(`${at}: the change sends environment ${quoted(change.desired.name)}`);
   }
@@ -92,7 +149,7 @@ function changeProblems(org: string, change: SavedChange, dialect: ApiDialect): 
     }
   }
   if (problems.length > 0) return problems;
-  const requests = requestsProblem(at, change, dialect);
+  const requests = requestsProblem(at, change, saved);
   return requests === undefined ? [] : [requests];
 }
 
@@ -109,8 +166,9 @@ export function selfDisagreements(saved: SavedPlan): string[] {
       if (seen.has(change.name))
         problems.push(`${where(org.org, change.name)}: the plan has two changes for it`);
       seen.add(change.name);
-      problems.push(...changeProblems(org.org, change, org.dialect));
+      problems.push(...changeProblems(change, org));
     }
+    problems.push(...archiveProblems(org));
     if (org.policyDocuments !== undefined) {
       problems.push(...documentSelfDisagreements(org.org, org.policyDocuments));
     }
@@ -139,7 +197,39 @@ const DOES: Readonly<Record<SavedChange['action'], string>> = {
   create: 'creates it',
   update: 'updates it',
   unverified: 'sends it',
+  rename: 'renames it',
 };
+
+/** The plan's renames and archives against what the manifests say (`renamed_from`, `prune`). */
+function lifecycleProblems(saved: SavedOrg, manifest: OrgManifest): string[] {
+  const org = saved.org;
+  const problems: string[] = [];
+  const declared = new Map(manifest.environments.map((env) => [env.name, env]));
+  for (const change of saved.changes) {
+    const env = declared.get(change.name);
+    const from = change.renamedFrom ?? change.renameNotFound;
+    if (env !== undefined && from !== undefined && env.renamedFrom !== from) {
+      problems.push(
+        `${where(org, change.name)}: the plan renames it from ${quoted(from)}, the manifests ${env.renamedFrom === undefined ? 'declare no renamed_from' : `declare renamed_from ${quoted(env.renamedFrom)}`}`,
+      );
+    }
+  }
+  const prune = manifest.prune?.value === true;
+  if (saved.archives !== undefined && !prune) {
+    problems.push(
+      `org ${quoted(org)}: the plan prunes it, but its manifests do not say "prune: true"`,
+    );
+  } else if (saved.archives === undefined && prune) {
+    problems.push(
+      `org ${quoted(org)}: its manifests say "prune: true", but the plan was made without it`,
+    );
+  }
+  for (const { name } of saved.archives ?? []) {
+    if (declared.has(name))
+      problems.push(`${where(org, name)}: the plan archives it, but the manifests declare it`);
+  }
+  return problems;
+}
 
 /** One org of the plan against its manifests. */
 function orgProblems(saved: SavedOrg, manifest: OrgManifest): string[] {
@@ -167,6 +257,7 @@ function orgProblems(saved: SavedOrg, manifest: OrgManifest): string[] {
   if (saved.policyDocuments !== undefined) {
     problems.push(...documentManifestDisagreements(saved.policyDocuments, manifest));
   }
+  problems.push(...lifecycleProblems(saved, manifest));
   return problems;
 }
 

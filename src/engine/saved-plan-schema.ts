@@ -10,7 +10,9 @@ import { INTEGRITY_PATTERN } from './plan-integrity.ts';
 import { savedDocumentsSchema } from './saved-plan-documents.ts';
 
 /**
- * Version 4: each org carries the API dialect it was planned for, each change the requests that
+ * Version 5: a change may be a `rename` (with `renamedFrom`, and `requests.rename`), a create may
+ * say the name it was renamed from was not found (`renameNotFound`), and an org whose manifests
+ * say `prune: true` carries `archives`, the environments it archives. Version 4: each org carries the API dialect it was planned for, each change the requests that
  * send it (`requests`: whether a PUT, and the policies and tags sent through their own
  * operations), and an org may carry `policyDocuments`, the uploads of its policy documents with
  * the exact text each sends (saved-plan-documents.ts). Version 3 carried `integrity`, the digest of everything else in the file, without
@@ -18,7 +20,7 @@ import { savedDocumentsSchema } from './saved-plan-documents.ts';
  * plan is applied by the envsync that made it, moments later; an older file is refused with its
  * version, not misread, and a file without a digest is never trusted.
  */
-export const SAVED_PLAN_VERSION = 4;
+export const SAVED_PLAN_VERSION = 5;
 
 /** A map, checked in place: z.record would copy it and drop a key such as `__proto__`. */
 const stringMap = z.custom<StringMap>(isStringMap, 'expected an object of strings');
@@ -66,6 +68,7 @@ const fieldDiff = z.object({
 
 /** The requests of a change (core/requests.ts, ChangeRequests). */
 const requests = z.strictObject({
+  rename: z.string().optional(),
   put: z.boolean(),
   policies: z.strictObject({ attach: z.array(z.string()), detach: z.array(z.string()) }).optional(),
   tags: z.strictObject({ set: stringMap, remove: z.array(z.string()) }).optional(),
@@ -85,7 +88,7 @@ export const savedPlanSchema = z.object({
       listing: z.array(listed),
       changes: z.array(
         z.object({
-          action: z.enum(['create', 'update', 'unverified']),
+          action: z.enum(['create', 'update', 'unverified', 'rename']),
           cause: z.enum(['drift', 'change']).optional(),
           name: z.string(),
           fields: z.record(z.string(), fieldDiff),
@@ -93,10 +96,15 @@ export const savedPlanSchema = z.object({
           knownNotConverged: z.boolean(),
           desired,
           requests,
+          renamedFrom: z.string().optional(),
+          renameNotFound: z.string().optional(),
         }),
       ),
       unchanged: z.array(z.string()),
       unmanaged: z.array(z.string()),
+      archives: z
+        .array(z.strictObject({ name: z.string(), ownedBy: z.array(z.enum(['state', 'tag'])) }))
+        .optional(),
       policyDocuments: savedDocumentsSchema.optional(),
     }),
   ),

@@ -54,8 +54,9 @@ function desiredJson(env: DesiredEnvironment): SavedEnvironment {
 
 /** A change's requests, as the plan file spells them. */
 function requestsJson(requests: ChangeRequests): SavedChange['requests'] {
-  const { put, policies, tags } = requests;
+  const { rename, put, policies, tags } = requests;
   return {
+    ...(rename === undefined ? {} : { rename }),
     put,
     ...(policies === undefined
       ? {}
@@ -66,8 +67,9 @@ function requestsJson(requests: ChangeRequests): SavedChange['requests'] {
 
 /** A saved change's requests, read back. */
 export function requestsOf(saved: SavedChange['requests']): ChangeRequests {
-  const { put, policies, tags } = saved;
+  const { rename, put, policies, tags } = saved;
   return {
+    ...(rename === undefined ? {} : { rename }),
     put,
     ...(policies === undefined ? {} : { policies }),
     ...(tags === undefined ? {} : { tags }),
@@ -124,9 +126,16 @@ export function savePlan(
         knownNotConverged: change.knownNotConverged,
         desired: desiredJson(change.desired),
         requests: requestsJson(change.requests),
+        ...(change.renamedFrom === undefined ? {} : { renamedFrom: change.renamedFrom }),
+        ...(change.renameNotFound === undefined ? {} : { renameNotFound: change.renameNotFound }),
       })),
       unchanged: [...plan.unchanged],
       unmanaged: [...plan.unmanaged],
+      ...(plan.archives === undefined
+        ? {}
+        : {
+            archives: plan.archives.map((a) => ({ name: a.name, ownedBy: [...a.ownedBy] })),
+          }),
       ...(documents === undefined
         ? {}
         : { policyDocuments: saveDocuments(documents.observed, documents.plan) }),
@@ -149,7 +158,9 @@ export function readSavedPlan(json: unknown, file = 'FILE'): SavedPlan {
     const older =
       version < 3
         ? 'written by an older envsync without an integrity digest, and a plan that is not sealed cannot be trusted'
-        : 'written by an older envsync that did not record how each change is sent (its API dialect, and the requests beside the PUT)';
+        : version < 4
+          ? 'written by an older envsync that did not record how each change is sent (its API dialect, and the requests beside the PUT)'
+          : 'written by an older envsync that did not record renames and archives';
     throw new Error(
       version < SAVED_PLAN_VERSION
         ? `it has version ${version}, ${older}; ${makeAgain(file)}`
@@ -179,12 +190,12 @@ export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
     org: saved.org,
     dialect: saved.dialect,
     changes: saved.changes.map((change): Change => {
-      const wanted = environmentOf(
-        change.desired.name,
-        change.desired,
-        savedValue,
-      ) as DesiredEnvironment;
-      const listedEntry = listedByName.get(change.name);
+      const wanted = {
+        ...environmentOf(change.desired.name, change.desired, savedValue),
+        ...(change.renamedFrom === undefined ? {} : { renamedFrom: change.renamedFrom }),
+      } as DesiredEnvironment;
+      // A rename's environment is listed under the name it is renamed from.
+      const listedEntry = listedByName.get(change.renamedFrom ?? change.name);
       return {
         action: change.action,
         cause: change.cause ?? 'change',
@@ -200,10 +211,13 @@ export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
           listedEntry === undefined
             ? {}
             : keptValues(wanted, environmentOf(listedEntry.name, listedEntry, listedValue)),
+        ...(change.renamedFrom === undefined ? {} : { renamedFrom: change.renamedFrom }),
+        ...(change.renameNotFound === undefined ? {} : { renameNotFound: change.renameNotFound }),
       };
     }),
     unchanged: saved.unchanged,
     unmanaged: saved.unmanaged,
+    ...(saved.archives === undefined ? {} : { archives: saved.archives }),
   };
 }
 

@@ -267,7 +267,7 @@ describe('plan binding', () => {
     };
     expect(saved).toMatchObject({
       kind: 'envsync-plan',
-      version: 4,
+      version: 5,
       integrity: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
       orgs: [{ org: 'beta', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }],
     });

@@ -30,6 +30,7 @@ const SHARED = [
   'log-format',
   'log-level',
   'manifests',
+  'max-archive',
   'max-file-bytes',
   'max-response-bytes',
   'max-retry-after',
@@ -436,6 +437,7 @@ const HAND_WRITTEN = z.strictObject({
   orgs: z.array(z.string()).optional(),
   apiDialect: z.enum(['auto', 'contract', 'kosli']).optional(),
   concurrency: z.number().int().min(1).max(256).optional(),
+  maxArchive: z.number().int().min(0).max(100000).optional(),
   retries: z.number().int().min(0).max(20).optional(),
   timeout: duration.optional(),
   retryDelay: duration.optional(),
@@ -525,7 +527,7 @@ describe('the generated config file schema', () => {
     const keys = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined ? [] : [s.file.key],
     );
-    expect(keys).toHaveLength(35);
+    expect(keys).toHaveLength(36);
     for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
     const variables = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined || s.env === undefined ? [] : [s.env.name],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mergeOrgRounds, summarize, type OrgReport } from '../../src/core/report.ts';
+import { mergeOrgRounds } from '../../src/core/report-merge.ts';
+import { summarize, type OrgReport } from '../../src/core/report.ts';
 
 const base: OrgReport = {
   org: 'acme',

@@ -169,6 +169,7 @@ describe('GET / (the status page)', () => {
       'pendingChanges',
       'recentDrift',
       'unmanaged',
+      'unmanagedNames',
       'failures',
       'nextAttemptAt',
     ]);

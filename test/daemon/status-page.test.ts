@@ -28,6 +28,7 @@ function orgStatus(overrides: Partial<OrgStatus> = {}): OrgStatus {
     pendingChanges: [],
     recentDrift: [],
     unmanaged: 0,
+    unmanagedNames: [],
     failures: 0,
     nextAttemptAt: null,
     ...overrides,

@@ -101,7 +101,7 @@ describe.each(['spec', 'kosli'] as const)('sync --plan against the %s profile', 
   it('applies an untouched plan exactly, and its digest is SHA-256 of the canonical JSON of the rest', async () => {
     const api = await planned();
     const plan = await readPlan();
-    expect(plan.version).toBe(4);
+    expect(plan.version).toBe(5);
     expect(plan.integrity).toBe(digestOf(plan));
     const sync = await run(api.url, ['sync', '--plan', 'plan.json', '-o', 'json']);
     expect(sync.code, sync.stderr).toBe(0);
