@@ -1,0 +1,238 @@
+/**
+ * Rename and prune in the pure planner: which environment a `renamed_from` renames, what `prune`
+ * archives (only what envsync owns), the ownership tag each change sets, the guard's decision,
+ * and what the records keep across an apply.
+ */
+import { describe, expect, it } from 'vitest';
+import type { AppliedRecord, ObservedEnvironment } from '../../src/core/model.ts';
+import { settleApply } from '../../src/core/outcome.ts';
+import {
+  archiveGuard,
+  DEFAULT_MAX_ARCHIVE,
+  OWNER_TAG_KEY,
+  ownedBy,
+  ownerTagValue,
+} from '../../src/core/ownership.ts';
+import { planOrg, renameConflicts } from '../../src/core/plan.ts';
+import { hasPendingChanges, orgReportFromPlan, summarize } from '../../src/core/report.ts';
+import { desired, observedFull } from '../helpers/builders.ts';
+
+const OWNER = { [OWNER_TAG_KEY]: ownerTagValue('acme') };
+
+describe('rename', () => {
+  it('renames when the listing has the old name and not the new one, with the other changes', () => {
+    const plan = planOrg(
+      'acme',
+      [desired('web-new', { renamedFrom: 'web', description: 'moved' })],
+      [observedFull('web'), observedFull('db')],
+      {},
+      'kosli',
+    );
+    expect(plan.changes).toMatchObject([
+      {
+        action: 'rename',
+        name: 'web-new',
+        renamedFrom: 'web',
+        fields: { description: { from: 'web environment', to: 'moved' } },
+        requests: { rename: 'web', put: true },
+      },
+    ]);
+    // The old name is the renamed environment, not an unmanaged one.
+    expect(plan.unmanaged).toEqual(['db']);
+  });
+
+  it('renames alone when nothing else differs: no PUT', () => {
+    const plan = planOrg(
+      'acme',
+      [{ ...desired('web-new'), description: 'web environment', renamedFrom: 'web' }],
+      [observedFull('web')],
+      {},
+      'kosli',
+    );
+    expect(plan.changes).toMatchObject([
+      { action: 'rename', fields: {}, requests: { rename: 'web', put: false } },
+    ]);
+    expect(summarize([orgReportFromPlan(plan, new Map())]).rename).toBe(1);
+  });
+
+  it('is a create that names the old name when neither name is listed', () => {
+    const plan = planOrg('acme', [desired('web-new', { renamedFrom: 'web' })], [], {}, 'kosli');
+    expect(plan.changes).toMatchObject([
+      { action: 'create', name: 'web-new', renameNotFound: 'web', requests: { put: true } },
+    ]);
+    expect(plan.changes[0]?.requests.rename).toBeUndefined();
+  });
+
+  it('is harmless once done: the new name listed, the old one gone', () => {
+    const plan = planOrg(
+      'acme',
+      [desired('web-new', { renamedFrom: 'web' })],
+      [observedFull('web-new')],
+      {},
+      'kosli',
+    );
+    expect(plan.changes).toEqual([]);
+    expect(plan.unchanged).toEqual(['web-new']);
+  });
+
+  it('names a conflict when the service has both names', () => {
+    const want = [desired('web-new', { renamedFrom: 'web' }), desired('db')];
+    expect(renameConflicts(want, [observedFull('web'), observedFull('web-new')])).toEqual([
+      { env: want[0], from: 'web' },
+    ]);
+    expect(renameConflicts(want, [observedFull('web')])).toEqual([]);
+  });
+
+  it('moves the record of the old name to the new one once the rename landed', () => {
+    const record: AppliedRecord = { include_scaling: false, fingerprint: 1 };
+    const plan = planOrg(
+      'acme',
+      [desired('web-new', { renamedFrom: 'web', description: 'moved' })],
+      [observedFull('web')],
+      { web: record },
+      'kosli',
+    );
+    const after = new Map([['web-new', observedFull('web-new', { description: 'moved' })]]);
+    const settled = settleApply(
+      plan,
+      { web: record },
+      new Map([['web-new', { result: 'applied' }]]),
+      after,
+    );
+    expect(Object.keys(settled.records)).toEqual(['web-new']);
+    expect(settled.notConverged).toEqual([]);
+  });
+});
+
+describe('prune', () => {
+  const listed = [
+    observedFull('app'),
+    observedFull('by-tag', { tags: { ...OWNER } }),
+    observedFull('by-state'),
+    observedFull('foreign-tag', { tags: { [OWNER_TAG_KEY]: ownerTagValue('other') } }),
+    observedFull('hand-made'),
+  ];
+  const records: Record<string, AppliedRecord> = { 'by-state': { fingerprint: 7 } };
+
+  it('archives only what envsync owns; everything else undeclared stays unmanaged', () => {
+    const plan = planOrg('acme', [desired('app')], listed, records, 'kosli', { prune: true });
+    expect(plan.archives).toEqual([
+      { name: 'by-state', ownedBy: ['state'] },
+      { name: 'by-tag', ownedBy: ['tag'] },
+    ]);
+    expect(plan.unmanaged).toEqual(['foreign-tag', 'hand-made']);
+  });
+
+  it('archives nothing and has no archives at all when prune is off', () => {
+    const plan = planOrg('acme', [desired('app')], listed, records, 'kosli');
+    expect(plan.archives).toBeUndefined();
+    expect(plan.unmanaged).toEqual(['by-state', 'by-tag', 'foreign-tag', 'hand-made']);
+  });
+
+  it('sets the ownership tag with every change it sends, and not on what is unchanged', () => {
+    const plan = planOrg(
+      'acme',
+      [desired('app'), desired('new'), desired('moved', { description: 'x' })],
+      [observedFull('app'), observedFull('moved')],
+      {},
+      'kosli',
+      { prune: true },
+    );
+    expect(plan.unchanged).toEqual(['app']);
+    expect(plan.changes.map((c) => [c.name, c.requests.tags])).toEqual([
+      ['moved', { set: OWNER, remove: [] }],
+      ['new', { set: OWNER, remove: [] }],
+    ]);
+  });
+
+  it('keeps the ownership tag out of a declared tags map, and never removes it', () => {
+    const plan = planOrg(
+      'acme',
+      [desired('app', { tags: { team: 'web' } })],
+      [observedFull('app', { tags: { ...OWNER, team: 'web', old: 'x' } })],
+      {},
+      'kosli',
+      { prune: true },
+    );
+    expect(plan.changes).toMatchObject([
+      {
+        action: 'update',
+        fields: { tags: { from: { old: 'x', team: 'web' }, to: { team: 'web' } } },
+        requests: { put: false, tags: { set: {}, remove: ['old'] } },
+      },
+    ]);
+    // Once only the ownership tag is beyond the declared map, nothing is left to do.
+    const next = planOrg(
+      'acme',
+      [desired('app', { tags: { team: 'web' } })],
+      [observedFull('app', { tags: { ...OWNER, team: 'web' } })],
+      {},
+      'kosli',
+      { prune: true },
+    );
+    expect(next.changes).toEqual([]);
+  });
+
+  it('counts archives as pending, in the summary and in the exit code', () => {
+    const plan = planOrg('acme', [desired('app')], listed, records, 'kosli', { prune: true });
+    const report = orgReportFromPlan({ ...plan, changes: [] }, new Map());
+    expect(summarize([report])).toMatchObject({ archive: 2, unmanaged: 2 });
+    expect(
+      hasPendingChanges({
+        version: 1,
+        dryRun: true,
+        summary: summarize([report]),
+        orgs: [report],
+        errors: [],
+      }),
+    ).toBe(true);
+  });
+
+  it('keeps the records of undeclared environments until they are archived', () => {
+    const plan = planOrg('acme', [desired('app')], listed, records, 'kosli', { prune: true });
+    const kept = settleApply(
+      plan,
+      { ...records, gone: { fingerprint: 1 } },
+      new Map(),
+      undefined,
+      new Map([['by-tag', { result: 'applied' }]]),
+    );
+    // by-state is not archived yet (not in the outcomes): its record stays; gone is not listed.
+    expect(Object.keys(kept.records)).toEqual(['by-state']);
+    const archived = settleApply(
+      plan,
+      records,
+      new Map(),
+      undefined,
+      new Map([['by-state', { result: 'applied' }]]),
+    );
+    expect(Object.keys(archived.records)).toEqual([]);
+  });
+});
+
+describe('ownership and the guard', () => {
+  const entry: ObservedEnvironment = observedFull('x', { tags: { ...OWNER } });
+
+  it.each([
+    [{ tags: OWNER }, { fingerprint: 1 }, ['state', 'tag']],
+    [{ tags: OWNER }, undefined, ['tag']],
+    [{ tags: { [OWNER_TAG_KEY]: 'envsync/other' } }, undefined, []],
+    [{ tags: { [OWNER_TAG_KEY]: 'envsync/other' } }, {}, ['state']],
+    [{ tags: null }, undefined, []],
+    [{ tags: { team: 'web' } }, undefined, []],
+  ] as const)('%j with record %j is owned by %j', (overrides, record, expected) => {
+    expect(ownedBy('acme', { ...entry, ...overrides }, record)).toEqual(expected);
+  });
+
+  it('lets up to --max-archive through, refuses more with the count and the flag', () => {
+    expect(DEFAULT_MAX_ARCHIVE).toBe(5);
+    expect(archiveGuard('acme', 5, 5)).toBeUndefined();
+    expect(archiveGuard('acme', 6, 5)).toMatch(
+      /^org acme would archive 6 environments in one pass, more than --max-archive 5: none is sent/,
+    );
+    expect(archiveGuard('acme', 0, 0)).toBeUndefined();
+    expect(archiveGuard('acme', 1, 0)).toContain('--max-archive 0');
+    // A reviewed saved plan has no limit.
+    expect(archiveGuard('acme', 600, undefined)).toBeUndefined();
+  });
+});
