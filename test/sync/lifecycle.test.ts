@@ -1,0 +1,210 @@
+/**
+ * The whole life of an environment from git, on the kosli profile over HTTP: created with tags
+ * and policies, renamed (its history kept), its tags changed, a policy detached, removed from git
+ * under `prune: true` and archived, an environment envsync does not own left alone and named, the
+ * mass-archive guard refusing six at the default limit (and a reviewed saved plan applying them),
+ * a policy file change making a new version; then a plan with a fresh state file has nothing to
+ * do. And the contract dialect refusing `renamed_from` and `prune` with located errors.
+ */
+import { readFile, rm } from 'node:fs/promises';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import type { TestEmulator } from '../helpers/emulator.ts';
+import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+
+const world = syncWorld();
+const { tmp, run } = world;
+
+const BATCH = ['batch-1', 'batch-2', 'batch-3', 'batch-4', 'batch-5', 'batch-6'];
+
+/** acme's manifest: prune on, one policy document, `envs` as YAML entries. */
+function manifest(envs: readonly string[]): string {
+  return [
+    'org: acme',
+    'prune: true',
+    'policies:',
+    '  - name: prod-req',
+    '    description: what production needs',
+    '    file: policies/prod-req.yaml',
+    'environments:',
+    ...envs,
+  ].join('\n');
+}
+
+const env = (name: string, extra: readonly string[] = []) =>
+  [`  - name: ${name}`, '    type: K8S', `    description: ${name}`, ...extra].join('\n');
+
+/** The store's live and archived environments of acme, by name. */
+async function store(api: TestEmulator) {
+  const all = (await api.getStore()).orgs['acme'] ?? [];
+  return {
+    live: new Map(all.filter((e) => !e.archived).map((e) => [e.name, e])),
+    archived: all.filter((e) => e.archived).map((e) => e.name),
+    all: all.map((e) => e.name),
+  };
+}
+
+/** Requests the emulator received since the `from`th, as `METHOD path`. */
+async function requestsSince(api: TestEmulator, from: number): Promise<string[]> {
+  return (await api.getRequests(2000)).slice(from).map((r) => `${r.method} ${r.path}`);
+}
+
+describe('the whole cycle on the kosli profile', () => {
+  it('creates, renames, retags, detaches, archives what it owns, refuses a mass archive, versions a policy; a fresh plan is clean', async () => {
+    const api = await world.emulator({ profile: 'kosli', orgs: ['acme'] });
+    // Made by hand on the service: envsync neither created nor tagged it.
+    const seeded = await request(`${api.url}/api/v2/environments/acme`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'hand-made', type: 'K8S', description: 'by hand' }),
+    });
+    expect(seeded.statusCode).toBeLessThan(300);
+    await seeded.body.dump();
+    await tmp().write('manifests/policies/prod-req.yaml', 'rules: [one]\n');
+
+    // 1. Create with tags and policies.
+    const web = env('web', ['    tags: {team: web}', '    policies: [prod-req, pci]']);
+    const base = [env('cache'), env('db'), ...BATCH.map((name) => env(name))];
+    await tmp().write('manifests/acme.yaml', manifest([web, ...base]));
+    const created = await run(api.url, ['sync'], ['-o', 'json']);
+    expect(created.code, created.stdout + created.stderr).toBe(0);
+    let held = await store(api);
+    expect(held.live.get('web')).toMatchObject({
+      tags: { team: 'web', 'managed-by': 'envsync/acme' },
+    });
+    expect([...(held.live.get('web')?.policies ?? [])].sort()).toEqual(['pci', 'prod-req']);
+    expect(held.live.get('db')?.tags).toEqual({ 'managed-by': 'envsync/acme' });
+    expect(held.live.get('hand-made')?.tags).toEqual({});
+
+    // 2. Rename, keeping history: one rename request, no create of the new name.
+    const renamed = (extra: readonly string[]) =>
+      env('web-2', ['    renamed_from: web', ...extra]);
+    await tmp().write(
+      'manifests/acme.yaml',
+      manifest([renamed(['    tags: {team: web}', '    policies: [prod-req, pci]']), ...base]),
+    );
+    const plan = await run(api.url, ['plan', '--detailed-exitcode']);
+    expect(plan.code, plan.stdout + plan.stderr).toBe(2);
+    expect(plan.stdout).toContain('~ rename web → web-2');
+    expect(plan.stdout).toMatch(/unmanaged \(in the service, not in the manifests; never changed\): hand-made/);
+    let from = (await api.getRequests(2000)).length;
+    const rename = await run(api.url, ['sync', '--detailed-exitcode'], ['-o', 'json']);
+    expect(rename.code, rename.stdout + rename.stderr).toBe(0);
+    expect(json(rename.stdout).orgs[0]?.changes).toMatchObject([
+      { action: 'rename', name: 'web-2', renamedFrom: 'web', result: 'applied' },
+    ]);
+    const sent = await requestsSince(api, from);
+    expect(sent).toContain('PUT /api/v2/environments/acme/web/rename');
+    expect(sent.filter((r) => r === 'PUT /api/v2/environments/acme')).toEqual([]);
+    held = await store(api);
+    expect(held.all).not.toContain('web');
+    expect(held.live.get('web-2')?.tags).toEqual({ team: 'web', 'managed-by': 'envsync/acme' });
+
+    // 3. Change tags, and 4. detach a policy: one PATCH, one DELETE; the ownership tag stays.
+    await tmp().write(
+      'manifests/acme.yaml',
+      manifest([renamed(['    tags: {team: platform, tier: front}', '    policies: [prod-req]']), ...base]),
+    );
+    from = (await api.getRequests(2000)).length;
+    const retag = await run(api.url, ['sync'], ['-o', 'json']);
+    expect(retag.code, retag.stdout + retag.stderr).toBe(0);
+    expect(await requestsSince(api, from)).toEqual(
+      expect.arrayContaining([
+        'DELETE /api/v2/environments/acme/web-2/policies',
+        'PATCH /api/v2/tags/acme/environment/web-2',
+      ]),
+    );
+    held = await store(api);
+    expect(held.live.get('web-2')).toMatchObject({
+      tags: { team: 'platform', tier: 'front', 'managed-by': 'envsync/acme' },
+      policies: ['prod-req'],
+    });
+
+    // 5. Removed from git under prune: archived, last; 6. the unowned one is left and named.
+    const web2 = renamed(['    tags: {team: platform, tier: front}', '    policies: [prod-req]']);
+    const withoutDb = [env('cache'), ...BATCH.map((name) => env(name))];
+    await tmp().write('manifests/acme.yaml', manifest([web2, ...withoutDb]));
+    const prunePlan = await run(api.url, ['plan'], ['-o', 'text']);
+    expect(prunePlan.stdout).toContain('- archive db');
+    const pruned = await run(api.url, ['sync'], ['-o', 'json']);
+    expect(pruned.code, pruned.stdout + pruned.stderr).toBe(0);
+    const prunedOrg = json(pruned.stdout).orgs[0] as unknown as {
+      archives: { name: string; result: string }[];
+      unmanaged: string[];
+    };
+    expect(prunedOrg.archives).toMatchObject([{ name: 'db', result: 'applied' }]);
+    expect(prunedOrg.unmanaged).toEqual(['hand-made']);
+    held = await store(api);
+    expect(held.archived).toEqual(['db']);
+    expect(held.live.has('hand-made')).toBe(true);
+
+    // 7. Six at once: the guard refuses them all, the org's other change still applies.
+    await tmp().write(
+      'manifests/acme.yaml',
+      manifest([web2, env('cache', ['    include_scaling: true'])]),
+    );
+    from = (await api.getRequests(2000)).length;
+    const guarded = await run(api.url, ['sync'], ['-o', 'json']);
+    expect(guarded.code).toBe(1);
+    const guardedOrg = json(guarded.stdout).orgs[0] as unknown as {
+      changes: { name: string; result: string }[];
+      archives: { name: string; result: string; error: string }[];
+    };
+    expect(guardedOrg.changes).toMatchObject([{ name: 'cache', result: 'applied' }]);
+    expect(guardedOrg.archives).toHaveLength(6);
+    for (const archive of guardedOrg.archives) {
+      expect(archive.result).toBe('failed');
+      expect(archive.error).toContain('would archive 6 environments in one pass, more than --max-archive 5');
+    }
+    expect((await requestsSince(api, from)).filter((r) => r.endsWith('/archive'))).toEqual([]);
+    expect((await store(api)).archived).toEqual(['db']);
+    // A reviewed plan may archive what it shows.
+    const reviewed = await run(api.url, ['plan'], ['--out', tmp().path('plan.json')]);
+    expect(reviewed.code, reviewed.stderr).toBe(0);
+    expect(reviewed.stdout).toContain('a sync would refuse this');
+    const applied = await run(api.url, ['sync'], ['--plan', tmp().path('plan.json'), '-o', 'json']);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    expect((await store(api)).archived.sort()).toEqual(['batch-1', 'batch-2', 'batch-3', 'batch-4', 'batch-5', 'batch-6', 'db']);
+
+    // 8. A policy file change makes a new version.
+    await tmp().write('manifests/policies/prod-req.yaml', 'rules: [one, two]\n');
+    const versioned = await run(api.url, ['sync'], ['-o', 'json']);
+    expect(versioned.code, versioned.stdout + versioned.stderr).toBe(0);
+    const policy = await request(`${api.url}/api/v2/policies/acme/prod-req`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const body = (await policy.body.json()) as { versions: { policy_yaml: string }[] };
+    expect(body.versions.map((v) => v.policy_yaml)).toEqual([
+      'rules: [one]\n',
+      'rules: [one, two]\n',
+    ]);
+
+    // With no state file, the service as the cycle left it is what the manifests say.
+    const state = await readFile(tmp().path('state.json'), 'utf8');
+    expect(state).toContain('web-2');
+    await rm(tmp().path('state.json'));
+    const fresh = await run(api.url, ['plan', '--detailed-exitcode']);
+    expect(fresh.code, fresh.stdout + fresh.stderr).toBe(0);
+    expect(fresh.stdout).toContain('hand-made');
+  });
+});
+
+describe('what the contract dialect cannot do', () => {
+  it('refuses prune and renamed_from at their file:line:col, naming the dialect; nothing is sent', async () => {
+    const api = await world.emulator({ profile: 'spec', orgs: ['acme'] });
+    await tmp().write(
+      'manifests/acme.yaml',
+      'org: acme\nprune: true\nenvironments:\n  - name: web-2\n    type: K8S\n    description: d\n    renamed_from: web\n',
+    );
+    const sync = await run(api.url, ['sync'], ['-o', 'json']);
+    expect(sync.code).toBe(1);
+    const org = json(sync.stdout).orgs[0];
+    expect(org?.status).toBe('invalid');
+    expect(org?.errors.map((e) => [e.line, e.column, e.message.slice(0, 60)])).toEqual([
+      [2, 1, expect.stringContaining('"prune" cannot be done in the API dialect')],
+      [7, 5, expect.stringContaining('"renamed_from" cannot be done in the API dialect')],
+    ]);
+    expect(org?.errors[0]?.message).toContain('contract');
+    expect((await api.getRequests(100)).filter((r) => r.method !== 'GET')).toEqual([]);
+  });
+});
