@@ -41,8 +41,8 @@ export function hasOwnerTag(org: string, entry: ObservedEnvironment): boolean {
 }
 
 /** Why envsync owns an environment it archives, in words (every output format says it so). */
-export function ownedWords(ownedBy: readonly OwnedBy[]): string {
-  return ownedBy
+export function ownedWords(owners: readonly OwnedBy[]): string {
+  return owners
     .map((why) =>
       why === 'state'
         ? 'the state file records it'

@@ -161,7 +161,7 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
       const note =
         change.renameNotFound === undefined
           ? ''
-          : `<br>_renamed\_from ${escapeCell(change.renameNotFound)}: the service has neither name, so it is created_`;
+          : `<br>_renamed from ${escapeCell(change.renameNotFound)}, but the service has neither name: created_`;
       out.push(`| ${action} | ${name} | ${fields}${note} |${dryRun ? '' : ` ${result} |`}`);
     }
     out.push('');

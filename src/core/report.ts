@@ -1,6 +1,5 @@
 import type { ResolvedDialect } from './dialect.ts';
 import type { ChangeAction, ChangeCause, FieldDiffs, FieldName, OrgPlan } from './model.ts';
-import { compareNames } from './names.ts';
 import type { PolicyDocumentAction, PolicyDocumentFields } from './policy-documents.ts';
 import type { OwnedBy } from './ownership.ts';
 import type { PolicyRequests, TagRequests } from './requests.ts';

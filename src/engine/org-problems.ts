@@ -4,10 +4,12 @@
  * is located in the manifests where they can tell, and holds the org (no request is sent to it).
  */
 import { dialectWords, type ResolvedDialect } from '../core/dialect.ts';
-import type { RenameConflict } from '../core/plan.ts';
+import { unknownMembers } from '../core/members.ts';
+import type { ObservedEnvironment } from '../core/model.ts';
+import { renameConflicts, type RenameConflict } from '../core/plan.ts';
 import type { UnknownMember } from '../core/members.ts';
 import type { ProblemReport } from '../core/report.ts';
-import { unsendableMessage, type UnsendableField } from '../core/requests.ts';
+import { unsendableFields, unsendableMessage, type UnsendableField } from '../core/requests.ts';
 import type { ManifestProblem } from '../manifests/parse.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 
@@ -106,4 +108,41 @@ export async function renameConflictProblem(
       `"${manifest.org}": envsync cannot rename onto an existing environment. Archive or rename one ` +
       `of them on the service, or remove renamed_from if the rename is done; nothing is sent to this org`,
   };
+}
+
+/**
+ * What the org's manifests declare that the dialect cannot send or do (a field, a rename,
+ * `prune`), located; empty when there is none.
+ */
+export async function unsendable(
+  manifest: OrgManifest,
+  dialect: ResolvedDialect,
+  manifests: ManifestSet,
+): Promise<ProblemReport[]> {
+  const found = unsendableFields(manifest.environments, dialect.dialect);
+  return [
+    ...(await Promise.all(
+      found.map((field) => unsendableProblem(field, dialect, manifest, manifests)),
+    )),
+    ...(await lifecycleRefusals(manifest, dialect, manifests)),
+  ];
+}
+
+/**
+ * What the manifests ask that the listing makes impossible: a rename onto a name the service has
+ * too, a member that names no environment of the org (neither the manifests' nor the listing's).
+ */
+export async function listingProblems(
+  manifest: OrgManifest,
+  observed: readonly ObservedEnvironment[],
+  manifests: ManifestSet,
+): Promise<ProblemReport[]> {
+  const conflicts = renameConflicts(manifest.environments, observed);
+  if (conflicts.length > 0) {
+    return Promise.all(
+      conflicts.map((conflict) => renameConflictProblem(conflict, manifest, manifests)),
+    );
+  }
+  const unknown = unknownMembers(manifest.environments, observed);
+  return Promise.all(unknown.map((problem) => memberProblem(problem, manifest, manifests)));
 }

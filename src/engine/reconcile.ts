@@ -3,10 +3,8 @@ import type { EnvironmentsClient } from '../api/client.ts';
 import { failureOf } from '../api/errors.ts';
 import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import type { ResolvedDialect } from '../core/dialect.ts';
-import { unknownMembers } from '../core/members.ts';
-import { unsendableFields } from '../core/requests.ts';
 import { archiveGuard, DEFAULT_MAX_ARCHIVE } from '../core/ownership.ts';
-import { planOrg, renameConflicts } from '../core/plan.ts';
+import { planOrg } from '../core/plan.ts';
 import {
   orgReportFromPlan,
   dialectOf,
@@ -21,13 +19,7 @@ import { isTransient } from '../core/retry-policy.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import type * as Apply from './apply.ts';
 import type { ApplyProgress, Round } from './apply.ts';
-import {
-  lifecycleRefusals,
-  memberProblem,
-  problemReport,
-  renameConflictProblem,
-  unsendableProblem,
-} from './org-problems.ts';
+import { listingProblems, problemReport, unsendable } from './org-problems.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { ObservedPolicyDocument, PolicyDocumentPlan } from '../core/policy-documents.ts';
 import { applyWithPolicyDocuments } from './apply-documents.ts';
@@ -104,24 +96,6 @@ function invalid(org: string, errors: ProblemReport[]): Round {
   };
 }
 
-/**
- * What the org's manifests declare that the dialect cannot send or do (a field, a rename,
- * `prune`), located; empty when there is none.
- */
-async function unsendable(
-  manifest: OrgManifest,
-  dialect: ResolvedDialect,
-  options: ReconcileOptions,
-): Promise<ProblemReport[]> {
-  const found = unsendableFields(manifest.environments, dialect.dialect);
-  return [
-    ...(await Promise.all(
-      found.map((field) => unsendableProblem(field, dialect, manifest, options.manifests)),
-    )),
-    ...(await lifecycleRefusals(manifest, dialect, options.manifests)),
-  ];
-}
-
 /** One org's pass: observe -> plan -> apply -> verify -> record. Never throws. */
 async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): Promise<Round> {
   const { org } = manifest;
@@ -134,7 +108,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   const named = client.dialect();
   if (named !== undefined) {
     const refused = [
-      ...(await unsendable(manifest, named, options)),
+      ...(await unsendable(manifest, named, options.manifests)),
       ...(contractRefusal(manifest, client) ?? []),
     ];
     if (refused.length > 0) return invalid(org, refused);
@@ -161,31 +135,13 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   // Known once a listing was read (the client resolves `auto` from the first one's shape).
   const dialect: ResolvedDialect = client.dialect() ?? { dialect: 'contract', from: 'setting' };
   if (named === undefined) {
-    const refused = await unsendable(manifest, dialect, options);
+    const refused = await unsendable(manifest, dialect, options.manifests);
     if (refused.length > 0) return invalid(org, refused);
   }
 
-  // A rename onto a name the service has too cannot be carried out.
-  const conflicts = renameConflicts(manifest.environments, observed);
-  if (conflicts.length > 0) {
-    return invalid(
-      org,
-      await Promise.all(
-        conflicts.map((conflict) => renameConflictProblem(conflict, manifest, options.manifests)),
-      ),
-    );
-  }
-
-  // Members must name environments of the org: the manifests' or the listing's.
-  const unknown = unknownMembers(manifest.environments, observed);
-  if (unknown.length > 0) {
-    return invalid(
-      org,
-      await Promise.all(
-        unknown.map((problem) => memberProblem(problem, manifest, options.manifests)),
-      ),
-    );
-  }
+  // Renames the service cannot carry out; members that name no environment of the org.
+  const mismatched = await listingProblems(manifest, observed, options.manifests);
+  if (mismatched.length > 0) return invalid(org, mismatched);
 
   // Policy documents (the kosli dialect): read, checked against what is attached, planned.
   const documents = await policyDocumentsStep(manifest, client, options.manifests);

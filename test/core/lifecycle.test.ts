@@ -218,7 +218,7 @@ describe('ownership and the guard', () => {
     [{ tags: OWNER }, undefined, ['tag']],
     [{ tags: { [OWNER_TAG_KEY]: 'envsync/other' } }, undefined, []],
     [{ tags: { [OWNER_TAG_KEY]: 'envsync/other' } }, {}, ['state']],
-    [{ tags: null }, undefined, []],
+    [{ tags: {} }, undefined, []],
     [{ tags: { team: 'web' } }, undefined, []],
   ] as const)('%j with record %j is owned by %j', (overrides, record, expected) => {
     expect(ownedBy('acme', { ...entry, ...overrides }, record)).toEqual(expected);

@@ -77,8 +77,7 @@ describe('the whole cycle on the kosli profile', () => {
     expect(held.live.get('hand-made')?.tags).toEqual({});
 
     // 2. Rename, keeping history: one rename request, no create of the new name.
-    const renamed = (extra: readonly string[]) =>
-      env('web-2', ['    renamed_from: web', ...extra]);
+    const renamed = (extra: readonly string[]) => env('web-2', ['    renamed_from: web', ...extra]);
     await tmp().write(
       'manifests/acme.yaml',
       manifest([renamed(['    tags: {team: web}', '    policies: [prod-req, pci]']), ...base]),
@@ -86,7 +85,9 @@ describe('the whole cycle on the kosli profile', () => {
     const plan = await run(api.url, ['plan', '--detailed-exitcode']);
     expect(plan.code, plan.stdout + plan.stderr).toBe(2);
     expect(plan.stdout).toContain('~ rename web → web-2');
-    expect(plan.stdout).toMatch(/unmanaged \(in the service, not in the manifests; never changed\): hand-made/);
+    expect(plan.stdout).toMatch(
+      /unmanaged \(in the service, not in the manifests; never changed\): hand-made/,
+    );
     let from = (await api.getRequests(2000)).length;
     const rename = await run(api.url, ['sync', '--detailed-exitcode'], ['-o', 'json']);
     expect(rename.code, rename.stdout + rename.stderr).toBe(0);
@@ -103,7 +104,10 @@ describe('the whole cycle on the kosli profile', () => {
     // 3. Change tags, and 4. detach a policy: one PATCH, one DELETE; the ownership tag stays.
     await tmp().write(
       'manifests/acme.yaml',
-      manifest([renamed(['    tags: {team: platform, tier: front}', '    policies: [prod-req]']), ...base]),
+      manifest([
+        renamed(['    tags: {team: platform, tier: front}', '    policies: [prod-req]']),
+        ...base,
+      ]),
     );
     from = (await api.getRequests(2000)).length;
     const retag = await run(api.url, ['sync'], ['-o', 'json']);
@@ -154,7 +158,9 @@ describe('the whole cycle on the kosli profile', () => {
     expect(guardedOrg.archives).toHaveLength(6);
     for (const archive of guardedOrg.archives) {
       expect(archive.result).toBe('failed');
-      expect(archive.error).toContain('would archive 6 environments in one pass, more than --max-archive 5');
+      expect(archive.error).toContain(
+        'would archive 6 environments in one pass, more than --max-archive 5',
+      );
     }
     expect((await requestsSince(api, from)).filter((r) => r.endsWith('/archive'))).toEqual([]);
     expect((await store(api)).archived).toEqual(['db']);
@@ -164,7 +170,15 @@ describe('the whole cycle on the kosli profile', () => {
     expect(reviewed.stdout).toContain('a sync would refuse this');
     const applied = await run(api.url, ['sync'], ['--plan', tmp().path('plan.json'), '-o', 'json']);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
-    expect((await store(api)).archived.sort()).toEqual(['batch-1', 'batch-2', 'batch-3', 'batch-4', 'batch-5', 'batch-6', 'db']);
+    expect((await store(api)).archived.sort()).toEqual([
+      'batch-1',
+      'batch-2',
+      'batch-3',
+      'batch-4',
+      'batch-5',
+      'batch-6',
+      'db',
+    ]);
 
     // 8. A policy file change makes a new version.
     await tmp().write('manifests/policies/prod-req.yaml', 'rules: [one, two]\n');
