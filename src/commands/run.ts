@@ -106,7 +106,8 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
     const webhookSecret =
       daemonSettings.webhookSecretFile === undefined
         ? undefined
-        : await readWebhookSecret(daemonSettings.webhookSecretFile);
+        : // A relative path starts where the command was run, as every other file's does.
+          await readWebhookSecret(path.resolve(ctx.cwd, daemonSettings.webhookSecretFile));
     if (webhookSecret !== undefined) io.addSecret(webhookSecret);
     running = new Daemon({
       settings,
