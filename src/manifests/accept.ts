@@ -13,7 +13,7 @@ import { isPlainObject } from '../core/plain-object.ts';
  * wrong or merely unusual, returns undefined and goes to the schema. Both are built from the
  * field registry (core/fields.ts), and a property test (test/manifests/accept.test.ts) checks that
  * this accepts exactly what the schema accepts, with the same result, among documents that declare
- * no policy documents (those it always leaves to the schema).
+ * neither policy documents nor `prune` (those it always leaves to the schema).
  */
 
 /** True when every own key of `value` is one of `allowed` (strictObject's rule). */
@@ -22,21 +22,31 @@ function onlyKeys(value: Record<string, unknown>, allowed: readonly string[]): b
   return true;
 }
 
-/** The keys a manifest document may hold at its root, and in each environment. */
+/**
+ * The keys a manifest document may hold at its root, and in each environment. `renamed_from` is
+ * an environment's key but not a field: it says which environment the entry is, not what it holds.
+ */
 export const MANIFEST_KEYS = {
-  root: ['org', 'policies', 'environments'],
-  environment: ['name', ...FIELD_LIST.map((spec) => spec.manifestKey)],
+  root: ['org', 'prune', 'policies', 'environments'],
+  environment: ['name', 'renamed_from', ...FIELD_LIST.map((spec) => spec.manifestKey)],
   policy: ['name', 'description', 'file'],
 } as const;
 
-/** The root keys the fast path reads itself: `policies` goes to the schema (acceptDocument). */
+/**
+ * The root keys the fast path reads itself: `policies` and `prune` go to the schema
+ * (acceptDocument).
+ */
 const FAST_ROOT_KEYS: readonly string[] = ['org', 'environments'];
 
 /**
- * Builds the caller's object from one accepted environment: its name and the mapping it was read
- * from (read each field with `manifestValue`).
+ * Builds the caller's object from one accepted environment: its name, the mapping it was read
+ * from (read each field with `manifestValue`) and its `renamed_from`, when it has one.
  */
-export type BuildEnvironment<T> = (name: string, raw: Record<string, unknown>) => T;
+export type BuildEnvironment<T> = (
+  name: string,
+  raw: Record<string, unknown>,
+  renamedFrom: string | undefined,
+) => T;
 
 /**
  * A field's value in an accepted environment (or in the schema's output): the given one, else its
@@ -61,10 +71,18 @@ function acceptEnvironment<T>(value: unknown, build: BuildEnvironment<T>): T | u
   const { name } = value;
   if (!isName(name)) return undefined;
   // Each field given is of its kind and each required one is given (checkManifestFields), and no
-  // other key is there (strictObject's rule): the keys it knows plus `name` are all the keys.
+  // other key is there (strictObject's rule): the keys it knows plus `name` are all the keys...
   const known = checkManifestFields(value);
-  if (known < 0 || keyCount(value) !== known + 1) return undefined;
-  return build(name, value);
+  if (known < 0) return undefined;
+  const keys = keyCount(value);
+  if (keys === known + 1) return build(name, value, undefined);
+  // ... or those and `renamed_from`, read only then: most environments have none. Its value is
+  // another name (the schema's superRefine refuses the environment's own, with its words).
+  if (keys !== known + 2 || !Object.hasOwn(value, 'renamed_from')) return undefined;
+  const renamedFrom = value['renamed_from'];
+  if (renamedFrom === undefined) return build(name, value, undefined);
+  if (!isName(renamedFrom) || renamedFrom === name) return undefined;
+  return build(name, value, renamedFrom);
 }
 
 /**
@@ -75,8 +93,9 @@ export function acceptDocument<T>(
   value: unknown,
   build: BuildEnvironment<T>,
 ): { org: string; environments: T[] } | undefined {
-  // A document that declares policy documents is left to the schema: such documents are few (one
-  // an org), and the files they name are read later, with errors at their places.
+  // A document that declares policy documents or `prune` is left to the schema: such documents
+  // are few (one an org), the files policies name are read later, with errors at their places, and
+  // the located path records where `prune` is written, for a message that refuses it.
   if (!isPlainObject(value) || !onlyKeys(value, FAST_ROOT_KEYS)) return undefined;
   const { org, environments } = value;
   if (!isName(org) || !Array.isArray(environments)) return undefined;

@@ -1,12 +1,24 @@
 /**
  * Merging parsed files into organizations: an org may be served by several files and documents,
- * and the same environment name twice in one org is an error that names both places.
+ * and the same environment name twice in one org is an error that names both places (so are
+ * clashing renames and `prune:` values: org-checks.ts).
  */
 
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
+import {
+  ownerTagProblems,
+  pruneConflict,
+  renameProblems,
+  repeatedName,
+  repeatedPolicy,
+  type Locate,
+  type RenamedEnvironment,
+} from './org-checks.ts';
 import type { ManifestProblem, ParsedManifest } from './parsed.ts';
+
+export type { Locate } from './org-checks.ts';
 
 /** Everything the manifests declare for one organization, and what is wrong with it. */
 export interface OrgManifest {
@@ -22,8 +34,11 @@ export interface OrgManifest {
    */
   readonly policies?: readonly DeclaredPolicyDocument[] | undefined;
   /**
-   * The org's `prune:` key, where one of its documents declares it (every document that does
-   * agrees, or the org has a problem). Absent when none declares it: prune is off.
+   * The org's `prune:` key, where one of its documents declares it (the first, in the order the
+   * files are read: every document that declares it agrees, or the org has a problem). Absent
+   * when none declares it: prune is off. Absent too when the org has problems, like its
+   * environments: an invalid org is left alone, and an empty list with prune on would read as
+   * "archive everything envsync owns".
    */
   readonly prune?: PruneDeclaration | undefined;
 }
@@ -37,9 +52,6 @@ export interface PruneDeclaration {
   /** The YAML path, `prune`. */
   readonly path: string;
 }
-
-/** Finds line and column of an environment read without positions (for the rare message). */
-export type Locate = (source: SourceLocation) => { line: number; column: number };
 
 /** One file's parse, as assembleOrgs reads it. */
 export interface ParsedFile {
@@ -91,42 +103,6 @@ export function sourceIndex(
 /** Names declared twice that are reported one by one, per org; the rest are counted. */
 const MAX_REPEATS_SHOWN = 5;
 
-/** The problem of a name declared twice in one org: here, and where it was first. */
-function repeatedName(
-  name: string,
-  org: string,
-  here: { file: string; index: number; line: number; column: number },
-  there: { file: string; line: number; column: number } | undefined,
-): ManifestProblem {
-  return {
-    file: here.file,
-    line: here.line,
-    column: here.column,
-    path: `environments[${here.index}].name`,
-    message:
-      `environment "${name}" of org "${org}" is declared twice: here and at ` +
-      (there ? `${there.file}:${there.line}:${there.column}` : 'another place'),
-    org,
-  };
-}
-
-/** The problem of a policy document declared twice in one org: here, and where it was first. */
-function repeatedPolicy(
-  here: DeclaredPolicyDocument,
-  there: DeclaredPolicyDocument,
-  org: string,
-): ManifestProblem {
-  const { file, line, column, path } = here.source;
-  return {
-    file,
-    line,
-    column,
-    path: `${path}.name`,
-    message: `policy document "${here.name}" of org "${org}" is declared twice: here and at ${there.source.file}:${there.source.line}:${there.source.column}`,
-    org,
-  };
-}
-
 /** Merges parsed documents into orgs, flagging names declared twice with both places. */
 export function assembleOrgs(
   parsed: readonly ParsedFile[],
@@ -144,6 +120,10 @@ export function assembleOrgs(
       repeats: number;
       moreRepeats?: SourceLocation;
       policies?: Map<string, DeclaredPolicyDocument>;
+      /** The environments that declare `renamed_from` (few), checked once the org is whole. */
+      renames?: RenamedEnvironment[];
+      /** The first `prune:` its documents declare. */
+      prune?: PruneDeclaration;
     }
   >();
   const unattributed: ManifestProblem[] = [];
@@ -168,6 +148,12 @@ export function assembleOrgs(
     for (const [d, doc] of file.documents.entries()) {
       const org = entry(doc.org);
       org.files.add(file.file);
+      if (doc.prune !== undefined) {
+        const prune = { ...doc.prune, file: file.file, path: 'prune' };
+        if (org.prune === undefined) org.prune = prune;
+        else if (org.prune.value !== prune.value)
+          org.problems.push(pruneConflict(prune, org.prune, doc.org));
+      }
       for (const policy of doc.policyDocuments ?? []) {
         // A policy file serves the org too: an edit of it alone is a change of the org's manifests.
         org.files.add(policy.file);
@@ -181,6 +167,11 @@ export function assembleOrgs(
         const firstInvalid = first === undefined ? org.invalid.get(env.name) : undefined;
         if (first === undefined && firstInvalid === undefined) {
           org.envs.set(env.name, env);
+          const { renamedFrom } = env;
+          if (renamedFrom !== undefined) {
+            const source = sourceOf(env, file.file, d, index);
+            (org.renames ??= []).push({ name: env.name, renamedFrom, source });
+          }
           continue;
         }
         const source = sourceOf(env, file.file, d, index);
@@ -243,6 +234,26 @@ export function assembleOrgs(
       org,
     });
   }
+  for (const [org, value] of byOrg) {
+    // Where an environment was declared: for the few messages that name another one.
+    const placeOf = (env: DesiredEnvironment) => {
+      sources ??= sourceIndex(parsed);
+      return sources.get(env);
+    };
+    if (value.renames !== undefined) {
+      const declared = (name: string) => {
+        const env = value.envs.get(name);
+        const source = env === undefined ? undefined : placeOf(env);
+        return source === undefined ? value.invalid.get(name) : { ...source, ...locate(source) };
+      };
+      value.problems.push(...renameProblems(org, value.renames, declared, locate));
+    }
+    if (value.prune?.value === true) {
+      value.problems.push(
+        ...ownerTagProblems(org, value.prune, value.envs.values(), placeOf, locate),
+      );
+    }
+  }
   const orgs = [...byOrg.entries()]
     .sort(([a], [b]) => compareNames(a, b))
     .map(([org, value]): OrgManifest => ({
@@ -261,6 +272,7 @@ export function assembleOrgs(
                 ? []
                 : [...value.policies.values()].sort((a, b) => compareNames(a.name, b.name)),
           }),
+      ...(value.prune === undefined || value.problems.length > 0 ? {} : { prune: value.prune }),
     }));
   return { orgs, unattributed };
 }

@@ -192,15 +192,19 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     root: resolvePath(options.cwd, options.root),
     maxFileBytes: options.maxFileBytes,
   });
-  // Environments read by the fast path carry no line and column. The rare message that needs
-  // them (a name declared twice) asks for them; only then are those few files read again.
+  // Environments read by the fast path carry no line and column, and no environment carries those
+  // of its keys. The rare message that needs them (a name declared twice, a clash of renames, the
+  // ownership tag under prune) asks for them; only then are those few files read again.
   const wanted = new Set<string>();
-  const known = (source: SourceLocation) =>
-    source.line !== undefined && source.column !== undefined
+  const known = (source: SourceLocation, path: readonly (string | number)[], place?: Place) =>
+    source.line !== undefined &&
+    source.column !== undefined &&
+    path.length === 0 &&
+    place === undefined
       ? { line: source.line, column: source.column }
       : undefined;
-  let assembled = assembleOrgs(parsed, (source) => {
-    const position = known(source);
+  let assembled = assembleOrgs(parsed, (source, path = [], place) => {
+    const position = known(source, path, place);
     if (position === undefined) wanted.add(source.file);
     return position ?? { line: 1, column: 1 };
   });
@@ -220,11 +224,15 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     );
     assembled = assembleOrgs(
       parsed,
-      (source) =>
-        known(source) ??
-        locators.get(source.file)?.(source.document, ['environments', source.index]) ?? {
-          line: 1,
-          column: 1,
+      (source, path = [], place) =>
+        known(source, path, place) ??
+        locators.get(source.file)?.(
+          source.document,
+          ['environments', source.index, ...path],
+          place,
+        ) ?? {
+          line: source.line ?? 1,
+          column: source.column ?? 1,
         },
     );
   }

@@ -1,6 +1,7 @@
 import type * as z from 'zod';
 import { NAME_RULE } from '../core/names.ts';
 import { suggest } from '../core/suggest.ts';
+import { MANIFEST_KEYS } from './accept.ts';
 
 /**
  * The words of manifest problems: where (`file:line:column path`) and what, with a did-you-mean
@@ -84,8 +85,25 @@ export function issueMessage(issue: z.core.$ZodIssue, value: unknown): string {
   }
 }
 
-/** The message for a key the schema does not know, with a did-you-mean among `known`. */
-export function unknownKeyMessage(key: string, known: readonly string[]): string {
+/**
+ * Where a key that is unknown where it stands belongs, when it is a key of the other level: the
+ * document's root (`prune` under an environment, say) or an environment (`renamed_from` at the
+ * root). A misplaced key is not a typo, so no did-you-mean is guessed for it.
+ */
+export function misplacedKey(key: string, atRoot: boolean): string | undefined {
+  const elsewhere: readonly string[] = atRoot ? MANIFEST_KEYS.environment : MANIFEST_KEYS.root;
+  if (!elsewhere.includes(key)) return undefined;
+  return atRoot
+    ? 'it is a key of an environment, under environments'
+    : 'it is a key of the document itself, next to org';
+}
+
+/**
+ * The message for a key the schema does not know: where it belongs when it is misplaced
+ * (misplacedKey), else a did-you-mean among `known`.
+ */
+export function unknownKeyMessage(key: string, known: readonly string[], belongs?: string): string {
+  if (belongs !== undefined) return `unknown key "${key}" here: ${belongs}`;
   const hint = suggest(key, known);
   return (
     `unknown key "${key}"` +

@@ -92,7 +92,8 @@ function usesLocatedFeatures(events: readonly Event[]): boolean {
  *   as a comment line, `yaml` as an error;
  * - a line of only blanks where a block scalar (`|` or `>`) may be: a line with more spaces than
  *   the scalar's indentation is content (one space, say) to js-yaml and nothing to `yaml`;
- * - a line that starts with `%`: js-yaml skips an unknown directive (`%YAM 1.2`), `yaml` warns;
+ * - a line that starts with `%`, the first one after the byte order mark that may start the file
+ *   too: js-yaml skips an unknown directive (`%YAM 1.2`, `\ufeff%YAML! 1.2`), `yaml` warns;
  * - an indented `---` or `...`: js-yaml takes ` --- # c` for a document marker, `yaml` for a
  *   scalar (then a syntax error);
  * - a closing `]` or `}` followed at once by more text (`- {a: b}org: x`): js-yaml reads on,
@@ -113,7 +114,7 @@ function readsDifferently(text: string): boolean {
   );
 }
 const LEADING_TAB = /^[ ]*\t/m;
-const DIRECTIVE = /^%/m;
+const DIRECTIVE = /^\ufeff?%/m;
 const INDENTED_MARKER = /^[ \t]+(?:---|\.\.\.)(?:[ \t]|$)/m;
 const TEXT_AFTER_FLOW = /[\]}][^\s,\]}]/;
 const BLOCK_INDICATOR = /[|>]/;
@@ -186,8 +187,15 @@ export function parseManifestFast(
     return undefined;
   }
   const { name, convert } = valueSharer(shared);
-  const build = (envName: string, raw: Record<string, unknown>) =>
-    desiredOf(name(envName), raw, convert) as DesiredEnvironment;
+  const build = (
+    envName: string,
+    raw: Record<string, unknown>,
+    renamedFrom: string | undefined,
+  ): DesiredEnvironment => {
+    const env = desiredOf(name(envName), raw, convert) as DesiredEnvironment;
+    // The old name is a name like the others (shared); the few renamed environments get the key.
+    return renamedFrom === undefined ? env : { ...env, renamedFrom: name(renamedFrom) };
+  };
   const documents: ManifestDocument[] = [];
   for (const value of values) {
     if (value === null || value === undefined) continue; // empty or comment-only

@@ -6,7 +6,7 @@ import type { DesiredEnvironment } from '../core/model.ts';
 import { isName } from '../core/names.ts';
 import { MANIFEST_KEYS, manifestValue } from './accept.ts';
 import { normalizeLineBreaks } from './line-breaks.ts';
-import { formatPath, issueMessage, unknownKeyMessage } from './messages.ts';
+import { formatPath, issueMessage, misplacedKey, unknownKeyMessage } from './messages.ts';
 import type {
   DeclaredName,
   ManifestDocument,
@@ -150,7 +150,11 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
             const offset = offsetOf(doc, path, key);
             // A key that is not a string was named above; toJS made it a string no one wrote.
             if (covered(offset) || !hasStringKey(doc, path, key)) continue;
-            at(offset, formatPath([...path, key]), unknownKeyMessage(key, known), org);
+            const belongs =
+              path.length === 0 || path[0] === 'environments'
+                ? misplacedKey(key, path.length === 0)
+                : undefined;
+            at(offset, formatPath([...path, key]), unknownKeyMessage(key, known, belongs), org);
           }
           continue;
         }
@@ -172,6 +176,9 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
       lineCounter.linePos(offsetOf(doc, path));
     documents.push({
       org: manifest.org,
+      ...(manifest.prune === undefined
+        ? {}
+        : { prune: { value: manifest.prune, ...declaredAt(doc, 'prune', lineCounter) } }),
       ...(manifest.policies === undefined
         ? {}
         : {
@@ -194,6 +201,7 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
         const { line, col } = lineCounter.linePos(offsetOf(doc, ['environments', index]));
         return {
           ...(environmentOf(env.name, env, readSchemaValue) as DesiredEnvironment),
+          ...(env.renamed_from === undefined ? {} : { renamedFrom: env.renamed_from }),
           source: { file, document, index, line, column: col },
         };
       }),
@@ -207,6 +215,16 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
     ...(declared.length === 0 ? {} : { declared }),
     ...(policyFiles.length === 0 ? {} : { policyFiles }),
   };
+}
+
+/** Where the root key `key` of a document is written. */
+function declaredAt(
+  doc: Document,
+  key: string,
+  lineCounter: LineCounter,
+): { line: number; column: number } {
+  const { line, col } = lineCounter.linePos(offsetOf(doc, [], key));
+  return { line, column: col };
 }
 
 /** The `policies[].file` paths an invalid document names, as far as they can be read. */

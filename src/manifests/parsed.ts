@@ -38,6 +38,18 @@ export interface ManifestDocument {
   readonly policies?: readonly PolicyEntry[] | undefined;
   /** The policy documents of `policies` whose files were read (policy-files.ts fills it in). */
   readonly policyDocuments?: readonly DeclaredPolicyDocument[] | undefined;
+  /** The document's `prune:`, when it declares one. */
+  readonly prune?: PruneEntry | undefined;
+}
+
+/**
+ * A document's `prune:` and where its key is written. Documents that declare one are read by the
+ * located path, so the place is always known: a message that refuses it points at the key.
+ */
+export interface PruneEntry {
+  readonly value: boolean;
+  readonly line: number;
+  readonly column: number;
 }
 
 /** An environment name declared by a document that is not valid, and where. */

@@ -100,13 +100,28 @@ function fieldSchema(spec: FieldSpec): z.ZodType {
 /** The fields allowed only on some types. */
 const TYPE_BOUND = FIELD_LIST.filter((spec) => spec.onlyForTypes !== undefined);
 
+/** Why `renamed_from` may not be the environment's own name, and what to do instead. */
+const RENAMED_FROM_OWN_NAME =
+  "is the environment's own name: remove renamed_from, or set it to the name the environment had " +
+  'before the rename';
+
 export const environmentSchema = z
   .strictObject({
     name: name.describe('Name of the environment, unique within the organization.'),
+    // Not a field: it says which environment of the listing this one is, and is never sent.
+    renamed_from: name
+      .optional()
+      .describe(
+        "The environment's previous name, other than `name`: while the service lists that name and not this one, the plan renames the environment, keeping its history (the production service only).",
+      ),
     ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.manifestKey, fieldSchema(spec)])),
   })
   .superRefine((env, ctx) => {
     const raw = env as Record<string, unknown>;
+    // JSON Schema cannot compare two values: this rule is the validator's alone.
+    if (raw['renamed_from'] !== undefined && raw['renamed_from'] === raw['name']) {
+      ctx.addIssue({ code: 'custom', path: ['renamed_from'], message: RENAMED_FROM_OWN_NAME });
+    }
     for (const spec of TYPE_BOUND) {
       const types = spec.onlyForTypes ?? [];
       if (
@@ -156,6 +171,12 @@ export const policyDocumentSchema = z
 export const manifestSchema = z
   .strictObject({
     org: name.describe('The organization these environments belong to.'),
+    prune: z
+      .boolean()
+      .optional()
+      .describe(
+        'true: archive the environments of the organization that envsync owns and its manifests no longer declare (the production service only). Every document of the organization that declares it must agree.',
+      ),
     policies: z
       .array(policyDocumentSchema)
       .superRefine((list, ctx) => {
@@ -186,6 +207,10 @@ export interface PolicyDocumentEntry {
 /** A manifest as the schema outputs it: every field by its manifest key, defaults filled in. */
 export interface Manifest {
   readonly org: string;
+  readonly prune?: boolean | undefined;
   readonly policies?: readonly PolicyDocumentEntry[] | undefined;
-  readonly environments: readonly ({ readonly name: string } & Record<string, unknown>)[];
+  readonly environments: readonly ({
+    readonly name: string;
+    readonly renamed_from?: string | undefined;
+  } & Record<string, unknown>)[];
 }

@@ -235,6 +235,9 @@ function environment(s: Style, index: number): string {
   if (chance(rand, 0.3)) fields.push(['policies', '']);
   if (chance(rand, 0.15))
     fields.push(['require_provenance', pick(rand, BOOLEANS.slice(0, chance(rand, 0.8) ? 2 : 9))]);
+  // Now and then the environment's own name, which the schema refuses.
+  if (chance(rand, 0.2))
+    fields.push(['renamed_from', chance(rand, 0.9) ? `${pick(rand, NAMES)}.old${index}` : name]);
   if (chance(rand, 0.03))
     fields.push([pick(rand, ['extra', 'Name', '\ufeffname', '<<', '? x']), 'y']);
   if (chance(rand, 0.6)) fields.sort(() => rand() - 0.5);
@@ -287,6 +290,8 @@ function document(s: Style): string {
       ? ` ${pick(rand, ['[]', '[ ]', '!!seq []', '&e []'])}`
       : `${s.nl()}${envs.map((e) => `${listIndent}${e.replace(/(\r\n|\r(?!\n)|\n|\u0085|\u2028|\u2029)/g, `$1${listIndent}`)}`).join(s.nl())}`;
   const parts = [head, `environments:${list}`];
+  // A document that declares prune is the located path's: the two must still agree.
+  if (chance(rand, 0.05)) parts.push(`prune: ${pick(rand, BOOLEANS)}${comment(s)}`);
   if (chance(rand, 0.3)) parts.reverse();
   return parts.join(s.nl());
 }

@@ -1,18 +1,28 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FIELD_LIST } from '../../src/core/fields.ts';
+import { isPlainObject } from '../../src/core/plain-object.ts';
 import { acceptDocument, manifestValue } from '../../src/manifests/accept.ts';
 import { manifestSchema } from '../../src/manifests/schema.ts';
 import { odd, sometimes } from '../helpers/arbitraries.ts';
 
-/** Builds the schema's output shape, so the two can be compared as they are. */
-const asSchemaOutput = (name: string, raw: Record<string, unknown>): Record<string, unknown> => ({
+/**
+ * Builds the schema's output shape, so the two can be compared as they are: `renamed_from` is
+ * what the fast path hands the builder, so a wrong one shows.
+ */
+const asSchemaOutput = (
+  name: string,
+  raw: Record<string, unknown>,
+  renamedFrom: string | undefined,
+): Record<string, unknown> => ({
   name,
+  ...(renamedFrom === undefined ? {} : { renamed_from: renamedFrom }),
   ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.manifestKey, manifestValue(raw, spec)])),
 });
 
 // Values around the schema: mostly valid, each field now and then of the wrong kind, with
-// unknown keys, nulls, repeated policies, odd names and non-plain objects.
+// unknown keys, nulls, repeated policies, odd names and non-plain objects; renamed_from now and
+// then, as another name, the environment's own (refused) or left undefined.
 const name = fc.oneof(
   { weight: 8, arbitrary: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,8}$/) },
   { weight: 1, arbitrary: fc.constantFrom('', '-x', 'a b', 'é', '.a', '__proto__') },
@@ -53,10 +63,19 @@ const environment = fc
     ),
     fc.oneof({ weight: 12, arbitrary: fc.constant({}) }, fc.record({ extra: fc.anything() })),
     fc.oneof({ weight: 20, arbitrary: fc.constant({}) }, fc.record({ name: odd })),
+    fc.oneof(
+      { weight: 10, arbitrary: fc.constant({ renamed: 'no' }) },
+      { weight: 6, arbitrary: fc.record({ renamed: fc.constant('from'), from: sometimes(name) }) },
+      { weight: 1, arbitrary: fc.constant({ renamed: 'own name' }) },
+      { weight: 1, arbitrary: fc.constant({ renamed: 'undefined' }) },
+    ),
   )
-  .map(([env, extra, missing]) => {
+  .map(([env, extra, missing, renamed]) => {
     const value: Record<string, unknown> = { ...env, ...extra };
     if ('name' in missing) delete value['name'];
+    if (renamed.renamed === 'from') value['renamed_from'] = renamed.from;
+    if (renamed.renamed === 'own name') value['renamed_from'] = value['name'];
+    if (renamed.renamed === 'undefined') value['renamed_from'] = undefined;
     return value;
   });
 const document = fc
@@ -66,24 +85,79 @@ const document = fc
       environments: sometimes(fc.array(sometimes(environment), { maxLength: 4 })),
     }),
     fc.oneof({ weight: 12, arbitrary: fc.constant({}) }, fc.record({ environment: fc.anything() })),
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constant({}) },
+      fc.record({ prune: sometimes(fc.boolean()) }),
+    ),
   )
-  .map(([doc, extra]) => ({ ...doc, ...extra }));
+  .map(([doc, extra, prune]) => ({ ...doc, ...extra, ...prune }));
 
 describe('acceptDocument (the fast path check)', () => {
   it('accepts exactly what the schema accepts, with the same result', () => {
     let accepted = 0;
+    let pruned = 0;
     fc.assert(
       fc.property(fc.oneof(document, odd), (value) => {
         const fast = acceptDocument(value, asSchemaOutput);
         const schema = manifestSchema.safeParse(value);
+        // A document that declares prune is left to the schema, valid or not, so that the
+        // located path records where the key is.
+        const leftToSchema = isPlainObject(value) && Object.hasOwn(value, 'prune');
+        const certain = schema.success && !leftToSchema;
+        if (leftToSchema && schema.success) pruned++;
         if (fast !== undefined) accepted++;
+        expect(fast !== undefined, JSON.stringify(value)).toBe(certain);
+        expect(fast).toEqual(certain ? schema.data : undefined);
+      }),
+      // More runs than the share of valid documents alone would need: those with prune, and
+      // renamed environments with a bad renamed_from, are not counted as accepted.
+      { numRuns: 4000 },
+    );
+    // The property means something only if a good share of the inputs were valid, and
+    // documents the schema accepts with prune were seen.
+    expect(accepted).toBeGreaterThan(150);
+    expect(pruned).toBeGreaterThan(20);
+  });
+
+  it('accepts exactly the environments the schema accepts, renamed ones among them', () => {
+    // Few whole documents above are valid and hold an environment: one environment at a time,
+    // the valid ones, and the renamed among them, are many.
+    let accepted = 0;
+    let renamed = 0;
+    fc.assert(
+      fc.property(environment, (env) => {
+        const value = { org: 'acme', environments: [env] };
+        const fast = acceptDocument(value, asSchemaOutput);
+        const schema = manifestSchema.safeParse(value);
+        if (fast !== undefined) accepted++;
+        if (fast?.environments[0]?.['renamed_from'] !== undefined) renamed++;
         expect(fast !== undefined, JSON.stringify(value)).toBe(schema.success);
         expect(fast).toEqual(schema.success ? schema.data : undefined);
       }),
       { numRuns: 3000 },
     );
-    // The property means something only if a good share of the inputs were valid.
-    expect(accepted).toBeGreaterThan(150);
+    expect(accepted).toBeGreaterThan(120);
+    expect(renamed).toBeGreaterThan(25);
+  });
+
+  it('accepts a renamed environment, and leaves its own name or a bad name to the schema', () => {
+    const env = { name: 'web', type: 'K8S', description: '' };
+    const doc = (extra: Record<string, unknown>) => ({
+      org: 'acme',
+      environments: [{ ...env, ...extra }],
+    });
+    expect(acceptDocument(doc({ renamed_from: 'api' }), asSchemaOutput)).toEqual({
+      org: 'acme',
+      environments: [{ ...env, renamed_from: 'api' }],
+    });
+    for (const bad of ['web', 'a b', 12, null, ['api']]) {
+      expect(acceptDocument(doc({ renamed_from: bad }), asSchemaOutput)).toBeUndefined();
+      expect(manifestSchema.safeParse(doc({ renamed_from: bad })).success).toBe(false);
+    }
+    // One unknown key beside it is still an unknown key.
+    expect(
+      acceptDocument(doc({ renamed_from: 'api', renamed: 'api' }), asSchemaOutput),
+    ).toBeUndefined();
   });
 
   it('leaves an object that is not a plain mapping, and a long repeated list, to the schema', () => {

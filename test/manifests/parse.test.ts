@@ -347,7 +347,7 @@ describe('parseManifest', () => {
       );
       // The unknown key `base` is reported in the same run.
       expect(found).toEqual([
-        'manifests/acme.yaml:2:1 base: unknown key "base" (allowed: org, policies, environments)',
+        'manifests/acme.yaml:2:1 base: unknown key "base" (allowed: org, prune, policies, environments)',
         expect.stringContaining(
           'acme.yaml:4:5 merge keys (<<) are not supported: write the fields out in each environment',
         ),

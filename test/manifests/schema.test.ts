@@ -45,6 +45,16 @@ const CORPUS: [string, unknown][] = [
   ['long tag value', { org: 'acme', environments: [{ ...env, tags: { k: 'v'.repeat(257) } }] }],
   ['tags as a list', { org: 'acme', environments: [{ ...env, tags: ['team'] }] }],
   ['tags null', { org: 'acme', environments: [{ ...env, tags: null }] }],
+  ['renamed', { org: 'acme', environments: [{ ...env, renamed_from: 'production~1' }] }],
+  ['renamed from a bad name', { org: 'acme', environments: [{ ...env, renamed_from: 'a b' }] }],
+  ['renamed from a number', { org: 'acme', environments: [{ ...env, renamed_from: 1 }] }],
+  ['renamed from null', { org: 'acme', environments: [{ ...env, renamed_from: null }] }],
+  ['prune', { org: 'acme', prune: true, environments: [env] }],
+  ['no prune', { org: 'acme', prune: false, environments: [] }],
+  ['prune as a string', { org: 'acme', prune: 'true', environments: [] }],
+  ['prune as null', { org: 'acme', prune: null, environments: [] }],
+  ['prune in an environment', { org: 'acme', environments: [{ ...env, prune: true }] }],
+  ['renamed_from at the root', { org: 'acme', renamed_from: 'x', environments: [] }],
   ['a list at the top', [{ org: 'acme' }]],
   ['a string', 'org: acme'],
   ['null', null],
@@ -64,6 +74,21 @@ describe('envsync schema', () => {
 
   it.each(CORPUS)('agrees with the validator on: %s', (_title, value) => {
     expect(validate(value)).toBe(zodSays(value));
+  });
+
+  it('describes renamed_from, but cannot compare it with name: the validator refuses its own name', () => {
+    const own = { org: 'acme', environments: [{ ...env, renamed_from: env.name }] };
+    // JSON Schema has no keyword that compares two values of an instance.
+    expect(validate(own)).toBe(true);
+    expect(zodSays(own)).toBe(false);
+    const properties = (manifestJsonSchema() as { $defs?: unknown; properties: unknown })
+      .properties as Record<string, { description?: string; items?: { properties?: object } }>;
+    expect(properties['prune']).toMatchObject({ type: 'boolean' });
+    expect(properties['environments']?.items?.properties).toHaveProperty('renamed_from', {
+      type: 'string',
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._~-]*$',
+      description: expect.stringContaining('previous name'),
+    });
   });
 
   it('agrees with the validator on random documents', () => {
@@ -86,6 +111,11 @@ describe('envsync schema', () => {
                   fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 3 }),
                   fc.constant('a'),
                 ),
+                // Longer than any name above, so never the environment's own (see above).
+                renamed_from: fc.oneof(
+                  fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._~-]{6,9}$/),
+                  fc.constantFrom('', 'a b x y z', 12),
+                ),
                 extra: fc.constant(1),
               },
               { requiredKeys: ['name'] },
@@ -94,27 +124,33 @@ describe('envsync schema', () => {
           ),
           fc.anything({ maxDepth: 1 }),
         ),
+        prune: fc.oneof(fc.boolean(), fc.constantFrom('true', 1, null)),
         other: fc.constant(true),
       },
       { requiredKeys: [] },
     );
     const good = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,5}$/);
-    const mostlyValid = fc.record({
-      org: good,
-      environments: fc.array(
-        fc.record(
-          {
-            name: good,
-            type: fc.constantFrom('K8S', 'S3', 'logical'),
-            description: fc.string({ maxLength: 4 }),
-            include_scaling: fc.boolean(),
-            policies: fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 2 }),
-          },
-          { requiredKeys: ['name', 'type', 'description'] },
+    const mostlyValid = fc.record(
+      {
+        org: good,
+        prune: fc.boolean(),
+        environments: fc.array(
+          fc.record(
+            {
+              name: good,
+              renamed_from: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._~-]{6,9}$/),
+              type: fc.constantFrom('K8S', 'S3', 'logical'),
+              description: fc.string({ maxLength: 4 }),
+              include_scaling: fc.boolean(),
+              policies: fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 2 }),
+            },
+            { requiredKeys: ['name', 'type', 'description'] },
+          ),
+          { maxLength: 3 },
         ),
-        { maxLength: 3 },
-      ),
-    });
+      },
+      { requiredKeys: ['org', 'environments'] },
+    );
     let valid = 0;
     fc.assert(
       fc.property(fc.oneof(value, mostlyValid), (v) => {
