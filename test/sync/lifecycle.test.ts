@@ -31,8 +31,8 @@ function manifest(envs: readonly string[]): string {
   ].join('\n');
 }
 
-const env = (name: string, extra: readonly string[] = []) =>
-  [`  - name: ${name}`, '    type: K8S', `    description: ${name}`, ...extra].join('\n');
+const env = (name: string, extra: readonly string[] = [], description = name) =>
+  [`  - name: ${name}`, '    type: K8S', `    description: ${description}`, ...extra].join('\n');
 
 /** The store's live and archived environments of acme, by name. */
 async function store(api: TestEmulator) {
@@ -63,7 +63,7 @@ describe('the whole cycle on the kosli profile', () => {
     await tmp().write('manifests/policies/prod-req.yaml', 'rules: [one]\n');
 
     // 1. Create with tags and policies.
-    const web = env('web', ['    tags: {team: web}', '    policies: [prod-req, pci]']);
+    const web = env('web', ['    tags: {team: web}', '    policies: [prod-req, pci]'], 'Web tier');
     const base = [env('cache'), env('db'), ...BATCH.map((name) => env(name))];
     await tmp().write('manifests/acme.yaml', manifest([web, ...base]));
     const created = await run(api.url, ['sync'], ['-o', 'json']);
@@ -77,7 +77,8 @@ describe('the whole cycle on the kosli profile', () => {
     expect(held.live.get('hand-made')?.tags).toEqual({});
 
     // 2. Rename, keeping history: one rename request, no create of the new name.
-    const renamed = (extra: readonly string[]) => env('web-2', ['    renamed_from: web', ...extra]);
+    const renamed = (extra: readonly string[]) =>
+      env('web-2', ['    renamed_from: web', ...extra], 'Web tier');
     await tmp().write(
       'manifests/acme.yaml',
       manifest([renamed(['    tags: {team: web}', '    policies: [prod-req, pci]']), ...base]),
@@ -92,7 +93,7 @@ describe('the whole cycle on the kosli profile', () => {
     const rename = await run(api.url, ['sync', '--detailed-exitcode'], ['-o', 'json']);
     expect(rename.code, rename.stdout + rename.stderr).toBe(0);
     expect(json(rename.stdout).orgs[0]?.changes).toMatchObject([
-      { action: 'rename', name: 'web-2', renamedFrom: 'web', result: 'applied' },
+      { action: 'rename', name: 'web-2', renamedFrom: 'web', fields: {}, result: 'applied' },
     ]);
     const sent = await requestsSince(api, from);
     expect(sent).toContain('PUT /api/v2/environments/acme/web/rename');
@@ -145,7 +146,7 @@ describe('the whole cycle on the kosli profile', () => {
     // 7. Six at once: the guard refuses them all, the org's other change still applies.
     await tmp().write(
       'manifests/acme.yaml',
-      manifest([web2, env('cache', ['    include_scaling: true'])]),
+      manifest([web2, env('cache', [], 'Cache, second edition')]),
     );
     from = (await api.getRequests(2000)).length;
     const guarded = await run(api.url, ['sync'], ['-o', 'json']);
