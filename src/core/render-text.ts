@@ -105,6 +105,18 @@ export function renderText(report: RunReport, options: TextOptions): string {
   return neutraliseWorkflowCommands(`${lines.join('\n')}\n`);
 }
 
+/** A change's or an archive's result, as the mark after it. */
+function resultMark(
+  result: ChangeReport['result'],
+  paint: (style: Style, text: string) => string,
+  applied = 'applied',
+): string {
+  if (result === 'applied') return paint('green', applied);
+  if (result === 'failed') return paint('red', 'FAILED');
+  if (result === 'not-converged') return paint('red', 'NOT CONVERGED');
+  return paint('dim', 'planned');
+}
+
 /** The counts of renames and archives, when there are any: `1 to rename, 2 to archive, `. */
 function lifecycleCounts(s: RunReport['summary']): string {
   return (
@@ -122,15 +134,8 @@ function archiveLines(
   const lines: string[] = [];
   for (const archive of org.archives ?? []) {
     let head = `  ${paint('red', '- archive')} ${safe(archive.name)} ${paint('dim', `(not in the manifests; envsync owns it: ${ownedWords(archive.ownedBy)})`)}`;
-    if (!dryRun || archive.result !== 'planned') {
-      const mark =
-        archive.result === 'applied'
-          ? paint('green', 'archived')
-          : archive.result === 'failed'
-            ? paint('red', 'FAILED')
-            : paint('dim', 'planned');
-      head += ` [${mark}]`;
-    }
+    if (!dryRun || archive.result !== 'planned')
+      head += ` [${resultMark(archive.result, paint, 'archived')}]`;
     lines.push(head);
     if (archive.error !== undefined) lines.push(`      ${paint('red', safe(archive.error))}`);
   }
@@ -183,17 +188,7 @@ function renderOrg(
     if (dryRun && change.knownNotConverged === true) {
       head += paint('dim', ' (did not take when last sent; sync does not send it again)');
     }
-    if (!dryRun || change.result !== 'planned') {
-      const mark =
-        change.result === 'applied'
-          ? paint('green', 'applied')
-          : change.result === 'failed'
-            ? paint('red', 'FAILED')
-            : change.result === 'not-converged'
-              ? paint('red', 'NOT CONVERGED')
-              : paint('dim', 'planned');
-      head += ` [${mark}]`;
-    }
+    if (!dryRun || change.result !== 'planned') head += ` [${resultMark(change.result, paint)}]`;
     lines.push(head);
     // Policies and tags sent through their own operations: a line per name or key.
     const requests = requestLines(change);

@@ -13,6 +13,24 @@ import { unsendableFields, unsendableMessage, type UnsendableField } from '../co
 import type { ManifestProblem } from '../manifests/parse.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 
+/**
+ * A problem at the place `locate` found (`where`), or at the org's first file when it could not
+ * tell.
+ */
+export function locatedProblem(
+  where: { file: string; line: number; column: number; path: string } | undefined,
+  manifest: OrgManifest,
+  message: string,
+): ProblemReport {
+  return {
+    file: where?.file ?? manifest.files[0] ?? '',
+    line: where?.line ?? 1,
+    column: where?.column ?? 1,
+    path: where?.path ?? '',
+    message,
+  };
+}
+
 export function problemReport(problem: ManifestProblem): ProblemReport {
   return {
     file: problem.file,
@@ -30,15 +48,12 @@ export async function memberProblem(
   manifests: ManifestSet,
 ): Promise<ProblemReport> {
   const where = await manifests.locate?.(manifest.org, env, [spec.manifestKey], { item: member });
-  return {
-    file: where?.file ?? manifest.files[0] ?? '',
-    line: where?.line ?? 1,
-    column: where?.column ?? 1,
-    path: where?.path ?? '',
-    message:
-      `${spec.item ?? 'member'} "${member}" of "${env.name}" is not an environment of org ` +
+  return locatedProblem(
+    where,
+    manifest,
+    `${spec.item ?? 'member'} "${member}" of "${env.name}" is not an environment of org ` +
       `"${manifest.org}": neither the manifests nor the service's listing have it`,
-  };
+  );
 }
 
 /** A declared field the dialect cannot send, located at its key. */
@@ -49,13 +64,7 @@ export async function unsendableProblem(
   manifests: ManifestSet,
 ): Promise<ProblemReport> {
   const where = await manifests.locate?.(manifest.org, env, [], { key: spec.manifestKey });
-  return {
-    file: where?.file ?? manifest.files[0] ?? '',
-    line: where?.line ?? 1,
-    column: where?.column ?? 1,
-    path: where?.path ?? '',
-    message: unsendableMessage(spec, dialect),
-  };
+  return locatedProblem(where, manifest, unsendableMessage(spec, dialect));
 }
 
 /**
@@ -80,13 +89,7 @@ export async function lifecycleRefusals(
   for (const env of manifest.environments) {
     if (env.renamedFrom === undefined) continue;
     const where = await manifests.locate?.(manifest.org, env, [], { key: 'renamed_from' });
-    problems.push({
-      file: where?.file ?? manifest.files[0] ?? '',
-      line: where?.line ?? 1,
-      column: where?.column ?? 1,
-      path: where?.path ?? '',
-      message: why('rename operation', 'renamed_from'),
-    });
+    problems.push(locatedProblem(where, manifest, why('rename operation', 'renamed_from')));
   }
   return problems;
 }
@@ -98,16 +101,13 @@ export async function renameConflictProblem(
   manifests: ManifestSet,
 ): Promise<ProblemReport> {
   const where = await manifests.locate?.(manifest.org, env, [], { key: 'renamed_from' });
-  return {
-    file: where?.file ?? manifest.files[0] ?? '',
-    line: where?.line ?? 1,
-    column: where?.column ?? 1,
-    path: where?.path ?? '',
-    message:
-      `"${env.name}" is renamed from "${from}", but the service has both names in org ` +
+  return locatedProblem(
+    where,
+    manifest,
+    `"${env.name}" is renamed from "${from}", but the service has both names in org ` +
       `"${manifest.org}": envsync cannot rename onto an existing environment. Archive or rename one ` +
       `of them on the service, or remove renamed_from if the rename is done; nothing is sent to this org`,
-  };
+  );
 }
 
 /**

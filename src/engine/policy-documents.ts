@@ -19,6 +19,7 @@ import {
 } from '../core/policy-documents.ts';
 import type { OrgReport, PolicyDocumentReport, ProblemReport } from '../core/report.ts';
 import { isTransient } from '../core/retry-policy.ts';
+import { locatedProblem } from './org-problems.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { crypto } from '../runtime/builtins.ts';
 import { errorMessage } from '../runtime/errors.ts';
@@ -95,15 +96,12 @@ export async function policyDocumentsStep(
     const errors = await Promise.all(
       unknown.map(async ({ env, policy }): Promise<ProblemReport> => {
         const where = await manifests.locate?.(manifest.org, env, ['policies'], { item: policy });
-        return {
-          file: where?.file ?? manifest.files[0] ?? '',
-          line: where?.line ?? 1,
-          column: where?.column ?? 1,
-          path: where?.path ?? '',
-          message:
-            `policy "${policy}" attached to "${env.name}" has no policy document in org ` +
+        return locatedProblem(
+          where,
+          manifest,
+          `policy "${policy}" attached to "${env.name}" has no policy document in org ` +
             `"${manifest.org}": neither the manifests (top-level policies:) nor the service have it`,
-        };
+        );
       }),
     );
     return { kind: 'invalid', errors };
