@@ -27,7 +27,7 @@ function onlyKeys(value: Record<string, unknown>, allowed: readonly string[]): b
  * an environment's key but not a field: it says which environment the entry is, not what it holds.
  */
 export const MANIFEST_KEYS = {
-  root: ['org', 'prune', 'policies', 'environments'],
+  root: ['org', 'prune', 'suspend', 'policies', 'environments'],
   environment: ['name', 'renamed_from', ...FIELD_LIST.map((spec) => spec.manifestKey)],
   policy: ['name', 'description', 'file'],
 } as const;

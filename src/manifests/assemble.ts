@@ -9,7 +9,7 @@ import { compareNames } from '../core/names.ts';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 import {
   ownerTagProblems,
-  pruneConflict,
+  flagConflict,
   renameProblems,
   repeatedName,
   repeatedPolicy,
@@ -41,6 +41,11 @@ export interface OrgManifest {
    * "archive everything envsync owns".
    */
   readonly prune?: PruneDeclaration | undefined;
+  /**
+   * The org's `suspend:` key, read as `prune` is: every document that declares it agrees, or the
+   * org has a problem. Absent when none declares it: the org is not suspended.
+   */
+  readonly suspend?: PruneDeclaration | undefined;
 }
 
 /** An org's `prune:` as declared, and where (for a message that refuses it). */
@@ -124,6 +129,8 @@ export function assembleOrgs(
       renames?: RenamedEnvironment[];
       /** The first `prune:` its documents declare. */
       prune?: PruneDeclaration;
+      /** The first `suspend:` its documents declare. */
+      suspend?: PruneDeclaration;
     }
   >();
   const unattributed: ManifestProblem[] = [];
@@ -148,11 +155,14 @@ export function assembleOrgs(
     for (const [d, doc] of file.documents.entries()) {
       const org = entry(doc.org);
       org.files.add(file.file);
-      if (doc.prune !== undefined) {
-        const prune = { ...doc.prune, file: file.file, path: 'prune' };
-        if (org.prune === undefined) org.prune = prune;
-        else if (org.prune.value !== prune.value)
-          org.problems.push(pruneConflict(prune, org.prune, doc.org));
+      for (const key of ['prune', 'suspend'] as const) {
+        const declared = doc[key];
+        if (declared === undefined) continue;
+        const here = { ...declared, file: file.file, path: key };
+        const first = org[key];
+        if (first === undefined) org[key] = here;
+        else if (first.value !== here.value)
+          org.problems.push(flagConflict(key, here, first, doc.org));
       }
       for (const policy of doc.policyDocuments ?? []) {
         // A policy file serves the org too: an edit of it alone is a change of the org's manifests.
@@ -273,6 +283,7 @@ export function assembleOrgs(
                 : [...value.policies.values()].sort((a, b) => compareNames(a.name, b.name)),
           }),
       ...(value.prune === undefined || value.problems.length > 0 ? {} : { prune: value.prune }),
+      ...(value.suspend === undefined ? {} : { suspend: value.suspend }),
     }));
   return { orgs, unattributed };
 }

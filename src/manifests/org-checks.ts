@@ -130,16 +130,21 @@ export interface PruneAt extends Position {
   readonly value: boolean;
 }
 
-/** A document's `prune:` that says the opposite of the org's first one. */
-export function pruneConflict(here: PruneAt, first: PruneAt, org: string): ManifestProblem {
+/** A document's `prune:` or `suspend:` that says the opposite of the org's first one. */
+export function flagConflict(
+  key: 'prune' | 'suspend',
+  here: PruneAt,
+  first: PruneAt,
+  org: string,
+): ManifestProblem {
   return {
     file: here.file,
     line: here.line,
     column: here.column,
-    path: 'prune',
+    path: key,
     message:
-      `prune of org "${org}" is ${String(here.value)} here and ${String(first.value)} at ` +
-      `${at(first)}: every document of the org that declares prune must say the same; make them ` +
+      `${key} of org "${org}" is ${String(here.value)} here and ${String(first.value)} at ` +
+      `${at(first)}: every document of the org that declares ${key} must say the same; make them ` +
       'agree, or declare it in one document only',
     org,
   };

@@ -179,6 +179,9 @@ export function parseManifestLocated(text: string, file: string): ParsedManifest
       ...(manifest.prune === undefined
         ? {}
         : { prune: { value: manifest.prune, ...declaredAt(doc, 'prune', lineCounter) } }),
+      ...(manifest.suspend === undefined
+        ? {}
+        : { suspend: { value: manifest.suspend, ...declaredAt(doc, 'suspend', lineCounter) } }),
       ...(manifest.policies === undefined
         ? {}
         : {

@@ -40,6 +40,8 @@ export interface ManifestDocument {
   readonly policyDocuments?: readonly DeclaredPolicyDocument[] | undefined;
   /** The document's `prune:`, when it declares one. */
   readonly prune?: PruneEntry | undefined;
+  /** The document's `suspend:`, when it declares one (read and placed as `prune:` is). */
+  readonly suspend?: PruneEntry | undefined;
 }
 
 /**

@@ -177,6 +177,12 @@ export const manifestSchema = z
       .describe(
         'true: archive the environments of the organization that envsync owns and its manifests no longer declare (the production service only). Every document of the organization that declares it must agree.',
       ),
+    suspend: z
+      .boolean()
+      .optional()
+      .describe(
+        'true: read and plan the organization and show its drift, but send nothing to it (an incident, a freeze). Every document of the organization that declares it must agree.',
+      ),
     policies: z
       .array(policyDocumentSchema)
       .superRefine((list, ctx) => {
@@ -208,6 +214,7 @@ export interface PolicyDocumentEntry {
 export interface Manifest {
   readonly org: string;
   readonly prune?: boolean | undefined;
+  readonly suspend?: boolean | undefined;
   readonly policies?: readonly PolicyDocumentEntry[] | undefined;
   readonly environments: readonly ({
     readonly name: string;

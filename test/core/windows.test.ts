@@ -1,0 +1,137 @@
+/**
+ * Sync windows as pure functions of their lines and an instant: what is read, what is refused,
+ * whether changes may be sent, and when that changes, across midnight, weeks and daylight saving
+ * time. Every instant is given; nothing waits.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  isOpen,
+  parseWindow,
+  waitingWords,
+  windowState,
+  type SyncWindow,
+} from '../../src/core/windows.ts';
+
+function windows(...lines: string[]): SyncWindow[] {
+  return lines.map((line) => {
+    const parsed = parseWindow(line);
+    if ('error' in parsed) throw new Error(parsed.error);
+    return parsed;
+  });
+}
+
+const at = (iso: string) => Date.parse(iso);
+
+describe('parseWindow', () => {
+  it('reads kind, days, start, duration and zone', () => {
+    expect(parseWindow('allow  mon-fri 09:00 8h Europe/Berlin')).toEqual({
+      kind: 'allow',
+      days: [1, 2, 3, 4, 5],
+      startMinutes: 540,
+      durationMs: 8 * 3600_000,
+      timeZone: 'Europe/Berlin',
+      text: 'allow mon-fri 09:00 8h Europe/Berlin',
+    });
+    expect(parseWindow('deny fri-mon 16:00 1h30m')).toMatchObject({
+      days: [0, 1, 5, 6],
+      durationMs: 90 * 60_000,
+      timeZone: 'UTC',
+    });
+    expect(parseWindow('allow * 0:05 2d')).toMatchObject({
+      days: [0, 1, 2, 3, 4, 5, 6],
+      startMinutes: 5,
+    });
+    expect(parseWindow('deny sat,sun 00:00 24h')).toMatchObject({ days: [0, 6] });
+  });
+
+  it.each([
+    ['allow mon-fri 09:00', /is not a window: write KIND DAYS START DURATION/],
+    ['open mon 09:00 1h', /"open" is not allow or deny/],
+    ['allow mond 09:00 1h', /"mond" is not a day or a range of days/],
+    ['allow mon 9am 1h', /"9am" is not a time HH:MM/],
+    ['allow mon 24:00 1h', /"24:00" is not a time HH:MM/],
+    ['allow mon 09:00 8 hours', /"8" is not a duration/],
+    ['allow mon 09:00 8x', /"8x" is not a duration/],
+    ['allow mon 09:00 0h', /"0h" must be more than 0 and at most 7d/],
+    ['allow mon 09:00 8d', /"8d" must be more than 0 and at most 7d/],
+    ['allow mon 09:00 1h Mars/Olympus', /"Mars\/Olympus" is not an IANA time zone/],
+  ])('refuses %j', (line, message) => {
+    const parsed = parseWindow(line);
+    expect('error' in parsed && parsed.error).toMatch(message);
+  });
+});
+
+describe('isOpen and windowState', () => {
+  // 2026-11-23 is a Monday. Berlin is UTC+1 in November, UTC+2 in July.
+  const office = windows('allow mon-fri 09:00 8h Europe/Berlin');
+
+  it.each([
+    ['2026-11-23T07:59:59Z', false], // Monday 08:59:59 in Berlin
+    ['2026-11-23T08:00:00Z', true], // Monday 09:00
+    ['2026-11-23T15:59:59Z', true], // Monday 16:59:59
+    ['2026-11-23T16:00:00Z', false], // Monday 17:00: closed
+    ['2026-11-28T10:00:00Z', false], // Saturday
+    ['2026-07-06T07:00:00Z', true], // a Monday in summer: 09:00 in Berlin is 07:00 UTC
+    ['2026-07-06T06:59:00Z', false],
+  ])('an allow window: at %s open is %s', (iso, open) => {
+    expect(isOpen(office, at(iso))).toBe(open);
+  });
+
+  it('says when a closed window opens and an open one closes', () => {
+    expect(windowState(office, at('2026-11-27T17:00:00Z'))).toEqual({
+      open: false,
+      opensAt: at('2026-11-30T08:00:00Z'), // Friday evening: next Monday 09:00 Berlin
+    });
+    expect(windowState(office, at('2026-11-23T10:00:00Z'))).toEqual({
+      open: true,
+      closesAt: at('2026-11-23T16:00:00Z'),
+    });
+    expect(waitingWords({ open: false, opensAt: at('2026-11-30T08:00:00Z') })).toBe(
+      'waiting for a sync window (opens at 2026-11-30T08:00:00.000Z)',
+    );
+  });
+
+  it('a deny window wins over an allow window, and may run over midnight and days', () => {
+    const freeze = windows('allow * 00:00 24h', 'deny fri 16:00 64h UTC');
+    expect(isOpen(freeze, at('2026-11-27T15:59:00Z'))).toBe(true); // Friday before the freeze
+    expect(isOpen(freeze, at('2026-11-27T16:00:00Z'))).toBe(false);
+    expect(isOpen(freeze, at('2026-11-29T23:00:00Z'))).toBe(false); // Sunday night
+    expect(isOpen(freeze, at('2026-11-30T08:00:00Z'))).toBe(true); // Monday 08:00: 64h later
+    expect(windowState(freeze, at('2026-11-28T12:00:00Z'))).toMatchObject({
+      open: false,
+      opensAt: at('2026-11-30T08:00:00Z'),
+    });
+  });
+
+  it('is always open without windows, and with deny windows only, outside them', () => {
+    expect(windowState([], at('2026-11-23T00:00:00Z'))).toEqual({ open: true });
+    const nights = windows('deny * 22:00 8h America/New_York');
+    expect(isOpen(nights, at('2026-11-24T02:59:00Z'))).toBe(true); // 21:59 EST
+    expect(isOpen(nights, at('2026-11-24T03:00:00Z'))).toBe(false); // 22:00 EST
+    expect(isOpen(nights, at('2026-11-24T11:00:00Z'))).toBe(true); // 06:00 EST: over
+    expect(isOpen(nights, at('2026-11-24T10:59:00Z'))).toBe(false);
+  });
+
+  it('keeps the wall clock across a daylight saving change', () => {
+    // Berlin moves to summer time on 2026-03-29 at 02:00 (to 03:00).
+    const early = windows('allow sun 01:00 4h Europe/Berlin');
+    // 01:00 CET is 00:00 UTC; four hours later is 04:00 UTC (06:00 CEST).
+    expect(isOpen(early, at('2026-03-29T00:00:00Z'))).toBe(true);
+    expect(isOpen(early, at('2026-03-29T03:59:00Z'))).toBe(true);
+    expect(isOpen(early, at('2026-03-29T04:00:00Z'))).toBe(false);
+    // The next Sunday, 01:00 CEST is 23:00 UTC on Saturday.
+    expect(isOpen(early, at('2026-04-04T23:00:00Z'))).toBe(true);
+    expect(isOpen(early, at('2026-04-04T22:59:00Z'))).toBe(false);
+  });
+
+  it('says when no window opens within 8 days', () => {
+    const never = windows('allow mon 09:00 1h', 'deny * 00:00 24h');
+    expect(windowState(never, at('2026-11-23T09:30:00Z'))).toEqual({
+      open: false,
+      opensAt: undefined,
+    });
+    expect(waitingWords({ open: false })).toBe(
+      'waiting for a sync window (none opens within 8 days)',
+    );
+  });
+});
