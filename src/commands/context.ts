@@ -7,6 +7,8 @@ export interface CommandContext {
   readonly cwd: string;
   readonly stdout: Writable & { isTTY?: boolean };
   readonly stderr: Writable & { isTTY?: boolean };
+  /** The time, epoch ms (sync windows); `Date.now` unless a test passes its own. */
+  readonly now?: (() => number) | undefined;
 }
 
 /** A command returns its exit code; it never calls process.exit itself. */

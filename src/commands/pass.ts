@@ -77,13 +77,15 @@ export interface PassOptions {
   /** Where to save the plan (`--out FILE`), if anywhere. */
   readonly outFile: string | undefined;
   readonly ci: CiOptions;
+  /** A sync outside its sync windows: planned only, and the report says why. */
+  readonly window?: RunReport['window'];
 }
 
 /** One pass over the manifests, as `plan` or `sync` asks; returns the exit code. */
 export async function runPass(
   ctx: CommandContext,
   settings: Settings,
-  { command, dryRun, outFile, ci }: PassOptions,
+  { command, dryRun, outFile, ci, window }: PassOptions,
 ): Promise<number> {
   const io = commandIo(ctx, settings, command);
   const { logger } = io;
@@ -124,7 +126,10 @@ export async function runPass(
           ? undefined
           : (org, observed, plan, documents) => planned.set(org, { observed, plan, documents }),
     });
-    return { apiUrl: api.apiUrl, report: reported };
+    return {
+      apiUrl: api.apiUrl,
+      report: window === undefined ? reported : { ...reported, window },
+    };
   });
   // The report ends with the same summary: this line is for debugging (it has the duration).
   logger.debug(

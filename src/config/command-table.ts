@@ -62,6 +62,15 @@ export const COMMAND_SETTINGS = {
     parse: bool,
     default: false,
   },
+  ignoreWindows: {
+    flag: 'ignore-windows',
+    type: 'boolean',
+    commands: ['sync'],
+    group: 'plan',
+    help: 'send the changes even outside the sync windows (--sync-window); the run logs that it did',
+    parse: bool,
+    default: false,
+  },
   planFile: {
     flag: 'plan',
     type: 'string',

@@ -9,6 +9,19 @@ import { bool, commaSeparated, durationOrZeroMs, listen, oneOf, text, whole } fr
 import type { SettingsTable } from './setting.ts';
 
 export const DAEMON_SETTINGS = {
+  observe: {
+    flag: 'observe',
+    type: 'boolean',
+    env: { name: 'ENVSYNC_OBSERVE', note: 'true or false' },
+    file: { key: 'observe', type: { kind: 'boolean' } },
+    commands: ['run'],
+    // sync reads it only to refuse it, pointing to plan.
+    tolerated: ['sync'],
+    group: 'daemon',
+    help: 'never write to the API: plan every pass, report drift and pending changes (status page, /status, metrics, drift.detected notifications)',
+    parse: bool,
+    default: false,
+  },
   intervalMs: {
     flag: 'interval',
     type: 'string',

@@ -2,6 +2,7 @@
  * Value parsers of the settings table. A value may come from a flag, the environment or the
  * config file; errors name the flag, whatever the source, and are ConfigErrors (exit 1).
  */
+import { parseWindow, type SyncWindow } from '../core/windows.ts';
 import { ConfigError, UsageError } from '../runtime/errors.ts';
 import { formatDuration, parseDuration } from './duration.ts';
 
@@ -154,4 +155,21 @@ export function parseListen(raw: string): { host: string; port: number } {
 /** The `--listen` setting: `HOST:PORT`. */
 export function listen(raw: Raw, name: string): { host: string; port: number } {
   return parseListen(text(raw, name));
+}
+
+/** Sync windows (core/windows.ts), one per text: each read, or the first wrong one named. */
+export function syncWindows(raw: Raw, name: string): readonly SyncWindow[] {
+  return texts(raw, name).map((line) => {
+    const window = parseWindow(line);
+    if ('error' in window) throw new ConfigError(`${name}: ${window.error}`);
+    return window;
+  });
+}
+
+/** Splits a semicolon-separated environment variable (a window's line has commas), dropping blanks. */
+export function semicolonSeparated(value: string): readonly string[] {
+  return value
+    .split(';')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 }

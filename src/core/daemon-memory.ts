@@ -7,7 +7,14 @@
  */
 import type { ResolvedDialect } from './dialect.ts';
 import { readinessOf, type Backoff, type OrgOutcomes } from './daemon-policy.ts';
-import type { DaemonStatus, LastPass, OrgStatus, PassVerdict } from './daemon-status.ts';
+import {
+  healthLevel,
+  orgState,
+  type DaemonStatus,
+  type LastPass,
+  type OrgStatus,
+  type PassVerdict,
+} from './daemon-status.ts';
 import type { ChangeAction } from './model.ts';
 import { compareNames } from './names.ts';
 import { EMPTY_NOTIFY_MEMORY, type NotifyMemory } from './notify-events.ts';
@@ -74,6 +81,10 @@ export interface OrgCounters {
   /** Unknown while the org's manifests are invalid: the last values stay. */
   readonly unmanaged?: number;
   readonly pending?: number;
+  /** Whether its manifests say `suspend: true` (1) or not (0); unknown while invalid. */
+  readonly suspended?: boolean;
+  /** Planned changes that are drift (observe mode, a closed window, a suspended org). */
+  readonly driftPending?: number;
   /** Set when the org ended without error (Unix seconds). */
   readonly lastSuccessSeconds?: number;
 }
@@ -152,10 +163,14 @@ export function nextAttemptAt(memory: DaemonMemory): number | undefined {
 /** `/status`: the memory, and what only the shell knows now. */
 export function daemonStatus(
   memory: DaemonMemory,
-  live: Pick<DaemonStatus, 'manifests' | 'ready' | 'passRunning' | 'shard' | 'stateFile'> &
+  live: Pick<
+    DaemonStatus,
+    'manifests' | 'ready' | 'passRunning' | 'shard' | 'stateFile' | 'mode' | 'window'
+  > &
     Partial<Pick<DaemonStatus, 'notifications'>>,
 ): DaemonStatus {
   const orgs = [...memory.orgs].sort(([a], [b]) => compareNames(a, b));
+  const around = { observe: live.mode === 'observe', windowOpen: live.window?.open ?? true };
   return {
     revision: memory.revision ?? null,
     manifests: live.manifests,
@@ -167,7 +182,16 @@ export function daemonStatus(
     errors: [...memory.unattributed],
     stateFile: live.stateFile,
     dialect: memory.dialect ?? null,
-    orgs: Object.fromEntries(orgs.map(([name, org]) => [name, org.status])),
+    mode: live.mode,
+    window: live.window,
+    health: healthLevel({
+      lastPass: memory.lastPass,
+      errors: [...memory.unattributed],
+      orgs: Object.fromEntries(orgs.map(([name, org]) => [name, org.status])),
+    }),
+    orgs: Object.fromEntries(
+      orgs.map(([name, org]) => [name, { ...org.status, state: orgState(org.status, around) }]),
+    ),
     ...(live.notifications === undefined ? {} : { notifications: live.notifications }),
   };
 }

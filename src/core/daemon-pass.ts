@@ -147,6 +147,9 @@ export function afterOrg(
       : {
           unmanaged: report.unmanaged.length,
           pending: report.changes.filter((c) => c.result !== 'applied').length,
+          suspended: report.suspended === true,
+          driftPending: report.changes.filter((c) => c.cause === 'drift' && c.result === 'planned')
+            .length,
         }),
     ...(report.status === 'ok' ? { lastSuccessSeconds: around.now / 1000 } : {}),
   };

@@ -5,20 +5,28 @@
  */
 import type { ChangeAction, FieldDiffs } from './model.ts';
 import type { OrgReport, ProblemReport } from './report.ts';
+import {
+  bounded,
+  environment,
+  failedArchives,
+  failureReason,
+  plural,
+  problemsKey,
+} from './notify-event-parts.ts';
 
 export const NOTIFY_EVENT_TYPES = [
   'org.failed',
   'org.invalid',
   'org.recovered',
   'drift.healed',
+  'drift.detected',
   'change.not-converged',
   'manifests.error',
 ] as const;
 
 export type NotifyEventType = (typeof NOTIFY_EVENT_TYPES)[number];
 
-/** At most this many problems or environments are listed in one event; the rest are counted. */
-export const MAX_EVENT_ITEMS = 50;
+export { MAX_EVENT_ITEMS } from './notify-event-parts.ts';
 
 /** An environment named by an event, with the fields concerned. */
 export interface EventEnvironment {
@@ -47,6 +55,11 @@ export type NotifyEventData =
   | { readonly type: 'org.recovered'; readonly previous: 'failed' | 'invalid' }
   | {
       readonly type: 'drift.healed';
+      readonly environments: readonly EventEnvironment[];
+      readonly omitted: number;
+    }
+  | {
+      readonly type: 'drift.detected';
       readonly environments: readonly EventEnvironment[];
       readonly omitted: number;
     }
@@ -82,6 +95,8 @@ export interface OrgNotifyState {
   readonly reason: string;
   /** The changes that did not converge (empty when none). */
   readonly notConverged: string;
+  /** The drift found and not set back (observe, a closed window, suspended; empty when none). */
+  readonly driftFound?: string;
 }
 
 /** What the daemon remembers between passes. */
@@ -104,49 +119,6 @@ export interface PassOutcome {
   readonly revision: string | null;
   /** ISO time of the events. */
   readonly time: string;
-}
-
-function bounded<T>(items: readonly T[]): { items: T[]; omitted: number } {
-  return {
-    items: items.slice(0, MAX_EVENT_ITEMS),
-    omitted: Math.max(0, items.length - MAX_EVENT_ITEMS),
-  };
-}
-
-function problemsKey(problems: readonly ProblemReport[]): string {
-  return JSON.stringify(problems.map((p) => [p.file, p.line, p.column, p.path, p.message]));
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
-function environment(change: OrgReport['changes'][number]): EventEnvironment {
-  return {
-    name: change.name,
-    action: change.action,
-    fields: change.fields,
-    ...(change.error === undefined ? {} : { error: change.error }),
-  };
-}
-
-/** Why an org failed, as one line: its own error, or its failed changes (not-converged aside). */
-function failureReason(report: OrgReport): string {
-  if (report.error !== undefined) return report.error;
-  const changes = report.changes
-    .filter((c) => c.result === 'failed')
-    .map((c) => `${c.name}: ${c.action} failed${c.error === undefined ? '' : ` (${c.error})`}`);
-  const archives = failedArchives(report);
-  // The guard refuses every archive of the org with one message: said once.
-  const guard = archives.find((a) => a.error?.startsWith('not archived: ') === true)?.error;
-  const others = archives
-    .filter((a) => a.error !== guard)
-    .map((a) => `${a.name}: archive failed${a.error === undefined ? '' : ` (${a.error})`}`);
-  return [...changes, ...others, ...(guard === undefined ? [] : [guard])].join('; ');
-}
-
-function failedArchives(report: OrgReport): NonNullable<OrgReport['archives']> {
-  return (report.archives ?? []).filter((a) => a.result === 'failed');
 }
 
 /** The events of one org's pass, in their order, and what to remember of it. */
@@ -215,6 +187,19 @@ function orgEvents(
       { type: 'drift.healed', environments: items, omitted },
     );
   }
+  // Drift found and not set back: announced when the set of drifted environments changes.
+  const found = report.changes.filter((c) => c.cause === 'drift' && c.result === 'planned');
+  const driftFound = found.map((c) => `${c.name}:${Object.keys(c.fields).join(',')}`).join('\n');
+  if (found.length > 0 && driftFound !== (previous?.driftFound ?? '')) {
+    const { items, omitted } = bounded(found.map(environment));
+    event(
+      `drift found in org ${org}, not set back: ${plural(found.length, 'environment')} (${found
+        .slice(0, 5)
+        .map((c) => c.name)
+        .join(', ')}${found.length > 5 ? ', ...' : ''})`,
+      { type: 'drift.detected', environments: items, omitted },
+    );
+  }
   if (notConverged.length > 0 && !(wasFailing && previous.notConverged === notConvergedKey)) {
     const { items, omitted } = bounded(notConverged.map(environment));
     event(
@@ -227,7 +212,12 @@ function orgEvents(
   }
   return {
     events,
-    next: { kind: report.status === 'ok' ? 'ok' : 'failed', reason, notConverged: notConvergedKey },
+    next: {
+      kind: report.status === 'ok' ? 'ok' : 'failed',
+      reason,
+      notConverged: notConvergedKey,
+      driftFound,
+    },
   };
 }
 
@@ -242,6 +232,8 @@ function orgEvents(
  * - `org.recovered`: an org that had failed or was invalid converges;
  * - `drift.healed`: changes applied that were drift (core/drift.ts): the service had been changed
  *   while the manifests stayed as envsync last applied them; at any pass, the first included;
+ * - `drift.detected`: drift found and not set back (`--observe`, outside a sync window, or a
+ *   suspended org), when the drifted environments or fields change;
  * - `change.not-converged`: changes the service did not take, again only when they change;
  * - `manifests.error`: problems that belong to no org appear or change.
  */

@@ -1,4 +1,5 @@
 import { dialectWords } from './dialect.ts';
+import { windowLine } from './windows.ts';
 import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape.ts';
 import type { FieldDiff, FieldValue } from './model.ts';
 import { NOT_SHOWN, type ChangeReport, type OrgReport, type RunReport } from './report.ts';
@@ -69,6 +70,8 @@ export function renderMarkdown(report: RunReport): string {
   const documents = policyDocumentSummary(s, report.dryRun);
   if (documents !== undefined) out.push(documents, '');
   if (report.dialect !== undefined) out.push(`API dialect: ${dialectWords(report.dialect)}.`, '');
+  const window = windowLine(report);
+  if (window !== undefined) out.push(`⏳ ${window}`, '');
   if (s.drift > 0) {
     out.push(
       '_Drift_: changed on the service since envsync applied it, while the manifests stayed the same.',
@@ -84,7 +87,13 @@ export function renderMarkdown(report: RunReport): string {
       (org.error === undefined ? 0 : 1) +
       org.changes.filter((c) => c.error !== undefined).length;
     const status =
-      org.status === 'ok' ? '✅ ok' : org.status === 'invalid' ? '❌ invalid' : '❌ failed';
+      org.status === 'invalid'
+        ? '❌ invalid'
+        : org.status === 'failed'
+          ? '❌ failed'
+          : org.suspended === true
+            ? '⏸️ suspended'
+            : '✅ ok';
     out.push(
       `| ${escapeCell(org.org)} | ${status} | ${count('create')} | ${count('update')} | ${count('unverified')} | ${org.unchanged.length} | ${org.unmanaged.length} | ${errors} |`,
     );

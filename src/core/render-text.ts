@@ -1,4 +1,5 @@
 import { dialectWords } from './dialect.ts';
+import { windowLine } from './windows.ts';
 import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
 import type { FieldDiff, FieldValue } from './model.ts';
 import { NOT_SHOWN, type ChangeReport, type OrgReport, type RunReport } from './report.ts';
@@ -81,6 +82,8 @@ export function renderText(report: RunReport, options: TextOptions): string {
       : '',
   ].filter((p) => p !== '');
   if (report.dialect !== undefined) lines.push(`API dialect: ${dialectWords(report.dialect)}`);
+  const window = windowLine(report);
+  if (window !== undefined) lines.push(paint('yellow', window));
   if (report.dryRun) {
     lines.push(
       paint('bold', `Plan: ${planned}.`) +
@@ -148,7 +151,12 @@ function renderOrg(
   paint: (style: Style, text: string) => string,
 ): string[] {
   const lines: string[] = [];
-  const status = org.status === 'ok' ? '' : ` ${paint('red', `(${org.status})`)}`;
+  const status =
+    org.status !== 'ok'
+      ? ` ${paint('red', `(${org.status})`)}`
+      : org.suspended === true
+        ? ` ${paint('yellow', '(suspended: planned only, nothing is sent)')}`
+        : '';
   lines.push(paint('bold', `org ${safe(org.org)}`) + status);
   if (org.error !== undefined) lines.push(`  ${paint('red', `error: ${safe(org.error)}`)}`);
   for (const problem of org.errors) {

@@ -2,6 +2,7 @@ import type { ResolvedDialect } from './dialect.ts';
 import type { ChangeAction, ChangeCause, FieldDiffs, FieldName, OrgPlan } from './model.ts';
 import type { PolicyDocumentAction, PolicyDocumentFields } from './policy-documents.ts';
 import type { OwnedBy } from './ownership.ts';
+import type { WindowReport } from './windows.ts';
 import type { PolicyRequests, TagRequests } from './requests.ts';
 
 /** The versioned report of one run: what `--output json` prints (documented in docs/cli.md). */
@@ -88,6 +89,11 @@ export interface OrgReport {
   readonly unchanged: readonly string[];
   /** Listed environments the manifests do not declare, left alone (prune does not own them). */
   readonly unmanaged: readonly string[];
+  /**
+   * The org's manifests say `suspend: true`: it was read and planned, and nothing was sent to it
+   * (its changes are `planned`, and they do not count as pending for `--detailed-exitcode`).
+   */
+  readonly suspended?: true;
   /** Present when the org's manifests say `prune: true`: what it archives, last. */
   readonly archives?: readonly ArchiveReport[];
   readonly errors: readonly ProblemReport[];
@@ -125,6 +131,8 @@ export interface Summary {
   failed: number;
   notConverged: number;
   invalidOrgs: number;
+  /** Orgs whose manifests say `suspend: true`: planned, nothing sent. */
+  suspendedOrgs: number;
   /** Changes that are drift (core/drift.ts), and of those, the ones applied: set back. */
   drift: number;
   driftHealed: number;
@@ -143,6 +151,11 @@ export interface RunReport {
   readonly orgs: readonly OrgReport[];
   /** Manifest problems that belong to no org (unreadable files, documents without an org). */
   readonly errors: readonly ProblemReport[];
+  /**
+   * With sync windows (`--sync-window`): whether changes could be sent when the run started, and
+   * when that changes (ISO 8601 UTC). A sync outside them plans only (`dryRun` is true).
+   */
+  readonly window?: WindowReport;
 }
 
 /** The report of an org that was planned (and maybe applied): plan plus per-change results. */
@@ -219,11 +232,13 @@ export function summarize(orgs: readonly OrgReport[]): Summary {
     failed: 0,
     notConverged: 0,
     invalidOrgs: 0,
+    suspendedOrgs: 0,
     drift: 0,
     driftHealed: 0,
   };
   for (const org of orgs) {
     if (org.status === 'invalid') summary.invalidOrgs++;
+    if (org.suspended === true) summary.suspendedOrgs++;
     summary.unchanged += org.unchanged.length;
     summary.unmanaged += org.unmanaged.length;
     for (const change of org.changes) {
@@ -263,9 +278,10 @@ export function hasErrors(report: RunReport): boolean {
 export function hasPendingChanges(report: RunReport): boolean {
   return report.orgs.some(
     (org) =>
-      org.changes.some((change) => change.knownNotConverged !== true) ||
-      (org.archives?.length ?? 0) > 0 ||
-      (org.policyDocuments?.length ?? 0) > 0,
+      org.suspended !== true &&
+      (org.changes.some((change) => change.knownNotConverged !== true) ||
+        (org.archives?.length ?? 0) > 0 ||
+        (org.policyDocuments?.length ?? 0) > 0),
   );
 }
 

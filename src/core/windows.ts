@@ -227,3 +227,39 @@ export function waitingWords(state: WindowState): string {
     ? 'waiting for a sync window (none opens within 8 days)'
     : `waiting for a sync window (opens at ${new Date(state.opensAt).toISOString()})`;
 }
+
+/** A window state as reports and `/status` show it: times as ISO 8601 UTC. */
+export interface WindowReport {
+  readonly open: boolean;
+  readonly opensAt?: string;
+  readonly closesAt?: string;
+  /** `--ignore-windows`: a sync sent its changes although no window was open. */
+  readonly ignored?: true;
+}
+
+export function windowReport(state: WindowState, ignored = false): WindowReport {
+  return {
+    open: state.open,
+    ...(state.opensAt === undefined ? {} : { opensAt: new Date(state.opensAt).toISOString() }),
+    ...(state.closesAt === undefined ? {} : { closesAt: new Date(state.closesAt).toISOString() }),
+    ...(ignored && !state.open ? { ignored: true as const } : {}),
+  };
+}
+
+/** A reported state read back (for its words). */
+export function stateOf(report: WindowReport): WindowState {
+  return {
+    open: report.open,
+    opensAt: report.opensAt === undefined ? undefined : Date.parse(report.opensAt),
+    closesAt: report.closesAt === undefined ? undefined : Date.parse(report.closesAt),
+  };
+}
+
+/** What a run's report says of the sync windows, when there is something to say. */
+export function windowLine(report: { readonly window?: WindowReport }): string | undefined {
+  const window = report.window;
+  if (window === undefined) return undefined;
+  if (window.ignored === true) return 'Outside the sync windows: sent anyway (--ignore-windows).';
+  if (window.open) return undefined;
+  return `Outside the sync windows: nothing was sent; ${waitingWords(stateOf(window))}.`;
+}

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import {
@@ -19,13 +18,13 @@ import {
 } from '../core/daemon-pass.ts';
 import { health, ownsOrg } from '../core/daemon-policy.ts';
 import type { DaemonStatus } from '../core/daemon-status.ts';
-import { StateStore } from '../engine/state-store.ts';
+import type { StateStore } from '../engine/state-store.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import { systemClock } from '../runtime/system-clock.ts';
 import { DaemonMetrics } from './metrics.ts';
 import type { Notifier } from './notify.ts';
 import type { DaemonOptions } from './daemon-options.ts';
-import { createNotifier } from './notify-setup.ts';
+import { openDaemonResources } from './notify-setup.ts';
 import { passOrg, tokenKeyOf } from './pass-org.ts';
 import { PassTimers } from './pass-timers.ts';
 import { runEngine } from './run-engine.ts';
@@ -34,6 +33,7 @@ import { SettledReader } from './settled-read.ts';
 import { Shutdown } from './shutdown.ts';
 import { ManifestWatcher } from './watcher.ts';
 import { WEBHOOK_TRIGGER, WebhookSpacer } from './webhook-spacing.ts';
+import { SendGate } from './send-gate.ts';
 
 export type { DaemonOptions } from './daemon-options.ts';
 
@@ -60,6 +60,8 @@ export class Daemon {
   /** Notifications (none without --notify-url). */
   #notifier: Notifier | undefined;
   readonly #timers: PassTimers;
+  /** Observe mode and the sync windows: whether a pass may send. */
+  readonly #gate: SendGate;
 
   constructor(options: DaemonOptions) {
     const { settings, daemon } = options;
@@ -71,11 +73,22 @@ export class Daemon {
     this.#webhooks = new WebhookSpacer(this.#clock, daemon.webhookMinIntervalMs, () =>
       this.#scheduler.now(WEBHOOK_TRIGGER),
     );
+    const start = (reason: string) => this.#scheduler.now(reason);
+    const random = options.random ?? Math.random;
     this.#timers = new PassTimers({
       clock: this.#clock,
       intervalMs: daemon.intervalMs,
-      random: options.random ?? Math.random,
-      start: (reason) => this.#scheduler.now(reason),
+      random,
+      start,
+    });
+    const { observe } = daemon;
+    const windows = settings.syncWindows ?? [];
+    this.#gate = new SendGate({
+      clock: this.#clock,
+      windows,
+      observe,
+      logger: this.#logger,
+      start,
     });
     this.#watcher = new ManifestWatcher({
       root: settings.manifests,
@@ -87,10 +100,6 @@ export class Daemon {
         this.#scheduler.debounced(reason);
       },
       onRetarget: (resolution) => {
-        this.#logger.info(
-          { revision: resolution.revision, path: resolution.realRoot },
-          'manifests moved to a new revision',
-        );
         this.#reader.newRevision();
         this.#scheduler.now(`revision ${resolution.revision ?? resolution.realRoot}`);
       },
@@ -108,24 +117,9 @@ export class Daemon {
 
   /** Loads the state, starts watching and runs the first pass (not awaited). */
   async start(): Promise<void> {
-    const { settings, cwd } = this.#options;
-    // Before the state's lock is taken: a notify secret that cannot be read stops the start.
-    this.#notifier = await createNotifier({
-      settings: this.#options.daemon,
-      cwd,
-      clock: this.#clock,
-      logger: this.#logger,
-      metrics: this.metrics,
-      scrub: this.#options.scrub,
-      addSecret: this.#options.addSecret,
-      deps: this.#options.notify,
-    });
-    this.#state = await StateStore.load(
-      path.resolve(cwd, settings.state),
-      this.#logger,
-      this.#options.apiUrl.href,
-      { lockTimeoutMs: settings.stateLockTimeoutMs },
-    );
+    const opened = await openDaemonResources(this.#options, this.#clock, this.metrics);
+    this.#notifier = opened.notifier;
+    this.#state = opened.state;
     await this.#watcher.start();
     this.#scheduler.now('start');
   }
@@ -158,6 +152,8 @@ export class Daemon {
       passRunning: this.#scheduler.running,
       shard: this.#options.daemon.shard ?? null,
       stateFile: { path: this.#state?.file ?? null, writeError: this.#state?.writeError ?? null },
+      mode: this.#gate.mode,
+      window: this.#gate.report(),
       ...(this.#notifier === undefined ? {} : { notifications: this.#notifier.status() }),
     });
   }
@@ -175,6 +171,7 @@ export class Daemon {
   async stop(): Promise<void> {
     if (this.#shutdown.stopping.aborted) return;
     this.#timers.stop();
+    this.#gate.stop();
     this.#webhooks.stop();
     const stopped = this.#scheduler.stop();
     this.#shutdown.begin();
@@ -208,7 +205,9 @@ export class Daemon {
       );
       ({ due: end.due, skipped: end.skipped } = begun);
       const due = new Map(begun.due.map((org) => [org.org, org]));
+      const gate = this.#gate.check();
       const report = await runEngine({
+        dryRun: gate.dryRun,
         settings,
         apiUrl: this.#options.apiUrl,
         ca: this.#options.ca,

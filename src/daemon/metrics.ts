@@ -38,6 +38,18 @@ export class DaemonMetrics {
     labelNames: ['org'] as const,
     registers: [this.registry],
   });
+  readonly suspended = new Gauge({
+    name: 'envsync_org_suspended',
+    help: 'Whether the org is suspended (its manifests say suspend: true): read and planned, nothing sent.',
+    labelNames: ['org'] as const,
+    registers: [this.registry],
+  });
+  readonly driftPending = new Gauge({
+    name: 'envsync_org_drift_pending',
+    help: 'Changes that would set back drift, planned and not sent (observe mode, outside a sync window, or a suspended org).',
+    labelNames: ['org'] as const,
+    registers: [this.registry],
+  });
   readonly lastSuccess = new Gauge({
     name: 'envsync_org_last_success_timestamp_seconds',
     help: 'When each org last finished a pass without error (Unix seconds).',
@@ -142,7 +154,14 @@ export class DaemonMetrics {
   /** Carries out what core/daemon-memory.ts decided the metrics learn. */
   apply(update: MetricUpdates): void {
     for (const org of update.forget ?? []) {
-      for (const gauge of [this.pending, this.lastSuccess, this.manifestErrors, this.unmanaged])
+      for (const gauge of [
+        this.pending,
+        this.lastSuccess,
+        this.manifestErrors,
+        this.unmanaged,
+        this.suspended,
+        this.driftPending,
+      ])
         gauge.remove({ org });
       this.driftHealed.remove({ org });
     }
@@ -166,6 +185,8 @@ export class DaemonMetrics {
     this.driftHealed.inc({ org }, counters.driftHealed);
     if (counters.unmanaged !== undefined) this.unmanaged.set({ org }, counters.unmanaged);
     if (counters.pending !== undefined) this.pending.set({ org }, counters.pending);
+    if (counters.suspended !== undefined) this.suspended.set({ org }, counters.suspended ? 1 : 0);
+    if (counters.driftPending !== undefined) this.driftPending.set({ org }, counters.driftPending);
     if (counters.lastSuccessSeconds !== undefined)
       this.lastSuccess.set({ org }, counters.lastSuccessSeconds);
   }

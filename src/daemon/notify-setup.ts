@@ -11,6 +11,8 @@ import { readSecretFile } from '../config/secret-file.ts';
 import type { DaemonMetrics } from './metrics.ts';
 import { undiciSender, type SendNotification } from './notify-http.ts';
 import { Notifier } from './notify.ts';
+import type { DaemonOptions } from './daemon-options.ts';
+import { StateStore } from '../engine/state-store.ts';
 
 /** What tests may replace in the notifier: the sender and the delivery's limits. */
 export interface NotifyDeps {
@@ -71,4 +73,33 @@ export async function createNotifier(options: {
     }
   }
   return notifier;
+}
+
+/**
+ * What a daemon opens at its start, in this order: its notifier (a notify secret that cannot be
+ * read stops the start before the state's lock is taken), then its state file.
+ */
+export async function openDaemonResources(
+  options: DaemonOptions,
+  clock: Clock,
+  metrics: DaemonMetrics,
+): Promise<{ notifier: Notifier | undefined; state: StateStore }> {
+  const { settings, cwd, logger } = options;
+  const notifier = await createNotifier({
+    settings: options.daemon,
+    cwd,
+    clock,
+    logger,
+    metrics,
+    scrub: options.scrub,
+    addSecret: options.addSecret,
+    deps: options.notify,
+  });
+  const state = await StateStore.load(
+    path.resolve(cwd, settings.state),
+    logger,
+    options.apiUrl.href,
+    { lockTimeoutMs: settings.stateLockTimeoutMs },
+  );
+  return { notifier, state };
 }

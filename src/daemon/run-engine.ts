@@ -26,6 +26,8 @@ export async function runEngine(options: {
   readonly clock: Clock;
   readonly shutdown: Shutdown;
   readonly metrics: DaemonMetrics;
+  /** Plan only, send nothing (observe mode, outside the sync windows). */
+  readonly dryRun: boolean;
   /** An org's round failed and another follows. */
   readonly onRoundFailed: (report: OrgReport) => void;
   /** An org is done. */
@@ -48,7 +50,7 @@ export async function runEngine(options: {
       client,
       state: options.state,
       logger,
-      dryRun: false,
+      dryRun: options.dryRun,
       revision: options.revision,
       maxArchive: options.settings.maxArchive,
       signal: shutdown.stopping,

@@ -105,6 +105,10 @@ export class ManifestWatcher {
     if (this.#closed || next.realRoot === this.#current?.realRoot) return;
     this.#current = next;
     await this.#watchContent(next.realRoot);
+    this.#options.logger.info(
+      { revision: next.revision, path: next.realRoot },
+      'manifests moved to a new revision',
+    );
     this.#options.onRetarget(next);
   }
 

@@ -161,8 +161,15 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   options.onPlanned?.(org, observed, plan, planned);
   const uploads = planned?.plan.changes.length ?? 0;
   const archives = plan.archives?.length ?? 0;
-  if (options.dryRun || (plan.changes.length === 0 && uploads === 0 && archives === 0)) {
-    const report = orgReportFromPlan(plan, new Map(), undefined, guardNotes(plan, options));
+  // A suspended org is read and planned like any other, and nothing is sent to it.
+  const suspended = manifest.suspend?.value === true;
+  if (
+    options.dryRun ||
+    suspended ||
+    (plan.changes.length === 0 && uploads === 0 && archives === 0)
+  ) {
+    const planReport = orgReportFromPlan(plan, new Map(), undefined, guardNotes(plan, options));
+    const report = suspended ? { ...planReport, suspended: true as const } : planReport;
     return {
       report: planned === undefined ? report : withPolicyDocuments(report, planned.plan),
       transient: false,

@@ -40,12 +40,14 @@ const SHARED = [
   'retry-delay',
   'state',
   'state-lock-timeout',
+  'sync-window',
   'timeout',
   'token-file',
 ];
 const CI = ['annotations', 'summary-file'];
 const DAEMON = [
   'debounce',
+  'observe',
   'emulator',
   'interval',
   'listen',
@@ -64,7 +66,7 @@ const DAEMON = [
 const EXPECTED_FLAGS: Record<CommandName, string[]> = {
   validate: [...SHARED, ...CI, 'help'],
   plan: [...SHARED, ...CI, 'out', 'help'],
-  sync: [...SHARED, ...CI, 'out', 'dry-run', 'plan', 'help'],
+  sync: [...SHARED, ...CI, 'out', 'dry-run', 'plan', 'ignore-windows', 'observe', 'help'],
   run: [...SHARED.filter((f) => f !== 'output' && f !== 'detailed-exitcode'), ...DAEMON, 'help'],
   export: [
     'api-dialect',
@@ -439,6 +441,7 @@ const HAND_WRITTEN = z.strictObject({
   concurrency: z.number().int().min(1).max(256).optional(),
   retries: z.number().int().min(0).max(20).optional(),
   maxArchive: z.number().int().min(0).max(100000).optional(),
+  syncWindows: z.array(z.string()).optional(),
   timeout: duration.optional(),
   retryDelay: duration.optional(),
   deadline: duration.optional(),
@@ -454,6 +457,7 @@ const HAND_WRITTEN = z.strictObject({
   insecureHttp: z.boolean().optional(),
   caFile: z.string().optional(),
   maxFileBytes: z.number().int().min(1).optional(),
+  observe: z.boolean().optional(),
   interval: duration.optional(),
   debounce: duration.optional(),
   settle: duration.optional(),
@@ -527,7 +531,7 @@ describe('the generated config file schema', () => {
     const keys = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined ? [] : [s.file.key],
     );
-    expect(keys).toHaveLength(36);
+    expect(keys).toHaveLength(38);
     for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
     const variables = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined || s.env === undefined ? [] : [s.env.name],

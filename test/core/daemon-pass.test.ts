@@ -259,6 +259,8 @@ describe('afterOrg: what the daemon remembers of an org', () => {
       driftHealed: 1,
       unmanaged: 0,
       pending: 2,
+      suspended: false,
+      driftPending: 0,
       lastSuccessSeconds: (T0 + 10_000) / 1000,
     });
   });
@@ -478,6 +480,8 @@ describe('daemonStatus', () => {
       ready: true,
       passRunning: false,
       shard: null,
+      mode: 'normal',
+      window: null,
       stateFile: { path: '/s.json', writeError: null },
     });
     expect(Object.keys(status.orgs)).toEqual(['a', 'b']);

@@ -158,6 +158,9 @@ describe('GET / (the status page)', () => {
       'errors',
       'stateFile',
       'dialect',
+      'mode',
+      'window',
+      'health',
       'orgs',
     ]);
     expect(Object.keys(status.orgs['acme'] ?? {})).toEqual([
@@ -169,10 +172,14 @@ describe('GET / (the status page)', () => {
       'pendingChanges',
       'recentDrift',
       'unmanaged',
+      'suspended',
       'unmanagedNames',
       'failures',
       'nextAttemptAt',
+      'state',
     ]);
+    expect(status['health']).toMatchObject({ level: 'failing' });
+    expect(status.orgs['acme']?.['state']).toBe('failed');
     expect(status.orgs['acme']).toMatchObject({
       status: 'failed',
       pending: 1,

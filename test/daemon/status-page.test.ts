@@ -13,13 +13,18 @@ import {
   MAX_PENDING_CHANGES,
   orgStatusAfter,
   type DaemonStatus,
+  type OrgState,
   type OrgStatus,
 } from '../../src/core/daemon-status.ts';
 
 const NOW = Date.parse('2026-11-23T02:00:00.000Z');
 
-function orgStatus(overrides: Partial<OrgStatus> = {}): OrgStatus {
+function orgStatus(
+  overrides: Partial<OrgStatus & { state: OrgState }> = {},
+): OrgStatus & { state: OrgState } {
   return {
+    state: 'synced',
+    suspended: false,
     status: 'ok',
     lastSuccess: '2026-11-23T01:59:00.000Z',
     lastAttempt: '2026-11-23T01:59:30.000Z',
@@ -54,6 +59,9 @@ function daemonStatus(overrides: Partial<DaemonStatus> = {}): DaemonStatus {
     shard: null,
     errors: [],
     stateFile: { path: '/var/lib/envsync/state.json', writeError: null },
+    mode: 'normal',
+    window: null,
+    health: { level: 'healthy', reason: null },
     orgs: { acme: orgStatus() },
     ...overrides,
   };

@@ -127,11 +127,14 @@ export async function envsyncInProcess(
     cwd = process.cwd(),
     timeoutMs = 60_000,
     endsBeforeStart = false,
+    now,
   }: {
     env?: Record<string, string>;
     cwd?: string;
     timeoutMs?: number;
     endsBeforeStart?: boolean;
+    /** The time the command sees (sync windows), epoch ms; the real one when left out. */
+    now?: () => number;
   } = {},
 ): Promise<CliResult> {
   const refused = notInProcess(args, env, endsBeforeStart);
@@ -154,7 +157,14 @@ export async function envsyncInProcess(
   });
   try {
     const code = await Promise.race([
-      main({ argv: args, env: cleanEnv(env), cwd, stdout: stdout.stream, stderr: stderr.stream }),
+      main({
+        argv: args,
+        env: cleanEnv(env),
+        cwd,
+        stdout: stdout.stream,
+        stderr: stderr.stream,
+        ...(now === undefined ? {} : { now }),
+      }),
       guard,
     ]);
     const after = processState();

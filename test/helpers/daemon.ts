@@ -1,3 +1,4 @@
+import type { Clock } from '../../src/core/clock.ts';
 import { readFile } from 'node:fs/promises';
 import pino from 'pino';
 import { Writable } from 'node:stream';
@@ -32,6 +33,8 @@ export async function startTestDaemon(options: {
   webhookSecret?: string;
   /** The notifications' sender and limits. */
   notify?: NotifyDeps;
+  /** The daemon's clock (the real one by default). */
+  clock?: Clock;
 }) {
   const lines: string[] = [];
   const sink = new Writable({
@@ -68,6 +71,7 @@ export async function startTestDaemon(options: {
     // As `envsync run` does: the webhook secret is scrubbed from what the daemon sends.
     ...(options.webhookSecret === undefined ? {} : { scrub: scrubOf(options.webhookSecret) }),
     ...(options.notify === undefined ? {} : { notify: options.notify }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   const server = await startDaemonServer(
     daemon,

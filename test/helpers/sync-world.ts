@@ -26,6 +26,7 @@ export type JsonReport = {
   orgs: {
     org: string;
     status: string;
+    suspended?: true;
     error?: string;
     changes: {
       action: string;
@@ -111,8 +112,18 @@ export function syncWorld() {
         await dir().write(`manifests/${name}`, content);
     },
     /** The CLI's `main`, in this process, against `url` with the world's manifests and state. */
-    run: (url: string, command: string[], extra: string[] = [], env: Record<string, string> = {}) =>
-      envsyncInProcess(argv(url, command, extra), where(env)),
+    run: (
+      url: string,
+      command: string[],
+      extra: string[] = [],
+      env: Record<string, string> = {},
+      /** The time the command sees (sync windows). */
+      now?: () => number,
+    ) =>
+      envsyncInProcess(argv(url, command, extra), {
+        ...where(env),
+        ...(now === undefined ? {} : { now }),
+      }),
     /** `run`, with the CLI in a child process. */
     runProcess: (
       url: string,

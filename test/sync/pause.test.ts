@@ -1,0 +1,144 @@
+/**
+ * The one-shot commands and the pause buttons, against the emulator over HTTP: an org whose
+ * manifests say `suspend: true` is planned and sent nothing; `sync` obeys the sync windows at the
+ * time it is given (an injected clock, never a wait) unless `--ignore-windows`, which it logs; and
+ * `sync --observe` is refused with a pointer to `plan`.
+ */
+import { describe, expect, it } from 'vitest';
+import { json, syncWorld } from '../helpers/sync-world.ts';
+
+const { tmp, emulator, run } = syncWorld();
+
+const ACME = (extra = '') =>
+  `org: acme\n${extra}environments:\n  - name: web\n    type: K8S\n    description: Web tier\n`;
+const BETA = 'org: beta\nenvironments:\n  - name: api\n    type: K8S\n    description: API\n';
+
+/** Monday 2026-11-23, 08:30 UTC: inside "allow mon-fri 08:00 8h", outside "allow sat 10:00 1h". */
+const MONDAY = Date.parse('2026-11-23T08:30:00Z');
+
+async function written(api: { getRequests(n: number): Promise<{ method: string }[]> }) {
+  return (await api.getRequests(200)).filter((r) => r.method !== 'GET').length;
+}
+
+describe('suspend: true', () => {
+  it('plans the org and sends it nothing; other orgs go on; a plan with only it pending exits 0', async () => {
+    const api = await emulator({ profile: 'kosli' });
+    await tmp().write('manifests/acme.yaml', ACME('suspend: true\n'));
+    await tmp().write('manifests/beta.yaml', BETA);
+    const plan = await run(api.url, ['plan']);
+    expect(plan.stdout).toContain('org acme (suspended: planned only, nothing is sent)');
+    expect(plan.stdout).toContain('+ create web');
+
+    const sync = await run(api.url, ['sync'], ['-o', 'json']);
+    expect(sync.code, sync.stderr).toBe(0);
+    const report = json(sync.stdout) as ReturnType<typeof json> & {
+      summary: { suspendedOrgs: number };
+    };
+    expect(report.summary.suspendedOrgs).toBe(1);
+    expect(report.orgs.map((o) => [o.org, o.suspended ?? false, o.changes[0]?.result])).toEqual([
+      ['acme', true, 'planned'],
+      ['beta', false, 'applied'],
+    ]);
+    const store = await api.getStore();
+    expect(store.orgs['acme'] ?? []).toEqual([]);
+    expect((store.orgs['beta'] ?? []).map((e) => e.name)).toEqual(['api']);
+
+    const detailed = await run(api.url, ['plan', '--detailed-exitcode']);
+    expect(detailed.code, detailed.stdout).toBe(0);
+    const markdown = await run(api.url, ['plan'], ['-o', 'markdown']);
+    expect(markdown.stdout).toContain('| acme | ⏸️ suspended |');
+  });
+});
+
+describe('sync windows in a one-shot sync', () => {
+  it('sends inside an allow window', async () => {
+    const api = await emulator({ profile: 'kosli', orgs: ['acme'] });
+    await tmp().write('manifests/acme.yaml', ACME());
+    const sync = await run(
+      api.url,
+      ['sync'],
+      ['--sync-window', 'allow mon-fri 08:00 8h UTC', '-o', 'json'],
+      {},
+      () => MONDAY,
+    );
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(json(sync.stdout).dryRun).toBe(false);
+    expect(await written(api)).toBe(1);
+  });
+
+  it('plans only outside the windows, says when the next opens, and sends nothing', async () => {
+    const api = await emulator({ profile: 'kosli', orgs: ['acme'] });
+    await tmp().write('manifests/acme.yaml', ACME());
+    const sync = await run(
+      api.url,
+      ['sync'],
+      ['--sync-window', 'allow sat 10:00 1h UTC'],
+      {},
+      () => MONDAY,
+    );
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(sync.stdout).toContain('+ create web');
+    expect(sync.stdout).toContain(
+      'Outside the sync windows: nothing was sent; waiting for a sync window (opens at 2026-11-28T10:00:00.000Z).',
+    );
+    expect(sync.stderr).toContain('--ignore-windows sends anyway');
+    expect(await written(api)).toBe(0);
+
+    // The same from the environment, and a deny window that covers the time.
+    const json1 = await run(
+      api.url,
+      ['sync'],
+      ['-o', 'json'],
+      {
+        ENVSYNC_SYNC_WINDOWS: 'allow * 00:00 24h; deny mon 08:00 1h UTC',
+      },
+      () => MONDAY,
+    );
+    const report = json(json1.stdout) as ReturnType<typeof json> & {
+      window: { open: boolean; opensAt: string };
+    };
+    expect(report.dryRun).toBe(true);
+    expect(report.window).toEqual({ open: false, opensAt: '2026-11-23T09:00:00.000Z' });
+    expect(await written(api)).toBe(0);
+  });
+
+  it('--ignore-windows sends anyway, and says so', async () => {
+    const api = await emulator({ profile: 'kosli', orgs: ['acme'] });
+    await tmp().write('manifests/acme.yaml', ACME());
+    const sync = await run(
+      api.url,
+      ['sync'],
+      ['--sync-window', 'deny * 00:00 24h', '--ignore-windows', '-o', 'json'],
+      {},
+      () => MONDAY,
+    );
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(sync.stderr).toContain('outside the sync windows');
+    expect(sync.stderr).toContain('--ignore-windows: sending anyway');
+    expect((json(sync.stdout) as { window?: unknown }).window).toEqual({
+      open: true,
+      ignored: true,
+    });
+    expect(await written(api)).toBe(1);
+  });
+
+  it('refuses a window it cannot read, naming the flag', async () => {
+    const api = await emulator({ profile: 'kosli', orgs: ['acme'] });
+    await tmp().write('manifests/acme.yaml', ACME());
+    const sync = await run(api.url, ['sync'], ['--sync-window', 'allow weekdays 9am 8h']);
+    expect(sync.code).toBe(1);
+    expect(sync.stderr).toContain('--sync-window: "weekdays" is not a day or a range of days');
+  });
+});
+
+describe('sync --observe', () => {
+  it('is refused with a pointer to plan; nothing is read or sent', async () => {
+    const api = await emulator({ profile: 'kosli', orgs: ['acme'] });
+    await tmp().write('manifests/acme.yaml', ACME());
+    const sync = await run(api.url, ['sync', '--observe']);
+    expect(sync.code).toBe(1);
+    expect(sync.stderr).toContain('--observe is for "envsync run"');
+    expect(sync.stderr).toContain('run "envsync plan"');
+    expect(await api.getRequests(10)).toEqual([]);
+  });
+});
