@@ -122,6 +122,8 @@ export interface PassOrg {
   readonly files: readonly string[];
   /** The org's manifests as text: the same manifests give the same text. */
   readonly manifestsKey: string;
+  /** Its declared environments' names and types, in name order (the first MAX_ENVIRONMENT_ROWS). */
+  readonly types?: readonly (readonly [string, string])[];
 }
 
 /** How the orgs fared last: how many there are, failing, and invalid. */

@@ -113,7 +113,7 @@ export function afterOrg(
     report.status === 'failed' && org !== undefined
       ? nextBackoff(previous?.backoff, around.now, around.intervalMs, fingerprintOf(org, tokenKey))
       : undefined;
-  const status = orgStatusAfter(report, previous?.status, around.now, backoff);
+  const status = orgStatusAfter(report, previous?.status, around.now, backoff, org?.types);
   const next = withOrg(memory, report.org, { status, backoff });
   const message = status.lastError?.message;
   const logs: LogEntry[] = [];

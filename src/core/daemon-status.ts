@@ -20,6 +20,16 @@ export const MAX_PENDING_CHANGES = 50;
 /** At most this many unmanaged environments are named per org; `unmanaged` counts them all. */
 export const MAX_UNMANAGED_NAMES = 200;
 
+/** At most this many managed environments are listed per org; `environmentCount` counts them all. */
+export const MAX_ENVIRONMENT_ROWS = 500;
+
+/** A managed environment as the status shows it: where it stands after the last pass. */
+export interface EnvironmentRow {
+  readonly name: string;
+  readonly type: string;
+  readonly state: 'synced' | 'pending' | 'drifted' | 'failed' | 'not converged';
+}
+
 /** What `/status` says of one org. */
 export interface OrgStatus {
   status: 'ok' | 'invalid' | 'failed' | 'pending';
@@ -51,6 +61,8 @@ export interface OrgStatus {
   pendingArchives?: ArchiveReport[];
   /** Its manifests say `suspend: true`: read and planned, nothing sent. */
   suspended: boolean;
+  /** Its managed environments, in name order (the first MAX_ENVIRONMENT_ROWS), with their state. */
+  environments: EnvironmentRow[];
   /** Failed passes in a row (apply or listing), driving the backoff. */
   failures: number;
   /** While backing off: the earliest time the org is tried again. */
@@ -138,6 +150,8 @@ export function orgStatusAfter(
   previous: OrgStatus | undefined,
   now: number,
   backoff: { readonly failures: number; readonly nextAttemptAt: number } | undefined,
+  /** The org's declared environments' names and types (the daemon's snapshot). */
+  types?: readonly (readonly [string, string])[],
 ): OrgStatus {
   const at = new Date(now).toISOString();
   const message = orgErrorMessage(report);
@@ -172,6 +186,10 @@ export function orgStatusAfter(
       : recentDrifts(previous?.recentDrift ?? [], previous?.pendingChanges ?? [], report, at),
     unmanaged: invalid ? (previous?.unmanaged ?? 0) : report.unmanaged.length,
     suspended: invalid ? (previous?.suspended ?? false) : report.suspended === true,
+    environments:
+      invalid || types === undefined
+        ? [...(previous?.environments ?? [])]
+        : environmentRows(types, report),
     unmanagedNames: invalid
       ? [...(previous?.unmanagedNames ?? [])]
       : report.unmanaged.slice(0, MAX_UNMANAGED_NAMES),
@@ -248,4 +266,26 @@ export function orgState(
     return org.pendingChanges.some((c) => c.cause === 'drift') ? 'drifted' : 'pending';
   }
   return around.windowOpen ? 'pending' : 'waiting for window';
+}
+
+/** Each declared environment's state after a pass: its change's result, or synced. */
+function environmentRows(
+  types: readonly (readonly [string, string])[],
+  report: OrgReport,
+): EnvironmentRow[] {
+  const changes = new Map(report.changes.map((change) => [change.name, change]));
+  return types.map(([name, type]) => {
+    const change = changes.get(name);
+    const state: EnvironmentRow['state'] =
+      change === undefined || change.result === 'applied'
+        ? 'synced'
+        : change.result === 'failed'
+          ? 'failed'
+          : change.result === 'not-converged'
+            ? 'not converged'
+            : change.cause === 'drift'
+              ? 'drifted'
+              : 'pending';
+    return { name, type, state };
+  });
 }

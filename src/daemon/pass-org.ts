@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PassOrg } from '../core/daemon-memory.ts';
+import { MAX_ENVIRONMENT_ROWS } from '../core/daemon-status.ts';
 import type { OrgManifest } from '../manifests/load.ts';
 
 /** An org's manifests as the pass's decisions see them: its files, and its content as text. */
@@ -15,7 +16,10 @@ export function passOrg(org: OrgManifest): PassOrg {
     documents.length === 0
       ? JSON.stringify(environments)
       : JSON.stringify({ environments, documents });
-  return { org: org.org, files: org.files, manifestsKey };
+  const types = org.environments
+    .slice(0, MAX_ENVIRONMENT_ROWS)
+    .map((env) => [env.name, env.type] as const);
+  return { org: org.org, files: org.files, manifestsKey, types };
 }
 
 /** The token as the decisions may see it: hashed, never kept. */

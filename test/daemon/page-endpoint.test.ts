@@ -173,6 +173,7 @@ describe('GET / (the status page)', () => {
       'recentDrift',
       'unmanaged',
       'suspended',
+      'environments',
       'unmanagedNames',
       'failures',
       'nextAttemptAt',

@@ -25,6 +25,7 @@ function orgStatus(
   return {
     state: 'synced',
     suspended: false,
+    environments: [],
     status: 'ok',
     lastSuccess: '2026-11-23T01:59:00.000Z',
     lastAttempt: '2026-11-23T01:59:30.000Z',
