@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -11,13 +11,17 @@ import { flagOptions } from '../../src/config/flags.ts';
 import { resolveSettings } from '../../src/config/settings.ts';
 import { SETTINGS } from '../../src/config/settings-table.ts';
 import type { FlagsOf } from '../../src/config/setting.ts';
+import { webhookVerdict } from '../../src/core/daemon-policy.ts';
 import type { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
 import { envsyncInProcess } from '../helpers/cli.ts';
+import { applyJsonPatch, objectFiles, patchOperations, readKustomization } from '../helpers/k8s.ts';
 
 /**
  * examples/kubernetes has no cluster to run in here, so these tests hold its YAML to what envsync
- * and git-sync really accept and answer, and to how the pieces must line up.
+ * and git-sync really accept and answer, and to how the pieces must line up. Both variants are
+ * checked: base/ as ../ applies it (one replica), and with sharded/'s patch applied to it
+ * (test/system/kustomize.test.ts checks that kustomize renders sharded/ the same).
  */
 
 const DIR = fileURLToPath(new URL('../../examples/kubernetes/', import.meta.url));
@@ -45,6 +49,7 @@ interface Container {
   };
   securityContext?: {
     runAsUser?: number;
+    runAsGroup?: number;
     runAsNonRoot?: boolean;
     allowPrivilegeEscalation?: boolean;
     readOnlyRootFilesystem?: boolean;
@@ -59,10 +64,15 @@ interface Volume {
 }
 interface PodSpec {
   terminationGracePeriodSeconds?: number;
-  securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+  securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; fsGroup?: number };
   initContainers?: Container[];
   containers: Container[];
   volumes?: Volume[];
+}
+interface Selector {
+  matchLabels?: Record<string, string>;
 }
 interface Resource {
   apiVersion: string;
@@ -71,19 +81,26 @@ interface Resource {
   spec?: Record<string, unknown>;
   stringData?: Record<string, string>;
   data?: Record<string, string>;
+  automountServiceAccountToken?: boolean;
 }
 interface Workload extends Resource {
   spec: {
     replicas?: number;
     serviceName?: string;
-    strategy?: { type: string };
+    podManagementPolicy?: string;
+    persistentVolumeClaimRetentionPolicy?: { whenScaled?: string; whenDeleted?: string };
     selector: { matchLabels: Record<string, string> };
     template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+    volumeClaimTemplates?: {
+      metadata: { name: string };
+      spec: { accessModes?: string[]; resources?: { requests?: Record<string, string> } };
+    }[];
   };
 }
 interface Service extends Resource {
   spec: {
     clusterIP?: string;
+    publishNotReadyAddresses?: boolean;
     selector: Record<string, string>;
     ports: { name: string; port: number; targetPort: string | number }[];
   };
@@ -94,14 +111,36 @@ interface ServiceMonitor extends Resource {
     endpoints: { port: string; path: string }[];
   };
 }
+interface PodDisruptionBudget extends Resource {
+  spec: {
+    maxUnavailable?: number | string;
+    minAvailable?: number | string;
+    unhealthyPodEvictionPolicy?: string;
+    selector: Selector;
+  };
+}
+interface Peer {
+  podSelector?: Selector;
+  namespaceSelector?: Selector;
+  ipBlock?: { cidr: string; except?: string[] };
+}
+interface PolicyPort {
+  protocol?: string;
+  port?: number | string;
+}
+interface NetworkPolicy extends Resource {
+  spec: {
+    podSelector: Selector;
+    policyTypes?: string[];
+    ingress?: { from?: Peer[]; ports?: PolicyPort[] }[];
+    egress?: { to?: Peer[]; ports?: PolicyPort[] }[];
+  };
+}
 
 async function loadAll(): Promise<Map<string, Resource[]>> {
   const files = new Map<string, Resource[]>();
-  // kustomization.yaml lists the others; test/system/kustomize.test.ts renders it with kustomize.
-  const names = (await readdir(DIR)).filter(
-    (f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml',
-  );
-  for (const file of names.sort()) {
+  // The kustomizations are kustomize's: the test below reads them, kustomize.test.ts renders them.
+  for (const file of objectFiles(DIR)) {
     const docs = parseAllDocuments(await readFile(path.join(DIR, file), 'utf8'));
     if (!Array.isArray(docs)) throw new Error(`${file}: no YAML documents`);
     for (const doc of docs) {
@@ -126,10 +165,12 @@ const one = (kind: string, name?: string): Resource => {
     throw new Error(`expected one ${kind} ${name ?? ''}, found ${found.length}`);
   return found[0] as Resource;
 };
-const deployment = one('Deployment') as Workload;
-const statefulSet = one('StatefulSet') as Workload;
-const secret = one('Secret');
-const workloads = [deployment, statefulSet];
+const single = one('StatefulSet') as Workload;
+const shardedPatches = readKustomization(path.join(DIR, 'sharded')).patches ?? [];
+const shardOperations = patchOperations(shardedPatches[0]?.patch ?? '');
+const sharded = applyJsonPatch(single, shardOperations);
+const variants = [['one replica', single] as const, ['sharded', sharded] as const];
+const networkPolicy = one('NetworkPolicy') as NetworkPolicy;
 
 function container(workload: Workload, name: string): Container {
   const found = workload.spec.template.spec.containers.find((c) => c.name === name);
@@ -144,6 +185,12 @@ function volume(workload: Workload, name: string): Volume {
   const found = workload.spec.template.spec.volumes?.find((v) => v.name === name);
   if (found === undefined) throw new Error(`${workload.kind} has no volume ${name}`);
   return found;
+}
+
+/** Whether `selector` picks a pod with `labels` (matchLabels only: the examples use no other). */
+function selects(selector: Selector | undefined, labels: Record<string, string>): boolean {
+  expect(Object.keys(selector ?? {}).filter((k) => k !== 'matchLabels')).toEqual([]);
+  return Object.entries(selector?.matchLabels ?? {}).every(([key, value]) => labels[key] === value);
 }
 
 /** git-sync's flags as `--name=value` (its documented form). */
@@ -187,24 +234,55 @@ function mountHolding(c: Container, file: string): Mount | undefined {
   return c.volumeMounts?.find((m) => file.startsWith(`${m.mountPath.replace(/\/$/, '')}/`));
 }
 
+/** The Secret of secret.example.yaml named `name`. */
+const secretNamed = (name: string) => one('Secret', name);
+
+/** The port a URL connects to: its own, or its scheme's. */
+function portOf(url: URL): number {
+  if (url.port !== '') return Number(url.port);
+  const port = ({ 'https:': 443, 'http:': 80, 'ssh:': 22 } as Record<string, number>)[url.protocol];
+  if (port === undefined) throw new Error(`no default port for ${url.protocol}`);
+  return port;
+}
+
 describe('examples/kubernetes', () => {
   it('every file parses as YAML and holds the kinds its README describes', () => {
     const kinds = Object.fromEntries(
       [...all].map(([file, docs]) => [file, docs.map((d) => d.kind)]),
     );
     expect(kinds).toEqual({
-      'deployment.yaml': ['Deployment'],
-      'prometheusrule.yaml': ['PrometheusRule'],
-      'secret.example.yaml': ['Secret'],
-      'service.yaml': ['Service'],
-      'servicemonitor.yaml': ['ServiceMonitor'],
-      'statefulset.yaml': ['Service', 'StatefulSet'],
+      'base/networkpolicy.yaml': ['NetworkPolicy'],
+      'base/poddisruptionbudget.yaml': ['PodDisruptionBudget'],
+      'base/service.yaml': ['Service'],
+      'base/serviceaccount.yaml': ['ServiceAccount'],
+      'base/statefulset.yaml': ['StatefulSet'],
+      'monitoring/prometheusrule.yaml': ['PrometheusRule'],
+      'monitoring/servicemonitor.yaml': ['ServiceMonitor'],
+      'secret.example.yaml': ['Secret', 'Secret'],
     });
   });
 
-  it.each(workloads.map((w) => [w.kind, w] as const))(
+  it('every object but the Secrets is in a kustomization; both variants build on base/, monitoring/ is a component', () => {
+    const listed = (folder: string) =>
+      (readKustomization(path.join(DIR, folder)).resources ?? []).map((r) => `${folder}/${r}`);
+    const base = readKustomization(path.join(DIR, 'base'));
+    const monitoring = readKustomization(path.join(DIR, 'monitoring'));
+    expect(base.kind).toBe('Kustomization');
+    expect(monitoring.kind).toBe('Component');
+    // Nothing left beside them: the Secrets are created from files (their placeholders aside).
+    expect([...listed('base'), ...listed('monitoring'), 'secret.example.yaml'].sort()).toEqual(
+      objectFiles(DIR),
+    );
+    expect(readKustomization(DIR).resources).toEqual(['base']);
+    expect(readKustomization(path.join(DIR, 'sharded')).resources).toEqual(['../base']);
+    // The operator's kinds are opt-in: a cluster without the operator must be able to apply.
+    expect(readKustomization(DIR).components).toBeUndefined();
+    expect(readKustomization(path.join(DIR, 'sharded')).components).toBeUndefined();
+  });
+
+  it.each(variants)(
     '%s: envsync run accepts every flag its envsync container passes',
-    async (_kind, workload) => {
+    async (_variant, workload) => {
       const args = container(workload, 'envsync').args ?? [];
       // The CLI's own parser, run's (strict, with run's flag set, booleans refusing values); --help
       // ends the run before it starts anything, so it runs in this process.
@@ -217,16 +295,16 @@ describe('examples/kubernetes', () => {
 
   it('the flag check turns down a flag envsync run does not know', async () => {
     // The control for the test above: the same call fails on an unknown or mistyped flag.
-    const args = container(deployment, 'envsync').args ?? [];
+    const args = container(single, 'envsync').args ?? [];
     for (const wrong of ['--no-such-flag', '--shard-from-hostname=true', '--output=json']) {
       const result = await envsyncInProcess([...args, wrong, '--help'], { endsBeforeStart: true });
       expect(result.code, wrong).toBe(1);
     }
   });
 
-  it.each(workloads.map((w) => [w.kind, w] as const))(
+  it.each(variants)(
     '%s: the flag values are valid and the listen port is the metrics port the probes use',
-    async (_kind, workload) => {
+    async (_variant, workload) => {
       const flags = runFlags(workload);
       const settings = await resolveSettings(flags, {}, '/');
       const daemon = daemonSettings(workload);
@@ -249,9 +327,9 @@ describe('examples/kubernetes', () => {
     },
   );
 
-  it.each(workloads.map((w) => [w.kind, w] as const))(
+  it.each(variants)(
     "%s: git-sync calls envsync's POST /reconcile on its port and counts the answer as success",
-    async (_kind, workload) => {
+    async (_variant, workload) => {
       const gitSync = gitSyncFlags(container(workload, 'git-sync'));
       const webhook = new URL(gitSync.get('webhook-url') ?? '');
       expect(['localhost', '127.0.0.1']).toContain(webhook.hostname);
@@ -276,9 +354,32 @@ describe('examples/kubernetes', () => {
     },
   );
 
-  it.each(workloads.map((w) => [w.kind, w] as const))(
+  it.each(variants)(
+    '%s: only the pod itself posts to the webhook without its secret, which a Secret holds',
+    (_variant, workload) => {
+      // The NetworkPolicy admits Prometheus to the port POST /reconcile shares: the secret is
+      // what turns its posts (and any other caller's beyond loopback) away.
+      const secretFile = runFlags(workload)['webhook-secret-file'] ?? '';
+      const mount = mountHolding(container(workload, 'envsync'), secretFile);
+      const secretVolume = volume(workload, mount?.name ?? '').secret;
+      expect(mount?.readOnly).toBe(true);
+      const key = path.posix.relative(mount?.mountPath ?? '', secretFile);
+      expect(Object.keys(secretNamed(secretVolume?.secretName ?? '').stringData ?? {})).toEqual([
+        key,
+      ]);
+      // git-sync's localhost is loopback, IPv4 or IPv6, and passes without it...
+      const gitSync = gitSyncFlags(container(workload, 'git-sync'));
+      expect(new URL(gitSync.get('webhook-url') ?? '').hostname).toBe('localhost');
+      for (const address of ['127.0.0.1', '::1', '::ffff:127.0.0.1'])
+        expect(webhookVerdict(true, address, 'none'), address).toEqual({ kind: 'accept' });
+      // ...and a Prometheus pod (any pod address) is refused without it.
+      expect(webhookVerdict(true, '10.42.3.17', 'none').kind).toBe('refuse');
+    },
+  );
+
+  it.each(variants)(
     '%s: envsync reads the manifests through the link git-sync publishes in their shared volume',
-    (_kind, workload) => {
+    (_variant, workload) => {
       const envsyncContainer = container(workload, 'envsync');
       const manifests = runFlags(workload).manifests ?? '';
       const syncers = allContainers(workload).filter((c) => c.image.includes('/git-sync:'));
@@ -306,13 +407,13 @@ describe('examples/kubernetes', () => {
     },
   );
 
-  it.each(workloads.map((w) => [w.kind, w] as const))(
+  it.each(variants)(
     '%s: the token file is a key of the Secret, mounted whole so that a rotation reaches it',
-    (_kind, workload) => {
+    (_variant, workload) => {
       const tokenFile = runFlags(workload)['token-file'] ?? '';
       const mount = mountHolding(container(workload, 'envsync'), tokenFile);
       const secretVolume = volume(workload, mount?.name ?? '').secret;
-      expect(secretVolume?.secretName).toBe(secret.metadata.name);
+      const secret = secretNamed(secretVolume?.secretName ?? '');
       // With a subPath the kubelet never updates the file after a rotation.
       expect(mount?.subPath).toBeUndefined();
       expect(mount?.readOnly).toBe(true);
@@ -325,9 +426,9 @@ describe('examples/kubernetes', () => {
     },
   );
 
-  it.each(workloads.map((w) => [w.kind, w] as const))(
+  it.each(variants)(
     '%s: every container runs as non-root on a read-only root, with bounded resources',
-    (_kind, workload) => {
+    (_variant, workload) => {
       const pod = workload.spec.template.spec;
       expect(pod.securityContext?.runAsNonRoot).toBe(true);
       for (const c of allContainers(workload)) {
@@ -343,51 +444,158 @@ describe('examples/kubernetes', () => {
           ]);
         }
       }
-      // The state file is the one thing envsync writes: a writable emptyDir at /var/lib/envsync.
+    },
+  );
+
+  it.each(variants)(
+    "%s: the state file is on each pod's own PersistentVolumeClaim, which outlives the pod",
+    (_variant, workload) => {
+      // The one thing envsync writes, at /var/lib/envsync, on a volume no other replica mounts.
       const state = runFlags(workload).state ?? '';
       expect(path.posix.dirname(state)).toBe('/var/lib/envsync');
       const mount = mountHolding(container(workload, 'envsync'), state);
       expect(mount?.readOnly).not.toBe(true);
-      expect(volume(workload, mount?.name ?? '').emptyDir).toBeDefined();
+      // A claim from the template (one per ordinal), not a volume of the pod: a pod volume of that
+      // name would be an emptyDir or a claim every replica shares.
+      expect(workload.spec.template.spec.volumes?.map((v) => v.name)).not.toContain(mount?.name);
+      const claims = workload.spec.volumeClaimTemplates ?? [];
+      const claim = claims.find((c) => c.metadata.name === mount?.name);
+      expect(claim?.spec.accessModes).toEqual(['ReadWriteOnce']);
+      expect(claim?.spec.resources?.requests?.storage).toMatch(/^\d+[MG]i$/);
+      // A replica scaled away takes its claim along: records other replicas have since made
+      // untrue never come back with a later scale-up.
+      expect(workload.spec.persistentVolumeClaimRetentionPolicy).toEqual({
+        whenScaled: 'Delete',
+        whenDeleted: 'Retain',
+      });
+      // envsync (not root) can write it: the kubelet gives the volume the pod's fsGroup.
+      const envsyncGroup = container(workload, 'envsync').securityContext?.runAsGroup;
+      expect(workload.spec.template.spec.securityContext?.fsGroup).toBe(envsyncGroup);
     },
   );
 
-  it('the Deployment never runs two reconcilers at once', () => {
-    expect(deployment.spec.replicas).toBe(1);
-    expect(deployment.spec.strategy?.type).toBe('Recreate');
-    expect(runFlags(deployment)['shard-count']).toBeUndefined();
+  it.each(variants)(
+    '%s: the pods run as a ServiceAccount of their own, with no API token mounted',
+    (_variant, workload) => {
+      const pod = workload.spec.template.spec;
+      const account = one('ServiceAccount', pod.serviceAccountName);
+      expect(account.automountServiceAccountToken).toBe(false);
+      expect(pod.automountServiceAccountToken).toBe(false);
+    },
+  );
+
+  it('one replica never runs two reconcilers at once', () => {
+    // A StatefulSet never runs two pods with one ordinal, not even during an update.
+    expect(single.kind).toBe('StatefulSet');
+    expect(single.spec.replicas).toBe(1);
+    const flags = runFlags(single);
+    expect(flags['shard-count']).toBeUndefined();
+    expect(flags['shard-from-hostname']).toBeUndefined();
   });
 
-  it('the StatefulSet gives each replica its own shard, by its pod name, behind a headless Service', () => {
-    const flags = runFlags(statefulSet);
+  it('sharded gives each replica its own shard, by its pod name, behind the headless Service', () => {
+    const flags = runFlags(sharded);
     expect(flags['shard-from-hostname']).toBe(true);
-    const replicas = statefulSet.spec.replicas ?? 1;
+    const replicas = sharded.spec.replicas ?? 1;
     expect(Number(flags['shard-count'])).toBe(replicas);
     expect(replicas).toBe(3);
     // A StatefulSet names its pods <name>-<ordinal>; each must resolve to its own shard.
     const shards = Array.from(
       { length: replicas },
-      (_, ordinal) => daemonSettings(statefulSet, ordinal).shard,
+      (_, ordinal) => daemonSettings(sharded, ordinal).shard,
     );
     expect(shards).toEqual([0, 1, 2].map((index) => ({ index, count: replicas })));
 
-    const headless = one('Service', statefulSet.spec.serviceName) as Service;
+    const headless = one('Service', sharded.spec.serviceName) as Service;
     expect(headless.spec.clusterIP).toBe('None');
-    expect(statefulSet.spec.template.metadata.labels).toMatchObject(headless.spec.selector);
+    expect(sharded.spec.template.metadata.labels).toMatchObject(headless.spec.selector);
   });
 
-  it('the ServiceMonitor scrapes /metrics on the metrics port of one Service that selects the envsync pods', () => {
+  it('sharded changes only what a StatefulSet lets change in place, so either variant replaces the other', () => {
+    // serviceName, selector, podManagementPolicy and volumeClaimTemplates are immutable: the
+    // patch must leave them as base/ has them (which starts its shards in parallel already).
+    for (const operation of shardOperations)
+      expect(operation.path, operation.op).toMatch(/^\/spec\/(replicas$|template\/)/);
+    expect(single.spec.podManagementPolicy).toBe('Parallel');
+    const immutable = (workload: Workload) => ({
+      ...workload.spec,
+      replicas: undefined,
+      template: undefined,
+    });
+    expect(immutable(sharded)).toEqual(immutable(single));
+  });
+
+  it('the PodDisruptionBudget lets a drain evict one envsync pod at a time, ready or not', () => {
+    const budget = one('PodDisruptionBudget') as PodDisruptionBudget;
+    // The StatefulSet's pods, and only those.
+    expect(budget.spec.selector.matchLabels).toEqual(single.spec.selector.matchLabels);
+    expect(budget.spec.maxUnavailable).toBe(1);
+    expect(budget.spec.minAvailable).toBeUndefined();
+    // Unready pods (every org failing while the API is down) must not block the drain either.
+    expect(budget.spec.unhealthyPodEvictionPolicy).toBe('AlwaysAllow');
+  });
+
+  it('the NetworkPolicy admits Prometheus to the listen port only', () => {
+    for (const [, workload] of variants)
+      expect(selects(networkPolicy.spec.podSelector, workload.spec.template.metadata.labels)).toBe(
+        true,
+      );
+    // Both directions are isolated: a direction not listed here would stay open.
+    expect(networkPolicy.spec.policyTypes?.sort()).toEqual(['Egress', 'Ingress']);
+    const [rule, ...others] = networkPolicy.spec.ingress ?? [];
+    expect(others).toEqual([]);
+    expect(rule?.ports).toEqual([{ protocol: 'TCP', port: daemonSettings(single).listen.port }]);
+    // A rule without `from`, or a peer with an empty selector, admits every pod; a peer with one
+    // selector of the two admits a whole namespace, or that label in envsync's namespace only.
+    expect(rule?.from?.length).toBeGreaterThan(0);
+    for (const peer of rule?.from ?? []) {
+      expect(peer.ipBlock).toBeUndefined();
+      expect(Object.keys(peer.namespaceSelector?.matchLabels ?? {}).length).toBeGreaterThan(0);
+      expect(Object.keys(peer.podSelector?.matchLabels ?? {}).length).toBeGreaterThan(0);
+    }
+  });
+
+  it.each(variants)(
+    "%s: the NetworkPolicy lets the pod out to DNS, the API's port and git-sync's only",
+    (_variant, workload) => {
+      const apiPort = portOf(new URL(runFlags(workload)['api-url'] ?? ''));
+      const repoPort = portOf(
+        new URL(gitSyncFlags(container(workload, 'git-sync')).get('repo') ?? ''),
+      );
+      const rules = networkPolicy.spec.egress ?? [];
+      for (const rule of rules) {
+        // A rule without `to` (or `ports`) lets the pod out to every address (or port).
+        expect(rule.to?.length).toBeGreaterThan(0);
+        expect(rule.ports?.length).toBeGreaterThan(0);
+      }
+      const dns = rules.filter((rule) =>
+        rule.to?.every((peer) => peer.podSelector?.matchLabels?.['k8s-app'] === 'kube-dns'),
+      );
+      expect(dns.flatMap((rule) => rule.ports)).toEqual([
+        { protocol: 'UDP', port: 53 },
+        { protocol: 'TCP', port: 53 },
+      ]);
+      // Outside the cluster, addresses only (NetworkPolicy cannot name a host), never the world.
+      const outside = rules.filter((rule) => rule.to?.every((peer) => peer.ipBlock !== undefined));
+      expect(dns.length + outside.length).toBe(rules.length);
+      for (const peer of outside.flatMap((rule) => rule.to ?? []))
+        expect(peer.ipBlock?.cidr).not.toMatch(/^(0\.0\.0\.0|::)\/0$/);
+      expect(outside.flatMap((rule) => rule.ports)).toEqual([
+        { protocol: 'TCP', port: apiPort },
+        { protocol: 'TCP', port: repoPort },
+      ]);
+    },
+  );
+
+  it('the ServiceMonitor scrapes /metrics on the metrics port of the one Service that selects the envsync pods', () => {
     const monitor = one('ServiceMonitor') as ServiceMonitor;
     expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
     const selected = resources.filter(
       (r): r is Service =>
-        r.kind === 'Service' &&
-        Object.entries(monitor.spec.selector.matchLabels).every(
-          ([key, value]) => r.metadata.labels?.[key] === value,
-        ),
+        r.kind === 'Service' && selects(monitor.spec.selector, r.metadata.labels ?? {}),
     );
     // One Service only: two would scrape every pod twice.
-    expect(selected.map((s) => s.metadata.name)).toEqual(['envsync-metrics']);
+    expect(selected.map((s) => s.metadata.name)).toEqual([single.spec.serviceName]);
     const [service] = selected;
     expect(monitor.spec.endpoints).toEqual([
       expect.objectContaining({ port: 'metrics', path: '/metrics' }),
@@ -397,19 +605,20 @@ describe('examples/kubernetes', () => {
       port: 9464,
       targetPort: 'metrics',
     });
-    for (const workload of workloads) {
+    // Headless, so that every pod is a target of its own; unready pods too, when metrics matter.
+    expect(service?.spec.clusterIP).toBe('None');
+    expect(service?.spec.publishNotReadyAddresses).toBe(true);
+    for (const [, workload] of variants) {
       expect(workload.spec.template.metadata.labels).toMatchObject(service?.spec.selector ?? {});
       expect(workload.spec.template.metadata.labels).toMatchObject(
         workload.spec.selector.matchLabels,
       );
     }
-    // Two controllers must not claim each other's pods.
-    expect(deployment.spec.selector.matchLabels).not.toEqual(statefulSet.spec.selector.matchLabels);
   });
 
   it('the example image is the current version of envsync', async () => {
     const { version } = JSON.parse(await readFile(PACKAGE, 'utf8')) as { version: string };
-    for (const workload of workloads) {
+    for (const [, workload] of variants) {
       expect(container(workload, 'envsync').image).toMatch(new RegExp(`/envsync:${version}$`));
     }
   });

@@ -2,8 +2,15 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
-import { type K8sObject, validateObject } from '../helpers/k8s.ts';
+import {
+  applyJsonPatch,
+  type K8sObject,
+  objectFiles,
+  objectsOf,
+  patchOperations,
+  readKustomization,
+  validateObject,
+} from '../helpers/k8s.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 /**
@@ -25,9 +32,7 @@ const validator = createRequire(
 };
 
 function objectsIn(file: string): K8sObject[] {
-  return parseAllDocuments(readFileSync(`${K8S_DIR}${file}`, 'utf8'))
-    .map((doc) => doc.toJS() as K8sObject | null)
-    .filter((object): object is K8sObject => object !== null);
+  return objectsOf(readFileSync(`${K8S_DIR}${file}`, 'utf8'));
 }
 
 /**
@@ -43,10 +48,8 @@ function actionValidator(file: string) {
   return { status: result.errors.length > 0 ? 1 : 0, stdout: '', stderr: JSON.stringify(result) };
 }
 
-// kustomization.yaml is kustomize's, not an object: test/system/kustomize.test.ts renders it.
-const k8sFiles = readdirSync(K8S_DIR).filter(
-  (f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml',
-);
+// The kustomizations are kustomize's, not objects: test/system/kustomize.test.ts renders them.
+const k8sFiles = objectFiles(K8S_DIR);
 const workflows = readdirSync(GHA_DIR).filter((f) => /\.ya?ml$/.test(f));
 
 describe('examples/kubernetes against the Kubernetes schemas (kubernetes-models)', () => {
@@ -56,13 +59,22 @@ describe('examples/kubernetes against the Kubernetes schemas (kubernetes-models)
     for (const object of objects) expect(() => validateObject(object), file).not.toThrow();
   });
 
+  it("sharded/: base/'s StatefulSet with the kustomization's patch applied is valid too", () => {
+    const [patch, ...more] = readKustomization(`${K8S_DIR}sharded`).patches ?? [];
+    expect(more).toEqual([]);
+    const [statefulSet] = objectsIn('base/statefulset.yaml');
+    const sharded = applyJsonPatch(statefulSet, patchOperations(patch?.patch ?? ''));
+    expect(sharded).not.toEqual(statefulSet);
+    expect(() => validateObject(sharded as K8sObject)).not.toThrow();
+  });
+
   it('the schema check refuses a broken object', () => {
-    const [deployment] = objectsIn('deployment.yaml').filter((o) => o.kind === 'Deployment');
-    const broken = structuredClone(deployment) as K8sObject & {
+    const [statefulSet] = objectsIn('base/statefulset.yaml');
+    const broken = structuredClone(statefulSet) as K8sObject & {
       spec: { template: { spec: { containers: { ports?: unknown }[] } } };
     };
     const container = broken.spec.template.spec.containers[0];
-    if (container === undefined) throw new Error('the example Deployment has no container');
+    if (container === undefined) throw new Error('the example StatefulSet has no container');
     container.ports = [{ containerPort: 'http' }];
     expect(() => validateObject(broken)).toThrow(/containerPort/);
   });

@@ -7,15 +7,16 @@ import { startTestDaemon } from '../helpers/daemon.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
-const RULE = new URL('../../examples/kubernetes/prometheusrule.yaml', import.meta.url);
+const RULE = new URL('../../examples/kubernetes/monitoring/prometheusrule.yaml', import.meta.url);
 
-describe('examples/kubernetes/prometheusrule.yaml', () => {
-  it('alerts on a failing org, no successful pass and changes not converging, with metrics a real daemon exports', async () => {
+describe('examples/kubernetes/monitoring/prometheusrule.yaml', () => {
+  it('alerts on a failing org, invalid manifests, no successful pass and changes not converging, with metrics a real daemon exports', async () => {
     const rule = new PrometheusRule(parse(await readFile(RULE, 'utf8')) as never);
     rule.validate();
     const rules = (rule.spec?.groups ?? []).flatMap((group) => group.rules ?? []) ?? [];
     expect(rules.map((r) => r.alert)).toEqual([
       'EnvsyncOrgFailing',
+      'EnvsyncOrgManifestsInvalid',
       'EnvsyncNoSuccessfulPass',
       'EnvsyncChangesNotConverging',
     ]);
