@@ -1,4 +1,5 @@
 /** What the API client takes and offers, and the PUT body it sends. */
+import type { ConnectionPool } from './pool.ts';
 import type { Logger } from 'pino';
 import { FIELD_LIST } from '../core/fields.ts';
 import type { DialectSetting, ResolvedDialect } from '../core/dialect.ts';
@@ -61,6 +62,18 @@ export interface ClientOptions {
   readonly dialect?: DialectSetting | undefined;
   /** An answer larger than this is refused, final (default: client.ts's DEFAULT_MAX_RESPONSE_BYTES). */
   readonly maxResponseBytes?: number | undefined;
+  /**
+   * Connections and the request gate that outlive this client (the daemon's, for its whole life):
+   * the open connections and the pace learned from the service's Retry-After carry over from one
+   * pass to the next. The client does not close them. Without it, the client has its own.
+   */
+  readonly transport?: Transport | undefined;
+}
+
+/** What a client sends through: the keep-alive pool and the gate every request waits at. */
+export interface Transport {
+  readonly pool: ConnectionPool;
+  readonly gate: RequestGate;
 }
 
 /**

@@ -31,7 +31,7 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 export function createClient(options: ClientOptions): EnvironmentsClient {
   const { apiUrl, clock, logger, policy, events } = options;
   const basePath = apiUrl.pathname.replace(/\/+$/, '');
-  const gate = new RequestGate(options.concurrency, clock);
+  const gate = options.transport?.gate ?? new RequestGate(options.concurrency, clock);
   const scrub = tokenScrub(options.getToken);
   const meter = new ThrottleMeter(
     () => clock.now(),
@@ -43,7 +43,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     options.stop && options.signal
       ? AbortSignal.any([options.stop, options.signal])
       : (options.stop ?? options.signal);
-  const pool = connectionPool(apiUrl.origin, options);
+  const pool = options.transport?.pool ?? connectionPool(apiUrl.origin, options);
   const attempt = attempts({
     pool,
     gate,
@@ -221,7 +221,8 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       return meter.totalMs(org);
     },
     async close() {
-      await pool.close();
+      // A transport given in outlives the client: its owner closes it.
+      if (options.transport === undefined) await pool.close();
     },
   };
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.ts';
 import { DEFAULT_RETRY_POLICY } from '../core/retry-policy.ts';
 import { systemClock } from '../runtime/system-clock.ts';
 import { createClient, type ClientEvents, type EnvironmentsClient } from './client.ts';
+import type { Transport } from './client-types.ts';
 
 /** The API client as the settings describe it, on the real clock unless one is passed. */
 export function clientFromSettings(
@@ -17,6 +18,7 @@ export function clientFromSettings(
     stop?: AbortSignal;
     events?: ClientEvents;
     clock?: Clock;
+    transport?: Transport;
   },
 ): EnvironmentsClient {
   const { clock = systemClock, ...rest } = options;

@@ -18,13 +18,11 @@ import {
 } from '../core/daemon-pass.ts';
 import { health, ownsOrg } from '../core/daemon-policy.ts';
 import type { DaemonStatus } from '../core/daemon-status.ts';
-import type { StateStore } from '../engine/state-store.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import { systemClock } from '../runtime/system-clock.ts';
 import { DaemonMetrics } from './metrics.ts';
-import type { Notifier } from './notify.ts';
 import type { DaemonOptions } from './daemon-options.ts';
-import { openDaemonResources } from './notify-setup.ts';
+import { openDaemonResources, type DaemonResources } from './notify-setup.ts';
 import { passOrg, tokenKeyOf } from './pass-org.ts';
 import { PassTimers } from './pass-timers.ts';
 import { runEngine } from './run-engine.ts';
@@ -56,9 +54,8 @@ export class Daemon {
   readonly #reader: SettledReader;
   #memory: DaemonMemory = EMPTY_DAEMON_MEMORY;
   readonly #watcher: ManifestWatcher;
-  #state: StateStore | undefined;
-  /** Notifications (none without --notify-url). */
-  #notifier: Notifier | undefined;
+  /** The state file, the notifier (none without --notify-url) and the passes' shared transport. */
+  #open: DaemonResources | undefined;
   readonly #timers: PassTimers;
   /** Observe mode and the sync windows: whether a pass may send. */
   readonly #gate: SendGate;
@@ -117,9 +114,7 @@ export class Daemon {
 
   /** Loads the state, starts watching and runs the first pass (not awaited). */
   async start(): Promise<void> {
-    const opened = await openDaemonResources(this.#options, this.#clock, this.metrics);
-    this.#notifier = opened.notifier;
-    this.#state = opened.state;
+    this.#open = await openDaemonResources(this.#options, this.#clock, this.metrics);
     await this.#watcher.start();
     this.#scheduler.now('start');
   }
@@ -146,15 +141,16 @@ export class Daemon {
   }
 
   status(): DaemonStatus {
+    const { state, notifier } = this.#open ?? {};
     return daemonStatus(this.#memory, {
       manifests: this.#options.settings.manifests,
       ready: this.ready.ready,
       passRunning: this.#scheduler.running,
       shard: this.#options.daemon.shard ?? null,
-      stateFile: { path: this.#state?.file ?? null, writeError: this.#state?.writeError ?? null },
+      stateFile: { path: state?.file ?? null, writeError: state?.writeError ?? null },
       mode: this.#gate.mode,
       window: this.#gate.report(),
-      ...(this.#notifier === undefined ? {} : { notifications: this.#notifier.status() }),
+      ...(notifier === undefined ? {} : { notifications: notifier.status() }),
     });
   }
 
@@ -177,9 +173,10 @@ export class Daemon {
     this.#shutdown.begin();
     await this.#watcher.close();
     await this.#shutdown.finish(stopped, this.#options.daemon.shutdownTimeoutMs, this.#logger);
-    await this.#state?.save();
+    await this.#open?.state.save();
     // Bounded: a receiver that is down or hung holds the stop for the drain time at most.
-    await this.#notifier?.close();
+    await this.#open?.notifier?.close();
+    await this.#open?.transport.pool.close();
   }
 
   async #pass(reasons: readonly string[]): Promise<void> {
@@ -196,7 +193,7 @@ export class Daemon {
       const owned = manifests.orgs.filter((o) => ownsOrg(o.org, daemon.shard, settings.orgs));
       end.owned = owned.map(passOrg);
       const token = await this.#options.readToken();
-      this.#notifier?.addSecret(token);
+      this.#open?.notifier?.addSecret(token);
       const tokenKey = tokenKeyOf(token);
       const unattributed = manifests.unattributed.map(({ org: _org, ...problem }) => problem);
       const start = { owned: end.owned, reasons, changedFiles: read.changedFiles, tokenKey };
@@ -208,13 +205,14 @@ export class Daemon {
       const gate = this.#gate.check();
       const report = await runEngine({
         dryRun: gate.dryRun,
+        transport: (this.#open as DaemonResources).transport,
         settings,
         apiUrl: this.#options.apiUrl,
         ca: this.#options.ca,
         token,
         manifests: { ...manifests, orgs: owned.filter((org) => due.has(org.org)) },
         revision,
-        state: this.#state as StateStore,
+        state: (this.#open as DaemonResources).state,
         logger: this.#logger,
         clock: this.#clock,
         shutdown: this.#shutdown,
@@ -228,7 +226,7 @@ export class Daemon {
       outcome = { kind: 'error', message: errorMessage(error) };
     }
     const ended = this.#carry(afterPass(this.#memory, { ...end, outcome }, this.#around()));
-    this.#notifier?.notify(ended.events);
+    this.#open?.notifier?.notify(ended.events);
     this.#timers.arm(nextAttemptAt(this.#memory));
   }
 
@@ -244,7 +242,7 @@ export class Daemon {
     return {
       now: this.#clock.now(),
       intervalMs: this.#options.daemon.intervalMs,
-      stateWriteError: this.#state?.writeError,
+      stateWriteError: this.#open?.state.writeError,
     };
   }
 }

@@ -13,6 +13,9 @@ import { undiciSender, type SendNotification } from './notify-http.ts';
 import { Notifier } from './notify.ts';
 import type { DaemonOptions } from './daemon-options.ts';
 import { StateStore } from '../engine/state-store.ts';
+import type { Transport } from '../api/client-types.ts';
+import { RequestGate } from '../api/gate.ts';
+import { connectionPool } from '../api/pool.ts';
 
 /** What tests may replace in the notifier: the sender and the delivery's limits. */
 export interface NotifyDeps {
@@ -75,15 +78,23 @@ export async function createNotifier(options: {
   return notifier;
 }
 
+/** What a daemon holds open for its life. */
+export interface DaemonResources {
+  readonly notifier: Notifier | undefined;
+  readonly state: StateStore;
+  readonly transport: Transport;
+}
+
 /**
  * What a daemon opens at its start, in this order: its notifier (a notify secret that cannot be
- * read stops the start before the state's lock is taken), then its state file.
+ * read stops the start before the state's lock is taken), its state file, and the transport its
+ * passes' clients share.
  */
 export async function openDaemonResources(
   options: DaemonOptions,
   clock: Clock,
   metrics: DaemonMetrics,
-): Promise<{ notifier: Notifier | undefined; state: StateStore }> {
+): Promise<DaemonResources> {
   const { settings, cwd, logger } = options;
   const notifier = await createNotifier({
     settings: options.daemon,
@@ -101,5 +112,15 @@ export async function openDaemonResources(
     options.apiUrl.href,
     { lockTimeoutMs: settings.stateLockTimeoutMs },
   );
-  return { notifier, state };
+  // One pool and one gate for the daemon's life: the open connections and the pace learned from
+  // the service's Retry-After carry over from one pass to the next.
+  const transport: Transport = {
+    pool: connectionPool(options.apiUrl.origin, {
+      concurrency: settings.concurrency,
+      timeoutMs: settings.timeoutMs,
+      ca: options.ca,
+    }),
+    gate: new RequestGate(settings.concurrency, clock),
+  };
+  return { notifier, state, transport };
 }

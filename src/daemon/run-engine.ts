@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { clientFromSettings } from '../api/from-settings.ts';
+import type { Transport } from '../api/client-types.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Clock } from '../core/clock.ts';
 import type { OrgReport, RunReport } from '../core/report.ts';
@@ -28,6 +29,8 @@ export async function runEngine(options: {
   readonly metrics: DaemonMetrics;
   /** Plan only, send nothing (observe mode, outside the sync windows). */
   readonly dryRun: boolean;
+  /** The daemon's connections and gate, shared by every pass. */
+  readonly transport: Transport;
   /** An org's round failed and another follows. */
   readonly onRoundFailed: (report: OrgReport) => void;
   /** An org is done. */
@@ -43,6 +46,7 @@ export async function runEngine(options: {
     stop: shutdown.stopping,
     events: shutdown.events(options.metrics.clientEvents()),
     clock: options.clock,
+    transport: options.transport,
   });
   try {
     return await reconcile({
