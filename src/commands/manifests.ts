@@ -1,27 +1,38 @@
 import path from 'node:path';
+import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
 import { suggest } from '../core/suggest.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import {
   formatProblem,
   loadManifests,
+  skippedLine,
   type ManifestSet,
   type OrgManifest,
+  type SkippedFile,
 } from '../manifests/load.ts';
 
-/** Loads the manifests, turning a missing root into a clear configuration error. */
+/**
+ * Loads the manifests, turning a missing root into a clear configuration error. Each file of
+ * other YAML skipped is logged, once, at info.
+ */
 export async function loadManifestTree(
   settings: Settings,
   cwd: string,
+  logger: Logger,
   paths?: readonly string[],
 ): Promise<ManifestSet> {
   try {
-    return await loadManifests({
+    const manifests = await loadManifests({
       root: settings.manifests,
       paths,
       cwd,
       maxFileBytes: settings.maxFileBytes,
+      exclude: settings.exclude,
+      strict: settings.strict,
     });
+    logSkipped(logger, manifests.skipped);
+    return manifests;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
@@ -31,6 +42,11 @@ export async function loadManifestTree(
     }
     throw error;
   }
+}
+
+/** One line for each file of other YAML skipped: the file, and why. */
+function logSkipped(logger: Logger, skipped: readonly SkippedFile[]): void {
+  for (const file of skipped) logger.info({ file: file.file }, skippedLine(file));
 }
 
 /** The orgs `--org` selects (every org without it). */

@@ -92,7 +92,7 @@ export async function runPass(
   const phase = phaseTimer(logger);
   tuneV8ForWork(); // before the manifests fill the heap
   phase('reading the manifests');
-  const manifests = await loadManifestTree(settings, ctx.cwd);
+  const manifests = await loadManifestTree(settings, ctx.cwd, logger);
   phase('manifests read', () => ({
     files: manifests.fileCount,
     orgs: manifests.orgs.length,

@@ -97,7 +97,7 @@ async function applySaved(
 ): Promise<number> {
   const io = commandIo(ctx, settings, 'sync');
   // The plan applies only with the manifests it was made from: they are read first, then compared.
-  const manifests = await loadManifestTree(settings, ctx.cwd);
+  const manifests = await loadManifestTree(settings, ctx.cwd, io.logger);
   const revision = await gitSyncRevision(settings.manifests, ctx.cwd);
   const report = await withApi(ctx, settings, io, async ({ apiUrl, client }, state, progress) => {
     const { applySavedPlan } = await import('../engine/apply-saved.ts');

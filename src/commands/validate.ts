@@ -32,7 +32,12 @@ export async function validateCommand(ctx: CommandContext): Promise<number> {
   const io = commandIo(ctx, settings, 'validate');
   const phase = phaseTimer(io.logger);
   phase('reading the manifests');
-  const manifests = await loadManifestTree(settings, ctx.cwd, paths.length > 0 ? paths : undefined);
+  const manifests = await loadManifestTree(
+    settings,
+    ctx.cwd,
+    io.logger,
+    paths.length > 0 ? paths : undefined,
+  );
   phase('manifests read', () => ({
     files: manifests.fileCount,
     orgs: manifests.orgs.length,
@@ -41,6 +46,7 @@ export async function validateCommand(ctx: CommandContext): Promise<number> {
   checkSelectedOrgs(settings, manifests);
   const report: ValidationReport = {
     files: manifests.fileCount,
+    skipped: manifests.skipped,
     orgs: selectedOrgs(settings, manifests).map((o) => ({
       org: o.org,
       environments: o.environments.length,

@@ -2,8 +2,9 @@
  * Every setting of envsync's commands, declared once: its flag, environment variable and config
  * file key, its parser and default, its help line and the commands that take it. The flag
  * parsers, the config file schema, the types of the resolved settings, each command's --help and
- * docs/flags.md are generated from here. The rows are in four modules: the settings validate,
- * plan, sync, run and export share (here), `envsync run`'s own (daemon-table.ts), the flags a
+ * docs/flags.md are generated from here. The rows are in five modules: the settings validate,
+ * plan, sync, run and export share (here, and those that say which files are manifests:
+ * manifest-files-table.ts), `envsync run`'s own (daemon-table.ts), the flags a
  * command reads on its own (command-table.ts) and the emulator's (emulator-settings.ts: they need
  * the emulator's defaults, and loading the emulator would slow every other command's start).
  */
@@ -25,6 +26,7 @@ import {
 } from './parsers.ts';
 import { boundedDurationMs, byteSize } from './bounds-parsers.ts';
 import { DAEMON_SETTINGS } from './daemon-table.ts';
+import { MANIFEST_FILE_SETTINGS } from './manifest-files-table.ts';
 import type { ConfigFileOf, SettingsTable } from './setting.ts';
 
 /**
@@ -323,6 +325,7 @@ export const SHARED_SETTINGS = {
     parse: integer(1, 1024 ** 3),
     default: '1048576',
   },
+  ...MANIFEST_FILE_SETTINGS,
 } as const satisfies SettingsTable;
 
 /** The whole table but the emulator's, in the order of the help, the docs and the config file. */

@@ -10,9 +10,18 @@ export interface ValidatedOrg {
   readonly errors: readonly ProblemReport[];
 }
 
+/** A YAML file that is not a manifest (neither org nor environments), skipped, and why. */
+export interface SkippedReport {
+  readonly file: string;
+  readonly reason: string;
+}
+
 /** What `envsync validate` found, as plain data for every output format. */
 export interface ValidationReport {
+  /** The manifest files read (not those skipped). */
   readonly files: number;
+  /** The YAML files that are not manifests, skipped (an error instead with --strict). */
+  readonly skipped: readonly SkippedReport[];
   /** The selected orgs (all of them without --org), sorted by org. */
   readonly orgs: readonly ValidatedOrg[];
   /** Problems that belong to no org (unreadable files, documents without an org). */
@@ -44,12 +53,20 @@ function counts(report: ValidationReport) {
   };
 }
 
-/** The one-line verdict of a validation. */
+/**
+ * The one-line verdict of a validation. It says when no manifest was found at all, and how many
+ * files were skipped as other YAML: a folder of those alone is valid, but not what was meant.
+ */
 export function validationVerdict(report: ValidationReport): string {
   const { problems, environments, invalidOrgs } = counts(report);
+  const skipped = report.skipped.length;
+  if (problems.length === 0 && report.files === 0) {
+    return `valid: no manifest found: ${skipped === 0 ? 'no *.yaml or *.yml file to read' : `${skipped} YAML file(s) skipped, not manifests`}`;
+  }
+  const others = skipped === 0 ? '' : `; ${skipped} file(s) skipped, not manifests`;
   return problems.length === 0
-    ? `valid: ${report.files} file(s), ${report.orgs.length} org(s), ${environments} environment(s)`
-    : `invalid: ${problems.length} problem(s); ${invalidOrgs} org(s) would be left alone; ${report.orgs.length - invalidOrgs} org(s) valid`;
+    ? `valid: ${report.files} file(s), ${report.orgs.length} org(s), ${environments} environment(s)${others}`
+    : `invalid: ${problems.length} problem(s); ${invalidOrgs} org(s) would be left alone; ${report.orgs.length - invalidOrgs} org(s) valid${others}`;
 }
 
 /** A validation as text: each problem, then the verdict. */
@@ -77,6 +94,7 @@ export function validationJson(report: ValidationReport): string {
       environments,
       invalidOrgs,
       errors: problems.length,
+      skipped: report.skipped.length,
     },
     orgs: report.orgs.map((o) => ({
       org: o.org,
@@ -86,6 +104,7 @@ export function validationJson(report: ValidationReport): string {
       errors: o.errors,
     })),
     errors: report.errors,
+    skipped: report.skipped,
   };
   return `${JSON.stringify(document, null, 2)}\n`;
 }

@@ -90,6 +90,8 @@ export class Daemon {
     this.#watcher = new ManifestWatcher({
       root: settings.manifests,
       cwd: options.cwd,
+      exclude: settings.exclude ?? [],
+      maxFileBytes: settings.maxFileBytes,
       logger: this.#logger,
       clock: this.#clock,
       onFileEvent: (reason) => {
@@ -105,6 +107,8 @@ export class Daemon {
       root: settings.manifests,
       cwd: options.cwd,
       maxFileBytes: settings.maxFileBytes,
+      exclude: settings.exclude,
+      strict: settings.strict,
       settleMs: daemon.settleMs,
       clock: this.#clock,
       logger: this.#logger,

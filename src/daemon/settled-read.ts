@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import { settleDelay } from '../core/daemon-policy.ts';
-import type { ManifestCache } from '../manifests/load.ts';
+import { skippedLine, type ManifestCache } from '../manifests/load.ts';
 import { latestModification, readSnapshot, type Snapshot } from './snapshot.ts';
 
 /** How often a daemon waiting for files that keep changing says so. */
@@ -36,6 +36,10 @@ export interface SettledReaderOptions {
   readonly root: string;
   readonly cwd: string;
   readonly maxFileBytes: number;
+  /** More lines of the root's .envsyncignore (`--exclude`). */
+  readonly exclude: readonly string[] | undefined;
+  /** Other YAML is an error, not skipped (`--strict`). */
+  readonly strict: boolean;
   readonly settleMs: number;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -85,6 +89,8 @@ export class SettledReader {
         root: this.#options.root,
         cwd,
         maxFileBytes: this.#options.maxFileBytes,
+        exclude: this.#options.exclude,
+        strict: this.#options.strict,
         cache: this.#cache,
       });
       const changedNow = snapshot.manifests.changedFiles;
@@ -104,6 +110,12 @@ export class SettledReader {
         }
       }
       this.#readRoot = snapshot.realRoot;
+      // A file of other YAML is named once, when it is new or changed, not at every pass.
+      for (const skipped of snapshot.manifests.skipped) {
+        if (changedFiles === undefined || changedFiles.has(skipped.file)) {
+          this.#options.logger.info({ file: skipped.file }, skippedLine(skipped));
+        }
+      }
       return { snapshot, changedFiles, settleWaitMs };
     }
   }

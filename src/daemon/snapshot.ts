@@ -20,6 +20,8 @@ export async function readSnapshot(options: {
   root: string;
   cwd: string;
   maxFileBytes: number;
+  exclude?: readonly string[] | undefined;
+  strict?: boolean | undefined;
   cache?: ManifestCache | undefined;
 }): Promise<Snapshot> {
   const displayRoot = displayPath(path.resolve(options.cwd, options.root), options.cwd);
@@ -29,6 +31,8 @@ export async function readSnapshot(options: {
       root: before.realRoot,
       cwd: options.cwd,
       maxFileBytes: options.maxFileBytes,
+      exclude: options.exclude,
+      strict: options.strict,
       displayRoot,
       cache: options.cache,
     });

@@ -2,12 +2,17 @@ import { watch, type FSWatcher } from 'chokidar';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.ts';
+import { IGNORE_FILE, loadIgnoreRules, type IsIgnored } from '../manifests/ignore-rules.ts';
 import { resolveManifestsPath, type Resolution } from './snapshot.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 
 export interface WatcherOptions {
   readonly root: string;
   readonly cwd: string;
+  /** More lines of the root's .envsyncignore (`--exclude`): what they leave out is not watched. */
+  readonly exclude: readonly string[];
+  /** The ignore file is read within this limit, as a manifest is. */
+  readonly maxFileBytes: number;
   readonly logger: Logger;
   /** Sets the poll's timer. */
   readonly clock: Clock;
@@ -36,10 +41,36 @@ async function linkParents(absolute: string): Promise<string[]> {
 }
 
 /**
+ * Whether chokidar leaves `file` out: hidden files and folders, files that are not YAML, and what
+ * the ignore rules leave out, except the root and its ignore file. chokidar asks first without
+ * `stats` (then a YAML name is taken for a file, anything else for a folder), and again with them.
+ */
+function leftOut(
+  realRoot: string,
+  ignored: IsIgnored | undefined,
+  file: string,
+  stats: { isFile(): boolean; isDirectory(): boolean } | undefined,
+): boolean {
+  if (file === realRoot || file === path.join(realRoot, IGNORE_FILE)) return false;
+  if (path.basename(file).startsWith('.')) return true;
+  if (stats?.isFile() === true && !MANIFEST.test(file)) return true;
+  const relative = path.relative(realRoot, file);
+  // Not below the root (a link chokidar followed out of it): the rules say nothing there.
+  if (ignored === undefined || relative.startsWith('..') || path.isAbsolute(relative)) return false;
+  const folder = stats === undefined ? !MANIFEST.test(file) : stats.isDirectory();
+  const posix = relative.split(path.sep).join('/');
+  return ignored(folder ? `${posix}/` : posix);
+}
+
+/**
  * Watches the manifests with chokidar, and the symlinks on the way to them. Plain recursive
  * watches miss git-sync's swaps (they keep following the old target), so this watcher also
  * watches the folders holding the links, re-resolves the path on each of their events and on a
  * slow poll, and moves the content watch to the new real path.
+ *
+ * What the ignore rules leave out is not watched, so an edit there starts no pass. An edit of the
+ * ignore file starts one, and the content watch starts again under the new rules: a folder they
+ * no longer leave out is watched from then on.
  */
 export class ManifestWatcher {
   readonly #options: WatcherOptions;
@@ -113,20 +144,29 @@ export class ManifestWatcher {
   }
 
   async #watchContent(realRoot: string): Promise<void> {
+    const { exclude, maxFileBytes } = this.#options;
+    const rules = await loadIgnoreRules([realRoot], exclude, maxFileBytes);
+    // Meanwhile closed, or moved to another revision whose watch is under way: nothing to watch.
+    if (this.#closed || realRoot !== this.#current?.realRoot) return;
+    const { ignored } = rules.forRoot(realRoot);
+    const ignoreFile = path.join(realRoot, IGNORE_FILE);
     const generation = ++this.#generation;
     const old = this.#content;
     const watcher = watch(realRoot, {
       ignoreInitial: true,
       followSymlinks: true,
-      ignored: (file, stats) =>
-        (file !== realRoot && path.basename(file).startsWith('.')) ||
-        (stats?.isFile() === true && !MANIFEST.test(file)),
+      ignored: (file, stats) => leftOut(realRoot, ignored, file, stats),
     });
     this.#content = watcher;
     watcher.on('all', (event, file) => {
       // Events of a watcher already replaced (the old worktree being deleted) do not count.
       if (generation !== this.#generation) return;
       this.#options.onFileEvent(`file ${event} ${path.relative(realRoot, file) || '.'}`);
+      if (file === ignoreFile && !this.#closed) {
+        this.#watchContent(realRoot).catch((error: unknown) =>
+          this.#options.logger.warn({ err: error }, 'manifest watcher error'),
+        );
+      }
     });
     watcher.on('error', (error) =>
       this.#options.logger.warn({ err: error }, 'manifest watcher error'),

@@ -33,6 +33,28 @@ export const MANIFEST_KEYS = {
 } as const;
 
 /**
+ * A document with neither of these keys is not a manifest but some other YAML (a Kubernetes
+ * object, a CI file): a file of only such documents is skipped unless --strict (parsed.ts). The
+ * keys count at the root, and in a mapping of a list at the root: a manifest written as a list
+ * by mistake is reported, not skipped.
+ */
+export const MANIFEST_MARKERS: readonly string[] = ['org', 'environments'];
+
+function hasMarker(value: unknown): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    MANIFEST_MARKERS.some((key) => Object.hasOwn(value, key))
+  );
+}
+
+/** Whether a document, as js-yaml reads it, is some other YAML (see MANIFEST_MARKERS). */
+export function isOtherYaml(value: unknown): boolean {
+  return !(hasMarker(value) || (Array.isArray(value) && value.some(hasMarker)));
+}
+
+/**
  * The root keys the fast path reads itself: `policies` and `prune` go to the schema
  * (acceptDocument).
  */

@@ -64,6 +64,8 @@ export interface ParsedFile {
   readonly documents: ParsedManifest['documents'];
   readonly problems: readonly ManifestProblem[];
   readonly declared?: ParsedManifest['declared'];
+  /** Some other YAML, skipped: it declares nothing (parsed.ts, ParseOptions). */
+  readonly notManifest?: ParsedManifest['notManifest'];
 }
 
 /** Where a name was first declared by a document that is not valid. */

@@ -16,6 +16,20 @@ export interface DiscoveryProblem {
   readonly message: string;
 }
 
+/** The ignore rules of the roots one load walks (ignore-rules.ts). */
+export interface IgnoreRules {
+  forRoot(root: string): RootRules;
+}
+
+/**
+ * One root's rules, and why its ignore file cannot be used, if it cannot. `ignored` takes a path
+ * below the root, `/`-separated, a folder's ending in `/` (`dir/` patterns match folders only).
+ */
+export interface RootRules {
+  readonly ignored: ((relative: string) => boolean) | undefined;
+  readonly problem?: { readonly file: string; readonly message: string } | undefined;
+}
+
 const MANIFEST_EXTENSION = /\.ya?ml$/i;
 
 function isInside(root: string, target: string): boolean {
@@ -42,7 +56,8 @@ export function displayPath(file: string, cwd: string): string {
 
 /**
  * Lists every `*.yaml` / `*.yml` file below `root` at any depth, skipping hidden files and
- * folders. Symlinks are followed only while their target stays inside the root; loops are cut.
+ * folders and what the root's ignore rules leave out (a folder left out is not walked). Symlinks
+ * are followed only while their target stays inside the root; loops are cut.
  *
  * Synchronous, as the reads of the files are (readManifestFile): the calls were awaited one at a
  * time anyway, and each is answered from the kernel's cache, where promise-based calls load
@@ -52,6 +67,7 @@ export function discoverManifestFiles(
   root: string,
   cwd: string,
   displayRoot?: string,
+  rules?: IgnoreRules,
 ): { files: ManifestFile[]; problems: DiscoveryProblem[] } {
   const files: ManifestFile[] = [];
   const problems: DiscoveryProblem[] = [];
@@ -63,6 +79,13 @@ export function discoverManifestFiles(
       ? displayPath(full, cwd)
       : path.join(displayRoot, path.relative(absoluteRoot, full));
   const realRoot = realpath(absoluteRoot); // throws ENOENT: the caller says what to do
+  const { ignored, problem } = rules?.forRoot(absoluteRoot) ?? {};
+  if (problem !== undefined)
+    problems.push({ display: show(problem.file), message: problem.message });
+  // Paths as the rules read them: below the root as walked, `/`-separated, a folder's with a `/`.
+  const isIgnored = (full: string, folder: boolean) =>
+    ignored !== undefined &&
+    ignored(`${path.relative(absoluteRoot, full).split(path.sep).join('/')}${folder ? '/' : ''}`);
   const visited = new Set<string>([realRoot]);
   const pending: string[] = [absoluteRoot];
 
@@ -84,10 +107,13 @@ export function discoverManifestFiles(
       let isDirectory = entry.isDirectory();
       let isFile = entry.isFile();
       if (entry.isSymbolicLink()) {
+        // A link the rules leave out, as a file or as a folder, is neither followed nor reported.
+        const linkIgnored = () => isIgnored(full, false) || isIgnored(full, true);
         let target: string;
         try {
           target = realpath(full);
         } catch (error) {
+          if (linkIgnored()) continue;
           const code = codeOf(error);
           problems.push({
             display: show(full),
@@ -99,6 +125,7 @@ export function discoverManifestFiles(
           continue;
         }
         if (!isInside(realRoot, target)) {
+          if (linkIgnored()) continue;
           if (MANIFEST_EXTENSION.test(entry.name) || !MANIFEST_EXTENSION.test(target)) {
             problems.push({
               display: show(full),
@@ -115,10 +142,14 @@ export function discoverManifestFiles(
         }
         isDirectory = info.isDirectory();
         isFile = info.isFile();
+        // Before the folder counts as walked: the same folder may be reached by a path kept.
+        if (isIgnored(full, isDirectory)) continue;
         if (isDirectory) {
           if (visited.has(target)) continue; // a loop, or a folder already walked
           visited.add(target);
         }
+      } else if (isIgnored(full, isDirectory)) {
+        continue;
       } else if (isDirectory) {
         let real = full;
         try {
@@ -228,13 +259,15 @@ export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
 
 /**
  * The manifest files named on a command line (`envsync validate a.yaml manifests/`): a file is
- * one manifest whatever its name (the caller chose it: a pre-commit hook, say), a folder is walked
- * as a manifests root is. Each file is listed once however often it is named; a path that is
- * neither is a problem, located at the path itself.
+ * one manifest whatever its name (the caller chose it: a pre-commit hook, say), and whatever the
+ * ignore rules say; a folder is walked as a manifests root is, with its own ignore file. Each file
+ * is listed once however often it is named; a path that is neither is a problem, located at the
+ * path itself.
  */
 export function discoverGivenPaths(
   paths: readonly string[],
   cwd: string,
+  rules?: IgnoreRules,
 ): { files: ManifestFile[]; problems: DiscoveryProblem[] } {
   const files = new Map<string, ManifestFile>();
   const problems: DiscoveryProblem[] = [];
@@ -252,7 +285,7 @@ export function discoverGivenPaths(
         message: info === 'ENOENT' ? 'no such file or folder' : `cannot be read (${info})`,
       });
     } else if (info.isDirectory()) {
-      const found = discoverManifestFiles(full, cwd);
+      const found = discoverManifestFiles(full, cwd, undefined, rules);
       for (const file of found.files) files.set(file.path, file);
       problems.push(...found.problems);
     } else {

@@ -8,14 +8,17 @@ import {
   displayPath,
   readManifestFile,
 } from './discover.ts';
+import { loadIgnoreRules } from './ignore-rules.ts';
 import { formatPath } from './messages.ts';
 import {
   formatProblem,
+  NOT_A_MANIFEST,
   parseManifest,
   sharedValues,
   textLocator,
   type ManifestProblem,
   type ParsedManifest,
+  type SkippedFile,
 } from './parse.ts';
 import { resolvePolicyFiles, type LoadedFile } from './policy-files.ts';
 import type { Locator, Place } from './text-locator.ts';
@@ -26,7 +29,10 @@ export interface ManifestSet {
   readonly orgs: readonly OrgManifest[];
   /** Problems that belong to no organization (unreadable files, YAML that names no org). */
   readonly unattributed: readonly ManifestProblem[];
+  /** The manifest files read (not those skipped). */
   readonly fileCount: number;
+  /** The files of other YAML, skipped (parsed.ts, ParseOptions), sorted, and why. */
+  readonly skipped: readonly SkippedFile[];
   /**
    * With a cache: the files that are new, changed or gone since the last load (by display path).
    * Undefined without a cache, meaning "anything may have changed".
@@ -56,6 +62,10 @@ export interface LoadOptions {
   readonly paths?: readonly string[] | undefined;
   readonly cwd: string;
   readonly maxFileBytes: number;
+  /** More lines of the root's .envsyncignore (`--exclude`; ignore-rules.ts). */
+  readonly exclude?: readonly string[] | undefined;
+  /** Read a file of other YAML as a manifest, with its problems, instead of skipping it. */
+  readonly strict?: boolean | undefined;
   /** Show file paths under this root instead of the real one (see discoverManifestFiles). */
   readonly displayRoot?: string | undefined;
   /**
@@ -99,6 +109,7 @@ function loadedFile(file: { path: string; display: string }, result: ParsedManif
       documents: result.documents,
       problems: [...result.problems],
       declared: result.declared,
+      notManifest: result.notManifest,
     },
     path: file.path,
     policyFiles: result.policyFiles,
@@ -143,10 +154,13 @@ async function findSource(
 
 /** Reads, parses and validates every manifest below the root. Problems are data, not throws. */
 export async function loadManifests(options: LoadOptions): Promise<ManifestSet> {
+  const roots = (options.paths ?? [options.root]).map((root) => resolvePath(options.cwd, root));
+  const rules = await loadIgnoreRules(roots, options.exclude ?? [], options.maxFileBytes);
   const { files, problems: treeProblems } =
     options.paths === undefined
-      ? discoverManifestFiles(options.root, options.cwd, options.displayRoot)
-      : discoverGivenPaths(options.paths, options.cwd);
+      ? discoverManifestFiles(options.root, options.cwd, options.displayRoot, rules)
+      : discoverGivenPaths(options.paths, options.cwd, rules);
+  const parseOptions = { strict: options.strict };
   const loaded: LoadedFile[] = Array.from({ length: files.length });
   const seen: ManifestCache = new Map();
   const shared = sharedValues(); // names and policy lists repeat across files
@@ -175,7 +189,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     const result =
       cached !== undefined && cached.hash === hash
         ? cached.result
-        : await parseManifest(outcome.text, file.display, shared);
+        : await parseManifest(outcome.text, file.display, shared, parseOptions);
     if (options.cache !== undefined) seen.set(file.display, { statKey, hash, result });
     if (result !== cached?.result) changed.add(file.display);
     paths.set(file.display, file.path);
@@ -264,13 +278,18 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     };
     return { file: source.file, line: at.line, column: at.column, path: formatPath(at.path) };
   };
+  const skipped = parsed.flatMap((file) =>
+    file.notManifest === true ? [{ file: file.file, reason: NOT_A_MANIFEST }] : [],
+  );
   return {
     orgs,
     unattributed: [...treeLevel, ...unattributed],
-    fileCount: parsed.length,
+    fileCount: parsed.length - skipped.length,
+    skipped,
     ...(options.cache === undefined ? {} : { changedFiles: changed }),
     locate,
   };
 }
 
-export { assembleOrgs, displayPath, formatProblem, type OrgManifest };
+export { assembleOrgs, displayPath, formatProblem, type OrgManifest, type SkippedFile };
+export { skippedLine } from './parse.ts';

@@ -13,9 +13,9 @@ import { normalizeSet } from '../core/string-sets.ts';
 import { sortedKeys } from '../core/string-maps.ts';
 import type { ManifestValueConverters } from '../core/value-kinds.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
-import { acceptDocument } from './accept.ts';
+import { acceptDocument, isOtherYaml } from './accept.ts';
 import { normalizeLineBreaks } from './line-breaks.ts';
-import type { ManifestDocument, ParsedManifest } from './parsed.ts';
+import type { ManifestDocument, ParsedManifest, ParseOptions } from './parsed.ts';
 
 /**
  * Values the files of one load share instead of each holding a copy: environment names (the
@@ -99,13 +99,16 @@ function usesLocatedFeatures(events: readonly Event[]): boolean {
  * - a closing `]` or `}` followed at once by more text (`- {a: b}org: x`): js-yaml reads on,
  *   `yaml` reports a syntax error;
  * - a byte order mark past the first character: js-yaml skips one that starts a later document,
- *   the located path reports it (see parse-located.ts).
+ *   the located path reports it (see parse-located.ts);
+ * - a byte order mark right before the `- ` of a list that starts the file: js-yaml reads the
+ *   list, `yaml` a syntax error (no manifest is a list, but other YAML skipped may be).
  */
 function readsDifferently(text: string): boolean {
   // A multiline pattern tries every line; a search for the character it needs is ten times
   // cheaper, and most texts have none (about 60 ms at 100,000 environments).
   return (
     text.includes('\ufeff', 1) ||
+    LIST_AFTER_BOM.test(text) ||
     (text.includes('\t') && LEADING_TAB.test(text)) ||
     (text.includes('%') && DIRECTIVE.test(text)) ||
     ((text.includes('---') || text.includes('...')) && INDENTED_MARKER.test(text)) ||
@@ -114,6 +117,7 @@ function readsDifferently(text: string): boolean {
   );
 }
 const LEADING_TAB = /^[ ]*\t/m;
+const LIST_AFTER_BOM = /^\ufeff-[ \t]/;
 const DIRECTIVE = /^\ufeff?%/m;
 const INDENTED_MARKER = /^[ \t]+(?:---|\.\.\.)(?:[ \t]|$)/m;
 const TEXT_AFTER_FLOW = /[\]}][^\s,\]}]/;
@@ -175,6 +179,7 @@ function valueSharer({ names, lists }: SharedValues): ValueSharer {
 export function parseManifestFast(
   text: string,
   shared: SharedValues = sharedValues(),
+  options: ParseOptions = {},
 ): ParsedManifest | undefined {
   let values: unknown[];
   try {
@@ -201,8 +206,19 @@ export function parseManifestFast(
     if (value === null || value === undefined) continue; // empty or comment-only
     // Checked in place (see accept.ts); anything unusual goes to the schema, via `yaml`.
     const accepted = acceptDocument(value, build);
-    if (accepted === undefined) return undefined;
+    if (accepted === undefined) return options.strict === true ? undefined : otherYaml(values);
     documents.push({ org: name(accepted.org), environments: accepted.environments });
   }
   return { documents, problems: [] };
+}
+
+/**
+ * A file of other YAML, skipped (parsed.ts, ParseOptions): when every document that is not empty
+ * has neither `org` nor `environments`. Else undefined: the located path reports the problems.
+ */
+function otherYaml(values: readonly unknown[]): ParsedManifest | undefined {
+  for (const value of values) {
+    if (value !== null && value !== undefined && !isOtherYaml(value)) return undefined;
+  }
+  return { documents: [], problems: [], notManifest: true };
 }

@@ -1,5 +1,5 @@
 import { parseManifestFast, sharedValues, type SharedValues } from './parse-fast.ts';
-import type { ParsedManifest } from './parsed.ts';
+import type { ParsedManifest, ParseOptions } from './parsed.ts';
 import type { Locator } from './text-locator.ts';
 
 /**
@@ -21,16 +21,18 @@ import type { Locator } from './text-locator.ts';
 
 /**
  * Parses and validates the text of one manifest file (several YAML documents allowed). Never
- * rejects: every problem comes back located.
+ * rejects: every problem comes back located. A file of other YAML comes back marked
+ * `notManifest`, unless `options.strict` (parsed.ts, ParseOptions).
  */
 export async function parseManifest(
   text: string,
   file: string,
   shared: SharedValues = sharedValues(),
+  options: ParseOptions = {},
 ): Promise<ParsedManifest> {
   return (
-    parseManifestFast(text, shared) ??
-    (await import('./parse-located.ts')).parseManifestLocated(text, file)
+    parseManifestFast(text, shared, options) ??
+    (await import('./parse-located.ts')).parseManifestLocated(text, file, options)
   );
 }
 
@@ -41,4 +43,11 @@ export async function textLocator(text: string): Promise<Locator> {
 
 export { formatProblem } from '../core/validation.ts';
 export { parseManifestFast, sharedValues, type SharedValues } from './parse-fast.ts';
-export type { ManifestDocument, ManifestProblem, ParsedManifest } from './parsed.ts';
+export { NOT_A_MANIFEST, skippedLine } from './parsed.ts';
+export type {
+  ManifestDocument,
+  ManifestProblem,
+  ParsedManifest,
+  ParseOptions,
+  SkippedFile,
+} from './parsed.ts';

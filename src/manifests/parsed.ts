@@ -65,6 +65,29 @@ export interface DeclaredName {
   readonly column: number;
 }
 
+/**
+ * How a file with no manifest in it is read: by default, a file whose every document has neither
+ * `org` nor `environments` (a Kubernetes object, a CI file) is some other YAML, skipped;
+ * `strict` reads it as a manifest, with the schema's problems (`--strict`).
+ */
+export interface ParseOptions {
+  readonly strict?: boolean | undefined;
+}
+
+/** Why a file is skipped (see ParseOptions): the log line and validate's report say it. */
+export const NOT_A_MANIFEST = 'not a manifest: no org and no environments';
+
+/** A YAML file that is not a manifest, skipped, and why. */
+export interface SkippedFile {
+  readonly file: string;
+  readonly reason: string;
+}
+
+/** The log line of a file skipped: the file, and why. */
+export function skippedLine({ file, reason }: SkippedFile): string {
+  return `${file}: ${reason}; skipped`;
+}
+
 export interface ParsedManifest {
   readonly documents: readonly ManifestDocument[];
   readonly problems: readonly ManifestProblem[];
@@ -75,4 +98,6 @@ export interface ParsedManifest {
    * as manifests either, so a mistake in one manifest does not make its policy file a second one.
    */
   readonly policyFiles?: readonly string[] | undefined;
+  /** Some other YAML, skipped (see ParseOptions): no document, no problem. */
+  readonly notManifest?: true | undefined;
 }

@@ -26,6 +26,7 @@ const SHARED = [
   'config',
   'deadline',
   'detailed-exitcode',
+  'exclude',
   'insecure-http',
   'log-format',
   'log-level',
@@ -40,6 +41,7 @@ const SHARED = [
   'retry-delay',
   'state',
   'state-lock-timeout',
+  'strict',
   'sync-window',
   'timeout',
   'token-file',
@@ -283,6 +285,24 @@ describe('precedence: flags > environment > config file > defaults', () => {
     const orgs = (ENVSYNC_ORGS: string) =>
       resolveSetting(SETTINGS.orgs, { flags: {}, env: { ENVSYNC_ORGS } });
     expect(orgs('a, b,,c ')).toEqual(['a', 'b', 'c']);
+    const exclude = (ENVSYNC_EXCLUDE: string, file?: string[]) =>
+      resolveSetting(SETTINGS.exclude, {
+        flags: {},
+        env: { ENVSYNC_EXCLUDE },
+        file: file === undefined ? {} : { exclude: file },
+      });
+    expect(exclude('k8s/, *.ci.yaml,,')).toEqual(['k8s/', '*.ci.yaml']);
+    // The variable replaces the config file's list; it does not add to it.
+    expect(exclude('k8s/', ['ci/'])).toEqual(['k8s/']);
+    // Patterns are matched below the manifests root: not made relative to the config file.
+    expect(
+      resolveSetting(SETTINGS.exclude, {
+        flags: {},
+        env: {},
+        file: { exclude: ['k8s/'] },
+        fileDir: '/etc/envsync',
+      }),
+    ).toEqual(['k8s/']);
     // Set but empty of names: no org at all, which is not the same as every org.
     expect(orgs(',')).toEqual([]);
     const shard = (value: string, file?: boolean) =>
@@ -457,6 +477,8 @@ const HAND_WRITTEN = z.strictObject({
   insecureHttp: z.boolean().optional(),
   caFile: z.string().optional(),
   maxFileBytes: z.number().int().min(1).optional(),
+  exclude: z.array(z.string()).optional(),
+  strict: z.boolean().optional(),
   observe: z.boolean().optional(),
   interval: duration.optional(),
   debounce: duration.optional(),
@@ -499,6 +521,9 @@ describe('the generated config file schema', () => {
     { logFormat: 'text' },
     { detailedExitcode: 'true' },
     { insecureHttp: false, shardFromHostname: true },
+    { exclude: ['k8s/', '!k8s/keep.yaml'], strict: true },
+    { exclude: 'k8s/' },
+    { strict: 'true' },
     { maxFileBytes: 0 },
     { maxFileBytes: 2 ** 40 },
     { shardIndex: -1 },
@@ -531,7 +556,7 @@ describe('the generated config file schema', () => {
     const keys = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined ? [] : [s.file.key],
     );
-    expect(keys).toHaveLength(38);
+    expect(keys).toHaveLength(40);
     for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
     const variables = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined || s.env === undefined ? [] : [s.env.name],

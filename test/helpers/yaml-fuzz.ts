@@ -272,9 +272,31 @@ function environment(s: Style, index: number): string {
   return lines.join(`${s.nl()}${chance(rand, 0.05) ? `${indent}# between${s.nl()}` : ''}`);
 }
 
+/**
+ * A document of some other YAML (a Kubernetes object, a CI file, a list, a line of text), or a
+ * near miss: envsync's other keys without org and environments, or one of the two alone.
+ */
+function otherDocument(s: Style): string {
+  const { rand, indent } = s;
+  const name = scalar(s, pick(rand, NAMES), indent.length);
+  const lines = pick(rand, [
+    [`apiVersion: v1${comment(s)}`, 'kind: ConfigMap', 'metadata:', `${indent}name: ${name}`],
+    ['name: ci', 'on: [push]', 'jobs:', `${indent}build:`, `${indent}${indent}runs-on: x`],
+    ['- one', `- ${name}`],
+    ['just text'],
+    ['prune: true', 'policies: []'],
+    ['environments: []'],
+    [`org: ${name}`],
+    [`- org: ${name}`, '- environments: []'],
+  ]);
+  return lines.join(s.nl());
+}
+
 /** One manifest document. */
 function document(s: Style): string {
   const { rand } = s;
+  // A file of only other YAML is skipped: both parsers must agree on which files those are.
+  if (chance(rand, 0.05)) return otherDocument(s);
   const count = int(rand, 3);
   const envs = Array.from({ length: count }, (_, i) => environment(s, i));
   const listIndent = chance(rand, 0.5) ? '' : s.indent;

@@ -235,7 +235,7 @@ describe('parseManifest', () => {
   });
 
   it('refuses alias bombs instead of expanding them', async () => {
-    const bomb = ['a: &a [x,x,x,x,x,x,x,x,x,x]']
+    const bomb = ['org: acme', 'a: &a [x,x,x,x,x,x,x,x,x,x]']
       .concat(
         Array.from(
           { length: 8 },
@@ -249,6 +249,15 @@ describe('parseManifest', () => {
     const result = await parseManifest(bomb, 'bomb.yaml');
     expect(result.documents).toEqual([]);
     expect(result.problems[0]?.message).toMatch(/alias/i);
+    // Without org or environments it is some other YAML: skipped, and never expanded to say so.
+    const other = bomb.replace('org: acme\n', '');
+    expect(await parseManifest(other, 'bomb.yaml')).toEqual({
+      documents: [],
+      problems: [],
+      notManifest: true,
+    });
+    const strict = await parseManifest(other, 'bomb.yaml', undefined, { strict: true });
+    expect(strict.problems[0]?.message).toMatch(/alias/i);
   });
 
   it('rejects __proto__, constructor and prototype keys as unknown keys', async () => {
@@ -347,7 +356,7 @@ describe('parseManifest', () => {
       );
       // The unknown key `base` is reported in the same run.
       expect(found).toEqual([
-        'manifests/acme.yaml:2:1 base: unknown key "base" (allowed: org, prune, policies, environments)',
+        'manifests/acme.yaml:2:1 base: unknown key "base" (allowed: org, prune, suspend, policies, environments)',
         expect.stringContaining(
           'acme.yaml:4:5 merge keys (<<) are not supported: write the fields out in each environment',
         ),

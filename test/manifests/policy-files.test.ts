@@ -81,12 +81,25 @@ describe('policy files', () => {
     ]);
   });
 
-  it('takes out only the named files: another *.yaml that is not a manifest stays an error', async () => {
+  it('takes out only the named files: another *.yaml that is not a manifest is skipped, an error with strict', async () => {
     await tmp.write('manifests/acme.yaml', manifest(entry('prod-requirements', 'p.yaml')));
     await tmp.write('manifests/p.yaml', POLICY);
     await tmp.write('manifests/stray.yaml', POLICY);
-    const found = await problems();
-    expect(found.length).toBeGreaterThan(0);
+    const set = await load();
+    // The policy file is the org's, not a file skipped; the stray one is skipped, not an error.
+    expect(set.skipped).toEqual([
+      { file: 'manifests/stray.yaml', reason: 'not a manifest: no org and no environments' },
+    ]);
+    expect(await problems()).toEqual([]);
+    const strict = await loadManifests({
+      root: 'manifests',
+      cwd: tmp.dir,
+      maxFileBytes: 1024 * 1024,
+      strict: true,
+    });
+    expect(strict.skipped).toEqual([]);
+    const found = strict.unattributed.map((p) => `${p.file}:${p.line}:${p.column} ${p.path}`);
+    expect(found).toContain('manifests/stray.yaml:1:1 org');
     expect(found.every((line) => line.startsWith('manifests/stray.yaml:'))).toBe(true);
   });
 

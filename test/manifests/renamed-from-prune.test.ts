@@ -139,7 +139,7 @@ describe('prune', () => {
       'manifests/acme.yaml:2:1 prnue: unknown key "prnue" (did you mean "prune"?)',
     ]);
     expect(await messages('org: acme\nbase: 1\nenvironments: []\n')).toEqual([
-      'manifests/acme.yaml:2:1 base: unknown key "base" (allowed: org, prune, policies, environments)',
+      'manifests/acme.yaml:2:1 base: unknown key "base" (allowed: org, prune, suspend, policies, environments)',
     ]);
     expect(await messages(web('    prune: true\n'))).toEqual([
       'manifests/acme.yaml:6:5 environments[0].prune: unknown key "prune" here: it is a key of the document itself, next to org',

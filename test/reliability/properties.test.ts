@@ -134,6 +134,7 @@ function manifestSet(
     })),
     unattributed: [],
     fileCount: ORGS.length,
+    skipped: [],
   };
 }
 
@@ -308,14 +309,30 @@ describe('property: the loader never throws', () => {
           }
           if (typeof text !== 'string') return; // undefined is no document at all
           const result = await parseManifest(text, 'random.yaml');
-          // A document is read or refused with a place and a reason: never dropped in silence,
-          // never both. Only an empty one (`null`) declares nothing, as an empty file does.
+          // A document is read, refused with a place and a reason, or skipped as other YAML and
+          // said so: never dropped in silence, never two of these. Only an empty one (`null`)
+          // declares nothing, as an empty file does.
           const refused = result.problems.length > 0;
-          expect({ documents: result.documents.length, refused }, text).toEqual(
+          const skipped = result.notManifest === true;
+          expect(
+            { documents: result.documents.length, outcomes: [refused, skipped] },
+            text,
+          ).toEqual(
             value === null
-              ? { documents: 0, refused: false }
-              : { documents: refused ? 0 : 1, refused },
+              ? { documents: 0, outcomes: [false, false] }
+              : {
+                  documents: refused || skipped ? 0 : 1,
+                  outcomes: skipped ? [false, true] : [refused, false],
+                },
           );
+          // Skipped only when it has neither org nor environments, nor a list of such mappings.
+          const marked = (v: unknown) =>
+            typeof v === 'object' &&
+            v !== null &&
+            !Array.isArray(v) &&
+            (Object.hasOwn(v, 'org') || Object.hasOwn(v, 'environments'));
+          const hasMarker = marked(value) || (Array.isArray(value) && value.some(marked));
+          expect(skipped && hasMarker, text).toBe(false);
           const unplaced = result.problems.filter(
             (p) => !(p.file === 'random.yaml' && p.line >= 1 && p.column >= 1 && p.message !== ''),
           );

@@ -1,0 +1,102 @@
+/**
+ * `envsync run` among other files: what `.envsyncignore` and `--exclude` leave out is neither read
+ * nor watched (an edit there starts no pass), other YAML is skipped with one line when it is new,
+ * and an edit of the ignore file is a pass under the new rules. An in-process daemon, real files,
+ * real chokidar, the emulator over HTTP.
+ */
+import { writeFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const TOKEN = 'ignore-daemon-token';
+
+const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
+
+const manifest = (org: string, envs: Record<string, string>) =>
+  `org: ${org}\nenvironments:\n${Object.entries(envs)
+    .map(([name, text]) => `  - name: ${name}\n    type: K8S\n    description: ${text}\n`)
+    .join('')}`;
+
+async function daemon() {
+  const started = await startTestDaemon({
+    apiUrl: world.api.url,
+    cwd: world.tmp.dir,
+    token: TOKEN,
+    flags: { manifests: 'manifests', state: 'state.json', exclude: ['ci/'] },
+  });
+  world.cleanups.push(() => started.stop());
+  return started;
+}
+
+async function description(org: string, name: string): Promise<string | undefined> {
+  const store = await world.api.getStore();
+  return store.orgs[org]?.find((env) => env.name === name)?.description;
+}
+
+describe('envsync run and the ignore rules', () => {
+  it('never reads nor watches what they leave out, and names a file of other YAML once', async () => {
+    await world.tmp.write('manifests/.envsyncignore', 'k8s/\n');
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
+    // Read, these would give acme another environment.
+    await world.tmp.write('manifests/k8s/acme.yaml', manifest('acme', { shadow: 'k8s' }));
+    await world.tmp.write('manifests/ci/acme.yaml', manifest('acme', { shadow: 'ci' }));
+    await world.tmp.write('manifests/kube/config.yaml', 'apiVersion: v1\nkind: ConfigMap\n');
+    const d = await daemon();
+    await waitFor('first pass', async () => (await description('acme', 'prod')) === 'one');
+    // Edits of what the rules leave out, then an edit they keep, twice over.
+    for (const text of ['two', 'three']) {
+      await writeFile(
+        world.tmp.path('manifests/k8s/acme.yaml'),
+        manifest('acme', { shadow: text }),
+      );
+      await world.tmp.write(`manifests/ci/${text}.yaml`, manifest('acme', { shadow: text }));
+      await world.tmp.write(`manifests/k8s/${text}/x.yaml`, manifest('acme', { shadow: text }));
+      await writeFile(world.tmp.path('manifests/acme.yaml'), manifest('acme', { prod: text }));
+      await waitFor(text, async () => (await description('acme', 'prod')) === text);
+    }
+    await d.daemon.idle();
+    expect(await description('acme', 'shadow')).toBeUndefined();
+    const logs = d.logs();
+    const triggers = logs.flatMap((line) =>
+      Array.isArray(line['trigger']) ? (line['trigger'] as string[]) : [],
+    );
+    expect(triggers.filter((reason) => reason.startsWith('file '))).not.toEqual([]);
+    expect(triggers.filter((reason) => /k8s|ci\//.test(reason))).toEqual([]);
+    // Skipped at the first pass, with one line; the passes after it do not repeat it.
+    expect(logs.filter((line) => String(line['msg']).includes('kube/config.yaml'))).toEqual([
+      expect.objectContaining({
+        level: 30,
+        file: 'manifests/kube/config.yaml',
+        msg: 'manifests/kube/config.yaml: not a manifest: no org and no environments; skipped',
+      }),
+    ]);
+  });
+
+  it('runs a pass when the ignore file changes, and watches what it no longer leaves out', async () => {
+    await world.tmp.write('manifests/.envsyncignore', 'k8s/\n');
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
+    await world.tmp.write('manifests/k8s/acme.yaml', manifest('acme', { web: 'k8s one' }));
+    const d = await daemon();
+    await waitFor('first pass', async () => (await description('acme', 'prod')) === 'one');
+    expect(await description('acme', 'web')).toBeUndefined();
+    await writeFile(world.tmp.path('manifests/.envsyncignore'), '# k8s/ holds manifests now\n');
+    await waitFor('k8s/ read', async () => (await description('acme', 'web')) === 'k8s one');
+    await d.daemon.idle();
+    expect(d.daemon.status().lastPass?.trigger).toContain('file change .envsyncignore');
+    // The watch started again under the new rules: an edit in k8s/ alone is a pass.
+    let n = 0;
+    await waitFor(
+      'an edit in k8s/ applied',
+      async () => {
+        await writeFile(
+          world.tmp.path('manifests/k8s/acme.yaml'),
+          manifest('acme', { web: `k8s ${++n}` }),
+        );
+        await d.daemon.idle();
+        return (await description('acme', 'web')) === `k8s ${n}`;
+      },
+      { everyMs: 200 },
+    );
+  });
+});

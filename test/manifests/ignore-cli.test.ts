@@ -1,0 +1,204 @@
+/**
+ * The CLI with manifests among other files: `.envsyncignore`; `--exclude` as a flag, a variable
+ * and a config file key; other YAML skipped with one line in the log; `--strict` in its three
+ * forms; what validate says of a folder with no manifest; plan against the emulator. The CLI's
+ * `main` in this process, real temporary folders.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { envsyncInProcess } from '../helpers/cli.ts';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const ACME = `org: acme
+environments:
+  - name: dev
+    type: K8S
+    description: d
+`;
+const CONFIG_MAP = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n';
+const WORKFLOW = 'on: [push]\njobs:\n  build:\n    runs-on: x\n';
+/** A chart's template: not YAML until rendered. */
+const TEMPLATE = '{{- if .Values.enabled }}\nkind: [ {{ .Values.kind }}\n{{- end }}\n';
+/** A manifest with a mistake: `k8s` is not a type. */
+const DRAFT = ACME.replace('acme', 'beta').replace('K8S', 'k8s');
+
+const SKIPPED_CI = 'manifests/ci.yml: not a manifest: no org and no environments; skipped';
+const SKIPPED_K8S =
+  'manifests/k8s/config.yaml: not a manifest: no org and no environments; skipped';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+beforeEach(async () => {
+  tmp = await tempDir();
+});
+afterEach(async () => {
+  await tmp.cleanup();
+});
+
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  envsyncInProcess(args, { cwd: tmp.dir, env });
+
+/** The messages of stderr's JSON log lines at info. */
+const infoLines = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: number; msg: string; file?: string })
+    .filter((line) => line.level === 30);
+
+describe('YAML that is not a manifest', () => {
+  beforeEach(async () => {
+    await tmp.write('manifests/acme.yaml', ACME);
+    await tmp.write('manifests/k8s/config.yaml', CONFIG_MAP);
+    await tmp.write('manifests/ci.yml', WORKFLOW);
+  });
+
+  it('is skipped with one info line each, and validate says how many in its verdict and its JSON', async () => {
+    const result = await cli(['validate', '--manifests', 'manifests', '--log-level', 'info']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      'valid: 1 file(s), 1 org(s), 1 environment(s); 2 file(s) skipped, not manifests\n',
+    );
+    expect(infoLines(result.stderr).map(({ msg, file }) => [msg, file])).toEqual([
+      [SKIPPED_CI, 'manifests/ci.yml'],
+      [SKIPPED_K8S, 'manifests/k8s/config.yaml'],
+    ]);
+    const json = await cli(['validate', '--manifests', 'manifests', '-o', 'json']);
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout) as Record<string, unknown>;
+    expect(report).toMatchObject({
+      valid: true,
+      summary: { files: 1, orgs: 1, errors: 0, skipped: 2 },
+      skipped: [
+        { file: 'manifests/ci.yml', reason: 'not a manifest: no org and no environments' },
+        { file: 'manifests/k8s/config.yaml', reason: 'not a manifest: no org and no environments' },
+      ],
+    });
+    // The JSON logs of a one-shot command start at warn: the report alone says it there.
+    expect(json.stderr).toBe('');
+  });
+
+  it('is an error with --strict, ENVSYNC_STRICT=true or strict: true in the config file', async () => {
+    await tmp.write('envsync.yaml', 'manifests: manifests\nstrict: true\n');
+    for (const [args, env] of [
+      [['--manifests', 'manifests', '--strict'], {}],
+      [['--manifests', 'manifests'], { ENVSYNC_STRICT: 'true' }],
+      [['--config', 'envsync.yaml'], {}],
+    ] as const) {
+      const result = await cli(['validate', ...args], env);
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(result.stdout).toContain(
+        'manifests/k8s/config.yaml:1:1 org: is required but missing\n',
+      );
+      expect(result.stdout).toContain(
+        'manifests/ci.yml:1:1 on: unknown key "on" (allowed: org, prune, suspend, policies, environments)\n',
+      );
+      expect(result.stdout).toMatch(
+        /^invalid: 9 problem\(s\); 0 org\(s\) would be left alone; 1 org\(s\) valid\n$/m,
+      );
+    }
+    // The variable beats the config file, as every setting's does.
+    const off = await cli(['validate', '--config', 'envsync.yaml'], { ENVSYNC_STRICT: 'false' });
+    expect(off.code).toBe(0);
+  });
+
+  it('is only a file with neither org nor environments: one of the two alone is a problem, strict or not', async () => {
+    await tmp.write('manifests/half.yaml', 'org: beta\n');
+    const result = await cli(['validate', '--manifests', 'manifests']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe(
+      'manifests/half.yaml:1:1 environments: is required but missing\n' +
+        'invalid: 1 problem(s); 1 org(s) would be left alone; 1 org(s) valid; 2 file(s) skipped, not manifests\n',
+    );
+  });
+
+  it('alone in a folder: validate exits 0 and says no manifest was found; so it does of an empty folder', async () => {
+    await tmp.write('others/k8s.yaml', CONFIG_MAP);
+    const others = await cli(['validate', '--manifests', 'others']);
+    expect(others).toMatchObject({
+      code: 0,
+      stdout: 'valid: no manifest found: 1 YAML file(s) skipped, not manifests\n',
+    });
+    await tmp.write('empty/README.md', '# no manifest here\n');
+    const empty = await cli(['validate', '--manifests', 'empty']);
+    expect(empty).toMatchObject({
+      code: 0,
+      stdout: 'valid: no manifest found: no *.yaml or *.yml file to read\n',
+    });
+  });
+});
+
+describe('.envsyncignore and --exclude', () => {
+  beforeEach(async () => {
+    await tmp.write('manifests/acme.yaml', ACME);
+    await tmp.write('manifests/charts/web/templates/deployment.yaml', TEMPLATE);
+    await tmp.write('manifests/drafts/beta.yaml', DRAFT);
+  });
+  const VALID = 'valid: 1 file(s), 1 org(s), 1 environment(s)\n';
+
+  it('leave files out: the ignore file, then the flag, the variable or the config file key', async () => {
+    const everything = await cli(['validate', '--manifests', 'manifests']);
+    expect(everything.code).toBe(1);
+    expect(everything.stdout).toMatch(/^manifests\/charts\/web\/templates\/deployment\.yaml:/m);
+    await tmp.write('manifests/.envsyncignore', '# rendered by helm, not by hand\ncharts/\n');
+    const drafts = await cli(['validate', '--manifests', 'manifests']);
+    expect(drafts.code).toBe(1);
+    expect(drafts.stdout).toContain('manifests/drafts/beta.yaml:4:11 environments[0].type:');
+    expect(drafts.stdout).not.toContain('charts/');
+    await tmp.write('envsync.yaml', 'manifests: manifests\nexclude: [drafts/]\n');
+    for (const [args, env] of [
+      [['--manifests', 'manifests', '--exclude', 'drafts/'], {}],
+      [['--manifests', 'manifests', '--exclude', 'nothing/', '--exclude', 'drafts'], {}],
+      [['--manifests', 'manifests'], { ENVSYNC_EXCLUDE: 'nothing/,drafts/' }],
+      [['--config', 'envsync.yaml'], {}],
+    ] as const) {
+      const result = await cli(['validate', ...args], env);
+      expect(result, `${args.join(' ')} ${JSON.stringify(env)}`).toMatchObject({
+        code: 0,
+        stdout: VALID,
+      });
+    }
+    // A flag replaces the config file's list: it does not add to it.
+    const replaced = await cli(['validate', '--config', 'envsync.yaml', '--exclude', 'nothing/']);
+    expect(replaced.code).toBe(1);
+    expect(replaced.stdout).toContain('manifests/drafts/beta.yaml:4:11');
+  });
+
+  it('--exclude can take back a line of the ignore file with !', async () => {
+    await tmp.write('manifests/.envsyncignore', 'charts/\ndrafts/\n');
+    expect(await cli(['validate', '--manifests', 'manifests'])).toMatchObject({
+      code: 0,
+      stdout: VALID,
+    });
+    const back = await cli(['validate', '--manifests', 'manifests', '--exclude', '!drafts/']);
+    expect(back.code).toBe(1);
+    expect(back.stdout).toContain('manifests/drafts/beta.yaml:4:11');
+  });
+});
+
+describe('plan', () => {
+  let api: TestEmulator;
+  const TOKEN = 'ignore-cli-token';
+  beforeAll(async () => {
+    api = await startTestEmulator({ orgs: ['acme'], tokens: [{ token: TOKEN, orgs: null }] });
+  });
+  afterAll(async () => {
+    await api.close();
+  });
+
+  it('reads what validate reads: ignored files left out, other YAML skipped with its line, an error with --strict', async () => {
+    await tmp.write('manifests/acme.yaml', ACME);
+    await tmp.write('manifests/k8s/config.yaml', CONFIG_MAP);
+    await tmp.write('manifests/charts/web/templates/deployment.yaml', TEMPLATE);
+    await tmp.write('manifests/.envsyncignore', 'charts/\n');
+    const args = ['plan', '--manifests', 'manifests', '--api-url', api.url];
+    const env = { ENVSYNC_TOKEN: TOKEN };
+    const plan = await cli([...args, '--log-level', 'info'], env);
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain('Plan: 1 to create');
+    expect(infoLines(plan.stderr).map(({ msg }) => msg)).toContain(SKIPPED_K8S);
+    expect(plan.stderr).not.toContain('charts/');
+    const strict = await cli([...args, '--strict'], env);
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toContain('manifests/k8s/config.yaml:1:1');
+  });
+});
