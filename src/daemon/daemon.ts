@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { SETTINGS } from '../config/settings-table.ts';
 import type { Clock } from '../core/clock.ts';
 import {
   daemonStatus,
@@ -124,7 +125,10 @@ export class Daemon {
       path.resolve(cwd, settings.state),
       this.#logger,
       this.#options.apiUrl.href,
-      { lockTimeoutMs: settings.stateLockTimeoutMs },
+      {
+        lockTimeoutMs: settings.stateLockTimeoutMs,
+        announceCreation: settings.state === SETTINGS.state.default,
+      },
     );
     await this.#watcher.start();
     this.#scheduler.now('start');
