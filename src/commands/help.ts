@@ -131,7 +131,7 @@ Flags:
   -V, --version  print the version
 
 Exit codes: 0 success, 1 error, 2 changes pending (only with --detailed-exitcode).
-Every flag, variable and config file key: docs/flags.md.`;
+Every flag, variable and config file key: docs/flags.md, in the package (beside bin/envsync.js).`;
 }
 
 /** Prints a command's help on stdout; returns exit code 0. */

@@ -4,6 +4,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
+import { SETTINGS } from '../config/settings-table.ts';
 import { runAnnotations } from '../core/annotations.ts';
 import { RENDERERS } from '../core/renderers.ts';
 import { exitCode, type RunReport } from '../core/report.ts';
@@ -30,6 +31,7 @@ function openState(
 ): Promise<StateStore> {
   return StateStore.load(path.resolve(cwd, settings.state), logger, apiUrl.href, {
     lockTimeoutMs: settings.stateLockTimeoutMs,
+    announceCreation: settings.state === SETTINGS.state.default,
   });
 }
 

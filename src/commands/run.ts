@@ -132,7 +132,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
         intervalMs: daemonSettings.intervalMs,
         shard: daemonSettings.shard ?? null,
       },
-      `envsync run: endpoints on ${server.url} (/healthz /readyz /metrics /status, POST /reconcile)`,
+      `envsync run: listening on ${server.url}: the status page at ${server.url}/, and /healthz /readyz /metrics /status, POST /reconcile`,
     );
     tuneV8ForWork(); // before the first pass reads the manifests
     await startDaemon(running, settings.manifests);

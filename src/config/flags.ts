@@ -105,6 +105,14 @@ export function unknownFlagMessage(
 ): string {
   const own = Object.values(table).filter((s) => accepts(s, command));
   const name = flag.replace(/^-+/, '');
+  // No --token on purpose: a token on the command line ends up in shell histories and process
+  // listings. A command that reads the token says how it takes one instead.
+  if (
+    /^--(api-)?token$/.test(flag) &&
+    own.some((s) => s.flag === 'token-file' && s.commands.includes(command))
+  ) {
+    return `there is no ${flag} flag, so that the token stays out of shell histories and process lists: set ENVSYNC_TOKEN, or pass --token-file PATH (env ENVSYNC_TOKEN_FILE)`;
+  }
   if (flag.startsWith('--')) {
     const near = suggest(
       name,

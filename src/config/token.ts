@@ -36,6 +36,12 @@ export async function readToken(
         : `${source} is empty`,
     );
   }
+  // A value copied from an Authorization header: envsync writes the scheme itself.
+  if (/^bearer\s/i.test(token)) {
+    throw new ConfigError(
+      `${source}: the token starts with "Bearer ": drop the Bearer prefix, envsync adds it (the token is not shown)`,
+    );
+  }
   // oxlint-disable-next-line no-control-regex
   if (/[\s\u0000-\u001f\u007f]/.test(token)) {
     throw new ConfigError(`${source}: the token contains whitespace or control characters`);

@@ -78,15 +78,8 @@ export class Daemon {
       random,
       start,
     });
-    const { observe } = daemon;
-    const windows = settings.syncWindows ?? [];
-    this.#gate = new SendGate({
-      clock: this.#clock,
-      windows,
-      observe,
-      logger: this.#logger,
-      start,
-    });
+    const [clock, logger, windows] = [this.#clock, this.#logger, settings.syncWindows ?? []];
+    this.#gate = new SendGate({ clock, windows, observe: daemon.observe, logger, start });
     this.#watcher = new ManifestWatcher({
       root: settings.manifests,
       cwd: options.cwd,

@@ -13,6 +13,7 @@ import { undiciSender, type SendNotification } from './notify-http.ts';
 import { Notifier } from './notify.ts';
 import type { DaemonOptions } from './daemon-options.ts';
 import { StateStore } from '../engine/state-store.ts';
+import { SETTINGS } from '../config/settings-table.ts';
 import type { Transport } from '../api/client-types.ts';
 import { RequestGate } from '../api/gate.ts';
 import { connectionPool } from '../api/pool.ts';
@@ -110,7 +111,11 @@ export async function openDaemonResources(
     path.resolve(cwd, settings.state),
     logger,
     options.apiUrl.href,
-    { lockTimeoutMs: settings.stateLockTimeoutMs },
+    {
+      lockTimeoutMs: settings.stateLockTimeoutMs,
+      // The default path in the working directory: say once that it was made there.
+      announceCreation: settings.state === SETTINGS.state.default,
+    },
   );
   // One pool and one gate for the daemon's life: the open connections and the pace learned from
   // the service's Retry-After carry over from one pass to the next.

@@ -13,8 +13,9 @@ body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 90rem; 
 h1 { font-size: 1.5rem; margin: 0.5rem 0 0; }
 h2 { font-size: 1.2rem; margin: 2rem 0 0.5rem; border-bottom: 1px solid var(--dim); }
 h3 { font-size: 1rem; margin: 1rem 0 0.25rem; }
-table { border-collapse: collapse; margin: 0.25rem 0 0.75rem; }
-th, td { text-align: left; vertical-align: top; padding: 0.2rem 0.8rem 0.2rem 0; }
+.table { overflow-x: auto; margin: 0.25rem 0 0.75rem; }
+table { border-collapse: collapse; font-size: 0.93rem; }
+th, td { text-align: left; vertical-align: top; padding: 0.2rem 0.6rem 0.2rem 0; }
 thead th { border-bottom: 1px solid var(--dim); font-weight: 600; }
 code { font-family: ui-monospace, monospace; font-size: 0.92em; overflow-wrap: break-word; }
 .dim { color: var(--dim); }
@@ -42,11 +43,16 @@ export function escapeHtml(text: string): string {
 
 const esc = escapeHtml;
 
-/** Epoch seconds as an ISO time; null as a dim dash. */
+/**
+ * Epoch seconds as an ISO time to the second (the exact value is its title); null as a dim dash.
+ */
 function time(seconds: number | null): string {
   if (seconds === null) return '<span class="dim">—</span>';
   const iso = new Date(seconds * 1000).toISOString();
-  return `<time datetime="${esc(iso)}" title="${esc(String(seconds))}">${esc(iso)}</time>`;
+  // To the second, and free to break between the date and the time: a table has three columns of
+  // times, and at their full width they alone pushed it past a 1280-pixel window.
+  const shown = esc(iso.replace(/\.\d+Z$/, 'Z')).replace('T', '<wbr>T');
+  return `<time datetime="${esc(iso)}" title="${esc(String(seconds))}">${shown}</time>`;
 }
 
 /** Text whose line breaks matter (a policy's YAML): each line escaped, the breaks kept. */
@@ -54,10 +60,10 @@ function lines(text: string): string {
   return text.split('\n').map(esc).join('\n');
 }
 
-/** Any other stored value, as JSON (null dim). */
+/** Any other stored value, as JSON (null dim), free to break after each comma and colon. */
 function value(item: unknown): string {
   if (item === null) return '<span class="dim">null</span>';
-  return `<code>${esc(JSON.stringify(item))}</code>`;
+  return `<code>${esc(JSON.stringify(item)).replace(/[,:]/g, '$&<wbr>')}</code>`;
 }
 
 /** The columns, one per stored field (`org` is the section). */
@@ -77,6 +83,22 @@ const COLUMNS: readonly (readonly [string, (env: StoredEnvironment) => string])[
   ['last_reported_at', (env) => time(env.last_reported_at)],
 ];
 
+/**
+ * A column's name, free to break after each underscore: whole, `require_provenance` and its
+ * neighbours alone made the environments' table wider than a 1280-pixel window.
+ */
+function columnName(name: string): string {
+  return esc(name).replaceAll('_', '_<wbr>');
+}
+
+/**
+ * A table in a box of the page's width, which scrolls sideways when the table cannot be made that
+ * narrow: the page itself never does.
+ */
+function scrolling(table: string): string {
+  return `<div class="table">${table}</div>`;
+}
+
 /** One row per version of each policy document: the document's fields on its first row. */
 function policyTable(documents: readonly PolicyDocument[]): string {
   const head = [
@@ -88,7 +110,7 @@ function policyTable(documents: readonly PolicyDocument[]): string {
     'created_by',
     'policy_yaml',
   ]
-    .map((name) => `<th>${name}</th>`)
+    .map((name) => `<th>${columnName(name)}</th>`)
     .join('');
   const rows = documents.flatMap((document) =>
     document.versions.map((version, index) => {
@@ -107,7 +129,9 @@ function policyTable(documents: readonly PolicyDocument[]): string {
   );
   return (
     `<h3>Policy documents <span class="dim">(${documents.length})</span></h3>` +
-    `<table class="policies"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`
+    scrolling(
+      `<table class="policies"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`,
+    )
   );
 }
 
@@ -117,7 +141,7 @@ function orgSection(
   policies: readonly PolicyDocument[],
 ): string {
   const archived = environments.filter((env) => env.archived).length;
-  const head = COLUMNS.map(([name]) => `<th>${esc(name)}</th>`).join('');
+  const head = COLUMNS.map(([name]) => `<th>${columnName(name)}</th>`).join('');
   const rows = environments.map(
     (env) =>
       `<tr${env.archived ? ' class="archived"' : ''}>${COLUMNS.map(([, cell]) => `<td>${cell(env)}</td>`).join('')}</tr>`,
@@ -126,7 +150,9 @@ function orgSection(
     `<section class="org"><h2>Org <code>${esc(org)}</code> <span class="dim">(${environments.length} environment${environments.length === 1 ? '' : 's'}${archived > 0 ? `, ${archived} archived` : ''})</span></h2>` +
     (environments.length === 0
       ? '<p class="dim">No environment.</p>'
-      : `<table><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`) +
+      : scrolling(
+          `<table><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`,
+        )) +
     (policies.length === 0 ? '' : policyTable(policies)) +
     '</section>'
   );

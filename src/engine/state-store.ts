@@ -23,6 +23,11 @@ export interface StateStoreOptions {
   readonly lockTimeoutMs?: number | undefined;
   /** The time, for the lock's waits and the holder's start (the real clock by default). */
   readonly clock?: Clock | undefined;
+  /**
+   * Log, once, the write that creates the file: for the default path, which a command creates in
+   * its working directory without being asked to.
+   */
+  readonly announceCreation?: boolean | undefined;
 }
 
 /**
@@ -55,6 +60,8 @@ export class StateStore {
   readonly #dirty = new Set<string>();
   readonly #writes = new Coalescer(() => this.#writeDirty());
   #writeError: string | undefined;
+  /** Whether the write that creates the file is still to be logged. */
+  #announceCreation: boolean;
 
   private constructor(
     file: string,
@@ -71,6 +78,7 @@ export class StateStore {
     this.#lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_STATE_LOCK_TIMEOUT_MS;
     this.#clock = options.clock ?? systemClock;
     this.#identity = identity;
+    this.#announceCreation = options.announceCreation === true;
   }
 
   /** Loads the state file; anything wrong with it is a warning and an empty state. */
@@ -171,9 +179,17 @@ export class StateStore {
       clock: this.#clock,
     });
     try {
+      const creates = this.#announceCreation && (await identityOf(this.file)) === undefined;
       await this.#mergeFromDisk(own);
       await writeFileAtomic(this.file, this.#text());
       this.#identity = await identityOf(this.file);
+      this.#announceCreation = false;
+      if (creates) {
+        this.#logger.info(
+          { stateFile: this.file },
+          `created the state file ${this.file}: it records what envsync applied, for the next run; --state FILE or ENVSYNC_STATE puts it elsewhere (docs/state.md)`,
+        );
+      }
     } finally {
       await release();
     }

@@ -110,3 +110,20 @@ export function unknownKeyMessage(key: string, known: readonly string[], belongs
     (hint === undefined ? ` (allowed: ${known.join(', ')})` : ` (did you mean "${hint}"?)`)
   );
 }
+
+/**
+ * The parser's errors that a key or a list item at the wrong indentation causes; its own words
+ * name the symptom ("Sequence item without - indicator"), not the cause.
+ */
+function fromIndentation(code: string, message: string): boolean {
+  if (code === 'BAD_INDENT' || code === 'BLOCK_AS_IMPLICIT_KEY') return !/flow/i.test(message);
+  return code === 'MISSING_CHAR' && /without - indicator/.test(message);
+}
+
+/** A YAML syntax error as a problem says it: the parser's first line, and a hint where it helps. */
+export function yamlSyntaxMessage(code: string, message: string): string {
+  const text = `YAML syntax: ${message.split('\n')[0] ?? ''}`;
+  return fromIndentation(code, message)
+    ? `${text} (check the indentation: each key lines up with the keys beside it, an environment's keys with the first one after its "- ")`
+    : text;
+}

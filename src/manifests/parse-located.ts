@@ -6,7 +6,13 @@ import type { DesiredEnvironment } from '../core/model.ts';
 import { isName } from '../core/names.ts';
 import { MANIFEST_KEYS, MANIFEST_MARKERS, manifestValue } from './accept.ts';
 import { normalizeLineBreaks } from './line-breaks.ts';
-import { formatPath, issueMessage, misplacedKey, unknownKeyMessage } from './messages.ts';
+import {
+  formatPath,
+  issueMessage,
+  misplacedKey,
+  unknownKeyMessage,
+  yamlSyntaxMessage,
+} from './messages.ts';
 import type {
   DeclaredName,
   ManifestDocument,
@@ -134,7 +140,7 @@ export function parseManifestLocated(
       }
       // One broken bracket can cascade: the first few errors say enough.
       for (const error of doc.errors.slice(0, MAX_SYNTAX_ERRORS)) {
-        at(error.pos[0], '', `YAML syntax: ${error.message.split('\n')[0]}`, org);
+        at(error.pos[0], '', yamlSyntaxMessage(error.code, error.message), org);
       }
       const more = doc.errors.length - MAX_SYNTAX_ERRORS;
       if (more > 0)

@@ -54,6 +54,37 @@ describe('unknown commands and flags', () => {
     );
   });
 
+  it('--token: where the token goes instead, without repeating the value given', async () => {
+    const hint =
+      'there is no --token flag, so that the token stays out of shell histories and process lists: ' +
+      'set ENVSYNC_TOKEN, or pass --token-file PATH (env ENVSYNC_TOKEN_FILE)';
+    const result = await envsync(['plan', '--token', 'tok-3f9a-never-shown']);
+    expect(result).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr:
+        `envsync plan: ${hint}\n` +
+        'Usage: envsync plan [flags] ("envsync plan --help" lists the flags)\n',
+    });
+    for (const args of [
+      ['sync', '--token=tok-3f9a-never-shown'],
+      ['export', '--org', 'acme', '--token', 'tok-3f9a-never-shown'],
+    ]) {
+      const other = await envsyncInProcess(args);
+      expect(other.code).toBe(1);
+      expect(other.stderr).toContain(`: ${hint}\n`);
+      expect(other.stderr).not.toContain('tok-3f9a');
+    }
+    const daemon = await envsyncInProcess(['run', '--api-token', 'x'], { endsBeforeStart: true });
+    expect(daemon.stderr).toContain(
+      'envsync run: there is no --api-token flag, so that the token stays out of',
+    );
+    // validate reads no token: the emulator's --token is the nearest there is.
+    expect((await envsyncInProcess(['validate', '--token', 'x'])).stderr).toContain(
+      '--token is not a flag of envsync validate; envsync emulator takes it',
+    );
+  });
+
   it('a flag before the command', async () => {
     const result = await envsync(['--hepl']);
     expect(result).toMatchObject({ code: 1, stdout: '' });

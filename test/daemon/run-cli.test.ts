@@ -79,6 +79,19 @@ describe('envsync run as a process', () => {
     expect(typeof pass?.['durationMs']).toBe('number');
   });
 
+  it('its start-up line says where it listens and names the status page with its address, which answers', async () => {
+    await tmp.write('manifests/acme.yaml', manifest(['a']));
+    const run = await startRun();
+    expect(run.logs().find((l) => l['listen'] === run.url)?.['msg']).toBe(
+      `envsync run: listening on ${run.url}: the status page at ${run.url}/, and /healthz /readyz /metrics /status, POST /reconcile`,
+    );
+    const page = await request(`${run.url}/`);
+    expect(page.statusCode).toBe(200);
+    expect(await page.body.text()).toMatch(/<title>envsync: /);
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
   it('SIGTERM and SIGHUP while it is still starting (during the first watcher scan) stop it gracefully or start a pass, never kill it', async () => {
     // Enough files that the watcher's first scan takes a while after the endpoints are up. They
     // declare no environment, so the passes after the scan have nothing to send.

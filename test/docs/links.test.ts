@@ -1,7 +1,8 @@
 /**
  * The documentation's links lead somewhere: every relative link in the README, the changelog,
  * docs/ and the examples' READMEs names a file of the repository, and every #anchor a heading of
- * the page it points at (slugged as GitHub does).
+ * the page it points at (slugged as GitHub does). A link to the page it is on names a heading:
+ * without one, it leads the reader back to the top of what they are reading.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -52,6 +53,7 @@ function brokenLinks(file: string): string[] {
     const [target = '', anchor] = link.split('#');
     const resolved = target === '' ? file : path.resolve(path.dirname(file), target);
     if (!existsSync(resolved)) broken.push(`${link}: no such file`);
+    else if (resolved === file && anchor === undefined) broken.push(`${link}: this very page`);
     else if (anchor !== undefined && resolved.endsWith('.md') && !anchors(resolved).has(anchor))
       broken.push(`${link}: no such heading`);
   }
@@ -72,11 +74,13 @@ describe('documentation links', () => {
       writeFileSync(
         page,
         '# Page\n\n[ok](other.md#a-heading) [ok](#page) [web](https://example.com/x)\n' +
-          '[gone](missing.md) [bad](other.md#nope)\n\n```md\n[in code](ignored.md)\n```\n',
+          '[gone](missing.md) [bad](other.md#nope) [self](page.md) [ok](page.md#page)\n\n' +
+          '```md\n[in code](ignored.md)\n```\n',
       );
       expect(brokenLinks(page)).toEqual([
         'missing.md: no such file',
         'other.md#nope: no such heading',
+        'page.md: this very page',
       ]);
     } finally {
       await tmp.cleanup();

@@ -27,7 +27,7 @@ function stored(overrides: Partial<StoredEnvironment> = {}): StoredEnvironment {
 }
 
 const TAGS = new Set(
-  'html head meta title style body header h1 h2 h3 p main section table thead tbody tr th td code span time a'.split(
+  'html head meta title style body header h1 h2 h3 p main section div table thead tbody tr th td code span time wbr a'.split(
     ' ',
   ),
 );
@@ -74,13 +74,18 @@ describe('the store page renderer', () => {
       'last_changed_at',
       'last_reported_at',
     ])
-      expect(html).toContain(`<th>${field}</th>`);
+      // Free to break after an underscore, so that the table fits the window.
+      expect(html).toContain(`<th>${field.replaceAll('_', '_<wbr>')}</th>`);
     expect(html).toContain('<code>acme</code>');
     expect(html).toContain('(2 environments, 1 archived)');
     expect(html).toContain('<code>prod</code>');
     expect(html).toContain('<code>[&quot;baseline&quot;]</code>');
-    expect(html).toContain('<code>{&quot;team&quot;:&quot;core&quot;}</code>');
-    expect(html).toContain(new Date(1_763_000_000_500).toISOString());
+    expect(html).toContain('<code>{&quot;team&quot;:<wbr>&quot;core&quot;}</code>');
+    // A time to the second, free to break before the T; the exact value in its attributes.
+    expect(html).toContain(
+      '<time datetime="2025-11-13T02:13:20.500Z" title="1763000000.5">2025-11-13<wbr>T02:13:20Z</time>',
+    );
+    expect(html).toContain('<div class="table"><table><thead>');
     expect(html).toContain('<tr class="archived">');
     expect(html).toContain('<code>beta</code>');
     expect(html).toContain('No environment.');
@@ -125,14 +130,14 @@ describe('the store page renderer', () => {
       'created_by',
       'policy_yaml',
     ])
-      expect(html).toContain(`<th>${field}</th>`);
+      expect(html).toContain(`<th>${field.replaceAll('_', '_<wbr>')}</th>`);
     expect(html).toContain('Policy documents <span class="dim">(1)</span>');
     expect(html).toContain('<code>baseline</code>');
     // The YAML keeps its line breaks (shown with white-space: pre-wrap).
     expect(html).toContain('<code class="text">a: 1\n</code>');
     expect(html).toContain('<code class="text">a: 2\n</code>');
     expect(html).toContain('<code>you</code>');
-    expect(html).toContain(new Date(1_763_000_100_000).toISOString());
+    expect(html).toContain(`datetime="${new Date(1_763_000_100_000).toISOString()}"`);
     // beta has a policy document and no environment: it is shown all the same.
     expect(html).toContain('<code>beta</code>');
     expect(html).toContain('<code>lonely</code>');

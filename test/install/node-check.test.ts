@@ -1,7 +1,9 @@
 /**
  * The launcher (bin/envsync.js) checks the Node version before loading anything else, so that an
  * older Node prints one line saying what to install. Checked as a function of a version string,
- * and for real with every older `node` this machine has (Debian's, here).
+ * and for real with every older `node` this machine has (Debian's, here). And a checkout on such
+ * a Node: npm runs its scripts with the Node 24 of the `node` dev dependency, and `npm test`'s
+ * first step (scripts/check-node.js) says what to do when that one is missing.
  */
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync, realpathSync } from 'node:fs';
@@ -18,7 +20,14 @@ const LAUNCHER = path.join(REPO, 'bin', 'envsync.js');
 const PACKAGE = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
   version: string;
   engines: { node: string };
-};
+  scripts: Record<string, string>;
+  allowScripts: Record<string, boolean>;
+} & Partial<
+  Record<
+    'dependencies' | 'devDependencies' | 'optionalDependencies' | 'peerDependencies',
+    Record<string, string>
+  >
+>;
 const ENGINES = PACKAGE.engines.node;
 const ENV = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' };
 
@@ -160,5 +169,94 @@ describe('the launcher, run by a real Node', () => {
     );
     expect(existsSync(tmp.path('dist', 'cli.js'))).toBe(true);
     expect(await run()).toMatchObject({ code: 0, stdout: 'dist plan -x\n', stderr: '' });
+  });
+});
+
+describe('a checkout on an older Node', () => {
+  const olds = olderNodes();
+  const which = olds.map((old) => `${old.version} at ${old.node}`).join(', ') || 'none found';
+  /** The Node the `node` dev dependency installed, as its package names it. */
+  const bundled = (
+    JSON.parse(readFileSync(path.join(REPO, 'node_modules', 'node', 'package.json'), 'utf8')) as {
+      version: string;
+    }
+  ).version;
+  /**
+   * A shell's PATH with `old`'s folder first and none of the node_modules/.bin folders `npm test`
+   * put on it, and none of the variables npm sets for a script's children.
+   */
+  const shellEnv = (old: string): NodeJS.ProcessEnv => ({
+    ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))),
+    PATH: [
+      path.dirname(old),
+      ...(process.env['PATH'] ?? '')
+        .split(path.delimiter)
+        .filter((dir) => !dir.split(path.sep).includes('node_modules')),
+    ].join(path.delimiter),
+  });
+
+  it('the node dev dependency is Node 24, for development only: the package does not need it', () => {
+    expect(PACKAGE.devDependencies?.['node']).toMatch(
+      new RegExp(`^\\^${RECOMMENDED_NODE_MAJOR}\\.`),
+    );
+    expect(bundled).toMatch(new RegExp(`^${RECOMMENDED_NODE_MAJOR}\\.`));
+    for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies'] as const) {
+      expect(Object.keys(PACKAGE[field] ?? {}), field).not.toContain('node');
+    }
+    // Its binary comes with its install script, which npm runs without a notice.
+    expect(PACKAGE.allowScripts).toEqual({ node: true });
+  });
+
+  it(`npm, run by an older Node (${which}), runs the scripts with the Node 24 of node_modules/.bin`, async () => {
+    const seen: unknown[] = [];
+    for (const old of olds) {
+      const result = await runProcess(
+        'npm',
+        ['exec', '--offline', '--', 'node', '-p', 'process.versions.node'],
+        { env: shellEnv(old.node), cwd: REPO },
+      );
+      seen.push({ old: old.version, code: result.code, stdout: result.stdout });
+    }
+    expect(seen).toEqual(
+      olds.map((old) => ({ old: old.version, code: 0, stdout: `${bundled}\n` })),
+    );
+  });
+
+  it(`npm test's first step on an older Node (${which}) with no Node 24 beside it: what to do, in two lines, exit 1`, async () => {
+    const seen: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const old of olds) {
+      // The test script as npm runs it, with no node_modules/.bin on PATH: as after an install
+      // that skipped the `node` package's install script.
+      const result = await runProcess('sh', ['-c', PACKAGE.scripts['test'] ?? ''], {
+        env: shellEnv(old.node),
+        cwd: REPO,
+      });
+      seen.push({ old: old.version, ...result });
+      expected.push({
+        old: old.version,
+        code: 1,
+        signal: null,
+        stdout: '',
+        stderr:
+          `${nodeVersionProblem(old.version, ENGINES)}\n` +
+          'In a checkout, npm runs the scripts with the Node 24 of the "node" dev dependency ' +
+          '(node_modules/.bin/node), which is missing: run `npm ci` again, with its install scripts.\n',
+      });
+    }
+    expect(seen).toEqual(expected);
+  });
+
+  it('npm test starts with that check, which a Node that engines allow passes in silence', async () => {
+    expect(PACKAGE.scripts['test']).toMatch(/^node scripts\/check-node\.js && /);
+    const result = await runProcess(
+      process.execPath,
+      [path.join(REPO, 'scripts', 'check-node.js')],
+      {
+        env: ENV,
+        cwd: REPO,
+      },
+    );
+    expect(result).toEqual({ code: 0, signal: null, stdout: '', stderr: '' });
   });
 });

@@ -234,6 +234,47 @@ describe('parseManifest', () => {
     );
   });
 
+  it('a key indented wrongly gets a hint about indentation beside the parser words', async () => {
+    const hint =
+      ' (check the indentation: each key lines up with the keys beside it, an environment\'s keys with the first one after its "- ")';
+    const env = '  - name: prod\n    type: K8S\n';
+    for (const [text, at, words] of [
+      [
+        `org: acme\nenvironments:\n${env}   description: x\n`,
+        '5:1',
+        'Sequence item without - indicator',
+      ],
+      [
+        `org: acme\nenvironments:\n${env}      description: x\n`,
+        '4:11',
+        'Nested mappings are not allowed in compact mappings',
+      ],
+      [
+        'org: acme\nenvironments:\n  - name: prod\n  type: K8S\n',
+        '4:1',
+        'All mapping items must start at the same column',
+      ],
+      [
+        'org: acme\n  environments: []\n',
+        '1:6',
+        'Nested mappings are not allowed in compact mappings',
+      ],
+    ] as const) {
+      expect((await messages(text))[0], text).toBe(
+        `manifests/acme.yaml:${at} YAML syntax: ${words}${hint}`,
+      );
+    }
+    // Not where the cause is elsewhere: an unclosed bracket, a key given twice.
+    for (const text of [
+      'org: acme\nenvironments: [\n',
+      'org: acme\norg: beta\nenvironments: []\n',
+    ]) {
+      const [first = ''] = await messages(text);
+      expect(first).toMatch(/ YAML syntax: /);
+      expect(first).not.toContain('indentation');
+    }
+  });
+
   it('refuses alias bombs instead of expanding them', async () => {
     const bomb = ['org: acme', 'a: &a [x,x,x,x,x,x,x,x,x,x]']
       .concat(

@@ -372,6 +372,42 @@ describe('a token that is not a Bearer token', () => {
   );
 
   it(
+    'with the Bearer prefix copied along, says to drop the prefix, sends nothing and does not show it',
+    { timeout: 60_000 },
+    async () => {
+      const tmp = await tempDir();
+      const api = await echoingService('unused-token');
+      try {
+        await tmp.write('manifests/acme.yaml', MANIFESTS['acme.yaml'] as string);
+        const token = 'Xq7-prefixed-token-5d1c';
+        await tmp.write('token', `bearer  ${token}\n`);
+        const args = ['plan', '--manifests', 'manifests', '--api-url', api.url];
+        const results = [
+          [
+            'ENVSYNC_TOKEN',
+            await envsync(args, { cwd: tmp.dir, env: { ENVSYNC_TOKEN: `Bearer ${token}` } }),
+          ],
+          [
+            'token file token',
+            await envsyncInProcess([...args, '--token-file', 'token'], { cwd: tmp.dir }),
+          ],
+        ] as const;
+        for (const [source, result] of results) {
+          expect(result, source).toMatchObject({
+            code: 1,
+            stdout: '',
+            stderr: `envsync plan: ${source}: the token starts with "Bearer ": drop the Bearer prefix, envsync adds it (the token is not shown)\n`,
+          });
+        }
+        expect(api.requests).toEqual([]);
+      } finally {
+        await api.close();
+        await tmp.cleanup();
+      }
+    },
+  );
+
+  it(
     'is refused when a rotated token file turns bad: the daemon sends nothing with it and never prints it',
     { timeout: 90_000 },
     async () => {

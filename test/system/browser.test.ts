@@ -277,4 +277,73 @@ describe("the emulator's store page in a browser", () => {
     expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
     expect(await page.locator('img, svg, script, iframe').count()).toBe(0);
   });
+
+  it('fits a 1280-pixel window; narrower, its tables scroll in their boxes and the page does not', async () => {
+    const api = await startEmulator();
+    const environment = (name: string, type: string, description: string) => ({
+      name,
+      type,
+      description,
+      include_scaling: true,
+      policies: ['baseline', 'pci', 'sox'],
+      tags: { team: 'platform', tier: 'critical' },
+    });
+    await api.putStore({
+      orgs: {
+        acme: [
+          environment('production-assets', 'S3', 'Static assets bucket for production, eu-west-1'),
+          environment('staging', 'K8S', 'Staging cluster, deployed on every merge to main'),
+          {
+            name: 'everything-production',
+            type: 'logical',
+            description: 'Every production environment, for the audit trail',
+            included_environments: ['production-assets', 'staging'],
+          },
+        ],
+      },
+      policies: {
+        acme: [
+          {
+            name: 'baseline',
+            description: 'What every environment must have, from provenance to approvals',
+            versions: [
+              {
+                policy_yaml: `_schema: https://kosli.com/schemas/policy/environment/v1\nartifacts:\n  provenance:\n    required: true\n  attestations:\n    - name: ${'dependency-scan-'.repeat(3)}report\n      type: junit\n`,
+              },
+            ],
+          },
+        ],
+      },
+    });
+    // How far the page scrolls sideways, and whether each table's box is in the window and
+    // scrolls. As a string: the tests are type-checked without the DOM's types.
+    const measure = (page: Page) =>
+      page.evaluate(`({
+        page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        boxes: [...document.querySelectorAll('div.table')].map((box) => ({
+          inWindow: box.getBoundingClientRect().right <= window.innerWidth,
+          scrolls: box.scrollWidth > box.clientWidth,
+        })),
+      })`);
+
+    const page = await newPage();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect((await page.goto(`${api.url}/_emulator/`))?.status()).toBe(200);
+    expect(await measure(page)).toEqual({
+      page: 0,
+      boxes: [
+        { inWindow: true, scrolls: false },
+        { inWindow: true, scrolls: false },
+      ],
+    });
+
+    await page.setViewportSize({ width: 640, height: 800 });
+    expect(await measure(page)).toEqual({
+      page: 0,
+      boxes: [
+        { inWindow: true, scrolls: true },
+        { inWindow: true, scrolls: true },
+      ],
+    });
+  });
 });

@@ -5,6 +5,7 @@
  * node_modules, where Node strips no types, only the compiled JavaScript can run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cp, readFile, readdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,7 +122,7 @@ function startEmulator(): Promise<string> {
 }
 
 describe('the package from npm pack', () => {
-  it('is named for the version and holds the compiled CLI, the launcher, the example config and the manifest schema, README, LICENSE and package.json, and no TypeScript', () => {
+  it('is named for the version and holds the compiled CLI, the launcher, the docs, the example config and the manifest schema, README, LICENSE and package.json, and no TypeScript', () => {
     expect(path.basename(tarball)).toBe(`envsync-${VERSION}.tgz`);
     expect(entries).toEqual(
       expect.arrayContaining([
@@ -131,6 +132,8 @@ describe('the package from npm pack', () => {
         'package/bin/envsync.js',
         'package/bin/node-version.js',
         'package/dist/cli.js',
+        'package/docs/flags.md',
+        'package/docs/install.md',
         'package/config/envsync.example.yaml',
         'package/config/manifest.schema.json',
       ]),
@@ -139,11 +142,56 @@ describe('the package from npm pack', () => {
     expect(
       entries.filter(
         (entry) =>
-          !/^package\/(dist|bin)\/|^package\/[^/]+$|^package\/config\/(envsync\.example\.yaml|manifest\.schema\.json)$/.test(
+          !/^package\/(dist|bin)\/|^package\/docs\/[^/]+\.md$|^package\/[^/]+$|^package\/config\/(envsync\.example\.yaml|manifest\.schema\.json)$/.test(
             entry,
           ),
       ),
     ).toEqual([]);
+  });
+
+  it("is what docs/install.md's listing says, line by line", async () => {
+    const doc = await readFile(path.join(REPO, 'docs', 'install.md'), 'utf8');
+    const block =
+      /examples\. `npm pack --dry-run` lists it[^\n]*\n\n {2}```text\n([\s\S]*?)\n {2}```/.exec(
+        doc,
+      );
+    const listed = (block?.[1] ?? '').split('\n').map((line) => line.trim().split(/\s+/)[0] ?? '');
+    expect(listed.length).toBeGreaterThan(5);
+    // `dir/*.ext` stands for every file of that extension directly in dir.
+    const covers = (line: string, file: string) =>
+      line.includes('*')
+        ? path.dirname(line) === path.dirname(file) &&
+          file.endsWith(path.basename(line).replace('*', ''))
+        : line === file;
+    const files = entries.map((entry) => entry.replace(/^package\//, ''));
+    expect(files.filter((file) => !listed.some((line) => covers(line, file)))).toEqual([]);
+    expect(listed.filter((line) => !files.some((file) => covers(line, file)))).toEqual([]);
+  });
+
+  it('the docs --help points at are installed beside the launcher, and the node package is not', async () => {
+    const help = await envsync(['--help']);
+    expect(help.stdout).toContain('docs/flags.md, in the package (beside bin/envsync.js)');
+    const installed = tmp.path('prefix', 'lib', 'node_modules', 'envsync');
+    expect(existsSync(path.join(installed, 'bin', 'envsync.js'))).toBe(true);
+    expect(existsSync(path.join(installed, 'docs', 'flags.md'))).toBe(true);
+    // A dev dependency: what brings Node 24 to a checkout is no part of the package.
+    const manifest = JSON.parse(
+      await readFile(path.join(installed, 'package.json'), 'utf8'),
+    ) as Record<string, Record<string, string> | undefined>;
+    for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies']) {
+      expect(Object.keys(manifest[field] ?? {}), field).not.toContain('node');
+    }
+    expect(existsSync(path.join(installed, 'node_modules', 'node'))).toBe(false);
+    expect(existsSync(tmp.path('prefix', 'lib', 'node_modules', 'node'))).toBe(false);
+  }, 120_000);
+
+  it('is ignored by git where npm pack writes it, in the checkout', async () => {
+    const ignored = await runProcess(
+      'git',
+      ['check-ignore', '--no-index', '--verbose', path.basename(tarball)],
+      { env: ENV, cwd: REPO },
+    );
+    expect(ignored).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\.gitignore:\d+:/) });
   });
 
   it('installed with npm install -g, envsync --version prints the version', async () => {
