@@ -16,7 +16,7 @@ import {
   type Locate,
   type RenamedEnvironment,
 } from './org-checks.ts';
-import type { ManifestProblem, ParsedManifest } from './parsed.ts';
+import type { ManifestProblem, ParsedManifest, PruneEntry } from './parsed.ts';
 
 export type { Locate } from './org-checks.ts';
 
@@ -48,13 +48,10 @@ export interface OrgManifest {
   readonly suspend?: PruneDeclaration | undefined;
 }
 
-/** An org's `prune:` as declared, and where (for a message that refuses it). */
-export interface PruneDeclaration {
-  readonly value: boolean;
+/** An org's `prune:` or `suspend:` as declared, and where (for a message that refuses it). */
+export interface PruneDeclaration extends PruneEntry {
   readonly file: string;
-  readonly line: number;
-  readonly column: number;
-  /** The YAML path, `prune`. */
+  /** The YAML path: the key, `prune` or `suspend`. */
   readonly path: string;
 }
 
