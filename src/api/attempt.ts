@@ -4,7 +4,8 @@ import type { ClientEvents } from './client-types.ts';
 import { ApiError } from './errors.ts';
 import type { RequestGate } from './gate.ts';
 import type { RequestBody } from './policy-documents.ts';
-import type { ConnectionPool } from './pool.ts';
+import { connectTimeoutMs, type ConnectionPool } from './pool.ts';
+import { connectionError, type HostReach } from './reach.ts';
 import { readBody, ResponseTooLargeError, type RawResponse } from './response.ts';
 import type { SendLimits } from './send-limits.ts';
 
@@ -34,30 +35,42 @@ export function attempts(options: {
   readonly pool: ConnectionPool;
   readonly gate: RequestGate;
   readonly limits: SendLimits;
+  /** Whether the host can be reached: no attempt is sent once it cannot (api/reach.ts). */
+  readonly reach: HostReach;
+  /** The API's address (host:port), for the errors of a failed connection. */
+  readonly host: string;
   readonly clock: Clock;
   readonly timeoutMs: number;
   readonly maxBytes: number;
   readonly getToken: () => string;
   readonly events?: ClientEvents | undefined;
 }): Attempt {
-  const { pool, gate, limits, clock, timeoutMs, maxBytes, events } = options;
+  const { pool, gate, limits, reach, clock, timeoutMs, maxBytes, events } = options;
   // Answers refused as too large, by path: never downloaded again by this client.
   const tooLarge = new Map<string, ApiError>();
 
   return async (org, method, path, body, cancel, waits, after) => {
     const refused = tooLarge.get(path);
     if (refused !== undefined) throw new AbortError(refused);
-    try {
-      // Waiting for a slot ends with `cancel`, as a request in flight does. The gate's pauses are
-      // the server's (a 429's Retry-After, then pacing): throttled time, ended by shutdown too.
-      await gate.acquire(cancel, (ms) =>
-        limits.waitBeforeSending(org, method, path, ms, waits, true, after),
-      );
-    } catch (error) {
-      if (cancel?.aborted) throw cancel.reason;
-      const final = error instanceof ApiError ? error : limits.stopping(method, path, after);
-      throw final === undefined ? error : new AbortError(final);
-    }
+    const acquire = async () => {
+      try {
+        // Waiting for a slot ends with `cancel`, as a request in flight does. The gate's pauses
+        // are the server's (a 429's Retry-After, then pacing): throttled time, ended by shutdown.
+        await gate.acquire(cancel, (ms) =>
+          limits.waitBeforeSending(org, method, path, ms, waits, true, after),
+        );
+      } catch (error) {
+        if (cancel?.aborted) throw cancel.reason;
+        const final = error instanceof ApiError ? error : limits.stopping(method, path, after);
+        throw final === undefined ? error : new AbortError(final);
+      }
+    };
+    // A slot, but not while the host is known unreachable; while it is suspect, after the probe's
+    // verdict.
+    const unreachable = await reach.admit(method, path, after, waits, acquire, () =>
+      gate.release(),
+    );
+    if (unreachable !== undefined) throw new AbortError(unreachable);
     // No request is started after the deadline; a shutdown lets those that need no wait go out.
     const final = limits.pastDeadline(method, path, 0, after);
     if (final !== undefined) {
@@ -96,6 +109,7 @@ export function attempts(options: {
         ...(body === undefined ? {} : { body: body.bytes }),
       });
       status = response.statusCode;
+      reach.answered();
       const text = await readBody(response, maxBytes);
       events?.request?.(method, response.statusCode, clock.now() - started);
       return { status: response.statusCode, headers: response.headers, text };
@@ -113,17 +127,20 @@ export function attempts(options: {
         tooLarge.set(path, tooBig);
         throw new AbortError(tooBig);
       }
-      if (/timeout/i.test((error as { code?: string }).code ?? '')) timedOut = true;
-      const reason =
-        (error as { code?: string }).code ??
-        (error instanceof Error ? error.message : String(error));
-      throw new ApiError(
-        timedOut ? 'timeout' : 'network',
-        timedOut
-          ? `${method} ${path}: no answer within ${timeoutMs} ms (--timeout)`
-          : `${method} ${path}: connection failed (${reason})`,
-        { method, path, cause: error },
-      );
+      const code = (error as { code?: string }).code ?? '';
+      const context = { method, path, cause: error };
+      if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+        const within = connectTimeoutMs(timeoutMs);
+        const what = `no connection to ${options.host} within ${within} ms`;
+        throw new ApiError('timeout', `${method} ${path}: ${what}`, context);
+      }
+      if (timedOut || /timeout/i.test(code)) {
+        const what = `no answer within ${timeoutMs} ms (--timeout)`;
+        throw new ApiError('timeout', `${method} ${path}: ${what}`, context);
+      }
+      const failed = connectionError(method, path, error, options.host);
+      reach.attemptFailed(failed);
+      throw failed;
     } finally {
       timer.cancel();
       cancel?.removeEventListener('abort', onCancel);

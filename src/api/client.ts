@@ -1,6 +1,7 @@
 import pRetry from 'p-retry';
+import { probeWaitMs } from '../core/host-reach.ts';
 import { NAME_PATTERN } from '../core/names.ts';
-import { isThrottled, isTransient, retryWait, usesRetry } from '../core/retry-policy.ts';
+import { isThrottled, mayRetry, retryWait, unreachable, usesRetry } from '../core/retry-policy.ts';
 import { answerCheck } from './answer.ts';
 import { attempts, type HttpMethod } from './attempt.ts';
 import type { ClientOptions, EnvironmentsClient } from './client-types.ts';
@@ -16,6 +17,7 @@ import { RequestGate } from './gate.ts';
 import { readAllPages } from './list-pages.ts';
 import { policyUploadBody, readPolicyDocuments, type RequestBody } from './policy-documents.ts';
 import { connectionPool } from './pool.ts';
+import { addressOf, HostReach } from './reach.ts';
 import type { RawResponse } from './response.ts';
 import { sendLimits } from './send-limits.ts';
 import { ThrottleMeter } from './throttle-meter.ts';
@@ -44,10 +46,17 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       ? AbortSignal.any([options.stop, options.signal])
       : (options.stop ?? options.signal);
   const pool = options.transport?.pool ?? connectionPool(apiUrl.origin, options);
+  const reach = new HostReach({
+    logger,
+    clock,
+    waitMs: probeWaitMs(policy, options.timeoutMs),
+  });
   const attempt = attempts({
     pool,
     gate,
     limits,
+    reach,
+    host: addressOf(apiUrl),
     clock,
     timeoutMs: options.timeoutMs,
     maxBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
@@ -108,14 +117,15 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
         // Called only when another attempt may follow: waits for it, or throws why not.
         shouldRetry: async ({ error, attemptNumber, retriesConsumed }) => {
           const failure = failureOf(error);
-          if (!isTransient(failure)) return false;
+          if (!mayRetry(failure, retriesConsumed)) return false;
           lastError = error;
           const wait = retryWait(failure, consumedRetry, retriesConsumed, policy, Math.random());
           events?.retry?.(
             method,
             error instanceof ApiError ? String(error.status ?? error.kind) : 'error',
           );
-          logger.warn(
+          // The quick retry of an unreachable address is said once, when it fails (reach.ts).
+          logger[unreachable(failure) === undefined ? 'warn' : 'debug'](
             {
               method,
               path,
@@ -137,7 +147,11 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
           return true;
         },
       },
-    );
+    ).catch((error: unknown) => {
+      // A request that failed for good on an unreachable host: its followers are not sent.
+      reach.failed(error, lastError);
+      throw error;
+    });
   }
 
   // The first listing's shape, and the dialect it resolves, said once per client.

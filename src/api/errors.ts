@@ -12,6 +12,10 @@ export class ApiError extends Error implements Failure {
   readonly status: number | undefined;
   /** Delay the server asked for (Retry-After), in milliseconds. */
   readonly retryAfterMs: number | undefined;
+  /** The system's code for a connection that failed (ECONNREFUSED, ENOTFOUND, ...). */
+  readonly code: string | undefined;
+  /** For a connection that failed: the API's address (host:port) it was to. */
+  readonly host: string | undefined;
 
   constructor(
     kind: FailureKind,
@@ -21,6 +25,8 @@ export class ApiError extends Error implements Failure {
       path: string;
       status?: number | undefined;
       retryAfterMs?: number | undefined;
+      code?: string | undefined;
+      host?: string | undefined;
       cause?: unknown;
     },
   ) {
@@ -30,6 +36,8 @@ export class ApiError extends Error implements Failure {
     this.path = context.path;
     this.status = context.status;
     this.retryAfterMs = context.retryAfterMs;
+    this.code = context.code;
+    this.host = context.host;
   }
 }
 

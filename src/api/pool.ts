@@ -5,6 +5,14 @@ import { Pool } from './undici.ts';
 export type ConnectionPool = PoolType;
 
 /**
+ * How long a connection (DNS, TCP, TLS) may take: --timeout, but at most undici's own default, so
+ * that a host that drops packets is given up on as soon as before.
+ */
+export function connectTimeoutMs(timeoutMs: number): number {
+  return Math.min(timeoutMs, 10_000);
+}
+
+/**
  * The keep-alive connections to the API's origin: as many as requests may run at once, one request
  * each at a time, every answer's headers and body bounded by --timeout, and TLS always verified.
  */
@@ -22,6 +30,7 @@ export function connectionPool(
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
     connect: {
+      timeout: connectTimeoutMs(options.timeoutMs),
       // Explicit, so NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment cannot turn verification off.
       rejectUnauthorized: true,
       // --ca-file adds to the default trust store; node's `ca` alone would replace it.

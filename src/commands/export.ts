@@ -4,7 +4,13 @@ import { resolveValues } from '../config/resolve.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings } from '../config/setting.ts';
-import { ApiError } from '../api/errors.ts';
+import { ApiError, failureOf } from '../api/errors.ts';
+import {
+  commonFailure,
+  failureCause,
+  someNames,
+  type FailureCause,
+} from '../core/common-failure.ts';
 import { crypto, fsPromises } from '../runtime/builtins.ts';
 import { ConfigError, UsageError, errorMessage } from '../runtime/errors.ts';
 import { renderExportedManifest, type ExportedManifest } from '../manifests/export.ts';
@@ -16,8 +22,8 @@ import { commandIo, help } from './io.ts';
 
 const EXPORT_SETTINGS = pickSettings(SETTINGS, ['exportOut', 'force']);
 
-type Exported = { org: string; error?: undefined } & ExportedManifest;
-type Failed = { org: string; text?: undefined; error: string };
+type Exported = { org: string; error?: undefined; cause?: undefined } & ExportedManifest;
+type Failed = { org: string; text?: undefined; error: string; cause?: FailureCause | undefined };
 
 /** What is at `file`, without following a symbolic link there; undefined when nothing is. */
 async function entryAt(file: string): Promise<'link' | 'other' | undefined> {
@@ -132,7 +138,11 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
             error instanceof ApiError && error.status === 404
               ? `; the service knows no organization "${org}": check the name given to --org (and --api-url)`
               : '';
-          return { org, error: `${errorMessage(error)}${unknown}` };
+          return {
+            org,
+            error: `${errorMessage(error)}${unknown}`,
+            cause: failureCause(failureOf(error)),
+          };
         }
       }),
     );
@@ -141,10 +151,25 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
   }
 
   let failed = 0;
+  // Every org failed for one cause: said once, with what to check; each org's error at debug.
+  const failure = commonFailure(
+    results.map((r) => ({
+      org: r.org,
+      status: r.error === undefined ? 'ok' : 'failed',
+      cause: r.cause,
+    })),
+  );
+  if (failure !== undefined) {
+    io.stderr.write(
+      `envsync export: ${failure.message}. ${failure.hint}${failure.orgs.length > 1 ? ` (orgs: ${someNames(failure.orgs)})` : ''}\n`,
+    );
+  }
   for (const result of results) {
     if (result.error !== undefined) {
       failed++;
-      io.stderr.write(`envsync export: org ${result.org}: ${result.error}\n`);
+      if (failure === undefined)
+        io.stderr.write(`envsync export: org ${result.org}: ${result.error}\n`);
+      else io.logger.debug({ org: result.org }, `org ${result.org}: ${result.error}`);
     }
   }
   const exported = results.filter((r): r is Exported => r.text !== undefined);

@@ -2,6 +2,7 @@ import {
   escapeCommandData as escapeData,
   escapeCommandProperty as escapeProperty,
 } from './escape.ts';
+import { saidOnce } from './common-failure.ts';
 import type { ProblemReport, RunReport } from './report.ts';
 
 /**
@@ -25,8 +26,15 @@ export function runAnnotations(report: RunReport, toRepoPath: (file: string) => 
     [...report.errors, ...report.orgs.flatMap((org) => org.errors)],
     toRepoPath,
   );
+  const { failure } = report;
+  // Every org failed for one cause: one annotation says it, with what to check.
+  if (failure !== undefined) {
+    lines.push(
+      `::error title=${escapeProperty('envsync: every org failed')}::${escapeData(`${failure.message}. ${failure.hint}`)}`,
+    );
+  }
   for (const org of report.orgs) {
-    if (org.error !== undefined) {
+    if (org.error !== undefined && !saidOnce(failure, org)) {
       lines.push(
         `::error title=${escapeProperty(`envsync: org ${org.org} failed`)}::${escapeData(org.error)}`,
       );

@@ -65,7 +65,7 @@ export const EMPTY_DAEMON_MEMORY: DaemonMemory = {
 
 /** A log line to write. */
 export interface LogEntry {
-  readonly level: 'info' | 'warn' | 'error';
+  readonly level: 'debug' | 'info' | 'warn' | 'error';
   readonly fields: Readonly<Record<string, unknown>>;
   readonly message: string;
 }

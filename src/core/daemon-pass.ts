@@ -16,6 +16,7 @@ import {
   type Surroundings,
   orgOutcomes,
 } from './daemon-memory.ts';
+import { failuresSaidOnce, neverAboutTheOrg } from './common-failure.ts';
 import { isDue, nextBackoff, orgsToLook } from './daemon-policy.ts';
 import { orgStatusAfter, type LastPass, type PassVerdict } from './daemon-status.ts';
 import { passEvents, type NotifyEvent } from './notify-events.ts';
@@ -119,7 +120,8 @@ export function afterOrg(
   const logs: LogEntry[] = [];
   if (backoff !== undefined) {
     logs.push({
-      level: 'warn',
+      // A cause never about the org (the address, an unknown token) is said once, by the pass.
+      level: neverAboutTheOrg(report.cause) ? 'debug' : 'warn',
       fields: {
         org: report.org,
         failures: backoff.failures,
@@ -174,7 +176,7 @@ export interface PassEnd {
     | { readonly kind: 'error'; readonly message: string }
     | {
         readonly kind: 'done';
-        readonly report: Pick<RunReport, 'orgs' | 'errors' | 'summary' | 'dialect'>;
+        readonly report: Pick<RunReport, 'orgs' | 'errors' | 'summary' | 'dialect' | 'failure'>;
         /** The daemon began to stop during the pass: its requests were cut, so it says nothing. */
         readonly cutShort: boolean;
       };
@@ -203,6 +205,7 @@ export function afterPass(
         ? 'partial'
         : 'success';
   const error = outcome.kind === 'error' ? outcome.message : undefined;
+  const failure = done?.failure;
   const durationMs = around.now - end.startedAt - end.settleWaitMs;
   const lastPass: LastPass = {
     startedAt: new Date(end.startedAt).toISOString(),
@@ -212,6 +215,7 @@ export function afterPass(
     result: verdict,
     trigger: end.reasons.slice(0, 20),
     ...(error === undefined ? {} : { error }),
+    ...(failure === undefined ? {} : { failure: { ...failure, orgs: failure.orgs.length } }),
   };
   let notify = memory.notify;
   let events: readonly NotifyEvent[] = [];
@@ -250,6 +254,11 @@ export function afterPass(
   if (error !== undefined) {
     logs.push({ level: 'error', fields: { err: error }, message: `pass failed: ${error}` });
   }
+  // Orgs that failed for a cause never about the org, their lines at debug: once for them all.
+  if (done !== undefined && failure === undefined) {
+    for (const line of failuresSaidOnce(done.orgs))
+      logs.push({ level: 'warn', fields: {}, message: line });
+  }
   logs.push({
     level: verdict === 'success' ? 'info' : 'warn',
     fields: {
@@ -259,13 +268,15 @@ export function afterPass(
       trigger: end.reasons.slice(0, 5),
       settleWaitMs: end.settleWaitMs,
       ...counts,
+      ...(failure === undefined ? {} : { cause: failure.kind }),
     },
     message:
       `pass ${verdict}: ${counts.applied} applied` +
       (counts.driftHealed > 0 ? ` (${counts.driftHealed} drift healed)` : '') +
       `, ${counts.failed} org(s) failed, ` +
       `${counts.invalid} invalid org(s), ${counts.pending} pending, of ${counts.orgs} org(s)` +
-      (counts.unattributed > 0 ? `; ${counts.unattributed} problem(s) belong to no org` : ''),
+      (counts.unattributed > 0 ? `; ${counts.unattributed} problem(s) belong to no org` : '') +
+      (failure === undefined ? '' : `; ${failure.message}. ${failure.hint}`),
   });
   return {
     memory: next,

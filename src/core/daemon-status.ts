@@ -83,6 +83,18 @@ export interface LastPass {
   result: PassVerdict;
   trigger: string[];
   error?: string;
+  /**
+   * Every org of the pass failed for one cause (core/common-failure.ts): it, once, with what to
+   * check; each org's own error stays in `orgs`.
+   */
+  failure?: {
+    kind: string;
+    code: string;
+    host?: string;
+    orgs: number;
+    message: string;
+    hint: string;
+  };
 }
 
 /** What `/status` answers. */

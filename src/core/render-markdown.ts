@@ -1,3 +1,4 @@
+import { saidOnce, someNames } from './common-failure.ts';
 import { dialectWords } from './dialect.ts';
 import { windowLine } from './windows.ts';
 import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape.ts';
@@ -67,6 +68,16 @@ export function renderMarkdown(report: RunReport): string {
       : `**${s.applied}** applied${healed}, **${s.failed}** failed, **${s.notConverged}** not converged; ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`,
     '',
   );
+  // Every org failed for one cause: said once, with what to check, not in a section per org.
+  const { failure } = report;
+  if (failure !== undefined) {
+    const orgs =
+      failure.orgs.length > 1 ? `<br>\n> Orgs: ${escapeCell(someNames(failure.orgs))}` : '';
+    out.push(
+      `> ❌ **${escapeCell(failure.message)}**<br>\n> ${escapeCell(failure.hint)}${orgs}`,
+      '',
+    );
+  }
   const documents = policyDocumentSummary(s, report.dryRun);
   if (documents !== undefined) out.push(documents, '');
   if (report.dialect !== undefined) out.push(`API dialect: ${dialectWords(report.dialect)}.`, '');
@@ -107,7 +118,9 @@ export function renderMarkdown(report: RunReport): string {
       );
     out.push('');
   }
-  for (const org of report.orgs) out.push(...renderOrg(org, report.dryRun), '');
+  for (const org of report.orgs) {
+    if (!saidOnce(failure, org)) out.push(...renderOrg(org, report.dryRun), '');
+  }
   return `${out.join('\n').trimEnd()}\n`;
 }
 

@@ -1,3 +1,4 @@
+import { saidOnce, someNames } from './common-failure.ts';
 import { dialectWords } from './dialect.ts';
 import { windowLine } from './windows.ts';
 import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
@@ -66,7 +67,18 @@ export function renderText(report: RunReport, options: TextOptions): string {
   }
   if (report.errors.length > 0) lines.push('');
 
-  for (const org of report.orgs) lines.push(...renderOrg(org, report.dryRun, paint), '');
+  // Every org failed for one cause: said once, with what to check, not once per org.
+  const { failure } = report;
+  if (failure !== undefined) {
+    lines.push(paint('red', `error: ${safe(failure.message)}`), `  ${safe(failure.hint)}`);
+    if (failure.orgs.length > 1)
+      lines.push(`  ${paint('dim', `orgs: ${safe(someNames(failure.orgs))}`)}`);
+    lines.push('');
+  }
+
+  for (const org of report.orgs) {
+    if (!saidOnce(failure, org)) lines.push(...renderOrg(org, report.dryRun, paint), '');
+  }
 
   const s = report.summary;
   const drift = s.drift > 0 ? ` (${s.drift} drift)` : '';

@@ -1,3 +1,4 @@
+import type { CommonFailure, FailureCause } from './common-failure.ts';
 import type { ResolvedDialect } from './dialect.ts';
 import type { ChangeAction, ChangeCause, FieldDiffs, FieldName, OrgPlan } from './model.ts';
 import type { PolicyDocumentAction, PolicyDocumentFields } from './policy-documents.ts';
@@ -99,6 +100,8 @@ export interface OrgReport {
   readonly errors: readonly ProblemReport[];
   /** Why the org failed as a whole (listing refused, token refused, ...). */
   readonly error?: string;
+  /** When `error` is about the API's address or the token, not the org (core/common-failure.ts). */
+  readonly cause?: FailureCause;
   /** Time its requests waited because the service throttled them (Retry-After), when any. */
   readonly throttledMs?: number;
   /**
@@ -148,6 +151,8 @@ export interface RunReport {
   /** The API dialect the run used, once a listing was read (`--api-dialect`). */
   readonly dialect?: ResolvedDialect;
   readonly summary: Summary;
+  /** Every org failed for one cause (core/common-failure.ts): the outputs say it once. */
+  readonly failure?: CommonFailure;
   readonly orgs: readonly OrgReport[];
   /** Manifest problems that belong to no org (unreadable files, documents without an org). */
   readonly errors: readonly ProblemReport[];

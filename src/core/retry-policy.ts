@@ -1,6 +1,7 @@
 /**
  * The retry policy as data and pure decisions: which answers are retried, which failures another
- * attempt may cure, how Retry-After is read and how long to wait. The client (api/client.ts) only
+ * attempt may cure (and which say the API's address is wrong), how Retry-After is read and how
+ * long to wait. The client (api/client.ts) only
  * carries these decisions out. What the production service's own client does, which this follows,
  * is in docs/api-behaviour.md.
  */
@@ -23,6 +24,8 @@ export interface Failure {
   readonly status?: number | undefined;
   /** Delay the server asked for (Retry-After), in milliseconds. */
   readonly retryAfterMs?: number | undefined;
+  /** The system's code for a connection that failed: ECONNREFUSED, ENOTFOUND, a certificate's. */
+  readonly code?: string | undefined;
 }
 
 export interface RetryPolicy {
@@ -57,15 +60,85 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 /**
- * True for a failure another attempt may cure (network errors, timeouts, retryable statuses):
- * transient. Anything else, and anything that is not a request failure at all, is final.
+ * What a failed connection says of the API's address itself rather than of one request: nothing
+ * listens there (`refused`), its host name does not resolve (`dns`), or its certificate cannot be
+ * verified (`tls`). A wrong --api-url looks like one of these, and waiting does not cure it.
+ */
+export type Unreachable = 'refused' | 'dns' | 'tls';
+
+const UNREACHABLE_CODES: ReadonlyMap<string, Unreachable> = new Map([
+  ['ECONNREFUSED', 'refused'],
+  ['ENOTFOUND', 'dns'],
+  ['EAI_AGAIN', 'dns'],
+  // Node's and OpenSSL's names for a certificate that cannot be verified.
+  ...[
+    'CERT_HAS_EXPIRED',
+    'CERT_NOT_YET_VALID',
+    'CERT_REJECTED',
+    'CERT_REVOKED',
+    'CERT_SIGNATURE_FAILURE',
+    'CERT_UNTRUSTED',
+    'DEPTH_ZERO_SELF_SIGNED_CERT',
+    'ERR_TLS_CERT_ALTNAME_INVALID',
+    'HOSTNAME_MISMATCH',
+    'INVALID_CA',
+    'SELF_SIGNED_CERT_IN_CHAIN',
+    'UNABLE_TO_GET_ISSUER_CERT',
+    'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+    'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  ].map((code): [string, Unreachable] => [code, 'tls']),
+]);
+
+/** Which of the unreachable kinds a failed connection is, if it is one. */
+export function unreachable(failure: Failure | undefined): Unreachable | undefined {
+  if (failure?.kind !== 'network' || failure.code === undefined) return undefined;
+  return UNREACHABLE_CODES.get(failure.code);
+}
+
+/**
+ * Retries of a request whose connection was refused or whose host name did not resolve: one, in
+ * case the service was restarting or the resolver hiccuped, then the request fails. A wrong port
+ * or host fails the run in seconds, instead of after every backoff of --retries and every round.
+ */
+export const UNREACHABLE_RETRIES = 1;
+
+/**
+ * True for a failure another attempt may cure after a backoff, and another round of the org's
+ * pass too (network errors, timeouts, retryable statuses): transient. An unreachable address
+ * (above) is not: a refused connection or a name that does not resolve gets only its quick retry
+ * (`mayRetry`), a certificate none. Anything else, and anything that is not a request failure at
+ * all, is final.
  */
 export function isTransient(failure: Failure | undefined): boolean {
   if (failure === undefined) return false;
-  if (failure.kind === 'network' || failure.kind === 'timeout') return true;
+  if (failure.kind === 'network') return unreachable(failure) === undefined;
+  if (failure.kind === 'timeout') return true;
   return (
     failure.kind === 'http' && failure.status !== undefined && isRetryableStatus(failure.status)
   );
+}
+
+/**
+ * Whether another attempt of a request follows `failure`, after `retriesConsumed` of its retries
+ * (the count of --retries, which bounds every failure, is the client's): a transient failure is
+ * retried, a refused connection or an unresolved name only while fewer than UNREACHABLE_RETRIES
+ * were used, anything else never.
+ */
+export function mayRetry(failure: Failure | undefined, retriesConsumed: number): boolean {
+  const reach = unreachable(failure);
+  if (reach === 'refused' || reach === 'dns') return retriesConsumed < UNREACHABLE_RETRIES;
+  return isTransient(failure);
+}
+
+/**
+ * True when a request's last failure shows the API's host cannot be reached at all (refused, or
+ * its name does not resolve): the client then fails its later requests without sending them,
+ * until an answer comes. A certificate's failure is not among them: each attempt fails at once,
+ * on its own, without a wait.
+ */
+export function hostUnreachable(failure: Failure | undefined): boolean {
+  const reach = unreachable(failure);
+  return reach === 'refused' || reach === 'dns';
 }
 
 /** True for a 429: the server asked everyone to slow down. */

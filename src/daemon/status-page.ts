@@ -205,6 +205,10 @@ function lastPass(pass: DaemonStatus['lastPass'], running: boolean, now: number)
   ];
   if (pass.error !== undefined)
     facts.push(['Error', `<span class="message">${esc(pass.error)}</span>`]);
+  if (pass.failure !== undefined) {
+    const { message, hint } = pass.failure;
+    facts.push(['Every org failed', `<span class="message">${esc(`${message}. ${hint}`)}</span>`]);
+  }
   return runningNote + factTable(facts);
 }
 

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
+import { failureOf } from '../api/errors.ts';
+import { commonFailure, failureCause, type OrgOutcome } from '../core/common-failure.ts';
 import { dialectWords } from '../core/dialect.ts';
 import { dialectOf, REPORT_VERSION, summarize, type RunReport } from '../core/report.ts';
 import type { ManifestSet } from '../manifests/load.ts';
@@ -121,6 +123,7 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
   checkOffline(saved, options);
   // Every org's listing must still be the one the plan was computed from: check them all first.
   const moved: string[] = [];
+  const listed: OrgOutcome[] = [];
   await Promise.all(
     saved.orgs.map(async (org) => {
       let live;
@@ -128,8 +131,10 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
         live = await client.listEnvironments(org.org);
       } catch (error) {
         moved.push(`org ${org.org}: cannot list it to check (${errorMessage(error)})`);
+        listed.push({ org: org.org, status: 'failed', cause: failureCause(failureOf(error)) });
         return;
       }
+      listed.push({ org: org.org, status: 'ok' });
       if (listingDigest(live) !== org.digest) {
         moved.push(
           `org ${org.org}: ${describeMove(org, live).join('; ') || 'the listing changed'}`,
@@ -162,6 +167,13 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
         `org ${org.org}: the plan was made for the ${org.dialect} API dialect, and this run uses ${dialectWords(now)}`,
       );
     }
+  }
+  // The API could not be reached, or refused the token, for every org: that, once, not "moved".
+  const failure = commonFailure(listed);
+  if (failure !== undefined) {
+    throw new ConfigError(
+      `cannot check ${file} against the service: ${failure.message}. ${failure.hint}\nNothing was sent.`,
+    );
   }
   if (moved.length > 0) {
     throw new PlanMovedError(

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { failureOf } from '../api/errors.ts';
+import { commonFailure, failureCause } from '../core/common-failure.ts';
 import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import type { ResolvedDialect } from '../core/dialect.ts';
 import { archiveGuard, DEFAULT_MAX_ARCHIVE } from '../core/ownership.ts';
@@ -119,6 +120,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   try {
     observed = await client.listEnvironments(org);
   } catch (error) {
+    const cause = failureCause(failureOf(error));
     return {
       report: {
         org,
@@ -128,6 +130,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
         unmanaged: [],
         errors: [],
         error: `cannot list the org: ${errorMessage(error)}`,
+        ...(cause === undefined ? {} : { cause }),
       },
       transient: isTransient(failureOf(error)),
     };
@@ -276,10 +279,12 @@ export async function reconcile(options: ReconcileOptions): Promise<RunReport> {
       }
     }),
   );
+  const failure = commonFailure(reports);
   return {
     version: REPORT_VERSION,
     dryRun: options.dryRun,
     summary: { ...summarize(reports), throttledMs: options.client.throttledMs() },
+    ...(failure === undefined ? {} : { failure }),
     ...dialectOf(options.client),
     orgs: reports,
     errors: options.manifests.unattributed.map(problemReport),

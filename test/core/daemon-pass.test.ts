@@ -15,6 +15,7 @@ import {
   beginPass,
   type PassEnd,
 } from '../../src/core/daemon-pass.ts';
+import { commonFailure } from '../../src/core/common-failure.ts';
 import {
   summarize,
   type ChangeReport,
@@ -425,6 +426,87 @@ describe('afterPass: the verdict of a pass and what it counts', () => {
     expect(cut.memory.notify).toBe(still.memory.notify);
     const recovered = pass(still.memory, [report('a', 'ok')], { now: T0 + 180_000 });
     expect(recovered.events.map((e) => e.type)).toEqual(['org.recovered']);
+  });
+});
+
+describe('afterPass: every org failed for one cause', () => {
+  const cause = { kind: 'unauthorized', code: '401' } as const;
+  const refused = (name: string) =>
+    report(name, 'failed', {
+      error: `cannot list the org: GET /api/v2/environments/${name}: the token was refused (401): no`,
+      cause,
+    });
+
+  it('says it once, in the pass line and in /status, with what to check', () => {
+    const reports = [refused('a'), refused('b'), refused('c')];
+    const failure = commonFailure(reports);
+    expect(failure).toBeDefined();
+    const end = endOf(reports, {
+      kind: 'done',
+      report: {
+        orgs: reports,
+        errors: [],
+        summary: summarize(reports),
+        ...(failure ? { failure } : {}),
+      },
+      cutShort: false,
+    });
+    const ended = afterPass(EMPTY_DAEMON_MEMORY, end, around());
+    expect(ended.verdict).toBe('partial');
+    expect(ended.logs.at(-1)?.message).toBe(
+      'pass partial: 0 applied, 0 org(s) failed, 0 invalid org(s), 0 pending, of 3 org(s); ' +
+        'all 3 orgs failed the same way: the token was refused (401). ' +
+        'Is the token for this API? Check ENVSYNC_TOKEN or --token-file, and --api-url.',
+    );
+    expect(ended.logs.at(-1)?.fields).toMatchObject({ cause: 'unauthorized' });
+    expect(ended.memory.lastPass?.failure).toEqual({
+      kind: 'unauthorized',
+      code: '401',
+      orgs: 3,
+      message: 'all 3 orgs failed the same way: the token was refused (401)',
+      hint: 'Is the token for this API? Check ENVSYNC_TOKEN or --token-file, and --api-url.',
+    });
+  });
+
+  it('a pass without one cause has none; the orgs that failed for a cause never about the org are said once', () => {
+    const ended = pass(EMPTY_DAEMON_MEMORY, [refused('a'), report('b', 'failed'), refused('c')]);
+    expect(ended.memory.lastPass?.failure).toBeUndefined();
+    expect(ended.logs.at(-1)?.message).not.toContain('same way');
+    expect(ended.logs.slice(0, -1)).toEqual([
+      { level: 'warn', fields: {}, message: '2 orgs failed: the token was refused (401) (a, c)' },
+    ]);
+  });
+
+  it.each([
+    ['a cause never about the org (401): at debug, the pass says it', { cause }, 'debug'],
+    [
+      "a 403 may be the org's own: at warn",
+      { cause: { kind: 'forbidden', code: '403' } } as const,
+      'warn',
+    ],
+    ['no cause: at warn', {}, 'warn'],
+  ] as const)('the line of an org that failed: %s', (_title, extra, level) => {
+    const begun = beginPass(
+      EMPTY_DAEMON_MEMORY,
+      {
+        owned: [org('a')],
+        reasons: ['interval'],
+        changedFiles: undefined,
+        tokenKey: 'token-a',
+        revision: 'rev-1',
+        unattributed: [],
+      },
+      around(),
+    );
+    const step = afterOrg(
+      begun.memory,
+      report('a', 'failed', extra),
+      org('a'),
+      'token-a',
+      around(),
+    );
+    expect(step.logs.map((l) => l.level)).toEqual([level]);
+    expect(step.logs[0]?.message).toMatch(/^org a failed: /);
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { problemAnnotations, runAnnotations } from '../../src/core/annotations.ts';
+import { commonFailure } from '../../src/core/common-failure.ts';
 import { RENDERERS } from '../../src/core/renderers.ts';
 import {
   exitCode,
@@ -467,5 +468,81 @@ describe('GitHub annotations', () => {
       '::warning title=envsync%3A beta/db not-converged::policies',
       '::error title=envsync%3A org gamma failed::token refused',
     ]);
+  });
+});
+
+describe('every org failed for one cause: said once, with what to check', () => {
+  const cause = { kind: 'refused', code: 'ECONNREFUSED', host: '127.0.0.1:9' } as const;
+  const refused = (name: string): OrgReport =>
+    org(name, {
+      status: 'failed',
+      error: `cannot list the org: GET /api/v2/environments/${name}: connection refused by 127.0.0.1:9 (ECONNREFUSED)`,
+      cause,
+    });
+  const orgs = [
+    refused('acme'),
+    org('bad', { status: 'invalid', errors: [PROBLEM] }),
+    refused('beta'),
+  ];
+  const failed = commonFailure(orgs);
+  const run: RunReport = { ...report(true, orgs), ...(failed ? { failure: failed } : {}) };
+  const count = (text: string, part: string) => text.split(part).length - 1;
+
+  it('text: the cause once at the top with its hint and orgs; no section per org it names', () => {
+    const text = RENDERERS.text.run(run, { color: false });
+    expect(text).toContain(
+      'error: all 2 orgs with valid manifests failed the same way: the API at 127.0.0.1:9 refused the connection (ECONNREFUSED)\n' +
+        '  Is --api-url right? Nothing accepts connections at that address: a wrong host or port, or the service is down.\n' +
+        '  orgs: acme, beta\n',
+    );
+    expect(count(text, 'ECONNREFUSED')).toBe(1);
+    expect(text).not.toContain('org acme');
+    expect(text).not.toContain('org beta');
+    // An org with problems of its own still shows them.
+    expect(text).toContain('org bad (invalid)');
+    expect(text).toContain('Errors: 1 invalid org, 2 org(s) failed.');
+  });
+
+  it('markdown: the cause once above the table; the table keeps a row per org, no section for those it names', () => {
+    const markdown = RENDERERS.markdown.run(run, { color: false });
+    expect(count(markdown, 'ECONNREFUSED')).toBe(1);
+    expect(markdown).toContain('Is --api-url right?');
+    expect(markdown).toMatch(/\| acme \| ❌ failed \|/);
+    expect(markdown).toMatch(/\| beta \| ❌ failed \|/);
+    expect(markdown).not.toContain('<b>acme</b>');
+    expect(markdown).toContain('<b>bad</b>');
+  });
+
+  it('JSON: a top-level failure, and each org keeps its error and cause', () => {
+    const json = JSON.parse(RENDERERS.json.run(run, { color: false })) as RunReport;
+    expect(json.failure).toMatchObject({ ...cause, orgs: ['acme', 'beta'] });
+    expect(json.orgs.map((o) => [o.org, o.cause?.kind, o.error?.includes('ECONNREFUSED')])).toEqual(
+      [
+        ['acme', 'refused', true],
+        ['bad', undefined, undefined],
+        ['beta', 'refused', true],
+      ],
+    );
+  });
+
+  it('annotations: one for the cause, none per org it names', () => {
+    const lines = runAnnotations(run, (file) => file);
+    expect(lines.filter((line) => line.includes('ECONNREFUSED'))).toEqual([
+      expect.stringMatching(
+        /^::error title=envsync%3A every org failed::all 2 orgs .*Is --api-url right\?/,
+      ),
+    ]);
+  });
+
+  it('without one cause, each org says its own error, as before', () => {
+    const mixed = [
+      refused('acme'),
+      org('beta', { status: 'failed', error: 'cannot list the org: 500' }),
+    ];
+    expect(commonFailure(mixed)).toBeUndefined();
+    const text = RENDERERS.text.run(report(true, mixed), { color: false });
+    expect(text).toContain('org acme (failed)');
+    expect(count(text, 'ECONNREFUSED')).toBe(1);
+    expect(text).toContain('org beta (failed)');
   });
 });

@@ -7,10 +7,15 @@ import {
   extraWaitMs,
   fitsDeadline,
   isRetryableStatus,
+  hostUnreachable,
   isTransient,
+  mayRetry,
   parseRetryAfter,
   retryWait,
+  unreachable,
+  UNREACHABLE_RETRIES,
   usesRetry,
+  type Failure,
 } from '../../src/core/retry-policy.ts';
 
 describe('retry policy', () => {
@@ -168,5 +173,70 @@ describe('bounded waits', () => {
   it('a Retry-After over --max-retry-after is capped to it', () => {
     expect(parseRetryAfter('3600', 0, 120_000)).toBe(120_000);
     expect(parseRetryAfter('3600', 0, 5000)).toBe(5000);
+  });
+});
+
+describe('an address that cannot be reached fails fast', () => {
+  const network = (code: string | undefined): Failure => ({ kind: 'network', code });
+
+  it.each([
+    ['ECONNREFUSED', 'refused'],
+    ['ENOTFOUND', 'dns'],
+    ['EAI_AGAIN', 'dns'],
+    ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'tls'],
+    ['DEPTH_ZERO_SELF_SIGNED_CERT', 'tls'],
+    ['SELF_SIGNED_CERT_IN_CHAIN', 'tls'],
+    ['CERT_HAS_EXPIRED', 'tls'],
+    ['ERR_TLS_CERT_ALTNAME_INVALID', 'tls'],
+    ['ECONNRESET', undefined],
+    ['EPIPE', undefined],
+    ['UND_ERR_SOCKET', undefined],
+    ['EHOSTUNREACH', undefined],
+    ['constructor', undefined],
+    [undefined, undefined],
+  ] as const)('a connection that failed with %s is unreachable: %s', (code, expected) => {
+    expect(unreachable(network(code))).toBe(expected);
+  });
+
+  it('only a connection failure is read for its code', () => {
+    expect(unreachable({ kind: 'timeout', code: 'ECONNREFUSED' })).toBeUndefined();
+    expect(unreachable({ kind: 'http', status: 503, code: 'ECONNREFUSED' })).toBeUndefined();
+    expect(unreachable(undefined)).toBeUndefined();
+  });
+
+  // [failure, transient (a backoff, and another round), retried after 0 / 1 / 3 retries, host unreachable]
+  it.each([
+    ['refused', network('ECONNREFUSED'), false, [true, false, false], true],
+    ['not resolved', network('ENOTFOUND'), false, [true, false, false], true],
+    ['resolver gave no answer', network('EAI_AGAIN'), false, [true, false, false], true],
+    [
+      'certificate',
+      network('UNABLE_TO_VERIFY_LEAF_SIGNATURE'),
+      false,
+      [false, false, false],
+      false,
+    ],
+    ['reset', network('ECONNRESET'), true, [true, true, true], false],
+    ['network without a code', network(undefined), true, [true, true, true], false],
+    ['timeout', { kind: 'timeout' }, true, [true, true, true], false],
+    ['503', { kind: 'http', status: 503 }, true, [true, true, true], false],
+    ['429', { kind: 'http', status: 429 }, true, [true, true, true], false],
+    ['404', { kind: 'http', status: 404 }, false, [false, false, false], false],
+    ['401', { kind: 'auth', status: 401 }, false, [false, false, false], false],
+    ['no failure', undefined, false, [false, false, false], false],
+  ] as const)(
+    '%s: transient %s, retried %j, host unreachable %s',
+    (_t, failure, transient, retried, down) => {
+      expect(isTransient(failure)).toBe(transient);
+      expect([0, 1, 3].map((consumed) => mayRetry(failure, consumed))).toEqual(retried);
+      expect(hostUnreachable(failure)).toBe(down);
+    },
+  );
+
+  it('a refused connection gets one quick retry, not the backoffs of --retries', () => {
+    expect(UNREACHABLE_RETRIES).toBe(1);
+    // Its wait is the first backoff: --retry-delay, with jitter.
+    const wait = retryWait(network('ECONNREFUSED'), true, 0, DEFAULT_RETRY_POLICY, 0.5);
+    expect(wait).toEqual({ waitMs: 1500, throttledMs: 0 });
   });
 });

@@ -20,6 +20,7 @@ import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { ACME } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'net-boundary-token-9d4f2a';
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -167,6 +168,7 @@ function syncInProcess(apiUrl: string, extra: string[] = [], { cwd = REPO } = {}
 
 interface Report {
   orgs: { org: string; status: string; error?: string }[];
+  failure?: { kind: string; orgs: string[]; hint: string };
 }
 const report = (stdout: string) => JSON.parse(stdout) as Report;
 
@@ -335,13 +337,18 @@ describe('network boundaries', () => {
       const result = await syncInProcess(`${front.url}${PREFIX}`);
       expect(result.code).toBe(1);
       expectNoCrash(result);
-      const orgs = report(result.stdout).orgs;
+      const { orgs, failure } = report(result.stdout);
       expect(orgs.map((o) => o.status)).toEqual(['failed', 'failed']);
       for (const org of orgs) {
         expect(org.error).toMatch(/UNABLE_TO_VERIFY_LEAF_SIGNATURE|certificate/i);
       }
+      // Said once for both orgs, with what to check.
+      expect(failure).toMatchObject({ kind: 'tls', orgs: ['acme', 'beta'] });
+      expect(failure?.hint).toContain('--ca-file');
       expect(front.handshakes.ok).toBe(0);
-      expect(front.handshakes.failed).toBeGreaterThan(0);
+      // A certificate that cannot be verified is final: one handshake per org, no retry, no round.
+      await waitFor('both handshakes seen', () => front.handshakes.failed >= 2);
+      expect(front.handshakes.failed).toBe(2);
       // No request, so no Authorization header, ever reached the server.
       expect(front.seen).toEqual([]);
       expect((await api.getStore()).orgs).toEqual({});

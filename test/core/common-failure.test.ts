@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import {
+  commonFailure,
+  failureCause,
+  failuresSaidOnce,
+  neverAboutTheOrg,
+  saidOnce,
+  someNames,
+  type FailureCause,
+  type OrgOutcome,
+} from '../../src/core/common-failure.ts';
+
+const REFUSED: FailureCause = { kind: 'refused', code: 'ECONNREFUSED', host: '127.0.0.1:9' };
+const NOT_FOUND: FailureCause = { kind: 'dns', code: 'ENOTFOUND', host: 'api.x.invalid:443' };
+const NO_ANSWER: FailureCause = { kind: 'dns', code: 'EAI_AGAIN', host: 'api.x.invalid:443' };
+const TLS: FailureCause = {
+  kind: 'tls',
+  code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  host: '127.0.0.1:8443',
+};
+const UNAUTHORIZED: FailureCause = { kind: 'unauthorized', code: '401' };
+const FORBIDDEN: FailureCause = { kind: 'forbidden', code: '403' };
+
+const failed = (org: string, cause?: FailureCause): OrgOutcome => ({
+  org,
+  status: 'failed',
+  cause,
+});
+
+describe('failureCause', () => {
+  it.each([
+    [{ kind: 'network', code: 'ECONNREFUSED', host: '127.0.0.1:9' }, REFUSED],
+    [{ kind: 'network', code: 'ENOTFOUND', host: 'api.x.invalid:443' }, NOT_FOUND],
+    [{ kind: 'network', code: 'EAI_AGAIN', host: 'api.x.invalid:443' }, NO_ANSWER],
+    [{ kind: 'network', code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', host: '127.0.0.1:8443' }, TLS],
+    [{ kind: 'auth', status: 401 }, UNAUTHORIZED],
+    [{ kind: 'auth', status: 403 }, FORBIDDEN],
+    [{ kind: 'network', code: 'ECONNRESET', host: '127.0.0.1:9' }, undefined],
+    [{ kind: 'timeout' }, undefined],
+    [{ kind: 'http', status: 404 }, undefined],
+    [{ kind: 'deadline' }, undefined],
+    [undefined, undefined],
+  ] as const)('%j is %j', (failure, expected) => {
+    expect(failureCause(failure)).toEqual(expected);
+  });
+});
+
+describe('commonFailure: every org failed for one cause, said once', () => {
+  it.each([
+    [
+      'refused on every org',
+      [failed('acme', REFUSED), failed('beta', REFUSED), failed('gamma', REFUSED)],
+      'all 3 orgs failed the same way: the API at 127.0.0.1:9 refused the connection (ECONNREFUSED)',
+      'Is --api-url right? Nothing accepts connections at that address: a wrong host or port, or the service is down.',
+    ],
+    [
+      'a host name that does not resolve',
+      [failed('acme', NOT_FOUND), failed('beta', NOT_FOUND)],
+      "all 2 orgs failed the same way: the API's host name api.x.invalid does not resolve (ENOTFOUND)",
+      'Is --api-url right? Check the host name, and that DNS resolves it where envsync runs.',
+    ],
+    [
+      'a resolver that gave no answer',
+      [failed('acme', NO_ANSWER)],
+      "org acme failed: the API's host name api.x.invalid could not be resolved (EAI_AGAIN)",
+      'Is --api-url right? Check the host name, and that DNS resolves it where envsync runs.',
+    ],
+    [
+      'a certificate that cannot be verified',
+      [failed('acme', TLS), failed('beta', TLS)],
+      'all 2 orgs failed the same way: the TLS certificate of the API at 127.0.0.1:8443 cannot be verified (UNABLE_TO_VERIFY_LEAF_SIGNATURE)',
+      'Is --api-url right? For a service behind a private CA, add the CA with --ca-file (verification cannot be turned off).',
+    ],
+    [
+      'the token refused (401), one org',
+      [failed('acme', UNAUTHORIZED)],
+      'org acme failed: the token was refused (401)',
+      'Is the token for this API? Check ENVSYNC_TOKEN or --token-file, and --api-url.',
+    ],
+    [
+      'the token refused (403) on every org',
+      [failed('acme', FORBIDDEN), failed('beta', FORBIDDEN)],
+      'all 2 orgs failed the same way: the token was refused (403)',
+      'Is the token for this API? It is allowed none of these orgs.',
+    ],
+    [
+      'invalid orgs sent nothing: they do not count',
+      [
+        failed('acme', REFUSED),
+        { org: 'bad', status: 'invalid' },
+        failed('beta', REFUSED),
+      ] as OrgOutcome[],
+      'all 2 orgs with valid manifests failed the same way: the API at 127.0.0.1:9 refused the connection (ECONNREFUSED)',
+      'Is --api-url right? Nothing accepts connections at that address: a wrong host or port, or the service is down.',
+    ],
+  ] as const)('%s', (_title, orgs, message, hint) => {
+    const failure = commonFailure(orgs);
+    expect(failure?.message).toBe(message);
+    expect(failure?.hint).toBe(hint);
+    expect(failure?.orgs).toEqual(orgs.filter((o) => o.status !== 'invalid').map((o) => o.org));
+    expect(failure?.kind).toBe(orgs[0]?.cause?.kind);
+  });
+
+  it.each([
+    ['no org', []],
+    ['only invalid orgs', [{ org: 'bad', status: 'invalid' }]],
+    ['an org that is ok', [failed('acme', REFUSED), { org: 'beta', status: 'ok' }]],
+    ['an org that failed otherwise', [failed('acme', REFUSED), failed('beta')]],
+    ['two causes', [failed('acme', UNAUTHORIZED), failed('beta', FORBIDDEN)]],
+    ['two codes of one kind', [failed('acme', NOT_FOUND), failed('beta', NO_ANSWER)]],
+    [
+      'two addresses',
+      [failed('acme', REFUSED), failed('beta', { ...REFUSED, host: '127.0.0.1:10' })],
+    ],
+    ['one org refused 403: most likely its permission', [failed('acme', FORBIDDEN)]],
+  ] as const)('none for %s', (_title, orgs) => {
+    expect(commonFailure(orgs as readonly OrgOutcome[])).toBeUndefined();
+  });
+
+  it("leaves out of an output's sections the orgs it names that have nothing else to show", () => {
+    const failure = commonFailure([failed('acme', REFUSED), failed('beta', REFUSED)]);
+    const org = (name: string, more: object = {}) => ({
+      org: name,
+      changes: [],
+      errors: [],
+      ...more,
+    });
+    expect(saidOnce(failure, org('acme'))).toBe(true);
+    expect(saidOnce(failure, org('gamma'))).toBe(false);
+    expect(saidOnce(failure, org('acme', { changes: [{}] }))).toBe(false);
+    expect(saidOnce(failure, org('acme', { archives: [{}] }))).toBe(false);
+    expect(saidOnce(undefined, org('acme'))).toBe(false);
+  });
+
+  it('names up to a limit, then says how many more', () => {
+    expect(someNames(['a', 'b'], 3)).toBe('a, b');
+    expect(someNames(['a', 'b', 'c', 'd', 'e'], 3)).toBe('a, b, c and 2 more');
+  });
+});
+
+describe('failures said once for some orgs (a pass some of whose orgs did not fail so)', () => {
+  it.each([
+    [REFUSED, true],
+    [NOT_FOUND, true],
+    [TLS, true],
+    [UNAUTHORIZED, true],
+    [FORBIDDEN, false],
+    [undefined, false],
+  ] as const)('%j is never about the org: %s', (cause, expected) => {
+    expect(neverAboutTheOrg(cause)).toBe(expected);
+  });
+
+  it('one line per cause, naming its orgs; a 403, another failure and an ok org have none', () => {
+    const lines = failuresSaidOnce([
+      failed('acme', REFUSED),
+      { org: 'beta', status: 'ok' },
+      failed('gamma', REFUSED),
+      failed('delta', FORBIDDEN),
+      failed('eps'),
+      failed('zeta', UNAUTHORIZED),
+    ]);
+    expect(lines).toEqual([
+      '2 orgs failed: the API at 127.0.0.1:9 refused the connection (ECONNREFUSED) (acme, gamma)',
+      'org zeta failed: the token was refused (401)',
+    ]);
+  });
+});
