@@ -268,24 +268,31 @@ export function orgState(
   return around.windowOpen ? 'pending' : 'waiting for window';
 }
 
-/** Each declared environment's state after a pass: its change's result, or synced. */
+/**
+ * Each declared environment's state after a pass: its change's result, or synced. When the org
+ * failed as a whole (its listing refused, say), an environment with no change and not seen
+ * unchanged was never compared: failed, not synced.
+ */
 function environmentRows(
   types: readonly (readonly [string, string])[],
   report: OrgReport,
 ): EnvironmentRow[] {
   const changes = new Map(report.changes.map((change) => [change.name, change]));
+  const unchanged = new Set(report.unchanged);
   return types.map(([name, type]) => {
     const change = changes.get(name);
     const state: EnvironmentRow['state'] =
-      change === undefined || change.result === 'applied'
-        ? 'synced'
-        : change.result === 'failed'
-          ? 'failed'
-          : change.result === 'not-converged'
-            ? 'not converged'
-            : change.cause === 'drift'
-              ? 'drifted'
-              : 'pending';
+      change === undefined && report.error !== undefined && !unchanged.has(name)
+        ? 'failed'
+        : change === undefined || change.result === 'applied'
+          ? 'synced'
+          : change.result === 'failed'
+            ? 'failed'
+            : change.result === 'not-converged'
+              ? 'not converged'
+              : change.cause === 'drift'
+                ? 'drifted'
+                : 'pending';
     return { name, type, state };
   });
 }

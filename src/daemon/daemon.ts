@@ -3,6 +3,7 @@ import type { Clock } from '../core/clock.ts';
 import {
   daemonStatus,
   EMPTY_DAEMON_MEMORY,
+  healthOfMemory,
   nextAttemptAt,
   readinessOfMemory,
   type DaemonMemory,
@@ -18,6 +19,7 @@ import {
 } from '../core/daemon-pass.ts';
 import { health, ownsOrg } from '../core/daemon-policy.ts';
 import type { DaemonStatus } from '../core/daemon-status.ts';
+import { shownApiUrl } from '../config/api-url.ts';
 import type { StateStore } from '../engine/state-store.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import { systemClock } from '../runtime/system-clock.ts';
@@ -143,6 +145,16 @@ export class Daemon {
   get healthy(): { healthy: boolean; reason?: string } {
     const { intervalMs } = this.#options.daemon;
     return health(this.#scheduler.passStartedAt, intervalMs, this.#clock.now());
+  }
+
+  /** The health level of /status, for /healthz's body (cheaper than the whole status). */
+  get level(): DaemonStatus['health'] {
+    return healthOfMemory(this.#memory);
+  }
+
+  /** The API's address without credentials, query or fragment, for the status page. */
+  get apiAddress(): string {
+    return shownApiUrl(this.#options.apiUrl);
   }
 
   status(): DaemonStatus {
