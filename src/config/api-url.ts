@@ -18,6 +18,15 @@ export function displayUrl(raw: string): string {
 }
 
 /**
+ * The API's base address as the status page shows it: scheme, host, port and path only. User
+ * information, a query and a fragment are dropped whatever the address holds (parseApiUrl refuses
+ * them, but the emulator's address and tests build URLs of their own).
+ */
+export function shownApiUrl(url: URL): string {
+  return `${url.protocol}//${url.host}${url.pathname}`;
+}
+
+/**
  * Checks the API's base address: https is required unless the host is loopback or plain http is
  * allowed explicitly; no credentials, query or fragment.
  */

@@ -186,16 +186,21 @@ export function daemonStatus(
     dialect: memory.dialect ?? null,
     mode: live.mode,
     window: live.window,
-    health: healthLevel({
-      lastPass: memory.lastPass,
-      errors: [...memory.unattributed],
-      orgs: Object.fromEntries(orgs.map(([name, org]) => [name, org.status])),
-    }),
+    health: healthOfMemory(memory),
     orgs: Object.fromEntries(
       orgs.map(([name, org]) => [name, { ...org.status, state: orgState(org.status, around) }]),
     ),
     ...(live.notifications === undefined ? {} : { notifications: live.notifications }),
   };
+}
+
+/** The daemon's health level (healthLevel) from what it remembers: for /status and /healthz. */
+export function healthOfMemory(memory: DaemonMemory): DaemonStatus['health'] {
+  return healthLevel({
+    lastPass: memory.lastPass,
+    errors: [...memory.unattributed],
+    orgs: Object.fromEntries([...memory.orgs].map(([name, org]) => [name, org.status])),
+  });
 }
 
 /** The memory with one org's entry replaced. */

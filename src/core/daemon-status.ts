@@ -4,6 +4,7 @@
  */
 import type { ResolvedDialect } from './dialect.ts';
 import { recentDrifts, type DriftSeen } from './drift.ts';
+import type { HealthLevel, OrgState } from './daemon-health.ts';
 import type { NotifyStatus } from './notify-policy.ts';
 import type { WindowReport } from './windows.ts';
 import type {
@@ -22,6 +23,9 @@ export const MAX_UNMANAGED_NAMES = 200;
 
 /** At most this many managed environments are listed per org; `environmentCount` counts them all. */
 export const MAX_ENVIRONMENT_ROWS = 500;
+
+export type { HealthLevel, OrgState } from './daemon-health.ts';
+export { healthLevel, orgState } from './daemon-health.ts';
 
 /** A managed environment as the status shows it: where it stands after the last pass. */
 export interface EnvironmentRow {
@@ -211,93 +215,30 @@ export function orgStatusAfter(
 }
 
 /**
- * How the daemon is doing: `failing` when its last pass failed as a whole or every org is invalid
- * or failed; `degraded` when some org is, or some manifest problem belongs to no org; `healthy`
- * otherwise. Suspended orgs, observe mode and closed windows are choices, not trouble.
+ * Each declared environment's state after a pass: its change's result, or synced. When the org
+ * failed as a whole (its listing refused, say), an environment with no change and not seen
+ * unchanged was never compared: failed, not synced.
  */
-export type HealthLevel = 'healthy' | 'degraded' | 'failing';
-
-export function healthLevel(
-  status: Pick<DaemonStatus, 'lastPass' | 'errors'> & {
-    readonly orgs: Readonly<Record<string, Pick<OrgStatus, 'status'>>>;
-  },
-): { level: HealthLevel; reason: string | null } {
-  const orgs = Object.entries(status.orgs);
-  const troubled = orgs.filter(([, org]) => org.status === 'invalid' || org.status === 'failed');
-  if (status.lastPass?.result === 'error') {
-    return {
-      level: 'failing',
-      reason: `the last pass failed: ${status.lastPass.error ?? 'error'}`,
-    };
-  }
-  if (orgs.length > 0 && troubled.length === orgs.length) {
-    return { level: 'failing', reason: `every org (${orgs.length}) is invalid or failed` };
-  }
-  if (troubled.length > 0) {
-    const names = troubled.map(([name]) => name);
-    return {
-      level: 'degraded',
-      reason: `${troubled.length} of ${orgs.length} org(s) invalid or failed: ${names.slice(0, 5).join(', ')}${names.length > 5 ? ', ...' : ''}`,
-    };
-  }
-  if (status.errors.length > 0) {
-    return {
-      level: 'degraded',
-      reason: `${status.errors.length} manifest problem(s) belong to no org`,
-    };
-  }
-  return { level: 'healthy', reason: null };
-}
-
-/** What an org's card says: one word that is true of it now. */
-export type OrgState =
-  | 'synced'
-  | 'drifted'
-  | 'pending'
-  | 'suspended'
-  | 'invalid'
-  | 'failed'
-  | 'not converged'
-  | 'waiting for window';
-
-/** An org's state, given the daemon's mode and whether a sync window is open. */
-export function orgState(
-  org: Pick<OrgStatus, 'status' | 'suspended' | 'pending' | 'pendingChanges'>,
-  around: { readonly observe: boolean; readonly windowOpen: boolean },
-): OrgState {
-  if (org.status === 'invalid') return 'invalid';
-  if (org.status === 'failed') {
-    const stuck =
-      org.pendingChanges.length > 0 &&
-      org.pendingChanges.every((c) => c.result === 'not-converged');
-    return stuck ? 'not converged' : 'failed';
-  }
-  if (org.suspended) return 'suspended';
-  if (org.pending === 0) return 'synced';
-  if (around.observe) {
-    return org.pendingChanges.some((c) => c.cause === 'drift') ? 'drifted' : 'pending';
-  }
-  return around.windowOpen ? 'pending' : 'waiting for window';
-}
-
-/** Each declared environment's state after a pass: its change's result, or synced. */
 function environmentRows(
   types: readonly (readonly [string, string])[],
   report: OrgReport,
 ): EnvironmentRow[] {
   const changes = new Map(report.changes.map((change) => [change.name, change]));
+  const unchanged = new Set(report.unchanged);
   return types.map(([name, type]) => {
     const change = changes.get(name);
     const state: EnvironmentRow['state'] =
-      change === undefined || change.result === 'applied'
-        ? 'synced'
-        : change.result === 'failed'
-          ? 'failed'
-          : change.result === 'not-converged'
-            ? 'not converged'
-            : change.cause === 'drift'
-              ? 'drifted'
-              : 'pending';
+      change === undefined && report.error !== undefined && !unchanged.has(name)
+        ? 'failed'
+        : change === undefined || change.result === 'applied'
+          ? 'synced'
+          : change.result === 'failed'
+            ? 'failed'
+            : change.result === 'not-converged'
+              ? 'not converged'
+              : change.cause === 'drift'
+                ? 'drifted'
+                : 'pending';
     return { name, type, state };
   });
 }

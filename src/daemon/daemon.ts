@@ -18,6 +18,7 @@ import {
 } from '../core/daemon-pass.ts';
 import { health, ownsOrg } from '../core/daemon-policy.ts';
 import type { DaemonStatus } from '../core/daemon-status.ts';
+import { shownApiUrl } from '../config/api-url.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import { systemClock } from '../runtime/system-clock.ts';
 import { DaemonMetrics } from './metrics.ts';
@@ -45,6 +46,8 @@ type PassSoFar = { -readonly [K in Exclude<keyof PassEnd, 'outcome'>]: PassEnd[K
  */
 export class Daemon {
   readonly metrics = new DaemonMetrics();
+  /** The API's address without credentials, query or fragment, for the status page. */
+  readonly apiAddress: string;
   readonly #options: DaemonOptions;
   readonly #logger: Logger;
   readonly #clock: Clock;
@@ -63,6 +66,7 @@ export class Daemon {
   constructor(options: DaemonOptions) {
     const { settings, daemon } = options;
     this.#options = options;
+    this.apiAddress = shownApiUrl(options.apiUrl);
     this.#logger = options.logger;
     this.#clock = options.clock ?? systemClock;
     this.#shutdown = new Shutdown(this.#clock);

@@ -116,11 +116,15 @@ export async function startDaemonServer(
     const route = `${req.method ?? 'GET'} ${url.pathname}`;
     switch (route) {
       case 'GET /healthz': {
+        // The status code is liveness alone (503 only while the loop is wedged): a restart cures
+        // a wedged loop, not an invalid manifest or a failing service. The body adds the level of
+        // /status for people and for probes that read it (docs/status-page.md).
         const { healthy, reason } = daemon.healthy;
+        const health = scrubDeep(daemon.status().health, scrub);
         return send(
           res,
           healthy ? 200 : 503,
-          healthy ? { status: 'ok' } : { status: 'wedged', reason },
+          healthy ? { status: 'ok', health } : { status: 'wedged', reason, health },
         );
       }
       case 'GET /readyz': {
@@ -151,12 +155,18 @@ export async function startDaemonServer(
           status: scrubDeep(daemon.status(), scrub),
           readiness: scrubDeep(daemon.ready, scrub),
           health: scrubDeep(daemon.healthy, scrub),
+          api: scrub(daemon.apiAddress),
           now: (options.clock ?? systemClock).now(),
           version: VERSION,
         });
         res.writeHead(200, PAGE_HEADERS).end(scrub(html));
         return;
       }
+      case 'GET /favicon.ico':
+        // Browsers ask for it with every page; a 404 would be an error in their console. The
+        // page has no icon: nothing but its own inline script and style ever loads.
+        res.writeHead(204, { 'cache-control': 'max-age=86400' }).end();
+        return;
       case 'POST /reconcile':
         return reconcileWebhook(daemon, req, res, options.webhookSecret, logger);
       default: {

@@ -217,6 +217,7 @@ describe("the daemon's status keeps the uploads that did not go through", () => 
       },
       readiness: { ready: true },
       health: { healthy: true },
+      api: 'https://api.example.com',
       now: 0,
       version: '0.2.0',
     });

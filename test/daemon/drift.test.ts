@@ -120,7 +120,7 @@ describe.each(['spec', 'kosli'] as const)('the daemon against the %s profile', (
       ]);
       const page = await get(`${d.url}/`);
       expect(page).toContain(
-        '<tr><td><code>prod</code></td><td><code>description</code></td><td><code>&quot;&lt;img src=x onerror=alert(1)&gt; by hand&quot;</code></td><td><code>&quot;Production&quot;</code></td>',
+        '<tr><td data-label="Environment"><code>prod</code></td><td data-label="Field"><code>description</code></td><td data-label="Found"><code>&quot;&lt;img src=x onerror=alert(1)&gt; by hand&quot;</code></td><td data-label="Declared"><code>&quot;Production&quot;</code></td>',
       );
       expect(page).not.toContain('<img src=x');
 

@@ -108,13 +108,21 @@ describe('GET / (the status page)', () => {
       .update(scripts[0] ?? '')
       .digest('base64');
     expect(csp).toContain(`script-src 'sha256-${hash}'`);
-    expect(html).not.toMatch(/<(?:link|img|iframe|object|embed)\b|src=|https?:\/\//);
+    // Nothing loads from anywhere: the one address in the page is the API's, shown as text.
+    expect(html.replace(`<code>${api.url}/</code>`, '')).not.toMatch(
+      /<(?:link|img|iframe|object|embed)\b|src=|https?:\/\//,
+    );
 
     expect(html).toContain('<code>acme</code>');
     expect(html).toContain('<code>beta</code>');
     expect(html).toContain('<span class="badge st-failed">failed</span>');
     expect(html).toContain('<span class="badge st-invalid">invalid</span>');
-    expect(html).toMatch(/<td><code>prod<\/code><\/td><td>create<\/td><td>failed<\/td>/);
+    expect(html).toContain(
+      '<td data-label="Environment"><code>prod</code></td><td data-label="Action">create</td><td data-label="Result"><span class="badge st-failed">failed</span></td>',
+    );
+    // The header: the level in words and colour, and the API's address.
+    expect(html).toContain('<div class="band lv-failing" id="health">');
+    expect(html).toContain(`<dt>API</dt><dd><code>${api.url}/</code></dd>`);
     expect(html).toContain(
       '<code>description</code>: <code>&quot;old&quot;</code> → <code>&quot;new&quot;</code>',
     );
@@ -131,6 +139,36 @@ describe('GET / (the status page)', () => {
     await post.body.dump();
     expect(post.statusCode).toBe(405);
     expect(post.headers['allow']).toBe('GET');
+  });
+
+  it('answers /healthz by liveness with the health level in its body; shows the API address without credentials; answers the favicon with nothing', async () => {
+    const api = await refusingApi();
+    await tmp.write(
+      'manifests/acme.yaml',
+      'org: acme\nenvironments:\n  - name: prod\n    type: K8S\n    description: p\n',
+    );
+    // parseApiUrl refuses user information; a URL built some other way must not show it either.
+    const withUser = new URL(api.url);
+    withUser.username = 'someone';
+    withUser.password = 'pa55word-b7e1';
+    const { daemon, url } = await startDaemon(withUser.href);
+    await waitFor('the first pass', () => daemon.status().lastPass !== null);
+    await daemon.idle();
+
+    const healthz = await request(`${url}/healthz`);
+    expect(healthz.statusCode).toBe(200);
+    expect(await healthz.body.json()).toEqual({
+      status: 'ok',
+      health: { level: 'failing', reason: 'every org (1) is invalid or failed' },
+    });
+    const html = await (await request(`${url}/`)).body.text();
+    expect(html).toContain(`<dt>API</dt><dd><code>${api.url}/</code></dd>`);
+    expect(html).not.toContain('pa55word');
+    expect(html).not.toContain('someone');
+
+    const icon = await request(`${url}/favicon.ico`);
+    expect(icon.statusCode).toBe(204);
+    expect(await icon.body.text()).toBe('');
   });
 
   it('keeps /status JSON with its fields, plus the pending changes of each org', async () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { shownApiUrl } from '../../src/config/api-url.ts';
 import { compileScrub } from '../../src/core/redact.ts';
 import type { ChangeReport, OrgReport } from '../../src/core/report.ts';
 import {
@@ -9,10 +10,13 @@ import {
   scrubDeep,
   type StatusPageModel,
 } from '../../src/daemon/status-page.ts';
+import { STATE_COLOURS } from '../../src/daemon/status-page-style.ts';
 import {
+  MAX_ENVIRONMENT_ROWS,
   MAX_PENDING_CHANGES,
   orgStatusAfter,
   type DaemonStatus,
+  type EnvironmentRow,
   type OrgState,
   type OrgStatus,
 } from '../../src/core/daemon-status.ts';
@@ -73,6 +77,7 @@ function model(status: DaemonStatus, extra: Partial<StatusPageModel> = {}): Stat
     status,
     readiness: { ready: status.ready },
     health: { healthy: true },
+    api: 'https://api.example.com/v2',
     now: NOW,
     version: '0.1.0',
     ...extra,
@@ -90,12 +95,14 @@ function markupOf(html: string): string {
 }
 
 const TAGS = new Set(
-  'html head meta title noscript style body header h1 h2 h3 h4 p main table thead tbody tr th td code span time a ul li br section'.split(
+  'html head meta title noscript style body header footer h1 h2 h3 h4 p main section div table thead tbody tr th td code span strong time a ul li br dl dt dd details summary'.split(
     ' ',
   ),
 );
 const ATTRIBUTES = new Set(
-  'lang charset name content http-equiv id role class datetime href scope'.split(' '),
+  'lang charset name content http-equiv id role class datetime title href scope open aria-labelledby data-key data-label'.split(
+    ' ',
+  ),
 );
 
 /** The tags of `markup` that are not the renderer's own, or carry an attribute it never writes. */
@@ -103,11 +110,13 @@ function foreignTags(markup: string): string[] {
   const foreign: string[] = [];
   for (const [tag] of markup.matchAll(/<[^>]*>/g)) {
     if (tag === '<!doctype html>') continue;
-    const match = /^<\/?([a-z0-9]+)((?: [a-z-]+="[^"<>]*")*)>$/.exec(tag);
+    const match = /^<\/?([a-z0-9]+)((?: [a-z-]+(?:="[^"<>]*")?)*)>$/.exec(tag);
     const own =
       match !== null &&
       TAGS.has(match[1] ?? '') &&
-      [...(match[2] ?? '').matchAll(/ ([a-z-]+)="/g)].every(([, a]) => ATTRIBUTES.has(a ?? '')) &&
+      [...(match[2] ?? '').matchAll(/ ([a-z-]+)(?:="[^"<>]*")?/g)].every(([, a]) =>
+        ATTRIBUTES.has(a ?? ''),
+      ) &&
       !/href="(?!status")/.test(tag);
     if (!own) foreign.push(tag);
   }
@@ -124,12 +133,53 @@ function expectOnlyOwnMarkup(html: string): void {
   expect(markup.replace(/<[^>]*>/g, '')).not.toMatch(/&(?!amp;|lt;|gt;|quot;|#39;)/);
 }
 
+/** The text of some markup, as a reader sees it: tags dropped, entities read, spaces folded. */
+function text(markup: string): string {
+  return markup
+    .replace(/<br>/g, '\n')
+    .replace(/<[^>]*>/g, '')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&')
+    .replace(/[ \t]+/g, ' ')
+    .trim();
+}
+
+/** The card of one org (by its name as shown). */
+function card(html: string, name: string): string {
+  const cards = [...html.matchAll(/<section class="card[^"]*"[^>]*>[\s\S]*?<\/section>/g)].map(
+    ([c]) => c,
+  );
+  const found = cards.filter((c) => text(/<h3[^>]*>([\s\S]*?)<\/h3>/.exec(c)?.[1] ?? '') === name);
+  expect(found, `the card of ${name}`).toHaveLength(1);
+  return found[0] ?? '';
+}
+
+/** The rows of the first table of class `name` in `markup`, each as its cells' text. */
+function rows(markup: string, name: string): string[][] {
+  const table = new RegExp(`<table class="${name}[ "][\\s\\S]*?</table>`).exec(markup)?.[0] ?? '';
+  return [...table.matchAll(/<tr>([\s\S]*?)<\/tr>/g)]
+    .filter(([row]) => row.includes('<td'))
+    .map(([, row]) =>
+      [...(row ?? '').matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map(([, c]) => text(c ?? '')),
+    );
+}
+
+/** The header's band: its level class and its words. */
+function band(html: string): { className: string; words: string } {
+  const match = /<div class="band ([a-z-]+)"[^>]*><h2[^>]*>([^<]*)<\/h2>/.exec(html);
+  return { className: match?.[1] ?? '', words: match?.[2] ?? '' };
+}
+
 const HOSTILE = [
   '<script>window.__pwned=1</script>',
   '"onmouseover="window.__pwned=1',
   "'><img src=x onerror=alert(1)>",
   'Tom & Jerry &amp; &lt;',
   '</main><script>alert(1)</script>',
+  '</details></section><style>*{}</style>',
   'a\u202eb\nc\u0000',
 ];
 
@@ -156,37 +206,217 @@ const change = (name: string, extra: Partial<ChangeReport> = {}): ChangeReport =
   ...extra,
 });
 
+const ORG_STATES: readonly OrgState[] = [
+  'synced',
+  'drifted',
+  'pending',
+  'suspended',
+  'invalid',
+  'failed',
+  'not converged',
+  'waiting for window',
+];
+
+const ROW_STATES: readonly EnvironmentRow['state'][] = [
+  'synced',
+  'pending',
+  'drifted',
+  'failed',
+  'not converged',
+];
+
 describe('the status page renderer', () => {
-  it('shows every org with its status, last success, last attempt and pending count', () => {
+  it('shows a card per org with its state, last success, last attempt and counts', () => {
     const html = renderStatusPage(
       model(
         daemonStatus({
+          health: { level: 'degraded', reason: '1 of 2 org(s) invalid or failed: globex' },
           orgs: {
-            acme: orgStatus(),
-            globex: orgStatus({ status: 'failed', lastSuccess: null, failures: 2 }),
+            acme: orgStatus({
+              environments: [
+                { name: 'prod', type: 'K8S', state: 'synced' },
+                { name: 'web', type: 'S3', state: 'pending' },
+              ],
+              pending: 1,
+              pendingChanges: [change('web')],
+            }),
+            globex: orgStatus({
+              status: 'failed',
+              state: 'failed',
+              lastSuccess: null,
+              failures: 2,
+            }),
           },
         }),
       ),
     );
-    expect(html).toContain('<code>acme</code>');
-    expect(html).toContain('<code>globex</code>');
-    expect(html).toContain('2026-11-23T01:59:00.000Z');
-    expect(html).toContain('2026-11-23T01:59:30.000Z');
-    expect(html).toContain('<span class="badge st-failed">failed</span>');
-    expect(html).toContain('never');
-    expect(html).toContain('<title>envsync: ready, 2 orgs, 1 failing</title>');
+    const acme = card(html, 'acme');
+    expect(acme).toContain('<span class="badge st-synced">synced</span>');
+    expect(text(acme)).toContain('2 environments1 synced1 pending1 pending change');
+    expect(acme).toContain('<time datetime="2026-11-23T01:59:00.000Z"');
+    expect(text(acme)).toContain('Last success 60 s ago · last attempt 30 s ago');
+    const globex = card(html, 'globex');
+    expect(globex).toMatch(/^<section class="card st-failed"/);
+    expect(globex).toContain('<span class="badge st-failed">failed</span>');
+    expect(text(globex)).toContain('Last success never');
+    expect(text(globex)).toContain('Failed passes in a row: 2');
+    expect(html).toContain('<title>envsync: degraded, 2 orgs, 1 failing</title>');
     expectOnlyOwnMarkup(html);
   });
 
-  it('shows the API dialect and where it came from, or that no listing was read yet', () => {
-    const known = renderStatusPage(
-      model(daemonStatus({ dialect: { dialect: 'kosli', from: 'listing' } })),
+  it.each(ORG_STATES)('shows the state %j as the badge and the colour of its card', (state) => {
+    const html = renderStatusPage(model(daemonStatus({ orgs: { acme: orgStatus({ state }) } })));
+    const acme = card(html, 'acme');
+    const className = /^<section class="card (st-[a-z-]+)/.exec(acme)?.[1];
+    expect(acme).toContain(`<span class="badge ${className}">${state}</span>`);
+    // The class gives the state's own colour, and no other state shares it.
+    expect(PAGE_STYLE).toContain(`.${className} { --c: ${STATE_COLOURS[state]}; }`);
+    expect(new Set(Object.values(STATE_COLOURS)).size).toBe(ORG_STATES.length);
+    expect(text(html)).toContain(`1 org: 1 ${state}`);
+  });
+
+  it.each(ROW_STATES)('shows an environment in the state %j with its type', (state) => {
+    const html = renderStatusPage(
+      model(
+        daemonStatus({
+          orgs: { acme: orgStatus({ environments: [{ name: 'prod', type: 'K8S', state }] }) },
+        }),
+      ),
     );
-    expect(known).toContain(
-      '<th scope="row">API dialect</th><td>kosli (auto: read from the listing&#39;s shape)</td>',
+    expect(rows(card(html, 'acme'), 'envs')).toEqual([['prod', 'K8S', state]]);
+    expect(card(html, 'acme')).toContain(`<span class="badge st-`);
+    expect(text(card(html, 'acme'))).toContain(`1 environment1 ${state}`);
+  });
+
+  it('lists every managed environment, open when they are few; and the unmanaged ones by name', () => {
+    const few = orgStatus({
+      environments: [{ name: 'prod', type: 'K8S', state: 'synced' }],
+      unmanaged: 205,
+      unmanagedNames: ['legacy', 'old-bucket'],
+    });
+    const many = orgStatus({
+      environments: Array.from({ length: MAX_ENVIRONMENT_ROWS }, (_, i) => ({
+        name: `env-${String(i).padStart(3, '0')}`,
+        type: 'S3',
+        state: 'synced' as const,
+      })),
+    });
+    const html = renderStatusPage(model(daemonStatus({ orgs: { few, many } })));
+    expect(card(html, 'few')).toContain('<details data-key="few/environments" open>');
+    expect(text(card(html, 'few'))).toContain('Unmanaged environments (205)');
+    expect(card(html, 'few')).toContain(
+      '<ul class="names"><li><code>legacy</code></li><li><code>old-bucket</code></li></ul><p class="dim">and 203 more</p>',
+    );
+    expect(card(html, 'many')).toContain('<details data-key="many/environments">');
+    expect(rows(card(html, 'many'), 'envs')).toHaveLength(MAX_ENVIRONMENT_ROWS);
+    expect(text(card(html, 'many'))).toContain(
+      `The first ${MAX_ENVIRONMENT_ROWS} in name order are listed.`,
+    );
+    expectOnlyOwnMarkup(html);
+  });
+
+  it('shows in the header the API address, the dialect, the revision, the mode and the last pass', () => {
+    const html = renderStatusPage(
+      model(
+        daemonStatus({
+          revision: 'abc123def',
+          dialect: { dialect: 'kosli', from: 'listing' },
+          lastPass: {
+            startedAt: '2026-11-23T01:59:00.000Z',
+            finishedAt: '2026-11-23T01:59:02.000Z',
+            durationMs: 1500,
+            settleWaitMs: 500,
+            result: 'partial',
+            trigger: ['file manifests/acme.yaml', 'interval'],
+          },
+        }),
+        { api: 'https://app.example.com/api/v2' },
+      ),
+    );
+    expect(html).toContain('<dt>API</dt><dd><code>https://app.example.com/api/v2</code></dd>');
+    expect(html).toContain(
+      '<dt>API dialect</dt><dd>kosli (auto: read from the listing&#39;s shape)</dd>',
+    );
+    expect(html).toContain('<dt>Revision</dt><dd><code>abc123def</code></dd>');
+    expect(html).toContain('<dt>Mode</dt><dd><strong>Normal</strong>: changes are sent</dd>');
+    expect(html).toContain('<span class="badge st-drifted">partial</span>');
+    expect(html).toContain(
+      '<time datetime="2026-11-23T01:59:02.000Z">2026-11-23 01:59:02 UTC</time>',
+    );
+    expect(html).toContain(
+      'took 1.5 s; trigger <code>file manifests/acme.yaml</code>, <code>interval</code>',
     );
     const unknown = renderStatusPage(model(daemonStatus()));
     expect(unknown).toContain('not known yet (no listing read)');
+    expect(unknown).toContain('none (not a git-sync checkout)');
+  });
+
+  it('says observe mode, and where the sync windows stand with when they open or close', () => {
+    const mode = (status: Partial<DaemonStatus>) =>
+      text(
+        /<dt>Mode<\/dt><dd>([\s\S]*?)<\/dd>/.exec(
+          renderStatusPage(model(daemonStatus(status))),
+        )?.[1] ?? '',
+      );
+    expect(mode({ mode: 'observe' })).toBe('Observe: nothing is ever sent (--observe)');
+    expect(mode({ window: { open: true, closesAt: '2026-11-23T05:00:00.000Z' } })).toBe(
+      'Inside a sync window: changes are sent; closes at 2026-11-23 05:00:00 UTC (in 3 h)',
+    );
+    expect(mode({ window: { open: false, opensAt: '2026-11-25T09:00:00.000Z' } })).toBe(
+      'Outside the sync windows: changes wait; opens at 2026-11-25 09:00:00 UTC (in 2 d)',
+    );
+    expect(
+      mode({ mode: 'observe', window: { open: false, opensAt: '2026-11-23T02:30:00.000Z' } }),
+    ).toBe(
+      'Observe: nothing is ever sent (--observe)\nSync window closed; opens at 2026-11-23 02:30:00 UTC (in 30 min)',
+    );
+    // A pending org in observe mode is not said to be sent by the next pass.
+    const observed = renderStatusPage(
+      model(daemonStatus({ mode: 'observe', orgs: { acme: orgStatus({ state: 'pending' }) } })),
+    );
+    expect(text(card(observed, 'acme'))).toContain('observe mode sends nothing');
+  });
+
+  it.each([
+    ['healthy', 'lv-healthy', 'Healthy'],
+    ['degraded', 'lv-degraded', 'Degraded'],
+    ['failing', 'lv-failing', 'Failing'],
+  ] as const)('shows the level %s in words and colour', (level, className, words) => {
+    const html = renderStatusPage(
+      model(daemonStatus({ health: { level, reason: level === 'healthy' ? null : 'why' } })),
+    );
+    expect(band(html)).toEqual({ className, words });
+  });
+
+  it.each(['invalid', 'failed'] as const)(
+    'is never green while an org is %s, even when the level it is given says healthy',
+    (status) => {
+      const troubled = orgStatus({ status, state: status });
+      const one = renderStatusPage(
+        model(daemonStatus({ orgs: { acme: orgStatus(), beta: troubled } })),
+      );
+      expect(band(one)).toEqual({ className: 'lv-degraded', words: 'Degraded' });
+      expect(text(one)).toContain('1 of 2 org(s) invalid or failed: beta');
+      const all = renderStatusPage(model(daemonStatus({ orgs: { beta: troubled } })));
+      expect(band(all)).toEqual({ className: 'lv-failing', words: 'Failing' });
+      // Stuck changes count too ('not converged' is an org whose status is failed).
+      const stuck = renderStatusPage(
+        model(
+          daemonStatus({ orgs: { beta: orgStatus({ status: 'failed', state: 'not converged' }) } }),
+        ),
+      );
+      expect(band(stuck).className).toBe('lv-failing');
+    },
+  );
+
+  it('is failing while the loop is wedged', () => {
+    const html = renderStatusPage(
+      model(daemonStatus(), {
+        health: { healthy: false, reason: 'a pass has been running for 1200 s' },
+      }),
+    );
+    expect(band(html)).toEqual({ className: 'lv-failing', words: 'Failing' });
+    expect(text(html)).toContain('The loop is wedged: a pass has been running for 1200 s');
   });
 
   it('lists the pending changes: environment, action, fields and error, and says how many more there are', () => {
@@ -210,18 +440,16 @@ describe('the status page renderer', () => {
         }),
       ),
     );
-    expect(html).toContain(
-      '<tr><td><code>prod</code></td><td>create</td><td>planned</td><td><code>type</code> = <code>&quot;K8S&quot;</code></td>',
-    );
+    expect(rows(html, 'pending')).toEqual([
+      ['prod', 'create', 'planned', 'type = "K8S"', ''],
+      ['stage', 'update', 'failed', 'description: "old" → "new"', 'the service said 422'],
+      // A value the service does not show is still shown with the value a sync sets.
+      ['dev', 'unverified', 'planned', 'policies: (not shown by the service) → ["pci"]', ''],
+    ]);
     expect(html).toContain(
       '<code>description</code>: <code>&quot;old&quot;</code> → <code>&quot;new&quot;</code>',
     );
-    expect(html).toContain('the service said 422');
-    // A value the service does not show is still shown with the value a sync sets.
-    expect(html).toContain(
-      '<code>policies</code>: <span class="dim">(not shown by the service)</span> → <code>[&quot;pci&quot;]</code>',
-    );
-    expect(html).toContain('and 57 more (the first 3 are listed)');
+    expect(text(html)).toContain('and 57 more (the first 3 are listed)');
     expectOnlyOwnMarkup(html);
   });
 
@@ -289,15 +517,18 @@ describe('the status page renderer', () => {
         }),
       ),
     );
-    expect(html).toContain(
-      '<tr><td><code>stage</code></td><td>update <span class="st-pending">(drift)</span></td><td>failed</td>',
+    const acme = card(html, 'acme');
+    expect(acme).toContain(
+      '<td data-label="Action">update <span class="drift-mark">(drift)</span></td>',
     );
-    expect(html).toContain(
-      '<tr><td><code>stage</code></td><td><code>description</code></td><td><code>&quot;old&quot;</code></td><td><code>&quot;new&quot;</code></td><td><time datetime="2026-11-23T01:59:30.000Z">2026-11-23T01:59:30.000Z</time> <span class="dim">(30 s ago)</span></td></tr>' +
-        '<tr><td><code>prod</code></td><td><code>policies</code></td><td><span class="dim">(none)</span></td><td><code>[&quot;pci&quot;]</code></td>',
-    );
-    // globex has seen none.
-    expect(html).toContain('No drift found.');
+    expect(rows(acme, 'drift')).toEqual([
+      ['stage', 'description', '"old"', '"new"', '2026-11-23 01:59:30 UTC (30 s ago)'],
+      ['prod', 'policies', '(none)', '["pci"]', '2026-11-23 01:00:00 UTC (60 min ago)'],
+    ]);
+    expect(acme).toContain('<time datetime="2026-11-23T01:59:30.000Z">');
+    // globex has seen none: no table.
+    expect(card(html, 'globex')).not.toContain('Recent drift');
+    expect(card(html, 'globex')).not.toContain('Pending changes');
     expectOnlyOwnMarkup(html);
   });
 
@@ -316,6 +547,7 @@ describe('the status page renderer', () => {
           orgs: {
             acme: orgStatus({
               status: 'invalid',
+              state: 'invalid',
               lastError: {
                 message: 'invalid manifests (1 problem)',
                 at: '2026-11-23T01:59:30.000Z',
@@ -326,7 +558,7 @@ describe('the status page renderer', () => {
         }),
       ),
     );
-    expect(html).toContain(
+    expect(card(html, 'acme')).toContain(
       '<code>manifests/acme.yaml:4:11</code> <code>environments[0].type</code>',
     );
     expect(html).toContain('<code>manifests/stray.yaml:1:1</code>');
@@ -334,36 +566,24 @@ describe('the status page renderer', () => {
     expect(html).toContain('&quot;k8s&quot; is not one of K8S, S3, logical');
   });
 
-  it('shows the last pass (result, times, trigger), the revision, the shard, state file errors and readiness', () => {
+  it('shows the daemon: readiness, the shard, the state file and its write error', () => {
     const html = renderStatusPage(
       model(
         daemonStatus({
-          revision: 'abc123def',
           shard: { index: 1, count: 3 },
           ready: false,
+          passRunning: true,
           stateFile: { path: '/data/state.json', writeError: 'EACCES: permission denied' },
-          lastPass: {
-            startedAt: '2026-11-23T01:59:00.000Z',
-            finishedAt: '2026-11-23T01:59:02.000Z',
-            durationMs: 1500,
-            settleWaitMs: 500,
-            result: 'partial',
-            trigger: ['file manifests/acme.yaml', 'interval'],
-          },
         }),
         { readiness: { ready: false, reason: 'no org is reconciled without error' } },
       ),
     );
-    expect(html).toContain('<code>abc123def</code>');
-    expect(html).toContain('1 of 3');
-    expect(html).toContain('write failed');
-    expect(html).toContain('EACCES: permission denied');
-    expect(html).toContain('<span class="badge st-not-ready">not ready</span>');
+    expect(html).toContain('<span class="badge st-invalid">not ready</span>');
     expect(html).toContain('no org is reconciled without error');
-    expect(html).toContain('<span class="badge st-partial">partial</span>');
-    expect(html).toContain('2026-11-23T01:59:02.000Z');
-    expect(html).toContain('<code>file manifests/acme.yaml</code>, <code>interval</code>');
-    expect(html).toContain('1500 ms');
+    expect(html).toContain('1 of 3');
+    expect(html).toContain('<code>/data/state.json</code>');
+    expect(text(html)).toContain('The state file could not be written: EACCES: permission denied');
+    expect(text(html)).toContain('A pass is running now.');
   });
 
   it('says when no pass has finished and no org is known yet', () => {
@@ -375,53 +595,102 @@ describe('the status page renderer', () => {
     expect(html).toContain('No org yet');
   });
 
-  it.each(HOSTILE)('shows the hostile text %j as text, never as markup', (text) => {
+  it.each(HOSTILE)('shows the hostile text %j as text, never as markup', (hostile) => {
     const html = renderStatusPage(
       model(
         daemonStatus({
-          revision: text,
-          manifests: text,
-          errors: [{ file: text, line: 1, column: 2, path: text, message: text }],
-          stateFile: { path: text, writeError: text },
+          revision: hostile,
+          manifests: hostile,
+          errors: [{ file: hostile, line: 1, column: 2, path: hostile, message: hostile }],
+          stateFile: { path: hostile, writeError: hostile },
+          lastPass: {
+            startedAt: hostile,
+            finishedAt: hostile,
+            durationMs: 1,
+            settleWaitMs: 0,
+            result: 'error',
+            trigger: [hostile],
+            error: hostile,
+          },
+          health: { level: 'failing', reason: hostile },
+          window: { open: false, opensAt: hostile },
           orgs: {
-            [text]: orgStatus({
+            [hostile]: orgStatus({
               status: 'failed',
-              lastError: { message: text, at: text, errors: [] },
+              state: 'failed',
+              lastError: { message: hostile, at: hostile, errors: [] },
+              lastSuccess: hostile,
+              nextAttemptAt: hostile,
               pending: 1,
               pendingChanges: [
-                change(text, { error: text, fields: { description: { from: text, to: text } } }),
+                change(hostile, {
+                  error: hostile,
+                  fields: { description: { from: hostile, to: hostile } },
+                }),
               ],
               recentDrift: [
-                { environment: text, field: text, found: text, declared: [text], at: text },
+                {
+                  environment: hostile,
+                  field: hostile,
+                  found: hostile,
+                  declared: [hostile],
+                  at: hostile,
+                },
+              ],
+              environments: [{ name: hostile, type: hostile, state: 'failed' }],
+              unmanaged: 1,
+              unmanagedNames: [hostile],
+              pendingArchives: [
+                { name: hostile, ownedBy: ['tag'], result: 'failed', error: hostile },
+              ],
+              pendingPolicyDocuments: [
+                {
+                  action: 'create',
+                  name: hostile,
+                  version: null,
+                  fields: { description: { from: null, to: hostile } },
+                  result: 'failed',
+                  error: hostile,
+                },
               ],
             }),
           },
         }),
-        { readiness: { ready: false, reason: text }, health: { healthy: false, reason: text } },
+        {
+          readiness: { ready: false, reason: hostile },
+          health: { healthy: false, reason: hostile },
+          api: hostile,
+          version: hostile,
+        },
       ),
     );
     expectOnlyOwnMarkup(html);
-    expect(markupOf(html)).not.toContain(text);
+    expect(markupOf(html)).not.toContain(hostile);
   });
 
   it('escapes any text in every slot (property)', () => {
     fc.assert(
       fc.property(anyText, fc.constantFrom(...HOSTILE), (random, hostile) => {
-        const text = `${random}${hostile}`;
+        const value = `${random}${hostile}`;
         const html = renderStatusPage(
           model(
             daemonStatus({
-              revision: text,
+              revision: value,
+              health: { level: 'degraded', reason: value },
               orgs: {
-                [text]: orgStatus({
+                [value]: orgStatus({
                   pending: 1,
-                  pendingChanges: [change(text, { error: text, cause: 'drift' })],
+                  pendingChanges: [change(value, { error: value, cause: 'drift' })],
                   recentDrift: [
-                    { environment: text, field: text, found: text, declared: text, at: text },
+                    { environment: value, field: value, found: value, declared: value, at: value },
                   ],
+                  environments: [{ name: value, type: value, state: 'drifted' }],
+                  unmanaged: 1,
+                  unmanagedNames: [value],
                 }),
               },
             }),
+            { api: value },
           ),
         );
         expectOnlyOwnMarkup(html);
@@ -449,6 +718,15 @@ describe('the status page renderer', () => {
     expect(html).not.toContain('5f3a9c1e7b');
     expect(html).toContain('Bearer [REDACTED]');
     expect(html).toContain('<code>org-[REDACTED]</code>');
+  });
+});
+
+describe('the API address the page shows', () => {
+  it('has no user information, query or fragment, whatever the URL holds', () => {
+    expect(shownApiUrl(new URL('https://user:s3cret@api.example.com:8443/v2?token=abc#x'))).toBe(
+      'https://api.example.com:8443/v2',
+    );
+    expect(shownApiUrl(new URL('http://127.0.0.1:8080'))).toBe('http://127.0.0.1:8080/');
   });
 });
 
@@ -515,5 +793,55 @@ describe('pending changes in the status model', () => {
       undefined,
     );
     expect(status).toMatchObject({ pending: 0, pendingChanges: [] });
+  });
+});
+
+describe('managed environments in the status model', () => {
+  const report = (extra: Partial<OrgReport>): OrgReport => ({
+    org: 'acme',
+    status: 'ok',
+    changes: [],
+    unchanged: [],
+    unmanaged: [],
+    errors: [],
+    ...extra,
+  });
+  const types = [
+    ['api', 'K8S'],
+    ['db', 'S3'],
+    ['web', 'K8S'],
+  ] as const;
+
+  it('gives each declared environment the state of its change, or synced', () => {
+    const status = orgStatusAfter(
+      report({
+        status: 'failed',
+        changes: [
+          change('api', { result: 'failed' }),
+          change('db', { result: 'planned', cause: 'drift' }),
+        ],
+        unchanged: ['web'],
+      }),
+      undefined,
+      NOW,
+      undefined,
+      types,
+    );
+    expect(status.environments).toEqual([
+      { name: 'api', type: 'K8S', state: 'failed' },
+      { name: 'db', type: 'S3', state: 'drifted' },
+      { name: 'web', type: 'K8S', state: 'synced' },
+    ]);
+  });
+
+  it('says failed, not synced, for environments never compared because the org failed as a whole', () => {
+    const status = orgStatusAfter(
+      report({ status: 'failed', error: 'cannot list the org: 403' }),
+      undefined,
+      NOW,
+      undefined,
+      types,
+    );
+    expect(status.environments.map((row) => row.state)).toEqual(['failed', 'failed', 'failed']);
   });
 });

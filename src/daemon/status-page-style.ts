@@ -1,0 +1,131 @@
+/**
+ * The status page's style sheet and its colours: one colour per org state and per health level,
+ * the same in light and dark schemes, each dark enough for white text on it (WCAG AA, 4.5:1).
+ */
+import type { HealthLevel, OrgState } from '../core/daemon-status.ts';
+
+/** Each org state's colour: its badge's background and its card's edge. */
+export const STATE_COLOURS: Readonly<Record<OrgState, string>> = {
+  synced: '#1a7f37',
+  pending: '#0969da',
+  drifted: '#9a6700',
+  'waiting for window': '#8250df',
+  suspended: '#59636e',
+  invalid: '#cf222e',
+  failed: '#a40e26',
+  'not converged': '#bc4c00',
+};
+
+/** Each health level's colour: the header's band. */
+export const LEVEL_COLOURS: Readonly<Record<HealthLevel, string>> = {
+  healthy: '#1a7f37',
+  degraded: '#9a6700',
+  failing: '#cf222e',
+};
+
+/**
+ * The class of a status word. Fixed names, never built from the value itself: a word from the
+ * service can only ever pick one of these.
+ */
+export const STATUS_CLASS: Readonly<Record<string, string>> = {
+  synced: 'st-synced',
+  pending: 'st-pending',
+  drifted: 'st-drifted',
+  'waiting for window': 'st-waiting',
+  suspended: 'st-suspended',
+  invalid: 'st-invalid',
+  failed: 'st-failed',
+  'not converged': 'st-not-converged',
+  // The other words the page shows in a badge, coloured as the state they mean.
+  ok: 'st-synced',
+  success: 'st-synced',
+  ready: 'st-synced',
+  partial: 'st-drifted',
+  planned: 'st-pending',
+  'not-converged': 'st-not-converged',
+  error: 'st-failed',
+  'not ready': 'st-invalid',
+  healthy: 'lv-healthy',
+  degraded: 'lv-degraded',
+  failing: 'lv-failing',
+};
+
+const stateRules = Object.entries(STATE_COLOURS)
+  .map(([state, colour]) => `.${STATUS_CLASS[state] ?? ''} { --c: ${colour}; }`)
+  .join('\n');
+const levelRules = Object.entries(LEVEL_COLOURS)
+  .map(([level, colour]) => `.lv-${level} { --c: ${colour}; }`)
+  .join('\n');
+
+/** The page's only style sheet. */
+export const PAGE_STYLE = `
+:root {
+  color-scheme: light dark;
+  --bg: #f6f8fa; --fg: #1f2328; --card: #ffffff; --line: #d1d9e0; --dim: #57606a; --code: #eff2f5;
+}
+@media (prefers-color-scheme: dark) {
+  :root { --bg: #0d1117; --fg: #e6edf3; --card: #161b22; --line: #3d444d; --dim: #9198a1; --code: #262c36; }
+}
+${stateRules}
+${levelRules}
+* { box-sizing: border-box; }
+html { background: var(--bg); color: var(--fg); }
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 84rem; padding: 0 1rem 3rem; }
+a { color: inherit; }
+code { font-family: ui-monospace, monospace; font-size: 0.92em; overflow-wrap: anywhere; }
+h1 { font-size: 1.1rem; margin: 0; }
+h2 { font-size: 1.15rem; margin: 1.5rem 0 0.5rem; }
+h3 { font-size: 1.1rem; margin: 0; overflow-wrap: anywhere; min-width: 0; }
+h4 { font-size: 0.95rem; margin: 1rem 0 0.3rem; }
+p { margin: 0.3rem 0; }
+.dim { color: var(--dim); }
+.message { white-space: pre-wrap; overflow-wrap: anywhere; }
+.bar { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; align-items: baseline; justify-content: space-between; padding: 0.6rem 0; }
+#refresh { color: var(--dim); margin: 0; }
+#refresh.stale { color: #fff; background: #cf222e; font-weight: 600; padding: 0.3rem 0.6rem; border-radius: 0.4rem; }
+.badge { display: inline-block; background: var(--c, #59636e); color: #fff; font-weight: 600; font-size: 0.85rem; line-height: 1.2; padding: 0.15rem 0.55rem; border-radius: 1rem; white-space: nowrap; }
+.band { background: var(--c); color: #fff; border-radius: 0.6rem 0.6rem 0 0; padding: 1rem 1.25rem; }
+.band .level { font-size: 2rem; font-weight: 700; line-height: 1.1; margin: 0; }
+.band .level::before { content: ""; display: inline-block; width: 0.7em; height: 0.7em; margin-right: 0.35em; border-radius: 50%; background: #fff; vertical-align: 0.05em; }
+.band p { margin: 0.35rem 0 0; overflow-wrap: anywhere; }
+.facts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 15rem), 1fr)); gap: 0.75rem 1.25rem; margin: 0 0 1rem; padding: 0.9rem 1.25rem; background: var(--card); border: 1px solid var(--line); border-radius: 0.6rem; }
+.masthead .facts { border-top: 0; border-radius: 0 0 0.6rem 0.6rem; }
+.fact { min-width: 0; }
+.fact dt { font-size: 0.75rem; text-transform: uppercase; letter-spacing: 0.04em; color: var(--dim); margin: 0 0 0.15rem; font-weight: 600; }
+.fact dd { margin: 0; overflow-wrap: anywhere; }
+.alert { background: var(--card); border: 1px solid var(--line); border-left: 0.4rem solid #cf222e; border-radius: 0.6rem; padding: 0.6rem 1rem; margin: 0 0 1rem; }
+.tally { margin: 0 0 0.75rem; display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 24rem), 1fr)); grid-auto-flow: row dense; gap: 1rem; }
+.card { min-width: 0; background: var(--card); border: 1px solid var(--line); border-left: 0.4rem solid var(--c); border-radius: 0.6rem; padding: 0.8rem 1rem; }
+.card.wide { grid-column: 1 / -1; }
+.card-head { display: flex; gap: 0.5rem 0.75rem; align-items: center; justify-content: space-between; flex-wrap: wrap; }
+.counts { display: flex; flex-wrap: wrap; gap: 0.25rem 0.75rem; margin: 0.5rem 0; }
+.counts .dot::before { content: ""; display: inline-block; width: 0.6em; height: 0.6em; margin-right: 0.3em; border-radius: 50%; background: var(--c); }
+.error { border-left: 3px solid #cf222e; padding: 0.1rem 0 0.1rem 0.7rem; margin: 0.6rem 0; }
+details { margin: 0.5rem 0; }
+summary { cursor: pointer; font-weight: 600; }
+table { border-collapse: collapse; width: 100%; margin: 0.3rem 0 0.5rem; }
+th, td { text-align: left; vertical-align: top; padding: 0.3rem 0.6rem 0.3rem 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+table.envs { max-width: 48rem; }
+thead th { font-size: 0.8rem; color: var(--dim); font-weight: 600; }
+.names { display: flex; flex-wrap: wrap; gap: 0.3rem 0.5rem; list-style: none; padding: 0; margin: 0.3rem 0; }
+.names code, td > code:only-child { background: var(--code); padding: 0.05rem 0.3rem; border-radius: 0.3rem; }
+ul.problems { padding-left: 1.2rem; margin: 0.3rem 0; }
+ul.problems li { overflow-wrap: anywhere; }
+.drift-mark { font-weight: 600; }
+footer { margin-top: 2rem; color: var(--dim); }
+footer details { color: var(--fg); }
+@media (max-width: 40rem) {
+  body { padding: 0 0.6rem 2rem; }
+  .band { padding: 0.8rem 0.9rem; }
+  .band .level { font-size: 1.6rem; }
+  .facts { padding: 0.8rem 0.9rem; }
+  .card { padding: 0.7rem 0.75rem; }
+  table.stack, .stack tbody, .stack tr, .stack td { display: block; width: 100%; }
+  .stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  .stack tr { border-bottom: 1px solid var(--line); padding: 0.3rem 0; }
+  .stack td { border: 0; padding: 0.1rem 0; }
+  .stack td[data-label]::before { content: attr(data-label) ": "; color: var(--dim); font-size: 0.85rem; }
+  .stack td:empty { display: none; }
+}
+`;
