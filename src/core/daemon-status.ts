@@ -127,10 +127,18 @@ export interface DaemonStatus {
   notifications?: NotifyStatus;
 }
 
+/**
+ * The problem most likely to explain the others: a key written wrong (an unknown key with a
+ * suggestion) before what it leaves missing (a required key absent), else the first.
+ */
+export function likeliestCause(problems: readonly ProblemReport[]): ProblemReport | undefined {
+  return problems.find((p) => p.message.includes('(did you mean ')) ?? problems[0];
+}
+
 /** Summarizes an org report as the one-line reason it failed, if it did. */
 export function orgErrorMessage(report: OrgReport): string | undefined {
   if (report.status === 'invalid') {
-    const first = report.errors[0];
+    const first = likeliestCause(report.errors);
     return `invalid manifests (${report.errors.length} problem${report.errors.length === 1 ? '' : 's'})${first ? `: ${first.file}:${first.line}:${first.column} ${first.path ? `${first.path}: ` : ''}${first.message}` : ''}`;
   }
   if (report.error !== undefined) return report.error;

@@ -15,6 +15,7 @@ import {
   beginPass,
   type PassEnd,
 } from '../../src/core/daemon-pass.ts';
+import { orgErrorMessage } from '../../src/core/daemon-status.ts';
 import { commonFailure } from '../../src/core/common-failure.ts';
 import {
   summarize,
@@ -569,5 +570,31 @@ describe('daemonStatus', () => {
     expect(Object.keys(status.orgs)).toEqual(['a', 'b']);
     expect(status).toMatchObject({ revision: 'rev-1', passes: 1, manifests: 'm' });
     expect(status.notifications).toBeUndefined();
+  });
+});
+
+describe('orgErrorMessage', () => {
+  it('sums up an invalid org by its likeliest cause: the misspelt key, not the key it leaves missing', () => {
+    const problem = (line: number, message: string) => ({
+      file: 'manifests/acme.yaml',
+      line,
+      column: 5,
+      path: 'environments[0]',
+      message,
+    });
+    const message = orgErrorMessage({
+      org: 'acme',
+      status: 'invalid',
+      changes: [],
+      unchanged: [],
+      unmanaged: [],
+      errors: [
+        problem(3, 'is missing its required key "type"'),
+        problem(4, 'unknown key "tpye" (did you mean "type"?)'),
+      ],
+    });
+    expect(message).toBe(
+      'invalid manifests (2 problems): manifests/acme.yaml:4:5 environments[0]: unknown key "tpye" (did you mean "type"?)',
+    );
   });
 });
