@@ -1,11 +1,14 @@
 /**
- * The spellings of a secret that the scrubber looks for besides the secret itself, derived once
- * when the secret is learnt: what a server, a proxy or a library may turn it into before echoing
- * it (docs/security.md lists them, and what is left).
+ * The spellings of a secret the scrubber looks for, derived once when the secret is learnt: the
+ * secret, and what a server, a proxy or a library may turn it into before echoing it
+ * (docs/security.md lists them, and what is left).
  */
 
 /** Fragments of the secret itself this long or longer are scrubbed; shorter ones are not secret. */
 export const MIN_FRAGMENT = 6;
+
+/** The base64 characters that carry MIN_FRAGMENT bytes: the fragment rule, in that spelling. */
+const MIN_BASE64_RUN = Math.ceil((MIN_FRAGMENT * 4) / 3);
 
 /** One spelling of a secret. */
 export interface SecretForm {
@@ -58,14 +61,18 @@ function base64Forms(bytes: readonly number[], offset: number): SecretForm[] {
     ['base64url', stable.replace(/\+/g, '-').replace(/\//g, '_')],
   ] as const) {
     const name = `${alphabet} at offset ${offset}`;
-    // Eight characters of base64 carry six bytes: the run rule, in this spelling.
     forms.push(
-      { name, text, minRun: 8, escaped: false },
-      { name: `${name}, JSON \\/`, text: text.replace(/\//g, '\\/'), minRun: 8, escaped: false },
+      { name, text, minRun: MIN_BASE64_RUN, escaped: false },
+      {
+        name: `${name}, JSON \\/`,
+        text: text.replace(/\//g, '\\/'),
+        minRun: MIN_BASE64_RUN,
+        escaped: false,
+      },
       {
         name: `${name}, percent-encoded`,
         text: encodeURIComponent(text),
-        minRun: 8,
+        minRun: MIN_BASE64_RUN,
         escaped: false,
       },
     );
