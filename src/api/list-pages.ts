@@ -4,7 +4,7 @@ import type { ListingShape } from '../core/dialect.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { ApiError } from './errors.ts';
 import { readListing } from './listing.ts';
-import { excerpt, quoted, repeatedName, type RawResponse } from './response.ts';
+import { excerpt, headerText, quoted, repeatedName, type RawResponse } from './response.ts';
 
 /** A listing is never followed past this many pages. */
 const MAX_PAGES = 10_000;
@@ -15,10 +15,10 @@ function parseJson(path: string, response: RawResponse, scrub: Scrub): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    const type = response.headers['content-type'];
+    const type = headerText(response.headers['content-type'], scrub);
     throw new ApiError(
       'invalid-response',
-      `GET ${path}: the listing is not JSON (${response.status}, content-type ${String(type ?? 'none')}): ${excerpt(text, 120) || '(empty body)'}`,
+      `GET ${path}: the listing is not JSON (${response.status}, content-type ${type}): ${excerpt(text, 120) || '(empty body)'}`,
       { method: 'GET', path, status: response.status },
     );
   }

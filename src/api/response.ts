@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Dispatcher } from 'undici';
 import { escapeJson, UNSAFE } from '../core/escape.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
+import type { Scrub } from '../core/redact.ts';
 
 /** Reading what the API answered: bodies within a size limit, and servers' words for messages. */
 
@@ -20,6 +21,24 @@ export interface RawResponse {
 export function excerpt(text: string, max = 300): string {
   const clean = text.replace(new RegExp(`${UNSAFE.source}+`, 'g'), ' ').trim();
   return clean.length > max ? `${clean.slice(0, max - 3)}...` : clean;
+}
+
+/**
+ * A header value is never quoted longer than this in a message: a header may be as long as the
+ * peer likes (a 15,000-character Content-Type), a message should stay readable and bounded.
+ */
+export const MAX_HEADER_SHOWN = 300;
+
+/**
+ * A response header's value for a message: scrubbed of the token (a service may echo it in a
+ * header as in a body), stripped of control characters and cut to MAX_HEADER_SHOWN characters,
+ * so a huge or hostile header cannot swell or steer the message; `none` when it is absent.
+ */
+export function headerText(value: string | string[] | undefined, scrub: Scrub): string {
+  if (value === undefined) return 'none';
+  // Scrubbed whole, then cut: a cut could leave a piece of the token too short to be found.
+  const whole = typeof value === 'string' ? value : value.join(', ');
+  return excerpt(scrub(whole), MAX_HEADER_SHOWN) || '(empty)';
 }
 
 /**

@@ -6,12 +6,15 @@
 
 /**
  * Characters never shown raw: C0 controls (newline, tab and ESC among them), DEL, C1 controls,
- * the Unicode line and paragraph separators, bidirectional overrides and isolates (they reorder
- * what a reader sees), and the byte order mark.
+ * the Unicode line and paragraph separators, every bidirectional control (the Arabic letter
+ * mark U+061C, the marks U+200E and U+200F, the embeddings and overrides U+202A to U+202E, the
+ * isolates U+2066 to U+2069: they reorder what a reader sees), and the zero-width characters
+ * (U+200B to U+200D, and U+FEFF, the byte order mark, anywhere in a text), which make two
+ * different names look the same.
  */
 export const UNSAFE =
   // oxlint-disable-next-line no-control-regex
-  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
 
 const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 

@@ -3,6 +3,7 @@
  * machine), at which level by default, and one log record as a single pretty line. Pure: the
  * caller says whether stderr is a terminal and hands in each record as pino wrote it.
  */
+import { UNSAFE } from './escape.ts';
 
 /** The values of `--log-format`: auto picks pretty on a terminal, JSON otherwise. */
 export const LOG_FORMATS = ['auto', 'pretty', 'json'] as const;
@@ -57,12 +58,16 @@ const HIDDEN = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'command', 'n
 /** A shown value longer than this is cut (a pretty line stays one line of a terminal, roughly). */
 const MAX_VALUE = 80;
 
-/** Terminal control characters, replaced so a value from a manifest or a service cannot steer it. */
-// oxlint-disable-next-line no-control-regex -- control characters are what this finds
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
-
+/**
+ * Terminal control characters are replaced, so a value from a manifest or a service cannot steer
+ * the terminal; bidirectional and zero-width characters are shown as \u escapes, so it cannot
+ * reorder or hide what the line says either.
+ */
 function oneLine(text: string): string {
-  return text.replace(CONTROL, (c) => (c === '\n' || c === '\r' || c === '\t' ? ' ' : '?'));
+  return text.replace(UNSAFE, (c) => {
+    if (c === '\n' || c === '\r' || c === '\t') return ' ';
+    return c <= '\u009f' ? '?' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
 }
 
 function cut(text: string): string {

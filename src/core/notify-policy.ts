@@ -53,11 +53,23 @@ export type AttemptResult =
   | { readonly kind: 'answer'; readonly status: number; readonly retryAfter?: string | undefined }
   | { readonly kind: 'error'; readonly message: string };
 
+/**
+ * Why an attempt failed: no answer or a busy receiver (408, 429, 5xx: tried again while attempts
+ * remain), a redirect (never followed, never tried again), or any other answer (the receiver's
+ * refusal, never tried again).
+ */
+export type AttemptFailure = 'transient' | 'redirect' | 'refused';
+
 /** What follows an attempt. */
 export type AttemptVerdict =
   | { readonly kind: 'delivered' }
-  | { readonly kind: 'retry'; readonly delayMs: number; readonly reason: string }
-  | { readonly kind: 'failed'; readonly reason: string };
+  | {
+      readonly kind: 'retry';
+      readonly delayMs: number;
+      readonly reason: string;
+      readonly failure: AttemptFailure;
+    }
+  | { readonly kind: 'failed'; readonly reason: string; readonly failure: AttemptFailure };
 
 function describe(result: AttemptResult): string {
   return result.kind === 'answer' ? `HTTP ${result.status}` : result.message;
@@ -78,16 +90,21 @@ export function judgeAttempt(
     return { kind: 'delivered' };
   }
   const reason = describe(result);
-  const retryable =
+  const failure: AttemptFailure =
     result.kind === 'error' ||
     result.status === 408 ||
     result.status === 429 ||
-    result.status >= 500;
-  if (!retryable || attempt >= policy.maxAttempts) return { kind: 'failed', reason };
+    result.status >= 500
+      ? 'transient'
+      : result.status >= 300 && result.status < 400
+        ? 'redirect'
+        : 'refused';
+  if (failure !== 'transient' || attempt >= policy.maxAttempts)
+    return { kind: 'failed', reason, failure };
   const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   const asked =
     result.kind === 'answer'
       ? parseRetryAfter(result.retryAfter, nowMs, policy.maxDelayMs)
       : undefined;
-  return { kind: 'retry', delayMs: asked ?? backoff, reason };
+  return { kind: 'retry', delayMs: asked ?? backoff, reason, failure };
 }

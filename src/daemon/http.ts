@@ -42,8 +42,9 @@ const PAGE_HEADERS = {
 } as const;
 
 /**
- * POST /reconcile: with a webhook secret, a caller that is not on loopback must carry it (else
- * 401 and no pass); then the pass starts, or the post joins the next webhook pass.
+ * POST /reconcile: a body over MAX_WEBHOOK_BODY_BYTES is refused (413) whoever sends it; with a
+ * webhook secret, a caller that is not on loopback must carry it (else 401 and no pass); then the
+ * pass starts, or the post joins the next webhook pass.
  */
 async function reconcileWebhook(
   daemon: Daemon,
@@ -54,14 +55,12 @@ async function reconcileWebhook(
 ): Promise<void> {
   const remote = req.socket.remoteAddress;
   const needsCheck = webhookVerdict(secret !== undefined, remote, 'none').kind === 'refuse';
-  if (secret === undefined || !needsCheck) req.resume();
-  else {
-    const body = await readBoundedBody(req, MAX_WEBHOOK_BODY_BYTES);
-    if (body === undefined) {
-      return send(res, 413, {
-        message: `the body is larger than ${MAX_WEBHOOK_BODY_BYTES} bytes`,
-      });
-    }
+  // The size limit holds for every caller, loopback and no secret included.
+  const body = await readBoundedBody(req, MAX_WEBHOOK_BODY_BYTES);
+  if (body === undefined) {
+    return send(res, 413, { message: `the body is larger than ${MAX_WEBHOOK_BODY_BYTES} bytes` });
+  }
+  if (secret !== undefined && needsCheck) {
     const verdict = webhookVerdict(true, remote, webhookCredential(secret, req.headers, body));
     if (verdict.kind === 'refuse') {
       logger.warn({ remote }, `POST /reconcile refused: ${verdict.reason}`);

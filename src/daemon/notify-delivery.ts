@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.ts';
 import { NOTIFY_CONTENT_TYPES, type NotifyFormat } from '../core/notify-format.ts';
 import {
   judgeAttempt,
+  type AttemptFailure,
   type AttemptResult,
   type NotifyPolicy,
   type NotifyResult,
@@ -44,16 +45,28 @@ export interface DeliveryContext {
   readonly dequeued: () => void;
 }
 
+/** What happens to a notification that fails each way, as the log line says it. */
+const FAILURE_SAYS: Readonly<Record<AttemptFailure, (maxAttempts: number) => string>> = {
+  transient: (maxAttempts) => `each is tried again, up to ${maxAttempts} attempts in all`,
+  redirect: () =>
+    'the receiver answered with a redirect, which is never followed: such a notification fails at once, not retried (give --notify-url the final address)',
+  refused: () => 'the receiver refused it: such a notification fails at once, not retried',
+};
+
 /**
  * One receiver: its queue, worked by one worker that POSTs in order and retries with backoff
  * (honouring Retry-After) as core/notify-policy.ts judges, each POST under a timeout. A failing
- * receiver is logged once when it starts failing and once when it recovers.
+ * receiver is logged once when it starts failing, again only if it starts failing another way
+ * (so the line that says what happens to its notifications stays true), and once when it
+ * recovers.
  */
 export class Receiver {
   readonly target: NotifyTarget;
   readonly queue: Delivery[] = [];
   /** Why deliveries fail, while they do. */
   failing: string | null = null;
+  /** The way they fail, as last logged. */
+  #failure: AttemptFailure | null = null;
   /** Counted since deliveries began to fail, for the line that says they recovered. */
   failedSince = 0;
   droppedSince = 0;
@@ -105,7 +118,7 @@ export class Receiver {
         this.#recovered();
         return;
       }
-      this.#failing(verdict.reason, verdict.kind === 'retry');
+      this.#failing(verdict.reason, verdict.failure);
       if (verdict.kind === 'failed') {
         this.failedSince++;
         count('failed');
@@ -150,24 +163,27 @@ export class Receiver {
     }
   }
 
-  #failing(reason: string, retried: boolean): void {
+  #failing(reason: string, failure: AttemptFailure): void {
     const first = this.failing === null;
     this.failing = reason;
-    if (!first) return;
-    this.failedSince = 0;
-    this.droppedSince = 0;
+    if (first) {
+      this.failedSince = 0;
+      this.droppedSince = 0;
+    } else if (failure === this.#failure) return;
+    this.#failure = failure;
     const { display } = this.target;
+    const { maxAttempts } = this.#context.policy;
     this.#context.logger.warn(
-      { notifyUrl: display, reason },
-      `notifications to ${display} are failing (${reason}): ` +
-        (retried ? 'they are retried, and ' : 'this one is not retried, and ') +
-        'further failures are counted in envsync_notifications_total, not logged, until one is delivered',
+      { notifyUrl: display, reason, failure },
+      `notifications to ${display} are failing (${reason}): ${FAILURE_SAYS[failure](maxAttempts)}; ` +
+        'further failures are counted in envsync_notifications_total, not logged, until one is delivered or they fail another way',
     );
   }
 
   #recovered(): void {
     if (this.failing === null) return;
     this.failing = null;
+    this.#failure = null;
     const { display } = this.target;
     this.#context.logger.info(
       { notifyUrl: display, failed: this.failedSince, dropped: this.droppedSince },

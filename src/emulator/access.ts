@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseAuthorization } from './credentials.ts';
-import { decodeSegment, sendError } from './http.ts';
+import { cutHeader, decodeSegment, sendError } from './http.ts';
 import { orgPatternFor } from './names.ts';
 import type { ListingFaults, Profile } from './options.ts';
 import type { EnvironmentStore } from './store.ts';
@@ -76,7 +76,10 @@ export function authorize(
       unauthorized(res, 'Malformed Authorization header; expected "Bearer <token>"');
       return undefined;
     case 'scheme':
-      unauthorized(res, `Unsupported authorization scheme '${credentials.scheme}'; use Bearer`);
+      unauthorized(
+        res,
+        `Unsupported authorization scheme '${cutHeader(credentials.scheme)}'; use Bearer`,
+      );
       return undefined;
     case 'bearer':
       break;

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FaultSettings } from './options.ts';
 import { MAX_ADMIN_BODY_BYTES } from './options.ts';
 import type { FaultInjector } from './faults.ts';
-import { isLoopback, parseJson, readBody, sendError, sendJson } from './http.ts';
+import { cutHeader, isLoopback, parseJson, readBody, sendError, sendJson } from './http.ts';
 import type { RequestStats } from './stats.ts';
 import type { EnvironmentStore } from './store.ts';
 import { renderStorePage, STORE_PAGE_STYLE } from './store-page.ts';
@@ -109,7 +109,7 @@ export function crossSiteRefusal(
   if (site !== undefined && site !== 'same-origin' && site !== 'none') {
     return {
       status: 403,
-      message: `The admin endpoints refuse cross-site requests (Sec-Fetch-Site: ${site})`,
+      message: `The admin endpoints refuse cross-site requests (Sec-Fetch-Site: ${cutHeader(site)})`,
     };
   }
   if (req.headers.origin !== undefined) {

@@ -130,3 +130,12 @@ export function decodeSegment(segment: string): string | undefined {
     return undefined;
   }
 }
+
+/** A header value is never quoted longer than this in a message, however long it came. */
+const MAX_HEADER_SHOWN = 300;
+
+/** A request header's value for a message: its values joined, cut to MAX_HEADER_SHOWN. */
+export function cutHeader(value: string | readonly string[]): string {
+  const text = typeof value === 'string' ? value : value.join(', ');
+  return text.length > MAX_HEADER_SHOWN ? `${text.slice(0, MAX_HEADER_SHOWN - 3)}...` : text;
+}

@@ -14,6 +14,7 @@ import type { FaultInjector } from './faults.ts';
 import { sendError, splitTarget } from './http.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Profile } from './options.ts';
+import { recordedTarget } from './query-tokens.ts';
 import { matchRoute, routeKey } from './routes.ts';
 import type { RequestLogEntry, RequestStats } from './stats.ts';
 
@@ -34,17 +35,21 @@ export interface RequestDeps {
   readonly onDoneWhileClosing: () => void;
 }
 
-/** Counts and logs one API request once its response closes, whatever ended it. */
+/**
+ * Counts and logs one API request once its response closes, whatever ended it. Tokens in its
+ * query string are scrubbed before anything is recorded, and only then is it cut.
+ */
 function logWhenDone(
+  req: IncomingMessage,
   res: ServerResponse,
-  method: string,
-  target: string,
   route: string,
   record: FaultRecord,
-  { stats, logger, now }: RequestDeps,
+  { stats, logger, now, api }: RequestDeps,
 ): void {
   const started = performance.now();
   const time = new Date(now()).toISOString();
+  const method = req.method ?? 'GET';
+  const target = recordedTarget(req.url ?? '/', api.tokens, req.headers.authorization);
   stats.received(method, route);
   res.once('close', () => {
     const entry: RequestLogEntry = {
@@ -80,7 +85,7 @@ export async function handleRequest(
     return;
   }
   const record: FaultRecord = {};
-  logWhenDone(res, method, target, routeKey(method, route), record, deps);
+  logWhenDone(req, res, routeKey(method, route), record, deps);
 
   if (path.startsWith('/api/')) {
     const handled = await applyFault(deps.faults.decide(), req, res, record, deps);

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import type pinoFunction from 'pino';
 import type { Writable } from 'node:stream';
+import { escapeJson } from '../core/escape.ts';
 import { formatLogLine, type LogFormat } from '../core/log-line.ts';
 import type { Scrub } from '../core/redact.ts';
 
@@ -82,6 +83,16 @@ function prettyLines(target: Writable, color: boolean): { write(chunk: string): 
   };
 }
 
+/**
+ * A pino destination that writes its JSON lines to `target` with what JSON.stringify leaves raw
+ * and a terminal would act on (C1 controls, bidirectional and zero-width characters, line
+ * separators) as \u escapes: the same records once parsed, and nothing a reader of the log
+ * cannot see.
+ */
+function jsonLines(target: Writable): { write(chunk: string): boolean } {
+  return { write: (chunk) => target.write(escapeJson(chunk)) };
+}
+
 /** pino's numbers for its levels. */
 const LEVEL_VALUES: Readonly<Record<string, number>> = {
   trace: 10,
@@ -146,7 +157,7 @@ export function createLogger(
         redact: { paths: REDACT_PATHS, censor: CENSOR },
         timestamp: pino.stdTimeFunctions.isoTime,
       },
-      format === 'pretty' ? prettyLines(stream, color) : stream,
+      format === 'pretty' ? prettyLines(stream, color) : jsonLines(stream),
     );
   });
 }

@@ -189,6 +189,7 @@ describe('judgeAttempt: the delivery policy', () => {
       kind: 'retry',
       delayMs: 1000,
       reason: 'ECONNREFUSED',
+      failure: 'transient',
     });
     expect(judgeAttempt({ kind: 'answer', status: 503 }, 2, policy, now)).toMatchObject({
       kind: 'retry',
@@ -197,6 +198,7 @@ describe('judgeAttempt: the delivery policy', () => {
     expect(judgeAttempt({ kind: 'answer', status: 503 }, 3, policy, now)).toEqual({
       kind: 'failed',
       reason: 'HTTP 503',
+      failure: 'transient',
     });
   });
 
@@ -217,11 +219,22 @@ describe('judgeAttempt: the delivery policy', () => {
     ).toMatchObject({ delayMs: 30_000 });
   });
 
-  it('any other answer is a refusal: not retried', () => {
-    for (const status of [301, 400, 401, 403, 404, 410]) {
+  it('a redirect is never followed nor retried, and is told apart from a refusal', () => {
+    for (const status of [301, 302, 307, 308]) {
       expect(judgeAttempt({ kind: 'answer', status }, 1, policy, now)).toEqual({
         kind: 'failed',
         reason: `HTTP ${status}`,
+        failure: 'redirect',
+      });
+    }
+  });
+
+  it('any other answer is a refusal: not retried', () => {
+    for (const status of [400, 401, 403, 404, 410]) {
+      expect(judgeAttempt({ kind: 'answer', status }, 1, policy, now)).toEqual({
+        kind: 'failed',
+        reason: `HTTP ${status}`,
+        failure: 'refused',
       });
     }
   });

@@ -67,12 +67,14 @@ describe('scrubbing a secret', () => {
     expect(scrub('nothing secret here: a+b/c')).toBe('nothing secret here: a+b/c');
   });
 
-  it('leaves fragments shorter than 8 characters and secrets shorter than 4 alone', () => {
-    expect(scrub(`x${TOKEN.slice(0, MIN_FRAGMENT - 1)}x`)).toBe(`x${TOKEN.slice(0, 7)}x`);
+  it(`leaves fragments shorter than ${MIN_FRAGMENT} characters and secrets shorter than 4 alone`, () => {
+    expect(scrub(`x${TOKEN.slice(0, MIN_FRAGMENT - 1)}x`)).toBe(
+      `x${TOKEN.slice(0, MIN_FRAGMENT - 1)}x`,
+    );
     expect(scrubSecrets('abc abc', ['abc'])).toBe('abc abc');
   });
 
-  it('never leaves a fragment of 8 or more characters of any secret in any text', () => {
+  it('never leaves a fragment of MIN_FRAGMENT or more characters of any secret in any text', () => {
     fc.assert(
       fc.property(
         fc.string({

@@ -1,0 +1,164 @@
+/**
+ * A service that echoes the token back encoded, and the search for it in what envsync wrote.
+ * Every encoding is made here with Node's own encoders, never with envsync's code, so the search
+ * does not share a blind spot with the scrubber it checks.
+ */
+import { decodeHTML } from 'entities/decode';
+import { startFakeApi } from '../helpers/fake-api.ts';
+
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+
+/** HTML's named references for the token's punctuation (`&tilde;` and `&hyphen;` look alike). */
+const NAMED: Readonly<Record<string, string>> = {
+  '+': '&plus;',
+  '/': '&sol;',
+  '.': '&period;',
+  _: '&lowbar;',
+  '-': '&hyphen;',
+  '~': '&tilde;',
+  '=': '&equals;',
+};
+
+/** The token as a careless service or proxy echoes it back, each way by name. */
+export function encodedEchoes(token: string): Record<string, string> {
+  const bearer = `Bearer ${token}`;
+  return {
+    // Seven bytes before the token: it starts one byte into a base64 group.
+    'base64 of the Authorization header': b64(bearer),
+    // Eight bytes before it: two bytes in.
+    'base64 of Basic credentials': b64(`envsync:${token}`),
+    'base64 of the bare token': b64(token),
+    'unpadded base64url of the header': Buffer.from(bearer).toString('base64url'),
+    'hex of the token': Buffer.from(token).toString('hex'),
+    'upper-case hex of the token': Buffer.from(token).toString('hex').toUpperCase(),
+    'named HTML references': Array.from(bearer, (c) => NAMED[c] ?? c).join(''),
+    'form-encoded query': new URLSearchParams({ access_token: token }).toString(),
+    'base64 in a JSON string with escaped slashes': JSON.stringify(b64(`x:${token}`))
+      .slice(1, -1)
+      .replace(/\//g, '\\/'),
+    'percent-encoded base64': encodeURIComponent(b64(bearer)),
+  };
+}
+
+/** Every echo in one text, as a message or a description would carry them. */
+export function allEchoes(token: string): string {
+  return Object.entries(encodedEchoes(token))
+    .map(([name, echo]) => `${name}: ${echo}`)
+    .join('; ');
+}
+
+/** The windows of `length` characters of `text`. */
+function windows(text: string, length: number): string[] {
+  return Array.from({ length: Math.max(0, text.length - length + 1) }, (_, i) =>
+    text.slice(i, i + length),
+  );
+}
+
+/**
+ * What to look for, by name: six characters of the token as it is, JSON-escaped or
+ * percent-encoded; eight characters of its base64 or base64url at each alignment (only the
+ * characters made of the token's bits alone); twelve hex digits of either case.
+ */
+function needles(token: string): [string, string[]][] {
+  const bytes = Buffer.from(token);
+  const spans: [string, string[]][] = [];
+  for (const offset of [0, 1, 2]) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    const stable = encoded.slice(
+      Math.ceil((offset * 8) / 6),
+      Math.floor(((offset + bytes.length) * 8) / 6),
+    );
+    const url = stable.replace(/\+/g, '-').replace(/\//g, '_');
+    spans.push([`base64 at offset ${offset}`, [...windows(stable, 8), ...windows(url, 8)]]);
+  }
+  const hex = bytes.toString('hex');
+  return [
+    ['the token', windows(token, 6)],
+    ['the token JSON-escaped', windows(JSON.stringify(token).slice(1, -1), 6)],
+    ['the token percent-encoded', windows(encodeURIComponent(token), 6)],
+    ...spans,
+    ['hex', [...windows(hex, 12), ...windows(hex.toUpperCase(), 12)]],
+  ];
+}
+
+/**
+ * Which spellings of the token `text` still holds, by name only (never the text itself: a
+ * failing test must not print the token). The text is searched as it is and with its HTML
+ * references decoded, as a browser would show it; `&tilde;` and `&hyphen;` decode to look-alikes
+ * (U+02DC, U+2010), read here as the `~` and `-` a reader takes them for.
+ */
+export function spellingsIn(text: string, token: string): string[] {
+  const found: string[] = [];
+  for (const [shown, read] of [
+    ['', text],
+    // Twice: markdown and the status page escape the `&` of a reference once more.
+    [
+      ' (HTML references decoded)',
+      decodeHTML(decodeHTML(text))
+        .replace(/\u02dc/g, '~')
+        .replace(/\u2010/g, '-'),
+    ],
+  ] as const)
+    for (const [name, parts] of needles(token))
+      if (parts.some((part) => read.includes(part))) found.push(`${name}${shown}`);
+  return found;
+}
+
+/**
+ * The fake service: each org answers its own way, every answer carrying every echo. acme lists
+ * its environments with the echoes in their descriptions and refuses every change (400, JSON);
+ * beta answers an HTML error page (500); gamma refuses the token (403); delta's listing is not
+ * JSON and its Content-Type carries the echoes. The policy documents carry them too.
+ */
+export function startEchoingService(token: string) {
+  const echoes = allEchoes(token);
+  const json = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
+    status,
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+  const answers: Record<string, (method: string) => ReturnType<typeof json>> = {
+    acme: (method) =>
+      method === 'GET'
+        ? json(200, [
+            { name: 'web', type: 'K8S', description: echoes },
+            { name: 'old', type: 'K8S', description: echoes },
+          ])
+        : json(400, { message: `rejected: ${echoes}`, errors: { authorization: echoes } }),
+    beta: () => ({
+      status: 500,
+      body: `<html><body><h1>Internal error</h1><p>${Object.values(encodedEchoes(token)).join('<br>')}</p></body></html>`,
+      headers: { 'content-type': 'text/html' },
+    }),
+    gamma: () => json(403, { message: `forbidden: ${echoes}` }),
+    delta: () => ({
+      status: 200,
+      body: `<html>${echoes}</html>`,
+      headers: { 'content-type': `text/html; echo="${b64(`Bearer ${token}`)}"` },
+    }),
+  };
+  const documents = json(200, [
+    {
+      name: 'echo',
+      description: echoes,
+      versions: [{ version: 1, policy_yaml: `note: ${JSON.stringify(echoes)}\n` }],
+    },
+  ]);
+  return startFakeApi((req, res) => {
+    if (req.url?.startsWith('/api/v2/policies/') === true) {
+      res.writeHead(documents.status, documents.headers).end(documents.body);
+      return;
+    }
+    const org = /\/api\/v2\/environments\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '';
+    const answer = answers[org]?.(req.method ?? 'GET') ?? json(404, { message: 'no such org' });
+    res.writeHead(answer.status, answer.headers).end(answer.body);
+  });
+}
+
+/** Manifests for the service's orgs: acme has a change to send (refused) and one to create. */
+export const ECHO_MANIFESTS: Readonly<Record<string, string>> = Object.fromEntries(
+  ['acme', 'beta', 'gamma', 'delta'].map((org) => [
+    `${org}.yaml`,
+    `org: ${org}\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n  - name: api\n    type: K8S\n    description: d\n`,
+  ]),
+);
