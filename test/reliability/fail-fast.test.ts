@@ -21,7 +21,9 @@ import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const TOKEN = 'ff-token-4Tq9Lm2Zx7Vb';
+// Random-looking: envsync scrubs any 6 characters of the token in a row, so a token made of
+// words ("-token-") would blank those words out of the messages under test.
+const TOKEN = 'fF9q4Tq9Lm2Zx7Vb';
 /** A name that never resolves (RFC 6761, section 6.4). */
 const NOWHERE = 'api.envsync-test.invalid';
 const ORGS = ['acme', 'beta', 'gamma'];
@@ -315,7 +317,7 @@ describe('the token refused on every org', { timeout: 120_000 }, () => {
 
   it('401 (a token the API does not know): said once, with the hint', async () => {
     const api = await startTestEmulator({
-      tokens: [{ token: 'another-token-9x8y7z', orgs: null }],
+      tokens: [{ token: 'aQ7w9x8y7zK2mP', orgs: null }],
     });
     cleanups.push(() => api.close());
     const result = await run(pass('plan', api.url));
