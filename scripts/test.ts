@@ -11,6 +11,8 @@ interface Job {
   readonly args: readonly string[];
   /** Stream the output as it comes (the tests), or print it whole at the end (a check). */
   readonly stream: boolean;
+  /** Variables added to the environment. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Run by npm, which puts node_modules/.bin on PATH. */
@@ -27,12 +29,14 @@ const JOBS: readonly Job[] = [
   {
     name: 'tests',
     command: 'vitest',
-    args: ['run', '--project', 'unit', '--project', 'integration', ...process.argv.slice(2)],
+    // One project of both (vitest.config.ts): one set of workers runs every file.
+    args: ['run', '--project', 'unit+integration', ...process.argv.slice(2)],
     stream: true,
+    env: { ENVSYNC_TEST_TOGETHER: '1' },
   },
 ];
 
-function run({ name, command, args, stream }: Job): Promise<string | undefined> {
+function run({ name, command, args, stream, env }: Job): Promise<string | undefined> {
   return new Promise((resolve) => {
     // The checks yield the cores to the tests (lowest priority), and use the idle moments a run
     // of tests always has: together they end no later than the tests would alone.
@@ -41,6 +45,7 @@ function run({ name, command, args, stream }: Job): Promise<string | undefined> 
         ? ['nice', ['-n', '19', command, ...args]]
         : [command, args];
     const child = spawn(file, argv, {
+      env: { ...process.env, ...env },
       stdio: stream ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
