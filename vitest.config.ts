@@ -29,6 +29,20 @@ const SYSTEM = ['test/system/**/*.test.ts'];
  */
 const IMAGE = ['test/image/**/*.test.ts'];
 
+/**
+ * `npm test` (scripts/test.ts, which sets this variable) runs the unit and the integration files
+ * as one project, `unit+integration`. A worker serves the files of one project only: as two
+ * projects, the unit files, last in the order, got workers of their own, started when the
+ * integration files were done (a worker start and the modules loaded again: about 2 s of CPU
+ * each, for a second and a half of tests). Only then, so that `npx vitest run test/core` runs
+ * each file once.
+ */
+const TOGETHER = process.env['ENVSYNC_TEST_TOGETHER'] === '1';
+const INTEGRATION = {
+  globalSetup: ['test/global-setup.ts'],
+  include: ['test/**/*.test.ts'],
+};
+
 export default defineConfig({
   test: {
     // Safety nets for a loaded machine, not timings: no test asserts a duration.
@@ -54,15 +68,18 @@ export default defineConfig({
     reporters: ['default'],
     sequence: { sequencer: SlowFirstSequencer },
     projects: [
+      ...(TOGETHER
+        ? [
+            {
+              extends: true,
+              test: { name: 'unit+integration', ...INTEGRATION, exclude: [...SYSTEM, ...IMAGE] },
+            },
+          ]
+        : []),
       { extends: true, test: { name: 'unit', include: UNIT } },
       {
         extends: true,
-        test: {
-          name: 'integration',
-          globalSetup: ['test/global-setup.ts'],
-          include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, ...SYSTEM, ...IMAGE],
-        },
+        test: { name: 'integration', ...INTEGRATION, exclude: [...UNIT, ...SYSTEM, ...IMAGE] },
       },
       {
         extends: true,

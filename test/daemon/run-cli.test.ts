@@ -93,12 +93,13 @@ describe('envsync run as a process', () => {
   });
 
   it('SIGTERM and SIGHUP while it is still starting (during the first watcher scan) stop it gracefully or start a pass, never kill it', async () => {
-    // Enough files that the watcher's first scan takes a while after the endpoints are up. They
-    // declare no environment, so the passes after the scan have nothing to send.
+    // Enough files (a thousand) that the watcher's first scan takes a while (hundreds of
+    // milliseconds) after the endpoints are up. They declare no environment, so the passes after
+    // the scan have nothing to send.
     for (let dir = 0; dir < 20; dir++) {
       await mkdir(tmp.path(`manifests/d${dir}`), { recursive: true });
       await Promise.all(
-        Array.from({ length: 100 }, (_, file) =>
+        Array.from({ length: 50 }, (_, file) =>
           writeFile(tmp.path(`manifests/d${dir}/f${file}.yaml`), 'org: acme\nenvironments: []\n'),
         ),
       );
@@ -137,7 +138,7 @@ describe('envsync run as a process', () => {
     await tmp.write('manifests/acme.yaml', manifest(['a']));
     const run = await startRun(['--shutdown-timeout', '20s']);
     await waitFor('first pass', () => run.logs().some((l) => String(l['msg']).startsWith('pass ')));
-    await api.setFaults({ latencyMs: { min: 1500, max: 1500 } });
+    await api.setFaults({ latencyMs: { min: 500, max: 500 } });
     await writeFile(tmp.path('manifests/acme.yaml'), manifest(['a', 'b', 'c']));
     await waitFor(
       'PUTs in flight',

@@ -198,7 +198,8 @@ describe('envsync emulator (process)', () => {
   });
 
   it('rejects an unknown flag: exit 1, usage on stderr, nothing on stdout', async () => {
-    const result = await runCli(['emulator', '--bogus']);
+    // Refused while the flags are read, before any server or signal handler: in this process.
+    const result = await envsyncInProcess(['emulator', '--bogus'], { endsBeforeStart: true });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('--bogus');

@@ -3,8 +3,8 @@
  * sent; a record that cannot be kept after the PUTs is reported; one writer per state file at a
  * time, with a lock that is reclaimed when its holder is gone; runs restricted with --org keep
  * each other's records. The lock's holders are other processes (live, dead, on another host), so
- * the CLI's `main` runs in this process against them, except where two envsync writers meet: two
- * processes, as in production.
+ * the CLI's `main` runs in this process against them; where two envsync writers meet, they are
+ * two processes, as in production: this one and a child.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { chmod, readFile, unlink, utimes, writeFile } from 'node:fs/promises';
@@ -287,10 +287,18 @@ describe('runs restricted with --org', () => {
         'beta.yaml': manifest('beta', round + 1, ['b1', 'b2', 'b3', 'b4']),
       });
       // Two processes: within one, a second writer waits for the first without the lock file.
-      const [a, b] = await Promise.all([
-        world.runProcess(api.url, ['sync'], ['--org', 'acme']),
-        world.runProcess(api.url, ['sync'], ['--org', 'beta']),
-      ]);
+      // One is a child, acme's and beta's by turns; the other is this one (the CLI's `main`),
+      // started once the child talks to the API, so that the two runs overlap.
+      const [child, here] = round % 2 === 1 ? ['acme', 'beta'] : ['beta', 'acme'];
+      const seen = async () =>
+        (await api.getRequests(1000)).filter((r) =>
+          r.path.startsWith(`/api/v2/environments/${child}`),
+        ).length;
+      const before = await seen();
+      const inChild = world.runProcess(api.url, ['sync'], ['--org', child]);
+      await waitFor(`the child's first request`, async () => (await seen()) > before);
+      const inHere = await world.run(api.url, ['sync'], ['--org', here]);
+      const [a, b] = round % 2 === 1 ? [await inChild, inHere] : [inHere, await inChild];
       expect(a.code, a.stdout + a.stderr).toBe(0);
       expect(b.code, b.stdout + b.stderr).toBe(0);
       const state = await readState();
