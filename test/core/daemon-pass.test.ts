@@ -575,7 +575,7 @@ describe('daemonStatus', () => {
 
 describe('orgErrorMessage', () => {
   it('sums up an invalid org by its likeliest cause: the misspelt key, not the key it leaves missing', () => {
-    const problem = (line: number, message: string) => ({
+    const at = (line: number, message: string) => ({
       file: 'manifests/acme.yaml',
       line,
       column: 5,
@@ -589,8 +589,8 @@ describe('orgErrorMessage', () => {
       unchanged: [],
       unmanaged: [],
       errors: [
-        problem(3, 'is missing its required key "type"'),
-        problem(4, 'unknown key "tpye" (did you mean "type"?)'),
+        at(3, 'is missing its required key "type"'),
+        at(4, 'unknown key "tpye" (did you mean "type"?)'),
       ],
     });
     expect(message).toBe(
