@@ -94,6 +94,20 @@ function listenError(error: unknown, listen: { host: string; port: number }): un
 }
 
 /**
+ * Scrubs the page as a whole, but for its inline style and script: they are constants, allowed by
+ * their hashes, and a secret that shares six characters with them (a token holding "status")
+ * must not change a byte of them, or the browser refuses them. NUL never occurs in the page.
+ */
+function scrubAroundAssets(html: string, scrub: Scrub): string {
+  const assets = [PAGE_STYLE, PAGE_SCRIPT];
+  let held = html;
+  for (const [i, asset] of assets.entries()) held = held.split(asset).join(`\u0000${i}\u0000`);
+  let out = scrub(held);
+  for (const [i, asset] of assets.entries()) out = out.split(`\u0000${i}\u0000`).join(asset);
+  return out;
+}
+
+/**
  * The daemon's HTTP endpoints: / (the status page, docs/status-page.md), /healthz, /readyz, /metrics, /status, POST /reconcile
  * (compatible with git-sync's --webhook-url). No API token is needed and none is ever shown; the
  * webhook secret, when set, is never shown either.
@@ -158,7 +172,7 @@ export async function startDaemonServer(
           now: (options.clock ?? systemClock).now(),
           version: VERSION,
         });
-        res.writeHead(200, PAGE_HEADERS).end(scrub(html));
+        res.writeHead(200, PAGE_HEADERS).end(scrubAroundAssets(html, scrub));
         return;
       }
       case 'GET /favicon.ico':

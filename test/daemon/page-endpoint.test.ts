@@ -9,6 +9,7 @@ import { resolveSettings } from '../../src/config/settings.ts';
 import { compileScrub } from '../../src/core/redact.ts';
 import { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
+import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/daemon/status-page.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -28,7 +29,7 @@ afterEach(async () => {
 });
 
 /** A daemon in this process with its endpoints on a free port, scrubbing the token like `run`. */
-async function startDaemon(apiUrl: string) {
+async function startDaemon(apiUrl: string, secrets: readonly string[] = [TOKEN]) {
   const logger = pino({ level: 'warn' }, new Writable({ write: (_c, _e, done) => done() }));
   const flags = {
     'retry-delay': '10ms',
@@ -47,7 +48,7 @@ async function startDaemon(apiUrl: string) {
     logger,
   });
   const server = await startDaemonServer(daemon, { host: '127.0.0.1', port: 0 }, logger, {
-    scrub: compileScrub([TOKEN]),
+    scrub: compileScrub(secrets),
   });
   await daemon.start();
   cleanups.push(async () => {
@@ -169,6 +170,20 @@ describe('GET / (the status page)', () => {
     const icon = await request(`${url}/favicon.ico`);
     expect(icon.statusCode).toBe(204);
     expect(await icon.body.text()).toBe('');
+  });
+
+  it('never scrubs a byte of its own style and script, whatever the secret shares with them', async () => {
+    const api = await refusingApi();
+    await tmp.write(
+      'manifests/acme.yaml',
+      'org: acme\nenvironments:\n  - name: stage\n    type: S3\n    description: new\n',
+    );
+    // A secret that shares six characters ("status", "refresh") with the page's own code.
+    const { daemon, url } = await startDaemon(api.url, [TOKEN, 'x-status-refresh-9']);
+    await waitFor('the first pass', () => daemon.status().lastPass !== null);
+    const page = await (await request(`${url}/`)).body.text();
+    expect(page).toContain(PAGE_SCRIPT);
+    expect(page).toContain(PAGE_STYLE);
   });
 
   it('keeps /status JSON with its fields, plus the pending changes of each org', async () => {
