@@ -132,5 +132,7 @@ describe('npm run bench (tiny)', () => {
     expect(svg.startsWith('<svg ')).toBe(true);
     expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
     expect(svg.match(/<rect /g)?.length).toBe(checks.length + 1);
-  }, 90_000);
+    // A safety net, not a timing: every scenario runs once, tiny, and a loaded machine (other
+    // suites, or a soak beside it) has taken more than 90 s.
+  }, 240_000);
 });
