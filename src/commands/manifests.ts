@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
 import { suggest } from '../core/suggest.ts';
 import { ConfigError } from '../runtime/errors.ts';
+import { emptyRootLine } from '../manifests/parsed.ts';
 import {
   formatProblem,
   loadManifests,
@@ -32,6 +33,11 @@ export async function loadManifestTree(
       strict: settings.strict,
     });
     logSkipped(logger, manifests.skipped);
+    const empty = emptyRootLine(settings.manifests, manifests, paths);
+    if (empty !== undefined) {
+      if (settings.strict) throw new ConfigError(`${empty} (--strict refuses a root without one)`);
+      logger.warn({ root: settings.manifests }, empty);
+    }
     return manifests;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

@@ -29,7 +29,7 @@ export const MANIFEST_FILE_SETTINGS = {
     file: { key: 'strict', type: { kind: 'boolean' } },
     commands: [...ONE_SHOT, 'run'],
     group: 'manifests',
-    help: 'a YAML file with neither org nor environments (a Kubernetes object, a CI file) is an error, not skipped',
+    help: 'a YAML file with neither org nor environments (a Kubernetes object, a CI file) is an error, not skipped; so is a manifests root without a manifest (run: a warning)',
     parse: bool,
     default: false,
   },

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import { settleDelay } from '../core/daemon-policy.ts';
 import { skippedLine, type ManifestCache } from '../manifests/load.ts';
+import { emptyRootLine } from '../manifests/parsed.ts';
 import { latestModification, readSnapshot, type Snapshot } from './snapshot.ts';
 
 /** How often a daemon waiting for files that keep changing says so. */
@@ -60,6 +61,8 @@ export class SettledReader {
   readonly #activity = new FileActivity();
   /** The real path the last read resolved: a read of another one reads a new revision. */
   #readRoot: string | undefined;
+  /** Whether the last read found no manifest (said once, when it became so). */
+  #saidEmpty = false;
 
   constructor(options: SettledReaderOptions) {
     this.#options = options;
@@ -116,6 +119,13 @@ export class SettledReader {
           this.#options.logger.info({ file: skipped.file }, skippedLine(skipped));
         }
       }
+      // A root without a manifest is said once, when it becomes so (git-sync may swap in an
+      // empty revision); --strict cannot end a daemon, so it warns the same way.
+      const empty = emptyRootLine(this.#options.root, snapshot.manifests);
+      if (empty !== undefined && !this.#saidEmpty) {
+        this.#options.logger.warn({ root: this.#options.root }, empty);
+      }
+      this.#saidEmpty = empty !== undefined;
       return { snapshot, changedFiles, settleWaitMs };
     }
   }

@@ -1,4 +1,5 @@
 /** What parsing one manifest file gives: valid documents, and located problems. */
+import { escapeText } from '../core/escape.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 
@@ -86,6 +87,28 @@ export interface SkippedFile {
 /** The log line of a file skipped: the file, and why. */
 export function skippedLine({ file, reason }: SkippedFile): string {
   return `${file}: ${reason}; skipped`;
+}
+
+/**
+ * The warning for a manifests root that holds no manifest at all (an empty folder, a wrong
+ * --manifests, only backups or other YAML): nothing is declared, so nothing would be planned or
+ * sent, and a run that does nothing should not look like a clean one. Undefined when a manifest
+ * was found, or when files were named (`validate PATH...`: they say what they are themselves).
+ */
+export function emptyRootLine(
+  root: string,
+  manifests: {
+    readonly fileCount: number;
+    readonly skipped: readonly SkippedFile[];
+    readonly unattributed: readonly unknown[];
+  },
+  paths?: readonly string[],
+): string | undefined {
+  if (paths !== undefined || manifests.fileCount > 0 || manifests.unattributed.length > 0) {
+    return undefined;
+  }
+  const skipped = manifests.skipped.length;
+  return `no manifest found in ${escapeText(root)}: ${skipped === 0 ? 'no *.yaml or *.yml file to read' : `${skipped} YAML file(s) skipped, not manifests`}; nothing is declared, so nothing is planned or sent`;
 }
 
 export interface ParsedManifest {

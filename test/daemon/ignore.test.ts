@@ -1,10 +1,11 @@
 /**
  * `envsync run` among other files: what `.envsyncignore` and `--exclude` leave out is neither read
  * nor watched (an edit there starts no pass), other YAML is skipped with one line when it is new,
- * and an edit of the ignore file is a pass under the new rules. An in-process daemon, real files,
+ * an edit of the ignore file is a pass under the new rules, and a root without a manifest is said
+ * once. An in-process daemon, real files,
  * real chokidar, the emulator over HTTP.
  */
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -98,5 +99,23 @@ describe('envsync run and the ignore rules', () => {
       },
       { everyMs: 200 },
     );
+  });
+
+  it('warns once when the root holds no manifest, and again only after one came back and left', async () => {
+    await world.tmp.write('manifests/acme.yaml.bak', manifest('acme', { prod: 'old' }));
+    const d = await daemon();
+    await waitFor('first pass', () => d.passes() >= 1);
+    const EMPTY =
+      'no manifest found in manifests: no *.yaml or *.yml file to read; nothing is declared, so nothing is planned or sent';
+    const said = () => d.logs().filter((line) => line['msg'] === EMPTY);
+    // Passes of an empty root say it once.
+    d.daemon.trigger('test');
+    await d.daemon.idle();
+    expect(said()).toEqual([expect.objectContaining({ level: 40, root: 'manifests' })]);
+    // A manifest comes, then goes: the root is empty again, and that is said again.
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
+    await waitFor('acme applied', async () => (await description('acme', 'prod')) === 'one');
+    await rm(world.tmp.path('manifests/acme.yaml'));
+    await waitFor('said again', () => said().length === 2);
   });
 });

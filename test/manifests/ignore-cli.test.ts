@@ -4,6 +4,7 @@
  * forms; what validate says of a folder with no manifest; plan against the emulator. The CLI's
  * `main` in this process, real temporary folders.
  */
+import { mkdir } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { envsyncInProcess } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
@@ -15,6 +16,8 @@ environments:
     type: K8S
     description: d
 `;
+/** Random-looking: envsync blanks any 6 characters of the token in a row from what it prints. */
+const EMPTY_ROOT_TOKEN = 'Hq7Wz2Lp9Xc4Rv8N';
 const CONFIG_MAP = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n';
 const WORKFLOW = 'on: [push]\njobs:\n  build:\n    runs-on: x\n';
 /** A chart's template: not YAML until rendered. */
@@ -36,6 +39,15 @@ afterEach(async () => {
 
 const cli = (args: string[], env: Record<string, string> = {}) =>
   envsyncInProcess(args, { cwd: tmp.dir, env });
+
+/** The messages of stderr's JSON log lines at warn. */
+const warnings = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: number; msg: string })
+    .filter((line) => line.level === 40)
+    .map((line) => line.msg);
 
 /** The messages of stderr's JSON log lines at info. */
 const infoLines = (stderr: string) =>
@@ -111,19 +123,63 @@ describe('YAML that is not a manifest', () => {
     );
   });
 
-  it('alone in a folder: validate exits 0 and says no manifest was found; so it does of an empty folder', async () => {
+  it('alone in a folder: validate says no manifest was found, warns, and exits 0; --strict reads it as one', async () => {
     await tmp.write('others/k8s.yaml', CONFIG_MAP);
     const others = await cli(['validate', '--manifests', 'others']);
     expect(others).toMatchObject({
       code: 0,
       stdout: 'valid: no manifest found: 1 YAML file(s) skipped, not manifests\n',
     });
-    await tmp.write('empty/README.md', '# no manifest here\n');
-    const empty = await cli(['validate', '--manifests', 'empty']);
-    expect(empty).toMatchObject({
-      code: 0,
-      stdout: 'valid: no manifest found: no *.yaml or *.yml file to read\n',
-    });
+    expect(warnings(others.stderr)).toEqual([
+      'no manifest found in others: 1 YAML file(s) skipped, not manifests; nothing is declared, so nothing is planned or sent',
+    ]);
+    // --strict reads the file as a manifest: its problems, not the empty root, fail it.
+    const strict = await cli(['validate', '--manifests', 'others', '--strict']);
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toContain('others/k8s.yaml:1:1 org: is required but missing');
+    expect(warnings(strict.stderr)).toEqual([]);
+  });
+});
+
+describe('a manifests root without a manifest', () => {
+  const EMPTY =
+    'no manifest found in manifests: no *.yaml or *.yml file to read; nothing is declared, so nothing is planned or sent';
+
+  it.each([
+    ['an empty folder', {}],
+    [
+      'only backups and notes',
+      { 'acme.yaml.bak': ACME, 'README.md': '# here\n', 'old/x.yml~': ACME },
+    ],
+  ])('%s: validate and plan warn and exit 0; with --strict they exit 1', async (_what, files) => {
+    await mkdir(tmp.path('manifests'), { recursive: true });
+    for (const [name, text] of Object.entries(files)) await tmp.write(`manifests/${name}`, text);
+    const api = await startTestEmulator({ tokens: [{ token: EMPTY_ROOT_TOKEN, orgs: null }] });
+    try {
+      const plan = ['plan', '--manifests', 'manifests', '--api-url', api.url, '--state', 's.json'];
+      for (const args of [['validate', '--manifests', 'manifests'], plan]) {
+        const result = await cli(args, { ENVSYNC_TOKEN: EMPTY_ROOT_TOKEN });
+        expect(result.code, result.stderr + result.stdout).toBe(0);
+        expect(warnings(result.stderr)).toEqual([EMPTY]);
+        const strict = await cli([...args, '--strict'], {
+          ENVSYNC_TOKEN: EMPTY_ROOT_TOKEN,
+        });
+        expect(strict.code).toBe(1);
+        expect(strict.stdout).toBe('');
+        expect(strict.stderr).toContain(`${EMPTY} (--strict refuses a root without one)`);
+      }
+      // Nothing was asked of the service: there is no org to ask about.
+      expect(await api.getRequests(100)).toEqual([]);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('is not said when files are named (validate PATH...)', async () => {
+    await tmp.write('manifests/acme.yaml', ACME);
+    const result = await cli(['validate', 'manifests/acme.yaml']);
+    expect(result.code).toBe(0);
+    expect(warnings(result.stderr)).toEqual([]);
   });
 });
 
