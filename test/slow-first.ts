@@ -4,26 +4,31 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * The test files that take longest, longest first. Vitest orders files by the durations it
  * cached on earlier runs; a fresh clone has none and falls back to file size, which started
  * the longest file a third of the way into the run and left one worker busy long after the
- * others. Listing them here makes a first run pack its workers as well as a later one.
+ * others. Listing them here makes a first run pack its workers as well as a later one. The
+ * order is the files' wall time on this machine, longest first: a file that mostly waits (on
+ * --deadline, Retry-After, a child process) then waits while the other workers use the cores.
  */
 const SLOW_FIRST = [
-  'test/daemon/run-cli.test.ts',
-  'test/sync/sync.test.ts',
+  'test/reliability/fail-fast.test.ts',
   'test/reliability/faults.test.ts',
+  'test/sync/sync.test.ts',
+  'test/daemon/run-cli.test.ts',
   'test/reliability/properties.test.ts',
   'test/emulator/robustness.test.ts',
+  'test/ci/output.test.ts',
   'test/reliability/state-safety.test.ts',
-  'test/reliability/token-echo.test.ts',
-  'test/daemon/settle.test.ts',
+  'test/daemon/transport.test.ts',
+  'test/reliability/network.test.ts',
   'test/daemon/daemon.test.ts',
+  'test/generate/generated-files.test.ts',
+  'test/reliability/token-echo.test.ts',
+  'test/emulator/cli.test.ts',
+  'test/daemon/settle.test.ts',
+  'test/startup/loaded-modules.test.ts',
+  'test/reliability/deadline.test.ts',
   'test/reliability/hostile.test.ts',
   'test/notify/notify-daemon.test.ts',
-  'test/reliability/deadline.test.ts',
-  'test/ci/output.test.ts',
-  'test/reliability/network.test.ts',
-  'test/startup/loaded-modules.test.ts',
-  'test/emulator/cli.test.ts',
-  'test/generate/generated-files.test.ts',
+  'test/install/node-check.test.ts',
 ];
 
 export class SlowFirstSequencer extends BaseSequencer {

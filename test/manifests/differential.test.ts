@@ -34,9 +34,14 @@ function reading(parsed: ParsedManifest): unknown {
   };
 }
 
-/** Undefined when the parsers agree on `text`, else both readings. */
-export function disagreement(text: string): { fast: unknown; located: unknown } | undefined {
-  const fast = parseManifestFast(text);
+/**
+ * Undefined when the parsers agree on `text`, else both readings. `fast` is the fast path's
+ * reading of it, when the caller has it already.
+ */
+export function disagreement(
+  text: string,
+  fast: ParsedManifest | undefined = parseManifestFast(text),
+): { fast: unknown; located: unknown } | undefined {
   if (fast === undefined) return undefined;
   const located = parseManifestLocated(text, 'fuzz.yaml');
   const a = reading(fast);
@@ -80,7 +85,7 @@ describe('the fast and the position-tracking parser', () => {
         if (fast?.documents.some((doc) => doc.environments.some((env) => env.renamedFrom))) {
           renamed++;
         }
-        const found = disagreement(text);
+        const found = disagreement(text, fast);
         if (found !== undefined) failures.push({ index, text, ...found });
       }
       if (process.env['ENVSYNC_FUZZ_REPORT'] === '1') {

