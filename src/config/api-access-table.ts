@@ -1,7 +1,7 @@
 /**
- * How envsync gets to the API: the token, plain http and extra CA certificates. Part of the
- * shared settings (settings-table.ts), in a module of their own so that the table's file stays
- * short.
+ * How envsync gets to the API: the tokens (one for every org, or one per org from a directory),
+ * plain http and extra CA certificates. Part of the shared settings (settings-table.ts), in a
+ * module of their own so that the table's file stays short.
  */
 import { API, VALIDATE } from './commands.ts';
 import { bool, text } from './parsers.ts';
@@ -17,7 +17,19 @@ export const API_ACCESS_SETTINGS = {
     commands: API,
     tolerated: VALIDATE,
     group: 'api',
-    help: 'read the token from PATH, before every pass (a rotated Secret is picked up); without it, ENVSYNC_TOKEN',
+    help: 'read the token from PATH, before every pass (a rotated Secret is picked up); without it, ENVSYNC_TOKEN; with --token-dir, the token of the orgs with no file there',
+    parse: text,
+  },
+  tokenDir: {
+    flag: 'token-dir',
+    type: 'string',
+    value: 'DIR',
+    env: { name: 'ENVSYNC_TOKEN_DIR' },
+    file: { key: 'tokenDir', type: { kind: 'string' }, relative: true },
+    commands: API,
+    tolerated: VALIDATE,
+    group: 'api',
+    help: 'a token per org: the file named after the org in DIR holds its token (a Kubernetes Secret with one key per org, mounted whole), read before every pass; an org with no file uses --token-file or ENVSYNC_TOKEN, and fails without one',
     parse: text,
   },
   insecureHttp: {
