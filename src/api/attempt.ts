@@ -42,7 +42,8 @@ export function attempts(options: {
   readonly clock: Clock;
   readonly timeoutMs: number;
   readonly maxBytes: number;
-  readonly getToken: () => string;
+  /** The token of the request's org (client-types.ts). */
+  readonly getToken: (org: string) => string;
   readonly events?: ClientEvents | undefined;
 }): Attempt {
   const { pool, gate, limits, reach, clock, timeoutMs, maxBytes, events } = options;
@@ -102,7 +103,7 @@ export function attempts(options: {
         path,
         signal: controller.signal,
         headers: {
-          authorization: `Bearer ${options.getToken()}`,
+          authorization: `Bearer ${options.getToken(org)}`,
           accept: 'application/json',
           ...(body === undefined ? {} : { 'content-type': body.contentType }),
         },

@@ -36,8 +36,16 @@ export interface ClientOptions {
    * `{base}/api/v2/policies/{org}`.
    */
   readonly apiUrl: URL;
-  /** Read when each request is sent, so a rotated token is picked up. Never logged. */
-  readonly getToken: () => string;
+  /**
+   * The token of a request's org, read when each request is sent, so a rotated token is picked
+   * up; it throws for an org that has none, whose request is then not sent. Never logged.
+   */
+  readonly getToken: (org: string) => string;
+  /**
+   * Every token getToken may give: the service's text is scrubbed of all of them as it is read
+   * (token-scrub.ts). Default: getToken's, for a client with one token for every org.
+   */
+  readonly tokens?: (() => readonly string[]) | undefined;
   readonly concurrency: number;
   readonly timeoutMs: number;
   readonly policy: RetryPolicy;

@@ -34,7 +34,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
   const { apiUrl, clock, logger, policy, events } = options;
   const basePath = apiUrl.pathname.replace(/\/+$/, '');
   const gate = options.transport?.gate ?? new RequestGate(options.concurrency, clock);
-  const scrub = tokenScrub(options.getToken);
+  const scrub = tokenScrub(options.tokens ?? (() => [options.getToken('')]));
   const meter = new ThrottleMeter(
     () => clock.now(),
     (ms) => events?.throttledFor?.(ms),
@@ -89,6 +89,8 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     body?: RequestBody,
     signal?: AbortSignal,
   ): Promise<RawResponse> {
+    // An org with no token fails here, final and not retried: none of its requests is sent.
+    options.getToken(org);
     // One signal for the whole request: the client's (shutdown) and the caller's (this org).
     const cancel =
       options.signal && signal

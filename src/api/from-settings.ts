@@ -11,7 +11,8 @@ export function clientFromSettings(
   settings: Settings,
   options: {
     apiUrl: URL;
-    getToken: () => string;
+    getToken: (org: string) => string;
+    tokens?: () => readonly string[];
     logger: Logger;
     ca: string | undefined;
     signal?: AbortSignal;

@@ -14,19 +14,20 @@ const decodeHtml: DecodeHtml = (text) => {
 };
 
 /**
- * Scrubs service text of the token requests are sent with, as soon as it is read, before it is
- * cut, parsed or put into a message: nothing downstream ever holds it (docs/security.md). The
- * token is read at each call, so a rotated one is scrubbed too; its spellings are derived again
- * only when the token changes. HTML character references, named and numeric, are decoded before
- * the token is looked for, so an error page that spells it `&plus;` or `&sol;` is scrubbed like
- * one that spells it `+` or `/`.
+ * Scrubs service text of every token requests are sent with (each org's, with `--token-dir`), as
+ * soon as it is read, before it is cut, parsed or put into a message: nothing downstream ever
+ * holds one (docs/security.md). The tokens are read at each call, so a rotated one is scrubbed
+ * too; their spellings are derived again only when they change. HTML character references, named
+ * and numeric, are decoded before the tokens are looked for, so an error page that spells one
+ * `&plus;` or `&sol;` is scrubbed like one that spells it `+` or `/`.
  */
-export function tokenScrub(getToken: () => string): Scrub {
-  let scrubbing: { token: string; scrub: Scrub } | undefined;
+export function tokenScrub(getTokens: () => readonly string[]): Scrub {
+  let scrubbing: { key: string; scrub: Scrub } | undefined;
   return (text) => {
-    const token = getToken();
-    if (scrubbing?.token !== token)
-      scrubbing = { token, scrub: compileScrub([token], { decodeHtml }) };
+    const tokens = getTokens();
+    // A token holds no newline (it is a Bearer token): the key stands for the list.
+    const key = tokens.join('\n');
+    if (scrubbing?.key !== key) scrubbing = { key, scrub: compileScrub(tokens, { decodeHtml }) };
     return scrubbing.scrub(text);
   };
 }

@@ -4,7 +4,8 @@ import type { EnvironmentsClient } from '../api/client.ts';
 import { parseApiUrl } from '../config/api-url.ts';
 import { readCaFile } from '../config/ca-file.ts';
 import type { Settings } from '../config/settings.ts';
-import { readToken } from '../config/token.ts';
+import { readTokens, tokenGetter } from '../config/token-dir.ts';
+import { tokensOf } from '../core/org-tokens.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 
@@ -15,9 +16,9 @@ export interface Connection {
 }
 
 /**
- * Checks the API address, reads the token (handed to `onToken` at once, so that it is scrubbed
- * from every output) and the CA file, relative files from the command's `cwd`, and makes the
- * client. Close the client when done.
+ * Checks the API address, reads the tokens (each handed to `onToken` at once, so that it is
+ * scrubbed from every output; with `--token-dir`, each org's requests carry its own) and the CA
+ * file, relative files from the command's `cwd`, and makes the client. Close the client when done.
  */
 export async function connect(
   settings: Settings,
@@ -29,10 +30,17 @@ export async function connect(
     throw new ConfigError('no API address: pass --api-url URL or set ENVSYNC_API_URL');
   }
   const apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
-  const token = await readToken(settings.tokenFile, env, cwd);
-  onToken(token);
+  const set = await readTokens(settings, env, cwd);
+  const tokens = tokensOf(set);
+  for (const token of tokens) onToken(token);
   const ca = await readCaFile(settings.caFile, cwd);
   tuneV8ForWork();
-  const client = clientFromSettings(settings, { apiUrl, getToken: () => token, logger, ca });
+  const client = clientFromSettings(settings, {
+    apiUrl,
+    getToken: tokenGetter(set),
+    tokens: () => tokens,
+    logger,
+    ca,
+  });
   return { apiUrl, client };
 }

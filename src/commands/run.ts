@@ -6,7 +6,8 @@ import { parseCommandFlags } from '../config/flags.ts';
 import { isGiven } from '../config/resolve.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
-import { readToken } from '../config/token.ts';
+import { readTokens } from '../config/token-dir.ts';
+import { oneToken, tokensOf, type TokenSet } from '../core/org-tokens.ts';
 import { Daemon } from '../daemon/daemon.ts';
 import { startDaemonServer } from '../daemon/http.ts';
 import { readWebhookSecret } from '../daemon/webhook.ts';
@@ -66,7 +67,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
   let running: Daemon;
   try {
     let apiUrl: URL;
-    let getToken: () => Promise<string>;
+    let getTokens: () => Promise<TokenSet>;
     if (daemonSettings.emulator) {
       if (ownState) await fsPromises().rm(path.resolve(ctx.cwd, EMULATOR_STATE), { force: true });
       const token = crypto().randomBytes(16).toString('hex');
@@ -82,7 +83,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
         logger: logger.child({ component: 'emulator' }, { level: 'error' }),
       });
       apiUrl = new URL(emulator.url);
-      getToken = () => Promise.resolve(token);
+      getTokens = () => Promise.resolve(oneToken(token, 'emulator'));
       logger.warn(
         { emulator: emulator.url },
         `USING THE EMBEDDED EMULATOR at ${emulator.url}: a local stand-in for the Environments API, not the real service. ` +
@@ -95,12 +96,15 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
         );
       }
       apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
-      getToken = async () => {
-        const token = await readToken(settings.tokenFile, ctx.env, ctx.cwd);
-        io.addSecret(token);
-        return token;
+      // Each pass reads them again: every token read is scrubbed from every output from then on.
+      getTokens = async () => {
+        const tokens = await readTokens(settings, ctx.env, ctx.cwd);
+        for (const token of tokensOf(tokens)) io.addSecret(token);
+        return tokens;
       };
-      await getToken(); // fail fast on a missing token
+      // Fail fast on a missing token or token directory (with --token-dir, the default token is
+      // optional: an org with neither fails on its own, at each pass).
+      await getTokens();
     }
     const ca = await readCaFile(settings.caFile, ctx.cwd);
     const webhookSecret =
@@ -113,7 +117,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       settings,
       daemon: daemonSettings,
       apiUrl,
-      readToken: getToken,
+      readTokens: getTokens,
       ca,
       cwd: ctx.cwd,
       logger,

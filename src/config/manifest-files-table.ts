@@ -1,13 +1,25 @@
 /**
- * Which files below the manifests root are manifests: the patterns that leave some out, and what
- * becomes of a YAML file that is not a manifest. Part of the shared settings (settings-table.ts),
- * in a module of their own so that the table's file stays short.
+ * Which files below the manifests root are manifests: how large one may be, the patterns that
+ * leave some out, and what becomes of a YAML file that is not a manifest. Part of the shared
+ * settings (settings-table.ts), in a module of their own so that the table's file stays short.
  */
 import { ONE_SHOT } from './commands.ts';
-import { bool, commaSeparated, texts } from './parsers.ts';
+import { bool, commaSeparated, integer, texts } from './parsers.ts';
 import type { SettingsTable } from './setting.ts';
 
 export const MANIFEST_FILE_SETTINGS = {
+  maxFileBytes: {
+    flag: 'max-file-bytes',
+    type: 'string',
+    value: 'N',
+    env: { name: 'ENVSYNC_MAX_FILE_BYTES' },
+    file: { key: 'maxFileBytes', type: { kind: 'integer', min: 1 } },
+    commands: [...ONE_SHOT, 'run'],
+    group: 'manifests',
+    help: 'largest manifest file read, in bytes',
+    parse: integer(1, 1024 ** 3),
+    default: '1048576',
+  },
   exclude: {
     flag: 'exclude',
     type: 'string',

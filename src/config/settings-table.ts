@@ -2,11 +2,12 @@
  * Every setting of envsync's commands, declared once: its flag, environment variable and config
  * file key, its parser and default, its help line and the commands that take it. The flag
  * parsers, the config file schema, the types of the resolved settings, each command's --help and
- * docs/flags.md are generated from here. The rows are in five modules: the settings validate,
- * plan, sync, run and export share (here, and those that say which files are manifests:
- * manifest-files-table.ts), `envsync run`'s own (daemon-table.ts), the flags a
- * command reads on its own (command-table.ts) and the emulator's (emulator-settings.ts: they need
- * the emulator's defaults, and loading the emulator would slow every other command's start).
+ * docs/flags.md are generated from here. The rows are in six modules: the settings validate,
+ * plan, sync, run and export share (here, those that say which files are manifests:
+ * manifest-files-table.ts, and how to get to the API: api-access-table.ts), `envsync run`'s own
+ * (daemon-table.ts), the flags a command reads on its own (command-table.ts) and the emulator's
+ * (emulator-settings.ts: they need the emulator's defaults, and loading the emulator would slow
+ * every other command's start).
  */
 import { API, ONE_SHOT, RECONCILING, SETTING_COMMANDS, VALIDATE } from './commands.ts';
 import { COMMAND_SETTINGS } from './command-table.ts';
@@ -25,6 +26,7 @@ import {
   texts,
 } from './parsers.ts';
 import { boundedDurationMs, byteSize } from './bounds-parsers.ts';
+import { API_ACCESS_SETTINGS } from './api-access-table.ts';
 import { DAEMON_SETTINGS } from './daemon-table.ts';
 import { MANIFEST_FILE_SETTINGS } from './manifest-files-table.ts';
 import type { ConfigFileOf, SettingsTable } from './setting.ts';
@@ -277,54 +279,7 @@ export const SHARED_SETTINGS = {
     parse: oneOf(LOG_FORMATS),
     default: 'auto',
   },
-  tokenFile: {
-    flag: 'token-file',
-    type: 'string',
-    value: 'PATH',
-    env: { name: 'ENVSYNC_TOKEN_FILE' },
-    file: { key: 'tokenFile', type: { kind: 'string' }, relative: true },
-    commands: API,
-    tolerated: VALIDATE,
-    group: 'api',
-    help: 'read the token from PATH, before every pass (a rotated Secret is picked up); without it, ENVSYNC_TOKEN',
-    parse: text,
-  },
-  insecureHttp: {
-    flag: 'insecure-http',
-    type: 'boolean',
-    env: { name: 'ENVSYNC_INSECURE_HTTP', note: 'true or false' },
-    file: { key: 'insecureHttp', type: { kind: 'boolean' } },
-    commands: API,
-    tolerated: VALIDATE,
-    group: 'api',
-    help: 'allow plain http:// to a non-loopback host (the token would travel in clear text)',
-    parse: bool,
-    default: false,
-  },
-  caFile: {
-    flag: 'ca-file',
-    type: 'string',
-    value: 'PATH',
-    env: { name: 'ENVSYNC_CA_FILE' },
-    file: { key: 'caFile', type: { kind: 'string' }, relative: true },
-    commands: API,
-    tolerated: VALIDATE,
-    group: 'api',
-    help: 'extra CA certificates (PEM) to trust for https',
-    parse: text,
-  },
-  maxFileBytes: {
-    flag: 'max-file-bytes',
-    type: 'string',
-    value: 'N',
-    env: { name: 'ENVSYNC_MAX_FILE_BYTES' },
-    file: { key: 'maxFileBytes', type: { kind: 'integer', min: 1 } },
-    commands: [...ONE_SHOT, 'run'],
-    group: 'manifests',
-    help: 'largest manifest file read, in bytes',
-    parse: integer(1, 1024 ** 3),
-    default: '1048576',
-  },
+  ...API_ACCESS_SETTINGS,
   ...MANIFEST_FILE_SETTINGS,
 } as const satisfies SettingsTable;
 

@@ -36,6 +36,14 @@ export async function readToken(
         : `${source} is empty`,
     );
   }
+  return checkToken(token, source);
+}
+
+/**
+ * The checks every token passes, whatever its source (named in the messages, which never show
+ * the token): `token` is trimmed and not empty.
+ */
+export function checkToken(token: string, source: string): string {
   // A value copied from an Authorization header: envsync writes the scheme itself.
   if (/^bearer\s/i.test(token)) {
     throw new ConfigError(

@@ -104,7 +104,8 @@ const HINTS: Record<FailureCauseKind, string> = {
     'Is --api-url right? Nothing accepts connections at that address: a wrong host or port, or the service is down.',
   dns: 'Is --api-url right? Check the host name, and that DNS resolves it where envsync runs.',
   tls: 'Is --api-url right? For a service behind a private CA, add the CA with --ca-file (verification cannot be turned off).',
-  unauthorized: 'Is the token for this API? Check ENVSYNC_TOKEN or --token-file, and --api-url.',
+  unauthorized:
+    'Is the token for this API? Check ENVSYNC_TOKEN, --token-file or --token-dir, and --api-url.',
   forbidden: 'Is the token for this API? It is allowed none of these orgs.',
 };
 

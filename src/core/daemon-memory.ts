@@ -169,7 +169,10 @@ export function daemonStatus(
     DaemonStatus,
     'manifests' | 'ready' | 'passRunning' | 'shard' | 'stateFile' | 'mode' | 'window'
   > &
-    Partial<Pick<DaemonStatus, 'notifications'>>,
+    Partial<Pick<DaemonStatus, 'notifications'>> & {
+      /** Where each org's token came from, or null when it has none (core/org-tokens.ts). */
+      readonly tokenSource: (org: string) => string | null;
+    },
 ): DaemonStatus {
   const orgs = [...memory.orgs].sort(([a], [b]) => compareNames(a, b));
   const around = { observe: live.mode === 'observe', windowOpen: live.window?.open ?? true };
@@ -188,7 +191,10 @@ export function daemonStatus(
     window: live.window,
     health: healthOfMemory(memory),
     orgs: Object.fromEntries(
-      orgs.map(([name, org]) => [name, { ...org.status, state: orgState(org.status, around) }]),
+      orgs.map(([name, org]) => [
+        name,
+        { ...org.status, state: orgState(org.status, around), tokenSource: live.tokenSource(name) },
+      ]),
     ),
     ...(live.notifications === undefined ? {} : { notifications: live.notifications }),
   };

@@ -22,7 +22,7 @@ import { orgStatusAfter, type LastPass, type PassVerdict } from './daemon-status
 import { passEvents, type NotifyEvent } from './notify-events.ts';
 import type { OrgReport, ProblemReport, RunReport } from './report.ts';
 
-/** What a backing-off org failed with: its manifests and the token (a change to either retries it). */
+/** What a backing-off org failed with: its manifests and its token (a change to either retries it). */
 function fingerprintOf(org: PassOrg, tokenKey: string): string {
   return `${tokenKey}:${org.manifestsKey}`;
 }
@@ -39,8 +39,8 @@ export function beginPass(
     readonly owned: readonly PassOrg[];
     readonly reasons: readonly string[];
     readonly changedFiles: ReadonlySet<string> | undefined;
-    /** The token, hashed. */
-    readonly tokenKey: string;
+    /** Each org's token, hashed (or, for an org with none, why). */
+    readonly tokenKey: (org: string) => string;
     readonly revision: string | undefined;
     readonly unattributed: readonly ProblemReport[];
   },
@@ -51,7 +51,7 @@ export function beginPass(
   const orgs = new Map([...memory.orgs].filter(([org]) => names.has(org)));
   const candidates = orgsToLook(start.owned, start.reasons, start.changedFiles, memory.files);
   const due = candidates.filter((org) =>
-    isDue(orgs.get(org.org)?.backoff, around.now, fingerprintOf(org, start.tokenKey)),
+    isDue(orgs.get(org.org)?.backoff, around.now, fingerprintOf(org, start.tokenKey(org.org))),
   );
   const revisionChanged = start.revision !== memory.revision || memory.passes === 0;
   const next: DaemonMemory = {
@@ -106,6 +106,7 @@ export function afterOrg(
   report: OrgReport,
   /** The org as the pass began with it (undefined: it was not among the pass's orgs). */
   org: PassOrg | undefined,
+  /** The org's token, hashed (or, with none, why). */
   tokenKey: string,
   around: Surroundings,
 ): Step {

@@ -122,7 +122,11 @@ export interface DaemonStatus {
   window: WindowReport | null;
   /** How the daemon is doing, in one word (healthLevel), and why when it is not healthy. */
   health: { level: HealthLevel; reason: string | null };
-  orgs: Record<string, OrgStatus & { state: OrgState }>;
+  /**
+   * Each org, with where its token came from (`tokenSource`): `token-dir:ORG` (its file in
+   * `--token-dir`), `token-file`, `env ENVSYNC_TOKEN` or `emulator`; null when it has none.
+   */
+  orgs: Record<string, OrgStatus & { state: OrgState; tokenSource: string | null }>;
   /** With --notify-url: each receiver (scheme and host only) and how deliveries fared. */
   notifications?: NotifyStatus;
 }

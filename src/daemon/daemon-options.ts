@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { DaemonSettings } from '../config/daemon-settings.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Clock } from '../core/clock.ts';
+import type { TokenSet } from '../core/org-tokens.ts';
 import type { Scrub } from '../core/redact.ts';
 import type { NotifyDeps } from './notify-setup.ts';
 
@@ -10,8 +11,11 @@ export interface DaemonOptions {
   readonly settings: Settings;
   readonly daemon: DaemonSettings;
   readonly apiUrl: URL;
-  /** Read before each pass, so a rotated token file is used without a restart. */
-  readonly readToken: () => Promise<string>;
+  /**
+   * The tokens, read before each pass, so that a rotated token file (or a file of the token
+   * directory) is used without a restart (config/token-dir.ts's readTokens).
+   */
+  readonly readTokens: () => Promise<TokenSet>;
   readonly ca?: string | undefined;
   readonly cwd: string;
   readonly logger: Logger;

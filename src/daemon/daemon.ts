@@ -24,7 +24,7 @@ import { systemClock } from '../runtime/system-clock.ts';
 import { DaemonMetrics } from './metrics.ts';
 import type { DaemonOptions } from './daemon-options.ts';
 import { openDaemonResources, type DaemonResources } from './notify-setup.ts';
-import { passOrg, tokenKeyOf } from './pass-org.ts';
+import { passOrg, passTokens, type PassTokens } from './pass-org.ts';
 import { PassTimers } from './pass-timers.ts';
 import { runEngine } from './run-engine.ts';
 import { PassScheduler } from './scheduler.ts';
@@ -62,6 +62,8 @@ export class Daemon {
   readonly #timers: PassTimers;
   /** Observe mode and the sync windows: whether a pass may send. */
   readonly #gate: SendGate;
+  /** The last pass's tokens: where each org's came from, for `/status`. */
+  #tokens: PassTokens | undefined;
 
   constructor(options: DaemonOptions) {
     const { settings, daemon } = options;
@@ -76,13 +78,8 @@ export class Daemon {
     );
     const start = (reason: string) => this.#scheduler.now(reason);
     const random = options.random ?? Math.random;
-    this.#timers = new PassTimers({
-      clock: this.#clock,
-      intervalMs: daemon.intervalMs,
-      random,
-      start,
-    });
     const [clock, logger, windows] = [this.#clock, this.#logger, settings.syncWindows ?? []];
+    this.#timers = new PassTimers({ clock, intervalMs: daemon.intervalMs, random, start });
     this.#gate = new SendGate({ clock, windows, observe: daemon.observe, logger, start });
     this.#watcher = new ManifestWatcher({
       root: settings.manifests,
@@ -152,6 +149,7 @@ export class Daemon {
       mode: this.#gate.mode,
       window: this.#gate.report(),
       ...(notifier === undefined ? {} : { notifications: notifier.status() }),
+      tokenSource: (org) => this.#tokens?.sourceOf(org) ?? null,
     });
   }
 
@@ -193,11 +191,11 @@ export class Daemon {
       const { daemon, settings } = this.#options;
       const owned = manifests.orgs.filter((o) => ownsOrg(o.org, daemon.shard, settings.orgs));
       end.owned = owned.map(passOrg);
-      const token = await this.#options.readToken();
-      this.#open?.notifier?.addSecret(token);
-      const tokenKey = tokenKeyOf(token);
+      const tokens = (this.#tokens = passTokens(await this.#options.readTokens()));
+      for (const token of tokens.all) this.#open?.notifier?.addSecret(token);
       const unattributed = manifests.unattributed.map(({ org: _org, ...problem }) => problem);
-      const start = { owned: end.owned, reasons, changedFiles: read.changedFiles, tokenKey };
+      const { changedFiles } = read;
+      const start = { owned: end.owned, reasons, changedFiles, tokenKey: tokens.keyOf };
       const begun = this.#carry(
         beginPass(this.#memory, { ...start, revision, unattributed }, this.#around()),
       );
@@ -210,7 +208,7 @@ export class Daemon {
         settings,
         apiUrl: this.#options.apiUrl,
         ca: this.#options.ca,
-        token,
+        tokens,
         manifests: { ...manifests, orgs: owned.filter((org) => due.has(org.org)) },
         revision,
         state: (this.#open as DaemonResources).state,
@@ -220,7 +218,9 @@ export class Daemon {
         metrics: this.metrics,
         onRoundFailed: (org) => this.#carry(afterFailedRound(this.#memory, org, this.#around())),
         onOrgDone: (org) =>
-          this.#carry(afterOrg(this.#memory, org, due.get(org.org), tokenKey, this.#around())),
+          this.#carry(
+            afterOrg(this.#memory, org, due.get(org.org), tokens.keyOf(org.org), this.#around()),
+          ),
       });
       outcome = { kind: 'done', report, cutShort: this.#shutdown.stopping.aborted };
     } catch (error) {

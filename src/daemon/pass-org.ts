@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { tokenGetter } from '../config/token-dir.ts';
 import type { PassOrg } from '../core/daemon-memory.ts';
+import { tokenFor, tokenSourceOf, tokensOf, type TokenSet } from '../core/org-tokens.ts';
 import { MAX_ENVIRONMENT_ROWS } from '../core/daemon-status.ts';
 import type { OrgManifest } from '../manifests/load.ts';
 
@@ -22,7 +24,31 @@ export function passOrg(org: OrgManifest): PassOrg {
   return { org: org.org, files: org.files, manifestsKey, types };
 }
 
-/** The token as the decisions may see it: hashed, never kept. */
+/** A token as the decisions may see it: hashed, never kept. */
 export function tokenKeyOf(token: string): string {
   return createHash('sha256').update(token).digest('hex').slice(0, 16);
+}
+
+/** A pass's tokens, as the pass uses them (core/org-tokens.ts). */
+export interface PassTokens {
+  /** The token of each org's requests; it throws for an org with none (config/token-dir.ts). */
+  readonly getToken: (org: string) => string;
+  /** Every token: each is scrubbed from the service's text and from the notifications. */
+  readonly all: readonly string[];
+  /** An org's token as the decisions may see it (tokenKeyOf), or for an org with none, why. */
+  readonly keyOf: (org: string) => string;
+  /** Where an org's token came from (`/status`), or null when it has none. */
+  readonly sourceOf: (org: string) => string | null;
+}
+
+export function passTokens(set: TokenSet): PassTokens {
+  return {
+    getToken: tokenGetter(set),
+    all: tokensOf(set),
+    keyOf: (org) => {
+      const chosen = tokenFor(set, org);
+      return tokenKeyOf('token' in chosen ? chosen.token : chosen.error);
+    },
+    sourceOf: (org) => tokenSourceOf(set, org),
+  };
 }

@@ -8,6 +8,7 @@ import { reconcile } from '../engine/reconcile.ts';
 import type { StateStore } from '../engine/state-store.ts';
 import type { ManifestSet } from '../manifests/load.ts';
 import type { DaemonMetrics } from './metrics.ts';
+import type { PassTokens } from './pass-org.ts';
 import type { Shutdown } from './shutdown.ts';
 
 /**
@@ -18,7 +19,8 @@ export async function runEngine(options: {
   readonly settings: Settings;
   readonly apiUrl: URL;
   readonly ca: string | undefined;
-  readonly token: string;
+  /** The pass's tokens: each org's requests carry its own. */
+  readonly tokens: PassTokens;
   readonly manifests: ManifestSet;
   /** The git-sync revision of the manifests, when known: policy document uploads name it. */
   readonly revision: string | undefined;
@@ -39,7 +41,8 @@ export async function runEngine(options: {
   const { shutdown, logger } = options;
   const client = clientFromSettings(options.settings, {
     apiUrl: options.apiUrl,
-    getToken: () => options.token,
+    getToken: options.tokens.getToken,
+    tokens: () => options.tokens.all,
     logger,
     ca: options.ca,
     signal: shutdown.abort,

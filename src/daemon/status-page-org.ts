@@ -1,6 +1,6 @@
 /**
  * One org's card on the status page: its state as a badge of its colour, how its environments
- * stand, its last error with every problem at file:line:col, then what is pending, drifted or
+ * stand, where its token came from, its last error with every problem at file:line:col, then what is pending, drifted or
  * waiting to be archived. Every name and message is escaped.
  */
 import type { EnvironmentRow, OrgState, OrgStatus } from '../core/daemon-status.ts';
@@ -13,7 +13,7 @@ import {
   unmanagedList,
 } from './status-page-parts.ts';
 
-export type OrgCard = OrgStatus & { readonly state: OrgState };
+export type OrgCard = OrgStatus & { readonly state: OrgState; readonly tokenSource: string | null };
 
 /** What each state means, said under the card's name. */
 const STATE_WORDS: Readonly<Record<OrgState, string>> = {
@@ -82,6 +82,11 @@ const OBSERVE_WORDS: Partial<Record<OrgState, string>> = {
   pending: 'Changes are planned; observe mode sends nothing.',
 };
 
+/** Where the org's token came from (never the token): `token-dir:acme`, `token-file`, ... */
+function tokenWords(org: OrgCard): string {
+  return org.tokenSource === null ? 'no token' : `token: <code>${esc(org.tokenSource)}</code>`;
+}
+
 /** The card; `index` numbers the heading's id (names go into no id). */
 export function orgCard(
   name: string,
@@ -101,7 +106,7 @@ export function orgCard(
     `<div class="card-head"><h3 id="${id}"><code>${esc(name)}</code></h3>${badge(org.state)}</div>` +
     `<p class="dim">${esc(words)}</p>` +
     counts(org) +
-    `<p class="dim">Last success ${ago(org.lastSuccess, now)} · last attempt ${ago(org.lastAttempt, now)}</p>` +
+    `<p class="dim">Last success ${ago(org.lastSuccess, now)} · last attempt ${ago(org.lastAttempt, now)} · ${tokenWords(org)}</p>` +
     (backoff.length > 0 ? `<p>${backoff.join(' · ')}</p>` : '') +
     lastError(org, now) +
     environmentsTable(name, org) +

@@ -21,7 +21,7 @@ import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import type * as Apply from './apply.ts';
 import type { ApplyProgress, Round } from './apply.ts';
 import { listingProblems, problemReport, unsendable } from './org-problems.ts';
-import { errorMessage } from '../runtime/errors.ts';
+import { errorMessage, NoTokenError } from '../runtime/errors.ts';
 import type { ObservedPolicyDocument, PolicyDocumentPlan } from '../core/policy-documents.ts';
 import { applyWithPolicyDocuments } from './apply-documents.ts';
 import { contractRefusal, policyDocumentsStep, withPolicyDocuments } from './policy-documents.ts';
@@ -129,7 +129,11 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
         unchanged: [],
         unmanaged: [],
         errors: [],
-        error: `cannot list the org: ${errorMessage(error)}`,
+        // No token for the org: that, as it is (no request was sent).
+        error:
+          error instanceof NoTokenError
+            ? error.message
+            : `cannot list the org: ${errorMessage(error)}`,
         ...(cause === undefined ? {} : { cause }),
       },
       transient: isTransient(failureOf(error)),

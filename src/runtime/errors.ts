@@ -20,3 +20,11 @@ export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
 }
+
+/**
+ * An org with no token to send its requests with (`--token-dir`, and no default token): that org
+ * fails, before any request of its is sent, and the others go on.
+ */
+export class NoTokenError extends ConfigError {
+  override name = 'NoTokenError';
+}

@@ -44,6 +44,7 @@ const SHARED = [
   'strict',
   'sync-window',
   'timeout',
+  'token-dir',
   'token-file',
 ];
 const CI = ['annotations', 'summary-file'];
@@ -89,6 +90,7 @@ const EXPECTED_FLAGS: Record<CommandName, string[]> = {
     'retries',
     'retry-delay',
     'timeout',
+    'token-dir',
     'token-file',
   ],
   schema: ['help'],
@@ -474,6 +476,7 @@ const HAND_WRITTEN = z.strictObject({
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).optional(),
   logFormat: z.enum(['auto', 'pretty', 'json']).optional(),
   tokenFile: z.string().optional(),
+  tokenDir: z.string().optional(),
   insecureHttp: z.boolean().optional(),
   caFile: z.string().optional(),
   maxFileBytes: z.number().int().min(1).optional(),
@@ -556,7 +559,7 @@ describe('the generated config file schema', () => {
     const keys = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined ? [] : [s.file.key],
     );
-    expect(keys).toHaveLength(40);
+    expect(keys).toHaveLength(41);
     for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
     const variables = (Object.values(SETTINGS) as Setting[]).flatMap((s) =>
       s.file === undefined || s.env === undefined ? [] : [s.env.name],

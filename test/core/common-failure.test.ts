@@ -75,7 +75,7 @@ describe('commonFailure: every org failed for one cause, said once', () => {
       'the token refused (401), one org',
       [failed('acme', UNAUTHORIZED)],
       'org acme failed: the token was refused (401)',
-      'Is the token for this API? Check ENVSYNC_TOKEN or --token-file, and --api-url.',
+      'Is the token for this API? Check ENVSYNC_TOKEN, --token-file or --token-dir, and --api-url.',
     ],
     [
       'the token refused (403) on every org',

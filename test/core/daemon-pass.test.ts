@@ -81,7 +81,7 @@ function pass(
       owned,
       reasons: options.reasons ?? ['interval'],
       changedFiles: undefined,
-      tokenKey: options.tokenKey ?? 'token-a',
+      tokenKey: () => options.tokenKey ?? 'token-a',
       revision: 'rev-1',
       unattributed: options.errors ?? [],
     },
@@ -116,7 +116,7 @@ describe('beginPass: which orgs a pass reconciles', () => {
         owned: [org('a')],
         reasons: ['interval'],
         changedFiles: undefined,
-        tokenKey: 'token-a',
+        tokenKey: () => 'token-a',
         revision: 'rev-1',
         unattributed: [],
       },
@@ -142,7 +142,7 @@ describe('beginPass: which orgs a pass reconciles', () => {
         owned: [org('b', key)],
         reasons: ['interval'],
         changedFiles: undefined,
-        tokenKey,
+        tokenKey: () => tokenKey,
         revision: 'rev-1',
         unattributed: [],
       },
@@ -150,6 +150,25 @@ describe('beginPass: which orgs a pass reconciles', () => {
     );
     expect(begun.due.map((o) => o.org)).toEqual(due);
     expect(begun.skipped).toBe(1 - due.length);
+  });
+
+  it("a failing org is due when its own token changed, not when another org's did", () => {
+    const failed = pass(EMPTY_DAEMON_MEMORY, [report('b', 'failed'), report('c', 'failed')]);
+    const begun = beginPass(
+      failed.memory,
+      {
+        owned: [org('b'), org('c')],
+        reasons: ['interval'],
+        changedFiles: undefined,
+        // c's file in the token directory was rotated; b's token is the one it failed with.
+        tokenKey: (name) => (name === 'c' ? 'token-c2' : 'token-a'),
+        revision: 'rev-1',
+        unattributed: [],
+      },
+      around(T0 + 1_000),
+    );
+    expect(begun.due.map((o) => o.org)).toEqual(['c']);
+    expect(begun.skipped).toBe(1);
   });
 
   it('sets the revision metric at the first pass and when the revision changes, not otherwise', () => {
@@ -160,7 +179,7 @@ describe('beginPass: which orgs a pass reconciles', () => {
           owned: [],
           reasons: ['interval'],
           changedFiles: undefined,
-          tokenKey: 'k',
+          tokenKey: () => 'k',
           revision,
           unattributed: [],
         },
@@ -180,7 +199,7 @@ describe('beginPass: which orgs a pass reconciles', () => {
         owned: [],
         reasons: ['start'],
         changedFiles: undefined,
-        tokenKey: 'k',
+        tokenKey: () => 'k',
         revision: undefined,
         unattributed: [problem],
       },
@@ -457,7 +476,7 @@ describe('afterPass: every org failed for one cause', () => {
     expect(ended.logs.at(-1)?.message).toBe(
       'pass partial: 0 applied, 0 org(s) failed, 0 invalid org(s), 0 pending, of 3 org(s); ' +
         'all 3 orgs failed the same way: the token was refused (401). ' +
-        'Is the token for this API? Check ENVSYNC_TOKEN or --token-file, and --api-url.',
+        'Is the token for this API? Check ENVSYNC_TOKEN, --token-file or --token-dir, and --api-url.',
     );
     expect(ended.logs.at(-1)?.fields).toMatchObject({ cause: 'unauthorized' });
     expect(ended.memory.lastPass?.failure).toEqual({
@@ -465,7 +484,7 @@ describe('afterPass: every org failed for one cause', () => {
       code: '401',
       orgs: 3,
       message: 'all 3 orgs failed the same way: the token was refused (401)',
-      hint: 'Is the token for this API? Check ENVSYNC_TOKEN or --token-file, and --api-url.',
+      hint: 'Is the token for this API? Check ENVSYNC_TOKEN, --token-file or --token-dir, and --api-url.',
     });
   });
 
@@ -493,7 +512,7 @@ describe('afterPass: every org failed for one cause', () => {
         owned: [org('a')],
         reasons: ['interval'],
         changedFiles: undefined,
-        tokenKey: 'token-a',
+        tokenKey: () => 'token-a',
         revision: 'rev-1',
         unattributed: [],
       },
@@ -566,8 +585,11 @@ describe('daemonStatus', () => {
       mode: 'normal',
       window: null,
       stateFile: { path: '/s.json', writeError: null },
+      tokenSource: (name) => (name === 'a' ? 'token-dir:a' : null),
     });
     expect(Object.keys(status.orgs)).toEqual(['a', 'b']);
+    expect(status.orgs['a']?.tokenSource).toBe('token-dir:a');
+    expect(status.orgs['b']?.tokenSource).toBeNull();
     expect(status).toMatchObject({ revision: 'rev-1', passes: 1, manifests: 'm' });
     expect(status.notifications).toBeUndefined();
   });

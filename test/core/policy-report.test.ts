@@ -213,7 +213,7 @@ describe("the daemon's status keeps the uploads that did not go through", () => 
         mode: 'normal',
         window: null,
         health: { level: 'healthy', reason: null },
-        orgs: { acme: { ...status, state: 'synced' } },
+        orgs: { acme: { ...status, state: 'synced', tokenSource: 'token-file' } },
       },
       readiness: { ready: true },
       health: { healthy: true },

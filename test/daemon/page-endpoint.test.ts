@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveDaemonSettings } from '../../src/config/daemon-settings.ts';
 import { resolveSettings } from '../../src/config/settings.ts';
 import { compileScrub } from '../../src/core/redact.ts';
+import { oneToken } from '../../src/core/org-tokens.ts';
 import { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
 import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/daemon/status-page.ts';
@@ -43,7 +44,7 @@ async function startDaemon(apiUrl: string, secrets: readonly string[] = [TOKEN])
     settings,
     daemon: resolveDaemonSettings(flags, {}, settings.file),
     apiUrl: new URL(apiUrl),
-    readToken: () => Promise.resolve(TOKEN),
+    readTokens: () => Promise.resolve(oneToken(TOKEN, 'env ENVSYNC_TOKEN')),
     cwd: tmp.dir,
     logger,
   });
@@ -231,9 +232,11 @@ describe('GET / (the status page)', () => {
       'failures',
       'nextAttemptAt',
       'state',
+      'tokenSource',
     ]);
     expect(status['health']).toMatchObject({ level: 'failing' });
     expect(status.orgs['acme']?.['state']).toBe('failed');
+    expect(status.orgs['acme']?.['tokenSource']).toBe('env ENVSYNC_TOKEN');
     expect(status.orgs['acme']).toMatchObject({
       status: 'failed',
       pending: 1,

@@ -23,11 +23,12 @@ import {
 
 const NOW = Date.parse('2026-11-23T02:00:00.000Z');
 
-function orgStatus(
-  overrides: Partial<OrgStatus & { state: OrgState }> = {},
-): OrgStatus & { state: OrgState } {
+type OrgEntry = OrgStatus & { state: OrgState; tokenSource: string | null };
+
+function orgStatus(overrides: Partial<OrgEntry> = {}): OrgEntry {
   return {
     state: 'synced',
+    tokenSource: 'token-file',
     suspended: false,
     environments: [],
     status: 'ok',
@@ -226,7 +227,7 @@ const ROW_STATES: readonly EnvironmentRow['state'][] = [
 ];
 
 describe('the status page renderer', () => {
-  it('shows a card per org with its state, last success, last attempt and counts', () => {
+  it('shows a card per org with its state, last success, last attempt, token source and counts', () => {
     const html = renderStatusPage(
       model(
         daemonStatus({
@@ -245,12 +246,16 @@ describe('the status page renderer', () => {
               state: 'failed',
               lastSuccess: null,
               failures: 2,
+              tokenSource: null,
             }),
+            initech: orgStatus({ tokenSource: 'token-dir:initech' }),
           },
         }),
       ),
     );
     const acme = card(html, 'acme');
+    expect(text(acme)).toContain('last attempt 30 s ago · token: token-file');
+    expect(text(card(html, 'initech'))).toContain('· token: token-dir:initech');
     expect(acme).toContain('<span class="badge st-synced">synced</span>');
     expect(text(acme)).toContain('2 environments1 synced1 pending1 pending change');
     expect(acme).toContain('<time datetime="2026-11-23T01:59:00.000Z"');
@@ -259,8 +264,9 @@ describe('the status page renderer', () => {
     expect(globex).toMatch(/^<section class="card st-failed"/);
     expect(globex).toContain('<span class="badge st-failed">failed</span>');
     expect(text(globex)).toContain('Last success never');
+    expect(text(globex)).toContain('· no token');
     expect(text(globex)).toContain('Failed passes in a row: 2');
-    expect(html).toContain('<title>envsync: degraded, 2 orgs, 1 failing</title>');
+    expect(html).toContain('<title>envsync: degraded, 3 orgs, 1 failing</title>');
     expectOnlyOwnMarkup(html);
   });
 

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -12,6 +12,7 @@ import { resolveSettings } from '../../src/config/settings.ts';
 import { SETTINGS } from '../../src/config/settings-table.ts';
 import type { FlagsOf } from '../../src/config/setting.ts';
 import { webhookVerdict } from '../../src/core/daemon-policy.ts';
+import { NAME_PATTERN } from '../../src/core/names.ts';
 import type { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
 import { envsyncInProcess } from '../helpers/cli.ts';
@@ -237,6 +238,20 @@ function mountHolding(c: Container, file: string): Mount | undefined {
 /** The Secret of secret.example.yaml named `name`. */
 const secretNamed = (name: string) => one('Secret', name);
 
+/** The orgs of examples/manifests, in name order. */
+async function exampleOrgs(): Promise<string[]> {
+  const root = fileURLToPath(new URL('../../examples/manifests/', import.meta.url));
+  const orgs = new Set<string>();
+  for (const file of await readdir(root, { recursive: true })) {
+    if (!/\.ya?ml$/.test(file)) continue;
+    for (const doc of parseAllDocuments(await readFile(path.join(root, file), 'utf8'))) {
+      const org = (doc.toJS() as { org?: string } | null)?.org;
+      if (org !== undefined) orgs.add(org);
+    }
+  }
+  return [...orgs].sort();
+}
+
 /** The port a URL connects to: its own, or its scheme's. */
 function portOf(url: URL): number {
   if (url.port !== '') return Number(url.port);
@@ -408,21 +423,23 @@ describe('examples/kubernetes', () => {
   );
 
   it.each(variants)(
-    '%s: the token file is a key of the Secret, mounted whole so that a rotation reaches it',
-    (_variant, workload) => {
-      const tokenFile = runFlags(workload)['token-file'] ?? '';
-      const mount = mountHolding(container(workload, 'envsync'), tokenFile);
+    '%s: the token directory is the Secret mounted whole, one key per org of the example manifests',
+    async (_variant, workload) => {
+      const tokenDir = runFlags(workload)['token-dir'] ?? '';
+      expect(tokenDir).not.toBe('');
+      const c = container(workload, 'envsync');
+      const mount = c.volumeMounts?.find((m) => m.mountPath.replace(/\/$/, '') === tokenDir);
       const secretVolume = volume(workload, mount?.name ?? '').secret;
       const secret = secretNamed(secretVolume?.secretName ?? '');
-      // With a subPath the kubelet never updates the file after a rotation.
+      // With a subPath the kubelet never updates the files after a rotation; with `items`, an
+      // org's key added to the Secret would never reach the pod.
       expect(mount?.subPath).toBeUndefined();
       expect(mount?.readOnly).toBe(true);
-      const key = path.posix.relative(mount?.mountPath ?? '', tokenFile);
-      const keys = secretVolume?.items?.map((i) => i.path) ?? [
-        ...Object.keys(secret.stringData ?? {}),
-        ...Object.keys(secret.data ?? {}),
-      ];
-      expect(keys).toContain(key);
+      expect(secretVolume?.items).toBeUndefined();
+      const keys = [...Object.keys(secret.stringData ?? {}), ...Object.keys(secret.data ?? {})];
+      // Each key is a file envsync reads as that org's token: a name an org may have.
+      for (const key of keys) expect(NAME_PATTERN.test(key), key).toBe(true);
+      expect(keys.toSorted()).toEqual(await exampleOrgs());
     },
   );
 

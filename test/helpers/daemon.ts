@@ -8,6 +8,8 @@ import { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
 import type { NotifyDeps } from '../../src/daemon/notify-setup.ts';
 import { Redactor } from '../../src/core/redact.ts';
+import { defaultSource, oneToken } from '../../src/core/org-tokens.ts';
+import { readTokens } from '../../src/config/token-dir.ts';
 import type { EmulatorOptions } from '../../src/emulator/options.ts';
 import { afterEach, beforeEach } from 'vitest';
 import { FIXTURE_POLICIES, startTestEmulator, type TestEmulator } from './emulator.ts';
@@ -27,6 +29,8 @@ export async function startTestDaemon(options: {
   cwd: string;
   token?: string;
   tokenFile?: string;
+  /** `--token-dir`: each org's token from its file there, `token` (or `tokenFile`) the default. */
+  tokenDir?: string;
   flags?: SettingFlags & DaemonFlags;
   /** Where the endpoints listen (default 127.0.0.1, a free port). */
   listenHost?: string;
@@ -62,10 +66,16 @@ export async function startTestDaemon(options: {
     settings,
     daemon: daemonSettings,
     apiUrl: new URL(options.apiUrl),
-    readToken: async () =>
-      options.tokenFile === undefined
-        ? (options.token ?? '')
-        : (await readFile(options.tokenFile, 'utf8')).trim(),
+    readTokens: async () => {
+      const { tokenDir, tokenFile, token } = options;
+      if (tokenDir !== undefined) {
+        const env = token === undefined ? {} : { ENVSYNC_TOKEN: token };
+        return readTokens({ tokenDir, tokenFile }, env, options.cwd);
+      }
+      const read =
+        tokenFile === undefined ? (token ?? '') : (await readFile(tokenFile, 'utf8')).trim();
+      return oneToken(read, defaultSource(tokenFile));
+    },
     cwd: options.cwd,
     logger,
     // As `envsync run` does: the webhook secret is scrubbed from what the daemon sends.

@@ -105,13 +105,15 @@ export function spellingsIn(text: string, token: string): string[] {
 }
 
 /**
- * The fake service: each org answers its own way, every answer carrying every echo. acme lists
- * its environments with the echoes in their descriptions and refuses every change (400, JSON);
- * beta answers an HTML error page (500); gamma refuses the token (403); delta's listing is not
- * JSON and its Content-Type carries the echoes. The policy documents carry them too.
+ * The fake service: each org answers its own way, every answer carrying every echo (of each of
+ * `tokens`: with a token per org, every org's answer echoes every org's token). acme lists its
+ * environments with the echoes in their descriptions and refuses every change (400, JSON); beta
+ * answers an HTML error page (500); gamma refuses the token (403); delta's listing is not JSON
+ * and its Content-Type carries the echoes. The policy documents carry them too.
  */
-export function startEchoingService(token: string) {
-  const echoes = allEchoes(token);
+export function startEchoingService(tokens: string | readonly string[]) {
+  const all = typeof tokens === 'string' ? [tokens] : tokens;
+  const echoes = all.map(allEchoes).join('; ');
   const json = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
     status,
     body: JSON.stringify(body),
@@ -127,14 +129,16 @@ export function startEchoingService(token: string) {
         : json(400, { message: `rejected: ${echoes}`, errors: { authorization: echoes } }),
     beta: () => ({
       status: 500,
-      body: `<html><body><h1>Internal error</h1><p>${Object.values(encodedEchoes(token)).join('<br>')}</p></body></html>`,
+      body: `<html><body><h1>Internal error</h1><p>${all.flatMap((token) => Object.values(encodedEchoes(token))).join('<br>')}</p></body></html>`,
       headers: { 'content-type': 'text/html' },
     }),
     gamma: () => json(403, { message: `forbidden: ${echoes}` }),
     delta: () => ({
       status: 200,
       body: `<html>${echoes}</html>`,
-      headers: { 'content-type': `text/html; echo="${b64(`Bearer ${token}`)}"` },
+      headers: {
+        'content-type': `text/html; ${all.map((token, i) => `echo${i}="${b64(`Bearer ${token}`)}"`).join('; ')}`,
+      },
     }),
   };
   const documents = json(200, [

@@ -323,7 +323,7 @@ describe('the token refused on every org', { timeout: 120_000 }, () => {
     const result = await run(pass('plan', api.url));
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
-      'error: all 3 orgs failed the same way: the token was refused (401)\n  Is the token for this API? Check ENVSYNC_TOKEN or --token-file, and --api-url.\n',
+      'error: all 3 orgs failed the same way: the token was refused (401)\n  Is the token for this API? Check ENVSYNC_TOKEN, --token-file or --token-dir, and --api-url.\n',
     );
     expect(count(result.stdout, '401')).toBe(1);
     // One request per org: a refused token is final.
