@@ -56,3 +56,11 @@ export function describeDialect(
 export function dialectWords(resolved: ResolvedDialect): string {
   return `${resolved.dialect} (${resolved.from === 'setting' ? 'set by --api-dialect' : "auto: read from the listing's shape"})`;
 }
+
+/** The report's `dialect`, from what the client resolved (nothing before any listing). */
+export function dialectOf(client: { dialect(): ResolvedDialect | undefined }): {
+  dialect?: ResolvedDialect;
+} {
+  const resolved = client.dialect();
+  return resolved === undefined ? {} : { dialect: resolved };
+}

@@ -9,14 +9,6 @@ import type { PolicyRequests, TagRequests } from './requests.ts';
 /** The versioned report of one run: what `--output json` prints (documented in docs/cli.md). */
 export const REPORT_VERSION = 1;
 
-/** The report's `dialect`, from what the client resolved (nothing before any listing). */
-export function dialectOf(client: { dialect(): ResolvedDialect | undefined }): {
-  dialect?: ResolvedDialect;
-} {
-  const resolved = client.dialect();
-  return resolved === undefined ? {} : { dialect: resolved };
-}
-
 /** The words for a field the listing does not show and the state file has no record of. */
 export const NOT_SHOWN = '(not shown by the service)';
 

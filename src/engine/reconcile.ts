@@ -3,12 +3,11 @@ import type { EnvironmentsClient } from '../api/client.ts';
 import { failureOf } from '../api/errors.ts';
 import { commonFailure, failureCause } from '../core/common-failure.ts';
 import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
-import type { ResolvedDialect } from '../core/dialect.ts';
+import { dialectOf, type ResolvedDialect } from '../core/dialect.ts';
 import { archiveGuard, DEFAULT_MAX_ARCHIVE } from '../core/ownership.ts';
 import { planOrg } from '../core/plan.ts';
 import {
   orgReportFromPlan,
-  dialectOf,
   REPORT_VERSION,
   summarize,
   type OrgReport,

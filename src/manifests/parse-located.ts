@@ -1,11 +1,12 @@
-import { LineCounter, isMap, isScalar, isSeq, parseAllDocuments, type Document } from 'yaml';
+import { LineCounter, isMap, parseAllDocuments, type Document } from 'yaml';
 import { environmentOf } from '../core/compiled.generated.ts';
 import type { FieldSpec, FieldValue } from '../core/fields.ts';
 import { normalizeValue } from '../core/value-kinds.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { isName } from '../core/names.ts';
-import { MANIFEST_KEYS, MANIFEST_MARKERS, manifestValue } from './accept.ts';
+import { MANIFEST_KEYS, manifestValue } from './accept.ts';
 import { normalizeLineBreaks } from './line-breaks.ts';
+import { isOtherYaml } from './other-yaml.ts';
 import {
   formatPath,
   issueMessage,
@@ -54,33 +55,6 @@ function readOrg(doc: Document): string | undefined {
 function readSchemaValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
   const value = manifestValue(raw, spec);
   return value === undefined ? undefined : normalizeValue(spec, value);
-}
-
-/** Whether a node is a mapping with `org` or `environments` (accept.ts, MANIFEST_MARKERS). */
-function hasMarker(node: unknown): boolean {
-  return (
-    isMap(node) &&
-    node.items.some(
-      (pair) => isScalar(pair.key) && MANIFEST_MARKERS.includes(pair.key.value as string),
-    )
-  );
-}
-
-/**
- * Whether a file is some other YAML, skipped (parsed.ts, ParseOptions): every document is read
- * without a syntax error, and none that is not empty has `org` or `environments` at its root or
- * in a mapping of a list there. The schema's other rules (tags, keys) are a manifest's, not asked
- * of other YAML.
- */
-function isOtherYaml(docs: readonly Document[], strayMarks: readonly number[]): boolean {
-  if (strayMarks.length > 0 || docs.some((doc) => doc.errors.length > 0)) return false;
-  const written = docs.filter((doc) => !isEmptyDocument(doc));
-  return (
-    written.length > 0 &&
-    !written.some(
-      ({ contents }) => hasMarker(contents) || (isSeq(contents) && contents.items.some(hasMarker)),
-    )
-  );
 }
 
 /** Parses and validates one file with positions; never throws. */
