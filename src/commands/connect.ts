@@ -29,9 +29,9 @@ export async function connect(
     throw new ConfigError('no API address: pass --api-url URL or set ENVSYNC_API_URL');
   }
   const apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
-  const token = await readToken(settings.tokenFile, env, cwd);
+  const token = await readToken(settings.tokenFile, env, cwd, { timeoutMs: settings.deadlineMs });
   onToken(token);
-  const ca = await readCaFile(settings.caFile, cwd);
+  const ca = await readCaFile(settings.caFile, cwd, settings.deadlineMs);
   tuneV8ForWork();
   const client = clientFromSettings(settings, { apiUrl, getToken: () => token, logger, ca });
   return { apiUrl, client };
