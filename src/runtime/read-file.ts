@@ -45,6 +45,24 @@ function codeOf(error: unknown): string {
   return (error as NodeJS.ErrnoException | undefined)?.code ?? String(error);
 }
 
+/**
+ * Why an open failed. A socket cannot be opened at all (ENXIO): what is at the path is then asked
+ * only to say what it is, in the message; nothing is read from it.
+ */
+function openFailure(error: unknown, statOf: () => Fs.Stats | undefined): ReadFailure {
+  const code = codeOf(error);
+  if (code !== 'ENOENT') {
+    let info: Fs.Stats | undefined;
+    try {
+      info = statOf();
+    } catch {
+      info = undefined;
+    }
+    if (info !== undefined && !info.isFile()) return { kind: 'not-regular', what: kindOf(info) };
+  }
+  return { kind: 'error', code };
+}
+
 /** The flags of every open: read only, and never wait for a FIFO's writer. */
 function readFlags(): number {
   const { O_RDONLY, O_NONBLOCK } = nodeFs().constants;
@@ -82,7 +100,7 @@ export function readRegularFileSync<T>(
   try {
     fd = nodeFs().openSync(file, readFlags());
   } catch (error) {
-    return { ok: false, failure: { kind: 'error', code: codeOf(error) } };
+    return { ok: false, failure: openFailure(error, () => nodeFs().statSync(file)) };
   }
   try {
     const info = nodeFs().fstatSync(fd);
@@ -164,7 +182,13 @@ async function attempt(
   try {
     handle = await open(file, readFlags());
   } catch (error) {
-    return { kind: 'error', code: codeOf(error) };
+    const info =
+      codeOf(error) === 'ENOENT'
+        ? undefined
+        : await nodeFsPromises()
+            .stat(file)
+            .catch(() => undefined);
+    return openFailure(error, () => info);
   }
   try {
     const info = await handle.stat();
