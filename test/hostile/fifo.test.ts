@@ -1,11 +1,11 @@
 /**
  * Files that are not files, at every path envsync reads: a FIFO (named pipe) that nobody writes
  * to, a socket, a device, a directory, and files over their limit. Opening a FIFO to read it
- * waits for a writer, for ever, and reading /dev/zero never ends: each is refused at once, by
- * name, with what to do, exit 1 (a manifest: a problem at the file, and the other orgs go on).
- * Nothing hangs: every run here has a safety net, and a hang fails the test. The daemon fails a
- * pass whose token file is a FIFO and goes on; SIGTERM ends it even when its stop waits on
- * something that never answers.
+ * waits for a writer, for ever, and reading a device of zeros never ends: each is refused at
+ * once, by name, with what to do, exit 1 (a manifest: a problem at the file, and the other orgs
+ * go on). Nothing hangs: every run here has a safety net, and a hang fails the test. The daemon
+ * fails a pass whose token file is a FIFO and goes on; SIGTERM ends it even when its stop waits
+ * on something that never answers.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
