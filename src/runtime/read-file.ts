@@ -235,7 +235,7 @@ export async function readRegularFile(
     abandon(
       timeout.aborted
         ? `it took longer than ${formatMs(timeoutMs)} (${options.timeoutFlag ?? '--deadline'}), and the read was abandoned; check the file system it is on`
-        : `the read was abandoned: ${codeOrMessage(options.signal?.reason)}`,
+        : `the read was abandoned: ${reasonText(options.signal?.reason)}`,
     );
   if (stop.aborted) onStop();
   else stop.addEventListener('abort', onStop, { once: true });
@@ -250,7 +250,7 @@ export async function readRegularFile(
   throw new FileReadError(outcome, options);
 }
 
-function codeOrMessage(reason: unknown): string {
+function reasonText(reason: unknown): string {
   return reason instanceof Error ? reason.message : String(reason);
 }
 
