@@ -4,6 +4,7 @@
  * `main` (src/main.ts), and the code it returns becomes the process's exit code.
  */
 import { main } from './main.ts';
+import { abandonedReads } from './runtime/read-file.ts';
 
 const code = await main({
   argv: process.argv.slice(2),
@@ -13,3 +14,14 @@ const code = await main({
   stderr: process.stderr,
 });
 process.exitCode = code;
+// A read abandoned at its deadline (a file system that stopped answering) still waits in Node's
+// thread pool, and would hold the process after the command is done: once what was written is
+// out, the process ends.
+if (abandonedReads() > 0) {
+  await Promise.all(
+    [process.stdout, process.stderr].map(
+      (stream) => new Promise((resolve) => stream.write('', resolve)),
+    ),
+  );
+  process.exit(code);
+}

@@ -30,10 +30,10 @@ export async function connect(
     throw new ConfigError('no API address: pass --api-url URL or set ENVSYNC_API_URL');
   }
   const apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
-  const set = await readTokens(settings, env, cwd);
+  const set = await readTokens(settings, env, cwd, { timeoutMs: settings.deadlineMs });
   const tokens = tokensOf(set);
   for (const token of tokens) onToken(token);
-  const ca = await readCaFile(settings.caFile, cwd);
+  const ca = await readCaFile(settings.caFile, cwd, settings.deadlineMs);
   tuneV8ForWork();
   const client = clientFromSettings(settings, {
     apiUrl,

@@ -19,6 +19,7 @@ import { NAME_PATTERN } from '../core/names.ts';
 import { connect } from './connect.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, help } from './io.ts';
+import { writeFileSynced } from '../runtime/write-file.ts';
 
 const EXPORT_SETTINGS = pickSettings(SETTINGS, ['exportOut', 'force']);
 
@@ -52,14 +53,8 @@ async function writeExportFile(file: string, text: string, force: boolean): Prom
     path.dirname(file),
     `.${path.basename(file)}.${process.pid}.${crypto().randomBytes(6).toString('hex')}.tmp`,
   );
-  const handle = await fsPromises().open(temp, 'wx', 0o644);
+  await writeFileSynced(temp, text, { exclusive: true, mode: 0o644 });
   try {
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
     if (force) {
       await fsPromises().rename(temp, file);
       return;

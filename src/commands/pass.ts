@@ -32,6 +32,7 @@ function openState(
   return StateStore.load(path.resolve(cwd, settings.state), logger, apiUrl.href, {
     lockTimeoutMs: settings.stateLockTimeoutMs,
     announceCreation: settings.state === SETTINGS.state.default,
+    readTimeoutMs: settings.deadlineMs,
   });
 }
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { parseApiUrl } from '../config/api-url.ts';
 import { readCaFile } from '../config/ca-file.ts';
 import { resolveDaemonSettings } from '../config/daemon-settings.ts';
+import { formatDuration } from '../config/duration.ts';
 import { parseCommandFlags } from '../config/flags.ts';
 import { isGiven } from '../config/resolve.ts';
 import { resolveSettings } from '../config/settings.ts';
@@ -21,6 +22,13 @@ import { crypto, fsPromises } from '../runtime/builtins.ts';
 
 /** The state file of `run --emulator` when no state file is named (see docs/output.md). */
 export const EMULATOR_STATE = '.envsync/emulator-state.json';
+
+/**
+ * How long a stop may take beyond --shutdown-timeout (the wait for the pass in flight): the
+ * requests aborted, the state written, the notifications drained (1 s). After that, the process
+ * exits 1 whatever it still waits on.
+ */
+export const STOP_GRACE_MS = 5_000;
 
 /** `envsync run`: the long-running reconciler. Resolves with 0 after a graceful stop. */
 export async function runCommand(ctx: CommandContext): Promise<number> {
@@ -55,6 +63,16 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
         { signal },
         `${signal}: stopping (finishing the pass in flight, then writing the state)`,
       ),
+    // Whatever the stop waits on, it ends: the pass has --shutdown-timeout, the rest STOP_GRACE_MS.
+    hardStop: {
+      afterMs: daemonSettings.shutdownTimeoutMs + STOP_GRACE_MS,
+      onForced: () =>
+        logger.error(
+          { shutdownTimeoutMs: daemonSettings.shutdownTimeoutMs, graceMs: STOP_GRACE_MS },
+          `the stop did not end within --shutdown-timeout (${formatDuration(daemonSettings.shutdownTimeoutMs)}) and ${formatDuration(STOP_GRACE_MS)} more: ` +
+            'exiting now, with code 1; something did not answer (a file system, the state file lock held by another writer), and the last state may not be written',
+        ),
+    },
     onHup: () => {
       logger.info('SIGHUP: starting a pass');
       if (daemon === undefined) hupPending = true;
@@ -96,9 +114,12 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
         );
       }
       apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
-      // Each pass reads them again: every token read is scrubbed from every output from then on.
+      // Each pass reads them again, within its own --deadline: every token read is scrubbed
+      // from every output from then on.
       getTokens = async () => {
-        const tokens = await readTokens(settings, ctx.env, ctx.cwd);
+        const tokens = await readTokens(settings, ctx.env, ctx.cwd, {
+          timeoutMs: settings.deadlineMs,
+        });
         for (const token of tokensOf(tokens)) io.addSecret(token);
         return tokens;
       };
@@ -106,12 +127,15 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       // optional: an org with neither fails on its own, at each pass).
       await getTokens();
     }
-    const ca = await readCaFile(settings.caFile, ctx.cwd);
+    const ca = await readCaFile(settings.caFile, ctx.cwd, settings.deadlineMs);
     const webhookSecret =
       daemonSettings.webhookSecretFile === undefined
         ? undefined
         : // A relative path starts where the command was run, as every other file's does.
-          await readWebhookSecret(path.resolve(ctx.cwd, daemonSettings.webhookSecretFile));
+          await readWebhookSecret(
+            path.resolve(ctx.cwd, daemonSettings.webhookSecretFile),
+            settings.deadlineMs,
+          );
     if (webhookSecret !== undefined) io.addSecret(webhookSecret);
     running = new Daemon({
       settings,

@@ -7,15 +7,39 @@ export interface StopSignals {
 }
 
 /**
+ * The last resort of a stop that does not end: `afterMs` after the stop signal, `onForced` says
+ * so and the process exits 1, whatever it was waiting on (a file system that stopped answering, a
+ * lock another writer holds). The timer does not keep the process alive: a stop that ends in
+ * time never meets it.
+ */
+export interface HardStop {
+  readonly afterMs: number;
+  readonly onForced: () => void;
+}
+
+/** Ends the process: once stderr has taken what was written (or a second later, if it cannot). */
+function exitNow(code: number): void {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 1000);
+  process.stderr.write('', () => process.exit(code));
+}
+
+/**
  * Handles SIGTERM and SIGINT, and SIGHUP when `onHup` is given, from now on. The first stop
  * signal resolves `stopped` and removes every handler, so that a second one ends the process at
  * once. Call it before printing anything a supervisor or a test waits for: until a handler is
- * installed, a signal's default action kills the process.
+ * installed, a signal's default action kills the process. With `hardStop`, the process ends
+ * `hardStop.afterMs` after the first stop signal if it has not ended by then (the one place where
+ * envsync ends its own process).
  */
 export function handleStopSignals(
-  handlers: { onStop?: (signal: NodeJS.Signals) => void; onHup?: () => void } = {},
+  handlers: {
+    onStop?: (signal: NodeJS.Signals) => void;
+    onHup?: () => void;
+    hardStop?: HardStop;
+  } = {},
 ): StopSignals {
-  const { onStop, onHup } = handlers;
+  const { onStop, onHup, hardStop } = handlers;
   let resolve: (signal: NodeJS.Signals) => void = () => undefined;
   const stopped = new Promise<NodeJS.Signals>((done) => (resolve = done));
   const hup = () => onHup?.();
@@ -27,6 +51,12 @@ export function handleStopSignals(
   function stop(signal: NodeJS.Signals): void {
     dispose();
     onStop?.(signal);
+    if (hardStop !== undefined) {
+      setTimeout(() => {
+        hardStop.onForced();
+        exitNow(1);
+      }, hardStop.afterMs).unref();
+    }
     resolve(signal);
   }
   process.on('SIGTERM', stop);

@@ -113,6 +113,7 @@ async function applySaved(
       progress,
       changesReported: true,
       revision,
+      readTimeoutMs: settings.deadlineMs,
     });
   });
   await printRunReport(ctx, io, settings, ci, report);

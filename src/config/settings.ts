@@ -11,7 +11,7 @@ import {
   type Setting,
   type ValuesOf,
 } from './setting.ts';
-import { fsPromises } from '../runtime/builtins.ts';
+import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 
 /**
  * The settings of validate, plan, sync, run and export, resolved from the settings table with
@@ -25,6 +25,7 @@ export type { ConfigFile };
 /** Resolved settings for validate / plan / sync / run / export, as the table types them. */
 export type Settings = Readonly<ValuesOf<typeof SHARED_SETTINGS>>;
 const CONFIG_TABLE = pickSettings(SETTINGS, ['config']);
+const DEADLINE_TABLE = pickSettings(SETTINGS, ['deadlineMs']);
 
 /** The flags that map onto settings (and --config), as util.parseArgs returns them. */
 export type SettingFlags = FlagsOfTable<typeof SHARED_SETTINGS & typeof CONFIG_TABLE>;
@@ -40,17 +41,16 @@ function configKeys(): string[] {
  * Reads and validates a config file. Every problem is located: `FILE:LINE:COL KEY: what is wrong`,
  * with a did-you-mean for an unknown key; all of them are reported at once. A value is also run
  * through its setting's parser here, so a bad one is reported where it is written, not under its
- * flag's name.
+ * flag's name. A regular file only, at most 1 MiB, read within `timeoutMs` (--deadline).
  */
-export async function readConfigFile(file: string): Promise<ConfigFile> {
-  let text: string;
-  try {
-    text = await fsPromises().readFile(file, 'utf8');
-  } catch (error) {
-    throw new ConfigError(
-      `config file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-    );
-  }
+export async function readConfigFile(file: string, timeoutMs?: number): Promise<ConfigFile> {
+  const text = await readRegularText(file, {
+    subject: `config file ${file}`,
+    fix: 'point --config at a file',
+    maxBytes: READ_LIMITS.config,
+    limit: 'for a config file',
+    timeoutMs,
+  });
   const yaml = await import('yaml');
   const lineCounter = new yaml.LineCounter();
   const doc = yaml.parseDocument(text, {
@@ -159,7 +159,9 @@ export async function resolveSettings(
 ): Promise<Settings & { readonly file: ConfigFile; readonly fileDir: string }> {
   const { config } = resolveValues(CONFIG_TABLE, { flags, env });
   const configPath = config === undefined ? undefined : path.resolve(cwd, config);
-  const file = configPath === undefined ? {} : await readConfigFile(configPath);
+  // Read within the --deadline of the flags or the environment (the file's own comes too late).
+  const { deadlineMs } = resolveValues(DEADLINE_TABLE, { flags, env });
+  const file = configPath === undefined ? {} : await readConfigFile(configPath, deadlineMs);
   // Paths in the config file are relative to the file; on the command line, to the working dir.
   const fileDir = configPath === undefined ? cwd : path.dirname(configPath);
   const settings: Settings = resolveValues(SHARED_SETTINGS, { flags, env, file, fileDir });

@@ -10,6 +10,7 @@ import {
 } from '../core/org-tokens.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 import { ConfigError, NoTokenError, errorMessage } from '../runtime/errors.ts';
+import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 import { checkToken, readToken } from './token.ts';
 
 /** The settings that say where the tokens are. */
@@ -29,13 +30,16 @@ export async function readTokens(
   settings: TokenSettings,
   env: NodeJS.ProcessEnv,
   cwd: string,
+  within: { readonly timeoutMs?: number | undefined } = {},
 ): Promise<TokenSet> {
   const { tokenDir, tokenFile } = settings;
   const source = defaultSource(tokenFile);
-  if (tokenDir === undefined) return oneToken(await readToken(tokenFile, env, cwd), source);
-  const orgs = await readTokenDir(tokenDir, cwd);
+  if (tokenDir === undefined) return oneToken(await readToken(tokenFile, env, cwd, within), source);
+  const orgs = await readTokenDir(tokenDir, cwd, within.timeoutMs);
   const given = tokenFile !== undefined || (env['ENVSYNC_TOKEN'] ?? '').trim() !== '';
-  const fallback = given ? { token: await readToken(tokenFile, env, cwd), source } : undefined;
+  const fallback = given
+    ? { token: await readToken(tokenFile, env, cwd, within), source }
+    : undefined;
   return { dir: tokenDir, orgs, fallback };
 }
 
@@ -47,6 +51,7 @@ export async function readTokens(
 async function readTokenDir(
   dir: string,
   cwd: string,
+  timeoutMs: number | undefined,
 ): Promise<Map<string, SourcedToken | TokenProblem>> {
   const root = path.resolve(cwd, dir);
   let names: string[];
@@ -59,7 +64,9 @@ async function readTokenDir(
   }
   const named = names.filter((name) => !name.startsWith('.') && NAME_PATTERN.test(name)).sort();
   return new Map(
-    await Promise.all(named.map(async (org) => [org, await readOrgToken(dir, root, org)] as const)),
+    await Promise.all(
+      named.map(async (org) => [org, await readOrgToken(dir, root, org, timeoutMs)] as const),
+    ),
   );
 }
 
@@ -68,15 +75,20 @@ async function readOrgToken(
   dir: string,
   root: string,
   org: string,
+  timeoutMs: number | undefined,
 ): Promise<SourcedToken | TokenProblem> {
   const source = `token file ${path.join(dir, org)}`;
   let token: string;
   try {
-    token = await fsPromises().readFile(path.join(root, org), 'utf8');
+    token = await readRegularText(path.join(root, org), {
+      subject: source,
+      fix: "a file of --token-dir holds one org's token",
+      maxBytes: READ_LIMITS.token,
+      limit: 'for a token file',
+      timeoutMs,
+    });
   } catch (error) {
-    return {
-      error: `${source} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-    };
+    return { error: errorMessage(error) };
   }
   token = token.trim();
   if (token === '') return { error: `${source} is empty` };

@@ -1,29 +1,32 @@
 import path from 'node:path';
 import { isBearerToken } from '../core/redact.ts';
 import { ConfigError } from '../runtime/errors.ts';
-import { fsPromises } from '../runtime/builtins.ts';
+import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 
 /**
  * Reads the API token: `--token-file` / ENVSYNC_TOKEN_FILE (read at each call, so a rotated
  * Secret is picked up), else ENVSYNC_TOKEN. A relative token file is found from `cwd`, the
  * command's working directory; messages name it as it was given. Errors never include the token.
+ * The file is read as src/runtime/read-file.ts reads: a regular file only, at most 64 KiB, within
+ * `timeoutMs` (the command's --deadline).
  */
 export async function readToken(
   tokenFile: string | undefined,
   env: NodeJS.ProcessEnv,
   cwd: string,
+  { timeoutMs }: { readonly timeoutMs?: number | undefined } = {},
 ): Promise<string> {
   let token: string | undefined;
   let source: string;
   if (tokenFile !== undefined) {
     source = `token file ${tokenFile}`;
-    try {
-      token = await fsPromises().readFile(path.resolve(cwd, tokenFile), 'utf8');
-    } catch (error) {
-      throw new ConfigError(
-        `${source} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      );
-    }
+    token = await readRegularText(path.resolve(cwd, tokenFile), {
+      subject: source,
+      fix: 'point --token-file at a file',
+      maxBytes: READ_LIMITS.token,
+      limit: 'for a token file',
+      timeoutMs,
+    });
   } else {
     source = 'ENVSYNC_TOKEN';
     token = env['ENVSYNC_TOKEN'];

@@ -25,8 +25,8 @@ export interface NotifyDeps {
 }
 
 /** Reads the notify secret (`--notify-secret-file`), once at start. */
-function readNotifySecret(file: string): Promise<string> {
-  return readSecretFile('--notify-secret-file', file, 'signing secret');
+function readNotifySecret(file: string, timeoutMs: number | undefined): Promise<string> {
+  return readSecretFile('--notify-secret-file', file, 'signing secret', timeoutMs);
 }
 
 /**
@@ -43,6 +43,8 @@ export async function createNotifier(options: {
   readonly scrub?: Scrub | undefined;
   readonly addSecret?: ((secret: string) => void) | undefined;
   readonly deps?: NotifyDeps | undefined;
+  /** How long reading the secret file may take (--deadline). */
+  readonly readTimeoutMs?: number | undefined;
 }): Promise<Notifier | undefined> {
   const { settings, logger, metrics } = options;
   const { targets, secretFile } = settings.notify;
@@ -50,7 +52,7 @@ export async function createNotifier(options: {
   const secret =
     secretFile === undefined
       ? undefined
-      : await readNotifySecret(path.resolve(options.cwd, secretFile));
+      : await readNotifySecret(path.resolve(options.cwd, secretFile), options.readTimeoutMs);
   const sender = options.deps?.send === undefined ? undiciSender() : undefined;
   const notifier = new Notifier({
     targets: targets.map(({ url, format }) => ({ url, format, display: publicNotifyUrl(url) })),
@@ -106,6 +108,7 @@ export async function openDaemonResources(
     scrub: options.scrub,
     addSecret: options.addSecret,
     deps: options.notify,
+    readTimeoutMs: settings.deadlineMs,
   });
   const state = await StateStore.load(
     path.resolve(cwd, settings.state),
@@ -115,6 +118,7 @@ export async function openDaemonResources(
       lockTimeoutMs: settings.stateLockTimeoutMs,
       // The default path in the working directory: say once that it was made there.
       announceCreation: settings.state === SETTINGS.state.default,
+      readTimeoutMs: settings.deadlineMs,
     },
   );
   // One pool and one gate for the daemon's life: the open connections and the pace learned from

@@ -6,8 +6,8 @@ import { readSecretFile } from '../config/secret-file.ts';
 export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
 
 /** Reads the webhook's shared secret (`--webhook-secret-file`), once at start. */
-export function readWebhookSecret(file: string): Promise<string> {
-  return readSecretFile('--webhook-secret-file', file, 'shared secret');
+export function readWebhookSecret(file: string, timeoutMs?: number): Promise<string> {
+  return readSecretFile('--webhook-secret-file', file, 'shared secret', timeoutMs);
 }
 
 /** Compares two secrets in constant time, whatever their lengths (both are hashed first). */

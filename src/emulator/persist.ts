@@ -8,6 +8,8 @@ import { ConfigError, errorMessage } from '../runtime/errors.ts';
 import type { StoreDocument } from './store.ts';
 import { validateStoreDocument } from './validate-store-document.ts';
 import { fsPromises } from '../runtime/builtins.ts';
+import { FileReadError, READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
+import { writeFileSynced } from '../runtime/write-file.ts';
 
 /** Reads the data file: undefined when it is missing or empty; a ConfigError when it is unusable. */
 export async function loadStoreFile(
@@ -16,12 +18,15 @@ export async function loadStoreFile(
 ): Promise<StoreDocument | undefined> {
   let text: string;
   try {
-    text = await fsPromises().readFile(file, 'utf8');
-  } catch (error) {
-    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined;
-    throw new ConfigError(`--data ${file}: cannot read: ${errorMessage(error)}`, {
-      cause: error,
+    text = await readRegularText(file, {
+      subject: `--data ${file}:`,
+      fix: 'point --data at a file, or at a path where the emulator may create one',
+      maxBytes: READ_LIMITS.emulatorData,
+      limit: "for the emulator's data file",
     });
+  } catch (error) {
+    if (error instanceof FileReadError && error.code === 'ENOENT') return undefined;
+    throw error;
   }
   // An empty file (say, made by `touch`) is an empty store.
   if (text.trim() === '') return undefined;
@@ -52,13 +57,7 @@ export async function writeFileAtomic(file: string, text: string): Promise<void>
   tempCounter += 1;
   const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${tempCounter}.tmp`);
   try {
-    const handle = await fsPromises().open(temp, 'w', 0o644);
-    try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await writeFileSynced(temp, text, { exclusive: false, mode: 0o644 });
     await fsPromises().rename(temp, file);
   } catch (error) {
     await fsPromises()

@@ -21,7 +21,7 @@ import { manifestDisagreements, selfDisagreements } from './saved-plan-check.ts'
 import { documentsFromSaved, policyDocumentsDigest } from './saved-plan-documents.ts';
 import { applyWithPolicyDocuments } from './apply-documents.ts';
 import type { StateStore } from './state-store.ts';
-import { fsPromises } from '../runtime/builtins.ts';
+import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 
 /** The live service no longer matches a saved plan: exit 1, nothing applied. */
 export class PlanMovedError extends ConfigError {
@@ -50,6 +50,8 @@ export interface ApplySavedOptions {
   readonly changesReported?: boolean | undefined;
   /** The git revision of the manifests, when known: policy document uploads name it. */
   readonly revision?: string | undefined;
+  /** How long reading the plan file may take (--deadline). */
+  readonly readTimeoutMs?: number | undefined;
 }
 
 /** A refusal: what is wrong, each finding on its line, and what to do. */
@@ -60,13 +62,14 @@ function refusal(headline: string, findings: readonly string[], todo: string): s
 }
 
 /** Reads the plan file; its integrity and shape are checked before anything in it is used. */
-async function readPlanFile(file: string, cwd: string): Promise<SavedPlan> {
-  let text: string;
-  try {
-    text = await fsPromises().readFile(path.resolve(cwd, file), 'utf8');
-  } catch (error) {
-    throw new ConfigError(`--plan ${file}: cannot be read: ${errorMessage(error)}`);
-  }
+async function readPlanFile(file: string, cwd: string, timeoutMs?: number): Promise<SavedPlan> {
+  const text = await readRegularText(path.resolve(cwd, file), {
+    subject: `--plan ${file}:`,
+    fix: 'point --plan at the file "envsync plan --out" wrote',
+    maxBytes: READ_LIMITS.savedPlan,
+    limit: 'for a saved plan',
+    timeoutMs,
+  });
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -120,7 +123,7 @@ function checkOffline(saved: SavedPlan, options: ApplySavedOptions): void {
  */
 export async function applySavedPlan(options: ApplySavedOptions): Promise<RunReport> {
   const { file, client, logger } = options;
-  const saved = await readPlanFile(file, options.cwd);
+  const saved = await readPlanFile(file, options.cwd, options.readTimeoutMs);
   checkOffline(saved, options);
   // Every org's listing must still be the one the plan was computed from: check them all first.
   const moved: string[] = [];

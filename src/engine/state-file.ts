@@ -1,6 +1,7 @@
 import type { FileIdentity } from '../core/state-merge.ts';
 import { judgeStateText, unreadableState, type StateRefusal } from '../core/state-read.ts';
 import { fsPromises } from '../runtime/builtins.ts';
+import { FileReadError, READ_LIMITS, readRegularFile } from '../runtime/read-file.ts';
 import { STATE_FORMAT, type Group } from './state-codec.ts';
 
 /**
@@ -29,25 +30,32 @@ export async function identityOf(file: string): Promise<FileIdentity | undefined
   }
 }
 
-/** Reads and judges the state file written for `api`; never throws. */
-export async function readStateFile(file: string, api: string | undefined): Promise<StateRead> {
-  let text: string;
-  let identity: FileIdentity;
+/**
+ * Reads and judges the state file written for `api`, within `timeoutMs` (--deadline). Throws a
+ * FileReadError (exit 1) for a path that is not a regular file (a FIFO, a directory, ...), for a
+ * file over 256 MiB and for a read that does not end in time: starting empty there would hide
+ * the mistake, and the next write would replace whatever it is. Anything else wrong is data.
+ */
+export async function readStateFile(
+  file: string,
+  api: string | undefined,
+  timeoutMs?: number,
+): Promise<StateRead> {
+  let read;
   try {
-    // One handle for both, so the identity is the one of the file whose text was read.
-    const handle = await fsPromises().open(file, 'r');
-    try {
-      const { dev, ino, size, mtimeMs } = await handle.stat();
-      identity = { dev, ino, size, mtimeMs };
-      text = await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
+    // The identity is the one of the file whose text was read (one handle for both).
+    read = await readRegularFile(file, {
+      subject: `state file ${file}`,
+      fix: 'point --state at a file, or at a path where envsync may create one',
+      maxBytes: READ_LIMITS.state,
+      limit: 'for a state file',
+      timeoutMs,
+    });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { kind: 'missing' };
-    return { ...unreadableState(code), identity: undefined };
+    if (!(error instanceof FileReadError) || error.failure.kind !== 'error') throw error;
+    if (error.code === 'ENOENT') return { kind: 'missing' };
+    return { ...unreadableState(error.code), identity: undefined };
   }
-  const verdict = judgeStateText(text, api, STATE_FORMAT);
-  return { ...verdict, identity };
+  const verdict = judgeStateText(read.bytes.toString('utf8'), api, STATE_FORMAT);
+  return { ...verdict, identity: read.identity };
 }

@@ -5,6 +5,7 @@ import { describeHolder, judgeLock, parseLockHolder, type LockHolder } from '../
 import { isAlive } from './files.ts';
 import { formatDuration, StateLockTimeoutError } from './state-errors.ts';
 import { fsPromises } from '../runtime/builtins.ts';
+import { READ_LIMITS, readRegularFile } from '../runtime/read-file.ts';
 
 /**
  * One writer per state file at a time: `<state>.lock`, linked into place whole (the link fails
@@ -19,11 +20,18 @@ const heldHere = new Set<string>();
 async function inspect(
   lockFile: string,
   clock: Clock,
+  timeoutMs: number | undefined,
 ): Promise<{ holder: LockHolder | undefined; ino: number; ageMs: number } | undefined> {
   try {
-    const info = await fsPromises().stat(lockFile);
-    const holder = parseLockHolder(await fsPromises().readFile(lockFile, 'utf8'));
-    return { holder, ino: info.ino, ageMs: Math.max(0, clock.now() - info.mtimeMs) };
+    const { bytes, identity } = await readRegularFile(lockFile, {
+      subject: `the state file's lock ${lockFile}`,
+      fix: 'delete it (envsync creates the lock as a file, and deletes it when done)',
+      maxBytes: READ_LIMITS.stateLock,
+      limit: 'for a lock file',
+      timeoutMs,
+    });
+    const holder = parseLockHolder(bytes.toString('utf8'));
+    return { holder, ino: identity.ino, ageMs: Math.max(0, clock.now() - identity.mtimeMs) };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // released meanwhile
     throw error;
@@ -68,9 +76,16 @@ export async function acquireStateLock(
   file: string,
   {
     timeoutMs,
+    readTimeoutMs,
     logger,
     clock,
-  }: { readonly timeoutMs: number; readonly logger: Logger; readonly clock: Clock },
+  }: {
+    readonly timeoutMs: number;
+    /** How long a read of a lock in the way may take (--deadline). */
+    readonly readTimeoutMs?: number | undefined;
+    readonly logger: Logger;
+    readonly clock: Clock;
+  },
 ): Promise<() => Promise<void>> {
   const lockFile = `${file}.lock`;
   const deadline = clock.now() + timeoutMs;
@@ -93,7 +108,7 @@ export async function acquireStateLock(
               .catch(() => undefined);
         };
       }
-      const found = await inspect(lockFile, clock);
+      const found = await inspect(lockFile, clock, readTimeoutMs);
       if (found === undefined) continue;
       const verdict = judgeLock({
         holder: found.holder,

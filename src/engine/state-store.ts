@@ -28,6 +28,8 @@ export interface StateStoreOptions {
    * its working directory without being asked to.
    */
   readonly announceCreation?: boolean | undefined;
+  /** How long a read of the file or of its lock may take (--deadline; 5 minutes by default). */
+  readonly readTimeoutMs?: number | undefined;
 }
 
 /**
@@ -53,6 +55,7 @@ export class StateStore {
   readonly #parts = new Map<string, string>();
   readonly #logger: Logger;
   readonly #lockTimeoutMs: number;
+  readonly #readTimeoutMs: number | undefined;
   readonly #clock: Clock;
   /** The file as this store last read or wrote it: when it is still that file, no re-read. */
   #identity: FileIdentity | undefined;
@@ -76,12 +79,16 @@ export class StateStore {
     this.#orgs = orgs;
     this.#logger = logger;
     this.#lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_STATE_LOCK_TIMEOUT_MS;
+    this.#readTimeoutMs = options.readTimeoutMs;
     this.#clock = options.clock ?? systemClock;
     this.#identity = identity;
     this.#announceCreation = options.announceCreation === true;
   }
 
-  /** Loads the state file; anything wrong with it is a warning and an empty state. */
+  /**
+   * Loads the state file; anything wrong with its text is a warning and an empty state. A path
+   * that is not a regular file, or a file over the limit, is an error (state-file.ts).
+   */
   static async load(
     file: string,
     logger: Logger,
@@ -90,7 +97,7 @@ export class StateStore {
   ): Promise<StateStore> {
     await removeStaleTempFiles(file);
     await removeStaleTempFiles(`${file}.lock`);
-    const read = await readStateFile(file, api);
+    const read = await readStateFile(file, api, options.readTimeoutMs);
     if (read.kind === 'ok') {
       return new StateStore(file, api, read.orgs, logger, options, read.identity);
     }
@@ -175,6 +182,7 @@ export class StateStore {
     await fsPromises().mkdir(path.dirname(this.file), { recursive: true });
     const release = await acquireStateLock(this.file, {
       timeoutMs: this.#lockTimeoutMs,
+      readTimeoutMs: this.#readTimeoutMs,
       logger: this.#logger,
       clock: this.#clock,
     });
@@ -201,7 +209,7 @@ export class StateStore {
    */
   async #mergeFromDisk(own: ReadonlySet<string>): Promise<void> {
     if (sameFile(await identityOf(this.file), this.#identity)) return;
-    const read = await readStateFile(this.file, this.api);
+    const read = await readStateFile(this.file, this.api, this.#readTimeoutMs);
     let theirs = new Map<string, readonly Group[]>();
     if (read.kind === 'ok') theirs = read.orgs;
     else if (read.kind === 'bad') {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Stats } from 'node:fs';
 import { fs } from '../runtime/builtins.ts';
+import { readRegularFileSync } from '../runtime/read-file.ts';
 
 /** A manifest file found below the root. */
 export interface ManifestFile {
@@ -57,7 +58,8 @@ export function displayPath(file: string, cwd: string): string {
 /**
  * Lists every `*.yaml` / `*.yml` file below `root` at any depth, skipping hidden files and
  * folders and what the root's ignore rules leave out (a folder left out is not walked). Symlinks
- * are followed only while their target stays inside the root; loops are cut.
+ * are followed only while their target stays inside the root; loops are cut. A FIFO, a socket or
+ * a device with such a name is listed too: reading it refuses it, with a message.
  *
  * Synchronous, as the reads of the files are (readManifestFile): the calls were awaited one at a
  * time anyway, and each is answered from the kernel's cache, where promise-based calls load
@@ -105,7 +107,6 @@ export function discoverManifestFiles(
       if (entry.name.startsWith('.')) continue;
       const full = path.join(dir, entry.name);
       let isDirectory = entry.isDirectory();
-      let isFile = entry.isFile();
       if (entry.isSymbolicLink()) {
         // A link the rules leave out, as a file or as a folder, is neither followed nor reported.
         const linkIgnored = () => isIgnored(full, false) || isIgnored(full, true);
@@ -141,7 +142,6 @@ export function discoverManifestFiles(
           continue; // gone since realpath found it
         }
         isDirectory = info.isDirectory();
-        isFile = info.isFile();
         // Before the folder counts as walked: the same folder may be reached by a path kept.
         if (isIgnored(full, isDirectory)) continue;
         if (isDirectory) {
@@ -160,85 +160,36 @@ export function discoverManifestFiles(
         if (visited.has(real)) continue;
         visited.add(real);
       }
+      // Whatever is not a folder is listed by its name: a FIFO, a socket or a device named like
+      // a manifest is then refused when it is read, and reported, never passed over.
       if (isDirectory) pending.push(full);
-      else if (isFile && MANIFEST_EXTENSION.test(entry.name)) {
-        files.push({ path: full, display: show(full) });
-      }
+      else if (MANIFEST_EXTENSION.test(entry.name)) files.push({ path: full, display: show(full) });
     }
   }
   files.sort((a, b) => (a.display < b.display ? -1 : a.display > b.display ? 1 : 0));
   return { files, problems };
 }
 
-/** The outcome of reading one file: its text, or why it cannot be used. */
-export type ReadOutcome = { ok: true; text: string } | { ok: false; message: string };
+/**
+ * The outcome of reading one file: its text, or why it cannot be used. `notRegular`: the path is
+ * a FIFO, a socket, a device or a folder (the message says which).
+ */
+export type ReadOutcome =
+  { ok: true; text: string } | { ok: false; message: string; notRegular?: true };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * One read buffer per thread, used by file after file: a new buffer per file is memory outside
- * the JavaScript heap that is freed only when the collector gets round to it, and a thousand of
- * them grow the process (docs/performance.md, "History"). A buffer
- * larger than SPARE_BYTES, for an unusually large file, is not kept.
- */
-const SPARE_BYTES = 256 * 1024;
-let spare: Buffer | undefined;
-
-/** A buffer of at least `bytes` bytes, the spare one when it is large enough. */
-function readBuffer(bytes: number): Buffer {
-  if (spare !== undefined && spare.length >= bytes) return spare;
-  return Buffer.allocUnsafeSlow(Math.max(bytes, bytes <= SPARE_BYTES ? 64 * 1024 : 0));
-}
-
-/**
- * Reads a manifest file as UTF-8 text (a BOM is dropped), refusing files over `maxBytes`,
- * binary files and invalid UTF-8. Never reads more than `maxBytes + 1` bytes.
+ * Reads a manifest file as UTF-8 text (a BOM is dropped), refusing what is not a regular file,
+ * files over `maxBytes`, binary files and invalid UTF-8. Never reads more than `maxBytes + 1`
+ * bytes, and never waits on a FIFO (src/runtime/read-file.ts).
  *
  * Synchronous on purpose: manifests are small local files, and a thousand of them read this way
  * take about 15 ms where promise-based reads cost 60–200 ms of the main thread (measured with
  * `npm run bench`). Parsing them blocks the event loop far longer anyway.
  */
 export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
-  let fd: number;
-  try {
-    // Non-blocking, so a FIFO put where a manifest was found cannot hang the process.
-    fd = fs().openSync(file, fs().constants.O_RDONLY | fs().constants.O_NONBLOCK);
-  } catch (error) {
-    const code = codeOf(error);
-    return {
-      ok: false,
-      message:
-        code === 'ENOENT'
-          ? 'file disappeared while reading the manifests; run again'
-          : `cannot be read (${code ?? String(error)})`,
-    };
-  }
-  try {
-    // Read at most maxBytes + 1 bytes, whatever the file claims its size is. The buffer is sized
-    // from the file's size plus one byte, so the usual file takes one read and one empty read
-    // into that spare byte (end of file), with no copy; one that grows meanwhile takes more.
-    const info = fs().fstatSync(fd);
-    if (!info.isFile()) return { ok: false, message: 'not a regular file; manifests are files' };
-    const { size } = info;
-    let buffer = readBuffer(Math.min(size + 1, maxBytes + 1));
-    let length = 0;
-    while (length <= maxBytes) {
-      if (length === buffer.length) {
-        const bigger = Buffer.allocUnsafe(Math.min(buffer.length * 2, maxBytes + 1));
-        buffer.copy(bigger, 0, 0, length);
-        buffer = bigger;
-      }
-      const bytesRead = fs().readSync(fd, buffer, length, buffer.length - length, length);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-    }
-    if (length > maxBytes) {
-      return {
-        ok: false,
-        message: `file is larger than the limit of ${maxBytes} bytes (--max-file-bytes)`,
-      };
-    }
-    const bytes = buffer.subarray(0, length);
+  const read = readRegularFileSync(file, maxBytes, (bytes): ReadOutcome => {
     if (bytes.includes(0))
       return { ok: false, message: 'binary file (contains NUL bytes), not YAML' };
     try {
@@ -246,15 +197,30 @@ export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
       return { ok: true, text: utf8.decode(bytes) };
     } catch {
       return { ok: false, message: 'not valid UTF-8 text; save the file as UTF-8' };
-    } finally {
-      if (buffer.length > SPARE_BYTES) spare = undefined;
-      else if (buffer !== spare) spare = buffer;
     }
-  } catch (error) {
-    return { ok: false, message: `cannot be read (${codeOf(error) ?? String(error)})` };
-  } finally {
-    fs().closeSync(fd);
+  });
+  if (read.ok) return read.value;
+  const { failure } = read;
+  switch (failure.kind) {
+    case 'abandoned':
+      break; // a synchronous read is never abandoned
+    case 'not-regular':
+      return { ok: false, message: `is ${failure.what}, not a regular file`, notRegular: true };
+    case 'too-large':
+      return {
+        ok: false,
+        message: `file is larger than the limit of ${maxBytes} bytes (--max-file-bytes)`,
+      };
+    case 'error':
+      return {
+        ok: false,
+        message:
+          failure.code === 'ENOENT'
+            ? 'file disappeared while reading the manifests; run again'
+            : `cannot be read (${failure.code})`,
+      };
   }
+  return { ok: false, message: `cannot be read: ${failure.why}` };
 }
 
 /**

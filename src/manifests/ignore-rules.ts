@@ -60,7 +60,10 @@ function rootRules(
   if (hasIgnoreFile(root)) {
     const outcome = readManifestFile(file, maxFileBytes);
     if (outcome.ok) rules.add(outcome.text);
-    else problem = { file, message: outcome.message.replace('; manifests are files', '') };
+    else {
+      const fix = outcome.notRegular === true ? `: ${IGNORE_FILE} must be a file` : '';
+      problem = { file, message: `${outcome.message}${fix}` };
+    }
   }
   rules.add(exclude);
   return { ignored: (relative) => rules.ignores(relative), problem };

@@ -8,7 +8,7 @@ import {
   displayPath,
   readManifestFile,
 } from './discover.ts';
-import { loadIgnoreRules } from './ignore-rules.ts';
+import { IGNORE_FILE, loadIgnoreRules } from './ignore-rules.ts';
 import { formatPath } from './messages.ts';
 import {
   formatProblem,
@@ -179,7 +179,11 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     const outcome = readManifestFile(file.path, options.maxFileBytes);
     if (!outcome.ok) {
       changed.add(file.display);
-      loaded[index] = { parsed: unreadable(file.display, outcome.message), path: file.path };
+      const message =
+        outcome.notRegular === true
+          ? `${outcome.message}: a manifest must be a file; remove it, or leave it out with ${IGNORE_FILE}`
+          : outcome.message;
+      loaded[index] = { parsed: unreadable(file.display, message), path: file.path };
       continue;
     }
     const hash =

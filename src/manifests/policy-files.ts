@@ -11,6 +11,7 @@
 import path from 'node:path';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 import { fs } from '../runtime/builtins.ts';
+import { kindOf } from '../runtime/read-file.ts';
 import type { ParsedFile } from './assemble.ts';
 import { readManifestFile } from './discover.ts';
 import type { ManifestDocument, ManifestProblem, PolicyEntry } from './parsed.ts';
@@ -167,7 +168,7 @@ function readEntry(
     return `leads outside the manifests root (through a symbolic link, to ${real}); a policy file must lie inside it`;
   }
   if (info.isDirectory()) return `is a folder (${shown}), not a file`;
-  if (!info.isFile()) return `is not a regular file (${shown})`;
+  if (!info.isFile()) return `is ${kindOf(info)}, not a regular file (${shown})`;
   if (real === manifestReal) return 'is this manifest itself; name the file holding the policy';
   const named = options.manifestAt.get(real);
   const org = named === undefined ? undefined : declaredOrg(named);
@@ -175,7 +176,7 @@ function readEntry(
     return `is a manifest (it declares org ${JSON.stringify(org)}), not a policy; name the file holding the policy's YAML`;
   }
   const outcome = readManifestFile(real, options.maxFileBytes);
-  if (!outcome.ok) return outcome.message.replace('; manifests are files', '');
+  if (!outcome.ok) return outcome.message;
   if (outcome.text.trim() === '') return "is empty; it must hold the policy's YAML";
   return { text: outcome.text, shown };
 }

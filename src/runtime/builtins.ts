@@ -26,9 +26,32 @@ import type * as Util from 'node:util';
  */
 const load = createRequire(import.meta.url);
 
+/**
+ * node:fs and node:fs/promises without the calls that open or read a file: a file is opened to be
+ * read only by read-file.ts (a regular file, within a size and a time), and to be written whole
+ * with a handle by write-file.ts. `.oxlintrc.json` also refuses `readFile`, `readFileSync`,
+ * `createReadStream`, `openSync` and `readSync` elsewhere in src/.
+ */
+type FsWithoutOpen = Omit<
+  typeof Fs,
+  | 'open'
+  | 'openSync'
+  | 'openAsBlob'
+  | 'read'
+  | 'readSync'
+  | 'readv'
+  | 'readvSync'
+  | 'readFile'
+  | 'readFileSync'
+  | 'createReadStream'
+  | 'promises'
+>;
+type FsPromisesWithoutOpen = Omit<typeof FsPromises, 'open' | 'readFile'>;
+
 export const http = (): typeof Http => load('node:http') as typeof Http;
 export const tls = (): typeof Tls => load('node:tls') as typeof Tls;
 export const util = (): typeof Util => load('node:util') as typeof Util;
-export const fs = (): typeof Fs => load('node:fs') as typeof Fs;
-export const fsPromises = (): typeof FsPromises => load('node:fs/promises') as typeof FsPromises;
+export const fs = (): FsWithoutOpen => load('node:fs') as typeof Fs;
+export const fsPromises = (): FsPromisesWithoutOpen =>
+  load('node:fs/promises') as typeof FsPromises;
 export const crypto = (): typeof Crypto => load('node:crypto') as typeof Crypto;

@@ -141,7 +141,7 @@ describe('policy files', () => {
       'a FIFO',
       'fifo.yaml',
       async () => execFileSync('mkfifo', [tmp.path('manifests/fifo.yaml')]),
-      'policy file "fifo.yaml": is not a regular file (manifests/fifo.yaml)',
+      'policy file "fifo.yaml": is a FIFO (named pipe), not a regular file (manifests/fifo.yaml)',
     ],
     [
       'an empty file',

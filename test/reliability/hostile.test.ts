@@ -202,7 +202,8 @@ describe('hostile manifests', () => {
     execFileSync('mkfifo', [tmp.path('manifests/pipe.yaml')]);
     expect(readManifestFile(tmp.path('manifests/pipe.yaml'), 1024)).toEqual({
       ok: false,
-      message: 'not a regular file; manifests are files',
+      message: 'is a FIFO (named pipe), not a regular file',
+      notRegular: true,
     });
   });
 

@@ -190,14 +190,14 @@ describe('crash consistency', () => {
     },
   );
 
-  it('an unreadable state file that cannot be replaced either: a warning, nothing sent, exit 1', async () => {
+  it('a directory where the state file should be: refused by name before anything is sent, exit 1', async () => {
     await writeManifests(1);
-    await mkdir(tmp.path('state/state.json'), { recursive: true }); // a directory where the file should be
+    await mkdir(tmp.path('state/state.json'), { recursive: true });
     const sync = await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
-    expect(sync.stderr).toContain('state file cannot be read');
-    expect(sync.stderr).toContain('cannot write the state file');
+    expect(sync.stderr).toContain(
+      `state file ${tmp.path('state/state.json')} is a directory, not a regular file: point --state at a file`,
+    );
     expect(sync.code).toBe(1);
-    expect(sync.stdout).toContain('0 applied, 120 failed');
     expect((await api.getRequests(1000)).filter((r) => r.method === 'PUT')).toEqual([]);
   });
 });
