@@ -82,7 +82,7 @@ async function readOrgToken(
   try {
     token = await readRegularText(path.join(root, org), {
       subject: source,
-      fix: "a file of --token-dir holds one org's token",
+      fix: `make it a file that holds ${org}'s token`,
       maxBytes: READ_LIMITS.token,
       limit: 'for a token file',
       timeoutMs,

@@ -111,7 +111,10 @@ describe('readTokens', () => {
         error:
           'token file tokens/delta: the token has characters a Bearer token cannot hold (RFC 6750 allows letters, digits and - . _ ~ + /, then = padding); check the secret (its value is not shown)',
       },
-      epsilon: { error: 'token file tokens/epsilon cannot be read (EISDIR)' },
+      epsilon: {
+        error:
+          "token file tokens/epsilon is a directory, not a regular file: make it a file that holds epsilon's token",
+      },
     });
     expect(tokensOf(set).toSorted()).toEqual([ACME, FALLBACK].toSorted());
     expect(JSON.stringify(errors).includes('Kq3Zr8')).toBe(false);
