@@ -17,18 +17,20 @@ import { ConfigError } from '../runtime/errors.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, help } from './io.ts';
 import { handleStopSignals } from './signals.ts';
+import { MIN_STOP_MS, stopBudget } from '../core/daemon-policy.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 import { crypto, fsPromises } from '../runtime/builtins.ts';
 
 /** The state file of `run --emulator` when no state file is named (see docs/output.md). */
 export const EMULATOR_STATE = '.envsync/emulator-state.json';
 
-/**
- * How long a stop may take beyond --shutdown-timeout (the wait for the pass in flight): the
- * requests aborted, the state written, the notifications drained (1 s). After that, the process
- * exits 1 whatever it still waits on.
- */
-export const STOP_GRACE_MS = 5_000;
+/** The limit of a stop as its message says it: `30s (--shutdown-timeout)`. */
+function stopLimitText(shutdownTimeoutMs: number): string {
+  const { hardMs } = stopBudget(shutdownTimeoutMs);
+  return hardMs === shutdownTimeoutMs
+    ? `${formatDuration(hardMs)} (--shutdown-timeout)`
+    : `${formatDuration(hardMs)} (--shutdown-timeout ${formatDuration(shutdownTimeoutMs)}, ${formatDuration(MIN_STOP_MS)} at the least)`;
+}
 
 /** `envsync run`: the long-running reconciler. Resolves with 0 after a graceful stop. */
 export async function runCommand(ctx: CommandContext): Promise<number> {
@@ -63,13 +65,13 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
         { signal },
         `${signal}: stopping (finishing the pass in flight, then writing the state)`,
       ),
-    // Whatever the stop waits on, it ends: the pass has --shutdown-timeout, the rest STOP_GRACE_MS.
+    // Whatever the stop waits on, it ends within --shutdown-timeout (core/daemon-policy.ts).
     hardStop: {
-      afterMs: daemonSettings.shutdownTimeoutMs + STOP_GRACE_MS,
+      afterMs: stopBudget(daemonSettings.shutdownTimeoutMs).hardMs,
       onForced: () =>
         logger.error(
-          { shutdownTimeoutMs: daemonSettings.shutdownTimeoutMs, graceMs: STOP_GRACE_MS },
-          `the stop did not end within --shutdown-timeout (${formatDuration(daemonSettings.shutdownTimeoutMs)}) and ${formatDuration(STOP_GRACE_MS)} more: ` +
+          { shutdownTimeoutMs: daemonSettings.shutdownTimeoutMs },
+          `the stop did not end within ${stopLimitText(daemonSettings.shutdownTimeoutMs)}: ` +
             'exiting now, with code 1; something did not answer (a file system, the state file lock held by another writer), and the last state may not be written',
         ),
     },

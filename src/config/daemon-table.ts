@@ -147,7 +147,7 @@ export const DAEMON_SETTINGS = {
     file: { key: 'shutdownTimeout', type: { kind: 'duration' } },
     commands: ['run'],
     group: 'daemon',
-    help: 'how long SIGTERM waits for the pass in flight before aborting its requests',
+    help: 'the longest a stop (SIGTERM) takes: the pass in flight gets all of it but the last 5s, then its requests are aborted and the state written; then the process exits whatever it waits on (2s at the least)',
     parse: durationOrZeroMs,
     default: '30s',
   },

@@ -246,3 +246,20 @@ export function readinessOf(input: {
   }
   return { ready: true };
 }
+
+/** The shortest whole stop: time for the state write even with `--shutdown-timeout 0`. */
+export const MIN_STOP_MS = 2_000;
+/** What a stop keeps, at most, after the pass's requests are aborted: the state, the drain. */
+export const STOP_RESERVE_MS = 5_000;
+
+/**
+ * How a stop spends `--shutdown-timeout`: the pass in flight may finish within `passMs`, then
+ * its requests are aborted and the state written and the notifications drained in what is left;
+ * at `hardMs` the process exits whatever it still waits on. `hardMs` is the shutdown timeout
+ * (MIN_STOP_MS at the least), so SIGTERM ends the daemon within it; `0` aborts the pass at once.
+ */
+export function stopBudget(shutdownTimeoutMs: number): { passMs: number; hardMs: number } {
+  const hardMs = Math.max(shutdownTimeoutMs, MIN_STOP_MS);
+  const reserve = Math.min(STOP_RESERVE_MS, hardMs / 2);
+  return { passMs: Math.min(shutdownTimeoutMs, hardMs - reserve), hardMs };
+}

@@ -16,7 +16,7 @@ import {
   beginPass,
   type PassEnd,
 } from '../core/daemon-pass.ts';
-import { health, ownsOrg } from '../core/daemon-policy.ts';
+import { health, ownsOrg, stopBudget } from '../core/daemon-policy.ts';
 import type { DaemonStatus } from '../core/daemon-status.ts';
 import { shownApiUrl } from '../config/api-url.ts';
 import { errorMessage } from '../runtime/errors.ts';
@@ -171,7 +171,8 @@ export class Daemon {
     const stopped = this.#scheduler.stop();
     this.#shutdown.begin();
     await this.#watcher.close();
-    await this.#shutdown.finish(stopped, this.#options.daemon.shutdownTimeoutMs, this.#logger);
+    const { passMs } = stopBudget(this.#options.daemon.shutdownTimeoutMs);
+    await this.#shutdown.finish(stopped, passMs, this.#logger);
     await this.#open?.state.save();
     // Bounded: a receiver that is down or hung holds the stop for the drain time at most.
     await this.#open?.notifier?.close();

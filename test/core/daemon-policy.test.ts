@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  stopBudget,
   health,
   intervalDelay,
   isDue,
@@ -126,4 +127,23 @@ describe('readiness and health', () => {
   ])('%s: healthy %s', (_title, started, interval, now, expected) => {
     expect(health(started, interval, now).healthy).toBe(expected);
   });
+});
+
+describe('how a stop spends --shutdown-timeout', () => {
+  it.each([
+    // shutdown timeout, the pass's share, the whole stop
+    [30_000, 25_000, 30_000],
+    [10_000, 5_000, 10_000],
+    [6_000, 3_000, 6_000],
+    [3_000, 1_500, 3_000],
+    [2_000, 1_000, 2_000],
+    [1_000, 1_000, 2_000],
+    [0, 0, 2_000],
+    [600_000, 595_000, 600_000],
+  ])(
+    '--shutdown-timeout %i ms: the pass %i ms, the whole stop %i ms',
+    (timeout, passMs, hardMs) => {
+      expect(stopBudget(timeout)).toEqual({ passMs, hardMs });
+    },
+  );
 });

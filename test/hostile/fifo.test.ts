@@ -345,7 +345,7 @@ describe('the daemon', () => {
     live.child.kill('SIGTERM');
     expect(await live.exitedWithin(WAIT_MS)).toEqual({ code: 1, signal: null });
     expect(live.stderr()).toContain(
-      'the stop did not end within --shutdown-timeout (1s) and 5s more: exiting now, with code 1',
+      'the stop did not end within 2s (--shutdown-timeout 1s, 2s at the least): exiting now, with code 1',
     );
     expect((await api.getRequests()).filter((r) => r.method === 'PUT')).toEqual([]);
   });
