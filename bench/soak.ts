@@ -548,8 +548,9 @@ async function main(): Promise<number> {
         await sleep(Math.floor(random() * 500));
       });
       // What the kill left in doubt: records without the fingerprint of what was last applied.
-      // Those whose write had landed stay so (the next pass finds the service as declared and
-      // sends nothing); the others are written, and recorded, by the next life.
+      // Those whose write had landed get their fingerprint back from the next pass, which finds
+      // the service as declared and sends nothing; the others are written, and recorded, by the
+      // next life.
       const killedAt = Date.now();
       const landed = new Set(
         (proxy?.writes ?? [])
