@@ -618,25 +618,49 @@ async function main(): Promise<number> {
     // the manifests before the edit: counting it is the strict way).
     const basePasses = (await status(last.life)).passes;
     last.life.signal('SIGHUP');
+    // Each pass is judged by its own verdict line, which sums up the daemon's memory at the
+    // pass's end: orgs failed or invalid, changes pending, over every org (what /status shows
+    // between passes). Passes can run back to back (the SIGHUP's after the one running, an org's
+    // backoff right after), so /status read between passes would miss some of their ends. A pass
+    // that started before the last edit counts as one of the 2 but cannot show convergence: it
+    // read the manifests, or listed the service, before the edit.
     let passesAfterEdit = 0;
     let convergedAfter: number | undefined;
     let convergedMs = 0;
     let notSynced: string[] = [];
     const waitFrom = Date.now();
     while (passesAfterEdit < 2 && Date.now() - waitFrom < 300_000) {
-      const s = await status(last.life);
-      if (!s.passRunning && s.passes > basePasses + passesAfterEdit) {
-        passesAfterEdit = s.passes - basePasses;
-        notSynced = unsynced(s);
-        if (notSynced.length === 0) {
-          convergedAfter = passesAfterEdit;
-          convergedMs = Date.now() - lastEditAt;
-          break;
-        }
-        // The second pass comes on its own (an org's backoff or the interval); a SIGHUP now
-        // would find the failed org not yet due.
+      const line = last.life.passes[basePasses + passesAfterEdit];
+      if (line === undefined) {
+        await sleep(100);
+        continue;
       }
-      await sleep(250);
+      passesAfterEdit += 1;
+      if (!(line.startedAt >= lastEditAt)) {
+        notSynced = ['the pass started before the last edit'];
+        continue;
+      }
+      // An error pass says no counts (it read no org): never a converged one.
+      if (
+        line.result === 'success' &&
+        line.failed === 0 &&
+        line.invalid === 0 &&
+        line.pending === 0
+      ) {
+        convergedAfter = passesAfterEdit;
+        convergedMs = line.at - lastEditAt;
+        break;
+      }
+      notSynced = [
+        `pass ${line.result}: ${line.failed} org(s) failed, ${line.invalid} invalid, ${line.pending} change(s) pending`,
+      ];
+      // The second pass comes on its own (an org's backoff or the interval); a SIGHUP now
+      // would find the failed org not yet due.
+    }
+    if (convergedAfter === undefined) {
+      // Which orgs, for the verdict's detail.
+      const s = await status(last.life);
+      notSynced = [...notSynced, ...unsynced(s)];
     }
     clearInterval(sampler);
     await endLife(last, 'SIGTERM');
@@ -685,6 +709,7 @@ async function main(): Promise<number> {
       ),
     );
     const checked = growth.filter((g) => g.spanMs >= MIN_SPAN_MS);
+    const tooShort = `no life had ${MIN_SPAN_MS / 1000} s between its first sample and its last: nothing measured (--minutes 3 or more)`;
     const emulatorStats = (await emulator.stats()) as unknown as {
       total: number;
       byStatus: Record<string, number>;
@@ -777,12 +802,15 @@ async function main(): Promise<number> {
         name: `RSS growth per life < ${RSS_GROWTH_LIMIT_PERCENT}%`,
         pass:
           checked.length > 0 && checked.every((g) => g.rssGrowthPercent < RSS_GROWTH_LIMIT_PERCENT),
-        detail: checked
-          .map(
-            (g) =>
-              `life ${g.life}: ${((g.baseline?.rssKb ?? 0) / 1024).toFixed(1)} -> ${((g.end?.rssKb ?? 0) / 1024).toFixed(1)} MiB (${g.rssGrowthPercent >= 0 ? '+' : ''}${g.rssGrowthPercent.toFixed(1)}%)`,
-          )
-          .join('; '),
+        detail:
+          checked.length === 0
+            ? tooShort
+            : checked
+                .map(
+                  (g) =>
+                    `life ${g.life}: ${((g.baseline?.rssKb ?? 0) / 1024).toFixed(1)} -> ${((g.end?.rssKb ?? 0) / 1024).toFixed(1)} MiB (${g.rssGrowthPercent >= 0 ? '+' : ''}${g.rssGrowthPercent.toFixed(1)}%)`,
+                )
+                .join('; '),
       },
       {
         name: 'open descriptors flat per life',
@@ -790,12 +818,15 @@ async function main(): Promise<number> {
           checked.length > 0 &&
           checked.every((g) => g.otherFdGrowth <= OTHER_FD_SLACK) &&
           growth.every((g) => g.maxSockets <= MAX_SOCKETS),
-        detail: checked
-          .map(
-            (g) =>
-              `life ${g.life}: ${g.baseline?.fds.other}->${g.end?.fds.other} non-socket, sockets max ${g.maxSockets}`,
-          )
-          .join('; '),
+        detail:
+          checked.length === 0
+            ? tooShort
+            : checked
+                .map(
+                  (g) =>
+                    `life ${g.life}: ${g.baseline?.fds.other}->${g.end?.fds.other} non-socket, sockets max ${g.maxSockets}`,
+                )
+                .join('; '),
       },
       {
         name: 'the token in no output',

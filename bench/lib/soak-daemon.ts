@@ -15,11 +15,24 @@ export interface Sample {
   readonly fds: { readonly total: number; readonly sockets: number; readonly other: number };
 }
 
+/**
+ * One pass's verdict line. Its `failed`, `invalid` and `pending` are the daemon's whole memory at
+ * the pass's end (every org it has seen, looked at in this pass or not): what `/status` shows
+ * between passes.
+ */
 export interface PassLine {
   readonly result: string;
   readonly applied: number;
   readonly driftHealed: number;
   readonly durationMs: number;
+  /** Orgs failed, orgs invalid, and changes pending, over every org, at the pass's end. */
+  readonly failed: number;
+  readonly invalid: number;
+  readonly pending: number;
+  /** When the line arrived (epoch ms). */
+  readonly at: number;
+  /** When the pass started, by the daemon's clock (epoch ms; NaN when the line does not say). */
+  readonly startedAt: number;
 }
 
 /** One change the daemon logged as applied: the log line after its requests went through. */
@@ -129,12 +142,28 @@ export async function startDaemonLife(
         continue;
       }
       if (typeof entry['listen'] === 'string') url = entry['listen'];
-      if (typeof entry['msg'] === 'string' && entry['msg'].startsWith('pass ')) {
+      // The verdict line of each pass (a pass that fails also logs "pass failed: ...", without
+      // a result, before its verdict).
+      if (
+        typeof entry['msg'] === 'string' &&
+        entry['msg'].startsWith('pass ') &&
+        typeof entry['result'] === 'string'
+      ) {
         passes.push({
-          result: String(entry['result']),
+          result: entry['result'],
           applied: Number(entry['applied'] ?? 0),
           driftHealed: Number(entry['driftHealed'] ?? 0),
           durationMs: Number(entry['durationMs'] ?? 0),
+          // Unknown (a line without them) reads as not synced.
+          failed: Number(entry['failed'] ?? Number.NaN),
+          invalid: Number(entry['invalid'] ?? Number.NaN),
+          pending: Number(entry['pending'] ?? Number.NaN),
+          at: Date.now(),
+          // The line's time is the pass's end; its duration leaves the settle wait out.
+          startedAt:
+            Date.parse(String(entry['time'])) -
+            Number(entry['durationMs'] ?? Number.NaN) -
+            Number(entry['settleWaitMs'] ?? 0),
         });
       } else if (
         typeof entry['cause'] === 'string' &&
