@@ -2,11 +2,12 @@
  * `npm run bench`: envsync at 100,000 environments, side by side with the floor and the naive way.
  * Generates a synthetic manifest tree, starts the emulator as a separate process on loopback and
  * measures, in one run: validate, the no-op plan (and its floor), apply with 10% drift, watch
- * latency and idle CPU of the daemon, the naive PUT-everything loop, and the no-op plan's scaling
- * curve (one file each under scenarios/). Prints a table, writes results.json and chart.svg to
- * --out (default bench/).
+ * latency and idle CPU of the daemon, the naive PUT-everything loop, the no-op plan's scaling
+ * curve, and 1,000 changes against a rate-limited service (one file each under scenarios/).
+ * Prints a table, writes results.json and chart.svg to --out (default bench/).
  *
  *   node bench/run.ts [--orgs 1000] [--envs 100] [--concurrency 32] [--out DIR] [--quick]
+ *   node bench/run.ts --only ratelimit [--out DIR]
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -29,6 +30,7 @@ import { storeDocument } from './lib/tree.ts';
 import { apply, applyChecks, applyFigures } from './scenarios/apply.ts';
 import { naive, naiveChecks, naiveFigures } from './scenarios/naive.ts';
 import { noop, noopChecks, noopFigures, plan } from './scenarios/noop.ts';
+import { rateLimited, rateLimitedChecks, rateLimitedFigures } from './scenarios/ratelimit.ts';
 import { scaling, scalingFigures } from './scenarios/scaling.ts';
 import { small, smallChecks, smallFigures } from './scenarios/small.ts';
 import { validate, validateChecks, validateFigures } from './scenarios/validate.ts';
@@ -42,13 +44,32 @@ const { values: flags } = parseArgs({
     reps: { type: 'string' },
     edits: { type: 'string' },
     'idle-seconds': { type: 'string' },
-    out: { type: 'string', default: path.join(REPO, 'bench') },
+    out: { type: 'string' },
     cli: { type: 'string' },
     quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
 });
+/** Every scenario, and the ones whose results another needs. */
+const SCENARIOS = [
+  'small',
+  'validate',
+  'noop',
+  'naive',
+  'scaling',
+  'apply',
+  'watch',
+  'ratelimit',
+] as const;
+type Scenario = (typeof SCENARIOS)[number];
+const NEEDS: Partial<Record<Scenario, Scenario>> = {
+  naive: 'noop',
+  scaling: 'noop',
+  watch: 'apply',
+};
+
 if (flags.help) {
   process.stdout.write(`Usage: node bench/run.ts [flags]
   --orgs N           orgs in the synthetic tree (default 1000; --quick: 3)
@@ -61,6 +82,8 @@ if (flags.help) {
   --cli FILE         the envsync entry to run, as it is (default: this checkout, compiled as
                      the package ships it; another checkout's src/cli.ts to compare)
   --quick            a tiny run, for the tests
+  --only NAMES       run only these scenarios (comma-separated: ${SCENARIOS.join(', ')}), and those
+                     they need; writes results.json and chart.svg only with --out
   --keep             keep the temporary work directory
 `);
   process.exit(0);
@@ -90,7 +113,30 @@ const config: BenchConfig = {
   sizes: SIZES,
   maxOrgs: Math.max(...SIZES),
 };
-const OUT = path.resolve(flags.out);
+/** The scenarios this run makes: all, or `--only`'s and what they need. */
+function selected(raw: string | undefined): ReadonlySet<Scenario> {
+  if (raw === undefined) return new Set(SCENARIOS);
+  const names = raw.split(',').map((name) => name.trim());
+  const out = new Set<Scenario>();
+  for (const name of names) {
+    const scenario = SCENARIOS.find((s) => s === name);
+    if (scenario === undefined) {
+      throw new Error(`--only: unknown scenario ${JSON.stringify(name)} (${SCENARIOS.join(', ')})`);
+    }
+    out.add(scenario);
+    const need = NEEDS[scenario];
+    if (need !== undefined) out.add(need);
+  }
+  return out;
+}
+const RUN = selected(flags.only);
+/** A partial run leaves the full run's results alone unless told where to write its own. */
+const OUT =
+  flags.out !== undefined
+    ? path.resolve(flags.out)
+    : flags.only === undefined
+      ? path.join(REPO, 'bench')
+      : undefined;
 
 /**
  * The checkout whose envsync is measured: this one, compiled at the start of the run, or the one
@@ -144,67 +190,114 @@ async function main(c: BenchConfig): Promise<void> {
   let emulator: BenchEmulator | undefined;
   try {
     log(
-      `work dir ${work}; sizes ${c.sizes.join(', ')} orgs x ${c.envs} envs; concurrency ${c.concurrency}`,
+      `work dir ${work}; sizes ${c.sizes.join(', ')} orgs x ${c.envs} envs; concurrency ${c.concurrency}` +
+        (flags.only === undefined ? '' : `; only ${[...RUN].join(', ')}`),
     );
     if (flags.cli === undefined) {
       log('building envsync as the package ships it (compiled JavaScript)');
       useCli(buildPackage(work));
     }
-    const w = await prepare(c, work);
-    log('emulator: starting (separate process, spec profile)');
-    emulator = await startBenchEmulator();
+    // The large tree and the shared emulator, for every scenario but the small and rate-limited.
+    const large = [...RUN].some((s) => s !== 'small' && s !== 'ratelimit');
+    const w = large ? await prepare(c, work) : undefined;
+    const needLarge = () => {
+      if (w === undefined || emulator === undefined) throw new Error('the large tree is not ready');
+      return { w, emulator };
+    };
+    if (large) {
+      log('emulator: starting (separate process, spec profile)');
+      emulator = await startBenchEmulator();
+    }
 
-    log('0/6 a small repository (the examples), start-up beside its baselines');
-    const smallResult = await small(c);
+    let smallResult;
+    if (RUN.has('small')) {
+      log('0/7 a small repository (the examples), start-up beside its baselines');
+      smallResult = await small(c);
+    }
 
-    log('1/6 validate');
-    const validated = await validate(c, w);
+    let validated;
+    if (RUN.has('validate')) {
+      log('1/7 validate');
+      validated = await validate(c, needLarge().w);
+    }
 
-    log('2/6 no-op plan and its floor');
-    // One store for every size: the trees of smaller sizes are the first orgs of the largest.
-    await emulator.putStore(storeDocument(w.orgs.get(c.maxOrgs) as string[], c.envs).document);
-    // Let the emulator digest the big store, and warm the page cache: one plan not measured.
-    await sleep(c.quick ? 100 : 2000);
-    await plan(c, w, emulator, c.orgs);
-    const noopResult = await noop(c, w, emulator);
+    let noopResult;
+    if (RUN.has('noop')) {
+      const l = needLarge();
+      log('2/7 no-op plan and its floor');
+      // One store for every size: the trees of smaller sizes are the first orgs of the largest.
+      await l.emulator.putStore(
+        storeDocument(l.w.orgs.get(c.maxOrgs) as string[], c.envs).document,
+      );
+      // Let the emulator digest the big store, and warm the page cache: one plan not measured.
+      await sleep(c.quick ? 100 : 2000);
+      await plan(c, l.w, l.emulator, c.orgs);
+      noopResult = await noop(c, l.w, l.emulator);
+    }
 
     // Apply drifts the store, so everything that needs it in step runs first; the step numbers
     // follow the tables' order, not the run's.
-    log('5/6 the naive way');
-    const naiveResult = await naive(c, w, emulator, noopResult.requests, noopResult.wallMs);
+    let naiveResult;
+    if (RUN.has('naive') && noopResult !== undefined) {
+      const l = needLarge();
+      log('5/7 the naive way');
+      naiveResult = await naive(c, l.w, l.emulator, noopResult.requests, noopResult.wallMs);
+    }
 
-    log('6/6 scaling curve');
-    const scale = await scaling(c, w, emulator, noopResult);
+    let scale;
+    if (RUN.has('scaling') && noopResult !== undefined) {
+      const l = needLarge();
+      log('6/7 scaling curve');
+      scale = await scaling(c, l.w, l.emulator, noopResult);
+    }
 
-    log(`3/6 apply with 10% drift (latency ${APPLY_LATENCY_MS} ms, concurrency ${c.concurrency})`);
-    const applied = await apply(c, w, emulator);
+    let applied;
+    if (RUN.has('apply')) {
+      const l = needLarge();
+      log(
+        `3/7 apply with 10% drift (latency ${APPLY_LATENCY_MS} ms, concurrency ${c.concurrency})`,
+      );
+      applied = await apply(c, l.w, l.emulator);
+    }
 
-    log(`4/6 watch: ${c.edits} edits, then ${c.idleSeconds} s idle`);
-    const watched = await watch(c, w, emulator, applied.state);
+    let watched;
+    if (RUN.has('watch') && applied !== undefined) {
+      const l = needLarge();
+      log(`4/7 watch: ${c.edits} edits, then ${c.idleSeconds} s idle`);
+      watched = await watch(c, l.w, l.emulator, applied.state);
+    }
 
-    const rssRows: [string, string, number][] = [
-      ['validate', 'validate', validated.peakRssMb],
-      ['noop', 'no-op plan', noopResult.peakRssMb],
-      ['apply', 'apply', applied.peakRssMb],
-      ['watch', 'watch (daemon)', watched.peakRssMb],
-      ...scale.points.map((p): [string, string, number] => [
-        `scaling-${p.orgs}`,
-        `scaling ${fmt(p.orgs)} orgs`,
-        p.peakRssMb,
-      ]),
-    ];
+    let limited;
+    if (RUN.has('ratelimit')) {
+      log('7/7 1,000 changes against a rate-limited service (its own emulator)');
+      limited = await rateLimited(c, work);
+    }
+
+    // Peak RSS of every scenario that ran and measures one.
+    const rssRows: [string, string, number][] = [];
+    const rss = (id: string, name: string, value: number | undefined) => {
+      if (value !== undefined) rssRows.push([id, name, value]);
+    };
+    rss('validate', 'validate', validated?.peakRssMb);
+    rss('noop', 'no-op plan', noopResult?.peakRssMb);
+    rss('apply', 'apply', applied?.peakRssMb);
+    rss('watch', 'watch (daemon)', watched?.peakRssMb);
+    for (const p of scale?.points ?? []) {
+      rss(`scaling-${p.orgs}`, `scaling ${fmt(p.orgs)} orgs`, p.peakRssMb);
+    }
     const checks: Check[] = [
-      ...smallChecks(smallResult),
-      ...validateChecks(c, validated),
-      ...noopChecks(c, noopResult),
-      ...applyChecks(applied),
-      ...watchChecks(c, watched),
-      ...naiveChecks(naiveResult),
+      ...(smallResult === undefined ? [] : smallChecks(smallResult)),
+      ...(validated === undefined ? [] : validateChecks(c, validated)),
+      ...(noopResult === undefined ? [] : noopChecks(c, noopResult)),
+      ...(applied === undefined ? [] : applyChecks(applied)),
+      ...(watched === undefined ? [] : watchChecks(c, watched)),
+      ...(naiveResult === undefined ? [] : naiveChecks(naiveResult)),
+      ...(limited === undefined ? [] : rateLimitedChecks(limited)),
       ...rssRows.map(([id, name, value]) =>
         check(`rss.${id}`, 'peak RSS', name, value, 'MB', '<=', TARGET.rssMb),
       ),
       // The largest tree of the scaling curve (300,000 environments in a full run).
-      ...scale.points
+      ...(scale?.points ?? [])
         .slice(-1)
         .map((p) =>
           check(
@@ -219,13 +312,14 @@ async function main(c: BenchConfig): Promise<void> {
         ),
     ];
     const figures: string[][] = [
-      ...smallFigures(smallResult),
-      ...validateFigures(validated),
-      ...noopFigures(noopResult),
-      ...applyFigures(applied),
-      ...watchFigures(watched),
-      ...naiveFigures(naiveResult),
-      ...scalingFigures(scale),
+      ...(smallResult === undefined ? [] : smallFigures(smallResult)),
+      ...(validated === undefined ? [] : validateFigures(validated)),
+      ...(noopResult === undefined ? [] : noopFigures(noopResult)),
+      ...(applied === undefined ? [] : applyFigures(applied)),
+      ...(watched === undefined ? [] : watchFigures(watched)),
+      ...(naiveResult === undefined ? [] : naiveFigures(naiveResult)),
+      ...(scale === undefined ? [] : scalingFigures(scale)),
+      ...(limited === undefined ? [] : rateLimitedFigures(limited)),
     ];
 
     const machine = {
@@ -249,6 +343,7 @@ async function main(c: BenchConfig): Promise<void> {
         concurrency: c.concurrency,
         reps: c.reps,
         quick: c.quick,
+        ...(flags.only === undefined ? {} : { only: [...RUN] }),
         scalingSizes: c.sizes,
         applyLatencyMs: APPLY_LATENCY_MS,
         debounceMs: DEBOUNCE_MS,
@@ -276,10 +371,11 @@ async function main(c: BenchConfig): Promise<void> {
         validate: validated,
         noop: noopResult,
         // The state file's path is a temporary directory's, gone after the run.
-        apply: { ...applied, state: undefined },
+        apply: applied === undefined ? undefined : { ...applied, state: undefined },
         watch: watched,
         naive: naiveResult,
         scaling: scale,
+        ratelimit: limited,
       },
       checks,
       pass: checks.every((entry) => entry.pass),
@@ -297,10 +393,16 @@ async function main(c: BenchConfig): Promise<void> {
       ['Scenario', 'Figure', 'Value'],
     );
     process.stdout.write(
-      `\nenvsync benchmark: ${fmt(c.orgs)} orgs x ${c.envs} environments, concurrency ${c.concurrency}, ` +
-        `${machine.cpus} CPUs, Node ${machine.node}\n\n${table}\n\n${details}\n\n` +
+      `\nenvsync benchmark${flags.only === undefined ? '' : ` (only ${[...RUN].join(', ')})`}: ` +
+        `${fmt(c.orgs)} orgs x ${c.envs} environments, concurrency ${c.concurrency}, ` +
+        `${machine.cpus} CPUs, Node ${machine.node}, load average ${loadAtStart.join(' ')} -> ` +
+        `${machine.loadAverageAtEnd.join(' ')}\n\n${table}\n\n${details}\n\n` +
         `${checks.filter((entry) => !entry.pass).length} miss(es) of ${checks.length} checks.\n`,
     );
+    if (OUT === undefined) {
+      log(`--only without --out: results.json and chart.svg left as they are`);
+      return;
+    }
     await mkdir(OUT, { recursive: true });
     await writeFile(path.join(OUT, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
     await writeFile(

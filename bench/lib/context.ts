@@ -53,6 +53,10 @@ export const TARGET = {
   smallPlanRssMb: 65,
   smallStartupVsNode: 2,
   smallDaemonRssMb: 70,
+  /** Against a rate limit: converged within this much of requests needed / rate. */
+  rateLimitedVsFloor: 1.1,
+  /** Against a rate limit: at most this share of the requests answered 429, in %. */
+  rateLimited429Percent: 5,
 };
 
 /** Progress on stderr, so stdout holds only the tables. */

@@ -25,6 +25,10 @@ export interface BenchEmulator {
   stats(): Promise<Stats>;
   putStore(document: unknown): Promise<void>;
   setLatency(ms: number): Promise<void>;
+  /** PATCH /_emulator/faults: any of its fields (rateLimit, failRate, ...). */
+  setFaults(patch: Record<string, unknown>): Promise<void>;
+  /** GET /_emulator/store: the whole store document. */
+  store(): Promise<unknown>;
   requests(limit: number): Promise<LoggedRequest[]>;
   stop(): Promise<void>;
 }
@@ -107,6 +111,10 @@ export async function startBenchEmulator(args: readonly string[] = []): Promise<
     setLatency: async (ms) => {
       await admin('PATCH', 'faults', { latencyMs: ms });
     },
+    setFaults: async (patch) => {
+      await admin('PATCH', 'faults', patch);
+    },
+    store: async () => JSON.parse(await admin('GET', 'store')) as unknown,
     requests: async (limit) =>
       (JSON.parse(await admin('GET', `requests?limit=${limit}`)) as { requests: LoggedRequest[] })
         .requests,

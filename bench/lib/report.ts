@@ -49,15 +49,16 @@ function pad(text: string, width: number, right = false): string {
   return right ? text.padStart(width) : text.padEnd(width);
 }
 
-/** A plain-text table (also valid Markdown). */
+/** A plain-text table (also valid Markdown); the columns in `right` are aligned right. */
 export function renderTable(
   rows: readonly (readonly string[])[],
   header: readonly string[],
+  right: readonly number[] = [2, 3],
 ): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
-    `| ${cells.map((c, i) => pad(c, widths[i] ?? 0, i === 2 || i === 3)).join(' | ')} |`;
-  const rule = `|${widths.map((w, i) => (i === 2 || i === 3 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
+    `| ${cells.map((c, i) => pad(c, widths[i] ?? 0, right.includes(i))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (right.includes(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 

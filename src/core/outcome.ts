@@ -64,21 +64,36 @@ function holdsAcrossPut(record: AppliedRecord, desired: DesiredEnvironment): boo
   );
 }
 
-/** A record without its fingerprint: what envsync last applied is in doubt, not its values. */
-function withoutFingerprint(record: AppliedRecord): AppliedRecord {
-  const copy: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(record)) if (key !== 'fingerprint') copy[key] = value;
-  return copy;
+/**
+ * What a record still says for sure while a PUT of `desired` is in doubt (sent, and perhaps
+ * landed): the values the PUT leaves as they are (not sent, or sent as they are), its fingerprint
+ * only if it is `desired`'s, and no mark of a change that did not take. A value it drops reads as
+ * not known (the listing's, or `unverified` where the listing does not show it), never as one
+ * that hides a difference; the record itself stays, as the inventory `prune` reads, and a later
+ * pass that finds the service as declared gives it its fingerprint back (drift.ts).
+ */
+function inDoubt(record: AppliedRecord, desired: DesiredEnvironment): AppliedRecord {
+  const kept: Record<string, unknown> = {};
+  for (const spec of RECORDED_FIELDS) {
+    const value: FieldValue | undefined = record[spec.name];
+    if (value === undefined) continue;
+    const sent = desired[spec.name];
+    if (sent === undefined || sameValue(spec, value, sent)) kept[spec.name] = value;
+  }
+  if (record.fingerprint !== undefined && record.fingerprint === appliedFingerprint(desired)) {
+    kept['fingerprint'] = record.fingerprint;
+  }
+  return kept;
 }
 
 /**
  * Write ahead: the records of the changes about to be sent are in doubt until their PUTs are
  * known to have landed, and a crash (or a PUT that timed out but landed) must not leave a record
- * that hides a difference from the next plan. Returns the records without those, or undefined
- * when none is in doubt: only a record that differs from what is about to be sent can hide
- * anything (a change of type or description alone leaves the recorded fields as they were).
- * A record whose values match but whose fingerprint is another's keeps its values and loses the
- * fingerprint: kept, it would call what a landed PUT left drift from a manifest it never matched.
+ * that hides a difference from the next plan. Returns the records with each of those cut down to
+ * what it still says for sure (`inDoubt`), or undefined when none is in doubt: only a record that
+ * differs from what is about to be sent can hide anything (a change of type or description alone
+ * leaves the recorded fields as they were). A fingerprint that is another manifest's goes: kept,
+ * it would call what a landed PUT left drift from a manifest it never matched.
  */
 export function recordsInDoubt(plan: OrgPlan, records: Readonly<Records>): Records | undefined {
   let kept: Records | undefined;
@@ -89,8 +104,7 @@ export function recordsInDoubt(plan: OrgPlan, records: Readonly<Records>): Recor
     const old = recordOf(kept ?? records, key);
     if (old === undefined || holdsAcrossPut(old, change.desired)) continue;
     kept ??= Object.assign(emptyMap<AppliedRecord>(), records);
-    if (recordMatches(old, change.desired)) kept[key] = withoutFingerprint(old);
-    else delete kept[key];
+    kept[key] = inDoubt(old, change.desired);
   }
   return kept;
 }
@@ -127,8 +141,8 @@ export interface NotConverged {
  * After the PUTs and the listing that verifies them (`after`, undefined when it could not be
  * taken): the records to keep, and the outcomes with every applied change that did not take
  * turned into `not-converged`. Unchanged environments and changes never sent keep their old
- * record; changes sent that failed are in doubt and lose theirs, unless it says the truth
- * whatever the PUT did (the record the write ahead kept as it was). A rename's record moves to
+ * record; changes sent that failed are in doubt and keep only what their record still says for
+ * sure (`inDoubt`: what the write ahead left in the file). A rename's record moves to
  * the new name once it has landed. The records of listed environments the manifests no longer
  * declare stay (the inventory `prune` reads: ownership.ts) until they are archived.
  */
@@ -161,7 +175,10 @@ export function settleApply(
       continue;
     }
     if (outcome?.result !== 'applied') {
-      if (old !== undefined && holdsAcrossPut(old, change.desired)) next[key] = old;
+      // Sent and failed: perhaps landed. What the write ahead left in the file.
+      if (old !== undefined) {
+        next[key] = holdsAcrossPut(old, change.desired) ? old : inDoubt(old, change.desired);
+      }
       continue;
     }
     const listed = after?.get(change.name);

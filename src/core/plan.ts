@@ -11,7 +11,7 @@ import type {
   ObservedEnvironment,
   OrgPlan,
 } from './model.ts';
-import { compareNames } from './names.ts';
+import { compareNames, sortedByName } from './names.ts';
 import {
   hasOwnerTag,
   OWNER_TAG_KEY,
@@ -187,14 +187,4 @@ export function renameConflicts(
     if (from !== undefined && names.has(from) && names.has(env.name)) conflicts.push({ env, from });
   }
   return conflicts;
-}
-
-/** `list` in name order: itself when already sorted (the usual case), else a sorted copy. */
-function sortedByName<T extends { readonly name: string }>(list: readonly T[]): readonly T[] {
-  for (let i = 1; i < list.length; i++) {
-    if (compareNames((list[i - 1] as T).name, (list[i] as T).name) > 0) {
-      return [...list].sort((a, b) => compareNames(a.name, b.name));
-    }
-  }
-  return list;
 }

@@ -23,6 +23,7 @@ import { listingProblems, problemReport, unsendable } from './org-problems.ts';
 import { errorMessage, NoTokenError } from '../runtime/errors.ts';
 import type { ObservedPolicyDocument, PolicyDocumentPlan } from '../core/policy-documents.ts';
 import { applyWithPolicyDocuments } from './apply-documents.ts';
+import { recordConfirmed } from './confirmed-records.ts';
 import { contractRefusal, policyDocumentsStep, withPolicyDocuments } from './policy-documents.ts';
 import type { StateStore } from './state-store.ts';
 
@@ -169,6 +170,9 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   const archives = plan.archives?.length ?? 0;
   // A suspended org is read and planned like any other, and nothing is sent to it.
   const suspended = manifest.suspend?.value === true;
+  if (!options.dryRun && !suspended) {
+    await recordConfirmed(org, manifest.environments, plan.unchanged, options);
+  }
   if (
     options.dryRun ||
     suspended ||

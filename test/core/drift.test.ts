@@ -4,6 +4,7 @@ import { fingerprint } from '../../src/core/diff.ts';
 import {
   appliedFingerprint,
   changeCause,
+  confirmedRecords,
   MAX_RECENT_DRIFTS,
   recentDrifts,
   type DriftSeen,
@@ -123,6 +124,136 @@ describe('drift or change: what planOrg names each change', () => {
       { prod: APPLIED },
     );
     expect(plan).toMatchObject({ changes: [], unchanged: ['prod'] });
+  });
+});
+
+describe('confirmedRecords: the fingerprint back when the service is seen as declared', () => {
+  /** A manifest that leaves include_scaling out. */
+  const LEFT_OUT: DesiredEnvironment = {
+    name: 'prod',
+    type: 'K8S',
+    description: 'Production',
+    policies: [],
+  };
+  const NOW = BEFORE;
+  const FP = appliedFingerprint(NOW);
+  const declared = observedFull('prod', { description: 'Production', policies: ['pci'] });
+  const stuck = { desired: 'sent', observed: 'kept' };
+  it.each([
+    {
+      title: 'a record a crash left without its fingerprint (the PUT landed): restored',
+      want: NOW,
+      listed: declared,
+      record: { include_scaling: false, policies: ['pci'] } as AppliedRecord,
+      confirmed: { include_scaling: false, policies: ['pci'], fingerprint: FP },
+    },
+    {
+      title:
+        "a record with another manifest's fingerprint (the service was set as declared): replaced",
+      want: NOW,
+      listed: declared,
+      record: { ...APPLIED, fingerprint: 12345 },
+      confirmed: { ...APPLIED, fingerprint: FP },
+    },
+    {
+      title: 'a record that already has it: nothing to do',
+      want: NOW,
+      listed: declared,
+      record: APPLIED,
+      confirmed: undefined,
+    },
+    {
+      title: 'no record: none is made (the records are the inventory prune reads)',
+      want: NOW,
+      listed: declared,
+      record: undefined,
+      confirmed: undefined,
+    },
+    {
+      title: 'a record cut down to what it knew (no values): restored, its values as they were',
+      want: NOW,
+      listed: declared,
+      record: {},
+      confirmed: { fingerprint: FP },
+    },
+    {
+      title: 'a field the listing does not show (spec), held by the record as declared: restored',
+      want: NOW,
+      listed: observedSpec('prod', { description: 'Production' }),
+      record: { include_scaling: false, policies: ['pci'] } as AppliedRecord,
+      confirmed: { include_scaling: false, policies: ['pci'], fingerprint: FP },
+    },
+    {
+      title: 'a field the listing does not show, and the record does not hold: unverified, nothing',
+      want: NOW,
+      listed: observedSpec('prod', { description: 'Production' }),
+      record: { include_scaling: false } as AppliedRecord,
+      confirmed: undefined,
+    },
+    {
+      title: 'the service differs (a change is planned): nothing',
+      want: NOW,
+      listed: observedFull('prod', { description: 'edited', policies: ['pci'] }),
+      record: { include_scaling: false, policies: ['pci'] } as AppliedRecord,
+      confirmed: undefined,
+    },
+    {
+      title: 'a value of a field the manifest leaves out stays in the record, untouched',
+      want: LEFT_OUT,
+      listed: observedFull('prod', { description: 'Production', include_scaling: true }),
+      record: { include_scaling: false, policies: [], require_provenance: true } as AppliedRecord,
+      confirmed: {
+        include_scaling: false,
+        policies: [],
+        require_provenance: true,
+        fingerprint: appliedFingerprint(LEFT_OUT),
+      },
+    },
+    {
+      title: 'a mark of a change that did not take goes: the service is seen holding it',
+      want: NOW,
+      listed: declared,
+      record: { ...APPLIED, notConverged: stuck },
+      confirmed: APPLIED,
+    },
+  ])('$title', ({ want, listed, record, confirmed }) => {
+    const records = record === undefined ? {} : { prod: record };
+    const plan = planOrg('acme', [want], [listed], records);
+    const lookup = (name: string) => (Object.hasOwn(records, name) ? records.prod : undefined);
+    const restored = confirmedRecords([want], plan.unchanged, lookup);
+    expect(restored === undefined ? undefined : { ...restored }).toEqual(
+      confirmed === undefined ? undefined : { prod: confirmed },
+    );
+  });
+
+  it('after a crash left the record without it, a hand edit is drift once a pass has seen the service as declared', () => {
+    const inDoubt: AppliedRecord = { include_scaling: false, policies: ['pci'] };
+    const asDeclared = observedSpec('prod', { description: 'Production' });
+    const edited = observedSpec('prod', { description: 'edited by hand' });
+    // Without the pass that confirms it: a change.
+    expect(planOrg('acme', [NOW], [edited], { prod: inDoubt }).changes[0]?.cause).toBe('change');
+    // The pass that finds the service as declared, then the edit: drift.
+    const pass = planOrg('acme', [NOW], [asDeclared], { prod: inDoubt });
+    expect(pass.changes).toEqual([]);
+    const confirmed = confirmedRecords([NOW], pass.unchanged, () => inDoubt);
+    expect(confirmed?.['prod']?.fingerprint).toBe(FP);
+    const after = planOrg('acme', [NOW], [edited], { ...confirmed });
+    expect(after.changes.map((c) => [c.name, c.action, c.cause])).toEqual([
+      ['prod', 'update', 'drift'],
+    ]);
+  });
+
+  it("walks the plan's unchanged names in the order planOrg gives them, whatever the order given", () => {
+    const envs = ['c', 'a', 'b'].map((name) => desired(name));
+    const plan = planOrg(
+      'acme',
+      envs,
+      envs.map((env) => observedFull(env.name, { description: env.description })),
+      { a: {}, b: {}, c: {} },
+    );
+    expect(plan.unchanged).toEqual(['a', 'b', 'c']);
+    const confirmed = confirmedRecords(envs, plan.unchanged, () => ({}));
+    expect(Object.keys(confirmed ?? {}).sort()).toEqual(['a', 'b', 'c']);
   });
 });
 

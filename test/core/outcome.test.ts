@@ -30,10 +30,15 @@ function planFor(...names: string[]): OrgPlan {
 }
 
 describe('recordsInDoubt (write ahead)', () => {
-  it('drops only records that differ from what is about to be sent', () => {
+  it('cuts down only records that differ from what is about to be sent, to the values it keeps', () => {
     const plan = planFor('a', 'b');
     const records = { a: plain, b: pci, c: plain };
-    expect(recordsInDoubt(plan, records)).toEqual({ b: pci, c: plain });
+    // a: policies [] is about to become [pci], landed or not: not known any more.
+    expect(recordsInDoubt(plan, records)).toEqual({
+      a: { include_scaling: false },
+      b: pci,
+      c: plain,
+    });
   });
 
   it('drops nothing when every record already says what is sent', () => {
@@ -56,9 +61,23 @@ describe('recordsInDoubt (write ahead)', () => {
     expect(recordsInDoubt(planFor('b'), { b: { ...pci, fingerprint: SENT } })).toBeUndefined();
   });
 
-  it('drops a record that marks a change as not converged, even if its values match', () => {
+  it('drops the mark of a change that did not take, even if its values match', () => {
     const marked = { ...pci, notConverged: { desired: 'x', observed: 'y' } };
-    expect(recordsInDoubt(planFor('a'), { a: marked })).toEqual({});
+    expect(recordsInDoubt(planFor('a'), { a: marked })).toEqual({ a: pci });
+  });
+
+  it('keeps the values of fields the manifest leaves out (never sent), and the record itself', () => {
+    const plan = planOrg(
+      'acme',
+      [{ name: 'a', type: 'K8S', description: 'new', include_scaling: true }],
+      [observedSpec('a')],
+      { a: { ...plain, require_provenance: true, fingerprint: 777 } },
+    );
+    expect(
+      recordsInDoubt(plan, { a: { ...plain, require_provenance: true, fingerprint: 777 } }),
+    ).toEqual({
+      a: { policies: [], require_provenance: true },
+    });
   });
 });
 
@@ -134,10 +153,16 @@ describe('settleApply', () => {
       undefined,
     );
     // a: what it sent, and the same manifest (drift being set back): still drift next time.
-    expect(settled.records).toEqual({ a: { ...pci, fingerprint: SENT } });
+    // b: its values are what it sent, its fingerprint another manifest's: the values stay.
+    // c: policies [] may have become [pci]: not known any more; the record stays.
+    expect(settled.records).toEqual({
+      a: { ...pci, fingerprint: SENT },
+      b: pci,
+      c: { include_scaling: false },
+    });
   });
 
-  it('keeps the old record of unchanged environments and of changes never sent, drops failed ones', () => {
+  it('keeps the old record of unchanged environments and of changes never sent, cuts down failed ones', () => {
     const plan = planFor('a', 'b');
     const withUnchanged = { ...plan, unchanged: ['u'] };
     const settled = settleApply(
@@ -149,7 +174,7 @@ describe('settleApply', () => {
       ]),
       new Map(),
     );
-    expect(settled.records).toEqual({ a: plain, u: pci });
+    expect(settled.records).toEqual({ a: plain, b: { include_scaling: false }, u: pci });
   });
 });
 

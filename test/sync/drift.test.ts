@@ -129,6 +129,49 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
     expect(report.summary).toMatchObject({ drift: 1, driftHealed: 1 });
   });
 
+  it('a record a crash left without its fingerprint, the PUT landed: the next sync records it, and a hand edit after is drift', async () => {
+    const api = await world.emulator({ profile });
+    await tmp().write('manifests/acme.yaml', manifest('Production'));
+    expect((await run(api.url, ['sync'])).code).toBe(0);
+    // The manifest changes, and the daemon is killed between its PUT and the records: the PUT
+    // has landed, and the write ahead left the records as they are but for the fingerprints.
+    await tmp().write('manifests/acme.yaml', manifest('Production, v2'));
+    await editByHand(api, 'prod', 'Production, v2');
+    const file = tmp().path('state.json');
+    const state = JSON.parse(await readFile(file, 'utf8')) as {
+      orgs: Record<string, Record<string, unknown>[]>;
+    };
+    for (const group of state.orgs['acme'] ?? []) delete group['fingerprints'];
+    await writeFile(file, JSON.stringify(state));
+    const inDoubt = await readFile(file, 'utf8');
+
+    // A plan finds nothing to do, and writes nothing.
+    const noop = json((await run(api.url, ['plan', '-o', 'json'])).stdout);
+    expect(noop.orgs[0]).toMatchObject({ changes: [], unchanged: ['prod', 'web'] });
+    expect(await readFile(file, 'utf8')).toBe(inDoubt);
+    // A sync sends nothing either, and records that the service holds what is declared.
+    const before = (await api.getRequests(1000)).length;
+    const synced = json((await run(api.url, ['sync', '-o', 'json'])).stdout);
+    expect(synced.summary).toMatchObject({ applied: 0, unchanged: 2 });
+    const sent = (await api.getRequests(1000)).slice(before);
+    expect(sent.filter((r) => r.method !== 'GET')).toEqual([]);
+    const recorded = JSON.parse(await readFile(file, 'utf8')) as {
+      orgs: Record<string, { environments: string[]; fingerprints?: (number | null)[] }[]>;
+    };
+    const fingerprints = (recorded.orgs['acme'] ?? []).flatMap((g) => g.fingerprints ?? []);
+    expect(fingerprints).toHaveLength(2);
+    expect(fingerprints.every((f) => typeof f === 'number')).toBe(true);
+
+    // Someone edits prod at the service: drift, in the plan and in the sync that sets it back.
+    await editByHand(api, 'prod', 'edited by hand');
+    const plan = json((await run(api.url, ['plan', '-o', 'json'])).stdout);
+    expect(plan.orgs[0]?.changes.map((c) => [c.name, c.action, c.cause])).toEqual([
+      ['prod', 'update', 'drift'],
+    ]);
+    const healed = json((await run(api.url, ['sync', '-o', 'json'])).stdout);
+    expect(healed.summary).toMatchObject({ applied: 1, drift: 1, driftHealed: 1 });
+  });
+
   it('a state file written before envsync kept fingerprints (version 2) makes drift a change, until the next apply', async () => {
     const api = await world.emulator({ profile });
     await tmp().write('manifests/acme.yaml', manifest('Production'));

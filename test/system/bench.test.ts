@@ -1,6 +1,7 @@
 /**
- * The benchmark keeps working: a tiny run (3 orgs x 5 environments, short watch and idle windows)
- * into a temporary directory must finish and write well-formed results with every scenario.
+ * The benchmark keeps working: a tiny run (3 orgs x 5 environments, short watch and idle windows,
+ * 20 changes against a rate limit of 10 requests per second) into a temporary directory must
+ * finish and write well-formed results with every scenario.
  * No timing is asserted here: timings belong to `npm run bench`, never to `npm test`.
  */
 import { spawn } from 'node:child_process';
@@ -67,7 +68,7 @@ describe('npm run bench (tiny)', () => {
     expect(isRecord(scenarios)).toBe(true);
     if (!isRecord(scenarios)) return;
     expect(Object.keys(scenarios).sort()).toEqual(
-      ['apply', 'naive', 'noop', 'scaling', 'small', 'validate', 'watch'].sort(),
+      ['apply', 'naive', 'noop', 'ratelimit', 'scaling', 'small', 'validate', 'watch'].sort(),
     );
     // The workload is what it says: one GET per org on the no-op, every PUT applied.
     expect(scenarios['noop']).toMatchObject({ requests: 3, gets: 3, puts: 0 });
@@ -89,6 +90,14 @@ describe('npm run bench (tiny)', () => {
       expect(isRecord(small) && Number(small[figure]) > 0).toBe(true);
     }
     expect(isRecord(small) && Number(small['daemonSettledRssMb']) > 0).toBe(true);
+    // Against the rate limit (2 orgs x 10 environments in quick mode): every change made, and
+    // the requests needed (2 listings, 20 PUTs, 2 verify listings) counted apart from the 429s.
+    expect(scenarios['ratelimit']).toMatchObject({
+      changes: 20,
+      sync: { needed: 24 },
+      daemonFirstPass: { needed: 24 },
+      daemonSecondPass: { needed: 24 },
+    });
     const scaling = scenarios['scaling'];
     expect(isRecord(scaling) && Array.isArray(scaling['points']) && scaling['points'].length).toBe(
       3,
@@ -120,6 +129,10 @@ describe('npm run bench (tiny)', () => {
       'small.help',
       'small.daemonRss',
       'scaling.largest-rss',
+      'ratelimit.sync-vs-floor',
+      'ratelimit.sync-429',
+      'ratelimit.daemon-vs-floor',
+      'ratelimit.daemon-429',
     ]) {
       expect(ids).toContain(id);
     }

@@ -203,7 +203,7 @@ describe('crash consistency', () => {
 });
 
 describe('the state file never hides a difference', () => {
-  it('a PUT that timed out but landed leaves no record behind, so reverting the manifest is still sent', async () => {
+  it('a PUT that timed out but landed leaves no record of the old value, so reverting the manifest is still sent', async () => {
     // A service that applies each PUT at once but answers slowly when told to, listing as the
     // spec does (no include_scaling, no policies): only the state file knows the policies.
     const held = new Map<
@@ -271,6 +271,12 @@ describe('the state file never hides a difference', () => {
       expect((await run('sync', ['--timeout', '200ms', '--retries', '0'])).code).toBe(1);
       answerAfterMs = 0;
       expect(held.get('web')?.policies).toEqual(['b']);
+      // The record stays (the inventory), cut down to what it still knows: no policies, no
+      // fingerprint.
+      const state = JSON.parse(await readFile(tmp.path('state/state.json'), 'utf8')) as {
+        orgs: Record<string, unknown>;
+      };
+      expect(state.orgs['alpha']).toEqual([{ environments: ['web'] }]);
 
       // Back to ["a"]: a stale record of ["a"] would call this unchanged and leave ["b"] in place.
       await manifestWith(['a']);
