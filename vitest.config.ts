@@ -49,14 +49,15 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration tests mix work (the CLI's commands run in the worker) with waits (timeouts,
-    // Retry-After, rate limits, child processes): three workers keep two cores busy. Measured
-    // with `npm test`, whose checks run beside the tests: two workers left the cores idle during
-    // the waits, four only added contention. Forks, not threads: the tests start about a hundred
-    // child processes, and starting one costs the starting process more the more memory it
-    // holds (8 ms at 50 MB, 23 ms at 650 MB); a thread worker starts them from the one process
-    // that holds every worker's heap. Measured with `npm test` back to back on two cores: forks
-    // took 10 to 15% less CPU than threads (109-115 s against 125-131 s).
-    maxWorkers: 3,
+    // Retry-After, rate limits, child processes): four workers keep two cores busy. Measured
+    // with `npm test`, whose checks run beside the tests, back to back on a quiet machine: three
+    // workers left the cores idle for a third of the time while the waiting files ran (77-78 s),
+    // four did not (69 s twice), five only added contention (78 s). Forks, not threads: the
+    // tests start about a hundred and twenty child processes, and starting one costs the
+    // starting process more the more memory it holds (8 ms at 50 MB, 23 ms at 650 MB); a thread
+    // worker starts them from the one process that holds every worker's heap. Measured with
+    // `npm test` back to back on two cores: forks took 10 to 15% less CPU than threads.
+    maxWorkers: 4,
     pool: 'forks',
     // One module cache per worker, shared by the files it runs, so src/ is loaded once per worker
     // rather than once per file. No test file changes process-wide state (environment, signal
