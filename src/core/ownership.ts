@@ -63,7 +63,17 @@ export function archiveGuard(
   org: string,
   count: number,
   max: number | undefined,
+  unreadable = 0,
 ): string | undefined {
+  // A file that cannot be read may be the one that declares these environments: archiving them
+  // would act on a manifest nobody could see. Even a reviewed plan waits for every file.
+  if (count > 0 && unreadable > 0) {
+    return (
+      `${unreadable} manifest file problem(s) keep some files from saying which org they declare, ` +
+      `and one of them may declare what org ${org} would archive: none is archived until every ` +
+      `file reads ("envsync validate" names them; the org's other changes are sent)`
+    );
+  }
   if (max === undefined || count <= max) return undefined;
   return (
     `org ${org} would archive ${count} environments in one pass, more than --max-archive ` +

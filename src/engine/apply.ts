@@ -46,6 +46,8 @@ export interface ApplyDeps {
   readonly maxArchive?: number | undefined;
   /** A reviewed saved plan (`sync --plan`): it archives what it shows, whatever their number. */
   readonly reviewed?: boolean | undefined;
+  /** The run's manifests: a file that names no org (unreadable) holds every archive back. */
+  readonly manifests?: { readonly unattributed: readonly unknown[] } | undefined;
 }
 
 const messageOf = errorMessage;

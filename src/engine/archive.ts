@@ -20,13 +20,19 @@ export async function sendArchives(
     changesReported = false,
     maxArchive = DEFAULT_MAX_ARCHIVE,
     reviewed,
+    manifests,
   }: ApplyDeps,
 ): Promise<Map<string, ChangeOutcome>> {
   const outcomes = new Map<string, ChangeOutcome>();
   const archives = plan.archives ?? [];
   if (archives.length === 0) return outcomes;
   const { org } = plan;
-  const refused = archiveGuard(org, archives.length, reviewed === true ? undefined : maxArchive);
+  const refused = archiveGuard(
+    org,
+    archives.length,
+    reviewed === true ? undefined : maxArchive,
+    manifests?.unattributed.length,
+  );
   if (refused !== undefined) {
     logger.error(
       { org, archives: archives.length, maxArchive, event: 'prune.guard' },

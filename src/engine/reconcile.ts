@@ -210,6 +210,7 @@ function guardNotes(
     plan.org,
     archives.length,
     options.maxArchive ?? DEFAULT_MAX_ARCHIVE,
+    options.manifests.unattributed.length,
   );
   if (refused === undefined) return undefined;
   const note = `a sync would refuse this: ${refused}`;

@@ -234,5 +234,11 @@ describe('ownership and the guard', () => {
     expect(archiveGuard('acme', 1, 0)).toContain('--max-archive 0');
     // A reviewed saved plan has no limit.
     expect(archiveGuard('acme', 600, undefined)).toBeUndefined();
+    // A file that names no org may declare any of them: none, even reviewed, and even one.
+    expect(archiveGuard('acme', 1, 5, 1)).toMatch(
+      /^1 manifest file problem\(s\) keep some files from saying which org they declare, and one of them may declare what org acme would archive: none is archived until every file reads/,
+    );
+    expect(archiveGuard('acme', 1, undefined, 2)).toContain('none is archived');
+    expect(archiveGuard('acme', 0, 5, 3)).toBeUndefined();
   });
 });

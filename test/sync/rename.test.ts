@@ -88,6 +88,45 @@ async function rewrite(file: string, edit: (plan: Plan) => void) {
   await writeFile(file, JSON.stringify({ ...content, integrity }));
 }
 
+describe('prune with a manifest file that cannot be read', () => {
+  it('archives nothing while a file names no org, sends the rest, and archives once it reads', async () => {
+    const api = await emulator({ profile: 'kosli', orgs: ['acme'] });
+    await api.putStore({
+      orgs: {
+        acme: [
+          { name: 'web', type: 'K8S', description: 'Web tier' },
+          { name: 'old', type: 'K8S', description: 'd', tags: { 'managed-by': 'envsync/acme' } },
+        ],
+      },
+    });
+    await tmp().write(
+      'manifests/acme.yaml',
+      `org: acme\nprune: true\nenvironments:\n${ENV('web')}${ENV('new').replace('web', 'new')}`,
+    );
+    // It may be the file that declares "old": it cannot say.
+    await tmp().write('manifests/broken.yaml', 'environments: [\n  - name: old\n');
+    const held = await run(api.url, ['sync'], ['-o', 'json']);
+    expect(held.code).toBe(1);
+    const org = json(held.stdout).orgs[0] as unknown as {
+      archives: { name: string; result: string; error?: string }[];
+    };
+    expect(org.archives).toMatchObject([
+      { name: 'old', result: 'failed', error: expect.stringContaining('none is archived until') },
+    ]);
+    const sent = (await api.getRequests(100)).filter((r) => r.method !== 'GET');
+    // The create of "new" (with its ownership tag) is sent: only the archives wait.
+    expect(sent.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'PUT /api/v2/environments/acme',
+      'PATCH /api/v2/tags/acme/environment/new',
+    ]);
+
+    await tmp().write('manifests/broken.yaml', '');
+    const archived = await run(api.url, ['sync'], ['-o', 'json']);
+    expect(archived.code, archived.stdout).toBe(0);
+    expect((await api.getRequests(100)).some((r) => r.path.endsWith('/old/archive'))).toBe(true);
+  });
+});
+
 describe('saved plans with renames and archives', () => {
   it('refuses a resealed plan that archives what the manifests declare, or prunes an org that does not', async () => {
     const api = await seeded(
