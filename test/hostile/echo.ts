@@ -3,6 +3,7 @@
  * Every encoding is made here with Node's own encoders, never with envsync's code, so the search
  * does not share a blind spot with the scrubber it checks.
  */
+import { expect } from 'vitest';
 import { decodeHTML } from 'entities/decode';
 import { startFakeApi } from '../helpers/fake-api.ts';
 
@@ -166,3 +167,40 @@ export const ECHO_MANIFESTS: Readonly<Record<string, string>> = Object.fromEntri
     `org: ${org}\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n  - name: api\n    type: K8S\n    description: d\n`,
   ]),
 );
+
+/** A one-shot command run by name, its outputs kept for the search (each test's `run`). */
+export type NamedRun = (
+  name: string,
+  args: string[],
+) => Promise<{ code: number | null; stdout: string; stderr: string }>;
+
+/**
+ * The plan and sync sinks every echo test searches: a plan in each format, a plan saved with a
+ * summary file, and a sync with one. Both end in 1 (the echoing service fails some orgs).
+ */
+export async function planAndSyncSinks(
+  run: NamedRun,
+  common: readonly string[],
+  fast: readonly string[],
+): Promise<void> {
+  for (const format of ['text', 'json', 'markdown'])
+    await run(`plan -o ${format}`, ['plan', ...common, ...fast, '-o', format]);
+  const planned = await run('plan --out', [
+    'plan',
+    ...common,
+    ...fast,
+    '--out',
+    'plan.json',
+    '--summary-file',
+    'plan-summary.md',
+  ]);
+  expect(planned.code).toBe(1);
+  const synced = await run('sync', [
+    'sync',
+    ...common,
+    ...fast,
+    '--summary-file',
+    'sync-summary.md',
+  ]);
+  expect(synced.code).toBe(1);
+}

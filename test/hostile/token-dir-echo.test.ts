@@ -13,7 +13,7 @@ import { envsyncInProcess, startEnvsync } from '../helpers/cli.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { ECHO_MANIFESTS, spellingsIn, startEchoingService } from './echo.ts';
+import { ECHO_MANIFESTS, planAndSyncSinks, spellingsIn, startEchoingService } from './echo.ts';
 
 /** acme's and beta's tokens (their files), and the default token (gamma's and delta's). */
 const TOKENS = {
@@ -92,26 +92,7 @@ describe('--token-dir, and a service echoing every token', () => {
         outputs.push([`${name} stdout`, result.stdout], [`${name} stderr`, result.stderr]);
         return result;
       };
-      for (const format of ['text', 'json', 'markdown'])
-        await run(`plan -o ${format}`, ['plan', ...common, ...fast, '-o', format]);
-      const planned = await run('plan --out', [
-        'plan',
-        ...common,
-        ...fast,
-        '--out',
-        'plan.json',
-        '--summary-file',
-        'plan-summary.md',
-      ]);
-      expect(planned.code).toBe(1);
-      const synced = await run('sync', [
-        'sync',
-        ...common,
-        ...fast,
-        '--summary-file',
-        'sync-summary.md',
-      ]);
-      expect(synced.code).toBe(1);
+      await planAndSyncSinks(run, common, fast);
       await run('export --out', [
         'export',
         '--api-url',

@@ -16,7 +16,7 @@ import { startTestDaemon } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { startReceiver } from '../notify/receiver.ts';
-import { ECHO_MANIFESTS, spellingsIn, startEchoingService } from './echo.ts';
+import { ECHO_MANIFESTS, planAndSyncSinks, spellingsIn, startEchoingService } from './echo.ts';
 
 const TOKENS: [string, string][] = [
   ['a token with + / ~ . - _ =', 'Ab3+x/y~z.w-v_u9Qk7LmN2pR8sT4hJ6=='],
@@ -78,26 +78,7 @@ describe.each(TOKENS)('with %s, echoed encoded by the service', (_name, token) =
         outputs.push([`${name} stdout`, result.stdout], [`${name} stderr`, result.stderr]);
         return result;
       };
-      for (const format of ['text', 'json', 'markdown'])
-        await run(`plan -o ${format}`, ['plan', ...common, ...fast, '-o', format]);
-      const planned = await run('plan --out', [
-        'plan',
-        ...common,
-        ...fast,
-        '--out',
-        'plan.json',
-        '--summary-file',
-        'plan-summary.md',
-      ]);
-      expect(planned.code).toBe(1);
-      const synced = await run('sync', [
-        'sync',
-        ...common,
-        ...fast,
-        '--summary-file',
-        'sync-summary.md',
-      ]);
-      expect(synced.code).toBe(1);
+      await planAndSyncSinks(run, common, fast);
       const exportArgs = ['export', '--api-url', api.url, '--org', 'acme', ...fast];
       await run('export', exportArgs);
       await run('export --out', [...exportArgs, '--out', 'exported']);
