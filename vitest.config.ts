@@ -51,12 +51,12 @@ export default defineConfig({
     // Integration tests mix work (the CLI's commands run in the worker) with waits (timeouts,
     // Retry-After, rate limits, child processes): four workers keep two cores busy. Measured
     // with `npm test`, whose checks run beside the tests, back to back on a quiet machine: three
-    // workers left the cores idle for a third of the time while the waiting files ran (77-78 s),
-    // four did not (69 s twice), five only added contention (78 s). Forks, not threads: the
-    // tests start about a hundred and twenty child processes, and starting one costs the
-    // starting process more the more memory it holds (8 ms at 50 MB, 23 ms at 650 MB); a thread
-    // worker starts them from the one process that holds every worker's heap. Measured with
-    // `npm test` back to back on two cores: forks took 10 to 15% less CPU than threads.
+    // workers left the cores idle for a third of the time while the waiting files ran (74-78 s),
+    // four did not (69-74 s, for 10% more CPU), five only added contention (78 s). Forks, not
+    // threads: the tests start about a hundred and twenty child processes, and starting one costs
+    // the starting process more the more memory it holds (8 ms at 50 MB, 23 ms at 650 MB); a
+    // thread worker starts them from the one process that holds every worker's heap. Measured
+    // with `npm test` back to back on two cores: forks took 10 to 15% less CPU than threads.
     maxWorkers: 4,
     pool: 'forks',
     // One module cache per worker, shared by the files it runs, so src/ is loaded once per worker
