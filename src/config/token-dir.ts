@@ -10,8 +10,7 @@ import {
 } from '../core/org-tokens.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 import { ConfigError, NoTokenError, errorMessage } from '../runtime/errors.ts';
-import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
-import { checkToken, readToken } from './token.ts';
+import { readToken, readTokenFile } from './token.ts';
 
 /** The settings that say where the tokens are. */
 export interface TokenSettings {
@@ -77,23 +76,12 @@ async function readOrgToken(
   org: string,
   timeoutMs: number | undefined,
 ): Promise<SourcedToken | TokenProblem> {
-  const source = `token file ${path.join(dir, org)}`;
-  let token: string;
   try {
-    token = await readRegularText(path.join(root, org), {
-      subject: source,
+    const token = await readTokenFile(path.join(root, org), `token file ${path.join(dir, org)}`, {
       fix: `make it a file that holds ${org}'s token`,
-      maxBytes: READ_LIMITS.token,
-      limit: 'for a token file',
       timeoutMs,
     });
-  } catch (error) {
-    return { error: errorMessage(error) };
-  }
-  token = token.trim();
-  if (token === '') return { error: `${source} is empty` };
-  try {
-    return { token: checkToken(token, source), source: `token-dir:${org}` };
+    return { token, source: `token-dir:${org}` };
   } catch (error) {
     return { error: errorMessage(error) };
   }

@@ -16,29 +16,41 @@ export async function readToken(
   cwd: string,
   { timeoutMs }: { readonly timeoutMs?: number | undefined } = {},
 ): Promise<string> {
-  let token: string | undefined;
-  let source: string;
   if (tokenFile !== undefined) {
-    source = `token file ${tokenFile}`;
-    token = await readRegularText(path.resolve(cwd, tokenFile), {
-      subject: source,
+    return readTokenFile(path.resolve(cwd, tokenFile), `token file ${tokenFile}`, {
       fix: 'point --token-file at a file',
+      timeoutMs,
+    });
+  }
+  const token = env['ENVSYNC_TOKEN']?.trim();
+  if (token === undefined || token === '') {
+    throw new ConfigError(
+      'no API token: set ENVSYNC_TOKEN, or --token-file PATH (env ENVSYNC_TOKEN_FILE)',
+    );
+  }
+  return checkToken(token, 'ENVSYNC_TOKEN');
+}
+
+/**
+ * A token file (`--token-file`, or one of `--token-dir`'s), read as src/runtime/read-file.ts
+ * reads (a regular file, at most 64 KiB, within `timeoutMs`), trimmed and checked; `source`
+ * names it in every message, `fix` says what to do when it is not a file.
+ */
+export async function readTokenFile(
+  file: string,
+  source: string,
+  { fix, timeoutMs }: { readonly fix: string; readonly timeoutMs?: number | undefined },
+): Promise<string> {
+  const token = (
+    await readRegularText(file, {
+      subject: source,
+      fix,
       maxBytes: READ_LIMITS.token,
       limit: 'for a token file',
       timeoutMs,
-    });
-  } else {
-    source = 'ENVSYNC_TOKEN';
-    token = env['ENVSYNC_TOKEN'];
-  }
-  token = token?.trim();
-  if (token === undefined || token === '') {
-    throw new ConfigError(
-      tokenFile === undefined
-        ? 'no API token: set ENVSYNC_TOKEN, or --token-file PATH (env ENVSYNC_TOKEN_FILE)'
-        : `${source} is empty`,
-    );
-  }
+    })
+  ).trim();
+  if (token === '') throw new ConfigError(`${source} is empty`);
   return checkToken(token, source);
 }
 
@@ -46,7 +58,7 @@ export async function readToken(
  * The checks every token passes, whatever its source (named in the messages, which never show
  * the token): `token` is trimmed and not empty.
  */
-export function checkToken(token: string, source: string): string {
+function checkToken(token: string, source: string): string {
   // A value copied from an Authorization header: envsync writes the scheme itself.
   if (/^bearer\s/i.test(token)) {
     throw new ConfigError(

@@ -53,6 +53,13 @@ function counts(report: ValidationReport) {
   };
 }
 
+/** Why no manifest was found: nothing to read, or only other YAML (its count). */
+export function noManifestReason(skipped: number): string {
+  return skipped === 0
+    ? 'no *.yaml or *.yml file to read'
+    : `${skipped} YAML file(s) skipped, not manifests`;
+}
+
 /**
  * The one-line verdict of a validation. It says when no manifest was found at all, and how many
  * files were skipped as other YAML: a folder of those alone is valid, but not what was meant.
@@ -61,7 +68,7 @@ export function validationVerdict(report: ValidationReport): string {
   const { problems, environments, invalidOrgs } = counts(report);
   const skipped = report.skipped.length;
   if (problems.length === 0 && report.files === 0) {
-    return `valid: no manifest found: ${skipped === 0 ? 'no *.yaml or *.yml file to read' : `${skipped} YAML file(s) skipped, not manifests`}`;
+    return `valid: no manifest found: ${noManifestReason(skipped)}`;
   }
   const others = skipped === 0 ? '' : `; ${skipped} file(s) skipped, not manifests`;
   return problems.length === 0

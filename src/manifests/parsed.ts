@@ -1,5 +1,6 @@
 /** What parsing one manifest file gives: valid documents, and located problems. */
 import { escapeText } from '../core/escape.ts';
+import { noManifestReason } from '../core/validation.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 
@@ -107,8 +108,7 @@ export function emptyRootLine(
   if (paths !== undefined || manifests.fileCount > 0 || manifests.unattributed.length > 0) {
     return undefined;
   }
-  const skipped = manifests.skipped.length;
-  return `no manifest found in ${escapeText(root)}: ${skipped === 0 ? 'no *.yaml or *.yml file to read' : `${skipped} YAML file(s) skipped, not manifests`}; nothing is declared, so nothing is planned or sent`;
+  return `no manifest found in ${escapeText(root)}: ${noManifestReason(manifests.skipped.length)}; nothing is declared, so nothing is planned or sent`;
 }
 
 export interface ParsedManifest {
