@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -154,4 +155,23 @@ export function percentile(values: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
   return sorted[Math.min(sorted.length, rank) - 1] as number;
+}
+
+/**
+ * Calls `onEntry` with each line of `stream` that is a JSON object (envsync's log lines), in
+ * order; other lines are skipped. The stream's other listeners (a tail, a file) still see it all.
+ */
+export function onJsonLines(
+  stream: NodeJS.ReadableStream,
+  onEntry: (entry: Record<string, unknown>) => void,
+): void {
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line: string) => {
+    let entry: unknown;
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (typeof entry === 'object' && entry !== null) onEntry(entry as Record<string, unknown>);
+  });
 }

@@ -3,6 +3,7 @@
  * files (to be searched for the token at the end), its pass lines parsed, its resident memory and
  * open descriptors sampled from /proc, its endpoints read.
  */
+import { onJsonLines } from './proc.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -127,20 +128,9 @@ export async function startDaemonLife(
   const passes: PassLine[] = [];
   const applied: AppliedLine[] = [];
   let url: string | undefined;
-  let buffer = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderrFile.write(chunk);
-    buffer += chunk;
-    let newline;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      let entry: Record<string, unknown>;
-      try {
-        entry = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        continue;
-      }
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => stderrFile.write(chunk));
+  if (child.stderr)
+    onJsonLines(child.stderr, (entry) => {
       if (typeof entry['listen'] === 'string') url = entry['listen'];
       // The verdict line of each pass (a pass that fails also logs "pass failed: ...", without
       // a result, before its verdict).
@@ -179,8 +169,7 @@ export async function startDaemonLife(
           at: Date.now(),
         });
       }
-    }
-  });
+    });
   const pid = child.pid as number;
   const deadline = Date.now() + 60_000;
   // Set by the stderr handler above, which the loop below waits on.

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { childEnv, envsyncAgainst, expectOk, TARGET, type BenchConfig } from '../lib/context.ts';
 import { startBenchEmulator, statsDelta, type Stats } from '../lib/emulator.ts';
-import { measure } from '../lib/proc.ts';
+import { measure, onJsonLines } from '../lib/proc.ts';
 import { check, fmt, type Check } from '../lib/report.ts';
 import { environmentsOf, manifestFile, manifestText, orgName } from '../lib/tree.ts';
 
@@ -204,28 +204,17 @@ async function daemonPasses(
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const passes: PassLine[] = [];
   let tail = '';
-  let buffer = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     tail = (tail + chunk).slice(-4000);
-    buffer += chunk;
-    let newline;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      let entry: Record<string, unknown>;
-      try {
-        entry = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        continue;
-      }
-      if (typeof entry['msg'] === 'string' && entry['msg'].startsWith('pass ')) {
-        passes.push({
-          applied: Number(entry['applied']),
-          durationMs: Number(entry['durationMs']),
-          result: String(entry['result']),
-          at: performance.now(),
-        });
-      }
+  });
+  onJsonLines(child.stderr, (entry) => {
+    if (typeof entry['msg'] === 'string' && entry['msg'].startsWith('pass ')) {
+      passes.push({
+        applied: Number(entry['applied']),
+        durationMs: Number(entry['durationMs']),
+        result: String(entry['result']),
+        at: performance.now(),
+      });
     }
   });
   const pass = async (n: number) => {

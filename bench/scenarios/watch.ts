@@ -29,7 +29,7 @@ import {
   type Workload,
 } from '../lib/context.ts';
 import { statsDelta, type BenchEmulator } from '../lib/emulator.ts';
-import { cpuSeconds, median, percentile, vmHwmBytes } from '../lib/proc.ts';
+import { cpuSeconds, median, percentile, vmHwmBytes, onJsonLines } from '../lib/proc.ts';
 import { check, fmt, type Check } from '../lib/report.ts';
 import { environmentsOf, manifestFile, manifestText } from '../lib/tree.ts';
 
@@ -114,23 +114,12 @@ export async function watch(c: BenchConfig, w: Workload, emulator: BenchEmulator
   // The daemon's JSON log on stderr says when each pass ended and what it applied.
   const passes: PassLine[] = [];
   let tail = '';
-  let buffer = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     tail = (tail + chunk).slice(-4000);
-    buffer += chunk;
-    let newline;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      let entry: Record<string, unknown>;
-      try {
-        entry = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        continue;
-      }
-      if (typeof entry['msg'] === 'string' && entry['msg'].startsWith('pass ')) {
-        passes.push({ applied: Number(entry['applied']), durationMs: Number(entry['durationMs']) });
-      }
+  });
+  onJsonLines(child.stderr, (entry) => {
+    if (typeof entry['msg'] === 'string' && entry['msg'].startsWith('pass ')) {
+      passes.push({ applied: Number(entry['applied']), durationMs: Number(entry['durationMs']) });
     }
   });
   const waitFor = async (what: string, done: () => boolean, timeoutMs: number) => {
