@@ -106,7 +106,8 @@ export function readPullRequest(
 ): PullRequestFacts | undefined {
   if (eventName !== 'pull_request' && eventName !== 'pull_request_target') return undefined;
   const pr = (payload as { pull_request?: unknown } | undefined)?.pull_request as
-    { number?: unknown; head?: { repo?: { full_name?: unknown } | null } } | undefined;
+    | { number?: unknown; head?: { repo?: { full_name?: unknown } | null } }
+    | undefined;
   if (typeof pr?.number !== 'number') return undefined;
   const head = pr.head?.repo;
   // GitHub withholds secrets when the head is in another repository than the base (a deleted

@@ -7,7 +7,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as prettier from 'prettier';
+import { format, type FormatConfig } from 'oxfmt';
 
 /** The command that writes every generated file (failure messages quote it). */
 export const REGENERATE = 'npm run generate';
@@ -23,11 +23,29 @@ export interface GeneratedFile {
   render(current: string | undefined): Promise<string>;
 }
 
-/** Source text as prettier leaves it with the repository's settings, so the check passes as written. */
+/** The formatter's settings for this repository (`.oxfmtrc.json`, without its ignore list). */
+async function formatterSettings(): Promise<FormatConfig> {
+  const text = await readFile(path.join(ROOT, '.oxfmtrc.json'), 'utf8');
+  const {
+    $schema: _schema,
+    ignorePatterns: _ignored,
+    ...settings
+  } = JSON.parse(text) as {
+    $schema?: string;
+    ignorePatterns?: string[];
+  } & FormatConfig;
+  return settings;
+}
+
+/** Source text as oxfmt leaves it with the repository's settings, so the check passes as written. */
 async function formatted(text: string, file: string): Promise<string> {
-  const filepath = path.join(ROOT, file);
-  const options = await prettier.resolveConfig(filepath);
-  return prettier.format(text, { ...options, filepath });
+  const result = await format(file, text, await formatterSettings());
+  if (result.errors.length > 0) {
+    throw new Error(
+      `${file}: the formatter refused the generated text: ${result.errors.map((e) => e.message).join('; ')}`,
+    );
+  }
+  return result.code;
 }
 
 export const GENERATED_FILES: readonly GeneratedFile[] = [

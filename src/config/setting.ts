@@ -75,13 +75,15 @@ export type SettingsTable = Readonly<Record<string, Setting>>;
 
 /** A setting's resolved value: what its parser returns, or undefined without a default. */
 export type Value<S extends Setting> =
-  ReturnType<S['parse']> | (S extends { readonly default: Raw } ? never : undefined);
+  | ReturnType<S['parse']>
+  | (S extends { readonly default: Raw } ? never : undefined);
 
 /** The resolved values of a table. */
 export type ValuesOf<T extends SettingsTable> = { -readonly [K in keyof T]: Value<T[K]> };
 
 type Accepting<S extends Setting> =
-  S['commands'][number] | (S extends { readonly tolerated: readonly (infer C)[] } ? C : never);
+  | S['commands'][number]
+  | (S extends { readonly tolerated: readonly (infer C)[] } ? C : never);
 
 /** The ids of the settings whose flag `command` accepts. */
 export type IdsFor<T extends SettingsTable, C extends CommandName> = {

@@ -90,7 +90,9 @@ export async function readConfigFile(file: string, timeoutMs?: number): Promise<
     if (key !== undefined && yaml.isMap(root)) {
       const pair = root.items.find((item) => yaml.isScalar(item.key) && item.key.value === key);
       const node = (ofKey ? pair?.key : (pair?.value ?? pair?.key)) as
-        { range?: [number, number, number] } | null | undefined;
+        | { range?: [number, number, number] }
+        | null
+        | undefined;
       if (node?.range !== undefined) return node.range[0];
     }
     return (root as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;

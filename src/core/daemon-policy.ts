@@ -149,7 +149,8 @@ export function isLoopbackAddress(address: string | undefined): boolean {
 
 /** What a POST /reconcile gets: run (or join) a pass, or 401 without one. */
 export type WebhookVerdict =
-  { readonly kind: 'accept' } | { readonly kind: 'refuse'; readonly reason: string };
+  | { readonly kind: 'accept' }
+  | { readonly kind: 'refuse'; readonly reason: string };
 
 /**
  * Whether a webhook may start a pass. Without a configured secret every caller may (as before);

@@ -28,7 +28,8 @@ export interface LockFacts {
 }
 
 export type LockVerdict =
-  { readonly kind: 'held' } | { readonly kind: 'stale'; readonly reason: string };
+  | { readonly kind: 'held' }
+  | { readonly kind: 'stale'; readonly reason: string };
 
 /**
  * Whether a lock found on the state file is still held. On this host, its holder's pid is asked

@@ -83,7 +83,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyResul
 }
 
 export type JsonResult =
-  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly reason: string };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 

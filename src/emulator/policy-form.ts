@@ -20,7 +20,8 @@ export function isMultipartContentType(header: string | undefined): boolean {
 }
 
 export type FormResult =
-  { readonly ok: true; readonly form: FormData } | { readonly ok: false; readonly reason: string };
+  | { readonly ok: true; readonly form: FormData }
+  | { readonly ok: false; readonly reason: string };
 
 /** Parses a whole multipart body; a body the parser refuses (or no boundary) is not a form. */
 export async function parseMultipart(body: Buffer, contentType: string): Promise<FormResult> {

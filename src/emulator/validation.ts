@@ -8,7 +8,8 @@
 export type FieldErrors = Record<string, string>;
 
 export type Validated<T> =
-  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly errors: FieldErrors };
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly errors: FieldErrors };
 
 /** True for a JSON object (not null, not an array). */
 export function isRecord(value: unknown): value is Record<string, unknown> {

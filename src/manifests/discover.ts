@@ -175,7 +175,8 @@ export function discoverManifestFiles(
  * a FIFO, a socket, a device or a folder (the message says which).
  */
 export type ReadOutcome =
-  { ok: true; text: string } | { ok: false; message: string; notRegular?: true };
+  | { ok: true; text: string }
+  | { ok: false; message: string; notRegular?: true };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
