@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startEnvsync } from '../helpers/cli.ts';
+import { envsyncInProcess, startEnvsync } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -62,25 +62,10 @@ async function startRun(extra: string[] = []) {
 }
 
 describe('envsync run as a process', () => {
-  it('writes only JSON lines to stderr when not a TTY, one line per pass and per applied change', async () => {
+  // One daemon for what a plain start shows: its start-up line, its status page, its log lines,
+  // SIGHUP and SIGTERM (a process start is about half a second of CPU).
+  it('names its status page at start-up, writes only JSON lines to stderr (one per pass and per applied change), starts a pass on SIGHUP, exits 0 on SIGTERM', async () => {
     await tmp.write('manifests/acme.yaml', manifest(['a', 'b']));
-    const run = await startRun();
-    await waitFor('first pass', () => run.logs().some((l) => String(l['msg']).startsWith('pass ')));
-    run.proc.kill('SIGTERM');
-    expect(await run.exited).toBe(0);
-    expect(
-      run.lines().every((line) => line.startsWith('{') && typeof JSON.parse(line) === 'object'),
-    ).toBe(true);
-    const messages = run.logs().map((l) => String(l['msg']));
-    expect(messages).toContain('create acme/a');
-    expect(messages).toContain('create acme/b');
-    const pass = run.logs().find((l) => String(l['msg']).startsWith('pass '));
-    expect(pass).toMatchObject({ result: 'success', applied: 2, revision: null });
-    expect(typeof pass?.['durationMs']).toBe('number');
-  });
-
-  it('its start-up line says where it listens and names the status page with its address, which answers', async () => {
-    await tmp.write('manifests/acme.yaml', manifest(['a']));
     const run = await startRun();
     expect(run.logs().find((l) => l['listen'] === run.url)?.['msg']).toBe(
       `envsync run: listening on ${run.url}: the status page at ${run.url}/, and /healthz /readyz /metrics /status, POST /reconcile`,
@@ -88,8 +73,29 @@ describe('envsync run as a process', () => {
     const page = await request(`${run.url}/`);
     expect(page.statusCode).toBe(200);
     expect(await page.body.text()).toMatch(/<title>envsync: /);
+
+    await waitFor('first pass', () => run.logs().some((l) => String(l['msg']).startsWith('pass ')));
+    const messages = run.logs().map((l) => String(l['msg']));
+    expect(messages).toContain('create acme/a');
+    expect(messages).toContain('create acme/b');
+    const pass = run.logs().find((l) => String(l['msg']).startsWith('pass '));
+    expect(pass).toMatchObject({ result: 'success', applied: 2, revision: null });
+    expect(typeof pass?.['durationMs']).toBe('number');
+
+    run.proc.kill('SIGHUP');
+    await waitFor('SIGHUP pass', () =>
+      run
+        .logs()
+        .some(
+          (l) =>
+            String(l['msg']).startsWith('pass ') && (l['trigger'] as string[]).includes('SIGHUP'),
+        ),
+    );
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
+    expect(
+      run.lines().every((line) => line.startsWith('{') && typeof JSON.parse(line) === 'object'),
+    ).toBe(true);
   });
 
   it('SIGTERM and SIGHUP while it is still starting (during the first watcher scan) stop it gracefully or start a pass, never kill it', async () => {
@@ -115,23 +121,6 @@ describe('envsync run as a process', () => {
     term.proc.kill('SIGTERM');
     expect(await term.exited).toBe(0);
     expect(term.logs().map((l) => l['msg'])).toContain('stopped');
-  });
-
-  it('SIGHUP starts a pass', async () => {
-    await tmp.write('manifests/acme.yaml', manifest(['a']));
-    const run = await startRun();
-    await waitFor('first pass', () => run.logs().some((l) => String(l['msg']).startsWith('pass ')));
-    run.proc.kill('SIGHUP');
-    await waitFor('SIGHUP pass', () =>
-      run
-        .logs()
-        .some(
-          (l) =>
-            String(l['msg']).startsWith('pass ') && (l['trigger'] as string[]).includes('SIGHUP'),
-        ),
-    );
-    run.proc.kill('SIGTERM');
-    expect(await run.exited).toBe(0);
   });
 
   it('SIGTERM during a pass lets the requests in flight finish, writes the state and exits 0', async () => {
@@ -168,14 +157,13 @@ describe('envsync run as a process', () => {
 
   it('refuses to start without --api-url unless --emulator, and --emulator says so loudly', async () => {
     await tmp.write('manifests/acme.yaml', manifest(['a']));
-    const missing = spawn(process.execPath, [CLI, 'run', '--manifests', 'manifests'], {
+    // Refused while the settings are read, before it waits for signals: in this process.
+    const missing = await envsyncInProcess(['run', '--manifests', 'manifests'], {
       cwd: tmp.dir,
-      env: { PATH: process.env['PATH'] ?? '' },
+      endsBeforeStart: true,
     });
-    let err = '';
-    missing.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
-    expect(await new Promise((resolve) => missing.once('close', resolve))).toBe(1);
-    expect(err).toContain('no API address');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no API address');
 
     const demo = spawn(
       process.execPath,

@@ -1,13 +1,14 @@
 /**
- * `envsync emulator` as a process: first stdout line, flags, logs, signals, --data. Its --help and
- * the flag values it refuses end before it starts anything: those run in this process.
+ * `envsync emulator` as a process: first stdout line, flags, logs, signals, --data. Its --help,
+ * the flag values it refuses, a --data file it cannot use and a port it cannot listen on end
+ * before it serves anything: those run in this process.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { envsyncInProcess } from '../helpers/cli.ts';
-import { runCli, send, spawnEmulator } from '../helpers/emulator.ts';
+import { send, spawnEmulator } from '../helpers/emulator.ts';
 import type { SpawnedEmulator } from '../helpers/emulator.ts';
 
 const VALID = { name: 'prod', description: 'Production', type: 'K8S' };
@@ -65,11 +66,6 @@ describe('envsync emulator (process)', () => {
     expect(emu.stderr()).toContain('emulator listening');
     expect(emu.stderr()).not.toContain('secret-token-123');
     expect(emu.stderr()).not.toContain('wrong-token-456');
-  });
-
-  it('exits 0 on SIGINT too', async () => {
-    const emu = await spawn(['--log-level', 'silent']);
-    expect(await emu.stop('SIGINT')).toEqual({ code: 0, signal: null });
   });
 
   it('finishes a request in flight on SIGTERM, flushes --data, then exits 0', async () => {
@@ -144,7 +140,7 @@ describe('envsync emulator (process)', () => {
     expect(sequences[0]).toContain(503);
   });
 
-  it('reads every fault flag into the fault settings', async () => {
+  it('reads every fault flag into the fault settings; exits 0 on SIGINT too', async () => {
     const emu = await spawn([
       '--seed',
       '77',
@@ -172,6 +168,7 @@ describe('envsync emulator (process)', () => {
       listingOmitOrg: false,
       seed: 77,
     });
+    expect(await emu.stop('SIGINT')).toEqual({ code: 0, signal: null });
   });
 
   it('prints usage with --help and exits 0', async () => {
@@ -238,7 +235,11 @@ describe('envsync emulator (process)', () => {
       headers: { authorization: 'Bearer any-token-1' },
     });
     expect(listed.status).toBe(200);
-    const spec = await runCli(['emulator', '--profile', 'spec', '--org', 'acme~eu', '--port', '0']);
+    // Refused while the flags are read, before any server or signal handler: in this process.
+    const spec = await envsyncInProcess(
+      ['emulator', '--profile', 'spec', '--org', 'acme~eu', '--port', '0'],
+      { endsBeforeStart: true },
+    );
     expect(spec.code).toBe(1);
     expect(spec.stderr).toContain('org "acme~eu" does not match');
   });
@@ -246,15 +247,11 @@ describe('envsync emulator (process)', () => {
   it('refuses a corrupt --data file: exit 1 with a clear message', async () => {
     const file = join(dir, 'broken.json');
     await writeFile(file, '{ not json');
-    const result = await runCli([
-      'emulator',
-      '--port',
-      '0',
-      '--data',
-      file,
-      '--log-level',
-      'silent',
-    ]);
+    // Refused before the server starts, its signal handlers undone: in this process.
+    const result = await envsyncInProcess(
+      ['emulator', '--port', '0', '--data', file, '--log-level', 'silent'],
+      { endsBeforeStart: true },
+    );
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(file);
@@ -264,7 +261,10 @@ describe('envsync emulator (process)', () => {
   it('reports a port in use: exit 1', async () => {
     const emu = await spawn(['--log-level', 'silent']);
     const port = new URL(emu.url).port;
-    const result = await runCli(['emulator', '--port', port, '--log-level', 'silent']);
+    // Refused when it cannot listen, its signal handlers undone: in this process.
+    const result = await envsyncInProcess(['emulator', '--port', port, '--log-level', 'silent'], {
+      endsBeforeStart: true,
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('cannot listen');
   });

@@ -3,7 +3,6 @@
  * and the CLI as a child process. Reused by the emulator's own tests and by later integration tests.
  */
 import { spawn } from 'node:child_process';
-import { runProcess } from './cli.ts';
 import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -286,16 +285,4 @@ export function spawnEmulator(
       );
     });
   });
-}
-
-/** Runs the compiled CLI with `...args` to completion (for commands that do not serve). */
-export async function runCli(
-  args: readonly string[],
-  { timeoutMs = 15_000 }: { timeoutMs?: number } = {},
-): Promise<ExitInfo & { stdout: string; stderr: string }> {
-  const result = await runProcess(process.execPath, [CLI_PATH, ...args], {
-    env: process.env,
-    timeoutMs,
-  });
-  return { ...result, signal: result.signal ?? null };
 }

@@ -6,6 +6,14 @@
  * go on). Nothing hangs: every run here has a safety net, and a hang fails the test. The daemon
  * fails a pass whose token file is a FIFO and goes on; SIGTERM ends it even when its stop waits
  * on something that never answers.
+ *
+ * Where each run happens: the files envsync reads with promises (token, config, CA, state and its
+ * lock, a saved plan, secrets, `--data`, `--token-dir`) are read by runs in this process, as
+ * `envsync` would read them in its own: a read that waited on a FIFO would hold only a thread of
+ * libuv's pool, and the test would fail on its safety net. The manifests folder is read
+ * synchronously (manifests, policy files, `.envsyncignore`): a read that waited there would hold
+ * the thread that runs the tests, so those runs are child processes, as is the daemon that signals
+ * stop.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
@@ -20,7 +28,7 @@ import {
   readRegularText,
   type OpenForRead,
 } from '../../src/runtime/read-file.ts';
-import { envsync, startEnvsync, type LiveCli } from '../helpers/cli.ts';
+import { envsync, envsyncInProcess, startEnvsync, type LiveCli } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -72,6 +80,18 @@ const apiArgs = () => ['--manifests', 'manifests', '--api-url', api.url, '--retr
 const run = (args: string[], env: Record<string, string> = { ENVSYNC_TOKEN: TOKEN }) =>
   envsync(args, { cwd: tmp.dir, env, timeoutMs: WAIT_MS });
 
+/**
+ * Runs the CLI in this process, the same way (see the top of the file for which runs may). `run`
+ * and `emulator` come here only for a start that fails before they wait for signals.
+ */
+const runHere = (args: string[], env: Record<string, string> = { ENVSYNC_TOKEN: TOKEN }) =>
+  envsyncInProcess(args, {
+    cwd: tmp.dir,
+    env,
+    timeoutMs: WAIT_MS,
+    endsBeforeStart: args[0] === 'run' || args[0] === 'emulator',
+  });
+
 const FIFO = 'a FIFO (named pipe), not a regular file';
 
 describe('a FIFO at a path a one-shot command reads: refused at once, by name, exit 1', () => {
@@ -119,7 +139,8 @@ describe('a FIFO at a path a one-shot command reads: refused at once, by name, e
   ];
   it.each(cases)('%s', async (_what, path, args, message) => {
     await fifo(path);
-    const result = await run(args());
+    // The emulator opens --data from the process's working directory: its own, in a child.
+    const result = await (args()[0] === 'emulator' ? run : runHere)(args());
     expect(result.stderr).toContain(message());
     expect(result.code).toBe(1);
     expect(await api.getRequests()).toEqual([]);
@@ -131,7 +152,7 @@ describe('a FIFO in --token-dir: that org fails, by name, and the others go on',
     await tmp.write('manifests/beta.yaml', BETA);
     await tmp.write('tokens/beta', `${TOKEN}\n`);
     await fifo('tokens/acme');
-    const result = await run(
+    const result = await runHere(
       ['sync', ...apiArgs(), '--state', 'state.json', '--token-dir', 'tokens'],
       {},
     );
@@ -166,7 +187,7 @@ describe('a FIFO at a file the daemon reads at start: it stops at once, exit 1',
     ],
   ])('%s', async (_what, path, flags, subject) => {
     const file = await fifo(path);
-    const result = await run([...daemonArgs(), ...flags]);
+    const result = await runHere([...daemonArgs(), ...flags]);
     const flag = flags.at(-2) ?? '';
     const expected = subject.startsWith('SUBJECT')
       ? `${flag} ${file} is ${FIFO}: point ${flag} at a file, or leave the flag out`
@@ -222,7 +243,7 @@ describe('a FIFO in the manifests folder: a located problem, never skipped, neve
 describe("a FIFO at the state file's lock", () => {
   it('fails the write ahead of the org with the message: nothing is sent, exit 1', async () => {
     const lock = await fifo('state.json.lock');
-    const sync = await run(['sync', ...apiArgs(), '--state', 'state.json']);
+    const sync = await runHere(['sync', ...apiArgs(), '--state', 'state.json']);
     expect(sync.stderr).toContain(
       `the state file's lock ${lock} is ${FIFO}: delete it (envsync creates the lock as a file, and deletes it when done)`,
     );
@@ -234,18 +255,24 @@ describe("a FIFO at the state file's lock", () => {
 describe('other things that are not files, and files too large', () => {
   it('a directory, /dev/zero and a socket are named for what they are', async () => {
     await mkdir(tmp.path('secrets'));
-    const directory = await run(['plan', ...apiArgs(), '--token-file', 'secrets']);
+    const directory = await runHere(['plan', ...apiArgs(), '--token-file', 'secrets']);
     expect(directory.stderr).toContain(
       'token file secrets is a directory, not a regular file: point --token-file at a file',
     );
     expect(directory.code).toBe(1);
 
-    const zero = await run(['plan', ...apiArgs(), '--token-file', '/dev/zero']);
+    const zero = await runHere(['plan', ...apiArgs(), '--token-file', '/dev/zero']);
     expect(zero.stderr).toContain('token file /dev/zero is a character device, not a regular file');
     expect(zero.code).toBe(1);
 
     const sock = await socket('envsync.sock');
-    const config = await run(['validate', '--manifests', 'manifests', '--config', 'envsync.sock']);
+    const config = await runHere([
+      'validate',
+      '--manifests',
+      'manifests',
+      '--config',
+      'envsync.sock',
+    ]);
     expect(config.stderr).toContain(`config file ${sock} is a socket, not a regular file`);
     expect(config.code).toBe(1);
     expect(await api.getRequests()).toEqual([]);
@@ -253,14 +280,20 @@ describe('other things that are not files, and files too large', () => {
 
   it('a token file over 64 KiB and a config file over 1 MiB are refused, naming the limit', async () => {
     await tmp.write('token', 'A'.repeat(64 * 1024 + 1));
-    const token = await run(['plan', ...apiArgs(), '--token-file', 'token']);
+    const token = await runHere(['plan', ...apiArgs(), '--token-file', 'token']);
     expect(token.stderr).toContain(
       'token file token is larger than the limit of 64 KiB for a token file',
     );
     expect(token.code).toBe(1);
 
     await tmp.write('envsync.yaml', `# ${'x'.repeat(1024 * 1024)}\n`);
-    const config = await run(['validate', '--manifests', 'manifests', '--config', 'envsync.yaml']);
+    const config = await runHere([
+      'validate',
+      '--manifests',
+      'manifests',
+      '--config',
+      'envsync.yaml',
+    ]);
     expect(config.stderr).toContain(
       `config file ${tmp.path('envsync.yaml')} is larger than the limit of 1 MiB for a config file`,
     );

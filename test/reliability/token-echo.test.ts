@@ -386,7 +386,10 @@ describe('a token that is not a Bearer token', () => {
         const results = [
           [
             'ENVSYNC_TOKEN',
-            await envsync(args, { cwd: tmp.dir, env: { ENVSYNC_TOKEN: `Bearer ${token}` } }),
+            await envsyncInProcess(args, {
+              cwd: tmp.dir,
+              env: { ENVSYNC_TOKEN: `Bearer ${token}` },
+            }),
           ],
           [
             'token file token',
