@@ -4,6 +4,8 @@
  * is printed when it ends. Exits 1 if anything failed. Extra arguments go to vitest.
  */
 import { spawn } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import path from 'node:path';
 
 interface Job {
   readonly name: string;
@@ -13,6 +15,43 @@ interface Job {
   readonly stream: boolean;
   /** Variables added to the environment. */
   readonly env?: Readonly<Record<string, string>>;
+}
+
+/** The file system type `statfs` reports for a tmpfs (linux/magic.h). */
+const TMPFS_MAGIC = 0x01021994;
+/** The free space a tmpfs must have to hold the tests' folders (they use tens of MB at most). */
+const TMPFS_FREE_BYTES = 1024 ** 3;
+
+/**
+ * A folder in memory for the tests' temporary folders: under /dev/shm when it is a tmpfs with room
+ * to spare and TMPDIR is not set; undefined otherwise (the tests then use the system's temporary
+ * folder). The tests write thousands of small files, state files that envsync fsyncs, and locks:
+ * on this machine's disk (ext4 on a virtual disk) that cost 12% of the run's wall time and 10%
+ * of its CPU (npm test back to back: 78.9 s and 142 s of CPU on disk, 69.6 s and 127 s in
+ * memory).
+ * What is tested is the same: real files and folders, real fsync calls, real inotify events.
+ */
+function memoryTmpdir(): string | undefined {
+  if (process.platform !== 'linux' || process.env['TMPDIR'] !== undefined) return undefined;
+  try {
+    const info = statfsSync('/dev/shm');
+    if (info.type !== TMPFS_MAGIC || info.bavail * info.bsize < TMPFS_FREE_BYTES) return undefined;
+    accessSync('/dev/shm', constants.W_OK);
+    return mkdtempSync(path.join('/dev/shm', 'envsync-'));
+  } catch {
+    return undefined;
+  }
+}
+
+const testTmpdir = memoryTmpdir();
+if (testTmpdir !== undefined) {
+  // Stopped (Ctrl-C): the folder goes, then the signal does what it does by default.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      rmSync(testTmpdir, { recursive: true, force: true });
+      process.kill(process.pid, signal);
+    });
+  }
 }
 
 /**
@@ -52,7 +91,10 @@ const JOBS: readonly Job[] = [
     // One project of both (vitest.config.ts): one set of workers runs every file.
     args: ['run', '--project', 'unit+integration', ...process.argv.slice(2)],
     stream: true,
-    env: { ENVSYNC_TEST_TOGETHER: '1' },
+    env: {
+      ENVSYNC_TEST_TOGETHER: '1',
+      ...(testTmpdir === undefined ? {} : { TMPDIR: testTmpdir }),
+    },
   },
 ];
 
@@ -82,5 +124,7 @@ function run({ name, command, args, stream, env }: Job): Promise<string | undefi
 }
 
 const failures = (await Promise.all(JOBS.map(run))).filter((f) => f !== undefined);
+// What a test left behind goes with the folder.
+if (testTmpdir !== undefined) rmSync(testTmpdir, { recursive: true, force: true });
 if (failures.length > 0) process.stdout.write(`\nnpm test: ${failures.join('; ')}\n`);
 process.exitCode = failures.length === 0 ? 0 : 1;

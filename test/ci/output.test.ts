@@ -12,7 +12,8 @@ import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/manifests', import.meta.url));
-const TOKEN = 'output-test-token';
+/** Random-looking: any 6 characters of it are scrubbed from every output. */
+const TOKEN = 'oT7qKx2Vw9Lb4Zr';
 
 /** A pretty line: time of day (UTC), level, then the message. */
 const PRETTY = /^\d\d:\d\d:\d\d\.\d{3}Z (TRACE|DEBUG|INFO |WARN |ERROR|FATAL) \S/;
