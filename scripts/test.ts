@@ -28,8 +28,8 @@ const TMPFS_FREE_BYTES = 1024 ** 3;
  * folder). The tests write thousands of small files, state files that envsync fsyncs, and locks:
  * on this machine's disk (ext4 on a virtual disk) that cost 12% of the run's wall time and 10%
  * of its CPU (npm test back to back: 78.9 s and 142 s of CPU on disk, 69.6 s and 127 s in
- * memory).
- * What is tested is the same: real files and folders, real fsync calls, real inotify events.
+ * memory). What is tested is the same: real files and folders, real fsync calls, real inotify
+ * events.
  */
 function memoryTmpdir(): string | undefined {
   if (process.platform !== 'linux' || process.env['TMPDIR'] !== undefined) return undefined;
