@@ -2,7 +2,7 @@
  * Child processes measured from outside: wall time, peak RSS (GNU time's %M, i.e. the kernel's
  * ru_maxrss, or VmHWM polled from /proc when /usr/bin/time is missing) and CPU time from /proc.
  */
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -174,4 +174,22 @@ export function onJsonLines(
     }
     if (typeof entry === 'object' && entry !== null) onEntry(entry as Record<string, unknown>);
   });
+}
+
+/**
+ * Stops a daemon the bench started: SIGTERM if it still runs, SIGKILL if it has not exited
+ * within `killAfterMs`; resolves once `exited` does.
+ */
+export async function stopChild(
+  child: ChildProcess,
+  exited: Promise<unknown>,
+  killAfterMs = 30_000,
+): Promise<void> {
+  if (child.exitCode === null) child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(timer);
+  }
 }

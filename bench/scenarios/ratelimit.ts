@@ -18,7 +18,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { childEnv, envsyncAgainst, expectOk, TARGET, type BenchConfig } from '../lib/context.ts';
 import { startBenchEmulator, statsDelta, type Stats } from '../lib/emulator.ts';
-import { measure, onJsonLines } from '../lib/proc.ts';
+import { measure, onJsonLines, stopChild } from '../lib/proc.ts';
 import { check, fmt, type Check } from '../lib/report.ts';
 import { environmentsOf, manifestFile, manifestText, orgName } from '../lib/tree.ts';
 
@@ -249,10 +249,7 @@ async function daemonPasses(
       swapToPassEndMs: second.at - swappedAt,
     };
   } finally {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    await exited;
-    clearTimeout(timer);
+    await stopChild(child, exited);
   }
 }
 

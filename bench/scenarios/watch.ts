@@ -29,7 +29,7 @@ import {
   type Workload,
 } from '../lib/context.ts';
 import { statsDelta, type BenchEmulator } from '../lib/emulator.ts';
-import { cpuSeconds, median, percentile, vmHwmBytes, onJsonLines } from '../lib/proc.ts';
+import { cpuSeconds, median, percentile, vmHwmBytes, onJsonLines, stopChild } from '../lib/proc.ts';
 import { check, fmt, type Check } from '../lib/report.ts';
 import { environmentsOf, manifestFile, manifestText } from '../lib/tree.ts';
 
@@ -232,10 +232,7 @@ export async function watch(c: BenchConfig, w: Workload, emulator: BenchEmulator
       rssMethod: 'VmHWM of /proc/<pid>/status, read before SIGTERM',
     };
   } finally {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    await exited;
-    clearTimeout(timer);
+    await stopChild(child, exited);
   }
 }
 

@@ -24,7 +24,7 @@ export interface GeneratedFile {
 }
 
 /** The formatter's settings for this repository (`.oxfmtrc.json`, without its ignore list). */
-async function formatterSettings(): Promise<FormatConfig> {
+async function readFormatterSettings(): Promise<FormatConfig> {
   const text = await readFile(path.join(ROOT, '.oxfmtrc.json'), 'utf8');
   const {
     $schema: _schema,
@@ -37,9 +37,13 @@ async function formatterSettings(): Promise<FormatConfig> {
   return settings;
 }
 
+/** Read once per run, by the first file that is formatted. */
+let formatterSettings: Promise<FormatConfig> | undefined;
+
 /** Source text as oxfmt leaves it with the repository's settings, so the check passes as written. */
 async function formatted(text: string, file: string): Promise<string> {
-  const result = await format(file, text, await formatterSettings());
+  formatterSettings ??= readFormatterSettings();
+  const result = await format(file, text, await formatterSettings);
   if (result.errors.length > 0) {
     throw new Error(
       `${file}: the formatter refused the generated text: ${result.errors.map((e) => e.message).join('; ')}`,
