@@ -14,7 +14,7 @@
  */
 import { decodeReferences, type DecodeHtml } from './html-references.ts';
 import {
-  regexRanges,
+  escapedRanges,
   replaceRanges,
   secretMatcher,
   type Range,
@@ -48,9 +48,10 @@ const COMPILED_KEPT = 32;
 const compiled = new Map<string, SecretMatcher>();
 
 /**
- * Every spelling of `secret` compiled for finding: derived once per secret, when it is learnt,
- * and shared by every scrubber of the process that learns it (the command's outputs and the
- * API client both scrub the token; a rotation compiles the new token once).
+ * Every spelling of `secret` compiled for finding: derived once per secret, when it is learnt
+ * (the regex of its escaped spellings the first time text holding an escape is scrubbed), and
+ * shared by every scrubber of the process that learns it (the command's outputs and the API
+ * client both scrub the token; a rotation compiles the new token once).
  */
 export function compileSecret(secret: string): SecretMatcher {
   const known = compiled.get(secret);
@@ -65,7 +66,7 @@ export function compileSecret(secret: string): SecretMatcher {
 function rangesIn(text: string, matchers: readonly SecretMatcher[]): Range[] {
   const ranges: Range[] = [];
   for (const matcher of matchers) {
-    regexRanges(text, matcher.escaped, ranges);
+    escapedRanges(text, matcher, ranges);
     matcher.runs.find(text, ranges);
   }
   return ranges;

@@ -67,22 +67,61 @@ function spelled(text: string): string {
 
 /** One secret, compiled for finding. */
 export interface SecretMatcher {
-  /** The secret written with any mix of escapes, in full, as one regex. */
-  readonly escaped: RegExp;
+  /** The spellings also looked for written with escapes, as they are (the secret itself). */
+  readonly plain: readonly string[];
+  /**
+   * The same spellings written with any mix of escapes, in full, as one regex. Built on first
+   * use: it is about 2 KB of source for a 40-character secret, and only text holding an escape
+   * needs it (escapedRanges).
+   */
+  escaped(): RegExp;
   /** Every spelling's runs of its minimum length or more. */
   readonly runs: RunFinder;
 }
 
 export function secretMatcher(forms: readonly SecretForm[]): SecretMatcher {
-  const patterns = forms.filter((form) => form.escaped).map((form) => spelled(form.text));
+  const plain = forms.filter((form) => form.escaped).map((form) => form.text);
+  let escaped: RegExp | undefined;
   return {
-    escaped: new RegExp(patterns.map((pattern) => `(?:${pattern})`).join('|'), 'g'),
+    plain,
+    escaped: () =>
+      (escaped ??= new RegExp(plain.map((text) => `(?:${spelled(text)})`).join('|'), 'g')),
     runs: new RunFinder(forms),
   };
 }
 
+/**
+ * Every escape the escaped spellings allow starts with one of these: a backslash (JSON,
+ * JavaScript, markdown), `%` (percent-encoding) or `&` (an HTML reference).
+ */
+const ESCAPE_START = /[\\%&]/;
+
+/**
+ * The ranges of `text` that hold one of `matcher`'s plain spellings, written with any mix of
+ * escapes. In text without an escape the regex could only match the spellings as they are, so
+ * they are looked up as strings, with the regex's own choice: the leftmost match, the first
+ * spelling where two start at the same place, then on after it.
+ */
+export function escapedRanges(text: string, matcher: SecretMatcher, ranges: Range[]): void {
+  if (ESCAPE_START.test(text)) {
+    regexRanges(text, matcher.escaped(), ranges);
+    return;
+  }
+  for (let from = 0; ;) {
+    let start = -1;
+    let length = 0;
+    for (const spelling of matcher.plain) {
+      const at = spelling === '' ? -1 : text.indexOf(spelling, from);
+      if (at !== -1 && (start === -1 || at < start)) [start, length] = [at, spelling.length];
+    }
+    if (start === -1) return;
+    ranges.push([start, start + length]);
+    from = start + length;
+  }
+}
+
 /** The ranges of `text` that `regex` matches. */
-export function regexRanges(text: string, regex: RegExp, ranges: Range[]): void {
+function regexRanges(text: string, regex: RegExp, ranges: Range[]): void {
   regex.lastIndex = 0;
   for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
     if (match[0] === '') {

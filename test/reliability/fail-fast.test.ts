@@ -137,7 +137,11 @@ describe('a wrong port: the connection is refused', { timeout: 120_000 }, () => 
     const planned = await run(pass('plan', api.url, ['--out', 'plan.json']));
     expect(planned.code, planned.stderr).toBe(0);
     await api.close();
-    const applied = await run([...pass('sync', api.url), '--plan', 'plan.json']);
+    const applied = await run([
+      ...pass('sync', api.url, ['--retry-delay', '10ms']),
+      '--plan',
+      'plan.json',
+    ]);
     expect(applied.code).toBe(1);
     expect(applied.stderr).toContain(
       `cannot check plan.json against the service: all 3 orgs failed the same way: the API at ${new URL(api.url).host} refused the connection (ECONNREFUSED). ${REFUSED_HINT}\nNothing was sent.`,
@@ -365,7 +369,7 @@ describe(
   '--timeout cuts a server that never answers, in every command',
   { timeout: 120_000 },
   () => {
-    const LIMITS = ['--timeout', '300ms', '--retries', '1', '--retry-delay', '10ms'];
+    const LIMITS = ['--timeout', '150ms', '--retries', '1', '--retry-delay', '10ms'];
 
     it('plan and sync: each attempt ends at --timeout; the org is tried again in its rounds, then fails', async () => {
       for (const command of ['plan', 'sync'] as const) {
@@ -375,7 +379,7 @@ describe(
         const report = JSON.parse(result.stdout) as RunReport;
         for (const org of report.orgs) {
           expect(org.error).toBe(
-            `cannot list the org: GET /api/v2/environments/${org.org}: no answer within 300 ms (--timeout)`,
+            `cannot list the org: GET /api/v2/environments/${org.org}: no answer within 150 ms (--timeout)`,
           );
         }
         // Two attempts (one retry) in each of the three rounds, per org.
@@ -390,7 +394,7 @@ describe(
       expect(result.code).toBe(1);
       for (const org of ORGS) {
         expect(result.stderr).toContain(
-          `envsync export: org ${org}: GET /api/v2/environments/${org}: no answer within 300 ms (--timeout)\n`,
+          `envsync export: org ${org}: GET /api/v2/environments/${org}: no answer within 150 ms (--timeout)\n`,
         );
       }
       expect(api.requests).toHaveLength(ORGS.length * 2);
@@ -402,13 +406,13 @@ describe(
         apiUrl: api.url,
         cwd: tmp.dir,
         token: TOKEN,
-        flags: { manifests: 'manifests', state: 'state.json', timeout: '300ms', retries: '1' },
+        flags: { manifests: 'manifests', state: 'state.json', timeout: '150ms', retries: '1' },
       });
       cleanups.push(() => d.stop());
       await waitFor('the first pass', () => d.passes() >= 1, { timeoutMs: 60_000 });
       for (const org of ORGS) {
         expect(d.daemon.status().orgs[org]?.lastError?.message).toBe(
-          `cannot list the org: GET /api/v2/environments/${org}: no answer within 300 ms (--timeout)`,
+          `cannot list the org: GET /api/v2/environments/${org}: no answer within 150 ms (--timeout)`,
         );
       }
       expect(api.requests).toHaveLength(ORGS.length * 2 * 3);
@@ -419,9 +423,9 @@ describe(
 describe('--deadline ends a run against a server that never answers', { timeout: 120_000 }, () => {
   // The first attempt of each org starts within the deadline and is cut at --timeout, after it:
   // no retry, no other round.
-  const LIMITS = ['--deadline', '2s', '--timeout', '4s', '--retry-delay', '10ms'];
+  const LIMITS = ['--deadline', '1s', '--timeout', '2s', '--retry-delay', '10ms'];
   const NOT_SENT =
-    /GET \/api\/v2\/environments\/\w+: not sent again: the run's deadline \(--deadline 2s\) (passed|would pass)[^;]*; the last attempt: GET \S+: no answer within 4000 ms \(--timeout\)/;
+    /GET \/api\/v2\/environments\/\w+: not sent again: the run's deadline \(--deadline 1s\) (passed|would pass)[^;]*; the last attempt: GET \S+: no answer within 2000 ms \(--timeout\)/;
 
   it('plan and sync', async () => {
     for (const command of ['plan', 'sync'] as const) {
@@ -448,7 +452,7 @@ describe('--deadline ends a run against a server that never answers', { timeout:
       apiUrl: api.url,
       cwd: tmp.dir,
       token: TOKEN,
-      flags: { manifests: 'manifests', state: 'state.json', deadline: '2s', timeout: '4s' },
+      flags: { manifests: 'manifests', state: 'state.json', deadline: '1s', timeout: '2s' },
     });
     cleanups.push(() => d.stop());
     await waitFor('the first pass', () => d.passes() >= 1, { timeoutMs: 60_000 });

@@ -137,7 +137,7 @@ describe('faults converge, nothing lost', () => {
     api = await startTestEmulator({
       profile: 'kosli',
       tokens: [{ token: TOKEN, orgs: null }],
-      faults: { rateLimit: 20 },
+      faults: { rateLimit: 40 },
       policyDocuments: documentsFor(4),
     });
     await writeManifests(4, 25);
@@ -145,7 +145,7 @@ describe('faults converge, nothing lost', () => {
     expect(sync.code, sync.stderr.slice(-2000)).toBe(0);
     expect((JSON.parse(sync.stdout) as { summary: { applied: number } }).summary.applied).toBe(100);
     const throttled = (await api.getStats()).throttled;
-    // 176 requests at 20 per second (4 listings, 4 reads of policy documents, 100 PUTs, 64
+    // 176 requests at 40 per second (4 listings, 4 reads of policy documents, 100 PUTs, 64
     // attaches of policies, 4 listings to verify). Independent retry loops would meet a 429 per
     // request or more; the shared gate meets one burst (the requests in flight, at most the
     // concurrency) and then paces to the admitted rate.

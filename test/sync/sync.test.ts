@@ -277,7 +277,7 @@ describe('sync behaviour', () => {
   });
 
   it('a 429 storm pauses everyone (one shared gate) and still converges', async () => {
-    const api = await emulator({ profile: 'kosli', faults: { rateLimit: 5 } });
+    const api = await emulator({ profile: 'kosli', faults: { rateLimit: 10 } });
     const many = `org: acme\nenvironments:\n${Array.from({ length: 30 }, (_, i) => `  - name: env-${i}\n    type: K8S\n    description: d${i}\n`).join('')}`;
     await manifests({ 'acme.yaml': many });
     const sync = await run(api.url, ['sync'], ['--concurrency', '8', '-o', 'json']);
@@ -285,7 +285,7 @@ describe('sync behaviour', () => {
     expect(json(sync.stdout).summary.applied).toBe(30);
     const stats = await api.getStats();
     const throttled = stats.byStatus['429'] ?? 0;
-    // 31 requests at 5 per second. Only the requests already in flight when the bucket first runs
+    // 31 requests at 10 per second. Only the requests already in flight when the bucket first runs
     // dry meet a 429 (at most the concurrency); after that the gate paces to the admitted rate.
     // Eight independent retry loops would meet one 429 per success, or more.
     expect(throttled).toBeGreaterThan(0);
