@@ -62,7 +62,22 @@ if (testTmpdir !== undefined) {
  * prettier took 15 s on a fresh clone (2 s with its cache warm).
  */
 const JOBS: readonly Job[] = [
-  { name: 'typecheck', command: 'tsc', args: ['--noEmit', '--singleThreaded'], stream: false },
+  {
+    name: 'typecheck',
+    command: 'tsc',
+    // Incremental: what the last run learnt is kept in node_modules/.cache (gone with the next
+    // `npm ci`), and only the files changed since, and those that depend on them, are checked
+    // again: 2.2 s of CPU instead of 5.2 s when little changed. The errors reported are the same
+    // as a whole check's (`npm run typecheck`).
+    args: [
+      '--noEmit',
+      '--singleThreaded',
+      '--incremental',
+      '--tsBuildInfoFile',
+      'node_modules/.cache/envsync/typecheck.tsbuildinfo',
+    ],
+    stream: false,
+  },
   {
     name: 'lint',
     command: 'oxlint',

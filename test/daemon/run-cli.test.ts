@@ -45,6 +45,9 @@ async function startRun(extra: string[] = []) {
       '0',
       '--retry-delay',
       '10ms',
+      // Files written at once: the settle time of the in-process daemons' tests.
+      '--settle',
+      '300ms',
       ...extra,
     ],
     { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },

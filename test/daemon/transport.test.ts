@@ -19,7 +19,7 @@ const manifest = (description: string) =>
 
 describe('the daemon keeps its connections and its gate between passes', () => {
   it('starts the second pass at the pace the first one learned: no new 429 burst', async () => {
-    await world.api.setFaults({ rateLimit: 8 });
+    await world.api.setFaults({ rateLimit: 16 });
     await world.tmp.write('token', TOKEN);
     await world.tmp.write('manifests/acme.yaml', manifest('first'));
     const d = await startTestDaemon({
@@ -33,7 +33,7 @@ describe('the daemon keeps its connections and its gate between passes', () => {
     await d.daemon.idle();
     const throttled = async () => (await world.api.getStats()).byStatus['429'] ?? 0;
     const first = await throttled();
-    // 24 creates and two listings at 8 a second: the first burst meets the limit.
+    // 24 creates and two listings at 16 a second: the first burst meets the limit.
     expect(first).toBeGreaterThan(4);
     expect(d.daemon.status().orgs['acme']?.pending).toBe(0);
 
