@@ -50,7 +50,12 @@ describe('the CLI', () => {
       ];
       const env = { ENVSYNC_TOKEN: 'colour-token' };
       expect(await inTerminal(args, env)).toContain('\u001b[32m+ create\u001b[0m');
-      const plain = await inTerminal(args, { ...env, NO_COLOR: '1' });
+      // NO_COLOR on a terminal: `main` in this process, given streams that are terminals (a
+      // real one was seen as one above).
+      const { stdout: plain } = await envsyncInProcess(args, {
+        env: { ...env, NO_COLOR: '1' },
+        terminal: true,
+      });
       expect(plain).toContain('+ create');
       expect(plain).not.toContain('\u001b[');
       const piped = await envsync(args, { env });

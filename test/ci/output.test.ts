@@ -114,14 +114,16 @@ describe('one-shot commands', () => {
     expect(pretty).toContain('\u001b[33mWARN \u001b[0m state file is not valid JSON');
     expect(pretty).not.toMatch(/^\{/m);
 
+    // The same on a terminal with other settings: `main` in this process, given streams that are
+    // terminals (a real one was seen as one above).
     for (const [args, extraEnv] of [
       [['--log-format', 'json'], {}],
       [[], { ENVSYNC_LOG_FORMAT: 'json' }],
     ] as const) {
-      const screen = await inTerminal(await oneShot('plan', 'tty-json', [...args]), {
-        ...env,
-        ...extraEnv,
-      });
+      const { stderr: screen } = await envsyncInProcess(
+        await oneShot('plan', 'tty-json', [...args]),
+        { env: { ...env, ...extraEnv }, terminal: true },
+      );
       const json = lines(screen).filter((line) => line.startsWith('{'));
       // JSON logs are for a machine: warn by default, wherever they go.
       expect(json.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual([

@@ -65,7 +65,7 @@ export function envsync(
 }
 
 /** A stream that keeps what is written to it, as a pipe would (not a terminal). */
-function captured(): { stream: Writable & { isTTY: boolean }; text: () => string } {
+function captured(terminal = false): { stream: Writable & { isTTY: boolean }; text: () => string } {
   const decoder = new StringDecoder('utf8');
   let text = '';
   const stream = new Writable({
@@ -74,7 +74,7 @@ function captured(): { stream: Writable & { isTTY: boolean }; text: () => string
       done();
     },
   });
-  return { stream: Object.assign(stream, { isTTY: false }), text: () => text + decoder.end() };
+  return { stream: Object.assign(stream, { isTTY: terminal }), text: () => text + decoder.end() };
 }
 
 /** Commands that wait for the process's signals once they start (src/commands/signals.ts). */
@@ -112,7 +112,7 @@ function processState(): string {
 /**
  * Runs the CLI's `main` in this process, as `envsync` runs it in a child: the same arguments, a
  * clean environment plus `env`, the working directory, and output streams that are not
- * terminals; the same result (without `signal`). It saves a process start (about a third of a
+ * terminals (unless `terminal`); the same result (without `signal`). It saves a process start (about a third of a
  * second of CPU) for tests of what a command decides, prints and writes. Only for paths that
  * touch nothing process-wide: it refuses the others (see notInProcess), which stay with
  * `envsync`, and fails a run that leaves the process changed (signal handlers, exit code,
@@ -127,12 +127,19 @@ export async function envsyncInProcess(
     cwd = process.cwd(),
     timeoutMs = 60_000,
     endsBeforeStart = false,
+    terminal = false,
     now,
   }: {
     env?: Record<string, string>;
     cwd?: string;
     timeoutMs?: number;
     endsBeforeStart?: boolean;
+    /**
+     * Output streams that say they are terminals (`isTTY`), all a command reads of a terminal:
+     * for what it does on one with other settings. That a real terminal is seen as one is
+     * shown by `inTerminal`.
+     */
+    terminal?: boolean;
     /** The time the command sees (sync windows), epoch ms; the real one when left out. */
     now?: () => number;
   } = {},
@@ -141,8 +148,8 @@ export async function envsyncInProcess(
   if (refused !== undefined)
     throw new Error(`envsyncInProcess: ${refused}; run it in a child process (envsync)`);
   const before = processState();
-  const stdout = captured();
-  const stderr = captured();
+  const stdout = captured(terminal);
+  const stderr = captured(terminal);
   let timer: NodeJS.Timeout | undefined;
   const guard = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(
