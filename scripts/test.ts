@@ -61,6 +61,14 @@ if (testTmpdir !== undefined) {
  * 8.5 s and 5.8 s). The format check is oxfmt: 0.3 s of CPU for the whole repository, where
  * prettier took 15 s on a fresh clone (2 s with its cache warm).
  */
+/**
+ * tsc (TypeScript 7) and oxlint's type-aware half are Go programs that build a whole TypeScript
+ * program, hold it to the end and exit: collecting garbage on the way frees little. Without it
+ * (up to a soft limit of 1 GiB, past which Go collects again) tsc took 0.3 to 0.9 s less CPU and
+ * the lint 0.5 s less, for 30 to 50 MB more at their peak (about 480 MB each).
+ */
+const GO_NO_GC = { GOGC: 'off', GOMEMLIMIT: '1GiB' } as const;
+
 const JOBS: readonly Job[] = [
   {
     name: 'typecheck',
@@ -77,6 +85,7 @@ const JOBS: readonly Job[] = [
       'node_modules/.cache/envsync/typecheck.tsbuildinfo',
     ],
     stream: false,
+    env: GO_NO_GC,
   },
   {
     name: 'lint',
@@ -92,7 +101,7 @@ const JOBS: readonly Job[] = [
       'bin',
     ],
     stream: false,
-    env: { GOMAXPROCS: '1' },
+    env: { ...GO_NO_GC, GOMAXPROCS: '1' },
   },
   {
     name: 'format',
