@@ -55,13 +55,6 @@ if (testTmpdir !== undefined) {
 }
 
 /**
- * Run by npm, which puts node_modules/.bin on PATH. The checks run beside the tests on every core:
- * what counts is the CPU they take, not how soon they end, so none runs threads of its own (tsc
- * took 7.4 s of CPU on its default threads and 4.7 s on one; oxlint and its type-aware Go half
- * 8.5 s and 5.8 s). The format check is oxfmt: 0.3 s of CPU for the whole repository, where
- * prettier took 15 s on a fresh clone (2 s with its cache warm).
- */
-/**
  * tsc (TypeScript 7) and oxlint's type-aware half are Go programs that build a whole TypeScript
  * program, hold it to the end and exit: collecting garbage on the way frees little. Without it
  * (up to a soft limit of 1 GiB, past which Go collects again) tsc took 0.3 to 0.9 s less CPU and
@@ -69,6 +62,13 @@ if (testTmpdir !== undefined) {
  */
 const GO_NO_GC = { GOGC: 'off', GOMEMLIMIT: '1GiB' } as const;
 
+/**
+ * Run by npm, which puts node_modules/.bin on PATH. The checks run beside the tests on every core:
+ * what counts is the CPU they take, not how soon they end, so none runs threads of its own (tsc
+ * took 7.4 s of CPU on its default threads and 4.7 s on one; oxlint and its type-aware Go half
+ * 8.5 s and 5.8 s). The format check is oxfmt: 0.3 s of CPU for the whole repository, where
+ * prettier took 15 s on a fresh clone (2 s with its cache warm).
+ */
 const JOBS: readonly Job[] = [
   {
     name: 'typecheck',

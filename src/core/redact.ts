@@ -15,6 +15,7 @@
 import { decodeReferences, type DecodeHtml } from './html-references.ts';
 import {
   escapedRanges,
+  mayHoldEscape,
   replaceRanges,
   secretMatcher,
   type Range,
@@ -65,8 +66,9 @@ export function compileSecret(secret: string): SecretMatcher {
 /** The ranges of `text` that hold a secret of `matchers`, in any spelling. */
 function rangesIn(text: string, matchers: readonly SecretMatcher[]): Range[] {
   const ranges: Range[] = [];
+  const hasEscape = mayHoldEscape(text);
   for (const matcher of matchers) {
-    escapedRanges(text, matcher, ranges);
+    escapedRanges(text, matcher, ranges, hasEscape);
     matcher.runs.find(text, ranges);
   }
   return ranges;

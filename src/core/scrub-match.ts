@@ -80,7 +80,7 @@ export interface SecretMatcher {
 }
 
 export function secretMatcher(forms: readonly SecretForm[]): SecretMatcher {
-  const plain = forms.filter((form) => form.escaped).map((form) => form.text);
+  const plain = forms.filter((form) => form.escaped && form.text !== '').map((form) => form.text);
   let escaped: RegExp | undefined;
   return {
     plain,
@@ -96,14 +96,24 @@ export function secretMatcher(forms: readonly SecretForm[]): SecretMatcher {
  */
 const ESCAPE_START = /[\\%&]/;
 
+/** Whether `text` may hold an escape (asked once per text, whatever the number of secrets). */
+export function mayHoldEscape(text: string): boolean {
+  return ESCAPE_START.test(text);
+}
+
 /**
  * The ranges of `text` that hold one of `matcher`'s plain spellings, written with any mix of
  * escapes. In text without an escape the regex could only match the spellings as they are, so
  * they are looked up as strings, with the regex's own choice: the leftmost match, the first
  * spelling where two start at the same place, then on after it.
  */
-export function escapedRanges(text: string, matcher: SecretMatcher, ranges: Range[]): void {
-  if (ESCAPE_START.test(text)) {
+export function escapedRanges(
+  text: string,
+  matcher: SecretMatcher,
+  ranges: Range[],
+  hasEscape = mayHoldEscape(text),
+): void {
+  if (hasEscape) {
     regexRanges(text, matcher.escaped(), ranges);
     return;
   }
@@ -111,7 +121,7 @@ export function escapedRanges(text: string, matcher: SecretMatcher, ranges: Rang
     let start = -1;
     let length = 0;
     for (const spelling of matcher.plain) {
-      const at = spelling === '' ? -1 : text.indexOf(spelling, from);
+      const at = text.indexOf(spelling, from);
       if (at !== -1 && (start === -1 || at < start)) [start, length] = [at, spelling.length];
     }
     if (start === -1) return;
