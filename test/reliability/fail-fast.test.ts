@@ -4,20 +4,19 @@
  * keeps from ever resolving), a token the API refuses, a server that never answers. Each command
  * (plan, sync, export, run) is checked: the cause is said once with what to check, and the work
  * stops as it should. Nothing here measures a duration: attempts are counted (by the server, or
- * by a recorder preloaded into a child process), and outputs and exit codes are read.
+ * by recording the connects and lookups of the run), and outputs and exit codes are read.
  */
 import { lookup } from 'node:dns/promises';
-import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
-import { pathToFileURL } from 'node:url';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/core/report.ts';
-import { envsync, envsyncInProcess } from '../helpers/cli.ts';
+import { envsyncInProcess } from '../helpers/cli.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
+import { watchNetwork } from '../helpers/network-watch.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -239,45 +238,11 @@ describe(
       return [...ORGS, ...orgs];
     }
 
-    /** A preload that records every connect and DNS lookup of the CLI in a file, and changes none. */
-    async function recorder() {
-      const log = tmp.path('network.log');
-      const preload = await tmp.write(
-        'record.mjs',
-        `import dns from 'node:dns';
-import { appendFileSync } from 'node:fs';
-import net from 'node:net';
-const log = ${JSON.stringify(log)};
-const connect = net.Socket.prototype.connect;
-net.Socket.prototype.connect = function (...args) {
-  const first = Array.isArray(args[0]) ? args[0][0] : args[0];
-  const options = typeof first === 'object' && first !== null ? first : { port: first, host: args[1] };
-  appendFileSync(log, 'connect ' + options.host + ':' + options.port + '\\n');
-  return connect.apply(this, args);
-};
-const lookup = dns.lookup;
-dns.lookup = function (host, ...rest) {
-  appendFileSync(log, 'lookup ' + host + '\\n');
-  return lookup.call(this, host, ...rest);
-};
-`,
-      );
-      return {
-        env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` },
-        calls: async () =>
-          (await readFile(log, 'utf8').catch(() => '')).split('\n').filter((line) => line !== ''),
-      };
-    }
-
-    /** A plan of the 23 orgs against `apiUrl` in a child process, its connects and lookups recorded. */
+    /** A plan of the 23 orgs against `apiUrl`, its connects and lookups recorded. */
     async function planAgainst(apiUrl: string, concurrency: number) {
       const orgs = await manyOrgs();
-      const record = await recorder();
       const args = pass('plan', apiUrl, ['--concurrency', String(concurrency), '-o', 'json']);
-      const result = await envsync([...args, '--retry-delay', '10ms'], {
-        cwd: tmp.dir,
-        env: { ENVSYNC_TOKEN: TOKEN, ...record.env },
-      });
+      const { result, calls } = await watchNetwork(() => run([...args, '--retry-delay', '10ms']));
       expect(result.code).toBe(1);
       const report = JSON.parse(result.stdout) as RunReport;
       expect(report.failure?.orgs).toHaveLength(orgs.length);
@@ -285,7 +250,7 @@ dns.lookup = function (host, ...rest) {
       const notSent = report.orgs.filter((o) =>
         /: not sent( again)?: an earlier request found the API unreachable/.test(o.error ?? ''),
       );
-      return { calls: await record.calls(), notSent };
+      return { calls, notSent };
     }
 
     it('a refused connection, one request at a time: two connections in all, the probe and its retry', async () => {

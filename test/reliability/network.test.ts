@@ -3,9 +3,10 @@
  * configured origin and path prefix only, redirects are not followed (so the token goes nowhere
  * else), plain http:// to a non-loopback host is refused before anything is sent, and TLS is always
  * verified (a CA can be added with --ca-file, never removed). Where the origin and redirects are
- * checked, and TLS with flags alone, the CLI's `main` runs in this process; the refusals run under
- * a guard preloaded into a child process, and TLS with NODE_TLS_REJECT_UNAUTHORIZED or
- * NODE_EXTRA_CA_CERTS in child processes, whose trust Node sets from their own environment.
+ * checked, TLS with flags alone, and the refusals (under a guard that records every connect and
+ * lookup and keeps them on the machine), the CLI's `main` runs in this process; TLS with
+ * NODE_TLS_REJECT_UNAUTHORIZED or NODE_EXTRA_CA_CERTS runs in child processes, whose trust Node
+ * sets from their own environment.
  */
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
@@ -13,12 +14,13 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { rootCertificates } from 'node:tls';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { ACME } from '../helpers/fixtures.ts';
+import { watchNetwork } from '../helpers/network-watch.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -184,54 +186,6 @@ function expectNoCrash(result: { stdout: string; stderr: string }): void {
   expect(result.stderr).not.toMatch(/unexpected error|\n\s+at .+:\d+:\d+/);
 }
 
-/**
- * A preload module that records every socket connect and DNS lookup of the CLI in a file, and
- * lets none of them leave the machine (a lookup of any name but localhost fails at once).
- */
-async function networkGuard(): Promise<{
-  env: Record<string, string>;
-  calls: () => Promise<string[]>;
-}> {
-  const log = tmp.path('network.log');
-  const guard = await tmp.write(
-    'guard.mjs',
-    `import dns from 'node:dns';
-import { appendFileSync } from 'node:fs';
-import net from 'node:net';
-const log = ${JSON.stringify(log)};
-const loopback = (host) => host === undefined || host === 'localhost' || host === '::1' || /^127\\./.test(host);
-const connect = net.Socket.prototype.connect;
-net.Socket.prototype.connect = function (...args) {
-  // net.connect() passes its normalized arguments as one array.
-  const first = Array.isArray(args[0]) ? args[0][0] : args[0];
-  const options = typeof first === 'object' && first !== null ? first : { port: first, host: args[1] };
-  appendFileSync(log, 'connect ' + options.host + ':' + options.port + '\\n');
-  if (!loopback(options.host)) {
-    process.nextTick(() => this.destroy(new Error('blocked by the test guard')));
-    return this;
-  }
-  return connect.apply(this, args);
-};
-const lookup = dns.lookup;
-dns.lookup = function (host, ...rest) {
-  appendFileSync(log, 'lookup ' + host + '\\n');
-  if (!loopback(host)) {
-    const callback = rest.at(-1);
-    const error = Object.assign(new Error('blocked by the test guard'), { code: 'ENOTFOUND' });
-    process.nextTick(() => callback(error));
-    return {};
-  }
-  return lookup.call(this, host, ...rest);
-};
-`,
-  );
-  return {
-    env: { NODE_OPTIONS: `--import=${pathToFileURL(guard).href}` },
-    calls: async () =>
-      (await readFile(log, 'utf8').catch(() => '')).split('\n').filter((line) => line !== ''),
-  };
-}
-
 describe('network boundaries', () => {
   it.each([PREFIX, `${PREFIX}/`])(
     'sends every request to the configured origin and path prefix only (--api-url ...%s)',
@@ -288,46 +242,51 @@ describe('network boundaries', () => {
   ])(
     'refuses plain http:// to a non-loopback host before any request (%s %s)',
     async (where, url) => {
-      const guard = await networkGuard();
       const viaFlag = where === '--api-url';
-      const result = await envsync(
-        [
-          'sync',
-          '--manifests',
-          tmp.path('manifests'),
-          '--state',
-          tmp.path('state.json'),
-          // Were a request tried, fail it fast rather than hit the test timeout.
-          '--retries',
-          '0',
-          '--timeout',
-          '2s',
-          ...(viaFlag ? ['--api-url', url] : []),
-        ],
-        {
-          env: { ENVSYNC_TOKEN: TOKEN, ...guard.env, ...(viaFlag ? {} : { ENVSYNC_API_URL: url }) },
-          cwd: tmp.dir,
-        },
+      const { result, calls } = await watchNetwork(
+        () =>
+          envsyncInProcess(
+            [
+              'sync',
+              '--manifests',
+              tmp.path('manifests'),
+              '--state',
+              tmp.path('state.json'),
+              // Were a request tried, fail it fast rather than hit the test timeout.
+              '--retries',
+              '0',
+              '--timeout',
+              '2s',
+              ...(viaFlag ? ['--api-url', url] : []),
+            ],
+            {
+              env: { ENVSYNC_TOKEN: TOKEN, ...(viaFlag ? {} : { ENVSYNC_API_URL: url }) },
+              cwd: tmp.dir,
+            },
+          ),
+        { offMachine: 'block' },
       );
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
       expect(result.stderr).toContain('plain http://');
       expect(result.stderr).toContain('--insecure-http');
       expectNoCrash(result);
-      expect(await guard.calls()).toEqual([]);
+      expect(calls).toEqual([]);
     },
   );
 
   it('the guard of the test above sees every attempt (and keeps it on the machine)', async () => {
     const api = await emulator();
-    const guard = await networkGuard();
-    const allowed = await sync(api.url, [], guard.env);
-    expect(allowed.code, allowed.stderr).toBe(0);
-    expect(await guard.calls()).toContain(`connect 127.0.0.1:${api.port}`);
+    const allowed = await watchNetwork(() => syncInProcess(api.url), { offMachine: 'block' });
+    expect(allowed.result.code, allowed.result.stderr).toBe(0);
+    expect(allowed.calls).toContain(`connect 127.0.0.1:${api.port}`);
     // With --insecure-http the same URL as above is tried: the guard sees it and blocks it.
-    const insecure = await sync('http://api.example.invalid', ['--insecure-http'], guard.env);
-    expect(insecure.code).toBe(1);
-    expect((await guard.calls()).some((call) => call.includes('api.example.invalid'))).toBe(true);
+    const insecure = await watchNetwork(
+      () => syncInProcess('http://api.example.invalid', ['--insecure-http']),
+      { offMachine: 'block' },
+    );
+    expect(insecure.result.code).toBe(1);
+    expect(insecure.calls.some((call) => call.includes('api.example.invalid'))).toBe(true);
   });
 
   describe('TLS', () => {
