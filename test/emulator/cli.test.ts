@@ -4,6 +4,7 @@
  * before it serves anything: those run in this process.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -259,13 +260,18 @@ describe('envsync emulator (process)', () => {
   });
 
   it('reports a port in use: exit 1', async () => {
-    const emu = await spawn(['--log-level', 'silent']);
-    const port = new URL(emu.url).port;
-    // Refused when it cannot listen, its signal handlers undone: in this process.
-    const result = await envsyncInProcess(['emulator', '--port', port, '--log-level', 'silent'], {
-      endsBeforeStart: true,
-    });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('cannot listen');
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((taken.address() as AddressInfo).port);
+      // Refused when it cannot listen, its signal handlers undone: in this process.
+      const result = await envsyncInProcess(['emulator', '--port', port, '--log-level', 'silent'], {
+        endsBeforeStart: true,
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('cannot listen');
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
   });
 });
