@@ -112,8 +112,8 @@ function processState(): string {
 /**
  * Runs the CLI's `main` in this process, as `envsync` runs it in a child: the same arguments, a
  * clean environment plus `env`, the working directory, and output streams that are not
- * terminals (unless `terminal`); the same result (without `signal`). It saves a process start (about a third of a
- * second of CPU) for tests of what a command decides, prints and writes. Only for paths that
+ * terminals (unless `terminal`); the same result (without `signal`). It saves a process start
+ * (about a third of a second of CPU) for tests of what a command decides, prints and writes. Only for paths that
  * touch nothing process-wide: it refuses the others (see notInProcess), which stay with
  * `envsync`, and fails a run that leaves the process changed (signal handlers, exit code,
  * working directory). `run` and `emulator` install signal handlers once they start: they come

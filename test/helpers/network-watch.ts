@@ -26,11 +26,9 @@ export async function watchNetwork<T>(
   // Kept as descriptors, to be put back as they were.
   const connect = Object.getOwnPropertyDescriptor(net.Socket.prototype, 'connect');
   const lookup = Object.getOwnPropertyDescriptor(dns, 'lookup');
-  const original = {
-    connect: connect?.value as (this: net.Socket, ...args: unknown[]) => net.Socket,
-    lookup: lookup?.value as (...args: unknown[]) => unknown,
-  };
   if (connect === undefined || lookup === undefined) throw new Error('net or dns changed shape');
+  const connectSocket = connect.value as (this: net.Socket, ...args: unknown[]) => net.Socket;
+  const lookUp = lookup.value as (...args: unknown[]) => unknown;
   Object.defineProperty(net.Socket.prototype, 'connect', {
     ...connect,
     value(this: net.Socket, ...args: unknown[]) {
@@ -45,7 +43,7 @@ export async function watchNetwork<T>(
         process.nextTick(() => this.destroy(new Error('blocked by the test guard')));
         return this;
       }
-      return original.connect.apply(this, args);
+      return connectSocket.apply(this, args);
     },
   });
   Object.defineProperty(dns, 'lookup', {
@@ -58,7 +56,7 @@ export async function watchNetwork<T>(
         process.nextTick(() => callback(error));
         return {};
       }
-      return original.lookup.call(dns, host, ...rest);
+      return lookUp.call(dns, host, ...rest);
     },
   });
   try {
