@@ -3,7 +3,8 @@
  * Generates a synthetic manifest tree, starts the emulator as a separate process on loopback and
  * measures, in one run: validate, the no-op plan (and its floor), apply with 10% drift, watch
  * latency and idle CPU of the daemon, the naive PUT-everything loop, the no-op plan's scaling
- * curve, and 1,000 changes against a rate-limited service (one file each under scenarios/).
+ * curve, 1,000 changes against a rate-limited service, and the start-up a token directory of
+ * 1,000 keys costs (one file each under scenarios/).
  * Prints a table, writes results.json and chart.svg to --out (default bench/).
  *
  *   node bench/run.ts [--orgs 1000] [--envs 100] [--concurrency 32] [--out DIR] [--quick]
@@ -33,6 +34,7 @@ import { noop, noopChecks, noopFigures, plan } from './scenarios/noop.ts';
 import { rateLimited, rateLimitedChecks, rateLimitedFigures } from './scenarios/ratelimit.ts';
 import { scaling, scalingFigures } from './scenarios/scaling.ts';
 import { small, smallChecks, smallFigures } from './scenarios/small.ts';
+import { tokens, tokensChecks, tokensFigures } from './scenarios/tokens.ts';
 import { validate, validateChecks, validateFigures } from './scenarios/validate.ts';
 import { watch, watchChecks, watchFigures } from './scenarios/watch.ts';
 
@@ -62,6 +64,7 @@ const SCENARIOS = [
   'apply',
   'watch',
   'ratelimit',
+  'tokens',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const NEEDS: Partial<Record<Scenario, Scenario>> = {
@@ -198,7 +201,7 @@ async function main(c: BenchConfig): Promise<void> {
       useCli(buildPackage(work));
     }
     // The large tree and the shared emulator, for every scenario but the small and rate-limited.
-    const large = [...RUN].some((s) => s !== 'small' && s !== 'ratelimit');
+    const large = [...RUN].some((s) => s !== 'small' && s !== 'ratelimit' && s !== 'tokens');
     const w = large ? await prepare(c, work) : undefined;
     const needLarge = () => {
       if (w === undefined || emulator === undefined) throw new Error('the large tree is not ready');
@@ -211,20 +214,20 @@ async function main(c: BenchConfig): Promise<void> {
 
     let smallResult;
     if (RUN.has('small')) {
-      log('0/7 a small repository (the examples), start-up beside its baselines');
+      log('0/8 a small repository (the examples), start-up beside its baselines');
       smallResult = await small(c);
     }
 
     let validated;
     if (RUN.has('validate')) {
-      log('1/7 validate');
+      log('1/8 validate');
       validated = await validate(c, needLarge().w);
     }
 
     let noopResult;
     if (RUN.has('noop')) {
       const l = needLarge();
-      log('2/7 no-op plan and its floor');
+      log('2/8 no-op plan and its floor');
       // One store for every size: the trees of smaller sizes are the first orgs of the largest.
       await l.emulator.putStore(
         storeDocument(l.w.orgs.get(c.maxOrgs) as string[], c.envs).document,
@@ -240,14 +243,14 @@ async function main(c: BenchConfig): Promise<void> {
     let naiveResult;
     if (RUN.has('naive') && noopResult !== undefined) {
       const l = needLarge();
-      log('5/7 the naive way');
+      log('5/8 the naive way');
       naiveResult = await naive(c, l.w, l.emulator, noopResult.requests, noopResult.wallMs);
     }
 
     let scale;
     if (RUN.has('scaling') && noopResult !== undefined) {
       const l = needLarge();
-      log('6/7 scaling curve');
+      log('6/8 scaling curve');
       scale = await scaling(c, l.w, l.emulator, noopResult);
     }
 
@@ -255,7 +258,7 @@ async function main(c: BenchConfig): Promise<void> {
     if (RUN.has('apply')) {
       const l = needLarge();
       log(
-        `3/7 apply with 10% drift (latency ${APPLY_LATENCY_MS} ms, concurrency ${c.concurrency})`,
+        `3/8 apply with 10% drift (latency ${APPLY_LATENCY_MS} ms, concurrency ${c.concurrency})`,
       );
       applied = await apply(c, l.w, l.emulator);
     }
@@ -263,14 +266,20 @@ async function main(c: BenchConfig): Promise<void> {
     let watched;
     if (RUN.has('watch') && applied !== undefined) {
       const l = needLarge();
-      log(`4/7 watch: ${c.edits} edits, then ${c.idleSeconds} s idle`);
+      log(`4/8 watch: ${c.edits} edits, then ${c.idleSeconds} s idle`);
       watched = await watch(c, l.w, l.emulator, applied.state);
     }
 
     let limited;
     if (RUN.has('ratelimit')) {
-      log('7/7 1,000 changes against a rate-limited service (its own emulator)');
+      log('7/8 1,000 changes against a rate-limited service (its own emulator)');
       limited = await rateLimited(c, work);
+    }
+
+    let tokenDir;
+    if (RUN.has('tokens')) {
+      log('8/8 a token directory of 1,000 keys: start-up of plan and of the daemon');
+      tokenDir = await tokens(c);
     }
 
     // Peak RSS of every scenario that ran and measures one.
@@ -293,6 +302,7 @@ async function main(c: BenchConfig): Promise<void> {
       ...(watched === undefined ? [] : watchChecks(c, watched)),
       ...(naiveResult === undefined ? [] : naiveChecks(naiveResult)),
       ...(limited === undefined ? [] : rateLimitedChecks(limited)),
+      ...(tokenDir === undefined ? [] : tokensChecks(tokenDir)),
       ...rssRows.map(([id, name, value]) =>
         check(`rss.${id}`, 'peak RSS', name, value, 'MB', '<=', TARGET.rssMb),
       ),
@@ -320,6 +330,7 @@ async function main(c: BenchConfig): Promise<void> {
       ...(naiveResult === undefined ? [] : naiveFigures(naiveResult)),
       ...(scale === undefined ? [] : scalingFigures(scale)),
       ...(limited === undefined ? [] : rateLimitedFigures(limited)),
+      ...(tokenDir === undefined ? [] : tokensFigures(tokenDir)),
     ];
 
     const machine = {
@@ -376,6 +387,7 @@ async function main(c: BenchConfig): Promise<void> {
         naive: naiveResult,
         scaling: scale,
         ratelimit: limited,
+        tokens: tokenDir,
       },
       checks,
       pass: checks.every((entry) => entry.pass),

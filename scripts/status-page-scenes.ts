@@ -11,8 +11,8 @@ import path from 'node:path';
 import type { HealthLevel, OrgState } from '../src/core/daemon-status.ts';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.ts';
 
-// Random-looking: envsync scrubs any 6 characters of the token in a row from what it shows, and a
-// token made of words ("status") would blank those words out of the page.
+// Random-looking: envsync masks any 12 characters of the token in a row in what it shows, and a
+// token made of words would blank those words out of the page.
 export const SCENE_TOKEN = 'Sc7b1d4e90Qx2Lm9';
 
 export interface Scene {

@@ -6,7 +6,9 @@
  * signals, which are the process's (src/commands/signals.ts).
  */
 import { COMMAND_NAMES, type CommandName } from './config/commands.ts';
+import { Masker } from './core/mask.ts';
 import { suggest } from './core/suggest.ts';
+import { maskingStream } from './runtime/log.ts';
 import { ConfigError, UsageError, errorMessage } from './runtime/errors.ts';
 import { VERSION } from './runtime/version.ts';
 import type { Command, CommandContext } from './commands/context.ts';
@@ -38,8 +40,18 @@ function unknownFirstWord(first: string): string {
   return `envsync: unknown command "${first}"${hint}\nRun "envsync --help" for the list of commands.\n`;
 }
 
-/** Runs the CLI and returns the exit code. */
-export async function main(ctx: CommandContext): Promise<number> {
+/**
+ * Runs the CLI and returns the exit code. Whatever is written to stdout and stderr, the errors
+ * below included, has every secret the command learns masked.
+ */
+export async function main(given: Omit<CommandContext, 'secrets'>): Promise<number> {
+  const secrets = new Masker();
+  const ctx: CommandContext = {
+    ...given,
+    stdout: maskingStream(given.stdout, secrets.mask),
+    stderr: maskingStream(given.stderr, secrets.mask),
+    secrets,
+  };
   const [first, ...rest] = ctx.argv;
   if (first === undefined || first === '-h' || first === '--help' || first === 'help') {
     const { rootHelp } = await import('./commands/help.ts');

@@ -28,7 +28,6 @@ const SLOW_FIRST = [
   'test/reliability/deadline.test.ts',
   'test/notify/notify-daemon.test.ts',
   'test/hostile/token-encodings.test.ts',
-  'test/api/scrub-false-positives.test.ts',
   'test/hostile/token-dir-echo.test.ts',
   'test/generate/generated-files.test.ts',
   'test/startup/loaded-modules.test.ts',

@@ -150,7 +150,7 @@ export function tokenHits(text: string, token: string): string[] {
   for (const { form, text: needle } of tokenForms(token)) {
     if (needle.length > 0 && text.includes(needle)) hits.add(form);
   }
-  // A cut or partly scrubbed echo: any 16 characters of the token in a row.
+  // A cut or partly masked echo: any 16 characters of the token in a row.
   for (let i = 0; i + 16 <= token.length; i++) {
     if (text.includes(token.slice(i, i + 16))) {
       hits.add('16-character run');

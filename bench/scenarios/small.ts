@@ -107,7 +107,7 @@ async function daemonRss(apiUrl: string, state: string, cwd: string) {
 }
 
 /** The policies examples/manifests attach, by org, as policy documents of one version each. */
-const EXAMPLE_POLICY_DOCUMENTS = Object.fromEntries(
+export const EXAMPLE_POLICY_DOCUMENTS = Object.fromEntries(
   Object.entries({
     acme: ['baseline', 'pci'],
     globex: ['soc2'],

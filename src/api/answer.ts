@@ -1,7 +1,7 @@
 import { AbortError } from 'p-retry';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
-import type { Scrub } from '../core/redact.ts';
+import type { Mask } from '../core/mask.ts';
 import { classifyAnswer, type RetryPolicy } from '../core/retry-policy.ts';
 import type { ClientEvents } from './client-types.ts';
 import { ApiError } from './errors.ts';
@@ -11,7 +11,7 @@ import { serverMessage, type RawResponse } from './response.ts';
 /**
  * Carries out the retry policy's verdict on an answer (core/retry-policy.ts decides): returns a
  * success, tells the gate of a success or a 429, and throws anything else as an ApiError in the
- * server's own (scrubbed) words, wrapped in p-retry's AbortError when no attempt may follow.
+ * server's own words (masked), wrapped in p-retry's AbortError when no attempt may follow.
  */
 export type CheckAnswer = (method: string, path: string, response: RawResponse) => RawResponse;
 
@@ -19,11 +19,11 @@ export function answerCheck(options: {
   readonly clock: Clock;
   readonly policy: RetryPolicy;
   readonly gate: RequestGate;
-  readonly scrub: Scrub;
+  readonly mask: Mask;
   readonly logger: Logger;
   readonly events?: ClientEvents | undefined;
 }): CheckAnswer {
-  const { clock, policy, gate, scrub, logger, events } = options;
+  const { clock, policy, gate, mask, logger, events } = options;
   return (method, path, response) => {
     const { status } = response;
     const verdict = classifyAnswer(status, response.headers['retry-after'], clock.now(), policy);
@@ -41,7 +41,7 @@ export function answerCheck(options: {
         ),
       );
     }
-    const message = serverMessage(scrub(response.text));
+    const message = serverMessage(response.text, mask);
     if (verdict.kind === 'auth') {
       throw new AbortError(
         new ApiError(

@@ -3,6 +3,7 @@ import type { ConnectionPool } from './pool.ts';
 import type { Logger } from 'pino';
 import { FIELD_LIST } from '../core/fields.ts';
 import type { DialectSetting, ResolvedDialect } from '../core/dialect.ts';
+import type { Mask } from '../core/mask.ts';
 import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 import type { TagRequests } from '../core/requests.ts';
@@ -42,10 +43,10 @@ export interface ClientOptions {
    */
   readonly getToken: (org: string) => string;
   /**
-   * Every token getToken may give: the service's text is scrubbed of all of them as it is read
-   * (token-scrub.ts). Default: getToken's, for a client with one token for every org.
+   * Masks the secrets (every token getToken may give) in the service's text before it is cut
+   * for a message, so that a cut leaves no piece of one (the data is read as it came).
    */
-  readonly tokens?: (() => readonly string[]) | undefined;
+  readonly mask?: Mask | undefined;
   readonly concurrency: number;
   readonly timeoutMs: number;
   readonly policy: RetryPolicy;

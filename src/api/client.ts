@@ -21,7 +21,6 @@ import { addressOf, HostReach } from './reach.ts';
 import type { RawResponse } from './response.ts';
 import { sendLimits } from './send-limits.ts';
 import { ThrottleMeter } from './throttle-meter.ts';
-import { tokenScrub } from './token-scrub.ts';
 
 export type { ClientEvents, ClientOptions, EnvironmentsClient } from './client-types.ts';
 export { putBody } from './client-types.ts';
@@ -34,7 +33,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
   const { apiUrl, clock, logger, policy, events } = options;
   const basePath = apiUrl.pathname.replace(/\/+$/, '');
   const gate = options.transport?.gate ?? new RequestGate(options.concurrency, clock);
-  const scrub = tokenScrub(options.tokens ?? (() => [options.getToken('')]));
+  const mask = options.mask ?? ((text: string) => text);
   const meter = new ThrottleMeter(
     () => clock.now(),
     (ms) => events?.throttledFor?.(ms),
@@ -63,7 +62,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     getToken: options.getToken,
     events,
   });
-  const checkAnswer = answerCheck({ clock, policy, gate, scrub, logger, events });
+  const checkAnswer = answerCheck({ clock, policy, gate, mask, logger, events });
 
   // Org and environment names go into a path only after this check, and percent-encoded.
   const segment = (what: string, name: string) => {
@@ -178,7 +177,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     },
     async listEnvironments(org) {
       const path = orgPath(org);
-      const listing = await readAllPages(org, path, (url) => send(org, 'GET', url), scrub);
+      const listing = await readAllPages(org, path, (url) => send(org, 'GET', url), mask);
       noteShape(listing.shape);
       const { unnamed } = listing;
       if (unnamed > 0) {
@@ -196,7 +195,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     },
     async listPolicyDocuments(org) {
       const path = documentsPath(org);
-      return readPolicyDocuments(path, await send(org, 'GET', path), scrub);
+      return readPolicyDocuments(path, await send(org, 'GET', path), mask);
     },
     async putPolicyDocument(org, upload, signal) {
       await send(org, 'PUT', documentsPath(org), policyUploadBody(upload), signal);

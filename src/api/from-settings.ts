@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
 import type { Clock } from '../core/clock.ts';
+import type { Mask } from '../core/mask.ts';
 import { DEFAULT_RETRY_POLICY } from '../core/retry-policy.ts';
 import { systemClock } from '../runtime/system-clock.ts';
 import { createClient, type ClientEvents, type EnvironmentsClient } from './client.ts';
@@ -12,7 +13,7 @@ export function clientFromSettings(
   options: {
     apiUrl: URL;
     getToken: (org: string) => string;
-    tokens?: () => readonly string[];
+    mask?: Mask;
     logger: Logger;
     ca: string | undefined;
     signal?: AbortSignal;

@@ -1,5 +1,5 @@
 /** Reading an org's whole listing: every page, checked to add up, each name once. */
-import type { Scrub } from '../core/redact.ts';
+import type { Mask } from '../core/mask.ts';
 import type { ListingShape } from '../core/dialect.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { ApiError } from './errors.ts';
@@ -9,24 +9,23 @@ import { excerpt, headerText, quoted, repeatedName, type RawResponse } from './r
 /** A listing is never followed past this many pages. */
 const MAX_PAGES = 10_000;
 
-/** The answer as JSON; the service's text is scrubbed before any of it goes into a message. */
-function parseJson(path: string, response: RawResponse, scrub: Scrub): unknown {
-  const text = scrub(response.text);
+/** The answer as JSON, as it came; what a message quotes of it is masked (`mask`). */
+function parseJson(path: string, response: RawResponse, mask: Mask): unknown {
   try {
-    return JSON.parse(text);
+    return JSON.parse(response.text);
   } catch {
-    const type = headerText(response.headers['content-type'], scrub);
+    const type = headerText(response.headers['content-type'], mask);
     throw new ApiError(
       'invalid-response',
-      `GET ${path}: the listing is not JSON (${response.status}, content-type ${type}): ${excerpt(text, 120) || '(empty body)'}`,
+      `GET ${path}: the listing is not JSON (${response.status}, content-type ${type}): ${excerpt(response.text, mask, 120) || '(empty body)'}`,
       { method: 'GET', path, status: response.status },
     );
   }
 }
 
-async function readPage(org: string, url: string, response: RawResponse, scrub: Scrub) {
+async function readPage(org: string, url: string, response: RawResponse, mask: Mask) {
   try {
-    return await readListing(parseJson(url, response, scrub), org);
+    return await readListing(parseJson(url, response, mask), org);
   } catch (error) {
     if (error instanceof ApiError) throw error;
     throw new ApiError('invalid-response', `GET ${url}: ${(error as Error).message}`, {
@@ -56,9 +55,9 @@ export async function readAllPages(
   org: string,
   path: string,
   get: (url: string) => Promise<RawResponse>,
-  scrub: Scrub,
+  mask: Mask,
 ): Promise<Listing> {
-  const page = await readPage(org, path, await get(path), scrub);
+  const page = await readPage(org, path, await get(path), mask);
   const environments = page.environments; // a fresh array: more pages are appended to it
   let unnamed = page.unnamed;
   if (page.paging !== undefined) {
@@ -66,7 +65,7 @@ export async function readAllPages(
     const totalPages = Math.min(page.paging.totalPages, MAX_PAGES);
     for (let next = page.paging.page + 1; next <= totalPages; next++) {
       const url = `${path}?page=${next}&per_page=${perPage}`;
-      const more = await readPage(org, url, await get(url), scrub);
+      const more = await readPage(org, url, await get(url), mask);
       environments.push(...more.environments);
       unnamed += more.unnamed;
     }

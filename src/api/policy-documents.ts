@@ -7,7 +7,7 @@
  * written here, whole, with a random boundary: a buffer of known length that a retry sends again.
  */
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
-import type { Scrub } from '../core/redact.ts';
+import type { Mask } from '../core/mask.ts';
 import { crypto } from '../runtime/builtins.ts';
 import { ApiError } from './errors.ts';
 import { excerpt, quoted, type RawResponse } from './response.ts';
@@ -97,7 +97,7 @@ function readDocument(entry: unknown, index: number): ObservedPolicyDocument | s
 export function readPolicyDocuments(
   path: string,
   response: RawResponse,
-  scrub: Scrub,
+  mask: Mask,
 ): ObservedPolicyDocument[] {
   const fail = (why: string) =>
     new ApiError('invalid-response', `GET ${path}: the policy documents ${why}`, {
@@ -107,9 +107,9 @@ export function readPolicyDocuments(
     });
   let json: unknown;
   try {
-    json = JSON.parse(scrub(response.text));
+    json = JSON.parse(response.text);
   } catch {
-    throw fail(`are not JSON: ${excerpt(scrub(response.text), 120) || '(empty body)'}`);
+    throw fail(`are not JSON: ${excerpt(response.text, mask, 120) || '(empty body)'}`);
   }
   if (!Array.isArray(json)) throw fail('are not a list');
   const documents: ObservedPolicyDocument[] = [];

@@ -2,7 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Dispatcher } from 'undici';
 import { escapeJson, UNSAFE } from '../core/escape.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
-import type { Scrub } from '../core/redact.ts';
+import type { Mask } from '../core/mask.ts';
 
 /** Reading what the API answered: bodies within a size limit, and servers' words for messages. */
 
@@ -14,12 +14,14 @@ export interface RawResponse {
 }
 
 /**
- * Strips control characters (C0, C1, bidirectional, line separators) and shortens a server's text
- * for an error message. The caller has scrubbed it of the token first (cutting first would leave
- * a fragment the scrubber may no longer recognise).
+ * A server's text for an error message: its secrets masked, then control characters (C0, C1,
+ * bidirectional, line separators) stripped and the text shortened. Masked before it is cut: a
+ * cut would leave a piece of a secret too short to be masked.
  */
-export function excerpt(text: string, max = 300): string {
-  const clean = text.replace(new RegExp(`${UNSAFE.source}+`, 'g'), ' ').trim();
+export function excerpt(text: string, mask: Mask, max = 300): string {
+  const clean = mask(text)
+    .replace(new RegExp(`${UNSAFE.source}+`, 'g'), ' ')
+    .trim();
   return clean.length > max ? `${clean.slice(0, max - 3)}...` : clean;
 }
 
@@ -30,15 +32,14 @@ export function excerpt(text: string, max = 300): string {
 export const MAX_HEADER_SHOWN = 300;
 
 /**
- * A response header's value for a message: scrubbed of the token (a service may echo it in a
- * header as in a body), stripped of control characters and cut to MAX_HEADER_SHOWN characters,
- * so a huge or hostile header cannot swell or steer the message; `none` when it is absent.
+ * A response header's value for a message: an excerpt (a service may echo the token in a header
+ * as in a body) of MAX_HEADER_SHOWN characters at most, so a huge or hostile header cannot swell
+ * or steer the message; `none` when it is absent.
  */
-export function headerText(value: string | string[] | undefined, scrub: Scrub): string {
+export function headerText(value: string | string[] | undefined, mask: Mask): string {
   if (value === undefined) return 'none';
-  // Scrubbed whole, then cut: a cut could leave a piece of the token too short to be found.
   const whole = typeof value === 'string' ? value : value.join(', ');
-  return excerpt(scrub(whole), MAX_HEADER_SHOWN) || '(empty)';
+  return excerpt(whole, mask, MAX_HEADER_SHOWN) || '(empty)';
 }
 
 /**
@@ -52,7 +53,7 @@ export function quoted(text: string, max = 80): string {
 }
 
 /** The server's own words from an error body: `message` (and 400's `errors`), else an excerpt. */
-export function serverMessage(text: string): string {
+export function serverMessage(text: string, mask: Mask): string {
   try {
     const body = JSON.parse(text) as { message?: unknown; errors?: unknown };
     if (body !== null && typeof body === 'object' && typeof body.message === 'string') {
@@ -65,12 +66,12 @@ export function serverMessage(text: string): string {
               )
               .join('; ')
           : '';
-      return excerpt(errors === '' ? body.message : `${body.message} (${errors})`);
+      return excerpt(errors === '' ? body.message : `${body.message} (${errors})`, mask);
     }
   } catch {
     // not JSON: fall through to the raw excerpt
   }
-  return excerpt(text) || '(empty body)';
+  return excerpt(text, mask) || '(empty body)';
 }
 
 /** A body over the size limit, refused by its Content-Length or while it streamed in. */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Writable } from 'node:stream';
-import type { Scrub } from '../core/redact.ts';
+import type { Masker } from '../core/mask.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings, type ValuesOf } from '../config/setting.ts';
@@ -57,7 +57,7 @@ export interface CiReport {
 /** Prints the annotations and appends the step summary, as the settings ask. */
 export async function emitCiOutputs(
   where: { readonly cwd: string; readonly env: NodeJS.ProcessEnv },
-  out: { readonly stdout: Writable; readonly stderr: Writable; readonly scrub?: Scrub },
+  out: { readonly stdout: Writable; readonly stderr: Writable; readonly secrets: Masker },
   ci: CiOptions,
   output: string,
   report: CiReport,
@@ -73,7 +73,7 @@ export async function emitCiOutputs(
   }
   if (ci.summaryFile !== undefined) {
     const file = ci.summaryFile;
-    const markdown = out.scrub === undefined ? report.markdown() : out.scrub(report.markdown());
+    const markdown = out.secrets.mask(report.markdown());
     await appendSummary(path.resolve(where.cwd, file), markdown).catch((error: unknown) => {
       throw new ConfigError(
         `--summary-file ${file}: cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,

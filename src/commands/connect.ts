@@ -5,6 +5,7 @@ import { parseApiUrl } from '../config/api-url.ts';
 import { readCaFile } from '../config/ca-file.ts';
 import type { Settings } from '../config/settings.ts';
 import { readTokens, tokenGetter } from '../config/token-dir.ts';
+import type { Masker } from '../core/mask.ts';
 import { tokensOf } from '../core/org-tokens.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
@@ -16,29 +17,28 @@ export interface Connection {
 }
 
 /**
- * Checks the API address, reads the tokens (each handed to `onToken` at once, so that it is
- * scrubbed from every output; with `--token-dir`, each org's requests carry its own) and the CA
- * file, relative files from the command's `cwd`, and makes the client. Close the client when done.
+ * Checks the API address, reads the tokens (each added to `secrets` at once, so that every sink
+ * masks it; with `--token-dir`, each org's requests carry its own) and the CA file, relative
+ * files from the command's `cwd`, and makes the client. Close the client when done.
  */
 export async function connect(
   settings: Settings,
   { env, cwd }: { readonly env: NodeJS.ProcessEnv; readonly cwd: string },
   logger: Logger,
-  onToken: (token: string) => void,
+  secrets: Masker,
 ): Promise<Connection> {
   if (settings.apiUrl === undefined) {
     throw new ConfigError('no API address: pass --api-url URL or set ENVSYNC_API_URL');
   }
   const apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
   const set = await readTokens(settings, env, cwd, { timeoutMs: settings.deadlineMs });
-  const tokens = tokensOf(set);
-  for (const token of tokens) onToken(token);
+  for (const token of tokensOf(set)) secrets.add(token);
   const ca = await readCaFile(settings.caFile, cwd, settings.deadlineMs);
   tuneV8ForWork();
   const client = clientFromSettings(settings, {
     apiUrl,
     getToken: tokenGetter(set),
-    tokens: () => tokens,
+    mask: secrets.mask,
     logger,
     ca,
   });

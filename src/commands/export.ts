@@ -99,7 +99,7 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
       if (kind !== undefined) throw new ConfigError(existsMessage(file, kind));
     }
   }
-  const api = await connect(settings, ctx, io.logger, io.addSecret);
+  const api = await connect(settings, ctx, io.logger, io.secrets);
   let results: (Exported | Failed)[];
   try {
     results = await Promise.all(
@@ -125,6 +125,7 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
             api.apiUrl.origin,
             dialect,
             policies,
+            (text) => io.secrets.holds(text),
           );
           return { org, ...rendered };
         } catch (error) {
@@ -179,6 +180,12 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
         )}): left out of the manifests where unseen, so sync leaves ${unseen.length === 1 ? 'it' : 'them'} as the service holds ${unseen.length === 1 ? 'it' : 'them'}; declare ${unseen.length === 1 ? 'it' : 'them'} to manage ${unseen.length === 1 ? 'it' : 'them'}.\n`,
     );
   }
+  for (const { org, secretsLeftOut } of exported) {
+    if (secretsLeftOut.length > 0)
+      io.stderr.write(
+        `envsync export: org ${org}: left out, as they hold a secret envsync holds (a token), so that no manifest sends it back masked: ${secretsLeftOut.join('; ')}; write them by hand\n`,
+      );
+  }
   if (outDir === undefined) {
     const withPolicies = exported.filter((r) => r.policiesLeftOut.length > 0).map((r) => r.org);
     if (withPolicies.length > 0) {
@@ -212,11 +219,11 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
     await preparePolicyFolders(outDir, exported);
     for (const { org, text } of exported) {
       const file = path.join(outDir, `${org}.yaml`);
-      await writeExportFile(file, text, force);
+      await writeExportFile(file, io.secrets.mask(text), force);
       io.logger.info({ org, file }, `exported ${org}`);
     }
     for (const { org, file, text } of targets) {
-      await writeExportFile(file, text, force);
+      await writeExportFile(file, io.secrets.mask(text), force);
       io.logger.info({ org, file }, `exported a policy document of ${org}`);
     }
   }

@@ -1,22 +1,17 @@
 import type { Logger } from 'pino';
-import { Redactor, type Scrub } from '../core/redact.ts';
+import type { Masker } from '../core/mask.ts';
 import { chooseLogFormat, chooseLogLevel, type LogFormatSetting } from '../core/log-line.ts';
-import { createLogger, redactingStream, type LogOutput } from '../runtime/log.ts';
+import { createLogger, type LogOutput } from '../runtime/log.ts';
 import type { CommandContext } from './context.ts';
 import type * as Help from './help.ts';
 
-/** A command's output streams and logger, scrubbing every secret it learns from all three. */
+/** A command's output streams and logger, each masking every secret the command learns. */
 export interface CommandIo {
   readonly stdout: CommandContext['stdout'];
   readonly stderr: CommandContext['stderr'];
   readonly logger: Logger;
-  /** From now on, `secret` never reaches the output. */
-  readonly addSecret: (secret: string) => void;
-  /**
-   * Scrubs every secret learnt so far: the redaction point for every sink that does not write
-   * through `stdout`/`stderr` (files, HTTP answers).
-   */
-  readonly scrub: Scrub;
+  /** The secrets: a sink that does not write through the streams (a file) masks them itself. */
+  readonly secrets: Masker;
 }
 
 /** Colour for a terminal, unless NO_COLOR says otherwise (never into a pipe or a file). */
@@ -49,16 +44,12 @@ export function logOutput(
  * report on stdout, so its JSON logs default to warn.
  */
 export function commandIo(ctx: CommandContext, settings: LogSettings, command: string): CommandIo {
-  const redactor = new Redactor();
-  const stdout = redactingStream(ctx.stdout, redactor.scrub);
-  const stderr = redactingStream(ctx.stderr, redactor.scrub);
   const { level, output } = logOutput(ctx, settings, { oneShot: command !== 'run' });
   return {
-    stdout,
-    stderr,
-    logger: createLogger(level, stderr, { command }, output),
-    addSecret: (secret) => redactor.add(secret),
-    scrub: redactor.scrub,
+    stdout: ctx.stdout,
+    stderr: ctx.stderr,
+    logger: createLogger(level, ctx.stderr, { command }, output),
+    secrets: ctx.secrets,
   };
 }
 

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { runAnnotations } from '../core/annotations.ts';
+import { maskDeep, type Masker } from '../core/mask.ts';
 import { RENDERERS } from '../core/renderers.ts';
 import { exitCode, type RunReport } from '../core/report.ts';
 import { reconcile, type ApplyProgress } from '../engine/reconcile.ts';
@@ -13,6 +14,7 @@ import type { PlannedOrg } from '../engine/saved-plan.ts';
 import { gitSyncRevision } from '../manifests/revision.ts';
 import { writeFileAtomic } from '../engine/files.ts';
 import { StateStore } from '../engine/state-store.ts';
+import { ConfigError } from '../runtime/errors.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 import { emitCiOutputs, type CiOptions } from './ci.ts';
 import { connect, type Connection } from './connect.ts';
@@ -28,8 +30,10 @@ function openState(
   cwd: string,
   logger: Logger,
   apiUrl: URL,
+  secrets: Masker,
 ): Promise<StateStore> {
   return StateStore.load(path.resolve(cwd, settings.state), logger, apiUrl.href, {
+    secrets,
     lockTimeoutMs: settings.stateLockTimeoutMs,
     announceCreation: settings.state === SETTINGS.state.default,
     readTimeoutMs: settings.deadlineMs,
@@ -47,16 +51,21 @@ export async function withApi<T>(
   run: (api: Connection, state: StateStore, progress: ApplyProgress) => Promise<T>,
 ): Promise<T> {
   const progress = terminalProgress(io.stderr);
-  const api = await connect(settings, ctx, io.logger, io.addSecret);
+  const api = await connect(settings, ctx, io.logger, io.secrets);
   try {
-    return await run(api, await openState(settings, ctx.cwd, io.logger, api.apiUrl), progress);
+    const state = await openState(settings, ctx.cwd, io.logger, api.apiUrl, io.secrets);
+    return await run(api, state, progress);
   } finally {
     progress.finish();
     await api.client.close();
   }
 }
 
-/** Prints a run's report in the chosen format, then the CI outputs. */
+/**
+ * Prints a run's report in the chosen format, then the CI outputs. The report is masked before
+ * it is rendered: a format may escape a secret's characters (markdown escapes `_`, `+`, `~`),
+ * and the streams could no longer find it.
+ */
 export async function printRunReport(
   ctx: CommandContext,
   io: CommandIo,
@@ -64,10 +73,11 @@ export async function printRunReport(
   ci: CiOptions,
   report: RunReport,
 ): Promise<void> {
-  io.stdout.write(RENDERERS[settings.output].run(report, { color: wantsColor(ctx) }));
+  const shown = maskDeep(report, io.secrets.mask);
+  io.stdout.write(RENDERERS[settings.output].run(shown, { color: wantsColor(ctx) }));
   await emitCiOutputs(ctx, io, ci, settings.output, {
-    annotations: (toRepoPath) => runAnnotations(report, toRepoPath),
-    markdown: () => RENDERERS.markdown.run(report, { color: false }),
+    annotations: (toRepoPath) => runAnnotations(shown, toRepoPath),
+    markdown: () => RENDERERS.markdown.run(shown, { color: false }),
   });
 }
 
@@ -139,14 +149,24 @@ export async function runPass(
     { ...report.summary, durationMs: Date.now() - started, dryRun },
     `${dryRun ? 'plan' : 'sync'} finished`,
   );
+  // What sync --plan would send, with a secret in it, could only be saved masked: not saved.
+  let unsaved: string[] = [];
   if (outFile !== undefined) {
-    const { savePlan } = await import('../engine/saved-plan.ts');
+    const { savePlan, unsavable } = await import('../engine/saved-plan.ts');
     const { planFileText } = await import('../engine/plan-integrity.ts');
     const saved = savePlan(apiUrl.href, new Date().toISOString(), planned, report);
-    await writeFileAtomic(path.resolve(ctx.cwd, outFile), planFileText(saved, io.scrub));
-    logger.info({ out: outFile, orgs: saved.orgs.length }, `plan saved to ${outFile}`);
+    unsaved = unsavable(saved, io.secrets);
+    if (unsaved.length === 0) {
+      await writeFileAtomic(path.resolve(ctx.cwd, outFile), planFileText(saved, io.secrets.mask));
+      logger.info({ out: outFile, orgs: saved.orgs.length }, `plan saved to ${outFile}`);
+    }
   }
   phase('orgs reconciled');
   await printRunReport(ctx, io, settings, ci, report);
+  if (unsaved.length > 0) {
+    throw new ConfigError(
+      `--out ${outFile}: the plan was not saved: what it sends for ${unsaved.join('; ')} holds a secret envsync holds (a token), which a plan file could hold only masked, and "sync --plan" would send the masked value; apply the plan with "envsync sync", or change the value on the service first`,
+    );
+  }
   return exitCode(report, { detailed: settings.detailedExitcode });
 }

@@ -91,7 +91,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
     if (daemonSettings.emulator) {
       if (ownState) await fsPromises().rm(path.resolve(ctx.cwd, EMULATOR_STATE), { force: true });
       const token = crypto().randomBytes(16).toString('hex');
-      io.addSecret(token);
+      io.secrets.add(token);
       // Loaded only here: a daemon talking to the real service never needs the emulator's code.
       const { startEmulator } = await import('../emulator/index.ts');
       emulator = await startEmulator({
@@ -116,18 +116,12 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
         );
       }
       apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
-      // Each pass reads them again, within its own --deadline: every token read is scrubbed
-      // from every output from then on.
-      getTokens = async () => {
-        const tokens = await readTokens(settings, ctx.env, ctx.cwd, {
-          timeoutMs: settings.deadlineMs,
-        });
-        for (const token of tokensOf(tokens)) io.addSecret(token);
-        return tokens;
-      };
+      // Each pass reads them again, within its own --deadline: every token read is masked in
+      // every output from then on (the daemon adds each to `secrets`).
+      getTokens = () => readTokens(settings, ctx.env, ctx.cwd, { timeoutMs: settings.deadlineMs });
       // Fail fast on a missing token or token directory (with --token-dir, the default token is
       // optional: an org with neither fails on its own, at each pass).
-      await getTokens();
+      for (const token of tokensOf(await getTokens())) io.secrets.add(token);
     }
     const ca = await readCaFile(settings.caFile, ctx.cwd, settings.deadlineMs);
     const webhookSecret =
@@ -138,7 +132,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
             path.resolve(ctx.cwd, daemonSettings.webhookSecretFile),
             settings.deadlineMs,
           );
-    if (webhookSecret !== undefined) io.addSecret(webhookSecret);
+    if (webhookSecret !== undefined) io.secrets.add(webhookSecret);
     running = new Daemon({
       settings,
       daemon: daemonSettings,
@@ -147,13 +141,9 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       ca,
       cwd: ctx.cwd,
       logger,
-      scrub: io.scrub,
-      addSecret: (secret) => io.addSecret(secret),
+      secrets: io.secrets,
     });
-    server = await startDaemonServer(running, daemonSettings.listen, logger, {
-      webhookSecret,
-      scrub: io.scrub,
-    });
+    server = await startDaemonServer(running, daemonSettings.listen, logger, { webhookSecret });
     logger.info(
       {
         listen: server.url,

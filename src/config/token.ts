@@ -1,7 +1,9 @@
 import path from 'node:path';
-import { isBearerToken } from '../core/redact.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
+
+/** RFC 6750's b64token: the characters a Bearer token may be made of (section 2.1). */
+const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /**
  * Reads the API token: `--token-file` / ENVSYNC_TOKEN_FILE (read at each call, so a rotated
@@ -70,7 +72,7 @@ function checkToken(token: string, source: string): string {
     throw new ConfigError(`${source}: the token contains whitespace or control characters`);
   }
   // Checked at every read, so a rotated token that is malformed is refused before any request.
-  if (!isBearerToken(token)) {
+  if (!BEARER_TOKEN.test(token)) {
     throw new ConfigError(
       `${source}: the token has characters a Bearer token cannot hold (RFC 6750 allows letters, digits and - . _ ~ + /, then = padding); check the secret (its value is not shown)`,
     );

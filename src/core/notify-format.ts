@@ -1,7 +1,7 @@
 /**
  * Notifications as receivers read them: CloudEvents 1.0 (structured mode) or a Slack-compatible
  * message, and the public form of a notify URL. Pure: the caller gives the id, the source and
- * the link, and scrubs secrets out of the event before it is formatted.
+ * the link, and masks the secrets in the event before it is formatted.
  */
 import { escapeJson, escapeSlack } from './escape.ts';
 import { showValue } from './value-kinds.ts';
@@ -147,13 +147,13 @@ export function publicNotifyUrl(url: URL): string {
   return `${url.protocol}//${url.host}/${more}`;
 }
 
-/** Parts of a notify URL long enough to be a credential, to be scrubbed wherever they appear. */
+/** Parts of a notify URL long enough to be a credential, to be masked wherever they appear. */
 export const MIN_URL_SECRET = 12;
 
 /**
  * The parts of a notify URL that may be credentials: the user and password, each path segment
  * and each query value of MIN_URL_SECRET characters or more. Shorter segments (`services`,
- * `api`, `hooks`) are words, not secrets: scrubbing them would mangle ordinary text.
+ * `api`, `hooks`) are words, not secrets: masking them would mangle ordinary text.
  */
 export function notifyUrlSecrets(url: URL): string[] {
   const secrets = [url.username, url.password];

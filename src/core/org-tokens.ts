@@ -55,7 +55,7 @@ export function tokenSourceOf(set: TokenSet, org: string): string | null {
   return 'token' in chosen ? chosen.source : null;
 }
 
-/** Every token of the set: each is scrubbed from every output, and from the service's text. */
+/** Every token of the set: each is masked by every sink. */
 export function tokensOf(set: TokenSet): string[] {
   const tokens = [...set.orgs.values()].flatMap((entry) => ('token' in entry ? [entry.token] : []));
   if (set.fallback !== undefined) tokens.push(set.fallback.token);

@@ -3,7 +3,7 @@ import type { DaemonSettings } from '../config/daemon-settings.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Clock } from '../core/clock.ts';
 import type { TokenSet } from '../core/org-tokens.ts';
-import type { Scrub } from '../core/redact.ts';
+import type { Masker } from '../core/mask.ts';
 import type { NotifyDeps } from './notify-setup.ts';
 
 /** What a daemon is made of: its settings, and the outside world, passed in. */
@@ -23,10 +23,11 @@ export interface DaemonOptions {
   readonly random?: () => number;
   /** Time and timers, for passes, backoff, readiness and the client (the real clock by default). */
   readonly clock?: Clock;
-  /** The command's scrubber: no notification carries what it scrubs. */
-  readonly scrub?: Scrub;
-  /** Told every secret the daemon learns (the notify secret, notify URL credentials). */
-  readonly addSecret?: (secret: string) => void;
+  /**
+   * The secrets every sink of the daemon masks (its logs, HTTP answers, notifications, state
+   * file): the daemon adds each token it reads, and the notify secret and URL credentials.
+   */
+  readonly secrets: Masker;
   /** The notifications' sender and limits (tests replace them). */
   readonly notify?: NotifyDeps;
 }

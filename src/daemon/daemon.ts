@@ -18,6 +18,7 @@ import {
 } from '../core/daemon-pass.ts';
 import { health, ownsOrg, stopBudget } from '../core/daemon-policy.ts';
 import type { DaemonStatus } from '../core/daemon-status.ts';
+import type { Masker } from '../core/mask.ts';
 import { shownApiUrl } from '../config/api-url.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import { systemClock } from '../runtime/system-clock.ts';
@@ -48,6 +49,8 @@ export class Daemon {
   readonly metrics = new DaemonMetrics();
   /** The API's address without credentials, query or fragment, for the status page. */
   readonly apiAddress: string;
+  /** What every sink of the daemon masks (its endpoints: http.ts). */
+  readonly secrets: Masker;
   readonly #options: DaemonOptions;
   readonly #logger: Logger;
   readonly #clock: Clock;
@@ -69,6 +72,7 @@ export class Daemon {
     const { settings, daemon } = options;
     this.#options = options;
     this.apiAddress = shownApiUrl(options.apiUrl);
+    this.secrets = options.secrets;
     this.#logger = options.logger;
     this.#clock = options.clock ?? systemClock;
     this.#shutdown = new Shutdown(this.#clock);
@@ -193,7 +197,7 @@ export class Daemon {
       const owned = manifests.orgs.filter((o) => ownsOrg(o.org, daemon.shard, settings.orgs));
       end.owned = owned.map(passOrg);
       const tokens = (this.#tokens = passTokens(await this.#options.readTokens()));
-      for (const token of tokens.all) this.#open?.notifier?.addSecret(token);
+      for (const token of tokens.all) this.secrets.add(token);
       const unattributed = manifests.unattributed.map(({ org: _org, ...problem }) => problem);
       const { changedFiles } = read;
       const start = { owned: end.owned, reasons, changedFiles, tokenKey: tokens.keyOf };
@@ -210,6 +214,7 @@ export class Daemon {
         apiUrl: this.#options.apiUrl,
         ca: this.#options.ca,
         tokens,
+        mask: this.secrets.mask,
         manifests: { ...manifests, orgs: owned.filter((org) => due.has(org.org)) },
         revision,
         state: (this.#open as DaemonResources).state,

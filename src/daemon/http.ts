@@ -4,17 +4,27 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { webhookVerdict } from '../core/daemon-policy.ts';
 import type { Clock } from '../core/clock.ts';
-import type { Scrub } from '../core/redact.ts';
+import { maskDeep, type Mask } from '../core/mask.ts';
 import { http } from '../runtime/builtins.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { systemClock } from '../runtime/system-clock.ts';
 import { VERSION } from '../runtime/version.ts';
 import type { Daemon } from './daemon.ts';
-import { PAGE_SCRIPT, PAGE_STYLE, renderStatusPage, scrubDeep } from './status-page.ts';
+import { PAGE_SCRIPT, PAGE_STYLE, renderStatusPage } from './status-page.ts';
 import { MAX_WEBHOOK_BODY_BYTES, readBoundedBody, webhookCredential } from './webhook.ts';
 
-function send(res: ServerResponse, status: number, body: unknown, type = 'application/json'): void {
-  const text = type === 'application/json' ? `${JSON.stringify(body, null, 2)}\n` : String(body);
+/** Answers with `body`, masked: JSON (a value, each of its strings masked) or text. */
+function send(
+  res: ServerResponse,
+  mask: Mask,
+  status: number,
+  body: unknown,
+  type = 'application/json',
+): void {
+  const text =
+    type === 'application/json'
+      ? `${JSON.stringify(maskDeep(body, mask), null, 2)}\n`
+      : mask(String(body));
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(text);
 }
 
@@ -53,23 +63,26 @@ async function reconcileWebhook(
   secret: string | undefined,
   logger: Logger,
 ): Promise<void> {
+  const { mask } = daemon.secrets;
   const remote = req.socket.remoteAddress;
   const needsCheck = webhookVerdict(secret !== undefined, remote, 'none').kind === 'refuse';
   // The size limit holds for every caller, loopback and no secret included.
   const body = await readBoundedBody(req, MAX_WEBHOOK_BODY_BYTES);
   if (body === undefined) {
-    return send(res, 413, { message: `the body is larger than ${MAX_WEBHOOK_BODY_BYTES} bytes` });
+    return send(res, mask, 413, {
+      message: `the body is larger than ${MAX_WEBHOOK_BODY_BYTES} bytes`,
+    });
   }
   if (secret !== undefined && needsCheck) {
     const verdict = webhookVerdict(true, remote, webhookCredential(secret, req.headers, body));
     if (verdict.kind === 'refuse') {
       logger.warn({ remote }, `POST /reconcile refused: ${verdict.reason}`);
       res.setHeader('www-authenticate', 'Bearer');
-      return send(res, 401, { message: verdict.reason });
+      return send(res, mask, 401, { message: verdict.reason });
     }
   }
   const { runAt, joined } = daemon.webhook();
-  return send(res, 202, {
+  return send(res, mask, 202, {
     status: 'accepted',
     pass: joined ? 'joined the next webhook pass' : 'scheduled',
     runAt: new Date(runAt).toISOString(),
@@ -94,20 +107,6 @@ function listenError(error: unknown, listen: { host: string; port: number }): un
 }
 
 /**
- * Scrubs the page as a whole, but for its inline style and script: they are constants, allowed by
- * their hashes, and a secret that shares six characters with them (a token holding "status")
- * must not change a byte of them, or the browser refuses them. NUL never occurs in the page.
- */
-function scrubAroundAssets(html: string, scrub: Scrub): string {
-  const assets = [PAGE_STYLE, PAGE_SCRIPT];
-  let held = html;
-  for (const [i, asset] of assets.entries()) held = held.split(asset).join(`\u0000${i}\u0000`);
-  let out = scrub(held);
-  for (const [i, asset] of assets.entries()) out = out.split(`\u0000${i}\u0000`).join(asset);
-  return out;
-}
-
-/**
  * The daemon's HTTP endpoints: / (the status page, docs/status-page.md), /healthz, /readyz, /metrics, /status, POST /reconcile
  * (compatible with git-sync's --webhook-url). No API token is needed and none is ever shown; the
  * webhook secret, when set, is never shown either.
@@ -118,12 +117,11 @@ export async function startDaemonServer(
   logger: Logger,
   options: {
     readonly webhookSecret?: string | undefined;
-    readonly scrub?: Scrub;
     /** The time shown on the status page (the real clock by default). */
     readonly clock?: Clock;
   } = {},
 ): Promise<{ server: Server; url: string; close(): Promise<void> }> {
-  const scrub: Scrub = options.scrub ?? ((text) => text);
+  const { mask } = daemon.secrets;
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = `${req.method ?? 'GET'} ${url.pathname}`;
@@ -133,9 +131,10 @@ export async function startDaemonServer(
         // a wedged loop, not an invalid manifest or a failing service. The body adds the level of
         // /status for people and for probes that read it (docs/status-page.md).
         const { healthy, reason } = daemon.healthy;
-        const health = scrubDeep(daemon.status().health, scrub);
+        const { health } = daemon.status();
         return send(
           res,
+          mask,
           healthy ? 200 : 503,
           healthy ? { status: 'ok', health } : { status: 'wedged', reason, health },
         );
@@ -144,6 +143,7 @@ export async function startDaemonServer(
         const { ready, reason } = daemon.ready;
         return send(
           res,
+          mask,
           ready ? 200 : 503,
           ready ? { status: 'ready' } : { status: 'not ready', reason },
         );
@@ -151,28 +151,28 @@ export async function startDaemonServer(
       case 'GET /metrics':
         return send(
           res,
+          mask,
           200,
           await daemon.metrics.registry.metrics(),
           daemon.metrics.registry.contentType,
         );
       case 'GET /status':
-        // Service text in it was scrubbed when it was read; this scrubs whatever else got in.
         res
           .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-          .end(scrub(`${JSON.stringify(daemon.status(), null, 2)}\n`));
+          .end(`${JSON.stringify(maskDeep(daemon.status(), mask), null, 2)}\n`);
         return;
       case 'GET /': {
-        // The model is scrubbed before it is escaped (an escaped secret would no longer match),
-        // and the page once more as a whole, like /status.
+        // The model is masked before it is rendered: escaped, a secret could no longer be found
+        // (the page's own script and style stay as their hashes allow).
         const html = renderStatusPage({
-          status: scrubDeep(daemon.status(), scrub),
-          readiness: scrubDeep(daemon.ready, scrub),
-          health: scrubDeep(daemon.healthy, scrub),
-          api: scrub(daemon.apiAddress),
+          status: maskDeep(daemon.status(), mask),
+          readiness: maskDeep(daemon.ready, mask),
+          health: maskDeep(daemon.healthy, mask),
+          api: mask(daemon.apiAddress),
           now: (options.clock ?? systemClock).now(),
           version: VERSION,
         });
-        res.writeHead(200, PAGE_HEADERS).end(scrubAroundAssets(html, scrub));
+        res.writeHead(200, PAGE_HEADERS).end(html);
         return;
       }
       case 'GET /favicon.ico':
@@ -187,7 +187,7 @@ export async function startDaemonServer(
           url.pathname,
         );
         if (known) res.setHeader('allow', url.pathname === '/reconcile' ? 'POST' : 'GET');
-        return send(res, known ? 405 : 404, {
+        return send(res, mask, known ? 405 : 404, {
           message: known ? `${req.method ?? ''} is not allowed on ${url.pathname}` : 'not found',
         });
       }
@@ -199,7 +199,7 @@ export async function startDaemonServer(
         { err: error instanceof Error ? error.message : String(error) },
         'endpoint failed',
       );
-      if (!res.headersSent) send(res, 500, { message: 'internal error' });
+      if (!res.headersSent) send(res, daemon.secrets.mask, 500, { message: 'internal error' });
       else res.destroy();
     });
   });

@@ -6,7 +6,7 @@ import type { DaemonSettings } from '../config/daemon-settings.ts';
 import type { Clock } from '../core/clock.ts';
 import { publicNotifyUrl } from '../core/notify-format.ts';
 import { DEFAULT_NOTIFY_POLICY, type NotifyPolicy } from '../core/notify-policy.ts';
-import type { Scrub } from '../core/redact.ts';
+import type { Masker } from '../core/mask.ts';
 import { readSecretFile } from '../config/secret-file.ts';
 import type { DaemonMetrics } from './metrics.ts';
 import { undiciSender, type SendNotification } from './notify-http.ts';
@@ -31,7 +31,7 @@ function readNotifySecret(file: string, timeoutMs: number | undefined): Promise<
 
 /**
  * The daemon's notifier, or undefined without `--notify-url`. Every secret it holds (the notify
- * secret, a URL's credentials) is handed to `addSecret`, so no log line shows one either.
+ * secret, a URL's credentials) is added to `secrets`, so no sink shows one.
  */
 export async function createNotifier(options: {
   readonly settings: DaemonSettings;
@@ -40,8 +40,7 @@ export async function createNotifier(options: {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: DaemonMetrics;
-  readonly scrub?: Scrub | undefined;
-  readonly addSecret?: ((secret: string) => void) | undefined;
+  readonly secrets: Masker;
   readonly deps?: NotifyDeps | undefined;
   /** How long reading the secret file may take (--deadline). */
   readonly readTimeoutMs?: number | undefined;
@@ -64,12 +63,11 @@ export async function createNotifier(options: {
     policy: { ...DEFAULT_NOTIFY_POLICY, ...options.deps?.policy },
     source: settings.publicUrl ?? `urn:envsync:${hostname()}`,
     link: settings.publicUrl === undefined ? undefined : `${settings.publicUrl}/`,
-    scrub: options.scrub,
+    secrets: options.secrets,
     newId: randomUUID,
     count: (result) => metrics.notifications.inc({ result }),
     queued: (count) => metrics.notificationsQueued.set(count),
   });
-  for (const held of notifier.secrets) options.addSecret?.(held);
   for (const { url } of targets) {
     if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
       logger.warn(
@@ -105,8 +103,7 @@ export async function openDaemonResources(
     clock,
     logger,
     metrics,
-    scrub: options.scrub,
-    addSecret: options.addSecret,
+    secrets: options.secrets,
     deps: options.notify,
     readTimeoutMs: settings.deadlineMs,
   });
@@ -115,6 +112,7 @@ export async function openDaemonResources(
     logger,
     options.apiUrl.href,
     {
+      secrets: options.secrets,
       lockTimeoutMs: settings.stateLockTimeoutMs,
       // The default path in the working directory: say once that it was made there.
       announceCreation: settings.state === SETTINGS.state.default,

@@ -3,7 +3,7 @@ import type { Clock } from '../core/clock.ts';
 import type { NotifyEvent } from '../core/notify-events.ts';
 import { formatNotification, notifyUrlSecrets, type NotifyFormat } from '../core/notify-format.ts';
 import type { NotifyPolicy, NotifyResult, NotifyStatus } from '../core/notify-policy.ts';
-import { Redactor, type Scrub } from '../core/redact.ts';
+import type { Masker } from '../core/mask.ts';
 import { Receiver, type NotifyTarget } from './notify-delivery.ts';
 import type { SendNotification } from './notify-http.ts';
 
@@ -24,8 +24,11 @@ export interface NotifierOptions {
   readonly source: string;
   /** The status page's address, when `--public-url` is set. */
   readonly link: string | undefined;
-  /** The command's scrubber (the token, the webhook secret): applied to every body too. */
-  readonly scrub?: Scrub | undefined;
+  /**
+   * The secrets every text of an event, and every body, is masked of (the tokens, the webhook
+   * secret); the notifier adds its own (the notify secret, URL credentials).
+   */
+  readonly secrets: Masker;
   readonly newId: () => string;
   /** Counts each notification's end, per receiver (the metrics). */
   readonly count: (result: NotifyResult) => void;
@@ -39,7 +42,7 @@ const MAX_TEXT = 1_000;
 const MAX_LIST = 50;
 
 /**
- * Delivers notifications without ever holding up a pass: `notify` only scrubs, bounds, formats
+ * Delivers notifications without ever holding up a pass: `notify` only masks, bounds, formats
  * and queues; each receiver's own worker delivers them (notify-delivery.ts). A full queue drops
  * its oldest notification; every notification's end is counted. `close` waits a bounded time,
  * then abandons the rest. Which events a pass makes is decided in core/notify-events.ts.
@@ -47,7 +50,6 @@ const MAX_LIST = 50;
 export class Notifier {
   readonly #options: NotifierOptions;
   readonly #receivers: Receiver[];
-  readonly #redactor = new Redactor();
   readonly #closing = new AbortController();
   readonly #abort = new AbortController();
   readonly #counts: Record<NotifyResult, number> = {
@@ -71,20 +73,10 @@ export class Notifier {
       dequeued: () => this.#reportQueued(),
     };
     this.#receivers = options.targets.map((target) => new Receiver(target, context));
-    if (options.secret !== undefined) this.#redactor.add(options.secret);
+    if (options.secret !== undefined) options.secrets.add(options.secret);
     for (const { url } of options.targets) {
-      for (const secret of notifyUrlSecrets(url)) this.#redactor.add(secret);
+      for (const secret of notifyUrlSecrets(url)) options.secrets.add(secret);
     }
-  }
-
-  /** Scrubbed from every notification from now on (a token read for this pass, say). */
-  addSecret(secret: string): void {
-    this.#redactor.add(secret);
-  }
-
-  /** Every secret the notifier scrubs of its own: the notify secret, URL credentials. */
-  get secrets(): readonly string[] {
-    return this.#redactor.secrets;
   }
 
   /** Queues `events` for every receiver; returns at once. */
@@ -99,7 +91,7 @@ export class Notifier {
         const { format } = receiver.target;
         let body = bodies.get(format);
         if (body === undefined) {
-          body = this.#scrub(formatNotification(event, format, context));
+          body = this.#options.secrets.mask(formatNotification(event, format, context));
           bodies.set(format, body);
         }
         receiver.push({ id, type: event.type, body });
@@ -147,15 +139,14 @@ export class Notifier {
     await this.#options.closeSender?.();
   }
 
-  #scrub(text: string): string {
-    const own = this.#redactor.scrub(text);
-    return this.#options.scrub === undefined ? own : this.#options.scrub(own);
-  }
-
-  /** The event with every text scrubbed, then cut to size, and every list bounded. */
+  /**
+   * The event with every text masked, then cut to size (masked first: a cut would leave a piece
+   * of a secret too short to be masked), and every list bounded.
+   */
   #bound(value: unknown): unknown {
+    const { mask } = this.#options.secrets;
     if (typeof value === 'string') {
-      const text = this.#scrub(value);
+      const text = mask(value);
       return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
     }
     if (Array.isArray(value)) {
@@ -165,7 +156,7 @@ export class Notifier {
     }
     if (value !== null && typeof value === 'object') {
       return Object.fromEntries(
-        Object.entries(value).map(([key, item]) => [this.#scrub(key), this.#bound(item)]),
+        Object.entries(value).map(([key, item]) => [mask(key), this.#bound(item)]),
       );
     }
     return value;

@@ -33,7 +33,7 @@ export function tokenKeyOf(token: string): string {
 export interface PassTokens {
   /** The token of each org's requests; it throws for an org with none (config/token-dir.ts). */
   readonly getToken: (org: string) => string;
-  /** Every token: each is scrubbed from the service's text and from the notifications. */
+  /** Every token: each is masked by every sink. */
   readonly all: readonly string[];
   /** An org's token as the decisions may see it (tokenKeyOf), or for an org with none, why. */
   readonly keyOf: (org: string) => string;

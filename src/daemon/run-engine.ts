@@ -3,6 +3,7 @@ import { clientFromSettings } from '../api/from-settings.ts';
 import type { Transport } from '../api/client-types.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Clock } from '../core/clock.ts';
+import type { Mask } from '../core/mask.ts';
 import type { OrgReport, RunReport } from '../core/report.ts';
 import { reconcile } from '../engine/reconcile.ts';
 import type { StateStore } from '../engine/state-store.ts';
@@ -21,6 +22,8 @@ export async function runEngine(options: {
   readonly ca: string | undefined;
   /** The pass's tokens: each org's requests carry its own. */
   readonly tokens: PassTokens;
+  /** Masks the service's text before it is cut for a message (the client's). */
+  readonly mask: Mask;
   readonly manifests: ManifestSet;
   /** The git-sync revision of the manifests, when known: policy document uploads name it. */
   readonly revision: string | undefined;
@@ -42,7 +45,7 @@ export async function runEngine(options: {
   const client = clientFromSettings(options.settings, {
     apiUrl: options.apiUrl,
     getToken: options.tokens.getToken,
-    tokens: () => options.tokens.all,
+    mask: options.mask,
     logger,
     ca: options.ca,
     signal: shutdown.abort,

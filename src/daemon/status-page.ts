@@ -3,8 +3,8 @@
  * model, so the first response already holds everything and the page works without JavaScript.
  * A header says how the daemon is doing in one word and colour; a card per org says its state.
  * Pure: no I/O, no clock (the time of rendering comes in). Every text from the manifests, the
- * service or the file system is escaped (status-page-format.ts); secrets are scrubbed from the
- * model before it is rendered (`scrubDeep`). The inline script and style are constants, allowed
+ * service or the file system is escaped (status-page-format.ts), after its secrets are masked
+ * (http.ts masks the model: escaping could hide one). The inline script and style are constants, allowed
  * by their hashes in the Content-Security-Policy (docs/status-page.md).
  */
 import type { DaemonStatus } from '../core/daemon-status.ts';
@@ -28,28 +28,6 @@ export interface StatusPageModel {
   /** When the page is rendered, ms since the epoch. */
   readonly now: number;
   readonly version: string;
-}
-
-/** Replaces every string of a JSON-like value (keys included) by `scrub` of it. */
-export function scrubDeep<T>(value: T, scrub: (text: string) => string): T {
-  const walk = (item: unknown): unknown => {
-    if (typeof item === 'string') return scrub(item);
-    if (Array.isArray(item)) return item.map(walk);
-    if (item !== null && typeof item === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [key, inner] of Object.entries(item)) {
-        Object.defineProperty(out, scrub(key), {
-          value: walk(inner),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      }
-      return out;
-    }
-    return item;
-  };
-  return walk(value) as T;
 }
 
 function fact(term: string, value: string): string {

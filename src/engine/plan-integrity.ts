@@ -5,6 +5,7 @@
  * `desired` value changed while `fields` stay, and a cut file; it cannot stop someone who can
  * rewrite the whole file, who can compute the digest again (docs/cli.md, "Saved plans").
  */
+import { maskDeep, type Mask } from '../core/mask.ts';
 import { crypto } from '../runtime/builtins.ts';
 
 /** The key of the digest in the file. */
@@ -40,14 +41,15 @@ export function integrityOf(plan: Readonly<Record<string, unknown>>): string {
 }
 
 /**
- * The text of a plan file: `content` scrubbed of every secret first (the digest covers what the
- * file holds), then sealed with its digest after `kind` and `version`, indented.
+ * The text of a plan file: `content` with its secrets masked first (the digest covers what the
+ * file holds; what the plan sends holds none: saved-plan.ts, `unsavable`), then sealed with its
+ * digest after `kind` and `version`, indented.
  */
-export function planFileText(content: object, scrub: (text: string) => string): string {
-  const scrubbed = JSON.parse(scrub(JSON.stringify(content))) as Record<string, unknown>;
-  const { kind, version, ...rest } = scrubbed;
-  const sealed = { kind, version, [INTEGRITY_KEY]: integrityOf(scrubbed), ...rest };
-  return scrub(`${JSON.stringify(sealed, null, 2)}\n`);
+export function planFileText(content: object, mask: Mask): string {
+  const masked = maskDeep(JSON.parse(JSON.stringify(content)) as Record<string, unknown>, mask);
+  const { kind, version, ...rest } = masked;
+  const sealed = { kind, version, [INTEGRITY_KEY]: integrityOf(masked), ...rest };
+  return `${JSON.stringify(sealed, null, 2)}\n`;
 }
 
 /**

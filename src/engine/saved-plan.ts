@@ -12,6 +12,7 @@ import {
 } from './saved-plan-schema.ts';
 import { environmentOf } from '../core/compiled.generated.ts';
 import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import type { Masker } from '../core/mask.ts';
 import { compareNames } from '../core/names.ts';
 import type { RunReport } from '../core/report.ts';
 import type { ChangeRequests } from '../core/requests.ts';
@@ -141,6 +142,29 @@ export function savePlan(
         : { policyDocuments: saveDocuments(documents.observed, documents.plan) }),
     }));
   return { kind: 'envsync-plan', version: SAVED_PLAN_VERSION, api, createdAt, orgs, report };
+}
+
+/**
+ * What a plan sends that holds a secret (a token in a manifest's value, or in a value of the
+ * service a PUT keeps or a request names), for a message. A plan file could hold it only masked,
+ * and `sync --plan` would send the masked value: such a plan is not saved. What the plan only
+ * shows (the values the service holds now, the other environments of its listing) is saved
+ * masked, as every file is.
+ */
+export function unsavable(content: PlanContent, secrets: Masker): string[] {
+  const found: string[] = [];
+  for (const org of content.orgs) {
+    const where = `org ${org.org}`;
+    for (const { name, desired, kept, requests } of orgPlanFromSaved(org).changes)
+      if (secrets.holds(JSON.stringify([desired, kept, requests])))
+        found.push(`${where}, environment ${secrets.mask(name)}`);
+    for (const { name } of org.archives ?? [])
+      if (secrets.holds(name)) found.push(`${where}, the archive of ${secrets.mask(name)}`);
+    for (const { name, content: text, description } of org.policyDocuments?.changes ?? [])
+      if (secrets.holds(JSON.stringify([name, text, description])))
+        found.push(`${where}, policy document ${secrets.mask(name)}`);
+  }
+  return found;
 }
 
 /** How to make a plan file envsync can trust again. */

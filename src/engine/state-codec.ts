@@ -1,6 +1,7 @@
 import { RECORDED_FIELDS, type FieldValue } from '../core/fields.ts';
 import { acceptsSavedValue } from '../core/value-kinds.ts';
 import type { AppliedRecord, Records } from '../core/model.ts';
+import type { Masker } from '../core/mask.ts';
 import { compareNames } from '../core/names.ts';
 
 import { emptyMap, isPlainObject } from '../core/plain-object.ts';
@@ -121,15 +122,25 @@ export function toGroups(records: Readonly<Records>): Group[] {
   });
 }
 
-/** One group as the file spells it. */
-export function groupJson({ record, names, fingerprints }: Group): Record<string, unknown> {
+/**
+ * One group as the file spells it, its names masked. A value or a `not_converged` mark that holds
+ * a secret is left out, as not known (a value the next run sends again, a change it sends again):
+ * masked, it would read as the truth.
+ */
+export function groupJson(
+  { record, names, fingerprints }: Group,
+  secrets: Masker,
+): Record<string, unknown> {
   const json: Record<string, unknown> = {};
   for (const spec of RECORDED_FIELDS) {
     const value = record[spec.name];
-    if (value !== undefined) json[spec.name] = Array.isArray(value) ? [...value] : value;
+    if (value !== undefined && !secrets.holds(JSON.stringify(value)))
+      json[spec.name] = Array.isArray(value) ? [...value] : value;
   }
-  if (record.notConverged) json['not_converged'] = { ...record.notConverged };
-  json['environments'] = [...names];
+  const stuck = record.notConverged;
+  if (stuck && !secrets.holds(`${stuck.desired}\n${stuck.observed}`))
+    json['not_converged'] = { ...stuck };
+  json['environments'] = names.map(secrets.mask);
   if (fingerprints !== undefined) {
     json['fingerprints'] = Array.from(fingerprints, (value) =>
       Number.isNaN(value) ? null : value,
@@ -240,8 +251,9 @@ export function stateText(api: string | undefined, parts: readonly string[]): st
 }
 
 /** One org's part of the file. */
-export function orgPart(org: string, groups: readonly Group[]): string {
-  return `${JSON.stringify(org)}:${JSON.stringify(groups.map(groupJson))}`;
+export function orgPart(org: string, groups: readonly Group[], secrets: Masker): string {
+  const json = groups.map((group) => groupJson(group, secrets));
+  return `${JSON.stringify(secrets.mask(org))}:${JSON.stringify(json)}`;
 }
 
 /** The format as the judge of a state file's text takes it (core/state-read.ts). */

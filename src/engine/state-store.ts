@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import type { AppliedLookup, AppliedRecord, Records } from '../core/model.ts';
+import { Masker } from '../core/mask.ts';
 import { compareNames } from '../core/names.ts';
 import { planMerge, sameFile, type FileIdentity } from '../core/state-merge.ts';
 import { systemClock } from '../runtime/system-clock.ts';
@@ -19,6 +20,8 @@ export { StateLockTimeoutError, StateWriteError } from './state-errors.ts';
 export const DEFAULT_STATE_LOCK_TIMEOUT_MS = 30_000;
 
 export interface StateStoreOptions {
+  /** The secrets the file never holds (groupJson); none by default. */
+  readonly secrets?: Masker | undefined;
   /** How long a save waits for another writer's lock (--state-lock-timeout). */
   readonly lockTimeoutMs?: number | undefined;
   /** The time, for the lock's waits and the holder's start (the real clock by default). */
@@ -57,6 +60,7 @@ export class StateStore {
   readonly #lockTimeoutMs: number;
   readonly #readTimeoutMs: number | undefined;
   readonly #clock: Clock;
+  readonly #secrets: Masker;
   /** The file as this store last read or wrote it: when it is still that file, no re-read. */
   #identity: FileIdentity | undefined;
   /** Orgs set since the last write that holds them: this store's, whatever the file says. */
@@ -81,6 +85,7 @@ export class StateStore {
     this.#lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_STATE_LOCK_TIMEOUT_MS;
     this.#readTimeoutMs = options.readTimeoutMs;
     this.#clock = options.clock ?? systemClock;
+    this.#secrets = options.secrets ?? new Masker();
     this.#identity = identity;
     this.#announceCreation = options.announceCreation === true;
   }
@@ -233,7 +238,7 @@ export class StateStore {
     for (const org of [...this.#orgs.keys()].sort()) {
       let part = this.#parts.get(org);
       if (part === undefined) {
-        part = orgPart(org, this.#orgs.get(org) ?? []);
+        part = orgPart(org, this.#orgs.get(org) ?? [], this.#secrets);
         this.#parts.set(org, part);
       }
       parts.push(part);

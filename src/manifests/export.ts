@@ -15,6 +15,8 @@ export interface ExportedManifest {
   readonly policyFiles: readonly { readonly path: string; readonly text: string }[];
   /** Policy documents the export leaves out, with why (also said in a comment). */
   readonly policiesLeftOut: readonly string[];
+  /** The values left out because they hold a secret (also said in a comment). */
+  readonly secretsLeftOut: readonly string[];
 }
 
 /** An org's policy documents to export (the `kosli` dialect). */
@@ -28,7 +30,7 @@ export interface PolicyExport {
 }
 
 /** The `policies:` entries and files of an export, and what it leaves out. */
-function exportPolicies(policies: PolicyExport | undefined) {
+function exportPolicies(policies: PolicyExport | undefined, holds: (text: string) => boolean) {
   const entries: { name: string; description: string; file: string }[] = [];
   const files: { path: string; text: string }[] = [];
   const leftOut: string[] = [];
@@ -38,6 +40,8 @@ function exportPolicies(policies: PolicyExport | undefined) {
     if (!NAME_PATTERN.test(doc.name)) leftOut.push(`${shown} (a name envsync cannot manage)`);
     else if (doc.latest === undefined || doc.latest.content.trim() === '')
       leftOut.push(`${shown} (it has no version with any YAML)`);
+    else if (holds(JSON.stringify(doc)))
+      leftOut.push(`${shown} (it holds a secret envsync holds: a token)`);
     else if (policies?.fileOf === undefined) leftOut.push(`${shown} (written only with --out DIR)`);
     else {
       const file = policies.fileOf(doc.name);
@@ -54,7 +58,10 @@ function exportPolicies(policies: PolicyExport | undefined) {
  * one it does not show is left out (a comment says so), and a manifest that leaves a field out
  * leaves it as the service holds it, so the round trip changes nothing. A field the dialect cannot
  * send (tags in `contract`) is never written: a manifest declaring it would fail its org.
- * Environments envsync cannot manage are listed in a comment.
+ * Environments envsync cannot manage are listed in a comment. A value that holds a secret
+ * (`holds`: a token the service echoed) is left out and named, never written masked: a manifest
+ * holding it masked would send the masked value back. An environment whose name holds one is
+ * left out whole.
  */
 export function renderExportedManifest(
   org: string,
@@ -62,25 +69,33 @@ export function renderExportedManifest(
   source: string,
   dialect: ApiDialect,
   policies?: PolicyExport,
+  holds: (text: string) => boolean = () => false,
 ): ExportedManifest {
   const fields = FIELD_LIST.filter((spec) => sendRoute(spec, dialect) !== undefined);
   const allowed = new Set<string>(ENVIRONMENT_TYPES);
   const sorted = [...observed].sort((a, b) => compareNames(a.name, b.name));
+  const secretsLeftOut: string[] = [];
   const managed = sorted.filter((env) => allowed.has(env.type) && NAME_PATTERN.test(env.name));
   const skipped = sorted.filter((env) => !managed.includes(env));
   const unseen = new Set<string>();
-  const environments = managed.map((env) => {
+  const environments = managed.flatMap((env) => {
+    if (holds(env.name)) {
+      secretsLeftOut.push(`environment ${JSON.stringify(env.name)}, whole (its name holds it)`);
+      return [];
+    }
     const out: Record<string, unknown> = { name: env.name };
     for (const spec of fields) {
       const value = env[spec.name];
       // A field the manifest may not hold on this type (a listing may show it anyway).
       if (spec.onlyForTypes !== undefined && !spec.onlyForTypes.includes(env.type)) continue;
       if (value === undefined) unseen.add(spec.manifestKey);
+      else if (holds(JSON.stringify(value)))
+        secretsLeftOut.push(`environment ${env.name}: ${spec.manifestKey}`);
       else out[spec.manifestKey] = normalizeValue(spec, value);
     }
-    return out;
+    return [out];
   });
-  const exported = exportPolicies(policies);
+  const exported = exportPolicies(policies, holds);
   const doc = new Document({
     org,
     ...(exported.entries.length === 0 ? {} : { policies: exported.entries }),
@@ -100,6 +115,12 @@ export function renderExportedManifest(
       ...exported.leftOut.map((line) => `  ${line}`),
     );
   }
+  if (secretsLeftOut.length > 0) {
+    header.push(
+      'Left out, as they hold a secret envsync holds (a token): write them by hand:',
+      ...secretsLeftOut.map((line) => `  ${line}`),
+    );
+  }
   doc.commentBefore = header.map((line) => ` ${line}`).join('\n');
   if (skipped.length > 0) {
     doc.comment = [
@@ -112,5 +133,6 @@ export function renderExportedManifest(
     unseen: missing,
     policyFiles: exported.files,
     policiesLeftOut: exported.leftOut,
+    secretsLeftOut,
   };
 }

@@ -4,7 +4,7 @@ import type pinoFunction from 'pino';
 import type { Writable } from 'node:stream';
 import { escapeJson } from '../core/escape.ts';
 import { formatLogLine, type LogFormat } from '../core/log-line.ts';
-import type { Scrub } from '../core/redact.ts';
+import type { Mask } from '../core/mask.ts';
 
 /** Paths pino blanks out, wherever a header object or a token might be logged. */
 export const REDACT_PATHS = [
@@ -21,11 +21,10 @@ export const REDACT_PATHS = [
 export const CENSOR = '[REDACTED]';
 
 /**
- * Wraps an output stream so that no secret ever passes through it, whatever code wrote it:
- * the last line of defence behind scrubbing at capture and pino's redaction. `scrub` finds
- * secrets in every encoded form (see src/core/redact.ts).
+ * Wraps an output stream so that no secret passes through it, whoever wrote it: each write is
+ * masked (src/core/mask.ts) as it leaves.
  */
-export function redactingStream<T extends Writable>(target: T, scrub: Scrub): T {
+export function maskingStream<T extends Writable>(target: T, mask: Mask): T {
   return new Proxy(target, {
     get(object, property, receiver) {
       if (property === 'write') {
@@ -33,9 +32,9 @@ export function redactingStream<T extends Writable>(target: T, scrub: Scrub): T 
           (object.write as (...args: unknown[]) => boolean).call(
             object,
             typeof chunk === 'string'
-              ? scrub(chunk)
+              ? mask(chunk)
               : Buffer.isBuffer(chunk)
-                ? scrub(chunk.toString('utf8'))
+                ? mask(chunk.toString('utf8'))
                 : chunk,
             ...rest,
           );
@@ -55,7 +54,7 @@ export interface LogOutput {
 
 /**
  * A pino destination that writes each record as one pretty line to `target`. pino hands it
- * whole JSON lines; the line is written through `target`, so a redacting stream still scrubs it.
+ * whole JSON lines; the line is written through `target`, so a masking stream still masks it.
  */
 function prettyLines(target: Writable, color: boolean): { write(chunk: string): boolean } {
   let partial = '';

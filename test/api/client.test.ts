@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/runtime/system-clock.ts';
 import { createClient } from '../../src/api/client.ts';
 import type { Clock } from '../../src/core/clock.ts';
+import { MASKED, Masker } from '../../src/core/mask.ts';
 import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
@@ -133,6 +134,39 @@ describe('the client cuts a request at --timeout, whole body included, and stops
       const pending = c.listEnvironments('acme');
       setTimeout(() => shutdown.abort(new Error('shutting down')), 100);
       await expect(pending).rejects.toThrow('shutting down');
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+describe("the client's messages quote the service masked, then cut", () => {
+  it('an excerpt cut in the middle of the token leaves no 12 characters of it', async () => {
+    const token = 'Tq9Lacme42xZ7Vb3Wm1TkP8s';
+    // The token straddles the excerpt's cut (300 characters): a cut first would keep 17 of it.
+    const said = `${'refused; '.repeat(31).slice(0, 280)}${token} and more ${'.'.repeat(100)}`;
+    api = await startFakeApi((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(said);
+    });
+    const secrets = new Masker();
+    secrets.add(token);
+    const c = createClient({
+      apiUrl: new URL(api.url),
+      getToken: () => token,
+      mask: secrets.mask,
+      concurrency: 1,
+      timeoutMs: 5000,
+      policy: { ...DEFAULT_RETRY_POLICY, retries: 0 },
+      logger: pino({ level: 'silent' }),
+      clock: systemClock,
+    });
+    try {
+      const error = await c.listEnvironments('acme').catch((e: unknown) => e as Error);
+      expect(error).toBeInstanceOf(Error);
+      const message = (error as Error).message;
+      expect(message).toContain(`refused; ${MASKED}`);
+      const runs = Array.from({ length: token.length - 11 }, (_, i) => token.slice(i, i + 12));
+      expect(runs.filter((run) => message.includes(run))).toEqual([]);
     } finally {
       await c.close();
     }

@@ -12,8 +12,8 @@ import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
 import { systemClock } from '../../src/runtime/system-clock.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 
-// Random-looking, as a real token is: six characters in a row of a token are scrubbed from every
-// answer, and a token made of words would blank those words (`policy`) out of the listing.
+// Random-looking, as a real token is: 12 characters in a row of a token are masked in every
+// output, and a token made of words would blank those words out of the messages.
 const TOKEN = 'pd-5d1cQ7x2Kw9R';
 
 /** The body, read back as the service would: by the platform's multipart parser. */

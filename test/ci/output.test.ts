@@ -12,7 +12,7 @@ import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/manifests', import.meta.url));
-/** Random-looking: any 6 characters of it are scrubbed from every output. */
+/** Random-looking: any 12 characters of it are masked in every output. */
 const TOKEN = 'oT7qKx2Vw9Lb4Zr';
 
 /** A pretty line: time of day (UTC), level, then the message. */

@@ -1,7 +1,7 @@
 /**
  * readTokens (config/token-dir.ts) on real temporary folders, and what core/org-tokens.ts makes of
  * what it read: which token each org's requests carry, where it came from, and every token there
- * is to scrub.
+ * is to mask.
  */
 import { mkdir, symlink } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

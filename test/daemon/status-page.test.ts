@@ -1,13 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { shownApiUrl } from '../../src/config/api-url.ts';
-import { compileScrub } from '../../src/core/redact.ts';
+import { maskDeep, Masker } from '../../src/core/mask.ts';
 import type { ChangeReport, OrgReport } from '../../src/core/report.ts';
 import {
   PAGE_SCRIPT,
   PAGE_STYLE,
   renderStatusPage,
-  scrubDeep,
   type StatusPageModel,
 } from '../../src/daemon/status-page.ts';
 import { STATE_COLOURS } from '../../src/daemon/status-page-style.ts';
@@ -705,7 +704,7 @@ describe('the status page renderer', () => {
     );
   });
 
-  it('shows no secret: the model is scrubbed before it is escaped, keys included', () => {
+  it('shows no secret: the model is masked before it is escaped, keys included', () => {
     const secret = 'tok<&>"en-5f3a9c1e7b';
     const status = daemonStatus({
       revision: `rev ${secret}`,
@@ -719,8 +718,9 @@ describe('the status page renderer', () => {
         }),
       },
     });
-    const scrub = compileScrub([secret]);
-    const html = renderStatusPage(model(scrubDeep(status, scrub)));
+    const secrets = new Masker();
+    secrets.add(secret);
+    const html = renderStatusPage(model(maskDeep(status, secrets.mask)));
     expect(html).not.toContain('5f3a9c1e7b');
     expect(html).toContain('Bearer [REDACTED]');
     expect(html).toContain('<code>org-[REDACTED]</code>');

@@ -14,6 +14,7 @@ import type { FlagsOf } from '../../src/config/setting.ts';
 import { webhookVerdict } from '../../src/core/daemon-policy.ts';
 import { NAME_PATTERN } from '../../src/core/names.ts';
 import type { Daemon } from '../../src/daemon/daemon.ts';
+import { Masker } from '../../src/core/mask.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
 import { envsyncInProcess } from '../helpers/cli.ts';
 import { applyJsonPatch, objectFiles, patchOperations, readKustomization } from '../helpers/k8s.ts';
@@ -353,7 +354,10 @@ describe('examples/kubernetes', () => {
       expect(gitSync.get('webhook-method') ?? 'POST').toBe('POST');
 
       // What envsync really answers, from its real endpoint; git-sync's default expects 200.
-      const stub = { webhook: () => ({ runAt: Date.now(), joined: false }) } as unknown as Daemon;
+      const stub = {
+        webhook: () => ({ runAt: Date.now(), joined: false }),
+        secrets: new Masker(),
+      } as unknown as Daemon;
       const server = await startDaemonServer(
         stub,
         { host: '127.0.0.1', port: 0 },

@@ -7,7 +7,8 @@ import { resolveSettings, type SettingFlags } from '../../src/config/settings.ts
 import { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
 import type { NotifyDeps } from '../../src/daemon/notify-setup.ts';
-import { Redactor } from '../../src/core/redact.ts';
+import { Masker } from '../../src/core/mask.ts';
+import { maskingStream } from '../../src/runtime/log.ts';
 import { defaultSource, oneToken } from '../../src/core/org-tokens.ts';
 import { readTokens } from '../../src/config/token-dir.ts';
 import type { EmulatorOptions } from '../../src/emulator/options.ts';
@@ -16,12 +17,6 @@ import { FIXTURE_POLICIES, startTestEmulator, type TestEmulator } from './emulat
 import { tempDir } from './tmp.ts';
 
 type TempDir = Awaited<ReturnType<typeof tempDir>>;
-
-function scrubOf(secret: string) {
-  const redactor = new Redactor();
-  redactor.add(secret);
-  return redactor.scrub;
-}
 
 /** A daemon in this process against a real API over loopback, with its endpoints on a free port. */
 export async function startTestDaemon(options: {
@@ -52,7 +47,11 @@ export async function startTestDaemon(options: {
       done();
     },
   });
-  const logger = pino({ level: 'debug' }, sink);
+  // As `envsync run` does: the logs, like every sink, mask the secrets the daemon learns (its
+  // tokens, the webhook secret).
+  const secrets = new Masker();
+  if (options.webhookSecret !== undefined) secrets.add(options.webhookSecret);
+  const logger = pino({ level: 'debug' }, maskingStream(sink, secrets.mask));
   const flags = {
     'retry-delay': '10ms',
     interval: '0',
@@ -78,8 +77,7 @@ export async function startTestDaemon(options: {
     },
     cwd: options.cwd,
     logger,
-    // As `envsync run` does: the webhook secret is scrubbed from what the daemon sends.
-    ...(options.webhookSecret === undefined ? {} : { scrub: scrubOf(options.webhookSecret) }),
+    secrets,
     ...(options.notify === undefined ? {} : { notify: options.notify }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });

@@ -1,15 +1,17 @@
 /**
  * A service that echoes the token back encoded, and the search for it in what envsync wrote.
  * Every encoding is made here with Node's own encoders, never with envsync's code, so the search
- * does not share a blind spot with the scrubber it checks.
+ * does not share a blind spot with the masking it checks.
  */
 import { expect } from 'vitest';
-import { decodeHTML } from 'entities/decode';
 import { startFakeApi } from '../helpers/fake-api.ts';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
-/** HTML's named references for the token's punctuation (`&tilde;` and `&hyphen;` look alike). */
+/**
+ * HTML's named references for the token's punctuation: envsync does not read them (what stands
+ * between two of them is masked where it is a run of 12 or more of the token).
+ */
 const NAMED: Readonly<Record<string, string>> = {
   '+': '&plus;',
   '/': '&sol;',
@@ -56,9 +58,9 @@ function windows(text: string, length: number): string[] {
 }
 
 /**
- * What to look for, by name: six characters of the token as it is, JSON-escaped or
- * percent-encoded; eight characters of its base64 or base64url at each alignment (only the
- * characters made of the token's bits alone); twelve hex digits of either case.
+ * What to look for, by name: 12 characters in a row of the token as it is, JSON-escaped or
+ * percent-encoded, of its base64 or base64url at each alignment (only the characters made of
+ * the token's bits alone) and of its hex of either case (docs/security.md: what is masked).
  */
 function needles(token: string): [string, string[]][] {
   const bytes = Buffer.from(token);
@@ -70,13 +72,13 @@ function needles(token: string): [string, string[]][] {
       Math.floor(((offset + bytes.length) * 8) / 6),
     );
     const url = stable.replace(/\+/g, '-').replace(/\//g, '_');
-    spans.push([`base64 at offset ${offset}`, [...windows(stable, 8), ...windows(url, 8)]]);
+    spans.push([`base64 at offset ${offset}`, [...windows(stable, 12), ...windows(url, 12)]]);
   }
   const hex = bytes.toString('hex');
   return [
-    ['the token', windows(token, 6)],
-    ['the token JSON-escaped', windows(JSON.stringify(token).slice(1, -1), 6)],
-    ['the token percent-encoded', windows(encodeURIComponent(token), 6)],
+    ['the token', windows(token, 12)],
+    ['the token JSON-escaped', windows(JSON.stringify(token).slice(1, -1), 12)],
+    ['the token percent-encoded', windows(encodeURIComponent(token), 12)],
     ...spans,
     ['hex', [...windows(hex, 12), ...windows(hex.toUpperCase(), 12)]],
   ];
@@ -84,31 +86,19 @@ function needles(token: string): [string, string[]][] {
 
 /**
  * Which spellings of the token `text` still holds, by name only (never the text itself: a
- * failing test must not print the token). The text is searched as it is and with its HTML
- * references decoded, as a browser would show it; `&tilde;` and `&hyphen;` decode to look-alikes
- * (U+02DC, U+2010), read here as the `~` and `-` a reader takes them for.
+ * failing test must not print the token).
  */
 export function spellingsIn(text: string, token: string): string[] {
-  const found: string[] = [];
-  for (const [shown, read] of [
-    ['', text],
-    // Twice: markdown and the status page escape the `&` of a reference once more.
-    [
-      ' (HTML references decoded)',
-      decodeHTML(decodeHTML(text))
-        .replace(/\u02dc/g, '~')
-        .replace(/\u2010/g, '-'),
-    ],
-  ] as const)
-    for (const [name, parts] of needles(token))
-      if (parts.some((part) => read.includes(part))) found.push(`${name}${shown}`);
-  return found;
+  return needles(token)
+    .filter(([, parts]) => parts.some((part) => text.includes(part)))
+    .map(([name]) => name);
 }
 
 /**
  * The fake service: each org answers its own way, every answer carrying every echo (of each of
- * `tokens`: with a token per org, every org's answer echoes every org's token). acme lists its
- * environments with the echoes in their descriptions and refuses every change (400, JSON); beta
+ * `tokens`: with a token per org, every org's answer echoes every org's token). acme lists `web`
+ * as declared and `old`, which no manifest declares, with the echoes in its description and in a
+ * tag, and refuses every change (400, JSON, the echoes in its message and in a header); beta
  * answers an HTML error page (500); gamma refuses the token (403); delta's listing is not JSON
  * and its Content-Type carries the echoes. The policy documents carry them too.
  */
@@ -124,10 +114,14 @@ export function startEchoingService(tokens: string | readonly string[]) {
     acme: (method) =>
       method === 'GET'
         ? json(200, [
-            { name: 'web', type: 'K8S', description: echoes },
-            { name: 'old', type: 'K8S', description: echoes },
+            { name: 'web', type: 'K8S', description: 'w' },
+            { name: 'old', type: 'K8S', description: echoes, tags: { echo: echoes } },
           ])
-        : json(400, { message: `rejected: ${echoes}`, errors: { authorization: echoes } }),
+        : json(
+            400,
+            { message: `rejected: ${echoes}`, errors: { authorization: echoes } },
+            { 'x-echo': echoes },
+          ),
     beta: () => ({
       status: 500,
       body: `<html><body><h1>Internal error</h1><p>${all.flatMap((token) => Object.values(encodedEchoes(token))).join('<br>')}</p></body></html>`,

@@ -33,7 +33,7 @@ import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-/** Random-looking: any 6 characters of it are scrubbed from every output. */
+/** Random-looking: any 12 characters of it are masked in every output. */
 const TOKEN = 'fF9q4Tq9Lm2Zx7Vb';
 /** A safety net for a loaded machine, not a timing: a run that hangs fails here. */
 const WAIT_MS = 60_000;

@@ -16,7 +16,7 @@ environments:
     type: K8S
     description: d
 `;
-/** Random-looking: envsync blanks any 6 characters of the token in a row from what it prints. */
+/** Random-looking: envsync masks any 12 characters of the token in a row in what it prints. */
 const EMPTY_ROOT_TOKEN = 'Hq7Wz2Lp9Xc4Rv8N';
 const CONFIG_MAP = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n';
 const WORKFLOW = 'on: [push]\njobs:\n  build:\n    runs-on: x\n';

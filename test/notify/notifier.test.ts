@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { NotifyEvent } from '../../src/core/notify-events.ts';
 import { DEFAULT_NOTIFY_POLICY } from '../../src/core/notify-policy.ts';
 import { undiciSender } from '../../src/daemon/notify-http.ts';
+import { Masker } from '../../src/core/mask.ts';
 import { Notifier, type NotifyResult } from '../../src/daemon/notify.ts';
 import { systemClock } from '../../src/runtime/system-clock.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -47,6 +48,7 @@ function notifier(url: string, policy: Partial<typeof DEFAULT_NOTIFY_POLICY>) {
     policy: { ...DEFAULT_NOTIFY_POLICY, ...policy },
     source: 'urn:envsync:test',
     link: undefined,
+    secrets: new Masker(),
     newId: () => `id-${++id}`,
     count: (result) => counts.push(result),
     queued: () => {},

@@ -261,9 +261,13 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     await world.tmp.write('notify-secret', notifySecret);
     const r = await receiver();
     const url = `${r.url}/services/T0AAA/B0BBB/${urlCredential}`;
-    // Every secret in a manifest text, which the events quote (the service keeps it as given).
+    // Every secret in a text the events quote: the service's description, which it keeps when
+    // sent an empty one, and a manifest's type.
     const leaky = `token ${TOKEN} hook ${webhookSecret} notify ${notifySecret} url ${urlCredential}`;
-    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: leaky }));
+    await world.api.putStore({
+      orgs: { acme: [{ name: 'prod', type: 'K8S', description: leaky }] },
+    });
+    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: '' }));
     await world.tmp.write(
       'manifests/beta.yaml',
       manifest('beta', { web: 'x' }).replace('K8S', JSON.stringify(leaky)),
@@ -272,7 +276,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
       { 'notify-url': `slack:${url}`, 'notify-secret-file': 'notify-secret' },
       { webhookSecret },
     );
-    // acme: the service keeps its own version of the text (change.not-converged quotes both);
+    // acme: the service keeps its text (change.not-converged quotes both);
     // beta: the text is an invalid type (org.invalid quotes it).
     await waitFor('two events', () => r.all.length >= 2, { timeoutMs: WAIT_MS });
     const payloads = r.all.map((got) => got.body).join('\n');
@@ -286,7 +290,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
       expect(payloads).not.toContain(secret);
     }
     // The URL's path is never shown in /status nor in what the notifier logs (and `envsync
-    // run` scrubs both of every secret besides).
+    // run` masks every secret in both besides).
     const shown = [
       JSON.stringify(d.daemon.status().notifications),
       JSON.stringify(d.logs().filter((l) => JSON.stringify(l).includes('127.0.0.1'))),

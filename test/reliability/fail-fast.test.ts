@@ -20,8 +20,8 @@ import { watchNetwork } from '../helpers/network-watch.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-// Random-looking: envsync scrubs any 6 characters of the token in a row, so a token made of
-// words ("-token-") would blank those words out of the messages under test.
+// Random-looking: envsync masks any 12 characters of the token in a row, so a token made of
+// words ("-api-token-") would blank those words out of the messages under test.
 const TOKEN = 'fF9q4Tq9Lm2Zx7Vb';
 /** A name that never resolves (RFC 6761, section 6.4). */
 const NOWHERE = 'api.envsync-test.invalid';

@@ -5,6 +5,7 @@
  * requests with that org's token; an org with no file uses the default token, or fails alone,
  * naming itself and the directory, with no request sent for it.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, symlink } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { envsyncInProcess } from '../helpers/cli.ts';
@@ -283,5 +284,37 @@ describe('--token-dir: a token per org', () => {
       stderr: 'envsync plan: token directory no-such-dir cannot be read (ENOENT)\n',
     });
     expect(await api.getRequests(1000)).toEqual([]);
+  });
+});
+
+describe('--token-dir with 1,000 keys', () => {
+  it('plans every org with its own token', { timeout: 120_000 }, async () => {
+    const orgs = Array.from({ length: 1000 }, (_, i) => `org-${i}`);
+    const tokens = orgs.map((org) => ({ org, token: randomBytes(32).toString('base64url') }));
+    const many = await startTestEmulator({
+      profile: 'spec',
+      orgs,
+      tokens: tokens.map(({ org, token }) => ({ token, orgs: [org] })),
+    });
+    try {
+      for (const { org, token } of tokens) {
+        await tmp.write(`many/tokens/${org}`, token);
+        await tmp.write(
+          `many/manifests/${org}.yaml`,
+          `org: ${org}\nenvironments:\n  - name: web\n    type: K8S\n    description: Web\n`,
+        );
+      }
+      const plan = await envsyncInProcess(
+        ['plan', '--manifests', 'manifests', '--api-url', many.url, '--token-dir', 'tokens'],
+        { cwd: tmp.path('many'), env: {} },
+      );
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(plan.stdout).toContain('Plan: 1000 to create');
+      const requests = await many.getRequests(2000);
+      expect(requests.filter((r) => r.status !== 200)).toEqual([]);
+      expect(new Set(requests.map((r) => r.path)).size).toBe(1000);
+    } finally {
+      await many.close();
+    }
   });
 });
