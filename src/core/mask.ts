@@ -34,7 +34,10 @@ const GRAM = MIN_RUN / 2;
 /** Masks the secrets in a text. */
 export type Mask = (text: string) => string;
 
-/** The base64 of `bytes` after `offset` other bytes, from its first character of theirs alone. */
+/**
+ * The base64 of `bytes` when `offset` other bytes precede them, from the first character made of
+ * their bits alone, without padding.
+ */
 function base64At(bytes: Uint8Array, offset: number): string {
   let binary = '\0'.repeat(offset);
   for (const byte of bytes) binary += String.fromCharCode(byte);
