@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseAuthorization } from './credentials.ts';
 import { cutHeader, decodeSegment, sendError } from './http.ts';
 import { orgPatternFor } from './names.ts';
-import type { ListingFaults, Profile } from './options.ts';
+import type { RouteFaults, Profile } from './options.ts';
 import type { EnvironmentStore } from './store.ts';
 
 export interface ApiDeps {
@@ -18,8 +18,8 @@ export interface ApiDeps {
   readonly store: EnvironmentStore;
   readonly nowSeconds: () => number;
   readonly baseUrl: () => string;
-  /** What the listing shows that it should not (fault injection). */
-  readonly listingFaults: () => ListingFaults;
+  /** What the listing shows that it should not, and the writes it ignores (fault injection). */
+  readonly routeFaults: () => RouteFaults;
 }
 
 const FORBIDDEN = "You don't have permission to access this resource";

@@ -160,7 +160,6 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     options.paths === undefined
       ? discoverManifestFiles(options.root, options.cwd, options.displayRoot, rules)
       : discoverGivenPaths(options.paths, options.cwd, rules);
-  const parseOptions = { strict: options.strict };
   const loaded: LoadedFile[] = Array.from({ length: files.length });
   const seen: ManifestCache = new Map();
   const shared = sharedValues(); // names and policy lists repeat across files
@@ -193,7 +192,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     const result =
       cached !== undefined && cached.hash === hash
         ? cached.result
-        : await parseManifest(outcome.text, file.display, shared, parseOptions);
+        : await parseManifest(outcome.text, file.display, shared);
     if (options.cache !== undefined) seen.set(file.display, { statKey, hash, result });
     if (result !== cached?.result) changed.add(file.display);
     paths.set(file.display, file.path);
@@ -206,10 +205,25 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     for (const [display, entry] of seen) options.cache.set(display, entry);
   }
   // The files the manifests name in `policies:` are read as policies, and are not manifests.
-  const parsed = resolvePolicyFiles(loaded, {
+  const resolved = resolvePolicyFiles(loaded, {
     root: resolvePath(options.cwd, options.root),
     maxFileBytes: options.maxFileBytes,
   });
+  // Under --strict, other YAML that no manifest names as a policy file is read as a manifest,
+  // with the schema's problems (ParseOptions): read again, as such files are few.
+  const parsed =
+    options.strict === true
+      ? await Promise.all(
+          resolved.map(async (file): Promise<ParsedFile> => {
+            if (file.notManifest !== true) return file;
+            const path = paths.get(file.file) ?? file.file;
+            const outcome = readManifestFile(path, options.maxFileBytes);
+            if (!outcome.ok) return unreadable(file.file, outcome.message);
+            const strict = await parseManifest(outcome.text, file.file, shared, { strict: true });
+            return loadedFile({ path, display: file.file }, strict).parsed;
+          }),
+        )
+      : resolved;
   // Environments read by the fast path carry no line and column, and no environment carries those
   // of its keys. The rare message that needs them (a name declared twice, a clash of renames, the
   // ownership tag under prune) asks for them; only then are those few files read again.
