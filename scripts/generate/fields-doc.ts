@@ -25,12 +25,7 @@ function either(items: readonly string[]): string {
 
 /** Whether a manifest must give the field, and what leaving it out means. */
 function presence(spec: FieldSpec): string {
-  const parts =
-    spec.default !== undefined
-      ? [`optional, default ${code(JSON.stringify(spec.default))}`]
-      : spec.managed === 'always'
-        ? ['required']
-        : ['optional, managed only when declared'];
+  const parts = [spec.managed === 'always' ? 'required' : 'optional, managed only when declared'];
   if (spec.onlyForTypes !== undefined) {
     const types = spec.onlyForTypes.map((type) => code(`${FIELDS.type.manifestKey}: ${type}`));
     parts.push(`only on ${either(types)} (an error on any other)`);

@@ -54,14 +54,6 @@ async function formatted(text: string, file: string): Promise<string> {
 
 export const GENERATED_FILES: readonly GeneratedFile[] = [
   {
-    path: 'src/core/compiled.generated.ts',
-    from: 'the field registry (src/core/fields.ts)',
-    async render() {
-      const { hotPathsSource } = await import('./hot-paths.ts');
-      return formatted(hotPathsSource(), this.path);
-    },
-  },
-  {
     path: 'config/manifest.schema.json',
     from: 'the manifest schema (src/manifests/schema.ts), as `envsync schema` prints it',
     async render() {

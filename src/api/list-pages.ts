@@ -26,7 +26,7 @@ function parseJson(path: string, response: RawResponse, scrub: Scrub): unknown {
 
 async function readPage(org: string, url: string, response: RawResponse, scrub: Scrub) {
   try {
-    return await readListing(parseJson(url, response, scrub), org);
+    return readListing(parseJson(url, response, scrub), org);
   } catch (error) {
     if (error instanceof ApiError) throw error;
     throw new ApiError('invalid-response', `GET ${url}: ${(error as Error).message}`, {

@@ -15,7 +15,7 @@ import { fs } from '../runtime/builtins.ts';
 import { kindOf } from '../runtime/read-file.ts';
 import type { ParsedFile } from './assemble.ts';
 import { readManifestFile } from './discover.ts';
-import type { ManifestDocument, ManifestProblem, PolicyEntry } from './parsed.ts';
+import type { ManifestDocument, ManifestProblem, PolicyEntry } from './parse.ts';
 
 /** One parsed manifest file, as the load knows it: its real place besides its display path. */
 export interface LoadedFile {

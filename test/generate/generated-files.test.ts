@@ -49,14 +49,14 @@ describe('npm run generate', () => {
   afterAll(() => copy.cleanup());
 
   it('--check names a stale file and the command, and writes nothing; writeStale rewrites it', async () => {
-    const file = copy.path('src/core/compiled.generated.ts');
+    const file = copy.path('config/manifest.schema.json');
     const good = await readFile(file, 'utf8');
     const edited = `${good}// edited by hand\n`;
     await writeFile(file, edited);
 
     const checked = await generate('--check');
     expect(checked.code).toBe(1);
-    expect(checked.stderr).toContain('src/core/compiled.generated.ts is out of date');
+    expect(checked.stderr).toContain('config/manifest.schema.json is out of date');
     expect(checked.stderr).toContain(REGENERATE);
     expect(checked.stderr.split('\n').filter((line) => line.includes('out of date'))).toHaveLength(
       1,
@@ -64,24 +64,24 @@ describe('npm run generate', () => {
     expect(await readFile(file, 'utf8')).toBe(edited);
     // What the script does without --check (--check found no other stale file): the committed
     // text is back.
-    const stale = await staleFiles(copy.dir, ['src/core/compiled.generated.ts']);
-    expect(await writeStale(stale, copy.dir)).toEqual(['src/core/compiled.generated.ts']);
+    const stale = await staleFiles(copy.dir, ['config/manifest.schema.json']);
+    expect(await writeStale(stale, copy.dir)).toEqual(['config/manifest.schema.json']);
     expect(await readFile(file, 'utf8')).toBe(good);
   });
 
   it('writes a generated file that is missing, when asked for that file', async () => {
-    const file = copy.path('src/core/compiled.generated.ts');
+    const file = copy.path('config/manifest.schema.json');
     const good = await readFile(file, 'utf8');
     await rm(file);
-    const written = await generate('src/core/compiled.generated.ts');
+    const written = await generate('config/manifest.schema.json');
     expect(written.code).toBe(0);
-    expect(written.stdout).toBe('wrote src/core/compiled.generated.ts\n');
+    expect(written.stdout).toBe('wrote config/manifest.schema.json\n');
     expect(await readFile(file, 'utf8')).toBe(good);
   });
 
   it('refuses a name that is not a generated file', async () => {
     await expect(staleFiles(copy.dir, ['docs/cli.md'])).rejects.toThrow(
-      /^not a generated file: docs\/cli\.md \(they are: src\/core\/compiled\.generated\.ts/,
+      /^not a generated file: docs\/cli\.md \(they are: config\/manifest\.schema\.json/,
     );
   });
 });
