@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { webhookVerdict } from '../core/daemon-policy.ts';
 import type { Clock } from '../core/clock.ts';
+import { escapeJson } from '../core/escape.ts';
 import type { Scrub } from '../core/redact.ts';
 import { http } from '../runtime/builtins.ts';
 import { ConfigError } from '../runtime/errors.ts';
@@ -14,7 +15,8 @@ import { PAGE_SCRIPT, PAGE_STYLE, renderStatusPage, scrubDeep } from './status-p
 import { MAX_WEBHOOK_BODY_BYTES, readBoundedBody, webhookCredential } from './webhook.ts';
 
 function send(res: ServerResponse, status: number, body: unknown, type = 'application/json'): void {
-  const text = type === 'application/json' ? `${JSON.stringify(body, null, 2)}\n` : String(body);
+  const text =
+    type === 'application/json' ? escapeJson(`${JSON.stringify(body, null, 2)}\n`) : String(body);
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(text);
 }
 
@@ -159,7 +161,7 @@ export async function startDaemonServer(
         // Service text in it was scrubbed when it was read; this scrubs whatever else got in.
         res
           .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-          .end(scrub(`${JSON.stringify(daemon.status(), null, 2)}\n`));
+          .end(escapeJson(scrub(`${JSON.stringify(daemon.status(), null, 2)}\n`)));
         return;
       case 'GET /': {
         // The model is scrubbed before it is escaped (an escaped secret would no longer match),

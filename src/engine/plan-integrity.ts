@@ -5,6 +5,7 @@
  * `desired` value changed while `fields` stay, and a cut file; it cannot stop someone who can
  * rewrite the whole file, who can compute the digest again (docs/cli.md, "Saved plans").
  */
+import { escapeJson } from '../core/escape.ts';
 import { crypto } from '../runtime/builtins.ts';
 
 /** The key of the digest in the file. */
@@ -41,13 +42,14 @@ export function integrityOf(plan: Readonly<Record<string, unknown>>): string {
 
 /**
  * The text of a plan file: `content` scrubbed of every secret first (the digest covers what the
- * file holds), then sealed with its digest after `kind` and `version`, indented.
+ * file holds), then sealed with its digest after `kind` and `version`, indented, with the unsafe
+ * characters \u-escaped (the digest is of the parsed content, which the escapes do not change).
  */
 export function planFileText(content: object, scrub: (text: string) => string): string {
   const scrubbed = JSON.parse(scrub(JSON.stringify(content))) as Record<string, unknown>;
   const { kind, version, ...rest } = scrubbed;
   const sealed = { kind, version, [INTEGRITY_KEY]: integrityOf(scrubbed), ...rest };
-  return scrub(`${JSON.stringify(sealed, null, 2)}\n`);
+  return escapeJson(scrub(`${JSON.stringify(sealed, null, 2)}\n`));
 }
 
 /**
