@@ -16,9 +16,10 @@ const UNIT = [
 ];
 
 /**
- * Suites that need the whole machine for a while: packing and installing the package, the
- * image's steps carried out for real (an `npm ci` included), syncs SIGKILLed at random moments,
- * and a tiny run of every benchmark scenario. `npm run test:system` runs
+ * Suites that need the whole machine for a while, or tools `.ci/run` installs: packing and
+ * installing the package, the image's steps carried out for real (an `npm ci` included), syncs
+ * SIGKILLed at random moments, a tiny run of every benchmark scenario, kustomize, the Helm chart
+ * (helm, and a registry on loopback) and the SBOM. `npm run test:system` runs
  * them; `.ci/run` runs them after `npm test`.
  */
 const SYSTEM = ['test/system/**/*.test.ts'];

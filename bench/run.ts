@@ -369,7 +369,7 @@ async function main(c: BenchConfig): Promise<void> {
             : path.relative(REPO, cliPath()),
         envsyncRevision: revision(),
         envsyncNodeFlags: cliNodeFlags(),
-        yamlParserOfBaselines: 'js-yaml',
+        yamlParserOfBaselines: 'yaml',
         rssMethod:
           RSS_METHOD === 'gnu-time'
             ? '/usr/bin/time -f %M (ru_maxrss) for one-shot processes; VmHWM for the daemon'

@@ -1,7 +1,7 @@
 /**
  * The bare script of the small-repo scenario: what a person would write by hand to see the
  * service's side of a few manifests. Reads every *.yaml / *.yml file below --manifests, parses it
- * with js-yaml, then GETs each org once with Node's fetch and parses the body. Plain JavaScript,
+ * with `yaml`, then GETs each org once with Node's fetch and parses the body. Plain JavaScript,
  * as such a script would be: no build step, no type stripping. Prints a JSON summary on stdout.
  *
  *   node bench/small-floor.mjs --manifests DIR --api-url URL   (token from ENVSYNC_TOKEN)
@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CORE_SCHEMA, loadAll } from 'js-yaml';
+import { parseAllDocuments } from 'yaml';
 
 const { values } = parseArgs({
   options: { manifests: { type: 'string' }, 'api-url': { type: 'string' } },
@@ -21,8 +21,8 @@ const root = values.manifests;
 const orgs = new Set();
 for (const file of readdirSync(root, { recursive: true, encoding: 'utf8' })) {
   if (!/\.ya?ml$/i.test(file)) continue;
-  const docs = /** @type {{ org?: unknown }[]} */ (
-    loadAll(readFileSync(path.join(root, file), 'utf8'), null, { schema: CORE_SCHEMA })
+  const docs = parseAllDocuments(readFileSync(path.join(root, file), 'utf8')).map(
+    (doc) => /** @type {{ org?: unknown } | null} */ (doc.toJS()),
   );
   for (const doc of docs) if (typeof doc?.org === 'string') orgs.add(doc.org);
 }

@@ -1,13 +1,13 @@
 /**
- * What the two baselines share: the bare minimum to read and parse every manifest (js-yaml, the
- * parser envsync's own fast path uses) and a fixed number of undici workers over one keep-alive
- * pool. No validation, no retries, no plan: the floor any tool has to pay.
+ * What the two baselines share: the bare minimum to read and parse every manifest (`yaml`, the
+ * parser envsync uses) and a fixed number of undici workers over one keep-alive pool. No
+ * validation, no retries, no plan: the floor any tool has to pay.
  */
 import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CORE_SCHEMA, loadAll } from 'js-yaml';
+import { parseAllDocuments } from 'yaml';
 import { Pool } from 'undici';
 
 export interface BaselineArgs {
@@ -62,7 +62,10 @@ export async function readAllManifests(root: string): Promise<Doc[]> {
   const docs: Doc[] = [];
   for (const file of files) {
     const text = readFileSync(file, 'utf8');
-    for (const doc of loadAll(text, { schema: CORE_SCHEMA })) if (doc) docs.push(doc as Doc);
+    for (const doc of parseAllDocuments(text)) {
+      const value = doc.toJS() as Doc | null;
+      if (value) docs.push(value);
+    }
   }
   return docs;
 }

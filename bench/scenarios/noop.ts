@@ -70,7 +70,7 @@ export async function noop(c: BenchConfig, w: Workload, emulator: BenchEmulator)
     wallMsRuns: plans.map((p) => p.run.wallMs),
     peakRssMb: Math.max(...plans.map((p) => mb(p.run.peakRssBytes))),
     floor: {
-      parser: 'js-yaml (loadAll, CORE_SCHEMA)',
+      parser: 'yaml (parseAllDocuments)',
       client: 'undici Pool, same concurrency',
       requests: floorRequests,
       wallMs: floorMs,

@@ -1,7 +1,7 @@
 /**
  * A small repository, as most users have: the examples (3 orgs, 9 environments). Start-up is
  * most of what a run costs there, so every figure is a whole process beside a baseline measured
- * in the same round: `plan` beside the bare script (bench/small-floor.mjs: js-yaml and fetch),
+ * in the same round: `plan` beside the bare script (bench/small-floor.mjs: yaml and fetch),
  * warm (compile cache filled) and cold (Node's compile cache off); `validate` and `--help` beside
  * `node -e 0`; and the daemon's resident memory once it has settled on the examples, with its
  * metrics and status page served.

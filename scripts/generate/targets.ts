@@ -54,14 +54,6 @@ async function formatted(text: string, file: string): Promise<string> {
 
 export const GENERATED_FILES: readonly GeneratedFile[] = [
   {
-    path: 'src/core/compiled.generated.ts',
-    from: 'the field registry (src/core/fields.ts)',
-    async render() {
-      const { hotPathsSource } = await import('./hot-paths.ts');
-      return formatted(hotPathsSource(), this.path);
-    },
-  },
-  {
     path: 'config/manifest.schema.json',
     from: 'the manifest schema (src/manifests/schema.ts), as `envsync schema` prints it',
     async render() {
@@ -82,10 +74,26 @@ export const GENERATED_FILES: readonly GeneratedFile[] = [
     path: 'docs/manifests.md',
     from: 'the field registry (src/core/fields.ts), between its field markers',
     async render(current) {
-      const { fieldsSection, withFieldsSection } = await import('./fields-doc.ts');
+      const { fieldsSection, FIELDS_MARKERS } = await import('./fields-doc.ts');
+      const { withSection } = await import('./section.ts');
       const { FIELD_LIST } = await import('../../src/core/fields.ts');
-      const page = withFieldsSection(current ?? '', fieldsSection(FIELD_LIST), this.path);
+      const section = fieldsSection(FIELD_LIST);
+      const page = withSection(current ?? '', section, this.path, FIELDS_MARKERS);
       return formatted(page, this.path);
+    },
+  },
+  {
+    path: 'charts/envsync/README.md',
+    from: "the chart's values.schema.json and values.yaml, between its value markers",
+    async render(current) {
+      const { valuesSection, VALUES_MARKERS } = await import('./chart-readme.ts');
+      const { withSection } = await import('./section.ts');
+      const { parse } = await import('yaml');
+      const chart = path.join(ROOT, 'charts/envsync');
+      const schema = JSON.parse(await readFile(path.join(chart, 'values.schema.json'), 'utf8'));
+      const defaults = parse(await readFile(path.join(chart, 'values.yaml'), 'utf8'));
+      const section = valuesSection(schema, defaults);
+      return formatted(withSection(current ?? '', section, this.path, VALUES_MARKERS), this.path);
     },
   },
   {

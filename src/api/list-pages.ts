@@ -25,7 +25,7 @@ function parseJson(path: string, response: RawResponse, mask: Mask): unknown {
 
 async function readPage(org: string, url: string, response: RawResponse, mask: Mask) {
   try {
-    return await readListing(parseJson(url, response, mask), org);
+    return readListing(parseJson(url, response, mask), org);
   } catch (error) {
     if (error instanceof ApiError) throw error;
     throw new ApiError('invalid-response', `GET ${url}: ${(error as Error).message}`, {

@@ -1,43 +1,72 @@
-import { checkListedFields, observedOf } from '../core/compiled.generated.ts';
+import * as z from 'zod';
+import { environmentOf, FIELD_LIST, type FieldSpec, type ValueKind } from '../core/fields.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import type { ListingShape } from '../core/dialect.ts';
-import { isPlainObject } from '../core/plain-object.ts';
-import type { ListedEnvironment } from './listing-schema.ts';
+import { isStringMap, normalizeMap, type StringMap } from '../core/string-maps.ts';
+import { normalizeListedSet } from '../core/string-sets.ts';
+import { emptyValue } from '../core/value-kinds.ts';
 import { quoted } from './response.ts';
 
 /**
  * The tolerant reader of the listing: the spec's `{"env": [...]}`, the production service's bare
- * array, and its paginated envelope (docs/api-behaviour.md). Unknown fields are ignored and
+ * array, and its paginated envelope (docs/api-behaviour.md). Its zod schema, built from the field
+ * registry (core/fields.ts), decides what a listing may hold: unknown fields are ignored and
  * unknown types accepted; anything else is an error, never a guess.
  *
  * A listing is checked before it is believed, in every shape and on every page: an entry whose
  * `org` is not the org asked for is refused (the service's fault: nothing of it is compared, and
  * the caller sends nothing to the org); an entry with an empty name is set aside and counted, for
  * the caller to warn about. An entry without `org` is read as the asked org's.
- *
- * The zod schema (listing-schema.ts) is the authority. The usual listing (a list of well-formed
- * entries of the asked org, bare or under `env`) is read in place by `acceptEntries`, which
- * accepts exactly what the schema accepts and these checks let through unchanged
- * (test/api/listing.test.ts checks it); everything else, the paginated envelope included, goes to
- * the schema, loaded on first use, and then to the checks. Both follow the field registry.
  */
 
-/**
- * The entries read in place when every one is certainly valid, named, and of `org` (or shows no
- * org); else undefined (ask the schema, then the checks).
- */
-export function acceptEntries(list: unknown, org: string): ObservedEnvironment[] | undefined {
-  if (!Array.isArray(list)) return undefined;
-  const out: ObservedEnvironment[] = [];
-  for (const entry of list as unknown[]) {
-    if (!isPlainObject(entry)) return undefined;
-    const { name, org: owner } = entry;
-    if (typeof name !== 'string' || name === '') return undefined;
-    if (owner !== undefined && owner !== org) return undefined;
-    if (!checkListedFields(entry)) return undefined;
-    out.push(toObserved(entry as ListedEnvironment));
-  }
-  return out;
+/** A listed value of each kind: any string for a type (a listing may hold types envsync does not manage). */
+const LISTED: Readonly<Record<ValueKind, () => z.ZodType>> = {
+  enum: () => z.string(),
+  text: () => z.string(),
+  flag: () => z.boolean(),
+  // Items are names, or objects with a name (production may list policies so).
+  set: () => z.array(z.union([z.string(), z.looseObject({ name: z.string() })])),
+  // Checked in place: z.record would copy the object and drop a key such as `__proto__`.
+  map: () => z.custom<StringMap>(isStringMap, 'expected an object of strings'),
+};
+
+/** A listed field: of its kind (any string for a type), and null or absent where allowed. */
+function listedField(spec: FieldSpec): z.ZodType {
+  let schema = LISTED[spec.kind]();
+  if (spec.listing.null !== 'error') schema = schema.nullable();
+  if (spec.listing.absent !== 'error') schema = schema.optional();
+  return schema;
+}
+
+// z.object strips what it does not know: unknown fields are ignored, and not copied. An empty
+// name and another org are well-formed here: checkEntries sets the one aside and refuses the
+// other, by the org it asked for.
+const listedEnvironment = z.object({
+  name: z.string(),
+  org: z.string().optional(),
+  ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.wireName, listedField(spec)])),
+});
+
+/** One listing entry as the schema outputs it: the name, the org if shown, each field by wire name. */
+type ListedEnvironment = z.infer<typeof listedEnvironment> & Record<string, unknown>;
+
+const entries = z.array(listedEnvironment);
+
+const specListing = z.looseObject({ env: entries });
+
+const pageEnvelope = z.looseObject({
+  environments: entries,
+  page: z.number().int().min(1).optional(),
+  per_page: z.number().int().min(1).optional(),
+  total_pages: z.number().int().min(0).optional(),
+  total_count: z.number().int().min(0).optional(),
+});
+
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return 'invalid';
+  const where = issue.path.length === 0 ? '' : ` at ${issue.path.map(String).join('.')}`;
+  return `${issue.message}${where}`;
 }
 
 /** One page (or the whole) of a listing, read. */
@@ -56,16 +85,28 @@ export interface ListingPage {
   };
 }
 
-/** One listed entry as envsync compares it (the fast path and the schema's both end here). */
+/**
+ * One listed entry as envsync compares it: undefined for a field the listing does not carry, the
+ * field's empty value where its rule says so, sets and maps normalized.
+ */
 export function toObserved(entry: ListedEnvironment): ObservedEnvironment {
-  return observedOf(entry) as ObservedEnvironment;
+  return environmentOf(entry.name, entry, (listed, spec) => {
+    const value = listed[spec.wireName];
+    if (value === undefined || value === null) {
+      return spec.listing[value === null ? 'null' : 'absent'] === 'empty'
+        ? emptyValue(spec)
+        : undefined;
+    }
+    if (spec.kind === 'set') return normalizeListedSet(value as readonly unknown[]);
+    return spec.kind === 'map' ? normalizeMap(value as StringMap) : (value as string | boolean);
+  }) as ObservedEnvironment;
 }
 
 /**
  * The checks on entries the schema read: refuses an entry of another org, sets aside (and
  * counts) those with an empty name.
  */
-export function checkEntries(
+function checkEntries(
   listed: readonly ListedEnvironment[],
   org: string,
 ): { environments: ObservedEnvironment[]; unnamed: number } {
@@ -85,41 +126,29 @@ export function checkEntries(
   return { environments, unnamed };
 }
 
-/** A list of entries, bare or under `env`: in place when it can be, else by the schema. */
-async function readEntries(
-  list: unknown,
-  org: string,
-  shape: { bare: unknown } | { env: unknown },
-): Promise<ListingPage> {
-  const fast = acceptEntries(list, org);
-  const listed = 'bare' in shape ? 'array' : 'env';
-  if (fast !== undefined) return { environments: fast, unnamed: 0, shape: listed };
-  const { entries, specListing, firstIssue } = await import('./listing-schema.ts');
-  if ('bare' in shape) {
-    const result = entries.safeParse(shape.bare);
-    if (!result.success) throw new Error(`listing entry is malformed: ${firstIssue(result.error)}`);
-    return { ...checkEntries(result.data, org), shape: listed };
-  }
-  const result = specListing.safeParse(shape.env);
-  if (!result.success) throw new Error(`listing is malformed: ${firstIssue(result.error)}`);
-  return { ...checkEntries(result.data.env, org), shape: listed };
+/** `schema`'s reading of `body`, or an error that says what is malformed (`what`) and where. */
+function parsed<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
+  const result = schema.safeParse(body);
+  if (!result.success) throw new Error(`${what} is malformed: ${firstIssue(result.error)}`);
+  return result.data;
 }
 
 /**
- * Reads a parsed JSON listing body of `org` in any of the three known shapes. Rejects with a
- * plain Error.
+ * Reads a parsed JSON listing body of `org` in any of the three known shapes. Throws a plain
+ * Error.
  */
-export async function readListing(body: unknown, org: string): Promise<ListingPage> {
-  if (Array.isArray(body)) return readEntries(body, org, { bare: body });
+export function readListing(body: unknown, org: string): ListingPage {
+  if (Array.isArray(body)) {
+    const listed = parsed(entries, body, 'listing entry') as ListedEnvironment[];
+    return { ...checkEntries(listed, org), shape: 'array' };
+  }
   if (body !== null && typeof body === 'object') {
-    if (Object.hasOwn(body, 'env'))
-      return readEntries((body as { env: unknown }).env, org, { env: body });
+    if (Object.hasOwn(body, 'env')) {
+      const listed = parsed(specListing, body, 'listing').env as ListedEnvironment[];
+      return { ...checkEntries(listed, org), shape: 'env' };
+    }
     if (Object.hasOwn(body, 'environments')) {
-      const { pageEnvelope, firstIssue } = await import('./listing-schema.ts');
-      const result = pageEnvelope.safeParse(body);
-      if (!result.success)
-        throw new Error(`listing page is malformed: ${firstIssue(result.error)}`);
-      const page = result.data;
+      const page = parsed(pageEnvelope, body, 'listing page');
       return {
         ...checkEntries(page.environments, org),
         shape: 'envelope',

@@ -14,7 +14,12 @@ import {
 import { crypto, fsPromises } from '../runtime/builtins.ts';
 import { ConfigError, UsageError, errorMessage } from '../runtime/errors.ts';
 import { renderExportedManifest, type ExportedManifest } from '../manifests/export.ts';
-import { policyFolder, policyTargets, preparePolicyFolders } from './export-policies.ts';
+import {
+  exportNameProblems,
+  policyFolder,
+  policyTargets,
+  preparePolicyFolders,
+} from './export-policies.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import { connect } from './connect.ts';
 import type { CommandContext } from './context.ts';
@@ -46,12 +51,13 @@ function existsMessage(file: string, kind: 'link' | 'other'): string {
  * folder, created exclusively (O_EXCL: a link planted at its name makes the open fail, never write
  * through), then takes the file's name. With `force`, a rename replaces whatever is there, a link
  * itself rather than its target; without, a hard link gives the name only if it is still free, so
- * a file that appears after the check is not overwritten either.
+ * a file that appears after the check is not overwritten either. The temp file's name is short
+ * whatever the file's: a name that fits fits with it.
  */
 async function writeExportFile(file: string, text: string, force: boolean): Promise<void> {
   const temp = path.join(
     path.dirname(file),
-    `.${path.basename(file)}.${process.pid}.${crypto().randomBytes(6).toString('hex')}.tmp`,
+    `.envsync-export.${process.pid}.${crypto().randomBytes(6).toString('hex')}.tmp`,
   );
   await writeFileSynced(temp, text, { exclusive: true, mode: 0o644 });
   try {
@@ -195,6 +201,13 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
     }
     io.stdout.write(exported.map((r) => r.text).join('---\n'));
   } else {
+    // Every name is checked before anything is made: a refusal leaves nothing half done.
+    const problems = exportNameProblems(exported);
+    if (problems.length > 0) {
+      throw new ConfigError(
+        `--out ${outDir}: nothing was written: ${problems.length === 1 ? 'a file name' : `${problems.length} file names`} cannot be used\n${problems.map((problem) => `  ${problem}`).join('\n')}`,
+      );
+    }
     await fsPromises()
       .mkdir(outDir, { recursive: true })
       .catch(async (error: unknown) => {

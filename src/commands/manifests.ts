@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
 import { suggest } from '../core/suggest.ts';
 import { ConfigError } from '../runtime/errors.ts';
-import { emptyRootLine } from '../manifests/parsed.ts';
+import { emptyRootLine } from '../manifests/parse.ts';
 import {
   formatProblem,
   loadManifests,

@@ -56,14 +56,26 @@ export type OrgState =
 
 /** An org's state, given the daemon's mode and whether a sync window is open. */
 export function orgState(
-  org: Pick<OrgStatus, 'status' | 'suspended' | 'pending' | 'pendingChanges'>,
+  org: Pick<
+    OrgStatus,
+    | 'status'
+    | 'suspended'
+    | 'pending'
+    | 'pendingChanges'
+    | 'pendingArchives'
+    | 'pendingPolicyDocuments'
+  >,
   around: { readonly observe: boolean; readonly windowOpen: boolean },
 ): OrgState {
   if (org.status === 'invalid') return 'invalid';
   if (org.status === 'failed') {
-    const stuck =
-      org.pendingChanges.length > 0 &&
-      org.pendingChanges.every((c) => c.result === 'not-converged');
+    // Every change, archive and upload left was sent and did not take.
+    const left = [
+      ...org.pendingChanges,
+      ...(org.pendingArchives ?? []),
+      ...(org.pendingPolicyDocuments ?? []),
+    ];
+    const stuck = left.length > 0 && left.every((item) => item.result === 'not-converged');
     return stuck ? 'not converged' : 'failed';
   }
   if (org.suspended) return 'suspended';

@@ -149,8 +149,12 @@ export function orgErrorMessage(report: OrgReport): string | undefined {
   const failed = report.changes.filter(
     (c) => c.result === 'failed' || c.result === 'not-converged',
   );
-  const uploads = (report.policyDocuments ?? []).filter((d) => d.result === 'failed');
-  const archives = (report.archives ?? []).filter((a) => a.result === 'failed');
+  const uploads = (report.policyDocuments ?? []).filter(
+    (d) => d.result === 'failed' || d.result === 'not-converged',
+  );
+  const archives = (report.archives ?? []).filter(
+    (a) => a.result === 'failed' || a.result === 'not-converged',
+  );
   if (failed.length === 0 && uploads.length === 0 && archives.length === 0) return undefined;
   // The guard refuses every archive of the org with the same message: said once.
   const archiveErrors = [
@@ -158,12 +162,14 @@ export function orgErrorMessage(report: OrgReport): string | undefined {
       archives.map((a) =>
         a.error?.startsWith('not archived: ') === true
           ? a.error
-          : `${a.name}: archive failed${a.error ? ` (${a.error})` : ''}`,
+          : `${a.name}: archive ${a.result}${a.error ? ` (${a.error})` : ''}`,
       ),
     ),
   ];
   return [
-    ...uploads.map((d) => `policy document ${d.name}: failed${d.error ? ` (${d.error})` : ''}`),
+    ...uploads.map(
+      (d) => `policy document ${d.name}: ${d.result}${d.error ? ` (${d.error})` : ''}`,
+    ),
     ...failed.map((c) => `${c.name}: ${c.result}${c.error ? ` (${c.error})` : ''}`),
     ...archiveErrors,
   ].join('; ');

@@ -11,7 +11,6 @@ import {
   type FieldSpec,
   type FieldValue,
 } from './fields.ts';
-import { isUnchanged } from './compiled.generated.ts';
 import { normalizeValue, sameValue } from './value-kinds.ts';
 import type {
   AppliedRecord,
@@ -49,7 +48,6 @@ export function diffEnvironment(
   observed: ObservedEnvironment,
   applied: AppliedRecord | undefined,
 ): EnvironmentDiff | undefined {
-  if (isUnchanged(desired, observed, applied)) return undefined;
   let fields: Record<string, FieldDiff> | undefined;
   let unknownFields: FieldName[] | undefined;
   for (const spec of FIELD_LIST) {
@@ -67,7 +65,8 @@ export function diffEnvironment(
       };
     }
   }
-  return { fields: fields ?? {}, unknownFields: unknownFields ?? [] };
+  if (fields === undefined) return undefined;
+  return { fields, unknownFields: unknownFields ?? [] };
 }
 
 /**

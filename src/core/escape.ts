@@ -9,12 +9,12 @@
  * the Unicode line and paragraph separators, every bidirectional control (the Arabic letter
  * mark U+061C, the marks U+200E and U+200F, the embeddings and overrides U+202A to U+202E, the
  * isolates U+2066 to U+2069: they reorder what a reader sees), and the zero-width characters
- * (U+200B to U+200D, and U+FEFF, the byte order mark, anywhere in a text), which make two
- * different names look the same.
+ * (U+200B to U+200D, the word joiner U+2060, and U+FEFF, the byte order mark, anywhere in a
+ * text), which make two different names look the same.
  */
 export const UNSAFE =
   // oxlint-disable-next-line no-control-regex
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
 
 const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
@@ -28,9 +28,11 @@ export function escapeControls(text: string): string {
 
 /**
  * JSON text with every unsafe character that JSON.stringify leaves raw (DEL, C1 controls, line
- * separators, bidirectional controls, BOM) written as a \u escape: the same data once parsed.
- * JSON.stringify already escapes C0 controls; they never stand raw in its output. `##[` (the
- * runner's older workflow-command form, read anywhere in a line) becomes `##\u005b`.
+ * separators, bidirectional controls, zero-width characters) written as a \u escape: the same
+ * data once parsed. JSON.stringify already escapes C0 controls; they never stand raw in its
+ * output. `##[` (the runner's older workflow-command form, read anywhere in a line) becomes
+ * `##\u005b`. Every JSON envsync writes goes through it: reports, log lines, `/status`, saved
+ * plans, the state file, notifications.
  */
 export function escapeJson(json: string): string {
   return json

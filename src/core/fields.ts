@@ -1,11 +1,10 @@
 /**
  * The one registry of an environment's fields. Everything that reads, writes, compares or shows a
- * field is derived from it: the manifest schema and its JSON Schema, the fast path's accept check,
- * the listing reader, the PUT body, the diff and the verify after apply, the state file and saved
- * plans, export, and the field reference in docs/manifests.md. The hot paths among them are
- * written out field by field in compiled.generated.ts, which `npm run generate` writes from this
- * file. Adding a field means adding it to `FieldValues` and to `FIELDS` below, then running
- * `npm run generate`. The rules of each kind of value are in value-kinds.ts.
+ * field is derived from it: the manifest schema and its JSON Schema, the listing's schema, the PUT
+ * body, the diff and the verify after apply, the state file and saved plans, export, and the field
+ * reference in docs/manifests.md. Adding a field means adding it to `FieldValues` and to `FIELDS`
+ * below, then running `npm run generate` (the docs). The rules of each kind of value are in
+ * value-kinds.ts.
  */
 
 import type { ApiDialect } from './dialect.ts';
@@ -90,10 +89,8 @@ export interface FieldSpec<K extends FieldName = FieldName> {
   readonly items?: 'environments';
   /** The field is allowed only on environments of these types. */
   readonly onlyForTypes?: readonly string[];
-  /** What a manifest that leaves the field out means; none: the field is required. */
-  readonly default?: NonNullable<FieldValues[K]>;
   /**
-   * 'always': every environment has a value (given or default); it is sent, compared and verified.
+   * 'always': every environment must give it; it is sent, compared and verified.
    * 'when-declared': only when a manifest declares it; the service keeps what it has otherwise.
    */
   readonly managed: 'always' | 'when-declared';
@@ -240,4 +237,18 @@ export type FieldSlots = { readonly [K in FieldName]-?: FieldValues[K] | undefin
  */
 export function sendRoute(spec: FieldSpec, dialect: ApiDialect): SentBy | undefined {
   return spec.sentBy === undefined ? 'put' : spec.sentBy[dialect];
+}
+
+/**
+ * An environment object: its name and every field of the registry, each as `read` gives it
+ * (undefined: not declared, or not shown).
+ */
+export function environmentOf<S>(
+  name: string,
+  source: S,
+  read: (source: S, spec: FieldSpec) => FieldValue | undefined,
+): { readonly name: string } & FieldSlots {
+  const env: Record<string, unknown> = { name };
+  for (const spec of FIELD_LIST) env[spec.name] = read(source, spec);
+  return env as { readonly name: string } & FieldSlots;
 }

@@ -12,9 +12,8 @@ export type { FieldName, FieldValue } from './fields.ts';
 
 /**
  * Where an environment was declared: the file, the YAML document's index in it and the
- * environment's index in `environments` (its YAML path is `environments[index]`).
- * Line and column are filled in when the parser that read the file tracked them (the slow,
- * position-tracking path); otherwise they are looked up only when a message needs them.
+ * environment's index in `environments` (its YAML path is `environments[index]`), and the line and
+ * column of its entry.
  */
 export interface SourceLocation {
   readonly file: string;

@@ -30,10 +30,11 @@ export { MAX_EVENT_ITEMS } from './notify-event-parts.ts';
 
 /** An environment named by an event, with the fields concerned. */
 export interface EventEnvironment {
+  /** The environment's name (for `policy-document`, the policy document's). */
   readonly name: string;
-  readonly action: ChangeAction;
+  readonly action: ChangeAction | 'archive' | 'policy-document';
   readonly fields: FieldDiffs;
-  readonly error?: string;
+  readonly error?: string | undefined;
 }
 
 /** What each type of event carries besides the org, the revision and the time. */
@@ -151,7 +152,16 @@ function orgEvents(
   }
 
   const failedChanges = report.changes.filter((c) => c.result === 'failed');
-  const notConverged = report.changes.filter((c) => c.result === 'not-converged');
+  // Changes, archives and uploads that the service answered and did not carry out.
+  const notConverged: EventEnvironment[] = [
+    ...report.changes.filter((c) => c.result === 'not-converged').map(environment),
+    ...(report.archives ?? [])
+      .filter((a) => a.result === 'not-converged')
+      .map(({ name, error }) => ({ name, action: 'archive' as const, fields: {}, error })),
+    ...(report.policyDocuments ?? [])
+      .filter((d) => d.result === 'not-converged')
+      .map(({ name, error }) => ({ name, action: 'policy-document' as const, fields: {}, error })),
+  ];
   const hardFailure =
     report.error !== undefined || failedChanges.length > 0 || failedArchives(report).length > 0;
   const reason = hardFailure ? failureReason(report) : '';
@@ -201,7 +211,7 @@ function orgEvents(
     );
   }
   if (notConverged.length > 0 && !(wasFailing && previous.notConverged === notConvergedKey)) {
-    const { items, omitted } = bounded(notConverged.map(environment));
+    const { items, omitted } = bounded(notConverged);
     event(
       `org ${org}: ${plural(notConverged.length, 'change')} the service did not take (${notConverged
         .slice(0, 5)

@@ -16,7 +16,7 @@ import type {
   Records,
 } from './model.ts';
 import { emptyMap } from './plain-object.ts';
-import { ownerTagValue, withoutOwnerTag } from './ownership.ts';
+import { ownerTagValue, withoutOwnerTag, type OwnedBy } from './ownership.ts';
 import type { ChangeResult } from './report.ts';
 
 /** What became of one change. */
@@ -32,6 +32,9 @@ export interface ChangeOutcome {
 function recordOf(records: Readonly<Records>, name: string): AppliedRecord | undefined {
   return Object.hasOwn(records, name) ? records[name] : undefined;
 }
+
+/** What became of one archive, and why envsync owned it when it was sent (checked then). */
+export type ArchiveOutcome = ChangeOutcome & { readonly ownedBy: readonly OwnedBy[] };
 
 /** The outcome of a change that was sent before and did not take: it is not sent again. */
 export const KNOWN_NOT_CONVERGED: ChangeOutcome = {
@@ -138,24 +141,33 @@ export interface NotConverged {
 }
 
 /**
- * After the PUTs and the listing that verifies them (`after`, undefined when it could not be
- * taken): the records to keep, and the outcomes with every applied change that did not take
- * turned into `not-converged`. Unchanged environments and changes never sent keep their old
- * record; changes sent that failed are in doubt and keep only what their record still says for
- * sure (`inDoubt`: what the write ahead left in the file). A rename's record moves to
- * the new name once it has landed. The records of listed environments the manifests no longer
- * declare stay (the inventory `prune` reads: ownership.ts) until they are archived.
+ * After the requests and the listing that verifies them (`after`, undefined when it could not be
+ * taken): the records to keep, and the outcomes with every applied change or archive that did
+ * not take turned into `not-converged` (an archived environment still listed, a renamed one
+ * still listed under its old name, a field that does not show what was sent). Unchanged
+ * environments and changes never sent keep their old record; changes sent that failed are in
+ * doubt and keep only what their record still says for sure (`inDoubt`: what the write ahead
+ * left in the file). A rename's record moves to the new name once it has landed. The records of
+ * listed environments the manifests no longer declare stay (the inventory `prune` reads:
+ * ownership.ts) until they are archived.
  */
 export function settleApply(
   plan: OrgPlan,
   records: Readonly<Records>,
   outcomes: ReadonlyMap<string, ChangeOutcome>,
   after: ReadonlyMap<string, ObservedEnvironment> | undefined,
-  archived: ReadonlyMap<string, ChangeOutcome> = new Map(),
-): { records: Records; outcomes: Map<string, ChangeOutcome>; notConverged: NotConverged[] } {
+  archived: ReadonlyMap<string, ArchiveOutcome> = new Map(),
+): {
+  records: Records;
+  outcomes: Map<string, ChangeOutcome>;
+  archives: Map<string, ArchiveOutcome>;
+  notConverged: NotConverged[];
+} {
   const next = emptyMap<AppliedRecord>();
   const settled = new Map(outcomes);
+  const archives = new Map(archived);
   const notConverged: NotConverged[] = [];
+  const stuck = (name: string, reason: string) => notConverged.push({ name, reason });
   const keep = (name: string) => {
     const old = recordOf(records, name);
     if (old !== undefined) next[name] = old;
@@ -163,7 +175,13 @@ export function settleApply(
   for (const name of plan.unchanged) keep(name);
   for (const name of plan.unmanaged) keep(name);
   for (const { name } of plan.archives ?? []) {
-    if (archived.get(name)?.result !== 'applied') keep(name);
+    const outcome = archived.get(name);
+    if (outcome?.result === 'applied' && after?.has(name) === true) {
+      const reason = 'the service answered the archive, but its listing still has the environment';
+      archives.set(name, { ...outcome, result: 'not-converged', error: reason });
+      stuck(name, reason);
+    }
+    if (archives.get(name)?.result !== 'applied') keep(name);
   }
   const owner = plan.archives === undefined ? undefined : ownerTagValue(plan.org);
   for (const change of plan.changes) {
@@ -186,7 +204,14 @@ export function settleApply(
     const remote =
       listed === undefined || owner === undefined ? listed : withoutOwnerTag(listed, owner);
     const verification =
-      after === undefined ? { converged: true as const } : verifyChange(change, remote);
+      after === undefined
+        ? { converged: true as const }
+        : change.renamedFrom !== undefined && after.has(change.renamedFrom)
+          ? {
+              converged: false as const,
+              reason: `the service answered the rename, but its listing still has it under its old name ${change.renamedFrom}`,
+            }
+          : verifyChange(change, remote);
     next[change.name] = appliedRecord(
       change.desired,
       old,
@@ -197,10 +222,10 @@ export function settleApply(
     );
     if (!verification.converged) {
       settled.set(change.name, { result: 'not-converged', error: verification.reason });
-      notConverged.push({ name: change.name, reason: verification.reason });
+      stuck(change.name, verification.reason);
     }
   }
-  return { records: next, outcomes: settled, notConverged };
+  return { records: next, outcomes: settled, archives, notConverged };
 }
 
 function sameRecord(a: AppliedRecord, b: AppliedRecord): boolean {

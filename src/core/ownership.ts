@@ -40,15 +40,18 @@ export function hasOwnerTag(org: string, entry: ObservedEnvironment): boolean {
   );
 }
 
-/** Why envsync owns an environment it archives, in words (every output format says it so). */
-export function ownedWords(owners: readonly OwnedBy[]): string {
-  return owners
-    .map((why) =>
-      why === 'state'
-        ? 'the state file records it'
-        : `it carries the tag ${OWNER_TAG_KEY}: envsync/<org>`,
-    )
-    .join(' and ');
+/**
+ * Whether envsync owns an environment it archives, and why, in words (every output format says it
+ * so): `envsync owns it: the state file records it and ...`, or that it does not.
+ */
+export function ownedWords(org: string, owners: readonly OwnedBy[]): string {
+  if (owners.length === 0) return 'envsync does not own it';
+  const why = owners.map((owner) =>
+    owner === 'state'
+      ? 'the state file records it'
+      : `it carries the tag ${OWNER_TAG_KEY}: ${ownerTagValue(org)}`,
+  );
+  return `envsync owns it: ${why.join(' and ')}`;
 }
 
 /** The default of `--max-archive`: the most archives one org may send in one pass. */

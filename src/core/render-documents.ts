@@ -53,7 +53,13 @@ export function policyDocumentLines(org: OrgReport, dryRun: boolean, paint: Pain
         ? `  ${paint('green', '+ policy document')} ${safe(upload.name)}`
         : `  ${paint('yellow', '~ policy document')} ${safe(upload.name)} (${differs(upload)})`;
     if (!dryRun || upload.result !== 'planned') {
-      head += ` [${upload.result === 'applied' ? paint('green', 'applied') : upload.result === 'failed' ? paint('red', 'FAILED') : paint('dim', 'planned')}]`;
+      const mark =
+        upload.result === 'applied'
+          ? paint('green', 'applied')
+          : upload.result === 'planned'
+            ? paint('dim', 'planned')
+            : paint('red', upload.result === 'failed' ? 'FAILED' : 'NOT CONVERGED');
+      head += ` [${mark}]`;
     }
     lines.push(head, ...fieldLines(upload).map((line) => `      ${line}`));
     if (upload.error !== undefined) lines.push(`      ${paint('red', safe(upload.error))}`);
@@ -98,7 +104,13 @@ export function policyDocumentMarkdown(org: OrgReport, dryRun: boolean): string[
       const fields = fieldLines(upload, '→')
         .map((line) => escapeMarkdown(line.replace(/\s+[:=]/, ':')))
         .join('<br>');
-      const result = `${upload.result === 'applied' ? '✅ applied' : upload.result === 'failed' ? '❌ failed' : 'planned'}${upload.error === undefined ? '' : `: ${escapeMarkdown(upload.error)}`}`;
+      const mark = {
+        planned: 'planned',
+        applied: '✅ applied',
+        failed: '❌ failed',
+        'not-converged': '⚠️ not converged',
+      }[upload.result];
+      const result = `${mark}${upload.error === undefined ? '' : `: ${escapeMarkdown(upload.error)}`}`;
       out.push(
         `| ${action} | ${escapeMarkdown(upload.name)} | ${fields} |${dryRun ? '' : ` ${result} |`}`,
       );

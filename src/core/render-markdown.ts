@@ -127,12 +127,12 @@ export function renderMarkdown(report: RunReport): string {
 /** The archives of an org that prunes: a list, after the changes (they are sent last). */
 function archiveMarkdown(org: OrgReport, dryRun: boolean): string[] {
   if ((org.archives ?? []).length === 0) return [];
-  const out = ['Archived by prune (not in the manifests; envsync owns them), sent last:', ''];
+  const out = ['Archived by prune (not in the manifests), sent last:', ''];
   for (const archive of org.archives ?? []) {
     const result = dryRun && archive.result === 'planned' ? '' : ` ${RESULT[archive.result]}`;
     const error = archive.error === undefined ? '' : `: ${escapeCell(archive.error)}`;
     out.push(
-      `- 🗄️ archive ${escapeCell(archive.name)} _(${ownedWords(archive.ownedBy)})_${result}${error}`,
+      `- 🗄️ archive ${escapeCell(archive.name)} _(${escapeCell(ownedWords(org.org, archive.ownedBy))})_${result}${error}`,
     );
   }
   out.push('');

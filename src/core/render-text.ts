@@ -148,7 +148,7 @@ function archiveLines(
 ): string[] {
   const lines: string[] = [];
   for (const archive of org.archives ?? []) {
-    let head = `  ${paint('red', '- archive')} ${safe(archive.name)} ${paint('dim', `(not in the manifests; envsync owns it: ${ownedWords(archive.ownedBy)})`)}`;
+    let head = `  ${paint('red', '- archive')} ${safe(archive.name)} ${paint('dim', `(not in the manifests; ${safe(ownedWords(org.org, archive.ownedBy))})`)}`;
     if (!dryRun || archive.result !== 'planned')
       head += ` [${resultMark(archive.result, paint, 'archived')}]`;
     lines.push(head);

@@ -21,8 +21,8 @@ export function mergeOrgRounds(earlier: OrgReport, later: OrgReport): OrgReport 
   const failed =
     later.error !== undefined ||
     changes.some((c) => c.result === 'failed' || c.result === 'not-converged') ||
-    (documents?.changes ?? []).some((d) => d.result === 'failed') ||
-    (archives ?? []).some((a) => a.result === 'failed');
+    (documents?.changes ?? []).some((d) => d.result === 'failed' || d.result === 'not-converged') ||
+    (archives ?? []).some((a) => a.result === 'failed' || a.result === 'not-converged');
   return {
     ...later,
     status: later.status === 'invalid' ? 'invalid' : failed ? 'failed' : 'ok',
@@ -43,7 +43,7 @@ function mergeArchives(earlier: OrgReport, later: OrgReport): ArchiveReport[] | 
   if (later.archives === undefined) return earlier.archives?.slice();
   const laterNames = new Set(later.archives.map((a) => a.name));
   const kept = (earlier.archives ?? []).filter(
-    (a) => a.result === 'applied' && !laterNames.has(a.name),
+    (a) => (a.result === 'applied' || a.result === 'not-converged') && !laterNames.has(a.name),
   );
   return [...kept, ...later.archives].sort((a, b) => compareNames(a.name, b.name));
 }
@@ -57,7 +57,7 @@ function mergePolicyDocuments(
     return undefined;
   const laterNames = new Set(later.policyDocuments.map((d) => d.name));
   const kept = earlier.policyDocuments.filter(
-    (d) => d.result === 'applied' && !laterNames.has(d.name),
+    (d) => (d.result === 'applied' || d.result === 'not-converged') && !laterNames.has(d.name),
   );
   const keptNames = new Set(kept.map((d) => d.name));
   return {

@@ -56,8 +56,10 @@ export interface ChangeReport {
  */
 export interface ArchiveReport {
   readonly name: string;
+  /** Why envsync owns it, as checked when it was planned or sent; empty: it does not. */
   readonly ownedBy: readonly OwnedBy[];
-  readonly result: 'planned' | 'applied' | 'failed';
+  /** `not-converged`: the service answered the archive, and still lists the environment. */
+  readonly result: 'planned' | 'applied' | 'failed' | 'not-converged';
   readonly error?: string;
 }
 
@@ -69,7 +71,8 @@ export interface PolicyDocumentReport {
   readonly version: number | null;
   /** What differs: `content` as sha256 digests, `description` as text. */
   readonly fields: PolicyDocumentFields;
-  readonly result: 'planned' | 'applied' | 'failed';
+  /** `not-converged`: the service answered the upload, and does not hold what was sent. */
+  readonly result: 'planned' | 'applied' | 'failed' | 'not-converged';
   readonly error?: string;
 }
 
@@ -163,9 +166,14 @@ export function orgReportFromPlan(
     { readonly result: ChangeResult; readonly error?: string | undefined }
   >,
   error?: string,
+  /** The archives' outcomes, each with the ownership checked when it was sent. */
   archived?: ReadonlyMap<
     string,
-    { readonly result: ChangeResult; readonly error?: string | undefined }
+    {
+      readonly result: ChangeResult;
+      readonly error?: string | undefined;
+      readonly ownedBy?: readonly OwnedBy[];
+    }
   >,
 ): OrgReport {
   const changes = plan.changes.map((change): ChangeReport => {
@@ -189,20 +197,15 @@ export function orgReportFromPlan(
     const outcome = archived?.get(archive.name) ?? { result: 'planned' as const };
     return {
       name: archive.name,
-      ownedBy: archive.ownedBy,
-      result:
-        outcome.result === 'applied'
-          ? 'applied'
-          : outcome.result === 'planned'
-            ? 'planned'
-            : 'failed',
+      ownedBy: archived?.get(archive.name)?.ownedBy ?? archive.ownedBy,
+      result: outcome.result,
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
     };
   });
   const failed =
     error !== undefined ||
     changes.some((c) => c.result === 'failed' || c.result === 'not-converged') ||
-    (archives ?? []).some((a) => a.result === 'failed');
+    (archives ?? []).some((a) => a.result === 'failed' || a.result === 'not-converged');
   return {
     org: plan.org,
     status: failed ? 'failed' : 'ok',
@@ -252,12 +255,14 @@ export function summarize(orgs: readonly OrgReport[]): Summary {
       summary.archive++;
       if (archive.result === 'applied') summary.applied++;
       else if (archive.result === 'failed') summary.failed++;
+      else if (archive.result === 'not-converged') summary.notConverged++;
     }
     for (const upload of org.policyDocuments ?? []) {
       const counts = (summary.policyDocuments ??= { create: 0, update: 0, applied: 0, failed: 0 });
       counts[upload.action]++;
       if (upload.result === 'applied') counts.applied++;
       else if (upload.result === 'failed') counts.failed++;
+      else if (upload.result === 'not-converged') summary.notConverged++;
     }
   }
   return summary;

@@ -25,18 +25,6 @@ export function isStringMap(value: unknown): value is StringMap {
   return true;
 }
 
-/** A manifest's map: every key 1 to MAP_KEY_MAX long, every value a string of at most MAP_VALUE_MAX. */
-export function isLimitedStringMap(value: unknown): value is StringMap {
-  if (!isPlainObject(value)) return false;
-  for (const key in value) {
-    if (!Object.hasOwn(value, key)) continue;
-    const item = value[key];
-    if (key.length === 0 || key.length > MAP_KEY_MAX) return false;
-    if (typeof item !== 'string' || item.length > MAP_VALUE_MAX) return false;
-  }
-  return true;
-}
-
 /** A map's own keys, sorted by code unit. */
 export function sortedKeys(map: StringMap): string[] {
   return Object.keys(map).sort(compareNames);

@@ -3,7 +3,7 @@
  * logical environment). Order carries no meaning, so envsync keeps each set sorted by code unit
  * and without duplicates, and compares, sends and records it in that form.
  */
-import { compareNames, isName } from './names.ts';
+import { compareNames } from './names.ts';
 
 const NO_INDEXES: readonly number[] = Object.freeze([]);
 
@@ -27,32 +27,6 @@ export function isStringList(value: unknown): value is readonly string[] {
   if (!Array.isArray(value)) return false;
   for (const item of value as unknown[]) if (typeof item !== 'string') return false;
   return true;
-}
-
-/** A list of strings in which each is given once. */
-export function isDistinctStringList(value: unknown): value is readonly string[] {
-  return isStringList(value) && repeatedIndexes(value).length === 0;
-}
-
-/** A list of distinct environment names. */
-export function isDistinctNameList(value: unknown): value is readonly string[] {
-  return isDistinctStringList(value) && value.every(isName);
-}
-
-/** An item of a listed set: a string, or an object with a string `name` (as policies may be). */
-function isListedItem(item: unknown): boolean {
-  return (
-    typeof item === 'string' ||
-    (typeof item === 'object' &&
-      item !== null &&
-      !Array.isArray(item) &&
-      typeof (item as { name?: unknown }).name === 'string')
-  );
-}
-
-/** A listed set: a list of strings, or of objects with a string `name`. */
-export function isListedSet(value: unknown): value is readonly unknown[] {
-  return Array.isArray(value) && (value as unknown[]).every(isListedItem);
 }
 
 /** A listed set as envsync compares it: the names, sorted and without duplicates. */

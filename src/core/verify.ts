@@ -16,7 +16,10 @@ export function verifyChange(change: Change, after: ObservedEnvironment | undefi
     return {
       converged: false,
       fields: [],
-      reason: 'the environment is not in the listing after a successful PUT',
+      reason:
+        change.renamedFrom === undefined
+          ? 'the environment is not in the listing after a successful PUT'
+          : 'the environment is not listed under its new name after a successful rename',
     };
   }
   const differences: string[] = [];

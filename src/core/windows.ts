@@ -12,6 +12,12 @@
  * - TIME-ZONE: an IANA zone (`Europe/Berlin`, `America/New_York`), UTC when left out. Daylight
  *   saving time is the zone's: `09:00` is nine o'clock on the wall clock, summer and winter.
  *
+ * The rule across daylight saving changes (docs/daemon.md): a window opens at the first instant
+ * the zone's clock reads its start time (or later) on a start day, and lasts its duration of
+ * elapsed time. On the night clocks go back, a start in the repeated hour is its first pass; on
+ * the night they go forward, a start the clock skips opens the window as the clock jumps, at the
+ * first instant after the gap.
+ *
  * Changes may be sent at an instant when no deny window covers it and, if there is any allow
  * window, one covers it. Pure: the time comes in as epoch milliseconds; the zones' rules come
  * from the JavaScript engine's Intl data.
@@ -154,11 +160,32 @@ function wallClock(ms: number, zone: string): number {
   );
 }
 
-/** The instant the zone's wall clock shows `wall` (a local time written as UTC). */
-function instantOf(wall: number, zone: string): number {
-  const guess = wall - (wallClock(wall, zone) - wall);
-  // Once more at the guess: the offset may differ there (a daylight saving change between).
-  return wall - (wallClock(guess, zone) - guess);
+/** The zone's offset from UTC at the instant `ms`, in ms. */
+function offsetAt(ms: number, zone: string): number {
+  return wallClock(ms, zone) - ms;
+}
+
+/**
+ * The first instant at which the zone's wall clock reads `wall` (a local time written as UTC) or
+ * later: of two instants that read it (clocks went back), the earlier; for a time the clock skips
+ * (clocks went forward), the instant it jumps. The offsets a day before and after bracket a
+ * daylight saving change near `wall`.
+ */
+function firstInstantAt(wall: number, zone: string): number {
+  const a = wall - offsetAt(wall - DAY, zone);
+  const b = wall - offsetAt(wall + DAY, zone);
+  const [early, late] = a < b ? [a, b] : [b, a];
+  if (wallClock(early, zone) === wall) return early;
+  if (wallClock(late, zone) === wall) return late;
+  // Skipped: the clock reads less than `wall` at `early` and more at `late`. The jump is found to
+  // the second by halving (a gap of an hour takes 12 steps).
+  let [before, after] = [early, late];
+  while (after - before > 1000) {
+    const middle = before + Math.floor((after - before) / 2000) * 1000;
+    if (wallClock(middle, zone) < wall) before = middle;
+    else after = middle;
+  }
+  return after;
 }
 
 /** The starts and ends of `window`'s occurrences that touch [from, to). */
@@ -168,7 +195,7 @@ function occurrences(window: SyncWindow, from: number, to: number): [number, num
   const lastDay = Math.floor(wallClock(to, window.timeZone) / DAY) + 1;
   for (let day = firstDay; day <= lastDay; day++) {
     if (!window.days.includes(new Date(day * DAY).getUTCDay())) continue;
-    const start = instantOf(day * DAY + window.startMinutes * MINUTE, window.timeZone);
+    const start = firstInstantAt(day * DAY + window.startMinutes * MINUTE, window.timeZone);
     const end = start + window.durationMs;
     if (end > from && start < to) found.push([start, end]);
   }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { webhookVerdict } from '../core/daemon-policy.ts';
 import type { Clock } from '../core/clock.ts';
+import { escapeJson } from '../core/escape.ts';
 import { maskDeep, type Mask } from '../core/mask.ts';
 import { http } from '../runtime/builtins.ts';
 import { ConfigError } from '../runtime/errors.ts';
@@ -23,7 +24,7 @@ function send(
 ): void {
   const text =
     type === 'application/json'
-      ? `${JSON.stringify(maskDeep(body, mask), null, 2)}\n`
+      ? escapeJson(`${JSON.stringify(maskDeep(body, mask), null, 2)}\n`)
       : mask(String(body));
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(text);
 }
@@ -159,7 +160,7 @@ export async function startDaemonServer(
       case 'GET /status':
         res
           .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-          .end(`${JSON.stringify(maskDeep(daemon.status(), mask), null, 2)}\n`);
+          .end(escapeJson(`${JSON.stringify(maskDeep(daemon.status(), mask), null, 2)}\n`));
         return;
       case 'GET /': {
         // The model is masked before it is rendered: escaped, a secret could no longer be found

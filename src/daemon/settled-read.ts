@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import { settleDelay } from '../core/daemon-policy.ts';
 import { skippedLine, type ManifestCache } from '../manifests/load.ts';
-import { emptyRootLine } from '../manifests/parsed.ts';
+import { emptyRootLine } from '../manifests/parse.ts';
 import { latestModification, readSnapshot, type Snapshot } from './snapshot.ts';
 
 /** How often a daemon waiting for files that keep changing says so. */

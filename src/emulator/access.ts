@@ -6,7 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseAuthorization } from './credentials.ts';
 import { cutHeader, decodeSegment, sendError } from './http.ts';
 import { orgPatternFor } from './names.ts';
-import type { ListingFaults, Profile } from './options.ts';
+import type { RouteFaults, Profile } from './options.ts';
+import { shownSegment } from './request-tokens.ts';
 import type { EnvironmentStore } from './store.ts';
 
 export interface ApiDeps {
@@ -18,15 +19,15 @@ export interface ApiDeps {
   readonly store: EnvironmentStore;
   readonly nowSeconds: () => number;
   readonly baseUrl: () => string;
-  /** What the listing shows that it should not (fault injection). */
-  readonly listingFaults: () => ListingFaults;
+  /** What the listing shows that it should not, and the writes it ignores (fault injection). */
+  readonly routeFaults: () => RouteFaults;
 }
 
 const FORBIDDEN = "You don't have permission to access this resource";
 const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="envsync-emulator"' };
 
-function orgMissing(res: ServerResponse, org: string): void {
-  sendError(res, 404, `Organization '${org}' does not exist`);
+function orgMissing(res: ServerResponse, org: string, deps: ApiDeps): void {
+  sendError(res, 404, `Organization '${shownSegment(org, res, deps.tokens)}' does not exist`);
 }
 
 /** Sends 405 unless `method` is allowed; returns whether it is. */
@@ -64,7 +65,7 @@ export function authorize(
 ): string | undefined {
   const org = decodeSegment(rawOrg);
   if (org === undefined || !orgPatternFor(deps.profile).test(org)) {
-    orgMissing(res, org ?? rawOrg);
+    orgMissing(res, org ?? rawOrg, deps);
     return undefined;
   }
   const credentials = parseAuthorization(req.headers.authorization);
@@ -96,7 +97,7 @@ export function authorize(
     }
   }
   if (deps.orgs !== null && !deps.orgs.has(org)) {
-    orgMissing(res, org);
+    orgMissing(res, org, deps);
     return undefined;
   }
   return org;

@@ -53,6 +53,15 @@ const PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
 } as const;
 
+/**
+ * The 404 for a path under /_emulator/ that is no endpoint. It names the endpoints rather than
+ * quoting the path, which may hold anything a client sent (a token too).
+ */
+function sendNoEndpoint(res: ServerResponse): void {
+  const names = Object.keys(ALLOWED).map((name) => `/_emulator/${name}`);
+  sendError(res, 404, `No such admin endpoint; the admin endpoints are ${names.join(', ')}`);
+}
+
 function faultState(faults: FaultInjector): FaultState {
   return { ...faults.settings, seed: faults.seed };
 }
@@ -158,7 +167,7 @@ export async function handleAdmin(
   }
   const allowed = Object.hasOwn(ALLOWED, name) ? ALLOWED[name] : undefined;
   if (allowed === undefined) {
-    sendError(res, 404, `No admin endpoint /_emulator/${name}`);
+    sendNoEndpoint(res);
     return;
   }
   const method = req.method ?? 'GET';
@@ -238,6 +247,6 @@ export async function handleAdmin(
       sendJson(res, 200, { message: 'emulator reset' });
       return;
     default:
-      sendError(res, 404, `No admin endpoint /_emulator/${name}`);
+      sendNoEndpoint(res);
   }
 }

@@ -35,6 +35,10 @@ const ALLOWED: Record<ApiRoute['kind'], readonly string[]> = {
   policy: ['GET', 'HEAD'],
 };
 
+function isWrite(method: string): boolean {
+  return method !== 'GET' && method !== 'HEAD';
+}
+
 async function putEnvironment(
   req: IncomingMessage,
   res: ServerResponse,
@@ -78,7 +82,7 @@ function withListingFaults(
   org: string,
   deps: ApiDeps,
 ): Record<string, unknown>[] {
-  const { listingExtra, listingOmitOrg } = deps.listingFaults();
+  const { listingExtra, listingOmitOrg } = deps.routeFaults();
   const shown = listingOmitOrg ? entries.map(({ org: _org, ...entry }) => entry) : entries;
   const extra = Object.hasOwn(listingExtra, org) ? (listingExtra[org] ?? []) : [];
   return extra.length === 0 ? shown : [...shown, ...extra].sort(byName);
@@ -139,6 +143,12 @@ export async function handleApi(
   if (!allowMethod(res, method, ALLOWED[route.kind])) return;
   const org = authorize(req, res, route.org, deps);
   if (org === undefined) return;
+  if (isWrite(method) && (deps.routeFaults().ignoredWrites as string[]).includes(route.kind)) {
+    // The fault: answered as the operation answers, and nothing is done.
+    req.resume();
+    sendJson(res, route.kind === 'environments' ? 201 : 200, 'OK');
+    return;
+  }
   switch (route.kind) {
     case 'environment':
       readEnvironment(res, org, route.name, deps);

@@ -3,7 +3,7 @@
  * of values in arrival order, so under one seed the n-th request always meets the same fate,
  * whatever else the settings say.
  */
-import type { FaultSettings, ListingFaults } from './options.ts';
+import type { FaultSettings, RouteFaults } from './options.ts';
 import { completeFaults } from './options.ts';
 
 /** mulberry32: a tiny, fast 32-bit PRNG; returns floats in [0, 1). */
@@ -76,8 +76,8 @@ export class FaultInjector {
     return completeFaults(this.#settings);
   }
 
-  /** The listing faults as they stand (not copied: the listing only reads them). */
-  get listing(): ListingFaults {
+  /** The faults the API routes apply themselves, as they stand (not copied: only read). */
+  get routes(): RouteFaults {
     return this.#settings;
   }
 

@@ -9,6 +9,7 @@ import type { ApiDeps } from './access.ts';
 import { decodeSegment, sendError, sendJson } from './http.ts';
 import { namePatternFor } from './names.ts';
 import { noteUnknownKeys, readJsonObject, sendInvalid } from './request-body.ts';
+import { shownSegment } from './request-tokens.ts';
 import { toErrors } from './validation.ts';
 import { environmentDetail } from './views.ts';
 
@@ -20,9 +21,10 @@ function decodeName(raw: string, deps: ApiDeps): string | undefined {
 
 /** Production's 404 for a name with no live environment: archived, or never there. */
 function sendNotFound(res: ServerResponse, org: string, name: string, deps: ApiDeps): void {
+  const shown = shownSegment(name, res, deps.tokens);
   const message = deps.store.isArchived(org, name)
-    ? `Environment named '${name}' in organization '${org}' has been archived`
-    : `Environment named '${name}' does not exist for organization '${org}'`;
+    ? `Environment named '${shown}' in organization '${org}' has been archived`
+    : `Environment named '${shown}' does not exist for organization '${org}'`;
   sendError(res, 404, message);
 }
 

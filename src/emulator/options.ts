@@ -32,10 +32,27 @@ export interface FaultSettings {
   listingExtra: Record<string, Record<string, unknown>[]>;
   /** Listing entries are shown without their `org` field (the extra entries stay as given). */
   listingOmitOrg: boolean;
+  /**
+   * Writes answered as if done, and not done: each is the route of an operation that changes the
+   * store (`environments` for the PUT, `archive`, `rename`, `policies`, `tags`,
+   * `policy-documents` for an upload). So a client's check that its writes took can be tried.
+   */
+  ignoredWrites: IgnorableWrite[];
 }
 
-/** The listing faults, as the listing applies them. */
-export type ListingFaults = Pick<FaultSettings, 'listingExtra' | 'listingOmitOrg'>;
+/** The writes `ignoredWrites` may name: the routes that change the store. */
+export const IGNORABLE_WRITES = [
+  'environments',
+  'archive',
+  'rename',
+  'policies',
+  'tags',
+  'policy-documents',
+] as const;
+export type IgnorableWrite = (typeof IGNORABLE_WRITES)[number];
+
+/** The faults the API routes apply themselves (not drawn), as they read them. */
+export type RouteFaults = Pick<FaultSettings, 'listingExtra' | 'listingOmitOrg' | 'ignoredWrites'>;
 
 /**
  * Waits out injected latency: resolves after `ms`, or early once `signal` aborts (the emulator is
@@ -104,6 +121,7 @@ export const NO_FAULTS: FaultSettings = {
   rateLimit: 0,
   listingExtra: {},
   listingOmitOrg: false,
+  ignoredWrites: [],
 };
 
 /** A copy of per-org listing entries (each entry copied deeply, through JSON). */
@@ -121,5 +139,6 @@ export function completeFaults(partial: Partial<FaultSettings> | undefined): Fau
     rateLimit: partial?.rateLimit ?? NO_FAULTS.rateLimit,
     listingExtra: copyExtra(partial?.listingExtra ?? NO_FAULTS.listingExtra),
     listingOmitOrg: partial?.listingOmitOrg ?? NO_FAULTS.listingOmitOrg,
+    ignoredWrites: [...(partial?.ignoredWrites ?? NO_FAULTS.ignoredWrites)],
   };
 }

@@ -8,6 +8,7 @@ import { decodeSegment, sendError, sendJson } from './http.ts';
 import { namePatternFor } from './names.ts';
 import { isMultipartContentType, parseMultipart, validatePolicyForm } from './policy-form.ts';
 import { readBounded, sendInvalid } from './request-body.ts';
+import { shownSegment } from './request-tokens.ts';
 
 /** GET every policy document of the org, sorted by name. */
 export function listPolicies(res: ServerResponse, org: string, deps: ApiDeps): void {
@@ -21,7 +22,8 @@ export function readPolicy(res: ServerResponse, org: string, rawName: string, de
     ? deps.store.policies.get(org, name)
     : undefined;
   if (document === undefined) {
-    sendError(res, 404, `Policy named '${name}' does not exist for organization '${org}'`);
+    const shown = shownSegment(name, res, deps.tokens);
+    sendError(res, 404, `Policy named '${shown}' does not exist for organization '${org}'`);
     return;
   }
   sendJson(res, 200, document);

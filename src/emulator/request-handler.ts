@@ -14,7 +14,7 @@ import type { FaultInjector } from './faults.ts';
 import { sendError, splitTarget } from './http.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Profile } from './options.ts';
-import { recordedTarget } from './query-tokens.ts';
+import { shownTarget } from './request-tokens.ts';
 import { matchRoute, routeKey } from './routes.ts';
 import type { RequestLogEntry, RequestStats } from './stats.ts';
 
@@ -36,20 +36,19 @@ export interface RequestDeps {
 }
 
 /**
- * Counts and logs one API request once its response closes, whatever ended it. Tokens in its
- * query string are scrubbed before anything is recorded, and only then is it cut.
+ * Counts and logs one API request once its response closes, whatever ended it. `target` is the
+ * request's, tokens in it already hidden (request-tokens.ts); it is cut only then.
  */
 function logWhenDone(
-  req: IncomingMessage,
+  method: string,
+  target: string,
   res: ServerResponse,
   route: string,
   record: FaultRecord,
-  { stats, logger, now, api }: RequestDeps,
+  { stats, logger, now }: RequestDeps,
 ): void {
   const started = performance.now();
   const time = new Date(now()).toISOString();
-  const method = req.method ?? 'GET';
-  const target = recordedTarget(req.url ?? '/', api.tokens, req.headers.authorization);
   stats.received(method, route);
   res.once('close', () => {
     const entry: RequestLogEntry = {
@@ -85,14 +84,16 @@ export async function handleRequest(
     return;
   }
   const record: FaultRecord = {};
-  logWhenDone(req, res, routeKey(method, route), record, deps);
+  const shown = shownTarget(target, deps.api.tokens, req.headers.authorization);
+  logWhenDone(method, shown, res, routeKey(method, route), record, deps);
 
   if (path.startsWith('/api/')) {
     const handled = await applyFault(deps.faults.decide(), req, res, record, deps);
     if (handled) return;
   }
   if (route.kind === 'none') {
-    sendError(res, 404, `Not found: no route for ${method} ${path.slice(0, 200)}`);
+    const shownPath = splitTarget(shown).path;
+    sendError(res, 404, `Not found: no route for ${method} ${shownPath.slice(0, 200)}`);
     return;
   }
   await handleApi(req, res, route, query, deps.api);

@@ -106,7 +106,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     store,
     nowSeconds,
     baseUrl: () => url,
-    listingFaults: () => faults.listing,
+    routeFaults: () => faults.routes,
   };
   const admin: AdminDeps = {
     store,

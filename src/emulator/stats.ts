@@ -6,7 +6,7 @@ export interface RequestLogEntry {
   /** When the request arrived (ISO 8601). */
   time: string;
   method: string;
-  /** Path and query as sent, a token in the query [REDACTED] (query-tokens.ts). */
+  /** Path and query as sent, a token in either [REDACTED] (request-tokens.ts). */
   path: string;
   /** The route it matched, e.g. "PUT /api/v2/environments/{org}", or "other". */
   route: string;

@@ -1,6 +1,6 @@
 /** Validation of fault settings: PATCH /_emulator/faults and the `faults` start-up option. */
-import type { FaultSettings } from './options.ts';
-import { MAX_LATENCY_MS } from './options.ts';
+import type { FaultSettings, IgnorableWrite } from './options.ts';
+import { IGNORABLE_WRITES, MAX_LATENCY_MS } from './options.ts';
 import type { Validated } from './validation.ts';
 import { isRecord, notAnObject, toErrors } from './validation.ts';
 
@@ -18,6 +18,7 @@ const FAULT_FIELDS = new Set([
   'rateLimit',
   'listingExtra',
   'listingOmitOrg',
+  'ignoredWrites',
   'seed',
 ]);
 
@@ -100,6 +101,13 @@ export function validateFaultPatch(patch: unknown, current: FaultSettings): Vali
   if (Object.hasOwn(patch, 'listingOmitOrg')) {
     if (typeof patch.listingOmitOrg === 'boolean') next.listingOmitOrg = patch.listingOmitOrg;
     else errors.set('listingOmitOrg', 'must be true or false');
+  }
+  if (Object.hasOwn(patch, 'ignoredWrites')) {
+    const writes = patch.ignoredWrites;
+    const known = (w: unknown): w is IgnorableWrite =>
+      (IGNORABLE_WRITES as readonly unknown[]).includes(w);
+    if (Array.isArray(writes) && writes.every(known)) next.ignoredWrites = [...new Set(writes)];
+    else errors.set('ignoredWrites', `must be a list of ${IGNORABLE_WRITES.join(', ')}`);
   }
   let seed: number | undefined;
   if (Object.hasOwn(patch, 'seed')) {

@@ -9,7 +9,12 @@ import type { PolicyDocumentPlan } from '../core/policy-documents.ts';
 import { orgReportFromPlan } from '../core/report.ts';
 import { compareNames } from '../core/names.ts';
 import type { ApplyProgress, Round } from './apply.ts';
-import { holdBack, uploadPolicyDocuments, withPolicyDocuments } from './policy-documents.ts';
+import {
+  holdBack,
+  uploadPolicyDocuments,
+  verifyUploads,
+  withPolicyDocuments,
+} from './policy-documents.ts';
 
 /** What the uploads need besides the plans. */
 export interface UploadDeps {
@@ -32,8 +37,9 @@ export async function applyWithPolicyDocuments(
 ): Promise<Round> {
   const { org } = plan;
   deps.progress?.planned(documents.changes.length);
-  const outcomes = await uploadPolicyDocuments(org, documents.changes, deps);
-  for (const outcome of outcomes.values()) deps.progress?.done(outcome.result === 'failed');
+  const uploaded = await uploadPolicyDocuments(org, documents.changes, deps);
+  const outcomes = await verifyUploads(org, documents.changes, uploaded, deps.client);
+  for (const outcome of outcomes.values()) deps.progress?.done(outcome.result !== 'applied');
   const { plan: sent, held } = holdBack(plan, outcomes, documents.changes);
   const round =
     sent.changes.length > 0 || (sent.archives?.length ?? 0) > 0

@@ -5,6 +5,7 @@ import { failureOf } from '../api/errors.ts';
 import { commonFailure, failureCause, type OrgOutcome } from '../core/common-failure.ts';
 import { dialectWords } from '../core/dialect.ts';
 import { dialectOf } from '../core/dialect.ts';
+import type { ObservedEnvironment } from '../core/model.ts';
 import { REPORT_VERSION, summarize, type RunReport } from '../core/report.ts';
 import type { ManifestSet } from '../manifests/load.ts';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
@@ -128,6 +129,8 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
   // Every org's listing must still be the one the plan was computed from: check them all first.
   const moved: string[] = [];
   const listed: OrgOutcome[] = [];
+  // Each org's live listing: the changes are applied against it (ownership is read from it).
+  const listings = new Map<string, readonly ObservedEnvironment[]>();
   await Promise.all(
     saved.orgs.map(async (org) => {
       let live;
@@ -139,6 +142,7 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
         return;
       }
       listed.push({ org: org.org, status: 'ok' });
+      listings.set(org.org, live);
       if (listingDigest(live) !== org.digest) {
         moved.push(
           `org ${org.org}: ${describeMove(org, live).join('; ') || 'the listing changed'}`,
@@ -194,9 +198,10 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
       const plan = orgPlanFromSaved(org);
       // Reviewed: the plan archives what it shows, past --max-archive.
       const deps = { ...options, reviewed: true };
-      if (org.policyDocuments === undefined) return (await applyOrgPlan(plan, deps)).report;
+      const live = listings.get(org.org) ?? [];
+      if (org.policyDocuments === undefined) return (await applyOrgPlan(plan, deps, live)).report;
       // Policy documents first, then the environments that attach them.
-      const applyEnvironments = (envPlan: typeof plan) => applyOrgPlan(envPlan, deps);
+      const applyEnvironments = (envPlan: typeof plan) => applyOrgPlan(envPlan, deps, live);
       return (
         await applyWithPolicyDocuments(
           plan,

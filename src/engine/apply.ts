@@ -8,6 +8,7 @@ import {
   KNOWN_NOT_CONVERGED,
   recordsInDoubt,
   sameRecords,
+  type ArchiveOutcome,
   settleApply,
   type ChangeOutcome,
 } from '../core/outcome.ts';
@@ -189,7 +190,7 @@ async function sendChanges(
 }
 
 /** The archives that were sent (the guard's refusals are not: another round would refuse too). */
-function sentArchives(archived: ReadonlyMap<string, ChangeOutcome>): ChangeOutcome[] {
+function sentArchives(archived: ReadonlyMap<string, ArchiveOutcome>): ChangeOutcome[] {
   return [...archived.values()].filter((outcome) => outcome.sent !== false);
 }
 
@@ -197,7 +198,12 @@ function sentArchives(archived: ReadonlyMap<string, ChangeOutcome>): ChangeOutco
  * Applies one org's plan: write ahead, PUT, verify, record (the decisions are core/outcome.ts's).
  * Used by every pass, and by `sync --plan` with a plan saved earlier. Never throws.
  */
-export async function applyOrgPlan(plan: OrgPlan, deps: ApplyDeps): Promise<Round> {
+export async function applyOrgPlan(
+  plan: OrgPlan,
+  deps: ApplyDeps,
+  /** The org's listing the plan was made from (or checked against): ownership is read from it. */
+  listed: readonly ObservedEnvironment[],
+): Promise<Round> {
   const { org } = plan;
   const { client, state, logger, progress } = deps;
   const records = state.get(org);
@@ -217,7 +223,7 @@ export async function applyOrgPlan(plan: OrgPlan, deps: ApplyDeps): Promise<Roun
 
   const sent = await sendChanges(plan, deps);
   // Archives last: every other change of the org has been sent (or failed) first.
-  const archived = await sendArchives(plan, deps);
+  const archived = await sendArchives(plan, deps, listed);
 
   // Verify: list once more; a change whose observable fields did not take is not-converged.
   let verifyError: string | undefined;
@@ -258,10 +264,10 @@ export async function applyOrgPlan(plan: OrgPlan, deps: ApplyDeps): Promise<Roun
       ? (verifyError ?? recordError)
       : `${verifyError}; ${recordError}`;
   return {
-    report: orgReportFromPlan(plan, settled.outcomes, orgError, archived),
+    report: orgReportFromPlan(plan, settled.outcomes, orgError, settled.archives),
     transient:
       recordError === undefined &&
-      isTransientRound([...settled.outcomes.values(), ...sentArchives(archived)], {
+      isTransientRound([...settled.outcomes.values(), ...sentArchives(settled.archives)], {
         failed: verifyError !== undefined,
         transient: verifyTransient,
       }),

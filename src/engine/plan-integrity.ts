@@ -5,6 +5,7 @@
  * `desired` value changed while `fields` stay, and a cut file; it cannot stop someone who can
  * rewrite the whole file, who can compute the digest again (docs/cli.md, "Saved plans").
  */
+import { escapeJson } from '../core/escape.ts';
 import { maskDeep, type Mask } from '../core/mask.ts';
 import { crypto } from '../runtime/builtins.ts';
 
@@ -43,13 +44,14 @@ export function integrityOf(plan: Readonly<Record<string, unknown>>): string {
 /**
  * The text of a plan file: `content` with its secrets masked first (the digest covers what the
  * file holds; what the plan sends holds none: saved-plan.ts, `unsavable`), then sealed with its
- * digest after `kind` and `version`, indented.
+ * digest after `kind` and `version`, indented, with the unsafe characters \u-escaped (the digest
+ * is of the parsed content, which the escapes do not change).
  */
 export function planFileText(content: object, mask: Mask): string {
   const masked = maskDeep(JSON.parse(JSON.stringify(content)) as Record<string, unknown>, mask);
   const { kind, version, ...rest } = masked;
   const sealed = { kind, version, [INTEGRITY_KEY]: integrityOf(masked), ...rest };
-  return `${JSON.stringify(sealed, null, 2)}\n`;
+  return escapeJson(`${JSON.stringify(sealed, null, 2)}\n`);
 }
 
 /**

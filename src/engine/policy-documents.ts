@@ -11,6 +11,7 @@ import type { Change, OrgPlan } from '../core/model.ts';
 import {
   needsPolicyDocuments,
   planPolicyDocuments,
+  samePolicyText,
   unknownPolicies,
   uploadComment,
   type ObservedPolicyDocument,
@@ -112,7 +113,7 @@ export async function policyDocumentsStep(
 /** What became of each upload, by name. */
 export type UploadOutcomes = Map<
   string,
-  { result: 'applied' | 'failed'; error?: string; transient?: boolean }
+  { result: 'applied' | 'failed' | 'not-converged'; error?: string; transient?: boolean }
 >;
 
 /** Uploads every change (bounded by the client's gate); never throws. */
@@ -173,6 +174,49 @@ export async function uploadPolicyDocuments(
 }
 
 /**
+ * Reads the org's policy documents back after the uploads: an upload whose document does not now
+ * hold what was sent (its latest version's text, and the description, when one was sent) is
+ * `not-converged`. When they cannot be read, an upload is `failed`: sent, and not known to have
+ * taken. Never throws.
+ */
+export async function verifyUploads(
+  org: string,
+  changes: readonly PolicyDocumentChange[],
+  outcomes: UploadOutcomes,
+  client: EnvironmentsClient,
+): Promise<UploadOutcomes> {
+  const sent = changes.filter((change) => outcomes.get(change.name)?.result === 'applied');
+  if (sent.length === 0) return outcomes;
+  const verified: UploadOutcomes = new Map(outcomes);
+  let held: Map<string, ObservedPolicyDocument>;
+  try {
+    held = new Map((await client.listPolicyDocuments(org)).map((doc) => [doc.name, doc]));
+  } catch (error) {
+    for (const { name } of sent) {
+      verified.set(name, {
+        result: 'failed',
+        error: `sent, but the policy documents could not be read back to verify it: ${errorMessage(error)}`,
+        transient: isTransient(failureOf(error)),
+      });
+    }
+    return verified;
+  }
+  for (const change of sent) {
+    const doc = held.get(change.name);
+    const reason =
+      doc === undefined
+        ? 'the service answered the upload, but does not list the policy document'
+        : doc.latest === undefined || !samePolicyText(doc.latest.content, change.content)
+          ? 'the service answered the upload, but its latest version does not hold the text sent'
+          : change.description !== undefined && doc.description !== change.description
+            ? 'the service answered the upload, but keeps another description'
+            : undefined;
+    if (reason !== undefined) verified.set(change.name, { result: 'not-converged', error: reason });
+  }
+  return verified;
+}
+
+/**
  * The environment changes that attach a policy document whose create failed: they wait for it
  * (the next pass sends them), and the rest of the plan goes ahead.
  */
@@ -183,7 +227,7 @@ export function holdBack(
 ): { plan: OrgPlan; held: Map<string, string> } {
   const missing = new Set(
     changes
-      .filter((c) => c.action === 'create' && outcomes.get(c.name)?.result === 'failed')
+      .filter((c) => c.action === 'create' && outcomes.get(c.name)?.result !== 'applied')
       .map((c) => c.name),
   );
   const held = new Map<string, string>();
@@ -194,7 +238,7 @@ export function holdBack(
     if (policy !== undefined)
       held.set(
         change.name,
-        `not sent: it attaches policy document "${policy}", whose upload failed`,
+        `not sent: it attaches policy document "${policy}", whose ${outcomes.get(policy)?.result === 'failed' ? 'upload failed' : 'create did not take'}`,
       );
   }
   return { plan: { ...plan, changes: plan.changes.filter((c) => !held.has(c.name)) }, held };
@@ -217,7 +261,7 @@ export function withPolicyDocuments(
       ...(outcome?.error === undefined ? {} : { error: outcome.error }),
     };
   });
-  const failed = uploads.some((upload) => upload.result === 'failed');
+  const failed = uploads.some((u) => u.result === 'failed' || u.result === 'not-converged');
   return {
     ...report,
     status: report.status === 'ok' && failed ? 'failed' : report.status,

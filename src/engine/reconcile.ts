@@ -186,14 +186,14 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
     };
   }
   if (planned === undefined || uploads === 0) {
-    const round = await (await apply()).applyOrgPlan(plan, options);
+    const round = await (await apply()).applyOrgPlan(plan, options, observed);
     return planned === undefined
       ? round
       : { ...round, report: withPolicyDocuments(round.report, planned.plan) };
   }
   // Policy documents first: the environments that attach them follow.
   return applyWithPolicyDocuments(plan, planned.plan, options, async (envPlan) =>
-    (await apply()).applyOrgPlan(envPlan, options),
+    (await apply()).applyOrgPlan(envPlan, options, observed),
   );
 }
 

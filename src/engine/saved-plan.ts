@@ -10,7 +10,7 @@ import {
   type SavedEnvironment,
   type SavedPlan,
 } from './saved-plan-schema.ts';
-import { environmentOf } from '../core/compiled.generated.ts';
+import { environmentOf } from '../core/fields.ts';
 import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import type { Masker } from '../core/mask.ts';
 import { compareNames } from '../core/names.ts';

@@ -1,6 +1,7 @@
 import { RECORDED_FIELDS, type FieldValue } from '../core/fields.ts';
 import { acceptsSavedValue } from '../core/value-kinds.ts';
 import type { AppliedRecord, Records } from '../core/model.ts';
+import { escapeJson } from '../core/escape.ts';
 import type { Masker } from '../core/mask.ts';
 import { compareNames } from '../core/names.ts';
 
@@ -244,16 +245,19 @@ function sortedGroup(
   };
 }
 
-/** The whole file's text, from each org's serialized part (see StateStore: parts are cached). */
+/**
+ * The whole file's text, from each org's serialized part (see StateStore: parts are cached). Like
+ * every JSON envsync writes, the unsafe characters are \u-escaped (core/escape.ts), in each part.
+ */
 export function stateText(api: string | undefined, parts: readonly string[]): string {
   const head = JSON.stringify({ version: STATE_VERSION, ...(api === undefined ? {} : { api }) });
-  return `${head.slice(0, -1)},"orgs":{${parts.join(',')}}}\n`;
+  return `${escapeJson(head).slice(0, -1)},"orgs":{${parts.join(',')}}}\n`;
 }
 
 /** One org's part of the file. */
 export function orgPart(org: string, groups: readonly Group[], secrets: Masker): string {
   const json = groups.map((group) => groupJson(group, secrets));
-  return `${JSON.stringify(secrets.mask(org))}:${JSON.stringify(json)}`;
+  return escapeJson(`${JSON.stringify(secrets.mask(org))}:${JSON.stringify(json)}`);
 }
 
 /** The format as the judge of a state file's text takes it (core/state-read.ts). */

@@ -16,7 +16,7 @@ import {
   type Locate,
   type RenamedEnvironment,
 } from './org-checks.ts';
-import type { ManifestProblem, ParsedManifest, PruneEntry } from './parsed.ts';
+import type { ManifestProblem, ParsedManifest, PruneEntry } from './parse.ts';
 
 export type { Locate } from './org-checks.ts';
 
@@ -73,9 +73,8 @@ interface FirstDeclared {
 }
 
 /**
- * Where an environment was declared. The position-tracking parser records it; the fast one does
- * not (to save memory), and there it is the environment's position: document `document` of the
- * file's documents, entry `index` of its environments.
+ * Where an environment was declared: the parser records it; an environment built otherwise (a
+ * test's) is at entry `index` of document `document` of the file's documents.
  */
 export function sourceOf(
   env: DesiredEnvironment,

@@ -1,7 +1,7 @@
 import { resolve as resolvePath } from 'node:path';
 import { crypto, fs } from '../runtime/builtins.ts';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
-import { assembleOrgs, sourceOf, type OrgManifest, type ParsedFile } from './assemble.ts';
+import { assembleOrgs, type OrgManifest, type ParsedFile } from './assemble.ts';
 import {
   discoverGivenPaths,
   discoverManifestFiles,
@@ -14,14 +14,12 @@ import {
   formatProblem,
   NOT_A_MANIFEST,
   parseManifest,
-  sharedValues,
-  textLocator,
   type ManifestProblem,
   type ParsedManifest,
   type SkippedFile,
 } from './parse.ts';
 import { resolvePolicyFiles, type LoadedFile } from './policy-files.ts';
-import type { Locator, Place } from './text-locator.ts';
+import { textLocator, type Locator, type Place } from './text-locator.ts';
 
 /** The whole manifest tree, read and validated. */
 export interface ManifestSet {
@@ -134,24 +132,6 @@ function byFile<T>(compute: (file: string) => T): (file: string) => T {
   };
 }
 
-/** Where `org` declares the environment `name`: the first of its files and documents that does. */
-async function findSource(
-  org: string,
-  name: string,
-  files: readonly string[],
-  documentsOf: (file: string) => Promise<ParsedFile['documents']>,
-): Promise<SourceLocation | undefined> {
-  for (const file of files) {
-    for (const [d, doc] of (await documentsOf(file)).entries()) {
-      if (doc.org !== org) continue;
-      const index = doc.environments.findIndex((env) => env.name === name);
-      const env = doc.environments[index];
-      if (env !== undefined) return sourceOf(env, file, d, index);
-    }
-  }
-  return undefined;
-}
-
 /** Reads, parses and validates every manifest below the root. Problems are data, not throws. */
 export async function loadManifests(options: LoadOptions): Promise<ManifestSet> {
   const roots = (options.paths ?? [options.root]).map((root) => resolvePath(options.cwd, root));
@@ -160,10 +140,8 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     options.paths === undefined
       ? discoverManifestFiles(options.root, options.cwd, options.displayRoot, rules)
       : discoverGivenPaths(options.paths, options.cwd, rules);
-  const parseOptions = { strict: options.strict };
   const loaded: LoadedFile[] = Array.from({ length: files.length });
   const seen: ManifestCache = new Map();
-  const shared = sharedValues(); // names and policy lists repeat across files
   const paths = new Map<string, string>();
   const changed = new Set<string>();
   for (const [index, file] of files.entries()) {
@@ -193,7 +171,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     const result =
       cached !== undefined && cached.hash === hash
         ? cached.result
-        : await parseManifest(outcome.text, file.display, shared, parseOptions);
+        : parseManifest(outcome.text, file.display);
     if (options.cache !== undefined) seen.set(file.display, { statKey, hash, result });
     if (result !== cached?.result) changed.add(file.display);
     paths.set(file.display, file.path);
@@ -206,55 +184,33 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     for (const [display, entry] of seen) options.cache.set(display, entry);
   }
   // The files the manifests name in `policies:` are read as policies, and are not manifests.
-  const parsed = resolvePolicyFiles(loaded, {
+  const resolved = resolvePolicyFiles(loaded, {
     root: resolvePath(options.cwd, options.root),
     maxFileBytes: options.maxFileBytes,
   });
-  // Environments read by the fast path carry no line and column, and no environment carries those
-  // of its keys. The rare message that needs them (a name declared twice, a clash of renames, the
-  // ownership tag under prune) asks for them; only then are those few files read again.
-  const wanted = new Set<string>();
-  const known = (source: SourceLocation, path: readonly (string | number)[], place?: Place) =>
-    source.line !== undefined &&
-    source.column !== undefined &&
-    path.length === 0 &&
-    place === undefined
-      ? { line: source.line, column: source.column }
-      : undefined;
-  let assembled = assembleOrgs(parsed, (source, path = [], place) => {
-    const position = known(source, path, place);
-    if (position === undefined) wanted.add(source.file);
-    return position ?? { line: 1, column: 1 };
+  // Under --strict, other YAML that no manifest names as a policy file is read as a manifest,
+  // with the schema's problems (ParseOptions): read again, as such files are few.
+  const parsed = resolved.map((file): ParsedFile => {
+    if (options.strict !== true || file.notManifest !== true) return file;
+    const path = paths.get(file.file) ?? file.file;
+    const outcome = readManifestFile(path, options.maxFileBytes);
+    if (!outcome.ok) return unreadable(file.file, outcome.message);
+    const strict = parseManifest(outcome.text, file.file, { strict: true });
+    return loadedFile({ path, display: file.file }, strict).parsed;
   });
-  // A file is read again at most once, however many places are asked for in it; its text is
-  // then parsed for positions (locatorOf) or for its environments (documentsOf below) at most once.
-  const textOf = byFile((file): string | null => {
+  // A place below an environment (a key, an item of a list) is found by reading its file again:
+  // only the rare message that names one asks, and a file is read and parsed at most once.
+  const locatorOf = byFile((file): Locator | undefined => {
     const outcome = readManifestFile(paths.get(file) ?? file, options.maxFileBytes);
-    return outcome.ok ? outcome.text : null;
+    return outcome.ok ? textLocator(outcome.text) : undefined;
   });
-  const locatorOf = byFile(async (file): Promise<Locator | undefined> => {
-    const text = textOf(file);
-    return text === null ? undefined : textLocator(text);
-  });
-  if (wanted.size > 0) {
-    const locators = new Map(
-      await Promise.all([...wanted].map(async (file) => [file, await locatorOf(file)] as const)),
-    );
-    assembled = assembleOrgs(
-      parsed,
-      (source, path = [], place) =>
-        known(source, path, place) ??
-        locators.get(source.file)?.(
-          source.document,
-          ['environments', source.index, ...path],
-          place,
-        ) ?? {
-          line: source.line ?? 1,
-          column: source.column ?? 1,
-        },
-    );
-  }
-  const { orgs, unattributed } = assembled;
+  const placeOf = (source: SourceLocation, path: readonly (string | number)[], place?: Place) =>
+    locatorOf(source.file)?.(source.document, ['environments', source.index, ...path], place);
+  const { orgs, unattributed } = assembleOrgs(parsed, (source, path = [], place) =>
+    path.length === 0 && place === undefined
+      ? { line: source.line ?? 1, column: source.column ?? 1 }
+      : (placeOf(source, path, place) ?? { line: source.line ?? 1, column: source.column ?? 1 }),
+  );
   const treeLevel: ManifestProblem[] = treeProblems.map((problem) => ({
     file: problem.display,
     line: 1,
@@ -263,24 +219,17 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     message: problem.message,
     org: undefined,
   }));
-  // Found again by name in the org's files, so that the load's parsed files need not be kept
-  // (at 100,000 environments they hold a copy of every list of environments): this is for the
-  // rare message that needs a place, and a valid org's names are unique.
-  const filesOf = new Map(orgs.map((org) => [org.org, org.files]));
-  const documentsOf = byFile(async (file): Promise<ParsedFile['documents']> => {
-    const text = textOf(file);
-    return text === null ? [] : (await parseManifest(text, file)).documents;
-  });
-  const locate: Locate = async (org, env, path, place) => {
-    const source = await findSource(org, env.name, filesOf.get(org) ?? [], documentsOf);
+  const locate: Locate = async (_org, env, path, place) => {
+    const source = env.source;
     if (source === undefined) return undefined;
-    const full = ['environments', source.index, ...path];
-    const at = (await locatorOf(source.file))?.(source.document, full, place) ?? {
-      line: 1,
-      column: 1,
-      path: full,
+    const at = placeOf(source, path, place);
+    const full = ['environments', source.index, ...(at?.path ?? path)];
+    return {
+      file: source.file,
+      line: at?.line ?? source.line ?? 1,
+      column: at?.column ?? source.column ?? 1,
+      path: formatPath(at === undefined ? full : at.path.slice(0)),
     };
-    return { file: source.file, line: at.line, column: at.column, path: formatPath(at.path) };
   };
   const skipped = parsed.flatMap((file) =>
     file.notManifest === true ? [{ file: file.file, reason: NOT_A_MANIFEST }] : [],

@@ -1,7 +1,7 @@
 import type * as z from 'zod';
 import { NAME_RULE } from '../core/names.ts';
 import { suggest } from '../core/suggest.ts';
-import { MANIFEST_KEYS } from './accept.ts';
+import { FIELD_LIST } from '../core/fields.ts';
 
 /**
  * The words of manifest problems: where (`file:line:column path`) and what, with a did-you-mean
@@ -11,6 +11,17 @@ import { MANIFEST_KEYS } from './accept.ts';
 export { formatProblem } from '../core/validation.ts';
 
 type PathSegment = string | number;
+
+/**
+ * The keys a manifest document may hold at its root, in each environment and in each policy
+ * document entry (for the did-you-mean of an unknown key). `renamed_from` is an environment's key
+ * but not a field: it says which environment the entry is, not what it holds.
+ */
+export const MANIFEST_KEYS = {
+  root: ['org', 'prune', 'suspend', 'policies', 'environments'],
+  environment: ['name', 'renamed_from', ...FIELD_LIST.map((spec) => spec.manifestKey)],
+  policy: ['name', 'description', 'file'],
+} as const;
 
 /** Renders a YAML path as `environments[0].type`. */
 export function formatPath(path: readonly PathSegment[]): string {

@@ -8,7 +8,7 @@ import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { OWNER_TAG_KEY, ownerTagValue } from '../core/ownership.ts';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 import { formatPath } from './messages.ts';
-import type { ManifestProblem } from './parsed.ts';
+import type { ManifestProblem } from './parse.ts';
 import type { Place } from './text-locator.ts';
 
 /**

@@ -3,10 +3,11 @@
  * the manifests root, read as bounded UTF-8 text (not parsed), and never read as manifests.
  *
  * Discovery lists every `*.yaml` file before any manifest is read, so a policy file below the
- * root is parsed as a manifest too; once every file is parsed, the files that the manifests name
- * (valid documents or not) are taken out of the manifests, with whatever their parse said. A named
- * file that is itself a valid manifest (it declares an org) stays one, and the entry naming it is
- * an error.
+ * root is parsed as a manifest too, and is skipped as other YAML (it declares no org). Once every
+ * file is parsed, the named files that are other YAML are taken out of the skipped files. A named
+ * file that discovery reads as a manifest (it declares an org, or has problems that keep it from
+ * being other YAML: a typo, a syntax error) stays a manifest, with whatever its parse said, and
+ * the entry naming it is an error: a manifest is never a policy document, whatever state it is in.
  */
 import path from 'node:path';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
@@ -14,7 +15,7 @@ import { fs } from '../runtime/builtins.ts';
 import { kindOf } from '../runtime/read-file.ts';
 import type { ParsedFile } from './assemble.ts';
 import { readManifestFile } from './discover.ts';
-import type { ManifestDocument, ManifestProblem, PolicyEntry } from './parsed.ts';
+import type { ManifestDocument, ManifestProblem, PolicyEntry } from './parse.ts';
 
 /** One parsed manifest file, as the load knows it: its real place besides its display path. */
 export interface LoadedFile {
@@ -49,15 +50,10 @@ function targetOf(manifest: string, file: string): string {
   return path.resolve(path.dirname(manifest), file);
 }
 
-/** A valid manifest that declares an org: a file that must not be taken for a policy file. */
-function declaredOrg(parsed: ParsedFile): string | undefined {
-  return parsed.problems.length === 0 ? parsed.documents[0]?.org : undefined;
-}
-
 /**
- * Reads the policy files the manifests name, and takes them out of the manifests. Returns the
- * manifest files left, their documents carrying the policy documents read, and every problem
- * with a policy file at its entry's `file` value.
+ * Reads the policy files the manifests name, and takes those discovery read as other YAML out of
+ * the parsed files. Returns the manifest files, their documents carrying the policy documents
+ * read, and every problem with a policy file at its entry's `file` value.
  */
 export function resolvePolicyFiles(
   files: readonly LoadedFile[],
@@ -84,9 +80,7 @@ export function resolvePolicyFiles(
     const real = realpath(file.path) ?? file.path;
     if (named.has(real)) manifestAt.set(real, file.parsed);
   }
-  const policyFile = new Set(
-    [...manifestAt.values()].filter((parsed) => declaredOrg(parsed) === undefined),
-  );
+  const policyFile = new Set([...manifestAt.values()].filter((parsed) => parsed.notManifest));
   const context = { ...options, realRoot, manifestAt };
   return files
     .filter((file) => !policyFile.has(file.parsed))
@@ -95,7 +89,7 @@ export function resolvePolicyFiles(
 
 interface Context extends PolicyFileOptions {
   readonly realRoot: string;
-  /** The manifest files a policy entry names, by real path. */
+  /** The files discovery read that a policy entry names, by real path. */
   readonly manifestAt: ReadonlyMap<string, ParsedFile>;
 }
 
@@ -171,9 +165,20 @@ function readEntry(
   if (!info.isFile()) return `is ${kindOf(info)}, not a regular file (${shown})`;
   if (real === manifestReal) return 'is this manifest itself; name the file holding the policy';
   const named = options.manifestAt.get(real);
-  const org = named === undefined ? undefined : declaredOrg(named);
-  if (org !== undefined) {
-    return `is a manifest (it declares org ${JSON.stringify(org)}), not a policy; name the file holding the policy's YAML`;
+  if (named !== undefined && named.notManifest !== true) {
+    const org =
+      named.documents.find((doc) => doc.org !== undefined)?.org ??
+      named.problems.find((problem) => problem.org !== undefined)?.org;
+    const problem = named.problems[0]?.message;
+    const never = "a manifest is never a policy: name the file holding the policy's YAML";
+    if (org !== undefined) return `is org ${JSON.stringify(org)}'s manifest; ${never}`;
+    // A file that declares nothing and has no problem (an empty one) is no manifest to keep.
+    if (problem !== undefined) {
+      return (
+        `is read as a manifest, since it is not YAML that declares nothing (${problem}); ` +
+        `${never}, or keep this file out of manifest discovery with .envsyncignore`
+      );
+    }
   }
   const outcome = readManifestFile(real, options.maxFileBytes);
   if (!outcome.ok) return outcome.message;

@@ -9,7 +9,7 @@ import { NAME_PATTERN } from '../core/names.ts';
 /**
  * The manifest schema, built from the field registry (core/fields.ts): the authority on what a
  * manifest may hold, the words of every error about one, and the source of the JSON Schema that
- * `envsync schema` prints. The fast path's check (accept.ts) reads the same registry.
+ * `envsync schema` prints.
  */
 
 const name = z
@@ -91,8 +91,7 @@ const BASE: Readonly<Record<ValueKind, (spec: FieldSpec) => z.ZodType>> = {
 /** The schema of one field's value in a manifest. */
 function fieldSchema(spec: FieldSpec): z.ZodType {
   let schema = BASE[spec.kind](spec);
-  if (spec.default !== undefined) schema = schema.default(spec.default);
-  else if (spec.managed === 'when-declared') schema = schema.optional();
+  if (spec.managed === 'when-declared') schema = schema.optional();
   if (spec.kind === 'set') schema = distinct(spec, schema);
   return schema.describe(spec.doc);
 }

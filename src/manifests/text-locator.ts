@@ -1,6 +1,11 @@
 import { LineCounter, parseAllDocuments, type Document } from 'yaml';
-import { normalizeLineBreaks } from './line-breaks.ts';
-import { isEmptyDocument, itemIndex, offsetOf, parseOptions } from './yaml-document.ts';
+import {
+  isEmptyDocument,
+  itemIndex,
+  normalizeLineBreaks,
+  offsetOf,
+  parseOptions,
+} from './yaml-document.ts';
 
 /**
  * A place below a path: a value in the list there (`item`), or a key of the mapping there, where
@@ -17,7 +22,7 @@ export type Locator = (
 
 /**
  * Returns a function that finds the 1-based line and column of `path` in document `document` of
- * `text` (for messages about environments read by the fast path); with a `place`, of that value
+ * `text` (for messages found after loading, about a place below an environment); with a `place`, of that value
  * in the list at `path`, or of that key of the mapping at `path`. The text is parsed once, on the first call, however many places are asked
  * for: a file that repeats a name thousands of times costs one parse, not one per repeat.
  */

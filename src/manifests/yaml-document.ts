@@ -12,18 +12,30 @@ import {
 } from 'yaml';
 
 /**
- * Reading a manifest with the `yaml` package, which keeps every node's place in the text: how the
- * located path and the locator parse a file, and how they find a path of a parsed document in it.
+ * Reading a manifest with the `yaml` package, which keeps every node's place in the text: how a
+ * file is parsed, and how a path of a parsed document is found in it.
  */
 
 export type PathSegment = string | number;
 
+const LONE_CR = /\r(?!\n)/g;
+
+/**
+ * The text with each lone CR (not followed by LF) replaced by LF. YAML 1.2 has three line breaks:
+ * LF, CRLF and a lone CR (spec 5.4); the `yaml` package reads a lone CR as content, so a file of
+ * CR line breaks would be one long line. One character for one: every offset, and so every
+ * position in a message, stays the same.
+ */
+export function normalizeLineBreaks(text: string): string {
+  return text.includes('\r') ? text.replace(LONE_CR, '\n') : text;
+}
+
 const BOOL_TAG = 'tag:yaml.org,2002:bool';
 
 /**
- * How both parses of a file read it: the YAML 1.2 core schema whatever a `%YAML` directive says,
- * with booleans `true` and `false` only (`True` and `TRUE` are strings, as `yes` and `on` are;
- * the fast path reads them the same way: parse-fast.ts).
+ * How a file is read (for its problems, and again for a place in it): the YAML 1.2 core schema
+ * whatever a `%YAML` directive says, with booleans `true` and `false` only (`True` and `TRUE` are
+ * strings, as `yes` and `on` are).
  */
 export function parseOptions(
   lineCounter: LineCounter,

@@ -88,7 +88,7 @@ describe('RequestGate', () => {
 describe('readListing (tolerant reader)', () => {
   it('reads the spec shape', async () => {
     expect(
-      await readListing({ env: [{ org: 'a', name: 'x', type: 'K8S', description: 'd' }] }, 'a'),
+      readListing({ env: [{ org: 'a', name: 'x', type: 'K8S', description: 'd' }] }, 'a'),
     ).toEqual({
       unnamed: 0,
       shape: 'env',
@@ -106,7 +106,7 @@ describe('readListing (tolerant reader)', () => {
   });
 
   it('reads a bare array with extra fields, unknown types, and null as "none" for lists, "not shown" for flags', async () => {
-    const page = await readListing(
+    const page = readListing(
       [
         {
           name: 'x',
@@ -137,7 +137,7 @@ describe('readListing (tolerant reader)', () => {
       },
     ]);
     // Only a missing key means "not shown".
-    const silent = await readListing(
+    const silent = readListing(
       [{ name: 'y', type: 'K8S', description: '', include_scaling: null }],
       'a',
     );
@@ -149,7 +149,7 @@ describe('readListing (tolerant reader)', () => {
   });
 
   it('reads policies given as objects with a name as those names, and lists as sets', async () => {
-    const page = await readListing(
+    const page = readListing(
       [
         {
           name: 'l',
@@ -167,13 +167,13 @@ describe('readListing (tolerant reader)', () => {
       policies: ['baseline', 'pci', 'sox'],
       included_environments: ['a', 'b'],
     });
-    await expect(
-      readListing([{ name: 'l', type: 'S3', policies: [{ id: 7 }] }], 'a'),
-    ).rejects.toThrow(/listing entry is malformed/);
+    expect(() => readListing([{ name: 'l', type: 'S3', policies: [{ id: 7 }] }], 'a')).toThrow(
+      /listing entry is malformed/,
+    );
   });
 
   it('reads the paginated envelope and says what to fetch next', async () => {
-    const page = await readListing(
+    const page = readListing(
       {
         page: 1,
         per_page: 2,
@@ -195,6 +195,6 @@ describe('readListing (tolerant reader)', () => {
     ['an entry without a name', [{ type: 'K8S', description: '' }]],
     ['env that is not a list', { env: {} }],
   ])('refuses %s', async (_title, body) => {
-    await expect(readListing(body, 'a')).rejects.toThrow(/listing/);
+    expect(() => readListing(body, 'a')).toThrow(/listing/);
   });
 });

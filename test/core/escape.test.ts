@@ -12,8 +12,8 @@ import {
 
 describe('escaping untrusted text', () => {
   it('shows control, C1, bidirectional and separator characters visibly', () => {
-    expect(escapeControls('a\nb\r\tc\u001b[31m\u0007\u007f\u009b\u202e\u2028\ufeffz')).toBe(
-      'a\\nb\\r\\tc\\u001b[31m\\u0007\\u007f\\u009b\\u202e\\u2028\\ufeffz',
+    expect(escapeControls('a\nb\r\tc\u001b[31m\u0007\u007f\u009b\u202e\u2028\u2060\ufeffz')).toBe(
+      'a\\nb\\r\\tc\\u001b[31m\\u0007\\u007f\\u009b\\u202e\\u2028\\u2060\\ufeffz',
     );
     expect(escapeControls('plain ü 日本')).toBe('plain ü 日本');
   });

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { environmentOf } from '../../src/core/compiled.generated.ts';
-import { FIELD_LIST, FIELDS, RECORDED_FIELDS, sendRoute } from '../../src/core/fields.ts';
-import { normalizeSet, repeatedIndexes } from '../../src/core/string-sets.ts';
 import {
-  acceptsListedValue,
-  acceptsManifestValue,
-  emptyValue,
-  normalizeValue,
-  sameValue,
-  showValue,
-} from '../../src/core/value-kinds.ts';
+  environmentOf,
+  FIELD_LIST,
+  FIELDS,
+  RECORDED_FIELDS,
+  sendRoute,
+} from '../../src/core/fields.ts';
+import { normalizeSet, repeatedIndexes } from '../../src/core/string-sets.ts';
+import { readListing } from '../../src/api/listing.ts';
+import { manifestSchema } from '../../src/manifests/schema.ts';
+import { emptyValue, normalizeValue, sameValue, showValue } from '../../src/core/value-kinds.ts';
 
 describe('the field registry', () => {
   it('names each field once, by its key, with distinct manifest keys and wire names', () => {
@@ -22,17 +22,11 @@ describe('the field registry', () => {
     expect(wireNames).not.toContain('name');
   });
 
-  it('gives every field a default its own kind accepts, or none when it is required', () => {
-    const withDefault = FIELD_LIST.filter((spec) => spec.default !== undefined);
-    expect(withDefault.map((spec) => acceptsManifestValue(spec, spec.default))).toEqual(
-      withDefault.map(() => true),
-    );
+  it('gives every enum its values, and has every listing carry what a manifest must give', () => {
     const enums = FIELD_LIST.filter((spec) => spec.kind === 'enum');
     expect(enums.every((spec) => (spec.values?.length ?? 0) > 0)).toBe(true);
     // A field a manifest must give is one every listing carries: nothing to record for it.
-    const required = FIELD_LIST.filter(
-      (spec) => spec.default === undefined && spec.managed === 'always',
-    );
+    const required = FIELD_LIST.filter((spec) => spec.managed === 'always');
     expect(required.map((spec) => spec.listing.absent)).not.toContain('omitted');
   });
 
@@ -123,7 +117,14 @@ describe('values by kind', () => {
     ['tags', 'team=web', false],
     ['tags', null, false],
   ] as const)('a manifest %s of %j is accepted: %s', (field, value, expected) => {
-    expect(acceptsManifestValue(FIELDS[field], value)).toBe(expected);
+    const env: Record<string, unknown> = {
+      name: 'x',
+      type: field === 'included_environments' ? 'logical' : 'K8S',
+      description: 'd',
+      [FIELDS[field].manifestKey]: value,
+    };
+    const result = manifestSchema.safeParse({ org: 'acme', environments: [env] });
+    expect(result.success).toBe(expected);
   });
 
   it.each([
@@ -139,7 +140,14 @@ describe('values by kind', () => {
     ['tags', { a: 1 }, false],
     ['tags', [], false],
   ] as const)('a listed %s of %j is accepted: %s', (field, value, expected) => {
-    expect(acceptsListedValue(FIELDS[field], value)).toBe(expected);
+    const entry = { name: 'x', type: 'K8S', description: '', [FIELDS[field].wireName]: value };
+    let said = 'read';
+    try {
+      readListing([entry], 'acme');
+    } catch (error) {
+      said = (error as Error).message;
+    }
+    expect(said).toMatch(expected ? /^read$/ : /malformed/);
   });
 
   it('reads empty values by kind', () => {

@@ -195,7 +195,7 @@ describe('prune', () => {
       { ...records, gone: { fingerprint: 1 } },
       new Map(),
       undefined,
-      new Map([['by-tag', { result: 'applied' }]]),
+      new Map([['by-tag', { result: 'applied', ownedBy: ['tag'] }]]),
     );
     // by-state is not archived yet (not in the outcomes): its record stays; gone is not listed.
     expect(Object.keys(kept.records)).toEqual(['by-state']);
@@ -204,7 +204,7 @@ describe('prune', () => {
       records,
       new Map(),
       undefined,
-      new Map([['by-state', { result: 'applied' }]]),
+      new Map([['by-state', { result: 'applied', ownedBy: ['state'] }]]),
     );
     expect(Object.keys(archived.records)).toEqual([]);
   });

@@ -167,6 +167,7 @@ describe('envsync emulator (process)', () => {
       rateLimit: 50,
       listingExtra: {},
       listingOmitOrg: false,
+      ignoredWrites: [],
       seed: 77,
     });
     expect(await emu.stop('SIGINT')).toEqual({ code: 0, signal: null });

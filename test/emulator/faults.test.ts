@@ -290,6 +290,7 @@ describe('fault settings at run time', () => {
       rateLimit: 0,
       listingExtra: {},
       listingOmitOrg: false,
+      ignoredWrites: [],
       seed: 42,
     });
   });
@@ -320,6 +321,8 @@ describe('fault settings at run time', () => {
     [{ listingExtra: { acme: ['web'] } }, 'listingExtra'],
     [{ listingExtra: { '': [{}] } }, 'listingExtra'],
     [{ listingOmitOrg: 'yes' }, 'listingOmitOrg'],
+    [{ ignoredWrites: ['delete'] }, 'ignoredWrites'],
+    [{ ignoredWrites: 'archive' }, 'ignoredWrites'],
     [{ flakiness: 1 }, 'flakiness'],
   ])('rejects %j with 400 and leaves the settings alone', async (patch, field) => {
     const emu = await start({ faults: { failRate: 0.1 } });

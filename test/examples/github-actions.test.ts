@@ -141,7 +141,7 @@ describe('action.yml', async () => {
 
   it('is a composite action that sets up Node 24 and installs envsync from its own checkout, runtime dependencies only', () => {
     expect(a.runs.using).toBe('composite');
-    expect(runSteps[0]?.uses).toMatch(/^actions\/setup-node@v\d+$/);
+    expect(runSteps[0]?.uses).toMatch(/^actions\/setup-node@[0-9a-f]{40}$/);
     expect(runSteps[0]?.with?.['node-version']).toBe('${{ inputs.node-version }}');
     expect(a.inputs['node-version']?.default).toBe('24');
     const install = runSteps.find((s) => s.name === 'Install envsync');

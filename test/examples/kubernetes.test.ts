@@ -1,23 +1,25 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { resolveDaemonSettings } from '../../src/config/daemon-settings.ts';
-import { flagOptions } from '../../src/config/flags.ts';
 import { resolveSettings } from '../../src/config/settings.ts';
-import { SETTINGS } from '../../src/config/settings-table.ts';
-import type { FlagsOf } from '../../src/config/setting.ts';
 import { webhookVerdict } from '../../src/core/daemon-policy.ts';
 import { NAME_PATTERN } from '../../src/core/names.ts';
 import type { Daemon } from '../../src/daemon/daemon.ts';
 import { Masker } from '../../src/core/mask.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
 import { envsyncInProcess } from '../helpers/cli.ts';
-import { applyJsonPatch, objectFiles, patchOperations, readKustomization } from '../helpers/k8s.ts';
+import {
+  applyJsonPatch,
+  objectFiles,
+  patchOperations,
+  readKustomization,
+  runFlagsOf,
+} from '../helpers/k8s.ts';
 
 /**
  * examples/kubernetes has no cluster to run in here, so these tests hold its YAML to what envsync
@@ -210,14 +212,7 @@ function gitSyncFlags(c: Container): Map<string, string> {
  * The envsync container's `run` flags, parsed with the options envsync's own parser uses for
  * `run` (the CLI itself is checked too, in the tests below).
  */
-function runFlags(workload: Workload) {
-  const [command, ...rest] = container(workload, 'envsync').args ?? [];
-  expect(command, `${workload.kind}: args replace the image's CMD, so they start with run`).toBe(
-    'run',
-  );
-  return parseArgs({ args: rest, options: flagOptions(SETTINGS, 'run'), strict: true })
-    .values as FlagsOf<typeof SETTINGS, 'run'>;
-}
+const runFlags = (workload: Workload) => runFlagsOf(container(workload, 'envsync').args ?? []);
 
 /** The daemon settings a pod of `workload` resolves, as the pod with that ordinal. */
 const daemonSettings = (workload: Workload, ordinal = 0) =>
@@ -278,22 +273,27 @@ describe('examples/kubernetes', () => {
     });
   });
 
-  it('every object but the Secrets is in a kustomization; both variants build on base/, monitoring/ is a component', () => {
+  it('every object but the Secrets is in a kustomization; both variants build on base/ with settings/, monitoring/ is a component', () => {
     const listed = (folder: string) =>
       (readKustomization(path.join(DIR, folder)).resources ?? []).map((r) => `${folder}/${r}`);
     const base = readKustomization(path.join(DIR, 'base'));
     const monitoring = readKustomization(path.join(DIR, 'monitoring'));
     expect(base.kind).toBe('Kustomization');
     expect(monitoring.kind).toBe('Component');
+    // settings/ is a component with no object of its own: it changes base/'s.
+    const settings = readKustomization(path.join(DIR, 'settings'));
+    expect(settings.kind).toBe('Component');
+    expect(settings.resources).toBeUndefined();
     // Nothing left beside them: the Secrets are created from files (their placeholders aside).
     expect([...listed('base'), ...listed('monitoring'), 'secret.example.yaml'].sort()).toEqual(
       objectFiles(DIR),
     );
     expect(readKustomization(DIR).resources).toEqual(['base']);
     expect(readKustomization(path.join(DIR, 'sharded')).resources).toEqual(['../base']);
-    // The operator's kinds are opt-in: a cluster without the operator must be able to apply.
-    expect(readKustomization(DIR).components).toBeUndefined();
-    expect(readKustomization(path.join(DIR, 'sharded')).components).toBeUndefined();
+    // What a team sets comes in both variants; the operator's kinds are opt-in, so that a
+    // cluster without the operator can apply.
+    expect(readKustomization(DIR).components).toEqual(['settings']);
+    expect(readKustomization(path.join(DIR, 'sharded')).components).toEqual(['../settings']);
   });
 
   it.each(variants)(
@@ -637,10 +637,12 @@ describe('examples/kubernetes', () => {
     }
   });
 
-  it('the example image is the current version of envsync', async () => {
+  it('the example image is the current version of envsync, in base/ and in the settings that set it', async () => {
     const { version } = JSON.parse(await readFile(PACKAGE, 'utf8')) as { version: string };
-    for (const [, workload] of variants) {
-      expect(container(workload, 'envsync').image).toMatch(new RegExp(`/envsync:${version}$`));
-    }
+    const current = new RegExp(`/envsync:${version}$`);
+    for (const [, workload] of variants)
+      expect(container(workload, 'envsync').image).toMatch(current);
+    const settings = await readFile(path.join(DIR, 'settings/settings.env'), 'utf8');
+    expect(/^image=(.+)$/m.exec(settings)?.[1]).toMatch(current);
   });
 });

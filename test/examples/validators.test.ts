@@ -15,12 +15,14 @@ import { tempDir } from '../helpers/tmp.ts';
 
 /**
  * What users copy is checked by the validators of its own ecosystem: the Kubernetes objects by
- * kubernetes-models' schemas, the GitHub workflows by action-validator. Each check is also seen
- * to refuse a broken copy, so it cannot pass by validating nothing.
+ * kubernetes-models' schemas, the GitHub workflows (the examples, and the repository's own CI and
+ * release workflows) by action-validator. Each check is also seen to refuse a broken copy, so it
+ * cannot pass by validating nothing.
  */
 
 const K8S_DIR = fileURLToPath(new URL('../../examples/kubernetes/', import.meta.url));
 const GHA_DIR = fileURLToPath(new URL('../../examples/github-actions/', import.meta.url));
+const WORKFLOWS_DIR = fileURLToPath(new URL('../../.github/workflows/', import.meta.url));
 const ACTION_FILE = fileURLToPath(new URL('../../action.yml', import.meta.url));
 
 /** action-validator's core (WebAssembly), resolved as its command line resolves it. */
@@ -51,6 +53,7 @@ function actionValidator(file: string) {
 // The kustomizations are kustomize's, not objects: test/system/kustomize.test.ts renders them.
 const k8sFiles = objectFiles(K8S_DIR);
 const workflows = readdirSync(GHA_DIR).filter((f) => /\.ya?ml$/.test(f));
+const ownWorkflows = readdirSync(WORKFLOWS_DIR).filter((f) => /\.ya?ml$/.test(f));
 
 describe('examples/kubernetes against the Kubernetes schemas (kubernetes-models)', () => {
   it.each(k8sFiles)('%s: every object is valid for its apiVersion and kind', (file) => {
@@ -98,6 +101,17 @@ describe('examples/github-actions against the GitHub Actions schema (action-vali
     } finally {
       await tmp.cleanup();
     }
+  });
+});
+
+describe("the repository's own workflows against the GitHub Actions schema (action-validator)", () => {
+  it('holds the CI and the release workflows', () => {
+    expect(ownWorkflows.sort()).toEqual(['ci.yml', 'release.yml']);
+  });
+
+  it.each(ownWorkflows)('.github/workflows/%s is a valid workflow', (file) => {
+    const result = actionValidator(`${WORKFLOWS_DIR}${file}`);
+    expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
   });
 });
 

@@ -1,12 +1,13 @@
 /**
- * The Kubernetes schemas the examples are checked against (kubernetes-models), by apiVersion and
- * kind: an object of a kind with no schema here is an error, never a pass. And what the examples'
- * kustomizations hold, read without kustomize (test/system/kustomize.test.ts holds this reading to
- * what kustomize itself renders).
+ * The Kubernetes schemas the examples and the chart are checked against (kubernetes-models), by
+ * apiVersion and kind: an object of a kind with no schema here is an error, never a pass. What the
+ * examples' kustomizations hold, read without kustomize (test/system/kustomize.test.ts holds this
+ * reading to what kustomize itself renders). And an envsync container's flags, read by `run`'s
+ * own parser.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { Service, Secret, ServiceAccount } from 'kubernetes-models/v1';
 import { StatefulSet } from 'kubernetes-models/apps/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
@@ -16,6 +17,9 @@ import {
   ServiceMonitor,
 } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { parse, parseAllDocuments } from 'yaml';
+import { flagOptions } from '../../src/config/flags.ts';
+import type { FlagsOf } from '../../src/config/setting.ts';
+import { SETTINGS } from '../../src/config/settings-table.ts';
 
 interface Validatable {
   validate(): void;
@@ -43,6 +47,18 @@ export function validateObject(object: K8sObject): void {
   const model = MODELS[`${object.apiVersion}/${object.kind}`];
   if (model === undefined) throw new Error(`no schema for ${object.apiVersion} ${object.kind}`);
   new model(object as never).validate();
+}
+
+/**
+ * The flags of an envsync container's args, parsed with the options envsync's own parser uses for
+ * `run` (strict: a flag run does not take throws). The args replace the image's CMD, so they
+ * start with `run`.
+ */
+export function runFlagsOf(args: readonly string[]): FlagsOf<typeof SETTINGS, 'run'> {
+  const [command, ...rest] = args;
+  if (command !== 'run')
+    throw new Error(`the envsync container's args start with ${command}, not run`);
+  return parseArgs({ args: rest, options: flagOptions(SETTINGS, 'run'), strict: true }).values;
 }
 
 /** Every object in a stream of YAML documents (kustomize's output, or a file). */

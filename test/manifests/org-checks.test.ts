@@ -1,12 +1,11 @@
 /**
  * `renamed_from` and `prune` across the files of an org, through the real loader on real files:
  * what an org's manifest holds, and the problems only the whole org can show, each at its file,
- * line and column whichever parse path read the file.
+ * line and column.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadManifests, type OrgManifest } from '../../src/manifests/load.ts';
 import { formatProblem } from '../../src/manifests/parse.ts';
-import { parseManifestFast } from '../../src/manifests/parse-fast.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
@@ -17,9 +16,7 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-/** Writes a manifest, and says which path reads it: the test means both to be exercised. */
-async function write(file: string, text: string, path: 'fast' | 'located'): Promise<void> {
-  expect(parseManifestFast(text) === undefined ? 'located' : 'fast', file).toBe(path);
+async function write(file: string, text: string): Promise<void> {
   await tmp.write(`manifests/${file}`, text);
 }
 
@@ -36,25 +33,21 @@ describe('an org manifest', () => {
     await write(
       'a.yaml',
       'org: acme\nenvironments:\n  - name: web\n    renamed_from: api\n    type: K8S\n    description: w\n',
-      'fast',
     );
     await write(
       'b.yaml',
       'org: acme\nprune: true\nenvironments:\n  - {name: db, type: S3, description: d, tags: {team: data}}\n',
-      'located',
     );
     // A second document that agrees is no problem; the first declaration is the org's.
-    await write('c.yaml', 'org: acme\nenvironments: []\nprune: true\n', 'located');
+    await write('c.yaml', 'org: acme\nenvironments: []\nprune: true\n');
     await write(
       'd.yaml',
       'org: beta\nenvironments:\n  - {name: x, type: S3, description: d, renamed_from: y}\n',
-      'fast',
     );
     // prune: false leaves the ownership tag's key to the manifests.
     await write(
       'e.yaml',
       'org: gamma\nprune: false\nenvironments:\n  - {name: x, type: S3, description: d, tags: {managed-by: me}}\n',
-      'located',
     );
     const { org } = await load();
     const acme = org('acme');
@@ -79,13 +72,12 @@ describe('an org manifest', () => {
 
 describe('prune across documents', () => {
   it('refuses documents that disagree, at the second naming the first, and keeps no prune', async () => {
-    await write('a.yaml', 'org: acme\nprune: true\nenvironments: []\n', 'located');
+    await write('a.yaml', 'org: acme\nprune: true\nenvironments: []\n');
     await write(
       'b.yaml',
       'org: acme\nenvironments:\n  - {name: web, type: S3, description: w}\n---\norg: acme\nprune: true\nenvironments: []\n---\norg: acme\nenvironments: []\nprune: false\n',
-      'located',
     );
-    await write('c.yaml', 'org: beta\nprune: false\nenvironments: []\n', 'located');
+    await write('c.yaml', 'org: beta\nprune: false\nenvironments: []\n');
     const { org } = await load();
     const acme = org('acme');
     expect(problems(acme)).toEqual([
@@ -101,12 +93,10 @@ describe('prune across documents', () => {
     await write(
       'a.yaml',
       'org: acme\nprune: true\nenvironments:\n  - {name: db, type: S3, description: d, tags: {managed-by: envsync/acme}}\n',
-      'located',
     );
     await write(
       'b.yaml',
       'org: acme\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n    tags:\n      team: web\n      managed-by: someone\n  - {name: ok, type: S3, description: d, tags: {managed: x}}\n',
-      'fast',
     );
     const { org } = await load();
     const why =
@@ -124,13 +114,11 @@ describe('renames across files', () => {
     await write(
       'a.yaml',
       'org: acme\nenvironments:\n  - name: web\n    renamed_from: old\n    type: K8S\n    description: w\n',
-      'fast',
     );
     // An alias sends this file down the position-tracking path.
     await write(
       'b.yaml',
       'org: acme\nenvironments:\n  - name: api\n    type: K8S\n    description: &d a\n  - name: www\n    type: K8S\n    description: *d\n    renamed_from: old\n',
-      'located',
     );
     const { org } = await load();
     expect(problems(org('acme'))).toEqual([
@@ -143,18 +131,15 @@ describe('renames across files', () => {
     await write(
       'a.yaml',
       'org: acme\nenvironments:\n  - name: web\n    renamed_from: api\n    type: K8S\n    description: w\n  - {name: www, type: S3, description: d, renamed_from: legacy}\n',
-      'fast',
     );
     await write(
       'b.yaml',
       'org: acme\nenvironments:\n  - name: api\n    type: K8S\n    description: a\n',
-      'fast',
     );
     // A document with a problem of its own still declares its names.
     await write(
       'c.yaml',
       'org: acme\nenvironments:\n  - name: legacy\n    type: k8s\n    description: l\n',
-      'located',
     );
     const { org } = await load();
     expect(problems(org('acme'))).toEqual([
@@ -170,12 +155,10 @@ describe('renames across files', () => {
     await write(
       'a.yaml',
       'org: acme\nenvironments:\n  - {name: web, type: S3, description: w, renamed_from: api}\n',
-      'fast',
     );
     await write(
       'b.yaml',
       'org: beta\nenvironments:\n  - {name: api, type: S3, description: a, renamed_from: old}\n  - {name: web, type: S3, description: w, renamed_from: older}\n',
-      'fast',
     );
     const { org } = await load();
     expect(org('acme')?.problems).toEqual([]);

@@ -1,29 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { formatProblem, parseManifest } from '../../src/manifests/parse.ts';
 
-const messages = async (text: string) =>
-  (await parseManifest(text, 'manifests/acme.yaml')).problems.map(formatProblem);
+const messages = (text: string) =>
+  parseManifest(text, 'manifests/acme.yaml').problems.map(formatProblem);
 
 describe('parseManifest', () => {
-  it('reads valid files fast and invalid ones with positions: both paths agree on what is valid', async () => {
-    const fast = 'org: acme\nenvironments:\n  - {name: a, type: K8S, description: d}\n';
-    // The fast path keeps no position: an environment's place is where it sits in `documents`.
-    expect(
-      (await parseManifest(fast, 'f.yaml')).documents[0]?.environments[0]?.source,
-    ).toBeUndefined();
-    // An alias sends the file down the position-tracking path (where aliases are bounded).
-    const slow = `${fast}  - {name: b, type: K8S, description: d, policies: &p [x]}\n  - {name: c, type: K8S, description: d, policies: *p}\n`;
-    expect((await parseManifest(slow, 'f.yaml')).documents[0]?.environments[0]?.source).toEqual({
-      file: 'f.yaml',
-      document: 0,
-      line: 3,
-      column: 5,
-      index: 0,
-    });
+  it('records where each environment is, aliases and all', () => {
+    const text = 'org: acme\nenvironments:\n  - {name: a, type: K8S, description: d}\n';
+    const aliased = `${text}  - {name: b, type: K8S, description: d, policies: &p [x]}\n  - {name: c, type: K8S, description: d, policies: *p}\n`;
+    for (const source of [text, aliased]) {
+      expect(parseManifest(source, 'f.yaml').documents[0]?.environments[0]?.source).toEqual({
+        file: 'f.yaml',
+        document: 0,
+        line: 3,
+        column: 5,
+        index: 0,
+      });
+    }
+    expect(parseManifest(aliased, 'f.yaml').documents[0]?.environments[2]?.policies).toEqual(['x']);
   });
 
   it('reads a valid manifest with sorted policies, and no default for a field left out', async () => {
-    const result = await parseManifest(
+    const result = parseManifest(
       'org: acme\nenvironments:\n  - name: production\n    type: K8S\n    description: Prod\n    policies: [pci, baseline]\n',
       'acme.yaml',
     );
@@ -37,6 +35,7 @@ describe('parseManifest', () => {
             type: 'K8S',
             description: 'Prod',
             policies: ['baseline', 'pci'],
+            source: { file: 'acme.yaml', document: 0, index: 0, line: 3, column: 5 },
           },
         ],
       },
@@ -51,7 +50,7 @@ describe('parseManifest', () => {
       '  - {name: y, type: K8S, description: d, policies: [a, b]}\n' +
       '  - {name: z, type: K8S, description: d, policies: ["a,b"]}\n' +
       '  - {name: w, type: K8S, description: d, policies: [b, a]}\n';
-    const [doc] = (await parseManifest(text, 'acme.yaml')).documents;
+    const [doc] = parseManifest(text, 'acme.yaml').documents;
     expect(doc?.environments.map((e) => [e.name, e.policies])).toEqual([
       ['x', ['a\u0000b']],
       ['y', ['a', 'b']],
@@ -62,7 +61,7 @@ describe('parseManifest', () => {
 
   it('names file, line, column and YAML path, with a did-you-mean for a wrong-case type', async () => {
     expect(
-      await messages(
+      messages(
         'org: acme\nenvironments:\n  - name: production\n    type: k8s\n    description: x\n',
       ),
     ).toEqual([
@@ -77,14 +76,12 @@ describe('parseManifest', () => {
     ['Cloud-Run', 'cloud-run'],
   ])('suggests the right case of a production type: %s -> %s', async (given, meant) => {
     expect(
-      await messages(
-        `org: acme\nenvironments:\n  - name: a\n    type: ${given}\n    description: x\n`,
-      ),
+      messages(`org: acme\nenvironments:\n  - name: a\n    type: ${given}\n    description: x\n`),
     ).toEqual([expect.stringContaining(`(did you mean "${meant}"?)`)]);
   });
 
   it('reads every production type and the fields managed only when declared', async () => {
-    const parsed = await parseManifest(
+    const parsed = parseManifest(
       'org: acme~1\nenvironments:\n' +
         '  - {name: a~1, type: azure-apps, description: x, require_provenance: false}\n' +
         '  - {name: b, type: logical, description: y, included_environments: [a~1]}\n' +
@@ -106,7 +103,7 @@ describe('parseManifest', () => {
 
   it('refuses members on another type, a member twice and a member that is not a name, with their places', async () => {
     expect(
-      await messages(
+      messages(
         'org: acme\nenvironments:\n' +
           '  - name: web\n    type: K8S\n    description: w\n    included_environments: [db]\n' +
           '  - name: all\n    type: logical\n    description: a\n    included_environments: [web, "a b", web]\n',
@@ -118,14 +115,13 @@ describe('parseManifest', () => {
     ]);
   });
 
-  it('reads tags as a mapping of strings with sorted keys, on both paths alike', async () => {
+  it('reads tags as a mapping of strings with sorted keys, anchored or not', () => {
     const text =
       'org: acme\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n' +
       '    tags:\n      team: platform\n      "1": one\n      env: ""\n      __proto__: odd\n';
-    const fast = await parseManifest(text, 'acme.yaml');
-    // An anchor sends the same text down the position-tracking path.
-    const slow = await parseManifest(text.replace('    tags:', '    tags: &t'), 'acme.yaml');
-    for (const result of [fast, slow]) {
+    const plain = parseManifest(text, 'acme.yaml');
+    const anchored = parseManifest(text.replace('    tags:', '    tags: &t'), 'acme.yaml');
+    for (const result of [plain, anchored]) {
       expect(result.problems).toEqual([]);
       const tags = result.documents[0]?.environments[0]?.tags ?? {};
       expect(Object.entries(tags)).toEqual([
@@ -135,9 +131,7 @@ describe('parseManifest', () => {
         ['team', 'platform'],
       ]);
     }
-    expect(fast.documents[0]?.environments[0]?.source).toBeUndefined();
-    expect(slow.documents[0]?.environments[0]?.source).toBeDefined();
-    const empty = await parseManifest(
+    const empty = parseManifest(
       'org: acme\nenvironments:\n  - {name: a, type: S3, description: x, tags: {}}\n',
       'acme.yaml',
     );
@@ -147,7 +141,7 @@ describe('parseManifest', () => {
   it('refuses tags that are not strings, or break the limits, each at its place', async () => {
     const long = 'k'.repeat(257);
     expect(
-      await messages(
+      messages(
         'org: acme\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n' +
           `    tags:\n      port: 8080\n      on: true\n      none: null\n      list: [a]\n      deep: {a: b}\n      "": x\n      ${long}: x\n      big: ${'v'.repeat(257)}\n` +
           '  - name: db\n    type: K8S\n    description: d\n    tags: [team]\n' +
@@ -168,12 +162,12 @@ describe('parseManifest', () => {
   });
 
   it('rejects unknown keys at any level with a suggestion', async () => {
-    expect(await messages('org: acme\nenvironment: []\n')).toEqual([
+    expect(messages('org: acme\nenvironment: []\n')).toEqual([
       'manifests/acme.yaml:1:1 environments: is required but missing',
       'manifests/acme.yaml:2:1 environment: unknown key "environment" (did you mean "environments"?)',
     ]);
     expect(
-      await messages(
+      messages(
         'org: acme\nenvironments:\n  - name: a\n    type: S3\n    description: x\n    polices: []\n',
       ),
     ).toEqual([
@@ -182,7 +176,7 @@ describe('parseManifest', () => {
   });
 
   it('accepts only true/false for booleans (yes/on are strings in YAML 1.2)', async () => {
-    const [message] = await messages(
+    const [message] = messages(
       'org: acme\nenvironments:\n  - name: a\n    type: S3\n    description: x\n    include_scaling: yes\n',
     );
     expect(message).toContain(
@@ -191,7 +185,7 @@ describe('parseManifest', () => {
   });
 
   it('rejects duplicate policies, bad names and wrong types', async () => {
-    const found = await messages(
+    const found = messages(
       'org: "a b"\nenvironments:\n  - name: 123\n    type: S3\n    description: null\n    policies: [pci, pci]\n',
     );
     expect(found).toEqual([
@@ -203,33 +197,33 @@ describe('parseManifest', () => {
   });
 
   it('attributes problems to the org the document names, so only that org is held', async () => {
-    const result = await parseManifest(
+    const result = parseManifest(
       'org: acme\nenvironments:\n  - name: a\n    type: bogus\n    description: x\n',
       'f.yaml',
     );
     expect(result.problems[0]?.org).toBe('acme');
-    expect((await parseManifest('- a\n- b\n', 'f.yaml')).problems[0]?.org).toBeUndefined();
+    expect(parseManifest('- a\n- b\n', 'f.yaml').problems[0]?.org).toBeUndefined();
   });
 
   it('reads several documents, skipping empty and comment-only ones', async () => {
-    const result = await parseManifest(
+    const result = parseManifest(
       '# comment only\n---\norg: a\nenvironments: []\n---\n---\norg: b\nenvironments: []\n',
       'f.yaml',
     );
     expect(result.problems).toEqual([]);
     expect(result.documents.map((d) => d.org)).toEqual(['a', 'b']);
-    expect(await parseManifest('', 'f.yaml')).toEqual({ documents: [], problems: [] });
-    expect(await parseManifest('# nothing here\n', 'f.yaml')).toEqual({
+    expect(parseManifest('', 'f.yaml')).toEqual({ documents: [], problems: [] });
+    expect(parseManifest('# nothing here\n', 'f.yaml')).toEqual({
       documents: [],
       problems: [],
     });
   });
 
   it('reports YAML syntax errors and duplicate keys with their position', async () => {
-    expect((await messages('org: acme\nenvironments: [\n'))[0]).toMatch(
+    expect(messages('org: acme\nenvironments: [\n')[0]).toMatch(
       /^manifests\/acme\.yaml:\d+:\d+ YAML syntax: /,
     );
-    expect((await messages('org: acme\norg: beta\nenvironments: []\n'))[0]).toContain(
+    expect(messages('org: acme\norg: beta\nenvironments: []\n')[0]).toContain(
       '2:1 YAML syntax: Map keys must be unique',
     );
   });
@@ -260,7 +254,7 @@ describe('parseManifest', () => {
         'Nested mappings are not allowed in compact mappings',
       ],
     ] as const) {
-      expect((await messages(text))[0], text).toBe(
+      expect(messages(text)[0], text).toBe(
         `manifests/acme.yaml:${at} YAML syntax: ${words}${hint}`,
       );
     }
@@ -269,7 +263,7 @@ describe('parseManifest', () => {
       'org: acme\nenvironments: [\n',
       'org: acme\norg: beta\nenvironments: []\n',
     ]) {
-      const [first = ''] = await messages(text);
+      const [first = ''] = messages(text);
       expect(first).toMatch(/ YAML syntax: /);
       expect(first).not.toContain('indentation');
     }
@@ -287,22 +281,22 @@ describe('parseManifest', () => {
         ),
       )
       .join('\n');
-    const result = await parseManifest(bomb, 'bomb.yaml');
+    const result = parseManifest(bomb, 'bomb.yaml');
     expect(result.documents).toEqual([]);
     expect(result.problems[0]?.message).toMatch(/alias/i);
     // Without org or environments it is some other YAML: skipped, and never expanded to say so.
     const other = bomb.replace('org: acme\n', '');
-    expect(await parseManifest(other, 'bomb.yaml')).toEqual({
+    expect(parseManifest(other, 'bomb.yaml')).toEqual({
       documents: [],
       problems: [],
       notManifest: true,
     });
-    const strict = await parseManifest(other, 'bomb.yaml', undefined, { strict: true });
+    const strict = parseManifest(other, 'bomb.yaml', { strict: true });
     expect(strict.problems[0]?.message).toMatch(/alias/i);
   });
 
   it('rejects __proto__, constructor and prototype keys as unknown keys', async () => {
-    const found = await messages(
+    const found = messages(
       'org: acme\n__proto__: {x: 1}\nenvironments:\n  - name: a\n    type: S3\n    description: x\n    constructor: 1\n    prototype: 2\n',
     );
     expect(found).toEqual([
@@ -320,10 +314,10 @@ describe('parseManifest', () => {
     it('reads a lone carriage return as a line break, with or without an alias in the file', async () => {
       const plain = 'org: acme\renvironments:\r  - {name: a, type: K8S, description: d}\r';
       const withAlias = `${plain}  - {name: b, type: K8S, description: &d x}\r  - {name: c, type: K8S, description: *d}\r`;
-      expect(
-        (await parseManifest(plain, 'f.yaml')).documents[0]?.environments.map((e) => e.name),
-      ).toEqual(['a']);
-      const located = await parseManifest(withAlias, 'f.yaml');
+      expect(parseManifest(plain, 'f.yaml').documents[0]?.environments.map((e) => e.name)).toEqual([
+        'a',
+      ]);
+      const located = parseManifest(withAlias, 'f.yaml');
       expect(located.problems).toEqual([]);
       expect(located.documents[0]?.environments.map((e) => [e.name, e.description])).toEqual([
         ['a', 'd'],
@@ -332,7 +326,7 @@ describe('parseManifest', () => {
       ]);
       // Positions count a lone CR as a line break too.
       expect(
-        await messages('org: acme\renvironments:\r  - {name: a, type: k8s, description: d}\r'),
+        messages('org: acme\renvironments:\r  - {name: a, type: k8s, description: d}\r'),
       ).toEqual([
         expect.stringMatching(/^manifests\/acme\.yaml:3:\d+ environments\[0\]\.type: "k8s"/),
       ]);
@@ -346,14 +340,14 @@ describe('parseManifest', () => {
       ['! (non-specific)', 'description: ! x', '!'],
     ])('refuses the unknown YAML tag %s where it stands', async (_name, line, shown) => {
       expect(
-        await messages(`org: acme\nenvironments:\n  - name: a\n    type: K8S\n    ${line}\n`),
+        messages(`org: acme\nenvironments:\n  - name: a\n    type: K8S\n    ${line}\n`),
       ).toEqual([
         `manifests/acme.yaml:5:18 unknown YAML tag "${shown}": a manifest holds plain values (strings, true or false, lists and mappings); remove the tag (quote the value to keep it as text)`,
       ]);
     });
 
     it('reads the core schema tags !!str, !!bool, !!seq and !!map as their plain forms', async () => {
-      const parsed = await parseManifest(
+      const parsed = parseManifest(
         'org: !!str acme\nenvironments: !!seq\n  - !!map {name: !!str 2024, type: K8S, description: !!str true, include_scaling: !!bool true}\n',
         'f.yaml',
       );
@@ -368,31 +362,29 @@ describe('parseManifest', () => {
     it.each(['True', 'TRUE', 'False', 'yes', 'on'])(
       'refuses the boolean %s with a located error: booleans are true or false only',
       async (word) => {
-        expect(await messages(env(`    include_scaling: ${word}\n`))).toEqual([
+        expect(messages(env(`    include_scaling: ${word}\n`))).toEqual([
           `manifests/acme.yaml:6:22 environments[0].include_scaling: expected true or false, got the string "${word}" (booleans are lowercase true or false; True, yes, on are strings)`,
         ]);
       },
     );
 
     it('refuses !!bool with anything but true or false', async () => {
-      expect(await messages(env('    require_provenance: !!bool True\n'))).toEqual([
+      expect(messages(env('    require_provenance: !!bool True\n'))).toEqual([
         'manifests/acme.yaml:6:25 the value does not fit its tag !!bool: remove the tag or fix the value (!!bool takes true or false only)',
       ]);
     });
 
     it('reads True as a string where a string is expected, the same on both paths', async () => {
       const text = 'org: acme\nenvironments:\n  - {name: a, type: K8S, description: True}\n';
-      expect((await parseManifest(text, 'f.yaml')).documents[0]?.environments[0]?.description).toBe(
-        'True',
-      );
+      expect(parseManifest(text, 'f.yaml').documents[0]?.environments[0]?.description).toBe('True');
       expect(
-        (await parseManifest(`${text}  - {name: b, type: K8S, description: &x y}\n`, 'f.yaml'))
-          .documents[0]?.environments[0]?.description,
+        parseManifest(`${text}  - {name: b, type: K8S, description: &x y}\n`, 'f.yaml').documents[0]
+          ?.environments[0]?.description,
       ).toBe('True');
     });
 
     it('names a merge key as such, not as a missing value', async () => {
-      const found = await messages(
+      const found = messages(
         'org: acme\nbase: &base {type: K8S, description: d}\nenvironments:\n  - <<: *base\n    name: a\n',
       );
       // The unknown key `base` is reported in the same run.
@@ -406,13 +398,13 @@ describe('parseManifest', () => {
     });
 
     it('says "is required but missing" for a missing type, never "undefined undefined"', async () => {
-      expect(await messages('org: acme\nenvironments:\n  - name: a\n    description: d\n')).toEqual(
-        ['manifests/acme.yaml:3:5 environments[0].type: is required but missing'],
-      );
+      expect(messages('org: acme\nenvironments:\n  - name: a\n    description: d\n')).toEqual([
+        'manifests/acme.yaml:3:5 environments[0].type: is required but missing',
+      ]);
     });
 
     it('names a byte order mark that starts a second document, not an unknown key', async () => {
-      const found = await messages(
+      const found = messages(
         'org: acme\nenvironments: []\n---\n\ufefforg: other\nenvironments: []\n',
       );
       expect(found).toEqual([
@@ -421,17 +413,17 @@ describe('parseManifest', () => {
       expect(found.join('\n')).not.toContain('unknown key');
       // One before a `---` line says the same.
       expect(
-        await messages('org: acme\nenvironments: []\n\ufeff---\norg: b\nenvironments: []\n'),
+        messages('org: acme\nenvironments: []\n\ufeff---\norg: b\nenvironments: []\n'),
       ).toEqual([expect.stringContaining('3:1 a byte order mark (U+FEFF)')]);
       // At the very start of the file it is allowed.
-      expect(await messages('\ufefforg: acme\nenvironments: []\n')).toEqual([]);
+      expect(messages('\ufefforg: acme\nenvironments: []\n')).toEqual([]);
     });
 
     it('names keys that are not strings', async () => {
-      expect(await messages(env('    ? [x]\n    : 1\n'))).toEqual([
+      expect(messages(env('    ? [x]\n    : 1\n'))).toEqual([
         'manifests/acme.yaml:6:7 a key must be a string, not a list',
       ]);
-      expect(await messages(env('    1: x\n'))).toEqual([
+      expect(messages(env('    1: x\n'))).toEqual([
         'manifests/acme.yaml:6:5 a key must be a string, not number 1 (quote it)',
       ]);
     });
@@ -441,7 +433,7 @@ describe('parseManifest', () => {
         'org: acme\nenvironments:\n' +
         '  - name: a\n    type: k8s\n    description: !custom d\n' +
         '  - name: b\n    type: K8S\n    description: d\n    require_provenance: !!bool yes\n    colour: red\n';
-      expect(await messages(text)).toEqual([
+      expect(messages(text)).toEqual([
         expect.stringMatching(
           /^manifests\/acme\.yaml:4:11 environments\[0\]\.type: "k8s" is not one of/,
         ),
@@ -452,16 +444,14 @@ describe('parseManifest', () => {
         ),
       ]);
       // The names of a document that is not valid are kept for the check across files.
-      expect(
-        (await parseManifest(text, 'acme.yaml')).declared?.map((d) => [d.name, d.line]),
-      ).toEqual([
+      expect(parseManifest(text, 'acme.yaml').declared?.map((d) => [d.name, d.line])).toEqual([
         ['a', 3],
         ['b', 6],
       ]);
     });
 
     it('reports a duplicate key as such', async () => {
-      expect(await messages(env('    description: e\n'))).toEqual([
+      expect(messages(env('    description: e\n'))).toEqual([
         expect.stringMatching(/acme\.yaml:6:5 .*[Mm]ap keys must be unique/),
       ]);
     });

@@ -153,13 +153,13 @@ describe('policy files', () => {
       'a binary file',
       'bin.yaml',
       async () => tmp.write('manifests/bin.yaml', Buffer.from([0x61, 0x00, 0x62])),
-      'policy file "bin.yaml": binary file (contains NUL bytes), not YAML',
+      'policy file "bin.yaml": is read as a manifest, since it is not YAML that declares nothing (binary file (contains NUL bytes), not YAML); a manifest is never a policy: name the file holding the policy\'s YAML, or keep this file out of manifest discovery with .envsyncignore',
     ],
     [
       'a file that is not UTF-8',
       'latin1.yaml',
       async () => tmp.write('manifests/latin1.yaml', Buffer.from([0x61, 0x3a, 0x20, 0xe9, 0x0a])),
-      'policy file "latin1.yaml": not valid UTF-8 text; save the file as UTF-8',
+      'policy file "latin1.yaml": is read as a manifest, since it is not YAML that declares nothing (not valid UTF-8 text; save the file as UTF-8); a manifest is never a policy: name the file holding the policy\'s YAML, or keep this file out of manifest discovery with .envsyncignore',
     ],
     [
       'the manifest itself',
@@ -175,7 +175,23 @@ describe('policy files', () => {
           'manifests/beta.yaml',
           'org: beta\nenvironments:\n  - name: x\n    type: K8S\n    description: x\n',
         ),
-      'policy file "beta.yaml": is a manifest (it declares org "beta"), not a policy; name the file holding the policy\'s YAML',
+      'policy file "beta.yaml": is org "beta"\'s manifest; a manifest is never a policy: name the file holding the policy\'s YAML',
+    ],
+    [
+      'another manifest with a typo',
+      'beta.yaml',
+      async () =>
+        tmp.write(
+          'manifests/beta.yaml',
+          'org: beta\nenvironments:\n  - name: x\n    type: K8S\n    descriptoin: x\n',
+        ),
+      'policy file "beta.yaml": is org "beta"\'s manifest; a manifest is never a policy: name the file holding the policy\'s YAML',
+    ],
+    [
+      'a manifest that does not parse',
+      'broken.yaml',
+      async () => tmp.write('manifests/broken.yaml', 'rules: [x\n'),
+      'policy file "broken.yaml": is read as a manifest, since it is not YAML that declares nothing (YAML syntax: Flow sequence in block collection must be sufficiently indented and end with a ]); a manifest is never a policy: name the file holding the policy\'s YAML, or keep this file out of manifest discovery with .envsyncignore',
     ],
   ])(
     '%s is an error at the file value, and holds the org back',
@@ -206,7 +222,7 @@ describe('policy files', () => {
     await tmp.write('manifests/p/big.yaml', `a: ${'x'.repeat(500)}\n`);
     const set = await load(400);
     expect(set.orgs[0]?.problems.map((p) => p.message)).toEqual([
-      'policy file "p/big.yaml": file is larger than the limit of 400 bytes (--max-file-bytes)',
+      'policy file "p/big.yaml": is read as a manifest, since it is not YAML that declares nothing (file is larger than the limit of 400 bytes (--max-file-bytes)); a manifest is never a policy: name the file holding the policy\'s YAML, or keep this file out of manifest discovery with .envsyncignore',
     ]);
   });
 

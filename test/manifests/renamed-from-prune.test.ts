@@ -1,53 +1,41 @@
 /**
  * `renamed_from` on an environment and `prune` at a document's root, as one file reads them: what
- * each parse path gives, and every problem with its file, line and column.
+ * the parse gives, and every problem with its file, line and column.
  */
 import { describe, expect, it } from 'vitest';
 import { formatProblem, parseManifest } from '../../src/manifests/parse.ts';
-import { parseManifestFast } from '../../src/manifests/parse-fast.ts';
-import { parseManifestLocated } from '../../src/manifests/parse-located.ts';
 
 const FILE = 'manifests/acme.yaml';
-const messages = async (text: string) =>
-  (await parseManifest(text, FILE)).problems.map(formatProblem);
+const messages = (text: string) => parseManifest(text, FILE).problems.map(formatProblem);
 
 const web = (extra: string) =>
   `org: acme\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n${extra}`;
 
 describe('renamed_from', () => {
-  it('reads into renamedFrom on both paths alike, and leaves it out where not declared', async () => {
+  it('reads into renamedFrom, and leaves it out where not declared', async () => {
     const text =
       'org: acme\nenvironments:\n' +
       '  - name: web\n    renamed_from: api~1\n    type: K8S\n    description: w\n' +
       '  - {name: db, type: S3, description: d}\n';
-    // The fast path accepts the document: it is not pushed to the position-tracking path.
-    const fast = parseManifestFast(text);
-    expect(fast).toBeDefined();
-    expect(fast?.documents[0]?.environments[0]?.source).toBeUndefined();
-    const located = parseManifestLocated(text, FILE);
-    expect(located.documents[0]?.environments[0]?.source).toMatchObject({ line: 3, column: 5 });
-    for (const parsed of [fast, located]) {
-      expect(parsed?.problems).toEqual([]);
-      const [renamed, other] = parsed?.documents[0]?.environments ?? [];
-      expect(renamed).toMatchObject({ name: 'web', renamedFrom: 'api~1', type: 'K8S' });
-      expect(other?.name).toBe('db');
-      expect(other !== undefined && 'renamedFrom' in other).toBe(false);
-    }
+    const parsed = parseManifest(text, FILE);
+    expect(parsed.documents[0]?.environments[0]?.source).toMatchObject({ line: 3, column: 5 });
+    expect(parsed.problems).toEqual([]);
+    const [renamed, other] = parsed.documents[0]?.environments ?? [];
+    expect(renamed).toMatchObject({ name: 'web', renamedFrom: 'api~1', type: 'K8S' });
+    expect(other?.name).toBe('db');
+    expect(other !== undefined && 'renamedFrom' in other).toBe(false);
     // Not a field: no field of the environment holds it.
-    expect(
-      Object.values({ ...located.documents[0]?.environments[0], renamedFrom: 0 }),
-    ).not.toContain('api~1');
+    expect(Object.values({ ...renamed, renamedFrom: 0 })).not.toContain('api~1');
   });
 
-  it("is refused as the environment's own name, at the value, and the fast path leaves it", async () => {
+  it("is refused as the environment's own name, at the value", async () => {
     const text = web('    renamed_from: web\n');
-    expect(parseManifestFast(text)).toBeUndefined();
-    expect(await messages(text)).toEqual([
+    expect(messages(text)).toEqual([
       "manifests/acme.yaml:6:19 environments[0].renamed_from: is the environment's own name: remove renamed_from, or set it to the name the environment had before the rename",
     ]);
     // In a flow mapping too, at the value.
     expect(
-      await messages(
+      messages(
         'org: acme\nenvironments:\n  - {name: a, renamed_from: a, type: S3, description: d}\n',
       ),
     ).toEqual([
@@ -59,7 +47,7 @@ describe('renamed_from', () => {
 
   it('takes a valid name only, with the words of the name rule', async () => {
     expect(
-      await messages(
+      messages(
         'org: acme\nenvironments:\n' +
           '  - {name: a, type: S3, description: d, renamed_from: "x y"}\n' +
           '  - {name: b, type: S3, description: d, renamed_from: 12}\n' +
@@ -75,28 +63,27 @@ describe('renamed_from', () => {
   });
 
   it('is suggested for a typo, and named where it belongs when written at the root', async () => {
-    expect(await messages(web('    rename_from: api\n'))).toEqual([
+    expect(messages(web('    rename_from: api\n'))).toEqual([
       'manifests/acme.yaml:6:5 environments[0].rename_from: unknown key "rename_from" (did you mean "renamed_from"?)',
     ]);
-    expect(await messages(web('    colour: red\n'))).toEqual([
+    expect(messages(web('    colour: red\n'))).toEqual([
       'manifests/acme.yaml:6:5 environments[0].colour: unknown key "colour" (allowed: name, renamed_from, type, description, include_scaling, policies, require_provenance, included_environments, tags)',
     ]);
-    expect(await messages('org: acme\nrenamed_from: api\nenvironments: []\n')).toEqual([
+    expect(messages('org: acme\nrenamed_from: api\nenvironments: []\n')).toEqual([
       'manifests/acme.yaml:2:1 renamed_from: unknown key "renamed_from" here: it is a key of an environment, under environments',
     ]);
   });
 });
 
 describe('prune', () => {
-  it('is read by the located path, which records the value and where its key is', async () => {
+  it('is read with the value and where its key is', async () => {
     const text = `prune: true\n${web('')}`;
-    expect(parseManifestFast(text)).toBeUndefined();
-    const parsed = await parseManifest(text, FILE);
+    const parsed = parseManifest(text, FILE);
     expect(parsed.problems).toEqual([]);
     expect(parsed.documents[0]?.prune).toEqual({ value: true, line: 1, column: 1 });
     expect(parsed.documents[0]?.environments.map((env) => env.name)).toEqual(['web']);
     // In a flow mapping, in a later document of the file: the key's own place.
-    const flow = await parseManifest(
+    const flow = parseManifest(
       'org: other\nenvironments: []\n---\n{org: acme,  prune: false, environments: []}\n',
       FILE,
     );
@@ -105,7 +92,7 @@ describe('prune', () => {
       { value: false, line: 4, column: 14 },
     ]);
     // A document without it has none.
-    expect((await parseManifest(web(''), FILE)).documents[0]?.prune).toBeUndefined();
+    expect(parseManifest(web(''), FILE).documents[0]?.prune).toBeUndefined();
   });
 
   it.each([
@@ -126,7 +113,7 @@ describe('prune', () => {
     ['', 'expected true or false, got null'],
     ['[true]', 'expected true or false, got a list'],
   ])('takes true or false only: prune: %s is an error at its value', async (value, message) => {
-    const parsed = await parseManifest(`org: acme\nprune: ${value}\nenvironments: []\n`, FILE);
+    const parsed = parseManifest(`org: acme\nprune: ${value}\nenvironments: []\n`, FILE);
     expect(parsed.documents).toEqual([]);
     expect(parsed.problems.map(formatProblem)).toEqual([
       `manifests/acme.yaml:2:8 prune: ${message}`,
@@ -135,13 +122,13 @@ describe('prune', () => {
   });
 
   it('is suggested for a typo at the root, and named where it belongs under an environment', async () => {
-    expect(await messages('org: acme\nprnue: true\nenvironments: []\n')).toEqual([
+    expect(messages('org: acme\nprnue: true\nenvironments: []\n')).toEqual([
       'manifests/acme.yaml:2:1 prnue: unknown key "prnue" (did you mean "prune"?)',
     ]);
-    expect(await messages('org: acme\nbase: 1\nenvironments: []\n')).toEqual([
+    expect(messages('org: acme\nbase: 1\nenvironments: []\n')).toEqual([
       'manifests/acme.yaml:2:1 base: unknown key "base" (allowed: org, prune, suspend, policies, environments)',
     ]);
-    expect(await messages(web('    prune: true\n'))).toEqual([
+    expect(messages(web('    prune: true\n'))).toEqual([
       'manifests/acme.yaml:6:5 environments[0].prune: unknown key "prune" here: it is a key of the document itself, next to org',
     ]);
   });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import pino from 'pino';
-import { stringify, type ToStringOptions } from 'yaml';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/runtime/system-clock.ts';
 import { createClient } from '../../src/api/client.ts';
@@ -11,8 +11,7 @@ import { hasErrors } from '../../src/core/report.ts';
 import { reconcile } from '../../src/engine/reconcile.ts';
 import { StateStore } from '../../src/engine/state-store.ts';
 import type { ManifestSet } from '../../src/manifests/load.ts';
-import { parseManifest, parseManifestFast } from '../../src/manifests/parse.ts';
-import { parseManifestLocated } from '../../src/manifests/parse-located.ts';
+import { parseManifest } from '../../src/manifests/parse.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -246,7 +245,7 @@ describe('property: the loader never throws', () => {
     await fc.assert(
       fc.asyncProperty(fc.uint8Array({ maxLength: 400 }), async (bytes) => {
         const text = new TextDecoder().decode(bytes);
-        const result = await parseManifest(text, 'random.yaml');
+        const result = parseManifest(text, 'random.yaml');
         expect(Array.isArray(result.problems)).toBe(true);
       }),
       { numRuns: 400 },
@@ -285,7 +284,7 @@ describe('property: the loader never throws', () => {
       fc.asyncProperty(
         fc.array(fc.oneof(token, fc.string({ maxLength: 5 })), { maxLength: 60 }),
         async (parts) => {
-          const result = await parseManifest(parts.join(''), 'random.yaml');
+          const result = parseManifest(parts.join(''), 'random.yaml');
           for (const problem of result.problems) {
             expect(problem.line).toBeGreaterThanOrEqual(1);
             expect(problem.column).toBeGreaterThanOrEqual(1);
@@ -309,7 +308,7 @@ describe('property: the loader never throws', () => {
             return; // not representable as YAML: nothing to feed
           }
           if (typeof text !== 'string') return; // undefined is no document at all
-          const result = await parseManifest(text, 'random.yaml');
+          const result = parseManifest(text, 'random.yaml');
           // A document is read, refused with a place and a reason, or skipped as other YAML and
           // said so: never dropped in silence, never two of these. Only an empty one (`null`)
           // declares nothing, as an empty file does.
@@ -389,97 +388,5 @@ describe('property: a random fault schedule', () => {
       { numRuns: 15 },
     );
     expect(successes).toBeGreaterThan(0);
-  });
-});
-
-describe('property: the two YAML paths agree', () => {
-  const strip = (docs: ReturnType<typeof parseManifestLocated>['documents']) =>
-    docs.map((d) => ({
-      org: d.org,
-      environments: d.environments.map(({ source: _source, ...rest }) => rest),
-    }));
-  const text = fc.string({ maxLength: 12 });
-  // Mostly valid manifests (so the fast path has something to accept), with the odd wrong value.
-  const rarely = <T>(usual: fc.Arbitrary<T>, odd: fc.Arbitrary<T>) =>
-    fc.oneof({ weight: 12, arbitrary: usual }, { weight: 1, arbitrary: odd });
-  const manifestValue = fc.record({
-    org: rarely(name, text),
-    environments: fc.uniqueArray(
-      fc.record(
-        {
-          name: rarely(name, text),
-          type: rarely(fc.constantFrom('K8S', 'S3', 'logical'), fc.constantFrom('k8s', 'yes', '1')),
-          description: fc.oneof(
-            text,
-            fc.constantFrom(
-              '',
-              'a: b',
-              '# not a comment',
-              "it's",
-              '"q"',
-              'multi\nline',
-              ' lead',
-              'trail ',
-              'null',
-              '~',
-              'true',
-              '0x1F',
-              '1e3',
-              'R&D',
-              '*star',
-            ),
-          ),
-          include_scaling: rarely<boolean | string>(
-            fc.boolean(),
-            fc.constantFrom('yes', 'on', 'true'),
-          ),
-          policies: fc.uniqueArray(rarely(fc.constantFrom('pci', 'sox', 'a b', 'x:y'), text), {
-            maxLength: 3,
-          }),
-        },
-        { requiredKeys: ['name', 'type', 'description'] },
-      ),
-      { maxLength: 4, selector: (e) => e.name },
-    ),
-  });
-  const styles = fc.constantFrom<ToStringOptions[]>(
-    { defaultStringType: 'PLAIN' },
-    { defaultStringType: 'QUOTE_DOUBLE' },
-    { defaultStringType: 'QUOTE_SINGLE' },
-    { defaultStringType: 'BLOCK_LITERAL' },
-    { collectionStyle: 'flow' },
-    {},
-  );
-
-  it('fast never accepts what the located path rejects, and both read the same values', () => {
-    let accepted = 0;
-    fc.assert(
-      fc.property(
-        fc.array(manifestValue, { minLength: 1, maxLength: 2 }),
-        styles,
-        fc.nat(),
-        fc.constantFrom('', '\n  ', ':', '- ', '#', '"', '&a ', '*a', '{', ']'),
-        (values, style, at, noise) => {
-          let source = values.map((v) => stringify(v, null, style)).join('---\n');
-          if (at % 3 === 0)
-            source =
-              source.slice(0, at % (source.length + 1)) +
-              noise +
-              source.slice(at % (source.length + 1));
-          const fast = parseManifestFast(source);
-          const located = parseManifestLocated(source, 'f.yaml');
-          if (fast !== undefined) accepted++;
-          expect(fast === undefined || located.problems.length === 0, source).toBe(true);
-          expect(
-            fast === undefined ? strip(located.documents) : strip(fast.documents),
-            source,
-          ).toEqual(strip(located.documents));
-        },
-      ),
-      // test/manifests/differential.test.ts compares the two paths over many more texts.
-      { numRuns: 800 },
-    );
-    // The property means something only if the fast path accepted a good share of inputs.
-    expect(accepted).toBeGreaterThan(80);
   });
 });

@@ -1,6 +1,10 @@
-/** `envsync export --out DIR` writes files without ever following a symbolic link. */
+/**
+ * `envsync export --out DIR` writes files without ever following a symbolic link, under names
+ * every common file system takes.
+ */
 import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fileNameProblem } from '../../src/commands/export-policies.ts';
 import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -101,5 +105,31 @@ describe('export --out never writes through a symbolic link', () => {
     expect(result.stderr).toContain('symbolic link that leads nowhere');
     expect(result.stderr).not.toContain('unexpected error');
     expect(await lstat(tmp.path('nowhere')).catch(() => 'absent')).toBe('absent');
+  });
+});
+
+describe('the names export writes', () => {
+  it.each([
+    ['acme.yaml', undefined],
+    [`${'x'.repeat(250)}.yaml`, undefined],
+    [`${'x'.repeat(251)}.yaml`, /256 bytes long, and a file name may have at most 255/],
+    // Bytes of UTF-8, not characters: 127 two-byte letters fit, 128 do not.
+    ['\u00e9'.repeat(127), undefined],
+    ['\u00e9'.repeat(128), /256 bytes long/],
+    ['', /not a file name/],
+    ['.', /not a file name/],
+    ['..', /not a file name/],
+    ['a\u0000b', /a control character/],
+    ['a\nb', /a control character/],
+    ['a\u0085b', /a control character/],
+    ['a/b', /one of \/ \\ < > : " \| \? \*/],
+    ['a:b', /one of/],
+    ['acme.', /ends with a dot or a space/],
+    ['acme ', /ends with a dot or a space/],
+    ['CON', /Windows keeps the name for a device/],
+    ['lpt1.yaml', /Windows keeps the name/],
+    ['console.yaml', undefined],
+  ])('%j', (name, problem) => {
+    expect(fileNameProblem(name) ?? 'none').toMatch(problem ?? /^none$/);
   });
 });

@@ -138,13 +138,40 @@ describe('saved plans carry policy document uploads', () => {
 });
 
 describe('the comment of an upload', () => {
-  /** A small service in production's shapes that keeps the multipart bodies it is sent. */
+  /**
+   * A small service in production's shapes that keeps the multipart bodies it is sent, and lists
+   * the documents they made (so the uploads verify).
+   */
   async function recordingService() {
     const uploads: { contentType: string; body: string }[] = [];
+    const documents = new Map<string, { description: string; policy_yaml: string }>();
     const fake = await startFakeApi((req, res) => {
       if (req.method === 'PUT' && req.url === '/api/v2/policies/acme') {
-        uploads.push({ contentType: String(req.headers['content-type']), body: req.body });
-        res.writeHead(201, { 'content-type': 'application/json' }).end('{}');
+        const contentType = String(req.headers['content-type']);
+        uploads.push({ contentType, body: req.body });
+        void new Response(req.body, { headers: { 'content-type': contentType } })
+          .formData()
+          .then(async (form) => {
+            const [payload, file] = [form.get('payload'), form.get('policy_file')];
+            if (typeof payload !== 'string' || file === null) throw new Error('a bad upload');
+            const { name, description } = JSON.parse(payload) as Record<string, string>;
+            const text = typeof file === 'string' ? file : await file.text();
+            documents.set(String(name), {
+              description: description ?? '',
+              policy_yaml: text,
+            });
+            res.writeHead(201, { 'content-type': 'application/json' }).end('{}');
+          });
+        return;
+      }
+      if (req.method === 'GET' && req.url === '/api/v2/policies/acme') {
+        const listed = [...documents].map(([name, doc]) => ({
+          name,
+          description: doc.description,
+          created_at: 1,
+          versions: [{ version: 1, policy_yaml: doc.policy_yaml, timestamp: 1, created_by: 'x' }],
+        }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(listed));
         return;
       }
       if (req.method === 'PUT') {
@@ -164,7 +191,7 @@ describe('the comment of an upload', () => {
           return typeof payload === 'string' ? (JSON.parse(payload) as unknown) : undefined;
         }),
       );
-    return { ...fake, payloads };
+    return { ...fake, payloads, forget: () => documents.clear() };
   }
 
   it('names the git revision of a git-sync worktree, else says envsync', async () => {
@@ -182,7 +209,8 @@ describe('the comment of an upload', () => {
         ['--manifests', tmp().path('git/repo/manifests')],
       );
       expect(synced.code, synced.stderr).toBe(0);
-      // A plain folder: no revision to name.
+      // A plain folder: no revision to name (the service has forgotten the first upload).
+      fake.forget();
       await mkdir(tmp().path('manifests'), { recursive: true });
       await write(onlyDocument);
       expect((await run(fake.url, ['sync'])).code).toBe(0);

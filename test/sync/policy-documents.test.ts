@@ -4,7 +4,7 @@
  * only when the text changes, environments attaching an unknown policy hold their org back, the
  * contract dialect refuses the key, and export writes the documents and their files.
  */
-import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { TestEmulator } from '../helpers/emulator.ts';
 import { json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
@@ -341,6 +341,38 @@ describe('export of policy documents', () => {
       'exported/policies is a symbolic link (export never writes through one)',
     );
     await expect(readFile(tmp().path('exported/acme.yaml'), 'utf8')).rejects.toThrow(/ENOENT/);
+  });
+
+  it('checks every file name before it writes any file, and says which policy and what to do', async () => {
+    // Written in name order, the first would have been written before the second failed.
+    const long = `p${'x'.repeat(299)}`;
+    const api = await world.emulator({
+      profile: 'kosli',
+      orgs: ['acme'],
+      policyDocuments: { acme: ['a-first', long, 'con', 'Prod', 'prod'] },
+    });
+    const out = await exportTo(api.url, ['--out', 'exported']);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain('nothing was written: 3 file names cannot be used');
+    expect(out.stderr).toContain(
+      `org acme: policy ${long.slice(0, 57)}... (policies/acme/${long.slice(0, 43)}...): the name is 305 bytes long, and a file name may have at most 255; rename the policy on the service, or export the org without --out`,
+    );
+    expect(out.stderr).toContain(
+      'org acme: policy con (policies/acme/con.yaml): Windows keeps the name for a device',
+    );
+    expect(out.stderr).toContain(
+      'org acme: policy prod (policies/acme/prod.yaml) and policies/acme/Prod.yaml differ only in case',
+    );
+    expect(await readdir(tmp().dir)).not.toContain('exported');
+    // A name that fits is written whole, the temp file's name beside it fitting too.
+    const fits = `p${'x'.repeat(249)}`;
+    await api.putStore({
+      orgs: { acme: [] },
+      policies: { acme: [{ name: fits, versions: [{ policy_yaml: '# fits\n' }] }] },
+    });
+    const written = await exportTo(api.url, ['--out', 'exported']);
+    expect(written.code, written.stderr).toBe(0);
+    expect(await readdir(tmp().path('exported/policies/acme'))).toEqual([`${fits}.yaml`]);
   });
 
   it('to stdout names the documents in a comment and says to use --out', async () => {

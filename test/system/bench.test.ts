@@ -1,6 +1,7 @@
 /**
  * The benchmark keeps working: a tiny run (3 orgs x 5 environments, short watch and idle windows,
- * 20 changes against a rate limit of 10 requests per second) into a temporary directory must
+ * 20 changes against a rate limit of 10 requests per second, a token directory of 1,000 keys
+ * beside one token, once) into a temporary directory must
  * finish and write well-formed results with every scenario.
  * No timing is asserted here: timings belong to `npm run bench`, never to `npm test`.
  */
@@ -68,7 +69,17 @@ describe('npm run bench (tiny)', () => {
     expect(isRecord(scenarios)).toBe(true);
     if (!isRecord(scenarios)) return;
     expect(Object.keys(scenarios).sort()).toEqual(
-      ['apply', 'naive', 'noop', 'ratelimit', 'scaling', 'small', 'validate', 'watch'].sort(),
+      [
+        'apply',
+        'naive',
+        'noop',
+        'ratelimit',
+        'scaling',
+        'small',
+        'tokens',
+        'validate',
+        'watch',
+      ].sort(),
     );
     // The workload is what it says: one GET per org on the no-op, every PUT applied.
     expect(scenarios['noop']).toMatchObject({ requests: 3, gets: 3, puts: 0 });
@@ -98,6 +109,12 @@ describe('npm run bench (tiny)', () => {
       daemonFirstPass: { needed: 24 },
       daemonSecondPass: { needed: 24 },
     });
+    // A token directory of 1,000 keys, beside one token: both ways started and answered.
+    const tokens = scenarios['tokens'];
+    expect(tokens).toMatchObject({ keys: 1000, reps: 1 });
+    for (const figure of ['planTokenDirMs', 'healthzTokenDirMs', 'readyzTokenDirMs']) {
+      expect(isRecord(tokens) && Number(tokens[figure]) > 0).toBe(true);
+    }
     const scaling = scenarios['scaling'];
     expect(isRecord(scaling) && Array.isArray(scaling['points']) && scaling['points'].length).toBe(
       3,
@@ -133,6 +150,8 @@ describe('npm run bench (tiny)', () => {
       'ratelimit.sync-429',
       'ratelimit.daemon-vs-floor',
       'ratelimit.daemon-429',
+      'tokens.plan',
+      'tokens.healthz',
     ]) {
       expect(ids).toContain(id);
     }

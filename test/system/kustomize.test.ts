@@ -1,74 +1,95 @@
 /**
  * `kubectl apply -k examples/kubernetes` (and `-k examples/kubernetes/sharded`, with or without
- * the monitoring component) works: kustomize itself (kubectl's built-in `kubectl kustomize`, the
- * code `apply -k` runs) renders each kustomization, and every object it renders is valid for the
- * Kubernetes schemas. `.ci/run` installs kubectl when it is missing.
+ * the monitoring component) works: kustomize itself renders each kustomization, and every object
+ * it renders is valid for the Kubernetes schemas. What a team sets comes from the one file
+ * settings/settings.env, with nothing in base/ edited. `.ci/run` installs kubectl when it is
+ * missing.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cp } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import {
   applyJsonPatch,
   type K8sObject,
-  objectsOf,
   patchOperations,
   readKustomization,
-  validateObject,
 } from '../helpers/k8s.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import {
+  EXAMPLE_DIR as DIR,
+  EXAMPLE_KINDS,
+  kinds,
+  kustomize,
+  MONITORING_KINDS,
+  turnOnMonitoring,
+  withExampleCopy,
+} from '../helpers/kustomize.ts';
 
-const DIR = fileURLToPath(new URL('../../examples/kubernetes/', import.meta.url));
+/** A team's settings: every value other than the example's. */
+const TEAM_SETTINGS = {
+  repository: 'git@git.example.org:platform/environments.git',
+  branch: 'release',
+  'api-url': 'https://api.example.net:8443',
+  'api-cidr': '192.0.2.0/28',
+  'api-port': '8443',
+  'git-cidr': '198.51.100.7/32',
+  'git-port': '22',
+  'prometheus-namespace': 'observability',
+  image: `ghcr.io/acme/envsync:0.2.0@sha256:${'0123456789abcdef'.repeat(4)}`,
+};
 
-/** What the kustomization in `dir` renders, each object checked against its schema. */
-function kustomize(dir: string): K8sObject[] {
-  const result = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8', timeout: 60_000 });
-  expect(result.error).toBeUndefined();
-  expect(result.status, result.stderr).toBe(0);
-  const objects = objectsOf(result.stdout);
-  for (const object of objects) expect(() => validateObject(object)).not.toThrow();
-  return objects;
+interface Rendered {
+  spec: {
+    template: {
+      spec: {
+        initContainers: { args: string[] }[];
+        containers: { name: string; image: string; args: string[] }[];
+      };
+    };
+    ingress: { from: { namespaceSelector: { matchLabels: Record<string, string> } }[] }[];
+    egress: { to: { ipBlock?: { cidr: string } }[]; ports: { port: number }[] }[];
+  };
 }
 
-const kinds = (objects: K8sObject[]) => objects.map((o) => o.kind).sort();
-const BASE_KINDS = [
-  'NetworkPolicy',
-  'PodDisruptionBudget',
-  'Service',
-  'ServiceAccount',
-  'StatefulSet',
-];
-const MONITORING_KINDS = [...BASE_KINDS, 'PrometheusRule', 'ServiceMonitor'].sort();
-
-/** The `components:` entry a kustomization carries commented out, turned on. */
-function turnOnComponents(file: string): void {
-  const text = readFileSync(file, 'utf8');
-  const on = text.replace(/^# components:\n# ( {2}- .+)$/m, 'components:\n$1');
-  expect(on, `${file} has no commented components entry`).not.toBe(text);
-  writeFileSync(file, on);
-}
-
-/** A copy of the examples to change, removed after `use`. */
-async function withCopy(use: (dir: string, tmp: string) => void): Promise<void> {
-  const tmp = await tempDir();
-  try {
-    await cp(DIR, tmp.path('k'), { recursive: true });
-    use(tmp.path('k'), tmp.dir);
-  } finally {
-    await tmp.cleanup();
-  }
+/** `objects` with the team's settings put where the settings component must put them. */
+function withTeamSettings(objects: K8sObject[]): K8sObject[] {
+  return objects.map((object) => {
+    const o = structuredClone(object) as K8sObject & Rendered;
+    if (o.kind === 'StatefulSet') {
+      const { initContainers, containers } = o.spec.template.spec;
+      for (const gitSync of [initContainers[0], containers.find((c) => c.name === 'git-sync')]) {
+        gitSync?.args.splice(0, 2, `--repo=${TEAM_SETTINGS.repository}`, '--ref=release');
+      }
+      const envsync = containers.find((c) => c.name === 'envsync');
+      if (envsync === undefined) throw new Error('no envsync container');
+      envsync.image = TEAM_SETTINGS.image;
+      envsync.args[envsync.args.findIndex((a) => a.startsWith('--api-url='))] =
+        `--api-url=${TEAM_SETTINGS['api-url']}`;
+    }
+    if (o.kind === 'NetworkPolicy') {
+      const [, api, git] = o.spec.egress;
+      if (api === undefined || git === undefined) throw new Error('no API or git rule');
+      [api.to, api.ports[0], git.to, git.ports[0]] = [
+        [{ ipBlock: { cidr: TEAM_SETTINGS['api-cidr'] } }],
+        { ...api.ports[0], port: 8443 },
+        [{ ipBlock: { cidr: TEAM_SETTINGS['git-cidr'] } }],
+        { ...git.ports[0], port: 22 },
+      ];
+      const selector = o.spec.ingress[0]?.from[0]?.namespaceSelector.matchLabels ?? {};
+      selector['kubernetes.io/metadata.name'] = TEAM_SETTINGS['prometheus-namespace'];
+    }
+    return o;
+  });
 }
 
 describe('examples/kubernetes kustomizations', () => {
   it('the one-replica variant renders the StatefulSet and what goes with it, each valid for its schema', () => {
     const objects = kustomize(DIR);
-    expect(kinds(objects)).toEqual(BASE_KINDS);
-    // The images transformer is what users edit: it reaches the envsync container.
+    expect(kinds(objects)).toEqual(EXAMPLE_KINDS);
+    // The settings reach the envsync container: its image is the one settings.env names.
     const statefulSet = objects.find((o) => o.kind === 'StatefulSet');
-    expect(JSON.stringify(statefulSet)).toContain('"image":"registry.example.com/envsync:0.2.0"');
+    expect(JSON.stringify(statefulSet)).toContain('"image":"ghcr.io/your-org/envsync:0.2.0"');
   });
 
   it("sharded/ renders the same objects, with the StatefulSet test/examples reads (base/'s, patched)", () => {
@@ -76,7 +97,8 @@ describe('examples/kubernetes kustomizations', () => {
     const sharded = kustomize(path.join(DIR, 'sharded'));
     const others = (objects: K8sObject[]) => objects.filter((o) => o.kind !== 'StatefulSet');
     expect(others(sharded)).toEqual(others(single));
-    // What test/examples/kubernetes.test.ts checks without kustomize must be what kustomize makes.
+    // What test/examples/kubernetes.test.ts checks without kustomize must be what kustomize makes
+    // (the shipped settings.env holds base/'s own values).
     const base = parse(readFileSync(path.join(DIR, 'base/statefulset.yaml'), 'utf8')) as unknown;
     const [patch] = readKustomization(path.join(DIR, 'sharded')).patches ?? [];
     const expected = applyJsonPatch(base, patchOperations(patch?.patch ?? ''));
@@ -84,17 +106,41 @@ describe('examples/kubernetes kustomizations', () => {
     expect(expected).not.toEqual(single.find((o) => o.kind === 'StatefulSet'));
   });
 
+  it("a team's settings.env reaches every place it belongs in both variants, base/ untouched, and changes nothing else", async () => {
+    const single = kustomize(DIR);
+    const sharded = kustomize(path.join(DIR, 'sharded'));
+    await withExampleCopy((dir) => {
+      const file = path.join(dir, 'settings/settings.env');
+      const lines = Object.entries(TEAM_SETTINGS).map(([key, value]) => `${key}=${value}`);
+      // The shipped file names exactly these keys: each of them is used below.
+      const shipped = readFileSync(file, 'utf8').match(/^[a-z-]+(?==)/gm) ?? [];
+      expect(shipped.sort()).toEqual(Object.keys(TEAM_SETTINGS).sort());
+      writeFileSync(file, `# a team's settings\n${lines.join('\n')}\n`);
+
+      const mine = kustomize(dir);
+      expect(mine).toEqual(withTeamSettings(single));
+      expect(mine).not.toEqual(single);
+      expect(kustomize(path.join(dir, 'sharded'))).toEqual(withTeamSettings(sharded));
+      // The settings' ConfigMap is kustomize's alone, never applied.
+      expect(kinds(mine)).toEqual(EXAMPLE_KINDS);
+      for (const name of ['statefulset.yaml', 'networkpolicy.yaml', 'kustomization.yaml'])
+        expect(readFileSync(path.join(dir, 'base', name), 'utf8')).toBe(
+          readFileSync(path.join(DIR, 'base', name), 'utf8'),
+        );
+    });
+  });
+
   it('the monitoring component adds the ServiceMonitor and the PrometheusRule, from either variant', async () => {
-    await withCopy((dir) => {
-      turnOnComponents(path.join(dir, 'kustomization.yaml'));
-      turnOnComponents(path.join(dir, 'sharded/kustomization.yaml'));
+    await withExampleCopy((dir) => {
+      turnOnMonitoring(path.join(dir, 'kustomization.yaml'));
+      turnOnMonitoring(path.join(dir, 'sharded/kustomization.yaml'));
       expect(kinds(kustomize(dir))).toEqual(MONITORING_KINDS);
       expect(kinds(kustomize(path.join(dir, 'sharded')))).toEqual(MONITORING_KINDS);
     });
   });
 
   it('an overlay of your own turns the component on as well, with the same objects', async () => {
-    await withCopy((dir, tmp) => {
+    await withExampleCopy((dir, tmp) => {
       const overlay = path.join(tmp, 'overlay');
       const file = path.join(overlay, 'kustomization.yaml');
       mkdirSync(overlay);
@@ -104,14 +150,14 @@ describe('examples/kubernetes kustomizations', () => {
           'resources:\n  - ../k\ncomponents:\n  - ../k/monitoring\n',
       );
       const objects = kustomize(overlay);
-      turnOnComponents(path.join(dir, 'kustomization.yaml'));
+      turnOnMonitoring(path.join(dir, 'kustomization.yaml'));
       expect(objects).toEqual(kustomize(dir));
       expect(kinds(objects)).toEqual(MONITORING_KINDS);
     });
   });
 
   it('kustomize refuses a kustomization that names a missing file (the check is real)', async () => {
-    await withCopy((dir) => {
+    await withExampleCopy((dir) => {
       const file = path.join(dir, 'base/kustomization.yaml');
       writeFileSync(file, readFileSync(file, 'utf8').replace('- service.yaml', '- missing.yaml'));
       const result = spawnSync('kubectl', ['kustomize', dir], {

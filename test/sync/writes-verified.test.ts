@@ -1,0 +1,190 @@
+/**
+ * Every operation is verified like a PUT: after a sync envsync reads back what it changed, and an
+ * archive, rename, policy document upload, attach or tag change that the service answered but did
+ * not carry out is `not converged` (exit 1, in every format), sent once in the run, and, in the
+ * daemon, keeps the org from showing `synced` and is announced. The emulator's `ignoredWrites`
+ * fault answers those requests as if done, and does nothing.
+ */
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import type { IgnorableWrite } from '../../src/emulator/options.ts';
+import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import type { TestEmulator } from '../helpers/emulator.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { startReceiver } from '../notify/receiver.ts';
+import { json, syncWorld } from '../helpers/sync-world.ts';
+
+const world = syncWorld();
+const { tmp, run } = world;
+
+type Report = {
+  summary: Record<string, unknown>;
+  orgs: {
+    status: string;
+    changes: { name: string; result: string; error?: string }[];
+    archives?: { name: string; result: string; error?: string }[];
+    policyDocuments?: { name: string; result: string; error?: string }[];
+  }[];
+};
+
+const env = (name: string, extra = '') =>
+  `  - name: ${name}\n    type: K8S\n    description: ${name}\n${extra}`;
+
+function manifest(envs: readonly string[], head = ''): string {
+  return `org: acme\nprune: true\n${head}environments:\n${envs.join('')}`;
+}
+
+/** The write requests the emulator received since the `from`th, as `METHOD path`. */
+async function writesSince(api: TestEmulator, from: number): Promise<string[]> {
+  return (await api.getRequests(2000))
+    .slice(from)
+    .filter((r) => r.method !== 'GET')
+    .map((r) => `${r.method} ${r.path}`);
+}
+
+/** Syncs `before`, then turns on the fault for `write` and syncs `after`: its report and writes. */
+async function syncIgnored(write: IgnorableWrite, before: string, after: string) {
+  const api = await world.emulator({ profile: 'kosli', orgs: ['acme'] });
+  await tmp().write('manifests/acme.yaml', before);
+  const first = await run(api.url, ['sync']);
+  expect(first.code, first.stdout + first.stderr).toBe(0);
+  await tmp().write('manifests/acme.yaml', after);
+  await api.setFaults({ ignoredWrites: [write] });
+  const from = (await api.getRequests(2000)).length;
+  const sync = await run(api.url, ['sync'], ['-o', 'json']);
+  const writes = await writesSince(api, from);
+  const text = await run(api.url, ['plan'], ['-o', 'text']);
+  return { api, sync, report: JSON.parse(sync.stdout) as Report, writes, plan: text };
+}
+
+describe('an operation the service answers but does not carry out', () => {
+  it('an archive is not converged, exit 1, sent once', async () => {
+    const { sync, report, writes } = await syncIgnored(
+      'archive',
+      manifest([env('web'), env('old')]),
+      manifest([env('web')]),
+    );
+    expect(sync.code, sync.stdout + sync.stderr).toBe(1);
+    expect(report.orgs[0]?.status).toBe('failed');
+    expect(report.orgs[0]?.archives).toMatchObject([
+      { name: 'old', result: 'not-converged', error: expect.stringContaining('still has') },
+    ]);
+    expect(report.summary['notConverged']).toBe(1);
+    expect(writes).toEqual(['PUT /api/v2/environments/acme/old/archive']);
+  });
+
+  it('a rename is not converged, exit 1, sent once', async () => {
+    const { sync, report, writes } = await syncIgnored(
+      'rename',
+      manifest([env('web')]),
+      manifest(['  - name: web-2\n    type: K8S\n    description: web\n    renamed_from: web\n']),
+    );
+    expect(sync.code, sync.stdout + sync.stderr).toBe(1);
+    expect(report.orgs[0]?.changes).toMatchObject([
+      { name: 'web-2', result: 'not-converged', error: expect.stringContaining('rename') },
+    ]);
+    expect(writes).toEqual(['PUT /api/v2/environments/acme/web/rename']);
+  });
+
+  it('a policy document upload is not converged, exit 1, sent once; the text report says so', async () => {
+    const head = (file: string) => `policies:\n  - name: req\n    file: ${file}\n`;
+    const api = await world.emulator({ profile: 'kosli', orgs: ['acme'] });
+    await tmp().write('manifests/policies/req.yaml', 'rules: [one]\n');
+    await tmp().write('manifests/policies/req2.yaml', 'rules: [two]\n');
+    await tmp().write('manifests/acme.yaml', manifest([env('web')], head('policies/req.yaml')));
+    expect((await run(api.url, ['sync'])).code).toBe(0);
+    await tmp().write('manifests/acme.yaml', manifest([env('web')], head('policies/req2.yaml')));
+    await api.setFaults({ ignoredWrites: ['policy-documents'] });
+    const from = (await api.getRequests(2000)).length;
+    const sync = await run(api.url, ['sync'], ['-o', 'text']);
+    expect(sync.code, sync.stdout + sync.stderr).toBe(1);
+    expect(sync.stdout).toMatch(/policy document req .*\[NOT CONVERGED\]/);
+    expect(sync.stdout).toContain('its latest version does not hold the text sent');
+    expect(await writesSince(api, from)).toEqual(['PUT /api/v2/policies/acme']);
+  });
+
+  it.each([
+    ['policies', '    policies: [pci]\n', 'POST /api/v2/environments/acme/web/policies'],
+    ['tags', '    tags: {team: web}\n', 'PATCH /api/v2/tags/acme/environment/web'],
+  ] as const)('a change of %s is not converged, exit 1, sent once', async (write, extra, sent) => {
+    const { sync, report, writes } = await syncIgnored(
+      write,
+      manifest([env('web')]),
+      manifest([env('web', extra)]),
+    );
+    expect(sync.code, sync.stdout + sync.stderr).toBe(1);
+    expect(report.orgs[0]?.changes).toMatchObject([{ name: 'web', result: 'not-converged' }]);
+    expect(writes).toEqual([sent]);
+  });
+
+  it('a policy document create that does not take holds back the environments attaching it', async () => {
+    const api = await world.emulator({ profile: 'kosli', orgs: ['acme'], policyDocuments: {} });
+    await tmp().write('manifests/policies/new.yaml', 'rules: [new]\n');
+    await tmp().write(
+      'manifests/acme.yaml',
+      manifest(
+        [env('web', '    policies: [brand-new]\n')],
+        'policies:\n  - name: brand-new\n    file: policies/new.yaml\n',
+      ),
+    );
+    await api.setFaults({ ignoredWrites: ['policy-documents'] });
+    const sync = await run(api.url, ['sync'], ['-o', 'json']);
+    expect(sync.code, sync.stdout + sync.stderr).toBe(1);
+    const org = json(sync.stdout).orgs[0] as unknown as Report['orgs'][number];
+    expect(org.policyDocuments).toMatchObject([{ name: 'brand-new', result: 'not-converged' }]);
+    expect(org.changes).toMatchObject([
+      { name: 'web', result: 'failed', error: expect.stringContaining('did not take') },
+    ]);
+  });
+});
+
+describe('in the daemon', () => {
+  const daemonWorld = useDaemonWorld([{ token: 'verify-token-5c2a9e17', orgs: null }]);
+
+  it('an archive that does not take keeps the org from synced, and is announced', async () => {
+    const { api } = daemonWorld;
+    await daemonWorld.tmp.write('token', 'verify-token-5c2a9e17');
+    const receiver = await startReceiver();
+    daemonWorld.cleanups.push(() => receiver.close());
+    await daemonWorld.tmp.write('manifests/acme.yaml', manifest([env('web'), env('old')]));
+    const started = await startTestDaemon({
+      apiUrl: api.url,
+      cwd: daemonWorld.tmp.dir,
+      tokenFile: daemonWorld.tmp.path('token'),
+      flags: { manifests: 'manifests', state: 'state.json', 'notify-url': [receiver.url] },
+      notify: { policy: { baseDelayMs: 20, maxAttempts: 3, timeoutMs: 60_000 } },
+    });
+    daemonWorld.cleanups.push(() => started.stop());
+    const pass = async () => {
+      const before = started.passes();
+      started.daemon.trigger('test');
+      await waitFor('the pass', () => started.passes() > before, { timeoutMs: 60_000 });
+      await started.daemon.idle();
+    };
+    const status = async () =>
+      (await (await request(`${started.url}/status`)).body.json()) as {
+        orgs: Record<string, { status: string; state?: string; pendingArchives?: unknown[] }>;
+      };
+    await pass();
+    await api.setFaults({ ignoredWrites: ['archive'] });
+    await daemonWorld.tmp.write('manifests/acme.yaml', manifest([env('web')]));
+    await pass();
+    const acme = (await status()).orgs['acme'];
+    expect(acme?.status).toBe('failed');
+    expect(acme?.pendingArchives).toMatchObject([{ name: 'old', result: 'not-converged' }]);
+    const page = await (await request(`${started.url}/`)).body.text();
+    expect(page).toContain('not converged');
+    await waitFor(
+      'the not-converged notification',
+      () =>
+        receiver
+          .deliveries()
+          .some(
+            (e) =>
+              e.json['type'] === 'change.not-converged' &&
+              JSON.stringify(e.json).includes('"action":"archive"'),
+          ),
+      { timeoutMs: 60_000 },
+    );
+  });
+});
