@@ -12,9 +12,9 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { childEnv, expectOk, TARGET, type BenchConfig } from '../lib/context.ts';
+import { childEnv, expectOk, mb, TARGET, type BenchConfig } from '../lib/context.ts';
 import { startBenchEmulator } from '../lib/emulator.ts';
-import { envsyncCommand, measure, median, REPO, stopChild } from '../lib/proc.ts';
+import { envsyncCommand, measure, median, REPO, stopChild, type Measured } from '../lib/proc.ts';
 import { check, fmt, type Check } from '../lib/report.ts';
 import { EXAMPLE_POLICY_DOCUMENTS } from './small.ts';
 
@@ -105,7 +105,7 @@ export async function tokens(c: BenchConfig) {
       expectOk(`envsync sync (${way.name})`, synced);
     }
     const reps = Math.max(c.reps, c.quick ? 1 : 5);
-    const plans: Record<string, number[]> = { 'one token': [], 'token dir': [] };
+    const plans: Record<string, Measured[]> = { 'one token': [], 'token dir': [] };
     const daemons: Record<string, { healthzMs: number; readyzMs: number }[]> = {
       'one token': [],
       'token dir': [],
@@ -117,13 +117,15 @@ export async function tokens(c: BenchConfig) {
           cwd: work,
         });
         expectOk(`envsync plan (${way.name})`, planned);
-        plans[way.name]?.push(planned.wallMs);
+        plans[way.name]?.push(planned);
         daemons[way.name]?.push(
           await daemonStart(args(way, `${way.name}-daemon.json`), way.env, work),
         );
       }
     }
-    const planMs = (name: string) => median(plans[name] ?? []);
+    const planMs = (name: string) => median((plans[name] ?? []).map((r) => r.wallMs));
+    const planRssMb = (name: string) =>
+      Math.max(...(plans[name] ?? []).map((r) => mb(r.peakRssBytes)));
     const daemonMs = (name: string, key: 'healthzMs' | 'readyzMs') =>
       median((daemons[name] ?? []).map((d) => d[key]));
     return {
@@ -132,6 +134,8 @@ export async function tokens(c: BenchConfig) {
       planOneTokenMs: planMs('one token'),
       planTokenDirMs: planMs('token dir'),
       planAddedMs: planMs('token dir') - planMs('one token'),
+      planOneTokenRssMb: planRssMb('one token'),
+      planTokenDirRssMb: planRssMb('token dir'),
       healthzOneTokenMs: daemonMs('one token', 'healthzMs'),
       healthzTokenDirMs: daemonMs('token dir', 'healthzMs'),
       healthzAddedMs: daemonMs('token dir', 'healthzMs') - daemonMs('one token', 'healthzMs'),
@@ -176,6 +180,11 @@ export function tokensFigures(r: TokensResult): string[][] {
       'token dir',
       `plan, one token / ${fmt(r.keys)} keys`,
       `${fmt(r.planOneTokenMs)} / ${fmt(r.planTokenDirMs)} ms`,
+    ],
+    [
+      'token dir',
+      `plan peak RSS, one token / ${fmt(r.keys)} keys`,
+      `${fmt(r.planOneTokenRssMb)} / ${fmt(r.planTokenDirRssMb)} MB`,
     ],
     [
       'token dir',
