@@ -4,10 +4,10 @@ import type pinoFunction from 'pino';
 import type { Writable } from 'node:stream';
 import { escapeJson } from '../core/escape.ts';
 import { formatLogLine, type LogFormat } from '../core/log-line.ts';
-import type { Mask } from '../core/mask.ts';
+import { MASKED, type Mask } from '../core/mask.ts';
 
-/** Paths pino blanks out, wherever a header object or a token might be logged. */
-export const REDACT_PATHS = [
+/** Fields pino masks (its `redact`), wherever a header object or a token might be logged. */
+const MASKED_FIELDS = [
   'authorization',
   'token',
   'tokens',
@@ -16,9 +16,6 @@ export const REDACT_PATHS = [
   'req.headers.authorization',
   'request.headers.authorization',
 ];
-
-/** What pino writes in place of a redacted value. */
-export const CENSOR = '[REDACTED]';
 
 /**
  * Wraps an output stream so that no secret passes through it, whoever wrote it: each write is
@@ -137,7 +134,7 @@ function deferredLogger(level: string, make: () => Logger): Logger {
 
 /**
  * Creates the logger: JSON lines on `stream` (stderr), ISO 8601 UTC times, with header
- * redaction; with the pretty format, one human-readable line per record instead (a terminal).
+ * fields masked; with the pretty format, one human-readable line per record instead (a terminal).
  * The emulator and envsync both log through here, so their times read the same. pino itself is
  * loaded with the first line written (see deferredLogger).
  */
@@ -153,7 +150,7 @@ export function createLogger(
       {
         level,
         base: { ...base },
-        redact: { paths: REDACT_PATHS, censor: CENSOR },
+        redact: { paths: MASKED_FIELDS, censor: MASKED },
         timestamp: pino.stdTimeFunctions.isoTime,
       },
       format === 'pretty' ? prettyLines(stream, color) : jsonLines(stream),
