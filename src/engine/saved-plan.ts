@@ -11,10 +11,15 @@ import {
   type SavedPlan,
 } from './saved-plan-schema.ts';
 import { environmentOf } from '../core/fields.ts';
-import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import type {
+  Change,
+  ChangeRequests,
+  DesiredEnvironment,
+  ObservedEnvironment,
+  OrgPlan,
+} from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
 import type { RunReport } from '../core/report.ts';
-import type { ChangeRequests } from '../core/requests.ts';
 import type { PlannedDocuments } from './reconcile.ts';
 import { saveDocuments } from './saved-plan-documents.ts';
 
