@@ -6,7 +6,7 @@ import type { DialectSetting, ResolvedDialect } from '../core/dialect.ts';
 import type { Mask } from '../core/mask.ts';
 import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
-import type { TagRequests } from '../core/requests.ts';
+import type { TagRequests } from '../core/model.ts';
 import type { PolicyUpload } from './policy-documents.ts';
 import type { RetryPolicy } from '../core/retry-policy.ts';
 import type { GateClock, RequestGate } from './gate.ts';

@@ -5,8 +5,7 @@
  */
 import type { ApiDialect } from './dialect.ts';
 import type { FieldName, FieldValue, FieldValues, ListedField } from './fields.ts';
-import type { OwnedBy } from './ownership.ts';
-import type { ChangeRequests } from './requests.ts';
+import type { StringMap } from './string-maps.ts';
 
 export type { FieldName, FieldValue } from './fields.ts';
 
@@ -128,6 +127,33 @@ export interface Change {
    */
   readonly renameNotFound?: string | undefined;
 }
+
+/** Policies to attach (one POST) and to detach (one DELETE); at least one of the two non-empty. */
+export interface PolicyRequests {
+  readonly attach: readonly string[];
+  readonly detach: readonly string[];
+}
+
+/** Tags to set (new or changed) and to remove, in one PATCH; at least one of the two non-empty. */
+export interface TagRequests {
+  readonly set: StringMap;
+  readonly remove: readonly string[];
+}
+
+/**
+ * The requests one change sends, in this order: the rename when present (from that name to the
+ * change's), the PUT when `put`, then the attach, the detach and the tags' PATCH when present.
+ */
+export interface ChangeRequests {
+  /** The name to rename from (`PUT .../{from}/rename`), before anything else. */
+  readonly rename?: string;
+  readonly put: boolean;
+  readonly policies?: PolicyRequests;
+  readonly tags?: TagRequests;
+}
+
+/** Why envsync owns an environment (ownership.ts): the state file's record of it, its ownership tag. */
+export type OwnedBy = 'state' | 'tag';
 
 /** An environment the org no longer declares that envsync owns: `prune` archives it. */
 export interface ArchivePlan {

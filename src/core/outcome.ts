@@ -14,9 +14,10 @@ import type {
   ObservedEnvironment,
   OrgPlan,
   Records,
+  OwnedBy,
 } from './model.ts';
 import { emptyMap } from './plain-object.ts';
-import { ownerTagValue, withoutOwnerTag, type OwnedBy } from './ownership.ts';
+import { ownerTagValue, withoutOwnerTag } from './ownership.ts';
 import type { ChangeResult } from './report.ts';
 
 /** What became of one change. */

@@ -4,7 +4,7 @@
  * record there until it is gone from the service) or, in the `kosli` dialect, the ownership tag
  * envsync sets on every environment it creates or updates while `prune` is on. Pure.
  */
-import type { AppliedRecord, ObservedEnvironment } from './model.ts';
+import type { AppliedRecord, ObservedEnvironment, OwnedBy } from './model.ts';
 
 /** The tag's key: users see it on the service, and may not declare it while `prune` is on. */
 export const OWNER_TAG_KEY = 'managed-by';
@@ -13,9 +13,6 @@ export const OWNER_TAG_KEY = 'managed-by';
 export function ownerTagValue(org: string): string {
   return `envsync/${org}`;
 }
-
-/** Why envsync owns an environment: the state file's record of it, its ownership tag, or both. */
-export type OwnedBy = 'state' | 'tag';
 
 /** Why envsync owns the listed environment, empty when it does not. */
 export function ownedBy(

@@ -2,9 +2,8 @@ import type { CommonFailure, FailureCause } from './common-failure.ts';
 import type { ResolvedDialect } from './dialect.ts';
 import type { ChangeAction, ChangeCause, FieldDiffs, FieldName, OrgPlan } from './model.ts';
 import type { PolicyDocumentAction, PolicyDocumentFields } from './policy-documents.ts';
-import type { OwnedBy } from './ownership.ts';
 import type { WindowReport } from './windows.ts';
-import type { PolicyRequests, TagRequests } from './requests.ts';
+import type { OwnedBy, PolicyRequests, TagRequests } from './model.ts';
 
 /** The versioned report of one run: what `--output json` prints (documented in docs/cli.md). */
 export const REPORT_VERSION = 1;

@@ -6,33 +6,16 @@
  */
 import { API_DIALECTS, dialectWords, type ApiDialect, type ResolvedDialect } from './dialect.ts';
 import { FIELD_LIST, sendRoute, type FieldSpec } from './fields.ts';
-import type { ChangeAction, DesiredEnvironment, FieldDiffs } from './model.ts';
+import type {
+  ChangeAction,
+  ChangeRequests,
+  DesiredEnvironment,
+  FieldDiffs,
+  PolicyRequests,
+  TagRequests,
+} from './model.ts';
 import { mapChanges, type StringMap } from './string-maps.ts';
 import { compareNames } from './names.ts';
-
-/** Policies to attach (one POST) and to detach (one DELETE); at least one of the two non-empty. */
-export interface PolicyRequests {
-  readonly attach: readonly string[];
-  readonly detach: readonly string[];
-}
-
-/** Tags to set (new or changed) and to remove, in one PATCH; at least one of the two non-empty. */
-export interface TagRequests {
-  readonly set: StringMap;
-  readonly remove: readonly string[];
-}
-
-/**
- * The requests one change sends, in this order: the rename when present (from that name to the
- * change's), the PUT when `put`, then the attach, the detach and the tags' PATCH when present.
- */
-export interface ChangeRequests {
-  /** The name to rename from (`PUT .../{from}/rename`), before anything else. */
-  readonly rename?: string;
-  readonly put: boolean;
-  readonly policies?: PolicyRequests;
-  readonly tags?: TagRequests;
-}
 
 /** The fields sent by an operation of their own in some dialect. */
 export const ENDPOINT_FIELDS: readonly FieldSpec[] = FIELD_LIST.filter(

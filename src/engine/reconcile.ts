@@ -56,7 +56,7 @@ export interface ReconcileOptions {
     | undefined;
   /** The git revision of the manifests, when known: policy document uploads name it. */
   readonly revision?: string | undefined;
-  /** The most archives one org may send in one pass (`--max-archive`; engine/archive.ts). */
+  /** The most archives one org may send in one pass (`--max-archive`; engine/apply.ts). */
   readonly maxArchive?: number | undefined;
   /** The caller prints a report of every change: each is logged at debug, not info. */
   readonly changesReported?: boolean | undefined;

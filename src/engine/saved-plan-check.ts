@@ -9,14 +9,14 @@ import { quoted } from '../api/response.ts';
 import { escapeJson } from '../core/escape.ts';
 import { FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
 import type { ApiDialect } from '../core/dialect.ts';
-import type { DesiredEnvironment, FieldDiff, ObservedEnvironment } from '../core/model.ts';
+import type {
+  ChangeRequests,
+  DesiredEnvironment,
+  FieldDiff,
+  ObservedEnvironment,
+} from '../core/model.ts';
 import { hasOwnerTag, OWNER_TAG_KEY, ownerTagValue } from '../core/ownership.ts';
-import {
-  changeRequests,
-  sameRequests,
-  type ChangeRequests,
-  type RequestExtras,
-} from '../core/requests.ts';
+import { changeRequests, sameRequests, type RequestExtras } from '../core/requests.ts';
 import { acceptsSavedValue, normalizeValue, sameValue, showValue } from '../core/value-kinds.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { requestsOf, savedValue, type SavedPlan } from './saved-plan.ts';

@@ -11,11 +11,16 @@ import {
   type SavedPlan,
 } from './saved-plan-schema.ts';
 import { environmentOf } from '../core/fields.ts';
-import type { Change, DesiredEnvironment, ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import type {
+  Change,
+  ChangeRequests,
+  DesiredEnvironment,
+  ObservedEnvironment,
+  OrgPlan,
+} from '../core/model.ts';
 import type { Masker } from '../core/mask.ts';
 import { compareNames } from '../core/names.ts';
 import type { RunReport } from '../core/report.ts';
-import type { ChangeRequests } from '../core/requests.ts';
 import type { PlannedDocuments } from './reconcile.ts';
 import { saveDocuments } from './saved-plan-documents.ts';
 
