@@ -7,7 +7,11 @@ import { SlowFirstSequencer } from './test/slow-first.ts';
  */
 const UNIT = [
   'test/core/**/*.test.ts',
-  'test/manifests/accept.test.ts',
+  'test/state/{lock-rules,merge,read}.test.ts',
+  'test/daemon/{daemon-pass,daemon-policy}.test.ts',
+  'test/notify/{notify-events,notify-format}.test.ts',
+  'test/api/host-reach.test.ts',
+  'test/log/log-line.test.ts',
   'test/manifests/parse.test.ts',
   'test/api/listing.test.ts',
   'test/api/policy.test.ts',

@@ -43,7 +43,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { mulberry32 } from '../src/emulator/faults.ts';
-import { StateStore } from '../src/engine/state-store.ts';
+import { StateStore } from '../src/state/store.ts';
 import { startBenchEmulator, type BenchEmulator } from './lib/emulator.ts';
 import { envsyncCommand } from './lib/proc.ts';
 import { renderTable } from './lib/report.ts';

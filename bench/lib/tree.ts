@@ -8,7 +8,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { appliedFingerprint } from '../../src/core/drift.ts';
 import type { AppliedRecord } from '../../src/core/model.ts';
-import { StateStore } from '../../src/engine/state-store.ts';
+import { StateStore } from '../../src/state/store.ts';
 
 const TYPES = ['K8S', 'S3', 'logical'] as const;
 

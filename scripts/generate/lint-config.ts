@@ -1,90 +1,62 @@
 /**
  * `.oxlintrc.json`, from the rules declared once here. oxlint's overrides replace a rule's options
  * for the files they match (they do not add to them), so every folder's override must repeat the
- * import rules that hold everywhere; written by hand, the same message stood in eight places.
+ * import rules that hold everywhere; written by hand, the same message stood in many places.
  *
- * Three kinds of rule, each explained in docs/architecture.md:
+ * The kinds of rule, each explained in docs/architecture.md:
  * - the layers: which folder of src/ may import which (the arrows point inward);
- * - the start-up rules: modules that src/ reaches only through a helper that loads them when
- *   needed, or through one module that loads less of them;
+ * - purity: src/core/ and the pure files of other folders import no node: module and no package;
  * - time: folders whose code reads the time or sets timers only through the Clock passed in;
- * - reads: files are read only through src/runtime/read-file.ts.
+ * - reads: files are read only through src/runtime/read-file.ts;
+ * - V8's flags are set in one place (src/runtime/v8-flags.ts).
  */
 
 type Json = Record<string, unknown>;
 
 const LAYERS_WHY =
-  'Layers point inward: commands -> daemon -> engine -> api, manifests -> core; config and runtime serve them all (docs/architecture.md).';
+  'Layers point inward: commands -> daemon -> notify, engine -> state, api, manifests -> core; config and runtime serve them all (docs/architecture.md).';
 
 /** A module that src/ does not import directly, and why; `allowedIn`: the folders that may. */
-interface StartUpRule {
+interface ImportRule {
   readonly name: string;
   readonly message: string;
   readonly allowedIn?: readonly string[];
 }
 
-const START_UP_RULES: readonly StartUpRule[] = [
-  {
-    name: 'node:fs',
-    message:
-      'Use fs() from src/runtime/builtins.ts: an ES import of node:fs loads node:fs/promises and readline at every start.',
-  },
-  {
-    name: 'node:fs/promises',
-    message:
-      'Use fsPromises() from src/runtime/builtins.ts, so that it loads only on a path that uses it.',
-  },
-  {
-    name: 'node:http',
-    message:
-      "Use http() from src/runtime/builtins.ts: an ES import of node:http loads Node's fetch stack.",
-  },
-  {
-    name: 'node:util',
-    message:
-      'Use util() from src/runtime/builtins.ts: an ES import of node:util loads node:worker_threads.',
-  },
-  {
-    name: 'node:tls',
-    message:
-      'Use tls() from src/runtime/builtins.ts, so that it loads only for a client given --ca-file.',
-  },
-  {
-    name: 'node:crypto',
-    message:
-      'Use crypto() from src/runtime/builtins.ts, so that it loads only on a path that uses it (not validate).',
-    // The daemon and the emulator hash at every start anyway.
-    allowedIn: ['daemon', 'emulator'],
-  },
-  {
-    name: 'undici',
-    message:
-      "Import Pool and Agent from src/api/undici.ts: undici's entry point loads fetch, WebSocket, caches and mocks (130 ms of CPU and 17.5 MB of a small plan).",
-  },
-  {
-    name: 'pino',
-    message:
-      'Make loggers with createLogger() from src/runtime/log.ts: it loads pino with the first line written, so a quiet run never loads it (15 ms of validate, 9 MB of a small plan).',
-  },
-  {
-    name: 'prom-client',
-    message:
-      "Require prom-client's parts by path, as src/daemon/metrics.ts does: its entry point also loads the push gateway, cluster aggregation and summaries (3 MB of the settled daemon).",
-  },
+const ONE_PLACE_RULES: readonly ImportRule[] = [
   {
     name: 'node:v8',
-    message:
-      'V8\'s flags are set in one place, tuneV8ForWork() in src/runtime/v8-flags.ts (docs/architecture.md, "Start-up rules").',
+    message: "V8's flags are set in one place, tuneV8ForWork() in src/runtime/v8-flags.ts.",
     allowedIn: ['runtime'],
   },
+];
+
+/**
+ * Pure files outside src/core/: the daemon's, the notifications' and the state file's decisions,
+ * each beside the shell that carries it out. Like src/core/, they import no node: module and no
+ * package (side effects come in as arguments), only type imports of them.
+ */
+const PURE_FILES = [
+  'src/daemon/daemon-health.ts',
+  'src/daemon/daemon-memory.ts',
+  'src/daemon/daemon-pass.ts',
+  'src/daemon/daemon-policy.ts',
+  'src/daemon/daemon-status.ts',
+  'src/notify/notify-event-parts.ts',
+  'src/notify/notify-events.ts',
+  'src/notify/notify-format.ts',
+  'src/notify/notify-policy.ts',
+  'src/state/lock-rules.ts',
+  'src/state/merge.ts',
+  'src/state/read.ts',
 ];
 
 const CLOCK = 'Time comes only from the Clock passed in, so that tests can drive it: use the Clock';
 
 /** Folders whose code reads the time and sets timers only through a Clock. */
-const CLOCK_FOLDERS = ['api', 'daemon'];
+const CLOCK_FOLDERS = ['api', 'daemon', 'notify'];
 
-const CLOCK_IMPORTS: readonly StartUpRule[] = [
+const CLOCK_IMPORTS: readonly ImportRule[] = [
   {
     name: 'node:timers',
     message: `${CLOCK} (src/core/clock.ts), clock.setTimer(ms, callback, { unref }).`,
@@ -100,33 +72,53 @@ const CLOCK_IMPORTS: readonly StartUpRule[] = [
 const LAYERS: readonly { folder: string; never: readonly string[]; what: string }[] = [
   {
     folder: 'runtime',
-    never: ['api', 'manifests', 'engine', 'daemon', 'commands', 'config', 'emulator'],
+    never: [
+      'api',
+      'manifests',
+      'state',
+      'engine',
+      'notify',
+      'daemon',
+      'commands',
+      'config',
+      'emulator',
+    ],
     what: 'src/runtime/ is the bottom layer beside core/: it imports only core/ and itself.',
   },
   {
     folder: 'config',
-    never: ['api', 'manifests', 'engine', 'daemon', 'commands'],
-    what: "src/config/ reads settings; it imports only core/, runtime/ and the emulator's options.",
+    never: ['api', 'manifests', 'state', 'engine', 'daemon', 'commands'],
+    what: "src/config/ reads settings; it imports only core/, runtime/, the notifications' formats and the emulator's options.",
   },
   {
     folder: 'api',
-    never: ['manifests', 'engine', 'daemon', 'commands', 'emulator'],
+    never: ['manifests', 'state', 'engine', 'notify', 'daemon', 'commands', 'emulator'],
     what: 'src/api/ is the API client: it imports only core/, config/ and runtime/.',
   },
   {
     folder: 'manifests',
-    never: ['api', 'engine', 'daemon', 'commands', 'emulator'],
+    never: ['api', 'state', 'engine', 'notify', 'daemon', 'commands', 'emulator'],
     what: 'src/manifests/ reads manifests: it imports only core/, config/ and runtime/.',
   },
   {
+    folder: 'state',
+    never: ['api', 'manifests', 'engine', 'notify', 'daemon', 'commands', 'emulator'],
+    what: 'src/state/ is the state file: it imports only core/, config/ and runtime/.',
+  },
+  {
     folder: 'engine',
+    never: ['notify', 'daemon', 'commands', 'emulator'],
+    what: 'src/engine/ runs one pass: it imports api/, manifests/, state/, core/, config/ and runtime/, never the daemon or a command.',
+  },
+  {
+    folder: 'notify',
     never: ['daemon', 'commands', 'emulator'],
-    what: 'src/engine/ runs one pass: it imports api/, manifests/, core/, config/ and runtime/, never the daemon or a command.',
+    what: 'src/notify/ decides and delivers notifications: it imports the engine and below, never the daemon or a command.',
   },
   {
     folder: 'daemon',
     never: ['commands', 'emulator'],
-    what: 'src/daemon/ imports the engine and below, never a command or the emulator.',
+    what: 'src/daemon/ imports the engine, notify/ and below, never a command or the emulator.',
   },
 ];
 
@@ -166,7 +158,7 @@ const BASE: Json = {
 /** The import paths a folder may not use (undefined: src/'s root and anything not listed). */
 function restrictedPaths(folder: string | undefined): Json[] {
   const rules = [
-    ...START_UP_RULES.filter((rule) => folder === undefined || !rule.allowedIn?.includes(folder)),
+    ...ONE_PLACE_RULES.filter((rule) => folder === undefined || !rule.allowedIn?.includes(folder)),
     ...(folder !== undefined && CLOCK_FOLDERS.includes(folder) ? CLOCK_IMPORTS : []),
   ];
   return rules.map(({ name, message }) => ({ name, allowTypeImports: true, message }));
@@ -223,6 +215,11 @@ const clockRules: Json = {
   ],
 };
 
+/** The imports a layer may not make. */
+function layerPattern({ never, what }: (typeof LAYERS)[number]): Json {
+  return { regex: `^\\.\\./(${never.join('|')})/`, message: `${what} ${LAYERS_WHY}` };
+}
+
 /** The whole configuration, as `.oxlintrc.json` holds it. */
 export function lintConfig(): Json {
   const overrides: Json[] = [
@@ -233,15 +230,27 @@ export function lintConfig(): Json {
         'no-restricted-properties': ['error', ...readRules],
       },
     },
-    ...LAYERS.map(({ folder, never, what }) => ({
-      files: [`src/${folder}/**`],
+    ...LAYERS.map((layer) => ({
+      files: [`src/${layer.folder}/**`],
       rules: {
-        ...importRule(restrictedPaths(folder), [
-          { regex: `^\\.\\./(${never.join('|')})/`, message: `${what} ${LAYERS_WHY}` },
-        ]),
-        ...(CLOCK_FOLDERS.includes(folder) ? clockRules : {}),
+        ...importRule(restrictedPaths(layer.folder), [layerPattern(layer)]),
+        ...(CLOCK_FOLDERS.includes(layer.folder) ? clockRules : {}),
       },
     })),
+    ...PURE_FILES.map((file) => {
+      const layer = LAYERS.find(({ folder }) => file.startsWith(`src/${folder}/`));
+      return {
+        files: [file],
+        rules: importRule(restrictedPaths(layer?.folder), [
+          ...(layer === undefined ? [] : [layerPattern(layer)]),
+          {
+            regex: '^[^.]',
+            allowTypeImports: true,
+            message: `${file} is pure: no node: modules and no packages (pass side effects in).`,
+          },
+        ]),
+      };
+    }),
     {
       files: ['src/core/**'],
       rules: importRule(
@@ -249,6 +258,7 @@ export function lintConfig(): Json {
         [
           {
             regex: '^[^.]',
+            allowTypeImports: true,
             message: 'src/core/ is pure: no node: modules and no packages (pass side effects in).',
           },
           { regex: '^\\.\\./', message: 'src/core/ imports only other modules of src/core/.' },
@@ -259,7 +269,7 @@ export function lintConfig(): Json {
       files: ['src/emulator/**'],
       rules: importRule(restrictedPaths('emulator'), [
         {
-          regex: '^\\.\\./(api|core|engine|manifests|daemon|commands|config)/',
+          regex: '^\\.\\./(api|core|engine|manifests|state|notify|daemon|commands|config)/',
           message:
             'The emulator is an independent implementation of the API: it imports nothing from the client side (only src/runtime/).',
         },

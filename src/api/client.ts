@@ -1,5 +1,5 @@
 import pRetry from 'p-retry';
-import { probeWaitMs } from '../core/host-reach.ts';
+import { probeWaitMs } from './host-reach.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import { isThrottled, mayRetry, retryWait, unreachable, usesRetry } from '../core/retry-policy.ts';
 import { answerCheck } from './answer.ts';

@@ -6,7 +6,7 @@ import {
   beforeAttempt,
   REACHABLE,
   type HostReach as Reach,
-} from '../core/host-reach.ts';
+} from './host-reach.ts';
 import { unreachable } from '../core/retry-policy.ts';
 import { ApiError } from './errors.ts';
 
@@ -50,7 +50,7 @@ export function connectionError(
 }
 
 /**
- * Carries out core/host-reach.ts's decisions for one client: holds its state, makes the requests
+ * Carries out api/host-reach.ts's decisions for one client: holds its state, makes the requests
  * that must wait for the probe's verdict wait (each at most `waitMs`, and no longer than its own
  * `signal`), and says why a request is not sent once the host is known unreachable.
  */

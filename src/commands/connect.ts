@@ -6,7 +6,7 @@ import { readCaFile } from '../config/ca-file.ts';
 import type { Settings } from '../config/settings.ts';
 import { readTokens, tokenGetter } from '../config/token-dir.ts';
 import type { Masker } from '../core/mask.ts';
-import { tokensOf } from '../core/org-tokens.ts';
+import { tokensOf } from '../config/org-tokens.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Masker } from '../core/mask.ts';
-import { chooseLogFormat, chooseLogLevel, type LogFormatSetting } from '../core/log-line.ts';
+import { chooseLogFormat, chooseLogLevel, type LogFormatSetting } from '../runtime/log-line.ts';
 import { createLogger, type LogOutput } from '../runtime/log.ts';
 import type { CommandContext } from './context.ts';
 import type * as Help from './help.ts';
@@ -25,7 +25,7 @@ export interface LogSettings {
   readonly logFormat: LogFormatSetting;
 }
 
-/** How `ctx`'s logs look and at which level (see core/log-line.ts for the rules). */
+/** How `ctx`'s logs look and at which level (see runtime/log-line.ts for the rules). */
 export function logOutput(
   ctx: Pick<CommandContext, 'stderr' | 'env'>,
   { logLevel, logFormat }: LogSettings,

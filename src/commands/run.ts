@@ -8,7 +8,7 @@ import { isGiven } from '../config/resolve.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { readTokens } from '../config/token-dir.ts';
-import { oneToken, tokensOf, type TokenSet } from '../core/org-tokens.ts';
+import { oneToken, tokensOf, type TokenSet } from '../config/org-tokens.ts';
 import { Daemon } from '../daemon/daemon.ts';
 import { startDaemonServer } from '../daemon/http.ts';
 import { readWebhookSecret } from '../daemon/webhook.ts';
@@ -17,7 +17,7 @@ import { ConfigError } from '../runtime/errors.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo, help } from './io.ts';
 import { handleStopSignals } from './signals.ts';
-import { MIN_STOP_MS, stopBudget } from '../core/daemon-policy.ts';
+import { MIN_STOP_MS, stopBudget } from '../daemon/daemon-policy.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 import { crypto, fsPromises } from '../runtime/builtins.ts';
 
@@ -65,7 +65,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
         { signal },
         `${signal}: stopping (finishing the pass in flight, then writing the state)`,
       ),
-    // Whatever the stop waits on, it ends within --shutdown-timeout (core/daemon-policy.ts).
+    // Whatever the stop waits on, it ends within --shutdown-timeout (daemon/daemon-policy.ts).
     hardStop: {
       afterMs: stopBudget(daemonSettings.shutdownTimeoutMs).hardMs,
       onForced: () =>

@@ -1,4 +1,4 @@
-import { problemAnnotations } from '../core/annotations.ts';
+import { problemAnnotations } from './annotations.ts';
 import { RENDERERS } from '../core/renderers.ts';
 import type { ProblemReport } from '../core/report.ts';
 import { validationProblems, type ValidationReport } from '../core/validation.ts';

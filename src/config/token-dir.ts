@@ -7,7 +7,7 @@ import {
   type SourcedToken,
   type TokenProblem,
   type TokenSet,
-} from '../core/org-tokens.ts';
+} from './org-tokens.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 import { ConfigError, NoTokenError, errorMessage } from '../runtime/errors.ts';
 import { readToken, readTokenFile } from './token.ts';

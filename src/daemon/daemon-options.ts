@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { DaemonSettings } from '../config/daemon-settings.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Clock } from '../core/clock.ts';
-import type { TokenSet } from '../core/org-tokens.ts';
+import type { TokenSet } from '../config/org-tokens.ts';
 import type { Masker } from '../core/mask.ts';
 import type { NotifyDeps } from './notify-setup.ts';
 

@@ -8,16 +8,10 @@ import {
   type DaemonMemory,
   type Step,
   type Surroundings,
-} from '../core/daemon-memory.ts';
-import {
-  afterFailedRound,
-  afterOrg,
-  afterPass,
-  beginPass,
-  type PassEnd,
-} from '../core/daemon-pass.ts';
-import { health, ownsOrg, stopBudget } from '../core/daemon-policy.ts';
-import type { DaemonStatus } from '../core/daemon-status.ts';
+} from './daemon-memory.ts';
+import { afterFailedRound, afterOrg, afterPass, beginPass, type PassEnd } from './daemon-pass.ts';
+import { health, ownsOrg, stopBudget } from './daemon-policy.ts';
+import type { DaemonStatus } from './daemon-status.ts';
 import type { Masker } from '../core/mask.ts';
 import { shownApiUrl } from '../config/api-url.ts';
 import { errorMessage } from '../runtime/errors.ts';
@@ -43,7 +37,7 @@ type PassSoFar = { -readonly [K in Exclude<keyof PassEnd, 'outcome'>]: PassEnd[K
 /**
  * The long-running reconciler: triggers (files, git-sync swaps, interval, webhook, SIGHUP) feed
  * one single-flight scheduler; each pass reads a settled snapshot and runs the same engine as
- * `envsync sync`. What a pass means is decided in core/daemon-pass.ts; this class carries it out.
+ * `envsync sync`. What a pass means is decided in daemon/daemon-pass.ts; this class carries it out.
  */
 export class Daemon {
   readonly metrics = new DaemonMetrics();

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { webhookVerdict } from '../core/daemon-policy.ts';
+import { webhookVerdict } from './daemon-policy.ts';
 import type { Clock } from '../core/clock.ts';
 import { escapeJson } from '../core/escape.ts';
 import { maskDeep, type Mask } from '../core/mask.ts';

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { ClientEvents } from '../api/client.ts';
-import type { MetricUpdates, OrgCounters } from '../core/daemon-memory.ts';
+import type { MetricUpdates, OrgCounters } from './daemon-memory.ts';
 
 /**
  * prom-client's parts that the daemon uses, each from its own module. The package's entry point
@@ -151,7 +151,7 @@ export class DaemonMetrics {
     };
   }
 
-  /** Carries out what core/daemon-memory.ts decided the metrics learn. */
+  /** Carries out what daemon/daemon-memory.ts decided the metrics learn. */
   apply(update: MetricUpdates): void {
     for (const org of update.forget ?? []) {
       for (const gauge of [

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { tokenGetter } from '../config/token-dir.ts';
-import type { PassOrg } from '../core/daemon-memory.ts';
-import { tokenFor, tokenSourceOf, tokensOf, type TokenSet } from '../core/org-tokens.ts';
-import { MAX_ENVIRONMENT_ROWS } from '../core/daemon-status.ts';
+import type { PassOrg } from './daemon-memory.ts';
+import { tokenFor, tokenSourceOf, tokensOf, type TokenSet } from '../config/org-tokens.ts';
+import { MAX_ENVIRONMENT_ROWS } from './daemon-status.ts';
 import type { OrgManifest } from '../manifests/load.ts';
 
 /** An org's manifests as the pass's decisions see them: its files, and its content as text. */
@@ -29,7 +29,7 @@ export function tokenKeyOf(token: string): string {
   return createHash('sha256').update(token).digest('hex').slice(0, 16);
 }
 
-/** A pass's tokens, as the pass uses them (core/org-tokens.ts). */
+/** A pass's tokens, as the pass uses them (config/org-tokens.ts). */
 export interface PassTokens {
   /** The token of each org's requests; it throws for an org with none (config/token-dir.ts). */
   readonly getToken: (org: string) => string;

@@ -1,5 +1,5 @@
 import type { Clock, Timer } from '../core/clock.ts';
-import { intervalDelay } from '../core/daemon-policy.ts';
+import { intervalDelay } from './daemon-policy.ts';
 
 /**
  * The two timers that start passes on their own: the periodic resync (the interval, ±10% jitter,

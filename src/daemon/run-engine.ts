@@ -6,7 +6,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Mask } from '../core/mask.ts';
 import type { OrgReport, RunReport } from '../core/report.ts';
 import { reconcile } from '../engine/reconcile.ts';
-import type { StateStore } from '../engine/state-store.ts';
+import type { StateStore } from '../state/store.ts';
 import type { ManifestSet } from '../manifests/load.ts';
 import type { DaemonMetrics } from './metrics.ts';
 import type { PassTokens } from './pass-org.ts';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
-import { settleDelay } from '../core/daemon-policy.ts';
+import { settleDelay } from './daemon-policy.ts';
 import { skippedLine, type ManifestCache } from '../manifests/load.ts';
 import { emptyRootLine } from '../manifests/parse.ts';
 import { latestModification, readSnapshot, type Snapshot } from './snapshot.ts';

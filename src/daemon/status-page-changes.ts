@@ -2,7 +2,7 @@
  * The status page's tables of what differs between the manifests and the service: the pending
  * changes as field diffs, and the drift found lately. Every name and value is escaped here.
  */
-import type { OrgStatus } from '../core/daemon-status.ts';
+import type { OrgStatus } from './daemon-status.ts';
 import { MAX_RECENT_DRIFTS } from '../core/drift.ts';
 import type { FieldDiff } from '../core/model.ts';
 import { NOT_SHOWN, type ChangeReport } from '../core/report.ts';

@@ -8,7 +8,7 @@ import {
   type DaemonStatus,
   type HealthLevel,
   type OrgState,
-} from '../core/daemon-status.ts';
+} from './daemon-status.ts';
 import { badge, count, duration, esc, statusClass, when } from './status-page-format.ts';
 
 const RANK: Readonly<Record<HealthLevel, number>> = { healthy: 0, degraded: 1, failing: 2 };

@@ -3,7 +3,7 @@
  * stand, where its token came from, its last error with every problem at file:line:col, then what is pending, drifted or
  * waiting to be archived. Every name and message is escaped.
  */
-import type { EnvironmentRow, OrgState, OrgStatus } from '../core/daemon-status.ts';
+import type { EnvironmentRow, OrgState, OrgStatus } from './daemon-status.ts';
 import { driftTable, pendingTable } from './status-page-changes.ts';
 import { ago, badge, count, esc, problemList, statusClass, when } from './status-page-format.ts';
 import {

@@ -3,7 +3,7 @@
  * unmanaged ones by name, policy document uploads, and the archives `prune` has not carried out.
  * Every name and message is escaped here.
  */
-import { MAX_ENVIRONMENT_ROWS, type OrgStatus } from '../core/daemon-status.ts';
+import { MAX_ENVIRONMENT_ROWS, type OrgStatus } from './daemon-status.ts';
 import { badge, disclosure, esc, table } from './status-page-format.ts';
 
 /** Up to this many environments, an org's table is open when the page loads. */

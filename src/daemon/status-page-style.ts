@@ -2,7 +2,7 @@
  * The status page's style sheet and its colours: one colour per org state and per health level,
  * the same in light and dark schemes, each dark enough for white text on it (WCAG AA, 4.5:1).
  */
-import type { HealthLevel, OrgState } from '../core/daemon-status.ts';
+import type { HealthLevel, OrgState } from './daemon-status.ts';
 
 /** Each org state's colour: its badge's background and its card's edge. */
 export const STATE_COLOURS: Readonly<Record<OrgState, string>> = {

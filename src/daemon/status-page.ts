@@ -7,7 +7,7 @@
  * (http.ts masks the model: escaping could hide one). The inline script and style are constants, allowed
  * by their hashes in the Content-Security-Policy (docs/status-page.md).
  */
-import type { DaemonStatus } from '../core/daemon-status.ts';
+import type { DaemonStatus } from './daemon-status.ts';
 import { REFRESH_MS, PAGE_SCRIPT } from './status-page-assets.ts';
 import { count, disclosure, duration, esc, problemList, when } from './status-page-format.ts';
 import { pageHeader, shownHealth } from './status-page-header.ts';

@@ -1,5 +1,5 @@
 import type { Clock, Timer } from '../core/clock.ts';
-import { nextWebhookPassAt } from '../core/daemon-policy.ts';
+import { nextWebhookPassAt } from './daemon-policy.ts';
 
 /** The trigger a webhook pass carries. */
 export const WEBHOOK_TRIGGER = 'webhook';
@@ -7,7 +7,7 @@ export const WEBHOOK_TRIGGER = 'webhook';
 /**
  * Spaces the passes that webhooks start: a post starts a pass at once when none started from a
  * webhook within `minIntervalMs`; otherwise it joins the next webhook pass, which starts when that
- * interval is over (core/daemon-policy.ts's `nextWebhookPassAt`). A burst of pushes makes at most
+ * interval is over (daemon/daemon-policy.ts's `nextWebhookPassAt`). A burst of pushes makes at most
  * one pass per interval, and none is lost.
  */
 export class WebhookSpacer {

@@ -21,7 +21,7 @@ import {
 import { manifestDisagreements, selfDisagreements } from './saved-plan-check.ts';
 import { documentsFromSaved, policyDocumentsDigest } from './saved-plan-documents.ts';
 import { applyWithPolicyDocuments } from './apply-documents.ts';
-import type { StateStore } from './state-store.ts';
+import type { StateStore } from '../state/store.ts';
 import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 
 /** The live service no longer matches a saved plan: exit 1, nothing applied. */

@@ -24,7 +24,7 @@ import {
 } from '../core/ownership.ts';
 import { isTransient } from '../core/retry-policy.ts';
 import { errorMessage } from '../runtime/errors.ts';
-import type { StateStore } from './state-store.ts';
+import type { StateStore } from '../state/store.ts';
 
 /** Counts for a progress display: changes planned for sending, and each one finished. */
 export interface ApplyProgress {

@@ -3,7 +3,7 @@ import { confirmedRecords } from '../core/drift.ts';
 import type { AppliedRecord, DesiredEnvironment } from '../core/model.ts';
 import { emptyMap } from '../core/plain-object.ts';
 import { errorMessage } from '../runtime/errors.ts';
-import type { StateStore } from './state-store.ts';
+import type { StateStore } from '../state/store.ts';
 
 /**
  * Gives back their fingerprint to the records of the environments a plan found as declared

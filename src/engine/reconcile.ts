@@ -25,7 +25,7 @@ import type { ObservedPolicyDocument, PolicyDocumentPlan } from '../core/policy-
 import { applyWithPolicyDocuments } from './apply-documents.ts';
 import { recordConfirmed } from './confirmed-records.ts';
 import { contractRefusal, policyDocumentsStep, withPolicyDocuments } from './policy-documents.ts';
-import type { StateStore } from './state-store.ts';
+import type { StateStore } from '../state/store.ts';
 
 export type { ApplyProgress, Round } from './apply.ts';
 

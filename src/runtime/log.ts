@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type pinoFunction from 'pino';
 import type { Writable } from 'node:stream';
 import { escapeJson } from '../core/escape.ts';
-import { formatLogLine, type LogFormat } from '../core/log-line.ts';
+import { formatLogLine, type LogFormat } from './log-line.ts';
 import { MASKED, type Mask } from '../core/mask.ts';
 
 /** Fields pino masks (its `redact`), wherever a header object or a token might be logged. */

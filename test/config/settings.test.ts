@@ -21,7 +21,7 @@ describe('settings precedence: flags > env > file > defaults', () => {
       retries: 4,
       timeoutMs: 30_000,
       output: 'text',
-      // No level: the command picks it (core/log-line.ts).
+      // No level: the command picks it (runtime/log-line.ts).
       logLevel: undefined,
       logFormat: 'auto',
       detailedExitcode: false,

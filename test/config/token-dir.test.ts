@@ -1,5 +1,5 @@
 /**
- * readTokens (config/token-dir.ts) on real temporary folders, and what core/org-tokens.ts makes of
+ * readTokens (config/token-dir.ts) on real temporary folders, and what config/org-tokens.ts makes of
  * what it read: which token each org's requests carry, where it came from, and every token there
  * is to mask.
  */
@@ -12,7 +12,7 @@ import {
   tokenSourceOf,
   tokensOf,
   type TokenSet,
-} from '../../src/core/org-tokens.ts';
+} from '../../src/config/org-tokens.ts';
 import { ConfigError, NoTokenError } from '../../src/runtime/errors.ts';
 import { tempDir } from '../helpers/tmp.ts';
 

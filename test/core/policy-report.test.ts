@@ -3,7 +3,7 @@
  * how two rounds merge, how each output shows them (escaped), and what the daemon's status keeps.
  */
 import { describe, expect, it } from 'vitest';
-import { orgErrorMessage, orgStatusAfter } from '../../src/core/daemon-status.ts';
+import { orgErrorMessage, orgStatusAfter } from '../../src/daemon/daemon-status.ts';
 import { RENDERERS } from '../../src/core/renderers.ts';
 import {
   exitCode,

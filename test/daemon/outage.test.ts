@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readinessOf } from '../../src/core/daemon-policy.ts';
+import { readinessOf } from '../../src/daemon/daemon-policy.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';

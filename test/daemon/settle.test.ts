@@ -1,6 +1,6 @@
 import { mkdir, open, rename, symlink, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { settleDelay } from '../../src/core/daemon-policy.ts';
+import { settleDelay } from '../../src/daemon/daemon-policy.ts';
 import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 

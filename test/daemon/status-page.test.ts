@@ -18,7 +18,7 @@ import {
   type EnvironmentRow,
   type OrgState,
   type OrgStatus,
-} from '../../src/core/daemon-status.ts';
+} from '../../src/daemon/daemon-status.ts';
 
 const NOW = Date.parse('2026-11-23T02:00:00.000Z');
 

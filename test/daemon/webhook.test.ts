@@ -6,7 +6,7 @@ import {
   isLoopbackAddress,
   nextWebhookPassAt,
   webhookVerdict,
-} from '../../src/core/daemon-policy.ts';
+} from '../../src/daemon/daemon-policy.ts';
 import { webhookCredential } from '../../src/daemon/webhook.ts';
 import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';

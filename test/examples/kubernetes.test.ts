@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { resolveDaemonSettings } from '../../src/config/daemon-settings.ts';
 import { resolveSettings } from '../../src/config/settings.ts';
-import { webhookVerdict } from '../../src/core/daemon-policy.ts';
+import { webhookVerdict } from '../../src/daemon/daemon-policy.ts';
 import { NAME_PATTERN } from '../../src/core/names.ts';
 import type { Daemon } from '../../src/daemon/daemon.ts';
 import { Masker } from '../../src/core/mask.ts';

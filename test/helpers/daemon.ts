@@ -9,7 +9,7 @@ import { startDaemonServer } from '../../src/daemon/http.ts';
 import type { NotifyDeps } from '../../src/daemon/notify-setup.ts';
 import { Masker } from '../../src/core/mask.ts';
 import { maskingStream } from '../../src/runtime/log.ts';
-import { defaultSource, oneToken } from '../../src/core/org-tokens.ts';
+import { defaultSource, oneToken } from '../../src/config/org-tokens.ts';
 import { readTokens } from '../../src/config/token-dir.ts';
 import type { EmulatorOptions } from '../../src/emulator/options.ts';
 import { afterEach, beforeEach } from 'vitest';

@@ -1,10 +1,10 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { NotifyEvent } from '../../src/core/notify-events.ts';
-import { DEFAULT_NOTIFY_POLICY } from '../../src/core/notify-policy.ts';
-import { undiciSender } from '../../src/daemon/notify-http.ts';
+import type { NotifyEvent } from '../../src/notify/notify-events.ts';
+import { DEFAULT_NOTIFY_POLICY } from '../../src/notify/notify-policy.ts';
+import { undiciSender } from '../../src/notify/notify-http.ts';
 import { Masker } from '../../src/core/mask.ts';
-import { Notifier, type NotifyResult } from '../../src/daemon/notify.ts';
+import { Notifier, type NotifyResult } from '../../src/notify/notify.ts';
 import { systemClock } from '../../src/runtime/system-clock.ts';
 import { waitFor } from '../helpers/wait.ts';
 

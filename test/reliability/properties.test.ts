@@ -9,7 +9,7 @@ import type { DesiredEnvironment } from '../../src/core/model.ts';
 import { samePolicyText } from '../../src/core/policy-documents.ts';
 import { hasErrors } from '../../src/core/report.ts';
 import { reconcile } from '../../src/engine/reconcile.ts';
-import { StateStore } from '../../src/engine/state-store.ts';
+import { StateStore } from '../../src/state/store.ts';
 import type { ManifestSet } from '../../src/manifests/load.ts';
 import { parseManifest } from '../../src/manifests/parse.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';

@@ -4,7 +4,7 @@ import { systemClock } from '../../src/runtime/system-clock.ts';
 import { createClient } from '../../src/api/client.ts';
 import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
 import { reconcile } from '../../src/engine/reconcile.ts';
-import { StateStore } from '../../src/engine/state-store.ts';
+import { StateStore } from '../../src/state/store.ts';
 import { loadManifests } from '../../src/manifests/load.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
 import { syncWorld, TOKEN } from '../helpers/sync-world.ts';

@@ -2,12 +2,8 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { STATE_VERSION } from '../../src/engine/state-codec.ts';
-import {
-  StateLockTimeoutError,
-  StateStore,
-  StateWriteError,
-} from '../../src/engine/state-store.ts';
+import { STATE_VERSION } from '../../src/state/codec.ts';
+import { StateLockTimeoutError, StateStore, StateWriteError } from '../../src/state/store.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';

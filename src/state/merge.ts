@@ -1,5 +1,5 @@
 /**
- * How a write of the state file takes in what another writer saved (pure; engine/state-store.ts
+ * How a write of the state file takes in what another writer saved (pure; state/store.ts
  * carries it out under the file's lock). Every write is a merge, so two runs restricted to
  * different orgs, or a sync beside the daemon, keep each other's records (docs/state.md).
  */

@@ -3,9 +3,9 @@
  * functions: (memory, what happened, now) in, (new memory, log lines, metric updates,
  * notifications) out. daemon/daemon.ts only carries them out: it reads the files, runs the
  * engine, sets timers, writes the logs and metrics, and hands the events to the notifier.
- * The steps of a pass are in core/daemon-pass.ts.
+ * The steps of a pass are in daemon/daemon-pass.ts.
  */
-import type { ResolvedDialect } from './dialect.ts';
+import type { ResolvedDialect } from '../core/dialect.ts';
 import { readinessOf, type Backoff, type OrgOutcomes } from './daemon-policy.ts';
 import {
   healthLevel,
@@ -15,10 +15,10 @@ import {
   type OrgStatus,
   type PassVerdict,
 } from './daemon-status.ts';
-import type { ChangeAction } from './model.ts';
-import { compareNames } from './names.ts';
-import { EMPTY_NOTIFY_MEMORY, type NotifyMemory } from './notify-events.ts';
-import type { ChangeResult, ProblemReport } from './report.ts';
+import type { ChangeAction } from '../core/model.ts';
+import { compareNames } from '../core/names.ts';
+import { EMPTY_NOTIFY_MEMORY, type NotifyMemory } from '../notify/notify-events.ts';
+import type { ChangeResult, ProblemReport } from '../core/report.ts';
 
 /** What the daemon remembers of one org. */
 export interface OrgMemory {
@@ -32,7 +32,7 @@ export interface DaemonMemory {
   readonly orgs: ReadonlyMap<string, OrgMemory>;
   /** The files that served each owned org at the last pass (a change to one touches the org). */
   readonly files: ReadonlyMap<string, ReadonlySet<string>>;
-  /** What the notifications remember (core/notify-events.ts). */
+  /** What the notifications remember (notify/notify-events.ts). */
   readonly notify: NotifyMemory;
   readonly passes: number;
   /** Whether a pass has ended without failing as a whole. */
@@ -137,7 +137,7 @@ export function orgOutcomes(memory: DaemonMemory): OrgOutcomes {
   return { total: memory.orgs.size, failed, invalid };
 }
 
-/** Whether the daemon is ready (core/daemon-policy.ts's rule), and why not. */
+/** Whether the daemon is ready (daemon/daemon-policy.ts's rule), and why not. */
 export function readinessOfMemory(
   memory: DaemonMemory,
   around: Surroundings,
@@ -170,7 +170,7 @@ export function daemonStatus(
     'manifests' | 'ready' | 'passRunning' | 'shard' | 'stateFile' | 'mode' | 'window'
   > &
     Partial<Pick<DaemonStatus, 'notifications'>> & {
-      /** Where each org's token came from, or null when it has none (core/org-tokens.ts). */
+      /** Where each org's token came from, or null when it has none (config/org-tokens.ts). */
       readonly tokenSource: (org: string) => string | null;
     },
 ): DaemonStatus {

@@ -3,11 +3,11 @@
  * message, and the public form of a notify URL. Pure: the caller gives the id, the source and
  * the link, and masks the secrets in the event before it is formatted.
  */
-import { escapeJson, escapeSlack } from './escape.ts';
-import { showValue } from './value-kinds.ts';
-import type { FieldDiff } from './model.ts';
+import { escapeJson, escapeSlack } from '../core/escape.ts';
+import { showValue } from '../core/value-kinds.ts';
+import type { FieldDiff } from '../core/model.ts';
 import type { EventEnvironment, NotifyEvent } from './notify-events.ts';
-import type { ProblemReport } from './report.ts';
+import type { ProblemReport } from '../core/report.ts';
 
 export const NOTIFY_FORMATS = ['cloudevents', 'slack'] as const;
 export type NotifyFormat = (typeof NOTIFY_FORMATS)[number];

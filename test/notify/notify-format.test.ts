@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NotifyEvent } from '../../src/core/notify-events.ts';
+import type { NotifyEvent } from '../../src/notify/notify-events.ts';
 import {
   cloudEvent,
   formatNotification,
@@ -7,8 +7,8 @@ import {
   publicNotifyUrl,
   slackMessage,
   splitNotifyUrl,
-} from '../../src/core/notify-format.ts';
-import { DEFAULT_NOTIFY_POLICY, judgeAttempt } from '../../src/core/notify-policy.ts';
+} from '../../src/notify/notify-format.ts';
+import { DEFAULT_NOTIFY_POLICY, judgeAttempt } from '../../src/notify/notify-policy.ts';
 
 const CONTEXT = { id: 'id-1', source: 'urn:envsync:host', link: 'https://envsync.example/' };
 

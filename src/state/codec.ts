@@ -6,7 +6,7 @@ import type { Masker } from '../core/mask.ts';
 import { compareNames } from '../core/names.ts';
 
 import { emptyMap, isPlainObject } from '../core/plain-object.ts';
-import type { StateFormat } from '../core/state-read.ts';
+import type { StateFormat } from './read.ts';
 
 /**
  * The state file's format. Per org, environments are grouped by their record: the last applied
@@ -260,7 +260,7 @@ export function orgPart(org: string, groups: readonly Group[], secrets: Masker):
   return escapeJson(`${JSON.stringify(secrets.mask(org))}:${JSON.stringify(json)}`);
 }
 
-/** The format as the judge of a state file's text takes it (core/state-read.ts). */
+/** The format as the judge of a state file's text takes it (state/read.ts). */
 export const STATE_FORMAT: StateFormat<Map<string, readonly Group[]>> = {
   versions: [1, 2, STATE_VERSION],
   readOrgs,

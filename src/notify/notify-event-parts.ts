@@ -3,7 +3,7 @@
  * tell whether something changed since the last announcement. Pure.
  */
 import type { EventEnvironment } from './notify-events.ts';
-import type { OrgReport, ProblemReport } from './report.ts';
+import type { OrgReport, ProblemReport } from '../core/report.ts';
 
 /** At most this many problems or environments are listed in one event; the rest are counted. */
 export const MAX_EVENT_ITEMS = 50;

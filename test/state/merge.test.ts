@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planMerge, sameFile, type FileIdentity } from '../../src/core/state-merge.ts';
+import { planMerge, sameFile, type FileIdentity } from '../../src/state/merge.ts';
 
 const file: FileIdentity = { dev: 1, ino: 100, size: 2048, mtimeMs: 1_700_000_000_000 };
 

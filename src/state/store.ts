@@ -4,17 +4,17 @@ import type { Clock } from '../core/clock.ts';
 import type { AppliedLookup, AppliedRecord, Records } from '../core/model.ts';
 import { Masker } from '../core/mask.ts';
 import { compareNames } from '../core/names.ts';
-import { planMerge, sameFile, type FileIdentity } from '../core/state-merge.ts';
+import { planMerge, sameFile, type FileIdentity } from './merge.ts';
 import { systemClock } from '../runtime/system-clock.ts';
 import { Coalescer } from './coalescer.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './files.ts';
-import { orgPart, recordAt, recordsOf, stateText, toGroups, type Group } from './state-codec.ts';
-import { stateWriteError } from './state-errors.ts';
+import { orgPart, recordAt, recordsOf, stateText, toGroups, type Group } from './codec.ts';
+import { stateWriteError } from './errors.ts';
 import { identityOf, readStateFile } from './state-file.ts';
-import { acquireStateLock } from './state-lock.ts';
+import { acquireStateLock } from './lock.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 
-export { StateLockTimeoutError, StateWriteError } from './state-errors.ts';
+export { StateLockTimeoutError, StateWriteError } from './errors.ts';
 
 /** How long a writer waits for another one's lock on the state file, unless told otherwise. */
 export const DEFAULT_STATE_LOCK_TIMEOUT_MS = 30_000;

@@ -5,7 +5,7 @@ import {
   judgeLock,
   parseLockHolder,
   type LockFacts,
-} from '../../src/core/state-lock.ts';
+} from '../../src/state/lock-rules.ts';
 
 const here = { hostname: 'runner-1', pid: 100 };
 const facts = (overrides: Partial<LockFacts>): LockFacts => ({

@@ -2,18 +2,18 @@
  * What the daemon says of itself and of each org (`/status`, the status page): the data types,
  * and how one org's report turns into its status. Pure.
  */
-import type { ResolvedDialect } from './dialect.ts';
-import { recentDrifts, type DriftSeen } from './drift.ts';
+import type { ResolvedDialect } from '../core/dialect.ts';
+import { recentDrifts, type DriftSeen } from '../core/drift.ts';
 import type { HealthLevel, OrgState } from './daemon-health.ts';
-import type { NotifyStatus } from './notify-policy.ts';
-import type { WindowReport } from './windows.ts';
+import type { NotifyStatus } from '../notify/notify-policy.ts';
+import type { WindowReport } from '../core/windows.ts';
 import type {
   ArchiveReport,
   ChangeReport,
   OrgReport,
   PolicyDocumentReport,
   ProblemReport,
-} from './report.ts';
+} from '../core/report.ts';
 
 /** At most this many pending changes are listed per org; `pending` counts them all. */
 export const MAX_PENDING_CHANGES = 50;

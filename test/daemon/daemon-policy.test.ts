@@ -9,7 +9,7 @@ import {
   orgsToLook,
   ownsOrg,
   readiness,
-} from '../../src/core/daemon-policy.ts';
+} from '../../src/daemon/daemon-policy.ts';
 import { shardOf } from '../../src/core/shard.ts';
 
 describe('which orgs a pass looks at', () => {

@@ -1,9 +1,9 @@
 import {
   escapeCommandData as escapeData,
   escapeCommandProperty as escapeProperty,
-} from './escape.ts';
-import { saidOnce } from './common-failure.ts';
-import type { ProblemReport, RunReport } from './report.ts';
+} from '../core/escape.ts';
+import { saidOnce } from '../core/common-failure.ts';
+import type { ProblemReport, RunReport } from '../core/report.ts';
 
 /**
  * One `::error file=...,line=...,col=...::message` workflow command per manifest problem, so

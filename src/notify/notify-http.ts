@@ -1,5 +1,5 @@
 import { Agent } from '../api/undici.ts';
-import type { AttemptResult } from '../core/notify-policy.ts';
+import type { AttemptResult } from './notify-policy.ts';
 
 /** One POST of a notification; resolves with how it ended, never rejects. */
 export type SendNotification = (

@@ -1,13 +1,13 @@
-import type { FileIdentity } from '../core/state-merge.ts';
-import { judgeStateText, unreadableState, type StateRefusal } from '../core/state-read.ts';
+import type { FileIdentity } from './merge.ts';
+import { judgeStateText, unreadableState, type StateRefusal } from './read.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 import { FileReadError, READ_LIMITS, readRegularFile } from '../runtime/read-file.ts';
-import { STATE_FORMAT, type Group } from './state-codec.ts';
+import { STATE_FORMAT, type Group } from './codec.ts';
 
 /**
  * Reading the state file from disk, with the identity of the file that was read, so a later
  * write can tell whether another writer replaced it since. What the text is trusted for is
- * core/state-read.ts's decision.
+ * state/read.ts's decision.
  */
 
 /** What reading the state file gave: its orgs, or why it is taken as empty. */

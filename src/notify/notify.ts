@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
-import type { NotifyEvent } from '../core/notify-events.ts';
-import { formatNotification, notifyUrlSecrets, type NotifyFormat } from '../core/notify-format.ts';
-import type { NotifyPolicy, NotifyResult, NotifyStatus } from '../core/notify-policy.ts';
+import type { NotifyEvent } from './notify-events.ts';
+import { formatNotification, notifyUrlSecrets, type NotifyFormat } from './notify-format.ts';
+import type { NotifyPolicy, NotifyResult, NotifyStatus } from './notify-policy.ts';
 import type { Masker } from '../core/mask.ts';
 import { Receiver, type NotifyTarget } from './notify-delivery.ts';
 import type { SendNotification } from './notify-http.ts';
 
 export type { NotifyTarget } from './notify-delivery.ts';
-export type { NotifyResult, NotifyStatus } from '../core/notify-policy.ts';
+export type { NotifyResult, NotifyStatus } from './notify-policy.ts';
 
 export interface NotifierOptions {
   readonly targets: readonly NotifyTarget[];
@@ -45,7 +45,7 @@ const MAX_LIST = 50;
  * Delivers notifications without ever holding up a pass: `notify` only masks, bounds, formats
  * and queues; each receiver's own worker delivers them (notify-delivery.ts). A full queue drops
  * its oldest notification; every notification's end is counted. `close` waits a bounded time,
- * then abandons the rest. Which events a pass makes is decided in core/notify-events.ts.
+ * then abandons the rest. Which events a pass makes is decided in notify/notify-events.ts.
  */
 export class Notifier {
   readonly #options: NotifierOptions;

@@ -1,7 +1,7 @@
 /** How logs look: the format and level chosen for a command, and one record as one pretty line. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chooseLogFormat, chooseLogLevel, formatLogLine } from '../../src/core/log-line.ts';
+import { chooseLogFormat, chooseLogLevel, formatLogLine } from '../../src/runtime/log-line.ts';
 
 describe('chooseLogFormat', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { STATE_FORMAT, STATE_VERSION, recordsOf } from '../../src/engine/state-codec.ts';
-import { judgeStateText, unreadableState } from '../../src/core/state-read.ts';
+import { STATE_FORMAT, STATE_VERSION, recordsOf } from '../../src/state/codec.ts';
+import { judgeStateText, unreadableState } from '../../src/state/read.ts';
 
 const API = 'http://127.0.0.1:8080/';
 const rewritten = 'starting empty (it will be rewritten)';

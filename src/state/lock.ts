@@ -1,16 +1,16 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
-import { describeHolder, judgeLock, parseLockHolder, type LockHolder } from '../core/state-lock.ts';
+import { describeHolder, judgeLock, parseLockHolder, type LockHolder } from './lock-rules.ts';
 import { isAlive } from './files.ts';
-import { formatDuration, StateLockTimeoutError } from './state-errors.ts';
+import { formatDuration, StateLockTimeoutError } from './errors.ts';
 import { fsPromises } from '../runtime/builtins.ts';
 import { READ_LIMITS, readRegularFile } from '../runtime/read-file.ts';
 
 /**
  * One writer per state file at a time: `<state>.lock`, linked into place whole (the link fails
  * when it exists), holding the writer's pid, host name and start time. It is held only while the file is re-read, merged and written
- * (see docs/state.md); a lock whose holder is gone is reclaimed (core/state-lock.ts decides).
+ * (see docs/state.md); a lock whose holder is gone is reclaimed (state/lock-rules.ts decides).
  */
 
 /** Lock files this process holds: a second store of the same file in this process waits too. */

@@ -1,14 +1,14 @@
 import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
-import { NOTIFY_CONTENT_TYPES, type NotifyFormat } from '../core/notify-format.ts';
+import { NOTIFY_CONTENT_TYPES, type NotifyFormat } from './notify-format.ts';
 import {
   judgeAttempt,
   type AttemptFailure,
   type AttemptResult,
   type NotifyPolicy,
   type NotifyResult,
-} from '../core/notify-policy.ts';
+} from './notify-policy.ts';
 import { VERSION } from '../runtime/version.ts';
 import type { SendNotification } from './notify-http.ts';
 
@@ -55,7 +55,7 @@ const FAILURE_SAYS: Readonly<Record<AttemptFailure, (maxAttempts: number) => str
 
 /**
  * One receiver: its queue, worked by one worker that POSTs in order and retries with backoff
- * (honouring Retry-After) as core/notify-policy.ts judges, each POST under a timeout. A failing
+ * (honouring Retry-After) as notify/notify-policy.ts judges, each POST under a timeout. A failing
  * receiver is logged once when it starts failing, again only if it starts failing another way
  * (so the line that says what happens to its notifications stays true), and once when it
  * recovers.

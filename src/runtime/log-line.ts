@@ -3,7 +3,7 @@
  * machine), at which level by default, and one log record as a single pretty line. Pure: the
  * caller says whether stderr is a terminal and hands in each record as pino wrote it.
  */
-import { UNSAFE } from './escape.ts';
+import { UNSAFE } from '../core/escape.ts';
 
 /** The values of `--log-format`: auto picks pretty on a terminal, JSON otherwise. */
 export const LOG_FORMATS = ['auto', 'pretty', 'json'] as const;

@@ -2,7 +2,7 @@
  * The daemon's decisions, as pure functions: which orgs a pass looks at, when a failing org is
  * tried again, and whether the daemon is ready and healthy. daemon/daemon.ts carries them out.
  */
-import { shardOf } from './shard.ts';
+import { shardOf } from '../core/shard.ts';
 
 /** How long an org waits after its first failure; it doubles with each failure in a row. */
 export const BASE_BACKOFF_MS = 5_000;

@@ -1,5 +1,5 @@
 /**
- * When the state file's lock may be taken from its holder (pure; engine/state-lock.ts carries it
+ * When the state file's lock may be taken from its holder (pure; state/lock.ts carries it
  * out). The lock is held only while the file is re-read, merged and written, so a holder that
  * keeps it for long is gone, not busy.
  */

@@ -15,7 +15,7 @@
  * identity: the probe is the request whose previous attempt failed with the error that raised the
  * suspicion.
  */
-import { hostUnreachable, type Failure, type RetryPolicy } from './retry-policy.ts';
+import { hostUnreachable, type Failure, type RetryPolicy } from '../core/retry-policy.ts';
 
 export type HostReach<E> =
   | { readonly kind: 'reachable' }

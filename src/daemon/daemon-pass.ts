@@ -1,6 +1,6 @@
 /**
  * The steps of one daemon pass, as pure functions of the daemon's memory
- * (core/daemon-memory.ts): `beginPass` picks the orgs it reconciles, `afterOrg` records each
+ * (daemon/daemon-memory.ts): `beginPass` picks the orgs it reconciles, `afterOrg` records each
  * org as it ends (`afterFailedRound` a round that failed and will be tried again), and
  * `afterPass` gives its verdict, its log line, its counters and its notifications. Each returns
  * the new memory and what the shell (daemon/daemon.ts) is to carry out.
@@ -16,11 +16,11 @@ import {
   type Surroundings,
   orgOutcomes,
 } from './daemon-memory.ts';
-import { failuresSaidOnce, neverAboutTheOrg } from './common-failure.ts';
+import { failuresSaidOnce, neverAboutTheOrg } from '../core/common-failure.ts';
 import { isDue, nextBackoff, orgsToLook } from './daemon-policy.ts';
 import { orgStatusAfter, type LastPass, type PassVerdict } from './daemon-status.ts';
-import { passEvents, type NotifyEvent } from './notify-events.ts';
-import type { OrgReport, ProblemReport, RunReport } from './report.ts';
+import { passEvents, type NotifyEvent } from '../notify/notify-events.ts';
+import type { OrgReport, ProblemReport, RunReport } from '../core/report.ts';
 
 /** What a backing-off org failed with: its manifests and its token (a change to either retries it). */
 function fingerprintOf(org: PassOrg, tokenKey: string): string {
@@ -99,7 +99,7 @@ export function afterFailedRound(
 
 /**
  * An org's outcome: its status, and its backoff when it failed (doubling, capped at the interval;
- * core/daemon-policy.ts), with a log line for a failed or invalid org.
+ * daemon/daemon-policy.ts), with a log line for a failed or invalid org.
  */
 export function afterOrg(
   memory: DaemonMemory,
@@ -186,7 +186,7 @@ export interface PassEnd {
 /**
  * The end of a pass: its verdict (success: every org reconciled; partial: an org failed, is
  * invalid, or a problem belongs to no org; error: the pass itself failed), the log line that sums
- * it up, its counters, and the notifications it makes (core/notify-events.ts decides which).
+ * it up, its counters, and the notifications it makes (notify/notify-events.ts decides which).
  */
 export function afterPass(
   memory: DaemonMemory,

@@ -1,10 +1,10 @@
 /**
  * Which notifications a pass produces: a pure function of what the daemon remembers of each org
  * (how its last reconciled pass ended, and what its manifests were) and this pass's reports.
- * daemon/notify.ts delivers them; docs/notifications.md describes them.
+ * notify/notify.ts delivers them; docs/notifications.md describes them.
  */
-import type { ChangeAction, FieldDiffs } from './model.ts';
-import type { OrgReport, ProblemReport } from './report.ts';
+import type { ChangeAction, FieldDiffs } from '../core/model.ts';
+import type { OrgReport, ProblemReport } from '../core/report.ts';
 import {
   bounded,
   environment,

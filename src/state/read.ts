@@ -1,10 +1,10 @@
 /**
- * What a state file's text is trusted for (pure; engine/state-file.ts reads the file). Reading is
+ * What a state file's text is trusted for (pure; state/state-file.ts reads the file). Reading is
  * forgiving: anything envsync cannot be sure of is a warning and an empty state, which costs at
  * most one PUT per environment whose listing hides a field, never a wrong change (docs/state.md).
  */
 
-import { isPlainObject } from './plain-object.ts';
+import { isPlainObject } from '../core/plain-object.ts';
 
 /** Why a state file is not used, and what happens at load ("starting empty ..."). */
 export interface StateRefusal {
@@ -17,7 +17,7 @@ export interface StateRefusal {
 
 export type StateVerdict<T> = { readonly kind: 'ok'; readonly orgs: T } | StateRefusal;
 
-/** The state file's format as the judge needs it (engine/state-codec.ts gives the real one). */
+/** The state file's format as the judge needs it (state/codec.ts gives the real one). */
 export interface StateFormat<T> {
   /** The versions it reads, the one it writes last. */
   readonly versions: readonly number[];

@@ -7,15 +7,15 @@ import {
   type DaemonMemory,
   type PassOrg,
   type Surroundings,
-} from '../../src/core/daemon-memory.ts';
+} from '../../src/daemon/daemon-memory.ts';
 import {
   afterFailedRound,
   afterOrg,
   afterPass,
   beginPass,
   type PassEnd,
-} from '../../src/core/daemon-pass.ts';
-import { orgErrorMessage } from '../../src/core/daemon-status.ts';
+} from '../../src/daemon/daemon-pass.ts';
+import { orgErrorMessage } from '../../src/daemon/daemon-status.ts';
 import { commonFailure } from '../../src/core/common-failure.ts';
 import {
   summarize,

@@ -6,7 +6,7 @@ import {
   probeWaitMs,
   REACHABLE,
   type HostReach,
-} from '../../src/core/host-reach.ts';
+} from '../../src/api/host-reach.ts';
 import { DEFAULT_RETRY_POLICY, type Failure } from '../../src/core/retry-policy.ts';
 
 // Failures are compared by identity, as the client's errors are.

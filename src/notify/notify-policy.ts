@@ -1,9 +1,9 @@
 /**
  * How a notification is delivered: which answers are worth another attempt and how long to wait
- * before it. Pure: daemon/notify.ts carries it out.
+ * before it. Pure: notify/notify.ts carries it out.
  */
 import type { NotifyFormat } from './notify-format.ts';
-import { parseRetryAfter } from './retry-policy.ts';
+import { parseRetryAfter } from '../core/retry-policy.ts';
 
 /** How a notification ended, per receiver: the label of `envsync_notifications_total`. */
 export type NotifyResult = 'delivered' | 'failed' | 'dropped' | 'abandoned';
