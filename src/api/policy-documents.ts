@@ -8,7 +8,7 @@
  */
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 import type { Mask } from '../core/mask.ts';
-import { crypto } from '../runtime/builtins.ts';
+import * as crypto from 'node:crypto';
 import { ApiError } from './errors.ts';
 import { excerpt, quoted, type RawResponse } from './response.ts';
 
@@ -61,7 +61,7 @@ export function policyUploadBody(upload: PolicyUpload, random = randomBoundary):
 }
 
 function randomBoundary(): string {
-  return `envsync-${crypto().randomBytes(16).toString('hex')}`;
+  return `envsync-${crypto.randomBytes(16).toString('hex')}`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,8 +1,7 @@
-import type { Pool as PoolType } from 'undici';
-import { tls } from '../runtime/builtins.ts';
-import { Pool } from './undici.ts';
+import * as tls from 'node:tls';
+import { Pool } from 'undici';
 
-export type ConnectionPool = PoolType;
+export type ConnectionPool = Pool;
 
 /**
  * How long a connection (DNS, TCP, TLS) may take: --timeout, but at most undici's own default, so
@@ -36,7 +35,7 @@ export function connectionPool(
       // --ca-file adds to the default trust store; node's `ca` alone would replace it.
       ...(options.ca === undefined
         ? {}
-        : { ca: [...tls().getCACertificates('default'), options.ca] }),
+        : { ca: [...tls.getCACertificates('default'), options.ca] }),
     },
   });
 }

@@ -4,7 +4,7 @@ import type { Masker } from '../core/mask.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings, type ValuesOf } from '../config/setting.ts';
-import { fsPromises } from '../runtime/builtins.ts';
+import * as fsPromises from 'node:fs/promises';
 
 /** The CI outputs' settings: `--annotations` and `--summary-file`. */
 export const CI_SETTINGS = pickSettings(SETTINGS, ['annotations', 'summaryFile']);
@@ -14,12 +14,7 @@ export type CiOptions = ValuesOf<typeof CI_SETTINGS>;
 export async function repositoryRoot(cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
   if (env['GITHUB_WORKSPACE']) return path.resolve(env['GITHUB_WORKSPACE']);
   for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
-    if (
-      await fsPromises()
-        .stat(path.join(dir, '.git'))
-        .catch(() => undefined)
-    )
-      return dir;
+    if (await fsPromises.stat(path.join(dir, '.git')).catch(() => undefined)) return dir;
     if (path.dirname(dir) === dir) return path.resolve(cwd);
   }
 }
@@ -31,10 +26,7 @@ export function repoPathMapper(cwd: string, root: string): (file: string) => str
 
 /** Appends markdown to the step summary file (as `$GITHUB_STEP_SUMMARY` expects). */
 export async function appendSummary(file: string, markdown: string): Promise<void> {
-  await fsPromises().appendFile(
-    file,
-    markdown.endsWith('\n') ? `${markdown}\n` : `${markdown}\n\n`,
-  );
+  await fsPromises.appendFile(file, markdown.endsWith('\n') ? `${markdown}\n` : `${markdown}\n\n`);
 }
 
 /** Writes annotation lines where GitHub reads them without spoiling machine-readable output. */

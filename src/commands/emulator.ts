@@ -2,6 +2,7 @@
  * `envsync emulator`: runs the Environments API emulator until SIGTERM or SIGINT.
  * The first stdout line is exactly `listening on http://HOST:PORT`; logs go to stderr.
  */
+import { printHelp } from './help.ts';
 import { EMULATOR_SETTINGS } from '../config/emulator-settings.ts';
 import { parseCommandFlags } from '../config/flags.ts';
 import { resolveValues } from '../config/resolve.ts';
@@ -16,7 +17,7 @@ import {
 import { UsageError, errorMessage } from '../runtime/errors.ts';
 import { createLogger } from '../runtime/log.ts';
 import type { CommandContext } from './context.ts';
-import { help, logOutput } from './io.ts';
+import { logOutput } from './io.ts';
 import { handleStopSignals } from './signals.ts';
 
 const TABLE = { ...SETTINGS, ...EMULATOR_SETTINGS };
@@ -26,7 +27,7 @@ const LOG_FORMAT = pickSettings(SETTINGS, ['logFormat']);
 /** `envsync emulator`. */
 export async function emulatorCommand(ctx: CommandContext): Promise<number> {
   const flags = await parseCommandFlags(TABLE, 'emulator', ctx.argv);
-  if (flags.help === true) return (await help()).printHelp(ctx, 'emulator', TABLE);
+  if (flags.help === true) return printHelp(ctx, 'emulator', TABLE);
   const options = resolveValues(EMULATOR_SETTINGS, { flags, env: ctx.env });
   const faults: Partial<FaultSettings> = {
     ...(options.latency === undefined ? {} : { latencyMs: options.latency }),

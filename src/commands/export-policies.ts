@@ -5,7 +5,7 @@
  * anything but a folder) on the way is refused.
  */
 import path from 'node:path';
-import { fsPromises } from '../runtime/builtins.ts';
+import * as fsPromises from 'node:fs/promises';
 import { ConfigError } from '../runtime/errors.ts';
 
 /** The folder of an org's policy files, relative to the export folder (and to its manifest). */
@@ -97,9 +97,7 @@ export function exportNameProblems(
 
 /** Makes `dir` (its parent exists), or checks that it is a folder and not a symbolic link. */
 async function folder(dir: string): Promise<void> {
-  const found = await fsPromises()
-    .lstat(dir)
-    .catch(() => undefined);
+  const found = await fsPromises.lstat(dir).catch(() => undefined);
   if (found?.isSymbolicLink() === true) {
     throw new ConfigError(
       `${dir} is a symbolic link (export never writes through one); remove it, or point --out elsewhere`,
@@ -109,13 +107,11 @@ async function folder(dir: string): Promise<void> {
     throw new ConfigError(`${dir} is in the way: export writes policy files into a folder there`);
   }
   if (found === undefined) {
-    await fsPromises()
-      .mkdir(dir)
-      .catch((error: unknown) => {
-        // Made meanwhile by someone else: checked again, as if it had been there.
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        return folder(dir);
-      });
+    await fsPromises.mkdir(dir).catch((error: unknown) => {
+      // Made meanwhile by someone else: checked again, as if it had been there.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      return folder(dir);
+    });
   }
 }
 

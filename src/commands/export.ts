@@ -1,3 +1,4 @@
+import { printHelp } from './help.ts';
 import path from 'node:path';
 import { parseCommandFlags, shortUsage } from '../config/flags.ts';
 import { resolveValues } from '../config/resolve.ts';
@@ -11,7 +12,8 @@ import {
   someNames,
   type FailureCause,
 } from '../core/common-failure.ts';
-import { crypto, fsPromises } from '../runtime/builtins.ts';
+import * as crypto from 'node:crypto';
+import * as fsPromises from 'node:fs/promises';
 import { ConfigError, UsageError, errorMessage } from '../runtime/errors.ts';
 import { renderExportedManifest, type ExportedManifest } from '../manifests/export.ts';
 import {
@@ -23,7 +25,7 @@ import {
 import { NAME_PATTERN } from '../core/names.ts';
 import { connect } from './connect.ts';
 import type { CommandContext } from './context.ts';
-import { commandIo, help } from './io.ts';
+import { commandIo } from './io.ts';
 import { writeFileSynced } from '../runtime/write-file.ts';
 
 const EXPORT_SETTINGS = pickSettings(SETTINGS, ['exportOut', 'force']);
@@ -33,9 +35,7 @@ type Failed = { org: string; text?: undefined; error: string; cause?: FailureCau
 
 /** What is at `file`, without following a symbolic link there; undefined when nothing is. */
 async function entryAt(file: string): Promise<'link' | 'other' | undefined> {
-  const found = await fsPromises()
-    .lstat(file)
-    .catch(() => undefined);
+  const found = await fsPromises.lstat(file).catch(() => undefined);
   return found === undefined ? undefined : found.isSymbolicLink() ? 'link' : 'other';
 }
 
@@ -57,31 +57,29 @@ function existsMessage(file: string, kind: 'link' | 'other'): string {
 async function writeExportFile(file: string, text: string, force: boolean): Promise<void> {
   const temp = path.join(
     path.dirname(file),
-    `.envsync-export.${process.pid}.${crypto().randomBytes(6).toString('hex')}.tmp`,
+    `.envsync-export.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`,
   );
   await writeFileSynced(temp, text, { exclusive: true, mode: 0o644 });
   try {
     if (force) {
-      await fsPromises().rename(temp, file);
+      await fsPromises.rename(temp, file);
       return;
     }
     try {
-      await fsPromises().link(temp, file);
+      await fsPromises.link(temp, file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       throw new ConfigError(existsMessage(file, (await entryAt(file)) ?? 'other'));
     }
   } finally {
-    await fsPromises()
-      .unlink(temp)
-      .catch(() => undefined);
+    await fsPromises.unlink(temp).catch(() => undefined);
   }
 }
 
 /** `envsync export`: the live listing as manifests. */
 export async function exportCommand(ctx: CommandContext): Promise<number> {
   const flags = await parseCommandFlags(SETTINGS, 'export', ctx.argv);
-  if (flags.help === true) return (await help()).printHelp(ctx, 'export');
+  if (flags.help === true) return printHelp(ctx, 'export');
   const settings = await resolveSettings(flags, ctx.env, ctx.cwd);
   const { exportOut, force } = resolveValues(EXPORT_SETTINGS, { flags, env: ctx.env });
   const orgs = [...new Set(settings.orgs ?? [])];
@@ -208,19 +206,17 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
         `--out ${outDir}: nothing was written: ${problems.length === 1 ? 'a file name' : `${problems.length} file names`} cannot be used\n${problems.map((problem) => `  ${problem}`).join('\n')}`,
       );
     }
-    await fsPromises()
-      .mkdir(outDir, { recursive: true })
-      .catch(async (error: unknown) => {
-        const kind = await entryAt(outDir);
-        throw new ConfigError(
-          `--out ${outDir}: cannot create the folder (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})` +
-            (kind === 'link'
-              ? ': it is a symbolic link that leads nowhere; remove it, or point --out at a folder'
-              : kind === 'other'
-                ? ': something that is not a folder is there; --out names a folder'
-                : ''),
-        );
-      });
+    await fsPromises.mkdir(outDir, { recursive: true }).catch(async (error: unknown) => {
+      const kind = await entryAt(outDir);
+      throw new ConfigError(
+        `--out ${outDir}: cannot create the folder (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})` +
+          (kind === 'link'
+            ? ': it is a symbolic link that leads nowhere; remove it, or point --out at a folder'
+            : kind === 'other'
+              ? ': something that is not a folder is there; --out names a folder'
+              : ''),
+      );
+    });
     // Every policy file is checked before any file is written: a refusal leaves nothing half done.
     const targets = policyTargets(outDir, exported);
     if (!force) {

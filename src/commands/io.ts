@@ -3,7 +3,6 @@ import type { Masker } from '../core/mask.ts';
 import { chooseLogFormat, chooseLogLevel, type LogFormatSetting } from '../runtime/log-line.ts';
 import { createLogger, type LogOutput } from '../runtime/log.ts';
 import type { CommandContext } from './context.ts';
-import type * as Help from './help.ts';
 
 /** A command's output streams and logger, each masking every secret the command learns. */
 export interface CommandIo {
@@ -51,9 +50,4 @@ export function commandIo(ctx: CommandContext, settings: LogSettings, command: s
     logger: createLogger(level, ctx.stderr, { command }, output),
     secrets: ctx.secrets,
   };
-}
-
-/** The help module, loaded only when help is asked for (start-up matters to a CI step). */
-export function help(): Promise<typeof Help> {
-  return import('./help.ts');
 }

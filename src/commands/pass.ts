@@ -1,6 +1,8 @@
 /**
  * The pipeline plan and sync share: manifests, connection, state, reconcile, report.
  */
+import { savePlan, unsavable } from '../engine/saved-plan.ts';
+import { planFileText } from '../engine/plan-integrity.ts';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
@@ -152,8 +154,6 @@ export async function runPass(
   // What sync --plan would send, with a secret in it, could only be saved masked: not saved.
   let unsaved: string[] = [];
   if (outFile !== undefined) {
-    const { savePlan, unsavable } = await import('../engine/saved-plan.ts');
-    const { planFileText } = await import('../engine/plan-integrity.ts');
     const saved = savePlan(apiUrl.href, new Date().toISOString(), planned, report);
     unsaved = unsavable(saved, io.secrets);
     if (unsaved.length === 0) {

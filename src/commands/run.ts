@@ -1,3 +1,5 @@
+import { startEmulator } from '../emulator/index.ts';
+import { printHelp } from './help.ts';
 import path from 'node:path';
 import { parseApiUrl } from '../config/api-url.ts';
 import { readCaFile } from '../config/ca-file.ts';
@@ -15,11 +17,12 @@ import { readWebhookSecret } from '../daemon/webhook.ts';
 import type { RunningEmulator } from '../emulator/index.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import type { CommandContext } from './context.ts';
-import { commandIo, help } from './io.ts';
+import { commandIo } from './io.ts';
 import { handleStopSignals } from './signals.ts';
 import { MIN_STOP_MS, stopBudget } from '../daemon/daemon-policy.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
-import { crypto, fsPromises } from '../runtime/builtins.ts';
+import * as crypto from 'node:crypto';
+import * as fsPromises from 'node:fs/promises';
 
 /** The state file of `run --emulator` when no state file is named (see docs/output.md). */
 export const EMULATOR_STATE = '.envsync/emulator-state.json';
@@ -35,7 +38,7 @@ function stopLimitText(shutdownTimeoutMs: number): string {
 /** `envsync run`: the long-running reconciler. Resolves with 0 after a graceful stop. */
 export async function runCommand(ctx: CommandContext): Promise<number> {
   const flags = await parseCommandFlags(SETTINGS, 'run', ctx.argv);
-  if (flags.help === true) return (await help()).printHelp(ctx, 'run');
+  if (flags.help === true) return printHelp(ctx, 'run');
   const resolved = await resolveSettings(flags, ctx.env, ctx.cwd);
   const daemonSettings = resolveDaemonSettings(
     flags,
@@ -89,11 +92,9 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
     let apiUrl: URL;
     let getTokens: () => Promise<TokenSet>;
     if (daemonSettings.emulator) {
-      if (ownState) await fsPromises().rm(path.resolve(ctx.cwd, EMULATOR_STATE), { force: true });
-      const token = crypto().randomBytes(16).toString('hex');
+      if (ownState) await fsPromises.rm(path.resolve(ctx.cwd, EMULATOR_STATE), { force: true });
+      const token = crypto.randomBytes(16).toString('hex');
       io.secrets.add(token);
-      // Loaded only here: a daemon talking to the real service never needs the emulator's code.
-      const { startEmulator } = await import('../emulator/index.ts');
       emulator = await startEmulator({
         host: '127.0.0.1',
         port: 0,

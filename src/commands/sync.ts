@@ -1,3 +1,5 @@
+import { applySavedPlan } from '../engine/apply-saved.ts';
+import { printHelp } from './help.ts';
 import type { Settings } from '../config/settings.ts';
 import { parseCommandFlags } from '../config/flags.ts';
 import { resolveValues } from '../config/resolve.ts';
@@ -9,7 +11,7 @@ import { waitingWords, windowReport, windowState, stateOf } from '../core/window
 import { UsageError } from '../runtime/errors.ts';
 import { CI_SETTINGS, type CiOptions } from './ci.ts';
 import type { CommandContext } from './context.ts';
-import { commandIo, help } from './io.ts';
+import { commandIo } from './io.ts';
 import { gitSyncRevision } from '../manifests/revision.ts';
 import { loadManifestTree } from './manifests.ts';
 import { printRunReport, runPass, withApi } from './pass.ts';
@@ -22,7 +24,7 @@ const SYNC_SETTINGS = {
 /** `envsync sync [--dry-run | --plan FILE]`: plan, apply, verify, record. */
 export async function syncCommand(ctx: CommandContext): Promise<number> {
   const flags = await parseCommandFlags(SETTINGS, 'sync', ctx.argv);
-  if (flags.help === true) return (await help()).printHelp(ctx, 'sync');
+  if (flags.help === true) return printHelp(ctx, 'sync');
   if (flags.observe === true) {
     throw new UsageError(
       '--observe is for "envsync run" (a daemon that never writes); sync always sends what it plans: ' +
@@ -100,7 +102,6 @@ async function applySaved(
   const manifests = await loadManifestTree(settings, ctx.cwd, io.logger);
   const revision = await gitSyncRevision(settings.manifests, ctx.cwd);
   const report = await withApi(ctx, settings, io, async ({ apiUrl, client }, state, progress) => {
-    const { applySavedPlan } = await import('../engine/apply-saved.ts');
     return applySavedPlan({
       file,
       cwd: ctx.cwd,

@@ -1,3 +1,4 @@
+import { printHelp } from './help.ts';
 import { problemAnnotations } from './annotations.ts';
 import { RENDERERS } from '../core/renderers.ts';
 import type { ProblemReport } from '../core/report.ts';
@@ -10,7 +11,7 @@ import { UsageError } from '../runtime/errors.ts';
 import type { ManifestProblem } from '../manifests/parse.ts';
 import { CI_SETTINGS, emitCiOutputs } from './ci.ts';
 import type { CommandContext } from './context.ts';
-import { commandIo, wantsColor, help } from './io.ts';
+import { commandIo, wantsColor } from './io.ts';
 import { checkSelectedOrgs, loadManifestTree, selectedOrgs } from './manifests.ts';
 import { phaseTimer } from './timings.ts';
 
@@ -20,7 +21,7 @@ const withoutOrg = ({ org: _org, ...problem }: ManifestProblem): ProblemReport =
 /** `envsync validate [PATH...]`: manifests only, offline; the whole tree, or the given paths. */
 export async function validateCommand(ctx: CommandContext): Promise<number> {
   const { flags, positionals: paths } = await parseCommandArgs(SETTINGS, 'validate', ctx.argv);
-  if (flags.help === true) return (await help()).printHelp(ctx, 'validate');
+  if (flags.help === true) return printHelp(ctx, 'validate');
   if (paths.length > 0 && flags.manifests !== undefined) {
     throw new UsageError(
       'give either PATHs or --manifests, not both (PATHs are read instead of the manifests root)',

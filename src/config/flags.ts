@@ -1,14 +1,14 @@
 import type { ParseArgsOptionsConfig } from 'node:util';
-import { util } from '../runtime/builtins.ts';
+import * as util from 'node:util';
 import { suggest } from '../core/suggest.ts';
 import { UsageError } from '../runtime/errors.ts';
 import { COMMANDS, type CommandName } from './commands.ts';
 import { SETTINGS } from './settings-table.ts';
+import { EMULATOR_SETTINGS } from './emulator-settings.ts';
 import { accepts, settingsFor, type FlagsOf, type Setting, type SettingsTable } from './setting.ts';
 
 /** The whole settings table: every command's settings, the emulator's included. */
 export async function allSettings(): Promise<SettingsTable> {
-  const { EMULATOR_SETTINGS } = await import('./emulator-settings.ts');
   return { ...SETTINGS, ...EMULATOR_SETTINGS };
 }
 
@@ -52,7 +52,7 @@ export async function parseCommandArgs<T extends SettingsTable, C extends Comman
 ): Promise<{ flags: FlagsOf<T, C>; positionals: string[] }> {
   const options = flagOptions(table, command);
   try {
-    const { values, positionals } = util().parseArgs({
+    const { values, positionals } = util.parseArgs({
       args: [...argv],
       options,
       strict: true,
@@ -76,7 +76,7 @@ function firstUnknownFlag(
   argv: readonly string[],
   options: ParseArgsOptionsConfig,
 ): string | undefined {
-  const { tokens } = util().parseArgs({ args: [...argv], options, strict: false, tokens: true });
+  const { tokens } = util.parseArgs({ args: [...argv], options, strict: false, tokens: true });
   const token = tokens.find((t) => t.kind === 'option' && !Object.hasOwn(options, t.name));
   return token?.kind === 'option' ? token.rawName : undefined;
 }

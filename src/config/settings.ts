@@ -1,3 +1,5 @@
+import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
+import { configFileSchema } from './config-file.ts';
 import path from 'node:path';
 import { suggest } from '../core/suggest.ts';
 import { ConfigError, UsageError } from '../runtime/errors.ts';
@@ -51,9 +53,8 @@ export async function readConfigFile(file: string, timeoutMs?: number): Promise<
     limit: 'for a config file',
     timeoutMs,
   });
-  const yaml = await import('yaml');
-  const lineCounter = new yaml.LineCounter();
-  const doc = yaml.parseDocument(text, {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, {
     lineCounter,
     prettyErrors: false,
     // Switches are true or false only, as in manifests: `True` is the string "True" (an error).
@@ -87,8 +88,8 @@ export async function readConfigFile(file: string, timeoutMs?: number): Promise<
   /** Where the value of `key` (or the key itself) is written; the document's start otherwise. */
   const offsetOf = (key: string | undefined, ofKey = false): number => {
     const root = doc.contents;
-    if (key !== undefined && yaml.isMap(root)) {
-      const pair = root.items.find((item) => yaml.isScalar(item.key) && item.key.value === key);
+    if (key !== undefined && isMap(root)) {
+      const pair = root.items.find((item) => isScalar(item.key) && item.key.value === key);
       const node = (ofKey ? pair?.key : (pair?.value ?? pair?.key)) as
         | { range?: [number, number, number] }
         | null
@@ -102,7 +103,6 @@ export async function readConfigFile(file: string, timeoutMs?: number): Promise<
       `config file ${where(offsetOf('token', true))} token: is not read from a config file (it would end up in git); set ENVSYNC_TOKEN or tokenFile`,
     );
   }
-  const { configFileSchema } = await import('./config-file.ts');
   const result = configFileSchema.safeParse(data);
   const problems: { offset: number; text: string }[] = [];
   // The schema's word on each key, and the unknown keys with a did-you-mean.

@@ -8,7 +8,7 @@ import {
   type TokenProblem,
   type TokenSet,
 } from './org-tokens.ts';
-import { fsPromises } from '../runtime/builtins.ts';
+import * as fsPromises from 'node:fs/promises';
 import { ConfigError, NoTokenError, errorMessage } from '../runtime/errors.ts';
 import { readToken, readTokenFile } from './token.ts';
 
@@ -55,7 +55,7 @@ async function readTokenDir(
   const root = path.resolve(cwd, dir);
   let names: string[];
   try {
-    names = await fsPromises().readdir(root);
+    names = await fsPromises.readdir(root);
   } catch (error) {
     throw new ConfigError(
       `token directory ${dir} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,

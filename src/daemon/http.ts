@@ -6,7 +6,7 @@ import { webhookVerdict } from './daemon-policy.ts';
 import type { Clock } from '../core/clock.ts';
 import { escapeJson } from '../core/escape.ts';
 import { maskDeep, type Mask } from '../core/mask.ts';
-import { http } from '../runtime/builtins.ts';
+import * as http from 'node:http';
 import { ConfigError } from '../runtime/errors.ts';
 import { systemClock } from '../runtime/system-clock.ts';
 import { VERSION } from '../runtime/version.ts';
@@ -194,7 +194,7 @@ export async function startDaemonServer(
       }
     }
   };
-  const server = http().createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       logger.error(
         { err: error instanceof Error ? error.message : String(error) },

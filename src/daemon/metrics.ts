@@ -1,21 +1,6 @@
-import { createRequire } from 'node:module';
-import type * as PromClient from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ClientEvents } from '../api/client.ts';
 import type { MetricUpdates, OrgCounters } from './daemon-memory.ts';
-
-/**
- * prom-client's parts that the daemon uses, each from its own module. The package's entry point
- * also loads its push gateway (node:https and tls), cluster aggregation (node:cluster) and
- * summaries: about 12 MB of resident memory that a sidecar would hold for nothing.
- */
-const load = createRequire(import.meta.url);
-const Registry = load('prom-client/lib/registry') as typeof PromClient.Registry;
-const Counter = load('prom-client/lib/counter') as typeof PromClient.Counter;
-const Gauge = load('prom-client/lib/gauge') as typeof PromClient.Gauge;
-const Histogram = load('prom-client/lib/histogram') as typeof PromClient.Histogram;
-const collectDefaultMetrics = load(
-  'prom-client/lib/defaultMetrics',
-) as typeof PromClient.collectDefaultMetrics;
 
 /** The daemon's Prometheus metrics, on a registry of its own. */
 export class DaemonMetrics {

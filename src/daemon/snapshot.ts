@@ -2,7 +2,7 @@ import path from 'node:path';
 import { displayPath } from '../manifests/discover.ts';
 import { loadManifests, type ManifestCache, type ManifestSet } from '../manifests/load.ts';
 import { resolveManifestsPath, type Resolution } from '../manifests/revision.ts';
-import { fsPromises } from '../runtime/builtins.ts';
+import * as fsPromises from 'node:fs/promises';
 
 export { resolveManifestsPath, type Resolution } from '../manifests/revision.ts';
 
@@ -53,9 +53,7 @@ export async function latestModification(
 ): Promise<number | undefined> {
   let latest: number | undefined;
   for (const file of files) {
-    const info = await fsPromises()
-      .stat(path.resolve(cwd, file))
-      .catch(() => undefined);
+    const info = await fsPromises.stat(path.resolve(cwd, file)).catch(() => undefined);
     if (info?.isFile() === true) latest = Math.max(latest ?? 0, info.mtimeMs);
   }
   return latest;

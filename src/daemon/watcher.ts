@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.ts';
 import { IGNORE_FILE, loadIgnoreRules, type IsIgnored } from '../manifests/ignore-rules.ts';
 import { resolveManifestsPath, type Resolution } from './snapshot.ts';
-import { fsPromises } from '../runtime/builtins.ts';
+import * as fsPromises from 'node:fs/promises';
 
 export interface WatcherOptions {
   readonly root: string;
@@ -32,9 +32,7 @@ async function linkParents(absolute: string): Promise<string[]> {
   let current = path.parse(absolute).root;
   for (const part of absolute.split(path.sep).filter((p) => p !== '')) {
     current = path.join(current, part);
-    const info = await fsPromises()
-      .lstat(current)
-      .catch(() => undefined);
+    const info = await fsPromises.lstat(current).catch(() => undefined);
     if (info?.isSymbolicLink()) parents.push(path.dirname(current));
   }
   return parents;
@@ -145,7 +143,7 @@ export class ManifestWatcher {
 
   async #watchContent(realRoot: string): Promise<void> {
     const { exclude, maxFileBytes } = this.#options;
-    const rules = await loadIgnoreRules([realRoot], exclude, maxFileBytes);
+    const rules = loadIgnoreRules([realRoot], exclude, maxFileBytes);
     // Meanwhile closed, or moved to another revision whose watch is under way: nothing to watch.
     if (this.#closed || realRoot !== this.#current?.realRoot) return;
     const { ignored } = rules.forRoot(realRoot);

@@ -4,7 +4,7 @@
  * answer when the socket can still take one, and never crashes the process.
  */
 import type { Duplex } from 'node:stream';
-import { http } from '../runtime/builtins.ts';
+import * as http from 'node:http';
 import type { Logger } from 'pino';
 import type { RequestStats, TimeoutKind } from './stats.ts';
 
@@ -12,7 +12,7 @@ import type { RequestStats, TimeoutKind } from './stats.ts';
 function rawAnswer(status: number, message: string): string {
   const body = JSON.stringify({ message });
   return (
-    `HTTP/1.1 ${status} ${http().STATUS_CODES[status] ?? 'Error'}\r\n` +
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\n` +
     'content-type: application/json; charset=utf-8\r\n' +
     `content-length: ${Buffer.byteLength(body)}\r\n` +
     'connection: close\r\n\r\n' +

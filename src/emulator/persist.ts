@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
 import type { StoreDocument } from './store.ts';
 import { validateStoreDocument } from './validate-store-document.ts';
-import { fsPromises } from '../runtime/builtins.ts';
+import * as fsPromises from 'node:fs/promises';
 import { FileReadError, READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 import { writeFileSynced } from '../runtime/write-file.ts';
 
@@ -58,11 +58,9 @@ export async function writeFileAtomic(file: string, text: string): Promise<void>
   const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${tempCounter}.tmp`);
   try {
     await writeFileSynced(temp, text, { exclusive: false, mode: 0o644 });
-    await fsPromises().rename(temp, file);
+    await fsPromises.rename(temp, file);
   } catch (error) {
-    await fsPromises()
-      .unlink(temp)
-      .catch(() => undefined);
+    await fsPromises.unlink(temp).catch(() => undefined);
     throw error;
   }
 }

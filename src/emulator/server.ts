@@ -3,7 +3,7 @@
  * fault injector, the stats and the optional data file, listens, and closes gracefully.
  */
 import type { Server } from 'node:http';
-import { http } from '../runtime/builtins.ts';
+import * as http from 'node:http';
 import { ConfigError } from '../runtime/errors.ts';
 import type { AdminDeps } from './admin.ts';
 import type { ApiDeps } from './api.ts';
@@ -133,7 +133,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     onDoneWhileClosing: () => setImmediate(() => server.closeIdleConnections()),
   };
 
-  const server = http().createServer(
+  const server = http.createServer(
     {
       // Slowloris protection: the whole head, then the whole request, within these.
       headersTimeout: config.headersTimeoutMs,

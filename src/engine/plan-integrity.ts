@@ -7,7 +7,7 @@
  */
 import { escapeJson } from '../core/escape.ts';
 import { maskDeep, type Mask } from '../core/mask.ts';
-import { crypto } from '../runtime/builtins.ts';
+import * as crypto from 'node:crypto';
 
 /** The key of the digest in the file. */
 export const INTEGRITY_KEY = 'integrity';
@@ -38,7 +38,7 @@ export function canonicalJson(value: unknown, omit?: string): string {
 /** The digest of a plan's content: everything but the digest itself. */
 export function integrityOf(plan: Readonly<Record<string, unknown>>): string {
   const text = canonicalJson(plan, INTEGRITY_KEY);
-  return `sha256:${crypto().createHash('sha256').update(text).digest('hex')}`;
+  return `sha256:${crypto.createHash('sha256').update(text).digest('hex')}`;
 }
 
 /**

@@ -22,12 +22,12 @@ import type { OrgReport, PolicyDocumentReport, ProblemReport } from '../core/rep
 import { isTransient } from '../core/retry-policy.ts';
 import { locatedProblem } from './org-problems.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
-import { crypto } from '../runtime/builtins.ts';
+import * as crypto from 'node:crypto';
 import { errorMessage } from '../runtime/errors.ts';
 
 /** The sha256 of a text, as plans show it. */
 export function textDigest(text: string): string {
-  return `sha256:${crypto().createHash('sha256').update(text, 'utf8').digest('hex')}`;
+  return `sha256:${crypto.createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }
 
 /** What the pass does with the org's policy documents. */

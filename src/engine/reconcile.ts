@@ -17,8 +17,7 @@ import {
 import { mergeOrgRounds } from '../core/report-merge.ts';
 import { isTransient } from '../core/retry-policy.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
-import type * as Apply from './apply.ts';
-import type { ApplyProgress, Round } from './apply.ts';
+import { applyOrgPlan, type ApplyProgress, type Round } from './apply.ts';
 import { listingProblems, problemReport, unsendable } from './org-problems.ts';
 import { errorMessage, NoTokenError } from '../runtime/errors.ts';
 import type { ObservedPolicyDocument, PolicyDocumentPlan } from '../core/policy-documents.ts';
@@ -28,13 +27,6 @@ import { contractRefusal, policyDocumentsStep, withPolicyDocuments } from './pol
 import type { StateStore } from '../state/store.ts';
 
 export type { ApplyProgress, Round } from './apply.ts';
-
-/** The apply path, loaded when a pass first has changes to send: a no-op plan never needs it. */
-let applyModule: Promise<typeof Apply> | undefined;
-function apply(): Promise<typeof Apply> {
-  applyModule ??= import('./apply.ts');
-  return applyModule;
-}
 
 export interface ReconcileOptions {
   readonly manifests: ManifestSet;
@@ -186,14 +178,14 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
     };
   }
   if (planned === undefined || uploads === 0) {
-    const round = await (await apply()).applyOrgPlan(plan, options, observed);
+    const round = await applyOrgPlan(plan, options, observed);
     return planned === undefined
       ? round
       : { ...round, report: withPolicyDocuments(round.report, planned.plan) };
   }
   // Policy documents first: the environments that attach them follow.
   return applyWithPolicyDocuments(plan, planned.plan, options, async (envPlan) =>
-    (await apply()).applyOrgPlan(envPlan, options, observed),
+    applyOrgPlan(envPlan, options, observed),
   );
 }
 

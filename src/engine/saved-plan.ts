@@ -1,7 +1,7 @@
 import { FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
 import { keptValues } from '../core/diff.ts';
 import { normalizeValue } from '../core/value-kinds.ts';
-import { crypto } from '../runtime/builtins.ts';
+import * as crypto from 'node:crypto';
 import { integrityProblem } from './plan-integrity.ts';
 import {
   SAVED_PLAN_VERSION,
@@ -96,7 +96,7 @@ function listedValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue 
 
 /** sha256 of the canonical listing: what `sync --plan` compares. */
 export function listingDigest(observed: readonly ObservedEnvironment[]): string {
-  return `sha256:${crypto()
+  return `sha256:${crypto
     .createHash('sha256')
     .update(JSON.stringify(canonicalListing(observed)))
     .digest('hex')}`;

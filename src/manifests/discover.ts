@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Stats } from 'node:fs';
-import { fs } from '../runtime/builtins.ts';
+import * as fs from 'node:fs';
 import { readRegularFileSync } from '../runtime/read-file.ts';
 
 /** A manifest file found below the root. */
@@ -40,7 +40,7 @@ function isInside(root: string, target: string): boolean {
 
 /** The real path, as the C library resolves it (what `fs/promises`' realpath does too). */
 function realpath(file: string): string {
-  return fs().realpathSync.native(file);
+  return fs.realpathSync.native(file);
 }
 
 function codeOf(error: unknown): string | undefined {
@@ -95,7 +95,7 @@ export function discoverManifestFiles(
     const dir = pending.pop() as string;
     let entries;
     try {
-      entries = fs().readdirSync(dir, { withFileTypes: true });
+      entries = fs.readdirSync(dir, { withFileTypes: true });
     } catch (error) {
       problems.push({
         display: show(dir),
@@ -137,7 +137,7 @@ export function discoverManifestFiles(
         }
         let info: Stats;
         try {
-          info = fs().statSync(target);
+          info = fs.statSync(target);
         } catch {
           continue; // gone since realpath found it
         }
@@ -242,7 +242,7 @@ export function discoverGivenPaths(
     const full = path.resolve(cwd, given);
     let info: Stats | string;
     try {
-      info = fs().statSync(full);
+      info = fs.statSync(full);
     } catch (error) {
       info = codeOf(error) ?? String(error);
     }

@@ -2,14 +2,13 @@
  * The files below a manifests root that are left out by rule: the lines of the root's
  * `.envsyncignore`, in gitignore's syntax, then the `--exclude` patterns, read as more lines of
  * that file (so a `!pattern` there can take back a line of the file). gitignore's rules are the
- * `ignore` package's, the one linters and bundlers use; it is loaded only when there is a rule to
- * apply, so a tree without one costs nothing more.
+ * `ignore` package's, the one linters and bundlers use.
  *
  * Matching is case-sensitive, as git's is on Linux: `K8s/` does not leave out `k8s/`.
  */
 import path from 'node:path';
-import type ignore from 'ignore';
-import { fs } from '../runtime/builtins.ts';
+import ignore from 'ignore';
+import * as fs from 'node:fs';
 import { readManifestFile, type IgnoreRules, type RootRules } from './discover.ts';
 
 export type { IgnoreRules, RootRules } from './discover.ts';
@@ -22,39 +21,28 @@ export const IGNORE_FILE = '.envsyncignore';
 
 const NO_RULES: IgnoreRules = { forRoot: () => ({ ignored: undefined }) };
 
-type Factory = typeof ignore;
-
 function hasIgnoreFile(folder: string): boolean {
   try {
-    fs().statSync(path.join(folder, IGNORE_FILE));
+    fs.statSync(path.join(folder, IGNORE_FILE));
     return true;
   } catch {
     return false;
   }
 }
 
-/**
- * The rules for the trees below `roots` (absolute): each root's ignore file, then `exclude`.
- * Without a pattern and without an ignore file in any root, nothing is loaded.
- */
-export async function loadIgnoreRules(
+/** The rules for the trees below `roots` (absolute): each root's ignore file, then `exclude`. */
+export function loadIgnoreRules(
   roots: readonly string[],
   exclude: readonly string[],
   maxFileBytes: number,
-): Promise<IgnoreRules> {
+): IgnoreRules {
   if (exclude.length === 0 && !roots.some(hasIgnoreFile)) return NO_RULES;
-  const factory: Factory = (await import('ignore')).default;
-  return { forRoot: (root) => rootRules(factory, root, exclude, maxFileBytes) };
+  return { forRoot: (root) => rootRules(root, exclude, maxFileBytes) };
 }
 
 /** One root's rules: its ignore file's lines (when it has one), then `exclude`. */
-function rootRules(
-  factory: Factory,
-  root: string,
-  exclude: readonly string[],
-  maxFileBytes: number,
-): RootRules {
-  const rules = factory({ ignorecase: false });
+function rootRules(root: string, exclude: readonly string[], maxFileBytes: number): RootRules {
+  const rules = ignore({ ignorecase: false });
   const file = path.join(root, IGNORE_FILE);
   let problem: RootRules['problem'];
   if (hasIgnoreFile(root)) {

@@ -1,5 +1,6 @@
 import { resolve as resolvePath } from 'node:path';
-import { crypto, fs } from '../runtime/builtins.ts';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { assembleOrgs, type OrgManifest, type ParsedFile } from './assemble.ts';
 import {
@@ -91,7 +92,7 @@ export type ManifestCache = Map<string, ManifestCacheEntry>;
 function statKeyOf(file: string): string | undefined {
   let info;
   try {
-    info = fs().statSync(file);
+    info = fs.statSync(file);
   } catch {
     return undefined;
   }
@@ -135,7 +136,7 @@ function byFile<T>(compute: (file: string) => T): (file: string) => T {
 /** Reads, parses and validates every manifest below the root. Problems are data, not throws. */
 export async function loadManifests(options: LoadOptions): Promise<ManifestSet> {
   const roots = (options.paths ?? [options.root]).map((root) => resolvePath(options.cwd, root));
-  const rules = await loadIgnoreRules(roots, options.exclude ?? [], options.maxFileBytes);
+  const rules = loadIgnoreRules(roots, options.exclude ?? [], options.maxFileBytes);
   const { files, problems: treeProblems } =
     options.paths === undefined
       ? discoverManifestFiles(options.root, options.cwd, options.displayRoot, rules)
@@ -167,7 +168,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     const hash =
       options.cache === undefined
         ? ''
-        : crypto().createHash('sha1').update(outcome.text).digest('hex');
+        : crypto.createHash('sha1').update(outcome.text).digest('hex');
     const result =
       cached !== undefined && cached.hash === hash
         ? cached.result

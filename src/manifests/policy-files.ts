@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
-import { fs } from '../runtime/builtins.ts';
+import * as fs from 'node:fs';
 import { kindOf } from '../runtime/read-file.ts';
 import type { ParsedFile } from './assemble.ts';
 import { readManifestFile } from './discover.ts';
@@ -34,7 +34,7 @@ export interface PolicyFileOptions {
 
 function realpath(file: string): string | undefined {
   try {
-    return fs().realpathSync.native(file);
+    return fs.realpathSync.native(file);
   } catch {
     return undefined;
   }
@@ -150,7 +150,7 @@ function readEntry(
   }
   let info;
   try {
-    info = fs().statSync(target);
+    info = fs.statSync(target);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return code === 'ENOENT'

@@ -3,7 +3,7 @@
  * `<root>/<link> -> .worktrees/<hash>`, so the last symlink on the way names it.
  */
 import path from 'node:path';
-import { fsPromises } from '../runtime/builtins.ts';
+import * as fsPromises from 'node:fs/promises';
 
 /** Where the manifests path resolves to now, and which published revision that is. */
 export interface Resolution {
@@ -27,15 +27,15 @@ export async function resolveManifestsPath(root: string, cwd: string): Promise<R
   let gitSync = false;
   for (const part of parts) {
     current = path.join(current, part);
-    const info = await fsPromises().lstat(current);
+    const info = await fsPromises.lstat(current);
     if (info.isSymbolicLink()) {
-      const target = path.resolve(path.dirname(current), await fsPromises().readlink(current));
+      const target = path.resolve(path.dirname(current), await fsPromises.readlink(current));
       revision = path.basename(target);
       gitSync = path.basename(path.dirname(target)) === '.worktrees';
-      current = await fsPromises().realpath(current);
+      current = await fsPromises.realpath(current);
     }
   }
-  return { realRoot: await fsPromises().realpath(absolute), revision, gitSync };
+  return { realRoot: await fsPromises.realpath(absolute), revision, gitSync };
 }
 
 /**

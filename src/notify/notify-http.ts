@@ -1,4 +1,4 @@
-import { Agent } from '../api/undici.ts';
+import { Agent } from 'undici';
 import type { AttemptResult } from './notify-policy.ts';
 
 /** One POST of a notification; resolves with how it ended, never rejects. */

@@ -1,6 +1,4 @@
-import { createRequire } from 'node:module';
-import type { Logger } from 'pino';
-import type pinoFunction from 'pino';
+import { pino, type Logger } from 'pino';
 import type { Writable } from 'node:stream';
 import { escapeJson } from '../core/escape.ts';
 import { formatLogLine, type LogFormat } from './log-line.ts';
@@ -89,54 +87,10 @@ function jsonLines(target: Writable): { write(chunk: string): boolean } {
   return { write: (chunk) => target.write(escapeJson(chunk)) };
 }
 
-/** pino's numbers for its levels. */
-const LEVEL_VALUES: Readonly<Record<string, number>> = {
-  trace: 10,
-  debug: 20,
-  info: 30,
-  warn: 40,
-  error: 50,
-  fatal: 60,
-  silent: Number.POSITIVE_INFINITY,
-};
-const METHODS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-
-/** pino, loaded on the first line a logger really writes (a quiet run never loads it). */
-const loadPino = (): typeof pinoFunction =>
-  createRequire(import.meta.url)('pino') as typeof pinoFunction;
-
-/**
- * A logger that makes the real (pino) logger only when a line at an enabled level is written: a
- * one-shot command at `warn` that has nothing to say never loads pino (15 ms and 2.4 MB of
- * `validate`, 9 MB of a small `plan`; docs/architecture.md, "Start-up rules"). What it writes, and how,
- * is pino's own, so nothing differs once a line is written. It offers what envsync uses of a
- * pino logger: the level methods, `isLevelEnabled` and `child`.
- */
-function deferredLogger(level: string, make: () => Logger): Logger {
-  const threshold = LEVEL_VALUES[level] ?? LEVEL_VALUES['info'];
-  let real: Logger | undefined;
-  const target = (): Logger => (real ??= make());
-  const enabled = (name: string): boolean =>
-    (LEVEL_VALUES[name] ?? Number.POSITIVE_INFINITY) >= (threshold ?? 30);
-  const facade: Record<string, unknown> = {
-    level,
-    isLevelEnabled: enabled,
-    child: (bindings: Record<string, unknown>, options?: { level?: string }) =>
-      deferredLogger(options?.level ?? level, () => target().child(bindings, options)),
-  };
-  for (const name of METHODS) {
-    facade[name] = (...args: unknown[]) => {
-      if (enabled(name)) target()[name](...(args as [string]));
-    };
-  }
-  return facade as unknown as Logger;
-}
-
 /**
  * Creates the logger: JSON lines on `stream` (stderr), ISO 8601 UTC times, with header
  * fields masked; with the pretty format, one human-readable line per record instead (a terminal).
- * The emulator and envsync both log through here, so their times read the same. pino itself is
- * loaded with the first line written (see deferredLogger).
+ * The emulator and envsync both log through here, so their times read the same.
  */
 export function createLogger(
   level: string,
@@ -144,16 +98,13 @@ export function createLogger(
   base: Record<string, unknown> = {},
   { format, color = false }: LogOutput = { format: 'json' },
 ): Logger {
-  return deferredLogger(level, () => {
-    const pino = loadPino();
-    return pino(
-      {
-        level,
-        base: { ...base },
-        redact: { paths: MASKED_FIELDS, censor: MASKED },
-        timestamp: pino.stdTimeFunctions.isoTime,
-      },
-      format === 'pretty' ? prettyLines(stream, color) : jsonLines(stream),
-    );
-  });
+  return pino(
+    {
+      level,
+      base: { ...base },
+      redact: { paths: MASKED_FIELDS, censor: MASKED },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    format === 'pretty' ? prettyLines(stream, color) : jsonLines(stream),
+  );
 }

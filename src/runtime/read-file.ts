@@ -1,6 +1,5 @@
-import { createRequire } from 'node:module';
-import type * as Fs from 'node:fs';
-import type * as FsPromises from 'node:fs/promises';
+import * as Fs from 'node:fs';
+import * as FsPromises from 'node:fs/promises';
 import {
   DEFAULT_READ_TIMEOUT_MS,
   FileReadError,
@@ -25,7 +24,7 @@ export {
  * The one way envsync opens a file to read it, whatever the file: a token, a config file, a CA
  * bundle, a manifest, the state file and its lock, a saved plan, a secret. `.oxlintrc.json`
  * refuses `readFile`, `readFileSync`, `createReadStream`, `openSync` and `readSync` anywhere else
- * in src/, and the types of fs() and fsPromises() (builtins.ts) have no `open` or `readFile`.
+ * in src/.
  *
  * - Only a regular file (or a symbolic link to one) is read. The file is opened with O_NONBLOCK,
  *   so that opening a FIFO nobody writes to returns at once instead of waiting for a writer, and
@@ -37,9 +36,6 @@ export {
  *   when `signal` aborts: it is then abandoned with an error, and its handle is closed whenever
  *   the file system answers.
  */
-const load = createRequire(import.meta.url);
-const nodeFs = (): typeof Fs => load('node:fs') as typeof Fs;
-const nodeFsPromises = (): typeof FsPromises => load('node:fs/promises') as typeof FsPromises;
 
 function codeOf(error: unknown): string {
   return (error as NodeJS.ErrnoException | undefined)?.code ?? String(error);
@@ -65,7 +61,7 @@ function openFailure(error: unknown, statOf: () => Fs.Stats | undefined): ReadFa
 
 /** The flags of every open: read only, and never wait for a FIFO's writer. */
 function readFlags(): number {
-  const { O_RDONLY, O_NONBLOCK } = nodeFs().constants;
+  const { O_RDONLY, O_NONBLOCK } = Fs.constants;
   return O_RDONLY | O_NONBLOCK;
 }
 
@@ -98,12 +94,12 @@ export function readRegularFileSync<T>(
 ): { ok: true; value: T } | { ok: false; failure: ReadFailure } {
   let fd: number;
   try {
-    fd = nodeFs().openSync(file, readFlags());
+    fd = Fs.openSync(file, readFlags());
   } catch (error) {
-    return { ok: false, failure: openFailure(error, () => nodeFs().statSync(file)) };
+    return { ok: false, failure: openFailure(error, () => Fs.statSync(file)) };
   }
   try {
-    const info = nodeFs().fstatSync(fd);
+    const info = Fs.fstatSync(fd);
     if (!info.isFile()) return { ok: false, failure: { kind: 'not-regular', what: kindOf(info) } };
     // The buffer is sized from the file's size plus one byte, so the usual file takes one read
     // and one empty read into that spare byte (end of file), with no copy; one that grows
@@ -116,7 +112,7 @@ export function readRegularFileSync<T>(
         buffer.copy(bigger, 0, 0, length);
         buffer = bigger;
       }
-      const bytesRead = nodeFs().readSync(fd, buffer, length, buffer.length - length, length);
+      const bytesRead = Fs.readSync(fd, buffer, length, buffer.length - length, length);
       if (bytesRead === 0) break;
       length += bytesRead;
     }
@@ -130,7 +126,7 @@ export function readRegularFileSync<T>(
   } catch (error) {
     return { ok: false, failure: { kind: 'error', code: codeOf(error) } };
   } finally {
-    nodeFs().closeSync(fd);
+    Fs.closeSync(fd);
   }
 }
 
@@ -161,7 +157,7 @@ export interface ReadOptions extends ReadWords {
 /** Opens a file for reading: tests replace it with one whose reads never answer. */
 export type OpenForRead = (file: string, flags: number) => Promise<FsPromises.FileHandle>;
 
-const openForRead: OpenForRead = (file, flags) => nodeFsPromises().open(file, flags);
+const openForRead: OpenForRead = (file, flags) => FsPromises.open(file, flags);
 
 /** Reads abandoned whose file system has not answered yet: each holds the process open. */
 let abandonedInFlight = 0;
@@ -183,11 +179,7 @@ async function attempt(
     handle = await open(file, readFlags());
   } catch (error) {
     const info =
-      codeOf(error) === 'ENOENT'
-        ? undefined
-        : await nodeFsPromises()
-            .stat(file)
-            .catch(() => undefined);
+      codeOf(error) === 'ENOENT' ? undefined : await FsPromises.stat(file).catch(() => undefined);
     return openFailure(error, () => info);
   }
   try {

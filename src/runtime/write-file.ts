@@ -1,15 +1,10 @@
-import { createRequire } from 'node:module';
-import type * as FsPromises from 'node:fs/promises';
+import * as FsPromises from 'node:fs/promises';
 import { kindOf } from './read-failure.ts';
 
 /**
  * Writing a new file whole, for the writers that need a handle of their own (to fsync it before
- * it takes its name). fs() and fsPromises() (builtins.ts) have no `open`: files are opened to
- * read by read-file.ts, and to write here.
+ * it takes its name).
  */
-const load = createRequire(import.meta.url);
-const nodeFsPromises = (): typeof FsPromises => load('node:fs/promises') as typeof FsPromises;
-
 /**
  * Writes `text` to `file` and flushes it to the disk. `exclusive`: the file must not exist yet
  * (O_EXCL, so a link planted at its name fails the open instead of being written through);
@@ -22,9 +17,9 @@ export async function writeFileSynced(
   text: string,
   { exclusive, mode }: { readonly exclusive: boolean; readonly mode: number },
 ): Promise<void> {
-  const { O_WRONLY, O_CREAT, O_TRUNC, O_EXCL, O_NONBLOCK } = nodeFsPromises().constants;
+  const { O_WRONLY, O_CREAT, O_TRUNC, O_EXCL, O_NONBLOCK } = FsPromises.constants;
   const flags = O_WRONLY | O_CREAT | O_NONBLOCK | (exclusive ? O_EXCL : O_TRUNC);
-  const handle = await nodeFsPromises().open(file, flags, mode);
+  const handle = await FsPromises.open(file, flags, mode);
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw new Error(`${file} is ${kindOf(info)}, not a regular file`);
@@ -32,10 +27,7 @@ export async function writeFileSynced(
     await handle.sync();
   } catch (error) {
     // A new file that could not be written whole is not left behind.
-    if (exclusive)
-      await nodeFsPromises()
-        .unlink(file)
-        .catch(() => undefined);
+    if (exclusive) await FsPromises.unlink(file).catch(() => undefined);
     throw error;
   } finally {
     await handle.close();

@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.ts';
 import { describeHolder, judgeLock, parseLockHolder, type LockHolder } from './lock-rules.ts';
 import { isAlive } from './files.ts';
 import { formatDuration, StateLockTimeoutError } from './errors.ts';
-import { fsPromises } from '../runtime/builtins.ts';
+import * as fsPromises from 'node:fs/promises';
 import { READ_LIMITS, readRegularFile } from '../runtime/read-file.ts';
 
 /**
@@ -50,19 +50,17 @@ async function create(lockFile: string, clock: Clock): Promise<number | undefine
   // one, never an empty one that nobody could judge. Its temp file goes at the next load.
   const temp = `${lockFile}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    await fsPromises().writeFile(temp, `${JSON.stringify(holder)}\n`, { flag: 'wx' });
-    const { ino } = await fsPromises().stat(temp);
+    await fsPromises.writeFile(temp, `${JSON.stringify(holder)}\n`, { flag: 'wx' });
+    const { ino } = await fsPromises.stat(temp);
     try {
-      await fsPromises().link(temp, lockFile);
+      await fsPromises.link(temp, lockFile);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
       throw error;
     }
     return ino;
   } finally {
-    await fsPromises()
-      .unlink(temp)
-      .catch(() => undefined);
+    await fsPromises.unlink(temp).catch(() => undefined);
   }
 }
 
@@ -99,13 +97,8 @@ export async function acquireStateLock(
         return async () => {
           heldHere.delete(lockFile);
           // Only our own lock: one reclaimed from us by mistake belongs to its new holder.
-          const now = await fsPromises()
-            .stat(lockFile)
-            .catch(() => undefined);
-          if (now?.ino === ino)
-            await fsPromises()
-              .unlink(lockFile)
-              .catch(() => undefined);
+          const now = await fsPromises.stat(lockFile).catch(() => undefined);
+          if (now?.ino === ino) await fsPromises.unlink(lockFile).catch(() => undefined);
         };
       }
       const found = await inspect(lockFile, clock, readTimeoutMs);
@@ -118,13 +111,9 @@ export async function acquireStateLock(
       });
       if (verdict.kind === 'stale') {
         // Only the lock judged: if another waiter reclaimed it first, theirs stays.
-        const again = await fsPromises()
-          .stat(lockFile)
-          .catch(() => undefined);
+        const again = await fsPromises.stat(lockFile).catch(() => undefined);
         if (again?.ino === found.ino) {
-          await fsPromises()
-            .unlink(lockFile)
-            .catch(() => undefined);
+          await fsPromises.unlink(lockFile).catch(() => undefined);
           logger.warn(
             { stateFile: file, lockFile, holder: found.holder },
             `reclaimed the state file's lock ${lockFile}: its holder is gone (${verdict.reason})`,

@@ -1,6 +1,6 @@
 import type { FileIdentity } from './merge.ts';
 import { judgeStateText, unreadableState, type StateRefusal } from './read.ts';
-import { fsPromises } from '../runtime/builtins.ts';
+import * as fsPromises from 'node:fs/promises';
 import { FileReadError, READ_LIMITS, readRegularFile } from '../runtime/read-file.ts';
 import { STATE_FORMAT, type Group } from './codec.ts';
 
@@ -23,7 +23,7 @@ export type StateRead =
 /** The identity of the file at `file` now; undefined when there is none (or it cannot be asked). */
 export async function identityOf(file: string): Promise<FileIdentity | undefined> {
   try {
-    const { dev, ino, size, mtimeMs } = await fsPromises().stat(file);
+    const { dev, ino, size, mtimeMs } = await fsPromises.stat(file);
     return { dev, ino, size, mtimeMs };
   } catch {
     return undefined;

@@ -12,7 +12,7 @@ import { orgPart, recordAt, recordsOf, stateText, toGroups, type Group } from '.
 import { stateWriteError } from './errors.ts';
 import { identityOf, readStateFile } from './state-file.ts';
 import { acquireStateLock } from './lock.ts';
-import { fsPromises } from '../runtime/builtins.ts';
+import * as fsPromises from 'node:fs/promises';
 
 export { StateLockTimeoutError, StateWriteError } from './errors.ts';
 
@@ -184,7 +184,7 @@ export class StateStore {
 
   /** Under the lock: merge what another writer saved, then replace the file. */
   async #write(own: ReadonlySet<string>): Promise<void> {
-    await fsPromises().mkdir(path.dirname(this.file), { recursive: true });
+    await fsPromises.mkdir(path.dirname(this.file), { recursive: true });
     const release = await acquireStateLock(this.file, {
       timeoutMs: this.#lockTimeoutMs,
       readTimeoutMs: this.#readTimeoutMs,
