@@ -1,7 +1,7 @@
 import { printHelp } from './help.ts';
 import { parseCommandFlags } from '../config/flags.ts';
 import { SETTINGS } from '../config/settings-table.ts';
-import { manifestJsonSchema } from '../manifests/json-schema.ts';
+import { manifestJsonSchema } from '../manifests/schema.ts';
 import type { CommandContext } from './context.ts';
 
 /** `envsync schema`: the manifest JSON Schema on stdout. */

@@ -2,7 +2,7 @@ import { resolve as resolvePath } from 'node:path';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
-import { assembleOrgs, type OrgManifest, type ParsedFile } from './assemble.ts';
+import { assembleOrgs, type OrgManifest, type ParsedFile } from './orgs.ts';
 import {
   discoverGivenPaths,
   discoverManifestFiles,
@@ -20,7 +20,7 @@ import {
   type SkippedFile,
 } from './parse.ts';
 import { resolvePolicyFiles, type LoadedFile } from './policy-files.ts';
-import { textLocator, type Locator, type Place } from './text-locator.ts';
+import { textLocator, type Locator, type Place } from './yaml-document.ts';
 
 /** The whole manifest tree, read and validated. */
 export interface ManifestSet {

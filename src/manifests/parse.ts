@@ -6,7 +6,7 @@ import type { DesiredEnvironment } from '../core/model.ts';
 import { isName } from '../core/names.ts';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 import { noManifestReason } from '../core/validation.ts';
-import { isOtherYaml } from './other-yaml.ts';
+
 import {
   formatPath,
   MANIFEST_KEYS,
@@ -20,6 +20,7 @@ import { STRAY_BOM, strayByteOrderMarks, structuralProblems } from './structural
 import {
   hasStringKey,
   isEmptyDocument,
+  isOtherYaml,
   normalizeLineBreaks,
   offsetOf,
   parseOptions,

@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 import * as fs from 'node:fs';
 import { kindOf } from '../runtime/read-file.ts';
-import type { ParsedFile } from './assemble.ts';
+import type { ParsedFile } from './orgs.ts';
 import { readManifestFile } from './discover.ts';
 import type { ManifestDocument, ManifestProblem, PolicyEntry } from './parse.ts';
 
