@@ -145,11 +145,6 @@ export interface ParsedManifest {
   readonly problems: readonly ManifestProblem[];
   /** The names invalid documents declare (for the check of names declared twice). */
   readonly declared?: readonly DeclaredName[] | undefined;
-  /**
-   * The policy files invalid documents name (`policies[].file`, as written): they are not read
-   * as manifests either, so a mistake in one manifest does not make its policy file a second one.
-   */
-  readonly policyFiles?: readonly string[] | undefined;
   /** Some other YAML, skipped (see ParseOptions): no document, no problem. */
   readonly notManifest?: true | undefined;
 }
@@ -196,7 +191,6 @@ export function parseManifest(
   const problems: ManifestProblem[] = [];
   const documents: ManifestDocument[] = [];
   const declared: DeclaredName[] = [];
-  const policyFiles: string[] = [];
   const at = (offset: number, path: string, message: string, org: string | undefined) => {
     const { line, col } = lineCounter.linePos(offset);
     problems.push({ file, line, column: col, path, message, org });
@@ -312,7 +306,6 @@ export function parseManifest(
       }
       if (org !== undefined)
         declared.push(...declaredNames(doc, value, org, document, lineCounter));
-      policyFiles.push(...namedPolicyFiles(value));
       continue;
     }
     const manifest = result.data as Manifest;
@@ -356,7 +349,6 @@ export function parseManifest(
     documents,
     problems,
     ...(declared.length === 0 ? {} : { declared }),
-    ...(policyFiles.length === 0 ? {} : { policyFiles }),
   };
 }
 
@@ -368,16 +360,6 @@ function declaredAt(
 ): { line: number; column: number } {
   const { line, col } = lineCounter.linePos(offsetOf(doc, [], key));
   return { line, column: col };
-}
-
-/** The `policies[].file` paths an invalid document names, as far as they can be read. */
-function namedPolicyFiles(value: unknown): string[] {
-  const policies = (value as { policies?: unknown } | null)?.policies;
-  if (!Array.isArray(policies)) return [];
-  return policies.flatMap((entry: unknown) => {
-    const file = (entry as { file?: unknown } | null)?.file;
-    return typeof file === 'string' && file !== '' ? [file] : [];
-  });
 }
 
 /**
