@@ -15,7 +15,7 @@ import {
   DEFAULT_PORT,
   DEFAULT_REQUEST_TIMEOUT_MS,
   MAX_TIMEOUT_MS,
-  KOSLI_NAME_PATTERN,
+  NAME_PATTERN,
   PROFILES,
   type FaultSettings,
   type Profile,
@@ -83,11 +83,8 @@ function choice<const T extends string>(allowed: readonly T[]): (raw: Raw, name:
   };
 }
 
-/**
- * Org names by the widest rule of any profile (the production service's, `~` included); the
- * emulator holds each profile to its own rule when it starts.
- */
-const ORG_NAME = KOSLI_NAME_PATTERN;
+/** Org names by the emulator's name rule (the service's rule for environment names). */
+const ORG_NAME = NAME_PATTERN;
 
 function orgNames(raw: Raw, name: string): readonly string[] {
   return texts(raw, name).map((org) => {

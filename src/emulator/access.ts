@@ -1,14 +1,15 @@
 /**
- * The checks every API route makes before its own work: method (405), org syntax (404),
- * credentials (401), token scope (403) and org existence (404), in that order.
+ * Who may call the API, and what of a request the emulator shows. Every API route first checks,
+ * in order: method (405), org syntax (404), credentials (401), token scope (403), org existence
+ * (404). A token sent where a token does not belong (in the path or the query) never reaches the
+ * emulator's log, `/_emulator/requests` or an answer that quotes the path.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseAuthorization } from './credentials.ts';
+import type { FaultSettings } from './faults.ts';
 import { cutHeader, decodeSegment, sendError } from './http.ts';
-import { orgPatternFor } from './names.ts';
-import type { RouteFaults, Profile } from './options.ts';
-import { shownSegment } from './request-tokens.ts';
+import type { Profile } from './options.ts';
 import type { EnvironmentStore } from './store.ts';
+import { NAME_PATTERN } from './validation.ts';
 
 export interface ApiDeps {
   readonly profile: Profile;
@@ -19,8 +20,112 @@ export interface ApiDeps {
   readonly store: EnvironmentStore;
   readonly nowSeconds: () => number;
   readonly baseUrl: () => string;
-  /** What the listing shows that it should not, and the writes it ignores (fault injection). */
-  readonly routeFaults: () => RouteFaults;
+  /** The fault settings as they stand (the routes apply the listing faults and ignored writes). */
+  readonly faults: () => Readonly<FaultSettings>;
+  /** Waits `ms` as injected latency does (a create's hold); ends early when the emulator closes. */
+  readonly hold: (ms: number) => Promise<void>;
+}
+
+/** The Authorization header, read. */
+type Credentials =
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'malformed' }
+  | { readonly kind: 'scheme'; readonly scheme: string }
+  | { readonly kind: 'bearer'; readonly token: string };
+
+/** RFC 6750 b64token. */
+const TOKEN_PATTERN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** Reads `Authorization: Bearer <token>` (the scheme is matched case-insensitively). */
+function parseAuthorization(header: string | undefined): Credentials {
+  if (header === undefined || header.trim() === '') return { kind: 'missing' };
+  const match = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?: +(\S+))? *$/.exec(header.trim());
+  if (match === null) return { kind: 'malformed' };
+  const scheme = match[1] ?? '';
+  const token = match[2];
+  if (scheme.toLowerCase() !== 'bearer') return { kind: 'scheme', scheme };
+  if (token === undefined || !TOKEN_PATTERN.test(token)) return { kind: 'malformed' };
+  return { kind: 'bearer', token };
+}
+
+/** What a token is shown as (the word envsync's own outputs use). */
+const REDACTED = '[REDACTED]';
+
+/** Query parameters that carry a token, whatever their value (OAuth's and the common one). */
+const TOKEN_PARAMETERS = new Set(['access_token', 'token']);
+
+/**
+ * A token shorter than this is hidden only where it is a whole segment, query name or query
+ * value: found inside text, it would hide parts of ordinary names.
+ */
+const MIN_INSIDE = 8;
+
+/** A token as a target may spell it: each character as itself or percent-encoded. */
+function spelling(token: string): string {
+  return Array.from(token, (char) => {
+    const hex = char.charCodeAt(0).toString(16).padStart(2, '0');
+    const anyCase = hex.replace(/[a-f]/g, (digit) => `[${digit}${digit.toUpperCase()}]`);
+    return `(?:${char.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}|%${anyCase})`;
+  }).join('');
+}
+
+/**
+ * Finds the tokens the emulator knows, in any spelling: those it accepts, and the one
+ * `authorization` carries (when it accepts any token, that one is all it knows).
+ */
+function tokenFinder(
+  accepted: ReadonlyMap<string, unknown> | null,
+  authorization: string | undefined,
+): RegExp | undefined {
+  const credentials = parseAuthorization(authorization);
+  const tokens = [...(accepted?.keys() ?? [])];
+  if (credentials.kind === 'bearer') tokens.push(credentials.token);
+  if (tokens.length === 0) return undefined;
+  const patterns = tokens
+    .sort((a, b) => b.length - a.length)
+    .map((token) =>
+      token.length >= MIN_INSIDE ? spelling(token) : `(?<=^|[/?&=])${spelling(token)}(?=$|[/?&=])`,
+    );
+  return new RegExp(patterns.join('|'), 'g');
+}
+
+/** A decoded path segment as an answer quotes it (a name that does not exist): tokens hidden. */
+export function shownSegment(
+  segment: string,
+  res: ServerResponse,
+  accepted: ReadonlyMap<string, unknown> | null,
+): string {
+  const finder = tokenFinder(accepted, res.req.headers.authorization);
+  return finder === undefined ? segment : segment.replace(finder, REDACTED);
+}
+
+/**
+ * `target` as the emulator shows it (its log, `/_emulator/requests`, a 404 that quotes it): every
+ * token it knows (see tokenFinder) replaced by [REDACTED] wherever it stands, in the path or the
+ * query, and the value of every token parameter too.
+ */
+export function shownTarget(
+  target: string,
+  accepted: ReadonlyMap<string, unknown> | null,
+  authorization: string | undefined,
+): string {
+  const finder = tokenFinder(accepted, authorization);
+  const shown = finder === undefined ? target : target.replace(finder, REDACTED);
+  const mark = shown.indexOf('?');
+  if (mark < 0) return shown;
+  const parts = shown
+    .slice(mark + 1)
+    .split('&')
+    .map((part) => {
+      const equals = part.indexOf('=');
+      const name = equals < 0 ? part : part.slice(0, equals);
+      // Read both ways a server may read it: `+` as itself, and as a space (forms).
+      const named = [name, name.replace(/\+/g, ' ')].some((read) =>
+        TOKEN_PARAMETERS.has((decodeSegment(read) ?? read).toLowerCase()),
+      );
+      return named ? `${name}=${REDACTED}` : part;
+    });
+  return `${shown.slice(0, mark)}?${parts.join('&')}`;
 }
 
 const FORBIDDEN = "You don't have permission to access this resource";
@@ -64,7 +169,7 @@ export function authorize(
   deps: ApiDeps,
 ): string | undefined {
   const org = decodeSegment(rawOrg);
-  if (org === undefined || !orgPatternFor(deps.profile).test(org)) {
+  if (org === undefined || !NAME_PATTERN.test(org)) {
     orgMissing(res, org ?? rawOrg, deps);
     return undefined;
   }

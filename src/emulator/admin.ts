@@ -6,15 +6,22 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FaultSettings } from './options.ts';
-import { MAX_ADMIN_BODY_BYTES } from './options.ts';
-import type { FaultInjector } from './faults.ts';
-import { cutHeader, isLoopback, parseJson, readBody, sendError, sendJson } from './http.ts';
+import { allowMethod } from './access.ts';
+import { patchFaults, type FaultInjector, type FaultSettings } from './faults.ts';
+import {
+  cutHeader,
+  isLoopback,
+  MAX_ADMIN_BODY_BYTES,
+  mediaType,
+  parseJson,
+  readBody,
+  sendError,
+  sendJson,
+} from './http.ts';
 import type { RequestStats } from './stats.ts';
+import { parseStoreDocument } from './store-document.ts';
 import type { EnvironmentStore } from './store.ts';
 import { renderStorePage, STORE_PAGE_STYLE } from './store-page.ts';
-import { validateFaultPatch } from './validate-fault-patch.ts';
-import { validateStoreDocument } from './validate-store-document.ts';
 
 export interface AdminDeps {
   readonly store: EnvironmentStore;
@@ -70,13 +77,9 @@ async function readJson(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<{ value: unknown } | undefined> {
-  const body = await readBody(req, MAX_ADMIN_BODY_BYTES);
-  if (body.kind === 'aborted') return undefined;
-  if (body.kind === 'too-large') {
-    sendError(res, 413, `Request body is larger than ${MAX_ADMIN_BODY_BYTES} bytes`);
-    return undefined;
-  }
-  const parsed = parseJson(body.body);
+  const body = await readBody(req, res, MAX_ADMIN_BODY_BYTES);
+  if (body === undefined) return undefined;
+  const parsed = parseJson(body);
   if (!parsed.ok) {
     sendError(res, 400, 'Invalid JSON', { errors: { payload: parsed.reason } });
     return undefined;
@@ -96,11 +99,6 @@ function isLoopbackHost(host: string | undefined): boolean {
     name === '[::1]' ||
     /^\[::ffff:127(?:\.\d{1,3}){3}\]$/.test(name)
   );
-}
-
-/** `application/json`, with or without parameters (`; charset=utf-8`). */
-function isJsonType(type: string): boolean {
-  return /^application\/json\s*(?:;|$)/i.test(type.trim());
 }
 
 /**
@@ -139,7 +137,7 @@ export function crossSiteRefusal(
   const hasBody =
     req.headers['transfer-encoding'] !== undefined ||
     (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-  if (type === undefined ? hasBody : !isJsonType(type)) {
+  if (type === undefined ? hasBody : mediaType(type) !== 'application/json') {
     return {
       status: 415,
       message: `The admin endpoints take a JSON body only: send Content-Type: application/json${type === undefined ? '' : ` (got ${JSON.stringify(type.slice(0, 100))})`}`,
@@ -171,18 +169,7 @@ export async function handleAdmin(
     return;
   }
   const method = req.method ?? 'GET';
-  if (!allowed.includes(method)) {
-    sendError(
-      res,
-      405,
-      `Method ${method} is not allowed here; allowed: ${allowed.join(', ')}`,
-      {},
-      {
-        allow: allowed.join(', '),
-      },
-    );
-    return;
-  }
+  if (!allowMethod(res, method, allowed)) return;
   const reading = method === 'GET' || method === 'HEAD';
   switch (name) {
     case '':
@@ -211,18 +198,18 @@ export async function handleAdmin(
     }
     case 'store': {
       if (reading) {
-        sendJson(res, 200, deps.store.toDocument(), {}, { pretty: true });
+        sendJson(res, 200, deps.store.toDocument(), {}, true);
         return;
       }
       const body = await readJson(req, res);
       if (body === undefined) return;
-      const document = validateStoreDocument(body.value, deps.nowSeconds());
+      const document = parseStoreDocument(body.value, deps.nowSeconds());
       if (!document.ok) {
         sendError(res, 400, 'Invalid store document', { errors: document.errors });
         return;
       }
       deps.store.replace(document.value);
-      sendJson(res, 200, deps.store.toDocument(), {}, { pretty: true });
+      sendJson(res, 200, deps.store.toDocument(), {}, true);
       return;
     }
     case 'faults': {
@@ -232,7 +219,7 @@ export async function handleAdmin(
       }
       const body = await readJson(req, res);
       if (body === undefined) return;
-      const patch = validateFaultPatch(body.value, deps.faults.settings);
+      const patch = patchFaults(body.value, deps.faults.settings);
       if (!patch.ok) {
         sendError(res, 400, 'Invalid fault settings', { errors: patch.errors });
         return;

@@ -4,7 +4,7 @@
  * versions, as one self-contained HTML document. Pure. Every stored text is escaped here:
  * the emulator shares no code with the client side, so it keeps its own small escaper.
  */
-import type { PolicyDocument, StoreDocument, StoredEnvironment } from './store.ts';
+import type { PolicyDocument, StoreDocument, StoredEnvironment } from './store-document.ts';
 
 /** The page's only style sheet (allowed by its hash in the Content-Security-Policy). */
 export const STORE_PAGE_STYLE = `

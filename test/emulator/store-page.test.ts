@@ -1,7 +1,7 @@
 /** The emulator's store page (GET /_emulator/) and its indented store JSON. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { escapeHtml, renderStorePage, STORE_PAGE_STYLE } from '../../src/emulator/store-page.ts';
-import type { StoredEnvironment } from '../../src/emulator/store.ts';
+import type { StoredEnvironment } from '../../src/emulator/store-document.ts';
 import { send, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 
 const NOW = Date.parse('2026-11-23T02:00:00.000Z');
