@@ -110,6 +110,17 @@ export function parseTokenFlag(raw: string): TokenGrant {
   return { token, orgs: limited ? orgList.split(',') : null };
 }
 
+/** `NAME` (every org, `*`) or `ORG/NAME`: an org and the environment its listing shows as a placeholder. */
+export function parsePlaceholder(raw: string): [string, string] {
+  const [org = '', name = '', ...rest] = raw.includes('/') ? raw.split('/') : ['*', raw];
+  if (rest.length > 0 || !(org === '*' || ORG_NAME.test(org)) || !ORG_NAME.test(name)) {
+    throw new UsageError(
+      `--fault-placeholder: "${raw}" is not NAME or ORG/NAME (${ORG_NAME.source})`,
+    );
+  }
+  return [org, name];
+}
+
 /** `MS` or `MIN-MAX`, whole milliseconds. */
 export function parseLatency(raw: string): FaultSettings['latencyMs'] {
   const match = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(raw);
@@ -272,6 +283,18 @@ export const EMULATOR_SETTINGS = {
     help: 'API requests per second (token bucket); over it: 429',
     parse: rateLimit,
     defaultText: '0, off',
+  },
+  placeholders: {
+    flag: 'fault-placeholder',
+    type: 'string',
+    repeatable: true,
+    value: '[ORG/]NAME',
+    commands: ['emulator'],
+    group: 'faults',
+    help: "the listing shows the service's placeholder in place of environment NAME (of ORG; else of every org)",
+    parse: (raw: Raw, name: string) => texts(raw, name).map(parsePlaceholder),
+    default: [],
+    defaultText: 'none',
   },
   emulatorLogLevel: {
     flag: 'log-level',

@@ -15,10 +15,8 @@ export interface ApiDeps {
   readonly profile: Profile;
   /** null: every org exists. */
   readonly orgs: ReadonlySet<string> | null;
-  /** null: any well-formed token; a token's set null: every org. */
-  readonly tokens: ReadonlyMap<string, ReadonlySet<string> | null> | null;
+  readonly tokens: Tokens;
   readonly store: EnvironmentStore;
-  readonly nowSeconds: () => number;
   readonly baseUrl: () => string;
   /** The fault settings as they stand (the routes apply the listing faults and ignored writes). */
   readonly faults: () => Readonly<FaultSettings>;
@@ -26,26 +24,42 @@ export interface ApiDeps {
   readonly hold: (ms: number) => Promise<void>;
 }
 
-/** The Authorization header, read. */
-type Credentials =
-  | { readonly kind: 'missing' }
-  | { readonly kind: 'malformed' }
-  | { readonly kind: 'scheme'; readonly scheme: string }
-  | { readonly kind: 'bearer'; readonly token: string };
+/** The accepted tokens (null: any well-formed one), each with its orgs (null: every org). */
+type Tokens = ReadonlyMap<string, ReadonlySet<string> | null> | null;
+
+/** One API request on its way to its handler, its method, token, scope and org checked. */
+export interface Call {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly org: string;
+  /** The route's raw `{name}` segment ('' for a route without one). */
+  readonly name: string;
+  readonly query: URLSearchParams;
+  readonly deps: ApiDeps;
+  /** Whether a create meets one of the drawn 409s (recording the fault when it does). */
+  readonly conflict: () => boolean;
+}
 
 /** RFC 6750 b64token. */
 const TOKEN_PATTERN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
-/** Reads `Authorization: Bearer <token>` (the scheme is matched case-insensitively). */
-function parseAuthorization(header: string | undefined): Credentials {
-  if (header === undefined || header.trim() === '') return { kind: 'missing' };
-  const match = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?: +(\S+))? *$/.exec(header.trim());
-  if (match === null) return { kind: 'malformed' };
-  const scheme = match[1] ?? '';
-  const token = match[2];
-  if (scheme.toLowerCase() !== 'bearer') return { kind: 'scheme', scheme };
-  if (token === undefined || !TOKEN_PATTERN.test(token)) return { kind: 'malformed' };
-  return { kind: 'bearer', token };
+/**
+ * The Bearer token of an Authorization header (the scheme is matched case-insensitively), or why
+ * there is none.
+ */
+function bearer(header: string | undefined): { token: string } | { problem: string } {
+  const match = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?: +(\S+))? *$/.exec(header?.trim() ?? '');
+  const [, scheme = '', token = ''] = match ?? [];
+  if (header === undefined || header.trim() === '') {
+    return { problem: 'Missing Authorization header; send "Authorization: Bearer <token>"' };
+  }
+  if (match !== null && scheme.toLowerCase() !== 'bearer') {
+    return { problem: `Unsupported authorization scheme '${cutHeader(scheme)}'; use Bearer` };
+  }
+  if (!TOKEN_PATTERN.test(token)) {
+    return { problem: 'Malformed Authorization header; expected "Bearer <token>"' };
+  }
+  return { token };
 }
 
 /** What a token is shown as (the word envsync's own outputs use). */
@@ -73,13 +87,10 @@ function spelling(token: string): string {
  * Finds the tokens the emulator knows, in any spelling: those it accepts, and the one
  * `authorization` carries (when it accepts any token, that one is all it knows).
  */
-function tokenFinder(
-  accepted: ReadonlyMap<string, unknown> | null,
-  authorization: string | undefined,
-): RegExp | undefined {
-  const credentials = parseAuthorization(authorization);
+function tokenFinder(accepted: Tokens, authorization: string | undefined): RegExp | undefined {
+  const credentials = bearer(authorization);
   const tokens = [...(accepted?.keys() ?? [])];
-  if (credentials.kind === 'bearer') tokens.push(credentials.token);
+  if ('token' in credentials) tokens.push(credentials.token);
   if (tokens.length === 0) return undefined;
   const patterns = tokens
     .sort((a, b) => b.length - a.length)
@@ -90,12 +101,8 @@ function tokenFinder(
 }
 
 /** A decoded path segment as an answer quotes it (a name that does not exist): tokens hidden. */
-export function shownSegment(
-  segment: string,
-  res: ServerResponse,
-  accepted: ReadonlyMap<string, unknown> | null,
-): string {
-  const finder = tokenFinder(accepted, res.req.headers.authorization);
+export function shownSegment(segment: string, { res, deps }: Pick<Call, 'res' | 'deps'>): string {
+  const finder = tokenFinder(deps.tokens, res.req.headers.authorization);
   return finder === undefined ? segment : segment.replace(finder, REDACTED);
 }
 
@@ -104,11 +111,7 @@ export function shownSegment(
  * token it knows (see tokenFinder) replaced by [REDACTED] wherever it stands, in the path or the
  * query, and the value of every token parameter too.
  */
-export function shownTarget(
-  target: string,
-  accepted: ReadonlyMap<string, unknown> | null,
-  authorization: string | undefined,
-): string {
+export function shownTarget(target: string, accepted: Tokens, authorization?: string): string {
   const finder = tokenFinder(accepted, authorization);
   const shown = finder === undefined ? target : target.replace(finder, REDACTED);
   const mark = shown.indexOf('?');
@@ -128,33 +131,17 @@ export function shownTarget(
   return `${shown.slice(0, mark)}?${parts.join('&')}`;
 }
 
-const FORBIDDEN = "You don't have permission to access this resource";
-const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="envsync-emulator"' };
-
 function orgMissing(res: ServerResponse, org: string, deps: ApiDeps): void {
-  sendError(res, 404, `Organization '${shownSegment(org, res, deps.tokens)}' does not exist`);
+  sendError(res, 404, `Organization '${shownSegment(org, { res, deps })}' does not exist`);
 }
 
 /** Sends 405 unless `method` is allowed; returns whether it is. */
-export function allowMethod(
-  res: ServerResponse,
-  method: string,
-  allowed: readonly string[],
-): boolean {
-  if (allowed.includes(method)) return true;
-  sendError(
-    res,
-    405,
-    `Method ${method} is not allowed here; allowed: ${allowed.join(', ')}`,
-    {},
-    { allow: allowed.join(', ') },
-  );
-  return false;
-}
-
-/** Sends 401 with the Bearer challenge. */
-function unauthorized(res: ServerResponse, message: string): void {
-  sendError(res, 401, message, {}, WWW_AUTHENTICATE);
+export function allowMethod(res: ServerResponse, method: string, allowed: readonly string[]) {
+  const allow = allowed.join(', ');
+  if (!allowed.includes(method)) {
+    sendError(res, 405, `Method ${method} is not allowed here; allowed: ${allow}`, {}, { allow });
+  }
+  return allowed.includes(method);
 }
 
 /**
@@ -167,39 +154,22 @@ export function authorize(
   res: ServerResponse,
   rawOrg: string,
   deps: ApiDeps,
-): string | undefined {
+) {
   const org = decodeSegment(rawOrg);
   if (org === undefined || !NAME_PATTERN.test(org)) {
     orgMissing(res, org ?? rawOrg, deps);
     return undefined;
   }
-  const credentials = parseAuthorization(req.headers.authorization);
-  switch (credentials.kind) {
-    case 'missing':
-      unauthorized(res, 'Missing Authorization header; send "Authorization: Bearer <token>"');
-      return undefined;
-    case 'malformed':
-      unauthorized(res, 'Malformed Authorization header; expected "Bearer <token>"');
-      return undefined;
-    case 'scheme':
-      unauthorized(
-        res,
-        `Unsupported authorization scheme '${cutHeader(credentials.scheme)}'; use Bearer`,
-      );
-      return undefined;
-    case 'bearer':
-      break;
+  const credentials = bearer(req.headers.authorization);
+  const scope = 'token' in credentials ? deps.tokens?.get(credentials.token) : undefined;
+  if ('problem' in credentials || (deps.tokens !== null && scope === undefined)) {
+    const message = 'problem' in credentials ? credentials.problem : 'Invalid token';
+    sendError(res, 401, message, {}, { 'www-authenticate': 'Bearer realm="envsync-emulator"' });
+    return undefined;
   }
-  if (deps.tokens !== null) {
-    if (!deps.tokens.has(credentials.token)) {
-      unauthorized(res, 'Invalid token');
-      return undefined;
-    }
-    const scope = deps.tokens.get(credentials.token);
-    if (scope !== undefined && scope !== null && !scope.has(org)) {
-      sendError(res, 403, FORBIDDEN);
-      return undefined;
-    }
+  if (scope !== undefined && scope !== null && !scope.has(org)) {
+    sendError(res, 403, "You don't have permission to access this resource");
+    return undefined;
   }
   if (deps.orgs !== null && !deps.orgs.has(org)) {
     orgMissing(res, org, deps);

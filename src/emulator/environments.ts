@@ -3,12 +3,11 @@
  * environment (read, PATCH, archive, rename). The rules and their reasons are in
  * docs/api-behaviour.md; the checks before a request's own work are in access.ts.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { shownSegment, type ApiDeps } from './access.ts';
+import { shownSegment, type ApiDeps, type Call } from './access.ts';
 import { decodeSegment, sendError, sendJson } from './http.ts';
 import type { StoredEnvironment } from './store-document.ts';
-import type { EnvironmentInput } from './store.ts';
+import { byName, type EnvironmentInput } from './store.ts';
 import {
   expected,
   jsonObject,
@@ -49,13 +48,8 @@ const members = stringList('a list of environment names').superRefine((list, ctx
 });
 
 /** Members only on a logical environment, even an empty list. */
-function onlyLogical(type: string, ctx: z.RefinementCtx): void {
-  ctx.addIssue({
-    code: 'custom',
-    path: ['included_environments'],
-    message: `only a logical environment includes others; this one is of type '${type}'`,
-  });
-}
+const onlyLogical = (type: string): string =>
+  `only a logical environment includes others; this one is of type '${type}'`;
 
 /** The contract's five fields, no null (docs/api-behaviour.md#request-body-schema). */
 const SPEC_PUT = jsonObject({
@@ -76,8 +70,12 @@ const KOSLI_PUT = jsonObject({
   policies: orNull(stringList('an array of strings or null')),
   included_environments: orNull(members),
 }).superRefine((body, ctx) => {
-  if (body.included_environments !== undefined && body.type !== 'logical')
-    onlyLogical(body.type, ctx);
+  if (body.included_environments === undefined || body.type === 'logical') return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['included_environments'],
+    message: onlyLogical(body.type),
+  });
 });
 
 /** The kosli PATCH: the fields it takes, each optional; `name`, `type` and the rest are unknown. */
@@ -104,14 +102,10 @@ function detail(env: StoredEnvironment): Record<string, unknown> {
  * 400 for a name that breaks the rule, else production's 404 ("does not exist" or "has been
  * archived"). A token in the name is shown as [REDACTED].
  */
-export function liveName(
-  res: ServerResponse,
-  org: string,
-  rawName: string,
-  deps: ApiDeps,
-): string | undefined {
+export function liveName(call: Call): string | undefined {
+  const { res, org, name: rawName, deps } = call;
   const name = decodeSegment(rawName);
-  const shown = shownSegment(name ?? rawName, res, deps.tokens);
+  const shown = shownSegment(name ?? rawName, call);
   if (name === undefined || !NAME_PATTERN.test(name)) {
     sendError(res, 400, `Environment name '${shown}' ${NAME_RULE}`);
   } else if (deps.store.get(org, name) !== undefined) return name;
@@ -122,31 +116,20 @@ export function liveName(
   return undefined;
 }
 
-/** Production's retryable answer to a create that meets another create of the same name. */
-function sendConflict(res: ServerResponse, org: string, name: string): void {
-  const message = `Environment named '${name}' is being created by another request in organization '${org}'; try again`;
-  sendError(res, 409, message);
-}
-
 /**
  * PUT /api/v2/environments/{org}: creates or updates. A create (no live environment of the name)
  * may meet a drawn conflict (`conflict()`), and holds its name for `createHoldMs`, during which
  * another create of the name is a 409.
  */
-export async function putEnvironment(
-  req: IncomingMessage,
-  res: ServerResponse,
-  org: string,
-  deps: ApiDeps,
-  conflict: () => boolean,
-): Promise<void> {
+export async function putEnvironment({ req, res, org, deps, conflict }: Call): Promise<void> {
   const schema: z.ZodType<EnvironmentInput> = deps.profile === 'kosli' ? KOSLI_PUT : SPEC_PUT;
   const input = await readChecked(req, res, schema);
   if (input === undefined) return;
   if (deps.store.get(org, input.name) === undefined) {
     if (conflict() || !deps.store.hold(org, input.name)) {
-      sendConflict(res, org, input.name);
-      return;
+      // Production's retryable answer to concurrent creates of one name.
+      const message = `Environment named '${input.name}' is being created by another request in organization '${org}'; try again`;
+      return sendError(res, 409, message);
     }
     try {
       const ms = deps.faults().createHoldMs;
@@ -163,7 +146,7 @@ export async function putEnvironment(
     sendInvalid(res, { included_environments: problem });
     return;
   }
-  deps.store.upsert(org, input, deps.profile, deps.nowSeconds());
+  deps.store.upsert(org, input, deps.profile);
   // Production's answer for create and update alike (docs/api-behaviour.md#successful-writes).
   sendJson(res, 201, 'OK');
 }
@@ -173,16 +156,11 @@ export async function putEnvironment(
  * `""` clears the description; `include_scaling` is retired (accepted, never stored). Every
  * problem with the body is a 422. Answers 200 with the environment.
  */
-export async function patchEnvironment(
-  req: IncomingMessage,
-  res: ServerResponse,
-  org: string,
-  rawName: string,
-  deps: ApiDeps,
-): Promise<void> {
+export async function patchEnvironment(call: Call): Promise<void> {
+  const { req, res, org, deps } = call;
   const change = await readChecked(req, res, PATCH, { status: 422 });
   if (change === undefined) return;
-  const name = liveName(res, org, rawName, deps);
+  const name = liveName(call);
   if (name === undefined) return;
   const { include_scaling: _retired, ...fields } = change;
   const type = deps.store.get(org, name)?.type ?? '';
@@ -190,40 +168,31 @@ export async function patchEnvironment(
     const problem =
       type === 'logical'
         ? deps.store.membersProblem(org, name, fields.included_environments)
-        : `only a logical environment includes others; this one is of type '${type}'`;
+        : onlyLogical(type);
     if (problem !== undefined) {
       sendInvalid(res, { included_environments: problem }, 422);
       return;
     }
   }
-  const updated = deps.store.update(org, name, fields, deps.nowSeconds());
+  const updated = deps.store.update(org, name, fields);
   if (updated !== undefined) sendJson(res, 200, detail(updated));
 }
 
 /** GET /api/v2/environments/{org}/{name} (kosli). */
-export function readEnvironment(
-  res: ServerResponse,
-  org: string,
-  rawName: string,
-  deps: ApiDeps,
-): void {
-  const name = liveName(res, org, rawName, deps);
+export function readEnvironment(call: Call): void {
+  const { res, org, deps } = call;
+  const name = liveName(call);
   const env = name === undefined ? undefined : deps.store.get(org, name);
   if (env !== undefined) sendJson(res, 200, detail(env));
 }
 
 /** PUT /api/v2/environments/{org}/{name}/archive (kosli): the body is `{}` or empty. */
-export async function archiveEnvironment(
-  req: IncomingMessage,
-  res: ServerResponse,
-  org: string,
-  rawName: string,
-  deps: ApiDeps,
-): Promise<void> {
+export async function archiveEnvironment(call: Call): Promise<void> {
+  const { req, res, org, deps } = call;
   if ((await readChecked(req, res, jsonObject({}), { emptyIsObject: true })) === undefined) return;
-  const name = liveName(res, org, rawName, deps);
+  const name = liveName(call);
   if (name === undefined) return;
-  deps.store.archive(org, name, deps.nowSeconds());
+  deps.store.archive(org, name);
   sendJson(res, 200, 'OK');
 }
 
@@ -231,19 +200,14 @@ export async function archiveEnvironment(
  * PUT /api/v2/environments/{org}/{name}/rename (kosli), `{"new_name": "..."}`. A name a live
  * environment holds is a 400, not a 409: clients retry a 409, and this conflict does not pass.
  */
-export async function renameEnvironment(
-  req: IncomingMessage,
-  res: ServerResponse,
-  org: string,
-  rawName: string,
-  deps: ApiDeps,
-): Promise<void> {
+export async function renameEnvironment(call: Call): Promise<void> {
+  const { req, res, org, deps } = call;
   const body = await readChecked(req, res, jsonObject({ new_name: nameSchema }));
   if (body === undefined) return;
-  const name = liveName(res, org, rawName, deps);
+  const name = liveName(call);
   if (name === undefined) return;
   // Checked and applied in one synchronous step, so no other request can take the name between.
-  if (deps.store.rename(org, name, body.new_name, deps.nowSeconds()) === 'taken') {
+  if (deps.store.rename(org, name, body.new_name) === 'taken') {
     const taken = `an environment named '${body.new_name}' already exists in organization '${org}'`;
     sendInvalid(res, { new_name: taken });
     return;
@@ -264,9 +228,12 @@ function pagination(
   const page = whole(rawPage, 1, Number.MAX_SAFE_INTEGER);
   const perPage = whole(rawPerPage, 20, 50);
   if (page !== undefined && perPage !== undefined) return { ok: true, value: { page, perPage } };
-  const errors: Record<string, string> = {};
-  if (page === undefined) errors['page'] = 'must be a whole number from 1';
-  if (perPage === undefined) errors['per_page'] = 'must be a whole number from 1 to 50';
+  const errors = {
+    page: 'must be a whole number from 1',
+    per_page: 'must be a whole number from 1 to 50',
+  };
+  if (page !== undefined) delete (errors as Partial<typeof errors>).page;
+  if (perPage !== undefined) delete (errors as Partial<typeof errors>).per_page;
   return { ok: false, errors };
 }
 
@@ -291,27 +258,14 @@ function withListingFaults(
     return listingOmitOrg ? entry : { org, ...entry };
   });
   const extra = Object.hasOwn(listingExtra, org) ? (listingExtra[org] ?? []) : [];
-  const key = (entry: Record<string, unknown>): string => String(entry['name']);
-  return extra.length === 0
-    ? shown
-    : [...shown, ...extra].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  return extra.length === 0 ? shown : [...shown, ...extra].sort(byName);
 }
 
 /** GET /api/v2/environments/{org}: the contract's envelope, or production's array or pages. */
-export function listEnvironments(
-  res: ServerResponse,
-  org: string,
-  query: URLSearchParams,
-  deps: ApiDeps,
-): void {
+export function listEnvironments({ res, org, query, deps }: Call): void {
   const environments = deps.store.list(org);
   if (deps.profile === 'spec') {
-    const env = environments.map(({ name, type, description }) => ({
-      org,
-      name,
-      type,
-      description,
-    }));
+    const env = environments.map(({ name, type, description }) => ({ name, type, description }));
     sendJson(res, 200, { env: withListingFaults(env, org, deps) });
     return;
   }

@@ -129,33 +129,6 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
-/** A token bucket refilled continuously at `rate` tokens per second, holding at most max(1, rate). */
-export class TokenBucket {
-  readonly #rate: number;
-  readonly #capacity: number;
-  #tokens: number;
-  #last: number;
-
-  constructor(rate: number, nowMs: number) {
-    this.#rate = rate;
-    this.#capacity = Math.max(1, rate);
-    this.#tokens = this.#capacity;
-    this.#last = nowMs;
-  }
-
-  /** Takes one token: returns 0 when granted, else the whole seconds (>= 1) until one is due. */
-  take(nowMs: number): number {
-    const elapsed = Math.max(0, nowMs - this.#last) / 1000;
-    this.#last = nowMs;
-    this.#tokens = Math.min(this.#capacity, this.#tokens + elapsed * this.#rate);
-    if (this.#tokens >= 1) {
-      this.#tokens -= 1;
-      return 0;
-    }
-    return Math.max(1, Math.ceil((1 - this.#tokens) / this.#rate));
-  }
-}
-
 /** The faults a request can meet, as the stats count them. */
 export type FaultKind = 'latency' | 'reset' | 'hang' | 'fail' | 'conflict';
 
@@ -169,13 +142,17 @@ export type FaultDecision =
       readonly conflict: boolean;
     };
 
-/** Holds the fault settings, the PRNG and the bucket; `decide` is called once per API request. */
+/**
+ * Holds the fault settings, the PRNG and the rate limit's token bucket (refilled continuously at
+ * `rateLimit` per second, holding at most max(1, rate)); `decide` is called once per API request.
+ */
 export class FaultInjector {
   readonly #monotonicMs: () => number;
   #settings: FaultSettings;
   #seed = 0;
   #random: () => number = Math.random;
-  #bucket: TokenBucket | undefined;
+  #tokens = 0;
+  #last = 0;
 
   constructor(settings: FaultSettings, seed: number, monotonicMs: () => number) {
     this.#monotonicMs = monotonicMs;
@@ -201,26 +178,34 @@ export class FaultInjector {
   update(settings: FaultSettings): void {
     const rateChanged = settings.rateLimit !== this.#settings.rateLimit;
     this.#settings = structuredClone(settings);
-    if (rateChanged) this.#bucket = this.#makeBucket();
+    if (rateChanged) this.#refill();
   }
 
   /** Restarts the PRNG from `seed` and refills the bucket. */
   reseed(seed: number): void {
     this.#seed = seed >>> 0;
     this.#random = mulberry32(this.#seed);
-    this.#bucket = this.#makeBucket();
+    this.#refill();
   }
 
   /** Decides one request's fate. Order: rate limit, latency, reset, hang, fail. */
   decide(): FaultDecision {
-    if (this.#bucket !== undefined) {
-      const wait = this.#bucket.take(this.#monotonicMs());
-      if (wait > 0) return { kind: 'throttle', retryAfterSeconds: wait };
+    const { rateLimit, latencyMs, resetRate, hangRate, failRate, conflictRate } = this.#settings;
+    if (rateLimit > 0) {
+      const now = this.#monotonicMs();
+      const refilled = this.#tokens + (Math.max(0, now - this.#last) / 1000) * rateLimit;
+      this.#tokens = Math.min(Math.max(1, rateLimit), refilled);
+      this.#last = now;
+      if (this.#tokens < 1) {
+        // The whole seconds (at least 1) until a token is due.
+        const wait = Math.max(1, Math.ceil((1 - this.#tokens) / rateLimit));
+        return { kind: 'throttle', retryAfterSeconds: wait };
+      }
+      this.#tokens -= 1;
     }
     // Always five draws, so changing one setting does not shift the others' sequence.
     const [latencyDraw = 0, resetDraw = 0, hangDraw = 0, failDraw = 0, conflictDraw = 0] =
       Array.from({ length: 5 }, this.#random);
-    const { latencyMs, resetRate, hangRate, failRate, conflictRate } = this.#settings;
     const latency = latencyMs.min + Math.floor(latencyDraw * (latencyMs.max - latencyMs.min + 1));
     let outcome: 'reset' | 'hang' | 'fail' | 'normal' = 'normal';
     if (resetDraw < resetRate) outcome = 'reset';
@@ -229,8 +214,8 @@ export class FaultInjector {
     return { kind: 'admit', latencyMs: latency, outcome, conflict: conflictDraw < conflictRate };
   }
 
-  #makeBucket(): TokenBucket | undefined {
-    const rate = this.#settings.rateLimit;
-    return rate > 0 ? new TokenBucket(rate, this.#monotonicMs()) : undefined;
+  #refill(): void {
+    this.#tokens = Math.max(1, this.#settings.rateLimit);
+    this.#last = this.#monotonicMs();
   }
 }

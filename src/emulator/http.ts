@@ -1,5 +1,6 @@
 /** node:http helpers of the emulator's handlers: JSON answers, bounded bodies, request targets. */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { errorMessage } from '../runtime/errors.ts';
 
 /** Largest accepted API request body: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -44,11 +45,7 @@ export function sendError(
  * soon as a declared or actual size is over; the rest is then discarded, never buffered) or the
  * client has gone.
  */
-export function readBody(
-  req: IncomingMessage,
-  res: ServerResponse,
-  limit: number,
-): Promise<Buffer | undefined> {
+export function readBody(req: IncomingMessage, res: ServerResponse, limit: number) {
   const tooLarge = (): undefined => {
     sendError(res, 413, `Request body is larger than ${limit} bytes`);
     return undefined;
@@ -57,7 +54,7 @@ export function readBody(
   if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
     return Promise.resolve(tooLarge());
   }
-  return new Promise((resolve) => {
+  return new Promise<Buffer | undefined>((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const finish = (result: Buffer | undefined): void => {
@@ -85,24 +82,19 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 /** Strict UTF-8 JSON: the value, or why it is not JSON. */
 export function parseJson(
   body: Buffer,
-):
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly reason: string } {
+): { ok: true; value: unknown } | { ok: false; reason: string } {
   let text: string;
   try {
     text = utf8.decode(body);
+    if (text.trim() === '')
+      return { ok: false, reason: 'the body is empty; a JSON object is required' };
   } catch {
     return { ok: false, reason: 'the body is not valid UTF-8' };
   }
-  if (text.trim() === '')
-    return { ok: false, reason: 'the body is empty; a JSON object is required' };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
-    return {
-      ok: false,
-      reason: `invalid JSON: ${error instanceof Error ? error.message : 'parse error'}`,
-    };
+    return { ok: false, reason: `invalid JSON: ${errorMessage(error)}` };
   }
 }
 

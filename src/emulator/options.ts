@@ -3,6 +3,7 @@
  * already; this guards library callers, so a bad option fails with a ConfigError naming it.
  */
 import { randomInt } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { ConfigError } from '../runtime/errors.ts';
 import { createLogger } from '../runtime/log.ts';
@@ -84,35 +85,21 @@ function orgName(org: string, what: string): string {
 }
 
 /** A timer that also ends when `signal` aborts. */
-function timerSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const wake = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', wake);
-      resolve();
-    };
-    const timer = setTimeout(wake, ms);
-    signal.addEventListener('abort', wake, { once: true });
-  });
-}
+const timerSleep: Sleep = (ms, signal) => sleep(ms, undefined, { signal }).catch(() => undefined);
 
 /** The same token given twice gets the union of its grants; null (every org) wins. */
-function resolveTokens(
-  grants: readonly TokenGrant[],
-): Map<string, ReadonlySet<string> | null> | null {
-  if (grants.length === 0) return null;
+function resolveTokens(grants: readonly TokenGrant[]) {
   const tokens = new Map<string, ReadonlySet<string> | null>();
   for (const { token, orgs } of grants) {
     if (!/^\S+$/.test(token)) throw new ConfigError('emulator: a token is empty or has whitespace');
     const before = tokens.get(token);
-    if (orgs === null || before === null) tokens.set(token, null);
-    else
-      tokens.set(
-        token,
-        new Set([...(before ?? []), ...orgs.map((org) => orgName(org, 'token org'))]),
-      );
+    const limited = orgs?.map((org) => orgName(org, 'token org'));
+    tokens.set(
+      token,
+      limited === undefined || before === null ? null : new Set([...(before ?? []), ...limited]),
+    );
   }
-  return tokens;
+  return tokens.size > 0 ? tokens : null;
 }
 
 /** Checks `options` and fills in the defaults; throws a ConfigError naming the first bad one. */
@@ -133,10 +120,10 @@ export function resolveOptions(options: EmulatorOptions) {
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   // node:http refuses a head timeout longer than the whole-request timeout.
   if (headersTimeoutMs > requestTimeoutMs) {
-    throw new ConfigError(
-      `emulator: headersTimeoutMs ${headersTimeoutMs} is above requestTimeoutMs ${requestTimeoutMs}`,
-    );
+    const text = `headersTimeoutMs ${headersTimeoutMs} is above requestTimeoutMs ${requestTimeoutMs}`;
+    throw new ConfigError(`emulator: ${text}`);
   }
+  const keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
   return {
     host,
     port: whole('port', options.port ?? DEFAULT_PORT, 0, 65535),
@@ -152,12 +139,7 @@ export function resolveOptions(options: EmulatorOptions) {
     requestLogSize: whole('requestLogSize', options.requestLogSize ?? 1000, 1, 1_000_000),
     headersTimeoutMs: whole('headersTimeoutMs', headersTimeoutMs, 1, MAX_TIMEOUT_MS),
     requestTimeoutMs: whole('requestTimeoutMs', requestTimeoutMs, 1, MAX_TIMEOUT_MS),
-    keepAliveTimeoutMs: whole(
-      'keepAliveTimeoutMs',
-      options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
-      1,
-      MAX_TIMEOUT_MS,
-    ),
+    keepAliveTimeoutMs: whole('keepAliveTimeoutMs', keepAliveTimeoutMs, 1, MAX_TIMEOUT_MS),
   };
 }
 

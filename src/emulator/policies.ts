@@ -4,15 +4,12 @@
  * with a `payload` field and a `policy_file` file part), and attaching and detaching them
  * (`POST`/`DELETE /api/v2/environments/{org}/{name}/policies`, `{"policy_names": [...]}`).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { shownSegment, type ApiDeps } from './access.ts';
+import { shownSegment, type Call } from './access.ts';
 import { liveName } from './environments.ts';
 import { decodeSegment, MAX_BODY_BYTES, mediaType, readBody, sendError, sendJson } from './http.ts';
-import type { PolicyUpload } from './store.ts';
 import {
   expected,
-  fieldErrors,
   jsonObject,
   NAME_PATTERN,
   NAME_RULE,
@@ -20,7 +17,7 @@ import {
   readChecked,
   sendInvalid,
   stringList,
-  type FieldErrors,
+  validate,
 } from './validation.ts';
 
 const POLICY_NAMES = jsonObject({
@@ -38,16 +35,11 @@ const POLICY_NAMES = jsonObject({
  * once. Detaching a name that is not attached is not an error; detaching the last one makes the
  * environment's compliance unknown (the store's rule).
  */
-export async function changeAttachedPolicies(
-  req: IncomingMessage,
-  res: ServerResponse,
-  org: string,
-  rawName: string,
-  deps: ApiDeps,
-): Promise<void> {
+export async function changeAttachedPolicies(call: Call): Promise<void> {
+  const { req, res, org, deps } = call;
   const body = await readChecked(req, res, POLICY_NAMES);
   if (body === undefined) return;
-  const name = liveName(res, org, rawName, deps);
+  const name = liveName(call);
   if (name === undefined) return;
   const names = [...new Set(body.policy_names)];
   const attach = req.method === 'POST';
@@ -65,95 +57,87 @@ export async function changeAttachedPolicies(
   const policies = attach
     ? [...attached, ...names.filter((policy) => !attached.includes(policy))]
     : attached.filter((policy) => !names.includes(policy));
-  deps.store.update(org, name, { policies }, deps.nowSeconds());
+  deps.store.update(org, name, { policies });
   sendJson(res, 200, 'OK');
 }
 
 /** GET every policy document of the org, sorted by name. */
-export function listPolicies(res: ServerResponse, org: string, deps: ApiDeps): void {
+export function listPolicies({ res, org, deps }: Call): void {
   sendJson(res, 200, deps.store.policies(org));
 }
 
 /** GET one policy document, or 404. */
-export function readPolicy(res: ServerResponse, org: string, rawName: string, deps: ApiDeps): void {
+export function readPolicy(call: Call): void {
+  const { res, org, name: rawName, deps } = call;
   const name = decodeSegment(rawName) ?? rawName;
   const document = deps.store.policy(org, name);
   if (document !== undefined) sendJson(res, 200, document);
   else {
-    const shown = shownSegment(name, res, deps.tokens);
+    const shown = shownSegment(name, call);
     sendError(res, 404, `Policy named '${shown}' does not exist for organization '${org}'`);
   }
 }
 
-/** The upload's `payload` field: JSON `{name, type: "env", description, comment}`. */
-const PAYLOAD = jsonObject({
-  name: nameSchema,
-  type: z.literal('env', {
-    error: ({ input }) => (input === undefined ? 'is required' : 'must be "env"'),
-  }),
-  description: z.string({ error: expected('a string') }).optional(),
-  // Checked and not kept: the published version has no place for it.
-  comment: z
-    .string({ error: expected('a string or null') })
-    .nullable()
-    .optional(),
-});
+/** A form part given more than once. */
+const TWICE = Symbol('twice');
+
+/** What a form part must be, for the error of one that is missing, repeated or of another kind. */
+const part =
+  (what: string) =>
+  ({ input }: { input: unknown }) =>
+    input === undefined
+      ? 'is required'
+      : input === TWICE
+        ? 'is given more than once'
+        : `must be ${what}`;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/** The form's problems into `errors`, or the upload. */
-async function readForm(form: FormData, errors: FieldErrors): Promise<PolicyUpload | undefined> {
-  for (const key of new Set(form.keys())) {
-    if (key !== 'payload' && key !== 'policy_file') errors[key] = 'unknown form field';
-    else if (form.getAll(key).length > 1) errors[key] = 'is given more than once';
-  }
-  const payloadPart = form.get('payload');
-  let payload: z.infer<typeof PAYLOAD> | undefined;
-  if (payloadPart === null) errors['payload'] ??= 'is required';
-  else if (typeof payloadPart !== 'string')
-    errors['payload'] ??= 'must be a plain form field holding JSON, not a file';
-  else {
-    let value: unknown;
-    try {
-      value = JSON.parse(payloadPart);
-    } catch {
-      value = undefined;
-    }
-    const result = PAYLOAD.safeParse(value);
-    if (result.success) payload = result.data;
-    else if (value === undefined)
-      errors['payload'] ??= 'must be a JSON object; it is not valid JSON';
-    else Object.assign(errors, fieldErrors(result.error, 'payload.'));
-  }
-  const file = form.get('policy_file');
-  let policyYaml: string | undefined;
-  if (file === null) errors['policy_file'] ??= 'is required';
-  else if (typeof file === 'string')
-    errors['policy_file'] ??= 'must be a file part (with a filename), not a plain field';
-  else {
-    try {
-      policyYaml = utf8.decode(await file.arrayBuffer());
-    } catch {
-      errors['policy_file'] ??= 'is not valid UTF-8';
-    }
-    if (policyYaml?.trim() === '')
-      errors['policy_file'] ??= 'is empty; it must hold the policy YAML';
-  }
-  if (payload === undefined || policyYaml === undefined || Object.keys(errors).length > 0)
-    return undefined;
-  return { name: payload.name, description: payload.description, policyYaml };
-}
+/**
+ * The upload's form: a `payload` field holding JSON `{name, type: "env", description, comment}`
+ * (`comment` is checked and not kept: the published version has no place for it) and a
+ * `policy_file` file part holding the YAML, non-empty UTF-8, not parsed.
+ */
+const FORM = z.strictObject({
+  payload: z
+    .string({ error: part('a plain form field holding JSON, not a file') })
+    .transform((text, ctx): unknown => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON object; it is not valid JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      jsonObject({
+        name: nameSchema,
+        type: z.literal('env', {
+          error: ({ input }) => (input === undefined ? 'is required' : 'must be "env"'),
+        }),
+        description: z.string({ error: expected('a string') }).optional(),
+        comment: z.string({ error: expected('a string or null') }).nullish(),
+      }),
+    ),
+  policy_file: z
+    .instanceof(Uint8Array, { error: part('a file part (with a filename), not a plain field') })
+    .transform((bytes, ctx) => {
+      try {
+        const yaml = utf8.decode(bytes);
+        if (yaml.trim() !== '') return yaml;
+        ctx.addIssue({ code: 'custom', message: 'is empty; it must hold the policy YAML' });
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'is not valid UTF-8' });
+      }
+      return z.NEVER;
+    }),
+});
 
 /**
  * PUT a policy document: 201 when it is created, 200 when it existed (whether or not the upload
  * changed it); the body is the document as now held. Parsed by the platform's own form parser.
  */
-export async function putPolicy(
-  req: IncomingMessage,
-  res: ServerResponse,
-  org: string,
-  deps: ApiDeps,
-): Promise<void> {
+export async function putPolicy({ req, res, org, deps }: Call): Promise<void> {
   const type = req.headers['content-type'];
   if (type === undefined || mediaType(type) !== 'multipart/form-data') {
     sendError(res, 415, 'Content-Type must be multipart/form-data');
@@ -170,13 +154,19 @@ export async function putPolicy(
     });
     return;
   }
-  // Built from entries, so a part named like `__proto__` stays an ordinary key.
-  const errors: FieldErrors = Object.create(null) as FieldErrors;
-  const upload = await readForm(form, errors);
-  if (upload === undefined) {
-    sendInvalid(res, Object.fromEntries(Object.entries(errors)));
+  const parts = await Promise.all(
+    [...new Set(form.keys())].map(async (key) => {
+      const [value = '', ...more] = form.getAll(key);
+      const read = typeof value === 'string' ? value : new Uint8Array(await value.arrayBuffer());
+      return [key, more.length > 0 ? TWICE : read] as const;
+    }),
+  );
+  const upload = validate(FORM, Object.fromEntries(parts));
+  if (!upload.ok) {
+    sendInvalid(res, upload.errors);
     return;
   }
-  const created = deps.store.savePolicy(org, upload, deps.nowSeconds());
-  sendJson(res, created ? 201 : 200, deps.store.policy(org, upload.name));
+  const { payload, policy_file: yaml } = upload.value;
+  const created = deps.store.savePolicy(org, payload.name, payload.description, yaml);
+  sendJson(res, created ? 201 : 200, deps.store.policy(org, payload.name));
 }

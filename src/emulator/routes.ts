@@ -3,7 +3,7 @@
  * each answers, and the handler each goes to once method, token, scope and org are checked.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { allowMethod, authorize, type ApiDeps } from './access.ts';
+import { allowMethod, authorize, type ApiDeps, type Call } from './access.ts';
 import {
   archiveEnvironment,
   listEnvironments,
@@ -18,19 +18,51 @@ import type { Profile } from './options.ts';
 import { changeAttachedPolicies, listPolicies, putPolicy, readPolicy } from './policies.ts';
 import { patchTags } from './tags.ts';
 
-/** Each API route: its pattern (the key of the stats) and the methods it answers. */
+type Handler = (call: Call) => void | Promise<void>;
+
+/**
+ * Each API route: its pattern (the key of the stats), the methods it answers, and its handlers
+ * for reading (GET, HEAD) and writing (any other method it answers).
+ */
 const ROUTES = {
-  environments: { pattern: '/api/v2/environments/{org}', allow: ['GET', 'HEAD', 'PUT'] },
-  environment: { pattern: '/api/v2/environments/{org}/{name}', allow: ['GET', 'HEAD', 'PATCH'] },
-  archive: { pattern: '/api/v2/environments/{org}/{name}/archive', allow: ['PUT'] },
-  rename: { pattern: '/api/v2/environments/{org}/{name}/rename', allow: ['PUT'] },
-  policies: { pattern: '/api/v2/environments/{org}/{name}/policies', allow: ['POST', 'DELETE'] },
-  tags: { pattern: '/api/v2/tags/{org}/environment/{name}', allow: ['PATCH'] },
-  'policy-documents': { pattern: '/api/v2/policies/{org}', allow: ['GET', 'HEAD', 'PUT'] },
-  policy: { pattern: '/api/v2/policies/{org}/{name}', allow: ['GET', 'HEAD'] },
-} as const satisfies Record<
+  environments: {
+    pattern: '/api/v2/environments/{org}',
+    allow: ['GET', 'HEAD', 'PUT'],
+    read: listEnvironments,
+    write: putEnvironment,
+  },
+  environment: {
+    pattern: '/api/v2/environments/{org}/{name}',
+    allow: ['GET', 'HEAD', 'PATCH'],
+    read: readEnvironment,
+    write: patchEnvironment,
+  },
+  archive: {
+    pattern: '/api/v2/environments/{org}/{name}/archive',
+    allow: ['PUT'],
+    write: archiveEnvironment,
+  },
+  rename: {
+    pattern: '/api/v2/environments/{org}/{name}/rename',
+    allow: ['PUT'],
+    write: renameEnvironment,
+  },
+  policies: {
+    pattern: '/api/v2/environments/{org}/{name}/policies',
+    allow: ['POST', 'DELETE'],
+    write: changeAttachedPolicies,
+  },
+  tags: { pattern: '/api/v2/tags/{org}/environment/{name}', allow: ['PATCH'], write: patchTags },
+  'policy-documents': {
+    pattern: '/api/v2/policies/{org}',
+    allow: ['GET', 'HEAD', 'PUT'],
+    read: listPolicies,
+    write: putPolicy,
+  },
+  policy: { pattern: '/api/v2/policies/{org}/{name}', allow: ['GET', 'HEAD'], read: readPolicy },
+} satisfies Record<
   IgnorableWrite | 'policy',
-  { pattern: string; allow: readonly string[] }
+  { pattern: string; allow: readonly string[]; read?: Handler; write?: Handler }
 >;
 
 export type ApiRoute = {
@@ -38,13 +70,16 @@ export type ApiRoute = {
   readonly org: string;
   readonly name: string;
 };
-
 export type Route =
   | ApiRoute
   | { readonly kind: 'admin'; readonly name: string }
   | { readonly kind: 'none' };
 
-const NONE: Route = { kind: 'none' };
+/** Each route's pattern as a regular expression of the raw path: a segment is never empty. */
+const MATCHERS = Object.entries(ROUTES).map(([kind, { pattern }]) => ({
+  kind: kind as ApiRoute['kind'],
+  regex: new RegExp(`^${pattern.replace(/\{(?:org|name)\}/g, '([^/]+)')}$`),
+}));
 
 /**
  * Matches a raw (still percent-encoded) path; `org` and `name` are the raw segments. Everything
@@ -52,27 +87,15 @@ const NONE: Route = { kind: 'none' };
  * (docs/api-behaviour.md#operations-outside-the-contract).
  */
 export function matchRoute(path: string, profile: Profile): Route {
-  const segments = path.split('/');
-  const [empty, top, version, resource, org = '', name = '', action, ...rest] = segments;
-  if (empty !== '') return NONE;
-  if (top === '_emulator')
-    return segments.length === 3 ? { kind: 'admin', name: version ?? '' } : NONE;
-  if (top !== 'api' || version !== 'v2' || org === '' || rest.length > 0) return NONE;
-  const kosli = profile === 'kosli';
-  const one = segments.length === 5;
-  if (resource === 'environments') {
-    if (one) return { kind: 'environments', org, name: '' };
-    if (!kosli || name === '') return NONE;
-    if (action === undefined) return { kind: 'environment', org, name };
-    if (action === 'archive' || action === 'rename' || action === 'policies')
-      return { kind: action, org, name };
-  } else if (kosli && resource === 'policies' && action === undefined) {
-    if (one) return { kind: 'policy-documents', org, name: '' };
-    if (name !== '') return { kind: 'policy', org, name };
-  } else if (kosli && resource === 'tags' && name === 'environment' && (action ?? '') !== '') {
-    return { kind: 'tags', org, name: action ?? '' };
+  const admin = /^\/_emulator\/([^/]*)$/.exec(path);
+  if (admin !== null) return { kind: 'admin', name: admin[1] ?? '' };
+  for (const { kind, regex } of MATCHERS) {
+    const [matched, org = '', name = ''] = regex.exec(path) ?? [];
+    if (matched !== undefined && (profile === 'kosli' || kind === 'environments')) {
+      return { kind, org, name };
+    }
   }
-  return NONE;
+  return { kind: 'none' };
 }
 
 /** The key a request is counted under in /_emulator/stats. */
@@ -95,30 +118,20 @@ export async function handleApi(
   conflict: () => boolean,
 ): Promise<void> {
   const method = req.method ?? 'GET';
-  if (!allowMethod(res, method, ROUTES[route.kind].allow)) return;
+  const { allow, ...handlers }: { allow: readonly string[]; read?: Handler; write?: Handler } =
+    ROUTES[route.kind];
+  if (!allowMethod(res, method, allow)) return;
   const org = authorize(req, res, route.org, deps);
   if (org === undefined) return;
-  const { kind, name } = route;
+  const call: Call = { req, res, org, name: route.name, query, deps, conflict };
   const reading = method === 'GET' || method === 'HEAD';
-  if (!reading && (deps.faults().ignoredWrites as readonly string[]).includes(kind)) {
-    // The fault: answered as the operation answers, and nothing is done.
+  if (!reading && (deps.faults().ignoredWrites as readonly string[]).includes(route.kind)) {
+    // The fault: answered as the operation answers (the PATCH: the environment as held), and
+    // nothing is done.
     req.resume();
-    // The PATCH answers with the environment as held (or its 404).
-    if (kind === 'environment') readEnvironment(res, org, name, deps);
-    else sendJson(res, kind === 'environments' ? 201 : 200, 'OK');
+    if (route.kind === 'environment') readEnvironment(call);
+    else sendJson(res, route.kind === 'environments' ? 201 : 200, 'OK');
     return;
   }
-  if (kind === 'environments') {
-    if (reading) listEnvironments(res, org, query, deps);
-    else await putEnvironment(req, res, org, deps, conflict);
-  } else if (kind === 'environment') {
-    if (reading) readEnvironment(res, org, name, deps);
-    else await patchEnvironment(req, res, org, name, deps);
-  } else if (kind === 'archive') await archiveEnvironment(req, res, org, name, deps);
-  else if (kind === 'rename') await renameEnvironment(req, res, org, name, deps);
-  else if (kind === 'policies') await changeAttachedPolicies(req, res, org, name, deps);
-  else if (kind === 'tags') await patchTags(req, res, org, name, deps);
-  else if (kind === 'policy') readPolicy(res, org, name, deps);
-  else if (reading) listPolicies(res, org, deps);
-  else await putPolicy(req, res, org, deps);
+  await (reading ? handlers.read : handlers.write)?.(call);
 }

@@ -47,7 +47,12 @@ function environment(nowSeconds: number) {
       ...env,
       last_changed_at:
         env.last_changed_at === undefined ? env.last_modified_at : env.last_changed_at,
-      included_environments: env.included_environments ?? (env.type === 'logical' ? [] : null),
+      included_environments:
+        env.included_environments === undefined
+          ? env.type === 'logical'
+            ? []
+            : null
+          : env.included_environments,
     }));
 }
 
@@ -101,31 +106,36 @@ export interface StoreDocument {
   policies?: Record<string, PolicyDocument[]>;
 }
 
-/** Per org (a key by the name rule), a list of `item`, of which `key` must not repeat. */
-function perOrg<T>(item: z.ZodType<T>, what: string, repeats: (entry: T) => string | undefined) {
-  return z
-    .record(
-      z.string().regex(SEED_NAME, { error: `org name must match ${SEED_NAME.source}` }),
-      z.array(item, { error: `must be an array of ${what}` }),
-      { error: `must be an object of org name -> array of ${what}` },
-    )
-    .superRefine((orgs, ctx) => {
-      for (const [org, list] of Object.entries(orgs)) {
-        const seen = new Set<string>();
-        list.forEach((entry, index) => {
-          const key = repeats(entry);
-          if (key === undefined) return;
-          if (seen.has(key)) {
-            ctx.addIssue({
-              code: 'custom',
-              path: [org, index, 'name'],
-              message: `'${key}' is listed twice`,
-            });
-          }
-          seen.add(key);
-        });
-      }
-    });
+/**
+ * Per org (a key by the name rule), a list of `item`: one live (not archived) entry per name, and
+ * an entry's `org`, when it has one, the org it is listed under.
+ */
+function perOrg<T extends { name: string; org?: string | undefined; archived?: boolean }>(
+  item: z.ZodType<T>,
+  what: string,
+) {
+  const orgName = z.string().regex(SEED_NAME, { error: `org name must match ${SEED_NAME.source}` });
+  const list = z.array(item, { error: `must be an array of ${what}` });
+  const error = `must be an object of org name -> array of ${what}`;
+  return z.record(orgName, list, { error }).superRefine((orgs, ctx) => {
+    for (const [org, entries] of Object.entries(orgs)) {
+      const live = new Set<string>();
+      entries.forEach(({ name, org: listed, archived = false }, index) => {
+        if (listed !== undefined && listed !== org) {
+          const message = `must be "${org}" (the key it is listed under) or absent`;
+          ctx.addIssue({ code: 'custom', path: [org, index, 'org'], message });
+        }
+        if (!archived && live.has(name)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [org, index, 'name'],
+            message: `'${name}' is listed twice`,
+          });
+        }
+        if (!archived) live.add(name);
+      });
+    }
+  });
 }
 
 /** Checks a whole store document; `nowSeconds` is the default of every missing time. */
@@ -134,36 +144,17 @@ export function parseStoreDocument(raw: unknown, nowSeconds: number): Validated<
     .strictObject(
       {
         version: z.literal(1, { error: 'must be 1' }).default(1),
-        orgs: perOrg(environment(nowSeconds), 'environments', (env) =>
-          env.archived ? undefined : env.name,
-        ),
-        policies: perOrg(
-          policyDocument(nowSeconds),
-          'policy documents',
-          (document) => document.name,
-        ).default({}),
+        orgs: perOrg(environment(nowSeconds), 'environments'),
+        policies: perOrg(policyDocument(nowSeconds), 'policy documents').default({}),
       },
       { error: 'must be a JSON object' },
     )
-    .superRefine((document, ctx) => {
-      for (const [org, list] of Object.entries(document.orgs)) {
-        list.forEach((env, index) => {
-          if (env.org !== undefined && env.org !== org) {
-            const message = `must be "${org}" (the key it is listed under) or absent`;
-            ctx.addIssue({ code: 'custom', path: ['orgs', org, index, 'org'], message });
-          }
-        });
-      }
-    })
-    .transform(({ orgs, policies }) => ({
-      version: 1 as const,
-      orgs: Object.fromEntries(
-        Object.entries(orgs).map(([org, list]) => [
-          org,
-          list.map(({ org: _org, ...env }) => ({ org, ...env })),
-        ]),
-      ),
-      policies,
-    }));
+    .transform(({ orgs, policies }) => {
+      const listed = Object.entries(orgs).map(([org, list]) => [
+        org,
+        list.map((env) => ({ org, ...env })),
+      ]);
+      return { version: 1 as const, orgs: Object.fromEntries(listed), policies };
+    });
   return validate(schema, raw);
 }

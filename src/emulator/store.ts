@@ -25,23 +25,15 @@ export interface EnvironmentInput {
   included_environments?: string[] | undefined;
 }
 
-/** The fields the routes for one environment change (PATCH, tags, policies); undefined: kept. */
+/** Fields of an environment to change; undefined: kept. */
 export type EnvironmentChange = {
-  [K in 'description' | 'included_environments' | 'tags' | 'policies']?:
-    | StoredEnvironment[K]
-    | undefined;
+  [K in keyof StoredEnvironment]?: StoredEnvironment[K] | undefined;
 };
 
-/** A checked policy upload: `description` undefined when the payload left it out. */
-export interface PolicyUpload {
-  readonly name: string;
-  readonly description: string | undefined;
-  readonly policyYaml: string;
-}
-
 /** Compares by UTF-16 code units, so the order never depends on the machine's locale. */
-export function byName(a: { name: string }, b: { name: string }): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+export function byName(a: { name?: unknown }, b: { name?: unknown }): number {
+  const [x, y] = [String(a.name), String(b.name)];
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /** A deep copy of a stored value (they are plain JSON). */
@@ -63,24 +55,27 @@ const FIELDS = [
   'included_environments',
 ] as const;
 
-/** A plain object whose keys are org names: `__proto__` and the like stay ordinary keys. */
-function byOrg<T>(entries: Iterable<readonly [string, T]>): Record<string, T> {
-  return Object.fromEntries(entries);
-}
-
-interface OrgEntries {
-  /** Live environments by name: at most one per name. */
-  readonly live: Map<string, StoredEnvironment>;
-  /** Archived ones, never listed (docs/api-behaviour.md#archived-environments). */
-  readonly archived: StoredEnvironment[];
+/** Sorted by name, copied, as an object by org (from entries: `__proto__` stays a key). */
+function sortedByOrg<T extends { name: string }>(orgs: Map<string, T[]>): Record<string, T[]> {
+  const sorted = [...orgs.keys()]
+    .toSorted()
+    .map((org) => [org, (orgs.get(org) ?? []).toSorted(byName).map(copy)]);
+  return Object.fromEntries(sorted);
 }
 
 export class EnvironmentStore {
-  readonly #orgs = new Map<string, OrgEntries>();
-  readonly #policies = new Map<string, Map<string, PolicyDocument>>();
+  /** The wall clock in epoch seconds, for the timestamps the store writes. */
+  readonly #now: () => number;
+  /** Per org, its environments, live and archived (never listed); one live one per name. */
+  readonly #environments = new Map<string, StoredEnvironment[]>();
+  readonly #policies = new Map<string, PolicyDocument[]>();
   /** `org/name` of the creates in flight, which hold their names (docs/emulator.md). */
   readonly #creating = new Set<string>();
   readonly #listeners = new Set<() => void>();
+
+  constructor(nowSeconds: () => number) {
+    this.#now = nowSeconds;
+  }
 
   /** Calls `listener` after every change (for persistence). */
   onChange(listener: () => void): void {
@@ -106,7 +101,7 @@ export class EnvironmentStore {
   membersProblem(org: string, name: string, members: readonly string[]): string | undefined {
     const problems = members.flatMap((member) => {
       if (member === name) return [`'${name}' cannot include itself`];
-      if (this.get(org, member) !== undefined) return [];
+      if (this.#live(org, member) !== undefined) return [];
       if (this.isArchived(org, member)) {
         return [`environment '${member}' in organization '${org}' has been archived`];
       }
@@ -120,13 +115,12 @@ export class EnvironmentStore {
    * the old description for `""` (docs/api-behaviour.md#successful-writes); `include_scaling` is
    * retired there and stays false.
    */
-  upsert(org: string, input: EnvironmentInput, profile: Profile, nowSeconds: number): void {
-    const entries = this.#entries(org);
-    const existing = entries.live.get(input.name);
+  upsert(org: string, input: EnvironmentInput, profile: Profile): void {
+    const existing = this.#live(org, input.name);
     const kosli = profile === 'kosli';
     const logical = input.type === 'logical';
     if (existing === undefined) {
-      entries.live.set(input.name, {
+      this.#org(org).push({
         org,
         name: input.name,
         type: input.type,
@@ -135,9 +129,9 @@ export class EnvironmentStore {
         require_provenance: input.require_provenance ?? false,
         policies: [...(input.policies ?? [])],
         tags: {},
-        last_modified_at: nowSeconds,
+        last_modified_at: this.#now(),
         last_reported_at: null,
-        last_changed_at: nowSeconds,
+        last_changed_at: this.#now(),
         state: null,
         included_environments: logical ? [...(input.included_environments ?? [])] : null,
         archived: false,
@@ -145,9 +139,8 @@ export class EnvironmentStore {
       this.#changed();
       return;
     }
-    const wasLogical = existing.type === 'logical';
-    const next: StoredEnvironment = {
-      ...existing,
+    const members = existing.type === 'logical' ? existing.included_environments : [];
+    this.#apply(existing, {
       type: input.type,
       description: kosli && input.description === '' ? existing.description : input.description,
       include_scaling: kosli
@@ -155,29 +148,19 @@ export class EnvironmentStore {
         : (input.include_scaling ?? existing.include_scaling),
       require_provenance: input.require_provenance ?? existing.require_provenance,
       policies: input.policies ?? existing.policies,
-      included_environments: !logical
-        ? null
-        : (input.included_environments ?? (wasLogical ? existing.included_environments : [])),
-    };
-    this.#apply(existing, { ...next, last_modified_at: nowSeconds }, nowSeconds);
+      included_environments: logical ? (input.included_environments ?? members) : null,
+      last_modified_at: this.#now(),
+    });
   }
 
   /**
    * Applies `change` to the live environment `name`: the environment after it, or undefined when
    * there is none. A change moves `last_modified_at` and `last_changed_at`; no change moves neither.
    */
-  update(
-    org: string,
-    name: string,
-    change: EnvironmentChange,
-    nowSeconds: number,
-  ): StoredEnvironment | undefined {
-    const environment = this.#orgs.get(org)?.live.get(name);
+  update(org: string, name: string, change: EnvironmentChange): StoredEnvironment | undefined {
+    const environment = this.#live(org, name);
     if (environment === undefined) return undefined;
-    const given = Object.entries(change).filter(([, value]) => value !== undefined);
-    if (this.#apply(environment, { ...environment, ...Object.fromEntries(given) }, nowSeconds)) {
-      environment.last_modified_at = nowSeconds;
-    }
+    if (this.#apply(environment, change)) environment.last_modified_at = this.#now();
     return copy(environment);
   }
 
@@ -185,15 +168,11 @@ export class EnvironmentStore {
    * Archives the live environment `name`: it leaves the listing and every logical environment's
    * members, and its policies are detached. False when there is no live environment of that name.
    */
-  archive(org: string, name: string, nowSeconds: number): boolean {
-    const entries = this.#orgs.get(org);
-    const environment = entries?.live.get(name);
-    if (entries === undefined || environment === undefined) return false;
-    entries.live.delete(name);
-    this.#apply(environment, { ...environment, policies: [], archived: true }, nowSeconds);
-    entries.archived.push(environment);
-    this.#renameMember(entries, name, undefined, nowSeconds);
-    this.#changed();
+  archive(org: string, name: string): boolean {
+    const environment = this.#live(org, name);
+    if (environment === undefined) return false;
+    this.#apply(environment, { policies: [], archived: true });
+    this.#renameMember(org, name, undefined);
     return true;
   }
 
@@ -201,86 +180,79 @@ export class EnvironmentStore {
    * Renames the live environment `from` to `to`, keeping every field, tag, policy and timestamp.
    * Logical environments that include it name it by its new name.
    */
-  rename(
-    org: string,
-    from: string,
-    to: string,
-    nowSeconds: number,
-  ): 'missing' | 'taken' | undefined {
-    const entries = this.#orgs.get(org);
-    const environment = entries?.live.get(from);
-    if (entries === undefined || environment === undefined) return 'missing';
-    if (entries.live.has(to)) return 'taken';
-    entries.live.delete(from);
+  rename(org: string, from: string, to: string): 'missing' | 'taken' | undefined {
+    const environment = this.#live(org, from);
+    if (environment === undefined) return 'missing';
+    if (this.#live(org, to) !== undefined) return 'taken';
     environment.name = to;
-    entries.live.set(to, environment);
-    this.#renameMember(entries, from, to, nowSeconds);
-    this.#changed();
+    this.#renameMember(org, from, to);
     return undefined;
   }
 
   /** True when `name` has no live environment in `org` but has an archived one. */
   isArchived(org: string, name: string): boolean {
-    const entries = this.#orgs.get(org);
-    return entries?.live.has(name) === false && entries.archived.some((env) => env.name === name);
+    const all = this.#environments.get(org) ?? [];
+    return this.#live(org, name) === undefined && all.some((env) => env.name === name);
   }
 
   /** The live environments of `org`, sorted by name (copies). */
   list(org: string): StoredEnvironment[] {
-    return [...(this.#orgs.get(org)?.live.values() ?? [])].toSorted(byName).map(copy);
+    return (this.#environments.get(org) ?? [])
+      .filter((env) => !env.archived)
+      .toSorted(byName)
+      .map(copy);
   }
 
   /** One live environment (a copy), or undefined. */
   get(org: string, name: string): StoredEnvironment | undefined {
-    const env = this.#orgs.get(org)?.live.get(name);
+    const env = this.#live(org, name);
     return env === undefined ? undefined : copy(env);
   }
 
   /** The number of live environments over all orgs. */
   get size(): number {
-    return [...this.#orgs.values()].reduce((total, entries) => total + entries.live.size, 0);
+    return [...this.#environments.values()].flat().filter((env) => !env.archived).length;
   }
 
   /** The policy documents of `org`, sorted by name (copies). */
   policies(org: string): PolicyDocument[] {
-    return [...(this.#policies.get(org)?.values() ?? [])].toSorted(byName).map(copy);
+    return (this.#policies.get(org) ?? []).toSorted(byName).map(copy);
   }
 
   /** One policy document (a copy), or undefined. */
   policy(org: string, name: string): PolicyDocument | undefined {
-    const document = this.#policies.get(org)?.get(name);
+    const document = this.#policies.get(org)?.find((item) => item.name === name);
     return document === undefined ? undefined : copy(document);
   }
 
   /**
-   * Creates or updates a policy document: a new version when the YAML differs from the latest
-   * version's (byte for byte), the description when one is given. True when it was created.
+   * Creates or updates the policy document `name`: a new version when `yaml` differs from the
+   * latest version's (byte for byte), the description when one is given. True when created.
    */
-  savePolicy(org: string, upload: PolicyUpload, nowSeconds: number): boolean {
-    const documents = this.#policies.get(org) ?? new Map<string, PolicyDocument>();
+  savePolicy(org: string, name: string, description: string | undefined, yaml: string): boolean {
+    const documents = this.#policies.get(org) ?? [];
     this.#policies.set(org, documents);
-    const existing = documents.get(upload.name);
+    const existing = documents.find((item) => item.name === name);
     const latest = existing?.versions.at(-1);
-    const version = (latest?.version ?? 0) + 1;
-    const newVersion = {
-      version,
-      policy_yaml: upload.policyYaml,
-      timestamp: nowSeconds,
+    const version = {
+      version: (latest?.version ?? 0) + 1,
+      policy_yaml: yaml,
+      timestamp: this.#now(),
       created_by: CREATED_BY,
     };
     if (existing === undefined) {
-      documents.set(upload.name, {
-        name: upload.name,
-        description: upload.description ?? '',
-        created_at: nowSeconds,
-        versions: [newVersion],
+      documents.push({
+        name,
+        description: description ?? '',
+        created_at: this.#now(),
+        versions: [version],
       });
     } else {
-      const newContent = latest?.policy_yaml !== upload.policyYaml;
-      const description = upload.description ?? existing.description;
-      if (!newContent && description === existing.description) return false;
-      existing.description = description;
-      if (newContent) existing.versions.push(newVersion);
+      const newContent = latest?.policy_yaml !== yaml;
+      if (!newContent && (description ?? existing.description) === existing.description)
+        return false;
+      existing.description = description ?? existing.description;
+      if (newContent) existing.versions.push(version);
     }
     this.#changed();
     return existing === undefined;
@@ -288,34 +260,25 @@ export class EnvironmentStore {
 
   /** The whole store as a JSON-ready document (orgs and their entries sorted by name). */
   toDocument(): StoreDocument {
-    const orgs = [...this.#orgs.keys()].toSorted().map((org) => {
-      const entries = this.#orgs.get(org);
-      const all = [...(entries?.live.values() ?? []), ...(entries?.archived ?? [])];
-      return [org, all.toSorted(byName).map(copy)] as const;
-    });
-    const policies = [...this.#policies.keys()]
-      .toSorted()
-      .map((org) => [org, this.policies(org)] as const);
-    return { version: 1, orgs: byOrg(orgs), policies: byOrg(policies) };
+    return {
+      version: 1,
+      orgs: sortedByOrg(this.#environments),
+      policies: sortedByOrg(this.#policies),
+    };
   }
 
-  /** Replaces the whole store with `document` (already checked: store-document.ts). */
+  /** Replaces the whole store with `stored` (already checked: store-document.ts). */
   replace(stored: StoreDocument): void {
-    this.#orgs.clear();
+    this.#environments.clear();
     this.#policies.clear();
-    for (const [org, environments] of Object.entries(stored.orgs)) {
-      const entries = this.#entries(org);
-      for (const env of environments.map(copy)) {
-        if (env.archived) entries.archived.push({ ...env, org });
-        else entries.live.set(env.name, { ...env, org });
-      }
-    }
-    for (const [org, documents] of Object.entries(stored.policies ?? {})) {
-      this.#policies.set(
+    for (const [org, list] of Object.entries(stored.orgs)) {
+      this.#environments.set(
         org,
-        new Map(documents.map((document) => [document.name, copy(document)])),
+        list.map((env) => ({ ...copy(env), org })),
       );
     }
+    for (const [org, list] of Object.entries(stored.policies ?? {}))
+      this.#policies.set(org, list.map(copy));
     this.#changed();
   }
 
@@ -324,43 +287,44 @@ export class EnvironmentStore {
     this.replace({ version: 1, orgs: {} });
   }
 
+  #org(org: string): StoredEnvironment[] {
+    const list = this.#environments.get(org) ?? [];
+    this.#environments.set(org, list);
+    return list;
+  }
+
+  #live(org: string, name: string): StoredEnvironment | undefined {
+    return this.#environments.get(org)?.find((env) => !env.archived && env.name === name);
+  }
+
   /**
-   * Sets `environment` to `next`, moving `last_changed_at` when a field changed. Detaching the
-   * last policy makes compliance unknown. Returns whether anything changed; tells the listeners.
+   * Applies `change` to `environment`, moving `last_changed_at` when a field changed. Detaching
+   * the last policy makes compliance unknown. Returns whether a field changed; tells the listeners.
    */
-  #apply(environment: StoredEnvironment, next: StoredEnvironment, nowSeconds: number): boolean {
+  #apply(environment: StoredEnvironment, change: EnvironmentChange): boolean {
+    const given = Object.entries(change).filter(([, value]) => value !== undefined);
+    const next: StoredEnvironment = { ...environment, ...copy(Object.fromEntries(given)) };
     const changed = FIELDS.some((key) => !same(environment[key], next[key]));
     const detached = (environment.policies ?? []).length > 0 && (next.policies ?? []).length === 0;
-    Object.assign(environment, copy(next), detached ? { state: null } : {});
-    if (changed) environment.last_changed_at = nowSeconds;
+    Object.assign(environment, next, detached ? { state: null } : {});
+    if (changed) environment.last_changed_at = this.#now();
     this.#changed();
     return changed;
   }
 
   /** Renames (or, with `to` undefined, removes) a member in every logical environment of the org. */
-  #renameMember(
-    entries: OrgEntries,
-    from: string,
-    to: string | undefined,
-    nowSeconds: number,
-  ): void {
-    for (const other of entries.live.values()) {
+  #renameMember(org: string, from: string, to: string | undefined): void {
+    for (const other of this.list(org)) {
       const members = other.included_environments;
       if (members?.includes(from) !== true) continue;
-      other.included_environments = members.flatMap((member) =>
+      const renamed = members.flatMap((member) =>
         member !== from ? [member] : to === undefined ? [] : [to],
       );
-      other.last_changed_at = nowSeconds;
+      this.#apply(this.#live(org, other.name) ?? other, {
+        included_environments: renamed,
+      });
     }
-  }
-
-  #entries(org: string): OrgEntries {
-    let entries = this.#orgs.get(org);
-    if (entries === undefined) {
-      entries = { live: new Map(), archived: [] };
-      this.#orgs.set(org, entries);
-    }
-    return entries;
+    this.#changed();
   }
 
   #changed(): void {

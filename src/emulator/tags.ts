@@ -2,8 +2,7 @@
  * Tags of an environment (kosli profile; docs/api-behaviour.md#tags):
  * `PATCH /api/v2/tags/{org}/environment/{name}`, body `{"set_tags": {"k": "v"}, "remove_tags": ["k"]}`.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiDeps } from './access.ts';
+import type { Call } from './access.ts';
 import { liveName } from './environments.ts';
 import { sendJson } from './http.ts';
 import { jsonObject, readChecked, sendInvalid, stringList, stringMap } from './validation.ts';
@@ -52,16 +51,11 @@ const TAG_CHANGE = jsonObject({
  * PATCH the tags of a live environment: a key set again keeps its place, new keys follow in the
  * order given, removed keys (present or not) are gone. 200 "OK", whether or not anything changed.
  */
-export async function patchTags(
-  req: IncomingMessage,
-  res: ServerResponse,
-  org: string,
-  rawName: string,
-  deps: ApiDeps,
-): Promise<void> {
+export async function patchTags(call: Call): Promise<void> {
+  const { req, res, org, deps } = call;
   const change = await readChecked(req, res, TAG_CHANGE);
   if (change === undefined) return;
-  const name = liveName(res, org, rawName, deps);
+  const name = liveName(call);
   if (name === undefined) return;
   // From entries, so a key such as `__proto__` stays an ordinary key.
   const next = new Map(Object.entries(deps.store.get(org, name)?.tags ?? {}));
@@ -72,6 +66,6 @@ export async function patchTags(
     sendInvalid(res, { set_tags: message });
     return;
   }
-  deps.store.update(org, name, { tags: Object.fromEntries(next) }, deps.nowSeconds());
+  deps.store.update(org, name, { tags: Object.fromEntries(next) });
   sendJson(res, 200, 'OK');
 }

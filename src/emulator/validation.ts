@@ -15,7 +15,7 @@ export type Validated<T> =
   | { readonly ok: false; readonly errors: FieldErrors };
 
 /** The `message` of every answer about a request body, as production words it. */
-export const VALIDATION_FAILED = 'Input payload validation failed';
+const VALIDATION_FAILED = 'Input payload validation failed';
 
 /**
  * The service's rule for environment names (and the emulator's for org and policy names): its
@@ -71,27 +71,19 @@ export const stringMap = (error: string) =>
     )
     .transform((value) => Object.fromEntries(Object.entries(value)));
 
-/** A zod path as the errors name it: `orgs.acme[0].name`. */
-function fieldName(path: readonly PropertyKey[], prefix: string): string {
-  const name = path
-    .map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`))
-    .join('');
-  return name === '' ? prefix.replace(/\.$/, '') || 'payload' : `${prefix}${name}`;
-}
-
-/** zod's issues in the service's shape: one text per field (the first), unknown keys named. */
-export function fieldErrors(error: z.ZodError, prefix = ''): FieldErrors {
+/**
+ * zod's issues in the service's shape: one text per field (the first), named by its path
+ * (`orgs.acme[0].name`; `payload` for the body itself), each unknown key "unknown field".
+ */
+function fieldErrors(error: z.ZodError): FieldErrors {
   const errors = new Map<string, string>();
   for (const issue of error.issues) {
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) {
-        const field = fieldName([...issue.path, key], prefix);
-        if (!errors.has(field)) errors.set(field, 'unknown field');
-      }
-      continue;
+    const unknown = issue.code === 'unrecognized_keys';
+    for (const path of unknown ? issue.keys.map((key) => [...issue.path, key]) : [issue.path]) {
+      const field = path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`));
+      const name = field.join('').replace(/^\./, '') || 'payload';
+      if (!errors.has(name)) errors.set(name, unknown ? 'unknown field' : issue.message);
     }
-    const field = fieldName(issue.path, prefix);
-    if (!errors.has(field)) errors.set(field, issue.message);
   }
   // From a Map, so a key such as `__proto__` stays an ordinary key.
   return Object.fromEntries(errors);
@@ -110,52 +102,31 @@ export function sendInvalid(res: ServerResponse, errors: FieldErrors, status = 4
   sendError(res, status, VALIDATION_FAILED, { errors });
 }
 
-/** `value` checked by `schema`, or undefined once the failure (400 unless said) has been sent. */
-export function checked<T>(
-  res: ServerResponse,
-  schema: z.ZodType<T>,
-  value: unknown,
-  status = 400,
-): T | undefined {
-  const result = validate(schema, value);
-  if (result.ok) return result.value;
-  sendInvalid(res, result.errors, status);
-  return undefined;
-}
-
 /**
- * Reads an API request's JSON body: `Content-Type: application/json` (else 415), at most 1 MiB
- * (else 413), strict UTF-8 JSON (else 400). Resolves `{ value }`, or undefined once an answer has
- * been sent. `emptyIsObject`: an empty body, of any type or none, reads as `{}`.
+ * An API request's JSON body checked by `schema`: its value, or undefined once the answer has been
+ * sent. The body must be `Content-Type: application/json` (else 415), at most 1 MiB (else 413),
+ * strict UTF-8 JSON (else 400); `emptyIsObject`: an empty body of any type or none reads as `{}`.
+ * The schema's refusal is a 400 unless `status` says otherwise.
  */
-export async function readJsonBody(
-  req: IncomingMessage,
-  res: ServerResponse,
-  emptyIsObject = false,
-): Promise<{ readonly value: unknown } | undefined> {
-  const json = mediaType(req.headers['content-type']) === 'application/json';
-  const unsupported = (): undefined => {
-    sendError(res, 415, 'Content-Type must be application/json');
-    return undefined;
-  };
-  if (!json && !emptyIsObject) return unsupported();
-  const body = await readBody(req, res, MAX_BODY_BYTES);
-  if (body === undefined) return undefined;
-  if (emptyIsObject && body.length === 0) return { value: {} };
-  if (!json) return unsupported();
-  const parsed = parseJson(body);
-  if (parsed.ok) return { value: parsed.value };
-  sendInvalid(res, { payload: parsed.reason });
-  return undefined;
-}
-
-/** A JSON body checked by `schema`: its value, or undefined once a 4xx has been sent. */
 export async function readChecked<T>(
   req: IncomingMessage,
   res: ServerResponse,
   schema: z.ZodType<T>,
   { status = 400, emptyIsObject = false } = {},
 ): Promise<T | undefined> {
-  const body = await readJsonBody(req, res, emptyIsObject);
-  return body === undefined ? undefined : checked(res, schema, body.value, status);
+  const json = mediaType(req.headers['content-type']) === 'application/json';
+  const body = json || emptyIsObject ? await readBody(req, res, MAX_BODY_BYTES) : Buffer.alloc(0);
+  if (body === undefined) return undefined;
+  const parsed =
+    emptyIsObject && body.length === 0 ? { ok: true as const, value: {} } : parseJson(body);
+  if (!json && !(emptyIsObject && body.length === 0)) {
+    sendError(res, 415, 'Content-Type must be application/json');
+    return undefined;
+  }
+  const result = parsed.ok
+    ? validate(schema, parsed.value)
+    : { ok: false as const, errors: { payload: parsed.reason } };
+  if (result.ok) return result.value;
+  sendInvalid(res, result.errors, status);
+  return undefined;
 }
