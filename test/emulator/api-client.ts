@@ -13,6 +13,8 @@ export interface ApiClient {
   list(query?: string, org?: string): Promise<JsonResponse>;
   /** GET /api/v2/environments/{org}/{name}. */
   read(name: string, org?: string): Promise<JsonResponse>;
+  /** PATCH /api/v2/environments/{org}/{name} with `json` as the body. */
+  patch(name: string, json: unknown, org?: string): Promise<JsonResponse>;
   /** PUT /api/v2/environments/{org}/{name}/archive without a body. */
   archive(name: string, org?: string): Promise<JsonResponse>;
   /** PUT /api/v2/environments/{org}/{name}/rename with `json` as the body. */
@@ -94,6 +96,7 @@ export function apiClient(emu: TestEmulator, defaultOrg = 'acme'): ApiClient {
     list: (query, org = defaultOrg) =>
       call(query === undefined ? base(org) : `${base(org)}?${query}`),
     read: (name, org = defaultOrg) => call(`${base(org)}/${name}`),
+    patch: (name, json, org = defaultOrg) => call(`${base(org)}/${name}`, { method: 'PATCH', json }),
     archive: (name, org = defaultOrg) => call(`${base(org)}/${name}/archive`, { method: 'PUT' }),
     rename: (name, json, org = defaultOrg) =>
       call(`${base(org)}/${name}/rename`, { method: 'PUT', json }),
