@@ -46,7 +46,7 @@ describe('GET /_emulator/stats', () => {
         'DELETE /api/v2/environments/{org}': 1,
         other: 1,
       },
-      faults: { latency: 0, reset: 0, hang: 0, fail: 0 },
+      faults: { latency: 0, reset: 0, hang: 0, fail: 0, conflict: 0 },
       throttled: 0,
       timeouts: { headers: 0, request: 0 },
       environments: 1,
@@ -119,12 +119,8 @@ describe('GET and PUT /_emulator/store', () => {
     });
     expect(stored.orgs.acme).toEqual([
       expect.objectContaining({
-        org: 'acme',
-        name: 'seeded',
-        include_scaling: false,
-        policies: ['p'],
-        tags: {},
-        archived: false,
+        ...{ org: 'acme', name: 'seeded', include_scaling: false, require_provenance: false },
+        ...{ policies: ['p'], tags: {}, state: null, archived: false },
       }),
       expect.objectContaining({ name: 'view', included_environments: [], last_modified_at: 12.5 }),
     ]);
@@ -137,9 +133,18 @@ describe('GET and PUT /_emulator/store', () => {
     });
   });
 
-  it('round-trips: what GET returns, PUT accepts unchanged', async () => {
+  it('round-trips: what GET returns, PUT accepts unchanged (archived ones, state and old names too)', async () => {
     await api('/api/v2/environments/acme', { method: 'PUT', json: { ...VALID, policies: ['x'] } });
+    const archived = {
+      ...VALID,
+      name: 'old~name',
+      archived: true,
+      state: false,
+      require_provenance: true,
+    };
+    await emu.putStore({ orgs: { ...(await emu.getStore()).orgs, 'x~y': [archived] } });
     const before = await emu.getStore();
+    expect(before.orgs['x~y']).toEqual([expect.objectContaining(archived)]);
     await emu.reset();
     expect(await emu.putStore(before)).toEqual(before);
   });
@@ -158,6 +163,9 @@ describe('GET and PUT /_emulator/store', () => {
     ['an unknown environment field', { orgs: { acme: [{ ...VALID, colour: 'red' }] } }],
     ['another org in "org"', { orgs: { acme: [{ ...VALID, org: 'beta' }] } }],
     ['the same live name twice', { orgs: { acme: [VALID, VALID] } }],
+    ['require_provenance null', { orgs: { acme: [{ ...VALID, require_provenance: null }] } }],
+    ['archived as a string', { orgs: { acme: [{ ...VALID, archived: 'yes' }] } }],
+    ['state as a string', { orgs: { acme: [{ ...VALID, state: 'compliant' }] } }],
   ])('rejects %s with 400 and keeps the old store', async (_label, document) => {
     await api('/api/v2/environments/acme', { method: 'PUT', json: VALID });
     const response = await admin('store', { method: 'PUT', json: document });
