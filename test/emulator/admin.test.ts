@@ -119,8 +119,14 @@ describe('GET and PUT /_emulator/store', () => {
     });
     expect(stored.orgs.acme).toEqual([
       expect.objectContaining({
-        ...{ org: 'acme', name: 'seeded', include_scaling: false, require_provenance: false },
-        ...{ policies: ['p'], tags: {}, state: null, archived: false },
+        org: 'acme',
+        name: 'seeded',
+        include_scaling: false,
+        require_provenance: false,
+        policies: ['p'],
+        tags: {},
+        state: null,
+        archived: false,
       }),
       expect.objectContaining({ name: 'view', included_environments: [], last_modified_at: 12.5 }),
     ]);

@@ -166,15 +166,18 @@ describe('envsync emulator (process)', () => {
     ]);
     const faults = await send(`${emu.url}/_emulator/faults`);
     expect(faults.body).toEqual({
-      ...{ latencyMs: { min: 1, max: 3 }, failRate: 0.1, resetRate: 0.2, hangRate: 0.3 },
-      ...{
-        conflictRate: 0,
-        rateLimit: 50,
-        createHoldMs: 0,
-        listingExtra: {},
-        listingOmitOrg: false,
-      },
-      ...{ ignoredWrites: [], placeholders: { '*': ['web'], acme: ['db', 'api'] }, seed: 77 },
+      latencyMs: { min: 1, max: 3 },
+      failRate: 0.1,
+      resetRate: 0.2,
+      hangRate: 0.3,
+      conflictRate: 0,
+      rateLimit: 50,
+      createHoldMs: 0,
+      listingExtra: {},
+      listingOmitOrg: false,
+      ignoredWrites: [],
+      placeholders: { '*': ['web'], acme: ['db', 'api'] },
+      seed: 77,
     });
     expect(await emu.stop('SIGINT')).toEqual({ code: 0, signal: null });
   });

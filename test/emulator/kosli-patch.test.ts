@@ -61,14 +61,13 @@ describe('PATCH /api/v2/environments/{org}/{name}', () => {
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ ...(await entry('prod')), require_provenance: true });
     expect(response.body).toMatchObject({
-      ...{
-        description: 'Changed',
-        type: 'K8S',
-        policies: ['p'],
-        tags: { team: 'core' },
-        state: true,
-      },
-      ...{ last_modified_at: 1_700_000_000, last_changed_at: 1_700_000_000 },
+      description: 'Changed',
+      type: 'K8S',
+      policies: ['p'],
+      tags: { team: 'core' },
+      state: true,
+      last_modified_at: 1_700_000_000,
+      last_changed_at: 1_700_000_000,
     });
   });
 

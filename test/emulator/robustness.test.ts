@@ -143,13 +143,17 @@ async function drip(socket: net.Socket, bytes: string): Promise<number> {
 
 beforeAll(async () => {
   emulator = await spawnEmulator([
-    ...['--org', 'acme', '--token', TOKEN, '--log-level', 'warn'],
-    ...[
-      '--headers-timeout',
-      `${HEADERS_TIMEOUT_MS}ms`,
-      '--request-timeout',
-      `${REQUEST_TIMEOUT_MS}ms`,
-    ],
+    '--org',
+    'acme',
+    '--token',
+    TOKEN,
+    '--log-level',
+    'warn',
+
+    '--headers-timeout',
+    `${HEADERS_TIMEOUT_MS}ms`,
+    '--request-timeout',
+    `${REQUEST_TIMEOUT_MS}ms`,
   ]);
   port = Number(new URL(emulator.url).port);
   agent = new Agent({ connections: 16 });

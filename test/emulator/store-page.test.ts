@@ -8,20 +8,20 @@ const NOW = Date.parse('2026-11-23T02:00:00.000Z');
 
 function stored(overrides: Partial<StoredEnvironment> = {}): StoredEnvironment {
   return {
-    ...{
-      org: 'acme',
-      name: 'prod',
-      type: 'K8S',
-      description: 'Production',
-      include_scaling: false,
-    },
-    ...{ require_provenance: true, policies: ['baseline'], tags: { team: 'core' } },
-    ...{
-      last_modified_at: 1_763_000_000.5,
-      last_reported_at: null,
-      last_changed_at: 1_763_000_000.5,
-    },
-    ...{ state: null, included_environments: null, archived: false },
+    org: 'acme',
+    name: 'prod',
+    type: 'K8S',
+    description: 'Production',
+    include_scaling: false,
+    require_provenance: true,
+    policies: ['baseline'],
+    tags: { team: 'core' },
+    last_modified_at: 1_763_000_000.5,
+    last_reported_at: null,
+    last_changed_at: 1_763_000_000.5,
+    state: null,
+    included_environments: null,
+    archived: false,
     ...overrides,
   };
 }
@@ -66,7 +66,9 @@ describe('the store page renderer', () => {
         policies: {
           acme: [
             {
-              ...{ name: 'baseline', description: 'The baseline', created_at: 1_763_000_000 },
+              name: 'baseline',
+              description: 'The baseline',
+              created_at: 1_763_000_000,
               versions: [
                 version(1, 'a: 1\n', 1_763_000_000, 'me'),
                 version(2, 'a: 2\n', 1_763_000_100, 'you'),
@@ -86,24 +88,26 @@ describe('the store page renderer', () => {
       NOW,
     );
     const columns = [
-      ...['name', 'type', 'description', 'include_scaling', 'require_provenance', 'policies'],
-      ...[
-        'included_environments',
-        'tags',
-        'state',
-        'archived',
-        'last_modified_at',
-        'last_changed_at',
-      ],
-      ...[
-        'last_reported_at',
-        'policy',
-        'created_at',
-        'version',
-        'timestamp',
-        'created_by',
-        'policy_yaml',
-      ],
+      'name',
+      'type',
+      'description',
+      'include_scaling',
+      'require_provenance',
+      'policies',
+
+      'included_environments',
+      'tags',
+      'state',
+      'archived',
+      'last_modified_at',
+      'last_changed_at',
+      'last_reported_at',
+      'policy',
+      'created_at',
+      'version',
+      'timestamp',
+      'created_by',
+      'policy_yaml',
     ];
     // Column names may break after an underscore, so that the table fits the window.
     for (const field of columns)
