@@ -228,18 +228,15 @@ function pagination(
   const page = whole(rawPage, 1, Number.MAX_SAFE_INTEGER);
   const perPage = whole(rawPerPage, 20, 50);
   if (page !== undefined && perPage !== undefined) return { ok: true, value: { page, perPage } };
-  const errors = {
-    page: 'must be a whole number from 1',
-    per_page: 'must be a whole number from 1 to 50',
-  };
-  if (page !== undefined) delete (errors as Partial<typeof errors>).page;
-  if (perPage !== undefined) delete (errors as Partial<typeof errors>).per_page;
+  const errors: Record<string, string> = {};
+  if (page === undefined) errors['page'] = 'must be a whole number from 1';
+  if (perPage === undefined) errors['per_page'] = 'must be a whole number from 1 to 50';
   return { ok: false, errors };
 }
 
 /**
- * The org's entries with the listing faults: `org` left out, placeholders in place of the named
- * environments, and the extra entries listed as given, in name order (docs/emulator.md).
+ * The org's entries with the listing faults: without `org` (`listingOmitOrg`), placeholders in
+ * place of the named environments, and the extra entries as given, in name order.
  */
 function withListingFaults(
   entries: Record<string, unknown>[],

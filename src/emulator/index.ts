@@ -3,7 +3,6 @@ export { startEmulator, type RunningEmulator } from './server.ts';
 export {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_HOST,
-  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
   DEFAULT_PORT,
   DEFAULT_REQUEST_TIMEOUT_MS,
   MAX_TIMEOUT_MS,
@@ -13,14 +12,8 @@ export {
   type Sleep,
   type TokenGrant,
 } from './options.ts';
-export { MAX_BODY_BYTES } from './http.ts';
 export { NAME_PATTERN } from './validation.ts';
 export type { FaultSettings, IgnorableWrite } from './faults.ts';
 export type { FaultState } from './admin.ts';
-export type { EmulatorStats, RequestLogEntry, TimeoutKind } from './stats.ts';
-export type {
-  PolicyDocument,
-  PolicyVersion,
-  StoreDocument,
-  StoredEnvironment,
-} from './store-document.ts';
+export type { EmulatorStats, RequestLogEntry } from './stats.ts';
+export type { PolicyDocument, StoreDocument, StoredEnvironment } from './store-document.ts';

@@ -96,7 +96,6 @@ function policyDocument(nowSeconds: number) {
 export type StoredEnvironment = z.output<ReturnType<typeof environment>> & { org: string };
 /** A policy document; its versions are immutable, oldest first, never none. */
 export type PolicyDocument = z.output<ReturnType<typeof policyDocument>>;
-export type PolicyVersion = PolicyDocument['versions'][number];
 
 /** The whole store as JSON: GET/PUT /_emulator/store and the `--data` file. */
 export interface StoreDocument {

@@ -117,6 +117,7 @@ export class EnvironmentStore {
    */
   upsert(org: string, input: EnvironmentInput, profile: Profile): void {
     const existing = this.#live(org, input.name);
+    const now = this.#now();
     const kosli = profile === 'kosli';
     const logical = input.type === 'logical';
     if (existing === undefined) {
@@ -129,9 +130,9 @@ export class EnvironmentStore {
         require_provenance: input.require_provenance ?? false,
         policies: [...(input.policies ?? [])],
         tags: {},
-        last_modified_at: this.#now(),
+        last_modified_at: now,
         last_reported_at: null,
-        last_changed_at: this.#now(),
+        last_changed_at: now,
         state: null,
         included_environments: logical ? [...(input.included_environments ?? [])] : null,
         archived: false,
@@ -140,17 +141,21 @@ export class EnvironmentStore {
       return;
     }
     const members = existing.type === 'logical' ? existing.included_environments : [];
-    this.#apply(existing, {
-      type: input.type,
-      description: kosli && input.description === '' ? existing.description : input.description,
-      include_scaling: kosli
-        ? existing.include_scaling
-        : (input.include_scaling ?? existing.include_scaling),
-      require_provenance: input.require_provenance ?? existing.require_provenance,
-      policies: input.policies ?? existing.policies,
-      included_environments: logical ? (input.included_environments ?? members) : null,
-      last_modified_at: this.#now(),
-    });
+    this.#apply(
+      existing,
+      {
+        type: input.type,
+        description: kosli && input.description === '' ? existing.description : input.description,
+        include_scaling: kosli
+          ? existing.include_scaling
+          : (input.include_scaling ?? existing.include_scaling),
+        require_provenance: input.require_provenance ?? existing.require_provenance,
+        policies: input.policies ?? existing.policies,
+        included_environments: logical ? (input.included_environments ?? members) : null,
+        last_modified_at: now,
+      },
+      now,
+    );
   }
 
   /**
@@ -160,7 +165,8 @@ export class EnvironmentStore {
   update(org: string, name: string, change: EnvironmentChange): StoredEnvironment | undefined {
     const environment = this.#live(org, name);
     if (environment === undefined) return undefined;
-    if (this.#apply(environment, change)) environment.last_modified_at = this.#now();
+    const now = this.#now();
+    if (this.#apply(environment, change, now)) environment.last_modified_at = now;
     return copy(environment);
   }
 
@@ -230,6 +236,7 @@ export class EnvironmentStore {
    * latest version's (byte for byte), the description when one is given. True when created.
    */
   savePolicy(org: string, name: string, description: string | undefined, yaml: string): boolean {
+    const now = this.#now();
     const documents = this.#policies.get(org) ?? [];
     this.#policies.set(org, documents);
     const existing = documents.find((item) => item.name === name);
@@ -237,14 +244,14 @@ export class EnvironmentStore {
     const version = {
       version: (latest?.version ?? 0) + 1,
       policy_yaml: yaml,
-      timestamp: this.#now(),
+      timestamp: now,
       created_by: CREATED_BY,
     };
     if (existing === undefined) {
       documents.push({
         name,
         description: description ?? '',
-        created_at: this.#now(),
+        created_at: now,
         versions: [version],
       });
     } else {
@@ -301,13 +308,13 @@ export class EnvironmentStore {
    * Applies `change` to `environment`, moving `last_changed_at` when a field changed. Detaching
    * the last policy makes compliance unknown. Returns whether a field changed; tells the listeners.
    */
-  #apply(environment: StoredEnvironment, change: EnvironmentChange): boolean {
+  #apply(environment: StoredEnvironment, change: EnvironmentChange, now = this.#now()): boolean {
     const given = Object.entries(change).filter(([, value]) => value !== undefined);
     const next: StoredEnvironment = { ...environment, ...copy(Object.fromEntries(given)) };
     const changed = FIELDS.some((key) => !same(environment[key], next[key]));
     const detached = (environment.policies ?? []).length > 0 && (next.policies ?? []).length === 0;
     Object.assign(environment, next, detached ? { state: null } : {});
-    if (changed) environment.last_changed_at = this.#now();
+    if (changed) environment.last_changed_at = now;
     this.#changed();
     return changed;
   }
