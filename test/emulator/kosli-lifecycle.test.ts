@@ -155,6 +155,9 @@ describe('PUT /api/v2/environments/{org}/{name}/archive', () => {
       included_environments: ['eu', 'us'],
     });
     await api.policies('POST', 'eu', { policy_names: ['sox'] });
+    const store = await emu.getStore();
+    const compliant = (store.orgs.acme ?? []).map((env) => ({ ...env, state: true }));
+    await emu.putStore({ ...store, orgs: { acme: compliant } });
     nowMs += 1000;
     await api.archive('eu');
     expect(await entry('view')).toMatchObject({
