@@ -29,12 +29,17 @@ export async function emulatorCommand(ctx: CommandContext): Promise<number> {
   const flags = await parseCommandFlags(TABLE, 'emulator', ctx.argv);
   if (flags.help === true) return printHelp(ctx, 'emulator', TABLE);
   const options = resolveValues(EMULATOR_SETTINGS, { flags, env: ctx.env });
+  const placeholders = new Map<string, string[]>();
+  for (const [org, name] of options.placeholders) {
+    placeholders.set(org, [...(placeholders.get(org) ?? []), name]);
+  }
   const faults: Partial<FaultSettings> = {
     ...(options.latency === undefined ? {} : { latencyMs: options.latency }),
     ...(options.failRate === undefined ? {} : { failRate: options.failRate }),
     ...(options.resetRate === undefined ? {} : { resetRate: options.resetRate }),
     ...(options.hangRate === undefined ? {} : { hangRate: options.hangRate }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    placeholders: Object.fromEntries(placeholders),
   };
   const headersTimeoutMs = options.headersTimeoutMs;
   const requestTimeoutMs =

@@ -15,7 +15,7 @@ import {
   DEFAULT_PORT,
   DEFAULT_REQUEST_TIMEOUT_MS,
   MAX_TIMEOUT_MS,
-  KOSLI_NAME_PATTERN,
+  NAME_PATTERN,
   PROFILES,
   type FaultSettings,
   type Profile,
@@ -83,11 +83,8 @@ function choice<const T extends string>(allowed: readonly T[]): (raw: Raw, name:
   };
 }
 
-/**
- * Org names by the widest rule of any profile (the production service's, `~` included); the
- * emulator holds each profile to its own rule when it starts.
- */
-const ORG_NAME = KOSLI_NAME_PATTERN;
+/** Org names by the emulator's name rule (the service's rule for environment names). */
+const ORG_NAME = NAME_PATTERN;
 
 function orgNames(raw: Raw, name: string): readonly string[] {
   return texts(raw, name).map((org) => {
@@ -111,6 +108,17 @@ export function parseTokenFlag(raw: string): TokenGrant {
     throw new UsageError(`--token: the token must not be empty or contain spaces`);
   }
   return { token, orgs: limited ? orgList.split(',') : null };
+}
+
+/** `NAME` (every org, `*`) or `ORG/NAME`: an org and the environment its listing shows as a placeholder. */
+export function parsePlaceholder(raw: string): [string, string] {
+  const [org = '', name = '', ...rest] = raw.includes('/') ? raw.split('/') : ['*', raw];
+  if (rest.length > 0 || !(org === '*' || ORG_NAME.test(org)) || !ORG_NAME.test(name)) {
+    throw new UsageError(
+      `--fault-placeholder: "${raw}" is not NAME or ORG/NAME (${ORG_NAME.source})`,
+    );
+  }
+  return [org, name];
 }
 
 /** `MS` or `MIN-MAX`, whole milliseconds. */
@@ -275,6 +283,18 @@ export const EMULATOR_SETTINGS = {
     help: 'API requests per second (token bucket); over it: 429',
     parse: rateLimit,
     defaultText: '0, off',
+  },
+  placeholders: {
+    flag: 'fault-placeholder',
+    type: 'string',
+    repeatable: true,
+    value: '[ORG/]NAME',
+    commands: ['emulator'],
+    group: 'faults',
+    help: "the listing shows the service's placeholder in place of environment NAME (of ORG; else of every org)",
+    parse: (raw: Raw, name: string) => texts(raw, name).map(parsePlaceholder),
+    default: [],
+    defaultText: 'none',
   },
   emulatorLogLevel: {
     flag: 'log-level',

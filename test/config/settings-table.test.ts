@@ -97,6 +97,7 @@ const EXPECTED_FLAGS: Record<CommandName, string[]> = {
   emulator: [
     'data',
     'fail-rate',
+    'fault-placeholder',
     'hang-rate',
     'headers-timeout',
     'help',
