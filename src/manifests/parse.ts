@@ -1,21 +1,19 @@
-import { LineCounter, isMap, parseAllDocuments, type Document } from 'yaml';
+import { type Document, isMap, LineCounter, parseAllDocuments } from 'yaml';
 import { escapeText } from '../core/escape.ts';
-import { environmentOf, type FieldValue } from '../core/fields.ts';
-import { normalizeValue } from '../core/value-kinds.ts';
+import { environmentOf, type FieldValue, normalizeValue } from '../core/fields.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { isName } from '../core/names.ts';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 import { noManifestReason } from '../core/validation.ts';
-
 import {
   formatPath,
-  MANIFEST_KEYS,
   issueMessage,
+  MANIFEST_KEYS,
   misplacedKey,
   unknownKeyMessage,
   yamlSyntaxMessage,
 } from './messages.ts';
-import { manifestSchema, type Manifest } from './schema.ts';
+import { type Manifest, manifestSchema } from './schema.ts';
 import { STRAY_BOM, strayByteOrderMarks, structuralProblems } from './structural-problems.ts';
 import {
   hasStringKey,

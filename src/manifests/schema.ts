@@ -1,8 +1,14 @@
 import * as z from 'zod';
-import { FIELD_LIST, FIELDS, type FieldSpec, type ValueKind } from '../core/fields.ts';
-import { repeatedIndexes } from '../core/string-sets.ts';
-import { MAP_KEY_MAX, MAP_VALUE_MAX } from '../core/string-maps.ts';
-import { isPlainObject } from '../core/plain-object.ts';
+import {
+  FIELD_LIST,
+  FIELDS,
+  type FieldSpec,
+  isPlainObject,
+  MAP_KEY_MAX,
+  MAP_VALUE_MAX,
+  repeatedIndexes,
+  type ValueKind,
+} from '../core/fields.ts';
 import { describeValue } from './messages.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 
