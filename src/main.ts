@@ -9,7 +9,7 @@ import { COMMAND_NAMES, type CommandName } from './config/commands.ts';
 import { Masker } from './core/mask.ts';
 import { suggest } from './core/suggest.ts';
 import { maskingStream } from './runtime/log.ts';
-import { ConfigError, UsageError, errorMessage } from './runtime/errors.ts';
+import { ConfigError, errorMessage, UsageError } from './runtime/errors.ts';
 import { VERSION } from './runtime/version.ts';
 import type { Command, CommandContext } from './commands/context.ts';
 

@@ -2,8 +2,7 @@ import {
   escapeCommandData as escapeData,
   escapeCommandProperty as escapeProperty,
 } from '../core/escape.ts';
-import { saidOnce } from '../core/common-failure.ts';
-import type { ProblemReport, RunReport } from '../core/report.ts';
+import { type ProblemReport, type RunReport, saidOnce } from '../core/report.ts';
 
 /**
  * One `::error file=...,line=...,col=...::message` workflow command per manifest problem, so

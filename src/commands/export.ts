@@ -6,16 +6,11 @@ import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings } from '../config/setting.ts';
 import { ApiError, failureOf } from '../api/errors.ts';
-import {
-  commonFailure,
-  failureCause,
-  someNames,
-  type FailureCause,
-} from '../core/common-failure.ts';
+import { commonFailure, failureCause, type FailureCause, someNames } from '../core/report.ts';
 import * as crypto from 'node:crypto';
 import * as fsPromises from 'node:fs/promises';
-import { ConfigError, UsageError, errorMessage } from '../runtime/errors.ts';
-import { renderExportedManifest, type ExportedManifest } from '../manifests/export.ts';
+import { ConfigError, errorMessage, UsageError } from '../runtime/errors.ts';
+import { type ExportedManifest, renderExportedManifest } from '../manifests/export.ts';
 import {
   exportNameProblems,
   policyFolder,

@@ -1,13 +1,12 @@
 import { applySavedPlan } from '../engine/apply-saved.ts';
 import { printHelp } from './help.ts';
-import type { Settings } from '../config/settings.ts';
+import { resolveSettings, type Settings } from '../config/settings.ts';
 import { parseCommandFlags } from '../config/flags.ts';
 import { resolveValues } from '../config/resolve.ts';
-import { resolveSettings } from '../config/settings.ts';
 import { SETTINGS } from '../config/settings-table.ts';
 import { pickSettings } from '../config/setting.ts';
 import { exitCode, type RunReport } from '../core/report.ts';
-import { waitingWords, windowReport, windowState, stateOf } from '../core/windows.ts';
+import { stateOf, waitingWords, windowReport, windowState } from '../core/windows.ts';
 import { UsageError } from '../runtime/errors.ts';
 import { CI_SETTINGS, type CiOptions } from './ci.ts';
 import type { CommandContext } from './context.ts';
