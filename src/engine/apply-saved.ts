@@ -3,8 +3,7 @@ import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { failureOf } from '../api/errors.ts';
 import { commonFailure, failureCause, type OrgOutcome } from '../core/common-failure.ts';
-import { dialectWords } from '../core/dialect.ts';
-import { dialectOf } from '../core/dialect.ts';
+import { dialectOf, dialectWords } from '../core/dialect.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { REPORT_VERSION, summarize, type RunReport } from '../core/report.ts';
 import type { ManifestSet } from '../manifests/load.ts';
@@ -13,26 +12,15 @@ import { applyOrgPlan, type ApplyProgress } from './apply.ts';
 import {
   describeMove,
   listingDigest,
-  makeAgain,
   orgPlanFromSaved,
+  policyDocumentsDigest,
   readSavedPlan,
   type SavedPlan,
 } from './saved-plan.ts';
 import { manifestDisagreements, selfDisagreements } from './saved-plan-check.ts';
-import { documentsFromSaved, policyDocumentsDigest } from './saved-plan-documents.ts';
 import { applyWithPolicyDocuments } from './apply-documents.ts';
 import type { StateStore } from '../state/store.ts';
 import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
-
-/** The live service no longer matches a saved plan: exit 1, nothing applied. */
-export class PlanMovedError extends ConfigError {
-  override name = 'PlanMovedError';
-}
-
-/** The saved plan is not what was reviewed, or not for these manifests: exit 1, nothing sent. */
-export class PlanRefusedError extends ConfigError {
-  override name = 'PlanRefusedError';
-}
 
 /** The saved plan to apply, and what applying it needs. */
 export interface ApplySavedOptions {
@@ -55,78 +43,51 @@ export interface ApplySavedOptions {
   readonly readTimeoutMs?: number | undefined;
 }
 
-/** A refusal: what is wrong, each finding on its line, and what to do. */
-function refusal(headline: string, findings: readonly string[], todo: string): string {
+/** Refuses the plan: what is wrong, each finding on its line, and what to do. Exit 1. */
+function refuse(headline: string, findings: readonly string[], todo: string): never {
   const lines = findings.slice(0, 20).map((line) => `  ${line}`);
   if (findings.length > 20) lines.push(`  ... and ${findings.length - 20} more`);
-  return `${headline}:\n${lines.join('\n')}\n${todo}`;
+  throw new ConfigError(`${headline}:\n${lines.join('\n')}\n${todo}`);
 }
 
-/** Reads the plan file; its integrity and shape are checked before anything in it is used. */
-async function readPlanFile(file: string, cwd: string, timeoutMs?: number): Promise<SavedPlan> {
-  const text = await readRegularText(path.resolve(cwd, file), {
+/**
+ * `sync --plan FILE`: applies exactly a saved plan, and only if the file is whole, agrees with
+ * itself, was made against this API and agrees with the manifests (checked before any request),
+ * and the service has not moved since: every org's live listing is still the one the plan was
+ * computed from, in the same API dialect, with the same policy documents.
+ */
+export async function applySavedPlan(options: ApplySavedOptions): Promise<RunReport> {
+  const { file, client, logger } = options;
+  const text = await readRegularText(path.resolve(options.cwd, file), {
     subject: `--plan ${file}:`,
     fix: 'point --plan at the file "envsync plan --out" wrote',
     maxBytes: READ_LIMITS.savedPlan,
     limit: 'for a saved plan',
-    timeoutMs,
+    timeoutMs: options.readTimeoutMs,
   });
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError(
-      `--plan ${file}: cannot be used: it is not whole JSON (${errorMessage(error)}); ${makeAgain(file)}`,
-    );
-  }
-  try {
-    return readSavedPlan(json, file);
-  } catch (error) {
-    throw new ConfigError(`--plan ${file}: cannot be used: ${errorMessage(error)}`);
-  }
-}
-
-/**
- * The checks that need no request: the plan agrees with itself, was made against this API, and
- * every org and environment in it is declared by the manifests, with the same values.
- */
-function checkOffline(saved: SavedPlan, options: ApplySavedOptions): void {
-  const { file, apiUrl, manifestsDir } = options;
+  const saved = readSavedPlan(text, file);
+  const again = `Make the plan again with "envsync plan --out ${file}" and review it.`;
   const torn = selfDisagreements(saved);
   if (torn.length > 0) {
-    throw new PlanRefusedError(
-      refusal(
-        `refusing to apply ${file}: a change in it does not send what its fields show, so it is not the plan that was reviewed`,
-        torn,
-        `Nothing was sent. Make the plan again with "envsync plan --out ${file}" and review it.`,
-      ),
+    refuse(
+      `refusing to apply ${file}: a change in it does not send what its fields show, so it is not the plan that was reviewed`,
+      torn,
+      `Nothing was sent. ${again}`,
     );
   }
-  if (saved.api !== apiUrl.href) {
-    throw new ConfigError(`--plan ${file}: it was made against ${saved.api}, not ${apiUrl.href}`);
+  if (saved.api !== options.apiUrl.href) {
+    throw new ConfigError(
+      `--plan ${file}: it was made against ${saved.api}, not ${options.apiUrl.href}`,
+    );
   }
   const differ = manifestDisagreements(saved, options.manifests);
   if (differ.length > 0) {
-    throw new PlanRefusedError(
-      refusal(
-        `refusing to apply ${file}: it does not match the manifests in ${manifestsDir} (a plan applies only with the manifests it was made from)`,
-        differ,
-        `Nothing was sent. Check out the revision the plan was made from, or make the plan again from these manifests ("envsync plan --out ${file}") and review it.`,
-      ),
+    refuse(
+      `refusing to apply ${file}: it does not match the manifests in ${options.manifestsDir} (a plan applies only with the manifests it was made from)`,
+      differ,
+      `Nothing was sent. Check out the revision the plan was made from, or make the plan again from these manifests ("envsync plan --out ${file}") and review it.`,
     );
   }
-}
-
-/**
- * `sync --plan FILE`: applies exactly a saved plan, and only if the file is whole and agrees with
- * itself and with the manifests (checked before any request), and every org's live listing is
- * still the one the plan was computed from (and it was made against this API).
- */
-export async function applySavedPlan(options: ApplySavedOptions): Promise<RunReport> {
-  const { file, client, logger } = options;
-  const saved = await readPlanFile(file, options.cwd, options.readTimeoutMs);
-  checkOffline(saved, options);
-  // Every org's listing must still be the one the plan was computed from: check them all first.
   const moved: string[] = [];
   const listed: OrgOutcome[] = [];
   // Each org's live listing: the changes are applied against it (ownership is read from it).
@@ -148,8 +109,7 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
           `org ${org.org}: ${describeMove(org, live).join('; ') || 'the listing changed'}`,
         );
       }
-      const documents = org.policyDocuments;
-      if (documents === undefined) return;
+      if (org.policyDocuments === undefined) return;
       // The listing told the dialect: documents exist only in kosli's.
       if (client.dialect()?.dialect !== 'kosli') {
         moved.push(
@@ -158,7 +118,8 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
         return;
       }
       try {
-        if (policyDocumentsDigest(await client.listPolicyDocuments(org.org)) !== documents.digest)
+        const documents = await client.listPolicyDocuments(org.org);
+        if (policyDocumentsDigest(documents) !== org.policyDocuments.digest)
           moved.push(`org ${org.org}: its policy documents changed on the service`);
       } catch (error) {
         moved.push(
@@ -184,40 +145,33 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
     );
   }
   if (moved.length > 0) {
-    throw new PlanMovedError(
-      `refusing to apply ${file}: the service moved since the plan was made, so it is not the plan that was reviewed:\n` +
-        moved
-          .sort()
-          .map((line) => `  ${line}`)
-          .join('\n') +
-        '\nRun "envsync plan" again and review the new plan.',
+    refuse(
+      `refusing to apply ${file}: the service moved since the plan was made, so it is not the plan that was reviewed`,
+      moved.sort(),
+      'Run "envsync plan" again and review the new plan.',
     );
   }
+  // Reviewed: the plan archives what it shows, past --max-archive.
+  const deps = { ...options, reviewed: true };
   const reports = await Promise.all(
     saved.orgs.map(async (org) => {
       const plan = orgPlanFromSaved(org);
-      // Reviewed: the plan archives what it shows, past --max-archive.
-      const deps = { ...options, reviewed: true };
-      const live = listings.get(org.org) ?? [];
-      if (org.policyDocuments === undefined) return (await applyOrgPlan(plan, deps, live)).report;
+      const apply = (envPlan: typeof plan) =>
+        applyOrgPlan(envPlan, deps, listings.get(org.org) ?? []);
       // Policy documents first, then the environments that attach them.
-      const applyEnvironments = (envPlan: typeof plan) => applyOrgPlan(envPlan, deps, live);
-      return (
-        await applyWithPolicyDocuments(
-          plan,
-          documentsFromSaved(org.policyDocuments),
-          deps,
-          applyEnvironments,
-        )
-      ).report;
+      const documents = org.policyDocuments;
+      const round = documents
+        ? await applyWithPolicyDocuments(plan, documents, deps, apply)
+        : await apply(plan);
+      return round.report;
     }),
   );
   logger.info({ plan: file, orgs: saved.orgs.length }, 'applied the saved plan');
   return {
     version: REPORT_VERSION,
     dryRun: false,
-    summary: { ...summarize(reports), throttledMs: options.client.throttledMs() },
-    ...dialectOf(options.client),
+    summary: { ...summarize(reports), throttledMs: client.throttledMs() },
+    ...dialectOf(client),
     orgs: reports,
     errors: [],
   };

@@ -7,13 +7,7 @@
  */
 import { escapeJson } from '../core/escape.ts';
 import { maskDeep, type Mask } from '../core/mask.ts';
-import * as crypto from 'node:crypto';
-
-/** The key of the digest in the file. */
-export const INTEGRITY_KEY = 'integrity';
-
-/** What a digest looks like in the file. */
-export const INTEGRITY_PATTERN = /^sha256:[0-9a-f]{64}$/;
+import { textDigest } from './policy-documents.ts';
 
 /**
  * JSON text of a parsed JSON value with every object's keys sorted (by UTF-16 code unit) and no
@@ -26,20 +20,16 @@ export function canonicalJson(value: unknown, omit?: string): string {
     return `[${value.map((item: unknown) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
   }
   const record = value as Record<string, unknown>;
-  const members: string[] = [];
-  for (const key of Object.keys(record).sort()) {
-    const item = record[key];
-    if (item !== undefined && key !== omit)
-      members.push(`${JSON.stringify(key)}:${canonicalJson(item)}`);
-  }
+  const members = Object.keys(record)
+    .sort()
+    .filter((key) => record[key] !== undefined && key !== omit)
+    .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
   return `{${members.join(',')}}`;
 }
 
 /** The digest of a plan's content: everything but the digest itself. */
-export function integrityOf(plan: Readonly<Record<string, unknown>>): string {
-  const text = canonicalJson(plan, INTEGRITY_KEY);
-  return `sha256:${crypto.createHash('sha256').update(text).digest('hex')}`;
-}
+export const integrityOf = (plan: Readonly<Record<string, unknown>>): string =>
+  textDigest(canonicalJson(plan, 'integrity'));
 
 /**
  * The text of a plan file: `content` with its secrets masked first (the digest covers what the
@@ -50,24 +40,19 @@ export function integrityOf(plan: Readonly<Record<string, unknown>>): string {
 export function planFileText(content: object, mask: Mask): string {
   const masked = maskDeep(JSON.parse(JSON.stringify(content)) as Record<string, unknown>, mask);
   const { kind, version, ...rest } = masked;
-  const sealed = { kind, version, [INTEGRITY_KEY]: integrityOf(masked), ...rest };
+  const sealed = { kind, version, integrity: integrityOf(masked), ...rest };
   return escapeJson(`${JSON.stringify(sealed, null, 2)}\n`);
 }
 
-/**
- * Why a parsed plan file's digest cannot vouch for it (missing, malformed, or not its content's),
- * or undefined when it does.
- */
+/** Why a parsed plan file's digest cannot vouch for it, or undefined when it does. */
 export function integrityProblem(plan: Readonly<Record<string, unknown>>): string | undefined {
-  const recorded = plan[INTEGRITY_KEY];
+  const recorded = plan['integrity'];
   if (recorded === undefined)
     return 'it has no integrity digest, and a plan that is not sealed cannot be trusted';
   const changed = 'it was changed or damaged after "envsync plan --out" wrote it';
-  if (typeof recorded !== 'string' || !INTEGRITY_PATTERN.test(recorded))
+  if (typeof recorded !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(recorded))
     return `its integrity digest is not a sha256 digest: ${changed}`;
   const computed = integrityOf(plan);
-  if (recorded !== computed) {
-    return `its integrity digest does not match its content (the file says ${recorded}, its content hashes to ${computed}): ${changed}, so it is not the plan that was reviewed`;
-  }
-  return undefined;
+  if (recorded === computed) return undefined;
+  return `its integrity digest does not match its content (the file says ${recorded}, its content hashes to ${computed}): ${changed}, so it is not the plan that was reviewed`;
 }

@@ -1,45 +1,33 @@
 /**
- * What `sync --plan` checks of a saved plan before it sends anything, beside its integrity
- * digest (plan-integrity.ts) and the live listings (apply-saved.ts): that each change sends what
- * its fields show, and that every org and environment of the plan is declared by the manifests
- * it is applied with, with the same values. Each check returns its findings as lines, empty when
- * there is nothing to say.
+ * What `sync --plan` checks of a saved plan before it sends anything, beside its integrity digest
+ * (plan-integrity.ts), its schema (saved-plan.ts) and the live service (apply-saved.ts): that each
+ * change sends what its fields show, and that every org, environment and policy document of the
+ * plan is declared by the manifests it is applied with, with the same values. Each check returns
+ * its findings as lines, empty when there is nothing to say.
  */
 import { quoted } from '../api/response.ts';
 import { escapeJson } from '../core/escape.ts';
-import { FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
-import type { ApiDialect } from '../core/dialect.ts';
-import type {
-  ChangeRequests,
-  DesiredEnvironment,
-  FieldDiff,
-  ObservedEnvironment,
-} from '../core/model.ts';
+import { FIELD_LIST, FIELDS, type FieldSpec, type FieldValue } from '../core/fields.ts';
+import type { ChangeRequests, FieldDiffs, ObservedEnvironment } from '../core/model.ts';
 import { hasOwnerTag, OWNER_TAG_KEY, ownerTagValue } from '../core/ownership.ts';
-import { changeRequests, sameRequests, type RequestExtras } from '../core/requests.ts';
-import { acceptsSavedValue, normalizeValue, sameValue, showValue } from '../core/value-kinds.ts';
+import { samePolicyText } from '../core/policy-documents.ts';
+import { changeRequests, sameRequests } from '../core/requests.ts';
+import { normalizeValue, sameValue } from '../core/value-kinds.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
-import { requestsOf, savedValue, type SavedPlan } from './saved-plan.ts';
-import {
-  documentManifestDisagreements,
-  documentSelfDisagreements,
-} from './saved-plan-documents.ts';
+import { textDigest } from './policy-documents.ts';
+import { savedValue, type SavedOrg, type SavedPlan } from './saved-plan.ts';
 
-type SavedOrg = SavedPlan['orgs'][number];
 type SavedChange = SavedOrg['changes'][number];
+type SavedDocuments = NonNullable<SavedOrg['policyDocuments']>;
 
-const SPECS: ReadonlyMap<string, FieldSpec> = new Map(FIELD_LIST.map((spec) => [spec.name, spec]));
-
-/** A value for a message: JSON, unsafe characters escaped, shortened. */
-function shown(value: FieldValue | null | undefined): string {
-  const text = escapeJson(showValue(value ?? null));
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+/** A value for a message: JSON, unsafe characters escaped, shortened to `max`. */
+function shown(value: unknown, max = 80): string {
+  const text = escapeJson(JSON.stringify(value ?? null));
+  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
 }
 
-/** Where in the plan: the org and the environment, quoted. */
-function where(org: string, name: string): string {
-  return `org ${quoted(org)}, environment ${quoted(name)}`;
-}
+const where = (org: string, name: string, what = 'environment') =>
+  `org ${quoted(org)}, ${what} ${quoted(name)}`;
 
 /** Whether two values of a field (either perhaps absent) are the same. */
 function same(spec: FieldSpec, a: FieldValue | undefined, b: FieldValue | undefined): boolean {
@@ -47,50 +35,32 @@ function same(spec: FieldSpec, a: FieldValue | undefined, b: FieldValue | undefi
   return sameValue(spec, normalizeValue(spec, a), normalizeValue(spec, b));
 }
 
-/** A value's requests for a message: JSON, unsafe characters escaped, shortened. */
-function shownRequests(requests: ChangeRequests): string {
-  const text = escapeJson(JSON.stringify(requests));
-  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
-}
+/** Names that appear more than once. */
+const twice = (names: readonly string[]) => names.filter((name, i) => names.indexOf(name) !== i);
 
 /**
  * Whether the change's requests (a PUT or not, the policies and tags sent through their own
- * operations) are those its fields call for in the org's dialect: the requests are what is sent,
- * the fields what was reviewed. Undefined when they agree.
+ * operations, a rename) are those its fields call for in its org's dialect, as the planner decides
+ * them from the plan's own listing: the requests are what is sent, the fields what was reviewed.
+ * Under `prune` (an org that carries `archives`) a change also sets the ownership tag, when the
+ * environment does not carry it yet.
  */
-function requestsProblem(at: string, change: SavedChange, saved: SavedOrg): string | undefined {
-  const dialect: ApiDialect = saved.dialect;
-  const fields: Record<string, FieldDiff> = {};
-  for (const [key, diff] of Object.entries(change.fields)) {
-    const spec = SPECS.get(key) as FieldSpec;
-    const from = diff.from ?? null;
-    if (from !== null && !acceptsSavedValue(spec, from)) {
-      return `${at}: ${key}: its fields show no value it could be changed from`;
-    }
-    fields[key] = { from: from as FieldValue | null, to: diff.to as FieldValue };
-  }
-  const expected = changeRequests(change.action, fields, dialect, extrasOf(change, saved));
-  const sent = requestsOf(change.requests);
-  if (sameRequests(expected, sent)) return undefined;
-  return `${at}: it sends ${shownRequests(sent)}, but its fields call for ${shownRequests(expected)} in the ${dialect} dialect`;
-}
-
-/**
- * What the change sends beside its fields, as the planner decides it from the plan's own listing:
- * the rename of a `rename`, and under `prune` (an org that carries `archives`) the ownership tag
- * when the environment does not carry it yet.
- */
-function extrasOf(change: SavedChange, saved: SavedOrg): RequestExtras {
+function requestsProblem(at: string, change: SavedChange, saved: SavedOrg): string[] {
   const renameFrom = change.action === 'rename' ? change.renamedFrom : undefined;
-  if (saved.archives === undefined) return { renameFrom };
   const entry = saved.listing.find((env) => env.name === (renameFrom ?? change.name));
   const owned =
     entry !== undefined &&
     hasOwnerTag(saved.org, { name: entry.name, tags: entry['tags'] } as ObservedEnvironment);
-  return {
-    renameFrom,
-    ownerTag: owned ? undefined : { key: OWNER_TAG_KEY, value: ownerTagValue(saved.org) },
-  };
+  const ownerTag =
+    saved.archives === undefined || owned
+      ? undefined
+      : { key: OWNER_TAG_KEY, value: ownerTagValue(saved.org) };
+  const fields = change.fields as FieldDiffs;
+  const expected = changeRequests(change.action, fields, saved.dialect, { renameFrom, ownerTag });
+  if (sameRequests(expected, change.requests as ChangeRequests)) return [];
+  return [
+    `${at}: it sends ${shown(change.requests, 160)}, but its fields call for ${shown(expected, 160)} in the ${saved.dialect} dialect`,
+  ];
 }
 
 /** A rename's own disagreements: it renames a listed name to one the listing does not have. */
@@ -100,94 +70,73 @@ function renameProblems(at: string, change: SavedChange, saved: SavedOrg): strin
     return change.renamedFrom === undefined ? [] : [`${at}: it is not a rename, but names one`];
   }
   if (change.renamedFrom === undefined) return [`${at}: a rename that names no old name`];
-  if (!listed(change.renamedFrom) || listed(change.name)) {
-    return [
-      `${at}: it renames ${quoted(change.renamedFrom)}, but the plan's listing does not have that name alone`,
-    ];
-  }
-  return [];
-}
-
-/** An org's archives against its own listing and changes: each listed, and none also changed. */
-function archiveProblems(saved: SavedOrg): string[] {
-  const problems: string[] = [];
-  const planned = new Set([...saved.changes.map((c) => c.name), ...saved.unchanged]);
-  const seen = new Set<string>();
-  for (const { name } of saved.archives ?? []) {
-    const at = where(saved.org, name);
-    if (seen.has(name)) problems.push(`${at}: the plan archives it twice`);
-    seen.add(name);
-    if (planned.has(name)) problems.push(`${at}: the plan both archives and keeps it`);
-    if (!saved.listing.some((env) => env.name === name))
-      problems.push(`${at}: the plan archives it, but its listing does not have it`);
-  }
-  return problems;
+  if (listed(change.renamedFrom) && !listed(change.name)) return [];
+  return [
+    `${at}: it renames ${quoted(change.renamedFrom)}, but the plan's listing does not have that name alone`,
+  ];
 }
 
 /** One change's disagreements with itself: what it sends against what its fields show. */
 function changeProblems(change: SavedChange, saved: SavedOrg): string[] {
-  const org = saved.org;
-  const at = where(org, change.name);
-  const problems: string[] = [...renameProblems(at, change, saved)];
+  const at = where(saved.org, change.name);
+  const problems = renameProblems(at, change, saved);
   if (change.desired.name !== change.name) {
     problems.push(`${at}: the change sends environment ${quoted(change.desired.name)}`);
   }
-  for (const [key, diff] of Object.entries(change.fields)) {
-    const spec = SPECS.get(key);
-    if (spec === undefined) {
-      problems.push(`${at}: its fields show ${quoted(key)}, which is not a field`);
-      continue;
-    }
+  for (const [key, diff] of Object.entries(change.fields as FieldDiffs)) {
+    const spec = FIELDS[key as keyof typeof FIELDS] as FieldSpec;
     const sends = savedValue(change.desired, spec);
-    if (!acceptsSavedValue(spec, diff.to)) {
-      problems.push(`${at}: ${key}: its fields show no value it could send`);
-    } else if (!same(spec, sends, diff.to as FieldValue)) {
+    if (!same(spec, sends, diff.to)) {
       const sent = sends === undefined ? 'does not send it' : `sends ${shown(sends)}`;
-      problems.push(
-        `${at}: ${key}: the change ${sent}, but its fields show ${shown(diff.to as FieldValue)}`,
-      );
+      problems.push(`${at}: ${key}: the change ${sent}, but its fields show ${shown(diff.to)}`);
     }
   }
-  if (problems.length > 0) return problems;
-  const requests = requestsProblem(at, change, saved);
-  return requests === undefined ? [] : [requests];
+  return problems.length > 0 ? problems : requestsProblem(at, change, saved);
+}
+
+/** Each upload sends what its fields show: the text's digest, the description. */
+function documentProblems(org: string, saved: SavedDocuments): string[] {
+  const problems = twice(saved.changes.map((c) => c.name)).map(
+    (name) => `${where(org, name, 'policy document')}: the plan has two uploads for it`,
+  );
+  for (const { name, fields, content, description } of saved.changes) {
+    const at = where(org, name, 'policy document');
+    if (fields.content !== undefined && fields.content.to !== textDigest(content))
+      problems.push(`${at}: the upload's text does not hash to the digest its fields show`);
+    if (fields.description !== undefined && fields.description.to !== description)
+      problems.push(`${at}: the upload does not send the description its fields show`);
+    if (fields.content === undefined && fields.description === undefined)
+      problems.push(`${at}: the upload shows no field that differs`);
+  }
+  return problems;
 }
 
 /**
  * Check 1: every field a change's `fields` show has `to` equal to what the change sends, the
  * change sends the environment it names, and its requests are those its fields call for in its
- * org's dialect. Each environment has one change at most.
+ * org's dialect. Each environment has one change at most; each archive is of a listed
+ * environment the plan does not also keep; each upload sends what its fields show.
  */
 export function selfDisagreements(saved: SavedPlan): string[] {
   const problems: string[] = [];
   for (const org of saved.orgs) {
-    const seen = new Set<string>();
-    for (const change of org.changes) {
-      if (seen.has(change.name))
-        problems.push(`${where(org.org, change.name)}: the plan has two changes for it`);
-      seen.add(change.name);
-      problems.push(...changeProblems(change, org));
+    const names = org.changes.map((c) => c.name);
+    for (const name of twice(names))
+      problems.push(`${where(org.org, name)}: the plan has two changes for it`);
+    for (const change of org.changes) problems.push(...changeProblems(change, org));
+    const archived = (org.archives ?? []).map((a) => a.name);
+    for (const name of twice(archived))
+      problems.push(`${where(org.org, name)}: the plan archives it twice`);
+    const kept = new Set([...names, ...org.unchanged]);
+    for (const name of archived) {
+      if (kept.has(name))
+        problems.push(`${where(org.org, name)}: the plan both archives and keeps it`);
+      if (!org.listing.some((env) => env.name === name))
+        problems.push(
+          `${where(org.org, name)}: the plan archives it, but its listing does not have it`,
+        );
     }
-    problems.push(...archiveProblems(org));
-    if (org.policyDocuments !== undefined) {
-      problems.push(...documentSelfDisagreements(org.org, org.policyDocuments));
-    }
-  }
-  return problems;
-}
-
-/** What the plan sends and what the manifests declare, field by field, where they differ. */
-function valueProblems(org: string, change: SavedChange, declared: DesiredEnvironment): string[] {
-  const problems: string[] = [];
-  for (const spec of FIELD_LIST) {
-    const sends = savedValue(change.desired, spec);
-    const wants = declared[spec.name];
-    if (same(spec, sends, wants)) continue;
-    const plan = sends === undefined ? 'does not send it' : `sends ${shown(sends)}`;
-    const manifests = wants === undefined ? 'do not declare it' : `declare ${shown(wants)}`;
-    problems.push(
-      `${where(org, change.name)}: ${spec.name}: the plan ${plan}, the manifests ${manifests}`,
-    );
+    if (org.policyDocuments) problems.push(...documentProblems(org.org, org.policyDocuments));
   }
   return problems;
 }
@@ -200,33 +149,42 @@ const DOES: Readonly<Record<SavedChange['action'], string>> = {
   rename: 'renames it',
 };
 
-/** The plan's renames and archives against what the manifests say (`renamed_from`, `prune`). */
-function lifecycleProblems(saved: SavedOrg, manifest: OrgManifest): string[] {
-  const org = saved.org;
+/**
+ * Each upload agrees with the manifests: the document is declared with the same description, and
+ * its file holds the text the upload sends (exactly, when the upload is for the text).
+ */
+function documentManifestProblems(saved: SavedDocuments, manifest: OrgManifest): string[] {
+  const declared = new Map((manifest.policies ?? []).map((doc) => [doc.name, doc]));
   const problems: string[] = [];
-  const declared = new Map(manifest.environments.map((env) => [env.name, env]));
   for (const change of saved.changes) {
-    const env = declared.get(change.name);
-    const from = change.renamedFrom ?? change.renameNotFound;
-    if (env !== undefined && from !== undefined && env.renamedFrom !== from) {
+    const at = where(manifest.org, change.name, 'policy document');
+    const doc = declared.get(change.name);
+    if (doc === undefined) {
+      problems.push(`${at}: the plan uploads it, but no manifest declares it`);
+      continue;
+    }
+    if (doc.description !== change.description) {
+      const plan =
+        change.description === undefined ? 'sends none' : `sends ${shown(change.description)}`;
+      const manifests =
+        doc.description === undefined ? 'declare none' : `declare ${shown(doc.description)}`;
+      problems.push(`${at}: description: the plan ${plan}, the manifests ${manifests}`);
+    }
+    const sameText =
+      change.fields.content === undefined
+        ? samePolicyText(doc.content, change.content)
+        : doc.content === change.content;
+    if (!sameText) {
       problems.push(
-        `${where(org, change.name)}: the plan renames it from ${quoted(from)}, the manifests ${env.renamedFrom === undefined ? 'declare no renamed_from' : `declare renamed_from ${quoted(env.renamedFrom)}`}`,
+        `${at}: its file ${doc.file} no longer holds the text the plan uploads (the plan sends ${textDigest(change.content)}, the file holds ${textDigest(doc.content)})`,
       );
     }
   }
-  const prune = manifest.prune?.value === true;
-  if (saved.archives !== undefined && !prune) {
-    problems.push(
-      `org ${quoted(org)}: the plan prunes it, but its manifests do not say "prune: true"`,
-    );
-  } else if (saved.archives === undefined && prune) {
-    problems.push(
-      `org ${quoted(org)}: its manifests say "prune: true", but the plan was made without it`,
-    );
-  }
-  for (const { name } of saved.archives ?? []) {
-    if (declared.has(name))
-      problems.push(`${where(org, name)}: the plan archives it, but the manifests declare it`);
+  for (const name of saved.unchanged) {
+    if (!declared.has(name))
+      problems.push(
+        `${where(manifest.org, name, 'policy document')}: the plan has it unchanged, but no manifest declares it`,
+      );
   }
   return problems;
 }
@@ -234,8 +192,8 @@ function lifecycleProblems(saved: SavedOrg, manifest: OrgManifest): string[] {
 /** One org of the plan against its manifests. */
 function orgProblems(saved: SavedOrg, manifest: OrgManifest): string[] {
   const org = saved.org;
-  if (manifest.problems.length > 0) {
-    const count = manifest.problems.length;
+  const count = manifest.problems.length;
+  if (count > 0) {
     return [
       `org ${quoted(org)}: its manifests have ${count} problem${count === 1 ? '' : 's'} (run "envsync validate" to see them)`,
     ];
@@ -248,16 +206,51 @@ function orgProblems(saved: SavedOrg, manifest: OrgManifest): string[] {
       problems.push(
         `${where(org, change.name)}: the plan ${DOES[change.action]}, but no manifest declares it`,
       );
-    } else problems.push(...valueProblems(org, change, env));
+      continue;
+    }
+    // Every field, whether or not the change's `fields` show it.
+    for (const spec of FIELD_LIST) {
+      const sends = savedValue(change.desired, spec);
+      const wants = env[spec.name];
+      if (same(spec, sends, wants)) continue;
+      const plan = sends === undefined ? 'does not send it' : `sends ${shown(sends)}`;
+      const manifests = wants === undefined ? 'do not declare it' : `declare ${shown(wants)}`;
+      problems.push(
+        `${where(org, change.name)}: ${spec.name}: the plan ${plan}, the manifests ${manifests}`,
+      );
+    }
+    // The plan's renames against the manifests' `renamed_from`.
+    const from = change.renamedFrom ?? change.renameNotFound;
+    if (from !== undefined && env.renamedFrom !== from) {
+      const manifests =
+        env.renamedFrom === undefined
+          ? 'declare no renamed_from'
+          : `declare renamed_from ${quoted(env.renamedFrom)}`;
+      problems.push(
+        `${where(org, change.name)}: the plan renames it from ${quoted(from)}, the manifests ${manifests}`,
+      );
+    }
   }
   for (const name of saved.unchanged) {
     if (!declared.has(name))
       problems.push(`${where(org, name)}: the plan has it unchanged, but no manifest declares it`);
   }
-  if (saved.policyDocuments !== undefined) {
-    problems.push(...documentManifestDisagreements(saved.policyDocuments, manifest));
+  // Its archives against the manifests' `prune`.
+  const prune = manifest.prune?.value === true;
+  if (saved.archives !== undefined && !prune)
+    problems.push(
+      `org ${quoted(org)}: the plan prunes it, but its manifests do not say "prune: true"`,
+    );
+  if (saved.archives === undefined && prune)
+    problems.push(
+      `org ${quoted(org)}: its manifests say "prune: true", but the plan was made without it`,
+    );
+  for (const { name } of saved.archives ?? []) {
+    if (declared.has(name))
+      problems.push(`${where(org, name)}: the plan archives it, but the manifests declare it`);
   }
-  problems.push(...lifecycleProblems(saved, manifest));
+  if (saved.policyDocuments)
+    problems.push(...documentManifestProblems(saved.policyDocuments, manifest));
   return problems;
 }
 
@@ -267,18 +260,15 @@ function orgProblems(saved: SavedOrg, manifest: OrgManifest): string[] {
  */
 export function manifestDisagreements(saved: SavedPlan, manifests: ManifestSet): string[] {
   const byOrg = new Map(manifests.orgs.map((manifest) => [manifest.org, manifest]));
-  const problems: string[] = [];
-  for (const org of saved.orgs) {
+  const unread = manifests.unattributed.length;
+  const why =
+    unread > 0
+      ? ` (${unread} file problem${unread === 1 ? '' : 's'} keep some files from saying their org: run "envsync validate")`
+      : '';
+  return saved.orgs.flatMap((org) => {
     const manifest = byOrg.get(org.org);
-    if (manifest === undefined) {
-      const unread = manifests.unattributed.length;
-      problems.push(
-        `org ${quoted(org.org)}: no manifest declares this org` +
-          (unread > 0
-            ? ` (${unread} file problem${unread === 1 ? '' : 's'} keep some files from saying their org: run "envsync validate")`
-            : ''),
-      );
-    } else problems.push(...orgProblems(org, manifest));
-  }
-  return problems;
+    return manifest === undefined
+      ? [`org ${quoted(org.org)}: no manifest declares this org${why}`]
+      : orgProblems(org, manifest);
+  });
 }

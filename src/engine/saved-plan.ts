@@ -1,16 +1,15 @@
-import { FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
+/**
+ * A saved plan (`plan --out`, docs/cli.md "Saved plans"): its format, one version, decided by its
+ * zod schema alone; how it is made from a pass and read back. It is bound to the listing (and the
+ * policy documents) it was computed from, and sealed with an integrity digest (plan-integrity.ts):
+ * `sync --plan` (apply-saved.ts) applies exactly these changes, and only while the file is whole,
+ * agrees with itself and with the manifests (saved-plan-check.ts), and the service has not moved.
+ */
+import * as z from 'zod';
+import { API_DIALECTS } from '../core/dialect.ts';
 import { keptValues } from '../core/diff.ts';
-import { normalizeValue } from '../core/value-kinds.ts';
-import * as crypto from 'node:crypto';
-import { integrityProblem } from './plan-integrity.ts';
-import {
-  SAVED_PLAN_VERSION,
-  savedPlanSchema,
-  type PlanContent,
-  type SavedEnvironment,
-  type SavedPlan,
-} from './saved-plan-schema.ts';
-import { environmentOf } from '../core/fields.ts';
+import { environmentOf, FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
+import type { Masker } from '../core/mask.ts';
 import type {
   Change,
   ChangeRequests,
@@ -18,24 +17,132 @@ import type {
   ObservedEnvironment,
   OrgPlan,
 } from '../core/model.ts';
-import type { Masker } from '../core/mask.ts';
 import { compareNames } from '../core/names.ts';
+import { isPlainObject } from '../core/plain-object.ts';
+import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 import type { RunReport } from '../core/report.ts';
+import { normalizeValue } from '../core/value-kinds.ts';
+import { ConfigError, errorMessage } from '../runtime/errors.ts';
+import { fileValue, stringMap } from '../state/format.ts';
+import { integrityProblem } from './plan-integrity.ts';
+import { textDigest } from './policy-documents.ts';
 import type { PlannedDocuments } from './reconcile.ts';
-import { saveDocuments } from './saved-plan-documents.ts';
+
+export const SAVED_PLAN_VERSION = 5;
+
+/** An object of one schema per field of the registry, each as `schema` makes it. */
+const perField = (schema: (spec: FieldSpec) => z.ZodType) =>
+  Object.fromEntries(FIELD_LIST.map((spec) => [spec.name, schema(spec)]));
+
+/** What a change sends, or a listing entry: the name and each field by name. */
+export type SavedEnvironment = { readonly name: string } & Record<string, unknown>;
+
+/** A listing entry: every field, null where the listing does not carry it. */
+const listed: z.ZodType<SavedEnvironment> = z.object({
+  name: z.string(),
+  ...perField((spec) =>
+    spec.listing.absent === 'omitted' ? fileValue(spec).nullable() : fileValue(spec),
+  ),
+});
+
+/** What a change sends: every field it manages. */
+const desired: z.ZodType<SavedEnvironment> = z.object({
+  name: z.string(),
+  ...perField((spec) => (spec.managed === 'always' ? fileValue(spec) : fileValue(spec).optional())),
+});
+
+/** What a change shows of each field that differs (core/model.ts, FieldDiff). */
+const fields = z.strictObject(
+  perField((spec) =>
+    z
+      .object({
+        from: fileValue(spec).nullable(),
+        to: fileValue(spec),
+        notShown: z.literal(true).optional(),
+      })
+      .optional(),
+  ),
+);
+
+/** A list of names, read-only as the plan that is saved holds it. */
+const names = z.array(z.string()).readonly();
+
+/** The requests of a change (core/model.ts, ChangeRequests). */
+const requests = z.strictObject({
+  rename: z.string().optional(),
+  put: z.boolean(),
+  policies: z.strictObject({ attach: names, detach: names }).optional(),
+  tags: z.strictObject({ set: stringMap, remove: names }).optional(),
+});
+
+const documentDiff = z.object({ from: z.string().nullable(), to: z.string() }).optional();
 
 /**
- * A saved plan (`plan --out`), bound to the listing it was computed from and sealed with an
- * integrity digest (plan-integrity.ts): `sync --plan` applies exactly these changes, and only
- * while the file is whole, agrees with itself and with the manifests (saved-plan-check.ts), and
- * every org's live listing still has the same digest. Its format: saved-plan-schema.ts.
+ * An org's policy documents: the digest of those the service held, and each upload with the exact
+ * text it sends (core/policy-documents.ts, PolicyDocumentPlan).
  */
+const policyDocuments = z.object({
+  digest: z.string(),
+  changes: z
+    .array(
+      z.object({
+        action: z.enum(['create', 'update']),
+        name: z.string(),
+        version: z.number().nullable(),
+        fields: z.object({ content: documentDiff, description: documentDiff }),
+        content: z.string(),
+        description: z.string().optional(),
+      }),
+    )
+    .readonly(),
+  unchanged: names,
+  notManaged: names,
+});
 
-export { SAVED_PLAN_VERSION, type PlanContent, type SavedPlan } from './saved-plan-schema.ts';
-type SavedListing = SavedEnvironment;
-type SavedChange = SavedPlan['orgs'][number]['changes'][number];
+const savedPlanSchema = z.object({
+  kind: z.literal('envsync-plan'),
+  version: z.literal(SAVED_PLAN_VERSION),
+  integrity: z.string(),
+  api: z.string(),
+  createdAt: z.string(),
+  orgs: z.array(
+    z.object({
+      org: z.string(),
+      dialect: z.enum(API_DIALECTS),
+      digest: z.string(),
+      listing: z.array(listed),
+      changes: z.array(
+        z.object({
+          action: z.enum(['create', 'update', 'unverified', 'rename']),
+          cause: z.enum(['drift', 'change']).optional(),
+          name: z.string(),
+          fields,
+          unknownFields: z.array(z.enum(FIELD_LIST.map((spec) => spec.name))),
+          knownNotConverged: z.boolean(),
+          desired,
+          requests,
+          renamedFrom: z.string().optional(),
+          renameNotFound: z.string().optional(),
+        }),
+      ),
+      unchanged: z.array(z.string()),
+      unmanaged: z.array(z.string()),
+      archives: z
+        .array(z.strictObject({ name: z.string(), ownedBy: z.array(z.enum(['state', 'tag'])) }))
+        .optional(),
+      policyDocuments: policyDocuments.optional(),
+    }),
+  ),
+  report: z.unknown(),
+});
+
+export type SavedPlan = z.infer<typeof savedPlanSchema>;
+export type SavedOrg = SavedPlan['orgs'][number];
+/** What `plan --out` writes before it is sealed (plan-integrity.ts, planFileText). */
+export type PlanContent = Omit<SavedPlan, 'integrity'>;
+
 /** The listing in the canonical form that is saved and hashed. */
-function canonicalListing(observed: readonly ObservedEnvironment[]): SavedListing[] {
+function canonicalListing(observed: readonly ObservedEnvironment[]): SavedEnvironment[] {
   return [...observed]
     .sort((a, b) => compareNames(a.name, b.name))
     .map((env) => {
@@ -44,62 +151,26 @@ function canonicalListing(observed: readonly ObservedEnvironment[]): SavedListin
         const value = env[spec.name];
         entry[spec.name] = value === undefined ? null : normalizeValue(spec, value);
       }
-      return entry as SavedListing;
+      return entry as SavedEnvironment;
     });
-}
-
-/** What a change sends, as the plan file spells it. */
-function desiredJson(env: DesiredEnvironment): SavedEnvironment {
-  const json: Record<string, unknown> = { name: env.name };
-  for (const spec of FIELD_LIST) {
-    const value = env[spec.name];
-    if (value !== undefined) json[spec.name] = Array.isArray(value) ? [...value] : value;
-  }
-  return json as SavedEnvironment;
-}
-
-/** A change's requests, as the plan file spells them. */
-function requestsJson(requests: ChangeRequests): SavedChange['requests'] {
-  const { rename, put, policies, tags } = requests;
-  return {
-    ...(rename === undefined ? {} : { rename }),
-    put,
-    ...(policies === undefined
-      ? {}
-      : { policies: { attach: [...policies.attach], detach: [...policies.detach] } }),
-    ...(tags === undefined ? {} : { tags: { set: tags.set, remove: [...tags.remove] } }),
-  };
-}
-
-/** A saved change's requests, read back. */
-export function requestsOf(saved: SavedChange['requests']): ChangeRequests {
-  const { rename, put, policies, tags } = saved;
-  return {
-    ...(rename === undefined ? {} : { rename }),
-    put,
-    ...(policies === undefined ? {} : { policies }),
-    ...(tags === undefined ? {} : { tags }),
-  };
-}
-
-/** A saved change's values, read back: sets normalized. */
-export function savedValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
-  const value = raw[spec.name] as FieldValue | undefined;
-  return value === undefined ? undefined : normalizeValue(spec, value);
-}
-
-/** A saved listing entry's value: null where the listing did not carry the field. */
-function listedValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
-  const value = raw[spec.name] as FieldValue | null | undefined;
-  return value === undefined || value === null ? undefined : normalizeValue(spec, value);
 }
 
 /** sha256 of the canonical listing: what `sync --plan` compares. */
 export function listingDigest(observed: readonly ObservedEnvironment[]): string {
-  return `sha256:${crypto
-    .createHash('sha256')
-    .update(JSON.stringify(canonicalListing(observed)))
-    .digest('hex')}`;
+  return textDigest(JSON.stringify(canonicalListing(observed)));
+}
+
+/** sha256 of the policy documents the service holds (name, description, latest version, text). */
+export function policyDocumentsDigest(observed: readonly ObservedPolicyDocument[]): string {
+  const canonical = [...observed]
+    .sort((a, b) => compareNames(a.name, b.name))
+    .map(({ name, description, latest }) => [
+      name,
+      description,
+      latest?.version ?? null,
+      latest === undefined ? null : textDigest(latest.content),
+    ]);
+  return textDigest(JSON.stringify(canonical));
 }
 
 /** One org as planned: its listing and plan, and its policy documents' when it has any. */
@@ -127,25 +198,23 @@ export function savePlan(
         action: change.action,
         cause: change.cause,
         name: change.name,
-        fields: change.fields as Record<string, { from: unknown; to: unknown }>,
+        fields: change.fields,
         unknownFields: [...change.unknownFields],
         knownNotConverged: change.knownNotConverged,
-        desired: desiredJson(change.desired),
-        requests: requestsJson(change.requests),
-        ...(change.renamedFrom === undefined ? {} : { renamedFrom: change.renamedFrom }),
-        ...(change.renameNotFound === undefined ? {} : { renameNotFound: change.renameNotFound }),
+        desired: environmentOf(change.desired.name, change.desired, (env, spec) => env[spec.name]),
+        requests: change.requests,
+        renamedFrom: change.renamedFrom,
+        renameNotFound: change.renameNotFound,
       })),
       unchanged: [...plan.unchanged],
       unmanaged: [...plan.unmanaged],
-      ...(plan.archives === undefined
-        ? {}
-        : {
-            archives: plan.archives.map((a) => ({ name: a.name, ownedBy: [...a.ownedBy] })),
-          }),
-      ...(documents === undefined
-        ? {}
-        : { policyDocuments: saveDocuments(documents.observed, documents.plan) }),
+      archives: plan.archives?.map((a) => ({ name: a.name, ownedBy: [...a.ownedBy] })),
+      policyDocuments: documents && {
+        digest: policyDocumentsDigest(documents.observed),
+        ...documents.plan,
+      },
     }));
+  // Its undefined members are not written (planFileText goes through JSON).
   return { kind: 'envsync-plan', version: SAVED_PLAN_VERSION, api, createdAt, orgs, report };
 }
 
@@ -177,43 +246,45 @@ export const makeAgain = (file: string) =>
   `make the plan again with "envsync plan --out ${file}" and review it`;
 
 /**
- * Reads a saved plan: its kind, its version, its integrity digest (before anything in it is
- * believed), then its shape. A plain Error says what is wrong with it and what to do.
+ * Reads the text of the plan file `file`: whole JSON, of this version, sealed by its digest
+ * (checked before anything in it is believed), then of the schema. A ConfigError says what is
+ * wrong with it and what to do.
  */
-export function readSavedPlan(json: unknown, file = 'FILE'): SavedPlan {
-  const plan = (json !== null && typeof json === 'object' ? json : {}) as Record<string, unknown>;
-  const { kind, version } = plan;
-  if (kind === 'envsync-plan' && typeof version === 'number' && version !== SAVED_PLAN_VERSION) {
-    const older =
-      version < 3
-        ? 'written by an older envsync without an integrity digest, and a plan that is not sealed cannot be trusted'
-        : version < 4
-          ? 'written by an older envsync that did not record how each change is sent (its API dialect, and the requests beside the PUT)'
-          : 'written by an older envsync that did not record renames and archives';
-    throw new Error(
-      version < SAVED_PLAN_VERSION
-        ? `it has version ${version}, ${older}; ${makeAgain(file)}`
-        : `it has version ${version}; this envsync reads version ${SAVED_PLAN_VERSION}`,
-    );
+export function readSavedPlan(text: string, file: string): SavedPlan {
+  const refuse = (why: string) => new ConfigError(`--plan ${file}: cannot be used: ${why}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw refuse(`it is not whole JSON (${errorMessage(error)}); ${makeAgain(file)}`);
   }
-  if (kind === 'envsync-plan' && version === SAVED_PLAN_VERSION) {
-    const problem = integrityProblem(plan);
-    if (problem !== undefined) {
-      throw new Error(`${problem}; ${makeAgain(file)}`);
+  if (isPlainObject(json) && json['kind'] === 'envsync-plan') {
+    const { version } = json;
+    if (typeof version === 'number' && version !== SAVED_PLAN_VERSION) {
+      throw refuse(
+        `it has version ${version}, and this envsync reads only version ${SAVED_PLAN_VERSION}; ${makeAgain(file)}`,
+      );
     }
+    const problem = integrityProblem(json);
+    if (problem !== undefined) throw refuse(`${problem}; ${makeAgain(file)}`);
   }
   const result = savedPlanSchema.safeParse(json);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new Error(
-      `it is not an envsync plan (${issue?.path.join('.') || 'root'}: ${issue?.message ?? 'invalid'})`,
-    );
+    const at = issue?.path.join('.') || 'root';
+    throw refuse(`it is not an envsync plan (${at}: ${issue?.message ?? 'invalid'})`);
   }
   return result.data;
 }
 
+/** A saved change's value of a field: sets normalized; absent (or null: not listed) undefined. */
+export function savedValue(env: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
+  const value = env[spec.name] as FieldValue | null | undefined;
+  return value === undefined || value === null ? undefined : normalizeValue(spec, value);
+}
+
 /** The OrgPlan a saved org describes, to apply exactly that. */
-export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
+export function orgPlanFromSaved(saved: PlanContent['orgs'][number]): OrgPlan {
   const listedByName = new Map(saved.listing.map((env) => [env.name, env]));
   return {
     org: saved.org,
@@ -224,24 +295,19 @@ export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
         ...(change.renamedFrom === undefined ? {} : { renamedFrom: change.renamedFrom }),
       } as DesiredEnvironment;
       // A rename's environment is listed under the name it is renamed from.
-      const listedEntry = listedByName.get(change.renamedFrom ?? change.name);
+      const entry = listedByName.get(change.renamedFrom ?? change.name);
       return {
-        action: change.action,
+        ...change,
         cause: change.cause ?? 'change',
-        name: change.name,
-        fields: change.fields,
-        unknownFields: change.unknownFields,
-        knownNotConverged: change.knownNotConverged,
+        fields: change.fields as Change['fields'],
         desired: wanted,
-        // As reviewed; saved-plan-check.ts has checked that they are what its fields call for.
-        requests: requestsOf(change.requests),
+        // As reviewed: saved-plan-check.ts checks that they are what its fields call for.
+        requests: change.requests as ChangeRequests,
         // The listing the plan was made from (its digest is checked before applying).
         kept:
-          listedEntry === undefined
+          entry === undefined
             ? {}
-            : keptValues(wanted, environmentOf(listedEntry.name, listedEntry, listedValue)),
-        ...(change.renamedFrom === undefined ? {} : { renamedFrom: change.renamedFrom }),
-        ...(change.renameNotFound === undefined ? {} : { renameNotFound: change.renameNotFound }),
+            : keptValues(wanted, environmentOf(entry.name, entry, savedValue)),
       };
     }),
     unchanged: saved.unchanged,
@@ -251,22 +317,17 @@ export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
 }
 
 /** Says, in a few words per environment, how the live listing moved since the plan. */
-export function describeMove(
-  saved: SavedPlan['orgs'][number],
-  live: readonly ObservedEnvironment[],
-): string[] {
+export function describeMove(saved: SavedOrg, live: readonly ObservedEnvironment[]): string[] {
   const before = new Map(saved.listing.map((env) => [env.name, env]));
   const after = new Map(canonicalListing(live).map((env) => [env.name, env]));
   const moves: string[] = [];
   for (const [name, env] of after) {
     const old = before.get(name);
+    const changed = Object.keys(env).filter(
+      (key) => JSON.stringify(env[key]) !== JSON.stringify(old?.[key]),
+    );
     if (old === undefined) moves.push(`${name} appeared`);
-    else {
-      const fields = Object.keys(env).filter(
-        (key) => JSON.stringify(env[key]) !== JSON.stringify(old[key]),
-      );
-      if (fields.length > 0) moves.push(`${name} changed (${fields.join(', ')})`);
-    }
+    else if (changed.length > 0) moves.push(`${name} changed (${changed.join(', ')})`);
   }
   for (const name of before.keys()) if (!after.has(name)) moves.push(`${name} disappeared`);
   return moves.sort(compareNames);

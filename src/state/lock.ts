@@ -1,27 +1,61 @@
+/**
+ * One writer per state file at a time: `<state>.lock`, holding the writer's pid, host name and
+ * start time, linked into place whole (the link fails when it exists). It is held only while the
+ * file is re-read, merged and written (docs/state.md), so a holder that keeps it for long is gone,
+ * not busy, and its lock is reclaimed (judgeLock).
+ */
+import * as fsPromises from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import * as z from 'zod';
 import type { Clock } from '../core/clock.ts';
-import { describeHolder, judgeLock, parseLockHolder, type LockHolder } from './lock-rules.ts';
-import { isAlive } from './files.ts';
-import { formatDuration, StateLockTimeoutError } from './errors.ts';
-import * as fsPromises from 'node:fs/promises';
+import { formatDuration } from '../config/duration.ts';
 import { READ_LIMITS, readRegularFile } from '../runtime/read-file.ts';
+import { StateLockTimeoutError } from './errors.ts';
+import { isAlive } from './files.ts';
+
+const holderSchema = z.object({
+  pid: z.int().positive(),
+  hostname: z.string(),
+  /** ISO time the lock was taken. */
+  startedAt: z.string(),
+});
+export type LockHolder = z.infer<typeof holderSchema>;
+
+/** How long a lock from another host (or one whose content cannot be read) is honoured. */
+export const FOREIGN_LOCK_STALE_MS = 60_000;
 
 /**
- * One writer per state file at a time: `<state>.lock`, linked into place whole (the link fails
- * when it exists), holding the writer's pid, host name and start time. It is held only while the file is re-read, merged and written
- * (see docs/state.md); a lock whose holder is gone is reclaimed (state/lock-rules.ts decides).
+ * What a waiter knows about a lock in its way: its holder (undefined when the file cannot be read
+ * as one), this process, whether a pid runs on this host, and how long ago the lock was written.
  */
+export interface LockFacts {
+  readonly holder: LockHolder | undefined;
+  readonly here: { readonly hostname: string; readonly pid: number };
+  readonly alive: (pid: number) => boolean;
+  readonly ageMs: number;
+}
+
+/**
+ * Why a lock found on the state file is stale, or undefined while it is held. On this host, its
+ * holder's pid is asked (our own pid, when this process does not hold it, is a process before a
+ * container restart); from another host, or unreadable, it is honoured for FOREIGN_LOCK_STALE_MS.
+ */
+export function judgeLock({ holder, here, alive, ageMs }: LockFacts): string | undefined {
+  if (holder === undefined || holder.hostname !== here.hostname) {
+    if (ageMs <= FOREIGN_LOCK_STALE_MS) return undefined;
+    const who = holder === undefined ? 'an unreadable lock' : `host ${holder.hostname}`;
+    return `${who}, last written ${Math.round(ageMs / 1000)}s ago (more than ${FOREIGN_LOCK_STALE_MS / 1000}s)`;
+  }
+  if (holder.pid === here.pid) return `pid ${holder.pid} is this process, which does not hold it`;
+  return alive(holder.pid) ? undefined : `pid ${holder.pid} is not running`;
+}
 
 /** Lock files this process holds: a second store of the same file in this process waits too. */
 const heldHere = new Set<string>();
 
-/** What a lock file found in the way says, and which file (inode) it was. */
-async function inspect(
-  lockFile: string,
-  clock: Clock,
-  timeoutMs: number | undefined,
-): Promise<{ holder: LockHolder | undefined; ino: number; ageMs: number } | undefined> {
+/** What a lock file in the way says, which file (inode) it is, and how old; undefined if gone. */
+async function inspect(lockFile: string, clock: Clock, timeoutMs: number | undefined) {
   try {
     const { bytes, identity } = await readRegularFile(lockFile, {
       subject: `the state file's lock ${lockFile}`,
@@ -30,7 +64,12 @@ async function inspect(
       limit: 'for a lock file',
       timeoutMs,
     });
-    const holder = parseLockHolder(bytes.toString('utf8'));
+    let holder: LockHolder | undefined;
+    try {
+      holder = holderSchema.parse(JSON.parse(bytes.toString('utf8')));
+    } catch {
+      holder = undefined; // empty or partly written
+    }
     return { holder, ino: identity.ino, ageMs: Math.max(0, clock.now() - identity.mtimeMs) };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // released meanwhile
@@ -38,7 +77,7 @@ async function inspect(
   }
 }
 
-/** Creates the lock file, or returns undefined when another one is there. */
+/** Creates the lock file; its inode, or undefined when another lock is there. */
 async function create(lockFile: string, clock: Clock): Promise<number | undefined> {
   const holder: LockHolder = {
     pid: process.pid,
@@ -52,16 +91,22 @@ async function create(lockFile: string, clock: Clock): Promise<number | undefine
   try {
     await fsPromises.writeFile(temp, `${JSON.stringify(holder)}\n`, { flag: 'wx' });
     const { ino } = await fsPromises.stat(temp);
-    try {
-      await fsPromises.link(temp, lockFile);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
-      throw error;
-    }
+    await fsPromises.link(temp, lockFile);
     return ino;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw error;
   } finally {
     await fsPromises.unlink(temp).catch(() => undefined);
   }
+}
+
+/** Removes `file` if it is still the inode `ino`: never another writer's lock. */
+async function unlinkIfStill(file: string, ino: number): Promise<boolean> {
+  const now = await fsPromises.stat(file).catch(() => undefined);
+  if (now?.ino !== ino) return false;
+  await fsPromises.unlink(file).catch(() => undefined);
+  return true;
 }
 
 /**
@@ -72,12 +117,7 @@ async function create(lockFile: string, clock: Clock): Promise<number | undefine
  */
 export async function acquireStateLock(
   file: string,
-  {
-    timeoutMs,
-    readTimeoutMs,
-    logger,
-    clock,
-  }: {
+  options: {
     readonly timeoutMs: number;
     /** How long a read of a lock in the way may take (--deadline). */
     readonly readTimeoutMs?: number | undefined;
@@ -85,6 +125,7 @@ export async function acquireStateLock(
     readonly clock: Clock;
   },
 ): Promise<() => Promise<void>> {
+  const { timeoutMs, readTimeoutMs, logger, clock } = options;
   const lockFile = `${file}.lock`;
   const deadline = clock.now() + timeoutMs;
   let delayMs = 10;
@@ -97,26 +138,19 @@ export async function acquireStateLock(
         return async () => {
           heldHere.delete(lockFile);
           // Only our own lock: one reclaimed from us by mistake belongs to its new holder.
-          const now = await fsPromises.stat(lockFile).catch(() => undefined);
-          if (now?.ino === ino) await fsPromises.unlink(lockFile).catch(() => undefined);
+          await unlinkIfStill(lockFile, ino);
         };
       }
       const found = await inspect(lockFile, clock, readTimeoutMs);
       if (found === undefined) continue;
-      const verdict = judgeLock({
-        holder: found.holder,
-        here: { hostname: hostname(), pid: process.pid },
-        alive: isAlive,
-        ageMs: found.ageMs,
-      });
-      if (verdict.kind === 'stale') {
+      const here = { hostname: hostname(), pid: process.pid };
+      const stale = judgeLock({ holder: found.holder, here, alive: isAlive, ageMs: found.ageMs });
+      if (stale !== undefined) {
         // Only the lock judged: if another waiter reclaimed it first, theirs stays.
-        const again = await fsPromises.stat(lockFile).catch(() => undefined);
-        if (again?.ino === found.ino) {
-          await fsPromises.unlink(lockFile).catch(() => undefined);
+        if (await unlinkIfStill(lockFile, found.ino)) {
           logger.warn(
             { stateFile: file, lockFile, holder: found.holder },
-            `reclaimed the state file's lock ${lockFile}: its holder is gone (${verdict.reason})`,
+            `reclaimed the state file's lock ${lockFile}: its holder is gone (${stale})`,
           );
         }
         if (clock.now() < deadline) continue;
@@ -125,9 +159,13 @@ export async function acquireStateLock(
     }
     const left = deadline - clock.now();
     if (left <= 0) {
+      const holder =
+        last === undefined
+          ? 'a holder that cannot be read'
+          : `pid ${last.pid} on host ${last.hostname}, since ${last.startedAt}`;
       throw new StateLockTimeoutError(
         file,
-        `the state file ${file} is locked by another envsync writer (${describeHolder(last)}); ` +
+        `the state file ${file} is locked by another envsync writer (${holder}); ` +
           `waited ${formatDuration(timeoutMs)} for it. If that process is still running, let it ` +
           `finish or raise --state-lock-timeout (ENVSYNC_STATE_LOCK_TIMEOUT); if it is gone, ` +
           `delete ${lockFile}`,

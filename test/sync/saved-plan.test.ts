@@ -189,7 +189,7 @@ describe.each(['spec', 'kosli'] as const)('sync --plan against the %s profile', 
     expect((await api.getStore()).orgs).toEqual({});
   });
 
-  it('refuses an edited digest, a file without one, an older version and a cut file', async () => {
+  it('refuses an edited digest, a file without one, another version and a cut file', async () => {
     const api = await planned();
     const plan = await readPlan();
     const digest = plan.integrity ?? '';
@@ -202,16 +202,14 @@ describe.each(['spec', 'kosli'] as const)('sync --plan against the %s profile', 
       api,
       'it has no integrity digest, and a plan that is not sealed cannot be trusted',
     );
-    await writePlan({ ...bare, version: 2 }, { reseal: false });
-    await refused(
-      api,
-      'it has version 2, written by an older envsync without an integrity digest, and a plan that is not sealed cannot be trusted; make the plan again with "envsync plan --out plan.json"',
-    );
-    await writePlan({ ...plan, version: 3 }, { reseal: true });
-    await refused(
-      api,
-      'it has version 3, written by an older envsync that did not record how each change is sent (its API dialect, and the requests beside the PUT); make the plan again with "envsync plan --out plan.json"',
-    );
+    // One format: a plan of any other version is made again.
+    for (const version of [4, 6]) {
+      await writePlan({ ...plan, version }, { reseal: true });
+      await refused(
+        api,
+        `--plan plan.json: cannot be used: it has version ${version}, and this envsync reads only version 5; make the plan again with "envsync plan --out plan.json" and review it`,
+      );
+    }
     const text = `${JSON.stringify(plan, null, 2)}\n`;
     await writeFile(planPath(), text.slice(0, Math.floor(text.length / 2)));
     await refused(api, '--plan plan.json: cannot be used: it is not whole JSON');
