@@ -2,7 +2,7 @@
  * The pipeline plan and sync share: manifests, connection, state, reconcile, report.
  */
 import { savePlan, unsavable } from '../engine/saved-plan.ts';
-import { planFileText } from '../engine/plan-integrity.ts';
+import { planFileText } from '../engine/saved-plan.ts';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';

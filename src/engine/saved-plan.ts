@@ -1,15 +1,13 @@
 /**
  * A saved plan (`plan --out`, docs/cli.md "Saved plans"): its format, one version, decided by its
- * zod schema alone; how it is made from a pass and read back. It is bound to the listing (and the
- * policy documents) it was computed from, and sealed with an integrity digest (plan-integrity.ts):
- * `sync --plan` (apply-saved.ts) applies exactly these changes, and only while the file is whole,
- * agrees with itself and with the manifests (saved-plan-check.ts), and the service has not moved.
+ * zod schema alone; how it is made from a pass, and read back for `sync --plan` (apply-saved.ts).
  */
+import { stringify } from 'safe-stable-stringify';
 import * as z from 'zod';
 import { API_DIALECTS } from '../core/dialect.ts';
 import { keptValues } from '../core/diff.ts';
 import { environmentOf, FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
-import type { Masker } from '../core/mask.ts';
+import { maskDeep, type Mask, type Masker } from '../core/mask.ts';
 import type {
   Change,
   ChangeRequests,
@@ -17,6 +15,7 @@ import type {
   ObservedEnvironment,
   OrgPlan,
 } from '../core/model.ts';
+import { escapeJson } from '../core/escape.ts';
 import { compareNames } from '../core/names.ts';
 import { isPlainObject } from '../core/plain-object.ts';
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
@@ -24,47 +23,42 @@ import type { RunReport } from '../core/report.ts';
 import { normalizeValue } from '../core/value-kinds.ts';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
 import { fileValue, stringMap } from '../state/format.ts';
-import { integrityProblem } from './plan-integrity.ts';
 import { textDigest } from './policy-documents.ts';
 import type { PlannedDocuments } from './reconcile.ts';
 
-export const SAVED_PLAN_VERSION = 5;
-
-/** An object of one schema per field of the registry, each as `schema` makes it. */
-const perField = (schema: (spec: FieldSpec) => z.ZodType) =>
-  Object.fromEntries(FIELD_LIST.map((spec) => [spec.name, schema(spec)]));
+const SAVED_PLAN_VERSION = 5;
 
 /** What a change sends, or a listing entry: the name and each field by name. */
-export type SavedEnvironment = { readonly name: string } & Record<string, unknown>;
+type SavedEnvironment = { readonly name: string } & Record<string, unknown>;
+
+/** An environment: its name, and each field as `schema` makes it. */
+const environment = (schema: (spec: FieldSpec) => z.ZodType): z.ZodType<SavedEnvironment> =>
+  z.object({
+    name: z.string(),
+    ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.name, schema(spec)])),
+  });
 
 /** A listing entry: every field, null where the listing does not carry it. */
-const listed: z.ZodType<SavedEnvironment> = z.object({
-  name: z.string(),
-  ...perField((spec) =>
-    spec.listing.absent === 'omitted' ? fileValue(spec).nullable() : fileValue(spec),
-  ),
-});
+const listed = environment((spec) =>
+  spec.listing.absent === 'omitted' ? fileValue(spec).nullable() : fileValue(spec),
+);
 
 /** What a change sends: every field it manages. */
-const desired: z.ZodType<SavedEnvironment> = z.object({
-  name: z.string(),
-  ...perField((spec) => (spec.managed === 'always' ? fileValue(spec) : fileValue(spec).optional())),
-});
+const desired = environment((spec) =>
+  spec.managed === 'always' ? fileValue(spec) : fileValue(spec).optional(),
+);
 
 /** What a change shows of each field that differs (core/model.ts, FieldDiff). */
 const fields = z.strictObject(
-  perField((spec) =>
-    z
-      .object({
-        from: fileValue(spec).nullable(),
-        to: fileValue(spec),
-        notShown: z.literal(true).optional(),
-      })
-      .optional(),
+  Object.fromEntries(
+    FIELD_LIST.map((spec) => {
+      const to = fileValue(spec);
+      const diff = z.object({ from: to.nullable(), to, notShown: z.literal(true).optional() });
+      return [spec.name, diff.optional()];
+    }),
   ),
 );
 
-/** A list of names, read-only as the plan that is saved holds it. */
 const names = z.array(z.string()).readonly();
 
 /** The requests of a change (core/model.ts, ChangeRequests). */
@@ -77,10 +71,7 @@ const requests = z.strictObject({
 
 const documentDiff = z.object({ from: z.string().nullable(), to: z.string() }).optional();
 
-/**
- * An org's policy documents: the digest of those the service held, and each upload with the exact
- * text it sends (core/policy-documents.ts, PolicyDocumentPlan).
- */
+/** The digest of the policy documents the service held, and each upload with the text it sends. */
 const policyDocuments = z.object({
   digest: z.string(),
   changes: z
@@ -117,7 +108,7 @@ const savedPlanSchema = z.object({
           cause: z.enum(['drift', 'change']).optional(),
           name: z.string(),
           fields,
-          unknownFields: z.array(z.enum(FIELD_LIST.map((spec) => spec.name))),
+          unknownFields: z.array(z.enum(FIELD_LIST.map((spec) => spec.name))).readonly(),
           knownNotConverged: z.boolean(),
           desired,
           requests,
@@ -125,10 +116,16 @@ const savedPlanSchema = z.object({
           renameNotFound: z.string().optional(),
         }),
       ),
-      unchanged: z.array(z.string()),
-      unmanaged: z.array(z.string()),
+      unchanged: names,
+      unmanaged: names,
       archives: z
-        .array(z.strictObject({ name: z.string(), ownedBy: z.array(z.enum(['state', 'tag'])) }))
+        .array(
+          z.strictObject({
+            name: z.string(),
+            ownedBy: z.array(z.enum(['state', 'tag'])).readonly(),
+          }),
+        )
+        .readonly()
         .optional(),
       policyDocuments: policyDocuments.optional(),
     }),
@@ -138,10 +135,10 @@ const savedPlanSchema = z.object({
 
 export type SavedPlan = z.infer<typeof savedPlanSchema>;
 export type SavedOrg = SavedPlan['orgs'][number];
-/** What `plan --out` writes before it is sealed (plan-integrity.ts, planFileText). */
+/** What `plan --out` writes before it is sealed (planFileText). */
 export type PlanContent = Omit<SavedPlan, 'integrity'>;
 
-/** The listing in the canonical form that is saved and hashed. */
+/** The listing as it is saved and hashed: sorted, every field, null where not listed. */
 function canonicalListing(observed: readonly ObservedEnvironment[]): SavedEnvironment[] {
   return [...observed]
     .sort((a, b) => compareNames(a.name, b.name))
@@ -173,7 +170,7 @@ export function policyDocumentsDigest(observed: readonly ObservedPolicyDocument[
   return textDigest(JSON.stringify(canonical));
 }
 
-/** One org as planned: its listing and plan, and its policy documents' when it has any. */
+/** One org as planned: its listing, its plan, and its policy documents'. */
 export interface PlannedOrg {
   readonly observed: readonly ObservedEnvironment[];
   readonly plan: OrgPlan;
@@ -199,16 +196,16 @@ export function savePlan(
         cause: change.cause,
         name: change.name,
         fields: change.fields,
-        unknownFields: [...change.unknownFields],
+        unknownFields: change.unknownFields,
         knownNotConverged: change.knownNotConverged,
         desired: environmentOf(change.desired.name, change.desired, (env, spec) => env[spec.name]),
         requests: change.requests,
         renamedFrom: change.renamedFrom,
         renameNotFound: change.renameNotFound,
       })),
-      unchanged: [...plan.unchanged],
-      unmanaged: [...plan.unmanaged],
-      archives: plan.archives?.map((a) => ({ name: a.name, ownedBy: [...a.ownedBy] })),
+      unchanged: plan.unchanged,
+      unmanaged: plan.unmanaged,
+      archives: plan.archives,
       policyDocuments: documents && {
         digest: policyDocumentsDigest(documents.observed),
         ...documents.plan,
@@ -219,11 +216,9 @@ export function savePlan(
 }
 
 /**
- * What a plan sends that holds a secret (a token in a manifest's value, or in a value of the
- * service a PUT keeps or a request names), for a message. A plan file could hold it only masked,
- * and `sync --plan` would send the masked value: such a plan is not saved. What the plan only
- * shows (the values the service holds now, the other environments of its listing) is saved
- * masked, as every file is.
+ * Where a plan sends a value that holds a secret: a file could hold it only masked, and
+ * `sync --plan` would send the mask, so such a plan is not saved. What it only shows (the values
+ * the service holds now, the other environments of its listing) is saved masked, as in any file.
  */
 export function unsavable(content: PlanContent, secrets: Masker): string[] {
   const found: string[] = [];
@@ -241,32 +236,63 @@ export function unsavable(content: PlanContent, secrets: Masker): string[] {
   return found;
 }
 
-/** How to make a plan file envsync can trust again. */
-export const makeAgain = (file: string) =>
-  `make the plan again with "envsync plan --out ${file}" and review it`;
+/**
+ * The integrity digest of a plan: SHA-256 of the canonical JSON (keys sorted by code unit, no
+ * whitespace, as JSON.stringify writes the rest) of all but the digest. It finds an edit, a
+ * `desired` changed while `fields` stay, a cut file; whoever can rewrite the whole file can
+ * compute it again (docs/security.md, "Saved plans").
+ */
+export function integrityOf({ integrity: _, ...content }: Readonly<Record<string, unknown>>) {
+  return textDigest(stringify(content));
+}
 
 /**
- * Reads the text of the plan file `file`: whole JSON, of this version, sealed by its digest
- * (checked before anything in it is believed), then of the schema. A ConfigError says what is
- * wrong with it and what to do.
+ * The text of a plan file: `content` masked (what it sends holds no secret: `unsavable`), then
+ * sealed with the digest of what the file holds, unsafe characters \u-escaped (which the parsed
+ * content, and so the digest, does not see).
+ */
+export function planFileText(content: object, mask: Mask): string {
+  const masked = maskDeep(JSON.parse(JSON.stringify(content)) as Record<string, unknown>, mask);
+  const { kind, version, ...rest } = masked;
+  const sealed = { kind, version, integrity: integrityOf(masked), ...rest };
+  return escapeJson(`${JSON.stringify(sealed, null, 2)}\n`);
+}
+
+/** Why a parsed plan file's digest cannot vouch for it, or undefined when it does. */
+export function integrityProblem(plan: Readonly<Record<string, unknown>>): string | undefined {
+  const recorded = plan['integrity'];
+  if (recorded === undefined)
+    return 'it has no integrity digest, and a plan that is not sealed cannot be trusted';
+  const changed = 'it was changed or damaged after "envsync plan --out" wrote it';
+  if (typeof recorded !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(recorded))
+    return `its integrity digest is not a sha256 digest: ${changed}`;
+  const computed = integrityOf(plan);
+  if (recorded === computed) return undefined;
+  return `its integrity digest does not match its content (the file says ${recorded}, its content hashes to ${computed}): ${changed}, so it is not the plan that was reviewed`;
+}
+
+/**
+ * Reads the plan file's text: whole JSON, of this version, sealed by its digest (checked before
+ * anything in it is believed), of the schema; or a ConfigError says what is wrong and what to do.
  */
 export function readSavedPlan(text: string, file: string): SavedPlan {
+  const again = `make the plan again with "envsync plan --out ${file}" and review it`;
   const refuse = (why: string) => new ConfigError(`--plan ${file}: cannot be used: ${why}`);
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw refuse(`it is not whole JSON (${errorMessage(error)}); ${makeAgain(file)}`);
+    throw refuse(`it is not whole JSON (${errorMessage(error)}); ${again}`);
   }
   if (isPlainObject(json) && json['kind'] === 'envsync-plan') {
     const { version } = json;
     if (typeof version === 'number' && version !== SAVED_PLAN_VERSION) {
       throw refuse(
-        `it has version ${version}, and this envsync reads only version ${SAVED_PLAN_VERSION}; ${makeAgain(file)}`,
+        `it has version ${version}, and this envsync reads only version ${SAVED_PLAN_VERSION}; ${again}`,
       );
     }
     const problem = integrityProblem(json);
-    if (problem !== undefined) throw refuse(`${problem}; ${makeAgain(file)}`);
+    if (problem !== undefined) throw refuse(`${problem}; ${again}`);
   }
   const result = savedPlanSchema.safeParse(json);
   if (!result.success) {
@@ -292,7 +318,7 @@ export function orgPlanFromSaved(saved: PlanContent['orgs'][number]): OrgPlan {
     changes: saved.changes.map((change): Change => {
       const wanted = {
         ...environmentOf(change.desired.name, change.desired, savedValue),
-        ...(change.renamedFrom === undefined ? {} : { renamedFrom: change.renamedFrom }),
+        renamedFrom: change.renamedFrom,
       } as DesiredEnvironment;
       // A rename's environment is listed under the name it is renamed from.
       const entry = listedByName.get(change.renamedFrom ?? change.name);
@@ -301,7 +327,7 @@ export function orgPlanFromSaved(saved: PlanContent['orgs'][number]): OrgPlan {
         cause: change.cause ?? 'change',
         fields: change.fields as Change['fields'],
         desired: wanted,
-        // As reviewed: saved-plan-check.ts checks that they are what its fields call for.
+        // As reviewed: apply-saved.ts checks that they are what its fields call for.
         requests: change.requests as ChangeRequests,
         // The listing the plan was made from (its digest is checked before applying).
         kept:
@@ -312,7 +338,7 @@ export function orgPlanFromSaved(saved: PlanContent['orgs'][number]): OrgPlan {
     }),
     unchanged: saved.unchanged,
     unmanaged: saved.unmanaged,
-    ...(saved.archives === undefined ? {} : { archives: saved.archives }),
+    archives: saved.archives,
   };
 }
 

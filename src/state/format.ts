@@ -1,8 +1,7 @@
 /**
  * The state file's format (docs/state.md): per org, the environments grouped by their record (the
- * last applied value of each field a listing may not carry, core/fields.ts RECORDED_FIELDS, and
- * any change that did not take), with each one's fingerprint at its last successful apply
- * (core/drift.ts) beside its name. One version; the zod schema alone decides what a file holds.
+ * last applied value of each field of RECORDED_FIELDS, and any change that did not take), each
+ * one's fingerprint beside its name. One version; its zod schema alone decides what a file holds.
  */
 import * as z from 'zod';
 import { RECORDED_FIELDS, type FieldSpec, type ValueKind } from '../core/fields.ts';
@@ -48,24 +47,15 @@ const stateSchema = z.object({
   orgs: z.record(z.string(), z.array(group)),
 });
 
-/** What a state file's text is trusted for. */
+/** What a state file's text is trusted for: its records, why not (a warning), or an older one. */
 export type StateVerdict =
   | { readonly kind: 'ok'; readonly orgs: Map<string, Records> }
-  /** Not used: a warning, and the file is rewritten. */
   | { readonly kind: 'bad'; readonly what: string; readonly fields: Record<string, unknown> }
-  /** Of a version before this one: refused (StateStore.load says what to do). */
   | { readonly kind: 'older'; readonly version: number };
 
-const bad = (what: string, fields: Record<string, unknown> = {}): StateVerdict => ({
-  kind: 'bad',
-  what,
-  fields,
-});
+const bad = (what: string, fields = {}): StateVerdict => ({ kind: 'bad', what, fields });
 
-/**
- * Judges a state file's text: its records when it is whole, of this version, and written for
- * `api` (or for no address in particular); otherwise why it is not used.
- */
+/** Judges a state file's text: whole, of this version, and written for `api` (or for none)? */
 export function parseState(text: string, api: string | undefined): StateVerdict {
   let json: unknown;
   try {
@@ -110,10 +100,9 @@ export function parseState(text: string, api: string | undefined): StateVerdict 
 }
 
 /**
- * The file's text: each org's environments grouped by record, in a stable order, names masked.
- * A value or a `not_converged` mark that holds a secret is left out, as not known (a value the
- * next run sends again, a change it sends again): masked, it would read as the truth. Like every
- * JSON envsync writes, the unsafe characters are \u-escaped (core/escape.ts).
+ * The file's text, names masked, unsafe characters \u-escaped (core/escape.ts). A value or a
+ * `not_converged` mark that holds a secret is left out, as not known (the next run sends it
+ * again): masked, it would read as the truth.
  */
 export function stateText(
   api: string | undefined,
@@ -128,20 +117,17 @@ export function stateText(
   return `${escapeJson(JSON.stringify(file))}\n`;
 }
 
-interface Group {
-  readonly record: object;
-  readonly names: string[];
-  readonly prints: (number | null)[];
-}
+type Group = { record: object; names: string[]; prints: (number | null)[] };
 
-/** One org's records as the file groups them: by record, names sorted, fingerprints beside. */
+/** One org's records as the file groups them, in a stable order. */
 function groupsOf(records: Readonly<Records>, secrets: Masker): object[] {
   const groups = new Map<string, Group>();
   for (const name of Object.keys(records).sort(compareNames)) {
-    const { notConverged: stuck, fingerprint } = records[name] as AppliedRecord;
+    const applied = records[name] as AppliedRecord;
+    const { notConverged: stuck, fingerprint } = applied;
     const record: Record<string, unknown> = {};
     for (const spec of RECORDED_FIELDS) {
-      const value = (records[name] as AppliedRecord)[spec.name];
+      const value = applied[spec.name];
       if (value !== undefined && !secrets.holds(JSON.stringify(value))) record[spec.name] = value;
     }
     const known = stuck !== undefined && !secrets.holds(`${stuck.desired}\n${stuck.observed}`);

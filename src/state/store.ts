@@ -5,44 +5,74 @@ import type { Clock } from '../core/clock.ts';
 import type { AppliedLookup, AppliedRecord, Records } from '../core/model.ts';
 import { Masker } from '../core/mask.ts';
 import { emptyMap } from '../core/plain-object.ts';
-import { ConfigError } from '../runtime/errors.ts';
+import { ConfigError, errorMessage } from '../runtime/errors.ts';
 import { FileReadError, READ_LIMITS, readRegularFile } from '../runtime/read-file.ts';
 import { systemClock } from '../runtime/system-clock.ts';
-import { stateWriteError } from './errors.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './files.ts';
 import { parseState, STATE_VERSION, stateText } from './format.ts';
 import { acquireStateLock } from './lock.ts';
 
-export { StateLockTimeoutError, StateWriteError } from './errors.ts';
-
 export interface StateStoreOptions {
-  /** The secrets the file never holds (format.ts, stateText); none by default. */
+  /** The secrets the file never holds (format.ts, stateText). */
   readonly secrets?: Masker | undefined;
-  /** How long a save waits for another writer's lock (--state-lock-timeout; 30 s by default). */
+  /** --state-lock-timeout, 30 s by default. */
   readonly lockTimeoutMs?: number | undefined;
-  /** The time, for the lock's waits and the holder's start (the real clock by default). */
   readonly clock?: Clock | undefined;
   /** Log, once, the write that creates the file (the default path, made without being asked). */
   readonly announceCreation?: boolean | undefined;
-  /** How long a read of the file or of its lock may take (--deadline; 5 minutes by default). */
+  /** How long a read of the file or of its lock may take (--deadline). */
   readonly readTimeoutMs?: number | undefined;
 }
 
-/** Which file a path named when it was read or written: a rename puts a new one in place. */
+/** Which file a path named, as of when: a rename puts a new one in place. */
 const identityOf = (stats: { dev: number; ino: number; size: number; mtimeMs: number }) =>
   `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}`;
 
-/** The identity of the file at `file` now; undefined when there is none. */
-const identityNow = async (file: string) => fsPromises.stat(file).then(identityOf, () => undefined);
+const identityNow = (file: string) => fsPromises.stat(file).then(identityOf, () => undefined);
+
+/** The state file could not be written: which file, why, and what to do. */
+export class StateWriteError extends Error {
+  override name = 'StateWriteError';
+  readonly file: string;
+  constructor(file: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.file = file;
+  }
+}
+
+/** What to do about a system error met writing the state file, by its code. */
+const HINTS: readonly (readonly [readonly string[], string])[] = [
+  [
+    ['EACCES', 'EPERM', 'EROFS'],
+    'make its directory writable by this user, or point --state (ENVSYNC_STATE) at a writable place',
+  ],
+  [
+    ['ENOSPC', 'EDQUOT'],
+    'free space on that disk (or raise the quota), or point --state (ENVSYNC_STATE) at another disk',
+  ],
+  [
+    ['ENOTDIR', 'EEXIST', 'EISDIR'],
+    'a part of its path is not what it should be (a file where a directory belongs, or the reverse): fix the path given to --state (ENVSYNC_STATE)',
+  ],
+];
+
+/** Whatever writing the state file threw, as a StateWriteError that says what to do. */
+function stateWriteError(file: string, error: unknown): StateWriteError {
+  // A ConfigError says what to do itself (another writer's lock, a file that is not one, ...).
+  if (error instanceof ConfigError)
+    return new StateWriteError(file, error.message, { cause: error });
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
+  const hint =
+    HINTS.find(([codes]) => codes.includes(code))?.[1] ??
+    'check that the path given to --state (ENVSYNC_STATE) can be written';
+  const message = `cannot write the state file ${file}: ${errorMessage(error)}; ${hint}`;
+  return new StateWriteError(file, message, { cause: error });
+}
 
 /**
- * The state file in memory: per org and environment, what envsync last applied of the fields a
- * listing may not carry, and the fingerprint of what it last applied (core/drift.ts). Reading
- * it is forgiving: a broken file is a warning and an empty state, which costs one extra PUT per
- * environment, never a wrong change. Writing it is not: a save that fails rejects with a
- * StateWriteError, and the engine sends nothing it could not record first (docs/state.md).
- * Each write takes the file's lock, re-reads the file if another writer changed it, keeps that
- * writer's records of every org this store did not change, and replaces the file atomically.
+ * The state file in memory (docs/state.md). Reading it is forgiving: a broken file is a warning
+ * and an empty state, which costs extra PUTs, never a wrong change. Writing it is not: a save
+ * that fails rejects with a StateWriteError, and the engine sends nothing it could not record.
  */
 export class StateStore {
   readonly file: string;
@@ -74,11 +104,9 @@ export class StateStore {
   }
 
   /**
-   * Loads the state file; a missing one is an empty state, and so is one whose text is not a
-   * state file of this version for `api`, with a warning. Throws a FileReadError (exit 1) for a
-   * path that is not a regular file (a FIFO, a directory, ...), a file over 256 MiB and a read
-   * that does not end in time (--deadline), and a ConfigError for a file of an older version:
-   * starting empty there would hide the mistake, or send what the file held back.
+   * Loads the state file written for `api`. Throws a FileReadError (exit 1) for a path that is
+   * not a regular file, a file over 256 MiB or a read past --deadline, and a ConfigError for an
+   * older version: starting empty there would hide the mistake, or send what the file held back.
    */
   static async load(
     file: string,
@@ -94,10 +122,7 @@ export class StateStore {
     return store;
   }
 
-  /**
-   * Reads the file, and records which file it read: its orgs, or undefined (with a warning that
-   * ends with `then`, unless there is no file) when they cannot be used.
-   */
+  /** Reads the file, noting which: its orgs, or undefined (and a warning ending `then`). */
   async #read(then: string): Promise<Map<string, Records> | undefined> {
     const { file } = this;
     let read;
@@ -120,7 +145,6 @@ export class StateStore {
         );
       return undefined;
     }
-    // The identity of the file whose text was read (one handle for both).
     this.#identity = identityOf(read.identity);
     const verdict = parseState(read.bytes.toString('utf8'), this.api);
     if (verdict.kind === 'older') {
@@ -166,7 +190,6 @@ export class StateStore {
     return (this.#next ??= this.#writeNext());
   }
 
-  /** The next write, once the one under way is over. */
   async #writeNext(): Promise<void> {
     await this.#running?.catch(() => undefined);
     this.#next = undefined;
@@ -177,10 +200,9 @@ export class StateStore {
   }
 
   /**
-   * One write of everything changed so far, under the lock; what it fails to write stays
-   * pending. If another writer replaced the file since this store last read or wrote it, every
-   * write is a merge (docs/state.md): the orgs this store changed stay as it has them, whatever
-   * the file says; every other org reads as the file has it, or goes when the file has it not.
+   * One write of everything changed so far, under the lock; what it fails to write stays pending.
+   * It merges (docs/state.md): when another writer replaced the file, the orgs this store changed
+   * stay as it has them, and every other org is as that file has it, or goes.
    */
   async #write(): Promise<void> {
     const own = new Set(this.#dirty);

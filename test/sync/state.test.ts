@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { STATE_VERSION } from '../../src/state/format.ts';
-import { StateLockTimeoutError, StateStore, StateWriteError } from '../../src/state/store.ts';
+import { StateStore, StateWriteError } from '../../src/state/store.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -276,7 +276,7 @@ describe('writing the state file', () => {
     }
   });
 
-  it("waits for a live holder's lock on the store's clock, then fails with a StateLockTimeoutError naming it", async () => {
+  it("waits for a live holder's lock on the store's clock, then fails with a StateWriteError naming it", async () => {
     const file = tmp.path('state.json');
     await writeFile(
       `${file}.lock`,
@@ -297,7 +297,7 @@ describe('writing the state file', () => {
       await clock.advance(100_000);
     }
     await waitFor('the save to give up', () => outcome !== undefined);
-    expect(outcome).toBeInstanceOf(StateLockTimeoutError);
+    expect(outcome).toBeInstanceOf(StateWriteError);
     expect((outcome as Error).message).toContain(
       `locked by another envsync writer (pid ${process.ppid} on host ${hostname()}, since then); waited 10m for it`,
     );
