@@ -4,6 +4,7 @@
  * what its fields show (check 2) and that the manifests declare all of it, with the same values
  * (check 3); then that the service has not moved since the plan was made.
  */
+import path from 'node:path';
 import { quoted } from '../api/response.ts';
 import { escapeJson } from '../core/escape.ts';
 import { FIELD_LIST, FIELDS, type FieldSpec, type FieldValue } from '../core/fields.ts';
@@ -11,10 +12,9 @@ import type { ChangeRequests, FieldDiffs, ObservedEnvironment } from '../core/mo
 import { hasOwnerTag, OWNER_TAG_KEY, ownerTagValue } from '../core/ownership.ts';
 import { samePolicyText } from '../core/policy-documents.ts';
 import { changeRequests, sameRequests } from '../core/requests.ts';
-import { normalizeValue, sameValue } from '../core/value-kinds.ts';
+import { sameValue } from '../core/value-kinds.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { textDigest } from './policy-documents.ts';
-import path from 'node:path';
 import { failureOf } from '../api/errors.ts';
 import { commonFailure, failureCause, type OrgOutcome } from '../core/common-failure.ts';
 import { dialectOf, dialectWords } from '../core/dialect.ts';
@@ -49,10 +49,8 @@ const at =
     `org ${quoted(org)}, ${what} ${quoted(name)}: `;
 
 /** Whether two values of a field (either perhaps absent) are the same. */
-function same(spec: FieldSpec, a: FieldValue | undefined, b: FieldValue | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  return sameValue(spec, normalizeValue(spec, a), normalizeValue(spec, b));
-}
+const same = (spec: FieldSpec, a: FieldValue | undefined, b: FieldValue | undefined) =>
+  a === undefined || b === undefined ? a === b : sameValue(spec, a, b);
 
 /** The names that appear more than once (each repeat). */
 const repeated = (names: readonly string[]) => names.filter((name, i) => names.indexOf(name) !== i);
@@ -65,9 +63,7 @@ const repeated = (names: readonly string[]) => names.filter((name, i) => names.i
 function expectedRequests(change: SavedChange, org: SavedOrg): ChangeRequests {
   const renameFrom = change.action === 'rename' ? change.renamedFrom : undefined;
   const entry = org.listing.find((env) => env.name === (renameFrom ?? change.name));
-  const owned =
-    entry !== undefined &&
-    hasOwnerTag(org.org, { name: entry.name, tags: entry['tags'] } as ObservedEnvironment);
+  const owned = entry !== undefined && hasOwnerTag(org.org, entry as ObservedEnvironment);
   const ownerTag =
     org.archives === undefined || owned
       ? undefined
@@ -338,12 +334,15 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
           move(describeMove(planned, live).join('; ') || 'the listing changed');
       } catch (error) {
         listed.push({ org, status: 'failed', cause: failureCause(failureOf(error)) });
-        return move(`cannot list it to check (${errorMessage(error)})`);
+        move(`cannot list it to check (${errorMessage(error)})`);
+        return;
       }
       if (policyDocuments === undefined) return;
       // The listing told the dialect: documents exist only in kosli's.
-      if (client.dialect()?.dialect !== 'kosli')
-        return move('the plan uploads policy documents, but the API dialect is not kosli');
+      if (client.dialect()?.dialect !== 'kosli') {
+        move('the plan uploads policy documents, but the API dialect is not kosli');
+        return;
+      }
       try {
         if (policyDocumentsDigest(await client.listPolicyDocuments(org)) !== policyDocuments.digest)
           move('its policy documents changed on the service');

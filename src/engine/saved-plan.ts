@@ -44,7 +44,7 @@ const listed = environment((spec) =>
 );
 
 /** What a change sends: every field it manages. */
-const desired = environment((spec) =>
+const desiredSchema = environment((spec) =>
   spec.managed === 'always' ? fileValue(spec) : fileValue(spec).optional(),
 );
 
@@ -62,7 +62,7 @@ const fields = z.strictObject(
 const names = z.array(z.string()).readonly();
 
 /** The requests of a change (core/model.ts, ChangeRequests). */
-const requests = z.strictObject({
+const requestsSchema = z.strictObject({
   rename: z.string().optional(),
   put: z.boolean(),
   policies: z.strictObject({ attach: names, detach: names }).optional(),
@@ -110,8 +110,8 @@ const savedPlanSchema = z.object({
           fields,
           unknownFields: z.array(z.enum(FIELD_LIST.map((spec) => spec.name))).readonly(),
           knownNotConverged: z.boolean(),
-          desired,
-          requests,
+          desired: desiredSchema,
+          requests: requestsSchema,
           renamedFrom: z.string().optional(),
           renameNotFound: z.string().optional(),
         }),
@@ -242,7 +242,8 @@ export function unsavable(content: PlanContent, secrets: Masker): string[] {
  * `desired` changed while `fields` stay, a cut file; whoever can rewrite the whole file can
  * compute it again (docs/security.md, "Saved plans").
  */
-export function integrityOf({ integrity: _, ...content }: Readonly<Record<string, unknown>>) {
+export function integrityOf(plan: Readonly<Record<string, unknown>>): string {
+  const { integrity: _integrity, ...content } = plan;
   return textDigest(stringify(content));
 }
 
@@ -325,7 +326,6 @@ export function orgPlanFromSaved(saved: PlanContent['orgs'][number]): OrgPlan {
       return {
         ...change,
         cause: change.cause ?? 'change',
-        fields: change.fields as Change['fields'],
         desired: wanted,
         // As reviewed: apply-saved.ts checks that they are what its fields call for.
         requests: change.requests as ChangeRequests,

@@ -2,12 +2,10 @@ import * as fsPromises from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileSynced } from '../runtime/write-file.ts';
 
-/** Files envsync writes: whole or not at all, and without leaving temp files behind. */
-
 /**
- * Writes a file so that readers see the old or the new content, never a part: a new temp file
- * beside it (O_EXCL), flushed to the disk, then renamed over it. The temp file's name carries the
- * writer's pid, so that the next run can tell a killed writer's (removeStaleTempFiles).
+ * Writes a file whole or not at all, for readers the old content or the new: a new temp file
+ * beside it (O_EXCL), flushed, renamed over it. The temp file's name carries the writer's pid, so
+ * that the next run can tell a killed writer's (removeStaleTempFiles).
  */
 export async function writeFileAtomic(file: string, content: string): Promise<void> {
   await fsPromises.mkdir(path.dirname(file), { recursive: true });

@@ -28,7 +28,7 @@ const VALUE_SCHEMAS: Readonly<Record<ValueKind, () => z.ZodType>> = {
 /** A field's value as envsync's own files hold it (the state file, saved plans), by its kind. */
 export const fileValue = (spec: FieldSpec): z.ZodType => VALUE_SCHEMAS[spec.kind]();
 
-const group = z
+const groupSchema = z
   .object({
     ...Object.fromEntries(RECORDED_FIELDS.map((spec) => [spec.name, fileValue(spec).optional()])),
     not_converged: z.object({ desired: z.string(), observed: z.string() }).optional(),
@@ -44,7 +44,7 @@ const group = z
 const stateSchema = z.object({
   version: z.literal(STATE_VERSION),
   api: z.string().optional(),
-  orgs: z.record(z.string(), z.array(group)),
+  orgs: z.record(z.string(), z.array(groupSchema)),
 });
 
 /** What a state file's text is trusted for: its records, why not (a warning), or an older one. */
