@@ -1,8 +1,10 @@
 /**
  * `sync --plan FILE` (docs/cli.md, "Saved plans"): a saved plan is applied exactly, or nothing is
- * sent. Before any request: its digest and schema (saved-plan.ts), then that each change sends
- * what its fields show (check 2) and that the manifests declare all of it, with the same values
- * (check 3); then that the service has not moved since the plan was made.
+ * sent. Before any request: its digest and schema (saved-plan.ts), that each change sends what
+ * its fields show (check 2), that it was made against this API, and that the manifests declare
+ * all of it, with the same values (check 3); then that the service has not moved since: every
+ * org's live listing is the one the plan was computed from, in the same API dialect, with the
+ * same policy documents.
  */
 import path from 'node:path';
 import { quoted } from '../api/response.ts';
@@ -287,12 +289,7 @@ function refuse(headline: string, findings: readonly string[], todo: string): vo
   throw new ConfigError(`refusing to apply ${headline}:\n${lines.join('\n')}\n${todo}`);
 }
 
-/**
- * `sync --plan FILE`: applies exactly a saved plan, and only if the file is whole, agrees with
- * itself, was made against this API and agrees with the manifests (checked before any request),
- * and the service has not moved since: every org's live listing is still the one the plan was
- * computed from, in the same API dialect, with the same policy documents.
- */
+/** `sync --plan FILE`: the checks, then the plan applied exactly (see the top of this file). */
 export async function applySavedPlan(options: ApplySavedOptions): Promise<RunReport> {
   const { file, client, logger } = options;
   const text = await readRegularText(path.resolve(options.cwd, file), {

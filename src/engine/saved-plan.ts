@@ -259,19 +259,6 @@ export function planFileText(content: object, mask: Mask): string {
   return escapeJson(`${JSON.stringify(sealed, null, 2)}\n`);
 }
 
-/** Why a parsed plan file's digest cannot vouch for it, or undefined when it does. */
-export function integrityProblem(plan: Readonly<Record<string, unknown>>): string | undefined {
-  const recorded = plan['integrity'];
-  if (recorded === undefined)
-    return 'it has no integrity digest, and a plan that is not sealed cannot be trusted';
-  const changed = 'it was changed or damaged after "envsync plan --out" wrote it';
-  if (typeof recorded !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(recorded))
-    return `its integrity digest is not a sha256 digest: ${changed}`;
-  const computed = integrityOf(plan);
-  if (recorded === computed) return undefined;
-  return `its integrity digest does not match its content (the file says ${recorded}, its content hashes to ${computed}): ${changed}, so it is not the plan that was reviewed`;
-}
-
 /**
  * Reads the plan file's text: whole JSON, of this version, sealed by its digest (checked before
  * anything in it is believed), of the schema; or a ConfigError says what is wrong and what to do.
@@ -292,8 +279,20 @@ export function readSavedPlan(text: string, file: string): SavedPlan {
         `it has version ${version}, and this envsync reads only version ${SAVED_PLAN_VERSION}; ${again}`,
       );
     }
-    const problem = integrityProblem(json);
-    if (problem !== undefined) throw refuse(`${problem}; ${again}`);
+    // The digest, before anything in the file is believed.
+    const recorded = json['integrity'];
+    const changed = `it was changed or damaged after "envsync plan --out" wrote it`;
+    if (recorded === undefined)
+      throw refuse(
+        `it has no integrity digest, and a plan that is not sealed cannot be trusted; ${again}`,
+      );
+    if (typeof recorded !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(recorded))
+      throw refuse(`its integrity digest is not a sha256 digest: ${changed}; ${again}`);
+    const computed = integrityOf(json);
+    if (recorded !== computed)
+      throw refuse(
+        `its integrity digest does not match its content (the file says ${recorded}, its content hashes to ${computed}): ${changed}, so it is not the plan that was reviewed; ${again}`,
+      );
   }
   const result = savedPlanSchema.safeParse(json);
   if (!result.success) {

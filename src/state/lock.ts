@@ -79,9 +79,8 @@ async function unlinkIfStill(file: string, ino: number): Promise<boolean> {
 
 /**
  * Takes the lock of `file`, waiting up to `timeoutMs` for another writer; resolves with its
- * release. Throws a ConfigError naming the holder when the wait is over, and the file system's own error
- * (EACCES, EROFS, ENOSPC, ...) when the lock cannot be created at all. A lock's age is the clock's
- * time less the lock file's modification time: on a clock behind the real one, locks look new.
+ * release. Throws a ConfigError naming the holder when the wait is over, and the file system's
+ * error when the lock cannot be created. A lock's age is the clock's time less its mtime.
  */
 export async function acquireStateLock(
   file: string,
