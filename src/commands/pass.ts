@@ -1,8 +1,8 @@
 /**
  * The pipeline plan and sync share: manifests, connection, state, reconcile, report.
  */
-import { type PlannedOrg, savePlan, unsavable } from '../engine/saved-plan.ts';
-import { planFileText } from '../engine/plan-integrity.ts';
+import { savePlan, unsavable } from '../engine/saved-plan.ts';
+import { planFileText } from '../engine/saved-plan.ts';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
@@ -11,16 +11,17 @@ import { runAnnotations } from './annotations.ts';
 import { maskDeep, type Masker } from '../core/mask.ts';
 import { RENDERERS } from '../core/renderers.ts';
 import { exitCode, type RunReport } from '../core/report.ts';
-import { type ApplyProgress, reconcile } from '../engine/reconcile.ts';
+import { reconcile, type ApplyProgress } from '../engine/reconcile.ts';
+import type { PlannedOrg } from '../engine/saved-plan.ts';
 import { gitSyncRevision } from '../manifests/revision.ts';
 import { writeFileAtomic } from '../state/files.ts';
 import { StateStore } from '../state/store.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
-import { type CiOptions, emitCiOutputs } from './ci.ts';
+import { emitCiOutputs, type CiOptions } from './ci.ts';
 import { connect, type Connection } from './connect.ts';
 import type { CommandContext } from './context.ts';
-import { commandIo, type CommandIo, wantsColor } from './io.ts';
+import { commandIo, wantsColor, type CommandIo } from './io.ts';
 import { checkSelectedOrgs, loadManifestTree } from './manifests.ts';
 import { terminalProgress } from './progress.ts';
 import { phaseTimer } from './timings.ts';

@@ -334,7 +334,7 @@ describe('plan binding', () => {
     );
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--plan plan.json: cannot be used: it is not an envsync plan');
-    // A plan of an older format is refused with its version, not misread.
+    // A plan of another format is refused with its version, not misread.
     await tmp.write('old.json', '{"kind": "envsync-plan", "version": 1, "orgs": []}');
     const old = await envsyncInProcess(
       ['sync', '--manifests', 'm', ...shared(), '--plan', 'old.json'],
@@ -344,7 +344,9 @@ describe('plan binding', () => {
       },
     );
     expect(old.code).toBe(1);
-    expect(old.stderr).toContain('it has version 1, written by an older envsync');
+    expect(old.stderr).toContain(
+      'it has version 1, and this envsync reads only version 5; make the plan again with "envsync plan --out old.json"',
+    );
     const out = await envsyncInProcess(
       ['sync', '--manifests', 'm', ...shared(), '--out', 'x.json'],
       {
