@@ -30,6 +30,7 @@ const BAD =
   'org: acme\nenvironments:\n  - name: production\n    type: k8s\n    description: "a, b: c"\n';
 const GOOD = 'org: beta\nenvironments:\n  - name: web\n    type: S3\n    description: Web\n';
 const shared = () => ['--api-url', api.url, '--state', tmp.path('state.json')];
+const withToken = () => ({ cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
 
 describe('GitHub annotations', () => {
   it('prints each manifest problem as ::error with the path relative to the repository root', async () => {
@@ -84,7 +85,7 @@ describe('GitHub annotations', () => {
     await writeFile(tmp.path('m/beta.yaml'), GOOD.replace('description: Web', 'description: ""'));
     const result = await envsyncInProcess(
       ['sync', '--manifests', 'm', ...shared(), '--annotations', 'github'],
-      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+      withToken(),
     );
     expect(result.stdout).toMatch(
       /^::warning title=envsync%3A beta\/web not-converged::the service did not take description/m,
@@ -98,10 +99,7 @@ describe('step summary', () => {
     await writeFile(tmp.path('summary.md'), '# earlier step\n');
     await envsyncInProcess(
       ['plan', '--manifests', 'm', ...shared(), '--summary-file', 'summary.md'],
-      {
-        cwd: tmp.dir,
-        env: { ENVSYNC_TOKEN: TOKEN },
-      },
+      withToken(),
     );
     await envsyncInProcess(['validate', '--manifests', 'm'], {
       cwd: tmp.dir,
@@ -117,58 +115,27 @@ describe('step summary', () => {
 });
 
 describe('envsync export', () => {
+  const env = (name: string, type: string, description: string, more: object = {}) => ({
+    name,
+    type,
+    description,
+    include_scaling: false,
+    policies: [],
+    ...more,
+  });
   const tricky = [
-    {
-      name: 'quotes',
-      type: 'K8S',
-      description: 'He said "hi" and \'bye\'',
+    env('quotes', 'K8S', `He said "hi" and 'bye'`, {
       include_scaling: true,
       policies: ['pci', 'baseline'],
-    },
-    {
-      name: 'hash',
-      type: 'S3',
-      description: 'not # a comment',
-      include_scaling: false,
-      policies: [],
-    },
-    {
-      name: 'colons',
-      type: 'logical',
-      description: 'key: value, more: yes',
-      include_scaling: false,
-      policies: ['sox'],
-    },
-    {
-      name: 'newlines',
-      type: 'K8S',
-      description: 'line one\nline two\n',
-      include_scaling: false,
-      policies: [],
-    },
-    {
-      name: 'leading',
-      type: 'K8S',
-      description: '   leading spaces and trailing ',
-      include_scaling: false,
-      policies: [],
-    },
-    { name: 'looks-typed', type: 'K8S', description: 'true', include_scaling: false, policies: [] },
-    { name: 'empty', type: 'K8S', description: '', include_scaling: false, policies: [] },
-    {
-      name: 'tasks',
-      type: 'ECS',
-      description: 'a production type beyond the contract',
-      include_scaling: false,
-      policies: [],
-    },
-    {
-      name: 'legacy',
-      type: 'mainframe',
-      description: 'not manageable',
-      include_scaling: false,
-      policies: [],
-    },
+    }),
+    env('hash', 'S3', 'not # a comment'),
+    env('colons', 'logical', 'key: value, more: yes', { policies: ['sox'] }),
+    env('newlines', 'K8S', 'line one\nline two\n'),
+    env('leading', 'K8S', '   leading spaces and trailing '),
+    env('looks-typed', 'K8S', 'true'),
+    env('empty', 'K8S', ''),
+    env('tasks', 'ECS', 'a production type beyond the contract'),
+    env('legacy', 'mainframe', 'not manageable'),
   ];
 
   it('round trip: export, then plan shows nothing to create or update', async () => {
@@ -180,10 +147,7 @@ describe('envsync export', () => {
     await api.putStore({ orgs: { acme: tricky }, policies: { acme: documents } });
     const exported = await envsyncInProcess(
       ['export', '--org', 'acme', '--out', 'm', '--api-url', api.url],
-      {
-        cwd: tmp.dir,
-        env: { ENVSYNC_TOKEN: TOKEN },
-      },
+      withToken(),
     );
     expect(exported.code, exported.stderr).toBe(0);
     const text = await readFile(tmp.path('m/acme.yaml'), 'utf8');
@@ -197,7 +161,7 @@ describe('envsync export', () => {
     );
     const plan = await envsyncInProcess(
       ['plan', '--manifests', 'm', ...shared(), '-o', 'json', '--detailed-exitcode'],
-      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+      withToken(),
     );
     expect(plan.code, plan.stdout).toBe(0);
     expect(JSON.parse(plan.stdout)).toMatchObject({
@@ -214,7 +178,7 @@ describe('envsync export', () => {
       await spec.putStore({ orgs: { acme: tricky.slice(0, 2), beta: [tricky[3]] } });
       const out = await envsyncInProcess(
         ['export', '--org', 'acme', '--org', 'beta', '--api-url', spec.url],
-        { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+        withToken(),
       );
       expect(out.code).toBe(0);
       expect(out.stdout).toContain(
@@ -230,7 +194,7 @@ describe('envsync export', () => {
       await tmp.write('m/all.yaml', out.stdout);
       const plan = await envsyncInProcess(
         ['plan', '--manifests', 'm', '--api-url', spec.url, '-o', 'json', '--detailed-exitcode'],
-        { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+        withToken(),
       );
       expect(plan.code, plan.stdout).toBe(0);
       expect(JSON.parse(plan.stdout)).toMatchObject({
@@ -239,7 +203,7 @@ describe('envsync export', () => {
       await tmp.write('out/acme.yaml', 'mine');
       const refused = await envsyncInProcess(
         ['export', '--org', 'acme', '--out', 'out', '--api-url', spec.url],
-        { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+        withToken(),
       );
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain('already exists; pass --force');
@@ -255,28 +219,18 @@ describe('plan binding', () => {
     await tmp.write('m/beta.yaml', GOOD);
     const plan = await envsyncInProcess(
       ['plan', '--manifests', 'm', ...shared(), '--out', 'plan.json'],
-      {
-        cwd: tmp.dir,
-        env: { ENVSYNC_TOKEN: TOKEN },
-      },
+      withToken(),
     );
     expect(plan.code).toBe(0);
-    const saved = JSON.parse(await readFile(tmp.path('plan.json'), 'utf8')) as {
-      kind: string;
-      orgs: { org: string; digest: string }[];
-    };
+    const saved: unknown = JSON.parse(await readFile(tmp.path('plan.json'), 'utf8'));
     expect(saved).toMatchObject({
       kind: 'envsync-plan',
-      version: 5,
       integrity: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
       orgs: [{ org: 'beta', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }],
     });
     const sync = await envsyncInProcess(
       ['sync', '--manifests', 'm', ...shared(), '--plan', 'plan.json', '-o', 'json'],
-      {
-        cwd: tmp.dir,
-        env: { ENVSYNC_TOKEN: TOKEN },
-      },
+      withToken(),
     );
     expect(sync.code, sync.stderr).toBe(0);
     expect(JSON.parse(sync.stdout)).toMatchObject({ summary: { create: 1, applied: 1 } });
@@ -285,15 +239,12 @@ describe('plan binding', () => {
 
   it('refuses with exit 1, saying what moved, when the live listing changed since the plan', async () => {
     await tmp.write('m/beta.yaml', GOOD);
-    await envsyncInProcess(['sync', '--manifests', 'm', ...shared()], {
-      cwd: tmp.dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
+    await envsyncInProcess(['sync', '--manifests', 'm', ...shared()], withToken());
     await writeFile(tmp.path('m/beta.yaml'), GOOD.replace('Web', 'Web v2'));
-    await envsyncInProcess(['plan', '--manifests', 'm', ...shared(), '--out', 'plan.json'], {
-      cwd: tmp.dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
+    await envsyncInProcess(
+      ['plan', '--manifests', 'm', ...shared(), '--out', 'plan.json'],
+      withToken(),
+    );
     // Someone changes the service by hand after the review.
     const store = await api.getStore();
     const web = store.orgs['beta']?.[0];
@@ -309,10 +260,7 @@ describe('plan binding', () => {
     const puts = (await api.getRequests(1000)).filter((r) => r.method === 'PUT').length;
     const sync = await envsyncInProcess(
       ['sync', '--manifests', 'm', ...shared(), '--plan', 'plan.json'],
-      {
-        cwd: tmp.dir,
-        env: { ENVSYNC_TOKEN: TOKEN },
-      },
+      withToken(),
     );
     expect(sync.code).toBe(1);
     expect(sync.stderr).toContain(
@@ -320,40 +268,6 @@ describe('plan binding', () => {
     );
     expect(sync.stderr).toContain('org beta: newcomer appeared; web changed (description)');
     expect((await api.getRequests(1000)).filter((r) => r.method === 'PUT').length).toBe(puts);
-  });
-
-  it('refuses a file that is not a plan, and --out without a dry run', async () => {
-    await tmp.write('m/beta.yaml', GOOD);
-    await tmp.write('plan.json', '{"kind": "something else"}');
-    const bad = await envsyncInProcess(
-      ['sync', '--manifests', 'm', ...shared(), '--plan', 'plan.json'],
-      {
-        cwd: tmp.dir,
-        env: { ENVSYNC_TOKEN: TOKEN },
-      },
-    );
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('--plan plan.json: cannot be used: it is not an envsync plan');
-    // A plan of an older format is refused with its version, not misread.
-    await tmp.write('old.json', '{"kind": "envsync-plan", "version": 1, "orgs": []}');
-    const old = await envsyncInProcess(
-      ['sync', '--manifests', 'm', ...shared(), '--plan', 'old.json'],
-      {
-        cwd: tmp.dir,
-        env: { ENVSYNC_TOKEN: TOKEN },
-      },
-    );
-    expect(old.code).toBe(1);
-    expect(old.stderr).toContain('it has version 1, written by an older envsync');
-    const out = await envsyncInProcess(
-      ['sync', '--manifests', 'm', ...shared(), '--out', 'x.json'],
-      {
-        cwd: tmp.dir,
-        env: { ENVSYNC_TOKEN: TOKEN },
-      },
-    );
-    expect(out.code).toBe(1);
-    expect(out.stderr).toContain('--out saves a plan');
   });
 });
 
@@ -393,7 +307,7 @@ describe('progress', () => {
     await tmp.write('m/acme.yaml', many);
     const result = await envsync(
       ['sync', '--manifests', 'm', ...shared(), '--log-level', 'silent'],
-      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
+      withToken(),
     );
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');

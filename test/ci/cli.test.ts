@@ -4,9 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { envsync, envsyncInProcess, inTerminal } from '../helpers/cli.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
 
-// The version, a plan into a pipe and the terminals are real processes; the help and the usage
-// errors are the CLI's `main` in this process (test/config/cli.test.ts runs both kinds of usage
-// error as processes too).
+// The version, a plan into a pipe and the terminals are real processes; the help is the CLI's
+// `main` in this process (test/config/cli.test.ts has the usage errors).
 describe('the CLI', () => {
   it('prints its version from package.json', async () => {
     const pkg = JSON.parse(
@@ -22,16 +21,6 @@ describe('the CLI', () => {
     for (const command of ['validate', 'plan', 'sync', 'run', 'export', 'schema', 'emulator']) {
       expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     }
-  });
-
-  it('answers an unknown command or flag with a short usage error and exit 1', async () => {
-    const command = await envsyncInProcess(['deploy']);
-    expect(command).toMatchObject({ code: 1, stdout: '' });
-    expect(command.stderr).toContain('unknown command "deploy"');
-    const flag = await envsyncInProcess(['validate', '--manifest', 'x']);
-    expect(flag.code).toBe(1);
-    expect(flag.stderr).toContain('unknown flag --manifest (did you mean --manifests?)');
-    expect(flag.stderr.split('\n').length).toBeLessThan(40);
   });
 
   it('colours the plan on a terminal, never with NO_COLOR, and never into a pipe', async () => {

@@ -1,7 +1,7 @@
 /** Small pure parts of the emulator: flag parsing, the PRNG, the token bucket. */
 import { describe, expect, it } from 'vitest';
-import { parseLatency, parseTokenFlag } from '../../src/config/emulator-settings.ts';
-import { UsageError } from '../../src/runtime/errors.ts';
+import { parseLatency, parseTokenFlag } from '../../src/commands/emulator.ts';
+import { ConfigError } from '../../src/runtime/errors.ts';
 import { TokenBucket, mulberry32 } from '../../src/emulator/faults.ts';
 
 describe('--token parsing', () => {
@@ -18,9 +18,9 @@ describe('--token parsing', () => {
   });
 
   it('rejects an empty token', () => {
-    expect(() => parseTokenFlag('')).toThrow(UsageError);
-    expect(() => parseTokenFlag('=acme')).toThrow(UsageError);
-    expect(() => parseTokenFlag('tok=bad org')).toThrow(UsageError);
+    expect(() => parseTokenFlag('')).toThrow(ConfigError);
+    expect(() => parseTokenFlag('=acme')).toThrow(ConfigError);
+    expect(() => parseTokenFlag('tok=bad org')).toThrow(ConfigError);
   });
 });
 
