@@ -31,6 +31,8 @@ const BAD =
 const GOOD = 'org: beta\nenvironments:\n  - name: web\n    type: S3\n    description: Web\n';
 const shared = () => ['--api-url', api.url, '--state', tmp.path('state.json')];
 const withToken = () => ({ cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
+/** The CLI in this process, in the test's folder, with the token. */
+const cli = (...args: string[]) => envsyncInProcess(args, withToken());
 
 describe('GitHub annotations', () => {
   it('prints each manifest problem as ::error with the path relative to the repository root', async () => {
@@ -74,19 +76,9 @@ describe('GitHub annotations', () => {
 
   it('annotates failed orgs and not-converged changes after a sync', async () => {
     await tmp.write('m/beta.yaml', GOOD);
-    expect(
-      (
-        await envsyncInProcess(['sync', '--manifests', 'm', ...shared()], {
-          cwd: tmp.dir,
-          env: { ENVSYNC_TOKEN: TOKEN },
-        })
-      ).code,
-    ).toBe(0);
+    expect((await cli('sync', '--manifests', 'm', ...shared())).code).toBe(0);
     await writeFile(tmp.path('m/beta.yaml'), GOOD.replace('description: Web', 'description: ""'));
-    const result = await envsyncInProcess(
-      ['sync', '--manifests', 'm', ...shared(), '--annotations', 'github'],
-      withToken(),
-    );
+    const result = await cli('sync', '--manifests', 'm', ...shared(), '--annotations', 'github');
     expect(result.stdout).toMatch(
       /^::warning title=envsync%3A beta\/web not-converged::the service did not take description/m,
     );
@@ -97,10 +89,7 @@ describe('step summary', () => {
   it('appends the markdown plan to --summary-file, and to $GITHUB_STEP_SUMMARY by default', async () => {
     await tmp.write('m/beta.yaml', GOOD);
     await writeFile(tmp.path('summary.md'), '# earlier step\n');
-    await envsyncInProcess(
-      ['plan', '--manifests', 'm', ...shared(), '--summary-file', 'summary.md'],
-      withToken(),
-    );
+    await cli('plan', '--manifests', 'm', ...shared(), '--summary-file', 'summary.md');
     await envsyncInProcess(['validate', '--manifests', 'm'], {
       cwd: tmp.dir,
       env: { GITHUB_STEP_SUMMARY: tmp.path('summary.md') },
@@ -145,10 +134,7 @@ describe('envsync export', () => {
       versions: [{ policy_yaml: `# ${name}\n` }],
     }));
     await api.putStore({ orgs: { acme: tricky }, policies: { acme: documents } });
-    const exported = await envsyncInProcess(
-      ['export', '--org', 'acme', '--out', 'm', '--api-url', api.url],
-      withToken(),
-    );
+    const exported = await cli('export', '--org', 'acme', '--out', 'm', '--api-url', api.url);
     expect(exported.code, exported.stderr).toBe(0);
     const text = await readFile(tmp.path('m/acme.yaml'), 'utf8');
     expect(text).toContain(
@@ -159,9 +145,14 @@ describe('envsync export', () => {
     expect((await envsyncInProcess(['validate', '--manifests', 'm'], { cwd: tmp.dir })).code).toBe(
       0,
     );
-    const plan = await envsyncInProcess(
-      ['plan', '--manifests', 'm', ...shared(), '-o', 'json', '--detailed-exitcode'],
-      withToken(),
+    const plan = await cli(
+      'plan',
+      '--manifests',
+      'm',
+      ...shared(),
+      '-o',
+      'json',
+      '--detailed-exitcode',
     );
     expect(plan.code, plan.stdout).toBe(0);
     expect(JSON.parse(plan.stdout)).toMatchObject({
@@ -176,10 +167,7 @@ describe('envsync export', () => {
     });
     try {
       await spec.putStore({ orgs: { acme: tricky.slice(0, 2), beta: [tricky[3]] } });
-      const out = await envsyncInProcess(
-        ['export', '--org', 'acme', '--org', 'beta', '--api-url', spec.url],
-        withToken(),
-      );
+      const out = await cli('export', '--org', 'acme', '--org', 'beta', '--api-url', spec.url);
       expect(out.code).toBe(0);
       expect(out.stdout).toContain(
         '# The listing does not show include_scaling, policies, require_provenance, so they are left out where unseen:',
@@ -192,19 +180,22 @@ describe('envsync export', () => {
         'the listing does not show include_scaling, policies, require_provenance (org acme, beta)',
       );
       await tmp.write('m/all.yaml', out.stdout);
-      const plan = await envsyncInProcess(
-        ['plan', '--manifests', 'm', '--api-url', spec.url, '-o', 'json', '--detailed-exitcode'],
-        withToken(),
+      const plan = await cli(
+        'plan',
+        '--manifests',
+        'm',
+        '--api-url',
+        spec.url,
+        '-o',
+        'json',
+        '--detailed-exitcode',
       );
       expect(plan.code, plan.stdout).toBe(0);
       expect(JSON.parse(plan.stdout)).toMatchObject({
         summary: { create: 0, update: 0, unverified: 0, unchanged: 3 },
       });
       await tmp.write('out/acme.yaml', 'mine');
-      const refused = await envsyncInProcess(
-        ['export', '--org', 'acme', '--out', 'out', '--api-url', spec.url],
-        withToken(),
-      );
+      const refused = await cli('export', '--org', 'acme', '--out', 'out', '--api-url', spec.url);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain('already exists; pass --force');
       expect(await readFile(tmp.path('out/acme.yaml'), 'utf8')).toBe('mine');
@@ -217,10 +208,7 @@ describe('envsync export', () => {
 describe('plan binding', () => {
   it('sync --plan applies exactly the saved plan, sealed with its integrity digest', async () => {
     await tmp.write('m/beta.yaml', GOOD);
-    const plan = await envsyncInProcess(
-      ['plan', '--manifests', 'm', ...shared(), '--out', 'plan.json'],
-      withToken(),
-    );
+    const plan = await cli('plan', '--manifests', 'm', ...shared(), '--out', 'plan.json');
     expect(plan.code).toBe(0);
     const saved: unknown = JSON.parse(await readFile(tmp.path('plan.json'), 'utf8'));
     expect(saved).toMatchObject({
@@ -228,9 +216,15 @@ describe('plan binding', () => {
       integrity: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
       orgs: [{ org: 'beta', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }],
     });
-    const sync = await envsyncInProcess(
-      ['sync', '--manifests', 'm', ...shared(), '--plan', 'plan.json', '-o', 'json'],
-      withToken(),
+    const sync = await cli(
+      'sync',
+      '--manifests',
+      'm',
+      ...shared(),
+      '--plan',
+      'plan.json',
+      '-o',
+      'json',
     );
     expect(sync.code, sync.stderr).toBe(0);
     expect(JSON.parse(sync.stdout)).toMatchObject({ summary: { create: 1, applied: 1 } });
@@ -239,12 +233,9 @@ describe('plan binding', () => {
 
   it('refuses with exit 1, saying what moved, when the live listing changed since the plan', async () => {
     await tmp.write('m/beta.yaml', GOOD);
-    await envsyncInProcess(['sync', '--manifests', 'm', ...shared()], withToken());
+    await cli('sync', '--manifests', 'm', ...shared());
     await writeFile(tmp.path('m/beta.yaml'), GOOD.replace('Web', 'Web v2'));
-    await envsyncInProcess(
-      ['plan', '--manifests', 'm', ...shared(), '--out', 'plan.json'],
-      withToken(),
-    );
+    await cli('plan', '--manifests', 'm', ...shared(), '--out', 'plan.json');
     // Someone changes the service by hand after the review.
     const store = await api.getStore();
     const web = store.orgs['beta']?.[0];
@@ -258,10 +249,7 @@ describe('plan binding', () => {
       },
     });
     const puts = (await api.getRequests(1000)).filter((r) => r.method === 'PUT').length;
-    const sync = await envsyncInProcess(
-      ['sync', '--manifests', 'm', ...shared(), '--plan', 'plan.json'],
-      withToken(),
-    );
+    const sync = await cli('sync', '--manifests', 'm', ...shared(), '--plan', 'plan.json');
     expect(sync.code).toBe(1);
     expect(sync.stderr).toContain(
       'refusing to apply plan.json: the service moved since the plan was made',
@@ -276,19 +264,8 @@ describe('progress', () => {
 
   it('shows done / total, failures and rate on a terminal for a sync of more than 50 changes', async () => {
     await tmp.write('m/acme.yaml', many);
-    const command = [
-      process.execPath,
-      CLI,
-      'sync',
-      '--manifests',
-      'm',
-      '--api-url',
-      api.url,
-      '--state',
-      'state.json',
-      '--log-level',
-      'silent',
-    ]
+    const args = ['sync', '--manifests', 'm', '--api-url', api.url, '--state', 'state.json'];
+    const command = [process.execPath, CLI, ...args, '--log-level', 'silent']
       .map((part) => `'${part}'`)
       .join(' ');
     // `script` runs the command in a pseudo-terminal, as a person's shell would.

@@ -26,17 +26,9 @@ describe('the CLI', () => {
   it('colours the plan on a terminal, never with NO_COLOR, and never into a pipe', async () => {
     const api = await startTestEmulator({ tokens: [{ token: 'colour-token', orgs: null }] });
     try {
-      const args = [
-        'plan',
-        '--manifests',
-        fileURLToPath(new URL('../../examples/manifests', import.meta.url)),
-        '--api-url',
-        api.url,
-        '--state',
-        '/dev/null/none',
-        '--log-level',
-        'silent',
-      ];
+      const examples = fileURLToPath(new URL('../../examples/manifests', import.meta.url));
+      const rest = ['--api-url', api.url, '--state', '/dev/null/none', '--log-level', 'silent'];
+      const args = ['plan', '--manifests', examples, ...rest];
       const env = { ENVSYNC_TOKEN: 'colour-token' };
       expect(await inTerminal(args, env)).toContain('\u001b[32m+ create\u001b[0m');
       // NO_COLOR on a terminal: `main` in this process, given streams that are terminals (a
@@ -56,14 +48,8 @@ describe('the CLI', () => {
   });
 
   it('writes pretty logs on a terminal and JSON lines otherwise', async () => {
-    const screen = await inTerminal([
-      'run',
-      '--manifests',
-      '/nonexistent-envsync-dir',
-      '--emulator',
-      '--listen',
-      '127.0.0.1:0',
-    ]);
+    const run = 'run --manifests /nonexistent-envsync-dir --emulator --listen 127.0.0.1:0';
+    const screen = await inTerminal(run.split(' '));
     expect(screen).toMatch(/WARN.*USING THE EMBEDDED EMULATOR/);
     expect(screen).not.toMatch(/^\{"level"/m);
   });

@@ -98,40 +98,22 @@ describe('unknown commands and flags', () => {
 
 describe('values', () => {
   it('a bad value names the flag, whichever source gave it, and exits 1', async () => {
+    // Every parser's words are the table's (test/config/table.test.ts); here, each source.
     const cases: [string[], Record<string, string>, string][] = [
       [['--annotations', 'gitlab'], {}, '--annotations: "gitlab" is not one of github, none'],
       [[], { ENVSYNC_OUTPUT: 'yaml' }, '--output: "yaml" is not one of text, json, markdown'],
-      [['--timeout', '0'], {}, '--timeout: "0" must be longer than 0 (use e.g. 500ms, 30s, 5m)'],
       [['--timeout=-1s'], {}, '--timeout: "-1s" is not a duration (use e.g. 500ms, 30s, 5m)'],
-      [
-        ['--timeout', '600h'],
-        {},
-        '--timeout: "600h" is too long: at most 2147483647ms (about 24 days)',
-      ],
-      [
-        ['--retry-delay', '0s'],
-        {},
-        '--retry-delay: "0s" must be longer than 0 (use e.g. 500ms, 30s, 5m)',
-      ],
       [
         [],
         { ENVSYNC_TIMEOUT: '0' },
         '--timeout: "0" must be longer than 0 (use e.g. 500ms, 30s, 5m)',
       ],
       [[], { ENVSYNC_INSECURE_HTTP: 'yes' }, '--insecure-http: "yes" must be true or false'],
-      [
-        [],
-        { ENVSYNC_DETAILED_EXITCODE: 'TRUE' },
-        '--detailed-exitcode: "TRUE" must be true or false',
-      ],
     ];
     for (const [args, env, message] of cases) {
       const result = await cli(['plan', '--manifests', 'manifests', ...args], env);
-      expect(result, message).toMatchObject({
-        code: 1,
-        stdout: '',
-        stderr: `envsync plan: ${message}\n`,
-      });
+      const stderr = `envsync plan: ${message}\n`;
+      expect(result, message).toMatchObject({ code: 1, stdout: '', stderr });
     }
   });
 

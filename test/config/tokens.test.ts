@@ -10,7 +10,6 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readCaFile } from '../../src/commands/connect.ts';
 import {
-  oneToken,
   readSecretFile,
   readToken,
   readTokens,
@@ -64,6 +63,10 @@ describe('readTokens', () => {
     );
     expect(tokenFor(set, 'gamma')).toEqual({ token: FALLBACK, source: 'token-file' });
     expect(tokensOf(set)).not.toContain('Zz9Yy8Xx7Ww6Vv5U');
+    // Each token once, however many orgs carry it.
+    await tmp.write('default', ACME);
+    const same = await readTokens({ tokenDir: 'tokens', tokenFile: 'default' }, {}, tmp.dir);
+    expect(tokensOf(same).toSorted()).toEqual([ACME, BETA].toSorted());
   });
 
   it('without a default token (ENVSYNC_TOKEN unset or blank), an org with no file has none, and says why', async () => {
@@ -82,7 +85,7 @@ describe('readTokens', () => {
     }
   });
 
-  it('reads only names an org may have: dotfiles, `..data` and names with spaces are never read', async () => {
+  it('reads only names an org may have (dotfiles, `..data`, names with spaces are never read), through links', async () => {
     await mkdir(tmp.path('tokens/..2026_05_01'), { recursive: true });
     await tmp.write('tokens/..2026_05_01/gamma', FALLBACK);
     await symlink('..2026_05_01', tmp.path('tokens/..data'));
@@ -91,17 +94,10 @@ describe('readTokens', () => {
     const set = await readTokens({ tokenDir: 'tokens' }, {}, tmp.dir);
     expect([...set.orgs.keys()]).toEqual(['acme', 'beta']);
     expect(tokensOf(set)).not.toContain(FALLBACK);
-  });
-
-  it('follows a link to the file, as a Kubernetes secret volume has one per key', async () => {
-    await mkdir(tmp.path('secret/..2026_05_01'), { recursive: true });
-    await tmp.write('secret/..2026_05_01/gamma', `${FALLBACK}\n`);
-    await symlink('..2026_05_01', tmp.path('secret/..data'));
-    await symlink('..data/gamma', tmp.path('secret/gamma'));
-    const set = await readTokens({ tokenDir: 'secret' }, {}, tmp.dir);
-    expect(chosen(set, ['gamma'])).toEqual({
-      gamma: { token: FALLBACK, source: 'token-dir:gamma' },
-    });
+    // A link to the file is followed, as a Kubernetes secret volume has one per key.
+    await symlink('..data/gamma', tmp.path('tokens/gamma'));
+    const linked = await readTokens({ tokenDir: 'tokens' }, {}, tmp.dir);
+    expect(tokenFor(linked, 'gamma')).toEqual({ token: FALLBACK, source: 'token-dir:gamma' });
   });
 
   it('a file that is no usable token makes its org fail, not fall back, with why and never the token', async () => {
@@ -151,25 +147,6 @@ describe('readTokens', () => {
   });
 });
 
-describe('one set of tokens', () => {
-  it('lists each token once, the default too, and only tokens', () => {
-    const set: TokenSet = {
-      dir: 'd',
-      orgs: new Map([
-        ['acme', { token: ACME, source: 'token-dir:acme' }],
-        ['beta', { token: ACME, source: 'token-dir:beta' }],
-        ['gamma', { error: 'token file d/gamma is empty' }],
-      ]),
-      fallback: { token: FALLBACK, source: 'token-file' },
-    };
-    expect(tokensOf(set)).toEqual([ACME, FALLBACK]);
-    expect(tokenSourceOf(set, 'beta')).toBe('token-dir:beta');
-    expect(tokenSourceOf(set, 'gamma')).toBeNull();
-    expect(tokenSourceOf(set, 'delta')).toBe('token-file');
-    expect(tokensOf(oneToken(ACME, 'emulator'))).toEqual([ACME]);
-  });
-});
-
 describe('secret files', () => {
   it('are read trimmed; an empty or unreadable one says what to do, never the secret', async () => {
     await tmp.write('secret', ` ${ACME}\n`);
@@ -209,15 +186,7 @@ describe('relative files are read from the command directory', () => {
     await tmp.write('manifests/acme.yaml', MANIFEST);
     const api = await startTestEmulator({ tokens: [{ token: FALLBACK, orgs: null }] });
     try {
-      const plan = [
-        'plan',
-        '--manifests',
-        'manifests',
-        '--api-url',
-        api.url,
-        '--state',
-        'state.json',
-      ];
+      const plan = ['plan', '--manifests', 'manifests', '--api-url', api.url, '--state', 's.json'];
       for (const [args, env] of [
         [['--token-file', 'secrets/token'], {}],
         [[], { ENVSYNC_TOKEN_FILE: 'secrets/token' }],
