@@ -47,14 +47,17 @@ export async function loadManifestTree(
     }
     return manifests;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new ConfigError(
-        `manifests directory ${path.resolve(cwd, settings.manifests)} does not exist; pass --manifests DIR or set ENVSYNC_MANIFESTS`,
-      );
-    }
-    throw error;
+    throw rootError(error, path.resolve(cwd, settings.manifests));
   }
+}
+
+/** A manifests root that is not there, as a clear configuration error; another error as it is. */
+export function rootError(error: unknown, root: string): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code !== 'ENOENT' && code !== 'ENOTDIR') return error;
+  return new ConfigError(
+    `manifests directory ${root} does not exist; pass --manifests DIR or set ENVSYNC_MANIFESTS`,
+  );
 }
 
 /** The orgs `--org` selects (every org without it). */

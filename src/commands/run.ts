@@ -16,6 +16,7 @@ import { ConfigError } from '../runtime/errors.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 import { readCaFile } from './connect.ts';
 import { commandIo, type CommandContext } from './context.ts';
+import { rootError } from './manifests.ts';
 import { handleStopSignals } from './signals.ts';
 
 export const settings = DAEMON_SETTINGS;
@@ -149,7 +150,9 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
       `envsync run: listening on ${server.url}: the status page at ${server.url}/, and /healthz /readyz /metrics /status, POST /reconcile`,
     );
     tuneV8ForWork(); // before the first pass reads the manifests
-    await startDaemon(running, resolved.manifests);
+    await running.start().catch((error: unknown) => {
+      throw rootError(error, resolved.manifests);
+    });
   } catch (error) {
     signals.dispose();
     await server?.close();
@@ -165,19 +168,4 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
   await emulator?.close();
   logger.info('stopped');
   return 0;
-}
-
-/** Starts the daemon, turning a missing manifests root into a clear configuration error. */
-async function startDaemon(daemon: Daemon, manifests: string): Promise<void> {
-  try {
-    await daemon.start();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new ConfigError(
-        `manifests directory ${manifests} does not exist; pass --manifests DIR or set ENVSYNC_MANIFESTS`,
-      );
-    }
-    throw error;
-  }
 }
