@@ -57,7 +57,7 @@ export const GENERATED_FILES: readonly GeneratedFile[] = [
     path: 'config/manifest.schema.json',
     from: 'the manifest schema (src/manifests/schema.ts), as `envsync schema` prints it',
     async render() {
-      const { manifestJsonSchema } = await import('../../src/manifests/json-schema.ts');
+      const { manifestJsonSchema } = await import('../../src/manifests/schema.ts');
       return `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`;
     },
   },

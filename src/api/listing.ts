@@ -1,10 +1,17 @@
 import * as z from 'zod';
-import { environmentOf, FIELD_LIST, type FieldSpec, type ValueKind } from '../core/fields.ts';
+import {
+  emptyValue,
+  environmentOf,
+  FIELD_LIST,
+  type FieldSpec,
+  isStringMap,
+  normalizeListedSet,
+  normalizeMap,
+  type StringMap,
+  type ValueKind,
+} from '../core/fields.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import type { ListingShape } from '../core/dialect.ts';
-import { isStringMap, normalizeMap, type StringMap } from '../core/string-maps.ts';
-import { normalizeListedSet } from '../core/string-sets.ts';
-import { emptyValue } from '../core/value-kinds.ts';
 import { quoted } from './response.ts';
 
 /**

@@ -80,15 +80,12 @@ export function commandIo(ctx: CommandContext, settings: LogSettings, command: s
   };
 }
 
-/** A phase mark: logs what was reached, with time, CPU and memory so far. */
-export type Phase = (what: string, fields?: () => Record<string, unknown>) => void;
-
 /**
- * Phase timings at debug level: where a slow run spends its time (docs/output.md). Nothing is
- * measured or built unless debug is on.
+ * Phase timings at debug level: each mark logs what was reached, with the time, CPU and memory so
+ * far (docs/output.md). Nothing is measured or built unless debug is on.
  */
-export function phaseTimer(logger: Logger): Phase {
-  return (what, fields = () => ({})) => {
+export function phaseTimer(logger: Logger) {
+  return (what: string, fields: () => Record<string, unknown> = () => ({})): void => {
     if (!logger.isLevelEnabled('debug')) return;
     const { user, system } = process.cpuUsage();
     logger.debug(

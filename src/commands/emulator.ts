@@ -12,7 +12,7 @@ import {
   DEFAULT_HOST,
   DEFAULT_PORT,
   DEFAULT_REQUEST_TIMEOUT_MS,
-  KOSLI_NAME_PATTERN,
+  NAME_PATTERN,
   MAX_TIMEOUT_MS,
   PROFILES,
   startEmulator,
@@ -25,11 +25,8 @@ import { createLogger } from '../runtime/log.ts';
 import { logOutput, type CommandContext } from './context.ts';
 import { handleStopSignals } from './signals.ts';
 
-/**
- * Org names by the widest rule of any profile (the production service's, `~` included); the
- * emulator holds each profile to its own rule when it starts.
- */
-const ORG_NAME = KOSLI_NAME_PATTERN;
+/** Org names by the emulator's name rule (the service's rule for environment names). */
+const ORG_NAME = NAME_PATTERN;
 
 /**
  * `TOKEN` or `TOKEN=org1,org2`. The split is at the last "=" followed by a valid org list, so a
@@ -44,6 +41,17 @@ export function parseTokenFlag(raw: string): TokenGrant {
     throw new ConfigError(`--token: the token must not be empty or contain spaces`);
   }
   return { token, orgs: limited ? orgList.split(',') : null };
+}
+
+/** `NAME` (every org, `*`) or `ORG/NAME`: an org and the environment its listing shows as a placeholder. */
+export function parsePlaceholder(raw: string): [string, string] {
+  const [org = '', name = '', ...rest] = raw.includes('/') ? raw.split('/') : ['*', raw];
+  if (rest.length > 0 || !(org === '*' || ORG_NAME.test(org)) || !ORG_NAME.test(name)) {
+    throw new ConfigError(
+      `--fault-placeholder: "${raw}" is not NAME or ORG/NAME (${ORG_NAME.source})`,
+    );
+  }
+  return [org, name];
 }
 
 const MAX_LATENCY_MS = 600_000;
@@ -90,6 +98,7 @@ const orgNames = parser(
   LIST,
 );
 const tokenGrants = parser((raw, name) => texts(raw, name).map(parseTokenFlag), LIST);
+const placeholders = parser((raw, name) => texts(raw, name).map(parsePlaceholder), LIST);
 const latency = (raw: Raw, name: string) => parseLatency(text(raw, name));
 const share = decimal(1, 'a number from 0 to 1');
 const rateLimit = decimal(1_000_000, 'a number of requests per second (0 = off)');
@@ -199,6 +208,14 @@ export const settings = {
     parse: rateLimit,
     defaultText: '0, off',
   },
+  placeholders: {
+    flag: '--fault-placeholder [ORG/]NAME',
+    ...FAULTS,
+    help: "the listing shows the service's placeholder in place of environment NAME (of ORG; else of every org)",
+    parse: placeholders,
+    default: [],
+    defaultText: 'none',
+  },
   emulatorLogLevel: {
     flag: '--log-level LEVEL',
     commands: ['emulator'],
@@ -212,12 +229,17 @@ export const settings = {
 /** `envsync emulator`. */
 export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
   const options = resolveValues(settings, { flags, env: ctx.env });
+  const placeholders = new Map<string, string[]>();
+  for (const [org, name] of options.placeholders) {
+    placeholders.set(org, [...(placeholders.get(org) ?? []), name]);
+  }
   const faults: Partial<FaultSettings> = {
     ...(options.latency === undefined ? {} : { latencyMs: options.latency }),
     ...(options.failRate === undefined ? {} : { failRate: options.failRate }),
     ...(options.resetRate === undefined ? {} : { resetRate: options.resetRate }),
     ...(options.hangRate === undefined ? {} : { hangRate: options.hangRate }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    placeholders: Object.fromEntries(placeholders),
   };
   const headersTimeoutMs = options.headersTimeoutMs;
   const requestTimeoutMs =

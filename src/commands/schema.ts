@@ -1,4 +1,4 @@
-import { manifestJsonSchema } from '../manifests/json-schema.ts';
+import { manifestJsonSchema } from '../manifests/schema.ts';
 import type { CommandContext } from './context.ts';
 
 export const settings = {};

@@ -5,13 +5,14 @@
 import type { ApiDialect } from './dialect.ts';
 import {
   FIELD_LIST,
-  sendRoute,
   type FieldName,
   type FieldSlots,
   type FieldSpec,
   type FieldValue,
+  normalizeValue,
+  sameValue,
+  sendRoute,
 } from './fields.ts';
-import { normalizeValue, sameValue } from './value-kinds.ts';
 import type {
   AppliedRecord,
   DesiredEnvironment,

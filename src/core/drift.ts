@@ -38,7 +38,7 @@ import type {
   Records,
 } from './model.ts';
 import { sortedByName } from './names.ts';
-import { emptyMap } from './plain-object.ts';
+import { emptyMap } from './fields.ts';
 import type { ChangeReport, OrgReport } from './report.ts';
 
 /** What the state file records of a desired environment applied: its fingerprint, hashed. */

@@ -6,17 +6,15 @@
 import { verifyChange } from './verify.ts';
 import { fingerprint } from './diff.ts';
 import { appliedFingerprint } from './drift.ts';
-import { RECORDED_FIELDS, type FieldValue } from './fields.ts';
-import { sameValue } from './value-kinds.ts';
+import { emptyMap, type FieldValue, RECORDED_FIELDS, sameValue } from './fields.ts';
 import type {
   AppliedRecord,
   DesiredEnvironment,
   ObservedEnvironment,
   OrgPlan,
-  Records,
   OwnedBy,
+  Records,
 } from './model.ts';
-import { emptyMap } from './plain-object.ts';
 import { ownerTagValue, withoutOwnerTag } from './ownership.ts';
 import type { ChangeResult } from './report.ts';
 

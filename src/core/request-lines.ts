@@ -4,10 +4,9 @@
  * field's `from -> to` line. Every output format renders these lines its own way and escapes
  * them its own way; this module only decides what they say. Pure.
  */
-import { FIELDS } from './fields.ts';
+import { FIELDS, type StringMap } from './fields.ts';
 import type { FieldDiff } from './model.ts';
 import type { ChangeReport } from './report.ts';
-import type { StringMap } from './string-maps.ts';
 
 /** One line: what is added (`+`), changed (`~`) or taken away (`-`). */
 export interface RequestLine {

@@ -4,8 +4,8 @@
  * detaching policies, setting and removing tags. Pure: the planner decides them once, a saved
  * plan carries them, and the applier sends exactly them.
  */
-import { API_DIALECTS, dialectWords, type ApiDialect, type ResolvedDialect } from './dialect.ts';
-import { FIELD_LIST, sendRoute, type FieldSpec } from './fields.ts';
+import { API_DIALECTS, type ApiDialect, dialectWords, type ResolvedDialect } from './dialect.ts';
+import { FIELD_LIST, type FieldSpec, mapChanges, sendRoute, type StringMap } from './fields.ts';
 import type {
   ChangeAction,
   ChangeRequests,
@@ -14,7 +14,6 @@ import type {
   PolicyRequests,
   TagRequests,
 } from './model.ts';
-import { mapChanges, type StringMap } from './string-maps.ts';
 import { compareNames } from './names.ts';
 
 /** The fields sent by an operation of their own in some dialect. */

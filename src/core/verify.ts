@@ -1,6 +1,5 @@
-import { FIELD_LIST, type FieldName } from './fields.ts';
+import { FIELD_LIST, type FieldName, normalizeValue, sameValue, showValue } from './fields.ts';
 import type { Change, ObservedEnvironment } from './model.ts';
-import { normalizeValue, sameValue, showValue } from './value-kinds.ts';
 
 export type Verification =
   | { readonly converged: true }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { confirmedRecords } from '../core/drift.ts';
 import type { AppliedRecord, DesiredEnvironment } from '../core/model.ts';
-import { emptyMap } from '../core/plain-object.ts';
+import { emptyMap } from '../core/fields.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { StateStore } from '../state/store.ts';
 

@@ -7,7 +7,15 @@
  */
 import { quoted } from '../api/response.ts';
 import { escapeJson } from '../core/escape.ts';
-import { FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
+import {
+  acceptsSavedValue,
+  FIELD_LIST,
+  type FieldSpec,
+  type FieldValue,
+  normalizeValue,
+  sameValue,
+  showValue,
+} from '../core/fields.ts';
 import type { ApiDialect } from '../core/dialect.ts';
 import type {
   ChangeRequests,
@@ -16,10 +24,9 @@ import type {
   ObservedEnvironment,
 } from '../core/model.ts';
 import { hasOwnerTag, OWNER_TAG_KEY, ownerTagValue } from '../core/ownership.ts';
-import { changeRequests, sameRequests, type RequestExtras } from '../core/requests.ts';
-import { acceptsSavedValue, normalizeValue, sameValue, showValue } from '../core/value-kinds.ts';
+import { changeRequests, type RequestExtras, sameRequests } from '../core/requests.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
-import { requestsOf, savedValue, type SavedPlan } from './saved-plan.ts';
+import { requestsOf, type SavedPlan, savedValue } from './saved-plan.ts';
 import {
   documentManifestDisagreements,
   documentSelfDisagreements,

@@ -4,8 +4,13 @@
  */
 import * as z from 'zod';
 import { API_DIALECTS } from '../core/dialect.ts';
-import { FIELD_LIST, type FieldSpec, type ValueKind } from '../core/fields.ts';
-import { isStringMap, type StringMap } from '../core/string-maps.ts';
+import {
+  FIELD_LIST,
+  type FieldSpec,
+  isStringMap,
+  type StringMap,
+  type ValueKind,
+} from '../core/fields.ts';
 import { INTEGRITY_PATTERN } from './plan-integrity.ts';
 import { savedDocumentsSchema } from './saved-plan-documents.ts';
 

@@ -1,16 +1,20 @@
-import { FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
+import {
+  environmentOf,
+  FIELD_LIST,
+  type FieldSpec,
+  type FieldValue,
+  normalizeValue,
+} from '../core/fields.ts';
 import { keptValues } from '../core/diff.ts';
-import { normalizeValue } from '../core/value-kinds.ts';
 import * as crypto from 'node:crypto';
 import { integrityProblem } from './plan-integrity.ts';
 import {
-  SAVED_PLAN_VERSION,
-  savedPlanSchema,
   type PlanContent,
+  SAVED_PLAN_VERSION,
   type SavedEnvironment,
   type SavedPlan,
+  savedPlanSchema,
 } from './saved-plan-schema.ts';
-import { environmentOf } from '../core/fields.ts';
 import type {
   Change,
   ChangeRequests,

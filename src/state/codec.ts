@@ -1,11 +1,14 @@
-import { RECORDED_FIELDS, type FieldValue } from '../core/fields.ts';
-import { acceptsSavedValue } from '../core/value-kinds.ts';
+import {
+  acceptsSavedValue,
+  emptyMap,
+  type FieldValue,
+  isPlainObject,
+  RECORDED_FIELDS,
+} from '../core/fields.ts';
 import type { AppliedRecord, Records } from '../core/model.ts';
 import { escapeJson } from '../core/escape.ts';
 import type { Masker } from '../core/mask.ts';
 import { compareNames } from '../core/names.ts';
-
-import { emptyMap, isPlainObject } from '../core/plain-object.ts';
 import type { StateFormat } from './read.ts';
 
 /**

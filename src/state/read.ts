@@ -4,7 +4,7 @@
  * most one PUT per environment whose listing hides a field, never a wrong change (docs/state.md).
  */
 
-import { isPlainObject } from '../core/plain-object.ts';
+import { isPlainObject } from '../core/fields.ts';
 
 /** Why a state file is not used, and what happens at load ("starting empty ..."). */
 export interface StateRefusal {

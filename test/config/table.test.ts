@@ -43,7 +43,8 @@ const EXPECTED: Record<CommandName, string> = {
     'token-file',
   schema: 'help',
   emulator:
-    'data fail-rate hang-rate headers-timeout help host latency log-format log-level org port ' +
+    'data fail-rate fault-placeholder hang-rate headers-timeout help host latency log-format ' +
+    'log-level org port ' +
     'profile rate-limit request-timeout reset-rate seed token',
 };
 const SHORT = { o: 'output', c: 'config', h: 'help' };

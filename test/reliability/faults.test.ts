@@ -51,7 +51,8 @@ async function writeManifests(orgs: number, envs: number): Promise<Map<string, E
         name: `env-${String(e).padStart(3, '0')}`,
         type: types[(o + e) % 3] ?? 'K8S',
         description: `Environment ${e} of ${org}: "quoted", #hash, colon: yes`,
-        include_scaling: e % 4 === 0,
+        // The kosli profile keeps include_scaling false (the service retired it).
+        include_scaling: false,
         policies: e % 3 === 0 ? [] : ['baseline', `p${e % 5}`],
       });
     }
