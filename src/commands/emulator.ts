@@ -98,7 +98,7 @@ const orgNames = parser(
   LIST,
 );
 const tokenGrants = parser((raw, name) => texts(raw, name).map(parseTokenFlag), LIST);
-const placeholders = parser((raw, name) => texts(raw, name).map(parsePlaceholder), LIST);
+const placeholderList = parser((raw, name) => texts(raw, name).map(parsePlaceholder), LIST);
 const latency = (raw: Raw, name: string) => parseLatency(text(raw, name));
 const share = decimal(1, 'a number from 0 to 1');
 const rateLimit = decimal(1_000_000, 'a number of requests per second (0 = off)');
@@ -212,7 +212,7 @@ export const settings = {
     flag: '--fault-placeholder [ORG/]NAME',
     ...FAULTS,
     help: "the listing shows the service's placeholder in place of environment NAME (of ORG; else of every org)",
-    parse: placeholders,
+    parse: placeholderList,
     default: [],
     defaultText: 'none',
   },
