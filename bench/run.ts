@@ -18,15 +18,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import {
   APPLY_LATENCY_MS,
+  type BenchConfig,
   DEBOUNCE_MS,
   log,
   prepare,
   TARGET,
-  type BenchConfig,
 } from './lib/context.ts';
-import { startBenchEmulator, type BenchEmulator } from './lib/emulator.ts';
+import { type BenchEmulator, startBenchEmulator } from './lib/emulator.ts';
 import { cliNodeFlags, cliPath, REPO, RSS_METHOD, useCli } from './lib/proc.ts';
-import { check, checkRows, fmt, renderChart, renderTable, type Check } from './lib/report.ts';
+import { check, type Check, checkRows, fmt, renderChart, renderTable } from './lib/report.ts';
 import { storeDocument } from './lib/tree.ts';
 import { apply, applyChecks, applyFigures } from './scenarios/apply.ts';
 import { naive, naiveChecks, naiveFigures } from './scenarios/naive.ts';

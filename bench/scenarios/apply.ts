@@ -5,20 +5,20 @@
  */
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
-import { statsDelta, type BenchEmulator } from '../lib/emulator.ts';
+import { type BenchEmulator, statsDelta } from '../lib/emulator.ts';
 import {
   APPLY_LATENCY_MS,
   baselineCommand,
+  type BenchConfig,
   childEnv,
   envsyncAgainst,
   expectOk,
   mb,
   TARGET,
-  type BenchConfig,
   type Workload,
 } from '../lib/context.ts';
 import { measure } from '../lib/proc.ts';
-import { check, fmt, type Check } from '../lib/report.ts';
+import { check, type Check, fmt } from '../lib/report.ts';
 import { storeDocument } from '../lib/tree.ts';
 
 /**

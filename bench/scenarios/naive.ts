@@ -2,18 +2,18 @@
  * The naive way (bench/naive.ts: PUT every environment of every file, as a CI loop does) on the
  * no-op case, beside envsync's no-op plan of the same tree.
  */
-import { statsDelta, type BenchEmulator } from '../lib/emulator.ts';
+import { type BenchEmulator, statsDelta } from '../lib/emulator.ts';
 import {
   baselineCommand,
+  type BenchConfig,
   childEnv,
   expectOk,
   mb,
   TARGET,
-  type BenchConfig,
   type Workload,
 } from '../lib/context.ts';
 import { measure } from '../lib/proc.ts';
-import { check, fmt, type Check } from '../lib/report.ts';
+import { check, type Check, fmt } from '../lib/report.ts';
 
 /** One run of the naive loop; its requests and time against the no-op plan's. */
 export async function naive(

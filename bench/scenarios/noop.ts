@@ -3,19 +3,19 @@
  * floor (bench/floor.ts: read, parse and one GET per org, nothing else). Each repetition runs the
  * two back to back, so drifts of the machine's load hit both alike.
  */
-import { statsDelta, type BenchEmulator } from '../lib/emulator.ts';
+import { type BenchEmulator, statsDelta } from '../lib/emulator.ts';
 import {
   baselineCommand,
+  type BenchConfig,
   childEnv,
   envsyncAgainst,
   expectOk,
   mb,
   TARGET,
-  type BenchConfig,
   type Workload,
 } from '../lib/context.ts';
-import { measure, median, type Measured } from '../lib/proc.ts';
-import { check, fmt, type Check } from '../lib/report.ts';
+import { measure, type Measured, median } from '../lib/proc.ts';
+import { check, type Check, fmt } from '../lib/report.ts';
 
 /** One `envsync plan` on the tree of `size` orgs; counts the requests it made. */
 export async function plan(c: BenchConfig, w: Workload, emulator: BenchEmulator, size: number) {

@@ -3,7 +3,7 @@
  * whether it grows linearly.
  */
 import type { BenchEmulator } from '../lib/emulator.ts';
-import { mb, type BenchConfig, type Workload } from '../lib/context.ts';
+import { type BenchConfig, mb, type Workload } from '../lib/context.ts';
 import { median } from '../lib/proc.ts';
 import { fmt } from '../lib/report.ts';
 import { plan } from './noop.ts';

@@ -1,7 +1,7 @@
 /** `envsync validate` over the full tree: wall time and peak RSS, no service involved. */
-import { childEnv, expectOk, mb, TARGET, type BenchConfig, type Workload } from '../lib/context.ts';
-import { envsyncCommand, measure, median, type Measured } from '../lib/proc.ts';
-import { check, fmt, type Check } from '../lib/report.ts';
+import { type BenchConfig, childEnv, expectOk, mb, TARGET, type Workload } from '../lib/context.ts';
+import { envsyncCommand, measure, type Measured, median } from '../lib/proc.ts';
+import { check, type Check, fmt } from '../lib/report.ts';
 
 /** Runs `envsync validate` `reps` times and reports the median wall time and the peak RSS. */
 export async function validate(c: BenchConfig, w: Workload) {

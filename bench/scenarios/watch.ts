@@ -19,18 +19,18 @@ import { link, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/pr
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  type BenchConfig,
   childEnv,
   DEBOUNCE_MS,
-  SETTLE_MS,
   envsyncAgainst,
   mb,
+  SETTLE_MS,
   TARGET,
-  type BenchConfig,
   type Workload,
 } from '../lib/context.ts';
-import { statsDelta, type BenchEmulator } from '../lib/emulator.ts';
-import { cpuSeconds, median, percentile, vmHwmBytes, onJsonLines, stopChild } from '../lib/proc.ts';
-import { check, fmt, type Check } from '../lib/report.ts';
+import { type BenchEmulator, statsDelta } from '../lib/emulator.ts';
+import { cpuSeconds, median, onJsonLines, percentile, stopChild, vmHwmBytes } from '../lib/proc.ts';
+import { check, type Check, fmt } from '../lib/report.ts';
 import { environmentsOf, manifestFile, manifestText } from '../lib/tree.ts';
 
 /** A git-sync checkout of `base`: revision directories and the `current` link to one of them. */

@@ -7,9 +7,8 @@ import * as fsPromises from 'node:fs/promises';
 import path from 'node:path';
 import { oneOf, text } from '../config/parsers.ts';
 import { ONE_SHOT, type SettingsTable, type ValuesOf } from '../config/setting.ts';
-import { saidOnce } from '../core/common-failure.ts';
 import { escapeCommandData as data, escapeCommandProperty as property } from '../core/escape.ts';
-import type { ProblemReport, RunReport } from '../core/report.ts';
+import { saidOnce, type ProblemReport, type RunReport } from '../core/report.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import type { CommandContext, CommandIo } from './context.ts';
 

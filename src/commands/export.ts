@@ -11,12 +11,7 @@ import { ApiError, failureOf } from '../api/errors.ts';
 import { bool, text } from '../config/parsers.ts';
 import { resolveValues, type Flags, type SettingsTable } from '../config/setting.ts';
 import { resolveSettings } from '../config/settings.ts';
-import {
-  commonFailure,
-  failureCause,
-  someNames,
-  type FailureCause,
-} from '../core/common-failure.ts';
+import { commonFailure, failureCause, someNames, type FailureCause } from '../core/report.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import { renderExportedManifest, type ExportedManifest } from '../manifests/export.ts';
 import { ConfigError, UsageError, errorMessage } from '../runtime/errors.ts';

@@ -2,11 +2,16 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { failureOf } from '../api/errors.ts';
-import { commonFailure, failureCause, type OrgOutcome } from '../core/common-failure.ts';
-import { dialectWords } from '../core/dialect.ts';
-import { dialectOf } from '../core/dialect.ts';
+import {
+  commonFailure,
+  failureCause,
+  type OrgOutcome,
+  REPORT_VERSION,
+  type RunReport,
+  summarize,
+} from '../core/report.ts';
+import { dialectOf, dialectWords } from '../core/dialect.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
-import { REPORT_VERSION, summarize, type RunReport } from '../core/report.ts';
 import type { ManifestSet } from '../manifests/load.ts';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
 import { applyOrgPlan, type ApplyProgress } from './apply.ts';

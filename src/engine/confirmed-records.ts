@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { confirmedRecords } from '../core/drift.ts';
+import { confirmedRecords } from '../core/plan.ts';
 import type { AppliedRecord, DesiredEnvironment } from '../core/model.ts';
 import { emptyMap } from '../core/fields.ts';
 import { errorMessage } from '../runtime/errors.ts';

@@ -4,12 +4,15 @@
  * is located in the manifests where they can tell, and holds the org (no request is sent to it).
  */
 import { dialectWords, type ResolvedDialect } from '../core/dialect.ts';
-import { unknownMembers } from '../core/members.ts';
+import {
+  type RenameConflict,
+  renameConflicts,
+  type UnknownMember,
+  unknownMembers,
+} from '../core/plan.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
-import { renameConflicts, type RenameConflict } from '../core/plan.ts';
-import type { UnknownMember } from '../core/members.ts';
 import type { ProblemReport } from '../core/report.ts';
-import { unsendableFields, unsendableMessage, type UnsendableField } from '../core/requests.ts';
+import { type UnsendableField, unsendableFields, unsendableMessage } from '../core/requests.ts';
 import type { ManifestProblem } from '../manifests/parse.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 

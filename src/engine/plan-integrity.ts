@@ -6,7 +6,7 @@
  * rewrite the whole file, who can compute the digest again (docs/cli.md, "Saved plans").
  */
 import { escapeJson } from '../core/escape.ts';
-import { maskDeep, type Mask } from '../core/mask.ts';
+import { type Mask, maskDeep } from '../core/mask.ts';
 import * as crypto from 'node:crypto';
 
 /** The key of the digest in the file. */

@@ -10,13 +10,13 @@ import { dialectWords } from '../core/dialect.ts';
 import type { Change, OrgPlan } from '../core/model.ts';
 import {
   needsPolicyDocuments,
+  type ObservedPolicyDocument,
   planPolicyDocuments,
+  type PolicyDocumentChange,
+  type PolicyDocumentPlan,
   samePolicyText,
   unknownPolicies,
   uploadComment,
-  type ObservedPolicyDocument,
-  type PolicyDocumentChange,
-  type PolicyDocumentPlan,
 } from '../core/policy-documents.ts';
 import type { OrgReport, PolicyDocumentReport, ProblemReport } from '../core/report.ts';
 import { isTransient } from '../core/retry-policy.ts';

@@ -1,20 +1,21 @@
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { failureOf } from '../api/errors.ts';
-import { commonFailure, failureCause } from '../core/common-failure.ts';
+import {
+  commonFailure,
+  failureCause,
+  mergeOrgRounds,
+  type OrgReport,
+  orgReportFromPlan,
+  type ProblemReport,
+  REPORT_VERSION,
+  type RunReport,
+  summarize,
+} from '../core/report.ts';
 import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
 import { dialectOf, type ResolvedDialect } from '../core/dialect.ts';
 import { archiveGuard, DEFAULT_MAX_ARCHIVE } from '../core/ownership.ts';
 import { planOrg } from '../core/plan.ts';
-import {
-  orgReportFromPlan,
-  REPORT_VERSION,
-  summarize,
-  type OrgReport,
-  type ProblemReport,
-  type RunReport,
-} from '../core/report.ts';
-import { mergeOrgRounds } from '../core/report-merge.ts';
 import { isTransient } from '../core/retry-policy.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { applyOrgPlan, type ApplyProgress, type Round } from './apply.ts';

@@ -5,7 +5,7 @@ import {
   type FieldValue,
   normalizeValue,
 } from '../core/fields.ts';
-import { keptValues } from '../core/diff.ts';
+import { keptValues } from '../core/plan.ts';
 import * as crypto from 'node:crypto';
 import { integrityProblem } from './plan-integrity.ts';
 import {

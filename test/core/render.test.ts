@@ -5,16 +5,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { problemAnnotations, runAnnotations } from '../../src/commands/ci.ts';
-import { commonFailure } from '../../src/core/common-failure.ts';
-import { RENDERERS } from '../../src/core/renderers.ts';
 import {
-  exitCode,
-  REPORT_VERSION,
-  summarize,
   type ChangeReport,
+  commonFailure,
+  exitCode,
   type OrgReport,
+  REPORT_VERSION,
   type RunReport,
+  summarize,
 } from '../../src/core/report.ts';
+import { RENDERERS } from '../../src/core/renderers.ts';
 
 const org = (name: string, overrides: Partial<OrgReport> = {}): OrgReport => ({
   org: name,

@@ -8,7 +8,7 @@ import {
   unsendableFields,
   unsendableMessage,
 } from '../../src/core/requests.ts';
-import { verifyChange } from '../../src/core/verify.ts';
+import { verifyChange } from '../../src/core/outcome.ts';
 import { observedFull, observedSpec } from '../helpers/builders.ts';
 
 const base: DesiredEnvironment = { name: 'prod', type: 'K8S', description: 'Production' };
