@@ -301,7 +301,7 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     await api.client.close();
   }
 
-  let failed = 0;
+  const failed = results.filter((r): r is Failed => r.error !== undefined);
   // Every org failed for one cause: said once, with what to check; each org's error at debug.
   const failure = commonFailure(
     results.map((r) => ({
@@ -315,24 +315,17 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
       `envsync export: ${failure.message}. ${failure.hint}${failure.orgs.length > 1 ? ` (orgs: ${someNames(failure.orgs)})` : ''}\n`,
     );
   }
-  for (const result of results) {
-    if (result.error !== undefined) {
-      failed++;
-      if (failure === undefined)
-        io.stderr.write(`envsync export: org ${result.org}: ${result.error}\n`);
-      else io.logger.debug({ org: result.org }, `org ${result.org}: ${result.error}`);
-    }
+  for (const { org, error } of failed) {
+    if (failure === undefined) io.stderr.write(`envsync export: org ${org}: ${error}\n`);
+    else io.logger.debug({ org }, `org ${org}: ${error}`);
   }
   const exported = results.filter((r): r is Exported => r.text !== undefined);
   const unseen = [...new Set(exported.flatMap((r) => r.unseen))];
   if (unseen.length > 0) {
+    const them = unseen.length === 1 ? 'it' : 'them';
+    const where = exported.filter((r) => r.unseen.length > 0).map((r) => r.org);
     io.stderr.write(
-      `envsync export: the listing does not show ${unseen.join(', ')} (org ${exported
-        .filter((r) => r.unseen.length > 0)
-        .map((r) => r.org)
-        .join(
-          ', ',
-        )}): left out of the manifests where unseen, so sync leaves ${unseen.length === 1 ? 'it' : 'them'} as the service holds ${unseen.length === 1 ? 'it' : 'them'}; declare ${unseen.length === 1 ? 'it' : 'them'} to manage ${unseen.length === 1 ? 'it' : 'them'}.\n`,
+      `envsync export: the listing does not show ${unseen.join(', ')} (org ${where.join(', ')}): left out of the manifests where unseen, so sync leaves ${them} as the service holds ${them}; declare ${them} to manage ${them}.\n`,
     );
   }
   for (const { org, secretsLeftOut } of exported) {
@@ -351,5 +344,5 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     }
     io.stdout.write(exported.map((r) => r.text).join('---\n'));
   }
-  return failed > 0 ? 1 : 0;
+  return failed.length > 0 ? 1 : 0;
 }
