@@ -1,8 +1,7 @@
 /**
  * The pipeline plan and sync share: manifests, connection, state, reconcile, report.
  */
-import { savePlan, unsavable } from '../engine/saved-plan.ts';
-import { planFileText } from '../engine/plan-integrity.ts';
+import { planFileText, savePlan, unsavable, type PlannedOrg } from '../engine/saved-plan.ts';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { text } from '../config/parsers.ts';
@@ -12,7 +11,6 @@ import { maskDeep, type Masker } from '../core/mask.ts';
 import { RENDERERS } from '../core/renderers.ts';
 import { exitCode, type RunReport } from '../core/report.ts';
 import { reconcile, type ApplyProgress } from '../engine/reconcile.ts';
-import type { PlannedOrg } from '../engine/saved-plan.ts';
 import { gitSyncRevision } from '../manifests/revision.ts';
 import { writeFileAtomic } from '../state/files.ts';
 import { StateStore } from '../state/store.ts';

@@ -254,23 +254,6 @@ export function environmentOf<S>(
   return env as { readonly name: string } & FieldSlots;
 }
 
-/**
- * True when a value is of the field's kind as envsync itself writes it (the state file, saved
- * plans): sets are lists of strings.
- */
-export function acceptsSavedValue(spec: FieldSpec, value: unknown): boolean {
-  switch (spec.kind) {
-    case 'flag':
-      return typeof value === 'boolean';
-    case 'set':
-      return isStringList(value);
-    case 'map':
-      return isStringMap(value);
-    default:
-      return typeof value === 'string';
-  }
-}
-
 const EMPTY: Readonly<Record<ValueKind, FieldValue>> = {
   enum: '',
   text: '',

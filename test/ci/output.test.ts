@@ -204,7 +204,7 @@ describe('run --emulator (npm start)', () => {
       // A state file named explicitly is used as it is, as without --emulator.
       const named = await tmp.write(
         'named.json',
-        '{"version":1,"api":"http://127.0.0.1:1/","orgs":{}}\n',
+        '{"version":3,"api":"http://127.0.0.1:1/","orgs":{}}\n',
       );
       const explicit = await runOnce(tmp.dir, ['--state', named]);
       expect(explicit).toContain('state file was written for another API address');
