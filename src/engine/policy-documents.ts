@@ -102,16 +102,16 @@ export async function policyDocumentsStep(
   }
   const unknown = unknownPolicies(manifest.environments, declared, observed);
   if (unknown.length > 0) {
-    const errors = await Promise.all(
-      unknown.map(async ({ env, policy }): Promise<ProblemReport> => {
-        const where = await manifests.locate?.(manifest.org, env, ['policies'], { item: policy });
-        return locatedProblem(
-          where,
-          manifest,
-          `policy "${policy}" attached to "${env.name}" has no policy document in org ` +
-            `"${manifest.org}": neither the manifests (top-level policies:) nor the service have it`,
-        );
-      }),
+    const errors = unknown.map(({ env, policy }) =>
+      locatedProblem(
+        manifests,
+        manifest,
+        env,
+        ['policies'],
+        { item: policy },
+        `policy "${policy}" attached to "${env.name}" has no policy document in org ` +
+          `"${manifest.org}": neither the manifests (top-level policies:) nor the service have it`,
+      ),
     );
     return { kind: 'invalid', errors };
   }

@@ -111,7 +111,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   const named = client.dialect();
   if (named !== undefined) {
     const refused = [
-      ...(await unsendable(manifest, named, options.manifests)),
+      ...unsendable(manifest, named, options.manifests),
       ...(contractRefusal(manifest, client) ?? []),
     ];
     if (refused.length > 0) return invalid(org, refused);
@@ -144,12 +144,12 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   // Known once a listing was read (the client resolves `auto` from the first one's shape).
   const dialect: ResolvedDialect = client.dialect() ?? { dialect: 'contract', from: 'setting' };
   if (named === undefined) {
-    const refused = await unsendable(manifest, dialect, options.manifests);
+    const refused = unsendable(manifest, dialect, options.manifests);
     if (refused.length > 0) return invalid(org, refused);
   }
 
   // Renames the service cannot carry out; members that name no environment of the org.
-  const mismatched = await listingProblems(manifest, observed, options.manifests);
+  const mismatched = listingProblems(manifest, observed, options.manifests);
   if (mismatched.length > 0) return invalid(org, mismatched);
 
   // Policy documents (the kosli dialect): read, checked against what is attached, planned.
