@@ -29,6 +29,7 @@ const COMMANDS: Record<CommandName, () => Promise<CommandModule>> = {
   sync: () => import('./commands/sync.ts'),
   run: () => import('./commands/run.ts'),
   export: () => import('./commands/export.ts'),
+  migrate: () => import('./commands/migrate.ts'),
   schema: () => import('./commands/schema.ts'),
   emulator: () => import('./commands/emulator.ts'),
 };

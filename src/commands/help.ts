@@ -90,6 +90,17 @@ export const COMMANDS: Readonly<Record<CommandName, CommandInfo>> = {
     ],
     notes: `${PRECEDENCE}\nExit codes: 0 every org exported; 1 an org failed, or a usage or configuration error.`,
   },
+  migrate: {
+    summary: 'rewrite the manifests for the service as it is today (retired keys removed)',
+    synopsis: 'envsync migrate [flags]',
+    description:
+      'Shows, as a unified diff on stdout, the manifests rewritten for the service as it is today: the keys it retired (include_scaling) removed from every environment, and nothing else changed (comments, key order and formatting stay). With --write, writes them.',
+    examples: [
+      'envsync migrate --manifests manifests',
+      'envsync migrate --manifests manifests --write',
+    ],
+    notes: `${PRECEDENCE}\nExit codes: 0 nothing to change (or --write rewrote them); 2 a manifest would change; 1 an error.`,
+  },
   schema: {
     summary: 'print the JSON Schema of a manifest (for editors)',
     synopsis: 'envsync schema',

@@ -13,6 +13,7 @@ export const COMMAND_NAMES = [
   'sync',
   'run',
   'export',
+  'migrate',
   'schema',
   'emulator',
 ] as const;

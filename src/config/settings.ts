@@ -40,7 +40,7 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 /** validate takes plan's API flags, unused, so one command line or wrapper serves both. */
 const API_ROW = { commands: API, tolerated: ['validate'], group: 'api' } as const;
 /** Which files below the manifests root are manifests. */
-const MANIFEST_FILES = { commands: [...ONE_SHOT, 'run'], group: 'manifests' } as const;
+const MANIFEST_FILES = { commands: [...ONE_SHOT, 'run', 'migrate'], group: 'manifests' } as const;
 
 export const SETTINGS = {
   manifests: {
@@ -211,7 +211,7 @@ export const SETTINGS = {
     flag: '--log-level LEVEL',
     env: 'ENVSYNC_LOG_LEVEL',
     file: 'logLevel',
-    commands: SETTING_COMMANDS,
+    commands: [...SETTING_COMMANDS, 'migrate'],
     group: 'general',
     help: `what is logged on stderr: ${LOG_LEVELS.join(', ')}`,
     parse: oneOf(LOG_LEVELS),
@@ -221,7 +221,7 @@ export const SETTINGS = {
     flag: '--log-format FORMAT',
     env: 'ENVSYNC_LOG_FORMAT',
     file: 'logFormat',
-    commands: [...SETTING_COMMANDS, 'emulator'],
+    commands: [...SETTING_COMMANDS, 'migrate', 'emulator'],
     group: 'general',
     help: 'how stderr logs look: pretty (one line per event), json (one object per line) or auto (pretty on a terminal, json otherwise)',
     parse: oneOf(LOG_FORMATS),
@@ -284,6 +284,7 @@ export const SETTINGS = {
     env: 'ENVSYNC_STRICT',
     file: 'strict',
     ...MANIFEST_FILES,
+    commands: [...ONE_SHOT, 'run'],
     help: 'a YAML file with neither org nor environments (a Kubernetes object, a CI file) is an error, not skipped; so is a manifests root without a manifest (run: a warning)',
     parse: bool,
     default: false,
@@ -295,7 +296,7 @@ export const GENERAL_SETTINGS = {
   config: {
     flag: '-c, --config FILE',
     env: 'ENVSYNC_CONFIG',
-    commands: SETTING_COMMANDS,
+    commands: [...SETTING_COMMANDS, 'migrate'],
     group: 'general',
     help: 'YAML config file (see config/envsync.example.yaml); its paths are relative to it',
     parse: text,

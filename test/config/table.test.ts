@@ -41,6 +41,7 @@ const EXPECTED: Record<CommandName, string> = {
     'api-dialect api-url ca-file concurrency config deadline force help insecure-http log-format ' +
     'log-level max-response-bytes max-retry-after org out retries retry-delay timeout token-dir ' +
     'token-file',
+  migrate: 'config exclude help log-format log-level manifests max-file-bytes write',
   schema: 'help',
   emulator:
     'data fail-rate fault-placeholder hang-rate headers-timeout help host latency log-format ' +
