@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import { clientFromSettings } from '../api/from-settings.ts';
-import type { EnvironmentsClient } from '../api/client.ts';
+import { clientFromSettings, type EnvironmentsClient } from '../api/client.ts';
 import { parseApiUrl } from '../config/api-url.ts';
 import { readCaFile } from '../config/ca-file.ts';
 import type { Settings } from '../config/settings.ts';

@@ -5,7 +5,7 @@
  * outputs say it once, with what to check, instead of once per org: a hundred identical lines
  * hide the one thing to fix. Pure.
  */
-import { unreachable, type Failure } from './retry-policy.ts';
+import { unreachable, type Failure } from './request-failure.ts';
 
 /** The reasons an org can fail for that are not the org's own. */
 export type FailureCauseKind = 'refused' | 'dns' | 'tls' | 'unauthorized' | 'forbidden';

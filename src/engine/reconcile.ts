@@ -15,7 +15,7 @@ import {
   type RunReport,
 } from '../core/report.ts';
 import { mergeOrgRounds } from '../core/report-merge.ts';
-import { isTransient } from '../core/retry-policy.ts';
+import { isTransient } from '../api/retry-policy.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { applyOrgPlan, type ApplyProgress, type Round } from './apply.ts';
 import { listingProblems, problemReport, unsendable } from './org-problems.ts';
