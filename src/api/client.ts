@@ -74,41 +74,6 @@ export interface Transport {
   readonly gate: RequestGate;
 }
 
-/** The Environments API, as envsync uses it; `signal` cancels a request, waiting or in flight. */
-export interface EnvironmentsClient {
-  listEnvironments(org: string): Promise<ObservedEnvironment[]>;
-  putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal): Promise<void>;
-  /** The org's policy documents (the `kosli` dialect only). */
-  listPolicyDocuments(org: string): Promise<ObservedPolicyDocument[]>;
-  /** Creates or updates one policy document. */
-  putPolicyDocument(org: string, upload: PolicyUpload, signal?: AbortSignal): Promise<void>;
-  attachPolicies(
-    org: string,
-    env: string,
-    names: readonly string[],
-    s?: AbortSignal,
-  ): Promise<void>;
-  detachPolicies(
-    org: string,
-    env: string,
-    names: readonly string[],
-    s?: AbortSignal,
-  ): Promise<void>;
-  /** Renames an environment: it keeps its history. */
-  renameEnvironment(org: string, from: string, to: string, signal?: AbortSignal): Promise<void>;
-  /** Archives an environment; `false` when the service answers 404 (it is gone already). */
-  archiveEnvironment(org: string, env: string, signal?: AbortSignal): Promise<boolean>;
-  patchTags(org: string, env: string, tags: TagRequests, signal?: AbortSignal): Promise<void>;
-  readonly gate: RequestGate;
-  /** False once the deadline has passed or the client was stopped: no new round should start. */
-  canSend(): boolean;
-  /** The dialect in use: `--api-dialect`'s, or under `auto` the first listing's (until then none). */
-  dialect(): ResolvedDialect | undefined;
-  /** Milliseconds spent throttled, for one org or (without one) for the whole client. */
-  throttledMs(org?: string): number;
-  close(): Promise<void>;
-}
-
 /** The default of --max-response-bytes: one listing this large fits a 256 MiB pod with room. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
@@ -183,7 +148,10 @@ interface Request {
 const either = (a: AbortSignal | undefined, b: AbortSignal | undefined) =>
   a !== undefined && b !== undefined ? AbortSignal.any([a, b]) : (a ?? b);
 
-export function createClient(options: ClientOptions): EnvironmentsClient {
+/** The Environments API, as envsync uses it; `signal` cancels a request, waiting or in flight. */
+export type EnvironmentsClient = ReturnType<typeof createClient>;
+
+export function createClient(options: ClientOptions) {
   const { apiUrl, clock, logger, policy, events, timeoutMs, stop, deadlineMs } = options;
   const basePath = apiUrl.pathname.replace(/\/+$/, '');
   const host = addressOf(apiUrl);
@@ -429,10 +397,12 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     );
   };
 
+  type Names = readonly string[];
   return {
     gate,
-    dialect: () => resolveDialect(dialectSetting, firstShape),
-    async listEnvironments(org) {
+    /** The dialect in use: `--api-dialect`'s, or under `auto` the first listing's (none before). */
+    dialect: (): ResolvedDialect | undefined => resolveDialect(dialectSetting, firstShape),
+    async listEnvironments(org: string): Promise<ObservedEnvironment[]> {
       const path = orgPath(org);
       const listing = await readAllPages(org, path, (url) => send(org, 'GET', url), mask);
       noteShape(listing.shape);
@@ -447,29 +417,33 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       }
       return listing.environments;
     },
-    async putEnvironment(org, env, signal) {
+    async putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal) {
       await send(org, 'PUT', orgPath(org), json(putBody(env)), signal);
     },
-    async listPolicyDocuments(org) {
+    /** The org's policy documents (the `kosli` dialect only). */
+    async listPolicyDocuments(org: string): Promise<ObservedPolicyDocument[]> {
       const path = documentsPath(org);
       return readPolicyDocuments(path, await send(org, 'GET', path), mask);
     },
-    async putPolicyDocument(org, upload, signal) {
+    /** Creates or updates one policy document. */
+    async putPolicyDocument(org: string, upload: PolicyUpload, signal?: AbortSignal) {
       await send(org, 'PUT', documentsPath(org), policyUploadBody(upload), signal);
     },
-    async attachPolicies(org, env, names, signal) {
+    async attachPolicies(org: string, env: string, names: Names, signal?: AbortSignal) {
       await send(org, 'POST', envPath(org, env, 'policies'), json({ policy_names: names }), signal);
     },
-    async detachPolicies(org, env, names, signal) {
+    async detachPolicies(org: string, env: string, names: Names, signal?: AbortSignal) {
       const path = envPath(org, env, 'policies');
       await send(org, 'DELETE', path, json({ policy_names: names }), signal);
     },
-    async renameEnvironment(org, from, to, signal) {
+    /** Renames an environment: it keeps its history. */
+    async renameEnvironment(org: string, from: string, to: string, signal?: AbortSignal) {
       // The new name goes in the body only; it is checked like a name in a URL all the same.
       segment('environment', to);
       await send(org, 'PUT', envPath(org, from, 'rename'), json({ new_name: to }), signal);
     },
-    async archiveEnvironment(org, env, signal) {
+    /** Archives an environment; `false` when the service answers 404 (it is gone already). */
+    async archiveEnvironment(org: string, env: string, signal?: AbortSignal): Promise<boolean> {
       const sent = send(org, 'PUT', envPath(org, env, 'archive'), '{}', signal);
       return sent.then(
         () => true,
@@ -479,7 +453,7 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
         },
       );
     },
-    async patchTags(org, env, { set, remove }, signal) {
+    async patchTags(org: string, env: string, { set, remove }: TagRequests, signal?: AbortSignal) {
       const path = `${api}/tags/${segment('org', org)}/environment/${segment('environment', env)}`;
       const body = {
         ...(Object.keys(set).length > 0 ? { set_tags: set } : {}),
@@ -487,9 +461,11 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
       };
       await send(org, 'PATCH', path, json(body), signal);
     },
+    /** False once the deadline has passed or the client was stopped: no new round should start. */
     canSend: () => stop?.aborted !== true && (deadlineAt === undefined || clock.now() < deadlineAt),
-    throttledMs: (org) => meter.totalMs(org),
-    async close() {
+    /** Milliseconds spent throttled, for one org or (without one) for the whole client. */
+    throttledMs: (org?: string) => meter.totalMs(org),
+    async close(): Promise<void> {
       // A transport given in outlives the client: its owner closes it.
       if (options.transport === undefined) await pool.close();
     },

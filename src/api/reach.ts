@@ -32,10 +32,10 @@ export class HostReach {
   }
 
   /**
-   * Takes an attempt (`after`: its request's previous attempt's error) to the point of sending: it
-   * waits (once) for a probe under way unless it is the probe's, `acquire`s its slot, and looks
-   * again (the host may have become suspect meanwhile). Resolves holding a slot, or with the error
-   * of an attempt not sent, holding none.
+   * Takes an attempt (`after`: its request's previous attempt's error) to the point of sending:
+   * once it has its slot (`acquire`), it gives the slot back (`release`) to wait, once, for a
+   * probe under way that is not its own. Resolves holding a slot, or with the error of an attempt
+   * not sent (the host is down), holding none.
    */
   async admit(
     request: { method: string; path: string; after: unknown; waits: AbortSignal | undefined },
@@ -43,29 +43,18 @@ export class HostReach {
     release: () => void,
   ): Promise<ApiError | undefined> {
     const { method, path, after, waits } = request;
-    let waited = false;
-    const mustWait = () => this.#probe !== undefined && after !== this.#probe.error && !waited;
-    for (;;) {
-      const down = this.#down;
-      if (down !== undefined) {
-        const why = `an earlier request found the API unreachable: ${reasonOf(down)}`;
-        const again = after === undefined ? '' : ' again';
-        const { code, host } = down;
-        return new ApiError('network', `${method} ${path}: not sent${again}: ${why}`, {
-          method,
-          path,
-          code,
-          host,
-        });
-      }
-      if (mustWait()) {
-        waited = true;
-        await this.#waitForVerdict(waits);
-        continue;
-      }
+    for (let waited = false; ; waited = true) {
       await acquire();
-      if (this.#down === undefined && !mustWait()) return undefined;
+      const [down, probe] = [this.#down, this.#probe];
+      if (down === undefined && (probe === undefined || probe.error === after || waited))
+        return undefined;
       release();
+      if (down !== undefined) {
+        const why = `not sent${after === undefined ? '' : ' again'}: an earlier request found the API unreachable`;
+        const context = { method, path, code: down.code, host: down.host };
+        return new ApiError('network', `${method} ${path}: ${why}: ${reasonOf(down)}`, context);
+      }
+      await this.#waitForVerdict(waits);
     }
   }
 

@@ -9,15 +9,15 @@ export interface RawResponse {
   readonly text: string;
 }
 
+const UNSAFE_RUNS = new RegExp(`${UNSAFE.source}+`, 'g');
+
 /**
  * A service's text for a message: masked, then its control characters (C0, C1, bidirectional,
  * line separators) made spaces, then cut to `max`. Masked before it is cut: a cut would leave a
  * piece of a secret too short to be masked.
  */
 export function excerpt(text: string, mask: Mask, max = 300): string {
-  const clean = mask(text)
-    .replace(new RegExp(`${UNSAFE.source}+`, 'g'), ' ')
-    .trim();
+  const clean = mask(text).replace(UNSAFE_RUNS, ' ').trim();
   return clean.length > max ? `${clean.slice(0, max - 3)}...` : clean;
 }
 

@@ -34,19 +34,11 @@ export function backoff(policy: RetryPolicy): Options {
 
 /** Statuses another attempt may cure: 408, 409 (a lock), 425, 429, and every 5xx but 501. */
 export function isRetriedStatus(status: number): boolean {
-  return (
-    [408, 409, 425, 429].includes(status) || (status >= 500 && status <= 599 && status !== 501)
-  );
+  return [408, 409, 425, 429].includes(status) || (status >= 500 && status < 600 && status !== 501);
 }
 
 /** Methods retried: all envsync sends, each idempotent (an upsert, an operation by name). */
-export const RETRIED_METHODS: ReadonlySet<string> = new Set([
-  'GET',
-  'PUT',
-  'POST',
-  'DELETE',
-  'PATCH',
-]);
+export const RETRIED_METHODS: ReadonlySet<string> = new Set('GET PUT POST DELETE PATCH'.split(' '));
 
 /**
  * Retries of a request refused, or whose host name did not resolve: one, in case the service was
@@ -61,10 +53,8 @@ export const UNREACHABLE_RETRIES = 1;
  */
 export function isTransient(failure: Failure | undefined): boolean {
   if (failure?.kind === 'network') return unreachable(failure) === undefined;
-  return (
-    failure?.kind === 'timeout' ||
-    (failure?.kind === 'http' && isRetriedStatus(failure.status ?? 0))
-  );
+  if (failure?.kind === 'http') return isRetriedStatus(failure.status ?? 0);
+  return failure?.kind === 'timeout';
 }
 
 /** True when a failure shows the API's host cannot be reached at all (refused, or no DNS). */

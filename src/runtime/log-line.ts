@@ -85,14 +85,8 @@ export function formatLogLine(
     if (!text || (typeof value === 'string' && message.includes(value))) return [];
     return [`${key}=${text}`];
   });
-  const { time } = record;
-  // The time of day of an ISO 8601 time (`01:02:03.456Z`), else the time as it came.
-  const day =
-    typeof time === 'string'
-      ? (/T(\d\d:\d\d:\d\d(?:\.\d+)?Z)$/.exec(time)?.[1] ?? time)
-      : typeof time === 'number'
-        ? String(time)
-        : '';
+  // The time of day of pino's ISO 8601 time, still UTC: `01:02:03.456Z`.
+  const day = typeof record['time'] === 'string' ? record['time'].replace(/^.*T/, '') : '';
   const said = oneLine(fields.join(' '));
   const paint = (text: string, code: string) =>
     color && text !== '' ? `${code}${text}${RESET}` : text;
