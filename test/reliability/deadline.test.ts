@@ -63,15 +63,7 @@ const throttleEverything = () => startFakeApi((_req, res) => slowDown(res, '120'
 describe('--deadline bounds a whole one-shot run, throttled waits included', () => {
   it('plan against 429 Retry-After: 120 stops at the deadline, every org not sent, exit 1', async () => {
     api = await throttleEverything();
-    const result = await run([
-      'plan',
-      '--manifests',
-      'manifests',
-      '--deadline',
-      '30s',
-      '-o',
-      'json',
-    ]);
+    const result = await run('plan --manifests manifests --deadline 30s -o json'.split(' '));
     expect(result.code).toBe(1);
     const report = JSON.parse(result.stdout) as RunReport;
     expect(report.orgs.map((o) => [o.org, o.status])).toEqual([
@@ -155,15 +147,9 @@ describe('--deadline bounds a whole one-shot run, throttled waits included', () 
     api = await startFakeApi((req, res) =>
       res.writeHead(200).end(req.url?.includes('/acme') === true ? big : '{"env":[]}'),
     );
-    const result = await run([
-      'plan',
-      '--manifests',
-      'manifests',
-      '--max-response-bytes',
-      '4KiB',
-      '-o',
-      'json',
-    ]);
+    const result = await run(
+      'plan --manifests manifests --max-response-bytes 4KiB -o json'.split(' '),
+    );
     expect(result.code).toBe(1);
     const report = JSON.parse(result.stdout) as RunReport;
     const acme = report.orgs.find((o) => o.org === 'acme');
