@@ -32,7 +32,7 @@ const ONE_PLACE_RULES: readonly ImportRule[] = [
 ];
 
 /**
- * Pure files outside src/core/: the daemon's, the notifications' and the state file's decisions,
+ * Pure files outside src/core/: the daemon's and the notifications' decisions,
  * each beside the shell that carries it out. Like src/core/, they import no node: module and no
  * package (side effects come in as arguments), only type imports of them.
  */
@@ -46,9 +46,6 @@ const PURE_FILES = [
   'src/notify/notify-events.ts',
   'src/notify/notify-format.ts',
   'src/notify/notify-policy.ts',
-  'src/state/lock-rules.ts',
-  'src/state/merge.ts',
-  'src/state/read.ts',
 ];
 
 const CLOCK = 'Time comes only from the Clock passed in, so that tests can drive it: use the Clock';

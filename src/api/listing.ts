@@ -8,12 +8,19 @@
  */
 import * as z from 'zod';
 import type { ListingShape } from '../core/dialect.ts';
-import { environmentOf, FIELD_LIST, type FieldSpec, type ValueKind } from '../core/fields.ts';
+import {
+  emptyValue,
+  environmentOf,
+  FIELD_LIST,
+  type FieldSpec,
+  isStringMap,
+  normalizeListedSet,
+  normalizeMap,
+  type StringMap,
+  type ValueKind,
+} from '../core/fields.ts';
 import type { Mask } from '../core/mask.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
-import { isStringMap, normalizeMap, type StringMap } from '../core/string-maps.ts';
-import { normalizeListedSet } from '../core/string-sets.ts';
-import { emptyValue } from '../core/value-kinds.ts';
 import { ApiError } from './errors.ts';
 import { excerpt, headerText, quoted, type RawResponse } from './response.ts';
 

@@ -1,6 +1,6 @@
 /**
  * Why a request to the Environments API failed, as the retry policy (api/retry-policy.ts) and the
- * outputs (common-failure.ts) read it.
+ * outputs (report.ts, the common failure) read it.
  */
 
 export type FailureKind =

@@ -6,12 +6,12 @@
  * The steps of a pass are in daemon/daemon-pass.ts.
  */
 import type { ResolvedDialect } from '../core/dialect.ts';
-import { readinessOf, type Backoff, type OrgOutcomes } from './daemon-policy.ts';
+import { type Backoff, type OrgOutcomes, readinessOf } from './daemon-policy.ts';
 import {
-  healthLevel,
-  orgState,
   type DaemonStatus,
+  healthLevel,
   type LastPass,
+  orgState,
   type OrgStatus,
   type PassVerdict,
 } from './daemon-status.ts';
@@ -170,7 +170,7 @@ export function daemonStatus(
     'manifests' | 'ready' | 'passRunning' | 'shard' | 'stateFile' | 'mode' | 'window'
   > &
     Partial<Pick<DaemonStatus, 'notifications'>> & {
-      /** Where each org's token came from, or null when it has none (config/org-tokens.ts). */
+      /** Where each org's token came from, or null when it has none (config/tokens.ts). */
       readonly tokenSource: (org: string) => string | null;
     },
 ): DaemonStatus {

@@ -6,21 +6,26 @@
  * the new memory and what the shell (daemon/daemon.ts) is to carry out.
  */
 import {
-  readinessOfMemory,
-  withOrg,
   type DaemonMemory,
   type LogEntry,
   type OrgCounters,
+  orgOutcomes,
   type PassOrg,
+  readinessOfMemory,
   type Step,
   type Surroundings,
-  orgOutcomes,
+  withOrg,
 } from './daemon-memory.ts';
-import { failuresSaidOnce, neverAboutTheOrg } from '../core/common-failure.ts';
+import {
+  failuresSaidOnce,
+  neverAboutTheOrg,
+  type OrgReport,
+  type ProblemReport,
+  type RunReport,
+} from '../core/report.ts';
 import { isDue, nextBackoff, orgsToLook } from './daemon-policy.ts';
-import { orgStatusAfter, type LastPass, type PassVerdict } from './daemon-status.ts';
-import { passEvents, type NotifyEvent } from '../notify/notify-events.ts';
-import type { OrgReport, ProblemReport, RunReport } from '../core/report.ts';
+import { type LastPass, orgStatusAfter, type PassVerdict } from './daemon-status.ts';
+import { type NotifyEvent, passEvents } from '../notify/notify-events.ts';
 
 /** What a backing-off org failed with: its manifests and its token (a change to either retries it). */
 function fingerprintOf(org: PassOrg, tokenKey: string): string {

@@ -3,7 +3,7 @@
  * and how one org's report turns into its status. Pure.
  */
 import type { ResolvedDialect } from '../core/dialect.ts';
-import { recentDrifts, type DriftSeen } from '../core/drift.ts';
+import { type DriftSeen, recentDrifts } from '../core/plan.ts';
 import type { HealthLevel, OrgState } from './daemon-health.ts';
 import type { NotifyStatus } from '../notify/notify-policy.ts';
 import type { WindowReport } from '../core/windows.ts';

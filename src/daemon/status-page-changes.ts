@@ -3,10 +3,10 @@
  * changes as field diffs, and the drift found lately. Every name and value is escaped here.
  */
 import type { OrgStatus } from './daemon-status.ts';
-import { MAX_RECENT_DRIFTS } from '../core/drift.ts';
+import { MAX_RECENT_DRIFTS } from '../core/plan.ts';
 import type { FieldDiff } from '../core/model.ts';
-import { NOT_SHOWN, type ChangeReport } from '../core/report.ts';
-import { requestLines } from '../core/request-lines.ts';
+import { type ChangeReport, NOT_SHOWN } from '../core/report.ts';
+import { requestLines } from '../core/requests.ts';
 import { badge, count, esc, showValue, table, when } from './status-page-format.ts';
 
 /** A change's fields, one line each: `name: from → to` (`name = to` for a create). */

@@ -4,7 +4,7 @@
  * the link, and masks the secrets in the event before it is formatted.
  */
 import { escapeJson, escapeSlack } from '../core/escape.ts';
-import { showValue } from '../core/value-kinds.ts';
+import { showValue } from '../core/fields.ts';
 import type { FieldDiff } from '../core/model.ts';
 import type { EventEnvironment, NotifyEvent } from './notify-events.ts';
 import type { ProblemReport } from '../core/report.ts';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type DaemonMemory,
   daemonStatus,
   EMPTY_DAEMON_MEMORY,
   nextAttemptAt,
-  readinessOfMemory,
-  type DaemonMemory,
   type PassOrg,
+  readinessOfMemory,
   type Surroundings,
 } from '../../src/daemon/daemon-memory.ts';
 import {
@@ -16,12 +16,12 @@ import {
   type PassEnd,
 } from '../../src/daemon/daemon-pass.ts';
 import { orgErrorMessage } from '../../src/daemon/daemon-status.ts';
-import { commonFailure } from '../../src/core/common-failure.ts';
 import {
-  summarize,
   type ChangeReport,
+  commonFailure,
   type OrgReport,
   type ProblemReport,
+  summarize,
 } from '../../src/core/report.ts';
 
 const T0 = Date.parse('2026-11-25T10:00:00.000Z');

@@ -11,13 +11,13 @@ import {
 } from '../../src/daemon/status-page.ts';
 import { STATE_COLOURS } from '../../src/daemon/status-page-style.ts';
 import {
-  MAX_ENVIRONMENT_ROWS,
-  MAX_PENDING_CHANGES,
-  orgStatusAfter,
   type DaemonStatus,
   type EnvironmentRow,
+  MAX_ENVIRONMENT_ROWS,
+  MAX_PENDING_CHANGES,
   type OrgState,
   type OrgStatus,
+  orgStatusAfter,
 } from '../../src/daemon/daemon-status.ts';
 
 const NOW = Date.parse('2026-11-23T02:00:00.000Z');

@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/core/report.ts';
-import { envsyncInProcess, startEnvsync, type LiveCli } from '../helpers/cli.ts';
+import { envsyncInProcess, type LiveCli, startEnvsync } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';

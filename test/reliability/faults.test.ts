@@ -45,7 +45,8 @@ async function writeManifests(orgs: number, envs: number): Promise<Map<string, E
       name: `env-${String(e).padStart(3, '0')}`,
       type: ['K8S', 'S3', 'logical'][(o + e) % 3] ?? 'K8S',
       description: `Environment ${e} of ${orgName(o)}: "quoted", #hash, colon: yes`,
-      include_scaling: e % 4 === 0,
+      // The kosli profile keeps include_scaling false (the service retired it).
+      include_scaling: false,
       policies: e % 3 === 0 ? [] : ['baseline', `p${e % 5}`],
     }));
     declared.set(orgName(o), environments);
