@@ -2,29 +2,22 @@ import type { Failure, FailureKind } from '../core/request-failure.ts';
 
 export type { FailureKind as ApiErrorKind } from '../core/request-failure.ts';
 
-/** What an ApiError says besides its message; never the token. */
-interface Context {
-  readonly method: string;
-  /** The request's path (envsync puts no secret in a query string). */
-  readonly path: string;
-  readonly status?: number | undefined;
-  /** The delay the server asked for (Retry-After), in milliseconds. */
-  readonly retryAfterMs?: number | undefined;
-  /** The system's code for a connection that failed (ECONNREFUSED, ENOTFOUND, ...). */
-  readonly code?: string | undefined;
-  /** For a connection that failed: the API's address (host:port). */
-  readonly host?: string | undefined;
-}
+type Context = Pick<ApiError, 'method' | 'path'> &
+  Partial<Pick<ApiError, 'status' | 'retryAfterMs' | 'code' | 'host'>>;
 
-/** An error of the API client: what failed, and its context. */
-export class ApiError extends Error implements Failure, Context {
+/** An error of the API client: what failed, with its context; never the token. */
+export class ApiError extends Error implements Failure {
   override name = 'ApiError';
   readonly kind: FailureKind;
   declare readonly method: string;
+  /** The request's path (envsync puts no secret in a query string). */
   declare readonly path: string;
   declare readonly status: number | undefined;
+  /** The delay the server asked for (Retry-After), in milliseconds. */
   declare readonly retryAfterMs: number | undefined;
+  /** The system's code for a connection that failed (ECONNREFUSED, ENOTFOUND, ...). */
   declare readonly code: string | undefined;
+  /** For a connection that failed: the API's address (host:port). */
   declare readonly host: string | undefined;
 
   constructor(

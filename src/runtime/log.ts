@@ -5,15 +5,9 @@ import { MASKED, type Mask } from '../core/mask.ts';
 import { formatLogLine, type LogFormat } from './log-line.ts';
 
 /** Fields pino masks (its `redact`), wherever a header object or a token might be logged. */
-const MASKED_FIELDS = [
-  'authorization',
-  'token',
-  'tokens',
-  'headers.authorization',
-  '*.headers.authorization',
-  'req.headers.authorization',
-  'request.headers.authorization',
-];
+const MASKED_FIELDS = ['authorization', 'token', 'tokens'].concat(
+  ['', '*.', 'req.', 'request.'].map((at) => `${at}headers.authorization`),
+);
 
 /** Wraps an output stream so that no secret passes through it, whoever writes: each write is masked. */
 export function maskingStream<T extends Writable>(target: T, mask: Mask): T {
