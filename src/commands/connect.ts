@@ -1,7 +1,6 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { clientFromSettings } from '../api/from-settings.ts';
-import type { EnvironmentsClient } from '../api/client.ts';
+import { clientFromSettings, type EnvironmentsClient } from '../api/client.ts';
 import { parseApiUrl } from '../config/api-url.ts';
 import type { Settings } from '../config/settings.ts';
 import { readTokens, tokenGetter, tokensOf } from '../config/tokens.ts';

@@ -12,7 +12,7 @@ import type {
 import type { PolicyDocumentAction, PolicyDocumentFields } from './policy-documents.ts';
 import type { WindowReport } from './windows.ts';
 import { compareNames } from './names.ts';
-import { type Failure, unreachable } from './retry-policy.ts';
+import { type Failure, unreachable } from './request-failure.ts';
 
 /** The versioned report of one run: what `--output json` prints (documented in docs/cli.md). */
 export const REPORT_VERSION = 1;

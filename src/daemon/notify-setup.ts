@@ -14,9 +14,8 @@ import { Notifier } from '../notify/notify.ts';
 import type { DaemonOptions } from './daemon-options.ts';
 import { StateStore } from '../state/store.ts';
 import { SETTINGS } from '../config/settings.ts';
-import type { Transport } from '../api/client-types.ts';
 import { RequestGate } from '../api/gate.ts';
-import { connectionPool } from '../api/pool.ts';
+import { connectionPool, type Transport } from '../api/client.ts';
 
 /** What tests may replace in the notifier: the sender and the delivery's limits. */
 export interface NotifyDeps {

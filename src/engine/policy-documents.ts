@@ -19,7 +19,7 @@ import {
   type PolicyDocumentReport,
   type ProblemReport,
 } from '../core/report.ts';
-import { isTransient } from '../core/retry-policy.ts';
+import { isTransient } from '../api/retry-policy.ts';
 import { locatedProblem } from './org-problems.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import * as crypto from 'node:crypto';

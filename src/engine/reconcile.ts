@@ -21,7 +21,7 @@ import type {
 import { dialectOf, type ResolvedDialect } from '../core/dialect.ts';
 import { archiveGuard, DEFAULT_MAX_ARCHIVE } from '../core/ownership.ts';
 import { confirmedRecords, planOrg } from '../core/plan.ts';
-import { isTransient } from '../core/retry-policy.ts';
+import { isTransient } from '../api/retry-policy.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { applyOrgPlan, type ApplyProgress, type Round } from './apply.ts';
 import { listingProblems, problemReport, unsendable } from './org-problems.ts';
