@@ -12,14 +12,13 @@ import { SETTINGS } from '../config/settings-table.ts';
 import { readTokens } from '../config/token-dir.ts';
 import { oneToken, tokensOf, type TokenSet } from '../config/org-tokens.ts';
 import { Daemon } from '../daemon/daemon.ts';
-import { startDaemonServer } from '../daemon/http.ts';
-import { readWebhookSecret } from '../daemon/webhook.ts';
+import { readWebhookSecret, startDaemonServer } from '../daemon/http.ts';
 import type { RunningEmulator } from '../emulator/index.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import type { CommandContext } from './context.ts';
 import { commandIo } from './io.ts';
 import { handleStopSignals } from './signals.ts';
-import { MIN_STOP_MS, stopBudget } from '../daemon/daemon-policy.ts';
+import { MIN_STOP_MS, stopBudget } from '../daemon/shutdown.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 import * as crypto from 'node:crypto';
 import * as fsPromises from 'node:fs/promises';
@@ -68,7 +67,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
         { signal },
         `${signal}: stopping (finishing the pass in flight, then writing the state)`,
       ),
-    // Whatever the stop waits on, it ends within --shutdown-timeout (daemon/daemon-policy.ts).
+    // Whatever the stop waits on, it ends within --shutdown-timeout (daemon/shutdown.ts).
     hardStop: {
       afterMs: stopBudget(daemonSettings.shutdownTimeoutMs).hardMs,
       onForced: () =>

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { ConfigError } from '../runtime/errors.ts';
-import { splitNotifyUrl } from '../notify/notify-format.ts';
+import { splitNotifyUrl } from '../notify/format.ts';
 import { ordinalFromHostname } from '../core/shard.ts';
 import { DAEMON_SETTINGS } from './daemon-table.ts';
 import { resolveValues } from './resolve.ts';

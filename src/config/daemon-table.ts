@@ -3,7 +3,7 @@
  * notifications, sharding and the embedded emulator. Part of the one settings table (settings-table.ts);
  * the resolved DaemonSettings (daemon-settings.ts) are derived from these rows.
  */
-import { NOTIFY_FORMATS } from '../notify/notify-format.ts';
+import { NOTIFY_FORMATS } from '../notify/format.ts';
 import { notifyUrls, publicUrl } from './notify-urls.ts';
 import { bool, commaSeparated, durationOrZeroMs, listen, oneOf, text, whole } from './parsers.ts';
 import type { SettingsTable } from './setting.ts';

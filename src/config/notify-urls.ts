@@ -2,7 +2,7 @@
  * Parsers of the notification settings. A notify URL may hold a credential (Slack's hooks carry
  * it in the path), so no message here repeats one: a wrong URL is named by its position.
  */
-import { splitNotifyUrl } from '../notify/notify-format.ts';
+import { splitNotifyUrl } from '../notify/format.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { texts, type Raw } from './parsers.ts';
 

@@ -1,10 +1,10 @@
 import { watch, type FSWatcher } from 'chokidar';
 import path from 'node:path';
+import * as fsPromises from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.ts';
 import { IGNORE_FILE, loadIgnoreRules, type IsIgnored } from '../manifests/ignore-rules.ts';
-import { resolveManifestsPath, type Resolution } from './snapshot.ts';
-import * as fsPromises from 'node:fs/promises';
+import { resolveManifestsPath, type Resolution } from '../manifests/revision.ts';
 
 export interface WatcherOptions {
   readonly root: string;
@@ -25,18 +25,6 @@ export interface WatcherOptions {
 }
 
 const MANIFEST = /\.ya?ml$/i;
-
-/** The directories holding each symlink on the way to `absolute`: where a swap shows itself. */
-async function linkParents(absolute: string): Promise<string[]> {
-  const parents: string[] = [];
-  let current = path.parse(absolute).root;
-  for (const part of absolute.split(path.sep).filter((p) => p !== '')) {
-    current = path.join(current, part);
-    const info = await fsPromises.lstat(current).catch(() => undefined);
-    if (info?.isSymbolicLink()) parents.push(path.dirname(current));
-  }
-  return parents;
-}
 
 /**
  * Whether chokidar leaves `file` out: hidden files and folders, files that are not YAML, and what
@@ -84,23 +72,28 @@ export class ManifestWatcher {
     this.#options = options;
   }
 
-  get resolution(): Resolution | undefined {
-    return this.#current;
-  }
-
   /** Starts watching; resolves once the first scan is done. */
   async start(): Promise<void> {
-    const absolute = path.resolve(this.#options.cwd, this.#options.root);
-    this.#current = await resolveManifestsPath(this.#options.root, this.#options.cwd);
+    const { root, cwd, logger } = this.#options;
+    this.#current = await resolveManifestsPath(root, cwd);
     await this.#watchContent(this.#current.realRoot);
-    const parents = await linkParents(absolute);
+    // The folders holding each symlink on the way to the root: where a swap shows itself.
+    const parents: string[] = [];
+    let current = path.parse(path.resolve(cwd, root)).root;
+    for (const part of path
+      .resolve(cwd, root)
+      .split(path.sep)
+      .filter((p) => p !== '')) {
+      current = path.join(current, part);
+      const info = await fsPromises.lstat(current).catch(() => undefined);
+      if (info?.isSymbolicLink()) parents.push(path.dirname(current));
+    }
     if (parents.length > 0) {
-      this.#links = watch(parents, { depth: 0, ignoreInitial: true, followSymlinks: false });
-      this.#links.on('all', () => void this.check());
-      this.#links.on('error', (error) =>
-        this.#options.logger.warn({ err: error }, 'link watcher error'),
-      );
-      await new Promise<void>((resolve) => this.#links?.once('ready', resolve));
+      const links = watch(parents, { depth: 0, ignoreInitial: true, followSymlinks: false });
+      this.#links = links;
+      links.on('all', () => void this.#check());
+      links.on('error', (error) => logger.warn({ err: error }, 'link watcher error'));
+      await new Promise<void>((resolve) => links.once('ready', resolve));
     }
     this.#armPoll();
   }
@@ -108,46 +101,38 @@ export class ManifestWatcher {
   /** The slow poll: a check, then the next one (its timer alone never keeps the process up). */
   #armPoll(): void {
     if (this.#closed) return;
-    this.#poll = this.#options.clock.setTimer(
-      this.#options.pollMs ?? 1000,
-      () => void this.check().finally(() => this.#armPoll()),
-      { unref: true },
-    );
+    const { clock, pollMs = 1000 } = this.#options;
+    this.#poll = clock.setTimer(pollMs, () => void this.#check().finally(() => this.#armPoll()), {
+      unref: true,
+    });
   }
 
   /** Re-resolves the manifests path; on a change, moves the content watch and reports it. */
-  check(): Promise<void> {
-    this.#checking ??= this.#check().finally(() => {
+  #check(): Promise<void> {
+    this.#checking ??= (async () => {
+      const { root, cwd, logger, onRetarget } = this.#options;
+      // Mid-swap or gone for a moment: the next event or poll will tell.
+      const next = await resolveManifestsPath(root, cwd).catch(() => undefined);
+      if (this.#closed || next === undefined || next.realRoot === this.#current?.realRoot) return;
+      this.#current = next;
+      await this.#watchContent(next.realRoot);
+      logger.info(
+        { revision: next.revision, path: next.realRoot },
+        'manifests moved to a new revision',
+      );
+      onRetarget(next);
+    })().finally(() => {
       this.#checking = undefined;
     });
     return this.#checking;
   }
 
-  async #check(): Promise<void> {
-    if (this.#closed) return;
-    let next: Resolution;
-    try {
-      next = await resolveManifestsPath(this.#options.root, this.#options.cwd);
-    } catch {
-      return; // mid-swap or gone for a moment: the next event or poll will tell
-    }
-    if (this.#closed || next.realRoot === this.#current?.realRoot) return;
-    this.#current = next;
-    await this.#watchContent(next.realRoot);
-    this.#options.logger.info(
-      { revision: next.revision, path: next.realRoot },
-      'manifests moved to a new revision',
-    );
-    this.#options.onRetarget(next);
-  }
-
   async #watchContent(realRoot: string): Promise<void> {
-    const { exclude, maxFileBytes } = this.#options;
+    const { exclude, maxFileBytes, logger, onFileEvent } = this.#options;
     const rules = loadIgnoreRules([realRoot], exclude, maxFileBytes);
     // Meanwhile closed, or moved to another revision whose watch is under way: nothing to watch.
     if (this.#closed || realRoot !== this.#current?.realRoot) return;
     const { ignored } = rules.forRoot(realRoot);
-    const ignoreFile = path.join(realRoot, IGNORE_FILE);
     const generation = ++this.#generation;
     const old = this.#content;
     const watcher = watch(realRoot, {
@@ -156,19 +141,16 @@ export class ManifestWatcher {
       ignored: (file, stats) => leftOut(realRoot, ignored, file, stats),
     });
     this.#content = watcher;
+    const failed = (error: unknown) => logger.warn({ err: error }, 'manifest watcher error');
     watcher.on('all', (event, file) => {
       // Events of a watcher already replaced (the old worktree being deleted) do not count.
       if (generation !== this.#generation) return;
-      this.#options.onFileEvent(`file ${event} ${path.relative(realRoot, file) || '.'}`);
-      if (file === ignoreFile && !this.#closed) {
-        this.#watchContent(realRoot).catch((error: unknown) =>
-          this.#options.logger.warn({ err: error }, 'manifest watcher error'),
-        );
+      onFileEvent(`file ${event} ${path.relative(realRoot, file) || '.'}`);
+      if (file === path.join(realRoot, IGNORE_FILE) && !this.#closed) {
+        this.#watchContent(realRoot).catch(failed);
       }
     });
-    watcher.on('error', (error) =>
-      this.#options.logger.warn({ err: error }, 'manifest watcher error'),
-    );
+    watcher.on('error', failed);
     await new Promise<void>((resolve) => watcher.once('ready', resolve));
     await old?.close();
   }

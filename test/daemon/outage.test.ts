@@ -2,7 +2,6 @@ import { writeFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readinessOf } from '../../src/daemon/daemon-policy.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
@@ -48,42 +47,6 @@ async function readyz(url: string): Promise<{ status: number; reason?: string }>
 function passLines(logs: Record<string, unknown>[]) {
   return logs.filter((l) => String(l['msg']).startsWith('pass '));
 }
-
-describe('readiness (pure)', () => {
-  const base = {
-    firstPassDone: true,
-    lastPassEnd: 1_000,
-    lastPassError: undefined,
-    intervalMs: 300_000,
-    now: 2_000,
-  };
-  it('is ready while at least one org is reconciled, not when every org failed or is invalid', () => {
-    expect(readinessOf({ ...base, orgs: { total: 3, failed: 2, invalid: 0 } }).ready).toBe(true);
-    expect(readinessOf({ ...base, orgs: { total: 0, failed: 0, invalid: 0 } }).ready).toBe(true);
-    expect(readinessOf({ ...base, orgs: { total: 3, failed: 3, invalid: 0 } })).toMatchObject({
-      ready: false,
-      reason: expect.stringContaining('every org (3) failed') as unknown,
-    });
-    expect(readinessOf({ ...base, orgs: { total: 3, failed: 1, invalid: 2 } }).ready).toBe(false);
-  });
-  it('is not ready before the first pass, after a pass that could not run, or when passes stopped', () => {
-    const orgs = { total: 1, failed: 0, invalid: 0 };
-    expect(readinessOf({ ...base, firstPassDone: false, orgs }).ready).toBe(false);
-    expect(readinessOf({ ...base, lastPassError: 'no token', orgs })).toMatchObject({
-      ready: false,
-      reason: 'the last pass failed: no token',
-    });
-    expect(readinessOf({ ...base, now: 1_000 + 3 * 330_000 + 60_001, orgs }).ready).toBe(false);
-  });
-  it('is not ready while the state file cannot be written, whatever the orgs say', () => {
-    const orgs = { total: 3, failed: 0, invalid: 0 };
-    expect(readinessOf({ ...base, orgs, stateWriteError: 'EROFS' })).toMatchObject({
-      ready: false,
-      reason: 'the state file cannot be written: EROFS',
-    });
-    expect(readinessOf({ ...base, orgs, stateWriteError: undefined }).ready).toBe(true);
-  });
-});
 
 describe('outages show at once, and the log tells the truth', () => {
   it("shows an org's failure in /status as soon as its first round fails, while the pass still runs", async () => {

@@ -10,7 +10,7 @@ import { Masker } from '../../src/core/mask.ts';
 import { oneToken } from '../../src/config/org-tokens.ts';
 import { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
-import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/daemon/status-page.ts';
+import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/daemon/page-assets.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';

@@ -6,7 +6,7 @@ import { resolveDaemonSettings, type DaemonFlags } from '../../src/config/daemon
 import { resolveSettings, type SettingFlags } from '../../src/config/settings.ts';
 import { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
-import type { NotifyDeps } from '../../src/daemon/notify-setup.ts';
+import type { NotifyDeps } from '../../src/daemon/daemon.ts';
 import { Masker } from '../../src/core/mask.ts';
 import { maskingStream } from '../../src/runtime/log.ts';
 import { defaultSource, oneToken } from '../../src/config/org-tokens.ts';

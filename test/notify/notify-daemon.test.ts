@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { NotifyPolicy } from '../../src/notify/notify-policy.ts';
+import type { NotifyPolicy } from '../../src/notify/delivery.ts';
 import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
