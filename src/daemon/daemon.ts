@@ -41,7 +41,6 @@ import {
   type Surroundings,
 } from './pass.ts';
 import { PassScheduler } from './scheduler.ts';
-import { SettledReader } from './settled-read.ts';
 import { Shutdown, stopBudget } from './shutdown.ts';
 import { MAX_ENVIRONMENT_ROWS, type DaemonStatus } from './status.ts';
 import { ManifestWatcher } from './watcher.ts';
@@ -122,7 +121,6 @@ export class Daemon {
   readonly #clock: Clock;
   readonly #scheduler: PassScheduler;
   readonly #shutdown: Shutdown;
-  readonly #reader: SettledReader;
   readonly #watcher: ManifestWatcher;
   #memory: DaemonMemory = EMPTY_DAEMON_MEMORY;
   #open: Resources | undefined;
@@ -140,29 +138,16 @@ export class Daemon {
     const clock = (this.#clock = options.clock ?? systemClock);
     this.#shutdown = new Shutdown(clock);
     this.#scheduler = new PassScheduler((r) => this.#pass(r), daemon.debounceMs, clock);
-    this.#reader = new SettledReader({
+    this.#watcher = new ManifestWatcher({
       settings,
       cwd,
       settleMs: daemon.settleMs,
       clock,
       logger,
       stop: this.#shutdown.stopping,
-    });
-    this.#watcher = new ManifestWatcher({
-      root: settings.manifests,
-      cwd,
-      exclude: settings.exclude ?? [],
-      maxFileBytes: settings.maxFileBytes,
-      logger,
-      clock,
-      onFileEvent: (reason) => {
-        this.#reader.fileEvent(reason);
-        this.#scheduler.debounced(reason);
-      },
-      onRetarget: (resolution) => {
-        this.#reader.newRevision();
-        this.#scheduler.now(`revision ${resolution.revision ?? resolution.realRoot}`);
-      },
+      onFileEvent: (reason) => this.#scheduler.debounced(reason),
+      onRetarget: ({ revision, realRoot }) =>
+        this.#scheduler.now(`revision ${revision ?? realRoot}`),
     });
   }
 
@@ -233,7 +218,7 @@ export class Daemon {
     const at = Math.max(now, this.#lastWebhookPass + this.#options.daemon.webhookMinIntervalMs);
     this.#webhookDue = at;
     if (at <= now) this.#scheduler.now(WEBHOOK);
-    else this.#scheduler.at(WEBHOOK, at - now);
+    else this.#scheduler.at(WEBHOOK, at - now, WEBHOOK);
     return { runAt: at, joined: false };
   }
 
@@ -303,7 +288,7 @@ export class Daemon {
       outcome: { kind: 'error', message: 'not run' },
     };
     try {
-      const read = await this.#reader.read();
+      const read = await this.#watcher.read();
       if (read === undefined) return; // stopping: the pass never began
       end.settleWaitMs = read.settleWaitMs;
       const { manifests, revision } = read.snapshot;
@@ -328,7 +313,7 @@ export class Daemon {
             revision,
             unattributed: manifests.unattributed.map(({ org: _org, ...problem }) => problem),
           },
-          this.#around(),
+          this.#clock.now(),
         ),
       );
       end.skipped = begun.skipped;
@@ -358,7 +343,8 @@ export class Daemon {
           revision,
           maxArchive: settings.maxArchive,
           signal: shutdown.stopping,
-          onRoundFailed: (org) => this.#carry(afterFailedRound(this.#memory, org, this.#around())),
+          onRoundFailed: (org) =>
+            this.#carry(afterFailedRound(this.#memory, org, this.#clock.now())),
           onOrgDone: (org) =>
             this.#carry(
               afterOrg(this.#memory, org, due.get(org.org), tokenKey(org.org), this.#around()),
@@ -371,17 +357,17 @@ export class Daemon {
     } catch (error) {
       end.outcome = { kind: 'error', message: errorMessage(error) };
     }
-    const ended = this.#carry(afterPass(this.#memory, end, this.#around()));
+    const ended = this.#carry(afterPass(this.#memory, end, this.#clock.now()));
     this.#open?.notifier?.notify(ended.events);
     // The next periodic pass (the interval, ±10% jitter, so replicas drift apart), and the
     // earliest end of an org's backoff.
     const { intervalMs } = daemon;
     const random = this.#options.random ?? Math.random;
     if (intervalMs > 0)
-      this.#scheduler.at('interval', Math.round(intervalMs * (0.9 + 0.2 * random())));
+      this.#scheduler.at('interval', Math.round(intervalMs * (0.9 + 0.2 * random())), 'interval');
     const backoffEnds = nextAttemptAt(this.#memory);
     if (backoffEnds === undefined) this.#scheduler.cancel('backoff');
-    else this.#scheduler.at('backoff', backoffEnds - this.#clock.now());
+    else this.#scheduler.at('backoff', backoffEnds - this.#clock.now(), 'backoff');
   }
 
   /**

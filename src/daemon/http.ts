@@ -79,29 +79,18 @@ export function webhookRefusal(
     : 'the webhook secret does not match';
 }
 
-/**
- * Reads a request body up to `limit` bytes; undefined as soon as it is larger (the rest is read
- * and discarded, within the server's request timeout, while the caller answers 413).
- */
-function readBoundedBody(req: http.IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const tooLarge = () => {
-      req.off('data', onData);
-      req.resume();
-      resolve(undefined);
-    };
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) tooLarge();
-      else chunks.push(chunk);
-    };
-    if (Number(req.headers['content-length']) > limit) return tooLarge();
-    req.on('data', onData);
-    req.once('end', () => resolve(size <= limit ? Buffer.concat(chunks) : undefined));
-    req.once('error', reject);
-  });
+/** A request's body, or undefined when it is larger than `limit` bytes (the rest is discarded). */
+async function readBoundedBody(
+  req: http.IncomingMessage,
+  limit: number,
+): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = Number(req.headers['content-length']) > limit ? Infinity : 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size <= limit) chunks.push(chunk);
+  }
+  return size <= limit ? Buffer.concat(chunks) : undefined;
 }
 
 const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;

@@ -12,12 +12,7 @@ import { compareNames } from '../core/names.ts';
 import type { ChangeResult, OrgReport, ProblemReport, RunReport } from '../core/report.ts';
 import { shardOf } from '../core/shard.ts';
 import { formatProblem } from '../core/validation.ts';
-import {
-  EMPTY_NOTIFY_MEMORY,
-  passEvents,
-  type NotifyEvent,
-  type NotifyMemory,
-} from '../notify/events.ts';
+import * as notify from '../notify/events.ts';
 import {
   healthLevel,
   orgState,
@@ -28,11 +23,10 @@ import {
   type PassVerdict,
 } from './status.ts';
 
-/** An org backing off after failures. */
-export interface Backoff {
+/** An org backing off after failures, and what it failed with (its manifests and token). */
+interface Backoff {
   readonly failures: number;
   readonly nextAttemptAt: number;
-  /** What it failed with (its manifests and its token): a change to it is tried at once. */
   readonly fingerprint: string;
 }
 
@@ -41,12 +35,11 @@ export interface DaemonMemory {
   readonly orgs: ReadonlyMap<string, { readonly status: OrgStatus; readonly backoff?: Backoff }>;
   /** The files that served each owned org at the last pass (a change to one touches the org). */
   readonly files: ReadonlyMap<string, ReadonlySet<string>>;
-  readonly notify: NotifyMemory;
+  readonly notify: notify.NotifyMemory;
   readonly passes: number;
   /** Whether a pass has ended without failing as a whole. */
   readonly firstPassDone: boolean;
   readonly lastPass: LastPass | null;
-  /** The manifests revision the last pass read. */
   readonly revision: string | undefined;
   /** Manifest problems of the last pass that belong to no org. */
   readonly unattributed: readonly ProblemReport[];
@@ -57,7 +50,7 @@ export interface DaemonMemory {
 export const EMPTY_DAEMON_MEMORY: DaemonMemory = {
   orgs: new Map(),
   files: new Map(),
-  notify: EMPTY_NOTIFY_MEMORY,
+  notify: notify.EMPTY_NOTIFY_MEMORY,
   passes: 0,
   firstPassDone: false,
   lastPass: null,
@@ -65,7 +58,6 @@ export const EMPTY_DAEMON_MEMORY: DaemonMemory = {
   unattributed: [],
 };
 
-/** A log line to write. */
 export interface LogEntry {
   readonly level: 'debug' | 'info' | 'warn' | 'error';
   readonly fields: Readonly<Record<string, unknown>>;
@@ -76,24 +68,19 @@ export interface LogEntry {
 export interface OrgCounters {
   readonly org: string;
   readonly manifestErrors: number;
-  /** Changes sent, by action and result (planned changes were not sent). */
+  /** Changes sent (planned ones were not), and those applied that were drift. */
   readonly changes: readonly { readonly action: ChangeAction; readonly result: ChangeResult }[];
-  /** Changes applied that were drift: the service set back to the manifests. */
   readonly driftHealed: number;
   readonly unmanaged?: number;
   readonly pending?: number;
   readonly suspended?: boolean;
-  /** Planned changes that are drift (observe mode, a closed window, a suspended org). */
   readonly driftPending?: number;
-  /** Set when the org ended without error (Unix seconds). */
   readonly lastSuccessSeconds?: number;
 }
 
-/** What to change in the metrics. */
+/** What to change in the metrics: orgs no longer owned go, the revision when it changed. */
 export interface MetricUpdates {
-  /** Orgs that are no longer this daemon's: their series go. */
   readonly forget?: readonly string[];
-  /** The revision read, when it changed. */
   readonly revision?: { readonly value: string | undefined };
   readonly org?: OrgCounters;
   readonly pass?: { readonly result: PassVerdict; readonly durationSeconds: number };
@@ -106,7 +93,6 @@ export interface Step {
   readonly metrics: MetricUpdates;
 }
 
-/** What the steps need to know besides the memory. */
 export interface Surroundings {
   readonly now: number;
   readonly intervalMs: number;
@@ -120,7 +106,7 @@ export interface PassOrg {
   readonly files: readonly string[];
   /** The org's manifests as text: the same manifests give the same text. */
   readonly manifestsKey: string;
-  /** Its declared environments' names and types, in name order (the first MAX_ENVIRONMENT_ROWS). */
+  /** Its declared environments' names and types, in name order. */
   readonly types?: readonly (readonly [string, string])[];
 }
 
@@ -130,10 +116,8 @@ export function ownsOrg(
   shard: { readonly index: number; readonly count: number } | undefined,
   only: readonly string[] | undefined,
 ): boolean {
-  return (
-    (shard === undefined || shardOf(org, shard.count) === shard.index) &&
-    (only === undefined || only.includes(org))
-  );
+  const ours = shard === undefined || shardOf(org, shard.count) === shard.index;
+  return ours && (only === undefined || only.includes(org));
 }
 
 /**
@@ -157,40 +141,6 @@ export function orgsToLook<T extends Pick<PassOrg, 'org' | 'files'>>(
   });
 }
 
-/** How long an org waits after its first failure; it doubles with each failure in a row. */
-export const BASE_BACKOFF_MS = 5_000;
-/** The backoff cap when the periodic resync is off. */
-export const BACKOFF_CAP_WITHOUT_INTERVAL_MS = 300_000;
-
-/**
- * The backoff after one more failure: 5 s, 10 s, 20 s, ... doubling, capped at the interval (or
- * at 5 minutes when the interval is off), never on every event.
- */
-export function nextBackoff(
-  previous: Backoff | undefined,
-  now: number,
-  intervalMs: number,
-  fingerprint: string,
-): Backoff {
-  const failures = (previous?.failures ?? 0) + 1;
-  const cap = intervalMs > 0 ? intervalMs : BACKOFF_CAP_WITHOUT_INTERVAL_MS;
-  return {
-    failures,
-    nextAttemptAt: now + Math.min(cap, BASE_BACKOFF_MS * 2 ** (failures - 1)),
-    fingerprint,
-  };
-}
-
-/** How the orgs fared last: how many there are, failing, and invalid. */
-function orgOutcomes(memory: DaemonMemory): { total: number; failed: number; invalid: number } {
-  const statuses = [...memory.orgs.values()].map((org) => org.status.status);
-  return {
-    total: statuses.length,
-    failed: statuses.filter((s) => s === 'failed').length,
-    invalid: statuses.filter((s) => s === 'invalid').length,
-  };
-}
-
 /**
  * Ready once the first pass finished, while passes keep ending (the last one within about three
  * intervals plus a minute), while the last pass could read the manifests, while the state file
@@ -202,39 +152,38 @@ export function readiness(
   memory: DaemonMemory,
   around: Surroundings,
 ): { ready: boolean; reason?: string } {
-  const { now, intervalMs } = around;
   const { lastPass } = memory;
-  const since = lastPass === null ? 0 : now - Date.parse(lastPass.finishedAt);
-  const { total, failed, invalid } = orgOutcomes(memory);
+  const since = lastPass === null ? 0 : around.now - Date.parse(lastPass.finishedAt);
+  const { total, failed, invalid } = outcomes(memory);
   const reason = !memory.firstPassDone
     ? 'the first pass has not finished yet'
-    : intervalMs > 0 && since > 3 * intervalMs * 1.1 + 60_000
+    : around.intervalMs > 0 && since > 3 * around.intervalMs * 1.1 + 60_000
       ? `no pass has finished for ${Math.round(since / 1000)} s`
       : lastPass?.result === 'error'
         ? `the last pass failed: ${lastPass.error}`
         : around.stateWriteError !== undefined
           ? `the state file cannot be written: ${around.stateWriteError}`
-          : total > 0 && failed + invalid >= total
-            ? invalid === 0
+          : total === 0 || failed + invalid < total
+            ? undefined
+            : invalid === 0
               ? `every org (${total}) failed its last attempt; see /status`
-              : `no org is reconciled: ${failed} failed, ${invalid} with invalid manifests; see /status`
-            : undefined;
+              : `no org is reconciled: ${failed} failed, ${invalid} with invalid manifests; see /status`;
   return reason === undefined ? { ready: true } : { ready: false, reason };
 }
 
 /** Live unless a pass has been running for far too long (the loop is wedged). */
-export function liveness(
-  passStartedAt: number | undefined,
-  intervalMs: number,
-  now: number,
-): { live: boolean; reason?: string } {
-  if (passStartedAt === undefined || now - passStartedAt <= Math.max(15 * 60_000, 3 * intervalMs)) {
-    return { live: true };
-  }
-  return {
-    live: false,
-    reason: `a pass has been running for ${Math.round((now - passStartedAt) / 1000)} s`,
-  };
+export function liveness(passStartedAt: number | undefined, intervalMs: number, now: number) {
+  const running = now - (passStartedAt ?? now);
+  return running <= Math.max(15 * 60_000, 3 * intervalMs)
+    ? { live: true }
+    : { live: false, reason: `a pass has been running for ${Math.round(running / 1000)} s` };
+}
+
+/** How many orgs there are, and how many of them failed or are invalid. */
+function outcomes(memory: DaemonMemory): { total: number; failed: number; invalid: number } {
+  const statuses = [...memory.orgs.values()].map((org) => org.status.status);
+  const count = (status: string) => statuses.filter((s) => s === status).length;
+  return { total: statuses.length, failed: count('failed'), invalid: count('invalid') };
 }
 
 /** When the first org backing off is due (ms since the epoch), if any is. */
@@ -246,12 +195,8 @@ export function nextAttemptAt(memory: DaemonMemory): number | undefined {
 /** `/status`: the memory, and what only the shell knows now. */
 export function daemonStatus(
   memory: DaemonMemory,
-  live: Pick<
-    DaemonStatus,
-    'manifests' | 'ready' | 'passRunning' | 'shard' | 'stateFile' | 'mode' | 'window'
-  > &
-    Partial<Pick<DaemonStatus, 'notifications'>> & {
-      /** Where each org's token came from, or null when it has none. */
+  live: Pick<DaemonStatus, 'manifests' | 'ready' | 'passRunning' | 'shard' | 'stateFile'> &
+    Pick<DaemonStatus, 'mode' | 'window' | 'notifications'> & {
       readonly tokenSource: (org: string) => string | null;
     },
 ): DaemonStatus {
@@ -285,16 +230,12 @@ export function daemonStatus(
   };
 }
 
-/** The memory with one org's entry replaced. */
 function withOrg(memory: DaemonMemory, org: string, status: OrgStatus, backoff?: Backoff) {
-  const orgs = new Map(memory.orgs).set(
-    org,
-    backoff === undefined ? { status } : { status, backoff },
-  );
-  return { ...memory, orgs };
+  const entry = backoff === undefined ? { status } : { status, backoff };
+  return { ...memory, orgs: new Map(memory.orgs).set(org, entry) };
 }
 
-/** What a backing-off org failed with: its manifests and its token (a change to either retries it). */
+/** What a backing-off org failed with: a change to its manifests or its token retries it. */
 const fingerprintOf = (org: PassOrg, tokenKey: string) => `${tokenKey}:${org.manifestsKey}`;
 
 /**
@@ -313,7 +254,7 @@ export function beginPass(
     readonly revision: string | undefined;
     readonly unattributed: readonly ProblemReport[];
   },
-  around: Surroundings,
+  now: number,
 ): Step & { readonly due: readonly PassOrg[]; readonly skipped: number } {
   const names = new Set(start.owned.map((org) => org.org));
   const forget = [...memory.orgs.keys()].filter((org) => !names.has(org));
@@ -321,32 +262,32 @@ export function beginPass(
   const candidates = orgsToLook(start.owned, start.reasons, start.changedFiles, memory.files);
   const due = candidates.filter((org) => {
     const backoff = orgs.get(org.org)?.backoff;
+    const fingerprint = fingerprintOf(org, start.tokenKey(org.org));
     return (
-      backoff === undefined ||
-      backoff.nextAttemptAt <= around.now ||
-      backoff.fingerprint !== fingerprintOf(org, start.tokenKey(org.org))
+      backoff === undefined || backoff.nextAttemptAt <= now || backoff.fingerprint !== fingerprint
     );
   });
-  const next: DaemonMemory = {
-    ...memory,
-    orgs,
-    files: new Map(start.owned.map((org) => [org.org, new Set(org.files)])),
-    revision: start.revision,
-    unattributed: start.unattributed,
-  };
-  const revisionChanged = start.revision !== memory.revision || memory.passes === 0;
+  const files = new Map(start.owned.map((org) => [org.org, new Set(org.files)]));
+  const { revision, unattributed } = start;
   return {
-    memory: next,
+    memory: { ...memory, orgs, files, revision, unattributed },
     due,
     skipped: candidates.length - due.length,
-    logs: start.unattributed.map(({ file, line, column, path, ...problem }) => ({
+    logs: unattributed.map((problem) => ({
       level: 'warn',
-      fields: { file, line, column, path },
-      message: `${formatProblem({ file, line, column, path, ...problem })} (belongs to no org)`,
+      fields: {
+        file: problem.file,
+        line: problem.line,
+        column: problem.column,
+        path: problem.path,
+      },
+      message: `${formatProblem(problem)} (belongs to no org)`,
     })),
     metrics: {
       ...(forget.length > 0 ? { forget } : {}),
-      ...(revisionChanged ? { revision: { value: start.revision } } : {}),
+      ...(revision !== memory.revision || memory.passes === 0
+        ? { revision: { value: revision } }
+        : {}),
     },
   };
 }
@@ -355,20 +296,17 @@ export function beginPass(
  * An org's round failed and another follows: the org shows as failed at once, before the pass
  * decides whether it recovers (its backoff is decided when the org is done).
  */
-export function afterFailedRound(
-  memory: DaemonMemory,
-  report: OrgReport,
-  around: Surroundings,
-): Step {
+export function afterFailedRound(memory: DaemonMemory, report: OrgReport, now: number): Step {
   const previous = memory.orgs.get(report.org);
-  const status = orgStatusAfter(report, previous?.status, around.now, previous?.backoff);
+  const status = orgStatusAfter(report, previous?.status, now, previous?.backoff);
   const next = withOrg(memory, report.org, { ...status, status: 'failed' }, previous?.backoff);
   return { memory: next, logs: [], metrics: {} };
 }
 
 /**
- * An org's outcome: its status, and its backoff when it failed, with a log line for a failed or
- * invalid org and what the metrics learn of it.
+ * An org's outcome: its status, and when it failed its backoff (5 s, 10 s, 20 s, ... doubling,
+ * capped at the interval, or at 5 minutes when the interval is off), with a log line for a failed
+ * or invalid org and what the metrics learn of it.
  */
 export function afterOrg(
   memory: DaemonMemory,
@@ -381,12 +319,13 @@ export function afterOrg(
 ): Step {
   const { now, intervalMs } = around;
   const previous = memory.orgs.get(report.org);
-  const backoff =
-    report.status === 'failed' && org !== undefined
-      ? nextBackoff(previous?.backoff, now, intervalMs, fingerprintOf(org, tokenKey))
-      : undefined;
+  let backoff: Backoff | undefined;
+  if (report.status === 'failed' && org !== undefined) {
+    const failures = (previous?.backoff?.failures ?? 0) + 1;
+    const delay = Math.min(intervalMs > 0 ? intervalMs : 300_000, 5_000 * 2 ** (failures - 1));
+    backoff = { failures, nextAttemptAt: now + delay, fingerprint: fingerprintOf(org, tokenKey) };
+  }
   const status = orgStatusAfter(report, previous?.status, now, backoff, org?.types);
-  const next = withOrg(memory, report.org, status, backoff);
   const message = status.lastError?.message;
   const logs: LogEntry[] = [];
   if (backoff !== undefined) {
@@ -407,26 +346,26 @@ export function afterOrg(
       message: `org ${report.org} left alone: ${message ?? 'invalid manifests'}`,
     });
   }
-  const count = (cause: 'drift', result: ChangeResult) =>
-    report.changes.filter((c) => c.cause === cause && c.result === result).length;
+  const drift = (result: ChangeResult) =>
+    report.changes.filter((c) => c.cause === 'drift' && c.result === result).length;
   const counters: OrgCounters = {
     org: report.org,
     manifestErrors: report.errors.length,
     changes: report.changes
-      .filter((change) => change.result !== 'planned')
+      .filter((c) => c.result !== 'planned')
       .map(({ action, result }) => ({ action, result })),
-    driftHealed: count('drift', 'applied'),
+    driftHealed: drift('applied'),
     ...(report.status === 'invalid'
       ? {}
       : {
           unmanaged: report.unmanaged.length,
           pending: report.changes.filter((c) => c.result !== 'applied').length,
           suspended: report.suspended === true,
-          driftPending: count('drift', 'planned'),
+          driftPending: drift('planned'),
         }),
     ...(report.status === 'ok' ? { lastSuccessSeconds: now / 1000 } : {}),
   };
-  return { memory: next, logs, metrics: { org: counters } };
+  return { memory: withOrg(memory, report.org, status, backoff), logs, metrics: { org: counters } };
 }
 
 /** How a pass ended, as the shell saw it. */
@@ -456,12 +395,12 @@ export interface PassEnd {
 export function afterPass(
   memory: DaemonMemory,
   end: PassEnd,
-  around: Surroundings,
-): Step & { readonly verdict: PassVerdict; readonly events: readonly NotifyEvent[] } {
+  now: number,
+): Step & { readonly verdict: PassVerdict; readonly events: readonly notify.NotifyEvent[] } {
   const { outcome } = end;
   const done = outcome.kind === 'done' ? outcome.report : undefined;
   const error = outcome.kind === 'error' ? outcome.message : undefined;
-  const { failed, invalid } = orgOutcomes(memory);
+  const { failed, invalid } = outcomes(memory);
   const verdict: PassVerdict =
     done === undefined
       ? 'error'
@@ -469,10 +408,11 @@ export function afterPass(
         ? 'partial'
         : 'success';
   const failure = done?.failure;
-  const durationMs = around.now - end.startedAt - end.settleWaitMs;
+  const durationMs = now - end.startedAt - end.settleWaitMs;
+  const time = new Date(now).toISOString();
   const lastPass: LastPass = {
     startedAt: new Date(end.startedAt).toISOString(),
-    finishedAt: new Date(around.now).toISOString(),
+    finishedAt: time,
     durationMs,
     settleWaitMs: end.settleWaitMs,
     result: verdict,
@@ -482,23 +422,14 @@ export function afterPass(
   };
   const announced =
     outcome.kind === 'done' && !outcome.cutShort
-      ? passEvents(memory.notify, {
+      ? notify.passEvents(memory.notify, {
           owned: end.owned.map((org) => org.org),
           reports: outcome.report.orgs,
           unattributed: outcome.report.errors,
           revision: memory.revision ?? null,
-          time: new Date(around.now).toISOString(),
+          time,
         })
       : { events: [], memory: memory.notify };
-  const next: DaemonMemory = {
-    ...memory,
-    notify: announced.memory,
-    passes: memory.passes + 1,
-    firstPassDone: memory.firstPassDone || verdict !== 'error',
-    lastPass,
-    // The dialect the last listing said, kept while a pass reads none.
-    dialect: done?.dialect ?? memory.dialect,
-  };
   const counts = {
     orgs: end.owned.length,
     skipped: end.skipped,
@@ -514,9 +445,8 @@ export function afterPass(
     unattributed: done?.errors.length ?? 0,
   };
   const logs: LogEntry[] = [];
-  if (error !== undefined) {
+  if (error !== undefined)
     logs.push({ level: 'error', fields: { err: error }, message: `pass failed: ${error}` });
-  }
   // Orgs that failed for a cause never about the org, their lines at debug: once for them all.
   if (done !== undefined && failure === undefined) {
     for (const line of failuresSaidOnce(done.orgs))
@@ -541,7 +471,15 @@ export function afterPass(
       (failure === undefined ? '' : `; ${failure.message}. ${failure.hint}`),
   });
   return {
-    memory: next,
+    memory: {
+      ...memory,
+      notify: announced.memory,
+      passes: memory.passes + 1,
+      firstPassDone: memory.firstPassDone || verdict !== 'error',
+      lastPass,
+      // The dialect the last listing said, kept while a pass reads none.
+      dialect: done?.dialect ?? memory.dialect,
+    },
     verdict,
     events: announced.events,
     logs,

@@ -10,7 +10,6 @@ export class PassScheduler {
   readonly #run: (reasons: readonly string[]) => Promise<void>;
   readonly #debounceMs: number;
   readonly #clock: Clock;
-  #debounce: Timer | undefined;
   readonly #timers = new Map<string, Timer>();
   #pending = new Set<string>();
   #running: Promise<void> | undefined;
@@ -36,35 +35,27 @@ export class PassScheduler {
   debounced(reason: string): void {
     if (this.#stopped) return;
     this.#pending.add(reason);
-    this.#debounce?.cancel();
-    this.#debounce = this.#clock.setTimer(this.#debounceMs, () => {
-      this.#debounce = undefined;
-      this.#kick();
-    });
+    this.at('debounce', this.#debounceMs);
   }
 
   /** A webhook, SIGHUP, the interval or a backoff expiring: runs as soon as no pass runs. */
   now(reason: string): void {
     if (this.#stopped) return;
     this.#pending.add(reason);
-    this.#debounce?.cancel();
-    this.#debounce = undefined;
+    this.cancel('debounce');
     this.#kick();
   }
 
-  /** Runs a pass for `reason` in `ms`, replacing the timer of the same name. */
-  at(name: string, ms: number, reason = name, options?: TimerOptions): void {
+  /** Runs a pass in `ms` (for `reason`, if any), replacing the timer of the same name. */
+  at(name: string, ms: number, reason?: string, options?: TimerOptions): void {
     this.cancel(name);
     if (this.#stopped) return;
-    const timer = this.#clock.setTimer(
-      Math.max(0, ms),
-      () => {
-        this.#timers.delete(name);
-        this.now(reason);
-      },
-      options,
-    );
-    this.#timers.set(name, timer);
+    const fire = () => {
+      this.#timers.delete(name);
+      if (reason === undefined) this.#kick();
+      else this.now(reason);
+    };
+    this.#timers.set(name, this.#clock.setTimer(Math.max(0, ms), fire, options));
   }
 
   cancel(name: string): void {
@@ -84,22 +75,20 @@ export class PassScheduler {
         this.passStartedAt = undefined;
         // Triggers that came during the pass: exactly one more pass (after the debounce, if the
         // last trigger was a file event still settling).
-        if (this.#pending.size > 0 && this.#debounce === undefined) this.#kick();
+        if (!this.#timers.has('debounce')) this.#kick();
       });
   }
 
   /** Stops scheduling; resolves when the pass in flight (if any) has finished. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#debounce?.cancel();
-    this.#debounce = undefined;
     for (const name of [...this.#timers.keys()]) this.cancel(name);
     await this.#running;
   }
 
   /** Resolves when no pass runs and none is pending (for tests). */
   async idle(): Promise<void> {
-    while (this.#running !== undefined || this.#debounce !== undefined) {
+    while (this.#running !== undefined || this.#timers.has('debounce')) {
       await (this.#running ?? this.#clock.sleep(this.#debounceMs));
     }
   }

@@ -3,6 +3,7 @@
  * org's report turns into its status, and the words for how things stand (an org's state, the
  * daemon's health level). Pure.
  */
+import type { CommonFailure } from '../core/common-failure.ts';
 import type { ResolvedDialect } from '../core/dialect.ts';
 import { recentDrifts, type DriftSeen } from '../core/drift.ts';
 import { formatProblem } from '../core/validation.ts';
@@ -23,66 +24,49 @@ export const MAX_UNMANAGED_NAMES = 200;
 /** At most this many managed environments are listed per org. */
 export const MAX_ENVIRONMENT_ROWS = 500;
 
-/** A managed environment as the status shows it: where it stands after the last pass. */
+/** A managed environment, and where it stands after the last pass. */
 export interface EnvironmentRow {
   readonly name: string;
   readonly type: string;
   readonly state: 'synced' | 'pending' | 'drifted' | 'failed' | 'not converged';
 }
 
-/** What `/status` says of one org (docs/daemon.md, docs/status-page.md). */
+/** What `/status` says of one org (docs/daemon.md and docs/status-page.md say what each means). */
 export interface OrgStatus {
   status: 'ok' | 'invalid' | 'failed' | 'pending';
-  /** ISO time of the last pass that left the org without error. */
   lastSuccess: string | null;
   lastAttempt: string | null;
   lastError: { message: string; at: string; errors?: ProblemReport[] } | null;
-  /** Changes still pending after the last pass (create, update, unverified not applied). */
+  /** Changes not applied after the last pass; the first MAX_PENDING_CHANGES are listed. */
   pending: number;
-  /** The first MAX_PENDING_CHANGES of them, in name order, with their result and error. */
   pendingChanges: ChangeReport[];
-  /** Policy document uploads that did not go through in the last pass; absent when none. */
+  /** Uploads and (under `prune`) archives the last pass did not carry out; absent when none. */
   pendingPolicyDocuments?: PolicyDocumentReport[];
-  /** The last drifts found (core/drift.ts), newest first. */
+  pendingArchives?: ArchiveReport[];
   recentDrift: DriftSeen[];
   unmanaged: number;
-  /** The unmanaged environments, in name order (the first MAX_UNMANAGED_NAMES). */
   unmanagedNames: string[];
-  /** Under `prune: true`: the archives the last pass did not carry out; absent when none. */
-  pendingArchives?: ArchiveReport[];
-  /** Its manifests say `suspend: true`: read and planned, nothing sent. */
   suspended: boolean;
-  /** Its managed environments, in name order (the first MAX_ENVIRONMENT_ROWS). */
   environments: EnvironmentRow[];
-  /** Failed passes in a row, driving the backoff. */
+  /** Failed passes in a row, and while backing off the earliest next attempt. */
   failures: number;
-  /** While backing off: the earliest time the org is tried again. */
   nextAttemptAt: string | null;
 }
 
 /** How a pass ended: every org reconciled, some failed or invalid, or the pass itself failed. */
 export type PassVerdict = 'success' | 'partial' | 'error';
 
-/** What `/status` says of the last pass. */
 export interface LastPass {
   startedAt: string;
   finishedAt: string;
-  /** The pass's own work, without `settleWaitMs`. */
+  /** The pass's own work, without the time it waited for files to settle. */
   durationMs: number;
-  /** Time the pass waited for files edited in place to settle. */
   settleWaitMs: number;
   result: PassVerdict;
   trigger: string[];
   error?: string;
-  /** Every org of the pass failed for one cause (core/common-failure.ts): it, once. */
-  failure?: {
-    kind: string;
-    code: string;
-    host?: string;
-    orgs: number;
-    message: string;
-    hint: string;
-  };
+  /** Every org of the pass failed for one cause: it, once (core/common-failure.ts). */
+  failure?: Omit<CommonFailure, 'orgs'> & { orgs: number };
 }
 
 /**
@@ -114,13 +98,11 @@ export interface DaemonStatus {
   shard: { index: number; count: number } | null;
   /** Manifest problems that belong to no org. */
   errors: ProblemReport[];
-  /** The state file, and why its last write failed (null once a write succeeds). */
+  /** Why the state file's last write failed (null once a write succeeds). */
   stateFile: { path: string | null; writeError: string | null };
-  /** The API dialect the last listing resolved; null before any. */
   dialect: ResolvedDialect | null;
-  /** `observe` (`--observe`: nothing is ever sent) or `normal`. */
   mode: 'normal' | 'observe';
-  /** The sync windows' state now (`--sync-window`); null without windows. */
+  /** The sync windows' state now; null without windows. */
   window: WindowReport | null;
   health: { level: HealthLevel; reason: string | null };
   /** Each org, with where its token came from (`token-dir:ORG`, `token-file`, ...; null: none). */
