@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { readSecretFile } from '../config/secret-file.ts';
 import type { Clock } from '../core/clock.ts';
 import { escapeJson } from '../core/escape.ts';
-import { maskDeep, type Mask } from '../core/mask.ts';
+import { maskDeep } from '../core/mask.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { systemClock } from '../runtime/system-clock.ts';
 import { VERSION } from '../runtime/version.ts';

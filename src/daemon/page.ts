@@ -57,7 +57,7 @@ function markup(strings: TemplateStringsArray, ...values: unknown[]): Markup {
         ? value.map(piece).join('')
         : value === undefined || value === null || value === false
           ? ''
-          : escapeHtml(String(value));
+          : escapeHtml(`${value as string | number}`);
   return new Markup(strings.reduce((out, text, i) => `${out}${piece(values[i - 1])}${text}`));
 }
 
@@ -399,7 +399,12 @@ export function renderStatusPage(model: StatusPageModel): string {
       ? markup`<p class="dim">No org yet: the first pass has not finished, or the manifests declare none this daemon owns.</p>`
       : markup`<div class="cards">${orgs.map(([name, org], i) => orgCard(name, org, i, model))}</div>`;
   // Without JavaScript the page reloads itself instead (noscript). The style and the script are
-  // the page's own constants, allowed by their hashes.
-  const page = markup`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title><noscript><meta http-equiv="refresh" content="${refresh}"></noscript><style>${new Markup(PAGE_STYLE)}</style></head><body><header class="bar"><h1>envsync status</h1><p id="refresh" role="status">Refreshes every ${refresh} s.</p></header><main id="content">${header(model)}${alerts}<section aria-labelledby="orgs"><h2 id="orgs">Orgs (${orgs.length})</h2>${cards}</section><footer>${daemonDetails(model)}<p>Rendered at <time id="rendered-at" datetime="${rendered}">${rendered}</time> by envsync ${model.version}. The same data as JSON: <a href="status">/status</a>.</p></footer></main><script>${new Markup(PAGE_SCRIPT)}</script></body></html>`;
+  // the page's own constants, allowed by their hashes (and outside the template: a bundler
+  // rewrites a tagged template that holds a closing script tag).
+  const own = {
+    style: new Markup(`<style>${PAGE_STYLE}</style>`),
+    script: new Markup(`<script>${PAGE_SCRIPT}</script>`),
+  };
+  const page = markup`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title><noscript><meta http-equiv="refresh" content="${refresh}"></noscript>${own.style}</head><body><header class="bar"><h1>envsync status</h1><p id="refresh" role="status">Refreshes every ${refresh} s.</p></header><main id="content">${header(model)}${alerts}<section aria-labelledby="orgs"><h2 id="orgs">Orgs (${orgs.length})</h2>${cards}</section><footer>${daemonDetails(model)}<p>Rendered at <time id="rendered-at" datetime="${rendered}">${rendered}</time> by envsync ${model.version}. The same data as JSON: <a href="status">/status</a>.</p></footer></main>${own.script}</body></html>`;
   return `<!doctype html>\n${page.text}\n`;
 }

@@ -82,7 +82,7 @@ export class PassScheduler {
   /** Stops scheduling; resolves when the pass in flight (if any) has finished. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const name of [...this.#timers.keys()]) this.cancel(name);
+    for (const name of this.#timers.keys()) this.cancel(name);
     await this.#running;
   }
 

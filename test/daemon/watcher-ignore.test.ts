@@ -26,12 +26,12 @@ afterEach(async () => {
 async function watch(exclude: string[]): Promise<string[]> {
   const events: string[] = [];
   watcher = new ManifestWatcher({
-    root: 'manifests',
+    settings: { manifests: 'manifests', exclude, maxFileBytes: 1024 * 1024, strict: false },
     cwd: tmp.dir,
-    exclude,
-    maxFileBytes: 1024 * 1024,
-    logger: pino({ level: 'silent' }),
+    settleMs: 0,
     clock: systemClock,
+    logger: pino({ level: 'silent' }),
+    stop: new AbortController().signal,
     onFileEvent: (reason) => events.push(reason),
     onRetarget: () => undefined,
     pollMs: 60_000,

@@ -2,12 +2,7 @@ import { createHmac } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import { request } from 'undici';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  isLoopbackAddress,
-  nextWebhookPassAt,
-  webhookVerdict,
-} from '../../src/daemon/daemon-policy.ts';
-import { webhookCredential } from '../../src/daemon/webhook.ts';
+import { isLoopbackAddress, webhookCredential, webhookRefusal } from '../../src/daemon/http.ts';
 import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -85,21 +80,21 @@ describe('webhook decisions (pure)', () => {
   });
 
   it('needs the secret only from non-loopback callers, and only when one is configured', () => {
-    expect(webhookVerdict(false, '192.0.2.2', 'none').kind).toBe('accept');
-    expect(webhookVerdict(true, '127.0.0.1', 'none').kind).toBe('accept');
-    expect(webhookVerdict(true, '::ffff:127.0.0.1', 'invalid').kind).toBe('accept');
-    expect(webhookVerdict(true, '192.0.2.2', 'valid').kind).toBe('accept');
-    expect(webhookVerdict(true, '192.0.2.2', 'none').kind).toBe('refuse');
-    expect(webhookVerdict(true, '192.0.2.2', 'invalid').kind).toBe('refuse');
-    expect(webhookVerdict(true, undefined, 'none').kind).toBe('refuse');
-  });
-
-  it('spaces webhook passes by the minimum interval', () => {
-    expect(nextWebhookPassAt(undefined, 1_000, 10_000)).toBe(1_000);
-    expect(nextWebhookPassAt(1_000, 5_000, 10_000)).toBe(11_000);
-    expect(nextWebhookPassAt(1_000, 11_000, 10_000)).toBe(11_000);
-    expect(nextWebhookPassAt(1_000, 20_000, 10_000)).toBe(20_000);
-    expect(nextWebhookPassAt(1_000, 1_000, 0)).toBe(1_000);
+    const none = (secret: string | undefined, address: string | undefined) =>
+      webhookRefusal(secret, address, {}, Buffer.alloc(0));
+    expect(none(undefined, '192.0.2.2')).toBeUndefined();
+    expect(none(SECRET, '127.0.0.1')).toBeUndefined();
+    expect(
+      webhookRefusal(SECRET, '::ffff:127.0.0.1', { authorization: 'Bearer x' }, Buffer.alloc(0)),
+    ).toBeUndefined();
+    expect(
+      webhookRefusal(SECRET, '192.0.2.2', { authorization: `Bearer ${SECRET}` }, Buffer.alloc(0)),
+    ).toBeUndefined();
+    expect(none(SECRET, '192.0.2.2')).toMatch(/must send the webhook secret/);
+    expect(none(SECRET, undefined)).toMatch(/must send the webhook secret/);
+    expect(
+      webhookRefusal(SECRET, '192.0.2.2', { authorization: 'Bearer x' }, Buffer.alloc(0)),
+    ).toBe('the webhook secret does not match');
   });
 
   it('accepts the secret as a Bearer token or as GitHub HMAC of the body, nothing else', () => {

@@ -1,24 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { shownApiUrl } from '../../src/config/api-url.ts';
 import { maskDeep, Masker } from '../../src/core/mask.ts';
-import type { ChangeReport, OrgReport } from '../../src/core/report.ts';
-import {
-  PAGE_SCRIPT,
-  PAGE_STYLE,
-  renderStatusPage,
-  type StatusPageModel,
-} from '../../src/daemon/status-page.ts';
-import { STATE_COLOURS } from '../../src/daemon/status-page-style.ts';
+import type { ChangeReport } from '../../src/core/report.ts';
+import { renderStatusPage, type StatusPageModel } from '../../src/daemon/page.ts';
+import { PAGE_SCRIPT, PAGE_STYLE, STATE_COLOURS } from '../../src/daemon/page-assets.ts';
 import {
   MAX_ENVIRONMENT_ROWS,
-  MAX_PENDING_CHANGES,
-  orgStatusAfter,
   type DaemonStatus,
   type EnvironmentRow,
   type OrgState,
   type OrgStatus,
-} from '../../src/daemon/daemon-status.ts';
+} from '../../src/daemon/status.ts';
 
 const NOW = Date.parse('2026-11-23T02:00:00.000Z');
 
@@ -76,7 +68,7 @@ function model(status: DaemonStatus, extra: Partial<StatusPageModel> = {}): Stat
   return {
     status,
     readiness: { ready: status.ready },
-    health: { healthy: true },
+    liveness: { live: true },
     api: 'https://api.example.com/v2',
     now: NOW,
     version: '0.1.0',
@@ -253,12 +245,12 @@ describe('the status page renderer', () => {
       ),
     );
     const acme = card(html, 'acme');
-    expect(text(acme)).toContain('last attempt 30 s ago · token: token-file');
+    expect(text(acme)).toContain('last attempt 30s ago · token: token-file');
     expect(text(card(html, 'initech'))).toContain('· token: token-dir:initech');
     expect(acme).toContain('<span class="badge st-synced">synced</span>');
     expect(text(acme)).toContain('2 environments1 synced1 pending1 pending change');
     expect(acme).toContain('<time datetime="2026-11-23T01:59:00.000Z"');
-    expect(text(acme)).toContain('Last success 60 s ago · last attempt 30 s ago');
+    expect(text(acme)).toContain('Last success 1m ago · last attempt 30s ago');
     const globex = card(html, 'globex');
     expect(globex).toMatch(/^<section class="card st-failed"/);
     expect(globex).toContain('<span class="badge st-failed">failed</span>');
@@ -349,7 +341,7 @@ describe('the status page renderer', () => {
       '<time datetime="2026-11-23T01:59:02.000Z">2026-11-23 01:59:02 UTC</time>',
     );
     expect(html).toContain(
-      'took 1.5 s; trigger <code>file manifests/acme.yaml</code>, <code>interval</code>',
+      'took 1500ms; trigger <code>file manifests/acme.yaml</code>, <code>interval</code>',
     );
     const unknown = renderStatusPage(model(daemonStatus()));
     expect(unknown).toContain('not known yet (no listing read)');
@@ -365,15 +357,15 @@ describe('the status page renderer', () => {
       );
     expect(mode({ mode: 'observe' })).toBe('Observe: nothing is ever sent (--observe)');
     expect(mode({ window: { open: true, closesAt: '2026-11-23T05:00:00.000Z' } })).toBe(
-      'Inside a sync window: changes are sent; closes at 2026-11-23 05:00:00 UTC (in 3 h)',
+      'Inside a sync window: changes are sent; closes at 2026-11-23 05:00:00 UTC (in 3h)',
     );
     expect(mode({ window: { open: false, opensAt: '2026-11-25T09:00:00.000Z' } })).toBe(
-      'Outside the sync windows: changes wait; opens at 2026-11-25 09:00:00 UTC (in 2 d)',
+      'Outside the sync windows: changes wait; opens at 2026-11-25 09:00:00 UTC (in 48h)',
     );
     expect(
       mode({ mode: 'observe', window: { open: false, opensAt: '2026-11-23T02:30:00.000Z' } }),
     ).toBe(
-      'Observe: nothing is ever sent (--observe)\nSync window closed; opens at 2026-11-23 02:30:00 UTC (in 30 min)',
+      'Observe: nothing is ever sent (--observe)\nSync window closed; opens at 2026-11-23 02:30:00 UTC (in 30m)',
     );
     // A pending org in observe mode is not said to be sent by the next pass.
     const observed = renderStatusPage(
@@ -393,31 +385,10 @@ describe('the status page renderer', () => {
     expect(band(html)).toEqual({ className, words });
   });
 
-  it.each(['invalid', 'failed'] as const)(
-    'is never green while an org is %s, even when the level it is given says healthy',
-    (status) => {
-      const troubled = orgStatus({ status, state: status });
-      const one = renderStatusPage(
-        model(daemonStatus({ orgs: { acme: orgStatus(), beta: troubled } })),
-      );
-      expect(band(one)).toEqual({ className: 'lv-degraded', words: 'Degraded' });
-      expect(text(one)).toContain('1 of 2 org(s) invalid or failed: beta');
-      const all = renderStatusPage(model(daemonStatus({ orgs: { beta: troubled } })));
-      expect(band(all)).toEqual({ className: 'lv-failing', words: 'Failing' });
-      // Stuck changes count too ('not converged' is an org whose status is failed).
-      const stuck = renderStatusPage(
-        model(
-          daemonStatus({ orgs: { beta: orgStatus({ status: 'failed', state: 'not converged' }) } }),
-        ),
-      );
-      expect(band(stuck).className).toBe('lv-failing');
-    },
-  );
-
   it('is failing while the loop is wedged', () => {
     const html = renderStatusPage(
       model(daemonStatus(), {
-        health: { healthy: false, reason: 'a pass has been running for 1200 s' },
+        liveness: { live: false, reason: 'a pass has been running for 1200 s' },
       }),
     );
     expect(band(html)).toEqual({ className: 'lv-failing', words: 'Failing' });
@@ -527,8 +498,8 @@ describe('the status page renderer', () => {
       '<td data-label="Action">update <span class="drift-mark">(drift)</span></td>',
     );
     expect(rows(acme, 'drift')).toEqual([
-      ['stage', 'description', '"old"', '"new"', '2026-11-23 01:59:30 UTC (30 s ago)'],
-      ['prod', 'policies', '(none)', '["pci"]', '2026-11-23 01:00:00 UTC (60 min ago)'],
+      ['stage', 'description', '"old"', '"new"', '2026-11-23 01:59:30 UTC (30s ago)'],
+      ['prod', 'policies', '(none)', '["pci"]', '2026-11-23 01:00:00 UTC (1h ago)'],
     ]);
     expect(acme).toContain('<time datetime="2026-11-23T01:59:30.000Z">');
     // globex has seen none: no table.
@@ -663,7 +634,7 @@ describe('the status page renderer', () => {
         }),
         {
           readiness: { ready: false, reason: hostile },
-          health: { healthy: false, reason: hostile },
+          liveness: { live: false, reason: hostile },
           api: hostile,
           version: hostile,
         },
@@ -724,130 +695,5 @@ describe('the status page renderer', () => {
     expect(html).not.toContain('5f3a9c1e7b');
     expect(html).toContain('Bearer [REDACTED]');
     expect(html).toContain('<code>org-[REDACTED]</code>');
-  });
-});
-
-describe('the API address the page shows', () => {
-  it('has no user information, query or fragment, whatever the URL holds', () => {
-    expect(shownApiUrl(new URL('https://user:s3cret@api.example.com:8443/v2?token=abc#x'))).toBe(
-      'https://api.example.com:8443/v2',
-    );
-    expect(shownApiUrl(new URL('http://127.0.0.1:8080'))).toBe('http://127.0.0.1:8080/');
-  });
-});
-
-describe('pending changes in the status model', () => {
-  const report = (changes: ChangeReport[], status: OrgReport['status'] = 'ok'): OrgReport => ({
-    org: 'acme',
-    status,
-    changes,
-    unchanged: [],
-    unmanaged: [],
-    errors: [],
-  });
-
-  it('lists the changes not applied, in order, at most MAX_PENDING_CHANGES of them, next to their count', () => {
-    const changes = Array.from({ length: MAX_PENDING_CHANGES + 7 }, (_, i) =>
-      change(`env-${String(i).padStart(3, '0')}`, { result: i === 0 ? 'applied' : 'planned' }),
-    );
-    const status = orgStatusAfter(report(changes), undefined, NOW, undefined);
-    expect(status.pending).toBe(MAX_PENDING_CHANGES + 6);
-    expect(status.pendingChanges).toHaveLength(MAX_PENDING_CHANGES);
-    expect(status.pendingChanges[0]?.name).toBe('env-001');
-    expect(status.pendingChanges.every((c) => c.result !== 'applied')).toBe(true);
-  });
-
-  it('keeps what was pending while the org is invalid (it is left alone)', () => {
-    const before = orgStatusAfter(report([change('prod')]), undefined, NOW, undefined);
-    const after = orgStatusAfter(report([], 'invalid'), before, NOW + 1000, undefined);
-    expect(after.pending).toBe(1);
-    expect(after.pendingChanges).toEqual(before.pendingChanges);
-  });
-
-  it('remembers the drifts found, newest first, and keeps them while the org is invalid', () => {
-    const drift = change('prod', {
-      cause: 'drift',
-      result: 'applied',
-      fields: { description: { from: 'by hand', to: 'declared' } },
-    });
-    const first = orgStatusAfter(report([drift]), undefined, NOW, undefined);
-    expect(first.recentDrift).toEqual([
-      {
-        environment: 'prod',
-        field: 'description',
-        found: 'by hand',
-        declared: 'declared',
-        at: new Date(NOW).toISOString(),
-      },
-    ]);
-    const invalid = orgStatusAfter(report([], 'invalid'), first, NOW + 1000, undefined);
-    expect(invalid.recentDrift).toEqual(first.recentDrift);
-    const quiet = orgStatusAfter(
-      report([change('web', { result: 'applied' })]),
-      invalid,
-      NOW + 2000,
-      undefined,
-    );
-    expect(quiet.recentDrift).toEqual(first.recentDrift);
-  });
-
-  it('is empty once everything is applied', () => {
-    const status = orgStatusAfter(
-      report([change('prod', { result: 'applied' })]),
-      undefined,
-      NOW,
-      undefined,
-    );
-    expect(status).toMatchObject({ pending: 0, pendingChanges: [] });
-  });
-});
-
-describe('managed environments in the status model', () => {
-  const report = (extra: Partial<OrgReport>): OrgReport => ({
-    org: 'acme',
-    status: 'ok',
-    changes: [],
-    unchanged: [],
-    unmanaged: [],
-    errors: [],
-    ...extra,
-  });
-  const types = [
-    ['api', 'K8S'],
-    ['db', 'S3'],
-    ['web', 'K8S'],
-  ] as const;
-
-  it('gives each declared environment the state of its change, or synced', () => {
-    const status = orgStatusAfter(
-      report({
-        status: 'failed',
-        changes: [
-          change('api', { result: 'failed' }),
-          change('db', { result: 'planned', cause: 'drift' }),
-        ],
-        unchanged: ['web'],
-      }),
-      undefined,
-      NOW,
-      undefined,
-      types,
-    );
-    expect(status.environments).toEqual([
-      { name: 'api', type: 'K8S', state: 'failed' },
-      { name: 'db', type: 'S3', state: 'drifted' },
-      { name: 'web', type: 'K8S', state: 'synced' },
-    ]);
-  });
-
-  it('says failed, not synced, for environments never compared because the org failed as a whole', () => {
-    const status = orgStatusAfter(
-      report({ status: 'failed', error: 'cannot list the org: 403' }),
-      undefined,
-      NOW,
-      undefined,
-      types,
-    );
-    expect(status.environments.map((row) => row.state)).toEqual(['failed', 'failed', 'failed']);
   });
 });
