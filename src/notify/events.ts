@@ -9,17 +9,16 @@ import type { ChangeReport, OrgReport, ProblemReport } from '../core/report.ts';
 /** At most this many problems or environments are listed in one event; the rest are counted. */
 export const MAX_EVENT_ITEMS = 50;
 
-/** An environment named by an event, with the fields concerned. */
+/** An environment named by an event (for `policy-document`, the document), with its fields. */
 export interface EventEnvironment {
-  /** The environment's name (for `policy-document`, the policy document's). */
   readonly name: string;
   readonly action: ChangeAction | 'archive' | 'policy-document';
   readonly fields: FieldDiffs;
   readonly error?: string | undefined;
 }
 
-/** A bounded list of an event, and how many more there were. */
-type Listed<K extends string, T> = { readonly [key in K]: readonly T[] } & {
+type Environments = {
+  readonly environments: readonly EventEnvironment[];
   readonly omitted: number;
 };
 
@@ -27,29 +26,26 @@ type Listed<K extends string, T> = { readonly [key in K]: readonly T[] } & {
 export type NotifyEventData =
   | ({
       readonly type: 'org.failed';
-      /** Why the org failed: its own error, or its failed changes. */
       readonly reason: string;
       /** How the org's previous pass ended (null: none since the daemon started). */
       readonly previous: 'ok' | 'failed' | 'invalid' | null;
-    } & Listed<'environments', EventEnvironment>)
-  | ({ readonly type: 'org.invalid' | 'manifests.error' } & Listed<'problems', ProblemReport>)
+    } & Environments)
+  | {
+      readonly type: 'org.invalid' | 'manifests.error';
+      readonly problems: readonly ProblemReport[];
+      readonly omitted: number;
+    }
   | { readonly type: 'org.recovered'; readonly previous: 'failed' | 'invalid' }
-  | ({
-      readonly type: 'drift.healed' | 'drift.detected' | 'change.not-converged';
-    } & Listed<'environments', EventEnvironment>);
+  | ({ readonly type: 'drift.healed' | 'drift.detected' | 'change.not-converged' } & Environments);
 
 export type NotifyEventType = NotifyEventData['type'];
 
-/** One notification, before it is formatted for a receiver. */
+/** One notification, before it is formatted: `org` null for problems of no org, `summary` raw. */
 export interface NotifyEvent {
   readonly type: NotifyEventType;
-  /** The org it is about; null for a problem that belongs to no org. */
   readonly org: string | null;
-  /** The manifests revision (git-sync's commit) when known. */
   readonly revision: string | null;
-  /** ISO time. */
   readonly time: string;
-  /** One line for a person (unescaped: each format escapes it). */
   readonly summary: string;
   readonly data: NotifyEventData;
 }
@@ -75,25 +71,19 @@ export interface NotifyMemory {
 
 export const EMPTY_NOTIFY_MEMORY: NotifyMemory = { orgs: new Map(), unattributed: '' };
 
-/** One pass, as the decision needs it. */
+/** One pass: the orgs it owns now (the others are forgotten), and its reports in their order. */
 export interface PassOutcome {
-  /** The orgs this replica reconciles now: the others are forgotten. */
   readonly owned: readonly string[];
-  /** The reports of the orgs this pass reconciled, in the order to announce them. */
   readonly reports: readonly OrgReport[];
-  /** Problems that belong to no org. */
   readonly unattributed: readonly ProblemReport[];
   readonly revision: string | null;
-  /** ISO time of the events. */
   readonly time: string;
 }
 
-function bounded<T>(items: readonly T[]): { items: T[]; omitted: number } {
-  return {
-    items: items.slice(0, MAX_EVENT_ITEMS),
-    omitted: Math.max(0, items.length - MAX_EVENT_ITEMS),
-  };
-}
+const bounded = <T>(items: readonly T[]) => ({
+  items: items.slice(0, MAX_EVENT_ITEMS),
+  omitted: Math.max(0, items.length - MAX_EVENT_ITEMS),
+});
 
 const problemsKey = (problems: readonly ProblemReport[]) =>
   JSON.stringify(problems.map((p) => [p.file, p.line, p.column, p.path, p.message]));

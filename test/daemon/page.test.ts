@@ -571,75 +571,77 @@ describe('the status page renderer', () => {
     expect(html).toContain('No org yet');
   });
 
-  it.each(HOSTILE)('shows the hostile text %j as text, never as markup', (hostile) => {
-    const html = renderStatusPage(
+  /** A page with `text` in every slot that shows text from outside. */
+  const everySlot = (text: string) =>
+    renderStatusPage(
       model(
         daemonStatus({
-          revision: hostile,
-          manifests: hostile,
-          errors: [{ file: hostile, line: 1, column: 2, path: hostile, message: hostile }],
-          stateFile: { path: hostile, writeError: hostile },
+          revision: text,
+          manifests: text,
+          errors: [{ file: text, line: 1, column: 2, path: text, message: text }],
+          stateFile: { path: text, writeError: text },
           lastPass: {
-            startedAt: hostile,
-            finishedAt: hostile,
+            startedAt: text,
+            finishedAt: text,
             durationMs: 1,
             settleWaitMs: 0,
             result: 'error',
-            trigger: [hostile],
-            error: hostile,
+            trigger: [text],
+            error: text,
           },
-          health: { level: 'failing', reason: hostile },
-          window: { open: false, opensAt: hostile },
+          health: { level: 'failing', reason: text },
+          window: { open: false, opensAt: text },
           orgs: {
-            [hostile]: orgStatus({
+            [text]: orgStatus({
               status: 'failed',
               state: 'failed',
-              lastError: { message: hostile, at: hostile, errors: [] },
-              lastSuccess: hostile,
-              nextAttemptAt: hostile,
+              tokenSource: text,
+              lastError: {
+                message: text,
+                at: text,
+                errors: [{ file: text, line: 1, column: 1, path: text, message: text }],
+              },
+              lastSuccess: text,
+              nextAttemptAt: text,
               pending: 1,
               pendingChanges: [
-                change(hostile, {
-                  error: hostile,
-                  fields: { description: { from: hostile, to: hostile } },
+                change(text, {
+                  error: text,
+                  cause: 'drift',
+                  fields: { description: { from: text, to: text } },
                 }),
               ],
               recentDrift: [
-                {
-                  environment: hostile,
-                  field: hostile,
-                  found: hostile,
-                  declared: [hostile],
-                  at: hostile,
-                },
+                { environment: text, field: text, found: text, declared: [text], at: text },
               ],
-              environments: [{ name: hostile, type: hostile, state: 'failed' }],
+              environments: [{ name: text, type: text, state: 'failed' }],
               unmanaged: 1,
-              unmanagedNames: [hostile],
-              pendingArchives: [
-                { name: hostile, ownedBy: ['tag'], result: 'failed', error: hostile },
-              ],
+              unmanagedNames: [text],
+              pendingArchives: [{ name: text, ownedBy: ['tag'], result: 'failed', error: text }],
               pendingPolicyDocuments: [
                 {
                   action: 'create',
-                  name: hostile,
+                  name: text,
                   version: null,
-                  fields: { description: { from: null, to: hostile } },
+                  fields: { description: { from: null, to: text } },
                   result: 'failed',
-                  error: hostile,
+                  error: text,
                 },
               ],
             }),
           },
         }),
         {
-          readiness: { ready: false, reason: hostile },
-          liveness: { live: false, reason: hostile },
-          api: hostile,
-          version: hostile,
+          readiness: { ready: false, reason: text },
+          liveness: { live: false, reason: text },
+          api: text,
+          version: text,
         },
       ),
     );
+
+  it.each(HOSTILE)('shows the hostile text %j as text, never as markup', (hostile) => {
+    const html = everySlot(hostile);
     expectOnlyOwnMarkup(html);
     expect(markupOf(html)).not.toContain(hostile);
   });
@@ -647,29 +649,7 @@ describe('the status page renderer', () => {
   it('escapes any text in every slot (property)', () => {
     fc.assert(
       fc.property(anyText, fc.constantFrom(...HOSTILE), (random, hostile) => {
-        const value = `${random}${hostile}`;
-        const html = renderStatusPage(
-          model(
-            daemonStatus({
-              revision: value,
-              health: { level: 'degraded', reason: value },
-              orgs: {
-                [value]: orgStatus({
-                  pending: 1,
-                  pendingChanges: [change(value, { error: value, cause: 'drift' })],
-                  recentDrift: [
-                    { environment: value, field: value, found: value, declared: value, at: value },
-                  ],
-                  environments: [{ name: value, type: value, state: 'drifted' }],
-                  unmanaged: 1,
-                  unmanagedNames: [value],
-                }),
-              },
-            }),
-            { api: value },
-          ),
-        );
-        expectOnlyOwnMarkup(html);
+        expectOnlyOwnMarkup(everySlot(`${random}${hostile}`));
       }),
       { numRuns: 40 },
     );

@@ -589,6 +589,44 @@ describe('what /status says of an org', () => {
     expect(status.notifications).toBeUndefined();
   });
 
+  it.each([
+    ['healthy: every org reconciled', [report('a', 'ok')], [], 'healthy', null],
+    [
+      'degraded: some org failed',
+      [report('a', 'ok'), report('b', 'failed')],
+      [],
+      'degraded',
+      '1 of 2 org(s) invalid or failed: b',
+    ],
+    [
+      'degraded: a problem belongs to no org',
+      [report('a', 'ok')],
+      [problem],
+      'degraded',
+      '1 manifest problem(s) belong to no org',
+    ],
+    [
+      'failing: every org invalid or failed',
+      [report('a', 'invalid'), report('b', 'failed')],
+      [],
+      'failing',
+      'every org (2) is invalid or failed',
+    ],
+  ] as const)('the health level is %s', (_title, reports, errors, level, reason) => {
+    const memory = pass(EMPTY_DAEMON_MEMORY, reports, { errors: [...errors] }).memory;
+    const live = {
+      manifests: 'm',
+      ready: true,
+      passRunning: false,
+      shard: null,
+      mode: 'normal',
+      window: null,
+      stateFile: { path: null, writeError: null },
+      tokenSource: () => null,
+    } as const;
+    expect(daemonStatus(memory, live).health).toEqual({ level, reason });
+  });
+
   it('lists the changes not applied, in order, at most MAX_PENDING_CHANGES, next to their count', () => {
     const changes = Array.from({ length: MAX_PENDING_CHANGES + 7 }, (_, i) =>
       change(`env-${String(i).padStart(3, '0')}`, { result: i === 0 ? 'applied' : 'planned' }),

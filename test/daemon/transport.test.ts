@@ -1,7 +1,8 @@
 /**
  * One transport for the daemon's life: against a rate-limited emulator, the first pass meets the
  * limit (a burst of 429s, then the shared gate paces to the admitted rate), and the second pass
- * starts at the pace it learned, with no new burst of 429s.
+ * starts at the pace it learned, with no new burst of 429s. The concurrency is above the number
+ * of PUTs, so that each pass's PUTs leave in one wave, as a fresh gate's would.
  */
 import { describe, expect, it } from 'vitest';
 import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
@@ -26,15 +27,17 @@ describe('the daemon keeps its connections and its gate between passes', () => {
       apiUrl: world.api.url,
       cwd: world.tmp.dir,
       tokenFile: world.tmp.path('token'),
-      flags: { manifests: 'manifests', state: 'state.json', concurrency: '8', interval: '0' },
+      flags: { manifests: 'manifests', state: 'state.json', concurrency: '32', interval: '0' },
     });
     world.cleanups.push(() => d.stop());
     await waitFor('the first pass', () => d.passes() > 0, { timeoutMs: WAIT_MS });
     await d.daemon.idle();
     const throttled = async () => (await world.api.getStats()).byStatus['429'] ?? 0;
     const first = await throttled();
-    // 24 creates and two listings at 16 a second: the first burst meets the limit.
-    expect(first).toBeGreaterThan(4);
+    // 24 creates at once against 16 a second: the first pass meets the limit, so the gate has a
+    // pace to learn. How many 429s it meets depends on how fast this machine receives them (the
+    // emulator's bucket refills by the wall clock), so only that it met one is asserted.
+    expect(first).toBeGreaterThan(0);
     expect(d.daemon.status().orgs['acme']?.pending).toBe(0);
 
     await world.tmp.write('manifests/acme.yaml', manifest('second'));
