@@ -64,6 +64,10 @@ function daemonStatus(overrides: Partial<DaemonStatus> = {}): DaemonStatus {
   };
 }
 
+/** The page of a status like `daemonStatus()`'s but for `status`, and a model but for `extra`. */
+const page = (status: Partial<DaemonStatus> = {}, extra: Partial<StatusPageModel> = {}) =>
+  renderStatusPage(model(daemonStatus(status), extra));
+
 function model(status: DaemonStatus, extra: Partial<StatusPageModel> = {}): StatusPageModel {
   return {
     status,
@@ -198,16 +202,7 @@ const change = (name: string, extra: Partial<ChangeReport> = {}): ChangeReport =
   ...extra,
 });
 
-const ORG_STATES: readonly OrgState[] = [
-  'synced',
-  'drifted',
-  'pending',
-  'suspended',
-  'invalid',
-  'failed',
-  'not converged',
-  'waiting for window',
-];
+const ORG_STATES = Object.keys(STATE_COLOURS) as OrgState[];
 
 const ROW_STATES: readonly EnvironmentRow['state'][] = [
   'synced',
@@ -219,31 +214,27 @@ const ROW_STATES: readonly EnvironmentRow['state'][] = [
 
 describe('the status page renderer', () => {
   it('shows a card per org with its state, last success, last attempt, token source and counts', () => {
-    const html = renderStatusPage(
-      model(
-        daemonStatus({
-          health: { level: 'degraded', reason: '1 of 2 org(s) invalid or failed: globex' },
-          orgs: {
-            acme: orgStatus({
-              environments: [
-                { name: 'prod', type: 'K8S', state: 'synced' },
-                { name: 'web', type: 'S3', state: 'pending' },
-              ],
-              pending: 1,
-              pendingChanges: [change('web')],
-            }),
-            globex: orgStatus({
-              status: 'failed',
-              state: 'failed',
-              lastSuccess: null,
-              failures: 2,
-              tokenSource: null,
-            }),
-            initech: orgStatus({ tokenSource: 'token-dir:initech' }),
-          },
+    const html = page({
+      health: { level: 'degraded', reason: '1 of 2 org(s) invalid or failed: globex' },
+      orgs: {
+        acme: orgStatus({
+          environments: [
+            { name: 'prod', type: 'K8S', state: 'synced' },
+            { name: 'web', type: 'S3', state: 'pending' },
+          ],
+          pending: 1,
+          pendingChanges: [change('web')],
         }),
-      ),
-    );
+        globex: orgStatus({
+          status: 'failed',
+          state: 'failed',
+          lastSuccess: null,
+          failures: 2,
+          tokenSource: null,
+        }),
+        initech: orgStatus({ tokenSource: 'token-dir:initech' }),
+      },
+    });
     const acme = card(html, 'acme');
     expect(text(acme)).toContain('last attempt 30s ago · token: token-file');
     expect(text(card(html, 'initech'))).toContain('· token: token-dir:initech');
@@ -262,7 +253,7 @@ describe('the status page renderer', () => {
   });
 
   it.each(ORG_STATES)('shows the state %j as the badge and the colour of its card', (state) => {
-    const html = renderStatusPage(model(daemonStatus({ orgs: { acme: orgStatus({ state }) } })));
+    const html = page({ orgs: { acme: orgStatus({ state }) } });
     const acme = card(html, 'acme');
     const className = /^<section class="card (st-[a-z-]+)/.exec(acme)?.[1];
     expect(acme).toContain(`<span class="badge ${className}">${state}</span>`);
@@ -273,13 +264,9 @@ describe('the status page renderer', () => {
   });
 
   it.each(ROW_STATES)('shows an environment in the state %j with its type', (state) => {
-    const html = renderStatusPage(
-      model(
-        daemonStatus({
-          orgs: { acme: orgStatus({ environments: [{ name: 'prod', type: 'K8S', state }] }) },
-        }),
-      ),
-    );
+    const html = page({
+      orgs: { acme: orgStatus({ environments: [{ name: 'prod', type: 'K8S', state }] }) },
+    });
     expect(rows(card(html, 'acme'), 'envs')).toEqual([['prod', 'K8S', state]]);
     expect(card(html, 'acme')).toContain(`<span class="badge st-`);
     expect(text(card(html, 'acme'))).toContain(`1 environment1 ${state}`);
@@ -298,7 +285,7 @@ describe('the status page renderer', () => {
         state: 'synced' as const,
       })),
     });
-    const html = renderStatusPage(model(daemonStatus({ orgs: { few, many } })));
+    const html = page({ orgs: { few, many } });
     expect(card(html, 'few')).toContain('<details data-key="few/environments" open>');
     expect(text(card(html, 'few'))).toContain('Unmanaged environments (205)');
     expect(card(html, 'few')).toContain(
@@ -313,22 +300,20 @@ describe('the status page renderer', () => {
   });
 
   it('shows in the header the API address, the dialect, the revision, the mode and the last pass', () => {
-    const html = renderStatusPage(
-      model(
-        daemonStatus({
-          revision: 'abc123def',
-          dialect: { dialect: 'kosli', from: 'listing' },
-          lastPass: {
-            startedAt: '2026-11-23T01:59:00.000Z',
-            finishedAt: '2026-11-23T01:59:02.000Z',
-            durationMs: 1500,
-            settleWaitMs: 500,
-            result: 'partial',
-            trigger: ['file manifests/acme.yaml', 'interval'],
-          },
-        }),
-        { api: 'https://app.example.com/api/v2' },
-      ),
+    const html = page(
+      {
+        revision: 'abc123def',
+        dialect: { dialect: 'kosli', from: 'listing' },
+        lastPass: {
+          startedAt: '2026-11-23T01:59:00.000Z',
+          finishedAt: '2026-11-23T01:59:02.000Z',
+          durationMs: 1500,
+          settleWaitMs: 500,
+          result: 'partial',
+          trigger: ['file manifests/acme.yaml', 'interval'],
+        },
+      },
+      { api: 'https://app.example.com/api/v2' },
     );
     expect(html).toContain('<dt>API</dt><dd><code>https://app.example.com/api/v2</code></dd>');
     expect(html).toContain(
@@ -343,18 +328,14 @@ describe('the status page renderer', () => {
     expect(html).toContain(
       'took 1500ms; trigger <code>file manifests/acme.yaml</code>, <code>interval</code>',
     );
-    const unknown = renderStatusPage(model(daemonStatus()));
+    const unknown = page();
     expect(unknown).toContain('not known yet (no listing read)');
     expect(unknown).toContain('none (not a git-sync checkout)');
   });
 
   it('says observe mode, and where the sync windows stand with when they open or close', () => {
     const mode = (status: Partial<DaemonStatus>) =>
-      text(
-        /<dt>Mode<\/dt><dd>([\s\S]*?)<\/dd>/.exec(
-          renderStatusPage(model(daemonStatus(status))),
-        )?.[1] ?? '',
-      );
+      text(/<dt>Mode<\/dt><dd>([\s\S]*?)<\/dd>/.exec(page(status))?.[1] ?? '');
     expect(mode({ mode: 'observe' })).toBe('Observe: nothing is ever sent (--observe)');
     expect(mode({ window: { open: true, closesAt: '2026-11-23T05:00:00.000Z' } })).toBe(
       'Inside a sync window: changes are sent; closes at 2026-11-23 05:00:00 UTC (in 3h)',
@@ -368,9 +349,7 @@ describe('the status page renderer', () => {
       'Observe: nothing is ever sent (--observe)\nSync window closed; opens at 2026-11-23 02:30:00 UTC (in 30m)',
     );
     // A pending org in observe mode is not said to be sent by the next pass.
-    const observed = renderStatusPage(
-      model(daemonStatus({ mode: 'observe', orgs: { acme: orgStatus({ state: 'pending' }) } })),
-    );
+    const observed = page({ mode: 'observe', orgs: { acme: orgStatus({ state: 'pending' }) } });
     expect(text(card(observed, 'acme'))).toContain('observe mode sends nothing');
   });
 
@@ -379,43 +358,38 @@ describe('the status page renderer', () => {
     ['degraded', 'lv-degraded', 'Degraded'],
     ['failing', 'lv-failing', 'Failing'],
   ] as const)('shows the level %s in words and colour', (level, className, words) => {
-    const html = renderStatusPage(
-      model(daemonStatus({ health: { level, reason: level === 'healthy' ? null : 'why' } })),
-    );
+    const html = page({ health: { level, reason: level === 'healthy' ? null : 'why' } });
     expect(band(html)).toEqual({ className, words });
   });
 
   it('is failing while the loop is wedged', () => {
-    const html = renderStatusPage(
-      model(daemonStatus(), {
+    const html = page(
+      {},
+      {
         liveness: { live: false, reason: 'a pass has been running for 1200 s' },
-      }),
+      },
     );
     expect(band(html)).toEqual({ className: 'lv-failing', words: 'Failing' });
     expect(text(html)).toContain('The loop is wedged: a pass has been running for 1200 s');
   });
 
   it('lists the pending changes: environment, action, fields and error, and says how many more there are', () => {
-    const html = renderStatusPage(
-      model(
-        daemonStatus({
-          orgs: {
-            acme: orgStatus({
-              pending: 60,
-              pendingChanges: [
-                change('prod', { action: 'create', fields: { type: { from: null, to: 'K8S' } } }),
-                change('stage', { result: 'failed', error: 'the service said 422' }),
-                change('dev', {
-                  action: 'unverified',
-                  fields: { policies: { from: null, to: ['pci'], notShown: true } },
-                  unknown: ['policies'],
-                }),
-              ],
+    const html = page({
+      orgs: {
+        acme: orgStatus({
+          pending: 60,
+          pendingChanges: [
+            change('prod', { action: 'create', fields: { type: { from: null, to: 'K8S' } } }),
+            change('stage', { result: 'failed', error: 'the service said 422' }),
+            change('dev', {
+              action: 'unverified',
+              fields: { policies: { from: null, to: ['pci'], notShown: true } },
+              unknown: ['policies'],
             }),
-          },
+          ],
         }),
-      ),
-    );
+      },
+    });
     expect(rows(html, 'pending')).toEqual([
       ['prod', 'create', 'planned', 'type = "K8S"', ''],
       ['stage', 'update', 'failed', 'description: "old" → "new"', 'the service said 422'],
@@ -431,27 +405,23 @@ describe('the status page renderer', () => {
 
   it('lists policies and tags sent through their own operations a line each, escaped', () => {
     const hostile = '<script>x</script>';
-    const html = renderStatusPage(
-      model(
-        daemonStatus({
-          orgs: {
-            acme: orgStatus({
-              pending: 1,
-              pendingChanges: [
-                change('prod', {
-                  fields: {
-                    policies: { from: ['legacy'], to: ['pci'] },
-                    tags: { from: { env: 'dev', old: 'x' }, to: { env: 'prod', [hostile]: 'a' } },
-                  },
-                  policies: { attach: ['pci'], detach: ['legacy'] },
-                  tags: { set: { env: 'prod', [hostile]: 'a' }, remove: ['old'] },
-                }),
-              ],
+    const html = page({
+      orgs: {
+        acme: orgStatus({
+          pending: 1,
+          pendingChanges: [
+            change('prod', {
+              fields: {
+                policies: { from: ['legacy'], to: ['pci'] },
+                tags: { from: { env: 'dev', old: 'x' }, to: { env: 'prod', [hostile]: 'a' } },
+              },
+              policies: { attach: ['pci'], detach: ['legacy'] },
+              tags: { set: { env: 'prod', [hostile]: 'a' }, remove: ['old'] },
             }),
-          },
+          ],
         }),
-      ),
-    );
+      },
+    });
     expect(html).toContain(
       '+ policy <code>pci</code><br>- policy <code>legacy</code><br>' +
         '~ tag <code>env</code>: <code>dev</code> → <code>prod</code><br>' +
@@ -464,35 +434,31 @@ describe('the status page renderer', () => {
   });
 
   it('lists the last drifts of each org: environment, field, value found, value declared, when; and marks pending drift', () => {
-    const html = renderStatusPage(
-      model(
-        daemonStatus({
-          orgs: {
-            acme: orgStatus({
-              pending: 1,
-              pendingChanges: [change('stage', { cause: 'drift', result: 'failed' })],
-              recentDrift: [
-                {
-                  environment: 'stage',
-                  field: 'description',
-                  found: 'old',
-                  declared: 'new',
-                  at: '2026-11-23T01:59:30.000Z',
-                },
-                {
-                  environment: 'prod',
-                  field: 'policies',
-                  found: null,
-                  declared: ['pci'],
-                  at: '2026-11-23T01:00:00.000Z',
-                },
-              ],
-            }),
-            globex: orgStatus(),
-          },
+    const html = page({
+      orgs: {
+        acme: orgStatus({
+          pending: 1,
+          pendingChanges: [change('stage', { cause: 'drift', result: 'failed' })],
+          recentDrift: [
+            {
+              environment: 'stage',
+              field: 'description',
+              found: 'old',
+              declared: 'new',
+              at: '2026-11-23T01:59:30.000Z',
+            },
+            {
+              environment: 'prod',
+              field: 'policies',
+              found: null,
+              declared: ['pci'],
+              at: '2026-11-23T01:00:00.000Z',
+            },
+          ],
         }),
-      ),
-    );
+        globex: orgStatus(),
+      },
+    });
     const acme = card(html, 'acme');
     expect(acme).toContain(
       '<td data-label="Action">update <span class="drift-mark">(drift)</span></td>',
@@ -516,24 +482,20 @@ describe('the status page renderer', () => {
       path: 'environments[0].type',
       message: '"k8s" is not one of K8S, S3, logical',
     };
-    const html = renderStatusPage(
-      model(
-        daemonStatus({
-          errors: [{ ...problem, file: 'manifests/stray.yaml', line: 1, column: 1, path: '' }],
-          orgs: {
-            acme: orgStatus({
-              status: 'invalid',
-              state: 'invalid',
-              lastError: {
-                message: 'invalid manifests (1 problem)',
-                at: '2026-11-23T01:59:30.000Z',
-                errors: [problem],
-              },
-            }),
+    const html = page({
+      errors: [{ ...problem, file: 'manifests/stray.yaml', line: 1, column: 1, path: '' }],
+      orgs: {
+        acme: orgStatus({
+          status: 'invalid',
+          state: 'invalid',
+          lastError: {
+            message: 'invalid manifests (1 problem)',
+            at: '2026-11-23T01:59:30.000Z',
+            errors: [problem],
           },
         }),
-      ),
-    );
+      },
+    });
     expect(card(html, 'acme')).toContain(
       '<code>manifests/acme.yaml:4:11</code> <code>environments[0].type</code>',
     );
@@ -543,16 +505,14 @@ describe('the status page renderer', () => {
   });
 
   it('shows the daemon: readiness, the shard, the state file and its write error', () => {
-    const html = renderStatusPage(
-      model(
-        daemonStatus({
-          shard: { index: 1, count: 3 },
-          ready: false,
-          passRunning: true,
-          stateFile: { path: '/data/state.json', writeError: 'EACCES: permission denied' },
-        }),
-        { readiness: { ready: false, reason: 'no org is reconciled without error' } },
-      ),
+    const html = page(
+      {
+        shard: { index: 1, count: 3 },
+        ready: false,
+        passRunning: true,
+        stateFile: { path: '/data/state.json', writeError: 'EACCES: permission denied' },
+      },
+      { readiness: { ready: false, reason: 'no org is reconciled without error' } },
     );
     expect(html).toContain('<span class="badge st-invalid">not ready</span>');
     expect(html).toContain('no org is reconciled without error');
@@ -563,81 +523,77 @@ describe('the status page renderer', () => {
   });
 
   it('says when no pass has finished and no org is known yet', () => {
-    const html = renderStatusPage(
-      model(daemonStatus({ lastPass: null, passRunning: true, orgs: {}, passes: 0 })),
-    );
+    const html = page({ lastPass: null, passRunning: true, orgs: {}, passes: 0 });
     expect(html).toContain('No pass has finished yet.');
     expect(html).toContain('A pass is running now.');
     expect(html).toContain('No org yet');
   });
 
-  /** A page with `text` in every slot that shows text from outside. */
-  const everySlot = (text: string) =>
-    renderStatusPage(
-      model(
-        daemonStatus({
-          revision: text,
-          manifests: text,
-          errors: [{ file: text, line: 1, column: 2, path: text, message: text }],
-          stateFile: { path: text, writeError: text },
-          lastPass: {
-            startedAt: text,
-            finishedAt: text,
-            durationMs: 1,
-            settleWaitMs: 0,
-            result: 'error',
-            trigger: [text],
-            error: text,
-          },
-          health: { level: 'failing', reason: text },
-          window: { open: false, opensAt: text },
-          orgs: {
-            [text]: orgStatus({
-              status: 'failed',
-              state: 'failed',
-              tokenSource: text,
-              lastError: {
-                message: text,
-                at: text,
-                errors: [{ file: text, line: 1, column: 1, path: text, message: text }],
-              },
-              lastSuccess: text,
-              nextAttemptAt: text,
-              pending: 1,
-              pendingChanges: [
-                change(text, {
-                  error: text,
-                  cause: 'drift',
-                  fields: { description: { from: text, to: text } },
-                }),
-              ],
-              recentDrift: [
-                { environment: text, field: text, found: text, declared: [text], at: text },
-              ],
-              environments: [{ name: text, type: text, state: 'failed' }],
-              unmanaged: 1,
-              unmanagedNames: [text],
-              pendingArchives: [{ name: text, ownedBy: ['tag'], result: 'failed', error: text }],
-              pendingPolicyDocuments: [
-                {
-                  action: 'create',
-                  name: text,
-                  version: null,
-                  fields: { description: { from: null, to: text } },
-                  result: 'failed',
-                  error: text,
-                },
-              ],
-            }),
-          },
-        }),
-        {
-          readiness: { ready: false, reason: text },
-          liveness: { live: false, reason: text },
-          api: text,
-          version: text,
+  /** A page with `text` in every slot that shows value from outside. */
+  const everySlot = (value: string) =>
+    page(
+      {
+        revision: value,
+        manifests: value,
+        errors: [{ file: value, line: 1, column: 2, path: value, message: value }],
+        stateFile: { path: value, writeError: value },
+        lastPass: {
+          startedAt: value,
+          finishedAt: value,
+          durationMs: 1,
+          settleWaitMs: 0,
+          result: 'error',
+          trigger: [value],
+          error: value,
         },
-      ),
+        health: { level: 'failing', reason: value },
+        window: { open: false, opensAt: value },
+        orgs: {
+          [value]: orgStatus({
+            status: 'failed',
+            state: 'failed',
+            tokenSource: value,
+            lastError: {
+              message: value,
+              at: value,
+              errors: [{ file: value, line: 1, column: 1, path: value, message: value }],
+            },
+            lastSuccess: value,
+            nextAttemptAt: value,
+            pending: 1,
+            pendingChanges: [
+              change(value, {
+                error: value,
+                cause: 'drift',
+                fields: { description: { from: value, to: value } },
+              }),
+            ],
+            recentDrift: [
+              { environment: value, field: value, found: value, declared: [value], at: value },
+            ],
+            environments: [{ name: value, type: value, state: 'failed' }],
+            unmanaged: 1,
+            unmanagedNames: [value],
+            pendingArchives: [{ name: value, ownedBy: ['tag'], result: 'failed', error: value }],
+            pendingPolicyDocuments: [
+              {
+                action: 'create',
+                name: value,
+                version: null,
+                fields: { description: { from: null, to: value } },
+                result: 'failed',
+                error: value,
+              },
+            ],
+          }),
+        },
+      },
+      {
+        readiness: { ready: false, reason: value },
+        liveness: { live: false, reason: value },
+        api: value,
+        version: value,
+      },
     );
 
   it.each(HOSTILE)('shows the hostile text %j as text, never as markup', (hostile) => {

@@ -180,15 +180,6 @@ describe('beginPass', () => {
     expect(begun.skipped).toBe(1 - due.length);
   });
 
-  it("a failing org is due when its own token changed, not when another org's did", () => {
-    const failed = pass(EMPTY_DAEMON_MEMORY, [report('b', 'failed'), report('c', 'failed')]);
-    // c's file in the token directory was rotated; b's token is the one it failed with.
-    const tokenKey = (name: string) => (name === 'c' ? 'token-c2' : 'token-a');
-    const begun = beginPass(failed.memory, start([org('b'), org('c')], { tokenKey }), T0 + 1_000);
-    expect(begun.due.map((o) => o.org)).toEqual(['c']);
-    expect(begun.skipped).toBe(1);
-  });
-
   it('sets the revision metric at the first pass and when the revision changes, not otherwise', () => {
     const first = beginPass(EMPTY_DAEMON_MEMORY, start([], { revision: undefined }), T0);
     expect(first.metrics.revision).toEqual({ value: undefined });

@@ -65,20 +65,4 @@ describe('Notifier: a bounded queue per receiver', () => {
     expect(reasons).toEqual(['reason 1', 'reason 5', 'reason 6']);
     await n.close();
   });
-
-  it('close abandons what a hung receiver holds, within the drain time, and queues nothing after', async () => {
-    const r = await startReceiver(() => 'hang');
-    receivers.push(r);
-    const { n, counts } = notifier(r.url, { timeoutMs: 600_000, drainMs: 200 });
-    n.notify([event(1), event(2)]);
-    await waitFor('held', () => r.hanging() === 1, { timeoutMs: WAIT_MS });
-    const closed = await Promise.race([
-      n.close().then(() => 'closed'),
-      new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting')),
-    ]);
-    expect(closed).toBe('closed');
-    expect(counts.toSorted()).toEqual(['abandoned', 'abandoned']);
-    n.notify([event(3)]);
-    expect(n.status().targets[0]?.queued).toBe(0);
-  });
 });
