@@ -44,19 +44,19 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { mulberry32 } from '../src/emulator/faults.ts';
 import { StateStore } from '../src/state/store.ts';
-import { startBenchEmulator, type BenchEmulator } from './lib/emulator.ts';
+import { type BenchEmulator, startBenchEmulator } from './lib/emulator.ts';
 import { envsyncCommand } from './lib/proc.ts';
 import { renderTable } from './lib/report.ts';
 import {
   BASELINE_AGE_MS,
   compareStore,
+  type Declared,
   lifeGrowth,
   replayWrites,
   tokenHits,
-  type Declared,
 } from './lib/soak-checks.ts';
-import { counterSum, startDaemonLife, type DaemonLife } from './lib/soak-daemon.ts';
-import { startSoakProxy, type LandedWrite, type SoakProxy } from './lib/soak-proxy.ts';
+import { counterSum, type DaemonLife, startDaemonLife } from './lib/soak-daemon.ts';
+import { type LandedWrite, type SoakProxy, startSoakProxy } from './lib/soak-proxy.ts';
 import { manifestFile, orgName } from './lib/tree.ts';
 
 const { values: flags } = parseArgs({

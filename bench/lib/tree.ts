@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
-import { appliedFingerprint } from '../../src/core/drift.ts';
+import { appliedFingerprint } from '../../src/core/plan.ts';
 import type { AppliedRecord } from '../../src/core/model.ts';
 import { StateStore } from '../../src/state/store.ts';
 

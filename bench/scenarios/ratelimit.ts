@@ -16,10 +16,10 @@ import { spawn } from 'node:child_process';
 import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { childEnv, envsyncAgainst, expectOk, TARGET, type BenchConfig } from '../lib/context.ts';
-import { startBenchEmulator, statsDelta, type Stats } from '../lib/emulator.ts';
+import { type BenchConfig, childEnv, envsyncAgainst, expectOk, TARGET } from '../lib/context.ts';
+import { startBenchEmulator, type Stats, statsDelta } from '../lib/emulator.ts';
 import { measure, onJsonLines, stopChild } from '../lib/proc.ts';
-import { check, fmt, type Check } from '../lib/report.ts';
+import { check, type Check, fmt } from '../lib/report.ts';
 import { environmentsOf, manifestFile, manifestText, orgName } from '../lib/tree.ts';
 
 /** The workload: full run, and the quick run of the system tests (a few seconds). */

@@ -12,10 +12,10 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { childEnv, expectOk, mb, TARGET, type BenchConfig } from '../lib/context.ts';
+import { type BenchConfig, childEnv, expectOk, mb, TARGET } from '../lib/context.ts';
 import { startBenchEmulator } from '../lib/emulator.ts';
-import { envsyncCommand, measure, median, REPO, stopChild, type Measured } from '../lib/proc.ts';
-import { check, fmt, type Check } from '../lib/report.ts';
+import { envsyncCommand, measure, type Measured, median, REPO, stopChild } from '../lib/proc.ts';
+import { check, type Check, fmt } from '../lib/report.ts';
 import { EXAMPLE_POLICY_DOCUMENTS } from './small.ts';
 
 /** Keys in the token directory. */

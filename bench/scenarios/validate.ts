@@ -1,16 +1,16 @@
 /** `envsync validate` over the full tree: wall time and peak RSS, no service involved. */
-import { childEnv, expectOk, mb, TARGET, type BenchConfig, type Workload } from '../lib/context.ts';
-import { envsyncCommand, measure, median, type Measured } from '../lib/proc.ts';
-import { check, fmt, type Check } from '../lib/report.ts';
+import { type BenchConfig, childEnv, expectOk, mb, TARGET, type Workload } from '../lib/context.ts';
+import { envsyncCommand, measure, type Measured, median } from '../lib/proc.ts';
+import { check, type Check, fmt } from '../lib/report.ts';
 
 /** Runs `envsync validate` `reps` times and reports the median wall time and the peak RSS. */
 export async function validate(c: BenchConfig, w: Workload) {
   const runs: Measured[] = [];
   for (let i = 0; i < c.reps; i++) {
-    const run = await measure(
-      envsyncCommand(['validate', '--manifests', w.trees.get(c.orgs) as string]),
-      { env: childEnv, cwd: w.work },
-    );
+    const run = await measure(envsyncCommand(['validate', '--manifests', w.tree]), {
+      env: childEnv,
+      cwd: w.work,
+    });
     expectOk('envsync validate', run);
     // A fast validate that read the wrong tree would be no figure at all.
     if (!run.stdout.includes(`${c.orgs} org(s), ${c.orgs * c.envs} environment(s)`)) {

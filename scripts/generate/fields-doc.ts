@@ -5,8 +5,14 @@
  * listed) is worded here once for every field; what a field means is its `details`.
  */
 import { API_DIALECTS } from '../../src/core/dialect.ts';
-import { FIELDS, sendRoute, type FieldSpec, type SentBy } from '../../src/core/fields.ts';
-import { MAP_KEY_MAX, MAP_VALUE_MAX } from '../../src/core/string-maps.ts';
+import {
+  FIELDS,
+  type FieldSpec,
+  MAP_KEY_MAX,
+  MAP_VALUE_MAX,
+  sendRoute,
+  type SentBy,
+} from '../../src/core/fields.ts';
 import type { Markers } from './section.ts';
 
 /** Where the field reference goes in docs/manifests.md. */

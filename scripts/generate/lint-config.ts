@@ -32,9 +32,9 @@ const ONE_PLACE_RULES: readonly ImportRule[] = [
 ];
 
 /**
- * Pure files outside src/core/: the daemon's, the notifications' and the state file's decisions
- * (and the status page's rendering), each beside the shell that carries it out. Like src/core/, they import no node: module and no
- * package (side effects come in as arguments), only type imports of them.
+ * Pure files outside src/core/: the daemon's and the notifications' decisions (and the status
+ * page's rendering), each beside the shell that carries it out. Like src/core/, they import no
+ * node: module and no package (side effects come in as arguments), only type imports of them.
  */
 const PURE_FILES = [
   'src/daemon/page.ts',
@@ -43,9 +43,6 @@ const PURE_FILES = [
   'src/daemon/status.ts',
   'src/notify/events.ts',
   'src/notify/format.ts',
-  'src/state/lock-rules.ts',
-  'src/state/merge.ts',
-  'src/state/read.ts',
 ];
 
 const CLOCK = 'Time comes only from the Clock passed in, so that tests can drive it: use the Clock';

@@ -57,7 +57,7 @@ export const GENERATED_FILES: readonly GeneratedFile[] = [
     path: 'config/manifest.schema.json',
     from: 'the manifest schema (src/manifests/schema.ts), as `envsync schema` prints it',
     async render() {
-      const { manifestJsonSchema } = await import('../../src/manifests/json-schema.ts');
+      const { manifestJsonSchema } = await import('../../src/manifests/schema.ts');
       return `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`;
     },
   },
@@ -65,8 +65,8 @@ export const GENERATED_FILES: readonly GeneratedFile[] = [
     path: 'docs/flags.md',
     from: 'the settings table (src/config/)',
     async render() {
-      const { flagsDoc } = await import('../../src/commands/flags-doc.ts');
-      const { allSettings } = await import('../../src/config/flags.ts');
+      const { flagsDoc } = await import('../../src/commands/help.ts');
+      const { allSettings } = await import('../../src/main.ts');
       return flagsDoc(await allSettings());
     },
   },

@@ -1,14 +1,15 @@
+import type { ApiDialect } from './dialect.ts';
+import { compareNames } from './names.ts';
+
 /**
  * The one registry of an environment's fields. Everything that reads, writes, compares or shows a
  * field is derived from it: the manifest schema and its JSON Schema, the listing's schema, the PUT
  * body, the diff and the verify after apply, the state file and saved plans, export, and the field
  * reference in docs/manifests.md. Adding a field means adding it to `FieldValues` and to `FIELDS`
- * below, then running `npm run generate` (the docs). The rules of each kind of value are in
- * value-kinds.ts.
+ * below, then running `npm run generate` (the docs). The rules of each kind of value follow the
+ * registry: sets are kept sorted by code unit and without duplicates, maps with their keys sorted,
+ * and each is compared, sent and recorded in that form.
  */
-
-import type { ApiDialect } from './dialect.ts';
-import type { StringMap } from './string-maps.ts';
 
 /**
  * The environment types a manifest may declare (case-sensitive): the contract's three and the
@@ -107,6 +108,14 @@ export interface FieldSpec<K extends FieldName = FieldName> {
    * A field not sent by the PUT is never in its body, declared or not.
    */
   readonly sentBy?: Readonly<Partial<Record<ApiDialect, SentBy>>>;
+  /**
+   * The service retired the field (the `kosli` dialect): it is never sent, compared or verified
+   * there, a manifest that declares it gets a warning (an error with --strict), and
+   * `envsync migrate` removes it. `since`: the date, `keeps`: what the service does instead.
+   */
+  readonly retired?: { readonly since: string; readonly keeps: string };
+  /** The field is deprecated by the service: still managed, with a warning naming `instead`. */
+  readonly deprecated?: { readonly instead: string };
   /** One line for the JSON Schema (an editor shows it on hover). */
   readonly doc: string;
   /**
@@ -154,6 +163,7 @@ export const FIELDS = {
     managed: 'when-declared',
     // The spec's listing does not carry it; the production service's does, never as null.
     listing: { absent: 'omitted', null: 'omitted' },
+    retired: { since: '2026-08-19', keeps: 'it always reports false' },
     doc: 'Whether scaling information is included in snapshots. Managed only when declared: left out, envsync never changes it.',
     details:
       "Whether scaling information is included in the snapshots of the environment. The contract's listing does not show it; the production service's does (and keeps `false` when sent `true` for an existing environment).",
@@ -182,6 +192,7 @@ export const FIELDS = {
     managed: 'when-declared',
     // The production listing does not show it: what envsync sent is kept in the state file.
     listing: { absent: 'omitted', null: 'omitted' },
+    deprecated: { instead: 'policies' },
     doc: 'Whether artifacts must have provenance. Managed only when declared: left out, envsync never changes it.',
     details:
       "Whether the artifacts running in the environment must have provenance. The production service's listing never shows it.",
@@ -223,6 +234,11 @@ export type ListedField = {
 
 export const FIELD_LIST: readonly FieldSpec[] = Object.values(FIELDS as Registry);
 
+/** The manifest keys of the fields the service retired (`envsync migrate` removes them). */
+export const RETIRED_KEYS: readonly string[] = FIELD_LIST.filter((spec) => spec.retired).map(
+  (spec) => spec.manifestKey,
+);
+
 /** Fields a listing may leave out: what envsync last sent for them is kept in the state file. */
 export const RECORDED_FIELDS: readonly FieldSpec[] = FIELD_LIST.filter(
   (spec) => spec.listing.absent === 'omitted',
@@ -251,4 +267,135 @@ export function environmentOf<S>(
   const env: Record<string, unknown> = { name };
   for (const spec of FIELD_LIST) env[spec.name] = read(source, spec);
   return env as { readonly name: string } & FieldSlots;
+}
+
+const EMPTY: Readonly<Record<ValueKind, FieldValue>> = {
+  enum: '',
+  text: '',
+  flag: false,
+  set: Object.freeze([]),
+  map: Object.freeze({}),
+};
+
+/** The kind's empty value: what "empty" in a listing rule reads as. */
+export function emptyValue<K extends FieldName>(spec: FieldSpec<K>): NonNullable<FieldValues[K]> {
+  return EMPTY[spec.kind] as NonNullable<FieldValues[K]>;
+}
+
+/** The value in the form envsync compares, sends and records. */
+export function normalizeValue(spec: FieldSpec, value: FieldValue): FieldValue {
+  if (spec.kind === 'set') return normalizeSet(value as readonly string[]);
+  return spec.kind === 'map' ? normalizeMap(value as StringMap) : value;
+}
+
+/** Whether two values of a field mean the same. */
+export function sameValue(spec: FieldSpec, a: FieldValue, b: FieldValue): boolean {
+  if (spec.kind === 'set') return sameSet(a as readonly string[], b as readonly string[]);
+  return spec.kind === 'map' ? sameMap(a as StringMap, b as StringMap) : a === b;
+}
+
+/** A value as people read it in plans and messages. */
+export function showValue(value: FieldValue | null): string {
+  return JSON.stringify(value);
+}
+
+/** The indexes of list entries that repeat an earlier entry. */
+export function repeatedIndexes(list: readonly unknown[]): number[] {
+  return list.flatMap((item, index) => (list.indexOf(item) < index ? [index] : []));
+}
+
+/** A list of strings. */
+export function isStringList(value: unknown): value is readonly string[] {
+  if (!Array.isArray(value)) return false;
+  for (const item of value as unknown[]) if (typeof item !== 'string') return false;
+  return true;
+}
+
+/** A listed set as envsync compares it: the names, sorted and without duplicates. */
+export function normalizeListedSet(value: readonly unknown[]): string[] {
+  return normalizeSet(
+    value.map((item) => (typeof item === 'string' ? item : (item as { name: string }).name)),
+  );
+}
+
+/** A set's list sorted and without duplicates: the form envsync compares, sends and records. */
+export function normalizeSet(list: readonly string[]): string[] {
+  return [...new Set(list)].sort(compareNames);
+}
+
+/** Whether two lists hold the same set. */
+export function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const x = normalizeSet(a);
+  const y = normalizeSet(b);
+  return x.length === y.length && x.every((item, i) => item === y[i]);
+}
+
+/** A string map's keys and values, read: keys sorted by code unit. */
+export type StringMap = Readonly<Record<string, string>>;
+
+/**
+ * The longest key and value a manifest may give, in UTF-16 code units: envsync's own limit (the
+ * production service publishes none), so a typo of pasted text fails where it is written.
+ */
+export const MAP_KEY_MAX = 256;
+export const MAP_VALUE_MAX = 256;
+
+/** A mapping whose every value is a string (what a listing and envsync's own files hold). */
+export function isStringMap(value: unknown): value is StringMap {
+  if (!isPlainObject(value)) return false;
+  for (const key in value) {
+    if (Object.hasOwn(value, key) && typeof value[key] !== 'string') return false;
+  }
+  return true;
+}
+
+/** A map's own keys, sorted by code unit. */
+export function sortedKeys(map: StringMap): string[] {
+  return Object.keys(map).sort(compareNames);
+}
+
+/**
+ * A copy of a map with its keys in sorted order: the form envsync compares, sends and records.
+ * Built with `Object.fromEntries`, so a key such as `__proto__` stays an ordinary key.
+ */
+export function normalizeMap(map: StringMap): StringMap {
+  return Object.fromEntries(sortedKeys(map).map((key) => [key, map[key] as string]));
+}
+
+/** Whether two maps hold the same keys with the same values, whatever their order. */
+export function sameMap(a: StringMap, b: StringMap): boolean {
+  const keys = Object.keys(a);
+  return (
+    keys.length === Object.keys(b).length &&
+    keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key])
+  );
+}
+
+/** What turns map `from` into map `to`: the keys to set (new or changed) and those to remove. */
+export function mapChanges(
+  from: StringMap,
+  to: StringMap,
+): { readonly set: StringMap; readonly remove: readonly string[] } {
+  const set = Object.fromEntries(
+    sortedKeys(to)
+      .filter((key) => !Object.hasOwn(from, key) || from[key] !== to[key])
+      .map((key) => [key, to[key] as string]),
+  );
+  const remove = sortedKeys(from).filter((key) => !Object.hasOwn(to, key));
+  return { set, remove };
+}
+
+/**
+ * A plain mapping, as JSON and YAML parsers build them: an object whose prototype is
+ * Object.prototype or null. Arrays, dates and class instances are not.
+ */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** A map with no prototype: a key named like an Object method (an environment's name) is just a key. */
+export function emptyMap<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
 }

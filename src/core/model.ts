@@ -4,8 +4,7 @@
  * are declared once, in fields.ts.
  */
 import type { ApiDialect } from './dialect.ts';
-import type { FieldName, FieldValue, FieldValues, ListedField } from './fields.ts';
-import type { StringMap } from './string-maps.ts';
+import type { FieldName, FieldValue, FieldValues, ListedField, StringMap } from './fields.ts';
 
 export type { FieldName, FieldValue } from './fields.ts';
 

@@ -1,24 +1,31 @@
+import { appliedFingerprint, fingerprint } from './plan.ts';
+import {
+  emptyMap,
+  FIELD_LIST,
+  type FieldName,
+  type FieldValue,
+  normalizeValue,
+  RECORDED_FIELDS,
+  sameValue,
+  showValue,
+} from './fields.ts';
+import type {
+  AppliedRecord,
+  Change,
+  DesiredEnvironment,
+  ObservedEnvironment,
+  OrgPlan,
+  OwnedBy,
+  Records,
+} from './model.ts';
+import { ownerTagValue, withoutOwnerTag } from './ownership.ts';
+import type { ChangeResult } from './report.ts';
+
 /**
  * The decisions of an apply, as pure functions: which changes are not sent again, what the state
  * file records before and after the PUTs, which applied changes did not converge, and whether a
  * failed round is worth another. The engine (engine/apply.ts) carries them out.
  */
-import { verifyChange } from './verify.ts';
-import { fingerprint } from './diff.ts';
-import { appliedFingerprint } from './drift.ts';
-import { RECORDED_FIELDS, type FieldValue } from './fields.ts';
-import { sameValue } from './value-kinds.ts';
-import type {
-  AppliedRecord,
-  DesiredEnvironment,
-  ObservedEnvironment,
-  OrgPlan,
-  Records,
-  OwnedBy,
-} from './model.ts';
-import { emptyMap } from './plain-object.ts';
-import { ownerTagValue, withoutOwnerTag } from './ownership.ts';
-import type { ChangeResult } from './report.ts';
 
 /** What became of one change. */
 export interface ChangeOutcome {
@@ -265,4 +272,45 @@ export function isTransientRound(
   if (verify.failed && !verify.transient) return false;
   if (!verify.failed && failures.length === 0) return false;
   return failures.every((outcome) => outcome.transient === true);
+}
+
+export type Verification =
+  | { readonly converged: true }
+  | { readonly converged: false; readonly fields: readonly FieldName[]; readonly reason: string };
+
+/**
+ * Checks one applied change against the listing taken after the PUTs: every field that was sent
+ * and that the listing carries must now equal what was sent. A field that did not take means the
+ * service ignored it (docs/api-behaviour.md: it keeps the old value of some fields on update).
+ */
+export function verifyChange(change: Change, after: ObservedEnvironment | undefined): Verification {
+  if (after === undefined) {
+    return {
+      converged: false,
+      fields: [],
+      reason:
+        change.renamedFrom === undefined
+          ? 'the environment is not in the listing after a successful PUT'
+          : 'the environment is not listed under its new name after a successful rename',
+    };
+  }
+  const differences: string[] = [];
+  const fields: FieldName[] = [];
+  for (const spec of FIELD_LIST) {
+    const sent = change.desired[spec.name];
+    const kept = after[spec.name];
+    if (sent === undefined || kept === undefined || sameValue(spec, kept, sent)) continue;
+    fields.push(spec.name);
+    differences.push(
+      `${spec.name} (sent ${showValue(normalizeValue(spec, sent))}, it keeps ${showValue(normalizeValue(spec, kept))})`,
+    );
+  }
+  if (fields.length === 0) return { converged: true };
+  return {
+    converged: false,
+    fields,
+    reason:
+      `the service did not take ${differences.join(', ')}; ` +
+      'it ignores some values on existing environments: make the manifest say what the service keeps',
+  };
 }

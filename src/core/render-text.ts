@@ -1,10 +1,16 @@
-import { saidOnce, someNames } from './common-failure.ts';
+import {
+  type ChangeReport,
+  NOT_SHOWN,
+  type OrgReport,
+  type RunReport,
+  saidOnce,
+  someNames,
+} from './report.ts';
 import { dialectWords } from './dialect.ts';
 import { windowLine } from './windows.ts';
 import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
 import type { FieldDiff, FieldValue } from './model.ts';
-import { NOT_SHOWN, type ChangeReport, type OrgReport, type RunReport } from './report.ts';
-import { requestLines, requestLineText, type RequestLine } from './request-lines.ts';
+import { type RequestLine, requestLines, requestLineText } from './requests.ts';
 import { policyDocumentLines, policyDocumentSummary } from './render-documents.ts';
 import { ownedWords } from './ownership.ts';
 

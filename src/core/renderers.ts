@@ -5,8 +5,8 @@ import type { RunReport } from './report.ts';
 import {
   validationJson,
   validationMarkdown,
-  validationText,
   type ValidationReport,
+  validationText,
 } from './validation.ts';
 
 /** What a renderer may take into account besides the report. */

@@ -2,17 +2,19 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { clientFromSettings } from '../api/from-settings.ts';
+import { clientFromSettings, connectionPool, type Transport } from '../api/client.ts';
 import { RequestGate } from '../api/gate.ts';
-import { connectionPool } from '../api/pool.ts';
-import type { Transport } from '../api/client-types.ts';
 import { shownApiUrl } from '../config/api-url.ts';
 import type { DaemonSettings } from '../config/daemon-settings.ts';
-import { tokenFor, tokenSourceOf, tokensOf, type TokenSet } from '../config/org-tokens.ts';
-import { readSecretFile } from '../config/secret-file.ts';
-import type { Settings } from '../config/settings.ts';
-import { SETTINGS } from '../config/settings-table.ts';
-import { tokenGetter } from '../config/token-dir.ts';
+import {
+  readSecretFile,
+  tokenFor,
+  tokenGetter,
+  tokenSourceOf,
+  tokensOf,
+  type TokenSet,
+} from '../config/tokens.ts';
+import { SETTINGS, type Settings } from '../config/settings.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Masker } from '../core/mask.ts';
 import { waitingWords, windowReport, windowState } from '../core/windows.ts';

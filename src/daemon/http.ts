@@ -2,7 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { readSecretFile } from '../config/secret-file.ts';
+import { readSecretFile } from '../config/tokens.ts';
 import type { Clock } from '../core/clock.ts';
 import { escapeJson } from '../core/escape.ts';
 import { maskDeep } from '../core/mask.ts';

@@ -9,12 +9,12 @@
  */
 import { formatDuration } from '../config/duration.ts';
 import { dialectWords } from '../core/dialect.ts';
-import { MAX_RECENT_DRIFTS } from '../core/drift.ts';
+import { MAX_RECENT_DRIFTS } from '../core/plan.ts';
 import { escapeHtml } from '../core/escape.ts';
 import type { FieldValue } from '../core/model.ts';
 import { NOT_SHOWN, type ChangeReport, type ProblemReport } from '../core/report.ts';
-import { requestLines } from '../core/request-lines.ts';
-import { showValue } from '../core/value-kinds.ts';
+import { requestLines } from '../core/requests.ts';
+import { showValue } from '../core/fields.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, REFRESH_MS, statusClass } from './page-assets.ts';
 import {
   MAX_ENVIRONMENT_ROWS,

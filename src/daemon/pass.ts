@@ -5,11 +5,17 @@
  * as it ends (`afterFailedRound` a round that will be tried again), and `afterPass` gives the
  * verdict. daemon/daemon.ts carries them out: files, engine, timers, logs, metrics, notifier.
  */
-import { failuresSaidOnce, neverAboutTheOrg } from '../core/common-failure.ts';
 import type { ResolvedDialect } from '../core/dialect.ts';
 import type { ChangeAction } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
-import type { ChangeResult, OrgReport, ProblemReport, RunReport } from '../core/report.ts';
+import {
+  failuresSaidOnce,
+  neverAboutTheOrg,
+  type ChangeResult,
+  type OrgReport,
+  type ProblemReport,
+  type RunReport,
+} from '../core/report.ts';
 import { shardOf } from '../core/shard.ts';
 import { formatProblem } from '../core/validation.ts';
 import * as notify from '../notify/events.ts';

@@ -3,14 +3,14 @@
  * org's report turns into its status, and the words for how things stand (an org's state, the
  * daemon's health level). Pure.
  */
-import type { CommonFailure } from '../core/common-failure.ts';
 import type { ResolvedDialect } from '../core/dialect.ts';
-import { recentDrifts, type DriftSeen } from '../core/drift.ts';
+import { recentDrifts, type DriftSeen } from '../core/plan.ts';
 import { formatProblem } from '../core/validation.ts';
 import type { WindowReport } from '../core/windows.ts';
 import type { NotifyStatus } from '../notify/delivery.ts';
 import type {
   ArchiveReport,
+  CommonFailure,
   ChangeReport,
   OrgReport,
   PolicyDocumentReport,

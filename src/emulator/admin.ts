@@ -6,15 +6,13 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FaultSettings } from './options.ts';
-import { MAX_ADMIN_BODY_BYTES } from './options.ts';
-import type { FaultInjector } from './faults.ts';
-import { cutHeader, isLoopback, parseJson, readBody, sendError, sendJson } from './http.ts';
+import { allowMethod } from './access.ts';
+import { patchFaults, type FaultInjector, type FaultSettings } from './faults.ts';
+import * as http from './http.ts';
 import type { RequestStats } from './stats.ts';
+import { parseStoreDocument } from './store-document.ts';
 import type { EnvironmentStore } from './store.ts';
 import { renderStorePage, STORE_PAGE_STYLE } from './store-page.ts';
-import { validateFaultPatch } from './validate-fault-patch.ts';
-import { validateStoreDocument } from './validate-store-document.ts';
 
 export interface AdminDeps {
   readonly store: EnvironmentStore;
@@ -30,10 +28,8 @@ export interface FaultState extends FaultSettings {
   seed: number;
 }
 
-const DEFAULT_REQUEST_LIMIT = 100;
-
+/** The endpoints and their methods; `''` is the store as a page for people. */
 const ALLOWED: Record<string, readonly string[]> = {
-  // GET /_emulator/: the store as a page for people.
   '': ['GET', 'HEAD'],
   health: ['GET', 'HEAD'],
   stats: ['GET', 'HEAD'],
@@ -53,54 +49,13 @@ const PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
 } as const;
 
-/**
- * The 404 for a path under /_emulator/ that is no endpoint. It names the endpoints rather than
- * quoting the path, which may hold anything a client sent (a token too).
- */
-function sendNoEndpoint(res: ServerResponse): void {
-  const names = Object.keys(ALLOWED).map((name) => `/_emulator/${name}`);
-  sendError(res, 404, `No such admin endpoint; the admin endpoints are ${names.join(', ')}`);
-}
-
-function faultState(faults: FaultInjector): FaultState {
-  return { ...faults.settings, seed: faults.seed };
-}
-
-async function readJson(
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<{ value: unknown } | undefined> {
-  const body = await readBody(req, MAX_ADMIN_BODY_BYTES);
-  if (body.kind === 'aborted') return undefined;
-  if (body.kind === 'too-large') {
-    sendError(res, 413, `Request body is larger than ${MAX_ADMIN_BODY_BYTES} bytes`);
-    return undefined;
-  }
-  const parsed = parseJson(body.body);
-  if (!parsed.ok) {
-    sendError(res, 400, 'Invalid JSON', { errors: { payload: parsed.reason } });
-    return undefined;
-  }
-  return { value: parsed.value };
-}
-
 /** Host names that reach this machine only: a DNS name that resolves here is not one of them. */
 function isLoopbackHost(host: string | undefined): boolean {
   if (host === undefined) return true; // HTTP/1.0 without Host: not a browser
-  const name = /^(\[[^\]]*\]|[^:]*)(?::\d+)?$/.exec(host.trim().toLowerCase())?.[1];
-  if (name === undefined) return false;
-  return (
-    name === 'localhost' ||
-    name.endsWith('.localhost') ||
-    /^127(?:\.\d{1,3}){3}$/.test(name) ||
-    name === '[::1]' ||
-    /^\[::ffff:127(?:\.\d{1,3}){3}\]$/.test(name)
+  const name = /^(\[[^\]]*\]|[^:]*)(?::\d+)?$/.exec(host.trim().toLowerCase())?.[1] ?? '';
+  return /^(?:localhost|.+\.localhost|127(?:\.\d{1,3}){3}|\[::1\]|\[::ffff:127(?:\.\d{1,3}){3}\])$/.test(
+    name,
   );
-}
-
-/** `application/json`, with or without parameters (`; charset=utf-8`). */
-function isJsonType(type: string): boolean {
-  return /^application\/json\s*(?:;|$)/i.test(type.trim());
 }
 
 /**
@@ -111,40 +66,44 @@ function isJsonType(type: string): boolean {
  * 127.0.0.1 (DNS rebinding) still sends its own name as `Host`. Clients that are not browsers
  * (curl, the test helpers, the bench) send none of these.
  */
-export function crossSiteRefusal(
-  req: IncomingMessage,
-): { status: number; message: string } | undefined {
-  const site = req.headers['sec-fetch-site'];
+function crossSiteRefusal(req: IncomingMessage): [number, string] | undefined {
+  const { headers } = req;
+  const site = headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-    return {
-      status: 403,
-      message: `The admin endpoints refuse cross-site requests (Sec-Fetch-Site: ${cutHeader(site)})`,
-    };
+    return [
+      403,
+      `The admin endpoints refuse cross-site requests (Sec-Fetch-Site: ${http.cutHeader(site)})`,
+    ];
   }
-  if (req.headers.origin !== undefined) {
-    return {
-      status: 403,
-      message: 'The admin endpoints refuse requests from web pages (an Origin header)',
-    };
+  if (headers.origin !== undefined) {
+    return [403, 'The admin endpoints refuse requests from web pages (an Origin header)'];
   }
-  if (!isLoopbackHost(req.headers.host)) {
-    return {
-      status: 403,
-      message: 'The admin endpoints answer only a loopback Host (127.0.0.1, [::1] or localhost)',
-    };
+  if (!isLoopbackHost(headers.host)) {
+    return [403, 'The admin endpoints answer only a loopback Host (127.0.0.1, [::1] or localhost)'];
   }
-  const method = req.method ?? 'GET';
-  if (method === 'GET' || method === 'HEAD') return undefined;
-  const type = req.headers['content-type'];
+  if (req.method === 'GET' || req.method === 'HEAD') return undefined;
+  const type = headers['content-type'];
+  const length = headers['content-length'];
   const hasBody =
-    req.headers['transfer-encoding'] !== undefined ||
-    (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-  if (type === undefined ? hasBody : !isJsonType(type)) {
-    return {
-      status: 415,
-      message: `The admin endpoints take a JSON body only: send Content-Type: application/json${type === undefined ? '' : ` (got ${JSON.stringify(type.slice(0, 100))})`}`,
-    };
-  }
+    headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  if (type === undefined ? !hasBody : http.mediaType(type) === 'application/json') return undefined;
+  const got = type === undefined ? '' : ` (got ${JSON.stringify(type.slice(0, 100))})`;
+  return [
+    415,
+    `The admin endpoints take a JSON body only: send Content-Type: application/json${got}`,
+  ];
+}
+
+/** A JSON body, or undefined once the answer (413, 400) has been sent. */
+async function readJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<{ value: unknown } | undefined> {
+  const body = await http.readBody(req, res, http.MAX_ADMIN_BODY_BYTES);
+  if (body === undefined) return undefined;
+  const parsed = http.parseJson(body);
+  if (parsed.ok) return { value: parsed.value };
+  http.sendError(res, 400, 'Invalid JSON', { errors: { payload: parsed.reason } });
   return undefined;
 }
 
@@ -156,97 +115,59 @@ export async function handleAdmin(
   query: URLSearchParams,
   deps: AdminDeps,
 ): Promise<void> {
-  if (!isLoopback(req.socket.remoteAddress)) {
-    sendError(res, 403, 'The admin endpoints answer loopback callers only');
-    return;
-  }
-  const refused = crossSiteRefusal(req);
-  if (refused !== undefined) {
-    sendError(res, refused.status, refused.message);
-    return;
-  }
+  const refused: [number, string] | undefined = http.isLoopback(req.socket.remoteAddress)
+    ? crossSiteRefusal(req)
+    : [403, 'The admin endpoints answer loopback callers only'];
+  if (refused !== undefined) return http.sendError(res, ...refused);
   const allowed = Object.hasOwn(ALLOWED, name) ? ALLOWED[name] : undefined;
   if (allowed === undefined) {
-    sendNoEndpoint(res);
-    return;
+    // The endpoints are named rather than the path quoted: it may hold anything (a token too).
+    const names = Object.keys(ALLOWED).map((endpoint) => `/_emulator/${endpoint}`);
+    return http.sendError(
+      res,
+      404,
+      `No such admin endpoint; the admin endpoints are ${names.join(', ')}`,
+    );
   }
   const method = req.method ?? 'GET';
-  if (!allowed.includes(method)) {
-    sendError(
-      res,
-      405,
-      `Method ${method} is not allowed here; allowed: ${allowed.join(', ')}`,
-      {},
-      {
-        allow: allowed.join(', '),
-      },
-    );
-    return;
-  }
+  if (!allowMethod(res, method, allowed)) return;
   const reading = method === 'GET' || method === 'HEAD';
-  switch (name) {
-    case '':
-      res
-        .writeHead(200, PAGE_HEADERS)
-        .end(renderStorePage(deps.store.toDocument(), deps.nowSeconds() * 1000));
-      return;
-    case 'health':
-      sendJson(res, 200, { status: 'ok' });
-      return;
-    case 'stats':
-      sendJson(res, 200, deps.stats.snapshot(deps.store.size));
-      return;
-    case 'requests': {
-      // Any limit from 1 is fine; the answer holds at most what the ring buffer keeps.
-      const raw = query.get('limit');
-      const limit = raw === null ? DEFAULT_REQUEST_LIMIT : /^\d{1,9}$/.test(raw) ? Number(raw) : 0;
-      if (limit < 1) {
-        sendError(res, 400, 'Invalid query parameters', {
-          errors: { limit: 'must be a whole number from 1' },
-        });
-        return;
-      }
-      sendJson(res, 200, { requests: deps.stats.recent(limit) });
-      return;
+  const { store, faults } = deps;
+  const body = reading || name === 'reset' ? undefined : await readJson(req, res);
+  if (name === '') {
+    res
+      .writeHead(200, PAGE_HEADERS)
+      .end(renderStorePage(store.toDocument(), deps.nowSeconds() * 1000));
+  } else if (name === 'health') http.sendJson(res, 200, { status: 'ok' });
+  else if (name === 'stats') http.sendJson(res, 200, deps.stats.snapshot(store.size));
+  else if (name === 'requests') {
+    // Any limit from 1 is fine; the answer holds at most what the ring buffer keeps.
+    const raw = query.get('limit') ?? '100';
+    const limit = /^\d{1,9}$/.test(raw) ? Number(raw) : 0;
+    if (limit >= 1) http.sendJson(res, 200, { requests: deps.stats.recent(limit) });
+    else
+      http.sendError(res, 400, 'Invalid query parameters', {
+        errors: { limit: 'must be a whole number from 1' },
+      });
+  } else if (name === 'store') {
+    const document =
+      body === undefined ? undefined : parseStoreDocument(body.value, deps.nowSeconds());
+    if (document?.ok === false) {
+      return http.sendError(res, 400, 'Invalid store document', { errors: document.errors });
     }
-    case 'store': {
-      if (reading) {
-        sendJson(res, 200, deps.store.toDocument(), {}, { pretty: true });
-        return;
-      }
-      const body = await readJson(req, res);
-      if (body === undefined) return;
-      const document = validateStoreDocument(body.value, deps.nowSeconds());
-      if (!document.ok) {
-        sendError(res, 400, 'Invalid store document', { errors: document.errors });
-        return;
-      }
-      deps.store.replace(document.value);
-      sendJson(res, 200, deps.store.toDocument(), {}, { pretty: true });
-      return;
+    if (document !== undefined) store.replace(document.value);
+    if (reading || document !== undefined) http.sendJson(res, 200, store.toDocument(), {}, true);
+  } else if (name === 'faults') {
+    const patch = body === undefined ? undefined : patchFaults(body.value, faults.settings);
+    if (patch?.ok === false) {
+      return http.sendError(res, 400, 'Invalid fault settings', { errors: patch.errors });
     }
-    case 'faults': {
-      if (reading) {
-        sendJson(res, 200, faultState(deps.faults));
-        return;
-      }
-      const body = await readJson(req, res);
-      if (body === undefined) return;
-      const patch = validateFaultPatch(body.value, deps.faults.settings);
-      if (!patch.ok) {
-        sendError(res, 400, 'Invalid fault settings', { errors: patch.errors });
-        return;
-      }
-      deps.faults.update(patch.value.settings);
-      if (patch.value.seed !== undefined) deps.faults.reseed(patch.value.seed);
-      sendJson(res, 200, faultState(deps.faults));
-      return;
-    }
-    case 'reset':
-      deps.reset();
-      sendJson(res, 200, { message: 'emulator reset' });
-      return;
-    default:
-      sendNoEndpoint(res);
+    if (patch !== undefined) faults.update(patch.value.settings);
+    if (patch?.value.seed !== undefined) faults.reseed(patch.value.seed);
+    if (reading || patch !== undefined)
+      http.sendJson(res, 200, { ...faults.settings, seed: faults.seed });
+  } else {
+    deps.reset();
+    http.sendJson(res, 200, { message: 'emulator reset' });
   }
 }

@@ -1,5 +1,11 @@
-/** Small node:http helpers shared by the emulator's API and admin handlers. */
+/** node:http helpers of the emulator's handlers: JSON answers, bounded bodies, request targets. */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { errorMessage } from '../runtime/errors.ts';
+
+/** Largest accepted API request body: 1 MiB. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Largest accepted admin request body (a whole store can be big). */
+export const MAX_ADMIN_BODY_BYTES = 64 * 1024 * 1024;
 
 /**
  * Sends `body` as JSON (indented when `pretty`, for documents people read). Does nothing when the
@@ -10,7 +16,7 @@ export function sendJson(
   status: number,
   body: unknown,
   headers: OutgoingHttpHeaders = {},
-  { pretty = false }: { readonly pretty?: boolean } = {},
+  pretty = false,
 ): void {
   if (res.headersSent || res.destroyed) return;
   const text = pretty ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
@@ -34,78 +40,67 @@ export function sendError(
   sendJson(res, status, { message, ...extra }, headers);
 }
 
-export type BodyResult =
-  | { readonly kind: 'ok'; readonly body: Buffer }
-  | { readonly kind: 'too-large' }
-  | { readonly kind: 'aborted' };
-
 /**
- * Reads the request body, keeping at most `limit` bytes. A declared or actual size over the limit
- * resolves `too-large` at once; the rest of the body is then read and thrown away by node:http as
- * the answer ends, never buffered.
+ * The request body, at most `limit` bytes: the bytes, or undefined once a 413 has been sent (as
+ * soon as a declared or actual size is over; the rest is then discarded, never buffered) or the
+ * client has gone.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+export function readBody(req: IncomingMessage, res: ServerResponse, limit: number) {
+  const tooLarge = (): undefined => {
+    sendError(res, 413, `Request body is larger than ${limit} bytes`);
+    return undefined;
+  };
   const declared = req.headers['content-length'];
   if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
-    return Promise.resolve({ kind: 'too-large' });
+    return Promise.resolve(tooLarge());
   }
-  return new Promise((resolve) => {
+  return new Promise<Buffer | undefined>((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const finish = (result: BodyResult): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onAbort);
-      req.off('aborted', onAbort);
-      req.off('close', onAbort);
+    const finish = (result: Buffer | undefined): void => {
+      req.off('data', onData).off('end', onEnd).off('error', onGone).off('close', onGone);
       resolve(result);
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size > limit) {
-        chunks.length = 0;
+      if (size <= limit) chunks.push(chunk);
+      else {
         // Keep the stream flowing with nobody listening: the rest is discarded.
         req.resume();
-        finish({ kind: 'too-large' });
-        return;
+        finish(tooLarge());
       }
-      chunks.push(chunk);
     };
-    const onEnd = (): void => finish({ kind: 'ok', body: Buffer.concat(chunks, size) });
-    const onAbort = (): void => finish({ kind: 'aborted' });
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onAbort);
-    req.on('aborted', onAbort);
+    const onEnd = (): void => finish(Buffer.concat(chunks, size));
     // 'close' before 'end': the client went away mid-body.
-    req.on('close', onAbort);
+    const onGone = (): void => finish(undefined);
+    req.on('data', onData).on('end', onEnd).on('error', onGone).on('close', onGone);
   });
 }
 
-export type JsonResult =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly reason: string };
-
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/** Decodes strict UTF-8 and parses JSON. */
-export function parseJson(body: Buffer): JsonResult {
+/** Strict UTF-8 JSON: the value, or why it is not JSON. */
+export function parseJson(
+  body: Buffer,
+): { ok: true; value: unknown } | { ok: false; reason: string } {
   let text: string;
   try {
     text = utf8.decode(body);
+    if (text.trim() === '')
+      return { ok: false, reason: 'the body is empty; a JSON object is required' };
   } catch {
     return { ok: false, reason: 'the body is not valid UTF-8' };
   }
-  if (text.trim() === '')
-    return { ok: false, reason: 'the body is empty; a JSON object is required' };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
-    return {
-      ok: false,
-      reason: `invalid JSON: ${error instanceof Error ? error.message : 'parse error'}`,
-    };
+    return { ok: false, reason: `invalid JSON: ${errorMessage(error)}` };
   }
+}
+
+/** The media type of a Content-Type header, lower case, without parameters. */
+export function mediaType(header: string | undefined): string | undefined {
+  return header?.split(';')[0]?.trim().toLowerCase();
 }
 
 /** True for 127.0.0.0/8 and ::1, including IPv4-mapped IPv6 forms. */
@@ -132,11 +127,8 @@ export function decodeSegment(segment: string): string | undefined {
   }
 }
 
-/** A header value is never quoted longer than this in a message, however long it came. */
-const MAX_HEADER_SHOWN = 300;
-
-/** A request header's value for a message: its values joined, cut to MAX_HEADER_SHOWN. */
+/** A request header's value for a message: its values joined, cut to 300 characters. */
 export function cutHeader(value: string | readonly string[]): string {
   const text = typeof value === 'string' ? value : value.join(', ');
-  return text.length > MAX_HEADER_SHOWN ? `${text.slice(0, MAX_HEADER_SHOWN - 3)}...` : text;
+  return text.length > 300 ? `${text.slice(0, 297)}...` : text;
 }

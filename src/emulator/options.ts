@@ -1,62 +1,25 @@
 /**
- * The emulator's public option types and their defaults. Kept free of I/O so the command, the
- * server and the tests agree on one definition.
+ * The emulator's options, their defaults, and their check at start: the CLI has checked its flags
+ * already; this guards library callers, so a bad option fails with a ConfigError naming it.
  */
+import { randomInt } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { ConfigError } from '../runtime/errors.ts';
+import { createLogger } from '../runtime/log.ts';
+import { NO_FAULTS, patchFaults, type FaultSettings } from './faults.ts';
+import { NAME_PATTERN } from './validation.ts';
 
 /**
- * `spec` answers exactly what the contract shows; `kosli` answers as production is seen to
- * (docs/api-behaviour.md).
+ * `spec` answers exactly what the contract shows; `kosli` answers as the production service does
+ * today (docs/api-behaviour.md).
  */
 export type Profile = 'spec' | 'kosli';
-
 export const PROFILES: readonly Profile[] = ['spec', 'kosli'];
 
-/** Fault injection settings; every rate is a probability from 0 to 1. */
-export interface FaultSettings {
-  /** Added delay per request, drawn uniformly from min..max (whole milliseconds); 0,0 = none. */
-  latencyMs: { min: number; max: number };
-  /** Share of requests answered 503 with a JSON `{"message": ...}` body. */
-  failRate: number;
-  /** Share of requests whose socket is destroyed without an answer. */
-  resetRate: number;
-  /** Share of requests never answered (until the client gives up or the emulator shuts down). */
-  hangRate: number;
-  /** Requests per second allowed by a token bucket (burst = max(1, rate)); 0 = off. */
-  rateLimit: number;
-  /**
-   * A listing that shows what it should not: per org, entries listed as given besides the org's
-   * environments (another org's environment, an empty name), in name order, in every shape and on
-   * every page. Not drawn: every listing of the org shows them.
-   */
-  listingExtra: Record<string, Record<string, unknown>[]>;
-  /** Listing entries are shown without their `org` field (the extra entries stay as given). */
-  listingOmitOrg: boolean;
-  /**
-   * Writes answered as if done, and not done: each is the route of an operation that changes the
-   * store (`environments` for the PUT, `archive`, `rename`, `policies`, `tags`,
-   * `policy-documents` for an upload). So a client's check that its writes took can be tried.
-   */
-  ignoredWrites: IgnorableWrite[];
-}
-
-/** The writes `ignoredWrites` may name: the routes that change the store. */
-export const IGNORABLE_WRITES = [
-  'environments',
-  'archive',
-  'rename',
-  'policies',
-  'tags',
-  'policy-documents',
-] as const;
-export type IgnorableWrite = (typeof IGNORABLE_WRITES)[number];
-
-/** The faults the API routes apply themselves (not drawn), as they read them. */
-export type RouteFaults = Pick<FaultSettings, 'listingExtra' | 'listingOmitOrg' | 'ignoredWrites'>;
-
 /**
- * Waits out injected latency: resolves after `ms`, or early once `signal` aborts (the emulator is
- * closing; it stops waiting then in any case).
+ * Waits out injected latency and create holds: resolves after `ms`, or early once `signal` aborts
+ * (the emulator is closing; it stops waiting then in any case).
  */
 export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
 
@@ -71,9 +34,9 @@ export interface EmulatorOptions {
   host?: string;
   /** Port; default 8080, 0 picks a free port. */
   port?: number;
-  /** The orgs that exist. Empty or undefined: every syntactically valid org exists. */
+  /** The orgs that exist. Empty or undefined: every org with a valid name exists. */
   orgs?: readonly string[];
-  /** The accepted tokens. Empty or undefined: any syntactically valid Bearer token is accepted. */
+  /** The accepted tokens. Empty or undefined: any well-formed Bearer token is accepted. */
   tokens?: readonly TokenGrant[];
   /** Default 'spec'. */
   profile?: Profile;
@@ -86,7 +49,7 @@ export interface EmulatorOptions {
   logger?: Logger;
   /** Wall clock in epoch milliseconds, for timestamps in the store; default Date.now. */
   now?: () => number;
-  /** How injected latency is waited out; default a timer. Tests pass their own to hold a request. */
+  /** How injected waits are waited out; default a timer. Tests pass their own to hold a request. */
   sleep?: Sleep;
   /** Size of the recent-request ring buffer; default 1000. */
   requestLogSize?: number;
@@ -100,45 +63,85 @@ export interface EmulatorOptions {
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
-/** Largest accepted API request body: 1 MiB. */
-export const MAX_BODY_BYTES = 1024 * 1024;
-/** Largest accepted admin request body (a whole store can be big). */
-export const MAX_ADMIN_BODY_BYTES = 64 * 1024 * 1024;
-/** Default timeouts of the server (`EmulatorOptions`). */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** Upper bound for every server timeout: one hour. */
 export const MAX_TIMEOUT_MS = 3_600_000;
-/** Upper bound for injected latency, so a typo cannot park a request for a day. */
-export const MAX_LATENCY_MS = 600_000;
 
-export const NO_FAULTS: FaultSettings = {
-  latencyMs: { min: 0, max: 0 },
-  failRate: 0,
-  resetRate: 0,
-  hangRate: 0,
-  rateLimit: 0,
-  listingExtra: {},
-  listingOmitOrg: false,
-  ignoredWrites: [],
-};
-
-/** A copy of per-org listing entries (each entry copied deeply, through JSON). */
-function copyExtra(extra: FaultSettings['listingExtra']): FaultSettings['listingExtra'] {
-  return JSON.parse(JSON.stringify(extra)) as FaultSettings['listingExtra'];
+function whole(name: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`emulator: ${name} ${value} is not ${min}..${max}`);
+  }
+  return value;
 }
 
-/** Returns complete fault settings: `NO_FAULTS` overlaid with `partial` (a fresh object). */
-export function completeFaults(partial: Partial<FaultSettings> | undefined): FaultSettings {
+/** An org the paths cannot name could never be reached. */
+function orgName(org: string, what: string): string {
+  if (!NAME_PATTERN.test(org)) {
+    throw new ConfigError(`emulator: ${what} "${org}" does not match ${NAME_PATTERN.source}`);
+  }
+  return org;
+}
+
+/** A timer that also ends when `signal` aborts. */
+const timerSleep: Sleep = (ms, signal) => sleep(ms, undefined, { signal }).catch(() => undefined);
+
+/** The same token given twice gets the union of its grants; null (every org) wins. */
+function resolveTokens(grants: readonly TokenGrant[]) {
+  const tokens = new Map<string, ReadonlySet<string> | null>();
+  for (const { token, orgs } of grants) {
+    if (!/^\S+$/.test(token)) throw new ConfigError('emulator: a token is empty or has whitespace');
+    const before = tokens.get(token);
+    const limited = orgs?.map((org) => orgName(org, 'token org'));
+    tokens.set(
+      token,
+      limited === undefined || before === null ? null : new Set([...(before ?? []), ...limited]),
+    );
+  }
+  return tokens.size > 0 ? tokens : null;
+}
+
+/** Checks `options` and fills in the defaults; throws a ConfigError naming the first bad one. */
+export function resolveOptions(options: EmulatorOptions) {
+  const host = options.host ?? DEFAULT_HOST;
+  if (host.trim() === '') throw new ConfigError('emulator: host must not be empty');
+  const profile = options.profile ?? 'spec';
+  if (!PROFILES.includes(profile)) {
+    throw new ConfigError(`emulator: profile "${profile}" is not one of ${PROFILES.join(', ')}`);
+  }
+  const orgs = (options.orgs ?? []).map((org) => orgName(org, 'org'));
+  const faults = patchFaults(options.faults ?? {}, NO_FAULTS);
+  if (!faults.ok) {
+    const problems = Object.entries(faults.errors).map(([key, reason]) => `${key} ${reason}`);
+    throw new ConfigError(`emulator: invalid faults: ${problems.join('; ')}`);
+  }
+  const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  // node:http refuses a head timeout longer than the whole-request timeout.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    const text = `headersTimeoutMs ${headersTimeoutMs} is above requestTimeoutMs ${requestTimeoutMs}`;
+    throw new ConfigError(`emulator: ${text}`);
+  }
+  const keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
   return {
-    latencyMs: { ...(partial?.latencyMs ?? NO_FAULTS.latencyMs) },
-    failRate: partial?.failRate ?? NO_FAULTS.failRate,
-    resetRate: partial?.resetRate ?? NO_FAULTS.resetRate,
-    hangRate: partial?.hangRate ?? NO_FAULTS.hangRate,
-    rateLimit: partial?.rateLimit ?? NO_FAULTS.rateLimit,
-    listingExtra: copyExtra(partial?.listingExtra ?? NO_FAULTS.listingExtra),
-    listingOmitOrg: partial?.listingOmitOrg ?? NO_FAULTS.listingOmitOrg,
-    ignoredWrites: [...(partial?.ignoredWrites ?? NO_FAULTS.ignoredWrites)],
+    host,
+    port: whole('port', options.port ?? DEFAULT_PORT, 0, 65535),
+    orgs: orgs.length > 0 ? new Set(orgs) : null,
+    tokens: resolveTokens(options.tokens ?? []),
+    profile,
+    seed: whole('seed', options.seed ?? randomInt(0, 2 ** 32), 0, 0xffffffff),
+    faults: faults.value.settings,
+    dataFile: options.dataFile,
+    logger: options.logger ?? createLogger('silent', process.stderr),
+    now: options.now ?? Date.now,
+    sleep: options.sleep ?? timerSleep,
+    requestLogSize: whole('requestLogSize', options.requestLogSize ?? 1000, 1, 1_000_000),
+    headersTimeoutMs: whole('headersTimeoutMs', headersTimeoutMs, 1, MAX_TIMEOUT_MS),
+    requestTimeoutMs: whole('requestTimeoutMs', requestTimeoutMs, 1, MAX_TIMEOUT_MS),
+    keepAliveTimeoutMs: whole('keepAliveTimeoutMs', keepAliveTimeoutMs, 1, MAX_TIMEOUT_MS),
   };
 }
+
+/** Every option with its default applied. */
+export type ResolvedOptions = ReturnType<typeof resolveOptions>;

@@ -5,11 +5,10 @@
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
-import type { StoreDocument } from './store.ts';
-import { validateStoreDocument } from './validate-store-document.ts';
 import * as fsPromises from 'node:fs/promises';
 import { FileReadError, READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 import { writeFileSynced } from '../runtime/write-file.ts';
+import { parseStoreDocument, type StoreDocument } from './store-document.ts';
 
 /** Reads the data file: undefined when it is missing or empty; a ConfigError when it is unusable. */
 export async function loadStoreFile(
@@ -39,7 +38,7 @@ export async function loadStoreFile(
       { cause: error },
     );
   }
-  const result = validateStoreDocument(parsed, nowSeconds);
+  const result = parseStoreDocument(parsed, nowSeconds);
   if (!result.ok) {
     const problems = Object.entries(result.errors)
       .slice(0, 5)
@@ -53,7 +52,7 @@ export async function loadStoreFile(
 let tempCounter = 0;
 
 /** Writes `text` to `file` atomically: a temp file beside it, fsync, then rename over it. */
-export async function writeFileAtomic(file: string, text: string): Promise<void> {
+async function writeFileAtomic(file: string, text: string): Promise<void> {
   tempCounter += 1;
   const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${tempCounter}.tmp`);
   try {
@@ -65,72 +64,61 @@ export async function writeFileAtomic(file: string, text: string): Promise<void>
   }
 }
 
-/** Persists snapshots of the store; `schedule` after each change, `flush` before exit. */
+/**
+ * Persists snapshots of the store: `schedule` after each change (a write follows shortly, one for
+ * a burst of changes), `flush` before exit. A failed write is tried again by the next one.
+ */
 export class StoreWriter {
   readonly #file: string;
   readonly #snapshot: () => StoreDocument;
   readonly #logger: Logger;
-  readonly #delayMs: number;
   #dirty = false;
   #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #lastError: unknown;
+  #writing: Promise<void> | undefined;
+  #error: unknown;
 
-  constructor(file: string, snapshot: () => StoreDocument, logger: Logger, delayMs = 20) {
+  constructor(file: string, snapshot: () => StoreDocument, logger: Logger) {
     this.#file = file;
     this.#snapshot = snapshot;
     this.#logger = logger;
-    this.#delayMs = delayMs;
   }
 
-  /** Notes a change; a write follows shortly, merged with any other change until then. */
   schedule(): void {
     this.#dirty = true;
-    if (this.#timer === undefined && this.#running === undefined) this.#arm();
+    if (this.#timer !== undefined || this.#writing !== undefined) return;
+    this.#timer = setTimeout(() => void this.#write(), 20).unref();
   }
 
   /** Writes any pending change now and waits for it; rejects when the last write failed. */
   async flush(): Promise<void> {
-    if (this.#timer !== undefined) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
-    if (this.#running !== undefined) await this.#running;
-    if (this.#dirty) await this.#write();
-    if (this.#dirty && this.#lastError !== undefined) {
-      throw new Error(`could not write ${this.#file}: ${errorMessage(this.#lastError)}`, {
-        cause: this.#lastError,
-      });
+    await this.#write();
+    if (this.#error !== undefined) {
+      const text = `could not write ${this.#file}: ${errorMessage(this.#error)}`;
+      throw new Error(text, { cause: this.#error });
     }
   }
 
-  #arm(): void {
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      void this.#write();
-    }, this.#delayMs);
-    this.#timer.unref();
-  }
-
+  /** Writes until no change is pending (changes made meanwhile join the next write). */
   #write(): Promise<void> {
-    this.#dirty = false;
-    const text = `${JSON.stringify(this.#snapshot(), null, 2)}\n`;
-    const running = writeFileAtomic(this.#file, text).then(
-      () => {
-        this.#lastError = undefined;
-        this.#logger.debug({ file: this.#file }, 'store written');
-      },
-      (error: unknown) => {
-        // Keep it dirty: the next change or the final flush tries again.
-        this.#dirty = true;
-        this.#lastError = error;
-        this.#logger.error({ file: this.#file, err: error }, 'could not write the data file');
-      },
-    );
-    this.#running = running.finally(() => {
-      this.#running = undefined;
-      if (this.#dirty && this.#lastError === undefined && this.#timer === undefined) this.#arm();
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#writing ??= (async () => {
+      while (this.#dirty) {
+        this.#dirty = false;
+        try {
+          await writeFileAtomic(this.#file, `${JSON.stringify(this.#snapshot(), null, 2)}\n`);
+          this.#error = undefined;
+          this.#logger.debug({ file: this.#file }, 'store written');
+        } catch (error) {
+          this.#error = error;
+          this.#dirty = true;
+          this.#logger.error({ file: this.#file, err: error }, 'could not write the data file');
+          break;
+        }
+      }
+    })().finally(() => {
+      this.#writing = undefined;
     });
-    return this.#running;
+    return this.#writing;
   }
 }

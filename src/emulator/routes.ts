@@ -1,91 +1,137 @@
-/** Request target -> route, a pure function (no decoding beyond splitting on "/"). */
+/**
+ * The API's routes: a request target to a route (no decoding beyond splitting on "/"), the methods
+ * each answers, and the handler each goes to once method, token, scope and org are checked.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { allowMethod, authorize, type ApiDeps, type Call } from './access.ts';
+import {
+  archiveEnvironment,
+  listEnvironments,
+  patchEnvironment,
+  putEnvironment,
+  readEnvironment,
+  renameEnvironment,
+} from './environments.ts';
+import type { IgnorableWrite } from './faults.ts';
+import { sendJson } from './http.ts';
 import type { Profile } from './options.ts';
+import { changeAttachedPolicies, listPolicies, putPolicy, readPolicy } from './policies.ts';
+import { patchTags } from './tags.ts';
 
-/** The routes for one environment, and the policy documents: all outside the contract. */
-type NamedKind = 'environment' | 'archive' | 'rename' | 'policies' | 'tags' | 'policy';
+type Handler = (call: Call) => void | Promise<void>;
 
+/**
+ * Each API route: its pattern (the key of the stats), the methods it answers, and its handlers
+ * for reading (GET, HEAD) and writing (any other method it answers).
+ */
+const ROUTES = {
+  environments: {
+    pattern: '/api/v2/environments/{org}',
+    allow: ['GET', 'HEAD', 'PUT'],
+    read: listEnvironments,
+    write: putEnvironment,
+  },
+  environment: {
+    pattern: '/api/v2/environments/{org}/{name}',
+    allow: ['GET', 'HEAD', 'PATCH'],
+    read: readEnvironment,
+    write: patchEnvironment,
+  },
+  archive: {
+    pattern: '/api/v2/environments/{org}/{name}/archive',
+    allow: ['PUT'],
+    write: archiveEnvironment,
+  },
+  rename: {
+    pattern: '/api/v2/environments/{org}/{name}/rename',
+    allow: ['PUT'],
+    write: renameEnvironment,
+  },
+  policies: {
+    pattern: '/api/v2/environments/{org}/{name}/policies',
+    allow: ['POST', 'DELETE'],
+    write: changeAttachedPolicies,
+  },
+  tags: { pattern: '/api/v2/tags/{org}/environment/{name}', allow: ['PATCH'], write: patchTags },
+  'policy-documents': {
+    pattern: '/api/v2/policies/{org}',
+    allow: ['GET', 'HEAD', 'PUT'],
+    read: listPolicies,
+    write: putPolicy,
+  },
+  policy: { pattern: '/api/v2/policies/{org}/{name}', allow: ['GET', 'HEAD'], read: readPolicy },
+} satisfies Record<
+  IgnorableWrite | 'policy',
+  { pattern: string; allow: readonly string[]; read?: Handler; write?: Handler }
+>;
+
+export type ApiRoute = {
+  readonly kind: keyof typeof ROUTES;
+  readonly org: string;
+  readonly name: string;
+};
 export type Route =
-  | { readonly kind: 'environments'; readonly org: string }
-  | { readonly kind: NamedKind; readonly org: string; readonly name: string }
-  | { readonly kind: 'policy-documents'; readonly org: string }
+  | ApiRoute
   | { readonly kind: 'admin'; readonly name: string }
   | { readonly kind: 'none' };
 
-export const ENVIRONMENTS_PATTERN = '/api/v2/environments/{org}';
-export const ENVIRONMENT_PATTERN = '/api/v2/environments/{org}/{name}';
-export const ARCHIVE_PATTERN = '/api/v2/environments/{org}/{name}/archive';
-export const RENAME_PATTERN = '/api/v2/environments/{org}/{name}/rename';
-export const ATTACHED_POLICIES_PATTERN = '/api/v2/environments/{org}/{name}/policies';
-export const TAGS_PATTERN = '/api/v2/tags/{org}/environment/{name}';
-export const POLICY_DOCUMENTS_PATTERN = '/api/v2/policies/{org}';
-export const POLICY_DOCUMENT_PATTERN = '/api/v2/policies/{org}/{name}';
+/** Each route's pattern as a regular expression of the raw path: a segment is never empty. */
+const MATCHERS = Object.entries(ROUTES).map(([kind, { pattern }]) => ({
+  kind: kind as ApiRoute['kind'],
+  regex: new RegExp(`^${pattern.replace(/\{(?:org|name)\}/g, '([^/]+)')}$`),
+}));
 
-const PATTERNS: Record<Exclude<Route['kind'], 'admin' | 'none'>, string> = {
-  environments: ENVIRONMENTS_PATTERN,
-  environment: ENVIRONMENT_PATTERN,
-  archive: ARCHIVE_PATTERN,
-  rename: RENAME_PATTERN,
-  policies: ATTACHED_POLICIES_PATTERN,
-  tags: TAGS_PATTERN,
-  'policy-documents': POLICY_DOCUMENTS_PATTERN,
-  policy: POLICY_DOCUMENT_PATTERN,
-};
-
-const NONE: Route = { kind: 'none' };
-
-/** The sub-resources of one environment, by their last path segment. */
-const ENVIRONMENT_ACTIONS: Readonly<Record<string, NamedKind>> = {
-  archive: 'archive',
-  rename: 'rename',
-  policies: 'policies',
-};
-
-function isSegment(segment: string | undefined): segment is string {
-  return segment !== undefined && segment !== '';
-}
-
-/** /api/v2/environments/{org}[/{name}[/{action}]] (segments from `{org}` on). */
-function environmentsRoute(rest: readonly string[], profile: Profile): Route {
-  const [org, name, action] = rest;
-  if (!isSegment(org)) return NONE;
-  if (rest.length === 1) return { kind: 'environments', org };
-  // Everything below one environment is outside the contract; only the kosli profile serves it
-  // (docs/api-behaviour.md#operations-outside-the-contract).
-  if (profile !== 'kosli' || !isSegment(name)) return NONE;
-  if (rest.length === 2) return { kind: 'environment', org, name };
-  const kind =
-    rest.length === 3 && action !== undefined && Object.hasOwn(ENVIRONMENT_ACTIONS, action)
-      ? ENVIRONMENT_ACTIONS[action]
-      : undefined;
-  return kind === undefined ? NONE : { kind, org, name };
-}
-
-/** Matches a raw (still percent-encoded) path. `org`/`name` are the raw segments. */
+/**
+ * Matches a raw (still percent-encoded) path; `org` and `name` are the raw segments. Everything
+ * but the contract's one path is outside the contract: only the kosli profile serves it
+ * (docs/api-behaviour.md#operations-outside-the-contract).
+ */
 export function matchRoute(path: string, profile: Profile): Route {
-  const segments = path.split('/');
-  if (segments[0] !== '') return NONE;
-  if (segments[1] === '_emulator' && segments.length === 3) {
-    return { kind: 'admin', name: segments[2] ?? '' };
+  const admin = /^\/_emulator\/([^/]*)$/.exec(path);
+  if (admin !== null) return { kind: 'admin', name: admin[1] ?? '' };
+  for (const { kind, regex } of MATCHERS) {
+    const [matched, org = '', name = ''] = regex.exec(path) ?? [];
+    if (matched !== undefined && (profile === 'kosli' || kind === 'environments')) {
+      return { kind, org, name };
+    }
   }
-  if (segments[1] !== 'api' || segments[2] !== 'v2') return NONE;
-  const rest = segments.slice(4);
-  if (segments[3] === 'environments') return environmentsRoute(rest, profile);
-  if (profile !== 'kosli') return NONE;
-  const [org, second, third] = rest;
-  if (!isSegment(org)) return NONE;
-  if (segments[3] === 'policies') {
-    if (rest.length === 1) return { kind: 'policy-documents', org };
-    return rest.length === 2 && isSegment(second) ? { kind: 'policy', org, name: second } : NONE;
-  }
-  if (segments[3] === 'tags' && rest.length === 3 && second === 'environment' && isSegment(third)) {
-    return { kind: 'tags', org, name: third };
-  }
-  return NONE;
+  return { kind: 'none' };
 }
 
 /** The key a request is counted under in /_emulator/stats. */
 export function routeKey(method: string, route: Route): string {
   if (route.kind === 'none') return 'other';
   if (route.kind === 'admin') return `${method} /_emulator/${route.name}`;
-  return `${method} ${PATTERNS[route.kind]}`;
+  return `${method} ${ROUTES[route.kind].pattern}`;
+}
+
+/**
+ * Handles one request on an API route (after fault injection). `conflict()`: whether a create
+ * meets one of the drawn 409s (it records the fault when it does).
+ */
+export async function handleApi(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: ApiRoute,
+  query: URLSearchParams,
+  deps: ApiDeps,
+  conflict: () => boolean,
+): Promise<void> {
+  const method = req.method ?? 'GET';
+  const { allow, ...handlers }: { allow: readonly string[]; read?: Handler; write?: Handler } =
+    ROUTES[route.kind];
+  if (!allowMethod(res, method, allow)) return;
+  const org = authorize(req, res, route.org, deps);
+  if (org === undefined) return;
+  const call: Call = { req, res, org, name: route.name, query, deps, conflict };
+  const reading = method === 'GET' || method === 'HEAD';
+  if (!reading && (deps.faults().ignoredWrites as readonly string[]).includes(route.kind)) {
+    // The fault: answered as the operation answers (the PATCH: the environment as held), and
+    // nothing is done.
+    req.resume();
+    if (route.kind === 'environment') readEnvironment(call);
+    else sendJson(res, route.kind === 'environments' ? 201 : 200, 'OK');
+    return;
+  }
+  await (reading ? handlers.read : handlers.write)?.(call);
 }

@@ -1,23 +1,21 @@
 /**
- * `startEmulator`: the Environments API emulator's lifecycle on node:http. Builds the store, the
- * fault injector, the stats and the optional data file, listens, and closes gracefully.
+ * `startEmulator`: the emulator's server on node:http. Builds the store, the fault injector, the
+ * stats and the optional data file; takes each request through fault injection to its route and
+ * logs it; answers what node:http cannot parse; closes gracefully.
  */
-import type { Server } from 'node:http';
+import { once, setMaxListeners } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import * as http from 'node:http';
-import { ConfigError } from '../runtime/errors.ts';
-import type { AdminDeps } from './admin.ts';
-import type { ApiDeps } from './api.ts';
-import { handleClientError } from './client-error.ts';
-import { FaultInjector } from './faults.ts';
-import { sendError } from './http.ts';
-import { InFlight } from './in-flight.ts';
-import type { EmulatorOptions } from './options.ts';
+import { ConfigError, errorMessage } from '../runtime/errors.ts';
+import { shownTarget } from './access.ts';
+import { handleAdmin } from './admin.ts';
+import { FaultInjector, type FaultDecision } from './faults.ts';
+import { sendError, splitTarget } from './http.ts';
+import { resolveOptions, type EmulatorOptions, type Sleep } from './options.ts';
 import { loadStoreFile, StoreWriter } from './persist.ts';
-import { handleRequest } from './request-handler.ts';
-import type { RequestDeps } from './request-handler.ts';
-import { resolveOptions } from './resolve-options.ts';
-import type { ResolvedOptions } from './resolve-options.ts';
-import { RequestStats } from './stats.ts';
+import { handleApi, matchRoute, routeKey } from './routes.ts';
+import { RequestStats, type RequestLogEntry, type TimeoutKind } from './stats.ts';
 import { EnvironmentStore } from './store.ts';
 
 export interface RunningEmulator {
@@ -31,121 +29,235 @@ export interface RunningEmulator {
 
 /** After this long, close() stops waiting for in-flight requests and drops their connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
+/** Longer paths are cut in the request log, so one huge URL cannot fill the memory. */
+const MAX_LOGGED_PATH = 2048;
 
 /**
- * How often node:http checks the head and request timeouts: a quarter of the shorter one, between
- * 10 ms and 1 s, so a timeout fires at most 25% late (node's default interval is 30 s).
+ * The requests in flight, kept so a graceful close can let them finish: each is told to close its
+ * connection, injected waits are cut short and hung requests are dropped.
  */
-function checkingIntervalMs(headersTimeoutMs: number, requestTimeoutMs: number): number {
-  const quarter = Math.floor(Math.min(headersTimeoutMs, requestTimeoutMs) / 4);
-  return Math.min(1_000, Math.max(10, quarter));
+class InFlight {
+  readonly active = new Set<ServerResponse>();
+  readonly hung = new Set<ServerResponse>();
+  readonly #stopping = new AbortController();
+  readonly #sleep: Sleep;
+
+  constructor(sleep: Sleep) {
+    this.#sleep = sleep;
+    // Every delayed request listens for the close: many at once is normal, not a leak.
+    setMaxListeners(0, this.#stopping.signal);
+  }
+
+  get closing(): boolean {
+    return this.#stopping.signal.aborted;
+  }
+
+  /** Tracks `res` until it closes; `onDone` runs then while closing (to drop idle sockets). */
+  track(res: ServerResponse, onDone: () => void): void {
+    this.active.add(res);
+    if (this.closing) res.setHeader('connection', 'close');
+    res.once('close', () => {
+      this.active.delete(res);
+      this.hung.delete(res);
+      if (this.closing) onDone();
+    });
+  }
+
+  /** Keeps `res` unanswered until its client gives up or the emulator closes. */
+  hang(res: ServerResponse): void {
+    this.hung.add(res);
+    if (this.closing) res.destroy();
+  }
+
+  /** Waits `ms` with the configured sleep; returns at once while closing. */
+  async delay(ms: number): Promise<void> {
+    const { signal } = this.#stopping;
+    if (signal.aborted) return;
+    const { promise: stopped, resolve } = Promise.withResolvers<void>();
+    const onStop = (): void => resolve();
+    signal.addEventListener('abort', onStop, { once: true });
+    try {
+      // The race, so a sleep that ignores the signal cannot hold up the close.
+      await Promise.race([this.#sleep(ms, signal), stopped]);
+    } finally {
+      signal.removeEventListener('abort', onStop);
+    }
+  }
+
+  /** Starts the graceful close: answers say `Connection: close`, waits end, hung requests drop. */
+  stop(): void {
+    this.#stopping.abort();
+    for (const res of this.active) if (!res.headersSent) res.setHeader('connection', 'close');
+    for (const res of this.hung) res.destroy();
+  }
+}
+
+/** What the request log says about the faults a request met; filled in as they happen. */
+type FaultRecord = Pick<RequestLogEntry, 'fault' | 'latencyMs'>;
+
+/**
+ * A connection node:http could not turn into a request (malformed HTTP, an oversized head) or cut
+ * for being too slow: answered raw when the socket can still take it, never a crash. Returns the
+ * limit a timed-out connection broke: node:http reports both with one code, and its parser holds
+ * an incoming message only once a head has arrived, so then the body was too slow.
+ */
+function answerClientError(
+  { code }: NodeJS.ErrnoException,
+  socket: Duplex,
+): TimeoutKind | undefined {
+  const get = (from: unknown, key: string): unknown =>
+    typeof from === 'object' && from !== null ? Reflect.get(from, key) : undefined;
+  const timeout = code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  const answering = get(get(socket, '_httpMessage'), 'headersSent') === true;
+  if (code === 'ECONNRESET' || !socket.writable || answering) {
+    socket.destroy();
+  } else {
+    const [status, text] =
+      code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request header fields too large']
+        : timeout
+          ? [408, 'Request timeout']
+          : [400, 'Bad request: the request could not be parsed as HTTP/1.1'];
+    const body = JSON.stringify({ message: text });
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\n` +
+        'content-type: application/json; charset=utf-8\r\n' +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+  if (!timeout) return undefined;
+  return get(get(socket, 'parser'), 'incoming') instanceof Object ? 'request' : 'headers';
 }
 
 function formatUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-/** The store, loaded from the data file when there is one, and the writer that keeps it there. */
-async function openStore(
-  config: ResolvedOptions,
-  nowSeconds: () => number,
-): Promise<{ store: EnvironmentStore; writer: StoreWriter | undefined }> {
-  const store = new EnvironmentStore();
-  if (config.dataFile === undefined) return { store, writer: undefined };
-  const loaded = await loadStoreFile(config.dataFile, nowSeconds());
-  if (loaded !== undefined) store.replace(loaded);
-  const writer = new StoreWriter(config.dataFile, () => store.toDocument(), config.logger);
-  store.onChange(() => writer.schedule());
-  config.logger.info(
-    { file: config.dataFile, environments: store.size, loaded: loaded !== undefined },
-    'data file',
-  );
-  return { store, writer };
-}
-
-/** Listens on the configured address; a failure (port taken, bad host) is a ConfigError. */
-function listen(server: Server, host: string, port: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const onError = (error: Error): void => {
-      server.off('listening', onListening);
-      reject(
-        new ConfigError(`emulator: cannot listen on ${formatUrl(host, port)}: ${error.message}`, {
-          cause: error,
-        }),
-      );
-    };
-    const onListening = (): void => {
-      server.off('error', onError);
-      resolve();
-    };
-    server.once('error', onError);
-    server.once('listening', onListening);
-    server.listen({ host, port });
-  });
-}
-
 /** Starts the emulator; resolves once it listens. */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const config = resolveOptions(options);
-  const { logger, profile } = config;
+  const { logger, profile, seed } = config;
   const nowSeconds = (): number => config.now() / 1000;
-  const { store, writer } = await openStore(config, nowSeconds);
+  const store = new EnvironmentStore(nowSeconds);
+  let writer: StoreWriter | undefined;
+  if (config.dataFile !== undefined) {
+    const loaded = await loadStoreFile(config.dataFile, nowSeconds());
+    if (loaded !== undefined) store.replace(loaded);
+    const data = new StoreWriter(config.dataFile, () => store.toDocument(), logger);
+    store.onChange(() => data.schedule());
+    writer = data;
+    logger.info({ file: config.dataFile, environments: store.size }, 'data file');
+  }
   if (config.orgs === null) logger.warn('no --org given: every organization exists');
   if (config.tokens === null)
     logger.warn('no --token given: any well-formed Bearer token is accepted');
-
-  const faults = new FaultInjector(config.faults, config.seed, () => performance.now());
+  const faults = new FaultInjector(config.faults, seed, () => performance.now());
   const stats = new RequestStats(config.requestLogSize);
   const inFlight = new InFlight(config.sleep);
   let url = '';
-
-  const api: ApiDeps = {
+  const api = {
     profile,
     orgs: config.orgs,
     tokens: config.tokens,
     store,
-    nowSeconds,
     baseUrl: () => url,
-    routeFaults: () => faults.routes,
+    faults: () => faults.current,
+    hold: (ms: number) => inFlight.delay(ms),
   };
-  const admin: AdminDeps = {
-    store,
-    stats,
-    faults,
-    nowSeconds,
-    reset: () => {
-      store.clear();
-      stats.reset();
-      faults.update(config.faults);
-      faults.reseed(config.seed);
-      logger.info('emulator reset');
-    },
-  };
-  const deps: RequestDeps = {
-    profile,
-    stats,
-    faults,
-    inFlight,
-    logger,
-    now: config.now,
-    api,
-    admin,
-    onDoneWhileClosing: () => setImmediate(() => server.closeIdleConnections()),
+  const reset = (): void => {
+    store.clear();
+    stats.reset();
+    faults.update(config.faults);
+    faults.reseed(seed);
+    logger.info('emulator reset');
   };
 
+  /**
+   * Carries out a fault decision: a 429, the injected latency, then a reset connection, a hang or
+   * a 503. True when the fault has dealt with the request, false when it goes on to its route.
+   */
+  const applyFault = async (decision: FaultDecision, res: ServerResponse, record: FaultRecord) => {
+    if (decision.kind === 'throttle') {
+      record.fault = 'throttle';
+      stats.throttled();
+      const wait = String(decision.retryAfterSeconds);
+      const headers = { 'retry-after': wait };
+      sendError(res, 429, `Rate limit exceeded; retry after ${wait} s`, {}, headers);
+      return true;
+    }
+    if (decision.latencyMs > 0) {
+      // Recorded before the wait, so a client that gives up meanwhile is still logged as delayed.
+      Object.assign(record, { fault: 'latency', latencyMs: decision.latencyMs });
+      stats.injected('latency');
+      await inFlight.delay(decision.latencyMs);
+      if (res.destroyed) return true;
+    }
+    if (decision.outcome === 'normal') return false;
+    record.fault = decision.outcome;
+    stats.injected(decision.outcome);
+    if (decision.outcome === 'reset') res.socket?.destroy();
+    else if (decision.outcome === 'hang') inFlight.hang(res);
+    else sendError(res, 503, 'Service unavailable (injected fault)');
+    return true;
+  };
+
+  /** One request end to end: tracked, faults, its route, logged once it ends. */
+  const handleRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const method = req.method ?? 'GET';
+    const target = req.url ?? '/';
+    const { path, query } = splitTarget(target);
+    const route = matchRoute(path, profile);
+    inFlight.track(res, () => setImmediate(() => server.closeIdleConnections()));
+    if (route.kind === 'admin')
+      return handleAdmin(req, res, route.name, query, { store, stats, faults, nowSeconds, reset });
+    // Tokens in the target are hidden before anything keeps or quotes it (access.ts).
+    const shown = shownTarget(target, config.tokens, req.headers.authorization);
+    const started = performance.now();
+    const time = new Date(config.now()).toISOString();
+    const record: FaultRecord = {};
+    const key = routeKey(method, route);
+    stats.received(method, key);
+    res.once('close', () => {
+      const entry: RequestLogEntry = {
+        time,
+        method,
+        path: shown.length > MAX_LOGGED_PATH ? `${shown.slice(0, MAX_LOGGED_PATH)}...` : shown,
+        route: key,
+        status: res.headersSent ? res.statusCode : null,
+        durationMs: Math.round((performance.now() - started) * 10) / 10,
+        ...record,
+      };
+      stats.completed(entry);
+      const { time: _arrived, ...fields } = entry;
+      logger.debug(fields, 'request');
+    });
+    const decision = path.startsWith('/api/') ? faults.decide() : undefined;
+    if (decision !== undefined && (await applyFault(decision, res, record))) return;
+    if (route.kind === 'none') {
+      const text = `Not found: no route for ${method} ${splitTarget(shown).path.slice(0, 200)}`;
+      return sendError(res, 404, text);
+    }
+    const conflict = (): boolean => {
+      if (decision?.kind !== 'admit' || !decision.conflict) return false;
+      record.fault = 'conflict';
+      stats.injected('conflict');
+      return true;
+    };
+    await handleApi(req, res, route, query, api, conflict);
+  };
+
+  const shorter = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
   const server = http.createServer(
     {
-      // Slowloris protection: the whole head, then the whole request, within these.
+      // Slowloris protection: the whole head, then the whole request, within these, checked every
+      // quarter of the shorter one (10 ms to 1 s; node's default is 30 s).
       headersTimeout: config.headersTimeoutMs,
       requestTimeout: config.requestTimeoutMs,
       keepAliveTimeout: config.keepAliveTimeoutMs,
-      connectionsCheckingInterval: checkingIntervalMs(
-        config.headersTimeoutMs,
-        config.requestTimeoutMs,
-      ),
+      connectionsCheckingInterval: Math.min(1_000, Math.max(10, Math.floor(shorter / 4))),
     },
     (req, res) => {
-      handleRequest(req, res, deps).catch((error: unknown) => {
+      handleRequest(req, res).catch((error: unknown) => {
         logger.error({ err: error, method: req.method }, 'request handler failed');
         if (!res.headersSent) sendError(res, 500, 'Internal emulator error');
         else res.destroy();
@@ -153,43 +265,38 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     },
   );
   // A malformed or too slow request must never crash the process.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket) =>
-    handleClientError(error, socket, stats, logger),
-  );
-
-  await listen(server, config.host, config.port);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    logger.debug({ code: error.code }, 'client error');
+    const timedOut = answerClientError(error, socket);
+    if (timedOut !== undefined) stats.timedOut(timedOut);
+  });
+  try {
+    server.listen({ host: config.host, port: config.port });
+    await once(server, 'listening');
+  } catch (error) {
+    const text = `emulator: cannot listen on ${formatUrl(config.host, config.port)}: ${errorMessage(error)}`;
+    throw new ConfigError(text, { cause: error });
+  }
   server.on('error', (error) => logger.error({ err: error }, 'server error'));
-
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   url = formatUrl(config.host, port);
-  logger.info(
-    {
-      url,
-      profile,
-      seed: config.seed,
-      faults: config.faults,
-      orgs: config.orgs === null ? 'any' : [...config.orgs],
-      tokenCount: config.tokens === null ? 'any' : config.tokens.size,
-    },
-    'emulator listening',
-  );
+  const orgs = config.orgs === null ? 'any' : [...config.orgs];
+  const tokenCount = config.tokens?.size ?? 'any';
+  const fields = { url, profile, seed, faults: config.faults, orgs, tokenCount };
+  logger.info(fields, 'emulator listening');
 
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closed ??= (async () => {
-      logger.info({ inFlight: inFlight.size, hung: inFlight.hungCount }, 'shutting down');
+      logger.info({ inFlight: inFlight.active.size, hung: inFlight.hung.size }, 'shutting down');
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       inFlight.stop();
       server.closeIdleConnections();
       const grace = setTimeout(() => {
-        logger.warn(
-          { inFlight: inFlight.size },
-          'shutdown grace period over: dropping connections',
-        );
+        logger.warn({ inFlight: inFlight.active.size }, 'shutdown grace over: dropping all');
         server.closeAllConnections();
-      }, SHUTDOWN_GRACE_MS);
-      grace.unref();
+      }, SHUTDOWN_GRACE_MS).unref();
       await stopped;
       clearTimeout(grace);
       await writer?.flush();
@@ -197,6 +304,5 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     })();
     return closed;
   };
-
   return { url, host: config.host, port, close };
 }

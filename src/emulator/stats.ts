@@ -6,7 +6,7 @@ export interface RequestLogEntry {
   /** When the request arrived (ISO 8601). */
   time: string;
   method: string;
-  /** Path and query as sent, a token in either [REDACTED] (request-tokens.ts). */
+  /** Path and query as sent, a token in either [REDACTED] (access.ts). */
   path: string;
   /** The route it matched, e.g. "PUT /api/v2/environments/{org}", or "other". */
   route: string;
@@ -44,90 +44,76 @@ export interface EmulatorStats {
   environments: number;
 }
 
-function bump(map: Map<string, number>, key: string): void {
-  map.set(key, (map.get(key) ?? 0) + 1);
+type Counters = Omit<EmulatorStats, 'inFlight' | 'environments'>;
+
+const zero = (): Counters => ({
+  total: 0,
+  byMethod: {},
+  byStatus: {},
+  byRoute: {},
+  faults: { latency: 0, reset: 0, hang: 0, fail: 0, conflict: 0 },
+  throttled: 0,
+  timeouts: { headers: 0, request: 0 },
+});
+
+/** Counts into a plain object by key; from a Map, so any key stays an ordinary key. */
+function bump(counts: Record<string, number>, key: string): Record<string, number> {
+  return Object.fromEntries(new Map(Object.entries(counts)).set(key, (counts[key] ?? 0) + 1));
 }
 
 export class RequestStats {
   readonly #capacity: number;
   #log: RequestLogEntry[] = [];
-  #next = 0;
-  #total = 0;
+  #counters = zero();
   #inFlight = 0;
-  #byMethod = new Map<string, number>();
-  #byStatus = new Map<string, number>();
-  #byRoute = new Map<string, number>();
-  #faults: Record<FaultKind, number> = { latency: 0, reset: 0, hang: 0, fail: 0 };
-  #throttled = 0;
-  #timeouts: Record<TimeoutKind, number> = { headers: 0, request: 0 };
 
   constructor(capacity: number) {
-    this.#capacity = Math.max(1, capacity);
+    this.#capacity = capacity;
   }
 
   /** Counts an arriving request. */
   received(method: string, route: string): void {
-    this.#total += 1;
+    const counters = this.#counters;
+    counters.total += 1;
+    counters.byMethod = bump(counters.byMethod, method);
+    counters.byRoute = bump(counters.byRoute, route);
     this.#inFlight += 1;
-    bump(this.#byMethod, method);
-    bump(this.#byRoute, route);
   }
 
   injected(kind: FaultKind): void {
-    this.#faults[kind] += 1;
+    this.#counters.faults[kind] += 1;
   }
 
   throttled(): void {
-    this.#throttled += 1;
+    this.#counters.throttled += 1;
   }
 
   /** Counts a connection cut by a server timeout. */
   timedOut(kind: TimeoutKind): void {
-    this.#timeouts[kind] += 1;
+    this.#counters.timeouts[kind] += 1;
   }
 
-  /** Records the end of a request counted by `received`. */
+  /** Records the end of a request counted by `received`, keeping the last `capacity` of them. */
   completed(entry: RequestLogEntry): void {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
-    if (entry.status !== null) bump(this.#byStatus, String(entry.status));
-    if (this.#log.length < this.#capacity) this.#log.push(entry);
-    else this.#log[this.#next] = entry;
-    this.#next = (this.#next + 1) % this.#capacity;
+    if (entry.status !== null)
+      this.#counters.byStatus = bump(this.#counters.byStatus, String(entry.status));
+    this.#log.push(entry);
+    if (this.#log.length > this.#capacity) this.#log.shift();
   }
 
-  /** The most recent `limit` entries, oldest first. */
+  /** The most recent `limit` (at least 1) entries, oldest first. */
   recent(limit: number): RequestLogEntry[] {
-    const ordered =
-      this.#log.length < this.#capacity
-        ? [...this.#log]
-        : [...this.#log.slice(this.#next), ...this.#log.slice(0, this.#next)];
-    return ordered.slice(Math.max(0, ordered.length - limit)).map((entry) => ({ ...entry }));
+    return this.#log.slice(-limit).map((entry) => ({ ...entry }));
   }
 
   snapshot(environments: number): EmulatorStats {
-    return {
-      total: this.#total,
-      inFlight: this.#inFlight,
-      byMethod: Object.fromEntries(this.#byMethod),
-      byStatus: Object.fromEntries(this.#byStatus),
-      byRoute: Object.fromEntries(this.#byRoute),
-      faults: { ...this.#faults },
-      throttled: this.#throttled,
-      timeouts: { ...this.#timeouts },
-      environments,
-    };
+    return { ...structuredClone(this.#counters), inFlight: this.#inFlight, environments };
   }
 
   /** Zeroes the counters and empties the log; `inFlight` is a gauge and is kept. */
   reset(): void {
     this.#log = [];
-    this.#next = 0;
-    this.#total = 0;
-    this.#byMethod = new Map();
-    this.#byStatus = new Map();
-    this.#byRoute = new Map();
-    this.#faults = { latency: 0, reset: 0, hang: 0, fail: 0 };
-    this.#throttled = 0;
-    this.#timeouts = { headers: 0, request: 0 };
+    this.#counters = zero();
   }
 }

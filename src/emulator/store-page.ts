@@ -1,10 +1,10 @@
 /**
  * The emulator's read-only store page (`GET /_emulator/`): every org, every environment with all
- * its fields (tags and attached policies included) and every policy document with each of its
- * versions, as one self-contained HTML document. Pure. Every stored text is escaped here:
- * the emulator shares no code with the client side, so it keeps its own small escaper.
+ * its fields and every policy document with each of its versions, as one self-contained HTML
+ * document. Pure. Every stored text is escaped here: the emulator shares no code with the client
+ * side, so it keeps its own small escaper.
  */
-import type { PolicyDocument, StoreDocument, StoredEnvironment } from './store.ts';
+import type { PolicyDocument, StoreDocument, StoredEnvironment } from './store-document.ts';
 
 /** The page's only style sheet (allowed by its hash in the Content-Security-Policy). */
 export const STORE_PAGE_STYLE = `
@@ -42,66 +42,69 @@ export function escapeHtml(text: string): string {
 }
 
 const esc = escapeHtml;
+const plural = (count: number, word: string): string => `${count} ${word}${count === 1 ? '' : 's'}`;
 
 /**
- * Epoch seconds as an ISO time to the second (the exact value is its title); null as a dim dash.
+ * A cell: epoch seconds (`*_at`, `timestamp`) as an ISO time to the second, free to break before
+ * the T (the exact value is its title); names as code; texts with their line breaks; any other
+ * value as JSON (null dim), free to break after each comma and colon.
  */
-function time(seconds: number | null): string {
-  if (seconds === null) return '<span class="dim">—</span>';
-  const iso = new Date(seconds * 1000).toISOString();
-  // To the second, and free to break between the date and the time: a table has three columns of
-  // times, and at their full width they alone pushed it past a 1280-pixel window.
-  const shown = esc(iso.replace(/\.\d+Z$/, 'Z')).replace('T', '<wbr>T');
-  return `<time datetime="${esc(iso)}" title="${esc(String(seconds))}">${shown}</time>`;
-}
-
-/** Text whose line breaks matter (a policy's YAML): each line escaped, the breaks kept. */
-function lines(text: string): string {
-  return text.split('\n').map(esc).join('\n');
-}
-
-/** Any other stored value, as JSON (null dim), free to break after each comma and colon. */
-function value(item: unknown): string {
+function cell(field: string, item: unknown): string {
   if (item === null) return '<span class="dim">null</span>';
-  return `<code>${esc(JSON.stringify(item)).replace(/[,:]/g, '$&<wbr>')}</code>`;
-}
-
-/** The columns, one per stored field (`org` is the section). */
-const COLUMNS: readonly (readonly [string, (env: StoredEnvironment) => string])[] = [
-  ['name', (env) => `<code>${esc(env.name)}</code>`],
-  ['type', (env) => `<code>${esc(env.type)}</code>`],
-  ['description', (env) => `<span class="text">${esc(env.description)}</span>`],
-  ['include_scaling', (env) => value(env.include_scaling)],
-  ['require_provenance', (env) => value(env.require_provenance)],
-  ['policies', (env) => value(env.policies)],
-  ['included_environments', (env) => value(env.included_environments)],
-  ['tags', (env) => value(env.tags)],
-  ['state', (env) => value(env.state)],
-  ['archived', (env) => value(env.archived)],
-  ['last_modified_at', (env) => time(env.last_modified_at)],
-  ['last_changed_at', (env) => time(env.last_changed_at)],
-  ['last_reported_at', (env) => time(env.last_reported_at)],
-];
-
-/**
- * A column's name, free to break after each underscore: whole, `require_provenance` and its
- * neighbours alone made the environments' table wider than a 1280-pixel window.
- */
-function columnName(name: string): string {
-  return esc(name).replaceAll('_', '_<wbr>');
+  if (typeof item === 'number' && (field.endsWith('_at') || field === 'timestamp')) {
+    const iso = new Date(item * 1000).toISOString();
+    const shown = esc(iso.replace(/\.\d+Z$/, 'Z')).replace('T', '<wbr>T');
+    return `<time datetime="${esc(iso)}" title="${esc(String(item))}">${shown}</time>`;
+  }
+  if (typeof item !== 'string') {
+    return `<code>${esc(JSON.stringify(item)).replace(/[,:]/g, '$&<wbr>')}</code>`;
+  }
+  if (field === 'description') return `<span class="text">${esc(item)}</span>`;
+  if (field === 'policy_yaml')
+    return `<code class="text">${item.split('\n').map(esc).join('\n')}</code>`;
+  return `<code>${esc(item)}</code>`;
 }
 
 /**
- * A table in a box of the page's width, which scrolls sideways when the table cannot be made that
- * narrow: the page itself never does.
+ * A table of `rows` (cells by column), in a box of the page's width that scrolls sideways when the
+ * table cannot be made that narrow. Column names may break after each underscore.
  */
-function scrolling(table: string): string {
-  return `<div class="table">${table}</div>`;
+function table(columns: readonly string[], rows: readonly string[], className = ''): string {
+  const head = columns.map((name) => `<th>${esc(name).replaceAll('_', '_<wbr>')}</th>`).join('');
+  return `<div class="table"><table${className}><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
 }
+
+const ENVIRONMENT_COLUMNS = [
+  'name',
+  'type',
+  'description',
+  'include_scaling',
+  'require_provenance',
+  'policies',
+  'included_environments',
+  'tags',
+  'state',
+  'archived',
+  'last_modified_at',
+  'last_changed_at',
+  'last_reported_at',
+] as const satisfies readonly (keyof StoredEnvironment)[];
 
 /** One row per version of each policy document: the document's fields on its first row. */
 function policyTable(documents: readonly PolicyDocument[]): string {
-  const head = [
+  const rows = documents.flatMap((document) =>
+    document.versions.map((version, index) => {
+      const first = (field: 'name' | 'description' | 'created_at'): string =>
+        index === 0 ? cell(field, document[field]) : '';
+      const cells = [first('name'), first('description'), first('created_at')].concat(
+        (['version', 'timestamp', 'created_by', 'policy_yaml'] as const).map((field) =>
+          cell(field, version[field]),
+        ),
+      );
+      return `<tr>${cells.map((text) => `<td>${text}</td>`).join('')}</tr>`;
+    }),
+  );
+  const columns = [
     'policy',
     'description',
     'created_at',
@@ -109,30 +112,8 @@ function policyTable(documents: readonly PolicyDocument[]): string {
     'timestamp',
     'created_by',
     'policy_yaml',
-  ]
-    .map((name) => `<th>${columnName(name)}</th>`)
-    .join('');
-  const rows = documents.flatMap((document) =>
-    document.versions.map((version, index) => {
-      const first = index === 0;
-      const cells = [
-        first ? `<code>${esc(document.name)}</code>` : '',
-        first ? `<span class="text">${esc(document.description)}</span>` : '',
-        first ? time(document.created_at) : '',
-        value(version.version),
-        time(version.timestamp),
-        `<code>${esc(version.created_by)}</code>`,
-        `<code class="text">${lines(version.policy_yaml)}</code>`,
-      ];
-      return `<tr>${cells.map((cell) => `<td>${cell}</td>`).join('')}</tr>`;
-    }),
-  );
-  return (
-    `<h3>Policy documents <span class="dim">(${documents.length})</span></h3>` +
-    scrolling(
-      `<table class="policies"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`,
-    )
-  );
+  ];
+  return `<h3>Policy documents <span class="dim">(${documents.length})</span></h3>${table(columns, rows, ' class="policies"')}`;
 }
 
 function orgSection(
@@ -141,18 +122,16 @@ function orgSection(
   policies: readonly PolicyDocument[],
 ): string {
   const archived = environments.filter((env) => env.archived).length;
-  const head = COLUMNS.map(([name]) => `<th>${columnName(name)}</th>`).join('');
   const rows = environments.map(
     (env) =>
-      `<tr${env.archived ? ' class="archived"' : ''}>${COLUMNS.map(([, cell]) => `<td>${cell(env)}</td>`).join('')}</tr>`,
+      `<tr${env.archived ? ' class="archived"' : ''}>${ENVIRONMENT_COLUMNS.map((field) => `<td>${cell(field, env[field])}</td>`).join('')}</tr>`,
   );
+  const count = `${plural(environments.length, 'environment')}${archived > 0 ? `, ${archived} archived` : ''}`;
   return (
-    `<section class="org"><h2>Org <code>${esc(org)}</code> <span class="dim">(${environments.length} environment${environments.length === 1 ? '' : 's'}${archived > 0 ? `, ${archived} archived` : ''})</span></h2>` +
+    `<section class="org"><h2>Org <code>${esc(org)}</code> <span class="dim">(${count})</span></h2>` +
     (environments.length === 0
       ? '<p class="dim">No environment.</p>'
-      : scrolling(
-          `<table><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`,
-        )) +
+      : table(ENVIRONMENT_COLUMNS, rows)) +
     (policies.length === 0 ? '' : policyTable(policies)) +
     '</section>'
   );
@@ -161,28 +140,22 @@ function orgSection(
 /** The whole page for a store document; `now` (ms since the epoch) is when it is rendered. */
 export function renderStorePage(document: StoreDocument, now: number): string {
   const policies = document.policies ?? {};
+  const of = <T>(record: Record<string, T[]>, org: string): T[] =>
+    Object.hasOwn(record, org) ? (record[org] ?? []) : [];
   // Orgs with environments, policy documents or both, by name.
-  const names = [...new Set([...Object.keys(document.orgs), ...Object.keys(policies)])].toSorted();
-  const orgs = names.map((org) => ({
-    org,
-    environments: Object.hasOwn(document.orgs, org) ? (document.orgs[org] ?? []) : [],
-    documents: Object.hasOwn(policies, org) ? (policies[org] ?? []) : [],
-  }));
-  const total = orgs.reduce((n, { environments }) => n + environments.length, 0);
+  const orgs = [...new Set([...Object.keys(document.orgs), ...Object.keys(policies)])].toSorted();
+  const total = orgs.reduce((n, org) => n + of(document.orgs, org).length, 0);
+  const counts = `${plural(orgs.length, 'org')}, ${plural(total, 'environment')}`;
   const body =
     orgs.length === 0
       ? '<p class="dim">The store is empty: no org has an environment or a policy yet.</p>'
-      : orgs
-          .map(({ org, environments, documents }) => orgSection(org, environments, documents))
-          .join('');
+      : orgs.map((org) => orgSection(org, of(document.orgs, org), of(policies, org))).join('');
   return (
     '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">' +
     '<meta name="viewport" content="width=device-width, initial-scale=1">' +
-    `<title>Emulator store: ${orgs.length} org${orgs.length === 1 ? '' : 's'}, ${total} environment${total === 1 ? '' : 's'}</title>` +
-    `<style>${STORE_PAGE_STYLE}</style></head><body>` +
+    `<title>Emulator store: ${counts}</title><style>${STORE_PAGE_STYLE}</style></head><body>` +
     `<header><h1>Environments API emulator: store</h1>` +
-    `<p class="dim">Read-only; reload to see changes. Rendered at ${esc(new Date(now).toISOString())}. ` +
-    `${orgs.length} org${orgs.length === 1 ? '' : 's'}, ${total} environment${total === 1 ? '' : 's'}. ` +
+    `<p class="dim">Read-only; reload to see changes. Rendered at ${esc(new Date(now).toISOString())}. ${counts}. ` +
     `As JSON: <a href="store">/_emulator/store</a>; also <a href="stats">stats</a>, <a href="requests">requests</a>, <a href="faults">faults</a>.</p></header>` +
     `<main id="content">${body}</main></body></html>\n`
   );

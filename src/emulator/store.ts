@@ -1,51 +1,97 @@
 /**
- * The emulator's in-memory store: environments per org, with the upsert rules of both profiles,
- * and the kosli profile's policy documents (policy-store.ts). All operations are synchronous, so
- * concurrent requests cannot interleave inside one.
+ * The emulator's in-memory store: the environments of each org, live and archived, and the kosli
+ * profile's policy documents. Every operation is synchronous, so concurrent requests cannot
+ * interleave inside one.
  */
 import type { Profile } from './options.ts';
-import { PolicyDocuments } from './policy-store.ts';
-import type { EnvironmentInput, StoreDocument, StoredEnvironment } from './store-types.ts';
-import { byName, copyEnvironment, membersAfter, sameList, sameTags } from './environment-values.ts';
+import {
+  CREATED_BY,
+  type PolicyDocument,
+  type StoreDocument,
+  type StoredEnvironment,
+} from './store-document.ts';
 
-export type {
-  EnvironmentInput,
-  PolicyDocument,
-  PolicyVersion,
-  StoreDocument,
-  StoredEnvironment,
-} from './store-types.ts';
-
-/** What the tags and policy routes may change on an environment (tags.ts, policies.ts). */
-export type EnvironmentPatch = Partial<Pick<StoredEnvironment, 'tags' | 'policies'>>;
-
-/** Why a rename did not happen: no live environment of the old name, or one of the new. */
-export type RenameRefusal = 'missing' | 'taken';
-
-export interface UpsertResult {
-  readonly created: boolean;
-  readonly changed: boolean;
-  readonly environment: StoredEnvironment;
+/**
+ * A checked PUT body. `undefined`: not given (absent, or null in the kosli profile), so a create
+ * takes the default and an update keeps the old value.
+ */
+export interface EnvironmentInput {
+  name: string;
+  description: string;
+  type: string;
+  include_scaling?: boolean | undefined;
+  require_provenance?: boolean | undefined;
+  policies?: string[] | undefined;
+  included_environments?: string[] | undefined;
 }
 
-interface OrgEntries {
-  /**
-   * Live environments by name: at most one per name. Archived ones are kept apart and never
-   * listed (docs/api-behaviour.md#archived-environments).
-   */
-  readonly live: Map<string, StoredEnvironment>;
-  readonly archived: StoredEnvironment[];
+/** Fields of an environment to change; undefined: kept. */
+export type EnvironmentChange = {
+  [K in keyof StoredEnvironment]?: StoredEnvironment[K] | undefined;
+};
+
+/** Compares by UTF-16 code units, so the order never depends on the machine's locale. */
+export function byName(a: { name?: unknown }, b: { name?: unknown }): number {
+  const [x, y] = [String(a.name), String(b.name)];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** A deep copy of a stored value (they are plain JSON). */
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** Equal as JSON, a missing list counting as none. */
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+}
+
+/** The fields whose change moves `last_changed_at`. */
+const FIELDS = [
+  'type',
+  'description',
+  'include_scaling',
+  'require_provenance',
+  'policies',
+  'tags',
+  'included_environments',
+] as const;
+
+/** Sorted by name, copied, as an object by org (from entries: `__proto__` stays a key). */
+function sortedByOrg<T extends { name: string }>(orgs: Map<string, T[]>): Record<string, T[]> {
+  const sorted = [...orgs.keys()]
+    .toSorted()
+    .map((org) => [org, (orgs.get(org) ?? []).toSorted(byName).map(copy)]);
+  return Object.fromEntries(sorted);
 }
 
 export class EnvironmentStore {
-  readonly #orgs = new Map<string, OrgEntries>();
+  /** The wall clock in epoch seconds, for the timestamps the store writes. */
+  readonly #now: () => number;
+  /** Per org, its environments, live and archived (never listed); one live one per name. */
+  readonly #environments = new Map<string, StoredEnvironment[]>();
+  readonly #policies = new Map<string, PolicyDocument[]>();
+  /** `org/name` of the creates in flight, which hold their names (docs/emulator.md). */
+  readonly #creating = new Set<string>();
   readonly #listeners = new Set<() => void>();
-  /** The org's policy documents, kept and persisted with the environments. */
-  readonly policies = new PolicyDocuments(() => this.#changed());
+
+  constructor(nowSeconds: () => number) {
+    this.#now = nowSeconds;
+  }
 
   /** Calls `listener` after every change (for persistence). */
   onChange(listener: () => void): void {
     this.#listeners.add(listener);
+  }
+
+  /** Holds `name` for a create in flight; false when another create holds it already. */
+  hold(org: string, name: string): boolean {
+    const key = `${org}/${name}`;
+    if (this.#creating.has(key)) return false;
+    this.#creating.add(key);
+    return true;
+  }
+
+  release(org: string, name: string): void {
+    this.#creating.delete(`${org}/${name}`);
   }
 
   /**
@@ -55,7 +101,7 @@ export class EnvironmentStore {
   membersProblem(org: string, name: string, members: readonly string[]): string | undefined {
     const problems = members.flatMap((member) => {
       if (member === name) return [`'${name}' cannot include itself`];
-      if (this.#orgs.get(org)?.live.has(member) === true) return [];
+      if (this.#live(org, member) !== undefined) return [];
       if (this.isArchived(org, member)) {
         return [`environment '${member}' in organization '${org}' has been archived`];
       }
@@ -64,206 +110,228 @@ export class EnvironmentStore {
     return problems.length === 0 ? undefined : problems.join('; ');
   }
 
-  /** Creates or updates the live environment `input.name` in `org`. `nowSeconds`: epoch seconds. */
-  upsert(org: string, input: EnvironmentInput, profile: Profile, nowSeconds: number): UpsertResult {
-    const entries = this.#entries(org);
-    const existing = entries.live.get(input.name);
+  /**
+   * Creates or updates the live environment `input.name`. On an update the kosli profile keeps
+   * the old description for `""` (docs/api-behaviour.md#successful-writes); `include_scaling` is
+   * retired there and stays false.
+   */
+  upsert(org: string, input: EnvironmentInput, profile: Profile): void {
+    const existing = this.#live(org, input.name);
+    const now = this.#now();
+    const kosli = profile === 'kosli';
+    const logical = input.type === 'logical';
     if (existing === undefined) {
-      const environment: StoredEnvironment = {
+      this.#org(org).push({
         org,
         name: input.name,
         type: input.type,
         description: input.description,
-        include_scaling: input.include_scaling ?? false,
+        include_scaling: !kosli && (input.include_scaling ?? false),
         require_provenance: input.require_provenance ?? false,
         policies: [...(input.policies ?? [])],
         tags: {},
-        last_modified_at: nowSeconds,
+        last_modified_at: now,
         last_reported_at: null,
-        last_changed_at: nowSeconds,
+        last_changed_at: now,
         state: null,
-        included_environments:
-          input.type === 'logical' ? [...(input.included_environments ?? [])] : null,
+        included_environments: logical ? [...(input.included_environments ?? [])] : null,
         archived: false,
-      };
-      entries.live.set(input.name, environment);
+      });
       this.#changed();
-      return { created: true, changed: true, environment: copyEnvironment(environment) };
+      return;
     }
-    // Production ignores these two on an update (docs/api-behaviour.md#successful-writes).
-    const description =
-      profile === 'kosli' && input.description === '' ? existing.description : input.description;
-    const includeScaling =
-      input.include_scaling === undefined || (profile === 'kosli' && input.include_scaling)
-        ? existing.include_scaling
-        : input.include_scaling;
-    const requireProvenance = input.require_provenance ?? existing.require_provenance;
-    const policies = input.policies === undefined ? existing.policies : [...input.policies];
-    const members = membersAfter(existing, input);
-    const changed =
-      existing.type !== input.type ||
-      existing.description !== description ||
-      existing.include_scaling !== includeScaling ||
-      existing.require_provenance !== requireProvenance ||
-      !sameList(existing.policies, policies) ||
-      !sameList(existing.included_environments, members);
-    existing.type = input.type;
-    existing.description = description;
-    existing.include_scaling = includeScaling;
-    existing.require_provenance = requireProvenance;
-    existing.policies = policies;
-    existing.included_environments = members;
-    existing.last_modified_at = nowSeconds;
-    if (changed) existing.last_changed_at = nowSeconds;
-    this.#changed();
-    return { created: false, changed, environment: copyEnvironment(existing) };
+    const members = existing.type === 'logical' ? existing.included_environments : [];
+    this.#apply(
+      existing,
+      {
+        type: input.type,
+        description: kosli && input.description === '' ? existing.description : input.description,
+        include_scaling: kosli
+          ? existing.include_scaling
+          : (input.include_scaling ?? existing.include_scaling),
+        require_provenance: input.require_provenance ?? existing.require_provenance,
+        policies: input.policies ?? existing.policies,
+        included_environments: logical ? (input.included_environments ?? members) : null,
+        last_modified_at: now,
+      },
+      now,
+    );
+  }
+
+  /**
+   * Applies `change` to the live environment `name`: the environment after it, or undefined when
+   * there is none. A change moves `last_modified_at` and `last_changed_at`; no change moves neither.
+   */
+  update(org: string, name: string, change: EnvironmentChange): StoredEnvironment | undefined {
+    const environment = this.#live(org, name);
+    if (environment === undefined) return undefined;
+    const now = this.#now();
+    if (this.#apply(environment, change, now)) environment.last_modified_at = now;
+    return copy(environment);
   }
 
   /**
    * Archives the live environment `name`: it leaves the listing and every logical environment's
-   * members, so no listed environment ever names one that is not listed. False when there is no
-   * live environment of that name.
+   * members, and its policies are detached. False when there is no live environment of that name.
    */
-  archive(org: string, name: string, nowSeconds: number): boolean {
-    const entries = this.#orgs.get(org);
-    const environment = entries?.live.get(name);
-    if (entries === undefined || environment === undefined) return false;
-    entries.live.delete(name);
-    environment.archived = true;
-    entries.archived.push(environment);
-    for (const other of entries.live.values()) {
-      const members = other.included_environments;
-      if (members?.includes(name) !== true) continue;
-      other.included_environments = members.filter((member) => member !== name);
-      other.last_changed_at = nowSeconds;
-    }
-    this.#changed();
-    return true;
-  }
-
-  /**
-   * Applies the patch `change` returns for the live environment `name`: undefined when there is
-   * none, else whether anything changed. A change moves `last_modified_at` and `last_changed_at`;
-   * a patch that changes nothing (or none) moves neither.
-   */
-  update(
-    org: string,
-    name: string,
-    change: (env: StoredEnvironment) => EnvironmentPatch | undefined,
-    nowSeconds: number,
-  ): boolean | undefined {
-    const environment = this.#orgs.get(org)?.live.get(name);
-    if (environment === undefined) return undefined;
-    const patch = change(copyEnvironment(environment));
-    const tags = patch?.tags;
-    const policies = patch?.policies;
-    const changed =
-      (tags !== undefined && !sameTags(environment.tags, tags)) ||
-      (policies !== undefined && !sameList(environment.policies, policies));
-    if (!changed) return false;
-    if (tags !== undefined) environment.tags = { ...tags };
-    if (policies !== undefined) environment.policies = policies === null ? null : [...policies];
-    environment.last_modified_at = nowSeconds;
-    environment.last_changed_at = nowSeconds;
-    this.#changed();
+  archive(org: string, name: string): boolean {
+    const environment = this.#live(org, name);
+    if (environment === undefined) return false;
+    this.#apply(environment, { policies: [], archived: true });
+    this.#renameMember(org, name, undefined);
     return true;
   }
 
   /**
    * Renames the live environment `from` to `to`, keeping every field, tag, policy and timestamp.
-   * Logical environments that include it name it by its new name (their `last_changed_at` moves).
+   * Logical environments that include it name it by its new name.
    */
-  rename(org: string, from: string, to: string, nowSeconds: number): RenameRefusal | undefined {
-    const entries = this.#orgs.get(org);
-    const environment = entries?.live.get(from);
-    if (entries === undefined || environment === undefined) return 'missing';
-    if (entries.live.has(to)) return 'taken';
-    entries.live.delete(from);
+  rename(org: string, from: string, to: string): 'missing' | 'taken' | undefined {
+    const environment = this.#live(org, from);
+    if (environment === undefined) return 'missing';
+    if (this.#live(org, to) !== undefined) return 'taken';
     environment.name = to;
-    entries.live.set(to, environment);
-    for (const other of entries.live.values()) {
-      const members = other.included_environments;
-      if (members?.includes(from) !== true) continue;
-      other.included_environments = members.map((member) => (member === from ? to : member));
-      other.last_changed_at = nowSeconds;
-    }
-    this.#changed();
+    this.#renameMember(org, from, to);
     return undefined;
   }
 
   /** True when `name` has no live environment in `org` but has an archived one. */
   isArchived(org: string, name: string): boolean {
-    const entries = this.#orgs.get(org);
-    if (entries === undefined || entries.live.has(name)) return false;
-    return entries.archived.some((env) => env.name === name);
+    const all = this.#environments.get(org) ?? [];
+    return this.#live(org, name) === undefined && all.some((env) => env.name === name);
   }
 
   /** The live environments of `org`, sorted by name (copies). */
   list(org: string): StoredEnvironment[] {
-    const entries = this.#orgs.get(org);
-    if (entries === undefined) return [];
-    return [...entries.live.values()].toSorted(byName).map(copyEnvironment);
+    return (this.#environments.get(org) ?? [])
+      .filter((env) => !env.archived)
+      .toSorted(byName)
+      .map(copy);
   }
 
-  /** One live environment, or undefined. */
+  /** One live environment (a copy), or undefined. */
   get(org: string, name: string): StoredEnvironment | undefined {
-    const env = this.#orgs.get(org)?.live.get(name);
-    return env === undefined ? undefined : copyEnvironment(env);
+    const env = this.#live(org, name);
+    return env === undefined ? undefined : copy(env);
   }
 
   /** The number of live environments over all orgs. */
   get size(): number {
-    let total = 0;
-    for (const entries of this.#orgs.values()) total += entries.live.size;
-    return total;
+    return [...this.#environments.values()].flat().filter((env) => !env.archived).length;
   }
 
-  /** The whole store as a JSON-ready document (orgs and environments sorted by name). */
-  toDocument(): StoreDocument {
-    const orgs: Record<string, StoredEnvironment[]> = {};
-    for (const org of [...this.#orgs.keys()].toSorted()) {
-      const entries = this.#orgs.get(org);
-      if (entries === undefined) continue;
-      const all = [...entries.live.values(), ...entries.archived].toSorted(byName);
-      Object.defineProperty(orgs, org, {
-        value: all.map(copyEnvironment),
-        enumerable: true,
-        writable: true,
-        configurable: true,
+  /** The policy documents of `org`, sorted by name (copies). */
+  policies(org: string): PolicyDocument[] {
+    return (this.#policies.get(org) ?? []).toSorted(byName).map(copy);
+  }
+
+  /** One policy document (a copy), or undefined. */
+  policy(org: string, name: string): PolicyDocument | undefined {
+    const document = this.#policies.get(org)?.find((item) => item.name === name);
+    return document === undefined ? undefined : copy(document);
+  }
+
+  /**
+   * Creates or updates the policy document `name`: a new version when `yaml` differs from the
+   * latest version's (byte for byte), the description when one is given. True when created.
+   */
+  savePolicy(org: string, name: string, description: string | undefined, yaml: string): boolean {
+    const now = this.#now();
+    const documents = this.#policies.get(org) ?? [];
+    this.#policies.set(org, documents);
+    const existing = documents.find((item) => item.name === name);
+    const latest = existing?.versions.at(-1);
+    const version = {
+      version: (latest?.version ?? 0) + 1,
+      policy_yaml: yaml,
+      timestamp: now,
+      created_by: CREATED_BY,
+    };
+    if (existing === undefined) {
+      documents.push({
+        name,
+        description: description ?? '',
+        created_at: now,
+        versions: [version],
       });
+    } else {
+      const newContent = latest?.policy_yaml !== yaml;
+      if (!newContent && (description ?? existing.description) === existing.description)
+        return false;
+      existing.description = description ?? existing.description;
+      if (newContent) existing.versions.push(version);
     }
-    return { version: 1, orgs, policies: this.policies.toDocument() };
+    this.#changed();
+    return existing === undefined;
   }
 
-  /** Replaces the whole store with `document` (already validated; see validate-store-document.ts). */
-  replace(document: StoreDocument): void {
-    this.#orgs.clear();
-    this.policies.replace(document.policies ?? {});
-    for (const [org, environments] of Object.entries(document.orgs)) {
-      const entries = this.#entries(org);
-      for (const env of environments) {
-        const copy = copyEnvironment({ ...env, org });
-        if (copy.archived) entries.archived.push(copy);
-        else entries.live.set(copy.name, copy);
-      }
+  /** The whole store as a JSON-ready document (orgs and their entries sorted by name). */
+  toDocument(): StoreDocument {
+    return {
+      version: 1,
+      orgs: sortedByOrg(this.#environments),
+      policies: sortedByOrg(this.#policies),
+    };
+  }
+
+  /** Replaces the whole store with `stored` (already checked: store-document.ts). */
+  replace(stored: StoreDocument): void {
+    this.#environments.clear();
+    this.#policies.clear();
+    for (const [org, list] of Object.entries(stored.orgs)) {
+      this.#environments.set(
+        org,
+        list.map((env) => ({ ...copy(env), org })),
+      );
     }
+    for (const [org, list] of Object.entries(stored.policies ?? {}))
+      this.#policies.set(org, list.map(copy));
     this.#changed();
   }
 
   /** Empties the store. */
   clear(): void {
-    this.#orgs.clear();
-    this.policies.clear();
-    this.#changed();
+    this.replace({ version: 1, orgs: {} });
   }
 
-  #entries(org: string): OrgEntries {
-    let entries = this.#orgs.get(org);
-    if (entries === undefined) {
-      entries = { live: new Map(), archived: [] };
-      this.#orgs.set(org, entries);
+  #org(org: string): StoredEnvironment[] {
+    const list = this.#environments.get(org) ?? [];
+    this.#environments.set(org, list);
+    return list;
+  }
+
+  #live(org: string, name: string): StoredEnvironment | undefined {
+    return this.#environments.get(org)?.find((env) => !env.archived && env.name === name);
+  }
+
+  /**
+   * Applies `change` to `environment`, moving `last_changed_at` when a field changed. Detaching
+   * the last policy makes compliance unknown. Returns whether a field changed; tells the listeners.
+   */
+  #apply(environment: StoredEnvironment, change: EnvironmentChange, now = this.#now()): boolean {
+    const given = Object.entries(change).filter(([, value]) => value !== undefined);
+    const next: StoredEnvironment = { ...environment, ...copy(Object.fromEntries(given)) };
+    const changed = FIELDS.some((key) => !same(environment[key], next[key]));
+    const detached = (environment.policies ?? []).length > 0 && (next.policies ?? []).length === 0;
+    Object.assign(environment, next, detached ? { state: null } : {});
+    if (changed) environment.last_changed_at = now;
+    this.#changed();
+    return changed;
+  }
+
+  /** Renames (or, with `to` undefined, removes) a member in every logical environment of the org. */
+  #renameMember(org: string, from: string, to: string | undefined): void {
+    for (const other of this.list(org)) {
+      const members = other.included_environments;
+      if (members?.includes(from) !== true) continue;
+      const renamed = members.flatMap((member) =>
+        member !== from ? [member] : to === undefined ? [] : [to],
+      );
+      this.#apply(this.#live(org, other.name) ?? other, {
+        included_environments: renamed,
+      });
     }
-    return entries;
+    this.#changed();
   }
 
   #changed(): void {

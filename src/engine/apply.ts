@@ -4,17 +4,16 @@ import { failureOf } from '../api/errors.ts';
 import type { ApiDialect } from '../core/dialect.ts';
 import type { Change, ObservedEnvironment, OrgPlan, OwnedBy } from '../core/model.ts';
 import {
+  type ArchiveOutcome,
+  type ChangeOutcome,
   isTransientRound,
   KNOWN_NOT_CONVERGED,
   recordsInDoubt,
   sameRecords,
-  type ArchiveOutcome,
   settleApply,
-  type ChangeOutcome,
 } from '../core/outcome.ts';
-import { sentEnvironment } from '../core/diff.ts';
-import { changeWaves } from '../core/members.ts';
-import { orgReportFromPlan, type OrgReport } from '../core/report.ts';
+import { changeWaves, sentEnvironment } from '../core/plan.ts';
+import { type OrgReport, orgReportFromPlan } from '../core/report.ts';
 import {
   archiveGuard,
   DEFAULT_MAX_ARCHIVE,
@@ -22,7 +21,7 @@ import {
   OWNER_TAG_KEY,
   ownerTagValue,
 } from '../core/ownership.ts';
-import { isTransient } from '../core/retry-policy.ts';
+import { isTransient } from '../api/retry-policy.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { StateStore } from '../state/store.ts';
 

@@ -1,16 +1,20 @@
-import { FIELD_LIST, type FieldSpec, type FieldValue } from '../core/fields.ts';
-import { keptValues } from '../core/diff.ts';
-import { normalizeValue } from '../core/value-kinds.ts';
-import * as crypto from 'node:crypto';
-import { integrityProblem } from './plan-integrity.ts';
+/**
+ * A saved plan (`plan --out`, docs/cli.md "Saved plans"): its format, one version, decided by its
+ * zod schema alone; how it is made from a pass, and read back for `sync --plan` (apply-saved.ts).
+ */
+import { stringify } from 'safe-stable-stringify';
+import * as z from 'zod';
+import { API_DIALECTS } from '../core/dialect.ts';
+import { keptValues } from '../core/plan.ts';
 import {
-  SAVED_PLAN_VERSION,
-  savedPlanSchema,
-  type PlanContent,
-  type SavedEnvironment,
-  type SavedPlan,
-} from './saved-plan-schema.ts';
-import { environmentOf } from '../core/fields.ts';
+  environmentOf,
+  FIELD_LIST,
+  type FieldSpec,
+  type FieldValue,
+  isPlainObject,
+  normalizeValue,
+} from '../core/fields.ts';
+import { type Mask, maskDeep, type Masker } from '../core/mask.ts';
 import type {
   Change,
   ChangeRequests,
@@ -18,24 +22,129 @@ import type {
   ObservedEnvironment,
   OrgPlan,
 } from '../core/model.ts';
-import type { Masker } from '../core/mask.ts';
+import { escapeJson } from '../core/escape.ts';
 import { compareNames } from '../core/names.ts';
+import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 import type { RunReport } from '../core/report.ts';
+import { ConfigError, errorMessage } from '../runtime/errors.ts';
+import { fileValue, stringMap } from '../state/format.ts';
+import { textDigest } from './policy-documents.ts';
 import type { PlannedDocuments } from './reconcile.ts';
-import { saveDocuments } from './saved-plan-documents.ts';
 
-/**
- * A saved plan (`plan --out`), bound to the listing it was computed from and sealed with an
- * integrity digest (plan-integrity.ts): `sync --plan` applies exactly these changes, and only
- * while the file is whole, agrees with itself and with the manifests (saved-plan-check.ts), and
- * every org's live listing still has the same digest. Its format: saved-plan-schema.ts.
- */
+const SAVED_PLAN_VERSION = 5;
 
-export { SAVED_PLAN_VERSION, type PlanContent, type SavedPlan } from './saved-plan-schema.ts';
-type SavedListing = SavedEnvironment;
-type SavedChange = SavedPlan['orgs'][number]['changes'][number];
-/** The listing in the canonical form that is saved and hashed. */
-function canonicalListing(observed: readonly ObservedEnvironment[]): SavedListing[] {
+/** What a change sends, or a listing entry: the name and each field by name. */
+type SavedEnvironment = { readonly name: string } & Record<string, unknown>;
+
+/** An environment: its name, and each field as `schema` makes it. */
+const environment = (schema: (spec: FieldSpec) => z.ZodType): z.ZodType<SavedEnvironment> =>
+  z.object({
+    name: z.string(),
+    ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.name, schema(spec)])),
+  });
+
+/** A listing entry: every field, null where the listing does not carry it. */
+const listed = environment((spec) =>
+  spec.listing.absent === 'omitted' ? fileValue(spec).nullable() : fileValue(spec),
+);
+
+/** What a change sends: every field it manages. */
+const desiredSchema = environment((spec) =>
+  spec.managed === 'always' ? fileValue(spec) : fileValue(spec).optional(),
+);
+
+/** What a change shows of each field that differs (core/model.ts, FieldDiff). */
+const fields = z.strictObject(
+  Object.fromEntries(
+    FIELD_LIST.map((spec) => {
+      const to = fileValue(spec);
+      const diff = z.object({ from: to.nullable(), to, notShown: z.literal(true).optional() });
+      return [spec.name, diff.optional()];
+    }),
+  ),
+);
+
+const names = z.array(z.string()).readonly();
+
+/** The requests of a change (core/model.ts, ChangeRequests). */
+const requestsSchema = z.strictObject({
+  rename: z.string().optional(),
+  put: z.boolean(),
+  policies: z.strictObject({ attach: names, detach: names }).optional(),
+  tags: z.strictObject({ set: stringMap, remove: names }).optional(),
+});
+
+const documentDiff = z.object({ from: z.string().nullable(), to: z.string() }).optional();
+
+/** The digest of the policy documents the service held, and each upload with the text it sends. */
+const policyDocuments = z.object({
+  digest: z.string(),
+  changes: z
+    .array(
+      z.object({
+        action: z.enum(['create', 'update']),
+        name: z.string(),
+        version: z.number().nullable(),
+        fields: z.object({ content: documentDiff, description: documentDiff }),
+        content: z.string(),
+        description: z.string().optional(),
+      }),
+    )
+    .readonly(),
+  unchanged: names,
+  notManaged: names,
+});
+
+const savedPlanSchema = z.object({
+  kind: z.literal('envsync-plan'),
+  version: z.literal(SAVED_PLAN_VERSION),
+  integrity: z.string(),
+  api: z.string(),
+  createdAt: z.string(),
+  orgs: z.array(
+    z.object({
+      org: z.string(),
+      dialect: z.enum(API_DIALECTS),
+      digest: z.string(),
+      listing: z.array(listed),
+      changes: z.array(
+        z.object({
+          action: z.enum(['create', 'update', 'unverified', 'rename']),
+          cause: z.enum(['drift', 'change']).optional(),
+          name: z.string(),
+          fields,
+          unknownFields: z.array(z.enum(FIELD_LIST.map((spec) => spec.name))).readonly(),
+          knownNotConverged: z.boolean(),
+          desired: desiredSchema,
+          requests: requestsSchema,
+          renamedFrom: z.string().optional(),
+          renameNotFound: z.string().optional(),
+        }),
+      ),
+      unchanged: names,
+      unmanaged: names,
+      archives: z
+        .array(
+          z.strictObject({
+            name: z.string(),
+            ownedBy: z.array(z.enum(['state', 'tag'])).readonly(),
+          }),
+        )
+        .readonly()
+        .optional(),
+      policyDocuments: policyDocuments.optional(),
+    }),
+  ),
+  report: z.unknown(),
+});
+
+export type SavedPlan = z.infer<typeof savedPlanSchema>;
+export type SavedOrg = SavedPlan['orgs'][number];
+/** What `plan --out` writes before it is sealed (planFileText). */
+export type PlanContent = Omit<SavedPlan, 'integrity'>;
+
+/** The listing as it is saved and hashed: sorted, every field, null where not listed. */
+function canonicalListing(observed: readonly ObservedEnvironment[]): SavedEnvironment[] {
   return [...observed]
     .sort((a, b) => compareNames(a.name, b.name))
     .map((env) => {
@@ -44,65 +153,29 @@ function canonicalListing(observed: readonly ObservedEnvironment[]): SavedListin
         const value = env[spec.name];
         entry[spec.name] = value === undefined ? null : normalizeValue(spec, value);
       }
-      return entry as SavedListing;
+      return entry as SavedEnvironment;
     });
-}
-
-/** What a change sends, as the plan file spells it. */
-function desiredJson(env: DesiredEnvironment): SavedEnvironment {
-  const json: Record<string, unknown> = { name: env.name };
-  for (const spec of FIELD_LIST) {
-    const value = env[spec.name];
-    if (value !== undefined) json[spec.name] = Array.isArray(value) ? [...value] : value;
-  }
-  return json as SavedEnvironment;
-}
-
-/** A change's requests, as the plan file spells them. */
-function requestsJson(requests: ChangeRequests): SavedChange['requests'] {
-  const { rename, put, policies, tags } = requests;
-  return {
-    ...(rename === undefined ? {} : { rename }),
-    put,
-    ...(policies === undefined
-      ? {}
-      : { policies: { attach: [...policies.attach], detach: [...policies.detach] } }),
-    ...(tags === undefined ? {} : { tags: { set: tags.set, remove: [...tags.remove] } }),
-  };
-}
-
-/** A saved change's requests, read back. */
-export function requestsOf(saved: SavedChange['requests']): ChangeRequests {
-  const { rename, put, policies, tags } = saved;
-  return {
-    ...(rename === undefined ? {} : { rename }),
-    put,
-    ...(policies === undefined ? {} : { policies }),
-    ...(tags === undefined ? {} : { tags }),
-  };
-}
-
-/** A saved change's values, read back: sets normalized. */
-export function savedValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
-  const value = raw[spec.name] as FieldValue | undefined;
-  return value === undefined ? undefined : normalizeValue(spec, value);
-}
-
-/** A saved listing entry's value: null where the listing did not carry the field. */
-function listedValue(raw: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
-  const value = raw[spec.name] as FieldValue | null | undefined;
-  return value === undefined || value === null ? undefined : normalizeValue(spec, value);
 }
 
 /** sha256 of the canonical listing: what `sync --plan` compares. */
 export function listingDigest(observed: readonly ObservedEnvironment[]): string {
-  return `sha256:${crypto
-    .createHash('sha256')
-    .update(JSON.stringify(canonicalListing(observed)))
-    .digest('hex')}`;
+  return textDigest(JSON.stringify(canonicalListing(observed)));
 }
 
-/** One org as planned: its listing and plan, and its policy documents' when it has any. */
+/** sha256 of the policy documents the service holds (name, description, latest version, text). */
+export function policyDocumentsDigest(observed: readonly ObservedPolicyDocument[]): string {
+  const canonical = [...observed]
+    .sort((a, b) => compareNames(a.name, b.name))
+    .map(({ name, description, latest }) => [
+      name,
+      description,
+      latest?.version ?? null,
+      latest === undefined ? null : textDigest(latest.content),
+    ]);
+  return textDigest(JSON.stringify(canonical));
+}
+
+/** One org as planned: its listing, its plan, and its policy documents'. */
 export interface PlannedOrg {
   readonly observed: readonly ObservedEnvironment[];
   readonly plan: OrgPlan;
@@ -127,34 +200,30 @@ export function savePlan(
         action: change.action,
         cause: change.cause,
         name: change.name,
-        fields: change.fields as Record<string, { from: unknown; to: unknown }>,
-        unknownFields: [...change.unknownFields],
+        fields: change.fields,
+        unknownFields: change.unknownFields,
         knownNotConverged: change.knownNotConverged,
-        desired: desiredJson(change.desired),
-        requests: requestsJson(change.requests),
-        ...(change.renamedFrom === undefined ? {} : { renamedFrom: change.renamedFrom }),
-        ...(change.renameNotFound === undefined ? {} : { renameNotFound: change.renameNotFound }),
+        desired: environmentOf(change.desired.name, change.desired, (env, spec) => env[spec.name]),
+        requests: change.requests,
+        renamedFrom: change.renamedFrom,
+        renameNotFound: change.renameNotFound,
       })),
-      unchanged: [...plan.unchanged],
-      unmanaged: [...plan.unmanaged],
-      ...(plan.archives === undefined
-        ? {}
-        : {
-            archives: plan.archives.map((a) => ({ name: a.name, ownedBy: [...a.ownedBy] })),
-          }),
-      ...(documents === undefined
-        ? {}
-        : { policyDocuments: saveDocuments(documents.observed, documents.plan) }),
+      unchanged: plan.unchanged,
+      unmanaged: plan.unmanaged,
+      archives: plan.archives,
+      policyDocuments: documents && {
+        digest: policyDocumentsDigest(documents.observed),
+        ...documents.plan,
+      },
     }));
+  // Its undefined members are not written (planFileText goes through JSON).
   return { kind: 'envsync-plan', version: SAVED_PLAN_VERSION, api, createdAt, orgs, report };
 }
 
 /**
- * What a plan sends that holds a secret (a token in a manifest's value, or in a value of the
- * service a PUT keeps or a request names), for a message. A plan file could hold it only masked,
- * and `sync --plan` would send the masked value: such a plan is not saved. What the plan only
- * shows (the values the service holds now, the other environments of its listing) is saved
- * masked, as every file is.
+ * Where a plan sends a value that holds a secret: a file could hold it only masked, and
+ * `sync --plan` would send the mask, so such a plan is not saved. What it only shows (the values
+ * the service holds now, the other environments of its listing) is saved masked, as in any file.
  */
 export function unsavable(content: PlanContent, secrets: Masker): string[] {
   const found: string[] = [];
@@ -172,48 +241,81 @@ export function unsavable(content: PlanContent, secrets: Masker): string[] {
   return found;
 }
 
-/** How to make a plan file envsync can trust again. */
-export const makeAgain = (file: string) =>
-  `make the plan again with "envsync plan --out ${file}" and review it`;
+/**
+ * The integrity digest of a plan: SHA-256 of the canonical JSON (keys sorted by code unit, no
+ * whitespace, as JSON.stringify writes the rest) of all but the digest. It finds an edit, a
+ * `desired` changed while `fields` stay, a cut file; whoever can rewrite the whole file can
+ * compute it again (docs/security.md, "Saved plans").
+ */
+export function integrityOf(plan: Readonly<Record<string, unknown>>): string {
+  const { integrity: _integrity, ...content } = plan;
+  return textDigest(stringify(content));
+}
 
 /**
- * Reads a saved plan: its kind, its version, its integrity digest (before anything in it is
- * believed), then its shape. A plain Error says what is wrong with it and what to do.
+ * The text of a plan file: `content` masked (what it sends holds no secret: `unsavable`), then
+ * sealed with the digest of what the file holds, unsafe characters \u-escaped (which the parsed
+ * content, and so the digest, does not see).
  */
-export function readSavedPlan(json: unknown, file = 'FILE'): SavedPlan {
-  const plan = (json !== null && typeof json === 'object' ? json : {}) as Record<string, unknown>;
-  const { kind, version } = plan;
-  if (kind === 'envsync-plan' && typeof version === 'number' && version !== SAVED_PLAN_VERSION) {
-    const older =
-      version < 3
-        ? 'written by an older envsync without an integrity digest, and a plan that is not sealed cannot be trusted'
-        : version < 4
-          ? 'written by an older envsync that did not record how each change is sent (its API dialect, and the requests beside the PUT)'
-          : 'written by an older envsync that did not record renames and archives';
-    throw new Error(
-      version < SAVED_PLAN_VERSION
-        ? `it has version ${version}, ${older}; ${makeAgain(file)}`
-        : `it has version ${version}; this envsync reads version ${SAVED_PLAN_VERSION}`,
-    );
+export function planFileText(content: object, mask: Mask): string {
+  const masked = maskDeep(JSON.parse(JSON.stringify(content)) as Record<string, unknown>, mask);
+  const { kind, version, ...rest } = masked;
+  const sealed = { kind, version, integrity: integrityOf(masked), ...rest };
+  return escapeJson(`${JSON.stringify(sealed, null, 2)}\n`);
+}
+
+/**
+ * Reads the plan file's text: whole JSON, of this version, sealed by its digest (checked before
+ * anything in it is believed), of the schema; or a ConfigError says what is wrong and what to do.
+ */
+export function readSavedPlan(text: string, file: string): SavedPlan {
+  const again = `make the plan again with "envsync plan --out ${file}" and review it`;
+  const refuse = (why: string) => new ConfigError(`--plan ${file}: cannot be used: ${why}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw refuse(`it is not whole JSON (${errorMessage(error)}); ${again}`);
   }
-  if (kind === 'envsync-plan' && version === SAVED_PLAN_VERSION) {
-    const problem = integrityProblem(plan);
-    if (problem !== undefined) {
-      throw new Error(`${problem}; ${makeAgain(file)}`);
+  if (isPlainObject(json) && json['kind'] === 'envsync-plan') {
+    const { version } = json;
+    if (typeof version === 'number' && version !== SAVED_PLAN_VERSION) {
+      throw refuse(
+        `it has version ${version}, and this envsync reads only version ${SAVED_PLAN_VERSION}; ${again}`,
+      );
     }
+    // The digest, before anything in the file is believed.
+    const recorded = json['integrity'];
+    const changed = `it was changed or damaged after "envsync plan --out" wrote it`;
+    if (recorded === undefined)
+      throw refuse(
+        `it has no integrity digest, and a plan that is not sealed cannot be trusted; ${again}`,
+      );
+    if (typeof recorded !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(recorded))
+      throw refuse(`its integrity digest is not a sha256 digest: ${changed}; ${again}`);
+    const computed = integrityOf(json);
+    if (recorded !== computed)
+      throw refuse(
+        `its integrity digest does not match its content (the file says ${recorded}, its content hashes to ${computed}): ${changed}, so it is not the plan that was reviewed; ${again}`,
+      );
   }
   const result = savedPlanSchema.safeParse(json);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new Error(
-      `it is not an envsync plan (${issue?.path.join('.') || 'root'}: ${issue?.message ?? 'invalid'})`,
-    );
+    const at = issue?.path.join('.') || 'root';
+    throw refuse(`it is not an envsync plan (${at}: ${issue?.message ?? 'invalid'})`);
   }
   return result.data;
 }
 
+/** A saved change's value of a field: sets normalized; absent (or null: not listed) undefined. */
+export function savedValue(env: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
+  const value = env[spec.name] as FieldValue | null | undefined;
+  return value === undefined || value === null ? undefined : normalizeValue(spec, value);
+}
+
 /** The OrgPlan a saved org describes, to apply exactly that. */
-export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
+export function orgPlanFromSaved(saved: PlanContent['orgs'][number]): OrgPlan {
   const listedByName = new Map(saved.listing.map((env) => [env.name, env]));
   return {
     org: saved.org,
@@ -221,52 +323,41 @@ export function orgPlanFromSaved(saved: SavedPlan['orgs'][number]): OrgPlan {
     changes: saved.changes.map((change): Change => {
       const wanted = {
         ...environmentOf(change.desired.name, change.desired, savedValue),
-        ...(change.renamedFrom === undefined ? {} : { renamedFrom: change.renamedFrom }),
+        renamedFrom: change.renamedFrom,
       } as DesiredEnvironment;
       // A rename's environment is listed under the name it is renamed from.
-      const listedEntry = listedByName.get(change.renamedFrom ?? change.name);
+      const entry = listedByName.get(change.renamedFrom ?? change.name);
       return {
-        action: change.action,
+        ...change,
         cause: change.cause ?? 'change',
-        name: change.name,
-        fields: change.fields,
-        unknownFields: change.unknownFields,
-        knownNotConverged: change.knownNotConverged,
         desired: wanted,
-        // As reviewed; saved-plan-check.ts has checked that they are what its fields call for.
-        requests: requestsOf(change.requests),
+        // As reviewed: apply-saved.ts checks that they are what its fields call for.
+        requests: change.requests as ChangeRequests,
         // The listing the plan was made from (its digest is checked before applying).
         kept:
-          listedEntry === undefined
+          entry === undefined
             ? {}
-            : keptValues(wanted, environmentOf(listedEntry.name, listedEntry, listedValue)),
-        ...(change.renamedFrom === undefined ? {} : { renamedFrom: change.renamedFrom }),
-        ...(change.renameNotFound === undefined ? {} : { renameNotFound: change.renameNotFound }),
+            : keptValues(wanted, environmentOf(entry.name, entry, savedValue)),
       };
     }),
     unchanged: saved.unchanged,
     unmanaged: saved.unmanaged,
-    ...(saved.archives === undefined ? {} : { archives: saved.archives }),
+    archives: saved.archives,
   };
 }
 
 /** Says, in a few words per environment, how the live listing moved since the plan. */
-export function describeMove(
-  saved: SavedPlan['orgs'][number],
-  live: readonly ObservedEnvironment[],
-): string[] {
+export function describeMove(saved: SavedOrg, live: readonly ObservedEnvironment[]): string[] {
   const before = new Map(saved.listing.map((env) => [env.name, env]));
   const after = new Map(canonicalListing(live).map((env) => [env.name, env]));
   const moves: string[] = [];
   for (const [name, env] of after) {
     const old = before.get(name);
+    const changed = Object.keys(env).filter(
+      (key) => JSON.stringify(env[key]) !== JSON.stringify(old?.[key]),
+    );
     if (old === undefined) moves.push(`${name} appeared`);
-    else {
-      const fields = Object.keys(env).filter(
-        (key) => JSON.stringify(env[key]) !== JSON.stringify(old[key]),
-      );
-      if (fields.length > 0) moves.push(`${name} changed (${fields.join(', ')})`);
-    }
+    else if (changed.length > 0) moves.push(`${name} changed (${changed.join(', ')})`);
   }
   for (const name of before.keys()) if (!after.has(name)) moves.push(`${name} disappeared`);
   return moves.sort(compareNames);

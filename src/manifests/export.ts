@@ -1,7 +1,12 @@
 import { Document } from 'yaml';
 import type { ApiDialect } from '../core/dialect.ts';
-import { ENVIRONMENT_TYPES, FIELD_LIST, RECORDED_FIELDS, sendRoute } from '../core/fields.ts';
-import { normalizeValue } from '../core/value-kinds.ts';
+import {
+  ENVIRONMENT_TYPES,
+  FIELD_LIST,
+  normalizeValue,
+  RECORDED_FIELDS,
+  sendRoute,
+} from '../core/fields.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { escapeJson } from '../core/escape.ts';
 import { compareNames, NAME_PATTERN } from '../core/names.ts';

@@ -1,8 +1,7 @@
 import { resolve as resolvePath } from 'node:path';
 import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
-import { assembleOrgs, type OrgManifest, type ParsedFile } from './assemble.ts';
+import { assembleOrgs, type OrgManifest, type ParsedFile } from './orgs.ts';
 import {
   discoverGivenPaths,
   discoverManifestFiles,
@@ -20,7 +19,7 @@ import {
   type SkippedFile,
 } from './parse.ts';
 import { resolvePolicyFiles, type LoadedFile } from './policy-files.ts';
-import { textLocator, type Locator, type Place } from './text-locator.ts';
+import { textLocator, type Locator, type Place } from './yaml-document.ts';
 
 /** The whole manifest tree, read and validated. */
 export interface ManifestSet {
@@ -39,21 +38,20 @@ export interface ManifestSet {
   readonly changedFiles?: ReadonlySet<string> | undefined;
   /**
    * Where a declared environment, or a place in it, is: for problems found after loading (a
-   * member that names no environment, say). Reads the file again; undefined when it cannot tell.
+   * member that names no environment, say). Reads the file again for a place below it.
    */
   readonly locate?: Locate | undefined;
 }
 
 /**
- * See ManifestSet.locate: `env` is an environment of the valid org `org` (whose names are unique),
- * `path` is below the environment, `place` a value in the list there or a key of the mapping.
+ * See ManifestSet.locate: `path` is below the environment `env`, `place` a value in the list
+ * there or a key of the mapping.
  */
 export type Locate = (
-  org: string,
   env: DesiredEnvironment,
   path: readonly (string | number)[],
   place?: Place,
-) => Promise<{ file: string; line: number; column: number; path: string } | undefined>;
+) => { file: string; line: number; column: number; path: string } | undefined;
 
 export interface LoadOptions {
   readonly root: string;
@@ -67,38 +65,12 @@ export interface LoadOptions {
   readonly strict?: boolean | undefined;
   /** Show file paths under this root instead of the real one (see discoverManifestFiles). */
   readonly displayRoot?: string | undefined;
-  /**
-   * Parsed files kept between loads (the daemon's): a file whose identity, size and time did not
-   * change is not read again, and one whose text did not change is not parsed again.
-   */
+  /** Parsed files kept between loads (the daemon's): a file whose text did not change is not parsed again. */
   readonly cache?: ManifestCache | undefined;
 }
 
-/** One file as last read: how to recognise it, its text and what it said. */
-export interface ManifestCacheEntry {
-  readonly statKey: string | undefined;
-  /** sha1 of the text: the text itself is not kept. */
-  readonly hash: string;
-  readonly result: ParsedManifest;
-}
-
-/** Parsed files by display path. */
-export type ManifestCache = Map<string, ManifestCacheEntry>;
-
-/**
- * A file's identity for the cache; undefined for a file changed in the last two seconds, whose
- * time stamp cannot tell two quick writes of the same size apart (git's "racy" rule).
- */
-function statKeyOf(file: string): string | undefined {
-  let info;
-  try {
-    info = fs.statSync(file);
-  } catch {
-    return undefined;
-  }
-  if (Date.now() - info.mtimeMs < 2000) return undefined;
-  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
-}
+/** Parsed files by display path: the sha1 of each one's text (not the text), and what it said. */
+export type ManifestCache = Map<string, { readonly hash: string; readonly result: ParsedManifest }>;
 
 /** A file read and parsed (or found in the cache), for resolvePolicyFiles. */
 function loadedFile(file: { path: string; display: string }, result: ParsedManifest): LoadedFile {
@@ -111,7 +83,6 @@ function loadedFile(file: { path: string; display: string }, result: ParsedManif
       notManifest: result.notManifest,
     },
     path: file.path,
-    policyFiles: result.policyFiles,
   };
 }
 
@@ -146,15 +117,6 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   const paths = new Map<string, string>();
   const changed = new Set<string>();
   for (const [index, file] of files.entries()) {
-    const cached = options.cache?.get(file.display);
-    const statKey = options.cache === undefined ? undefined : statKeyOf(file.path);
-    if (cached !== undefined && statKey !== undefined && cached.statKey === statKey) {
-      // Same file, untouched since the last load.
-      seen.set(file.display, cached);
-      paths.set(file.display, file.path);
-      loaded[index] = loadedFile(file, cached.result);
-      continue;
-    }
     const outcome = readManifestFile(file.path, options.maxFileBytes);
     if (!outcome.ok) {
       changed.add(file.display);
@@ -165,15 +127,14 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
       loaded[index] = { parsed: unreadable(file.display, message), path: file.path };
       continue;
     }
+    const cached = options.cache?.get(file.display);
     const hash =
       options.cache === undefined
         ? ''
         : crypto.createHash('sha1').update(outcome.text).digest('hex');
     const result =
-      cached !== undefined && cached.hash === hash
-        ? cached.result
-        : parseManifest(outcome.text, file.display);
-    if (options.cache !== undefined) seen.set(file.display, { statKey, hash, result });
+      cached?.hash === hash ? cached.result : parseManifest(outcome.text, file.display);
+    if (options.cache !== undefined) seen.set(file.display, { hash, result });
     if (result !== cached?.result) changed.add(file.display);
     paths.set(file.display, file.path);
     loaded[index] = loadedFile(file, result);
@@ -220,7 +181,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     message: problem.message,
     org: undefined,
   }));
-  const locate: Locate = async (_org, env, path, place) => {
+  const locate: Locate = (env, path, place) => {
     const source = env.source;
     if (source === undefined) return undefined;
     const at = placeOf(source, path, place);

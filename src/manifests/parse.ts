@@ -1,25 +1,24 @@
-import { LineCounter, isMap, parseAllDocuments, type Document } from 'yaml';
+import { type Document, isMap, LineCounter, parseAllDocuments } from 'yaml';
 import { escapeText } from '../core/escape.ts';
-import { environmentOf, type FieldValue } from '../core/fields.ts';
-import { normalizeValue } from '../core/value-kinds.ts';
+import { environmentOf, type FieldValue, normalizeValue } from '../core/fields.ts';
 import type { DesiredEnvironment } from '../core/model.ts';
 import { isName } from '../core/names.ts';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 import { noManifestReason } from '../core/validation.ts';
-import { isOtherYaml } from './other-yaml.ts';
 import {
   formatPath,
-  MANIFEST_KEYS,
   issueMessage,
+  MANIFEST_KEYS,
   misplacedKey,
   unknownKeyMessage,
   yamlSyntaxMessage,
 } from './messages.ts';
-import { manifestSchema, type Manifest } from './schema.ts';
+import { type Manifest, manifestSchema } from './schema.ts';
 import { STRAY_BOM, strayByteOrderMarks, structuralProblems } from './structural-problems.ts';
 import {
   hasStringKey,
   isEmptyDocument,
+  isOtherYaml,
   normalizeLineBreaks,
   offsetOf,
   parseOptions,
@@ -144,11 +143,6 @@ export interface ParsedManifest {
   readonly problems: readonly ManifestProblem[];
   /** The names invalid documents declare (for the check of names declared twice). */
   readonly declared?: readonly DeclaredName[] | undefined;
-  /**
-   * The policy files invalid documents name (`policies[].file`, as written): they are not read
-   * as manifests either, so a mistake in one manifest does not make its policy file a second one.
-   */
-  readonly policyFiles?: readonly string[] | undefined;
   /** Some other YAML, skipped (see ParseOptions): no document, no problem. */
   readonly notManifest?: true | undefined;
 }
@@ -195,7 +189,6 @@ export function parseManifest(
   const problems: ManifestProblem[] = [];
   const documents: ManifestDocument[] = [];
   const declared: DeclaredName[] = [];
-  const policyFiles: string[] = [];
   const at = (offset: number, path: string, message: string, org: string | undefined) => {
     const { line, col } = lineCounter.linePos(offset);
     problems.push({ file, line, column: col, path, message, org });
@@ -311,7 +304,6 @@ export function parseManifest(
       }
       if (org !== undefined)
         declared.push(...declaredNames(doc, value, org, document, lineCounter));
-      policyFiles.push(...namedPolicyFiles(value));
       continue;
     }
     const manifest = result.data as Manifest;
@@ -355,7 +347,6 @@ export function parseManifest(
     documents,
     problems,
     ...(declared.length === 0 ? {} : { declared }),
-    ...(policyFiles.length === 0 ? {} : { policyFiles }),
   };
 }
 
@@ -367,16 +358,6 @@ function declaredAt(
 ): { line: number; column: number } {
   const { line, col } = lineCounter.linePos(offsetOf(doc, [], key));
   return { line, column: col };
-}
-
-/** The `policies[].file` paths an invalid document names, as far as they can be read. */
-function namedPolicyFiles(value: unknown): string[] {
-  const policies = (value as { policies?: unknown } | null)?.policies;
-  if (!Array.isArray(policies)) return [];
-  return policies.flatMap((entry: unknown) => {
-    const file = (entry as { file?: unknown } | null)?.file;
-    return typeof file === 'string' && file !== '' ? [file] : [];
-  });
 }
 
 /**

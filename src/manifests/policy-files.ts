@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 import * as fs from 'node:fs';
 import { kindOf } from '../runtime/read-file.ts';
-import type { ParsedFile } from './assemble.ts';
+import type { ParsedFile } from './orgs.ts';
 import { readManifestFile } from './discover.ts';
 import type { ManifestDocument, ManifestProblem, PolicyEntry } from './parse.ts';
 
@@ -22,8 +22,6 @@ export interface LoadedFile {
   readonly parsed: ParsedFile;
   /** The path as walked, absolute. */
   readonly path: string;
-  /** The policy files the file's invalid documents name, as written. */
-  readonly policyFiles?: readonly string[] | undefined;
 }
 
 export interface PolicyFileOptions {
@@ -61,10 +59,9 @@ export function resolvePolicyFiles(
 ): ParsedFile[] {
   const named = new Set<string>(); // real paths (or lexical, where none) of every named file
   for (const file of files) {
-    const written = [
-      ...file.parsed.documents.flatMap((doc) => (doc.policies ?? []).map((entry) => entry.file)),
-      ...(file.policyFiles ?? []),
-    ];
+    const written = file.parsed.documents.flatMap((doc) =>
+      (doc.policies ?? []).map((entry) => entry.file),
+    );
     for (const name of written) {
       const target = targetOf(file.path, name);
       named.add(realpath(target) ?? target);

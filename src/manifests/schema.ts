@@ -1,8 +1,14 @@
 import * as z from 'zod';
-import { FIELD_LIST, FIELDS, type FieldSpec, type ValueKind } from '../core/fields.ts';
-import { repeatedIndexes } from '../core/string-sets.ts';
-import { MAP_KEY_MAX, MAP_VALUE_MAX } from '../core/string-maps.ts';
-import { isPlainObject } from '../core/plain-object.ts';
+import {
+  FIELD_LIST,
+  FIELDS,
+  type FieldSpec,
+  isPlainObject,
+  MAP_KEY_MAX,
+  MAP_VALUE_MAX,
+  repeatedIndexes,
+  type ValueKind,
+} from '../core/fields.ts';
 import { describeValue } from './messages.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 
@@ -219,4 +225,18 @@ export interface Manifest {
     readonly name: string;
     readonly renamed_from?: string | undefined;
   } & Record<string, unknown>)[];
+}
+
+/**
+ * The JSON Schema (draft 2020-12) of one manifest document, generated from the same zod schema
+ * the validator uses, so the two cannot drift apart (a test checks that they agree).
+ */
+export function manifestJsonSchema(): Record<string, unknown> {
+  const generated = z.toJSONSchema(manifestSchema, { target: 'draft-2020-12', io: 'input' });
+  const { $schema, ...rest } = generated;
+  return {
+    $schema,
+    title: 'envsync manifest',
+    ...rest,
+  };
 }

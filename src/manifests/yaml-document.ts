@@ -3,9 +3,10 @@ import {
   isPair,
   isScalar,
   isSeq,
+  LineCounter,
+  parseAllDocuments,
   type Document,
   type DocumentOptions,
-  type LineCounter,
   type ParseOptions,
   type ScalarTag,
   type SchemaOptions,
@@ -13,7 +14,7 @@ import {
 
 /**
  * Reading a manifest with the `yaml` package, which keeps every node's place in the text: how a
- * file is parsed, and how a path of a parsed document is found in it.
+ * file is parsed, whether it is other YAML, and how a path of a parsed document is found in it.
  */
 
 export type PathSegment = string | number;
@@ -106,4 +107,87 @@ export function itemIndex(
   if (!isSeq(node)) return undefined;
   const index = node.items.findIndex((entry) => isScalar(entry) && entry.value === item);
   return index < 0 ? undefined : index;
+}
+
+/**
+ * A document with neither of these keys is not a manifest but some other YAML (a Kubernetes
+ * object, a CI file): a file of only such documents is skipped unless --strict. The keys count at
+ * the root, and in a mapping of a list at the root: a manifest written as a list by mistake is
+ * reported, not skipped.
+ */
+const MANIFEST_MARKERS: readonly string[] = ['org', 'environments'];
+
+/** Whether a node is a mapping with `org` or `environments`. */
+function hasMarker(node: unknown): boolean {
+  return (
+    isMap(node) &&
+    node.items.some(
+      (pair) => isScalar(pair.key) && MANIFEST_MARKERS.includes(pair.key.value as string),
+    )
+  );
+}
+
+/**
+ * Whether a file is some other YAML, skipped (parse.ts, ParseOptions): every document is read
+ * without a syntax error, and none that is not empty has `org` or `environments` at its root or
+ * in a mapping of a list there. The schema's other rules (tags, keys) are a manifest's, not asked
+ * of other YAML.
+ */
+export function isOtherYaml(docs: readonly Document[], strayMarks: readonly number[]): boolean {
+  if (strayMarks.length > 0 || docs.some((doc) => doc.errors.length > 0)) return false;
+  const written = docs.filter((doc) => !isEmptyDocument(doc));
+  return (
+    written.length > 0 &&
+    !written.some(
+      ({ contents }) => hasMarker(contents) || (isSeq(contents) && contents.items.some(hasMarker)),
+    )
+  );
+}
+
+/**
+ * A place below a path: a value in the list there (`item`), or a key of the mapping there, where
+ * the key itself is written (`key`).
+ */
+export type Place = { readonly item: string } | { readonly key: string };
+
+/** The 1-based line and column of a place in a file, and the path it was found at. */
+export type Locator = (
+  document: number,
+  path: readonly (string | number)[],
+  place?: Place,
+) => { line: number; column: number; path: readonly (string | number)[] };
+
+/**
+ * Returns a function that finds the 1-based line and column of `path` in document `document` of
+ * `text` (for messages found after loading, about a place below an environment); with a `place`, of that value
+ * in the list at `path`, or of that key of the mapping at `path`. The text is parsed once, on the first call, however many places are asked
+ * for: a file that repeats a name thousands of times costs one parse, not one per repeat.
+ */
+export function textLocator(text: string): Locator {
+  let parsed: { docs: Document[]; lineCounter: LineCounter } | null | undefined;
+  return (document, path, place) => {
+    if (parsed === undefined) {
+      const lineCounter = new LineCounter();
+      try {
+        const all = parseAllDocuments(normalizeLineBreaks(text), parseOptions(lineCounter));
+        parsed = { docs: (all as Document[]).filter((d) => !isEmptyDocument(d)), lineCounter };
+      } catch {
+        parsed = null;
+      }
+    }
+    const doc = parsed?.docs[document];
+    if (parsed === null || doc === undefined) return { line: 1, column: 1, path };
+    try {
+      if (place !== undefined && 'key' in place) {
+        const { line, col } = parsed.lineCounter.linePos(offsetOf(doc, path, place.key));
+        return { line, column: col, path: [...path, place.key] };
+      }
+      const index = place === undefined ? undefined : itemIndex(doc, path, place.item);
+      const at = index === undefined ? path : [...path, index];
+      const { line, col } = parsed.lineCounter.linePos(offsetOf(doc, at));
+      return { line, column: col, path: at };
+    } catch {
+      return { line: 1, column: 1, path };
+    }
+  };
 }

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { Agent } from 'undici';
 import type { Clock } from '../core/clock.ts';
 import type { Masker } from '../core/mask.ts';
-import { parseRetryAfter } from '../core/retry-policy.ts';
+import { parseRetryAfter } from '../api/retry-policy.ts';
 import { VERSION } from '../runtime/version.ts';
 import type { NotifyEvent } from './events.ts';
 import {

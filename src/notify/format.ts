@@ -5,7 +5,7 @@
  */
 import { escapeJson, escapeSlack } from '../core/escape.ts';
 import { MIN_RUN } from '../core/mask.ts';
-import { showValue } from '../core/value-kinds.ts';
+import { showValue } from '../core/fields.ts';
 import type { FieldDiff } from '../core/model.ts';
 import type { EventEnvironment, NotifyEvent } from './events.ts';
 import type { ProblemReport } from '../core/report.ts';

@@ -1,14 +1,17 @@
-import path from 'node:path';
 import * as fsPromises from 'node:fs/promises';
+import path from 'node:path';
+import { writeFileSynced } from '../runtime/write-file.ts';
 
-/** Files envsync writes: whole or not at all, and without leaving temp files behind. */
-
-/** Writes a file so that readers see the old or the new content, never a part (temp + rename). */
+/**
+ * Writes a file whole or not at all, for readers the old content or the new: a new temp file
+ * beside it (O_EXCL), flushed, renamed over it. The temp file's name carries the writer's pid, so
+ * that the next run can tell a killed writer's (removeStaleTempFiles).
+ */
 export async function writeFileAtomic(file: string, content: string): Promise<void> {
   await fsPromises.mkdir(path.dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    await fsPromises.writeFile(temp, content, { flush: true });
+    await writeFileSynced(temp, content, { exclusive: true, mode: 0o666 });
     await fsPromises.rename(temp, file);
   } catch (error) {
     await fsPromises.unlink(temp).catch(() => undefined);
@@ -30,12 +33,11 @@ export function isAlive(pid: number): boolean {
 export async function removeStaleTempFiles(file: string): Promise<void> {
   const dir = path.dirname(file);
   const prefix = `${path.basename(file)}.`;
-  const names = await fsPromises.readdir(dir).catch(() => [] as string[]);
-  for (const name of names) {
-    const match = /^(\d+)\.[a-z0-9]+\.tmp$/.exec(
-      name.startsWith(prefix) ? name.slice(prefix.length) : '',
-    );
-    if (match !== null && !isAlive(Number(match[1])))
+  for (const name of await fsPromises.readdir(dir).catch(() => [] as string[])) {
+    const pid = name.startsWith(prefix)
+      ? /^(\d+)\.[a-z0-9]+\.tmp$/.exec(name.slice(prefix.length))
+      : null;
+    if (pid !== null && !isAlive(Number(pid[1])))
       await fsPromises.unlink(path.join(dir, name)).catch(() => undefined);
   }
 }

@@ -1,74 +1,86 @@
+/**
+ * One writer per state file at a time: `<state>.lock`, holding the writer's pid, host name and
+ * start time, linked into place whole (the link fails when it exists). It is held only while the
+ * file is re-read, merged and written (docs/state.md), so a holder that keeps it for long is gone,
+ * not busy, and its lock is reclaimed (judgeLock).
+ */
+import * as fsPromises from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import * as z from 'zod';
 import type { Clock } from '../core/clock.ts';
-import { describeHolder, judgeLock, parseLockHolder, type LockHolder } from './lock-rules.ts';
-import { isAlive } from './files.ts';
-import { formatDuration, StateLockTimeoutError } from './errors.ts';
-import * as fsPromises from 'node:fs/promises';
+import { formatDuration } from '../config/duration.ts';
 import { READ_LIMITS, readRegularFile } from '../runtime/read-file.ts';
+import { ConfigError } from '../runtime/errors.ts';
+import { isAlive } from './files.ts';
+
+const holderSchema = z.object({
+  pid: z.int().positive(),
+  hostname: z.string(),
+  startedAt: z.string(),
+});
+export type LockHolder = z.infer<typeof holderSchema>;
+
+/** How long a lock from another host (or one whose content cannot be read) is honoured. */
+export const FOREIGN_LOCK_STALE_MS = 60_000;
+
+/** A lock in a waiter's way: its holder (undefined: unreadable), and how long ago it was written. */
+export interface LockFacts {
+  readonly holder: LockHolder | undefined;
+  readonly ageMs: number;
+  readonly here: { readonly hostname: string; readonly pid: number };
+  /** Whether a process with this pid runs on this host. */
+  readonly alive: (pid: number) => boolean;
+}
 
 /**
- * One writer per state file at a time: `<state>.lock`, linked into place whole (the link fails
- * when it exists), holding the writer's pid, host name and start time. It is held only while the file is re-read, merged and written
- * (see docs/state.md); a lock whose holder is gone is reclaimed (state/lock-rules.ts decides).
+ * Why a lock found on the state file is stale, or undefined while it is held. On this host, its
+ * holder's pid is asked (our own pid, when this process does not hold it, is a process before a
+ * container restart); from another host, or unreadable, it is honoured for FOREIGN_LOCK_STALE_MS.
  */
+export function judgeLock({ holder, here, alive, ageMs }: LockFacts): string | undefined {
+  if (holder === undefined || holder.hostname !== here.hostname) {
+    if (ageMs <= FOREIGN_LOCK_STALE_MS) return undefined;
+    const who = holder === undefined ? 'an unreadable lock' : `host ${holder.hostname}`;
+    return `${who}, last written ${Math.round(ageMs / 1000)}s ago (more than ${FOREIGN_LOCK_STALE_MS / 1000}s)`;
+  }
+  if (holder.pid === here.pid) return `pid ${holder.pid} is this process, which does not hold it`;
+  return alive(holder.pid) ? undefined : `pid ${holder.pid} is not running`;
+}
 
 /** Lock files this process holds: a second store of the same file in this process waits too. */
 const heldHere = new Set<string>();
 
-/** What a lock file found in the way says, and which file (inode) it was. */
-async function inspect(
-  lockFile: string,
-  clock: Clock,
-  timeoutMs: number | undefined,
-): Promise<{ holder: LockHolder | undefined; ino: number; ageMs: number } | undefined> {
-  try {
-    const { bytes, identity } = await readRegularFile(lockFile, {
-      subject: `the state file's lock ${lockFile}`,
-      fix: 'delete it (envsync creates the lock as a file, and deletes it when done)',
-      maxBytes: READ_LIMITS.stateLock,
-      limit: 'for a lock file',
-      timeoutMs,
-    });
-    const holder = parseLockHolder(bytes.toString('utf8'));
-    return { holder, ino: identity.ino, ageMs: Math.max(0, clock.now() - identity.mtimeMs) };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // released meanwhile
-    throw error;
-  }
-}
-
-/** Creates the lock file, or returns undefined when another one is there. */
-async function create(lockFile: string, clock: Clock): Promise<number | undefined> {
-  const holder: LockHolder = {
-    pid: process.pid,
-    hostname: hostname(),
-    startedAt: new Date(clock.now()).toISOString(),
-  };
-  // The holder is written in full before the lock exists, then linked into place (a link fails
-  // if the lock exists, like O_EXCL): a writer killed at any moment leaves no lock or a whole
-  // one, never an empty one that nobody could judge. Its temp file goes at the next load.
+/** Creates the lock file: its inode, or undefined when another lock is there. */
+async function create(lockFile: string, holder: LockHolder): Promise<number | undefined> {
+  // The holder is written in full before the lock exists, then linked into place: a writer killed
+  // at any moment leaves no lock or a whole one, never an empty one that nobody could judge. Its
+  // temp file goes at the next load.
   const temp = `${lockFile}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
     await fsPromises.writeFile(temp, `${JSON.stringify(holder)}\n`, { flag: 'wx' });
     const { ino } = await fsPromises.stat(temp);
-    try {
-      await fsPromises.link(temp, lockFile);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
-      throw error;
-    }
+    await fsPromises.link(temp, lockFile);
     return ino;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw error;
   } finally {
     await fsPromises.unlink(temp).catch(() => undefined);
   }
 }
 
+/** Removes `file` if it is still the inode `ino`, never a lock that replaced it. */
+async function unlinkIfStill(file: string, ino: number): Promise<boolean> {
+  if ((await fsPromises.stat(file).catch(() => undefined))?.ino !== ino) return false;
+  await fsPromises.unlink(file).catch(() => undefined);
+  return true;
+}
+
 /**
  * Takes the lock of `file`, waiting up to `timeoutMs` for another writer; resolves with its
- * release. Throws StateLockTimeoutError when the wait is over, and the file system's own error
- * (EACCES, EROFS, ENOSPC, ...) when the lock cannot be created at all. A lock's age is the clock's
- * time less the lock file's modification time: on a clock behind the real one, locks look new.
+ * release. Throws a ConfigError naming the holder when the wait is over, and the file system's
+ * error when the lock cannot be created. A lock's age is the clock's time less its mtime.
  */
 export async function acquireStateLock(
   file: string,
@@ -80,57 +92,66 @@ export async function acquireStateLock(
   }: {
     readonly timeoutMs: number;
     /** How long a read of a lock in the way may take (--deadline). */
-    readonly readTimeoutMs?: number | undefined;
+    readonly readTimeoutMs: number | undefined;
     readonly logger: Logger;
     readonly clock: Clock;
   },
 ): Promise<() => Promise<void>> {
   const lockFile = `${file}.lock`;
+  const here = { hostname: hostname(), pid: process.pid };
   const deadline = clock.now() + timeoutMs;
   let delayMs = 10;
   let last: LockHolder | undefined;
   for (;;) {
     if (!heldHere.has(lockFile)) {
-      const ino = await create(lockFile, clock);
+      const ino = await create(lockFile, {
+        ...here,
+        startedAt: new Date(clock.now()).toISOString(),
+      });
       if (ino !== undefined) {
         heldHere.add(lockFile);
         return async () => {
           heldHere.delete(lockFile);
-          // Only our own lock: one reclaimed from us by mistake belongs to its new holder.
-          const now = await fsPromises.stat(lockFile).catch(() => undefined);
-          if (now?.ino === ino) await fsPromises.unlink(lockFile).catch(() => undefined);
+          await unlinkIfStill(lockFile, ino); // one reclaimed from us belongs to its new holder
         };
       }
-      const found = await inspect(lockFile, clock, readTimeoutMs);
-      if (found === undefined) continue;
-      const verdict = judgeLock({
-        holder: found.holder,
-        here: { hostname: hostname(), pid: process.pid },
-        alive: isAlive,
-        ageMs: found.ageMs,
+      const found = await readRegularFile(lockFile, {
+        subject: `the state file's lock ${lockFile}`,
+        fix: 'delete it (envsync creates the lock as a file, and deletes it when done)',
+        maxBytes: READ_LIMITS.stateLock,
+        limit: 'for a lock file',
+        timeoutMs: readTimeoutMs,
+      }).catch((error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // let go meanwhile
+        throw error;
       });
-      if (verdict.kind === 'stale') {
-        // Only the lock judged: if another waiter reclaimed it first, theirs stays.
-        const again = await fsPromises.stat(lockFile).catch(() => undefined);
-        if (again?.ino === found.ino) {
-          await fsPromises.unlink(lockFile).catch(() => undefined);
-          logger.warn(
-            { stateFile: file, lockFile, holder: found.holder },
-            `reclaimed the state file's lock ${lockFile}: its holder is gone (${verdict.reason})`,
-          );
-        }
-        if (clock.now() < deadline) continue;
+      if (found === undefined) continue;
+      const { ino: foundIno, mtimeMs } = found.identity;
+      const ageMs = Math.max(0, clock.now() - mtimeMs);
+      let holder: LockHolder | undefined;
+      try {
+        holder = holderSchema.parse(JSON.parse(found.bytes.toString('utf8')));
+      } catch {
+        holder = undefined;
       }
-      last = found.holder;
+      const stale = judgeLock({ holder, ageMs, here, alive: isAlive });
+      // Only the lock judged: if another waiter reclaimed it first, theirs stays.
+      if (stale !== undefined && (await unlinkIfStill(lockFile, foundIno))) {
+        logger.warn(
+          { stateFile: file, lockFile, holder },
+          `reclaimed the state file's lock ${lockFile}: its holder is gone (${stale})`,
+        );
+      }
+      if (stale !== undefined && clock.now() < deadline) continue;
+      last = holder;
     }
     const left = deadline - clock.now();
     if (left <= 0) {
-      throw new StateLockTimeoutError(
-        file,
-        `the state file ${file} is locked by another envsync writer (${describeHolder(last)}); ` +
-          `waited ${formatDuration(timeoutMs)} for it. If that process is still running, let it ` +
-          `finish or raise --state-lock-timeout (ENVSYNC_STATE_LOCK_TIMEOUT); if it is gone, ` +
-          `delete ${lockFile}`,
+      const who = last
+        ? `pid ${last.pid} on host ${last.hostname}, since ${last.startedAt}`
+        : 'a holder that cannot be read';
+      throw new ConfigError(
+        `the state file ${file} is locked by another envsync writer (${who}); waited ${formatDuration(timeoutMs)} for it. If that process is still running, let it finish or raise --state-lock-timeout (ENVSYNC_STATE_LOCK_TIMEOUT); if it is gone, delete ${lockFile}`,
       );
     }
     await clock.sleep(Math.min(delayMs, left));

@@ -1,98 +1,112 @@
+import * as fsPromises from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import type { AppliedLookup, AppliedRecord, Records } from '../core/model.ts';
 import { Masker } from '../core/mask.ts';
-import { compareNames } from '../core/names.ts';
-import { planMerge, sameFile, type FileIdentity } from './merge.ts';
+import { emptyMap } from '../core/fields.ts';
+import { ConfigError, errorMessage } from '../runtime/errors.ts';
+import { FileReadError, READ_LIMITS, readRegularFile } from '../runtime/read-file.ts';
 import { systemClock } from '../runtime/system-clock.ts';
-import { Coalescer } from './coalescer.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './files.ts';
-import { orgPart, recordAt, recordsOf, stateText, toGroups, type Group } from './codec.ts';
-import { stateWriteError } from './errors.ts';
-import { identityOf, readStateFile } from './state-file.ts';
+import { parseState, STATE_VERSION, stateText } from './format.ts';
 import { acquireStateLock } from './lock.ts';
-import * as fsPromises from 'node:fs/promises';
-
-export { StateLockTimeoutError, StateWriteError } from './errors.ts';
-
-/** How long a writer waits for another one's lock on the state file, unless told otherwise. */
-export const DEFAULT_STATE_LOCK_TIMEOUT_MS = 30_000;
 
 export interface StateStoreOptions {
-  /** The secrets the file never holds (groupJson); none by default. */
+  /** The secrets the file never holds (format.ts, stateText). */
   readonly secrets?: Masker | undefined;
-  /** How long a save waits for another writer's lock (--state-lock-timeout). */
+  /** --state-lock-timeout, 30 s by default. */
   readonly lockTimeoutMs?: number | undefined;
-  /** The time, for the lock's waits and the holder's start (the real clock by default). */
   readonly clock?: Clock | undefined;
-  /**
-   * Log, once, the write that creates the file: for the default path, which a command creates in
-   * its working directory without being asked to.
-   */
+  /** Log, once, the write that creates the file (the default path, made without being asked). */
   readonly announceCreation?: boolean | undefined;
-  /** How long a read of the file or of its lock may take (--deadline; 5 minutes by default). */
+  /** How long a read of the file or of its lock may take (--deadline). */
   readonly readTimeoutMs?: number | undefined;
 }
 
+/** Which file a path named, as of when: a rename puts a new one in place. */
+const identityOf = (stats: { dev: number; ino: number; size: number; mtimeMs: number }) =>
+  `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+
+const identityNow = (file: string) => fsPromises.stat(file).then(identityOf, () => undefined);
+
+/** The state file could not be written: which file, why, and what to do. */
+export class StateWriteError extends Error {
+  override name = 'StateWriteError';
+  readonly file: string;
+  constructor(file: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.file = file;
+  }
+}
+
+/** What to do about a system error met writing the state file, by its code. */
+const HINTS: readonly (readonly [readonly string[], string])[] = [
+  [
+    ['EACCES', 'EPERM', 'EROFS'],
+    'make its directory writable by this user, or point --state (ENVSYNC_STATE) at a writable place',
+  ],
+  [
+    ['ENOSPC', 'EDQUOT'],
+    'free space on that disk (or raise the quota), or point --state (ENVSYNC_STATE) at another disk',
+  ],
+  [
+    ['ENOTDIR', 'EEXIST', 'EISDIR'],
+    'a part of its path is not what it should be (a file where a directory belongs, or the reverse): fix the path given to --state (ENVSYNC_STATE)',
+  ],
+];
+
+/** Whatever writing the state file threw, as a StateWriteError that says what to do. */
+function stateWriteError(file: string, error: unknown): StateWriteError {
+  // A ConfigError says what to do itself (another writer's lock, a file that is not one, ...).
+  if (error instanceof ConfigError)
+    return new StateWriteError(file, error.message, { cause: error });
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
+  const hint =
+    HINTS.find(([codes]) => codes.includes(code))?.[1] ??
+    'check that the path given to --state (ENVSYNC_STATE) can be written';
+  const message = `cannot write the state file ${file}: ${errorMessage(error)}; ${hint}`;
+  return new StateWriteError(file, message, { cause: error });
+}
+
 /**
- * The state file in memory: per org and environment, what envsync last applied of the fields a
- * listing may not carry, and the fingerprint of what it last applied (core/drift.ts). Reading
- * it is forgiving: a missing or broken file costs one extra PUT per environment, never a crash.
- * Writing it is not: a save that fails rejects with a StateWriteError, and the engine sends
- * nothing it could not record first (docs/state.md).
- * Each write takes the file's lock, re-reads the file if another writer changed it, keeps that
- * writer's records of every org this store did not change, and replaces the file atomically
- * (temp file + rename). Writes are coalesced.
+ * The state file in memory (docs/state.md). Reading it is forgiving: a broken file is a warning
+ * and an empty state, which costs extra PUTs, never a wrong change. Writing it is not: a save
+ * that fails rejects with a StateWriteError, and the engine sends nothing it could not record.
  */
 export class StateStore {
   readonly file: string;
   readonly api: string | undefined;
-  /**
-   * Each org's records, grouped as the file has them: a reference per environment, and no
-   * per-org dictionary until the org is asked for (at 300,000 environments those dictionaries
-   * were 18 MB).
-   */
-  #orgs: Map<string, readonly Group[]>;
-  /** Each org's part of the file, serialized once per change (a big state is written often). */
-  readonly #parts = new Map<string, string>();
+  readonly #orgs = new Map<string, Records>();
   readonly #logger: Logger;
-  readonly #lockTimeoutMs: number;
-  readonly #readTimeoutMs: number | undefined;
-  readonly #clock: Clock;
-  readonly #secrets: Masker;
-  /** The file as this store last read or wrote it: when it is still that file, no re-read. */
-  #identity: FileIdentity | undefined;
+  readonly #options: StateStoreOptions;
+  /** The file as this store last read or wrote it: while it is still that file, no re-read. */
+  #identity: string | undefined;
   /** Orgs set since the last write that holds them: this store's, whatever the file says. */
   readonly #dirty = new Set<string>();
-  readonly #writes = new Coalescer(() => this.#writeDirty());
+  /** The write under way, and the next one, which serves every save asked for meanwhile. */
+  #running: Promise<void> | undefined;
+  #next: Promise<void> | undefined;
   #writeError: string | undefined;
-  /** Whether the write that creates the file is still to be logged. */
   #announceCreation: boolean;
 
   private constructor(
     file: string,
     api: string | undefined,
-    orgs: Map<string, readonly Group[]>,
     logger: Logger,
     options: StateStoreOptions,
-    identity: FileIdentity | undefined,
   ) {
     this.file = file;
     this.api = api;
-    this.#orgs = orgs;
     this.#logger = logger;
-    this.#lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_STATE_LOCK_TIMEOUT_MS;
-    this.#readTimeoutMs = options.readTimeoutMs;
-    this.#clock = options.clock ?? systemClock;
-    this.#secrets = options.secrets ?? new Masker();
-    this.#identity = identity;
+    this.#options = options;
     this.#announceCreation = options.announceCreation === true;
   }
 
   /**
-   * Loads the state file; anything wrong with its text is a warning and an empty state. A path
-   * that is not a regular file, or a file over the limit, is an error (state-file.ts).
+   * Loads the state file written for `api`. Throws a FileReadError (exit 1) for a path that is
+   * not a regular file, a file over 256 MiB or a read past --deadline, and a ConfigError for an
+   * older version: starting empty there would hide the mistake, or send what the file held back.
    */
   static async load(
     file: string,
@@ -102,46 +116,56 @@ export class StateStore {
   ): Promise<StateStore> {
     await removeStaleTempFiles(file);
     await removeStaleTempFiles(`${file}.lock`);
-    const read = await readStateFile(file, api, options.readTimeoutMs);
-    if (read.kind === 'ok') {
-      return new StateStore(file, api, read.orgs, logger, options, read.identity);
-    }
-    if (read.kind === 'missing') {
-      logger.debug({ stateFile: file }, 'no state file yet; starting empty');
-      return new StateStore(file, api, new Map(), logger, options, undefined);
-    }
-    logger.warn({ stateFile: file, ...read.fields }, `${read.what}; ${read.atLoad}`);
-    // The broken file is known: the first write replaces it, unless another writer did first.
-    return new StateStore(file, api, new Map(), logger, options, read.identity);
+    const store = new StateStore(file, api, logger, options);
+    const theirs = await store.#read('starting empty (it will be rewritten)');
+    for (const [org, records] of theirs ?? []) store.#orgs.set(org, records);
+    return store;
   }
 
-  /**
-   * The records of one org as a lookup, without building a table (the planner asks once per
-   * environment): a binary search in each group's sorted names, the last group first, as `get`.
-   */
-  lookup(org: string): AppliedLookup {
-    const groups = this.#orgs.get(org) ?? [];
-    return (name) => {
-      for (let g = groups.length - 1; g >= 0; g--) {
-        const group = groups[g] as Group;
-        const { names } = group;
-        let low = 0;
-        let high = names.length - 1;
-        while (low <= high) {
-          const middle = (low + high) >> 1;
-          const order = compareNames(names[middle] as string, name);
-          if (order === 0) return recordAt(group, middle);
-          if (order < 0) low = middle + 1;
-          else high = middle - 1;
-        }
-      }
+  /** Reads the file, noting which: its orgs, or undefined (and a warning ending `then`). */
+  async #read(then: string): Promise<Map<string, Records> | undefined> {
+    const { file } = this;
+    let read;
+    try {
+      read = await readRegularFile(file, {
+        subject: `state file ${file}`,
+        fix: 'point --state at a file, or at a path where envsync may create one',
+        maxBytes: READ_LIMITS.state,
+        limit: 'for a state file',
+        timeoutMs: this.#options.readTimeoutMs,
+      });
+    } catch (error) {
+      if (!(error instanceof FileReadError) || error.failure.kind !== 'error') throw error;
+      this.#identity = undefined;
+      if (error.code === 'ENOENT') this.#logger.debug({ stateFile: file }, 'no state file yet');
+      else
+        this.#logger.warn(
+          { stateFile: file, code: error.code },
+          `state file cannot be read; ${then}`,
+        );
       return undefined;
-    };
+    }
+    this.#identity = identityOf(read.identity);
+    const verdict = parseState(read.bytes.toString('utf8'), this.api);
+    if (verdict.kind === 'older') {
+      throw new ConfigError(
+        `the state file ${file} has version ${verdict.version}, an older format this envsync does not read (it reads version ${STATE_VERSION}); nothing was sent. Delete it: the next sync rebuilds it (one extra PUT per environment whose listing hides a declared field)`,
+      );
+    }
+    if (verdict.kind === 'ok') return verdict.orgs;
+    this.#logger.warn({ stateFile: file, ...verdict.fields }, `${verdict.what}; ${then}`);
+    return undefined;
+  }
+
+  /** The records of one org as a lookup by environment name (as `get` has them now). */
+  lookup(org: string): AppliedLookup {
+    const records = this.#orgs.get(org);
+    return (name) => records?.[name];
   }
 
   /** The records of one org, by environment name (a new object each time). */
   get(org: string): Readonly<Record<string, AppliedRecord>> {
-    return recordsOf(this.#orgs.get(org) ?? []);
+    return Object.assign(emptyMap<AppliedRecord>(), this.#orgs.get(org));
   }
 
   /** Why the last write failed; undefined once a write succeeds (for readiness and /status). */
@@ -151,8 +175,7 @@ export class StateStore {
 
   /** Replaces the records of one org. */
   set(org: string, records: Readonly<Records>): void {
-    this.#orgs.set(org, toGroups(records));
-    this.#parts.delete(org);
+    this.#orgs.set(org, Object.assign(emptyMap<AppliedRecord>(), records));
     this.#dirty.add(org);
   }
 
@@ -163,86 +186,65 @@ export class StateStore {
    * when the write that was to hold this call's changes failed; those changes stay pending.
    */
   save({ always = false }: { readonly always?: boolean } = {}): Promise<void> {
-    if (!always && this.#dirty.size === 0) return this.#writes.inFlight ?? Promise.resolve();
-    return this.#writes.request();
+    if (!always && this.#dirty.size === 0) return this.#running ?? Promise.resolve();
+    return (this.#next ??= this.#writeNext());
   }
 
-  /** One write of everything changed so far; what it fails to write stays pending. */
-  async #writeDirty(): Promise<void> {
-    const own = new Set(this.#dirty);
-    this.#dirty.clear();
-    try {
-      await this.#write(own);
-      this.#writeError = undefined;
-    } catch (error) {
-      for (const org of own) this.#dirty.add(org);
-      const failure = stateWriteError(this.file, error);
-      this.#writeError = failure.message;
-      throw failure;
-    }
-  }
-
-  /** Under the lock: merge what another writer saved, then replace the file. */
-  async #write(own: ReadonlySet<string>): Promise<void> {
-    await fsPromises.mkdir(path.dirname(this.file), { recursive: true });
-    const release = await acquireStateLock(this.file, {
-      timeoutMs: this.#lockTimeoutMs,
-      readTimeoutMs: this.#readTimeoutMs,
-      logger: this.#logger,
-      clock: this.#clock,
+  async #writeNext(): Promise<void> {
+    await this.#running?.catch(() => undefined);
+    this.#next = undefined;
+    const running = (this.#running = this.#write());
+    await running.finally(() => {
+      if (this.#running === running) this.#running = undefined;
     });
-    try {
-      const creates = this.#announceCreation && (await identityOf(this.file)) === undefined;
-      await this.#mergeFromDisk(own);
-      await writeFileAtomic(this.file, this.#text());
-      this.#identity = await identityOf(this.file);
-      this.#announceCreation = false;
-      if (creates) {
-        this.#logger.info(
-          { stateFile: this.file },
-          `created the state file ${this.file}: it records what envsync applied, for the next run; --state FILE or ENVSYNC_STATE puts it elsewhere (docs/state.md)`,
-        );
-      }
-    } finally {
-      await release();
-    }
   }
 
   /**
-   * If another writer replaced the file since this store last read or wrote it, takes that
-   * writer's records of every org this store has not changed (`own` and what is pending).
+   * One write of everything changed so far, under the lock; what it fails to write stays pending.
+   * It merges (docs/state.md): when another writer replaced the file, the orgs this store changed
+   * stay as it has them, and every other org is as that file has it, or goes.
    */
-  async #mergeFromDisk(own: ReadonlySet<string>): Promise<void> {
-    if (sameFile(await identityOf(this.file), this.#identity)) return;
-    const read = await readStateFile(this.file, this.api, this.#readTimeoutMs);
-    let theirs = new Map<string, readonly Group[]>();
-    if (read.kind === 'ok') theirs = read.orgs;
-    else if (read.kind === 'bad') {
-      this.#logger.warn(
-        { stateFile: this.file, ...read.fields },
-        `${read.what}; it is rewritten with the records this process holds`,
-      );
-    }
-    const { drop, take } = planMerge(
-      this.#orgs.keys(),
-      theirs.keys(),
-      (org) => own.has(org) || this.#dirty.has(org),
-    );
-    for (const org of drop) this.#orgs.delete(org);
-    for (const org of take) this.#orgs.set(org, theirs.get(org) as readonly Group[]);
-    for (const org of [...drop, ...take]) this.#parts.delete(org);
-  }
-
-  #text(): string {
-    const parts: string[] = [];
-    for (const org of [...this.#orgs.keys()].sort()) {
-      let part = this.#parts.get(org);
-      if (part === undefined) {
-        part = orgPart(org, this.#orgs.get(org) ?? [], this.#secrets);
-        this.#parts.set(org, part);
+  async #write(): Promise<void> {
+    const own = new Set(this.#dirty);
+    this.#dirty.clear();
+    const { file } = this;
+    try {
+      await fsPromises.mkdir(path.dirname(file), { recursive: true });
+      const release = await acquireStateLock(file, {
+        timeoutMs: this.#options.lockTimeoutMs ?? 30_000,
+        readTimeoutMs: this.#options.readTimeoutMs,
+        logger: this.#logger,
+        clock: this.#options.clock ?? systemClock,
+      });
+      try {
+        const onDisk = await identityNow(file);
+        if (onDisk !== this.#identity) {
+          const theirs = await this.#read('it is rewritten with the records this process holds');
+          const mine = (org: string) => own.has(org) || this.#dirty.has(org);
+          for (const org of this.#orgs.keys()) {
+            if (!mine(org) && !theirs?.has(org)) this.#orgs.delete(org);
+          }
+          for (const [org, records] of theirs ?? []) if (!mine(org)) this.#orgs.set(org, records);
+        }
+        const secrets = this.#options.secrets ?? new Masker();
+        await writeFileAtomic(file, stateText(this.api, this.#orgs, secrets));
+        this.#identity = await identityNow(file);
+        if (this.#announceCreation && onDisk === undefined) {
+          this.#logger.info(
+            { stateFile: file },
+            `created the state file ${file}: it records what envsync applied, for the next run; --state FILE or ENVSYNC_STATE puts it elsewhere (docs/state.md)`,
+          );
+        }
+        this.#announceCreation = false;
+      } finally {
+        await release();
       }
-      parts.push(part);
+      this.#writeError = undefined;
+    } catch (error) {
+      for (const org of own) this.#dirty.add(org);
+      const failure = stateWriteError(file, error);
+      this.#writeError = failure.message;
+      throw failure;
     }
-    return stateText(this.api, parts);
   }
 }

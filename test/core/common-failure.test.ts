@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   commonFailure,
   failureCause,
+  type FailureCause,
   failuresSaidOnce,
   neverAboutTheOrg,
+  type OrgOutcome,
   saidOnce,
   someNames,
-  type FailureCause,
-  type OrgOutcome,
-} from '../../src/core/common-failure.ts';
+} from '../../src/core/report.ts';
 
 const REFUSED: FailureCause = { kind: 'refused', code: 'ECONNREFUSED', host: '127.0.0.1:9' };
 const NOT_FOUND: FailureCause = { kind: 'dns', code: 'ENOTFOUND', host: 'api.x.invalid:443' };

@@ -5,7 +5,7 @@ import {
   fingerprint,
   keptValues,
   sentEnvironment,
-} from '../../src/core/diff.ts';
+} from '../../src/core/plan.ts';
 import { desired, observedFull, observedSpec } from '../helpers/builders.ts';
 
 describe('diffEnvironment', () => {

@@ -1,16 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fingerprint } from '../../src/core/diff.ts';
 import {
   appliedFingerprint,
   changeCause,
   confirmedRecords,
-  MAX_RECENT_DRIFTS,
-  recentDrifts,
   type DriftSeen,
-} from '../../src/core/drift.ts';
+  fingerprint,
+  MAX_RECENT_DRIFTS,
+  planOrg,
+  recentDrifts,
+} from '../../src/core/plan.ts';
 import type { AppliedRecord, DesiredEnvironment } from '../../src/core/model.ts';
-import { planOrg } from '../../src/core/plan.ts';
 import type { ChangeReport } from '../../src/core/report.ts';
 import { desired, observedFull, observedSpec } from '../helpers/builders.ts';
 

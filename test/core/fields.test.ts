@@ -1,15 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import {
+  emptyValue,
   environmentOf,
   FIELD_LIST,
   FIELDS,
+  normalizeSet,
+  normalizeValue,
   RECORDED_FIELDS,
+  repeatedIndexes,
+  sameValue,
   sendRoute,
+  showValue,
 } from '../../src/core/fields.ts';
-import { normalizeSet, repeatedIndexes } from '../../src/core/string-sets.ts';
 import { readListing } from '../../src/api/listing.ts';
 import { manifestSchema } from '../../src/manifests/schema.ts';
-import { emptyValue, normalizeValue, sameValue, showValue } from '../../src/core/value-kinds.ts';
 
 describe('the field registry', () => {
   it('names each field once, by its key, with distinct manifest keys and wire names', () => {

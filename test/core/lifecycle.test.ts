@@ -9,8 +9,8 @@ import { settleApply } from '../../src/core/outcome.ts';
 import {
   archiveGuard,
   DEFAULT_MAX_ARCHIVE,
-  OWNER_TAG_KEY,
   ownedBy,
+  OWNER_TAG_KEY,
   ownerTagValue,
 } from '../../src/core/ownership.ts';
 import { planOrg, renameConflicts } from '../../src/core/plan.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeWaves, unknownMembers } from '../../src/core/members.ts';
+import { changeWaves, unknownMembers } from '../../src/core/plan.ts';
 import { desired, observedFull } from '../helpers/builders.ts';
 
 const logical = (name: string, members: string[]) =>

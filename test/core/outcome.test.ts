@@ -1,16 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { fingerprint } from '../../src/core/diff.ts';
-import { appliedFingerprint } from '../../src/core/drift.ts';
+import { appliedFingerprint, fingerprint, planOrg } from '../../src/core/plan.ts';
 import type { AppliedRecord, OrgPlan } from '../../src/core/model.ts';
 import {
+  type ChangeOutcome,
   isTransientRound,
   KNOWN_NOT_CONVERGED,
   recordsInDoubt,
   sameRecords,
   settleApply,
-  type ChangeOutcome,
 } from '../../src/core/outcome.ts';
-import { planOrg } from '../../src/core/plan.ts';
 import { desired, observedFull, observedSpec } from '../helpers/builders.ts';
 
 const plain: AppliedRecord = { include_scaling: false, policies: [] };

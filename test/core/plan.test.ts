@@ -5,9 +5,8 @@ import type {
   DesiredEnvironment,
   ObservedEnvironment,
 } from '../../src/core/model.ts';
-import { fingerprint } from '../../src/core/diff.ts';
-import { planOrg } from '../../src/core/plan.ts';
-import { verifyChange } from '../../src/core/verify.ts';
+import { fingerprint, planOrg } from '../../src/core/plan.ts';
+import { verifyChange } from '../../src/core/outcome.ts';
 import { desired, observedFull, observedSpec } from '../helpers/builders.ts';
 
 describe('planOrg', () => {

@@ -8,13 +8,13 @@ import { RENDERERS } from '../../src/core/renderers.ts';
 import {
   exitCode,
   hasPendingChanges,
-  REPORT_VERSION,
-  summarize,
+  mergeOrgRounds,
   type OrgReport,
   type PolicyDocumentReport,
+  REPORT_VERSION,
   type RunReport,
+  summarize,
 } from '../../src/core/report.ts';
-import { mergeOrgRounds } from '../../src/core/report-merge.ts';
 import { renderStatusPage } from '../../src/daemon/page.ts';
 
 const DIGEST_A = `sha256:${'a'.repeat(64)}`;

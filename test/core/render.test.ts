@@ -4,17 +4,17 @@
  * these up (test/sync/, test/ci/); what each one decides is checked here.
  */
 import { describe, expect, it } from 'vitest';
-import { problemAnnotations, runAnnotations } from '../../src/commands/annotations.ts';
-import { commonFailure } from '../../src/core/common-failure.ts';
-import { RENDERERS } from '../../src/core/renderers.ts';
+import { problemAnnotations, runAnnotations } from '../../src/commands/ci.ts';
 import {
-  exitCode,
-  REPORT_VERSION,
-  summarize,
   type ChangeReport,
+  commonFailure,
+  exitCode,
   type OrgReport,
+  REPORT_VERSION,
   type RunReport,
+  summarize,
 } from '../../src/core/report.ts';
+import { RENDERERS } from '../../src/core/renderers.ts';
 
 const org = (name: string, overrides: Partial<OrgReport> = {}): OrgReport => ({
   org: name,

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mergeOrgRounds } from '../../src/core/report-merge.ts';
-import { summarize, type OrgReport } from '../../src/core/report.ts';
+import { mergeOrgRounds, type OrgReport, summarize } from '../../src/core/report.ts';
 
 const base: OrgReport = {
   org: 'acme',

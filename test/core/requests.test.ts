@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FIELDS } from '../../src/core/fields.ts';
+import { FIELDS, mapChanges } from '../../src/core/fields.ts';
 import type { DesiredEnvironment, FieldDiffs } from '../../src/core/model.ts';
 import { planOrg } from '../../src/core/plan.ts';
 import {
@@ -8,8 +8,7 @@ import {
   unsendableFields,
   unsendableMessage,
 } from '../../src/core/requests.ts';
-import { mapChanges } from '../../src/core/string-maps.ts';
-import { verifyChange } from '../../src/core/verify.ts';
+import { verifyChange } from '../../src/core/outcome.ts';
 import { observedFull, observedSpec } from '../helpers/builders.ts';
 
 const base: DesiredEnvironment = { name: 'prod', type: 'K8S', description: 'Production' };

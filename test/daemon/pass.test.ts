@@ -4,9 +4,9 @@
  * its log lines, its counters and its notifications (transitions only).
  */
 import { describe, expect, it } from 'vitest';
-import { commonFailure } from '../../src/core/common-failure.ts';
 import { shardOf } from '../../src/core/shard.ts';
 import {
+  commonFailure,
   summarize,
   type ChangeReport,
   type OrgReport,

@@ -13,6 +13,8 @@ export interface ApiClient {
   list(query?: string, org?: string): Promise<JsonResponse>;
   /** GET /api/v2/environments/{org}/{name}. */
   read(name: string, org?: string): Promise<JsonResponse>;
+  /** PATCH /api/v2/environments/{org}/{name} with `json` as the body. */
+  patch(name: string, json: unknown, org?: string): Promise<JsonResponse>;
   /** PUT /api/v2/environments/{org}/{name}/archive without a body. */
   archive(name: string, org?: string): Promise<JsonResponse>;
   /** PUT /api/v2/environments/{org}/{name}/rename with `json` as the body. */
@@ -94,6 +96,8 @@ export function apiClient(emu: TestEmulator, defaultOrg = 'acme'): ApiClient {
     list: (query, org = defaultOrg) =>
       call(query === undefined ? base(org) : `${base(org)}?${query}`),
     read: (name, org = defaultOrg) => call(`${base(org)}/${name}`),
+    patch: (name, json, org = defaultOrg) =>
+      call(`${base(org)}/${name}`, { method: 'PATCH', json }),
     archive: (name, org = defaultOrg) => call(`${base(org)}/${name}/archive`, { method: 'PUT' }),
     rename: (name, json, org = defaultOrg) =>
       call(`${base(org)}/${name}/rename`, { method: 'PUT', json }),
@@ -120,11 +124,11 @@ export function errorsOf(response: JsonResponse): Record<string, unknown> | unde
   return typeof errors === 'object' && errors !== null ? { ...errors } : undefined;
 }
 
-/** The entries of a bare-array listing (or an envelope's `environments`) as records. */
+/** The entries of a listing: a bare array, an envelope's `environments`, or the contract's `env`. */
 export function entriesOf(response: JsonResponse): Record<string, unknown>[] {
   const { body } = response;
-  const list =
-    typeof body === 'object' && body !== null && 'environments' in body ? body.environments : body;
+  const record = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+  const list = Array.isArray(body) ? body : (record['environments'] ?? record['env']);
   if (!Array.isArray(list)) return [];
   return list.filter(
     (entry: unknown): entry is Record<string, unknown> =>

@@ -1,14 +1,18 @@
-/** Fault injection: deterministic under a seed, each kind visible to a real client. */
+/**
+ * Fault injection: deterministic under a seed, each kind visible to a real client, changed at run
+ * time; and the listing faults (extra entries, entries without `org`, placeholders).
+ */
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Sleep } from '../../src/emulator/index.ts';
 import { send, startTestEmulator } from '../helpers/emulator.ts';
 import type { EmulatorOptions, JsonResponse, TestEmulator } from '../helpers/emulator.ts';
-import type { Sleep } from '../../src/emulator/index.ts';
+import { entriesOf } from './api-client.ts';
 
 const AUTH = { authorization: 'Bearer t' };
 const started: TestEmulator[] = [];
 
 async function start(options: EmulatorOptions): Promise<TestEmulator> {
-  const emu = await startTestEmulator({ orgs: ['acme'], ...options });
+  const emu = await startTestEmulator({ orgs: ['acme', 'beta'], ...options });
   started.push(emu);
   return emu;
 }
@@ -17,11 +21,12 @@ afterEach(async () => {
   await Promise.all(started.splice(0).map((emu) => emu.close()));
 });
 
-function list(emu: TestEmulator, extra: { headersTimeout?: number } = {}): Promise<JsonResponse> {
-  return send(`${emu.url}/api/v2/environments/acme`, {
+function list(emu: TestEmulator, path = 'acme', headersTimeout?: number): Promise<JsonResponse> {
+  const timeout = headersTimeout === undefined ? {} : { headersTimeout };
+  return send(`${emu.url}/api/v2/environments/${path}`, {
     headers: AUTH,
     dispatcher: emu.agent,
-    ...extra,
+    ...timeout,
   });
 }
 
@@ -31,126 +36,10 @@ async function statuses(emu: TestEmulator, count: number): Promise<number[]> {
   return result;
 }
 
-describe('fail rate', () => {
-  it('gives the same sequence of statuses for the same seed, on two fresh emulators', async () => {
-    const first = await start({ seed: 1, faults: { failRate: 0.5 } });
-    const second = await start({ seed: 1, faults: { failRate: 0.5 } });
-    const a = await statuses(first, 30);
-    const b = await statuses(second, 30);
-    expect(a).toEqual(b);
-    expect(a).toContain(200);
-    expect(a).toContain(503);
-    expect(new Set(a)).toEqual(new Set([200, 503]));
-  });
-
-  it('gives a different sequence for a different seed', async () => {
-    const one = await start({ seed: 1, faults: { failRate: 0.5 } });
-    const two = await start({ seed: 2, faults: { failRate: 0.5 } });
-    expect(await statuses(one, 30)).not.toEqual(await statuses(two, 30));
-  });
-
-  it('answers 503 with a JSON message and counts it', async () => {
-    const emu = await start({ faults: { failRate: 1 } });
-    const response = await list(emu);
-    expect(response.status).toBe(503);
-    expect(response.body).toEqual({ message: expect.any(String) });
-    const stats = await emu.getStats();
-    expect(stats.faults.fail).toBe(1);
-    expect(stats.byStatus).toEqual({ '503': 1 });
-  });
-
-  it('replays the same sequence after POST /_emulator/reset and after a PATCH of the seed', async () => {
-    const emu = await start({ seed: 7, faults: { failRate: 0.5 } });
-    const before = await statuses(emu, 20);
-    await emu.reset();
-    expect(await statuses(emu, 20)).toEqual(before);
-    await emu.setFaults({ seed: 7 });
-    expect(await statuses(emu, 20)).toEqual(before);
-  });
-
-  it('keeps the fail sequence when latency is added (a fixed number of draws per request)', async () => {
-    const plain = await start({ seed: 3, faults: { failRate: 0.5 } });
-    const slow = await start({ seed: 3, faults: { failRate: 0.5, latencyMs: { min: 0, max: 3 } } });
-    expect(await statuses(slow, 20)).toEqual(await statuses(plain, 20));
-  });
-
-  it('never applies faults to the admin endpoints', async () => {
-    const emu = await start({
-      faults: { failRate: 1, resetRate: 1, hangRate: 1, latencyMs: { min: 2000, max: 2000 } },
-    });
-    expect((await emu.getStats()).total).toBe(0);
-    expect((await emu.getStore()).orgs).toEqual({});
-  });
-
-  it('applies to unknown /api/ paths but not to other paths', async () => {
-    const emu = await start({ faults: { failRate: 1 } });
-    const api = await send(`${emu.url}/api/v9/nothing`, { dispatcher: emu.agent });
-    expect(api.status).toBe(503);
-    const other = await send(`${emu.url}/favicon.ico`, { dispatcher: emu.agent });
-    expect(other.status).toBe(404);
-  });
-});
-
-describe('reset rate', () => {
-  it('destroys the socket: the client sees a socket error, not an answer', async () => {
-    const emu = await start({ faults: { resetRate: 1 } });
-    await expect(list(emu)).rejects.toMatchObject({
-      code: expect.stringMatching(/UND_ERR_SOCKET|ECONNRESET/),
-    });
-    const stats = await emu.getStats();
-    expect(stats.faults.reset).toBe(1);
-    expect(stats.byStatus).toEqual({});
-    const [entry] = await emu.getRequests();
-    expect(entry).toMatchObject({ status: null, fault: 'reset' });
-  });
-
-  it('leaves the emulator serving once the rate is set back to 0', async () => {
-    const emu = await start({ faults: { resetRate: 1 } });
-    await expect(list(emu)).rejects.toMatchObject({ code: expect.any(String) });
-    await emu.setFaults({ resetRate: 0 });
-    expect((await list(emu)).status).toBe(200);
-  });
-});
-
-describe('hang rate', () => {
-  it('never answers: the client times out', async () => {
-    const emu = await start({ faults: { hangRate: 1 } });
-    await expect(list(emu, { headersTimeout: 300 })).rejects.toMatchObject({
-      code: 'UND_ERR_HEADERS_TIMEOUT',
-    });
-    const stats = await emu.getStats();
-    expect(stats.faults.hang).toBe(1);
-  });
-
-  it('drops hung requests when the emulator closes, and closes promptly', async () => {
-    const emu = await startTestEmulator({ orgs: ['acme'], faults: { hangRate: 1 } });
-    const pending = list(emu);
-    // Wait until the request has arrived and is hanging.
-    for (let i = 0; i < 200 && (await emu.getStats()).faults.hang === 0; i += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    const closing = emu.close();
-    await expect(pending).rejects.toMatchObject({
-      code: expect.stringMatching(/UND_ERR_SOCKET|ECONNRESET/),
-    });
-    await closing;
-  });
-});
-
-/** One wait the emulator began through a test-controlled sleep. */
-interface HeldWait {
-  readonly ms: number;
-  /** Ends the wait: the emulator goes on with the request. */
-  release(): void;
-}
-
-/**
- * A sleep the test controls: each wait is recorded and lasts until the test releases it, so a
- * test can prove an answer waited for the injected latency without measuring time.
- */
-function heldSleep(): { sleep: Sleep; next(): Promise<HeldWait> } {
-  const waits: HeldWait[] = [];
-  const takers: ((wait: HeldWait) => void)[] = [];
+/** A sleep the test controls: each wait lasts until the test releases it. */
+function heldSleep(): { sleep: Sleep; next(): Promise<{ ms: number; release(): void }> } {
+  const waits: { ms: number; release(): void }[] = [];
+  const takers: ((wait: { ms: number; release(): void }) => void)[] = [];
   const sleep: Sleep = (ms) =>
     new Promise<void>((resolve) => {
       const wait = { ms, release: () => resolve() };
@@ -158,83 +47,121 @@ function heldSleep(): { sleep: Sleep; next(): Promise<HeldWait> } {
       if (taker === undefined) waits.push(wait);
       else taker(wait);
     });
-  const next = (): Promise<HeldWait> => {
+  const next = () => {
     const wait = waits.shift();
     return wait === undefined
-      ? new Promise((resolve) => takers.push(resolve))
+      ? new Promise<{ ms: number; release(): void }>((resolve) => takers.push(resolve))
       : Promise.resolve(wait);
   };
   return { sleep, next };
 }
 
-describe('latency', () => {
-  it('holds the answer until the injected wait is over', async () => {
+describe('fail rate and the seed', () => {
+  it('gives the same statuses for the same seed and another for another seed, whatever the other rates', async () => {
+    const [a, b, c, d] = await Promise.all([
+      start({ seed: 1, faults: { failRate: 0.5 } }),
+      start({ seed: 1, faults: { failRate: 0.5 } }),
+      start({ seed: 2, faults: { failRate: 0.5 } }),
+      start({
+        seed: 1,
+        faults: { failRate: 0.5, latencyMs: { min: 0, max: 3 }, conflictRate: 0.5 },
+      }),
+    ]);
+    const first = await statuses(a, 30);
+    expect(new Set(first)).toEqual(new Set([200, 503]));
+    expect(await statuses(b, 30)).toEqual(first);
+    expect(await statuses(c, 30)).not.toEqual(first);
+    expect(await statuses(d, 30)).toEqual(first);
+  });
+
+  it('answers 503 with a JSON message, counted; replays after a reset and a PATCH of the seed', async () => {
+    const emu = await start({ seed: 7, faults: { failRate: 0.5 } });
+    const before = await statuses(emu, 20);
+    expect((await emu.getStats()).faults.fail).toBe(
+      before.filter((status) => status === 503).length,
+    );
+    await emu.reset();
+    expect(await statuses(emu, 20)).toEqual(before);
+    await emu.setFaults({ seed: 7 });
+    expect(await statuses(emu, 20)).toEqual(before);
+  });
+
+  it('applies to /api/ paths only, never to the admin endpoints', async () => {
+    const emu = await start({
+      faults: { failRate: 1, resetRate: 1, hangRate: 1, latencyMs: { min: 2000, max: 2000 } },
+    });
+    expect((await emu.getStore()).orgs).toEqual({});
+    await emu.setFaults({ resetRate: 0, hangRate: 0, latencyMs: { min: 0, max: 0 } });
+    const failed = await send(`${emu.url}/api/v9/nothing`, { dispatcher: emu.agent });
+    expect([failed.status, failed.body]).toEqual([503, { message: expect.any(String) }]);
+    expect((await send(`${emu.url}/favicon.ico`, { dispatcher: emu.agent })).status).toBe(404);
+    expect((await emu.getStats()).total).toBe(2);
+  });
+});
+
+describe('reset, hang, latency, rate limit', () => {
+  it('reset: the socket is destroyed without an answer, logged with no status; rate 0 serves again', async () => {
+    const emu = await start({ faults: { resetRate: 1 } });
+    await expect(list(emu)).rejects.toMatchObject({
+      code: expect.stringMatching(/UND_ERR_SOCKET|ECONNRESET/),
+    });
+    expect(await emu.getRequests()).toEqual([
+      expect.objectContaining({ status: null, fault: 'reset' }),
+    ]);
+    expect((await emu.getStats()).byStatus).toEqual({});
+    await emu.setFaults({ resetRate: 0 });
+    expect((await list(emu)).status).toBe(200);
+  });
+
+  it('hang: never answered, so the client times out; dropped when the emulator closes', async () => {
+    // Closed by the test itself, so not among the emulators closed after each test.
+    const emu = await startTestEmulator({ orgs: ['acme'], faults: { hangRate: 1 } });
+    await expect(list(emu, 'acme', 300)).rejects.toMatchObject({ code: 'UND_ERR_HEADERS_TIMEOUT' });
+    const pending = list(emu);
+    for (let i = 0; i < 200 && (await emu.getStats()).faults.hang < 2; i += 1) await emu.getStats();
+    const closing = emu.close();
+    await expect(pending).rejects.toMatchObject({
+      code: expect.stringMatching(/UND_ERR_SOCKET|ECONNRESET/),
+    });
+    await closing;
+  });
+
+  it('latency: the answer waits until the drawn wait is over, then is logged with it', async () => {
     const held = heldSleep();
     const emu = await start({ faults: { latencyMs: { min: 150, max: 150 } }, sleep: held.sleep });
-    let answered = false;
-    const pending = list(emu).then((response) => {
-      answered = true;
-      return response;
-    });
+    const pending = list(emu);
     const wait = await held.next();
     expect(wait.ms).toBe(150);
-    // Two admin round trips while the wait is held: the request is in flight, nothing answered.
     expect(await emu.getStats()).toMatchObject({
       total: 1,
       inFlight: 1,
       byStatus: {},
       faults: { latency: 1 },
     });
-    expect(await emu.getRequests()).toEqual([]);
-    expect(answered).toBe(false);
     wait.release();
     expect((await pending).status).toBe(200);
-    const [entry] = await emu.getRequests(1);
-    expect(entry).toMatchObject({ status: 200, fault: 'latency', latencyMs: 150 });
+    expect(await emu.getRequests(1)).toEqual([
+      expect.objectContaining({ status: 200, fault: 'latency', latencyMs: 150 }),
+    ]);
   });
 
-  it('delays each API request by the drawn latency and logs it (the real timer)', async () => {
-    const emu = await start({ faults: { latencyMs: { min: 150, max: 150 } } });
-    const response = await list(emu);
-    expect(response.status).toBe(200);
-    const stats = await emu.getStats();
-    expect(stats.faults.latency).toBe(1);
-    const [entry] = await emu.getRequests(1);
-    expect(entry).toMatchObject({ status: 200, fault: 'latency', latencyMs: 150 });
-  });
-
-  it('draws from the MIN-MAX range, whole milliseconds, and logs each draw', async () => {
+  it('latency: whole milliseconds from MIN to MAX; none logged when none drawn', async () => {
     const waited: number[] = [];
-    const emu = await start({
-      seed: 1,
-      faults: { latencyMs: { min: 30, max: 60 } },
-      sleep: (ms) => {
-        waited.push(ms);
-        return Promise.resolve();
-      },
-    });
-    expect(await statuses(emu, 20)).toEqual(Array.from({ length: 20 }, () => 200));
-    expect(waited).toHaveLength(20);
-    for (const ms of waited) {
-      expect(Number.isInteger(ms)).toBe(true);
-      expect(ms).toBeGreaterThanOrEqual(30);
-      expect(ms).toBeLessThanOrEqual(60);
-    }
+    const sleep: Sleep = (ms) => {
+      waited.push(ms);
+      return Promise.resolve();
+    };
+    const emu = await start({ seed: 1, faults: { latencyMs: { min: 30, max: 60 } }, sleep });
+    await statuses(emu, 20);
+    expect(waited.every((ms) => Number.isInteger(ms) && ms >= 30 && ms <= 60)).toBe(true);
     expect(new Set(waited).size).toBeGreaterThan(1);
-    const log = await emu.getRequests(20);
-    expect(log.map((entry) => entry.latencyMs)).toEqual(waited);
-    expect(log.every((entry) => entry.fault === 'latency')).toBe(true);
-  });
-
-  it('logs no latency when none is injected', async () => {
-    const emu = await start({ faults: { latencyMs: { min: 0, max: 0 } } });
+    expect((await emu.getRequests(20)).map((entry) => entry.latencyMs)).toEqual(waited);
+    await emu.setFaults({ latencyMs: { min: 0, max: 0 } });
     await list(emu);
-    const [entry] = await emu.getRequests(1);
-    expect(entry).not.toHaveProperty('latencyMs');
-    expect(entry).not.toHaveProperty('fault');
+    expect((await emu.getRequests(1))[0]).not.toHaveProperty('fault');
   });
 
-  it('stops waiting when the emulator closes, even for a sleep that never ends', async () => {
+  it('latency: stops waiting when the emulator closes, even for a sleep that never ends', async () => {
     const held = heldSleep();
     const emu = await startTestEmulator({
       orgs: ['acme'],
@@ -245,39 +172,27 @@ describe('latency', () => {
     await held.next();
     const closing = emu.close();
     const response = await pending;
-    expect(response.status).toBe(200);
-    expect(response.headers.connection).toBe('close');
+    expect([response.status, response.headers.connection]).toEqual([200, 'close']);
     await closing;
   });
-});
 
-describe('rate limit', () => {
-  it('answers 429 with a whole-seconds Retry-After over the limit', async () => {
-    const emu = await start({ faults: { rateLimit: 1 } });
+  it('rate limit: 429 with a whole-seconds Retry-After over the limit, before any other fault', async () => {
+    const emu = await start({ faults: { rateLimit: 1, failRate: 1 } });
     const responses = await Promise.all(Array.from({ length: 6 }, () => list(emu)));
     const throttled = responses.filter((response) => response.status === 429);
-    expect(responses.filter((response) => response.status === 200).length).toBeGreaterThanOrEqual(
+    expect(responses.filter((response) => response.status === 503).length).toBeGreaterThanOrEqual(
       1,
     );
-    expect(throttled.length).toBeGreaterThanOrEqual(1);
-    for (const response of throttled) {
-      expect(response.headers['retry-after']).toMatch(/^[1-9]\d*$/);
-      expect(response.body).toEqual({ message: expect.any(String) });
-    }
+    expect(throttled.length + responses.filter((response) => response.status === 503).length).toBe(
+      6,
+    );
+    for (const response of throttled) expect(response.headers['retry-after']).toMatch(/^[1-9]\d*$/);
     expect((await emu.getStats()).throttled).toBe(throttled.length);
-  });
-
-  it('comes before the other faults', async () => {
-    const emu = await start({ faults: { rateLimit: 1, failRate: 1 } });
-    const responses = await Promise.all(Array.from({ length: 4 }, () => list(emu)));
-    const codes = responses.map((response) => response.status);
-    expect(codes).toContain(429);
-    expect(codes.every((code) => code === 429 || code === 503)).toBe(true);
   });
 });
 
 describe('fault settings at run time', () => {
-  it('reports the start-up settings and seed', async () => {
+  it('reports the start-up settings and seed; a PATCH changes one and keeps the others', async () => {
     const emu = await start({
       seed: 42,
       faults: { failRate: 0.25, latencyMs: { min: 1, max: 5 } },
@@ -287,55 +202,131 @@ describe('fault settings at run time', () => {
       failRate: 0.25,
       resetRate: 0,
       hangRate: 0,
+      conflictRate: 0,
       rateLimit: 0,
+      createHoldMs: 0,
       listingExtra: {},
       listingOmitOrg: false,
       ignoredWrites: [],
+      placeholders: {},
       seed: 42,
     });
-  });
-
-  it('changes one setting with PATCH and keeps the others', async () => {
-    const emu = await start({ seed: 5, faults: { failRate: 0.25 } });
-    const after = await emu.setFaults({ failRate: 1 });
-    expect(after).toMatchObject({ failRate: 1, seed: 5 });
-    expect((await list(emu)).status).toBe(503);
     const latency = await send(`${emu.url}/_emulator/faults`, {
       method: 'PATCH',
       json: { latencyMs: 3 },
       dispatcher: emu.agent,
     });
-    expect(latency.body).toMatchObject({ latencyMs: { min: 3, max: 3 }, failRate: 1 });
+    expect(latency.body).toMatchObject({ latencyMs: { min: 3, max: 3 }, failRate: 0.25, seed: 42 });
   });
 
   it.each([
     [{ failRate: 2 }, 'failRate'],
     [{ resetRate: -0.1 }, 'resetRate'],
     [{ hangRate: 'often' }, 'hangRate'],
+    [{ conflictRate: 1.5 }, 'conflictRate'],
     [{ rateLimit: -1 }, 'rateLimit'],
+    [{ createHoldMs: 1.5 }, 'createHoldMs'],
     [{ latencyMs: { min: 10, max: 5 } }, 'latencyMs'],
     [{ latencyMs: { min: 1.5, max: 5 } }, 'latencyMs'],
     [{ seed: -1 }, 'seed'],
-    [{ listingExtra: [] }, 'listingExtra'],
-    [{ listingExtra: { acme: {} } }, 'listingExtra'],
     [{ listingExtra: { acme: ['web'] } }, 'listingExtra'],
     [{ listingExtra: { '': [{}] } }, 'listingExtra'],
     [{ listingOmitOrg: 'yes' }, 'listingOmitOrg'],
     [{ ignoredWrites: ['delete'] }, 'ignoredWrites'],
-    [{ ignoredWrites: 'archive' }, 'ignoredWrites'],
+    [{ placeholders: { acme: 'web' } }, 'placeholders'],
+    [{ placeholders: { acme: ['a~b'] } }, 'placeholders'],
     [{ flakiness: 1 }, 'flakiness'],
-  ])('rejects %j with 400 and leaves the settings alone', async (patch, field) => {
+  ])('refuses %j with 400 and leaves the settings alone', async (patch, field) => {
     const emu = await start({ faults: { failRate: 0.1 } });
     const response = await send(`${emu.url}/_emulator/faults`, {
       method: 'PATCH',
       json: patch,
       dispatcher: emu.agent,
     });
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual({
-      message: expect.any(String),
-      errors: { [field]: expect.any(String) },
-    });
+    expect([response.status, response.body]).toEqual([
+      400,
+      { message: 'Invalid fault settings', errors: { [field]: expect.any(String) } },
+    ]);
     expect((await emu.getFaults()).failRate).toBe(0.1);
   });
+});
+
+describe('listing faults', () => {
+  const SEEDED = {
+    orgs: {
+      acme: [
+        { name: 'b-web', type: 'K8S', description: 'Web' },
+        { name: 'd-db', type: 'S3', description: 'Data' },
+      ],
+      beta: [{ name: 'site', type: 'S3', description: 'Site' }],
+    },
+  };
+  const INTRUDER = { org: 'beta', name: 'c-intruder', type: 'K8S', description: 'not acme' };
+  const UNNAMED = { org: 'acme', name: '', type: 'K8S', description: 'no name' };
+  const named = (response: JsonResponse) => entriesOf(response).map((entry) => entry['name']);
+
+  it('spec: extra entries listed as given, in name order, for their org only; without org when asked', async () => {
+    const emu = await start({ profile: 'spec' });
+    await emu.putStore(SEEDED);
+    await emu.setFaults({ listingExtra: { acme: [INTRUDER, UNNAMED] } });
+    expect((await list(emu)).body).toEqual({
+      env: [
+        UNNAMED,
+        { org: 'acme', ...SEEDED.orgs.acme[0] },
+        INTRUDER,
+        { org: 'acme', ...SEEDED.orgs.acme[1] },
+      ],
+    });
+    expect((await list(emu, 'beta')).body).toEqual({
+      env: [{ org: 'beta', ...SEEDED.orgs.beta[0] }],
+    });
+    await emu.setFaults({ listingOmitOrg: true, listingExtra: { acme: [INTRUDER] } });
+    const { env } = (await list(emu)).body as { env: Record<string, unknown>[] };
+    expect(env.map((entry) => entry['org'])).toEqual([undefined, 'beta', undefined]);
+  });
+
+  it('kosli: in the bare array and on every page, which count them; a reset puts them back', async () => {
+    const emu = await start({ profile: 'kosli' });
+    await emu.putStore(SEEDED);
+    await emu.setFaults({ listingExtra: { acme: [INTRUDER, UNNAMED] }, listingOmitOrg: true });
+    expect(named(await list(emu))).toEqual(['', 'b-web', 'c-intruder', 'd-db']);
+    expect(entriesOf(await list(emu)).map((entry) => entry['org'])).toEqual([
+      'acme',
+      undefined,
+      'beta',
+      undefined,
+    ]);
+    expect((await list(emu, 'acme?page=2&per_page=2')).body).toMatchObject({
+      total_pages: 2,
+      total_count: 4,
+      environments: [INTRUDER, expect.objectContaining({ name: 'd-db' })],
+    });
+    await emu.reset();
+    expect(await emu.getFaults()).toMatchObject({ listingExtra: {}, listingOmitOrg: false });
+  });
+
+  it.each(['spec', 'kosli'] as const)(
+    '%s: placeholders in place of the named environments, per org or every org',
+    async (profile) => {
+      const emu = await start({ profile, faults: { placeholders: { acme: ['d-db'] } } });
+      await emu.putStore(SEEDED);
+      const placeholder = {
+        org: 'acme',
+        name: 'd-db',
+        placeholder: true,
+        error: 'record could not be rendered',
+      };
+      expect(entriesOf(await list(emu))).toEqual([
+        expect.objectContaining({ name: 'b-web', type: 'K8S' }),
+        placeholder,
+      ]);
+      // In every shape: kosli's pages too (the spec profile ignores the query).
+      expect(entriesOf(await list(emu, 'acme?page=1&per_page=5'))).toHaveLength(2);
+      await emu.setFaults({ placeholders: { '*': ['site', 'absent'] } });
+      expect(named(await list(emu))).toEqual(['b-web', 'd-db']);
+      expect(entriesOf(await list(emu, 'beta'))).toEqual([
+        { ...placeholder, org: 'beta', name: 'site' },
+      ]);
+    },
+  );
 });

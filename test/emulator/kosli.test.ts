@@ -1,21 +1,51 @@
-/** The `kosli` profile: production's listing shape, pagination, ignored updates, one-env reads. */
+/**
+ * The `kosli` profile's upsert and listing: nine types, the published optional fields (each may be
+ * null), the retired `include_scaling`, the name rule, members of logical environments, the
+ * listing's fields and pages, and the read of one environment.
+ */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { send, startTestEmulator } from '../helpers/emulator.ts';
-import type { JsonResponse, SendOptions, TestEmulator } from '../helpers/emulator.ts';
+import { startEmulator } from '../../src/emulator/index.ts';
+import { ConfigError } from '../../src/runtime/errors.ts';
+import { startTestEmulator } from '../helpers/emulator.ts';
+import type { StoreDocument, TestEmulator } from '../helpers/emulator.ts';
+import { TOKEN, apiClient, entriesOf } from './api-client.ts';
+import type { ApiClient } from './api-client.ts';
 
 const NOW_MS = 1_700_000_000_250;
 const VALID = { name: 'prod', description: 'Production', type: 'K8S' };
+const RULE =
+  'must start with a letter or number, and only contain letters, numbers, `.`, `-` and `_`';
+/** A message matcher: a string is the whole text. */
+const exactly = (text: string | RegExp): RegExp =>
+  typeof text === 'string' ? new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : text;
+const NINE = 'K8S, S3, logical, ECS, lambda, server, docker, azure-apps, cloud-run';
+const LISTING_FIELDS = [
+  'description',
+  'include_scaling',
+  'included_environments',
+  'last_changed_at',
+  'last_modified_at',
+  'last_reported_at',
+  'name',
+  'org',
+  'policies',
+  'state',
+  'tags',
+  'type',
+];
 
 let emu: TestEmulator;
+let api: ApiClient;
 let nowMs = NOW_MS;
 
 beforeAll(async () => {
   emu = await startTestEmulator({
     profile: 'kosli',
-    orgs: ['acme'],
-    tokens: [{ token: 'kosli-token', orgs: null }],
+    orgs: ['acme', 'beta'],
+    tokens: [{ token: TOKEN, orgs: null }],
     now: () => nowMs,
   });
+  api = apiClient(emu);
 });
 afterAll(() => emu.close());
 beforeEach(async () => {
@@ -23,119 +53,192 @@ beforeEach(async () => {
   await emu.reset();
 });
 
-function call(path: string, options: SendOptions = {}): Promise<JsonResponse> {
-  return send(`${emu.url}${path}`, {
-    ...options,
-    headers: { authorization: 'Bearer kosli-token', ...options.headers },
-    dispatcher: emu.agent,
+type Stored = StoreDocument['orgs'][string][number];
+async function stored(name: string): Promise<Stored | undefined> {
+  return (await emu.getStore()).orgs.acme?.find((env) => env.name === name && !env.archived);
+}
+
+function expectRefused(
+  response: Awaited<ReturnType<ApiClient['put']>>,
+  field: string,
+  text: string | RegExp = /./,
+) {
+  expect(response.status).toBe(400);
+  expect(response.body).toEqual({
+    message: 'Input payload validation failed',
+    errors: { [field]: expect.stringMatching(exactly(text)) },
   });
 }
 
-function put(json: unknown): Promise<JsonResponse> {
-  return call('/api/v2/environments/acme', { method: 'PUT', json });
-}
-
-/** Seeds `count` environments env-00 .. env-NN through the admin store endpoint. */
-async function seed(count: number): Promise<string[]> {
-  const names = Array.from({ length: count }, (_, i) => `env-${String(i).padStart(2, '0')}`);
-  await emu.putStore({
-    orgs: { acme: names.toReversed().map((name) => ({ name, type: 'K8S', description: name })) },
-  });
-  return names;
-}
-
-/** The `name` of each entry of a bare-array listing or an envelope. */
-function namesIn(body: unknown): unknown[] {
-  const list =
-    typeof body === 'object' && body !== null && 'environments' in body ? body.environments : body;
-  if (!Array.isArray(list)) return [];
-  return list.map((env: unknown) =>
-    typeof env === 'object' && env !== null && 'name' in env ? env.name : undefined,
+describe('kosli PUT', () => {
+  it.each(NINE.split(', '))(
+    'creates and updates an environment of type %s: 201 "OK"',
+    async (type) => {
+      expect([
+        (await api.put({ ...VALID, type })).status,
+        (await api.put({ ...VALID, type })).body,
+      ]).toEqual([201, 'OK']);
+    },
   );
-}
 
-describe('kosli profile: PUT', () => {
-  it('answers 201 "OK" for create and update', async () => {
-    const created = await put(VALID);
-    expect(created.status).toBe(201);
-    expect(created.body).toBe('OK');
-    const updated = await put({ ...VALID, description: 'Again' });
-    expect(updated.status).toBe(201);
-    expect(updated.body).toBe('OK');
-  });
-
-  it.each([
-    ['ECS'],
-    ['lambda'],
-    ['server'],
-    ['docker'],
-    ['azure-apps'],
-    ['cloud-run'],
-    ['K8S'],
-    ['S3'],
-    ['logical'],
-  ])('accepts the type %s', async (type) => {
-    expect((await put({ ...VALID, type })).status).toBe(201);
-  });
-
-  it.each([['ecs'], ['Lambda'], ['k8s'], ['kubernetes']])('rejects the type %s', async (type) => {
-    const response = await put({ ...VALID, type });
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual({
-      message: 'Input payload validation failed',
-      errors: { type: expect.any(String) },
+  it('ignores description "" on an update (a create takes it) and applies the other fields', async () => {
+    await api.put({ ...VALID, name: 'empty', description: '' });
+    await api.put(VALID);
+    await api.put({
+      ...VALID,
+      description: '',
+      type: 'S3',
+      require_provenance: true,
+      policies: ['p'],
+    });
+    expect(await stored('empty')).toMatchObject({ description: '' });
+    expect(await stored('prod')).toMatchObject({
+      description: 'Production',
+      type: 'S3',
+      require_provenance: true,
+      policies: ['p'],
     });
   });
 
-  it('ignores description "" on an existing environment (keeps the old text)', async () => {
-    await put(VALID);
-    expect((await put({ ...VALID, description: '' })).status).toBe(201);
-    const listing = await call('/api/v2/environments/acme');
-    expect(listing.body).toEqual([expect.objectContaining({ description: 'Production' })]);
-  });
-
-  it('accepts description "" when creating', async () => {
-    await put({ ...VALID, description: '' });
-    const listing = await call('/api/v2/environments/acme');
-    expect(listing.body).toEqual([expect.objectContaining({ description: '' })]);
-  });
-
-  it('ignores include_scaling true on an existing environment (stays false)', async () => {
-    await put({ ...VALID, include_scaling: false });
-    expect((await put({ ...VALID, include_scaling: true })).status).toBe(201);
-    const listing = await call('/api/v2/environments/acme');
-    expect(listing.body).toEqual([expect.objectContaining({ include_scaling: false })]);
-  });
-
-  it('applies the other fields of such an update', async () => {
-    await put(VALID);
-    await put({ ...VALID, description: '', include_scaling: true, type: 'S3', policies: ['p'] });
-    const listing = await call('/api/v2/environments/acme');
-    expect(listing.body).toEqual([
-      expect.objectContaining({
-        description: 'Production',
-        include_scaling: false,
-        type: 'S3',
-        policies: ['p'],
-      }),
+  it('takes include_scaling true and keeps it false, on a create and an update (the setting is retired)', async () => {
+    expect((await api.put({ ...VALID, include_scaling: true })).status).toBe(201);
+    expect((await api.put({ ...VALID, include_scaling: true })).status).toBe(201);
+    expect(await stored('prod')).toMatchObject({ include_scaling: false });
+    expect(entriesOf(await api.list())).toEqual([
+      expect.objectContaining({ include_scaling: false }),
     ]);
+  });
+
+  it('reads null for every optional field as "not given": defaults on a create, kept on an update', async () => {
+    const nulls = {
+      include_scaling: null,
+      require_provenance: null,
+      included_environments: null,
+      policies: null,
+    };
+    expect((await api.put({ ...VALID, ...nulls })).status).toBe(201);
+    expect((await api.put({ ...VALID, ...nulls, name: 'view', type: 'logical' })).status).toBe(201);
+    expect(await stored('prod')).toMatchObject({
+      require_provenance: false,
+      policies: [],
+      included_environments: null,
+    });
+    await api.put({ ...VALID, name: 'member' });
+    await api.put({
+      name: 'view',
+      type: 'logical',
+      description: 'v',
+      require_provenance: true,
+      policies: ['p1'],
+      included_environments: ['member'],
+    });
+    for (const update of [{}, nulls]) {
+      expect(
+        (await api.put({ name: 'view', type: 'logical', description: 'new', ...update })).status,
+      ).toBe(201);
+      expect(await stored('view')).toMatchObject({
+        description: 'new',
+        require_provenance: true,
+        policies: ['p1'],
+        included_environments: ['member'],
+      });
+    }
+  });
+
+  it('moves last_modified_at on every PUT and last_changed_at only when a field changes', async () => {
+    await api.put({ ...VALID, require_provenance: true });
+    nowMs += 1000;
+    await api.put({ ...VALID, require_provenance: null });
+    expect(await stored('prod')).toMatchObject({
+      last_modified_at: 1_700_000_001.25,
+      last_changed_at: 1_700_000_000.25,
+    });
+    nowMs += 1000;
+    await api.put({ ...VALID, require_provenance: false });
+    expect(await stored('prod')).toMatchObject({ last_changed_at: 1_700_000_002.25 });
+  });
+
+  it.each([
+    [
+      'require_provenance as a string',
+      { require_provenance: 'yes' },
+      'require_provenance',
+      'must be a boolean, got a string',
+    ],
+    [
+      'include_scaling as a number',
+      { include_scaling: 1 },
+      'include_scaling',
+      'must be a boolean, got a number',
+    ],
+    [
+      'policies as a string',
+      { policies: 'p1' },
+      'policies',
+      /an array of strings or null, got a string/,
+    ],
+    ['description null', { description: null }, 'description', 'must be a string, got null'],
+    ['name null', { name: null }, 'name', 'must be a string, got null'],
+    ['a type in the wrong case', { type: 'ecs' }, 'type', `'ecs' is not one of ${NINE}`],
+    ['an unknown field', { tags: {} }, 'tags', 'unknown field'],
+    ['a listing field', { last_modified_at: 1 }, 'last_modified_at', 'unknown field'],
+    ...['a~b', '~a', 'a b', '-a', '.a', '_a', 'a!'].map(
+      (name) => [`the name "${name}"`, { name }, 'name', `'${name}' ${RULE}`] as const,
+    ),
+  ] as const)('refuses %s with 400 naming the field', async (_label, extra, field, text) => {
+    expectRefused(await api.put({ ...VALID, ...extra }), field, text);
+    expect((await emu.getStore()).orgs).toEqual({});
+  });
+
+  it.each(['name', 'type', 'description'])('requires %s', async (field) => {
+    expectRefused(await api.put({ ...VALID, [field]: undefined }), field, 'is required');
   });
 });
 
-describe('kosli profile: GET listing', () => {
-  it('answers a bare array with the production fields, sorted by name', async () => {
-    await put({ ...VALID, name: 'zeta', type: 'logical', policies: ['p1'] });
+describe('the name rule in paths and options', () => {
+  it('answers 400 with the rule for an environment name in a path, and 404 for such an org', async () => {
+    await emu.putStore({ orgs: { acme: [{ ...VALID, name: 'old~name' }] } });
+    // Seeded under the April rule: listed, never addressed.
+    expect(entriesOf(await api.list()).map((env) => env.name)).toEqual(['old~name']);
+    for (const path of ['old~name', 'old%7Ename', 'old~name/archive']) {
+      const response = await api.call(`/api/v2/environments/acme/${path}`, {
+        method: path.endsWith('archive') ? 'PUT' : 'GET',
+      });
+      expect([response.status, response.body]).toEqual([
+        400,
+        { message: `Environment name 'old~name' ${RULE}` },
+      ]);
+    }
+    const org = await api.list(undefined, 'acme~eu');
+    expect([org.status, org.body]).toEqual([
+      404,
+      { message: "Organization 'acme~eu' does not exist" },
+    ]);
+  });
+
+  it.each(['spec', 'kosli'] as const)(
+    'refuses an org or a token org with "~" at start (%s)',
+    async (profile) => {
+      await expect(startEmulator({ profile, port: 0, orgs: ['a~b'] })).rejects.toThrow(ConfigError);
+      await expect(
+        startEmulator({ profile, port: 0, tokens: [{ token: 't', orgs: ['a~b'] }] }),
+      ).rejects.toThrow(ConfigError);
+    },
+  );
+});
+
+describe('kosli listing and the read of one environment', () => {
+  it('lists a bare array sorted by name, every entry with exactly the listing fields', async () => {
+    await api.put({ ...VALID, name: 'zeta', type: 'logical', policies: ['p1'] });
     nowMs += 1500;
-    await put({ ...VALID, name: 'alpha', include_scaling: true });
-    const response = await call('/api/v2/environments/acme');
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual([
+    await api.put({ ...VALID, name: 'alpha', require_provenance: true });
+    expect((await api.list()).body).toEqual([
       {
         org: 'acme',
         name: 'alpha',
         type: 'K8S',
         description: 'Production',
-        include_scaling: true,
+        include_scaling: false,
         policies: null,
         tags: {},
         last_modified_at: 1_700_000_001.75,
@@ -144,146 +247,163 @@ describe('kosli profile: GET listing', () => {
         state: null,
         included_environments: null,
       },
-      {
-        org: 'acme',
-        name: 'zeta',
-        type: 'logical',
-        description: 'Production',
-        include_scaling: false,
-        policies: ['p1'],
-        tags: {},
-        last_modified_at: 1_700_000_000.25,
-        last_reported_at: null,
-        last_changed_at: 1_700_000_000.25,
-        state: null,
-        included_environments: [],
-      },
+      expect.objectContaining({ name: 'zeta', policies: ['p1'], included_environments: [] }),
+    ]);
+    for (const entry of entriesOf(await api.list('page=1'))) {
+      expect(Object.keys(entry).toSorted()).toEqual(LISTING_FIELDS);
+    }
+  });
+
+  it('reads one environment: the listing fields plus require_provenance; 404 for an unknown name', async () => {
+    await api.put({ ...VALID, require_provenance: true });
+    const one = await api.read('prod');
+    expect(one.status).toBe(200);
+    expect(Object.keys(one.body as object).toSorted()).toEqual(
+      [...LISTING_FIELDS, 'require_provenance'].toSorted(),
+    );
+    expect(one.body).toMatchObject({ name: 'prod', require_provenance: true, state: null });
+    const unknown = await api.read('nope');
+    expect([unknown.status, unknown.body]).toEqual([
+      404,
+      { message: "Environment named 'nope' does not exist for organization 'acme'" },
     ]);
   });
 
-  it('moves last_modified_at on every write but last_changed_at only on a change', async () => {
-    await put(VALID);
-    nowMs += 1000;
-    await put(VALID);
-    const listing = await call('/api/v2/environments/acme');
-    expect(listing.body).toEqual([
-      expect.objectContaining({
-        last_modified_at: 1_700_000_001.25,
-        last_changed_at: 1_700_000_000.25,
-      }),
-    ]);
-  });
-
-  it('leaves archived environments out', async () => {
+  it('shows the state and the attached policies the store holds (null for none)', async () => {
     await emu.putStore({
       orgs: {
         acme: [
-          { name: 'prod', type: 'K8S', description: 'old one', archived: true },
-          { name: 'prod', type: 'K8S', description: 'new one' },
-          { name: 'gone', type: 'S3', description: 'x', archived: true },
+          { ...VALID, state: true, policies: ['p'] },
+          { ...VALID, name: 'dev', state: false, policies: null },
         ],
       },
     });
-    const response = await call('/api/v2/environments/acme');
-    expect(response.body).toEqual([
-      expect.objectContaining({ name: 'prod', description: 'new one' }),
+    expect(
+      entriesOf(await api.list()).map(({ name, state, policies }) => [name, state, policies]),
+    ).toEqual([
+      ['dev', false, null],
+      ['prod', true, ['p']],
     ]);
-    expect(JSON.stringify(response.body)).not.toContain('archived');
+    expect((await api.read('dev')).body).toMatchObject({ state: false });
   });
 
-  it('answers the paginated envelope with page and per_page', async () => {
-    const all = await seed(45);
-    const response = await call('/api/v2/environments/acme?page=2&per_page=20');
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual({
+  it('pages with page and per_page: the envelope, a partial last page, an empty page past the end', async () => {
+    const names = Array.from({ length: 45 }, (_, i) => `env-${String(i).padStart(2, '0')}`);
+    await emu.putStore({ orgs: { acme: names.toReversed().map((name) => ({ ...VALID, name })) } });
+    expect((await api.list('page=2&per_page=20')).body).toEqual({
       page: 2,
       per_page: 20,
       total_pages: 3,
       total_count: 45,
-      environments: all.slice(20, 40).map((name) => expect.objectContaining({ name, org: 'acme' })),
+      environments: names
+        .slice(20, 40)
+        .map((name) => expect.objectContaining({ name, org: 'acme' })),
       _links: { self: { href: `${emu.url}/api/v2/environments/acme?page=2&per_page=20` } },
     });
-  });
-
-  it('serves the last, partial page and an empty page past the end', async () => {
-    const all = await seed(45);
-    const last = await call('/api/v2/environments/acme?page=3&per_page=20');
-    expect(namesIn(last.body)).toEqual(all.slice(40));
-    const past = await call('/api/v2/environments/acme?page=4&per_page=20');
-    expect(past.status).toBe(200);
-    expect(past.body).toMatchObject({ page: 4, total_pages: 3, total_count: 45, environments: [] });
-  });
-
-  it('defaults per_page to 20 when only page is given', async () => {
-    await seed(25);
-    const response = await call('/api/v2/environments/acme?page=1');
-    expect(response.body).toMatchObject({ page: 1, per_page: 20, total_pages: 2, total_count: 25 });
-    expect(namesIn(response.body)).toHaveLength(20);
-  });
-
-  it('defaults page to 1 when only per_page is given, up to 50 per page', async () => {
-    const all = await seed(55);
-    const response = await call('/api/v2/environments/acme?per_page=50');
-    expect(response.body).toMatchObject({ page: 1, per_page: 50, total_pages: 2, total_count: 55 });
-    expect(namesIn(response.body)).toEqual(all.slice(0, 50));
-  });
-
-  it('answers an envelope with zero pages for an empty org', async () => {
-    const response = await call('/api/v2/environments/acme?page=1&per_page=10');
-    expect(response.body).toMatchObject({ total_pages: 0, total_count: 0, environments: [] });
+    expect(entriesOf(await api.list('page=3&per_page=20')).map((env) => env.name)).toEqual(
+      names.slice(40),
+    );
+    expect((await api.list('page=4&per_page=20')).body).toMatchObject({
+      page: 4,
+      environments: [],
+    });
+    expect((await api.list('page=1')).body).toMatchObject({ per_page: 20, total_pages: 3 });
+    expect(entriesOf(await api.list('per_page=50'))).toHaveLength(45);
+    expect((await api.list('page=1', 'beta')).body).toMatchObject({
+      total_pages: 0,
+      total_count: 0,
+      environments: [],
+    });
   });
 
   it.each([
     ['page=0', 'page'],
-    ['page=-1', 'page'],
     ['page=abc', 'page'],
     ['page=1.5', 'page'],
+    ['page=&per_page=10', 'page'],
     ['per_page=0', 'per_page'],
     ['per_page=51', 'per_page'],
-    ['per_page=x', 'per_page'],
-    ['page=&per_page=10', 'page'],
   ])('answers 400 to %s', async (query, field) => {
-    const response = await call(`/api/v2/environments/acme?${query}`);
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual({
-      message: expect.any(String),
-      errors: { [field]: expect.any(String) },
-    });
+    const response = await api.list(query);
+    expect([response.status, response.body]).toEqual([
+      400,
+      { message: expect.any(String), errors: { [field]: expect.any(String) } },
+    ]);
   });
 });
 
-describe('kosli profile: GET one environment', () => {
-  it('answers one environment with the listing fields', async () => {
-    await put(VALID);
-    const response = await call('/api/v2/environments/acme/prod');
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual(
-      expect.objectContaining({ org: 'acme', name: 'prod', type: 'K8S', include_scaling: false }),
+describe('kosli logical environments: included_environments', () => {
+  const view = (members: unknown, type = 'logical') => ({
+    name: 'view',
+    type,
+    description: 'all',
+    included_environments: members,
+  });
+  beforeEach(async () => {
+    for (const name of ['eu', 'us']) await api.put({ ...VALID, name });
+  });
+
+  it('stores the members in the order given, replaces them on an update, and takes an empty list', async () => {
+    expect((await api.put(view(['us', 'eu']))).status).toBe(201);
+    expect(entriesOf(await api.list()).find((env) => env.name === 'view')).toMatchObject({
+      included_environments: ['us', 'eu'],
+    });
+    await api.put(view(['eu']));
+    expect(await stored('view')).toMatchObject({ included_environments: ['eu'] });
+    await api.put(view([]));
+    expect(await stored('view')).toMatchObject({ included_environments: [] });
+  });
+
+  it('takes a logical member; drops the members when the type stops being logical, takes them when it turns', async () => {
+    await api.put({ name: 'inner', type: 'logical', description: 'i' });
+    expect((await api.put(view(['inner', 'eu']))).status).toBe(201);
+    expect((await api.put({ name: 'view', type: 'K8S', description: 'all' })).status).toBe(201);
+    expect(await stored('view')).toMatchObject({ type: 'K8S', included_environments: null });
+    expect((await api.put(view(['us']))).status).toBe(201);
+    expect(await stored('view')).toMatchObject({ type: 'logical', included_environments: ['us'] });
+  });
+
+  it.each([
+    [
+      'a member that does not exist',
+      ['eu', 'ap', 'sa'],
+      "environment 'ap' does not exist in organization 'acme'; environment 'sa' does not exist in organization 'acme'",
+    ],
+    ['itself', ['view'], "'view' cannot include itself"],
+    ['a member given twice', ['eu', 'eu'], "'eu' is listed more than once"],
+    ['a member with a bad name', ['eu', 'no way'], `'no way' ${RULE}`],
+    ['a list with a number', ['eu', 3], 'must be a list of environment names, got an array'],
+    ['a string', 'eu', 'must be a list of environment names, got a string'],
+  ])('refuses %s, storing nothing', async (_label, members, text) => {
+    expectRefused(await api.put(view(members)), 'included_environments', text);
+    expect(await stored('view')).toBeUndefined();
+  });
+
+  it.each(['K8S', 'ECS', 'server'])(
+    'refuses members on a %s environment, even an empty list',
+    async (type) => {
+      for (const members of [['eu'], []]) {
+        expectRefused(
+          await api.put(view(members, type)),
+          'included_environments',
+          `only a logical environment includes others; this one is of type '${type}'`,
+        );
+      }
+    },
+  );
+
+  it('refuses a member of another org, or an archived one', async () => {
+    await api.put({ ...VALID, name: 'ap' }, 'beta');
+    expectRefused(
+      await api.put(view(['ap'])),
+      'included_environments',
+      "environment 'ap' does not exist in organization 'acme'",
     );
-    expect(response.body).not.toHaveProperty('archived');
-  });
-
-  it('answers 404 with the production message for an unknown environment', async () => {
-    const response = await call('/api/v2/environments/acme/nope');
-    expect(response.status).toBe(404);
-    expect(response.body).toEqual({
-      message: "Environment named 'nope' does not exist for organization 'acme'",
-    });
-  });
-
-  it('requires a token and an existing org', async () => {
-    const anonymous = await send(`${emu.url}/api/v2/environments/acme/prod`, {
-      dispatcher: emu.agent,
-    });
-    expect(anonymous.status).toBe(401);
-    const unknownOrg = await call('/api/v2/environments/other/prod');
-    expect(unknownOrg.status).toBe(404);
-    expect(unknownOrg.body).toEqual({ message: "Organization 'other' does not exist" });
-  });
-
-  it('answers 405 to PUT on one environment', async () => {
-    const response = await call('/api/v2/environments/acme/prod', { method: 'PUT', json: VALID });
-    expect(response.status).toBe(405);
-    expect(response.headers.allow).toBe('GET, HEAD');
+    expect((await api.archive('eu')).status).toBe(200);
+    expectRefused(
+      await api.put(view(['eu'])),
+      'included_environments',
+      "environment 'eu' in organization 'acme' has been archived",
+    );
   });
 });

@@ -7,6 +7,7 @@ import { ConfigError } from '../../src/runtime/errors.ts';
 import { startEmulator } from '../../src/emulator/index.ts';
 import { send, startTestEmulator } from '../helpers/emulator.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
+import { TOKEN, apiClient, policyForm } from './api-client.ts';
 
 let dir: string;
 let file: string;
@@ -70,6 +71,44 @@ describe('data file', () => {
           { org: 'acme', name: 'prod', type: 'K8S', description: 'kept' },
         ],
       });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('keeps what the kosli profile holds across a restart: archived ones, documents, tags, policies', async () => {
+    const options = {
+      profile: 'kosli' as const,
+      dataFile: file,
+      tokens: [{ token: TOKEN, orgs: null }],
+    };
+    const first = await startTestEmulator(options);
+    const api = apiClient(first);
+    await api.put({ name: 'prod', description: 'p', type: 'K8S', require_provenance: true });
+    await api.put({ name: 'dev', description: 'd', type: 'K8S' });
+    await api.archive('dev');
+    await api.putPolicy(policyForm({ name: 'sox', type: 'env' }, 'a: 1\n'));
+    await api.putPolicy(policyForm({ name: 'sox', type: 'env' }, 'a: 2\n'));
+    await api.policies('POST', 'prod', { policy_names: ['sox'] });
+    await api.tags('prod', { set_tags: { team: 'core' } });
+    const before = await first.getStore();
+    await first.close();
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual(before);
+    const second = await startTestEmulator(options);
+    try {
+      expect(await second.getStore()).toEqual(before);
+      const again = apiClient(second);
+      expect((await again.read('dev')).body).toEqual({
+        message: "Environment named 'dev' in organization 'acme' has been archived",
+      });
+      expect((await again.read('prod')).body).toMatchObject({
+        require_provenance: true,
+        policies: ['sox'],
+        tags: { team: 'core' },
+      });
+      expect(
+        (await again.putPolicy(policyForm({ name: 'sox', type: 'env' }, 'a: 3\n'))).body,
+      ).toMatchObject({ versions: [{}, {}, { version: 3 }] });
     } finally {
       await second.close();
     }

@@ -1,8 +1,8 @@
-/** Small pure parts of the emulator: flag parsing, the PRNG, the token bucket. */
+/** Small pure parts of the emulator: flag parsing and the PRNG. */
 import { describe, expect, it } from 'vitest';
-import { parseLatency, parseTokenFlag } from '../../src/config/emulator-settings.ts';
-import { UsageError } from '../../src/runtime/errors.ts';
-import { TokenBucket, mulberry32 } from '../../src/emulator/faults.ts';
+import { parseLatency, parsePlaceholder, parseTokenFlag } from '../../src/commands/emulator.ts';
+import { ConfigError } from '../../src/runtime/errors.ts';
+import { mulberry32 } from '../../src/emulator/faults.ts';
 
 describe('--token parsing', () => {
   it.each([
@@ -18,9 +18,9 @@ describe('--token parsing', () => {
   });
 
   it('rejects an empty token', () => {
-    expect(() => parseTokenFlag('')).toThrow(UsageError);
-    expect(() => parseTokenFlag('=acme')).toThrow(UsageError);
-    expect(() => parseTokenFlag('tok=bad org')).toThrow(UsageError);
+    expect(() => parseTokenFlag('')).toThrow(ConfigError);
+    expect(() => parseTokenFlag('=acme')).toThrow(ConfigError);
+    expect(() => parseTokenFlag('tok=bad org')).toThrow(ConfigError);
   });
 });
 
@@ -36,6 +36,18 @@ describe('--latency parsing', () => {
   });
 });
 
+describe('--fault-placeholder parsing', () => {
+  it('reads NAME (every org) and ORG/NAME, and refuses anything else naming the flag', () => {
+    expect([parsePlaceholder('web'), parsePlaceholder('acme/web')]).toEqual([
+      ['*', 'web'],
+      ['acme', 'web'],
+    ]);
+    for (const raw of ['', 'a/b/c', 'acme/', '/web', 'a~b', 'acme/-web']) {
+      expect(() => parsePlaceholder(raw)).toThrow(/^--fault-placeholder: /);
+    }
+  });
+});
+
 describe('mulberry32', () => {
   it('is deterministic per seed and stays in [0, 1)', () => {
     const a = mulberry32(1);
@@ -48,24 +60,5 @@ describe('mulberry32', () => {
     const mean = first.reduce((sum, x) => sum + x, 0) / first.length;
     expect(mean).toBeGreaterThan(0.4);
     expect(mean).toBeLessThan(0.6);
-  });
-});
-
-describe('TokenBucket', () => {
-  it('allows a burst of max(1, rate), then asks to wait whole seconds', () => {
-    const bucket = new TokenBucket(2, 0);
-    expect(bucket.take(0)).toBe(0);
-    expect(bucket.take(0)).toBe(0);
-    expect(bucket.take(0)).toBe(1);
-    expect(bucket.take(500)).toBe(0);
-    expect(bucket.take(500)).toBe(1);
-  });
-
-  it('rounds a long wait up for slow rates', () => {
-    const bucket = new TokenBucket(0.25, 0);
-    expect(bucket.take(0)).toBe(0);
-    expect(bucket.take(0)).toBe(4);
-    expect(bucket.take(3000)).toBe(1);
-    expect(bucket.take(4000)).toBe(0);
   });
 });

@@ -103,7 +103,8 @@ describe('the emulator shows no token sent in a request path', () => {
       `/api/v2/environments/acme/${KNOWN}/x`,
       `/${KNOWN}`,
       `/api/v2/environments/acme/web/archive/key-${encoded}.json`,
-      // An org, an environment, a policy that do not exist: the 404 quotes the name.
+      // An org, an environment, a policy that do not exist: the 404 quotes the name (an
+      // environment name that breaks the name rule: the 400 quotes it).
       `/api/v2/environments/${encoded}`,
       `/api/v2/environments/acme/${encoded}`,
       `/api/v2/policies/acme/${encoded}`,
@@ -113,7 +114,7 @@ describe('the emulator shows no token sent in a request path', () => {
     const answers: string[] = [];
     for (const path of paths) {
       const answer = await send(`${api.url}${path}`, { headers: auth });
-      expect(answer.status, path).toBe(404);
+      expect([400, 404], path).toContain(answer.status);
       answers.push(answer.text);
     }
     // Without a token in it, a path is shown as sent.

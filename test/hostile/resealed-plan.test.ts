@@ -7,7 +7,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { integrityOf } from '../../src/engine/plan-integrity.ts';
+import { integrityOf } from '../../src/engine/saved-plan.ts';
 import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
 const world = syncWorld();

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { manifestJsonSchema } from '../../src/manifests/json-schema.ts';
+import { manifestJsonSchema } from '../../src/manifests/schema.ts';
 import { manifestSchema } from '../../src/manifests/schema.ts';
 import { envsync } from '../helpers/cli.ts';
 

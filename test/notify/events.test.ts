@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   EMPTY_NOTIFY_MEMORY,
   MAX_EVENT_ITEMS,
-  passEvents,
   type NotifyEvent,
   type NotifyMemory,
+  passEvents,
   type PassOutcome,
 } from '../../src/notify/events.ts';
 import type { ChangeReport, OrgReport, ProblemReport } from '../../src/core/report.ts';

@@ -207,6 +207,26 @@ describe('a state file that cannot be written', () => {
   });
 });
 
+describe('a state file of an older version', () => {
+  it('is refused: sync and plan exit 1 saying to delete it, and nothing is sent; deleted, the next sync rebuilds it', async () => {
+    const api = await world.emulator();
+    await world.manifests();
+    const file = world.tmp().path('state.json');
+    await writeFile(file, '{"version": 2, "orgs": {}}');
+    for (const command of ['sync', 'plan']) {
+      const refused = await world.run(api.url, [command]);
+      expect(refused.code, command).toBe(1);
+      expect(refused.stderr).toContain(
+        `the state file ${file} has version 2, an older format this envsync does not read (it reads version 3); nothing was sent. Delete it: the next sync rebuilds it`,
+      );
+    }
+    expect((await putsAndGets(api)).puts).toBe(0);
+    await unlink(file);
+    expect((await world.run(api.url, ['sync'])).code).toBe(0);
+    expect(Object.keys((await readState()).orgs).sort()).toEqual(['acme', 'beta']);
+  });
+});
+
 describe('one writer per state file', () => {
   it('a live holder: sync waits up to --state-lock-timeout, then fails naming the holder and the lock file; nothing sent', async () => {
     const api = await world.emulator();

@@ -24,24 +24,24 @@ environments:
     type: ECS
     description: Batch tasks
     require_provenance: true
-  - name: web~2
+  - name: web_2
     type: cloud-run
     description: Web, second region
   - name: prod
     type: logical
     description: Everything in production
-    included_environments: [web~2, api, tasks]
+    included_environments: [web_2, api, tasks]
 `;
 
 describe('against the kosli profile (production as observed)', () => {
-  it('syncs all nine types, `~` names and a logical environment after its members; a second plan is empty', async () => {
+  it('syncs all nine types, `_` names and a logical environment after its members; a second plan is empty', async () => {
     const api = await emulator('kosli');
     await tmp().write('manifests/acme.yaml', LOGICAL);
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(sync.code, sync.stdout + sync.stderr).toBe(0);
     expect(json(sync.stdout).summary).toMatchObject({ create: 4, applied: 4, failed: 0 });
     const prod = (await api.getStore()).orgs['acme']?.find((env) => env.name === 'prod');
-    expect(prod?.included_environments).toEqual(['api', 'tasks', 'web~2']);
+    expect(prod?.included_environments).toEqual(['api', 'tasks', 'web_2']);
     const plan = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
     expect(plan.code, plan.stdout).toBe(0);
     expect(json(plan.stdout).summary).toMatchObject({ unchanged: 4, create: 0, update: 0 });
@@ -53,7 +53,7 @@ describe('against the kosli profile (production as observed)', () => {
     expect((await run(api.url, ['sync'])).code).toBe(0);
     await tmp().write(
       'manifests/acme.yaml',
-      LOGICAL.replace('[web~2, api, tasks]', '[tasks, api]'),
+      LOGICAL.replace('[web_2, api, tasks]', '[tasks, api]'),
     );
     const plan = await run(api.url, ['plan', '-o', 'json']);
     expect(json(plan.stdout).orgs[0]?.changes).toEqual([
@@ -61,17 +61,17 @@ describe('against the kosli profile (production as observed)', () => {
         action: 'update',
         name: 'prod',
         fields: {
-          included_environments: { from: ['api', 'tasks', 'web~2'], to: ['api', 'tasks'] },
+          included_environments: { from: ['api', 'tasks', 'web_2'], to: ['api', 'tasks'] },
         },
       }),
     ]);
     const text = await run(api.url, ['plan']);
     expect(text.stdout).toContain(
-      'included_environments : ["api","tasks","web~2"] -> ["api","tasks"]',
+      'included_environments : ["api","tasks","web_2"] -> ["api","tasks"]',
     );
     const markdown = await run(api.url, ['plan', '-o', 'markdown']);
     expect(markdown.stdout).toContain(
-      'included_environments: <code>["api","tasks","web\\~2"]</code>',
+      'included_environments: <code>["api","tasks","web\\_2"]</code>',
     );
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(json(sync.stdout).summary).toMatchObject({ applied: 1, notConverged: 0 });

@@ -71,9 +71,10 @@ describe.each(['spec', 'kosli'] as const)('the %s profile', (profile) => {
     );
     expect(out.code, out.stderr).toBe(0);
     const text = await readFile(tmp().path('manifests/acme.yaml'), 'utf8');
-    // The spec listing shows neither field: both left out, and said once. Kosli shows both.
+    // The spec listing shows neither field: both left out, and said once. Kosli shows both
+    // (include_scaling always false: the service retired it).
     const shown = profile === 'kosli';
-    expect(/^\s*include_scaling: true$/m.test(text)).toBe(shown);
+    expect(/^\s*include_scaling: false$/m.test(text)).toBe(shown);
     expect(/^\s*policies:/m.test(text)).toBe(shown);
     expect(out.stderr.includes('the listing does not show include_scaling, policies')).toBe(!shown);
     const plan = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
@@ -92,13 +93,14 @@ describe.each(['spec', 'kosli'] as const)('the %s profile', (profile) => {
   it('a declared field the service does not show is planned with the value a sync sends', async () => {
     const api = await world.emulator({ profile });
     await api.putStore({ orgs: { acme: [PRODUCTION] } });
-    await tmp().write('manifests/acme.yaml', `${EDITED}    include_scaling: false\n`);
+    await tmp().write('manifests/acme.yaml', `${EDITED}    include_scaling: true\n`);
     const plan = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
     expect(plan.code).toBe(2);
     const field = json(plan.stdout).orgs[0]?.changes[0]?.fields['include_scaling'];
-    // The spec listing does not show it (no state file yet); the kosli listing shows `true`.
+    // The spec listing does not show it (no state file yet); the kosli listing shows `false`
+    // (the service retired the setting).
     expect(field).toEqual(
-      profile === 'spec' ? { from: null, to: false, notShown: true } : { from: true, to: false },
+      profile === 'spec' ? { from: null, to: true, notShown: true } : { from: false, to: true },
     );
   });
 });

@@ -348,9 +348,8 @@ describe('saved plans carry the requests beside the PUT', () => {
     const prod = plan.orgs[0]?.changes.find((c) => c.name === 'prod');
     if (prod === undefined) throw new Error('expected a change for prod');
     prod.requests['policies'] = { attach: ['baseline', 'pci', 'sox'], detach: [] };
-    const { createHash } = await import('node:crypto');
-    const { canonicalJson } = await import('../../src/engine/plan-integrity.ts');
-    plan.integrity = `sha256:${createHash('sha256').update(canonicalJson(plan, 'integrity')).digest('hex')}`;
+    const { integrityOf } = await import('../../src/engine/saved-plan.ts');
+    plan.integrity = integrityOf(plan);
     await writeFile(planFile(), JSON.stringify(plan));
     const before = (await api.getRequests(1000)).length;
     const edited = await run(api.url, ['sync', '--plan', 'plan.json']);

@@ -4,9 +4,8 @@
  * git-sync worktree.
  */
 import { readFile, mkdir, symlink, writeFile } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/engine/plan-integrity.ts';
+import { integrityOf } from '../../src/engine/saved-plan.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { putsAndGets, syncWorld } from '../helpers/sync-world.ts';
@@ -48,9 +47,10 @@ const readPlan = async () =>
 
 /** Writes the plan back sealed again, as someone rewriting the whole file could. */
 async function resealed(plan: SavedPlan): Promise<void> {
-  const { integrity: _integrity, ...content } = plan;
-  const integrity = `sha256:${createHash('sha256').update(canonicalJson(content)).digest('hex')}`;
-  await writeFile(tmp().path('plan.json'), JSON.stringify({ ...plan, integrity }));
+  await writeFile(
+    tmp().path('plan.json'),
+    JSON.stringify({ ...plan, integrity: integrityOf(plan) }),
+  );
 }
 
 describe('saved plans carry policy document uploads', () => {

@@ -3,10 +3,9 @@
  * the service has too, a rename from a name it does not have, every output format, saved plans
  * that were rewritten to rename or archive something else, and `export`, which writes neither key.
  */
-import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/engine/plan-integrity.ts';
+import { integrityOf } from '../../src/engine/saved-plan.ts';
 import { envsyncInProcess } from '../helpers/cli.ts';
 import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
@@ -83,9 +82,7 @@ type Plan = { orgs: Record<string, unknown>[]; integrity?: string } & Record<str
 async function rewrite(file: string, edit: (plan: Plan) => void) {
   const plan = JSON.parse(await readFile(file, 'utf8')) as Plan;
   edit(plan);
-  const { integrity: _old, ...content } = plan;
-  const integrity = `sha256:${createHash('sha256').update(canonicalJson(content)).digest('hex')}`;
-  await writeFile(file, JSON.stringify({ ...content, integrity }));
+  await writeFile(file, JSON.stringify({ ...plan, integrity: integrityOf(plan) }));
 }
 
 describe('prune with a manifest file that cannot be read', () => {

@@ -39,7 +39,7 @@ describe.each(['spec', 'kosli'] as const)('sync against the %s profile', (profil
         e.policies,
       ]),
     ).toEqual([
-      ['production', 'K8S', 'Production cluster', true, ['baseline', 'pci']],
+      ['production', 'K8S', 'Production cluster', false, ['baseline', 'pci']],
       ['staging', 'S3', 'Staging bucket', false, []],
     ]);
 

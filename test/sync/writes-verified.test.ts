@@ -7,7 +7,7 @@
  */
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import type { IgnorableWrite } from '../../src/emulator/options.ts';
+import type { IgnorableWrite } from '../../src/emulator/index.ts';
 import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
 import { waitFor } from '../helpers/wait.ts';

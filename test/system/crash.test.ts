@@ -166,8 +166,8 @@ describe('crash consistency', () => {
         ['garbage', 'this is not json {{{', 'not valid JSON'],
         [
           'with a malformed group',
-          '{"version": 2, "orgs": {"alpha": [{"include_scaling": true, "policies": [], "environments": [7]}]}}',
-          'malformed record',
+          '{"version": 3, "orgs": {"alpha": [{"include_scaling": true, "policies": [], "environments": [7]}]}}',
+          'unexpected shape',
         ],
       ];
       await writeManifests(1);

@@ -1,0 +1,159 @@
+/**
+ * The store document (GET/PUT /_emulator/store and the `--data` file), read by its zod schema:
+ * loose where a hand-written seed would be (defaults for what is missing, any non-empty type),
+ * strict where a typo would hide (unknown fields, wrong types, one live name twice).
+ */
+import { z } from 'zod';
+import { stringList, stringMap, validate, type Validated } from './validation.ts';
+
+/** The author the emulator writes on every version it makes (it has no users). */
+export const CREATED_BY = 'envsync-emulator';
+
+/**
+ * Names a store may hold: the service's rule plus `~`, which its April 2026 schema allowed, so an
+ * environment named then can be seeded (the API lists it and cannot address it).
+ */
+const SEED_NAME = /^[A-Za-z0-9][A-Za-z0-9._~-]*$/;
+
+const seedName = z
+  .string()
+  .regex(SEED_NAME, { error: `must be a string matching ${SEED_NAME.source}` });
+const time = z.number({ error: 'must be a number (epoch seconds)' });
+const timeOrNull = z.number({ error: 'must be a number or null' }).nullable();
+const names = stringList('an array of strings or null').nullable();
+const flag = z.boolean({ error: 'must be a boolean' });
+
+function environment(nowSeconds: number) {
+  return z
+    .strictObject({
+      org: z.string().optional(),
+      name: seedName,
+      type: z
+        .string({ error: 'must be a non-empty string' })
+        .min(1, { error: 'must be a non-empty string' }),
+      description: z.string({ error: 'must be a string' }),
+      include_scaling: flag.default(false),
+      require_provenance: flag.default(false),
+      policies: names.default([]),
+      tags: stringMap('must be an object of strings').default({}),
+      last_modified_at: time.default(nowSeconds),
+      last_reported_at: timeOrNull.default(null),
+      last_changed_at: timeOrNull.optional(),
+      state: z.boolean({ error: 'must be a boolean or null' }).nullable().default(null),
+      included_environments: names.optional(),
+      archived: flag.default(false),
+    })
+    .transform((env) => ({
+      ...env,
+      last_changed_at:
+        env.last_changed_at === undefined ? env.last_modified_at : env.last_changed_at,
+      included_environments:
+        env.included_environments === undefined
+          ? env.type === 'logical'
+            ? []
+            : null
+          : env.included_environments,
+    }));
+}
+
+function policyDocument(nowSeconds: number) {
+  const version = z.strictObject({
+    version: z.number().int().min(1, { error: 'must be a whole number from 1' }).optional(),
+    policy_yaml: z.string({ error: 'must be a string' }),
+    timestamp: time.optional(),
+    created_by: z.string({ error: 'must be a string' }).default(CREATED_BY),
+  });
+  return z
+    .strictObject({
+      name: seedName,
+      description: z.string({ error: 'must be a string' }).default(''),
+      created_at: time.default(nowSeconds),
+      versions: z.array(version).min(1, { error: 'must be a non-empty array of versions' }),
+    })
+    .transform((document, ctx) => {
+      const versions = document.versions.map((item, index) => ({
+        version: item.version ?? index + 1,
+        policy_yaml: item.policy_yaml,
+        timestamp: item.timestamp ?? document.created_at,
+        created_by: item.created_by,
+      }));
+      versions.forEach((item, index) => {
+        const before = versions[index - 1]?.version ?? 0;
+        if (item.version <= before) {
+          ctx.issues.push({
+            code: 'custom',
+            input: item.version,
+            path: ['versions', index, 'version'],
+            message: `must be greater than the one before (${before})`,
+          });
+        }
+      });
+      return { ...document, versions };
+    });
+}
+
+/** An environment as the store keeps it: the kosli listing's fields plus two of its own. */
+export type StoredEnvironment = z.output<ReturnType<typeof environment>> & { org: string };
+/** A policy document; its versions are immutable, oldest first, never none. */
+export type PolicyDocument = z.output<ReturnType<typeof policyDocument>>;
+
+/** The whole store as JSON: GET/PUT /_emulator/store and the `--data` file. */
+export interface StoreDocument {
+  version: 1;
+  orgs: Record<string, StoredEnvironment[]>;
+  /** Policy documents per org; a document without them loads with none. */
+  policies?: Record<string, PolicyDocument[]>;
+}
+
+/**
+ * Per org (a key by the name rule), a list of `item`: one live (not archived) entry per name, and
+ * an entry's `org`, when it has one, the org it is listed under.
+ */
+function perOrg<T extends { name: string; org?: string | undefined; archived?: boolean }>(
+  item: z.ZodType<T>,
+  what: string,
+) {
+  const orgName = z.string().regex(SEED_NAME, { error: `org name must match ${SEED_NAME.source}` });
+  const list = z.array(item, { error: `must be an array of ${what}` });
+  const error = `must be an object of org name -> array of ${what}`;
+  return z.record(orgName, list, { error }).superRefine((orgs, ctx) => {
+    for (const [org, entries] of Object.entries(orgs)) {
+      const live = new Set<string>();
+      entries.forEach(({ name, org: listed, archived = false }, index) => {
+        if (listed !== undefined && listed !== org) {
+          const message = `must be "${org}" (the key it is listed under) or absent`;
+          ctx.addIssue({ code: 'custom', path: [org, index, 'org'], message });
+        }
+        if (!archived && live.has(name)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [org, index, 'name'],
+            message: `'${name}' is listed twice`,
+          });
+        }
+        if (!archived) live.add(name);
+      });
+    }
+  });
+}
+
+/** Checks a whole store document; `nowSeconds` is the default of every missing time. */
+export function parseStoreDocument(raw: unknown, nowSeconds: number): Validated<StoreDocument> {
+  const schema = z
+    .strictObject(
+      {
+        version: z.literal(1, { error: 'must be 1' }).default(1),
+        orgs: perOrg(environment(nowSeconds), 'environments'),
+        policies: perOrg(policyDocument(nowSeconds), 'policy documents').default({}),
+      },
+      { error: 'must be a JSON object' },
+    )
+    .transform(({ orgs, policies }) => {
+      const listed = Object.entries(orgs).map(([org, list]) => [
+        org,
+        list.map((env) => ({ org, ...env })),
+      ]);
+      return { version: 1 as const, orgs: Object.fromEntries(listed), policies };
+    });
+  return validate(schema, raw);
+}
