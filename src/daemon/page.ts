@@ -89,7 +89,7 @@ const STATE_ORDER: readonly OrgState[] = [
   'suspended',
   'synced',
 ];
-const ROW_STATES: readonly EnvironmentRow['state'][] = [
+export const ROW_STATES: readonly EnvironmentRow['state'][] = [
   'synced',
   'pending',
   'drifted',

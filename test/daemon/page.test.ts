@@ -2,12 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { maskDeep, Masker } from '../../src/core/mask.ts';
 import type { ChangeReport } from '../../src/core/report.ts';
-import { renderStatusPage, type StatusPageModel } from '../../src/daemon/page.ts';
+import { renderStatusPage, ROW_STATES, type StatusPageModel } from '../../src/daemon/page.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, STATE_COLOURS } from '../../src/daemon/page-assets.ts';
 import {
   MAX_ENVIRONMENT_ROWS,
   type DaemonStatus,
-  type EnvironmentRow,
   type OrgState,
   type OrgStatus,
 } from '../../src/daemon/status.ts';
@@ -203,14 +202,6 @@ const change = (name: string, extra: Partial<ChangeReport> = {}): ChangeReport =
 });
 
 const ORG_STATES = Object.keys(STATE_COLOURS) as OrgState[];
-
-const ROW_STATES: readonly EnvironmentRow['state'][] = [
-  'synced',
-  'pending',
-  'drifted',
-  'failed',
-  'not converged',
-];
 
 describe('the status page renderer', () => {
   it('shows a card per org with its state, last success, last attempt, token source and counts', () => {
