@@ -3,7 +3,7 @@
  * how two rounds merge, how each output shows them (escaped), and what the daemon's status keeps.
  */
 import { describe, expect, it } from 'vitest';
-import { orgErrorMessage, orgStatusAfter } from '../../src/daemon/daemon-status.ts';
+import { orgErrorMessage, orgStatusAfter } from '../../src/daemon/status.ts';
 import { RENDERERS } from '../../src/core/renderers.ts';
 import {
   exitCode,
@@ -15,7 +15,7 @@ import {
   type RunReport,
   summarize,
 } from '../../src/core/report.ts';
-import { renderStatusPage } from '../../src/daemon/status-page.ts';
+import { renderStatusPage } from '../../src/daemon/page.ts';
 
 const DIGEST_A = `sha256:${'a'.repeat(64)}`;
 const DIGEST_B = `sha256:${'b'.repeat(64)}`;
@@ -216,7 +216,7 @@ describe("the daemon's status keeps the uploads that did not go through", () => 
         orgs: { acme: { ...status, state: 'synced', tokenSource: 'token-file' } },
       },
       readiness: { ready: true },
-      health: { healthy: true },
+      liveness: { live: true },
       api: 'https://api.example.com',
       now: 0,
       version: '0.2.0',
