@@ -113,16 +113,6 @@ describe('YAML that is not a manifest', () => {
     expect(off.code).toBe(0);
   });
 
-  it('is only a file with neither org nor environments: one of the two alone is a problem, strict or not', async () => {
-    await tmp.write('manifests/half.yaml', 'org: beta\n');
-    const result = await cli(['validate', '--manifests', 'manifests']);
-    expect(result.code).toBe(1);
-    expect(result.stdout).toBe(
-      'manifests/half.yaml:1:1 environments: is required but missing\n' +
-        'invalid: 1 problem(s); 1 org(s) would be left alone; 1 org(s) valid; 2 file(s) skipped, not manifests\n',
-    );
-  });
-
   it('alone in a folder: validate says no manifest was found, warns, and exits 0; --strict reads it as one', async () => {
     await tmp.write('others/k8s.yaml', CONFIG_MAP);
     const others = await cli(['validate', '--manifests', 'others']);

@@ -197,25 +197,3 @@ describe.each(SHAPES)('a listing in the shape %s', (_title, shape) => {
     });
   });
 });
-
-describe('the same name listed twice', () => {
-  it.each(['spec', 'kosli'] as const)(
-    '%s: still fails the org with nothing sent to it',
-    async (profile) => {
-      const api = await world.emulator({ profile });
-      await tmp().write('manifests/acme.yaml', ACME);
-      await api.putStore({
-        orgs: { acme: [{ name: 'staging', type: 'S3', description: 'Staging bucket' }] },
-      });
-      await api.setFaults({
-        listingExtra: { acme: [{ org: 'acme', name: 'staging', type: 'S3', description: 'x' }] },
-      });
-      const sync = await run(api.url, ['sync', '-o', 'json']);
-      expect(sync.code).toBe(1);
-      expect(json(sync.stdout).orgs[0]?.error).toContain(
-        'the listing shows environment "staging" twice',
-      );
-      expect((await api.getRequests(1000)).filter((r) => r.method === 'PUT')).toEqual([]);
-    },
-  );
-});
