@@ -170,6 +170,13 @@ describe('a file envsync reads that is not a regular file, or too large: refused
       () => 'token file secrets is a directory, not a regular file: point --token-file at a file',
     ],
     [
+      'a directory as the state file',
+      () => mkdir(tmp.path('state.json')),
+      () => ['sync', ...apiArgs(), '--state', 'state.json'],
+      () =>
+        `state file ${tmp.path('state.json')} is a directory, not a regular file: point --state at a file`,
+    ],
+    [
       '/dev/zero as the token file',
       async () => undefined,
       () => ['plan', ...apiArgs(), '--token-file', '/dev/zero'],
