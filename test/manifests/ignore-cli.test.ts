@@ -181,7 +181,7 @@ describe('.envsyncignore and --exclude', () => {
   });
   const VALID = 'valid: 1 file(s), 1 org(s), 1 environment(s)\n';
 
-  it('leave files out: the ignore file, then the flag, the variable or the config file key', async () => {
+  it('leave files out: the ignore file, then the flag, the variable or the config file key; ! takes a line back', async () => {
     const everything = await cli(['validate', '--manifests', 'manifests']);
     expect(everything.code).toBe(1);
     expect(everything.stdout).toMatch(/^manifests\/charts\/web\/templates\/deployment\.yaml:/m);
@@ -207,9 +207,7 @@ describe('.envsyncignore and --exclude', () => {
     const replaced = await cli(['validate', '--config', 'envsync.yaml', '--exclude', 'nothing/']);
     expect(replaced.code).toBe(1);
     expect(replaced.stdout).toContain('manifests/drafts/beta.yaml:4:11');
-  });
-
-  it('--exclude can take back a line of the ignore file with !', async () => {
+    // --exclude can take back a line of the ignore file with !.
     await tmp.write('manifests/.envsyncignore', 'charts/\ndrafts/\n');
     expect(await cli(['validate', '--manifests', 'manifests'])).toMatchObject({
       code: 0,
