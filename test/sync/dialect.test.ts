@@ -14,20 +14,10 @@ const emulator = (profile: 'spec' | 'kosli') => world.emulator({ profile });
 
 const LOGICAL = `org: acme
 environments:
-  - name: api
-    type: docker
-    description: API containers
-  - name: tasks
-    type: ECS
-    description: Batch tasks
-    require_provenance: true
-  - name: web_2
-    type: cloud-run
-    description: Web, second region
-  - name: prod
-    type: logical
-    description: Everything in production
-    included_environments: [web_2, api, tasks]
+  - {name: api, type: docker, description: API containers}
+  - {name: tasks, type: ECS, description: Batch tasks, require_provenance: true}
+  - {name: web_2, type: cloud-run, description: "Web, second region"}
+  - {name: prod, type: logical, description: In production, included_environments: [web_2, api, tasks]}
 `;
 
 describe('against the kosli profile (production as observed)', () => {

@@ -13,19 +13,10 @@ const { tmp, run } = world;
 
 const ACME = `org: acme
 environments:
-  - name: production
-    type: K8S
-    description: Production cluster
-  - name: staging
-    type: S3
-    description: Staging bucket
+  - {name: production, type: K8S, description: Production cluster}
+  - {name: staging, type: S3, description: Staging bucket}
 `;
-const BETA = `org: beta
-environments:
-  - name: site
-    type: S3
-    description: Site
-`;
+const BETA = 'org: beta\nenvironments:\n  - {name: site, type: S3, description: Site}\n';
 
 /** A service whose listing can show what it should not, and that says what it was sent. */
 interface Service {

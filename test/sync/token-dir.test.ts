@@ -24,32 +24,15 @@ const NO_TOKEN = (org: string) =>
 
 const MANIFESTS: Record<string, string> = {
   'acme.yaml': `org: acme
-policies:
-  - name: acme-rules
-    file: policies/acme-rules.yaml
+policies: [{name: acme-rules, file: policies/acme-rules.yaml}]
 environments:
-  - name: prod
-    type: K8S
-    description: Production
-    policies: [pci, acme-rules]
-    tags:
-      team: platform
+  - {name: prod, type: K8S, description: Production, policies: [pci, acme-rules], tags: {team: platform}}
 `,
   'policies/acme-rules.yaml': '_schema: https://kosli.com/schemas/policy/environment/v1\n',
-  'beta.yaml': `org: beta
-environments:
-  - name: web
-    type: K8S
-    description: Web tier
-    tags:
-      team: web
-`,
-  'gamma.yaml': `org: gamma
-environments:
-  - name: batch
-    type: logical
-    description: Batch jobs
-`,
+  'beta.yaml':
+    'org: beta\nenvironments:\n  - {name: web, type: K8S, description: Web, tags: {team: web}}\n',
+  'gamma.yaml':
+    'org: gamma\nenvironments:\n  - {name: batch, type: logical, description: Batch jobs}\n',
 };
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
