@@ -33,15 +33,7 @@ describe('against the kosli profile (production as observed)', () => {
     expect(plan.code, plan.stdout).toBe(0);
     expect(json(plan.stdout).summary).toMatchObject({ unchanged: 4, create: 0, update: 0 });
     // Exported, members and types included, the manifests plan clean with no state file.
-    const out = await world.cli([
-      'export',
-      '--org',
-      'acme',
-      '--out',
-      'exported',
-      '--api-url',
-      api.url,
-    ]);
+    const out = await world.cli(`export --org acme --out exported --api-url ${api.url}`.split(' '));
     expect(out.code, out.stderr).toBe(0);
     const text = await readFile(tmp().path('exported/acme.yaml'), 'utf8');
     expect(text).toContain('included_environments:');

@@ -67,15 +67,9 @@ describe.each(['spec', 'kosli'] as const)('the %s profile', (profile) => {
         ],
       },
     });
-    const out = await world.cli([
-      'export',
-      '--org',
-      'acme',
-      '--out',
-      'manifests',
-      '--api-url',
-      api.url,
-    ]);
+    const out = await world.cli(
+      `export --org acme --out manifests --api-url ${api.url}`.split(' '),
+    );
     expect(out.code, out.stderr).toBe(0);
     const text = await readFile(tmp().path('manifests/acme.yaml'), 'utf8');
     // The spec listing shows none of the optional fields: all left out, and said once. Kosli
@@ -255,14 +249,8 @@ describe.each(['contract', 'bare', 'envelope'] as const)('a service listing as %
         'manifests/acme.yaml',
         `org: acme
 environments:
-  - name: web
-    type: K8S
-    description: Web
-    policies: [sox, pci]
-  - name: all
-    type: logical
-    description: All
-    included_environments: [web]
+  - {name: web, type: K8S, description: Web, policies: [sox, pci]}
+  - {name: all, type: logical, description: All, included_environments: [web]}
 `,
       );
       const sync = await run(fake.url, ['sync', '-o', 'json']);
