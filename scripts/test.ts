@@ -1,5 +1,5 @@
 /**
- * `npm test`: the static checks (type check, lint, format check) and the unit and integration
+ * `npm test`: the static checks (type check, lint, format check, import circles) and the unit and integration
  * tests, side by side on every core, the checks at the lowest priority. The tests' output streams as it comes; each check's output
  * is printed when it ends. Exits 1 if anything failed. Extra arguments go to vitest.
  */
@@ -107,6 +107,21 @@ const JOBS: readonly Job[] = [
     name: 'format',
     command: 'oxfmt',
     args: ['--check', '--threads=1'],
+    stream: false,
+  },
+  {
+    // Import circles in src/, type-only imports included (the linter's import/no-cycle sees
+    // value imports only): two files that import each other are one idea cut in two.
+    name: 'circles',
+    command: 'dpdm',
+    args: [
+      '--no-tree',
+      '--no-warning',
+      '--no-progress',
+      '--exit-code',
+      'circular:1',
+      'src/**/*.ts',
+    ],
     stream: false,
   },
   {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { main } from '../../src/main.ts';
@@ -43,6 +44,22 @@ export function runProcess(
     });
   });
 }
+
+/**
+ * npm and an installed command as a user's shell runs them: this Node first on PATH, and none of
+ * the variables `npm run` sets for its scripts (a prefix among them), which would steer a nested
+ * npm.
+ */
+export const SHELL_ENV: Record<string, string> = Object.fromEntries(
+  Object.entries({
+    ...process.env,
+    PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`,
+  }).filter(
+    (entry): entry is [string, string] =>
+      entry[1] !== undefined &&
+      !/^npm_(config_|package_|lifecycle_|node_|execpath)/i.test(entry[0]),
+  ),
+);
 
 /** The environment a CLI under test gets: PATH and HOME, plus the test's own variables. */
 function cleanEnv(env: Record<string, string>): Record<string, string> {

@@ -231,12 +231,29 @@ export interface SpawnedEmulator {
  */
 export function spawnEmulator(
   args: readonly string[],
-  { timeoutMs = 15_000, cwd }: { timeoutMs?: number; cwd?: string } = {},
+  {
+    timeoutMs = 15_000,
+    cwd,
+    bin,
+    env,
+  }: {
+    timeoutMs?: number;
+    cwd?: string;
+    /** An installed `envsync` to run instead of this checkout's CLI, with its environment. */
+    bin?: string;
+    env?: NodeJS.ProcessEnv;
+  } = {},
 ): Promise<SpawnedEmulator> {
-  const child = spawn(process.execPath, [CLI_PATH, 'emulator', '--port', '0', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(cwd === undefined ? {} : { cwd }),
-  });
+  const command = ['emulator', '--port', '0', ...args];
+  const child = spawn(
+    bin ?? process.execPath,
+    bin === undefined ? [CLI_PATH, ...command] : command,
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(cwd === undefined ? {} : { cwd }),
+      ...(env === undefined ? {} : { env }),
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8');

@@ -124,6 +124,8 @@ export function syncWorld() {
         ...where(env),
         ...(now === undefined ? {} : { now }),
       }),
+    /** The CLI's `main` with `args` as they are, in the world's folder, with the token. */
+    cli: (args: string[], env: Record<string, string> = {}) => envsyncInProcess(args, where(env)),
     /** `run`, with the CLI in a child process. */
     runProcess: (
       url: string,

@@ -1,9 +1,8 @@
 /**
- * A service that echoes the token back encoded, and the search for it in what envsync wrote.
- * Every encoding is made here with Node's own encoders, never with envsync's code, so the search
- * does not share a blind spot with the masking it checks.
+ * A service that echoes tokens back, and the search for them in what envsync wrote. Every spelling
+ * is made here with Node's own encoders, never with envsync's code, so the search does not share
+ * a blind spot with the masking it checks.
  */
-import { expect } from 'vitest';
 import { startFakeApi } from '../helpers/fake-api.ts';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -23,7 +22,7 @@ const NAMED: Readonly<Record<string, string>> = {
 };
 
 /** The token as a careless service or proxy echoes it back, each way by name. */
-export function encodedEchoes(token: string): Record<string, string> {
+function encodedEchoes(token: string): Record<string, string> {
   const bearer = `Bearer ${token}`;
   return {
     // Seven bytes before the token: it starts one byte into a base64 group.
@@ -41,13 +40,6 @@ export function encodedEchoes(token: string): Record<string, string> {
       .replace(/\//g, '\\/'),
     'percent-encoded base64': encodeURIComponent(b64(bearer)),
   };
-}
-
-/** Every echo in one text, as a message or a description would carry them. */
-export function allEchoes(token: string): string {
-  return Object.entries(encodedEchoes(token))
-    .map(([name, echo]) => `${name}: ${echo}`)
-    .join('; ');
 }
 
 /** The windows of `length` characters of `text`. */
@@ -85,116 +77,105 @@ function needles(token: string): [string, string[]][] {
 }
 
 /**
- * Which spellings of the token `text` still holds, by name only (never the text itself: a
- * failing test must not print the token).
+ * Each sink that holds a spelling of one of `tokens`: the sink, whose token and which spellings,
+ * by name only (never the text itself: a failing test must not print the token).
  */
-export function spellingsIn(text: string, token: string): string[] {
-  return needles(token)
-    .filter(([, parts]) => parts.some((part) => text.includes(part)))
-    .map(([name]) => name);
+export function leaks(
+  outputs: readonly [string, string][],
+  tokens: Readonly<Record<string, string>>,
+): string[] {
+  return outputs.flatMap(([sink, text]) =>
+    Object.entries(tokens).flatMap(([whose, token]) => {
+      const found = needles(token)
+        .filter(([, parts]) => parts.some((part) => text.includes(part)))
+        .map(([name]) => name);
+      return found.length === 0 ? [] : [`${sink}: ${whose}'s token: ${found.join(', ')}`];
+    }),
+  );
 }
 
+/** A message whose excerpt (300 characters) would end in the middle of the echo. */
+const long = (echo: string) =>
+  `${'request rejected; '.repeat(15)}it carried Authorization: ${echo} ${'.'.repeat(200)}`;
+
 /**
- * The fake service: each org answers its own way, every answer carrying every echo (of each of
- * `tokens`: with a token per org, every org's answer echoes every org's token). acme lists `web`
- * as declared and `old`, which no manifest declares, with the echoes in its description and in a
- * tag, and refuses every change (400, JSON, the echoes in its message and in a header); beta
- * answers an HTML error page (500); gamma refuses the token (403); delta's listing is not JSON
- * and its Content-Type carries the echoes. The policy documents carry them too.
+ * The fake service. Every answer echoes the token the request was sent with (the Authorization
+ * header as it is, JSON-escaped with `\/`, every character a `\u` escape: the last two read back
+ * as the token once the JSON is parsed) and every spelling of `encodedEchoes` of each of `tokens`
+ * (with a token per org, every org's answer echoes every org's token). By org: acme lists `web`
+ * as declared and `old`, which no manifest declares, with the echoes in its description and a
+ * tag, and refuses every change (400, the echoes in its message, longer than the excerpt, in
+ * its errors and in a header); beta refuses the token (403); gamma answers an HTML error page
+ * (500); delta asks to slow down (429); names lists environments named like the token; plain's
+ * listing is not JSON and its Content-Type carries the echo. The policy documents carry them too.
  */
-export function startEchoingService(tokens: string | readonly string[]) {
-  const all = typeof tokens === 'string' ? [tokens] : tokens;
-  const echoes = all.map(allEchoes).join('; ');
-  const json = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
-    status,
-    body: JSON.stringify(body),
-    headers: { 'content-type': 'application/json', ...headers },
-  });
-  const answers: Record<string, (method: string) => ReturnType<typeof json>> = {
-    acme: (method) =>
-      method === 'GET'
-        ? json(200, [
-            { name: 'web', type: 'K8S', description: 'w' },
-            { name: 'old', type: 'K8S', description: echoes, tags: { echo: echoes } },
-          ])
-        : json(
-            400,
-            { message: `rejected: ${echoes}`, errors: { authorization: echoes } },
-            { 'x-echo': echoes },
-          ),
-    beta: () => ({
-      status: 500,
-      body: `<html><body><h1>Internal error</h1><p>${all.flatMap((token) => Object.values(encodedEchoes(token))).join('<br>')}</p></body></html>`,
-      headers: { 'content-type': 'text/html' },
-    }),
-    gamma: () => json(403, { message: `forbidden: ${echoes}` }),
-    delta: () => ({
-      status: 200,
-      body: `<html>${echoes}</html>`,
-      headers: {
-        'content-type': `text/html; ${all.map((token, i) => `echo${i}="${b64(`Bearer ${token}`)}"`).join('; ')}`,
-      },
-    }),
-  };
-  const documents = json(200, [
-    {
-      name: 'echo',
-      description: echoes,
-      versions: [{ version: 1, policy_yaml: `note: ${JSON.stringify(echoes)}\n` }],
-    },
-  ]);
+export function startEchoingService(tokens: readonly string[]) {
+  const named = tokens
+    .flatMap((token) => Object.entries(encodedEchoes(token)).map(([name, e]) => `${name}: ${e}`))
+    .join('; ');
   return startFakeApi((req, res) => {
+    const auth = req.headers.authorization ?? '';
+    const token = auth.replace(/^Bearer /, '');
+    const slashed = JSON.stringify(auth).slice(1, -1).replace(/\//g, '\\/');
+    const unicode = Array.from(auth, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    // Written into the JSON text as they are, so that parsing it gives back the token.
+    const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+      res
+        .writeHead(status, { 'content-type': 'application/json', ...headers })
+        .end(
+          JSON.stringify(body).replaceAll('@SLASHED@', slashed).replaceAll('@U@', unicode.join('')),
+        );
+    const text = (status: number, type: string, body: string) =>
+      res.writeHead(status, { 'content-type': type }).end(body);
     if (req.url?.startsWith('/api/v2/policies/') === true) {
-      res.writeHead(documents.status, documents.headers).end(documents.body);
+      const yaml = `key: ${long('@SLASHED@')}\nnote: ${JSON.stringify(named)}\n`;
+      json(200, [
+        {
+          name: 'echo',
+          description: `@SLASHED@ ${named}`,
+          versions: [{ version: 1, policy_yaml: yaml }],
+        },
+      ]);
       return;
     }
     const org = /\/api\/v2\/environments\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '';
-    const answer = answers[org]?.(req.method ?? 'GET') ?? json(404, { message: 'no such org' });
-    res.writeHead(answer.status, answer.headers).end(answer.body);
+    const nameLike = token.replace(/[^A-Za-z0-9._~-]/g, '') || 'x';
+    if (org === 'acme' && req.method === 'GET')
+      json(200, [
+        { name: 'web', type: 'K8S', description: 'w' },
+        {
+          name: 'old',
+          type: 'K8S',
+          description: `${long('@SLASHED@')} @U@`,
+          tags: { echo: named },
+        },
+      ]);
+    else if (org === 'acme')
+      json(
+        400,
+        { message: long('@SLASHED@'), errors: { authorization: named, token } },
+        { 'x-echo': named },
+      );
+    else if (org === 'beta') json(403, { message: `forbidden: @U@ is not allowed; ${named}` });
+    else if (org === 'gamma') text(500, 'text/html', `<html>${long(auth)}<p>${named}</p></html>`);
+    else if (org === 'delta')
+      json(429, { message: `slow down, ${long(token)}` }, { 'retry-after': '0' });
+    else if (org === 'names')
+      json(200, [
+        { name: nameLike, type: 'K8S', description: '@SLASHED@' },
+        { name: `unmanaged-${nameLike.slice(0, 40)}`, type: 'K8S', description: named },
+      ]);
+    else if (org === 'plain')
+      text(200, `text/plain; echo="${b64(auth)}"`, `not json: ${long(auth)} ${named}`);
+    else json(404, { message: 'no such org' });
   });
 }
 
-/** Manifests for the service's orgs: acme has a change to send (refused) and one to create. */
+/** The orgs of the service; acme has a change to send (refused) and one to create. */
+export const ECHO_ORGS = ['acme', 'beta', 'gamma', 'delta', 'names', 'plain'];
 export const ECHO_MANIFESTS: Readonly<Record<string, string>> = Object.fromEntries(
-  ['acme', 'beta', 'gamma', 'delta'].map((org) => [
+  ECHO_ORGS.map((org) => [
     `${org}.yaml`,
     `org: ${org}\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n  - name: api\n    type: K8S\n    description: d\n`,
   ]),
 );
-
-/** A one-shot command run by name, its outputs kept for the search (each test's `run`). */
-export type NamedRun = (
-  name: string,
-  args: string[],
-) => Promise<{ code: number | null; stdout: string; stderr: string }>;
-
-/**
- * The plan and sync sinks every echo test searches: a plan in each format, a plan saved with a
- * summary file, and a sync with one. Both end in 1 (the echoing service fails some orgs).
- */
-export async function planAndSyncSinks(
-  run: NamedRun,
-  common: readonly string[],
-  fast: readonly string[],
-): Promise<void> {
-  for (const format of ['text', 'json', 'markdown'])
-    await run(`plan -o ${format}`, ['plan', ...common, ...fast, '-o', format]);
-  const planned = await run('plan --out', [
-    'plan',
-    ...common,
-    ...fast,
-    '--out',
-    'plan.json',
-    '--summary-file',
-    'plan-summary.md',
-  ]);
-  expect(planned.code).toBe(1);
-  const synced = await run('sync', [
-    'sync',
-    ...common,
-    ...fast,
-    '--summary-file',
-    'sync-summary.md',
-  ]);
-  expect(synced.code).toBe(1);
-}

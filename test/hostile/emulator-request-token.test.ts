@@ -41,8 +41,8 @@ afterEach(async () => {
   running = undefined;
 });
 
-describe('the emulator records no token sent in a query string', () => {
-  it('scrubs access_token, token (any case) and any value or name equal to a token it accepts, and only those', async () => {
+describe('the emulator shows no token sent in a query string or a path', () => {
+  it('scrubs access_token, token (any case) and any value, name or path segment equal to a token it accepts, and only those, from its answers, request log and log', async () => {
     const { api, log } = await emulator([{ token: KNOWN, orgs: null }]);
     running = api;
     const auth = { authorization: `Bearer ${KNOWN}` };
@@ -76,28 +76,11 @@ describe('the emulator records no token sent in a query string', () => {
     const recorded = `${JSON.stringify(paths)}\n${log()}`;
     expect(log().includes('"msg":"request"'), 'the log has its request lines').toBe(true);
     for (const token of [KNOWN, OTHER]) expect(holds(recorded, token)).toBe(false);
-  });
 
-  it('accepting any token, scrubs a query value equal to the one the request was sent with', async () => {
-    const { api, log } = await emulator([]);
-    running = api;
-    const answer = await send(`${api.url}/api/v2/environments/acme?q=${SENT}&page=2`, {
-      headers: { authorization: `Bearer ${SENT}` },
-    });
-    expect(answer.status).toBe(200);
-    const paths = (await api.getRequests()).map((entry) => entry.path);
-    expect(paths.includes('/api/v2/environments/acme?q=[REDACTED]&page=2')).toBe(true);
-    expect(holds(`${JSON.stringify(paths)}\n${log()}`, SENT)).toBe(false);
-  });
-});
-
-describe('the emulator shows no token sent in a request path', () => {
-  it('hides a token it accepts, as a segment, inside one or percent-encoded, in its 404s, request log and log', async () => {
-    const { api, log } = await emulator([{ token: KNOWN, orgs: null }]);
-    running = api;
-    const auth = { authorization: `Bearer ${KNOWN}` };
+    // In a path: as a segment, inside one or percent-encoded, in the 404s too.
+    await api.reset();
     const encoded = encodeURIComponent(KNOWN);
-    const paths = [
+    const targets = [
       // No route: the 404 quotes the path.
       `/api/v2/${encoded}`,
       `/api/v2/environments/acme/${KNOWN}/x`,
@@ -112,7 +95,7 @@ describe('the emulator shows no token sent in a request path', () => {
       `/api/v2/environments/acme/${KNOWN.replace('+', '%2b')}`,
     ];
     const answers: string[] = [];
-    for (const path of paths) {
+    for (const path of targets) {
       const answer = await send(`${api.url}${path}`, { headers: auth });
       expect([400, 404], path).toContain(answer.status);
       answers.push(answer.text);
@@ -126,35 +109,38 @@ describe('the emulator shows no token sent in a request path', () => {
     expect(admin.status).toBe(404);
     answers.push(admin.text);
 
-    const recorded = (await api.getRequests()).map((entry) => entry.path);
-    expect(recorded).toHaveLength(paths.length + 1);
-    expect(recorded).toContain('/api/v2/[REDACTED]');
-    expect(recorded).toContain('/api/v2/environments/acme/web/archive/key-[REDACTED].json');
-    expect(recorded).toContain('/api/v2/environments/acme/nothing-here');
+    const shown = (await api.getRequests()).map((entry) => entry.path);
+    expect(shown).toHaveLength(targets.length + 1);
+    expect(shown).toContain('/api/v2/[REDACTED]');
+    expect(shown).toContain('/api/v2/environments/acme/web/archive/key-[REDACTED].json');
+    expect(shown).toContain('/api/v2/environments/acme/nothing-here');
     expect(answers).toContain(
       JSON.stringify({ message: 'Not found: no route for GET /api/v2/[REDACTED]' }),
     );
     expect(answers).toContain(
       JSON.stringify({ message: "Organization '[REDACTED]' does not exist" }),
     );
-    expect(log().includes('"msg":"request"'), 'the log has its request lines').toBe(true);
-    const everything = `${answers.join('\n')}\n${JSON.stringify(recorded)}\n${log()}`;
+    const everything = `${answers.join('\n')}\n${JSON.stringify(shown)}\n${log()}`;
     expect(holds(everything, KNOWN)).toBe(false);
     expect(everything.includes(KNOWN.replace('+', '%2b')), 'partly encoded').toBe(false);
   });
 
-  it('accepting any token, hides the one the request was sent with', async () => {
+  it('accepting any token, scrubs the one the request was sent with, in a query or a path', async () => {
     const { api, log } = await emulator([]);
     running = api;
-    const answer = await send(`${api.url}/api/v2/environments/${SENT}/x/y`, {
-      headers: { authorization: `Bearer ${SENT}` },
-    });
+    const headers = { authorization: `Bearer ${SENT}` };
+    const query = await send(`${api.url}/api/v2/environments/acme?q=${SENT}&page=2`, { headers });
+    expect(query.status).toBe(200);
+    const answer = await send(`${api.url}/api/v2/environments/${SENT}/x/y`, { headers });
     expect(answer.status).toBe(404);
     expect(answer.body).toEqual({
       message: 'Not found: no route for GET /api/v2/environments/[REDACTED]/x/y',
     });
     const paths = (await api.getRequests()).map((entry) => entry.path);
-    expect(paths).toEqual(['/api/v2/environments/[REDACTED]/x/y']);
+    expect(paths).toEqual([
+      '/api/v2/environments/acme?q=[REDACTED]&page=2',
+      '/api/v2/environments/[REDACTED]/x/y',
+    ]);
     expect(holds(`${answer.text}\n${log()}`, SENT)).toBe(false);
   });
 });

@@ -94,51 +94,116 @@ const runHere = (args: string[], env: Record<string, string> = { ENVSYNC_TOKEN: 
 
 const FIFO = 'a FIFO (named pipe), not a regular file';
 
-describe('a FIFO at a path a one-shot command reads: refused at once, by name, exit 1', () => {
-  const cases: [string, string, () => string[], () => string][] = [
+describe('a file envsync reads that is not a regular file, or too large: refused at once, by name, exit 1, nothing sent', () => {
+  const daemon = () => ['run', ...apiArgs(), '--state', 'state.json', '--listen', '127.0.0.1:0'];
+  const secret = (flag: string, file: string) =>
+    `${flag} ${tmp.path(file)} is ${FIFO}: point ${flag} at a file, or leave the flag out`;
+  const cases: [string, (() => Promise<unknown>) | string, () => string[], () => string][] = [
     [
-      'the token file (plan)',
+      'a FIFO as the token file (plan)',
       'token',
       () => ['plan', ...apiArgs(), '--token-file', 'token'],
       () => `envsync plan: token file token is ${FIFO}: point --token-file at a file`,
     ],
     [
-      'the config file (validate)',
+      'a FIFO as the config file (validate)',
       'envsync.yaml',
       () => ['validate', '--manifests', 'manifests', '--config', 'envsync.yaml'],
       () =>
         `envsync validate: config file ${tmp.path('envsync.yaml')} is ${FIFO}: point --config at a file`,
     ],
     [
-      '--ca-file (sync)',
+      'a FIFO as --ca-file (sync)',
       'ca.pem',
       () => ['sync', ...apiArgs(), '--ca-file', 'ca.pem'],
       () => `envsync sync: --ca-file ca.pem: is ${FIFO}: point --ca-file at a PEM file`,
     ],
     [
-      'the state file (plan)',
+      'a FIFO as the state file (plan)',
       'state.json',
       () => ['plan', ...apiArgs(), '--state', 'state.json'],
       () =>
         `envsync plan: state file ${tmp.path('state.json')} is ${FIFO}: point --state at a file, or at a path where envsync may create one`,
     ],
     [
-      'a saved plan (sync --plan)',
+      'a FIFO as a saved plan (sync --plan)',
       'plan.json',
       () => ['sync', ...apiArgs(), '--state', 'state.json', '--plan', 'plan.json'],
       () =>
         `envsync sync: --plan plan.json: is ${FIFO}: point --plan at the file "envsync plan --out" wrote`,
     ],
     [
-      "the emulator's --data",
+      "a FIFO as the emulator's --data",
       'data.json',
       () => ['emulator', '--port', '0', '--data', 'data.json'],
       () =>
         `envsync emulator: --data data.json: is ${FIFO}: point --data at a file, or at a path where the emulator may create one`,
     ],
+    [
+      "a FIFO as the daemon's token file",
+      'token',
+      () => [...daemon(), '--token-file', 'token'],
+      () => `token file token is ${FIFO}: point --token-file at a file`,
+    ],
+    [
+      "a FIFO as the daemon's notify secret file",
+      'notify-secret',
+      () => [
+        ...daemon(),
+        '--notify-url',
+        'http://127.0.0.1:9/hook',
+        '--notify-secret-file',
+        'notify-secret',
+      ],
+      () => secret('--notify-secret-file', 'notify-secret'),
+    ],
+    [
+      "a FIFO as the daemon's webhook secret file",
+      'webhook-secret',
+      () => [...daemon(), '--webhook-secret-file', 'webhook-secret'],
+      () => secret('--webhook-secret-file', 'webhook-secret'),
+    ],
+    [
+      'a directory as the token file',
+      () => mkdir(tmp.path('secrets')),
+      () => ['plan', ...apiArgs(), '--token-file', 'secrets'],
+      () => 'token file secrets is a directory, not a regular file: point --token-file at a file',
+    ],
+    [
+      'a directory as the state file',
+      () => mkdir(tmp.path('state.json')),
+      () => ['sync', ...apiArgs(), '--state', 'state.json'],
+      () =>
+        `state file ${tmp.path('state.json')} is a directory, not a regular file: point --state at a file`,
+    ],
+    [
+      '/dev/zero as the token file',
+      async () => undefined,
+      () => ['plan', ...apiArgs(), '--token-file', '/dev/zero'],
+      () => 'token file /dev/zero is a character device, not a regular file',
+    ],
+    [
+      'a socket as the config file',
+      () => socket('envsync.sock'),
+      () => ['validate', '--manifests', 'manifests', '--config', 'envsync.sock'],
+      () => `config file ${tmp.path('envsync.sock')} is a socket, not a regular file`,
+    ],
+    [
+      'a token file over 64 KiB',
+      () => tmp.write('token', 'A'.repeat(64 * 1024 + 1)),
+      () => ['plan', ...apiArgs(), '--token-file', 'token'],
+      () => 'token file token is larger than the limit of 64 KiB for a token file',
+    ],
+    [
+      'a config file over 1 MiB',
+      () => tmp.write('envsync.yaml', `# ${'x'.repeat(1024 * 1024)}\n`),
+      () => ['validate', '--manifests', 'manifests', '--config', 'envsync.yaml'],
+      () =>
+        `config file ${tmp.path('envsync.yaml')} is larger than the limit of 1 MiB for a config file`,
+    ],
   ];
-  it.each(cases)('%s', async (_what, path, args, message) => {
-    await fifo(path);
+  it.each(cases)('%s', async (_what, make, args, message) => {
+    await (typeof make === 'string' ? fifo(make) : make());
     // The emulator opens --data from the process's working directory: its own, in a child.
     const result = await (args()[0] === 'emulator' ? run : runHere)(args());
     expect(result.stderr).toContain(message());
@@ -159,42 +224,6 @@ describe('a FIFO in --token-dir: that org fails, by name, and the others go on',
     expect(result.stdout).toContain(`token file tokens/acme is ${FIFO}`);
     expect(result.code).toBe(1);
     expect(Object.keys((await api.getStore()).orgs)).toEqual(['beta']);
-  });
-});
-
-describe('a FIFO at a file the daemon reads at start: it stops at once, exit 1', () => {
-  const daemonArgs = () => [
-    'run',
-    ...apiArgs(),
-    '--state',
-    'state.json',
-    '--listen',
-    '127.0.0.1:0',
-  ];
-  it.each([
-    ['the token file', 'token', ['--token-file', 'token'], 'token file token'],
-    [
-      'the notify secret file',
-      'notify-secret',
-      ['--notify-url', 'http://127.0.0.1:9/hook', '--notify-secret-file', 'notify-secret'],
-      'SUBJECT --notify-secret-file',
-    ],
-    [
-      'the webhook secret file',
-      'webhook-secret',
-      ['--webhook-secret-file', 'webhook-secret'],
-      'SUBJECT --webhook-secret-file',
-    ],
-  ])('%s', async (_what, path, flags, subject) => {
-    const file = await fifo(path);
-    const result = await runHere([...daemonArgs(), ...flags]);
-    const flag = flags.at(-2) ?? '';
-    const expected = subject.startsWith('SUBJECT')
-      ? `${flag} ${file} is ${FIFO}: point ${flag} at a file, or leave the flag out`
-      : `${subject} is ${FIFO}: point --token-file at a file`;
-    expect(result.stderr).toContain(expected);
-    expect(result.code).toBe(1);
-    expect(await api.getRequests()).toEqual([]);
   });
 });
 
@@ -249,56 +278,6 @@ describe("a FIFO at the state file's lock", () => {
     );
     expect(sync.code).toBe(1);
     expect((await api.getRequests()).filter((r) => r.method === 'PUT')).toEqual([]);
-  });
-});
-
-describe('other things that are not files, and files too large', () => {
-  it('a directory, /dev/zero and a socket are named for what they are', async () => {
-    await mkdir(tmp.path('secrets'));
-    const directory = await runHere(['plan', ...apiArgs(), '--token-file', 'secrets']);
-    expect(directory.stderr).toContain(
-      'token file secrets is a directory, not a regular file: point --token-file at a file',
-    );
-    expect(directory.code).toBe(1);
-
-    const zero = await runHere(['plan', ...apiArgs(), '--token-file', '/dev/zero']);
-    expect(zero.stderr).toContain('token file /dev/zero is a character device, not a regular file');
-    expect(zero.code).toBe(1);
-
-    const sock = await socket('envsync.sock');
-    const config = await runHere([
-      'validate',
-      '--manifests',
-      'manifests',
-      '--config',
-      'envsync.sock',
-    ]);
-    expect(config.stderr).toContain(`config file ${sock} is a socket, not a regular file`);
-    expect(config.code).toBe(1);
-    expect(await api.getRequests()).toEqual([]);
-  });
-
-  it('a token file over 64 KiB and a config file over 1 MiB are refused, naming the limit', async () => {
-    await tmp.write('token', 'A'.repeat(64 * 1024 + 1));
-    const token = await runHere(['plan', ...apiArgs(), '--token-file', 'token']);
-    expect(token.stderr).toContain(
-      'token file token is larger than the limit of 64 KiB for a token file',
-    );
-    expect(token.code).toBe(1);
-
-    await tmp.write('envsync.yaml', `# ${'x'.repeat(1024 * 1024)}\n`);
-    const config = await runHere([
-      'validate',
-      '--manifests',
-      'manifests',
-      '--config',
-      'envsync.yaml',
-    ]);
-    expect(config.stderr).toContain(
-      `config file ${tmp.path('envsync.yaml')} is larger than the limit of 1 MiB for a config file`,
-    );
-    expect(config.code).toBe(1);
-    expect(await api.getRequests()).toEqual([]);
   });
 });
 

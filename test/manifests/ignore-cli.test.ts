@@ -113,16 +113,6 @@ describe('YAML that is not a manifest', () => {
     expect(off.code).toBe(0);
   });
 
-  it('is only a file with neither org nor environments: one of the two alone is a problem, strict or not', async () => {
-    await tmp.write('manifests/half.yaml', 'org: beta\n');
-    const result = await cli(['validate', '--manifests', 'manifests']);
-    expect(result.code).toBe(1);
-    expect(result.stdout).toBe(
-      'manifests/half.yaml:1:1 environments: is required but missing\n' +
-        'invalid: 1 problem(s); 1 org(s) would be left alone; 1 org(s) valid; 2 file(s) skipped, not manifests\n',
-    );
-  });
-
   it('alone in a folder: validate says no manifest was found, warns, and exits 0; --strict reads it as one', async () => {
     await tmp.write('others/k8s.yaml', CONFIG_MAP);
     const others = await cli(['validate', '--manifests', 'others']);
@@ -191,7 +181,7 @@ describe('.envsyncignore and --exclude', () => {
   });
   const VALID = 'valid: 1 file(s), 1 org(s), 1 environment(s)\n';
 
-  it('leave files out: the ignore file, then the flag, the variable or the config file key', async () => {
+  it('leave files out: the ignore file, then the flag, the variable or the config file key; ! takes a line back', async () => {
     const everything = await cli(['validate', '--manifests', 'manifests']);
     expect(everything.code).toBe(1);
     expect(everything.stdout).toMatch(/^manifests\/charts\/web\/templates\/deployment\.yaml:/m);
@@ -217,9 +207,7 @@ describe('.envsyncignore and --exclude', () => {
     const replaced = await cli(['validate', '--config', 'envsync.yaml', '--exclude', 'nothing/']);
     expect(replaced.code).toBe(1);
     expect(replaced.stdout).toContain('manifests/drafts/beta.yaml:4:11');
-  });
-
-  it('--exclude can take back a line of the ignore file with !', async () => {
+    // --exclude can take back a line of the ignore file with !.
     await tmp.write('manifests/.envsyncignore', 'charts/\ndrafts/\n');
     expect(await cli(['validate', '--manifests', 'manifests'])).toMatchObject({
       code: 0,

@@ -137,26 +137,7 @@ describe('.envsyncignore at the manifests root', () => {
   });
 });
 
-describe('--exclude', () => {
-  it('adds lines after the ignore file: more left out, or one of its lines taken back', async () => {
-    await tmp.write('manifests/.envsyncignore', '*.draft.yaml\n');
-    await tmp.write('manifests/acme.yaml', manifest('acme'));
-    await tmp.write('manifests/beta.draft.yaml', manifest('beta'));
-    await tmp.write('manifests/ci/pipeline.yaml', BROKEN);
-    expect(found(await load()).problems).toEqual([
-      'manifests/ci/pipeline.yaml:2:1 YAML syntax: Flow sequence in block collection must be sufficiently indented and end with a ]',
-    ]);
-    expect(found(await load({ exclude: ['ci/'] }))).toEqual({
-      orgs: ['acme: manifests/acme.yaml'],
-      problems: [],
-      skipped: [],
-    });
-    expect(found(await load({ exclude: ['ci', '!beta.draft.yaml'] })).orgs).toEqual([
-      'acme: manifests/acme.yaml',
-      'beta: manifests/beta.draft.yaml',
-    ]);
-  });
-
+describe('--exclude and named PATHs', () => {
   it('applies without an ignore file; a folder given as a PATH has its own, a file given is read whatever the rules', async () => {
     await tmp.write('manifests/acme.yaml', manifest('acme'));
     await tmp.write('manifests/ci/pipeline.yaml', BROKEN);
@@ -207,22 +188,6 @@ describe('YAML that is not a manifest', () => {
     });
   });
 
-  it('is skipped whichever reader reads it: tags, anchors and a syntax error', async () => {
-    // Tags and anchors are the position-tracking reader's; both readers skip the file.
-    await tmp.write('manifests/template.yaml', 'Resources:\n  Bucket:\n    Name: !Ref Name\n');
-    await tmp.write('manifests/anchors.yaml', 'base: &b {a: 1}\nother: *b\n');
-    // A file that cannot be read as YAML may be a manifest: a problem, skipped or not.
-    await tmp.write('manifests/broken.yaml', 'kind: [unclosed\n');
-    const set = await load();
-    expect(found(set).skipped).toEqual([
-      'manifests/anchors.yaml: not a manifest: no org and no environments',
-      'manifests/template.yaml: not a manifest: no org and no environments',
-    ]);
-    expect(found(set).problems).toEqual([
-      expect.stringMatching(/^manifests\/broken\.yaml:\d+:\d+ YAML syntax: /),
-    ]);
-  });
-
   it('does not take a manifest written as a list for other YAML', async () => {
     await tmp.write('manifests/list.yaml', '- org: beta\n  environments: []\n');
     await tmp.write('manifests/plain-list.yaml', '- one\n- two\n');
@@ -233,22 +198,6 @@ describe('YAML that is not a manifest', () => {
       ],
       skipped: ['manifests/plain-list.yaml: not a manifest: no org and no environments'],
     });
-  });
-
-  it('is an error with strict, as it was before files could be skipped', async () => {
-    await tmp.write('manifests/acme.yaml', manifest('acme'));
-    await tmp.write('manifests/k8s/config.yaml', CONFIG_MAP);
-    const set = await load({ strict: true });
-    expect(set.skipped).toEqual([]);
-    expect(set.fileCount).toBe(2);
-    expect(found(set).problems).toEqual([
-      'manifests/k8s/config.yaml:1:1 org: is required but missing',
-      'manifests/k8s/config.yaml:1:1 environments: is required but missing',
-      'manifests/k8s/config.yaml:1:1 apiVersion: unknown key "apiVersion" (allowed: org, prune, suspend, policies, environments)',
-      'manifests/k8s/config.yaml:2:1 kind: unknown key "kind" (allowed: org, prune, suspend, policies, environments)',
-      'manifests/k8s/config.yaml:3:1 metadata: unknown key "metadata" (allowed: org, prune, suspend, policies, environments)',
-      'manifests/k8s/config.yaml:5:1 data: unknown key "data" (allowed: org, prune, suspend, policies, environments)',
-    ]);
   });
 
   it('is not counted among the files: an empty file is a manifest file that declares nothing', async () => {

@@ -36,32 +36,12 @@ describe('loadManifests', () => {
     ]);
   });
 
-  it('names both places when one org declares an environment twice, and holds only that org', async () => {
-    await tmp.write('manifests/a.yaml', `org: acme\nenvironments:\n${env('prod')}`);
-    await tmp.write('manifests/b.yaml', `org: acme\nenvironments:\n${env('dev')}${env('prod')}`);
-    await tmp.write('manifests/c.yaml', `org: beta\nenvironments:\n${env('prod')}`);
-    const set = await load();
-    const acme = set.orgs.find((o) => o.org === 'acme');
-    expect(acme?.environments).toEqual([]);
-    expect(
-      acme?.problems.map((p) => `${p.file}:${p.line}:${p.column} ${p.path}: ${p.message}`),
-    ).toEqual([
-      'manifests/b.yaml:6:5 environments[1].name: environment "prod" of org "acme" is declared twice: here and at manifests/a.yaml:3:5',
-    ]);
-    expect(set.orgs.find((o) => o.org === 'beta')?.environments).toHaveLength(1);
-  });
-
-  it('locates a twice-declared name in any document of a file, on either YAML path', async () => {
-    // a.yaml's second document is read by the fast path (no positions kept); b.yaml has an
-    // alias, so the position-tracking path reads it; c.yaml repeats a name within one list.
+  it('names both places when one org declares an environment twice, in any document of a file or in one list, and holds only that org', async () => {
     await tmp.write(
       'manifests/a.yaml',
       `org: beta\nenvironments:\n${env('x')}---\norg: acme\nenvironments:\n${env('dev')}${env('prod')}`,
     );
-    await tmp.write(
-      'manifests/b.yaml',
-      `org: acme\nenvironments:\n  - {name: qa, type: K8S, description: d, policies: &p [x]}\n  - {name: prod, type: K8S, description: d, policies: *p}\n`,
-    );
+    await tmp.write('manifests/b.yaml', `org: acme\nenvironments:\n${env('qa')}${env('prod')}`);
     await tmp.write(
       'manifests/c.yaml',
       `org: gamma\nenvironments:\n${env('a')}${env('b')}${env('a')}`,
@@ -72,11 +52,12 @@ describe('loadManifests', () => {
         .find((o) => o.org === org)
         ?.problems.map((p) => `${p.file}:${p.line}:${p.column} ${p.path}: ${p.message}`);
     expect(messages('acme')).toEqual([
-      'manifests/b.yaml:4:5 environments[1].name: environment "prod" of org "acme" is declared twice: here and at manifests/a.yaml:12:5',
+      'manifests/b.yaml:6:5 environments[1].name: environment "prod" of org "acme" is declared twice: here and at manifests/a.yaml:12:5',
     ]);
     expect(messages('gamma')).toEqual([
       'manifests/c.yaml:9:5 environments[2].name: environment "a" of org "gamma" is declared twice: here and at manifests/c.yaml:3:5',
     ]);
+    expect(set.orgs.find((o) => o.org === 'acme')?.environments).toEqual([]);
     expect(set.orgs.find((o) => o.org === 'beta')?.environments).toHaveLength(1);
   });
 

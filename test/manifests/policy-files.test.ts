@@ -178,16 +178,6 @@ describe('policy files', () => {
       'policy file "beta.yaml": is org "beta"\'s manifest; a manifest is never a policy: name the file holding the policy\'s YAML',
     ],
     [
-      'another manifest with a typo',
-      'beta.yaml',
-      async () =>
-        tmp.write(
-          'manifests/beta.yaml',
-          'org: beta\nenvironments:\n  - name: x\n    type: K8S\n    descriptoin: x\n',
-        ),
-      'policy file "beta.yaml": is org "beta"\'s manifest; a manifest is never a policy: name the file holding the policy\'s YAML',
-    ],
-    [
       'a manifest that does not parse',
       'broken.yaml',
       async () => tmp.write('manifests/broken.yaml', 'rules: [x\n'),

@@ -22,16 +22,6 @@ environments:
     type: S3
     description: d
 `;
-/** Declares acme's "dev" again: only a check across the given files can see it. */
-const SAME_NAME = `org: acme
-environments:
-  - name: qa
-    type: K8S
-    description: d
-  - name: dev
-    type: S3
-    description: d
-`;
 const BAD = `org: beta
 environments:
   - name: web
@@ -46,7 +36,6 @@ beforeAll(async () => {
   await writeFile(path.join(dir, 'manifests', 'a.yaml'), GOOD_A);
   await writeFile(path.join(dir, 'manifests', 'b.yaml'), GOOD_B);
   await writeFile(path.join(dir, 'manifests', 'more', 'c.yml'), GOOD_B.replace('prod', 'stage'));
-  await writeFile(path.join(dir, 'same-name.yaml'), SAME_NAME);
   await writeFile(path.join(dir, 'bad.yaml'), BAD);
 });
 afterAll(async () => {
@@ -72,7 +61,7 @@ describe('envsync validate PATH...', () => {
     expect(files.test('README.md')).toBe(false);
   });
 
-  it('validates the given files, by relative and by absolute path, and exits 0 when they are good', async () => {
+  it('validates the given files and folders, by relative and by absolute path, and exits 0 when they are good', async () => {
     const relative = await envsync(['validate', 'manifests/a.yaml', 'manifests/b.yaml'], {
       cwd: dir,
     });
@@ -86,14 +75,12 @@ describe('envsync validate PATH...', () => {
     );
     expect(absolute).toMatchObject({ code: 0 });
     expect(absolute.stdout).toContain('valid: 2 file(s), 1 org(s), 2 environment(s)');
-  });
-
-  it('walks a given folder like --manifests, and reads each file once however often it is named', async () => {
-    const result = await envsyncInProcess(['validate', 'manifests', 'manifests/a.yaml'], {
+    // A folder is walked like --manifests, each file read once however often it is named.
+    const walked = await envsyncInProcess(['validate', 'manifests', 'manifests/a.yaml'], {
       cwd: dir,
     });
-    expect(result).toMatchObject({ code: 0 });
-    expect(result.stdout).toContain('valid: 3 file(s), 1 org(s), 3 environment(s)');
+    expect(walked).toMatchObject({ code: 0 });
+    expect(walked.stdout).toContain('valid: 3 file(s), 1 org(s), 3 environment(s)');
   });
 
   it('reports a bad file at file:line:col and exits 1', async () => {
@@ -108,17 +95,7 @@ describe('envsync validate PATH...', () => {
     expect(absolute.stdout).toContain(`${path.join(dir, 'bad.yaml')}:4:11`);
   });
 
-  it('still finds a name declared twice across the given files of one org', async () => {
-    const result = await envsyncInProcess(['validate', 'manifests/a.yaml', 'same-name.yaml'], {
-      cwd: dir,
-    });
-    expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(
-      /same-name\.yaml:6:\d+ .*environment "dev" of org "acme" is declared twice: here and at manifests\/a\.yaml:3:\d+/,
-    );
-  });
-
-  it('reports every problem in one run: a name declared twice beside a tag and a bad value', async () => {
+  it('reports every problem in one run: a name declared twice across the given files beside a tag and a bad value', async () => {
     // The second file has other problems too: the repeated name is reported with them, not
     // only once they are fixed.
     await writeFile(

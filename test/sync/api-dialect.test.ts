@@ -60,3 +60,65 @@ describe('--api-dialect', () => {
     expect(bad.stderr).toMatch(/--api-dialect: "prod".*auto.*contract.*kosli/);
   });
 });
+
+describe('what the contract dialect cannot do', () => {
+  const ACME = `org: acme
+prune: true
+environments:
+  - name: web-2
+    type: K8S
+    description: d
+    renamed_from: web
+    tags:
+      team: web
+`;
+  it.each([
+    ['named by --api-dialect', 'kosli', ['--api-dialect', 'contract'], 'set by --api-dialect', []],
+    [
+      'read from the listing',
+      'spec',
+      [],
+      "auto: read from the listing's shape",
+      ['GET /api/v2/environments/acme', 'GET /api/v2/environments/gamma'],
+    ],
+  ] as const)(
+    '%s: prune, renamed_from, policy documents and tags are refused at their places; nothing is sent to the org, the others go on',
+    async (_how, profile, flags, how, asked) => {
+      const api = await world.emulator({ profile, orgs: ['acme', 'beta', 'gamma'] });
+      await tmp().write('manifests/acme.yaml', ACME);
+      await tmp().write(
+        'manifests/gamma.yaml',
+        'org: gamma\npolicies:\n  - name: rules\n    file: rules.yaml\nenvironments: []\n',
+      );
+      await tmp().write('manifests/rules.yaml', 'rules: []\n');
+      await tmp().write(
+        'manifests/beta.yaml',
+        'org: beta\nenvironments:\n  - name: site\n    type: S3\n    description: Site\n',
+      );
+      const sync = await run(api.url, ['sync', '-o', 'json', ...flags]);
+      expect(sync.code).toBe(1);
+      const report = json(sync.stdout);
+      const errors = report.orgs.flatMap((o) =>
+        o.errors.map((e) => [o.org, o.status, e.line, e.column, e.path]),
+      );
+      expect(errors).toEqual([
+        ['acme', 'invalid', 8, 5, 'environments[0].tags'],
+        ['acme', 'invalid', 2, 1, 'prune'],
+        ['acme', 'invalid', 7, 5, 'environments[0].renamed_from'],
+        ['gamma', 'invalid', 3, 5, 'policies[0]'],
+      ]);
+      for (const { message } of report.orgs.flatMap((o) => o.errors))
+        expect(message).toContain(`contract (${how})`);
+      expect(report.orgs.find((o) => o.org === 'beta')?.status).toBe('ok');
+      const sent = (await api.getRequests(1000)).map((r) => `${r.method} ${r.path}`);
+      expect(sent.filter((r) => /acme|gamma/.test(r))).toEqual(asked);
+      expect(sent).toContain('PUT /api/v2/environments/beta');
+      const text = await run(api.url, ['plan', ...flags]);
+      expect(text.stdout).toContain(
+        `manifests/acme.yaml:8:5 environments[0].tags: "tags" cannot be sent in the API dialect contract (${how}), which has no operation for it: ` +
+          'it needs the kosli dialect (--api-dialect kosli, or auto against a service whose listing has that shape). ' +
+          'Remove the key or change the dialect; nothing is sent to this org',
+      );
+    },
+  );
+});

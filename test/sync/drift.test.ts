@@ -80,7 +80,20 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
       '| ✏️ update (drift) | prod | description: <code>"edited &lt;by&gt; hand"</code>',
     );
 
-    // sync sets it back and says so.
+    // A saved plan keeps the cause.
+    expect((await cli('plan', '--out', 'plan.json')).code).toBe(0);
+    const saved = JSON.parse(await readFile(tmp().path('plan.json'), 'utf8')) as {
+      orgs: { changes: { name: string; cause: string }[] }[];
+    };
+    expect(saved.orgs[0]?.changes.map((c) => [c.name, c.cause])).toEqual([['prod', 'drift']]);
+
+    // sync sets it back and says so, from the saved plan as well as without one.
+    const reviewed = json((await cli('sync', '--plan', 'plan.json', '-o', 'json')).stdout);
+    expect(reviewed.orgs[0]?.changes.map((c) => [c.name, c.cause, c.result])).toEqual([
+      ['prod', 'drift', 'applied'],
+    ]);
+    expect(reviewed.summary).toMatchObject({ drift: 1, driftHealed: 1 });
+    await editByHand(api, 'prod', 'edited <by> hand');
     const healed = await cli('sync');
     expect(healed.code, healed.stdout + healed.stderr).toBe(0);
     expect(healed.stdout).toContain(
@@ -109,92 +122,47 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
     for (const output of outputs) expect(output).not.toContain(TOKEN);
   });
 
-  it('a saved plan keeps the cause: sync --plan applies the drift and says it healed it', async () => {
+  it('a record without its fingerprint makes drift a change; a sync that finds the service as declared records it, and drift is drift again', async () => {
     const api = await world.emulator({ profile });
     await tmp().write('manifests/acme.yaml', manifest('Production'));
     expect((await run(api.url, ['sync'])).code).toBe(0);
-    await editByHand(api, 'prod', 'edited by hand');
-    const saved = await run(api.url, ['plan', '--out', 'plan.json']);
-    expect(saved.code, saved.stderr).toBe(0);
-    const file = JSON.parse(await readFile(tmp().path('plan.json'), 'utf8')) as {
-      orgs: { changes: { name: string; cause: string }[] }[];
-    };
-    expect(file.orgs[0]?.changes.map((c) => [c.name, c.cause])).toEqual([['prod', 'drift']]);
-    const applied = await run(api.url, ['sync', '--plan', 'plan.json', '-o', 'json']);
-    expect(applied.code, applied.stderr).toBe(0);
-    const report = json(applied.stdout);
-    expect(report.orgs[0]?.changes.map((c) => [c.name, c.cause, c.result])).toEqual([
-      ['prod', 'drift', 'applied'],
-    ]);
-    expect(report.summary).toMatchObject({ drift: 1, driftHealed: 1 });
-  });
-
-  it('a record a crash left without its fingerprint, the PUT landed: the next sync records it, and a hand edit after is drift', async () => {
-    const api = await world.emulator({ profile });
-    await tmp().write('manifests/acme.yaml', manifest('Production'));
-    expect((await run(api.url, ['sync'])).code).toBe(0);
-    // The manifest changes, and the daemon is killed between its PUT and the records: the PUT
-    // has landed, and the write ahead left the records as they are but for the fingerprints.
-    await tmp().write('manifests/acme.yaml', manifest('Production, v2'));
-    await editByHand(api, 'prod', 'Production, v2');
+    // As a crash between a PUT that landed and the records leaves them: without fingerprints.
     const file = tmp().path('state.json');
     const state = JSON.parse(await readFile(file, 'utf8')) as {
       orgs: Record<string, Record<string, unknown>[]>;
     };
     for (const group of state.orgs['acme'] ?? []) delete group['fingerprints'];
     await writeFile(file, JSON.stringify(state));
-    const inDoubt = await readFile(file, 'utf8');
+    const causes = async () =>
+      json((await run(api.url, ['plan', '-o', 'json'])).stdout).orgs[0]?.changes.map((c) => [
+        c.name,
+        c.cause,
+      ]);
 
-    // A plan finds nothing to do, and writes nothing.
-    const noop = json((await run(api.url, ['plan', '-o', 'json'])).stdout);
-    expect(noop.orgs[0]).toMatchObject({ changes: [], unchanged: ['prod', 'web'] });
+    // What envsync last applied is in doubt: a hand edit is a change.
+    await editByHand(api, 'prod', 'edited by hand');
+    expect(await causes()).toEqual([['prod', 'change']]);
+    // The service as declared again: a plan finds nothing to do and writes nothing; a sync sends
+    // nothing either, and records that the service holds what is declared.
+    await editByHand(api, 'prod', 'Production');
+    const inDoubt = await readFile(file, 'utf8');
+    expect(await causes()).toEqual([]);
     expect(await readFile(file, 'utf8')).toBe(inDoubt);
-    // A sync sends nothing either, and records that the service holds what is declared.
     const before = (await api.getRequests(1000)).length;
     const synced = json((await run(api.url, ['sync', '-o', 'json'])).stdout);
     expect(synced.summary).toMatchObject({ applied: 0, unchanged: 2 });
     const sent = (await api.getRequests(1000)).slice(before);
     expect(sent.filter((r) => r.method !== 'GET')).toEqual([]);
     const recorded = JSON.parse(await readFile(file, 'utf8')) as {
-      orgs: Record<string, { environments: string[]; fingerprints?: (number | null)[] }[]>;
+      orgs: Record<string, { fingerprints?: (number | null)[] }[]>;
     };
     const fingerprints = (recorded.orgs['acme'] ?? []).flatMap((g) => g.fingerprints ?? []);
-    expect(fingerprints).toHaveLength(2);
-    expect(fingerprints.every((f) => typeof f === 'number')).toBe(true);
+    expect(fingerprints.map((f) => typeof f)).toEqual(['number', 'number']);
 
-    // Someone edits prod at the service: drift, in the plan and in the sync that sets it back.
-    await editByHand(api, 'prod', 'edited by hand');
-    const plan = json((await run(api.url, ['plan', '-o', 'json'])).stdout);
-    expect(plan.orgs[0]?.changes.map((c) => [c.name, c.action, c.cause])).toEqual([
-      ['prod', 'update', 'drift'],
-    ]);
+    // The next hand edit is drift, in the plan and in the sync that sets it back.
+    await editByHand(api, 'prod', 'edited by hand, again');
+    expect(await causes()).toEqual([['prod', 'drift']]);
     const healed = json((await run(api.url, ['sync', '-o', 'json'])).stdout);
     expect(healed.summary).toMatchObject({ applied: 1, drift: 1, driftHealed: 1 });
-  });
-
-  it('a record whose fingerprint is not known makes drift a change, until the next apply', async () => {
-    const api = await world.emulator({ profile });
-    await tmp().write('manifests/acme.yaml', manifest('Production'));
-    expect((await run(api.url, ['sync'])).code).toBe(0);
-    // The same records without their fingerprints.
-    const file = tmp().path('state.json');
-    const state = JSON.parse(await readFile(file, 'utf8')) as {
-      version: number;
-      orgs: Record<string, Record<string, unknown>[]>;
-    };
-    expect(state.version).toBe(3);
-    for (const group of state.orgs['acme'] ?? []) delete group['fingerprints'];
-    await writeFile(file, JSON.stringify(state));
-
-    await editByHand(api, 'prod', 'edited by hand');
-    const unknown = json((await run(api.url, ['plan', '-o', 'json'])).stdout);
-    expect(unknown.orgs[0]?.changes.map((c) => [c.name, c.action, c.cause])).toEqual([
-      ['prod', 'update', 'change'],
-    ]);
-    // Applied once, it is remembered: the next drift is drift.
-    expect((await run(api.url, ['sync'])).code).toBe(0);
-    await editByHand(api, 'prod', 'edited by hand, again');
-    const known = json((await run(api.url, ['plan', '-o', 'json'])).stdout);
-    expect(known.orgs[0]?.changes.map((c) => [c.name, c.cause])).toEqual([['prod', 'drift']]);
   });
 });

@@ -3,11 +3,9 @@
  * set: against the emulator in both profiles (the contract's `spec`, production's `kosli`) and
  * against fakes that answer in each listing shape and record the PUT bodies they receive.
  */
-import { readFile } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readFile, rm } from 'node:fs/promises';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { envsyncInProcess } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
@@ -62,28 +60,41 @@ describe.each(['spec', 'kosli'] as const)('the %s profile', (profile) => {
     const api = await world.emulator({ profile });
     await api.putStore({
       orgs: {
-        acme: [PRODUCTION, { name: 'bare', type: 'S3', description: '' }],
+        acme: [
+          PRODUCTION,
+          { name: 'bare', type: 'S3', description: '', tags: { team: 'platform', 'a b': '1' } },
+          { name: 'all', type: 'logical', description: 'All' },
+        ],
       },
     });
-    const out = await envsyncInProcess(
-      ['export', '--org', 'acme', '--out', 'manifests', '--api-url', api.url],
-      { cwd: tmp().dir, env: { ENVSYNC_TOKEN: TOKEN } },
+    const out = await world.cli(
+      `export --org acme --out manifests --api-url ${api.url}`.split(' '),
     );
     expect(out.code, out.stderr).toBe(0);
     const text = await readFile(tmp().path('manifests/acme.yaml'), 'utf8');
-    // The spec listing shows neither field: both left out, and said once. Kosli shows both
-    // (include_scaling always false: the service retired it).
+    // The spec listing shows none of the optional fields: all left out, and said once. Kosli
+    // shows them (include_scaling always false: the service retired it).
     const shown = profile === 'kosli';
     expect(/^\s*include_scaling: false$/m.test(text)).toBe(shown);
     expect(/^\s*policies:/m.test(text)).toBe(shown);
+    expect(/^\s*included_environments:/m.test(text)).toBe(shown);
+    // Tags, which the contract never shows or takes: those the listing shows, none as {}.
+    expect(text.includes('    tags:\n      a b: "1"\n      team: platform\n')).toBe(shown);
+    expect(text.includes('    tags: {}\n')).toBe(shown);
+    expect(text.includes('tags')).toBe(shown);
     expect(out.stderr.includes('the listing does not show include_scaling, policies')).toBe(!shown);
+    expect(
+      text.includes(
+        '# The listing does not show include_scaling, policies, require_provenance, included_environments',
+      ),
+    ).toBe(!shown);
     const plan = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
     expect(plan.code, plan.stdout).toBe(0);
     expect(json(plan.stdout).summary).toMatchObject({
       create: 0,
       update: 0,
       unverified: 0,
-      unchanged: 2,
+      unchanged: 3,
     });
     const before = (await api.getRequests(1000)).filter((r) => r.method === 'PUT').length;
     expect((await run(api.url, ['sync'])).code).toBe(0);
@@ -131,122 +142,146 @@ describe('the kosli profile, policies: null', () => {
   });
 });
 
-/** What a fake service received in its PUT bodies, in order. */
-type Bodies = Record<string, unknown>[];
-
 /**
- * A fake service holding one environment, listing it in `shape`; PUT bodies are recorded and
- * merged into what it holds (as an upsert that keeps what a body leaves out).
+ * A fake service listing what it holds in `shape`, as production does in its own shapes (policies
+ * as objects, "none" as null, members and fields not set as null). PUT bodies are recorded and
+ * merged into what it holds (an upsert that keeps what a body leaves out); policies are attached
+ * and detached through their endpoint; it holds the documents of pci, sox and baseline.
  */
-async function fakeService(shape: 'contract' | 'bare' | 'envelope', held: Record<string, unknown>) {
-  const bodies: Bodies = [];
-  let env = { ...held };
-  const listed = () => {
-    const entry: Record<string, unknown> = {
+async function fakeService(
+  shape: 'contract' | 'bare' | 'envelope',
+  ...held: Record<string, unknown>[]
+) {
+  const bodies: Record<string, unknown>[] = [];
+  const store = new Map(held.map((env) => [String(env['name']), { ...env }]));
+  const entry = (env: Record<string, unknown>) => {
+    const listed = {
       org: 'acme',
       name: env['name'],
       type: env['type'],
       description: env['description'],
     };
-    if (shape === 'contract') return { env: [entry] };
-    const full = {
-      ...entry,
-      include_scaling: env['include_scaling'] ?? false,
-      // Production lists "no policy" as null.
-      policies:
-        Array.isArray(env['policies']) && (env['policies'] as unknown[]).length > 0
-          ? env['policies']
-          : null,
-      included_environments: null,
-      tags: {},
-      last_modified_at: 1_763_800_000.5,
-    };
-    if (shape === 'bare') return [full];
-    return {
-      page: 1,
-      per_page: 20,
-      total_pages: 1,
-      total_count: 1,
-      environments: [full],
-      _links: { self: { href: '/api/v2/environments/acme?page=1' } },
-    };
+    const policies = (env['policies'] as string[] | undefined) ?? [];
+    return shape === 'contract'
+      ? listed
+      : {
+          ...listed,
+          include_scaling: env['include_scaling'] ?? null,
+          policies: policies.length === 0 ? null : policies.map((name) => ({ name, created: 1 })),
+          require_provenance: env['require_provenance'] ?? null,
+          included_environments:
+            env['type'] === 'logical' ? (env['included_environments'] ?? []) : null,
+          tags: {},
+          last_modified_at: 1_763_800_000.5,
+        };
   };
-  const fake = await startFakeApi(
-    (req: IncomingMessage & { body: string }, res: ServerResponse) => {
-      if (req.method === 'PUT') {
-        const body = JSON.parse(req.body) as Record<string, unknown>;
-        bodies.push(body);
-        env = { ...env, ...body };
-        res.writeHead(201, { 'content-type': 'application/json' }).end('"OK"');
-        return;
-      }
-      // Production's policy documents: none.
-      const body = req.url?.startsWith('/api/v2/policies/') === true ? [] : listed();
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    },
-  );
-  return { ...fake, bodies, held: () => env };
+  const listing = () => {
+    const all = [...store.values()].sort((a, b) =>
+      String(a['name']).localeCompare(String(b['name'])),
+    );
+    const entries = all.map(entry);
+    if (shape === 'contract') return { env: entries };
+    if (shape === 'bare') return entries;
+    const page = { page: 1, per_page: 20, total_pages: 1, total_count: entries.length };
+    return { ...page, environments: entries, _links: { self: { href: '' } } };
+  };
+  const documents = ['pci', 'sox', 'baseline'].map((name) => ({
+    name,
+    description: '',
+    created_at: 1,
+    versions: [{ version: 1, policy_yaml: `# ${name}\n`, timestamp: 1, created_by: 'x' }],
+  }));
+  const fake = await startFakeApi((req, res) => {
+    const reply = (status: number, body: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const attach = /^\/api\/v2\/environments\/acme\/([^/]+)\/policies$/.exec(req.url ?? '');
+    if (attach !== null) {
+      const env = store.get(decodeURIComponent(attach[1] ?? '')) ?? {};
+      const names = (JSON.parse(req.body) as { policy_names: string[] }).policy_names;
+      const kept = ((env['policies'] as string[] | undefined) ?? []).filter(
+        (n) => !names.includes(n),
+      );
+      env['policies'] = req.method === 'POST' ? [...kept, ...names] : kept;
+      reply(200, 'OK');
+    } else if (req.method === 'PUT') {
+      const body = JSON.parse(req.body) as Record<string, unknown>;
+      bodies.push(body);
+      store.set(String(body['name']), { ...store.get(String(body['name'])), ...body });
+      reply(201, 'OK');
+    } else reply(200, req.url?.startsWith('/api/v2/policies/') === true ? documents : listing());
+  });
+  return { ...fake, bodies, held: () => store.get('production') };
 }
 
 describe.each(['contract', 'bare', 'envelope'] as const)('a service listing as %s', (shape) => {
-  it('a PUT for the description carries what the listing shows of the rest, and leaves out what it does not', async () => {
-    const fake = await fakeService(shape, PRODUCTION);
-    try {
-      await tmp().write('manifests/acme.yaml', EDITED);
-      const sync = await run(fake.url, ['sync', '-o', 'json']);
-      expect(sync.code, sync.stdout).toBe(0);
-      // Production's shapes are the kosli dialect: its PUT never carries policies, kept or not.
-      expect(fake.bodies).toEqual([
-        shape === 'contract'
-          ? { name: 'production', type: 'K8S', description: 'Production cluster, v2' }
-          : {
-              name: 'production',
-              type: 'K8S',
-              description: 'Production cluster, v2',
-              include_scaling: true,
-            },
-      ]);
-      expect(fake.held()).toMatchObject({ include_scaling: true, policies: ['baseline', 'pci'] });
-    } finally {
-      await fake.close();
+  it('a PUT for the description, reviewed or not, carries what the listing shows of the rest, and leaves out what it does not', async () => {
+    // Production's shapes are the kosli dialect: its PUT never carries policies, kept or not.
+    const { include_scaling: _, policies: __, ...fields } = PRODUCTION;
+    const shown = shape === 'contract' ? {} : { include_scaling: true };
+    await tmp().write('manifests/acme.yaml', EDITED);
+    for (const reviewed of [false, true]) {
+      const fake = await fakeService(shape, PRODUCTION);
+      try {
+        await rm(tmp().path('state.json'), { force: true });
+        const planned = reviewed ? await run(fake.url, ['plan', '--out', 'plan.json']) : undefined;
+        expect(planned?.code ?? 0).toBe(0);
+        const sync = await run(fake.url, reviewed ? ['sync', '--plan', 'plan.json'] : ['sync']);
+        expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+        expect(fake.bodies).toEqual([
+          { ...fields, description: 'Production cluster, v2', ...shown },
+        ]);
+        expect(fake.held()).toMatchObject({ include_scaling: true, policies: ['baseline', 'pci'] });
+      } finally {
+        await fake.close();
+      }
     }
   });
 
-  it('a reviewed plan applied with sync --plan carries the same values', async () => {
-    const fake = await fakeService(shape, PRODUCTION);
+  it('attaches policies, reads the listing back without a perpetual diff, and export -> plan --detailed-exitcode with no state file exits 0', async () => {
+    const fake = await fakeService(shape, {
+      name: 'strict',
+      type: 'lambda',
+      description: 'Functions',
+      require_provenance: true,
+    });
     try {
-      await tmp().write('manifests/acme.yaml', EDITED);
-      const saved = await run(fake.url, ['plan', '--out', 'plan.json']);
-      expect(saved.code, saved.stderr).toBe(0);
-      const sync = await run(fake.url, ['sync', '--plan', 'plan.json']);
-      expect(sync.code, sync.stdout + sync.stderr).toBe(0);
-      expect(fake.bodies).toHaveLength(1);
-      expect(Object.keys(fake.bodies[0] ?? {}).sort()).toEqual(
-        shape === 'contract'
-          ? ['description', 'name', 'type']
-          : ['description', 'include_scaling', 'name', 'type'],
+      await tmp().write(
+        'manifests/acme.yaml',
+        `org: acme
+environments:
+  - {name: web, type: K8S, description: Web, policies: [sox, pci]}
+  - {name: all, type: logical, description: All, included_environments: [web]}
+`,
       );
-      expect(fake.held()).toMatchObject({ include_scaling: true, policies: ['baseline', 'pci'] });
-    } finally {
-      await fake.close();
-    }
-  });
+      const sync = await run(fake.url, ['sync', '-o', 'json']);
+      expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+      // Production's shapes are the kosli dialect: policies are attached through their endpoint.
+      const attached = fake.requests.filter((r) => r.method === 'POST').map((r) => r.url);
+      expect(attached).toEqual(
+        shape === 'contract' ? [] : ['/api/v2/environments/acme/web/policies'],
+      );
+      for (let i = 0; i < 2; i++) {
+        const again = await run(fake.url, ['sync', '-o', 'json', '--detailed-exitcode']);
+        expect(again.code, again.stdout).toBe(0);
+        expect(json(again.stdout).summary).toMatchObject({ unchanged: 2, applied: 0 });
+      }
+      expect(fake.bodies).toHaveLength(2);
 
-  it('export -> plan --detailed-exitcode with no state file exits 0; policies: null reads as none', async () => {
-    const fake = await fakeService(shape, { ...PRODUCTION, policies: [] });
-    try {
-      const out = await envsyncInProcess(['export', '--org', 'acme', '--api-url', fake.url], {
-        cwd: tmp().dir,
-        env: { ENVSYNC_TOKEN: TOKEN },
-      });
+      const out = await world.cli(['export', '--org', 'acme', '--api-url', fake.url]);
       expect(out.code, out.stderr).toBe(0);
-      // The contract's listing does not show policies; production's shows null, read as none.
+      // What the listing shows is written (policies: null is "none"); what it does not show, or
+      // shows as null (include_scaling here), is left out, so left alone.
+      expect(out.stdout.includes('require_provenance: true')).toBe(shape !== 'contract');
       expect(out.stdout.includes('policies: []')).toBe(shape !== 'contract');
+      expect(/^\s*include_scaling:/m.test(out.stdout)).toBe(false);
       await tmp().write('manifests/acme.yaml', out.stdout);
-      const plan = await run(fake.url, ['plan', '-o', 'json', '--detailed-exitcode']);
+      const plan = await run(
+        fake.url,
+        ['plan', '-o', 'json', '--detailed-exitcode'],
+        ['--state', tmp().path('fresh.json')],
+      );
       expect(plan.code, plan.stdout).toBe(0);
       expect(json(plan.stdout).summary).toMatchObject({ create: 0, update: 0, unverified: 0 });
-      expect(fake.bodies).toEqual([]);
     } finally {
       await fake.close();
     }

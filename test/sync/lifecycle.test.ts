@@ -4,7 +4,7 @@
  * under `prune: true` and archived, an environment envsync does not own left alone and named, the
  * mass-archive guard refusing six at the default limit (and a reviewed saved plan applying them),
  * a policy file change making a new version; then a plan with a fresh state file has nothing to
- * do. And the contract dialect refusing `renamed_from` and `prune` with located errors.
+ * do.
  */
 import { readFile, rm } from 'node:fs/promises';
 import { request } from 'undici';
@@ -86,6 +86,9 @@ describe('the whole cycle on the kosli profile', () => {
     const plan = await run(api.url, ['plan', '--detailed-exitcode']);
     expect(plan.code, plan.stdout + plan.stderr).toBe(2);
     expect(plan.stdout).toContain('~ rename web → web-2');
+    const markdown = await run(api.url, ['plan', '-o', 'markdown']);
+    expect(markdown.stdout).toContain('| 🔀 rename | web → web-2 |');
+    expect(markdown.stdout).toContain('**1** to rename');
     expect(plan.stdout).toMatch(
       /unmanaged \(in the service, not in the manifests; never changed\): hand-made/,
     );
@@ -201,25 +204,5 @@ describe('the whole cycle on the kosli profile', () => {
     const fresh = await run(api.url, ['plan', '--detailed-exitcode']);
     expect(fresh.code, fresh.stdout + fresh.stderr).toBe(0);
     expect(fresh.stdout).toContain('hand-made');
-  });
-});
-
-describe('what the contract dialect cannot do', () => {
-  it('refuses prune and renamed_from at their file:line:col, naming the dialect; nothing is sent', async () => {
-    const api = await world.emulator({ profile: 'spec', orgs: ['acme'] });
-    await tmp().write(
-      'manifests/acme.yaml',
-      'org: acme\nprune: true\nenvironments:\n  - name: web-2\n    type: K8S\n    description: d\n    renamed_from: web\n',
-    );
-    const sync = await run(api.url, ['sync'], ['-o', 'json']);
-    expect(sync.code).toBe(1);
-    const org = json(sync.stdout).orgs[0];
-    expect(org?.status).toBe('invalid');
-    expect(org?.errors.map((e) => [e.line, e.column, e.message.slice(0, 60)])).toEqual([
-      [2, 1, expect.stringContaining('"prune" cannot be done in the API dialect')],
-      [7, 5, expect.stringContaining('"renamed_from" cannot be done in the API dialect')],
-    ]);
-    expect(org?.errors[0]?.message).toContain('contract');
-    expect((await api.getRequests(100)).filter((r) => r.method !== 'GET')).toEqual([]);
   });
 });

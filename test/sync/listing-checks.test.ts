@@ -13,19 +13,10 @@ const { tmp, run } = world;
 
 const ACME = `org: acme
 environments:
-  - name: production
-    type: K8S
-    description: Production cluster
-  - name: staging
-    type: S3
-    description: Staging bucket
+  - {name: production, type: K8S, description: Production cluster}
+  - {name: staging, type: S3, description: Staging bucket}
 `;
-const BETA = `org: beta
-environments:
-  - name: site
-    type: S3
-    description: Site
-`;
+const BETA = 'org: beta\nenvironments:\n  - {name: site, type: S3, description: Site}\n';
 
 /** A service whose listing can show what it should not, and that says what it was sent. */
 interface Service {
@@ -196,26 +187,4 @@ describe.each(SHAPES)('a listing in the shape %s', (_title, shape) => {
       expect(json(plan.stdout).summary).toMatchObject({ unchanged: 3, create: 0, update: 0 });
     });
   });
-});
-
-describe('the same name listed twice', () => {
-  it.each(['spec', 'kosli'] as const)(
-    '%s: still fails the org with nothing sent to it',
-    async (profile) => {
-      const api = await world.emulator({ profile });
-      await tmp().write('manifests/acme.yaml', ACME);
-      await api.putStore({
-        orgs: { acme: [{ name: 'staging', type: 'S3', description: 'Staging bucket' }] },
-      });
-      await api.setFaults({
-        listingExtra: { acme: [{ org: 'acme', name: 'staging', type: 'S3', description: 'x' }] },
-      });
-      const sync = await run(api.url, ['sync', '-o', 'json']);
-      expect(sync.code).toBe(1);
-      expect(json(sync.stdout).orgs[0]?.error).toContain(
-        'the listing shows environment "staging" twice',
-      );
-      expect((await api.getRequests(1000)).filter((r) => r.method === 'PUT')).toEqual([]);
-    },
-  );
 });

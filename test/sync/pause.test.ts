@@ -51,83 +51,52 @@ describe('suspend: true', () => {
 });
 
 describe('sync windows in a one-shot sync', () => {
-  it('sends inside an allow window', async () => {
+  it('sends inside an allow window; outside, plans only, says when the next opens and sends nothing; --ignore-windows sends anyway', async () => {
     const api = await emulator({ profile: 'kosli', orgs: ['acme'] });
     await tmp().write('manifests/acme.yaml', ACME());
-    const sync = await run(
-      api.url,
-      ['sync'],
-      ['--sync-window', 'allow mon-fri 08:00 8h UTC', '-o', 'json'],
-      {},
-      () => MONDAY,
-    );
-    expect(sync.code, sync.stderr).toBe(0);
-    expect(json(sync.stdout).dryRun).toBe(false);
-    expect(await written(api)).toBe(1);
-  });
-
-  it('plans only outside the windows, says when the next opens, and sends nothing', async () => {
-    const api = await emulator({ profile: 'kosli', orgs: ['acme'] });
-    await tmp().write('manifests/acme.yaml', ACME());
-    const sync = await run(
-      api.url,
-      ['sync'],
-      ['--sync-window', 'allow sat 10:00 1h UTC'],
-      {},
-      () => MONDAY,
-    );
-    expect(sync.code, sync.stderr).toBe(0);
-    expect(sync.stdout).toContain('+ create web');
-    expect(sync.stdout).toContain(
+    const sync = (extra: string[], env: Record<string, string> = {}) =>
+      run(api.url, ['sync'], extra, env, () => MONDAY);
+    const outside = await sync(['--sync-window', 'allow sat 10:00 1h UTC']);
+    expect(outside.code, outside.stderr).toBe(0);
+    expect(outside.stdout).toContain('+ create web');
+    expect(outside.stdout).toContain(
       'Outside the sync windows: nothing was sent; waiting for a sync window (opens at 2026-11-28T10:00:00.000Z).',
     );
-    expect(sync.stderr).toContain('--ignore-windows sends anyway');
-    expect(await written(api)).toBe(0);
-
+    expect(outside.stderr).toContain('--ignore-windows sends anyway');
     // The same from the environment, and a deny window that covers the time.
-    const json1 = await run(
-      api.url,
-      ['sync'],
-      ['-o', 'json'],
-      {
-        ENVSYNC_SYNC_WINDOWS: 'allow * 00:00 24h; deny mon 08:00 1h UTC',
-      },
-      () => MONDAY,
-    );
-    const report = json(json1.stdout) as ReturnType<typeof json> & {
-      window: { open: boolean; opensAt: string };
-    };
-    expect(report.dryRun).toBe(true);
-    expect(report.window).toEqual({ open: false, opensAt: '2026-11-23T09:00:00.000Z' });
-    expect(await written(api)).toBe(0);
-  });
-
-  it('--ignore-windows sends anyway, and says so', async () => {
-    const api = await emulator({ profile: 'kosli', orgs: ['acme'] });
-    await tmp().write('manifests/acme.yaml', ACME());
-    const sync = await run(
-      api.url,
-      ['sync'],
-      ['--sync-window', 'deny * 00:00 24h', '--ignore-windows', '-o', 'json'],
-      {},
-      () => MONDAY,
-    );
-    expect(sync.code, sync.stderr).toBe(0);
-    expect(sync.stderr).toContain('outside the sync windows');
-    expect(sync.stderr).toContain('--ignore-windows: sending anyway');
-    expect((json(sync.stdout) as { window?: unknown }).window).toEqual({
-      open: true,
-      ignored: true,
+    const denied = await sync(['-o', 'json'], {
+      ENVSYNC_SYNC_WINDOWS: 'allow * 00:00 24h; deny mon 08:00 1h UTC',
     });
-    expect(await written(api)).toBe(1);
-  });
+    expect(json(denied.stdout)).toMatchObject({
+      dryRun: true,
+      window: { open: false, opensAt: '2026-11-23T09:00:00.000Z' },
+    });
+    expect(await written(api)).toBe(0);
 
-  it('refuses a window it cannot read, naming the flag', async () => {
-    const api = await emulator({ profile: 'kosli', orgs: ['acme'] });
-    await tmp().write('manifests/acme.yaml', ACME());
-    const sync = await run(api.url, ['sync'], ['--sync-window', 'allow weekdays 9am 8h']);
-    expect(sync.code).toBe(1);
-    expect(sync.stderr).toContain('--sync-window: "weekdays" is not a day or a range of days');
+    const ignored = await sync([
+      '--sync-window',
+      'deny * 00:00 24h',
+      '--ignore-windows',
+      '-o',
+      'json',
+    ]);
+    expect(ignored.code, ignored.stderr).toBe(0);
+    expect(ignored.stderr).toContain('outside the sync windows');
+    expect(ignored.stderr).toContain('--ignore-windows: sending anyway');
+    expect(json(ignored.stdout)).toMatchObject({ window: { open: true, ignored: true } });
+    expect(await written(api)).toBe(1);
+
+    await tmp().write('manifests/acme.yaml', ACME().replace('Web tier', 'Web'));
+    const inside = await sync(['--sync-window', 'allow mon-fri 08:00 8h UTC', '-o', 'json']);
+    expect(inside.code, inside.stderr).toBe(0);
+    expect(json(inside.stdout).dryRun).toBe(false);
+    expect(await written(api)).toBe(2);
+
+    const unreadable = await sync(['--sync-window', 'allow weekdays 9am 8h']);
+    expect(unreadable.code).toBe(1);
+    expect(unreadable.stderr).toContain(
+      '--sync-window: "weekdays" is not a day or a range of days',
+    );
   });
 });
 

@@ -2,17 +2,16 @@
  * Policies and tags through their own operations in the kosli dialect: attached and detached with
  * POST and DELETE, tags set and removed with one PATCH, after the environment's PUT, which never
  * carries policies; planned as a line per policy and tag; verified by the next listing; carried
- * by saved plans exactly as reviewed. And the contract dialect: policies in the PUT body, tags
- * refused with a located error before anything is sent. Against the emulator over HTTP, through
+ * by saved plans exactly as reviewed. And the contract dialect: policies in the PUT body (what it
+ * cannot send is refused in api-dialect.test.ts). Against the emulator over HTTP, through
  * a proxy that records the bodies envsync sends.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { envsyncInProcess } from '../helpers/cli.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
-import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+import { json, syncWorld } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
@@ -237,59 +236,6 @@ describe('the kosli dialect', () => {
       await proxy.close();
     }
   });
-
-  it('a policy without a document holds the org back at its name; nothing is sent', async () => {
-    const api = await world.emulator({ profile: 'kosli', policyDocuments: { acme: ['pci'] } });
-    await tmp().write(
-      'manifests/acme.yaml',
-      'org: acme\nenvironments:\n  - name: prod\n    type: K8S\n    description: P\n    policies: [pci, nodoc]\n',
-    );
-    const sync = await run(api.url, ['sync', '-o', 'json']);
-    expect(sync.code).toBe(1);
-    expect(json(sync.stdout).orgs[0]).toMatchObject({
-      status: 'invalid',
-      changes: [],
-      errors: [
-        {
-          file: 'manifests/acme.yaml',
-          line: 6,
-          column: 21,
-          path: 'environments[0].policies[1]',
-          message: expect.stringContaining(
-            'policy "nodoc" attached to "prod" has no policy document',
-          ),
-        },
-      ],
-    });
-    // Read, never written: the environment is not created half-way.
-    expect(await requestsSince(api)).toEqual([
-      'GET /api/v2/environments/acme',
-      'GET /api/v2/policies/acme',
-    ]);
-  });
-
-  it('export writes the tags the listing shows, and export -> plan --detailed-exitcode exits 0', async () => {
-    const api = await world.emulator({ profile: 'kosli' });
-    await api.putStore({
-      orgs: {
-        acme: [
-          { name: 'prod', type: 'K8S', description: 'P', tags: { team: 'platform', 'a b': '1' } },
-          { name: 'bare', type: 'S3', description: 'B' },
-        ],
-      },
-    });
-    const out = await envsyncInProcess(
-      ['export', '--org', 'acme', '--out', 'manifests', '--api-url', api.url],
-      { cwd: tmp().dir, env: { ENVSYNC_TOKEN: TOKEN } },
-    );
-    expect(out.code, out.stderr).toBe(0);
-    const text = await readFile(tmp().path('manifests/acme.yaml'), 'utf8');
-    expect(text).toContain('    tags:\n      a b: "1"\n      team: platform\n');
-    expect(text).toContain('    tags: {}\n');
-    const plan = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
-    expect(plan.code, plan.stdout).toBe(0);
-    expect(json(plan.stdout).summary).toMatchObject({ unchanged: 2 });
-  });
 });
 
 describe('saved plans carry the requests beside the PUT', () => {
@@ -371,63 +317,7 @@ describe('saved plans carry the requests beside the PUT', () => {
 });
 
 describe('the contract dialect', () => {
-  it('refuses declared tags at the key, naming the dialect, before any request; other orgs go on', async () => {
-    const api = await world.emulator({ profile: 'kosli' });
-    await tmp().write('manifests/acme.yaml', MANIFEST);
-    await tmp().write(
-      'manifests/beta.yaml',
-      'org: beta\nenvironments:\n  - name: site\n    type: S3\n    description: Site\n',
-    );
-    const sync = await run(api.url, ['sync', '-o', 'json', '--api-dialect', 'contract']);
-    expect(sync.code).toBe(1);
-    const report = json(sync.stdout);
-    expect(report.orgs.find((o) => o.org === 'acme')).toMatchObject({
-      status: 'invalid',
-      changes: [],
-      errors: [
-        {
-          file: 'manifests/acme.yaml',
-          line: 7,
-          column: 5,
-          path: 'environments[0].tags',
-          message:
-            '"tags" cannot be sent in the API dialect contract (set by --api-dialect), which has no operation for it: ' +
-            'it needs the kosli dialect (--api-dialect kosli, or auto against a service whose listing has that shape). ' +
-            'Remove the key or change the dialect; nothing is sent to this org',
-        },
-      ],
-    });
-    expect(report.orgs.find((o) => o.org === 'beta')?.status).toBe('ok');
-    // Not even acme's listing was asked for; beta was listed and created.
-    const requests = await requestsSince(api);
-    expect(requests.filter((r) => r.includes('/acme'))).toEqual([]);
-    expect(requests).toContain('PUT /api/v2/environments/beta');
-    const text = await run(api.url, ['plan', '--api-dialect', 'contract']);
-    expect(text.stdout).toContain(
-      'manifests/acme.yaml:7:5 environments[0].tags: "tags" cannot be sent in the API dialect contract',
-    );
-  });
-
-  it('under auto, refuses tags once the listing says contract, and sends nothing to the org', async () => {
-    const api = await world.emulator({ profile: 'spec' });
-    await tmp().write('manifests/acme.yaml', MANIFEST);
-    const plan = await run(api.url, ['plan', '-o', 'json']);
-    expect(plan.code).toBe(1);
-    expect(json(plan.stdout).orgs[0]?.errors[0]).toMatchObject({
-      line: 7,
-      column: 5,
-      message: expect.stringContaining(
-        "API dialect contract (auto: read from the listing's shape)",
-      ),
-    });
-    expect((await run(api.url, ['sync'])).code).toBe(1);
-    expect(await requestsSince(api)).toEqual([
-      'GET /api/v2/environments/acme',
-      'GET /api/v2/environments/acme',
-    ]);
-  });
-
-  it('keeps policies in the PUT body, against either profile', async () => {
+  it('keeps policies in the PUT body, against either profile, unchecked (it has no policy documents)', async () => {
     const api = await world.emulator({ profile: 'spec' });
     const manifest = MANIFEST.replace(
       '    tags:\n      team: platform\n      env: production\n',
@@ -446,16 +336,6 @@ describe('the contract dialect', () => {
     expect((await held(api, 'prod')).policies).toEqual(['baseline', 'pci']);
     const plan = await run(api.url, ['plan']);
     expect(plan.stdout).not.toContain('+ policy');
-    // Export against the contract's listing never writes tags, nor says they are unseen.
-    const exported = await envsyncInProcess(['export', '--org', 'acme', '--api-url', api.url], {
-      cwd: tmp().dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
-    expect(exported.code, exported.stderr).toBe(0);
-    expect(exported.stdout).not.toContain('tags');
-    expect(exported.stderr).toContain(
-      'the listing does not show include_scaling, policies, require_provenance (org acme)',
-    );
 
     const kosli = await world.emulator({ profile: 'kosli' });
     const proxy = await recordingProxy(kosli.url);

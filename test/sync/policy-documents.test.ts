@@ -1,8 +1,8 @@
 /**
  * Policy documents as code, against the emulator's kosli profile over real HTTP: the manifests'
  * top-level `policies:` name each document's file; plan shows the uploads, sync makes a version
- * only when the text changes, environments attaching an unknown policy hold their org back, the
- * contract dialect refuses the key, and export writes the documents and their files.
+ * only when the text changes, environments attaching an unknown policy hold their org back, and
+ * export writes the documents and their files.
  */
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
@@ -116,7 +116,7 @@ describe('policy documents (kosli profile)', () => {
     expect((await api.getStore()).orgs['acme']?.[0]?.policies).toEqual(['prod-requirements']);
   });
 
-  it('makes no version while the text is the same (trailing newlines aside), and one when it changes', async () => {
+  it('makes no version while the text is the same (trailing newlines aside), one when it changes, none for a description', async () => {
     const api = await kosli();
     await write();
     expect((await run(api.url, ['sync'])).code).toBe(0);
@@ -139,22 +139,18 @@ describe('policy documents (kosli profile)', () => {
     expect((await run(api.url, ['sync'])).code).toBe(0);
     expect((await held(api))[0]?.versions).toEqual([POLICY, changed]);
     expect((await run(api.url, ['plan'], ['--detailed-exitcode'])).code).toBe(0);
-  });
 
-  it('a changed description updates the document without a version', async () => {
-    const api = await kosli();
-    await write();
-    expect((await run(api.url, ['sync'])).code).toBe(0);
-    await write(MANIFEST('Stricter'), `${POLICY}\n`);
-    const plan = report((await run(api.url, ['plan', '-o', 'json'])).stdout);
-    expect(plan.orgs[0]?.policyDocuments?.[0]).toMatchObject({
+    // A changed description updates the document without a version.
+    await write(MANIFEST('Stricter'), `${changed}\n`);
+    const described = report((await run(api.url, ['plan', '-o', 'json'])).stdout);
+    expect(described.orgs[0]?.policyDocuments?.[0]).toMatchObject({
       action: 'update',
-      version: 1,
+      version: 2,
       fields: { description: { from: 'What production needs', to: 'Stricter' } },
     });
     expect((await run(api.url, ['sync'])).code).toBe(0);
     expect(await held(api)).toEqual([
-      { name: 'prod-requirements', description: 'Stricter', versions: [POLICY] },
+      { name: 'prod-requirements', description: 'Stricter', versions: [POLICY, changed] },
     ]);
   });
 
@@ -208,22 +204,6 @@ describe('policy documents (kosli profile)', () => {
     expect(await held(api)).toHaveLength(1);
   });
 
-  it('never reads a policy file as a manifest, wherever it lies below the root', async () => {
-    const api = await kosli();
-    await tmp().write('manifests/teams/acme.yaml', MANIFEST().replace('policies/', '../common/'));
-    await tmp().write('manifests/common/prod-requirements.yaml', POLICY);
-    const validate = await envsyncInProcess(['validate', '--manifests', 'manifests'], {
-      cwd: tmp().dir,
-      env: {},
-    });
-    expect(validate.stdout + validate.stderr).toContain('valid: 1 file(s), 1 org(s)');
-    expect(validate.code).toBe(0);
-    const sync = await run(api.url, ['sync', '-o', 'json']);
-    expect(sync.code, sync.stdout).toBe(0);
-    expect(report(sync.stdout).errors).toEqual([]);
-    expect((await held(api))[0]?.versions).toEqual([POLICY]);
-  });
-
   it('a create that fails holds back the environment attaching it; the next sync sends both', async () => {
     const api = await kosli();
     // Larger than the emulator takes (1 MiB), within what envsync reads here: a 413, final.
@@ -254,43 +234,6 @@ describe('policy documents (kosli profile)', () => {
       'production',
       'staging',
     ]);
-  });
-});
-
-describe('the contract dialect has no policy documents', () => {
-  it('refuses top-level policies at their place, naming the dialect: before any request when named', async () => {
-    const api = await world.emulator({ profile: 'spec' });
-    await write(MANIFEST('x', ''));
-    const named = await run(api.url, ['plan', '-o', 'json', '--api-dialect', 'contract']);
-    expect(named.code).toBe(1);
-    const [error] = report(named.stdout).orgs[0]?.errors ?? [];
-    expect(error).toMatchObject({
-      file: 'manifests/acme.yaml',
-      line: 3,
-      column: 5,
-      path: 'policies[0]',
-    });
-    expect(error?.message).toContain(
-      'the API dialect is contract (set by --api-dialect), whose API has no policy documents',
-    );
-    expect((await putsAndGets(api)).paths).toEqual([]);
-    // Read from the listing: only the listing was asked for.
-    const auto = await run(api.url, ['plan', '-o', 'json']);
-    expect(auto.code).toBe(1);
-    expect(report(auto.stdout).orgs[0]?.errors[0]?.message).toContain(
-      "the API dialect is contract (auto: read from the listing's shape)",
-    );
-    expect((await putsAndGets(api)).paths).toEqual(['GET /api/v2/environments/acme']);
-  });
-
-  it('leaves attached policies unchecked: the contract has no policy documents to check them against', async () => {
-    const api = await world.emulator({ profile: 'spec' });
-    await tmp().write(
-      'manifests/acme.yaml',
-      'org: acme\nenvironments:\n  - name: web\n    type: K8S\n    description: Web\n    policies: [pci]\n',
-    );
-    expect((await run(api.url, ['sync'])).code).toBe(0);
-    expect((await putsAndGets(api)).paths).not.toContain('GET /api/v2/policies/acme');
   });
 });
 

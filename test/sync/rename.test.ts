@@ -64,16 +64,6 @@ describe('renamed_from', () => {
     expect(sync.code, sync.stdout + sync.stderr).toBe(0);
     expect(((await api.getStore()).orgs['acme'] ?? []).map((e) => e.name)).toEqual(['web-2']);
   });
-
-  it('shows a rename in markdown with both names', async () => {
-    const api = await seeded(
-      ['web'],
-      `org: acme\nenvironments:\n${ENV('web-2', '    renamed_from: web\n')}`,
-    );
-    const markdown = await run(api.url, ['plan'], ['-o', 'markdown']);
-    expect(markdown.stdout).toContain('| 🔀 rename | web → web-2 |');
-    expect(markdown.stdout).toContain('**1** to rename');
-  });
 });
 
 type Plan = { orgs: Record<string, unknown>[]; integrity?: string } & Record<string, unknown>;

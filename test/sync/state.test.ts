@@ -1,12 +1,9 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { STATE_VERSION } from '../../src/state/format.ts';
 import { StateStore, StateWriteError } from '../../src/state/store.ts';
-import { manualClock } from '../helpers/clock.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { waitFor } from '../helpers/wait.ts';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 beforeEach(async () => {
@@ -168,17 +165,6 @@ describe('the state file', () => {
       b: { include_scaling: true, policies: [] },
     });
   });
-
-  it.each([1, 2])(
-    'a file of version %i is refused, saying to delete it, and is left as it is',
-    async (version) => {
-      const text = JSON.stringify({ version, orgs: {} });
-      await expect(loadText(text, API)).rejects.toThrow(
-        `the state file ${tmp.path('state.json')} has version ${version}, an older format this envsync does not read (it reads version 3); nothing was sent. Delete it: the next sync rebuilds it`,
-      );
-      expect(await readFile(tmp.path('state.json'), 'utf8')).toBe(text);
-    },
-  );
 });
 
 describe('writing the state file', () => {
@@ -274,33 +260,5 @@ describe('writing the state file', () => {
     for (let i = 0; i < 4; i++) {
       expect(again.get(`org-${i}`)).toEqual({ env: { include_scaling: true, policies: [] } });
     }
-  });
-
-  it("waits for a live holder's lock on the store's clock, then fails with a StateWriteError naming it", async () => {
-    const file = tmp.path('state.json');
-    await writeFile(
-      `${file}.lock`,
-      JSON.stringify({ pid: process.ppid, hostname: hostname(), startedAt: 'then' }),
-    );
-    const clock = manualClock();
-    const state = await StateStore.load(file, logger, API, { lockTimeoutMs: 600_000, clock });
-    state.set('acme', {});
-    let outcome: unknown;
-    void state.save().then(
-      () => (outcome = 'saved'),
-      (error: unknown) => (outcome = error),
-    );
-    // Ten minutes of the clock, in steps: each lets the waiting writer poll the lock once more.
-    for (let step = 0; step < 6; step++) {
-      await waitFor('the writer to wait on the clock', () => clock.pending > 0);
-      expect(outcome).toBeUndefined();
-      await clock.advance(100_000);
-    }
-    await waitFor('the save to give up', () => outcome !== undefined);
-    expect(outcome).toBeInstanceOf(StateWriteError);
-    expect((outcome as Error).message).toContain(
-      `locked by another envsync writer (pid ${process.ppid} on host ${hostname()}, since then); waited 10m for it`,
-    );
-    expect((outcome as Error).message).toContain(`delete ${file}.lock`);
   });
 });

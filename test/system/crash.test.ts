@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { envsync } from '../helpers/cli.ts';
@@ -155,51 +155,6 @@ describe('crash consistency', () => {
       }
     },
   );
-
-  it(
-    'a state file that is garbage, truncated, of a future version, of the wrong shape, or holds a malformed org, record or group: a warning, then a correct run',
-    { timeout: 180_000 },
-    async () => {
-      // Each kind of broken file is read in-process in test/sync/state.test.ts; here two of them
-      // go through whole runs: a warning, one extra PUT each, then an empty plan.
-      const broken: [string, string, string][] = [
-        ['garbage', 'this is not json {{{', 'not valid JSON'],
-        [
-          'with a malformed group',
-          '{"version": 3, "orgs": {"alpha": [{"include_scaling": true, "policies": [], "environments": [7]}]}}',
-          'unexpected shape',
-        ],
-      ];
-      await writeManifests(1);
-      const first = await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
-      expect(first.code, first.stderr.slice(-1000)).toBe(0);
-      // One service for every case: after each, it equals the manifests and the state is whole.
-      for (const [title, content, warning] of broken) {
-        await writeFile(tmp.path('state/state.json'), content);
-        const sync = await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
-        expect(sync.code, title).toBe(0);
-        expect(sync.stderr, title).toContain(warning);
-        expect(sync.stdout, title).toContain('120 unverified'); // one extra PUT each, never a wrong change
-        expect(await stateIsValid(), title).toBe(true);
-        const plan = await envsync([...args('plan'), '--detailed-exitcode'], {
-          cwd: tmp.dir,
-          env: { ENVSYNC_TOKEN: TOKEN },
-        });
-        expect(plan.code, title).toBe(0);
-      }
-    },
-  );
-
-  it('a directory where the state file should be: refused by name before anything is sent, exit 1', async () => {
-    await writeManifests(1);
-    await mkdir(tmp.path('state/state.json'), { recursive: true });
-    const sync = await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
-    expect(sync.stderr).toContain(
-      `state file ${tmp.path('state/state.json')} is a directory, not a regular file: point --state at a file`,
-    );
-    expect(sync.code).toBe(1);
-    expect((await api.getRequests(1000)).filter((r) => r.method === 'PUT')).toEqual([]);
-  });
 });
 
 describe('the state file never hides a difference', () => {

@@ -4,13 +4,13 @@
  * from the registry this machine uses, then the installed `envsync` run for real. Installed under
  * node_modules, where Node strips no types, only the compiled JavaScript can run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, readFile, readdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess, type CliResult } from '../helpers/cli.ts';
+import { runProcess, SHELL_ENV, type CliResult } from '../helpers/cli.ts';
+import { spawnEmulator, type SpawnedEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -21,24 +21,14 @@ const VERSION = (
 /** Left out of the copy that is packed: installed, built or local to this checkout. */
 const NOT_COPIED = new Set(['node_modules', '.git', 'dist', 'bench/out', 'coverage', '.envsync']);
 
-/**
- * npm and the installed command as a user's shell runs them: this Node first on PATH (the
- * launcher's `#!/usr/bin/env node`), and none of the variables `npm run` sets for its scripts
- * (a prefix among them), which would steer the nested npm.
- */
-const ENV: NodeJS.ProcessEnv = Object.fromEntries(
-  Object.entries({
-    ...process.env,
-    PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`,
-  }).filter(([key]) => !/^npm_(config_|package_|lifecycle_|node_|execpath)/i.test(key)),
-);
+const ENV = SHELL_ENV;
 const NPM_FLAGS = ['--no-audit', '--no-fund', '--no-update-notifier'];
 
 const tmp = await tempDir('envsync-package-');
 let tarball = '';
 let entries: string[] = [];
 let bin = '';
-let emulator: ChildProcess | undefined;
+let emulator: SpawnedEmulator | undefined;
 
 /** Throws, with the output, unless the step exited 0 (for the set-up, outside any test). */
 function mustSucceed(result: CliResult, what: string): CliResult {
@@ -80,46 +70,13 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  if (emulator !== undefined && emulator.exitCode === null && emulator.signalCode === null) {
-    emulator.kill('SIGKILL');
-  }
+  await emulator?.stop('SIGKILL');
   await tmp.cleanup();
 });
 
 /** The installed command, run from a folder of its own. */
 const envsync = (args: readonly string[], env: NodeJS.ProcessEnv = {}) =>
   runProcess(bin, args, { env: { ...ENV, ...env }, cwd: tmp.dir, timeoutMs: 60_000 });
-
-/** Starts the installed `envsync emulator --port 0` and resolves with its address. */
-function startEmulator(): Promise<string> {
-  const child = spawn(bin, ['emulator', '--port', '0'], {
-    env: ENV,
-    cwd: tmp.dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  emulator = child;
-  let stdout = '';
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    // A guard against a silent child, not a timing: it is far beyond any start-up.
-    const timer = setTimeout(() => reject(new Error(`no "listening on" line\n${stderr}`)), 60_000);
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const match = /^listening on (http:\/\/\S+)\n/.exec(stdout);
-      if (match?.[1] !== undefined) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      reject(
-        new Error(`emulator exited (${signal ?? `code ${code}`}) before listening\n${stderr}`),
-      );
-    });
-  });
-}
 
 describe('the package from npm pack', () => {
   it('is named for the version and holds the compiled CLI, the launcher, the docs, the example config and the manifest schema, README, LICENSE and package.json, and no TypeScript', () => {
@@ -205,7 +162,6 @@ describe('the package from npm pack', () => {
     expect(valid.code, valid.stderr).toBe(0);
     expect(valid.stdout).toMatch(/^valid: \d+ file\(s\), 3 org\(s\)/);
 
-    // A broken file takes the position-tracking parser, loaded lazily from dist/.
     const broken = tmp.path('broken');
     await tmp.write(
       'broken/acme.yaml',
@@ -219,7 +175,8 @@ describe('the package from npm pack', () => {
   }, 120_000);
 
   it('emulator --port 0, then plan against it: 2 with --detailed-exitcode, else 0; emulator stops with 0', async () => {
-    const url = await startEmulator();
+    emulator = await spawnEmulator([], { bin, env: ENV, cwd: tmp.dir, timeoutMs: 60_000 });
+    const { url } = emulator;
     const manifests = tmp.path('manifests');
     const args = ['plan', '--manifests', manifests, '--api-url', url];
     const env = { ENVSYNC_TOKEN: 'package-test-token', ENVSYNC_STATE: tmp.path('state.json') };
@@ -230,10 +187,7 @@ describe('the package from npm pack', () => {
     expect(plain.code, plain.stderr).toBe(0);
     expect(plain.stdout).toBe(detailed.stdout);
 
-    const child = emulator;
-    const exited = new Promise<number | null>((resolve) => child?.once('exit', resolve));
-    child?.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    expect(await emulator.stop()).toEqual({ code: 0, signal: null });
   }, 120_000);
 
   it('npx runs it from the tarball', async () => {
