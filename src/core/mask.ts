@@ -11,12 +11,10 @@
  * spelling is masked (what is left of a spelling someone cut, or the whole of it); a spelling
  * shorter than MIN_RUN, which only a secret that short has, is masked whole.
  *
- * What a text costs does not depend on how many secrets there are: every window of MIN_RUN
- * characters of every spelling is in one Set. A run of MIN_RUN or more holds a whole GRAM (half
- * a run) at a position of the text that is a multiple of GRAM, so only those positions are
- * looked at, through a bit table of the grams' hashes, and the windows around a position whose
- * gram may be a secret's are looked up in the Set. The short spellings are found by string
- * search: there are none for a secret of MIN_RUN characters or more, as API tokens are.
+ * What a text costs does not depend on how many secrets there are (an org may have a token of its
+ * own): every window of MIN_RUN characters of every spelling is in one Set. A run of MIN_RUN or
+ * more holds a whole GRAM (half a run) at a position of the text that is a multiple of GRAM, so
+ * only the grams at those positions are looked up, and the windows around one that is a secret's.
  */
 
 /** What a secret is replaced by. */
@@ -62,26 +60,6 @@ function spellingsOf(secret: string): string[] {
   return [...new Set(forms)].filter((form) => form.length >= MIN_SECRET);
 }
 
-/** The hash of the GRAM characters of `text` from `at`. */
-function gramHash(text: string, at: number): number {
-  let hash = 0;
-  for (let i = at; i < at + GRAM; i++) hash = (Math.imul(hash, 31) + text.charCodeAt(i)) | 0;
-  return hash;
-}
-
-/** A bit per gram hash (a few in a hundred set), for the grams of the `long` spellings. */
-function gramFilter(long: readonly string[]): Uint32Array {
-  const grams = long.reduce((n, text) => n + text.length - GRAM + 1, 0);
-  const bits = new Uint32Array(2 ** Math.max(5, Math.ceil(Math.log2(grams * 32)) - 5));
-  for (const text of long) {
-    for (let at = 0; at + GRAM <= text.length; at++) {
-      const bit = gramHash(text, at) & (bits.length * 32 - 1);
-      bits[bit >>> 5] = (bits[bit >>> 5] as number) | (1 << (bit & 31));
-    }
-  }
-  return bits;
-}
-
 /**
  * The secrets a command has learnt (every token it reads, the webhook and notify secrets), and
  * `mask`, which every sink applies to what it writes.
@@ -90,27 +68,24 @@ export class Masker {
   readonly #secrets = new Set<string>();
   /** Every window of MIN_RUN characters of every spelling of MIN_RUN or more. */
   readonly #windows = new Set<string>();
-  /** Those spellings, which the gram filter is made of. */
-  readonly #long: string[] = [];
+  /** Every GRAM characters of those spellings. */
+  readonly #grams = new Set<string>();
   /** The spellings shorter than MIN_RUN, masked whole. */
   readonly #short = new Set<string>();
-  /** Made again, at the next text, after a secret is added. */
-  #filter: Uint32Array | undefined;
 
   /** From now on, `secret` is masked in every text. */
   add(secret: string): void {
     if (secret.length < MIN_SECRET || this.#secrets.has(secret)) return;
     this.#secrets.add(secret);
     for (const spelling of spellingsOf(secret)) {
-      if (spelling.length < MIN_RUN) {
-        this.#short.add(spelling);
-        continue;
+      if (spelling.length < MIN_RUN) this.#short.add(spelling);
+      else {
+        for (let at = 0; at + GRAM <= spelling.length; at++) {
+          this.#grams.add(spelling.slice(at, at + GRAM));
+          if (at + MIN_RUN <= spelling.length) this.#windows.add(spelling.slice(at, at + MIN_RUN));
+        }
       }
-      this.#long.push(spelling);
-      for (let at = 0; at + MIN_RUN <= spelling.length; at++)
-        this.#windows.add(spelling.slice(at, at + MIN_RUN));
     }
-    this.#filter = undefined;
   }
 
   /** `text` with every spelling of every secret, and every run of MIN_RUN of one, masked. */
@@ -121,17 +96,12 @@ export class Masker {
       for (let at = text.indexOf(spelling); at !== -1; at = text.indexOf(spelling, at + 1))
         ranges.push([at, at + spelling.length]);
     }
-    if (this.#long.length > 0) {
-      const bits = (this.#filter ??= gramFilter(this.#long));
-      const last = bits.length * 32 - 1;
-      for (let at = 0; at + GRAM <= text.length; at += GRAM) {
-        const bit = gramHash(text, at) & last;
-        if (((bits[bit >>> 5] as number) & (1 << (bit & 31))) === 0) continue;
-        // Every window that holds this gram starts within GRAM - 1 characters before it.
-        for (let start = Math.max(0, at - GRAM + 1); start <= at; start++) {
-          if (this.#windows.has(text.slice(start, start + MIN_RUN)))
-            ranges.push([start, start + MIN_RUN]);
-        }
+    for (let at = 0; at + GRAM <= text.length; at += GRAM) {
+      if (!this.#grams.has(text.slice(at, at + GRAM))) continue;
+      // Every window that holds this gram starts within GRAM - 1 characters before it.
+      for (let start = Math.max(0, at - GRAM + 1); start <= at; start++) {
+        if (this.#windows.has(text.slice(start, start + MIN_RUN)))
+          ranges.push([start, start + MIN_RUN]);
       }
     }
     return ranges.length === 0 ? text : masked(text, ranges);
@@ -143,21 +113,18 @@ export class Masker {
   }
 }
 
-/** `text` with the given ranges (overlapping or not, in any order) replaced by MASKED. */
-function masked(text: string, ranges: [number, number][]): string {
-  ranges.sort((a, b) => a[0] - b[0]);
+/** `text` with the given ranges (overlapping, touching or not, in any order) as one MASKED each. */
+function masked(text: string, ranges: readonly [number, number][]): string {
+  const hidden = new Uint8Array(text.length);
+  for (const [from, to] of ranges) hidden.fill(1, from, to);
   let out = '';
   let at = 0;
-  let [start, end] = ranges[0] as [number, number];
-  for (const [from, to] of ranges) {
-    if (from <= end) {
-      end = Math.max(end, to);
-      continue;
-    }
+  for (let start = hidden.indexOf(1); start !== -1; start = hidden.indexOf(1, at)) {
+    const end = hidden.indexOf(0, start);
     out += `${text.slice(at, start)}${MASKED}`;
-    [at, start, end] = [end, from, to];
+    at = end === -1 ? text.length : end;
   }
-  return `${out}${text.slice(at, start)}${MASKED}${text.slice(end)}`;
+  return out + text.slice(at);
 }
 
 /** A JSON-like value with every string masked, keys included (for a sink that escapes text). */
@@ -166,17 +133,8 @@ export function maskDeep<T>(value: T, mask: Mask): T {
     if (typeof item === 'string') return mask(item);
     if (Array.isArray(item)) return item.map(walk);
     if (item === null || typeof item !== 'object') return item;
-    const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(item)) {
-      // defineProperty: a key such as `__proto__` stays a key.
-      Object.defineProperty(out, mask(key), {
-        value: walk(inner),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    return out;
+    // fromEntries: a key such as `__proto__` stays a key.
+    return Object.fromEntries(Object.entries(item).map(([key, inner]) => [mask(key), walk(inner)]));
   };
   return walk(value) as T;
 }
