@@ -10,11 +10,11 @@ const UNIT = [
   'test/state/{lock-rules,merge,read}.test.ts',
   'test/daemon/{daemon-pass,daemon-policy}.test.ts',
   'test/notify/{notify-events,notify-format}.test.ts',
-  'test/api/host-reach.test.ts',
+  'test/api/retry-policy.test.ts',
   'test/log/log-line.test.ts',
   'test/manifests/parse.test.ts',
   'test/api/listing.test.ts',
-  'test/api/policy.test.ts',
+  'test/api/gate.test.ts',
   'test/daemon/scheduler.test.ts',
   'test/daemon/status-page.test.ts',
 ];

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { systemClock } from '../src/runtime/system-clock.ts';
 import pino from 'pino';
 import { createClient } from '../src/api/client.ts';
-import { DEFAULT_RETRY_POLICY } from '../src/core/retry-policy.ts';
+import { DEFAULT_RETRY_POLICY } from '../src/api/retry-policy.ts';
 
 const mib = Number(process.argv[2] ?? '16');
 const chunked = process.argv[3] === 'chunked';

@@ -1,10 +1,10 @@
 /**
- * `npm run bench`: envsync at 100,000 environments, side by side with the floor and the naive way.
- * Generates a synthetic manifest tree, starts the emulator as a separate process on loopback and
- * measures, in one run: validate, the no-op plan (and its floor), apply with 10% drift, watch
- * latency and idle CPU of the daemon, the naive PUT-everything loop, the no-op plan's scaling
- * curve, 1,000 changes against a rate-limited service, and the start-up a token directory of
- * 1,000 keys costs (one file each under scenarios/).
+ * `npm run bench`: envsync at the largest realistic size, 1,000 orgs of 30 environments, side by
+ * side with the floor and a bare script. Generates a synthetic manifest tree, starts the emulator
+ * as a separate process on loopback and measures, in one run: a small repository (the examples)
+ * beside its baselines, validate, the no-op plan (and its floor), apply with 10% drift, watch
+ * latency, idle CPU and memory of the daemon, 1,000 changes against a rate-limited service, and
+ * the start-up a token directory of 1,000 keys costs (one file each under scenarios/).
  * Prints a table, writes results.json and chart.svg to --out (default bench/).
  *
  *   node bench/run.ts [--orgs 1000] [--envs 100] [--concurrency 32] [--out DIR] [--quick]
@@ -29,10 +29,8 @@ import { cliNodeFlags, cliPath, REPO, RSS_METHOD, useCli } from './lib/proc.ts';
 import { check, type Check, checkRows, fmt, renderChart, renderTable } from './lib/report.ts';
 import { storeDocument } from './lib/tree.ts';
 import { apply, applyChecks, applyFigures } from './scenarios/apply.ts';
-import { naive, naiveChecks, naiveFigures } from './scenarios/naive.ts';
 import { noop, noopChecks, noopFigures, plan } from './scenarios/noop.ts';
 import { rateLimited, rateLimitedChecks, rateLimitedFigures } from './scenarios/ratelimit.ts';
-import { scaling, scalingFigures } from './scenarios/scaling.ts';
 import { small, smallChecks, smallFigures } from './scenarios/small.ts';
 import { tokens, tokensChecks, tokensFigures } from './scenarios/tokens.ts';
 import { validate, validateChecks, validateFigures } from './scenarios/validate.ts';
@@ -55,28 +53,16 @@ const { values: flags } = parseArgs({
   },
 });
 /** Every scenario, and the ones whose results another needs. */
-const SCENARIOS = [
-  'small',
-  'validate',
-  'noop',
-  'naive',
-  'scaling',
-  'apply',
-  'watch',
-  'ratelimit',
-  'tokens',
-] as const;
+const SCENARIOS = ['small', 'validate', 'noop', 'apply', 'watch', 'ratelimit', 'tokens'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const NEEDS: Partial<Record<Scenario, Scenario>> = {
-  naive: 'noop',
-  scaling: 'noop',
   watch: 'apply',
 };
 
 if (flags.help) {
   process.stdout.write(`Usage: node bench/run.ts [flags]
   --orgs N           orgs in the synthetic tree (default 1000; --quick: 3)
-  --envs N           environments per org (default 100; --quick: 5)
+  --envs N           environments per org (default 30; --quick: 5)
   --concurrency N    requests in flight, for envsync and the baselines alike (default 32)
   --reps N           runs of each one-shot measurement; the median is reported (default 5; --quick: 1)
   --edits N          file edits in the watch scenario (default 20; --quick: 4)
@@ -100,21 +86,14 @@ function positive(name: string, raw: string | undefined, fallback: number): numb
 
 const quick = flags.quick;
 if (flags.cli !== undefined) useCli(flags.cli);
-const ORGS = positive('orgs', flags.orgs, quick ? 3 : 1000);
-/** The scaling curve: 10, 100, 1,000 and 3,000 orgs for the default 1,000. */
-const SIZES = [
-  ...new Set([ORGS / 100, ORGS / 10, ORGS, ORGS * 3].map((n) => Math.max(1, Math.round(n)))),
-].sort((a, b) => a - b);
 const config: BenchConfig = {
-  orgs: ORGS,
-  envs: positive('envs', flags.envs, quick ? 5 : 100),
+  orgs: positive('orgs', flags.orgs, quick ? 3 : 1000),
+  envs: positive('envs', flags.envs, quick ? 5 : 30),
   concurrency: positive('concurrency', flags.concurrency, 32),
   reps: positive('reps', flags.reps, quick ? 1 : 5),
   edits: positive('edits', flags.edits, quick ? 4 : 20),
   idleSeconds: positive('idle-seconds', flags['idle-seconds'], quick ? 2 : 30),
   quick,
-  sizes: SIZES,
-  maxOrgs: Math.max(...SIZES),
 };
 /** The scenarios this run makes: all, or `--only`'s and what they need. */
 function selected(raw: string | undefined): ReadonlySet<Scenario> {
@@ -193,7 +172,7 @@ async function main(c: BenchConfig): Promise<void> {
   let emulator: BenchEmulator | undefined;
   try {
     log(
-      `work dir ${work}; sizes ${c.sizes.join(', ')} orgs x ${c.envs} envs; concurrency ${c.concurrency}` +
+      `work dir ${work}; ${c.orgs} orgs x ${c.envs} envs; concurrency ${c.concurrency}` +
         (flags.only === undefined ? '' : `; only ${[...RUN].join(', ')}`),
     );
     if (flags.cli === undefined) {
@@ -228,30 +207,11 @@ async function main(c: BenchConfig): Promise<void> {
     if (RUN.has('noop')) {
       const l = needLarge();
       log('2/8 no-op plan and its floor');
-      // One store for every size: the trees of smaller sizes are the first orgs of the largest.
-      await l.emulator.putStore(
-        storeDocument(l.w.orgs.get(c.maxOrgs) as string[], c.envs).document,
-      );
+      await l.emulator.putStore(storeDocument(l.w.orgs, c.envs).document);
       // Let the emulator digest the big store, and warm the page cache: one plan not measured.
       await sleep(c.quick ? 100 : 2000);
-      await plan(c, l.w, l.emulator, c.orgs);
+      await plan(c, l.w, l.emulator);
       noopResult = await noop(c, l.w, l.emulator);
-    }
-
-    // Apply drifts the store, so everything that needs it in step runs first; the step numbers
-    // follow the tables' order, not the run's.
-    let naiveResult;
-    if (RUN.has('naive') && noopResult !== undefined) {
-      const l = needLarge();
-      log('5/8 the naive way');
-      naiveResult = await naive(c, l.w, l.emulator, noopResult.requests, noopResult.wallMs);
-    }
-
-    let scale;
-    if (RUN.has('scaling') && noopResult !== undefined) {
-      const l = needLarge();
-      log('6/8 scaling curve');
-      scale = await scaling(c, l.w, l.emulator, noopResult);
     }
 
     let applied;
@@ -291,35 +251,17 @@ async function main(c: BenchConfig): Promise<void> {
     rss('noop', 'no-op plan', noopResult?.peakRssMb);
     rss('apply', 'apply', applied?.peakRssMb);
     rss('watch', 'watch (daemon)', watched?.peakRssMb);
-    for (const p of scale?.points ?? []) {
-      rss(`scaling-${p.orgs}`, `scaling ${fmt(p.orgs)} orgs`, p.peakRssMb);
-    }
     const checks: Check[] = [
       ...(smallResult === undefined ? [] : smallChecks(smallResult)),
       ...(validated === undefined ? [] : validateChecks(c, validated)),
       ...(noopResult === undefined ? [] : noopChecks(c, noopResult)),
       ...(applied === undefined ? [] : applyChecks(applied)),
       ...(watched === undefined ? [] : watchChecks(c, watched)),
-      ...(naiveResult === undefined ? [] : naiveChecks(naiveResult)),
       ...(limited === undefined ? [] : rateLimitedChecks(limited)),
       ...(tokenDir === undefined ? [] : tokensChecks(tokenDir)),
       ...rssRows.map(([id, name, value]) =>
         check(`rss.${id}`, 'peak RSS', name, value, 'MB', '<=', TARGET.rssMb),
       ),
-      // The largest tree of the scaling curve (300,000 environments in a full run).
-      ...(scale?.points ?? [])
-        .slice(-1)
-        .map((p) =>
-          check(
-            'scaling.largest-rss',
-            'scaling',
-            `no-op plan peak RSS, ${fmt(p.environments)} envs`,
-            p.peakRssMb,
-            'MB',
-            '<=',
-            TARGET.largestRssMb,
-          ),
-        ),
     ];
     const figures: string[][] = [
       ...(smallResult === undefined ? [] : smallFigures(smallResult)),
@@ -327,8 +269,6 @@ async function main(c: BenchConfig): Promise<void> {
       ...(noopResult === undefined ? [] : noopFigures(noopResult)),
       ...(applied === undefined ? [] : applyFigures(applied)),
       ...(watched === undefined ? [] : watchFigures(watched)),
-      ...(naiveResult === undefined ? [] : naiveFigures(naiveResult)),
-      ...(scale === undefined ? [] : scalingFigures(scale)),
       ...(limited === undefined ? [] : rateLimitedFigures(limited)),
       ...(tokenDir === undefined ? [] : tokensFigures(tokenDir)),
     ];
@@ -355,7 +295,6 @@ async function main(c: BenchConfig): Promise<void> {
         reps: c.reps,
         quick: c.quick,
         ...(flags.only === undefined ? {} : { only: [...RUN] }),
-        scalingSizes: c.sizes,
         applyLatencyMs: APPLY_LATENCY_MS,
         debounceMs: DEBOUNCE_MS,
         edits: c.edits,
@@ -384,8 +323,6 @@ async function main(c: BenchConfig): Promise<void> {
         // The state file's path is a temporary directory's, gone after the run.
         apply: applied === undefined ? undefined : { ...applied, state: undefined },
         watch: watched,
-        naive: naiveResult,
-        scaling: scale,
         ratelimit: limited,
         tokens: tokenDir,
       },

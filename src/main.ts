@@ -5,23 +5,47 @@
  * inside another process (the tests). `run` and `emulator` are the exception: they wait for stop
  * signals, which are the process's (src/commands/signals.ts).
  */
-import { COMMAND_NAMES, type CommandName } from './config/commands.ts';
+import { COMMANDS as HELP, commandHelp, rootHelp, shortUsage } from './commands/help.ts';
+import type { Command, CommandContext } from './commands/context.ts';
+import { parseFlags, unknownFlagMessage } from './config/flags.ts';
+import { COMMAND_NAMES, type CommandName, type SettingsTable } from './config/setting.ts';
+import { GENERAL_SETTINGS, SETTINGS } from './config/settings.ts';
 import { Masker } from './core/mask.ts';
 import { suggest } from './core/suggest.ts';
+import { ConfigError, UsageError, errorMessage } from './runtime/errors.ts';
 import { maskingStream } from './runtime/log.ts';
-import { ConfigError, errorMessage, UsageError } from './runtime/errors.ts';
 import { VERSION } from './runtime/version.ts';
-import type { Command, CommandContext } from './commands/context.ts';
 
-const COMMANDS: Record<CommandName, () => Promise<Command>> = {
-  validate: async () => (await import('./commands/validate.ts')).validateCommand,
-  plan: async () => (await import('./commands/plan.ts')).planCommand,
-  sync: async () => (await import('./commands/sync.ts')).syncCommand,
-  run: async () => (await import('./commands/run.ts')).runCommand,
-  export: async () => (await import('./commands/export.ts')).exportCommand,
-  schema: async () => (await import('./commands/schema.ts')).schemaCommand,
-  emulator: async () => (await import('./commands/emulator.ts')).emulatorCommand,
+/** A command's module: the flags it takes beside the shared ones, and the command. */
+interface CommandModule {
+  readonly settings: SettingsTable;
+  readonly run: Command;
+}
+
+/** Each command's module, loaded when it runs: `validate` loads none of the API's or daemon's. */
+const COMMANDS: Record<CommandName, () => Promise<CommandModule>> = {
+  validate: () => import('./commands/validate.ts'),
+  plan: () => import('./commands/plan.ts'),
+  sync: () => import('./commands/sync.ts'),
+  run: () => import('./commands/run.ts'),
+  export: () => import('./commands/export.ts'),
+  migrate: () => import('./commands/migrate.ts'),
+  schema: () => import('./commands/schema.ts'),
+  emulator: () => import('./commands/emulator.ts'),
 };
+
+/** The flags every command may take: the shared settings, --config and --help. */
+const SHARED = { ...SETTINGS, ...GENERAL_SETTINGS };
+
+/** The settings whose flags `command` may take: the shared ones and its own. */
+export async function settingsOf(command: CommandName): Promise<SettingsTable> {
+  return { ...SHARED, ...(await COMMANDS[command]()).settings };
+}
+
+/** The whole settings table: every command's settings, in the order of the docs. */
+export async function allSettings(): Promise<SettingsTable> {
+  return Object.assign({}, ...(await Promise.all(COMMAND_NAMES.map(settingsOf))));
+}
 
 function isCommand(name: string): name is CommandName {
   return (COMMAND_NAMES as readonly string[]).includes(name);
@@ -40,6 +64,25 @@ function unknownFirstWord(first: string): string {
   return `envsync: unknown command "${first}"${hint}\nRun "envsync --help" for the list of commands.\n`;
 }
 
+/** Parses `command`'s flags and runs it, or prints its --help. */
+async function runCommand(ctx: CommandContext, command: CommandName): Promise<number> {
+  const module = await COMMANDS[command]();
+  const table = await settingsOf(command);
+  const usage = shortUsage(command);
+  const parsed = parseFlags(table, command, ctx.argv, {
+    operands: HELP[command].operands === true,
+    usage,
+  });
+  if ('unknown' in parsed) {
+    throw new UsageError(unknownFlagMessage(parsed.unknown, command, await allSettings()), usage);
+  }
+  if (parsed.flags['help'] === true) {
+    ctx.stdout.write(`${commandHelp(command, table)}\n`);
+    return 0;
+  }
+  return module.run(ctx, parsed.flags, parsed.operands);
+}
+
 /**
  * Runs the CLI and returns the exit code. Whatever is written to stdout and stderr, the errors
  * below included, has every secret the command learns masked.
@@ -54,7 +97,6 @@ export async function main(given: Omit<CommandContext, 'secrets'>): Promise<numb
   };
   const [first, ...rest] = ctx.argv;
   if (first === undefined || first === '-h' || first === '--help' || first === 'help') {
-    const { rootHelp } = await import('./commands/help.ts');
     ctx.stdout.write(`${rootHelp()}\n`);
     return first === undefined ? 1 : 0;
   }
@@ -67,8 +109,7 @@ export async function main(given: Omit<CommandContext, 'secrets'>): Promise<numb
     return 1;
   }
   try {
-    const command = await COMMANDS[first]();
-    return await command({ ...ctx, argv: rest });
+    return await runCommand({ ...ctx, argv: rest }, first);
   } catch (error) {
     if (error instanceof UsageError) {
       ctx.stderr.write(`envsync ${first}: ${error.message}\n`);

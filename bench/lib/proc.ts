@@ -59,14 +59,20 @@ export interface RunOptions {
   readonly timeoutMs?: number;
 }
 
-/** Reads `VmHWM` (peak RSS) of a live process, in bytes. */
-export function vmHwmBytes(pid: number): number | null {
+/** Reads a figure of a live process's /proc status in bytes: `VmHWM` (peak RSS) by default. */
+export function vmHwmBytes(pid: number, field = 'VmHWM'): number | null {
   try {
-    const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(text);
     return match?.[1] === undefined ? null : Number(match[1]) * 1024;
   } catch {
     return null;
   }
+}
+
+/** VmRSS (resident now, not the peak) of a live process, in bytes. */
+export async function vmRssBytes(pid: number): Promise<number | null> {
+  return vmHwmBytes(pid, 'VmRSS');
 }
 
 const CLOCK_TICKS = (() => {

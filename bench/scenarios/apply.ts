@@ -26,19 +26,19 @@ import { storeDocument } from '../lib/tree.ts';
  * no latency and returns, besides the figures, the state file the sync wrote.
  */
 export async function apply(c: BenchConfig, w: Workload, emulator: BenchEmulator) {
-  const orgs = w.orgs.get(c.orgs) as string[];
+  const orgs = w.orgs;
   // 10% of the environments (every tenth) had their description changed by hand in the service.
   const { document, drifted } = storeDocument(orgs, c.envs, (k) => k % 10 === 0);
   await emulator.putStore(document);
   // A copy: the sync rewrites its state, and the prepared one must stay the no-op's.
   const state = path.join(w.work, 'state-apply.json');
-  await copyFile(w.states.get(c.orgs) as string, state);
+  await copyFile(w.state, state);
   await emulator.setLatency(APPLY_LATENCY_MS);
   const before = await emulator.stats();
-  const run = await measure(
-    envsyncAgainst(c, 'sync', w.trees.get(c.orgs) as string, emulator.url, state),
-    { env: childEnv, cwd: w.work },
-  );
+  const run = await measure(envsyncAgainst(c, 'sync', w.tree, emulator.url, state), {
+    env: childEnv,
+    cwd: w.work,
+  });
   const requests = statsDelta(before, await emulator.stats());
   expectOk('envsync sync', run);
   // The changes are drift (the state file knows what was applied), so the line says so.
@@ -51,11 +51,7 @@ export async function apply(c: BenchConfig, w: Workload, emulator: BenchEmulator
   // The same requests with nothing around them: what the emulator and the HTTP stack cost.
   const floorBefore = await emulator.stats();
   const floorRun = await measure(
-    [
-      ...baselineCommand(c, 'apply-floor.ts', w.trees.get(c.orgs) as string, emulator.url),
-      '--every',
-      '10',
-    ],
+    [...baselineCommand(c, 'apply-floor.ts', w.tree, emulator.url), '--every', '10'],
     { env: childEnv },
   );
   const floorRequests = statsDelta(floorBefore, await emulator.stats()).total;

@@ -17,22 +17,16 @@ import {
 import { measure, type Measured, median } from '../lib/proc.ts';
 import { check, type Check, fmt } from '../lib/report.ts';
 
-/** One `envsync plan` on the tree of `size` orgs; counts the requests it made. */
-export async function plan(c: BenchConfig, w: Workload, emulator: BenchEmulator, size: number) {
+/** One `envsync plan` on the tree; counts the requests it made. */
+export async function plan(c: BenchConfig, w: Workload, emulator: BenchEmulator) {
   const before = await emulator.stats();
-  const run = await measure(
-    envsyncAgainst(
-      c,
-      'plan',
-      w.trees.get(size) as string,
-      emulator.url,
-      w.states.get(size) as string,
-    ),
-    { env: childEnv, cwd: w.work },
-  );
+  const run = await measure(envsyncAgainst(c, 'plan', w.tree, emulator.url, w.state), {
+    env: childEnv,
+    cwd: w.work,
+  });
   const requests = statsDelta(before, await emulator.stats());
   expectOk('envsync plan', run);
-  const expected = `Plan: 0 to create, 0 to update, 0 unverified, ${size * c.envs} unchanged`;
+  const expected = `Plan: 0 to create, 0 to update, 0 unverified, ${c.orgs * c.envs} unchanged`;
   if (!run.stdout.includes(expected)) {
     throw new Error(`not a no-op: expected "${expected}", got ${run.stdout.slice(-500)}`);
   }
@@ -45,14 +39,11 @@ export async function noop(c: BenchConfig, w: Workload, emulator: BenchEmulator)
   const floors: Measured[] = [];
   let floorRequests = 0;
   for (let i = 0; i < c.reps; i++) {
-    plans.push(await plan(c, w, emulator, c.orgs));
+    plans.push(await plan(c, w, emulator));
     const before = await emulator.stats();
-    const floor = await measure(
-      baselineCommand(c, 'floor.ts', w.trees.get(c.orgs) as string, emulator.url),
-      {
-        env: childEnv,
-      },
-    );
+    const floor = await measure(baselineCommand(c, 'floor.ts', w.tree, emulator.url), {
+      env: childEnv,
+    });
     floorRequests = statsDelta(before, await emulator.stats()).total;
     expectOk('bench/floor.ts', floor);
     floors.push(floor);

@@ -7,23 +7,16 @@
  * metrics and status page served.
  */
 import { spawn } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type BenchConfig, childEnv, expectOk, mb, TARGET } from '../lib/context.ts';
 import { startBenchEmulator } from '../lib/emulator.ts';
-import { envsyncCommand, measure, type Measured, median, REPO } from '../lib/proc.ts';
+import { envsyncCommand, measure, type Measured, median, REPO, vmRssBytes } from '../lib/proc.ts';
 import { check, type Check, fmt } from '../lib/report.ts';
 
 const EXAMPLES = path.join(REPO, 'examples', 'manifests');
-
-/** VmRSS (resident now, not the peak) of a live process, in bytes. */
-async function vmRssBytes(pid: number): Promise<number | null> {
-  const text = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(text);
-  return match?.[1] === undefined ? null : Number(match[1]) * 1024;
-}
 
 interface Pair {
   readonly subject: Measured[];

@@ -7,10 +7,10 @@ import { check, type Check, fmt } from '../lib/report.ts';
 export async function validate(c: BenchConfig, w: Workload) {
   const runs: Measured[] = [];
   for (let i = 0; i < c.reps; i++) {
-    const run = await measure(
-      envsyncCommand(['validate', '--manifests', w.trees.get(c.orgs) as string]),
-      { env: childEnv, cwd: w.work },
-    );
+    const run = await measure(envsyncCommand(['validate', '--manifests', w.tree]), {
+      env: childEnv,
+      cwd: w.work,
+    });
     expectOk('envsync validate', run);
     // A fast validate that read the wrong tree would be no figure at all.
     if (!run.stdout.includes(`${c.orgs} org(s), ${c.orgs * c.envs} environment(s)`)) {

@@ -29,7 +29,15 @@ import {
   type Workload,
 } from '../lib/context.ts';
 import { type BenchEmulator, statsDelta } from '../lib/emulator.ts';
-import { cpuSeconds, median, onJsonLines, percentile, stopChild, vmHwmBytes } from '../lib/proc.ts';
+import {
+  cpuSeconds,
+  median,
+  onJsonLines,
+  percentile,
+  stopChild,
+  vmHwmBytes,
+  vmRssBytes,
+} from '../lib/proc.ts';
 import { check, type Check, fmt } from '../lib/report.ts';
 import { environmentsOf, manifestFile, manifestText } from '../lib/tree.ts';
 
@@ -89,10 +97,7 @@ interface PassLine {
 
 /** Runs the daemon on `state`: the apply scenario's, which the service matches after its sync. */
 export async function watch(c: BenchConfig, w: Workload, emulator: BenchEmulator, state: string) {
-  const checkout = await gitSyncCheckout(
-    w.trees.get(c.orgs) as string,
-    path.join(w.work, 'watch-checkout'),
-  );
+  const checkout = await gitSyncCheckout(w.tree, path.join(w.work, 'watch-checkout'));
   const [program, ...args] = envsyncAgainst(c, 'run', checkout.current, emulator.url, state, [
     '--interval',
     '0',
@@ -139,10 +144,10 @@ export async function watch(c: BenchConfig, w: Workload, emulator: BenchEmulator
 
     // Changes: one org in the middle of the tree, one environment's description each time.
     const orgIndex = Math.floor(c.orgs / 2);
-    const org = (w.orgs.get(c.orgs) as string[])[orgIndex] as string;
+    const org = w.orgs[orgIndex] as string;
     const relative = path.relative(
       checkout.realDir(),
-      manifestFile(checkout.realDir(), orgIndex, c.maxOrgs),
+      manifestFile(checkout.realDir(), orgIndex, c.orgs),
     );
     let edits = 0;
     const nextText = () => {
@@ -209,6 +214,7 @@ export async function watch(c: BenchConfig, w: Workload, emulator: BenchEmulator
     const idleSeconds = (performance.now() - idleStarted) / 1000;
     const idleRequests = statsDelta(statsBefore, await emulator.stats()).total;
     const peakRssBytes = vmHwmBytes(child.pid as number);
+    const settledRssBytes = await vmRssBytes(child.pid as number);
     return {
       org,
       edits: c.edits,
@@ -229,7 +235,9 @@ export async function watch(c: BenchConfig, w: Workload, emulator: BenchEmulator
         passes: passes.length - passesBefore,
       },
       peakRssMb: mb(peakRssBytes),
-      rssMethod: 'VmHWM of /proc/<pid>/status, read before SIGTERM',
+      settledRssMb: mb(settledRssBytes),
+      rssMethod:
+        'VmHWM and VmRSS of /proc/<pid>/status, read after the idle window, before SIGTERM',
     };
   } finally {
     await stopChild(child, exited);
@@ -259,6 +267,15 @@ export function watchChecks(c: BenchConfig, r: WatchResult): Check[] {
       '%',
       '<',
       TARGET.idleCpuPercent,
+    ),
+    check(
+      'watch.settled-rss',
+      'watch',
+      'daemon VmRSS, settled',
+      r.settledRssMb,
+      'MB',
+      '<=',
+      TARGET.daemonSettledRssMb,
     ),
   ];
 }

@@ -65,8 +65,8 @@ export const GENERATED_FILES: readonly GeneratedFile[] = [
     path: 'docs/flags.md',
     from: 'the settings table (src/config/)',
     async render() {
-      const { flagsDoc } = await import('../../src/commands/flags-doc.ts');
-      const { allSettings } = await import('../../src/config/flags.ts');
+      const { flagsDoc } = await import('../../src/commands/help.ts');
+      const { allSettings } = await import('../../src/main.ts');
       return flagsDoc(await allSettings());
     },
   },

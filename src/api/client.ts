@@ -1,159 +1,386 @@
-import pRetry from 'p-retry';
-import { probeWaitMs } from './host-reach.ts';
+/**
+ * The Environments API client: one keep-alive pool, one gate every request passes (gate.ts), and
+ * p-retry trying each request (attempts, backoff, abort) as the retry policy says
+ * (retry-policy.ts). The run's deadline and a stop refuse any wait that would pass them, and say
+ * what was not sent.
+ */
+import { StringDecoder } from 'node:string_decoder';
+import * as tls from 'node:tls';
+import pRetry, { AbortError } from 'p-retry';
+import type { Logger } from 'pino';
+import { Pool, type Dispatcher, type FormData } from 'undici';
+import { formatDuration } from '../config/duration.ts';
+import type { Settings } from '../config/settings.ts';
+import type { Clock } from '../core/clock.ts';
+import { describeDialect, dialectOfShape, resolveDialect } from '../core/dialect.ts';
+import type { DialectSetting, ListingShape, ResolvedDialect } from '../core/dialect.ts';
+import { FIELD_LIST } from '../core/fields.ts';
+import type { Mask } from '../core/mask.ts';
+import type { DesiredEnvironment, ObservedEnvironment, TagRequests } from '../core/model.ts';
 import { NAME_PATTERN } from '../core/names.ts';
-import { isThrottled, mayRetry, retryWait, unreachable, usesRetry } from '../core/retry-policy.ts';
-import { answerCheck } from './answer.ts';
-import { attempts, type HttpMethod } from './attempt.ts';
-import type { ClientOptions, EnvironmentsClient } from './client-types.ts';
-import { putBody } from './client-types.ts';
-import {
-  dialectOfShape,
-  describeDialect,
-  resolveDialect,
-  type ListingShape,
-} from '../core/dialect.ts';
+import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
+import { unreachable } from '../core/request-failure.ts';
+import { systemClock } from '../runtime/system-clock.ts';
 import { ApiError, failureOf } from './errors.ts';
 import { RequestGate } from './gate.ts';
-import { readAllPages } from './list-pages.ts';
-import { policyUploadBody, readPolicyDocuments, type RequestBody } from './policy-documents.ts';
-import { connectionPool } from './pool.ts';
+import { readAllPages } from './listing.ts';
+import { policyUploadBody, readPolicyDocuments, type PolicyUpload } from './policy-documents.ts';
 import { addressOf, HostReach } from './reach.ts';
-import type { RawResponse } from './response.ts';
-import { sendLimits } from './send-limits.ts';
-import { ThrottleMeter } from './throttle-meter.ts';
+import { serverMessage, type RawResponse } from './response.ts';
+import * as retry from './retry-policy.ts';
 
-export type { ClientEvents, ClientOptions, EnvironmentsClient } from './client-types.ts';
-export { putBody } from './client-types.ts';
+/** Hooks for metrics; every one optional. */
+export interface ClientEvents {
+  request?(method: string, status: number | 'error', durationMs: number): void;
+  retry?(method: string, reason: string): void;
+  throttled?(): void;
+  /** A stretch of time during which requests waited because the server asked, as it ends. */
+  throttledFor?(ms: number): void;
+}
+
+export interface ClientOptions {
+  /** The API's base address: requests go to `{base}/api/v2/...` and nowhere else. */
+  readonly apiUrl: URL;
+  /** The token of an org, read as each request is sent; it throws for an org that has none. */
+  readonly getToken: (org: string) => string;
+  /** Masks the secrets in the service's text before it is cut for a message. */
+  readonly mask?: Mask | undefined;
+  readonly concurrency: number;
+  /** --timeout, per attempt (its connection included). */
+  readonly timeoutMs: number;
+  readonly policy: retry.RetryPolicy;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  /** --ca-file's certificates, trusted beside the default ones. */
+  readonly ca?: string | undefined;
+  /** Aborts everything: waits and the requests in flight. */
+  readonly signal?: AbortSignal | undefined;
+  /** A stop: every wait ends at once, its request not sent; requests that need none still go. */
+  readonly stop?: AbortSignal | undefined;
+  /** --deadline, from the client's creation: no request starts, and no wait begins, past it. */
+  readonly deadlineMs?: number | undefined;
+  readonly events?: ClientEvents | undefined;
+  /** `--api-dialect`: a dialect, or `auto` (default) to read it from the first listing's shape. */
+  readonly dialect?: DialectSetting | undefined;
+  /** --max-response-bytes: a larger answer is refused, final. */
+  readonly maxResponseBytes?: number | undefined;
+  /** A pool and gate that outlive the client (the daemon's): the pace learned carries over. */
+  readonly transport?: Transport | undefined;
+}
+
+/** What a client sends through: the keep-alive pool and the gate every request waits at. */
+export interface Transport {
+  readonly pool: Pool;
+  readonly gate: RequestGate;
+}
 
 /** The default of --max-response-bytes: one listing this large fits a 256 MiB pod with room. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
-/** Creates a client over one keep-alive pool, one shared gate and the retry policy. */
-export function createClient(options: ClientOptions): EnvironmentsClient {
-  const { apiUrl, clock, logger, policy, events } = options;
-  const basePath = apiUrl.pathname.replace(/\/+$/, '');
-  const gate = options.transport?.gate ?? new RequestGate(options.concurrency, clock);
-  const mask = options.mask ?? ((text: string) => text);
-  const meter = new ThrottleMeter(
-    () => clock.now(),
-    (ms) => events?.throttledFor?.(ms),
-  );
-  const limits = sendLimits({ clock, meter, deadlineMs: options.deadlineMs, stop: options.stop });
-  // What ends every wait: shutdown (`stop`) or the abort of everything (`signal`).
-  const waitsEnd =
-    options.stop && options.signal
-      ? AbortSignal.any([options.stop, options.signal])
-      : (options.stop ?? options.signal);
-  const pool = options.transport?.pool ?? connectionPool(apiUrl.origin, options);
-  const reach = new HostReach({
-    logger,
-    clock,
-    waitMs: probeWaitMs(policy, options.timeoutMs),
-  });
-  const attempt = attempts({
-    pool,
-    gate,
-    limits,
-    reach,
-    host: addressOf(apiUrl),
-    clock,
-    timeoutMs: options.timeoutMs,
-    maxBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
-    getToken: options.getToken,
-    events,
-  });
-  const checkAnswer = answerCheck({ clock, policy, gate, mask, logger, events });
+/** The PUT body of an environment: its name and every field it declares, by wire name. */
+export function putBody(env: DesiredEnvironment): Record<string, unknown> {
+  const body: Record<string, unknown> = { name: env.name };
+  for (const spec of FIELD_LIST)
+    if (env[spec.name] !== undefined) body[spec.wireName] = env[spec.name];
+  return body;
+}
 
-  // Org and environment names go into a path only after this check, and percent-encoded.
-  const segment = (what: string, name: string) => {
-    if (!NAME_PATTERN.test(name))
-      throw new Error(`refusing to use ${what} name ${JSON.stringify(name)} in a URL`);
-    return encodeURIComponent(name);
-  };
-  const orgPath = (org: string) => `${basePath}/api/v2/environments/${segment('org', org)}`;
-  const policiesPath = (org: string, env: string) =>
-    `${orgPath(org)}/${segment('environment', env)}/policies`;
-  const tagsPath = (org: string, env: string) =>
-    `${basePath}/api/v2/tags/${segment('org', org)}/environment/${segment('environment', env)}`;
-  const documentsPath = (org: string) => `${basePath}/api/v2/policies/${segment('org', org)}`;
-  const json = (value: unknown): RequestBody => ({
-    bytes: JSON.stringify(value),
-    contentType: 'application/json',
+/** How long a connection (DNS, TCP, TLS) may take: --timeout, at most undici's own 10 s. */
+const connectTimeoutMs = (timeoutMs: number) => Math.min(timeoutMs, 10_000);
+
+/**
+ * The keep-alive connections to the API's origin: as many as requests may run at once, one request
+ * each at a time, headers and body each bounded by --timeout, and TLS always verified.
+ */
+export function connectionPool(
+  origin: string,
+  { concurrency, timeoutMs, ca }: Pick<ClientOptions, 'concurrency' | 'timeoutMs' | 'ca'>,
+): Pool {
+  return new Pool(origin, {
+    connections: Math.max(1, concurrency),
+    pipelining: 1,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connect: {
+      timeout: connectTimeoutMs(timeoutMs),
+      // Explicit, so NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment cannot turn it off.
+      rejectUnauthorized: true,
+      // --ca-file adds to the default trust store; node's `ca` alone would replace it.
+      ...(ca === undefined ? {} : { ca: [...tls.getCACertificates('default'), ca] }),
+    },
   });
+}
+
+/** The client as the settings describe it, on the real clock unless one is passed. */
+export function clientFromSettings(
+  settings: Settings,
+  options: Omit<ClientOptions, 'concurrency' | 'timeoutMs' | 'policy' | 'clock'> & {
+    clock?: Clock | undefined;
+  },
+): EnvironmentsClient {
+  const { retries, retryDelayMs: minDelayMs, maxRetryAfterMs } = settings;
+  return createClient({
+    ...options,
+    clock: options.clock ?? systemClock,
+    concurrency: settings.concurrency,
+    timeoutMs: settings.timeoutMs,
+    deadlineMs: settings.deadlineMs,
+    maxResponseBytes: settings.maxResponseBytes,
+    dialect: settings.apiDialect,
+    policy: { ...retry.DEFAULT_RETRY_POLICY, retries, minDelayMs, maxRetryAfterMs },
+  });
+}
+
+/** One request as it is tried. */
+interface Request {
+  readonly org: string;
+  readonly method: 'GET' | 'PUT' | 'POST' | 'DELETE' | 'PATCH';
+  readonly path: string;
+  readonly body: string | FormData | undefined;
+  /** Ends it, waiting for a slot or in flight: the client's abort and the caller's. */
+  readonly cancel: AbortSignal | undefined;
+  /** Ends its waits: a stop, and `cancel`. */
+  readonly waits: AbortSignal | undefined;
+  /** The previous attempt's error, once there is one. */
+  after: unknown;
+}
+
+const either = (a: AbortSignal | undefined, b: AbortSignal | undefined) =>
+  a !== undefined && b !== undefined ? AbortSignal.any([a, b]) : (a ?? b);
+
+/** The Environments API, as envsync uses it; `signal` cancels a request, waiting or in flight. */
+export type EnvironmentsClient = ReturnType<typeof createClient>;
+
+export function createClient(options: ClientOptions) {
+  const { apiUrl, clock, logger, policy, events, timeoutMs, stop, deadlineMs } = options;
+  const basePath = apiUrl.pathname.replace(/\/+$/, '');
+  const host = addressOf(apiUrl);
+  const mask = options.mask ?? ((text: string) => text);
+  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const gate = options.transport?.gate ?? new RequestGate(options.concurrency, clock);
+  const pool = options.transport?.pool ?? connectionPool(apiUrl.origin, options);
+  // The others wait for the probe's verdict at most the probe's quick retry and one attempt.
+  const probeWaitMs = Math.min(2 * policy.minDelayMs, policy.maxDelayMs) + timeoutMs;
+  const reach = new HostReach(logger, clock, probeWaitMs);
+  const meter = throttleMeter(clock, events);
+  const deadlineAt = deadlineMs === undefined ? undefined : clock.now() + deadlineMs;
+  // Answers refused as too large, by path: never downloaded again by this client.
+  const tooLarge = new Map<string, ApiError>();
+
+  const notSent = (kind: 'deadline' | 'stopped', r: Request, why: string) => {
+    const again = r.after === undefined ? '' : ' again';
+    const last = r.after instanceof Error ? `; the last attempt: ${r.after.message}` : '';
+    const { method, path } = r;
+    const context = { method, path };
+    return new ApiError(kind, `${method} ${path}: not sent${again}: ${why}${last}`, context);
+  };
+  /** The final error of a request the deadline leaves no time for, after a wait of `waitMs`. */
+  const pastDeadline = (r: Request, waitMs: number) => {
+    if (deadlineAt === undefined || clock.now() + waitMs < deadlineAt) return undefined;
+    const wait = `would pass during the ${Math.ceil(waitMs / 1000)} s wait before sending`;
+    const deadline = `the run's deadline (--deadline ${formatDuration(deadlineMs ?? 0)})`;
+    return notSent('deadline', r, `${deadline} ${waitMs > 0 ? wait : 'passed'}`);
+  };
+  /** The final error of a request that would have to wait while the client stops. */
+  const stopping = (r: Request) =>
+    stop?.aborted === true ? notSent('stopped', r, 'envsync is shutting down') : undefined;
+  /** Waits `ms` that the server asked for (throttled time), unless the deadline or a stop refuse. */
+  async function waitThrottled(r: Request, ms: number): Promise<void> {
+    const refused = stopping(r) ?? pastDeadline(r, ms);
+    if (refused !== undefined) throw refused;
+    const sleep = () => clock.sleep(ms, r.waits);
+    await meter.measure(r.org, sleep).catch((error: unknown) => {
+      throw stopping(r) ?? error;
+    });
+  }
+
+  /**
+   * One attempt: a slot at the gate (none while the host is known unreachable), then the request
+   * with a timeout of its own, the whole body read. What it knows to be final it throws wrapped in
+   * p-retry's AbortError; the rest is left to the retry policy.
+   */
+  async function attempt(r: Request): Promise<RawResponse> {
+    const { org, method, path, body, cancel } = r;
+    const refused = tooLarge.get(path);
+    if (refused !== undefined) throw new AbortError(refused);
+    // The gate's pauses are the server's (a 429's Retry-After, then the pace): throttled time.
+    const acquire = async () => {
+      try {
+        await gate.acquire(cancel, (ms) => waitThrottled(r, ms));
+      } catch (error) {
+        // Refused by the deadline or a stop (waitThrottled says which), unless cancelled.
+        throw cancel?.aborted === true ? cancel.reason : new AbortError(error as ApiError);
+      }
+    };
+    const notReached = await reach.admit(r, acquire, () => gate.release());
+    if (notReached !== undefined) throw new AbortError(notReached);
+    // No request starts after the deadline; a stop lets those that need no wait go out.
+    const late = pastDeadline(r, 0);
+    if (late !== undefined) {
+      gate.release();
+      throw new AbortError(late);
+    }
+    const started = clock.now();
+    const timeout = new AbortController();
+    // A request in flight keeps the process alive by its socket; its timer need not.
+    const timer = clock.setTimer(timeoutMs, () => timeout.abort(), { unref: true });
+    let status: number | undefined;
+    try {
+      const response = await pool.request({
+        method,
+        path,
+        signal: cancel === undefined ? timeout.signal : AbortSignal.any([timeout.signal, cancel]),
+        headers: {
+          authorization: `Bearer ${options.getToken(org)}`,
+          accept: 'application/json',
+          ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body === undefined ? {} : { body }),
+      });
+      status = response.statusCode;
+      reach.answered();
+      const text = await readBody(response, maxBytes);
+      events?.request?.(method, response.statusCode, clock.now() - started);
+      return { status: response.statusCode, headers: response.headers, text };
+    } catch (error) {
+      events?.request?.(method, 'error', clock.now() - started);
+      if (cancel?.aborted === true) throw cancel.reason;
+      const fail = (kind: 'too-large' | 'timeout', why: string) =>
+        new ApiError(kind, `${method} ${path}: ${why}`, { method, path, status, cause: error });
+      if (error instanceof ResponseTooLargeError) {
+        // Final: another attempt, round or page would only download it again.
+        const size = error.declared === undefined ? '' : ` (it announced ${error.declared})`;
+        const tooBig = fail(
+          'too-large',
+          `the answer is larger than ${maxBytes} bytes${size}, the limit set by --max-response-bytes; it is not read again in this run (raise --max-response-bytes if the org is really this large)`,
+        );
+        tooLarge.set(path, tooBig);
+        throw new AbortError(tooBig);
+      }
+      const code = (error as { code?: string }).code ?? '';
+      if (code === 'UND_ERR_CONNECT_TIMEOUT')
+        throw fail('timeout', `no connection to ${host} within ${connectTimeoutMs(timeoutMs)} ms`);
+      if (timeout.signal.aborted || /timeout/i.test(code))
+        throw fail('timeout', `no answer within ${timeoutMs} ms (--timeout)`);
+      const failed = connectionError(method, path, error, host);
+      reach.attemptFailed(failed);
+      throw failed;
+    } finally {
+      timer.cancel();
+      gate.release();
+    }
+  }
+
+  /**
+   * An answer: a success is returned (and opens the gate a little); anything else is thrown as an
+   * ApiError in the server's own words, masked, wrapped in p-retry's AbortError when no attempt
+   * may cure it (a redirect, a refused token, a 4xx other than 408, 409, 425 and 429).
+   */
+  function check({ method, path }: Request, response: RawResponse): RawResponse {
+    const { status } = response;
+    if (status >= 200 && status <= 299) {
+      gate.succeeded();
+      return response;
+    }
+    const fail = (kind: 'redirect' | 'auth' | 'http', why: string, retryAfterMs?: number) =>
+      new ApiError(kind, `${method} ${path}: ${why}`, { method, path, status, retryAfterMs });
+    if (status >= 300 && status <= 399) {
+      const why = `the API answered ${status} (a redirect); envsync does not follow redirects: set --api-url to the final address`;
+      throw new AbortError(fail('redirect', why));
+    }
+    const message = serverMessage(response.text, mask);
+    if (status === 401 || status === 403)
+      throw new AbortError(fail('auth', `the token was refused (${status}): ${message}`));
+    const retryAfter = response.headers['retry-after'];
+    const retryAfterMs = retry.parseRetryAfter(retryAfter, clock.now(), policy.maxRetryAfterMs);
+    if (status === 429) {
+      events?.throttled?.();
+      gate.throttled(retryAfterMs ?? policy.minDelayMs);
+      const pace = { limit: gate.limit, paceMs: Math.round(gate.interval) };
+      logger.debug(
+        { method, path, retryAfterMs, ...pace },
+        'throttled (429): all pause, then pace',
+      );
+    }
+    const error = fail('http', `${status} ${message}`, retryAfterMs);
+    throw retry.isRetriedStatus(status) ? error : new AbortError(error);
+  }
 
   async function send(
     org: string,
-    method: HttpMethod,
+    method: Request['method'],
     path: string,
-    body?: RequestBody,
+    body?: string | FormData,
     signal?: AbortSignal,
   ): Promise<RawResponse> {
-    // An org with no token fails here, final and not retried: none of its requests is sent.
+    // An org with no token fails here, final: none of its requests is sent.
     options.getToken(org);
-    // One signal for the whole request: the client's (shutdown) and the caller's (this org).
-    const cancel =
-      options.signal && signal
-        ? AbortSignal.any([options.signal, signal])
-        : (signal ?? options.signal);
-    // What ends this request's waits: the client stopping, and `cancel`.
-    const waits = signal && waitsEnd ? AbortSignal.any([waitsEnd, signal]) : (signal ?? waitsEnd);
-    let throttledAttempts = 0;
-    let consumedRetry = true;
-    let lastError: unknown;
-    return pRetry(
-      async () =>
-        checkAnswer(method, path, await attempt(org, method, path, body, cancel, waits, lastError)),
-      {
-        retries: policy.retries,
-        // No delay of p-retry's own: the waits are ours (below), on the clock passed in, ended by
-        // shutdown, and never begun when they would pass the deadline.
-        minTimeout: 0,
-        ...(cancel ? { signal: cancel } : {}),
-        shouldConsumeRetry: ({ error }) => {
-          const failure = failureOf(error);
-          if (isThrottled(failure)) throttledAttempts++;
-          consumedRetry = usesRetry(failure, throttledAttempts, policy);
-          return consumedRetry;
+    const cancel = either(options.signal, signal);
+    const waits = either(stop, cancel);
+    const r: Request = { org, method, path, body, cancel, waits, after: undefined };
+    // p-retry's backoff ends with `cancel`, and with a stop while it waits; a stop during an
+    // attempt is not its to end (a request that needs no wait goes out).
+    const backoffEnds = new AbortController();
+    let inAttempt = false;
+    const onWaitsEnd = () => {
+      if (cancel?.aborted === true) backoffEnds.abort(cancel.reason);
+      else if (!inAttempt) backoffEnds.abort(stopping(r));
+    };
+    waits?.addEventListener('abort', onWaitsEnd);
+    let throttled = 0;
+    try {
+      return await pRetry(
+        async () => {
+          inAttempt = true;
+          return check(r, await attempt(r).finally(() => (inAttempt = false)));
         },
-        // Called only when another attempt may follow: waits for it, or throws why not.
-        shouldRetry: async ({ error, attemptNumber, retriesConsumed }) => {
-          const failure = failureOf(error);
-          if (!mayRetry(failure, retriesConsumed)) return false;
-          lastError = error;
-          const wait = retryWait(failure, consumedRetry, retriesConsumed, policy, Math.random());
-          events?.retry?.(
-            method,
-            error instanceof ApiError ? String(error.status ?? error.kind) : 'error',
-          );
-          // The quick retry of an unreachable address is said once, when it fails (reach.ts).
-          logger[unreachable(failure) === undefined ? 'warn' : 'debug'](
-            {
-              method,
-              path,
-              attempt: attemptNumber,
-              status: (error as ApiError).status,
-              retryDelay: wait.waitMs,
-            },
-            `retrying: ${error.message}`,
-          );
-          await limits.waitBeforeSending(
-            org,
-            method,
-            path,
-            wait.waitMs,
-            waits,
-            wait.throttledMs > 0,
-            error,
-          );
-          return true;
+        {
+          ...retry.backoff(policy),
+          signal: backoffEnds.signal,
+          shouldConsumeRetry: ({ error }) => {
+            if (retry.isThrottled(failureOf(error))) throttled++;
+            return retry.usesRetry(failureOf(error), throttled, policy);
+          },
+          shouldRetry: async ({ error, attemptNumber, retriesConsumed, retryDelay }) => {
+            const failure = failureOf(error);
+            if (!retry.mayRetry(method, failure, retriesConsumed)) return false;
+            r.after = error;
+            // A 503's Retry-After longer than the backoff is waited whole (a 429's, at the gate).
+            const extra = retry.retryAfterWaitMs(failure, retryDelay);
+            const refused = stopping(r) ?? pastDeadline(r, retryDelay + extra);
+            if (refused !== undefined) throw refused;
+            events?.retry?.(method, String(failure?.status ?? failure?.kind ?? 'error'));
+            // The quick retry of an unreachable address is said once, when it fails (reach.ts).
+            const said = { method, path, attempt: attemptNumber, status: failure?.status };
+            logger[unreachable(failure) === undefined ? 'warn' : 'debug'](
+              { ...said, retryDelay: retryDelay + extra },
+              `retrying: ${error.message}`,
+            );
+            if (extra > 0) await waitThrottled(r, extra);
+            return true;
+          },
         },
-      },
-    ).catch((error: unknown) => {
-      // A request that failed for good on an unreachable host: its followers are not sent.
-      reach.failed(error, lastError);
+      );
+    } catch (error) {
+      // Failed for good on an unreachable host: the requests still to come are not sent.
+      reach.failed(error, r.after);
       throw error;
-    });
+    } finally {
+      waits?.removeEventListener('abort', onWaitsEnd);
+    }
   }
+
+  // Org and environment names go into a path only after this check, and percent-encoded.
+  const segment = (what: string, name: string) => {
+    if (NAME_PATTERN.test(name)) return encodeURIComponent(name);
+    throw new Error(`refusing to use ${what} name ${JSON.stringify(name)} in a URL`);
+  };
+  const api = `${basePath}/api/v2`;
+  const orgPath = (org: string) => `${api}/environments/${segment('org', org)}`;
+  const envPath = (org: string, env: string, tail: string) =>
+    `${orgPath(org)}/${segment('environment', env)}/${tail}`;
+  const documentsPath = (org: string) => `${api}/policies/${segment('org', org)}`;
+  const json = JSON.stringify;
 
   // The first listing's shape, and the dialect it resolves, said once per client.
   const dialectSetting = options.dialect ?? 'auto';
@@ -170,74 +397,173 @@ export function createClient(options: ClientOptions): EnvironmentsClient {
     );
   };
 
+  type Names = readonly string[];
   return {
     gate,
-    dialect() {
-      return resolveDialect(dialectSetting, firstShape);
-    },
-    async listEnvironments(org) {
+    /** The dialect in use: `--api-dialect`'s, or under `auto` the first listing's (none before). */
+    dialect: (): ResolvedDialect | undefined => resolveDialect(dialectSetting, firstShape),
+    async listEnvironments(org: string): Promise<ObservedEnvironment[]> {
       const path = orgPath(org);
       const listing = await readAllPages(org, path, (url) => send(org, 'GET', url), mask);
       noteShape(listing.shape);
-      const { unnamed } = listing;
-      if (unnamed > 0) {
-        // Once per listing, whatever its pages: the org is named (it passed orgPath's check).
+      const { unnamed: skipped } = listing;
+      if (skipped > 0) {
+        const one = skipped === 1;
         logger.warn(
-          { org, path, skipped: unnamed },
-          `org ${org}: the listing (GET ${path}) holds ${unnamed === 1 ? 'an entry' : `${unnamed} entries`} with an empty name; ` +
-            `skipped: envsync neither compares nor changes ${unnamed === 1 ? 'it' : 'them'}. The service should not list such entries; report it if it goes on`,
+          { org, path, skipped },
+          `org ${org}: the listing (GET ${path}) holds ${one ? 'an entry' : `${skipped} entries`} with an empty name; ` +
+            `skipped: envsync neither compares nor changes ${one ? 'it' : 'them'}. The service should not list such entries; report it if it goes on`,
         );
       }
       return listing.environments;
     },
-    async putEnvironment(org, env, signal) {
+    async putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal) {
       await send(org, 'PUT', orgPath(org), json(putBody(env)), signal);
     },
-    async listPolicyDocuments(org) {
+    /** The org's policy documents (the `kosli` dialect only). */
+    async listPolicyDocuments(org: string): Promise<ObservedPolicyDocument[]> {
       const path = documentsPath(org);
       return readPolicyDocuments(path, await send(org, 'GET', path), mask);
     },
-    async putPolicyDocument(org, upload, signal) {
+    /** Creates or updates one policy document. */
+    async putPolicyDocument(org: string, upload: PolicyUpload, signal?: AbortSignal) {
       await send(org, 'PUT', documentsPath(org), policyUploadBody(upload), signal);
     },
-    async attachPolicies(org, env, names, signal) {
-      await send(org, 'POST', policiesPath(org, env), json({ policy_names: names }), signal);
+    async attachPolicies(org: string, env: string, names: Names, signal?: AbortSignal) {
+      await send(org, 'POST', envPath(org, env, 'policies'), json({ policy_names: names }), signal);
     },
-    async detachPolicies(org, env, names, signal) {
-      await send(org, 'DELETE', policiesPath(org, env), json({ policy_names: names }), signal);
+    async detachPolicies(org: string, env: string, names: Names, signal?: AbortSignal) {
+      const path = envPath(org, env, 'policies');
+      await send(org, 'DELETE', path, json({ policy_names: names }), signal);
     },
-    async renameEnvironment(org, from, to, signal) {
-      const path = `${orgPath(org)}/${segment('environment', from)}/rename`;
+    /** Renames an environment: it keeps its history. */
+    async renameEnvironment(org: string, from: string, to: string, signal?: AbortSignal) {
       // The new name goes in the body only; it is checked like a name in a URL all the same.
       segment('environment', to);
-      await send(org, 'PUT', path, json({ new_name: to }), signal);
+      await send(org, 'PUT', envPath(org, from, 'rename'), json({ new_name: to }), signal);
     },
-    async archiveEnvironment(org, env, signal) {
-      const path = `${orgPath(org)}/${segment('environment', env)}/archive`;
-      try {
-        await send(org, 'PUT', path, json({}), signal);
-        return true;
-      } catch (error) {
-        if (error instanceof ApiError && error.status === 404) return false;
-        throw error;
-      }
+    /** Archives an environment; `false` when the service answers 404 (it is gone already). */
+    async archiveEnvironment(org: string, env: string, signal?: AbortSignal): Promise<boolean> {
+      const sent = send(org, 'PUT', envPath(org, env, 'archive'), '{}', signal);
+      return sent.then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof ApiError && error.status === 404) return false;
+          throw error;
+        },
+      );
     },
-    async patchTags(org, env, tags, signal) {
-      const body = json({
-        ...(Object.keys(tags.set).length > 0 ? { set_tags: tags.set } : {}),
-        ...(tags.remove.length > 0 ? { remove_tags: tags.remove } : {}),
-      });
-      await send(org, 'PATCH', tagsPath(org, env), body, signal);
+    async patchTags(org: string, env: string, { set, remove }: TagRequests, signal?: AbortSignal) {
+      const path = `${api}/tags/${segment('org', org)}/environment/${segment('environment', env)}`;
+      const body = {
+        ...(Object.keys(set).length > 0 ? { set_tags: set } : {}),
+        ...(remove.length > 0 ? { remove_tags: remove } : {}),
+      };
+      await send(org, 'PATCH', path, json(body), signal);
     },
-    canSend() {
-      return limits.canSend();
-    },
-    throttledMs(org) {
-      return meter.totalMs(org);
-    },
-    async close() {
+    /** False once the deadline has passed or the client was stopped: no new round should start. */
+    canSend: () => stop?.aborted !== true && (deadlineAt === undefined || clock.now() < deadlineAt),
+    /** Milliseconds spent throttled, for one org or (without one) for the whole client. */
+    throttledMs: (org?: string) => meter.totalMs(org),
+    async close(): Promise<void> {
       // A transport given in outlives the client: its owner closes it.
       if (options.transport === undefined) await pool.close();
+    },
+  };
+}
+
+/**
+ * The error of an attempt whose connection failed, with the system's code; when the code says the
+ * address is at fault, the words say which part: the port, the host name or the certificate.
+ */
+function connectionError(method: string, path: string, error: unknown, host: string): ApiError {
+  const raw = (error as { code?: unknown }).code;
+  const code = typeof raw === 'string' ? raw : undefined;
+  const text = error instanceof Error ? error.message : String(error);
+  const reason = code ?? text;
+  const name = host.replace(/:\d+$/, '');
+  const resolves = code === 'ENOTFOUND' ? 'does not resolve' : 'could not be resolved';
+  const what = {
+    refused: `connection refused by ${host} (${reason})`,
+    dns: `the host name ${name} ${resolves} (${reason})`,
+    tls: `the TLS certificate of ${host} cannot be verified (${reason}: ${text})`,
+    other: `connection failed (${reason})`,
+  }[unreachable({ kind: 'network', code }) ?? 'other'];
+  const context = { method, path, cause: error, code, host };
+  return new ApiError('network', `${method} ${path}: ${what}`, context);
+}
+
+/** A body over the size limit, refused by its Content-Length or while it streamed in. */
+class ResponseTooLargeError extends Error {
+  /** The size the answer announced, when it did. */
+  readonly declared: number | undefined;
+  constructor(limit: number, declared?: number) {
+    super(`response larger than ${limit} bytes`);
+    this.declared = declared;
+  }
+}
+
+/**
+ * Reads a whole body as text, refusing one of more than `limit` bytes: by its Content-Length
+ * before any of it is read, else as soon as the stream passes the limit. Decoded chunk by chunk,
+ * so no copy of the bytes is held beside the text.
+ */
+async function readBody(
+  { body, headers }: Dispatcher.ResponseData,
+  limit: number,
+): Promise<string> {
+  const declared = Number(headers['content-length'] ?? Number.NaN);
+  if (Number.isSafeInteger(declared) && declared > limit) {
+    body.on('error', () => undefined); // the abort that dropping the connection reports
+    body.destroy();
+    throw new ResponseTooLargeError(limit, declared);
+  }
+  const decoder = new StringDecoder('utf8');
+  let text = '';
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    if ((size += chunk.length) > limit) {
+      body.destroy();
+      throw new ResponseTooLargeError(limit);
+    }
+    text += decoder.write(chunk);
+  }
+  return text + decoder.end();
+}
+
+/**
+ * Time spent throttled (waiting because the server asked: a 429's pause at the gate, a 503's
+ * Retry-After), counted as wall time while at least one request waits, for the whole client and
+ * for each org: requests that wait together count once. `throttledFor` hears each of the client's
+ * stretches as it ends.
+ */
+function throttleMeter(clock: Clock, events: ClientEvents | undefined) {
+  const spans = new Map<string | undefined, { waiting: number; since: number; totalMs: number }>();
+  const span = (key: string | undefined) => {
+    const found = spans.get(key) ?? { waiting: 0, since: 0, totalMs: 0 };
+    spans.set(key, found);
+    return found;
+  };
+  return {
+    async measure(org: string, wait: () => Promise<void>): Promise<void> {
+      const client = span(undefined);
+      const both = [client, span(org)];
+      for (const s of both) if (s.waiting++ === 0) s.since = clock.now();
+      try {
+        await wait();
+      } finally {
+        for (const s of both) {
+          if (--s.waiting > 0) continue;
+          const ms = Math.max(0, clock.now() - s.since);
+          s.totalMs += ms;
+          if (s === client) events?.throttledFor?.(ms);
+        }
+      }
+    },
+    totalMs(org?: string): number {
+      const s = spans.get(org);
+      if (s === undefined) return 0;
+      return Math.round(s.totalMs + (s.waiting > 0 ? clock.now() - s.since : 0));
     },
   };
 }

@@ -1,4 +1,13 @@
+/**
+ * An org's listing, in the three shapes of docs/api-behaviour.md, every page followed. The zod
+ * schema, built from the field registry, decides what it may hold: unknown fields are ignored and
+ * unknown types accepted; anything else is an error, never a guess. A listing is checked before it
+ * is believed, on every page: an entry of another org refuses it (nothing of it is compared, and
+ * nothing is sent to the org); an entry with an empty name is set aside and counted; an entry
+ * without `org` is the asked org's. Pages that do not add up, or a name shown twice, refuse it.
+ */
 import * as z from 'zod';
+import type { ListingShape } from '../core/dialect.ts';
 import {
   emptyValue,
   environmentOf,
@@ -10,170 +19,159 @@ import {
   type StringMap,
   type ValueKind,
 } from '../core/fields.ts';
+import type { Mask } from '../core/mask.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
-import type { ListingShape } from '../core/dialect.ts';
-import { quoted } from './response.ts';
-
-/**
- * The tolerant reader of the listing: the spec's `{"env": [...]}`, the production service's bare
- * array, and its paginated envelope (docs/api-behaviour.md). Its zod schema, built from the field
- * registry (core/fields.ts), decides what a listing may hold: unknown fields are ignored and
- * unknown types accepted; anything else is an error, never a guess.
- *
- * A listing is checked before it is believed, in every shape and on every page: an entry whose
- * `org` is not the org asked for is refused (the service's fault: nothing of it is compared, and
- * the caller sends nothing to the org); an entry with an empty name is set aside and counted, for
- * the caller to warn about. An entry without `org` is read as the asked org's.
- */
+import { ApiError } from './errors.ts';
+import { excerpt, headerText, quoted, type RawResponse } from './response.ts';
 
 /** A listed value of each kind: any string for a type (a listing may hold types envsync does not manage). */
 const LISTED: Readonly<Record<ValueKind, () => z.ZodType>> = {
   enum: () => z.string(),
   text: () => z.string(),
   flag: () => z.boolean(),
-  // Items are names, or objects with a name (production may list policies so).
+  // Names, or objects with a name (production may list policies so).
   set: () => z.array(z.union([z.string(), z.looseObject({ name: z.string() })])),
   // Checked in place: z.record would copy the object and drop a key such as `__proto__`.
   map: () => z.custom<StringMap>(isStringMap, 'expected an object of strings'),
 };
 
-/** A listed field: of its kind (any string for a type), and null or absent where allowed. */
 function listedField(spec: FieldSpec): z.ZodType {
-  let schema = LISTED[spec.kind]();
-  if (spec.listing.null !== 'error') schema = schema.nullable();
-  if (spec.listing.absent !== 'error') schema = schema.optional();
-  return schema;
+  const schema = LISTED[spec.kind]();
+  const nullable = spec.listing.null === 'error' ? schema : schema.nullable();
+  return spec.listing.absent === 'error' ? nullable : nullable.optional();
 }
 
-// z.object strips what it does not know: unknown fields are ignored, and not copied. An empty
-// name and another org are well-formed here: checkEntries sets the one aside and refuses the
-// other, by the org it asked for.
-const listedEnvironment = z.object({
-  name: z.string(),
-  org: z.string().optional(),
-  ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.wireName, listedField(spec)])),
-});
+// z.object strips (and does not copy) the fields it does not know.
+const entries = z.array(
+  z.object({
+    name: z.string(),
+    org: z.string().optional(),
+    ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.wireName, listedField(spec)])),
+  }),
+);
+type Listed = z.infer<typeof entries>[number] & Record<string, unknown>;
+const count = z.number().int();
+const SHAPES = {
+  array: entries,
+  env: z.looseObject({ env: entries }),
+  envelope: z.looseObject({
+    environments: entries,
+    page: count.min(1).optional(),
+    per_page: count.min(1).optional(),
+    total_pages: count.min(0).optional(),
+    total_count: count.min(0).optional(),
+  }),
+};
 
-/** One listing entry as the schema outputs it: the name, the org if shown, each field by wire name. */
-type ListedEnvironment = z.infer<typeof listedEnvironment> & Record<string, unknown>;
-
-const entries = z.array(listedEnvironment);
-
-const specListing = z.looseObject({ env: entries });
-
-const pageEnvelope = z.looseObject({
-  environments: entries,
-  page: z.number().int().min(1).optional(),
-  per_page: z.number().int().min(1).optional(),
-  total_pages: z.number().int().min(0).optional(),
-  total_count: z.number().int().min(0).optional(),
-});
-
-function firstIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (issue === undefined) return 'invalid';
-  const where = issue.path.length === 0 ? '' : ` at ${issue.path.map(String).join('.')}`;
-  return `${issue.message}${where}`;
-}
-
-/** One page (or the whole) of a listing, read. */
-export interface ListingPage {
-  readonly environments: ObservedEnvironment[];
-  /** The shape it came in (what `--api-dialect auto` reads). */
-  readonly shape: ListingShape;
-  /** Entries with an empty name, set aside: never compared, never changed. */
-  readonly unnamed: number;
-  /** Present for the paginated envelope: what to fetch next. */
-  readonly paging?: {
-    page: number;
-    perPage: number;
-    totalPages: number;
-    totalCount: number | undefined;
-  };
-}
-
-/**
- * One listed entry as envsync compares it: undefined for a field the listing does not carry, the
- * field's empty value where its rule says so, sets and maps normalized.
- */
-export function toObserved(entry: ListedEnvironment): ObservedEnvironment {
+/** An entry as envsync compares it: a field not listed is undefined, or empty where its rule says. */
+function toObserved(entry: Listed): ObservedEnvironment {
   return environmentOf(entry.name, entry, (listed, spec) => {
     const value = listed[spec.wireName];
     if (value === undefined || value === null) {
-      return spec.listing[value === null ? 'null' : 'absent'] === 'empty'
-        ? emptyValue(spec)
-        : undefined;
+      const rule = spec.listing[value === null ? 'null' : 'absent'];
+      return rule === 'empty' ? emptyValue(spec) : undefined;
     }
     if (spec.kind === 'set') return normalizeListedSet(value as readonly unknown[]);
     return spec.kind === 'map' ? normalizeMap(value as StringMap) : (value as string | boolean);
   }) as ObservedEnvironment;
 }
 
-/**
- * The checks on entries the schema read: refuses an entry of another org, sets aside (and
- * counts) those with an empty name.
- */
-function checkEntries(
-  listed: readonly ListedEnvironment[],
-  org: string,
-): { environments: ObservedEnvironment[]; unnamed: number } {
+/** Reads one parsed page (or the whole) of `org`'s listing, in any of the shapes; throws an Error. */
+export function readListing(body: unknown, org: string) {
+  const object = typeof body === 'object' && body !== null ? body : undefined;
+  const shape: ListingShape | undefined = Array.isArray(body)
+    ? 'array'
+    : object && Object.hasOwn(object, 'env')
+      ? 'env'
+      : object && Object.hasOwn(object, 'environments')
+        ? 'envelope'
+        : undefined;
+  if (shape === undefined) {
+    const keys = Object.keys(object ?? {}).slice(0, 5);
+    const what = `${body === null ? 'null' : typeof body}${object ? ` with keys ${keys.join(', ') || 'none'}` : ''}`;
+    throw new Error(
+      `listing has an unexpected shape (${what}); expected {"env": [...]}, a list, or a paginated envelope`,
+    );
+  }
+  const parsed = SHAPES[shape].safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? ` at ${issue.path.join('.')}` : '';
+    throw new Error(`listing is malformed: ${issue?.message ?? 'invalid'}${where}`);
+  }
+  const data = parsed.data as z.infer<(typeof SHAPES)['envelope']> & { env: Listed[] };
+  const listed = (Array.isArray(data) ? data : (data.env ?? data.environments)) as Listed[];
   const environments: ObservedEnvironment[] = [];
   let unnamed = 0;
   for (const entry of listed) {
     if (entry.org !== undefined && entry.org !== org) {
+      const [asked, other, name] = [quoted(org), quoted(entry.org), quoted(entry.name)];
       throw new Error(
-        `the listing of org ${quoted(org)} holds environment ${quoted(entry.name)} of org ${quoted(entry.org)}: ` +
-          `an entry of another org is the service's fault, so envsync compares nothing and sends nothing to org ${quoted(org)}; ` +
-          'run again, and if it stays, report it to the service',
+        `the listing of org ${asked} holds environment ${name} of org ${other}: an entry of another org is the service's fault, so envsync compares nothing and sends nothing to org ${asked}; run again, and if it stays, report it to the service`,
       );
     }
     if (entry.name === '') unnamed++;
     else environments.push(toObserved(entry));
   }
-  return { environments, unnamed };
+  if (shape !== 'envelope') return { environments, unnamed, shape };
+  const paging = {
+    page: data.page ?? 1,
+    perPage: data.per_page ?? Math.max(1, listed.length),
+    totalPages: data.total_pages ?? 1,
+    totalCount: data.total_count,
+  };
+  return { environments, unnamed, shape, paging };
 }
 
-/** `schema`'s reading of `body`, or an error that says what is malformed (`what`) and where. */
-function parsed<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
-  const result = schema.safeParse(body);
-  if (!result.success) throw new Error(`${what} is malformed: ${firstIssue(result.error)}`);
-  return result.data;
-}
+/** A listing is never followed past this many pages. */
+const MAX_PAGES = 10_000;
 
-/**
- * Reads a parsed JSON listing body of `org` in any of the three known shapes. Throws a plain
- * Error.
- */
-export function readListing(body: unknown, org: string): ListingPage {
-  if (Array.isArray(body)) {
-    const listed = parsed(entries, body, 'listing entry') as ListedEnvironment[];
-    return { ...checkEntries(listed, org), shape: 'array' };
-  }
-  if (body !== null && typeof body === 'object') {
-    if (Object.hasOwn(body, 'env')) {
-      const listed = parsed(specListing, body, 'listing').env as ListedEnvironment[];
-      return { ...checkEntries(listed, org), shape: 'env' };
+/** Every environment of `org`'s listing at `path` (its pages fetched with `get`), checked. */
+export async function readAllPages(
+  org: string,
+  path: string,
+  get: (url: string) => Promise<RawResponse>,
+  mask: Mask,
+) {
+  const read = async (url: string) => {
+    const { status, headers, text } = await get(url);
+    const fail = (why: string) =>
+      new ApiError('invalid-response', `GET ${url}: ${why}`, { method: 'GET', path: url, status });
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      const said = excerpt(text, mask, 120) || '(empty body)';
+      const type = headerText(headers['content-type'], mask);
+      throw fail(`the listing is not JSON (${status}, content-type ${type}): ${said}`);
     }
-    if (Object.hasOwn(body, 'environments')) {
-      const page = parsed(pageEnvelope, body, 'listing page');
-      return {
-        ...checkEntries(page.environments, org),
-        shape: 'envelope',
-        paging: {
-          page: page.page ?? 1,
-          perPage: page.per_page ?? Math.max(1, page.environments.length),
-          totalPages: page.total_pages ?? 1,
-          totalCount: page.total_count,
-        },
-      };
+    try {
+      return readListing(body, org);
+    } catch (error) {
+      throw fail((error as Error).message);
+    }
+  };
+  const refuse = (why: string) =>
+    new ApiError('invalid-response', `GET ${path}: ${why}; run again`, { method: 'GET', path });
+  const { environments, unnamed, shape, paging } = await read(path);
+  let skipped = unnamed;
+  if (paging !== undefined) {
+    for (let next = paging.page + 1; next <= Math.min(paging.totalPages, MAX_PAGES); next++) {
+      const page = await read(`${path}?page=${next}&per_page=${paging.perPage}`);
+      environments.push(...page.environments);
+      skipped += page.unnamed;
+    }
+    const held = environments.length + skipped;
+    if (paging.totalCount !== undefined && held !== paging.totalCount) {
+      throw refuse(
+        `the paginated listing announced ${paging.totalCount} environments but its pages held ${held} (it changed while envsync read it)`,
+      );
     }
   }
-  const shape = body === null ? 'null' : Array.isArray(body) ? 'array' : typeof body;
-  throw new Error(
-    `listing has an unexpected shape (${shape}${
-      body !== null && typeof body === 'object'
-        ? ` with keys ${Object.keys(body).slice(0, 5).join(', ') || 'none'}`
-        : ''
-    }); expected {"env": [...]}, a list, or a paginated envelope`,
-  );
+  const names = new Set<string>();
+  for (const { name } of environments) {
+    if (names.has(name)) throw refuse(`the listing shows environment ${quoted(name)} twice`);
+    names.add(name);
+  }
+  return { environments, unnamed: skipped, shape };
 }

@@ -1,22 +1,13 @@
 /**
- * The policy documents endpoints of the production service (`kosli` dialect): reading
- * `GET /api/v2/policies/{org}`, and the `multipart/form-data` body of `PUT /api/v2/policies/{org}`.
- *
- * undici's dispatchers take only a `FormData` of undici's own (the platform's is refused, and
- * undici's would load its fetch stack: docs/architecture.md, "Start-up rules"), so the body is
- * written here, whole, with a random boundary: a buffer of known length that a retry sends again.
+ * The policy documents endpoints of the production service (`kosli` dialect): the list of
+ * `GET /api/v2/policies/{org}`, and the multipart form of `PUT /api/v2/policies/{org}`.
  */
-import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
+import { FormData } from 'undici';
+import * as z from 'zod';
 import type { Mask } from '../core/mask.ts';
-import * as crypto from 'node:crypto';
+import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 import { ApiError } from './errors.ts';
 import { excerpt, quoted, type RawResponse } from './response.ts';
-
-/** A request body and its media type. */
-export interface RequestBody {
-  readonly bytes: string | Buffer;
-  readonly contentType: string;
-}
 
 /** One upload: the payload's fields and the policy's YAML. */
 export interface PolicyUpload {
@@ -27,73 +18,28 @@ export interface PolicyUpload {
   readonly content: string;
 }
 
-/** The type production's clients give an environment policy. */
-const POLICY_TYPE = 'env';
-
 /**
- * The multipart body of an upload: a `payload` field (JSON `{name, description, type, comment}`)
- * and a `policy_file` file part holding the YAML. The payload is JSON (no raw line break in it);
- * the policy name (the name rule: letters, digits, `._~-`) is the part's file name.
+ * The form of an upload: a `payload` field (JSON `{name, description, type, comment}`, `type`
+ * being what production's clients give an environment policy) and a `policy_file` file part
+ * holding the YAML, named after the policy. undici sends it again whole on a retry.
  */
-export function policyUploadBody(upload: PolicyUpload, random = randomBoundary): RequestBody {
-  const payload = JSON.stringify({
-    name: upload.name,
-    ...(upload.description === undefined ? {} : { description: upload.description }),
-    type: POLICY_TYPE,
-    comment: upload.comment,
-  });
-  const content = Buffer.from(upload.content, 'utf8');
-  let boundary = random();
-  // A boundary must not occur in what it separates (128 random bits: never in practice).
-  while (payload.includes(boundary) || content.includes(boundary)) boundary = random();
-  const head =
-    `--${boundary}\r\n` +
-    'Content-Disposition: form-data; name="payload"\r\n\r\n' +
-    `${payload}\r\n` +
-    `--${boundary}\r\n` +
-    `Content-Disposition: form-data; name="policy_file"; filename="${upload.name}.yaml"\r\n` +
-    'Content-Type: application/x-yaml\r\n\r\n';
-  const tail = `\r\n--${boundary}--\r\n`;
-  return {
-    bytes: Buffer.concat([Buffer.from(head, 'utf8'), content, Buffer.from(tail, 'utf8')]),
-    contentType: `multipart/form-data; boundary=${boundary}`,
-  };
+export function policyUploadBody(upload: PolicyUpload): FormData {
+  const { name, description, comment, content } = upload;
+  const form = new FormData();
+  form.append('payload', JSON.stringify({ name, description, type: 'env', comment }));
+  form.append('policy_file', new Blob([content], { type: 'application/x-yaml' }), `${name}.yaml`);
+  return form;
 }
 
-function randomBoundary(): string {
-  return `envsync-${crypto.randomBytes(16).toString('hex')}`;
-}
+const documents = z.array(
+  z.object({
+    name: z.string().min(1),
+    description: z.string().nullish(),
+    versions: z.array(z.object({ version: z.number(), policy_yaml: z.string() })).nullish(),
+  }),
+);
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** One entry of the list, or why it cannot be read. */
-function readDocument(entry: unknown, index: number): ObservedPolicyDocument | string {
-  if (!isRecord(entry)) return `entry ${index} is not an object`;
-  const { name, description, versions } = entry;
-  if (typeof name !== 'string' || name === '') return `entry ${index} has no name`;
-  if (description !== undefined && description !== null && typeof description !== 'string')
-    return `policy ${quoted(name)}: its description is not a string`;
-  if (versions !== undefined && versions !== null && !Array.isArray(versions))
-    return `policy ${quoted(name)}: its versions are not a list`;
-  let latest: ObservedPolicyDocument['latest'];
-  for (const version of (versions ?? []) as unknown[]) {
-    if (!isRecord(version)) return `policy ${quoted(name)}: a version is not an object`;
-    const number = version.version;
-    const content = version.policy_yaml;
-    if (typeof number !== 'number' || !Number.isFinite(number) || typeof content !== 'string')
-      return `policy ${quoted(name)}: a version has no number or no policy_yaml`;
-    if (latest === undefined || number > latest.version) latest = { version: number, content };
-  }
-  return {
-    name,
-    description: typeof description === 'string' ? description : '',
-    ...(latest === undefined ? {} : { latest }),
-  };
-}
-
-/** The org's policy documents from the answer to `GET path`, checked; throws an ApiError. */
+/** The org's policy documents from the answer to `GET path`, each with its latest version. */
 export function readPolicyDocuments(
   path: string,
   response: RawResponse,
@@ -111,15 +57,27 @@ export function readPolicyDocuments(
   } catch {
     throw fail(`are not JSON: ${excerpt(response.text, mask, 120) || '(empty body)'}`);
   }
-  if (!Array.isArray(json)) throw fail('are not a list');
-  const documents: ObservedPolicyDocument[] = [];
-  const names = new Set<string>();
-  for (const [index, entry] of json.entries()) {
-    const read = readDocument(entry, index);
-    if (typeof read === 'string') throw fail(`cannot be read: ${read}`);
-    if (names.has(read.name)) throw fail(`show ${quoted(read.name)} twice`);
-    names.add(read.name);
-    documents.push(read);
+  const result = documents.safeParse(json);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw fail(
+      `are malformed: ${issue?.message ?? 'invalid'} at ${issue?.path.join('.') || 'the top'}`,
+    );
   }
-  return documents;
+  const names = new Set<string>();
+  return result.data.map(({ name, description, versions }) => {
+    if (names.has(name)) throw fail(`show ${quoted(name)} twice`);
+    names.add(name);
+    const latest = (versions ?? []).reduce<{ version: number; policy_yaml: string } | undefined>(
+      (last, version) => (last === undefined || version.version > last.version ? version : last),
+      undefined,
+    );
+    return {
+      name,
+      description: description ?? '',
+      ...(latest === undefined
+        ? {}
+        : { latest: { version: latest.version, content: latest.policy_yaml } }),
+    };
+  });
 }

@@ -1,43 +1,92 @@
-import path from 'node:path';
-import type { Writable } from 'node:stream';
-import type { Masker } from '../core/mask.ts';
-import { ConfigError } from '../runtime/errors.ts';
-import { SETTINGS } from '../config/settings-table.ts';
-import { pickSettings, type ValuesOf } from '../config/setting.ts';
+/**
+ * What validate, plan and sync report to CI: GitHub workflow commands (`::error file=...`) for
+ * each manifest problem and failure, shown inline on a pull request, and the markdown report
+ * appended to the step summary. Their flags are read by those three commands.
+ */
 import * as fsPromises from 'node:fs/promises';
+import path from 'node:path';
+import { oneOf, text } from '../config/parsers.ts';
+import { ONE_SHOT, type SettingsTable, type ValuesOf } from '../config/setting.ts';
+import { escapeCommandData as data, escapeCommandProperty as property } from '../core/escape.ts';
+import { saidOnce, type ProblemReport, type RunReport } from '../core/report.ts';
+import { ConfigError } from '../runtime/errors.ts';
+import type { CommandContext, CommandIo } from './context.ts';
 
-/** The CI outputs' settings: `--annotations` and `--summary-file`. */
-export const CI_SETTINGS = pickSettings(SETTINGS, ['annotations', 'summaryFile']);
+export const CI_SETTINGS = {
+  annotations: {
+    flag: '--annotations MODE',
+    envRead: {
+      read: (value: string) => (value === 'true' ? 'github' : undefined),
+      note: 'true gives github',
+    },
+    env: 'GITHUB_ACTIONS',
+    commands: ONE_SHOT,
+    group: 'output',
+    help: 'github: also print each problem and failure as a GitHub workflow command; none: do not',
+    parse: oneOf(['github', 'none']),
+    default: 'none',
+  },
+  summaryFile: {
+    flag: '--summary-file PATH',
+    env: 'GITHUB_STEP_SUMMARY',
+    commands: ONE_SHOT,
+    group: 'output',
+    help: 'append the markdown report to PATH (a GitHub step summary)',
+    parse: text,
+  },
+} as const satisfies SettingsTable;
+
 export type CiOptions = ValuesOf<typeof CI_SETTINGS>;
 
+/**
+ * One `::error file=...,line=...,col=...::message` workflow command per manifest problem.
+ * `toRepoPath` turns a problem's file into a path relative to the repository root, as GitHub
+ * expects.
+ */
+export function problemAnnotations(
+  problems: readonly ProblemReport[],
+  toRepoPath: (file: string) => string,
+): string[] {
+  return problems.map((problem) => {
+    const message = problem.path === '' ? problem.message : `${problem.path}: ${problem.message}`;
+    return `::error file=${property(toRepoPath(problem.file))},line=${problem.line},col=${problem.column},title=${property('envsync: invalid manifest')}::${data(message)}`;
+  });
+}
+
+/** Annotations for a whole run: manifest problems, then failed orgs and changes. */
+export function runAnnotations(report: RunReport, toRepoPath: (file: string) => string): string[] {
+  const problems = [...report.errors, ...report.orgs.flatMap((org) => org.errors)];
+  const lines = problemAnnotations(problems, toRepoPath);
+  const { failure } = report;
+  // Every org failed for one cause: one annotation says it, with what to check.
+  if (failure !== undefined) {
+    lines.push(
+      `::error title=${property('envsync: every org failed')}::${data(`${failure.message}. ${failure.hint}`)}`,
+    );
+  }
+  for (const org of report.orgs) {
+    if (org.error !== undefined && !saidOnce(failure, org)) {
+      lines.push(`::error title=${property(`envsync: org ${org.org} failed`)}::${data(org.error)}`);
+    }
+    for (const change of org.changes) {
+      if (change.result === 'failed' || change.result === 'not-converged') {
+        const kind = change.result === 'failed' ? 'error' : 'warning';
+        lines.push(
+          `::${kind} title=${property(`envsync: ${org.org}/${change.name} ${change.result}`)}::${data(change.error ?? change.result)}`,
+        );
+      }
+    }
+  }
+  return lines;
+}
+
 /** The repository root GitHub resolves annotation paths against. */
-export async function repositoryRoot(cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
+async function repositoryRoot(cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
   if (env['GITHUB_WORKSPACE']) return path.resolve(env['GITHUB_WORKSPACE']);
   for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
     if (await fsPromises.stat(path.join(dir, '.git')).catch(() => undefined)) return dir;
     if (path.dirname(dir) === dir) return path.resolve(cwd);
   }
-}
-
-/** Maps a problem's file (relative to cwd, or absolute) to a path relative to the repo root. */
-export function repoPathMapper(cwd: string, root: string): (file: string) => string {
-  return (file) => path.relative(root, path.resolve(cwd, file)).split(path.sep).join('/');
-}
-
-/** Appends markdown to the step summary file (as `$GITHUB_STEP_SUMMARY` expects). */
-export async function appendSummary(file: string, markdown: string): Promise<void> {
-  await fsPromises.appendFile(file, markdown.endsWith('\n') ? `${markdown}\n` : `${markdown}\n\n`);
-}
-
-/** Writes annotation lines where GitHub reads them without spoiling machine-readable output. */
-export function writeAnnotations(
-  lines: readonly string[],
-  output: string,
-  stdout: Writable,
-  stderr: Writable,
-): void {
-  if (lines.length === 0) return;
-  (output === 'json' ? stderr : stdout).write(`${lines.join('\n')}\n`);
 }
 
 /** What a command reports to CI: its annotations and its markdown, each made only if wanted. */
@@ -46,30 +95,35 @@ export interface CiReport {
   markdown(): string;
 }
 
-/** Prints the annotations and appends the step summary, as the settings ask. */
+/**
+ * Prints the annotations (on stderr under --output json, so that stdout stays JSON) and appends
+ * the markdown to the step summary file (as `$GITHUB_STEP_SUMMARY` expects), as the flags ask.
+ */
 export async function emitCiOutputs(
-  where: { readonly cwd: string; readonly env: NodeJS.ProcessEnv },
-  out: { readonly stdout: Writable; readonly stderr: Writable; readonly secrets: Masker },
-  ci: CiOptions,
+  ctx: CommandContext,
+  io: CommandIo,
+  { annotations, summaryFile }: CiOptions,
   output: string,
   report: CiReport,
 ): Promise<void> {
-  if (ci.annotations === 'github') {
-    const root = await repositoryRoot(where.cwd, where.env);
-    writeAnnotations(
-      report.annotations(repoPathMapper(where.cwd, root)),
-      output,
-      out.stdout,
-      out.stderr,
-    );
+  if (annotations === 'github') {
+    const root = await repositoryRoot(ctx.cwd, ctx.env);
+    const toRepoPath = (file: string) =>
+      path.relative(root, path.resolve(ctx.cwd, file)).split(path.sep).join('/');
+    const lines = report.annotations(toRepoPath);
+    if (lines.length > 0)
+      (output === 'json' ? io.stderr : io.stdout).write(`${lines.join('\n')}\n`);
   }
-  if (ci.summaryFile !== undefined) {
-    const file = ci.summaryFile;
-    const markdown = out.secrets.mask(report.markdown());
-    await appendSummary(path.resolve(where.cwd, file), markdown).catch((error: unknown) => {
-      throw new ConfigError(
-        `--summary-file ${file}: cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-      );
-    });
+  if (summaryFile !== undefined) {
+    const markdown = io.secrets.mask(report.markdown());
+    // A blank line after it, as $GITHUB_STEP_SUMMARY expects of each step's part.
+    const part = markdown.endsWith('\n') ? `${markdown}\n` : `${markdown}\n\n`;
+    await fsPromises
+      .appendFile(path.resolve(ctx.cwd, summaryFile), part)
+      .catch((error: unknown) => {
+        throw new ConfigError(
+          `--summary-file ${summaryFile}: cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+        );
+      });
   }
 }

@@ -1,14 +1,33 @@
+import path from 'node:path';
 import type { Logger } from 'pino';
-import { clientFromSettings } from '../api/from-settings.ts';
-import type { EnvironmentsClient } from '../api/client.ts';
+import { clientFromSettings, type EnvironmentsClient } from '../api/client.ts';
 import { parseApiUrl } from '../config/api-url.ts';
-import { readCaFile } from '../config/ca-file.ts';
 import type { Settings } from '../config/settings.ts';
-import { readTokens, tokenGetter } from '../config/token-dir.ts';
+import { readTokens, tokenGetter, tokensOf } from '../config/tokens.ts';
 import type { Masker } from '../core/mask.ts';
-import { tokensOf } from '../config/org-tokens.ts';
 import { ConfigError } from '../runtime/errors.ts';
+import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
+
+/**
+ * Reads the PEM file of `--ca-file`, if one is given. A relative one is found from `cwd`, the
+ * command's working directory; messages name it as it was given. A regular file only, at most
+ * 4 MiB, read within `timeoutMs` (the command's --deadline).
+ */
+export async function readCaFile(
+  file: string | undefined,
+  cwd: string,
+  timeoutMs?: number,
+): Promise<string | undefined> {
+  if (file === undefined) return undefined;
+  return readRegularText(path.resolve(cwd, file), {
+    subject: `--ca-file ${file}:`,
+    fix: 'point --ca-file at a PEM file',
+    maxBytes: READ_LIMITS.caFile,
+    limit: 'for a CA file',
+    timeoutMs,
+  });
+}
 
 /** A client for the API, and the address it talks to. */
 export interface Connection {

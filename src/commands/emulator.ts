@@ -1,34 +1,234 @@
 /**
- * `envsync emulator`: runs the Environments API emulator until SIGTERM or SIGINT.
- * The first stdout line is exactly `listening on http://HOST:PORT`; logs go to stderr.
+ * `envsync emulator`: runs the Environments API emulator until SIGTERM or SIGINT. The first
+ * stdout line is exactly `listening on http://HOST:PORT`; logs go to stderr. Its flags, with
+ * their defaults from the emulator, are declared here: no environment variable or config key.
  */
-import { printHelp } from './help.ts';
-import { EMULATOR_SETTINGS } from '../config/emulator-settings.ts';
-import { parseCommandFlags } from '../config/flags.ts';
-import { resolveValues } from '../config/resolve.ts';
-import { pickSettings } from '../config/setting.ts';
-import { SETTINGS } from '../config/settings-table.ts';
+import { formatDuration } from '../config/duration.ts';
+import { durationMs, integer, LIST, oneOf, parser, text, texts } from '../config/parsers.ts';
+import { resolveValues, type Flags, type Raw, type SettingsTable } from '../config/setting.ts';
+import { LOG_LEVELS, SETTINGS } from '../config/settings.ts';
 import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  NAME_PATTERN,
+  MAX_TIMEOUT_MS,
+  PROFILES,
   startEmulator,
   type FaultSettings,
   type RunningEmulator,
+  type TokenGrant,
 } from '../emulator/index.ts';
-import { UsageError, errorMessage } from '../runtime/errors.ts';
+import { ConfigError, errorMessage } from '../runtime/errors.ts';
 import { createLogger } from '../runtime/log.ts';
-import type { CommandContext } from './context.ts';
-import { logOutput } from './io.ts';
+import { logOutput, type CommandContext } from './context.ts';
 import { handleStopSignals } from './signals.ts';
 
-const TABLE = { ...SETTINGS, ...EMULATOR_SETTINGS };
-/** The one setting of the others' table the emulator reads (from its flag or variable). */
-const LOG_FORMAT = pickSettings(SETTINGS, ['logFormat']);
+/** Org names by the emulator's name rule (the service's rule for environment names). */
+const ORG_NAME = NAME_PATTERN;
+
+/**
+ * `TOKEN` or `TOKEN=org1,org2`. The split is at the last "=" followed by a valid org list, so a
+ * token ending in base64 padding ("abc==") stays whole.
+ */
+export function parseTokenFlag(raw: string): TokenGrant {
+  const mark = raw.lastIndexOf('=');
+  const orgList = mark < 0 ? '' : raw.slice(mark + 1);
+  const limited = orgList !== '' && orgList.split(',').every((org) => ORG_NAME.test(org));
+  const token = limited ? raw.slice(0, mark) : raw;
+  if (!/^\S+$/.test(token)) {
+    throw new ConfigError(`--token: the token must not be empty or contain spaces`);
+  }
+  return { token, orgs: limited ? orgList.split(',') : null };
+}
+
+/** `NAME` (every org, `*`) or `ORG/NAME`: an org and the environment its listing shows as a placeholder. */
+export function parsePlaceholder(raw: string): [string, string] {
+  const [org = '', name = '', ...rest] = raw.includes('/') ? raw.split('/') : ['*', raw];
+  if (rest.length > 0 || !(org === '*' || ORG_NAME.test(org)) || !ORG_NAME.test(name)) {
+    throw new ConfigError(
+      `--fault-placeholder: "${raw}" is not NAME or ORG/NAME (${ORG_NAME.source})`,
+    );
+  }
+  return [org, name];
+}
+
+const MAX_LATENCY_MS = 600_000;
+
+/** `MS` or `MIN-MAX`, whole milliseconds. */
+export function parseLatency(raw: string): FaultSettings['latencyMs'] {
+  const match = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(raw);
+  if (match === null) {
+    throw new ConfigError(`--latency: "${raw}" is not MS or MIN-MAX (whole milliseconds)`);
+  }
+  const min = Number(match[1]);
+  const max = match[2] === undefined ? min : Number(match[2]);
+  if (min > max) throw new ConfigError(`--latency: minimum ${min} is above maximum ${max}`);
+  if (max > MAX_LATENCY_MS)
+    throw new ConfigError(`--latency: ${max} is above ${MAX_LATENCY_MS} ms`);
+  return { min, max };
+}
+
+/** A plain decimal from 0 to `max` (`0.25`, `.5`, `3`; not `0x1`, `1e-1`, `Infinity` or blank). */
+function decimal(max: number, what: string) {
+  return (raw: Raw, name: string): number => {
+    const value = Number(raw);
+    if (typeof raw !== 'string' || !/^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/.test(raw) || value > max) {
+      throw new ConfigError(`${name}: ${JSON.stringify(raw)} must be ${what}`);
+    }
+    return value;
+  };
+}
+
+function host(raw: Raw, name: string): string {
+  const given = text(raw, name);
+  if (given.trim() === '') throw new ConfigError(`${name}: must not be empty`);
+  return given;
+}
+
+const orgNames = parser(
+  (raw, name) =>
+    texts(raw, name).map((org) => {
+      if (!ORG_NAME.test(org)) {
+        throw new ConfigError(`${name}: "${org}" is not an organization name (${ORG_NAME.source})`);
+      }
+      return org;
+    }),
+  LIST,
+);
+const tokenGrants = parser((raw, name) => texts(raw, name).map(parseTokenFlag), LIST);
+const placeholderList = parser((raw, name) => texts(raw, name).map(parsePlaceholder), LIST);
+const latency = (raw: Raw, name: string) => parseLatency(text(raw, name));
+const share = decimal(1, 'a number from 0 to 1');
+const rateLimit = decimal(1_000_000, 'a number of requests per second (0 = off)');
+
+const SERVER = { commands: ['emulator'], group: 'server' } as const;
+const ACCESS = { commands: ['emulator'], group: 'access' } as const;
+const FAULTS = { commands: ['emulator'], group: 'faults' } as const;
+
+export const settings = {
+  host: {
+    flag: '--host HOST',
+    ...SERVER,
+    help: 'interface to listen on',
+    parse: host,
+    default: DEFAULT_HOST,
+  },
+  port: {
+    flag: '--port PORT',
+    ...SERVER,
+    help: 'port; 0 picks a free one (read it from the "listening on" line)',
+    parse: integer(0, 65535),
+    default: String(DEFAULT_PORT),
+  },
+  dataFile: {
+    flag: '--data FILE',
+    ...SERVER,
+    help: 'persist the store in FILE (loaded at start, written atomically)',
+    parse: text,
+    defaultText: 'in memory',
+  },
+  headersTimeoutMs: {
+    flag: '--headers-timeout DURATION',
+    ...SERVER,
+    help: 'the request head must arrive within this (1ms to 1h), else 408',
+    parse: durationMs(MAX_TIMEOUT_MS),
+    default: formatDuration(DEFAULT_HEADERS_TIMEOUT_MS),
+  },
+  requestTimeoutMs: {
+    flag: '--request-timeout DURATION',
+    ...SERVER,
+    help: 'the whole request, body included, must arrive within this (at least --headers-timeout), else 408',
+    parse: durationMs(MAX_TIMEOUT_MS),
+    defaultText: `${formatDuration(DEFAULT_REQUEST_TIMEOUT_MS)}, or --headers-timeout if longer`,
+  },
+  emulatorOrgs: {
+    flag: '--org NAME',
+    ...ACCESS,
+    help: 'an organization that exists',
+    parse: orgNames,
+    default: [],
+    defaultText: 'every org exists',
+  },
+  tokens: {
+    flag: '--token TOKEN[=ORGS]',
+    ...ACCESS,
+    help: 'an accepted Bearer token, optionally limited to the comma-separated ORGS',
+    parse: tokenGrants,
+    default: [],
+    defaultText: 'any well-formed token',
+  },
+  profile: {
+    flag: '--profile NAME',
+    ...ACCESS,
+    help: 'spec (answers as the spec shows) or kosli (as the production service does)',
+    parse: oneOf(PROFILES),
+    default: 'spec',
+  },
+  seed: {
+    flag: '--seed N',
+    ...FAULTS,
+    help: 'seed of the fault injection PRNG (0 to 4294967295)',
+    parse: integer(0, 0xffffffff),
+    defaultText: 'random, logged',
+  },
+  latency: {
+    flag: '--latency MS|MIN-MAX',
+    ...FAULTS,
+    help: 'added delay per API request, drawn from MIN..MAX milliseconds',
+    parse: latency,
+    defaultText: '0',
+  },
+  failRate: {
+    flag: '--fail-rate P',
+    ...FAULTS,
+    help: 'share of API requests answered 503 (0 to 1)',
+    parse: share,
+    defaultText: '0',
+  },
+  resetRate: {
+    flag: '--reset-rate P',
+    ...FAULTS,
+    help: 'share of API requests whose connection is dropped (0 to 1)',
+    parse: share,
+    defaultText: '0',
+  },
+  hangRate: {
+    flag: '--hang-rate P',
+    ...FAULTS,
+    help: 'share of API requests never answered (0 to 1)',
+    parse: share,
+    defaultText: '0',
+  },
+  rateLimit: {
+    flag: '--rate-limit RPS',
+    ...FAULTS,
+    help: 'API requests per second (token bucket); over it: 429',
+    parse: rateLimit,
+    defaultText: '0, off',
+  },
+  placeholders: {
+    flag: '--fault-placeholder [ORG/]NAME',
+    ...FAULTS,
+    help: "the listing shows the service's placeholder in place of environment NAME (of ORG; else of every org)",
+    parse: placeholderList,
+    default: [],
+    defaultText: 'none',
+  },
+  emulatorLogLevel: {
+    flag: '--log-level LEVEL',
+    commands: ['emulator'],
+    group: 'general',
+    help: 'fatal, error, warn, info, debug (one line per request), trace or silent',
+    parse: oneOf(LOG_LEVELS),
+    default: 'info',
+  },
+} as const satisfies SettingsTable;
 
 /** `envsync emulator`. */
-export async function emulatorCommand(ctx: CommandContext): Promise<number> {
-  const flags = await parseCommandFlags(TABLE, 'emulator', ctx.argv);
-  if (flags.help === true) return printHelp(ctx, 'emulator', TABLE);
-  const options = resolveValues(EMULATOR_SETTINGS, { flags, env: ctx.env });
+export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
+  const options = resolveValues(settings, { flags, env: ctx.env });
   const placeholders = new Map<string, string[]>();
   for (const [org, name] of options.placeholders) {
     placeholders.set(org, [...(placeholders.get(org) ?? []), name]);
@@ -45,25 +245,17 @@ export async function emulatorCommand(ctx: CommandContext): Promise<number> {
   const requestTimeoutMs =
     options.requestTimeoutMs ?? Math.max(DEFAULT_REQUEST_TIMEOUT_MS, headersTimeoutMs);
   if (headersTimeoutMs > requestTimeoutMs) {
-    throw new UsageError(
+    throw new ConfigError(
       `--headers-timeout: ${headersTimeoutMs} ms is longer than --request-timeout (${requestTimeoutMs} ms)`,
     );
   }
-
-  const { logFormat } = resolveValues(LOG_FORMAT, { flags, env: ctx.env });
-  const { output } = logOutput(
-    ctx,
-    { logLevel: options.emulatorLogLevel, logFormat },
-    { oneShot: false },
-  );
+  // The one setting of the shared table the emulator reads (from its flag or variable).
+  const { logFormat } = resolveValues({ logFormat: SETTINGS.logFormat }, { flags, env: ctx.env });
+  const level = options.emulatorLogLevel;
+  const { output } = logOutput(ctx, { logLevel: level, logFormat }, { oneShot: false });
   // Tokens must never reach a log line, whatever a future log call passes in (createLogger
   // redacts headers and token fields).
-  const logger = createLogger(
-    options.emulatorLogLevel,
-    ctx.stderr,
-    { name: 'envsync-emulator' },
-    output,
-  );
+  const logger = createLogger(level, ctx.stderr, { name: 'envsync-emulator' }, output);
 
   // Before the emulator logs or prints anything a supervisor or a test may wait for: from then
   // on, a signal stops it gracefully instead of killing it.

@@ -1,29 +1,145 @@
-import { printHelp } from './help.ts';
-import path from 'node:path';
-import { parseCommandFlags, shortUsage } from '../config/flags.ts';
-import { resolveValues } from '../config/resolve.ts';
-import { resolveSettings } from '../config/settings.ts';
-import { SETTINGS } from '../config/settings-table.ts';
-import { pickSettings } from '../config/setting.ts';
-import { ApiError, failureOf } from '../api/errors.ts';
-import { commonFailure, failureCause, type FailureCause, someNames } from '../core/report.ts';
+/**
+ * `envsync export`: each org's environments, as the API lists them, as a manifest. With `--out
+ * DIR`, `DIR/<org>.yaml` for each org and its policy documents in `DIR/policies/<org>/<name>.yaml`
+ * (named from the manifest as `policies/<org>/<name>.yaml`): every name is checked before anything
+ * is written, and nothing is ever written through a symbolic link.
+ */
 import * as crypto from 'node:crypto';
 import * as fsPromises from 'node:fs/promises';
-import { ConfigError, errorMessage, UsageError } from '../runtime/errors.ts';
-import { type ExportedManifest, renderExportedManifest } from '../manifests/export.ts';
-import {
-  exportNameProblems,
-  policyFolder,
-  policyTargets,
-  preparePolicyFolders,
-} from './export-policies.ts';
+import path from 'node:path';
+import { ApiError, failureOf } from '../api/errors.ts';
+import { bool, text } from '../config/parsers.ts';
+import { resolveValues, type Flags, type SettingsTable } from '../config/setting.ts';
+import { resolveSettings } from '../config/settings.ts';
+import { commonFailure, failureCause, someNames, type FailureCause } from '../core/report.ts';
 import { NAME_PATTERN } from '../core/names.ts';
-import { connect } from './connect.ts';
-import type { CommandContext } from './context.ts';
-import { commandIo } from './io.ts';
+import { renderExportedManifest, type ExportedManifest } from '../manifests/export.ts';
+import { ConfigError, UsageError, errorMessage } from '../runtime/errors.ts';
 import { writeFileSynced } from '../runtime/write-file.ts';
+import { connect } from './connect.ts';
+import { commandIo, type CommandContext, type CommandIo } from './context.ts';
+import { shortUsage } from './help.ts';
 
-const EXPORT_SETTINGS = pickSettings(SETTINGS, ['exportOut', 'force']);
+const EXPORT = { commands: ['export'], group: 'export' } as const;
+
+export const settings = {
+  exportOut: {
+    flag: '--out DIR',
+    ...EXPORT,
+    help: 'write DIR/<org>.yaml for each org',
+    parse: text,
+    defaultText: 'all to stdout, as YAML documents',
+  },
+  force: {
+    flag: '--force',
+    ...EXPORT,
+    help: 'overwrite files that already exist in DIR',
+    parse: bool,
+    default: false,
+  },
+} as const satisfies SettingsTable;
+
+/** The folder of an org's policy files, relative to the export folder (and to its manifest). */
+const policyFolder = (org: string) => `policies/${org}`;
+
+/** The longest file name, in bytes of UTF-8, of the common file systems (ext4, XFS, APFS, NTFS). */
+const MAX_NAME_BYTES = 255;
+
+/**
+ * Why `name` cannot be the name of a file or folder in a repository of manifests checked out on
+ * Linux, macOS or Windows, or undefined when it can.
+ */
+export function fileNameProblem(name: string): string | undefined {
+  const bytes = Buffer.byteLength(name, 'utf8');
+  if (bytes > MAX_NAME_BYTES) {
+    return `the name is ${bytes} bytes long, and a file name may have at most ${MAX_NAME_BYTES}`;
+  }
+  if (name === '' || name === '.' || name === '..') return 'that is not a file name';
+  // oxlint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f/\\<>:"|?*]/.test(name)) {
+    return 'the name holds a control character or one of / \\ < > : " | ? *';
+  }
+  if (/[. ]$/.test(name)) return 'the name ends with a dot or a space, which Windows drops';
+  if (/^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i.test(name)) {
+    return 'Windows keeps the name for a device';
+  }
+  return undefined;
+}
+
+/** A name from the service in a message: the first 60 characters of a long one. */
+const brief = (name: string) => (name.length > 60 ? `${name.slice(0, 57)}...` : name);
+
+/** A file an export writes: its org, its path relative to the export folder, what it is. */
+interface ExportFile {
+  readonly org: string;
+  readonly relative: string;
+  readonly body: string;
+  /** How messages name it, and what to do when its name cannot be used. */
+  readonly what: string;
+  readonly todo: string;
+}
+
+/** Each org's manifest, then its policy documents. */
+function exportFiles(exported: readonly Exported[]): ExportFile[] {
+  return exported.flatMap(({ org, text: body, policyFiles }) => [
+    {
+      org,
+      relative: `${org}.yaml`,
+      body,
+      what: `org ${brief(org)}`,
+      todo: 'export that org without --out (to stdout)',
+    },
+    ...policyFiles.map(({ path: relative, text: policy }) => ({
+      org,
+      relative,
+      body: policy,
+      what: `org ${brief(org)}: policy ${brief(relative.slice(relative.lastIndexOf('/') + 1, -'.yaml'.length))}`,
+      todo: 'rename the policy on the service, or export the org without --out (its manifest then names the policy in a comment)',
+    })),
+  ]);
+}
+
+/**
+ * Every file of an export that cannot be written under its name (see fileNameProblem), and every
+ * two that differ only in case (one file on the case-insensitive file systems of macOS and
+ * Windows), each with its org and what to do. Checked before anything is written.
+ */
+function exportNameProblems(files: readonly ExportFile[]): string[] {
+  const problems: string[] = [];
+  const folded = new Map<string, string>();
+  for (const { relative, what, todo } of files) {
+    const why = relative
+      .split('/')
+      .map(fileNameProblem)
+      .find((problem) => problem !== undefined);
+    const twin = folded.get(relative.toLowerCase());
+    if (why !== undefined) problems.push(`${what} (${brief(relative)}): ${why}; ${todo}`);
+    else if (twin !== undefined) {
+      problems.push(`${what} (${relative}) and ${twin} differ only in case: ${todo}`);
+    } else folded.set(relative.toLowerCase(), relative);
+  }
+  return problems;
+}
+
+/** Makes `dir` (its parent exists), or checks that it is a folder and not a symbolic link. */
+async function folder(dir: string): Promise<void> {
+  const found = await fsPromises.lstat(dir).catch(() => undefined);
+  if (found?.isSymbolicLink() === true) {
+    throw new ConfigError(
+      `${dir} is a symbolic link (export never writes through one); remove it, or point --out elsewhere`,
+    );
+  }
+  if (found !== undefined && !found.isDirectory()) {
+    throw new ConfigError(`${dir} is in the way: export writes policy files into a folder there`);
+  }
+  if (found === undefined) {
+    await fsPromises.mkdir(dir).catch((error: unknown) => {
+      // Made meanwhile by someone else: checked again, as if it had been there.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      return folder(dir);
+    });
+  }
+}
 
 type Exported = { org: string; error?: undefined; cause?: undefined } & ExportedManifest;
 type Failed = { org: string; text?: undefined; error: string; cause?: FailureCause | undefined };
@@ -34,10 +150,18 @@ async function entryAt(file: string): Promise<'link' | 'other' | undefined> {
   return found === undefined ? undefined : found.isSymbolicLink() ? 'link' : 'other';
 }
 
-function existsMessage(file: string, kind: 'link' | 'other'): string {
-  return kind === 'link'
-    ? `${file} is a symbolic link (export never writes through one); remove it, or pass --force to replace the link itself with the file`
-    : `${file} already exists; pass --force to overwrite it`;
+/** Refuses to overwrite what is at one of `files` (without --force). */
+async function refuseExisting(files: readonly string[]): Promise<void> {
+  for (const file of files) {
+    const kind = await entryAt(file);
+    if (kind === 'link') {
+      throw new ConfigError(
+        `${file} is a symbolic link (export never writes through one); remove it, or pass --force to replace the link itself with the file`,
+      );
+    }
+    if (kind !== undefined)
+      throw new ConfigError(`${file} already exists; pass --force to overwrite it`);
+  }
 }
 
 /**
@@ -49,35 +173,72 @@ function existsMessage(file: string, kind: 'link' | 'other'): string {
  * a file that appears after the check is not overwritten either. The temp file's name is short
  * whatever the file's: a name that fits fits with it.
  */
-async function writeExportFile(file: string, text: string, force: boolean): Promise<void> {
+async function writeExportFile(file: string, body: string, force: boolean): Promise<void> {
   const temp = path.join(
     path.dirname(file),
     `.envsync-export.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`,
   );
-  await writeFileSynced(temp, text, { exclusive: true, mode: 0o644 });
+  await writeFileSynced(temp, body, { exclusive: true, mode: 0o644 });
   try {
-    if (force) {
-      await fsPromises.rename(temp, file);
-      return;
-    }
-    try {
-      await fsPromises.link(temp, file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      throw new ConfigError(existsMessage(file, (await entryAt(file)) ?? 'other'));
+    if (force) await fsPromises.rename(temp, file);
+    else {
+      await fsPromises.link(temp, file).catch(async (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+        await refuseExisting([file]);
+        throw error;
+      });
     }
   } finally {
     await fsPromises.unlink(temp).catch(() => undefined);
   }
 }
 
+/**
+ * Writes the export into `outDir`: every name is checked, and every file that is there already
+ * (without --force), before anything is made, so a refusal leaves nothing half done.
+ */
+async function writeExport(
+  outDir: string,
+  exported: readonly Exported[],
+  force: boolean,
+  io: CommandIo,
+): Promise<void> {
+  const files = exportFiles(exported);
+  const problems = exportNameProblems(files);
+  if (problems.length > 0) {
+    throw new ConfigError(
+      `--out ${outDir}: nothing was written: ${problems.length === 1 ? 'a file name' : `${problems.length} file names`} cannot be used\n${problems.map((problem) => `  ${problem}`).join('\n')}`,
+    );
+  }
+  await fsPromises.mkdir(outDir, { recursive: true }).catch(async (error: unknown) => {
+    const kind = await entryAt(outDir);
+    throw new ConfigError(
+      `--out ${outDir}: cannot create the folder (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})` +
+        (kind === 'link'
+          ? ': it is a symbolic link that leads nowhere; remove it, or point --out at a folder'
+          : kind === 'other'
+            ? ': something that is not a folder is there; --out names a folder'
+            : ''),
+    );
+  });
+  const where = (relative: string) => path.join(outDir, ...relative.split('/'));
+  if (!force) await refuseExisting(files.map((f) => where(f.relative)));
+  const withPolicies = exported.filter((r) => r.policyFiles.length > 0).map((r) => r.org);
+  if (withPolicies.length > 0) await folder(path.join(outDir, 'policies'));
+  for (const org of withPolicies) await folder(where(policyFolder(org)));
+  for (const { org, relative, body } of files) {
+    const file = where(relative);
+    await writeExportFile(file, io.secrets.mask(body), force);
+    const what = relative === `${org}.yaml` ? org : `a policy document of ${org}`;
+    io.logger.info({ org, file }, `exported ${what}`);
+  }
+}
+
 /** `envsync export`: the live listing as manifests. */
-export async function exportCommand(ctx: CommandContext): Promise<number> {
-  const flags = await parseCommandFlags(SETTINGS, 'export', ctx.argv);
-  if (flags.help === true) return printHelp(ctx, 'export');
-  const settings = await resolveSettings(flags, ctx.env, ctx.cwd);
-  const { exportOut, force } = resolveValues(EXPORT_SETTINGS, { flags, env: ctx.env });
-  const orgs = [...new Set(settings.orgs ?? [])];
+export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
+  const resolved = await resolveSettings(flags, ctx.env, ctx.cwd);
+  const { exportOut, force } = resolveValues(settings, { flags, env: ctx.env });
+  const orgs = [...new Set(resolved.orgs ?? [])];
   if (orgs.length === 0) {
     throw new UsageError(
       '--org ORG is required (repeat it for several orgs)',
@@ -88,17 +249,12 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
   if (bad !== undefined) {
     throw new UsageError(`--org: ${JSON.stringify(bad)} is not a valid org name`);
   }
-
-  const io = commandIo(ctx, settings, 'export');
+  const io = commandIo(ctx, resolved, 'export');
   const outDir = exportOut === undefined ? undefined : path.resolve(ctx.cwd, exportOut);
   if (outDir !== undefined && !force) {
-    for (const org of orgs) {
-      const file = path.join(outDir, `${org}.yaml`);
-      const kind = await entryAt(file);
-      if (kind !== undefined) throw new ConfigError(existsMessage(file, kind));
-    }
+    await refuseExisting(orgs.map((org) => path.join(outDir, `${org}.yaml`)));
   }
-  const api = await connect(settings, ctx, io.logger, io.secrets);
+  const api = await connect(resolved, ctx, io.logger, io.secrets);
   let results: (Exported | Failed)[];
   try {
     results = await Promise.all(
@@ -124,7 +280,7 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
             api.apiUrl.origin,
             dialect,
             policies,
-            (text) => io.secrets.holds(text),
+            (value) => io.secrets.holds(value),
           );
           return { org, ...rendered };
         } catch (error) {
@@ -145,7 +301,7 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
     await api.client.close();
   }
 
-  let failed = 0;
+  const failed = results.filter((r): r is Failed => r.error !== undefined);
   // Every org failed for one cause: said once, with what to check; each org's error at debug.
   const failure = commonFailure(
     results.map((r) => ({
@@ -159,24 +315,17 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
       `envsync export: ${failure.message}. ${failure.hint}${failure.orgs.length > 1 ? ` (orgs: ${someNames(failure.orgs)})` : ''}\n`,
     );
   }
-  for (const result of results) {
-    if (result.error !== undefined) {
-      failed++;
-      if (failure === undefined)
-        io.stderr.write(`envsync export: org ${result.org}: ${result.error}\n`);
-      else io.logger.debug({ org: result.org }, `org ${result.org}: ${result.error}`);
-    }
+  for (const { org, error } of failed) {
+    if (failure === undefined) io.stderr.write(`envsync export: org ${org}: ${error}\n`);
+    else io.logger.debug({ org }, `org ${org}: ${error}`);
   }
   const exported = results.filter((r): r is Exported => r.text !== undefined);
   const unseen = [...new Set(exported.flatMap((r) => r.unseen))];
   if (unseen.length > 0) {
+    const them = unseen.length === 1 ? 'it' : 'them';
+    const where = exported.filter((r) => r.unseen.length > 0).map((r) => r.org);
     io.stderr.write(
-      `envsync export: the listing does not show ${unseen.join(', ')} (org ${exported
-        .filter((r) => r.unseen.length > 0)
-        .map((r) => r.org)
-        .join(
-          ', ',
-        )}): left out of the manifests where unseen, so sync leaves ${unseen.length === 1 ? 'it' : 'them'} as the service holds ${unseen.length === 1 ? 'it' : 'them'}; declare ${unseen.length === 1 ? 'it' : 'them'} to manage ${unseen.length === 1 ? 'it' : 'them'}.\n`,
+      `envsync export: the listing does not show ${unseen.join(', ')} (org ${where.join(', ')}): left out of the manifests where unseen, so sync leaves ${them} as the service holds ${them}; declare ${them} to manage ${them}.\n`,
     );
   }
   for (const { org, secretsLeftOut } of exported) {
@@ -185,7 +334,8 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
         `envsync export: org ${org}: left out, as they hold a secret envsync holds (a token), so that no manifest sends it back masked: ${secretsLeftOut.join('; ')}; write them by hand\n`,
       );
   }
-  if (outDir === undefined) {
+  if (outDir !== undefined) await writeExport(outDir, exported, force, io);
+  else {
     const withPolicies = exported.filter((r) => r.policiesLeftOut.length > 0).map((r) => r.org);
     if (withPolicies.length > 0) {
       io.stderr.write(
@@ -193,43 +343,6 @@ export async function exportCommand(ctx: CommandContext): Promise<number> {
       );
     }
     io.stdout.write(exported.map((r) => r.text).join('---\n'));
-  } else {
-    // Every name is checked before anything is made: a refusal leaves nothing half done.
-    const problems = exportNameProblems(exported);
-    if (problems.length > 0) {
-      throw new ConfigError(
-        `--out ${outDir}: nothing was written: ${problems.length === 1 ? 'a file name' : `${problems.length} file names`} cannot be used\n${problems.map((problem) => `  ${problem}`).join('\n')}`,
-      );
-    }
-    await fsPromises.mkdir(outDir, { recursive: true }).catch(async (error: unknown) => {
-      const kind = await entryAt(outDir);
-      throw new ConfigError(
-        `--out ${outDir}: cannot create the folder (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})` +
-          (kind === 'link'
-            ? ': it is a symbolic link that leads nowhere; remove it, or point --out at a folder'
-            : kind === 'other'
-              ? ': something that is not a folder is there; --out names a folder'
-              : ''),
-      );
-    });
-    // Every policy file is checked before any file is written: a refusal leaves nothing half done.
-    const targets = policyTargets(outDir, exported);
-    if (!force) {
-      for (const { file } of targets) {
-        const kind = await entryAt(file);
-        if (kind !== undefined) throw new ConfigError(existsMessage(file, kind));
-      }
-    }
-    await preparePolicyFolders(outDir, exported);
-    for (const { org, text } of exported) {
-      const file = path.join(outDir, `${org}.yaml`);
-      await writeExportFile(file, io.secrets.mask(text), force);
-      io.logger.info({ org, file }, `exported ${org}`);
-    }
-    for (const { org, file, text } of targets) {
-      await writeExportFile(file, io.secrets.mask(text), force);
-      io.logger.info({ org, file }, `exported a policy document of ${org}`);
-    }
   }
-  return failed > 0 ? 1 : 0;
+  return failed.length > 0 ? 1 : 0;
 }

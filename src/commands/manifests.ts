@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
+import { phaseTimer } from './context.ts';
 import { suggest } from '../core/suggest.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { emptyRootLine } from '../manifests/parse.ts';
@@ -10,7 +11,6 @@ import {
   skippedLine,
   type ManifestSet,
   type OrgManifest,
-  type SkippedFile,
 } from '../manifests/load.ts';
 
 /**
@@ -23,6 +23,8 @@ export async function loadManifestTree(
   logger: Logger,
   paths?: readonly string[],
 ): Promise<ManifestSet> {
+  const phase = phaseTimer(logger);
+  phase('reading the manifests');
   try {
     const manifests = await loadManifests({
       root: settings.manifests,
@@ -32,7 +34,12 @@ export async function loadManifestTree(
       exclude: settings.exclude,
       strict: settings.strict,
     });
-    logSkipped(logger, manifests.skipped);
+    phase('manifests read', () => ({
+      files: manifests.fileCount,
+      orgs: manifests.orgs.length,
+      environments: manifests.orgs.reduce((n, org) => n + org.environments.length, 0),
+    }));
+    for (const file of manifests.skipped) logger.info({ file: file.file }, skippedLine(file));
     const empty = emptyRootLine(settings.manifests, manifests, paths);
     if (empty !== undefined) {
       if (settings.strict) throw new ConfigError(`${empty} (--strict refuses a root without one)`);
@@ -40,19 +47,17 @@ export async function loadManifestTree(
     }
     return manifests;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new ConfigError(
-        `manifests directory ${path.resolve(cwd, settings.manifests)} does not exist; pass --manifests DIR or set ENVSYNC_MANIFESTS`,
-      );
-    }
-    throw error;
+    throw rootError(error, path.resolve(cwd, settings.manifests));
   }
 }
 
-/** One line for each file of other YAML skipped: the file, and why. */
-function logSkipped(logger: Logger, skipped: readonly SkippedFile[]): void {
-  for (const file of skipped) logger.info({ file: file.file }, skippedLine(file));
+/** A manifests root that is not there, as a clear configuration error; another error as it is. */
+export function rootError(error: unknown, root: string): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code !== 'ENOENT' && code !== 'ENOTDIR') return error;
+  return new ConfigError(
+    `manifests directory ${root} does not exist; pass --manifests DIR or set ENVSYNC_MANIFESTS`,
+  );
 }
 
 /** The orgs `--org` selects (every org without it). */

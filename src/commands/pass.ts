@@ -1,30 +1,44 @@
 /**
  * The pipeline plan and sync share: manifests, connection, state, reconcile, report.
  */
-import { savePlan, unsavable } from '../engine/saved-plan.ts';
-import { planFileText } from '../engine/saved-plan.ts';
+import { planFileText, savePlan, unsavable, type PlannedOrg } from '../engine/saved-plan.ts';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Settings } from '../config/settings.ts';
-import { SETTINGS } from '../config/settings-table.ts';
-import { runAnnotations } from './annotations.ts';
+import { text } from '../config/parsers.ts';
+import { SETTINGS, type Settings } from '../config/settings.ts';
+import type { SettingsTable } from '../config/setting.ts';
 import { maskDeep, type Masker } from '../core/mask.ts';
 import { RENDERERS } from '../core/renderers.ts';
 import { exitCode, type RunReport } from '../core/report.ts';
 import { reconcile, type ApplyProgress } from '../engine/reconcile.ts';
-import type { PlannedOrg } from '../engine/saved-plan.ts';
 import { gitSyncRevision } from '../manifests/revision.ts';
 import { writeFileAtomic } from '../state/files.ts';
 import { StateStore } from '../state/store.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
-import { emitCiOutputs, type CiOptions } from './ci.ts';
+import { CI_SETTINGS, emitCiOutputs, runAnnotations, type CiOptions } from './ci.ts';
 import { connect, type Connection } from './connect.ts';
-import type { CommandContext } from './context.ts';
-import { commandIo, wantsColor, type CommandIo } from './io.ts';
+import {
+  commandIo,
+  phaseTimer,
+  wantsColor,
+  type CommandContext,
+  type CommandIo,
+} from './context.ts';
 import { checkSelectedOrgs, loadManifestTree } from './manifests.ts';
 import { terminalProgress } from './progress.ts';
-import { phaseTimer } from './timings.ts';
+
+/** The flags of plan and sync beside the shared ones: the CI outputs, and where to save the plan. */
+export const PASS_SETTINGS = {
+  ...CI_SETTINGS,
+  planOut: {
+    flag: '--out FILE',
+    commands: ['plan', 'sync'],
+    group: 'plan',
+    help: 'save the plan, bound to the live listing it was computed from, for "envsync sync --plan FILE" (sync: with --dry-run)',
+    parse: text,
+  },
+} as const satisfies SettingsTable;
 
 /** Loads the state file, bound to the API it records. */
 function openState(
@@ -106,13 +120,7 @@ export async function runPass(
   const { logger } = io;
   const phase = phaseTimer(logger);
   tuneV8ForWork(); // before the manifests fill the heap
-  phase('reading the manifests');
   const manifests = await loadManifestTree(settings, ctx.cwd, logger);
-  phase('manifests read', () => ({
-    files: manifests.fileCount,
-    orgs: manifests.orgs.length,
-    environments: manifests.orgs.reduce((n, org) => n + org.environments.length, 0),
-  }));
   checkSelectedOrgs(settings, manifests);
   // Policy document uploads name the git revision, when the manifests are a git-sync worktree.
   const revision = await gitSyncRevision(settings.manifests, ctx.cwd);

@@ -1,28 +1,25 @@
-import { startEmulator } from '../emulator/index.ts';
-import { printHelp } from './help.ts';
-import path from 'node:path';
-import { parseApiUrl } from '../config/api-url.ts';
-import { readCaFile } from '../config/ca-file.ts';
-import { resolveDaemonSettings } from '../config/daemon-settings.ts';
-import { formatDuration } from '../config/duration.ts';
-import { parseCommandFlags } from '../config/flags.ts';
-import { isGiven } from '../config/resolve.ts';
-import { resolveSettings } from '../config/settings.ts';
-import { SETTINGS } from '../config/settings-table.ts';
-import { readTokens } from '../config/token-dir.ts';
-import { oneToken, tokensOf, type TokenSet } from '../config/org-tokens.ts';
-import { Daemon } from '../daemon/daemon.ts';
-import { startDaemonServer } from '../daemon/http.ts';
-import { readWebhookSecret } from '../daemon/webhook.ts';
-import type { RunningEmulator } from '../emulator/index.ts';
-import { ConfigError } from '../runtime/errors.ts';
-import type { CommandContext } from './context.ts';
-import { commandIo } from './io.ts';
-import { handleStopSignals } from './signals.ts';
-import { MIN_STOP_MS, stopBudget } from '../daemon/daemon-policy.ts';
-import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 import * as crypto from 'node:crypto';
 import * as fsPromises from 'node:fs/promises';
+import path from 'node:path';
+import { parseApiUrl } from '../config/api-url.ts';
+import { DAEMON_SETTINGS, resolveDaemonSettings } from '../config/daemon-settings.ts';
+import { formatDuration } from '../config/duration.ts';
+import { isGiven, type Flags } from '../config/setting.ts';
+import { resolveSettings, SETTINGS } from '../config/settings.ts';
+import { oneToken, readTokens, tokensOf, type TokenSet } from '../config/tokens.ts';
+import { Daemon } from '../daemon/daemon.ts';
+import { MIN_STOP_MS, stopBudget } from '../daemon/daemon-policy.ts';
+import { startDaemonServer } from '../daemon/http.ts';
+import { readWebhookSecret } from '../daemon/webhook.ts';
+import { startEmulator, type RunningEmulator } from '../emulator/index.ts';
+import { ConfigError } from '../runtime/errors.ts';
+import { tuneV8ForWork } from '../runtime/v8-flags.ts';
+import { readCaFile } from './connect.ts';
+import { commandIo, type CommandContext } from './context.ts';
+import { rootError } from './manifests.ts';
+import { handleStopSignals } from './signals.ts';
+
+export const settings = DAEMON_SETTINGS;
 
 /** The state file of `run --emulator` when no state file is named (see docs/output.md). */
 export const EMULATOR_STATE = '.envsync/emulator-state.json';
@@ -36,24 +33,21 @@ function stopLimitText(shutdownTimeoutMs: number): string {
 }
 
 /** `envsync run`: the long-running reconciler. Resolves with 0 after a graceful stop. */
-export async function runCommand(ctx: CommandContext): Promise<number> {
-  const flags = await parseCommandFlags(SETTINGS, 'run', ctx.argv);
-  if (flags.help === true) return printHelp(ctx, 'run');
-  const resolved = await resolveSettings(flags, ctx.env, ctx.cwd);
+export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
+  const given = await resolveSettings(flags, ctx.env, ctx.cwd);
   const daemonSettings = resolveDaemonSettings(
     flags,
     ctx.env,
-    resolved.file,
+    given.file,
     undefined,
-    resolved.fileDir,
+    given.fileDir,
   );
   // The embedded emulator starts empty on a new port each time: its state file is its own
   // (never the real API's) and starts empty with it, unless a state file is named.
   const ownState =
-    daemonSettings.emulator &&
-    !isGiven(SETTINGS.state, { flags, env: ctx.env, file: resolved.file });
-  const settings = ownState ? { ...resolved, state: EMULATOR_STATE } : resolved;
-  const io = commandIo(ctx, settings, 'run');
+    daemonSettings.emulator && !isGiven(SETTINGS.state, { flags, env: ctx.env, file: given.file });
+  const resolved = ownState ? { ...given, state: EMULATOR_STATE } : given;
+  const io = commandIo(ctx, resolved, 'run');
   const { logger } = io;
 
   // Signals are handled before anything is logged: a SIGTERM that arrives while the daemon
@@ -111,31 +105,31 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
           `See its store at ${emulator.url}/_emulator/`,
       );
     } else {
-      if (settings.apiUrl === undefined) {
+      if (resolved.apiUrl === undefined) {
         throw new ConfigError(
           'no API address: pass --api-url URL or set ENVSYNC_API_URL (or --emulator to try envsync locally)',
         );
       }
-      apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
+      apiUrl = parseApiUrl(resolved.apiUrl, { insecureHttp: resolved.insecureHttp });
       // Each pass reads them again, within its own --deadline: every token read is masked in
       // every output from then on (the daemon adds each to `secrets`).
-      getTokens = () => readTokens(settings, ctx.env, ctx.cwd, { timeoutMs: settings.deadlineMs });
+      getTokens = () => readTokens(resolved, ctx.env, ctx.cwd, { timeoutMs: resolved.deadlineMs });
       // Fail fast on a missing token or token directory (with --token-dir, the default token is
       // optional: an org with neither fails on its own, at each pass).
       for (const token of tokensOf(await getTokens())) io.secrets.add(token);
     }
-    const ca = await readCaFile(settings.caFile, ctx.cwd, settings.deadlineMs);
+    const ca = await readCaFile(resolved.caFile, ctx.cwd, resolved.deadlineMs);
     const webhookSecret =
       daemonSettings.webhookSecretFile === undefined
         ? undefined
         : // A relative path starts where the command was run, as every other file's does.
           await readWebhookSecret(
             path.resolve(ctx.cwd, daemonSettings.webhookSecretFile),
-            settings.deadlineMs,
+            resolved.deadlineMs,
           );
     if (webhookSecret !== undefined) io.secrets.add(webhookSecret);
     running = new Daemon({
-      settings,
+      settings: resolved,
       daemon: daemonSettings,
       apiUrl,
       readTokens: getTokens,
@@ -148,7 +142,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
     logger.info(
       {
         listen: server.url,
-        manifests: settings.manifests,
+        manifests: resolved.manifests,
         api: apiUrl.origin,
         intervalMs: daemonSettings.intervalMs,
         shard: daemonSettings.shard ?? null,
@@ -156,7 +150,9 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
       `envsync run: listening on ${server.url}: the status page at ${server.url}/, and /healthz /readyz /metrics /status, POST /reconcile`,
     );
     tuneV8ForWork(); // before the first pass reads the manifests
-    await startDaemon(running, settings.manifests);
+    await running.start().catch((error: unknown) => {
+      throw rootError(error, resolved.manifests);
+    });
   } catch (error) {
     signals.dispose();
     await server?.close();
@@ -172,19 +168,4 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
   await emulator?.close();
   logger.info('stopped');
   return 0;
-}
-
-/** Starts the daemon, turning a missing manifests root into a clear configuration error. */
-async function startDaemon(daemon: Daemon, manifests: string): Promise<void> {
-  try {
-    await daemon.start();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new ConfigError(
-        `manifests directory ${manifests} does not exist; pass --manifests DIR or set ENVSYNC_MANIFESTS`,
-      );
-    }
-    throw error;
-  }
 }

@@ -1,37 +1,54 @@
 import { applySavedPlan } from '../engine/apply-saved.ts';
-import { printHelp } from './help.ts';
+import { bool, text } from '../config/parsers.ts';
+import { resolveValues, type Flags, type SettingsTable } from '../config/setting.ts';
+import { DAEMON_SETTINGS } from '../config/daemon-settings.ts';
 import { resolveSettings, type Settings } from '../config/settings.ts';
-import { parseCommandFlags } from '../config/flags.ts';
-import { resolveValues } from '../config/resolve.ts';
-import { SETTINGS } from '../config/settings-table.ts';
-import { pickSettings } from '../config/setting.ts';
 import { exitCode, type RunReport } from '../core/report.ts';
-import { stateOf, waitingWords, windowReport, windowState } from '../core/windows.ts';
-import { UsageError } from '../runtime/errors.ts';
-import { CI_SETTINGS, type CiOptions } from './ci.ts';
-import type { CommandContext } from './context.ts';
-import { commandIo } from './io.ts';
+import { waitingWords, windowReport, windowState, stateOf } from '../core/windows.ts';
 import { gitSyncRevision } from '../manifests/revision.ts';
+import { UsageError } from '../runtime/errors.ts';
+import type { CiOptions } from './ci.ts';
+import { commandIo, type CommandContext } from './context.ts';
 import { loadManifestTree } from './manifests.ts';
-import { printRunReport, runPass, withApi } from './pass.ts';
+import { PASS_SETTINGS, printRunReport, runPass, withApi } from './pass.ts';
 
-const SYNC_SETTINGS = {
-  ...CI_SETTINGS,
-  ...pickSettings(SETTINGS, ['dryRun', 'planOut', 'planFile', 'ignoreWindows']),
-};
+const PLAN = { commands: ['sync'], group: 'plan' } as const;
+
+export const settings = {
+  ...PASS_SETTINGS,
+  dryRun: {
+    flag: '--dry-run',
+    ...PLAN,
+    help: 'plan only, never write (the same as "envsync plan")',
+    parse: bool,
+    default: false,
+  },
+  ignoreWindows: {
+    flag: '--ignore-windows',
+    ...PLAN,
+    help: 'send the changes even outside the sync windows (--sync-window); the run logs that it did',
+    parse: bool,
+    default: false,
+  },
+  planFile: {
+    flag: '--plan FILE',
+    ...PLAN,
+    help: 'apply exactly the plan saved by "envsync plan --out FILE", or nothing: refused if the file was edited, does not match the manifests, or an org\'s live listing moved',
+    parse: text,
+  },
+  observe: DAEMON_SETTINGS.observe,
+} as const satisfies SettingsTable;
 
 /** `envsync sync [--dry-run | --plan FILE]`: plan, apply, verify, record. */
-export async function syncCommand(ctx: CommandContext): Promise<number> {
-  const flags = await parseCommandFlags(SETTINGS, 'sync', ctx.argv);
-  if (flags.help === true) return printHelp(ctx, 'sync');
-  if (flags.observe === true) {
+export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
+  if (flags['observe'] === true) {
     throw new UsageError(
       '--observe is for "envsync run" (a daemon that never writes); sync always sends what it plans: ' +
         'to see drift and pending changes without writing, run "envsync plan" (with --detailed-exitcode in CI)',
     );
   }
-  const settings = await resolveSettings(flags, ctx.env, ctx.cwd);
-  const { dryRun, planOut, planFile, ignoreWindows, ...ci } = resolveValues(SYNC_SETTINGS, {
+  const resolved = await resolveSettings(flags, ctx.env, ctx.cwd);
+  const { dryRun, planOut, planFile, ignoreWindows, ...ci } = resolveValues(settings, {
     flags,
     env: ctx.env,
   });
@@ -45,7 +62,8 @@ export async function syncCommand(ctx: CommandContext): Promise<number> {
       '--plan applies a saved plan: use it with "envsync sync", without --dry-run',
     );
   }
-  const window = dryRun ? undefined : windowCheck(ctx, settings, ignoreWindows);
+  const window = dryRun ? undefined : windowCheck(ctx, resolved, ignoreWindows);
+  const options = { command: 'sync', dryRun, outFile: planOut, ci, window } as const;
   if (window !== undefined && !window.open) {
     // Outside the windows: the pass plans, and the report says why nothing was sent.
     if (planFile !== undefined) {
@@ -53,10 +71,10 @@ export async function syncCommand(ctx: CommandContext): Promise<number> {
         `--plan: ${waitingWords(stateOf(window))}; nothing was sent. Apply the plan inside a window, or pass --ignore-windows`,
       );
     }
-    return runPass(ctx, settings, { command: 'sync', dryRun: true, outFile: planOut, ci, window });
+    return runPass(ctx, resolved, { ...options, dryRun: true });
   }
-  if (planFile !== undefined) return applySaved(ctx, settings, ci, planFile);
-  return runPass(ctx, settings, { command: 'sync', dryRun, outFile: planOut, ci, window });
+  if (planFile !== undefined) return applySaved(ctx, resolved, ci, planFile);
+  return runPass(ctx, resolved, options);
 }
 
 /**
@@ -65,43 +83,42 @@ export async function syncCommand(ctx: CommandContext): Promise<number> {
  */
 function windowCheck(
   ctx: CommandContext,
-  settings: Settings,
+  resolved: Settings,
   ignore: boolean,
 ): NonNullable<RunReport['window']> | undefined {
-  const windows = settings.syncWindows ?? [];
+  const windows = resolved.syncWindows ?? [];
   if (windows.length === 0) return undefined;
   const state = windowState(windows, (ctx.now ?? Date.now)());
   const window = windowReport(state, ignore);
-  if (!state.open) {
-    const { logger } = commandIo(ctx, settings, 'sync');
-    if (ignore) {
-      logger.warn(
-        { window },
-        `outside the sync windows (${waitingWords(state)}); --ignore-windows: sending anyway`,
-      );
-      return { ...window, open: true };
-    }
+  if (state.open) return window;
+  const { logger } = commandIo(ctx, resolved, 'sync');
+  if (ignore) {
     logger.warn(
       { window },
-      `outside the sync windows: nothing is sent, the changes are planned only; ${waitingWords(state)}. --ignore-windows sends anyway`,
+      `outside the sync windows (${waitingWords(state)}); --ignore-windows: sending anyway`,
     );
+    return { ...window, open: true };
   }
+  logger.warn(
+    { window },
+    `outside the sync windows: nothing is sent, the changes are planned only; ${waitingWords(state)}. --ignore-windows sends anyway`,
+  );
   return window;
 }
 
 /** `sync --plan FILE`: the saved plan, applied as it was reviewed or not at all. */
 async function applySaved(
   ctx: CommandContext,
-  settings: Settings,
+  resolved: Settings,
   ci: CiOptions,
   file: string,
 ): Promise<number> {
-  const io = commandIo(ctx, settings, 'sync');
+  const io = commandIo(ctx, resolved, 'sync');
   // The plan applies only with the manifests it was made from: they are read first, then compared.
-  const manifests = await loadManifestTree(settings, ctx.cwd, io.logger);
-  const revision = await gitSyncRevision(settings.manifests, ctx.cwd);
-  const report = await withApi(ctx, settings, io, async ({ apiUrl, client }, state, progress) => {
-    return applySavedPlan({
+  const manifests = await loadManifestTree(resolved, ctx.cwd, io.logger);
+  const revision = await gitSyncRevision(resolved.manifests, ctx.cwd);
+  const report = await withApi(ctx, resolved, io, async ({ apiUrl, client }, state, progress) =>
+    applySavedPlan({
       file,
       cwd: ctx.cwd,
       apiUrl,
@@ -109,13 +126,13 @@ async function applySaved(
       state,
       logger: io.logger,
       manifests,
-      manifestsDir: settings.manifests,
+      manifestsDir: resolved.manifests,
       progress,
       changesReported: true,
       revision,
-      readTimeoutMs: settings.deadlineMs,
-    });
-  });
-  await printRunReport(ctx, io, settings, ci, report);
-  return exitCode(report, { detailed: settings.detailedExitcode });
+      readTimeoutMs: resolved.deadlineMs,
+    }),
+  );
+  await printRunReport(ctx, io, resolved, ci, report);
+  return exitCode(report, { detailed: resolved.detailedExitcode });
 }

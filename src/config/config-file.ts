@@ -1,32 +1,135 @@
+/**
+ * The config file (`--config FILE`, YAML): every setting with a config key, all optional; any
+ * other key is an error. See config/envsync.example.yaml.
+ */
+import { isMap, isScalar, LineCounter, parseDocument, type Node } from 'yaml';
 import * as z from 'zod';
-import { SETTINGS } from './settings-table.ts';
-import type { FileType } from './setting.ts';
+import { suggest } from '../core/suggest.ts';
+import { ConfigError, UsageError } from '../runtime/errors.ts';
+import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
+import type { ConfigFile, Raw, Setting, SettingsTable } from './setting.ts';
 
-const PLAIN: Record<Exclude<FileType['kind'], 'integer' | 'enum'>, () => z.ZodType> = {
-  string: () => z.string(),
-  strings: () => z.array(z.string()),
-  boolean: () => z.boolean(),
-  duration: () => z.union([z.string(), z.literal(0)]),
-};
-
-function fieldSchema(type: FileType): z.ZodType {
-  if (type.kind === 'enum') return z.enum(type.values);
-  if (type.kind === 'integer') {
-    const integer = z.number().int().min(type.min);
-    return type.max === undefined ? integer : integer.max(type.max);
-  }
-  return PLAIN[type.kind]();
+/** The config file's schema: each setting's key holds what its parser says the file may hold. */
+export function configFileSchema(table: SettingsTable) {
+  return z.strictObject(
+    Object.fromEntries(
+      Object.values(table).flatMap((s) =>
+        s.file === undefined ? [] : [[s.file, (s.parse.schema ?? z.never()).optional()]],
+      ),
+    ),
+  );
 }
 
 /**
- * The config file (`--config FILE`, YAML), generated from the settings table: every setting with
- * a config key, in table order, all optional; any other key is an error. See
- * config/envsync.example.yaml.
+ * Reads and validates a config file for the settings of `table`. Every problem is located:
+ * `FILE:LINE:COL KEY: what is wrong`, with a did-you-mean for an unknown key; all of them are
+ * reported at once. A value is also run through its setting's parser here, so a bad one is
+ * reported where it is written, not under its flag's name. A regular file only, at most 1 MiB,
+ * read within `timeoutMs` (--deadline).
  */
-export const configFileSchema = z.strictObject(
-  Object.fromEntries(
-    Object.values(SETTINGS).flatMap((setting: (typeof SETTINGS)[keyof typeof SETTINGS]) =>
-      'file' in setting ? [[setting.file.key, fieldSchema(setting.file.type).optional()]] : [],
-    ),
-  ),
-);
+export async function readConfigFile(
+  file: string,
+  table: SettingsTable,
+  timeoutMs?: number,
+): Promise<ConfigFile> {
+  const text = await readRegularText(file, {
+    subject: `config file ${file}`,
+    fix: 'point --config at a file',
+    maxBytes: READ_LIMITS.config,
+    limit: 'for a config file',
+    timeoutMs,
+  });
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, {
+    lineCounter,
+    prettyErrors: false,
+    // Switches are true or false only, as in manifests: `True` is the string "True" (an error).
+    schema: 'core',
+    customTags: (tags) =>
+      tags.map((tag) =>
+        typeof tag === 'object' && tag.tag === 'tag:yaml.org,2002:bool'
+          ? ({
+              ...tag,
+              test: /^(?:true|false)$/,
+              resolve: (v: string) => v === 'true',
+            } as typeof tag)
+          : tag,
+      ),
+  });
+  const where = (offset: number) => {
+    const { line, col } = lineCounter.linePos(offset);
+    return `${file}:${line}:${col}`;
+  };
+  const syntax = doc.errors[0];
+  if (syntax !== undefined) {
+    const what = syntax.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '');
+    throw new ConfigError(`config file ${where(syntax.pos[0])}: not valid YAML: ${what}`);
+  }
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  } catch (error) {
+    throw new ConfigError(`config file ${file} cannot be read: ${(error as Error).message}`);
+  }
+  /** Where the value of `key` (or the key itself) is written; the document's start otherwise. */
+  const offsetOf = (key: string | undefined, ofKey = false): number => {
+    const root = doc.contents;
+    const pair =
+      key !== undefined && isMap(root)
+        ? root.items.find((item) => isScalar(item.key) && item.key.value === key)
+        : undefined;
+    const node = (ofKey ? pair?.key : (pair?.value ?? pair?.key)) as Node | null | undefined;
+    return node?.range?.[0] ?? root?.range?.[0] ?? 0;
+  };
+  const values = (data !== null && typeof data === 'object' ? data : {}) as Record<string, unknown>;
+  if (Object.hasOwn(values, 'token')) {
+    throw new ConfigError(
+      `config file ${where(offsetOf('token', true))} token: is not read from a config file (it would end up in git); set ENVSYNC_TOKEN or tokenFile`,
+    );
+  }
+  const result = configFileSchema(table).safeParse(data);
+  const problems: { offset: number; text: string }[] = [];
+  // The schema's word on each key, and the unknown keys with a did-you-mean.
+  const schemaSays = new Map<string, string>();
+  const settings: Setting[] = Object.values(table).filter((s) => s.file !== undefined);
+  for (const issue of result.error?.issues ?? []) {
+    const key = issue.path[0] === undefined ? undefined : String(issue.path[0]);
+    if (issue.code === 'unrecognized_keys') {
+      for (const unknown of issue.keys) {
+        const near = suggest(
+          unknown,
+          settings.map((s) => s.file ?? ''),
+        );
+        problems.push({
+          offset: offsetOf(unknown, true),
+          text: `${unknown}: unknown key${near === undefined ? '' : ` (did you mean "${near}"?)`}; the keys are listed in config/envsync.example.yaml`,
+        });
+      }
+    } else if (key === undefined) {
+      problems.push({ offset: offsetOf(undefined), text: `${issue.message} (a mapping of keys)` });
+    } else if (!schemaSays.has(key)) {
+      schemaSays.set(key, `${issue.path.join('.')}: ${issue.message}`);
+    }
+  }
+  // Each value as its setting reads it (a duration, a format, ...): its parser's words are the
+  // clearest, the schema's (a type) are the fallback.
+  for (const { file: key = '', parse } of settings) {
+    let said = schemaSays.get(key);
+    if (values[key] !== undefined && values[key] !== null) {
+      try {
+        parse(values[key] as Raw, key);
+      } catch (error) {
+        if (!(error instanceof ConfigError || error instanceof UsageError)) throw error;
+        said = error.message;
+      }
+    }
+    if (said !== undefined) problems.push({ offset: offsetOf(key), text: said });
+  }
+  if (problems.length > 0) {
+    problems.sort((a, b) => a.offset - b.offset);
+    throw new ConfigError(
+      problems.map((problem) => `config file ${where(problem.offset)} ${problem.text}`).join('\n'),
+    );
+  }
+  return result.data as ConfigFile;
+}

@@ -1,84 +1,56 @@
-import type { ParseArgsOptionsConfig } from 'node:util';
+/**
+ * A command's flags, parsed strictly from the settings table, and what an unknown flag most
+ * likely meant: a did-you-mean, or the commands that do take it.
+ */
 import * as util from 'node:util';
 import { suggest } from '../core/suggest.ts';
 import { UsageError } from '../runtime/errors.ts';
-import { COMMANDS, type CommandName } from './commands.ts';
-import { SETTINGS } from './settings-table.ts';
-import { EMULATOR_SETTINGS } from './emulator-settings.ts';
-import { accepts, settingsFor, type FlagsOf, type Setting, type SettingsTable } from './setting.ts';
-
-/** The whole settings table: every command's settings, the emulator's included. */
-export async function allSettings(): Promise<SettingsTable> {
-  return { ...SETTINGS, ...EMULATOR_SETTINGS };
-}
+import { accepts, flagOf, type CommandName, type Flags, type SettingsTable } from './setting.ts';
 
 /** util.parseArgs options for `command`: every flag of the table it accepts. */
-export function flagOptions(table: SettingsTable, command: CommandName): ParseArgsOptionsConfig {
+export function flagOptions(
+  table: SettingsTable,
+  command: CommandName,
+): util.ParseArgsOptionsConfig {
   return Object.fromEntries(
-    Object.values(settingsFor(table, command)).map((setting: Setting) => [
-      setting.flag,
-      {
-        type: setting.type,
-        ...(setting.short === undefined ? {} : { short: setting.short }),
-        ...(setting.repeatable === true ? { multiple: true } : {}),
-      },
-    ]),
+    Object.values(table)
+      .filter((setting) => accepts(setting, command))
+      .map((setting) => {
+        const { long, valued, ...short } = flagOf(setting);
+        const multiple = setting.parse.separator !== undefined;
+        return [long, { type: valued ? 'string' : 'boolean', multiple, ...short }];
+      }),
   );
 }
 
-/** The line under a flag error: the usage, and where the flags are listed. */
-export function shortUsage(command: CommandName): string {
-  return `Usage: ${COMMANDS[command].synopsis} ("envsync ${command} --help" lists the flags)`;
-}
-
 /**
- * Parses `command`'s flags strictly. An unknown flag is a short usage error with a did-you-mean,
- * or with the commands that do take it.
+ * Parses `command`'s flags (and operands, if it takes some). An unknown flag is returned as
+ * written (`--manifest`, `-x`), for the caller to say what it meant with the whole table; any
+ * other mistake is a UsageError with `usage` under it.
  */
-export async function parseCommandFlags<T extends SettingsTable, C extends CommandName>(
-  table: T,
-  command: C,
+export function parseFlags(
+  table: SettingsTable,
+  command: CommandName,
   argv: readonly string[],
-): Promise<FlagsOf<T, C>> {
-  return (await parseCommandArgs(table, command, argv, false)).flags;
-}
-
-/** As parseCommandFlags, for a command that also takes operands (`envsync validate [PATH...]`). */
-export async function parseCommandArgs<T extends SettingsTable, C extends CommandName>(
-  table: T,
-  command: C,
-  argv: readonly string[],
-  allowPositionals = true,
-): Promise<{ flags: FlagsOf<T, C>; positionals: string[] }> {
+  { operands, usage }: { readonly operands: boolean; readonly usage: string },
+): { flags: Flags; operands: string[] } | { unknown: string } {
   const options = flagOptions(table, command);
   try {
     const { values, positionals } = util.parseArgs({
       args: [...argv],
       options,
       strict: true,
-      allowPositionals,
+      allowPositionals: operands,
     });
-    return { flags: values as FlagsOf<T, C>, positionals };
+    return { flags: values, operands: positionals };
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const unknown =
-      code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? firstUnknownFlag(argv, options) : undefined;
-    const message =
-      unknown === undefined
-        ? ((error as Error).message.split('\n')[0] ?? 'invalid arguments')
-        : unknownFlagMessage(unknown, command, { ...(await allSettings()), ...table });
-    throw new UsageError(message, shortUsage(command));
+    if ((error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      const { tokens } = util.parseArgs({ args: [...argv], options, strict: false, tokens: true });
+      const token = tokens.find((t) => t.kind === 'option' && !Object.hasOwn(options, t.name));
+      if (token?.kind === 'option') return { unknown: token.rawName };
+    }
+    throw new UsageError((error as Error).message.split('\n')[0] ?? 'invalid arguments', usage);
   }
-}
-
-/** The first flag of `argv` that `options` does not know, as written (`--manifest`, `-x`). */
-function firstUnknownFlag(
-  argv: readonly string[],
-  options: ParseArgsOptionsConfig,
-): string | undefined {
-  const { tokens } = util.parseArgs({ args: [...argv], options, strict: false, tokens: true });
-  const token = tokens.find((t) => t.kind === 'option' && !Object.hasOwn(options, t.name));
-  return token?.kind === 'option' ? token.rawName : undefined;
 }
 
 /** "envsync run", "envsync validate, plan and sync". */
@@ -88,54 +60,43 @@ function commandList(commands: readonly CommandName[]): string {
   return `envsync ${names.length === 0 ? last : `${names.join(', ')} and ${last}`}`;
 }
 
-/** The commands that take a flag, given as written (`--out`, `-o`). */
-function takers(flag: string, table: SettingsTable): CommandName[] {
-  const long = flag.startsWith('--');
+/** The commands that take a flag given as written (`--out`, `-o`), and the verb for them. */
+function takers(flag: string, table: SettingsTable): string {
   const name = flag.replace(/^-+/, '');
-  return Object.values(table)
-    .filter((s) => (long ? s.flag === name : s.short === name))
+  const commands = Object.values(table)
+    .filter((s) => (flag.startsWith('--') ? flagOf(s).long : flagOf(s).short) === name)
     .flatMap((s) => [...s.commands, ...(s.tolerated ?? [])]);
+  if (commands.length === 0) return '';
+  return `${commandList(commands)} ${new Set(commands).size === 1 ? 'takes' : 'take'} it`;
 }
 
-/** What an unknown flag of `command` most likely meant. */
+/** What an unknown flag of `command` most likely meant, from the whole settings `table`. */
 export function unknownFlagMessage(
   flag: string,
   command: CommandName,
   table: SettingsTable,
 ): string {
-  const own = Object.values(table).filter((s) => accepts(s, command));
+  const [own, others] = [true, false].map((mine) =>
+    Object.values(table)
+      .filter((s) => accepts(s, command) === mine)
+      .map((s) => flagOf(s).long),
+  ) as [string[], string[]];
   const name = flag.replace(/^-+/, '');
   // No --token on purpose: a token on the command line ends up in shell histories and process
   // listings. A command that reads the token says how it takes one instead.
-  if (
-    /^--(api-)?token$/.test(flag) &&
-    own.some((s) => s.flag === 'token-file' && s.commands.includes(command))
-  ) {
+  const readsToken = Object.values(table).some(
+    (s) => flagOf(s).long === 'token-file' && s.commands.includes(command),
+  );
+  if (/^--(api-)?token$/.test(flag) && readsToken) {
     return `there is no ${flag} flag, so that the token stays out of shell histories and process lists: set ENVSYNC_TOKEN, or pass --token-file PATH (env ENVSYNC_TOKEN_FILE)`;
   }
-  if (flag.startsWith('--')) {
-    const near = suggest(
-      name,
-      own.map((s) => s.flag),
-    );
-    if (near !== undefined) return `unknown flag ${flag} (did you mean --${near}?)`;
-  }
+  const near = flag.startsWith('--') ? suggest(name, own) : undefined;
+  if (near !== undefined) return `unknown flag ${flag} (did you mean --${near}?)`;
   const elsewhere = takers(flag, table);
-  if (elsewhere.length > 0) {
-    const verb = new Set(elsewhere).size === 1 ? 'takes' : 'take';
-    return `${flag} is not a flag of envsync ${command}; ${commandList(elsewhere)} ${verb} it`;
-  }
-  if (flag.startsWith('--')) {
-    const others = Object.values(table).filter((s) => !accepts(s, command));
-    const near = suggest(
-      name,
-      others.map((s) => s.flag),
-    );
-    if (near !== undefined) {
-      const by = takers(`--${near}`, table);
-      const verb = new Set(by).size === 1 ? 'takes' : 'take';
-      return `unknown flag ${flag} (did you mean --${near}? ${commandList(by)} ${verb} it)`;
-    }
+  if (elsewhere !== '') return `${flag} is not a flag of envsync ${command}; ${elsewhere}`;
+  const far = flag.startsWith('--') ? suggest(name, others) : undefined;
+  if (far !== undefined) {
+    return `unknown flag ${flag} (did you mean --${far}? ${takers(`--${far}`, table)})`;
   }
   return `unknown flag ${flag}`;
 }

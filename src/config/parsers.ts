@@ -1,175 +1,261 @@
 /**
- * Value parsers of the settings table. A value may come from a flag, the environment or the
+ * The value parsers of the settings tables. A value may come from a flag, the environment or the
  * config file; errors name the flag, whatever the source, and are ConfigErrors (exit 1).
  */
-import { parseWindow, type SyncWindow } from '../core/windows.ts';
+import * as z from 'zod';
+import { parseWindow } from '../core/windows.ts';
+import { splitNotifyUrl } from '../notify/notify-format.ts';
 import { ConfigError, UsageError } from '../runtime/errors.ts';
 import { formatDuration, parseDuration } from './duration.ts';
+import type { Parser, Raw } from './setting.ts';
 
-/** A setting's raw value: a flag's text, switch or repeated texts, or a config file value. */
-export type Raw = string | number | boolean | readonly string[];
+/** A parser, with what the config file may hold for it and how a variable holds a list. */
+export function parser<T>(
+  parse: (raw: Raw, name: string) => T,
+  about: Pick<Parser, 'schema' | 'words' | 'separator' | 'path'>,
+): Parser<T> {
+  return Object.assign((raw: Raw, name: string) => parse(raw, name), about);
+}
 
-/** A text value as given. */
-export function text(raw: Raw, name: string): string {
-  if (typeof raw !== 'string') throw new ConfigError(`${name}: ${JSON.stringify(raw)} is not text`);
+/** What the config file may hold for a text, and for a list (and how a variable separates it). */
+const TEXT = { schema: z.string(), words: 'text' } as const;
+export const LIST = {
+  schema: z.array(z.string()),
+  words: 'list of texts',
+  separator: ',',
+} as const;
+
+function refused(name: string, raw: Raw, why: string): ConfigError {
+  return new ConfigError(`${name}: ${JSON.stringify(raw)} ${why}`);
+}
+
+function asText(raw: Raw, name: string): string {
+  if (typeof raw !== 'string') throw refused(name, raw, 'is not text');
   return raw;
 }
 
-/** A list of texts (a repeated flag, a comma-separated variable, a YAML list). */
-export function texts(raw: Raw, name: string): readonly string[] {
+function asTexts(raw: Raw, name: string): readonly string[] {
   if (typeof raw === 'string') return [raw];
   if (Array.isArray(raw) && raw.every((item) => typeof item === 'string')) return raw;
-  throw new ConfigError(`${name}: ${JSON.stringify(raw)} is not a list of texts`);
+  throw refused(name, raw, 'is not a list of texts');
 }
 
-/** Splits a comma-separated environment variable, dropping blanks. */
-export function commaSeparated(value: string): readonly string[] {
-  return value
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
-}
+/** A text value as given. */
+export const text = parser(asText, TEXT);
+/** A file or folder; in the config file, relative to the file. */
+export const filePath = parser(asText, {
+  ...TEXT,
+  words: 'text, relative to the file',
+  path: true,
+});
+/** A list of texts (a repeated flag, a comma-separated variable, a YAML list). */
+export const texts = parser(asTexts, LIST);
 
 /** A whole number from `min` to `max`. */
-export function integer(min: number, max: number): (raw: Raw, name: string) => number {
-  return (raw, name) => {
-    const value =
-      typeof raw === 'number'
-        ? raw
-        : typeof raw === 'string' && /^\d+$/.test(raw.trim())
-          ? Number(raw)
-          : Number.NaN;
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw new ConfigError(
-        `${name}: ${JSON.stringify(raw)} must be a whole number from ${min} to ${max}`,
-      );
-    }
-    return value;
-  };
+export function integer(min: number, max: number): Parser<number> {
+  return parser(
+    (raw, name) => {
+      const value =
+        typeof raw === 'number'
+          ? raw
+          : typeof raw === 'string' && /^\d+$/.test(raw.trim())
+            ? Number(raw)
+            : Number.NaN;
+      if (!Number.isInteger(value) || value < min || value > max) {
+        throw refused(name, raw, `must be a whole number from ${min} to ${max}`);
+      }
+      return value;
+    },
+    { schema: z.number().int().min(min).max(max), words: 'whole number' },
+  );
 }
 
 /**
  * The longest wait a timer can hold: Node's setTimeout fires a longer one at once (with a
  * warning), so a longer duration would mean "now", not "later".
  */
-export const MAX_DURATION_MS = 2 ** 31 - 1;
+const MAX_DURATION_MS = 2 ** 31 - 1;
 
 /** A whole number of 0 or more, up to the largest a timer or a count here can use. */
 export const whole = integer(0, MAX_DURATION_MS);
 
 const DURATION_HINT = 'use e.g. 500ms, 30s, 5m';
 
-/** Any duration of the given `raw`, in milliseconds, up to MAX_DURATION_MS. */
-function anyDuration(raw: Raw, name: string): number {
-  const value =
-    typeof raw === 'number'
-      ? raw === 0
-        ? 0
-        : undefined
-      : typeof raw === 'string'
-        ? parseDuration(raw)
-        : undefined;
-  if (value === undefined) {
-    throw new ConfigError(`${name}: ${JSON.stringify(raw)} is not a duration (${DURATION_HINT})`);
-  }
-  if (value > MAX_DURATION_MS) {
-    throw new ConfigError(
-      `${name}: ${JSON.stringify(raw)} is too long: at most ${formatDuration(MAX_DURATION_MS)} (about 24 days)`,
-    );
-  }
-  return value;
+/** A duration (`500ms`, `30s`, `5m`, `1h`, `0`) in milliseconds, then `check`ed. */
+function duration(check: (ms: number, raw: Raw, name: string) => void): Parser<number> {
+  return parser(
+    (raw, name) => {
+      const ms = raw === 0 ? 0 : typeof raw === 'string' ? parseDuration(raw) : undefined;
+      if (ms === undefined) throw refused(name, raw, `is not a duration (${DURATION_HINT})`);
+      if (ms > MAX_DURATION_MS) {
+        throw refused(
+          name,
+          raw,
+          `is too long: at most ${formatDuration(MAX_DURATION_MS)} (about 24 days)`,
+        );
+      }
+      check(ms, raw, name);
+      return ms;
+    },
+    { schema: z.union([z.string(), z.literal(0)]), words: 'duration' },
+  );
 }
 
-/**
- * A duration of more than 0 (`500ms`, `30s`, `5m`, `1h`) in milliseconds: a timeout or a delay,
- * which 0 would make meaningless.
- */
-export function durationMs(raw: Raw, name: string): number {
-  const value = anyDuration(raw, name);
-  if (value <= 0) {
-    throw new ConfigError(
-      `${name}: ${JSON.stringify(raw)} must be longer than 0 (${DURATION_HINT})`,
-    );
-  }
-  return value;
+/** A duration where `0` has a meaning of its own (an interval that is off). */
+export const durationOrZeroMs = duration(() => undefined);
+
+/** A duration of more than 0 (a timeout, a delay, which 0 would make meaningless), up to `maxMs`. */
+export function durationMs(maxMs?: number): Parser<number> {
+  return duration((ms, raw, name) => {
+    if (ms <= 0) throw refused(name, raw, `must be longer than 0 (${DURATION_HINT})`);
+    if (maxMs !== undefined && ms > maxMs) {
+      throw refused(
+        name,
+        raw,
+        `must be a duration above 0 and at most ${formatDuration(maxMs)} (e.g. 30s, 5m)`,
+      );
+    }
+  });
 }
 
-/** A duration in milliseconds where `0` has a meaning of its own (an interval that is off). */
-export function durationOrZeroMs(raw: Raw, name: string): number {
-  return anyDuration(raw, name);
+const BYTE_UNITS: Record<string, number> = {
+  '': 1,
+  k: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mib: 1024 ** 2,
+};
+
+/** A size in bytes from `min` to `max`: plain bytes, or with a KiB or MiB suffix (`8MiB`). */
+export function byteSize(min: number, max: number): Parser<number> {
+  return parser(
+    (raw, name) => {
+      const match = typeof raw === 'string' ? /^(\d+)\s*(kib|k|mib|m)?$/i.exec(raw.trim()) : null;
+      const unit = BYTE_UNITS[(match?.[2] ?? '').toLowerCase()] ?? Number.NaN;
+      const value = typeof raw === 'number' ? raw : Number(match?.[1]) * unit;
+      if (!Number.isSafeInteger(value) || value < min || value > max) {
+        throw refused(
+          name,
+          raw,
+          `must be a size from ${min} bytes to ${max / 1024 ** 2} MiB: bytes, or with a KiB or MiB suffix (e.g. 8MiB)`,
+        );
+      }
+      return value;
+    },
+    { schema: z.number().int().min(min).max(max), words: 'whole number' },
+  );
 }
 
 /** One of a fixed list of words. */
-export function oneOf<const T extends string>(
-  allowed: readonly T[],
-): (raw: Raw, name: string) => T {
-  return (raw, name) => {
-    const found = allowed.find((value) => value === raw);
-    if (found === undefined) {
-      throw new ConfigError(`${name}: ${JSON.stringify(raw)} is not one of ${allowed.join(', ')}`);
-    }
-    return found;
-  };
+export function oneOf<const T extends string>(allowed: readonly T[]): Parser<T> {
+  return parser(
+    (raw, name) => {
+      const found = allowed.find((value) => value === raw);
+      if (found === undefined) throw refused(name, raw, `is not one of ${allowed.join(', ')}`);
+      return found;
+    },
+    { schema: z.enum(allowed as readonly [T, ...T[]]), words: 'one of the values' },
+  );
 }
 
 /**
  * The report's format. A file name (`-o plan.json`: a dot or a slash) is a usage error that
  * points at --out, the flag that names a file: `-o` is short for --output, as in kubectl.
  */
-export function outputFormat<const T extends string>(
-  allowed: readonly T[],
-): (raw: Raw, name: string) => T {
+export function outputFormat<const T extends string>(allowed: readonly T[]): Parser<T> {
   const pick = oneOf(allowed);
-  return (raw, name) => {
-    // A config file key (no leading dash) has no --out beside it: there, a plain error.
-    const flag = name.startsWith('-');
-    if (flag && typeof raw === 'string' && !allowed.includes(raw as T) && /[./\\]/.test(raw)) {
-      throw new UsageError(
-        `${name} ${raw}: --output (-o) takes a format (${allowed.join(', ')}), not a file; did you mean --out ${raw}?`,
-      );
-    }
-    return pick(raw, name);
-  };
+  return parser(
+    (raw, name) => {
+      // A config file key (no leading dash) has no --out beside it: there, a plain error.
+      const known = (allowed as readonly Raw[]).includes(raw);
+      if (name.startsWith('-') && typeof raw === 'string' && !known && /[./\\]/.test(raw)) {
+        throw new UsageError(
+          `${name} ${raw}: --output (-o) takes a format (${allowed.join(', ')}), not a file; did you mean --out ${raw}?`,
+        );
+      }
+      return pick(raw, name);
+    },
+    pick, // its schema and words
+  );
 }
 
-/** A switch; from the environment, `true` or `false` exactly (as docs/flags.md says). */
-export function bool(raw: Raw, name: string): boolean {
-  if (typeof raw === 'boolean') return raw;
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  throw new ConfigError(`${name}: ${JSON.stringify(raw)} must be true or false`);
-}
+/** A switch; from the environment or the config file, `true` or `false` exactly. */
+export const bool = parser(
+  (raw, name) => {
+    if (raw === true || raw === 'true') return true;
+    if (raw === false || raw === 'false') return false;
+    throw refused(name, raw, 'must be true or false');
+  },
+  { schema: z.boolean(), words: 'true or false' },
+);
 
 /** `HOST:PORT` (`[::1]:9464` for IPv6); an empty host means every interface. */
-export function parseListen(raw: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(raw.trim());
+export const listen = parser((raw, name) => {
+  const given = asText(raw, name);
+  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(given.trim());
   const port = Number(match?.[3]);
   if (match === null || port > 65535) {
     throw new ConfigError(
-      `--listen: "${raw}" is not HOST:PORT (e.g. 127.0.0.1:9464, 0.0.0.0:9464, [::1]:9464)`,
+      `--listen: "${given}" is not HOST:PORT (e.g. 127.0.0.1:9464, 0.0.0.0:9464, [::1]:9464)`,
     );
   }
   return { host: match[1] ?? (match[2] || '0.0.0.0'), port };
-}
-
-/** The `--listen` setting: `HOST:PORT`. */
-export function listen(raw: Raw, name: string): { host: string; port: number } {
-  return parseListen(text(raw, name));
-}
+}, TEXT);
 
 /** Sync windows (core/windows.ts), one per text: each read, or the first wrong one named. */
-export function syncWindows(raw: Raw, name: string): readonly SyncWindow[] {
-  return texts(raw, name).map((line) => {
-    const window = parseWindow(line);
-    if ('error' in window) throw new ConfigError(`${name}: ${window.error}`);
-    return window;
-  });
+export const syncWindows = parser(
+  (raw, name) =>
+    asTexts(raw, name).map((line) => {
+      const window = parseWindow(line);
+      if ('error' in window) throw new ConfigError(`${name}: ${window.error}`);
+      return window;
+    }),
+  // A window's line has commas: a variable holds several separated by semicolons.
+  { ...LIST, separator: ';' },
+);
+
+function ordinal(n: number): string {
+  const tens = n % 100 >= 11 && n % 100 <= 13;
+  const suffix = tens ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
 }
 
-/** Splits a semicolon-separated environment variable (a window's line has commas), dropping blanks. */
-export function semicolonSeparated(value: string): readonly string[] {
-  return value
-    .split(';')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
-}
+/**
+ * Notify URLs (each an http(s) URL, maybe with a `slack:` prefix), checked and kept as given. A
+ * notify URL may hold a credential (Slack's hooks carry it in the path), so no message here
+ * repeats one: a wrong URL is named by its position.
+ */
+export const notifyUrls = parser((raw, name) => {
+  const list = asTexts(raw, name).map((item) => item.trim());
+  for (const [index, item] of list.entries()) {
+    const parsed = URL.parse(splitNotifyUrl(item, 'cloudevents').url);
+    const where = list.length === 1 ? 'the URL' : `the ${ordinal(index + 1)} URL`;
+    const problem =
+      parsed === null
+        ? 'is not a URL (it is not repeated here: it may hold a credential)'
+        : parsed.protocol !== 'https:' && parsed.protocol !== 'http:'
+          ? `has the scheme ${JSON.stringify(parsed.protocol)}`
+          : undefined;
+    if (problem !== undefined) {
+      throw new ConfigError(
+        `${name}: ${where} ${problem}; give an http(s) URL, with slack: before it for the Slack format`,
+      );
+    }
+  }
+  return list;
+}, LIST);
+
+/** The daemon's public address: an http(s) URL, without a trailing slash. */
+export const publicUrl = parser((raw, name) => {
+  const parsed = URL.parse(asText(raw, name).trim());
+  if (parsed === null || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) {
+    throw refused(
+      name,
+      raw,
+      'is not an http(s) URL; give the address people open the status page at, e.g. https://envsync.example.com',
+    );
+  }
+  parsed.search = '';
+  parsed.hash = '';
+  return parsed.href.replace(/\/+$/, '');
+}, TEXT);

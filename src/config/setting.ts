@@ -1,21 +1,46 @@
 /**
- * What a setting is, for the settings table (settings-table.ts, emulator-settings.ts), and the
- * generic helpers over a table: which commands accept a setting, picking some settings, and the
- * types of parsed flags, resolved values and config file contents.
+ * What a setting is, and how one is resolved: flags > environment > config file > defaults. Each
+ * setting is declared once, as a row of a table (config/settings.ts, config/daemon-settings.ts,
+ * and the flags one command reads, beside that command); the flag parsers, the config file
+ * schema, the resolved types, each command's --help and docs/flags.md are derived from the rows.
  */
-import type { CommandName } from './commands.ts';
-import type { Raw } from './parsers.ts';
+import path from 'node:path';
+import type * as z from 'zod';
 
-export type { Raw };
+export const COMMAND_NAMES = [
+  'validate',
+  'plan',
+  'sync',
+  'run',
+  'export',
+  'migrate',
+  'schema',
+  'emulator',
+] as const;
+export type CommandName = (typeof COMMAND_NAMES)[number];
 
-/** How the config file holds a setting (the zod schema in config-file.ts is built from it). */
-export type FileType =
-  | { readonly kind: 'string' }
-  | { readonly kind: 'strings' }
-  | { readonly kind: 'boolean' }
-  | { readonly kind: 'duration' }
-  | { readonly kind: 'integer'; readonly min: number; readonly max?: number }
-  | { readonly kind: 'enum'; readonly values: readonly [string, ...string[]] };
+/** The commands a setting names often. */
+export const ONE_SHOT = ['validate', 'plan', 'sync'] as const;
+export const RECONCILING = ['plan', 'sync', 'run'] as const;
+export const API = ['plan', 'sync', 'run', 'export'] as const;
+export const SETTING_COMMANDS = ['validate', 'plan', 'sync', 'run', 'export'] as const;
+
+/** A setting's raw value: a flag's text, switch or repeated texts, or a config file value. */
+export type Raw = string | number | boolean | readonly string[];
+
+/**
+ * Turns a raw value into a setting's value, whichever source gave it, or throws a ConfigError
+ * naming the flag (`name`). A setting with a config key says what the file may hold (`schema`,
+ * and `words` for docs/flags.md); a list, how a variable separates its items (its flag is
+ * repeatable); a path, given in the config file, is relative to the file.
+ */
+export interface Parser<T = unknown> {
+  (raw: Raw, name: string): T;
+  readonly schema?: z.ZodType;
+  readonly words?: string;
+  readonly separator?: ',' | ';';
+  readonly path?: boolean;
+}
 
 /** The groups of the help and the docs, in the order they are shown. */
 export const GROUPS = {
@@ -31,40 +56,23 @@ export const GROUPS = {
   general: 'General',
 } as const;
 
-export type Group = keyof typeof GROUPS;
-
 /** One setting. */
 export interface Setting {
-  /** The long flag, without its dashes. */
+  /** The flag as help shows it: `-o, --output FORMAT`; one without a value is a switch. */
   readonly flag: string;
-  readonly short?: string;
-  /** A flag with a value, or a switch. */
-  readonly type: 'string' | 'boolean';
-  /** Whether the flag may be given several times (the values are collected). */
-  readonly repeatable?: boolean;
-  /** The value's name in help: DIR, N, DURATION. */
-  readonly value?: string;
-  readonly env?: {
-    readonly name: string;
-    /** How the variable's text becomes a raw value; undefined: as if it were not set. */
-    readonly read?: (text: string) => Raw | undefined;
-    /** How the docs describe the variable's form, e.g. "comma-separated". */
-    readonly note?: string;
-  };
-  readonly file?: {
-    readonly key: string;
-    readonly type: FileType;
-    /** A path, relative to the config file when it comes from there. */
-    readonly relative?: boolean;
-  };
+  /** The environment variable. */
+  readonly env?: string;
+  /** Another tool's variable: how its text becomes a raw value (undefined: unset), in words. */
+  readonly envRead?: { readonly read: (text: string) => Raw | undefined; readonly note: string };
+  /** The config file key. */
+  readonly file?: string;
   /** The commands that use it. */
   readonly commands: readonly CommandName[];
   /** Commands that accept the flag without using it, so one command line serves several. */
   readonly tolerated?: readonly CommandName[];
-  readonly group: Group;
+  readonly group: keyof typeof GROUPS;
   readonly help: string;
-  /** Turns a raw value into the setting's value; throws an error naming the flag (`name`). */
-  readonly parse: (raw: Raw, name: string) => unknown;
+  readonly parse: Parser;
   /** The default, written as a user would (parsed like any other value); none: undefined. */
   readonly default?: Raw;
   /** How help and docs show the default when `default` does not say it well. */
@@ -73,83 +81,94 @@ export interface Setting {
 
 export type SettingsTable = Readonly<Record<string, Setting>>;
 
-/** A setting's resolved value: what its parser returns, or undefined without a default. */
-export type Value<S extends Setting> =
-  | ReturnType<S['parse']>
-  | (S extends { readonly default: Raw } ? never : undefined);
-
-/** The resolved values of a table. */
-export type ValuesOf<T extends SettingsTable> = { -readonly [K in keyof T]: Value<T[K]> };
-
-type Accepting<S extends Setting> =
-  | S['commands'][number]
-  | (S extends { readonly tolerated: readonly (infer C)[] } ? C : never);
-
-/** The ids of the settings whose flag `command` accepts. */
-export type IdsFor<T extends SettingsTable, C extends CommandName> = {
-  [K in keyof T]: C extends Accepting<T[K]> ? K : never;
-}[keyof T];
-
-type FlagValue<S extends Setting> = S['type'] extends 'boolean'
-  ? boolean
-  : S extends { readonly repeatable: true }
-    ? string[]
-    : string;
-
-/** The flags of a table as util.parseArgs returns them, by flag name. */
-export type FlagsOfTable<T extends SettingsTable> = {
-  -readonly [K in keyof T as T[K]['flag']]?: FlagValue<T[K]> | undefined;
+/** The resolved values of a table: what each parser returns, or undefined without a default. */
+export type ValuesOf<T extends SettingsTable> = {
+  -readonly [K in keyof T]:
+    | ReturnType<T[K]['parse']>
+    | (T[K] extends { readonly default: Raw } ? never : undefined);
 };
 
-/** The flags `command` accepts, as util.parseArgs returns them. */
-export type FlagsOf<T extends SettingsTable, C extends CommandName> = FlagsOfTable<
-  Pick<T, IdsFor<T, C>>
->;
+/** A setting's long flag (`output`), its short one (`o`) and whether it takes a value. */
+export function flagOf(setting: Setting): { long: string; short?: string; valued: boolean } {
+  const [, short, long = '', value] = /^(?:-(\w), )?--([\w-]+)( .+)?$/.exec(setting.flag) ?? [];
+  return { long, ...(short === undefined ? {} : { short }), valued: value !== undefined };
+}
 
-type FileValue<F extends FileType> = F extends { kind: 'string' }
-  ? string
-  : F extends { kind: 'strings' }
-    ? string[]
-    : F extends { kind: 'boolean' }
-      ? boolean
-      : F extends { kind: 'duration' }
-        ? string | 0
-        : F extends { kind: 'integer' }
-          ? number
-          : F extends { kind: 'enum'; values: readonly (infer V)[] }
-            ? V
-            : never;
+/** The flags as util.parseArgs gives them, by long flag. */
+export type Flags = Readonly<Record<string, string | boolean | (string | boolean)[] | undefined>>;
 
-/** A config file's contents, as the schema generated from a table accepts them. */
-export type ConfigFileOf<T extends SettingsTable> = {
-  readonly [
-    K in keyof T as T[K] extends { readonly file: { readonly key: infer Key extends string } }
-      ? Key
-      : never
-  ]?: T[K] extends { readonly file: { readonly type: infer F extends FileType } }
-    ? FileValue<F>
+type LongFlag<F> = F extends `${string}--${infer L} ${string}`
+  ? L
+  : F extends `${string}--${infer L}`
+    ? L
     : never;
+
+/** The flags of a table, as util.parseArgs gives them: a list's repeated, a switch's a boolean. */
+export type FlagsOf<T extends SettingsTable> = {
+  readonly [K in keyof T as LongFlag<T[K]['flag']>]?: T[K]['flag'] extends `${string} ${string}`
+    ? ReturnType<T[K]['parse']> extends readonly unknown[]
+      ? string[]
+      : string
+    : boolean;
 };
+
+/** The config file's values, by key, as its schema accepted them (config/config-file.ts). */
+export type ConfigFile = Readonly<Record<string, unknown>>;
 
 /** Whether `command` accepts the setting's flag. */
 export function accepts(setting: Setting, command: CommandName): boolean {
   return setting.commands.includes(command) || (setting.tolerated ?? []).includes(command);
 }
 
-/** The settings whose flag `command` accepts, in table order. */
-export function settingsFor<T extends SettingsTable, C extends CommandName>(
-  table: T,
-  command: C,
-): Pick<T, IdsFor<T, C>> {
-  return Object.fromEntries(
-    Object.entries(table).filter(([, setting]) => accepts(setting, command)),
-  ) as Pick<T, IdsFor<T, C>>;
+/** Where settings come from, highest precedence first. */
+export interface Sources {
+  readonly flags: Flags;
+  readonly env: NodeJS.ProcessEnv;
+  readonly file?: ConfigFile;
+  /** The config file's folder: its relative paths start there. */
+  readonly fileDir?: string;
 }
 
-/** Some settings of a table, by id. */
-export function pickSettings<T extends SettingsTable, const K extends keyof T & string>(
-  table: T,
-  ids: readonly K[],
-): Pick<T, K> {
-  return Object.fromEntries(ids.map((id) => [id, table[id]])) as Pick<T, K>;
+/** The raw value with the highest precedence, or undefined when no source sets it. */
+function rawValue(setting: Setting, { flags, env, file, fileDir }: Sources): Raw | undefined {
+  const flag = flags[flagOf(setting).long];
+  if (flag !== undefined) return flag as Raw;
+  const text = setting.env === undefined ? undefined : env[setting.env];
+  // An empty variable counts as unset, as a shell's `VAR= envsync ...` means.
+  if (text !== undefined && text !== '') {
+    const { separator } = setting.parse;
+    const value =
+      setting.envRead !== undefined
+        ? setting.envRead.read(text)
+        : separator === undefined
+          ? text
+          : text
+              .split(separator)
+              .map((item) => item.trim())
+              .filter((item) => item !== '');
+    if (value !== undefined) return value;
+  }
+  const value = setting.file === undefined ? undefined : (file?.[setting.file] as Raw | undefined);
+  if (setting.parse.path === true && typeof value === 'string' && fileDir !== undefined) {
+    return path.resolve(fileDir, value);
+  }
+  return value;
+}
+
+/** Resolves one setting: flags > environment > config file > default. */
+export function resolveSetting(setting: Setting, sources: Sources): unknown {
+  const raw = rawValue(setting, sources) ?? setting.default;
+  return raw === undefined ? undefined : setting.parse(raw, `--${flagOf(setting).long}`);
+}
+
+/** Resolves every setting of `table`, in table order (so the first bad value is reported). */
+export function resolveValues<T extends SettingsTable>(table: T, sources: Sources): ValuesOf<T> {
+  return Object.fromEntries(
+    Object.entries(table).map(([id, setting]) => [id, resolveSetting(setting, sources)]),
+  ) as ValuesOf<T>;
+}
+
+/** Whether a flag, a variable or the config file sets the setting (its default is not asked). */
+export function isGiven(setting: Setting, sources: Sources): boolean {
+  return rawValue(setting, sources) !== undefined;
 }

@@ -1,171 +1,336 @@
-import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
-import { configFileSchema } from './config-file.ts';
+/**
+ * The settings validate, plan, sync, run and export share, each declared once (setting.ts says
+ * what a row holds), and their resolution: flags > environment > config file > defaults. Ids are
+ * the properties of the resolved settings; the config file's keys are in this order. The settings
+ * only `envsync run` takes are in daemon-settings.ts, a flag one command reads beside it.
+ */
 import path from 'node:path';
-import { suggest } from '../core/suggest.ts';
-import { ConfigError, UsageError } from '../runtime/errors.ts';
-import { LOG_LEVELS, OUTPUT_FORMATS } from './formats.ts';
-import { resolveValues } from './resolve.ts';
-import { SETTINGS, SHARED_SETTINGS, type ConfigFile } from './settings-table.ts';
+import { DIALECT_SETTINGS } from '../core/dialect.ts';
+import { OUTPUT_FORMATS } from '../core/renderers.ts';
+import { LOG_FORMATS } from '../runtime/log-line.ts';
+import { readConfigFile } from './config-file.ts';
+import { DAEMON_SETTINGS } from './daemon-settings.ts';
 import {
-  pickSettings,
-  type FlagsOfTable,
-  type Raw,
-  type Setting,
+  bool,
+  byteSize,
+  durationMs,
+  integer,
+  oneOf,
+  outputFormat,
+  filePath,
+  syncWindows,
+  text,
+  texts,
+} from './parsers.ts';
+import {
+  API,
+  COMMAND_NAMES,
+  ONE_SHOT,
+  RECONCILING,
+  SETTING_COMMANDS,
+  resolveValues,
+  type ConfigFile,
+  type Flags,
+  type SettingsTable,
   type ValuesOf,
 } from './setting.ts';
-import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 
-/**
- * The settings of validate, plan, sync, run and export, resolved from the settings table with
- * the precedence flags > environment > config file > defaults. The config file's schema
- * (config-file.ts, zod) is loaded only when there is a config file to read.
- */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
-export { LOG_LEVELS, OUTPUT_FORMATS };
-export type { ConfigFile };
+/** validate takes plan's API flags, unused, so one command line or wrapper serves both. */
+const API_ROW = { commands: API, tolerated: ['validate'], group: 'api' } as const;
+/** Which files below the manifests root are manifests. */
+const MANIFEST_FILES = { commands: [...ONE_SHOT, 'run', 'migrate'], group: 'manifests' } as const;
+
+export const SETTINGS = {
+  manifests: {
+    flag: '--manifests DIR',
+    env: 'ENVSYNC_MANIFESTS',
+    file: 'manifests',
+    ...MANIFEST_FILES,
+    help: 'the manifests root (*.yaml and *.yml files at any depth)',
+    parse: filePath,
+    default: 'manifests',
+  },
+  apiUrl: {
+    flag: '--api-url URL',
+    env: 'ENVSYNC_API_URL',
+    file: 'apiUrl',
+    ...API_ROW,
+    help: "the API's base address, required (run: or --emulator); requests go to {URL}/api/v2/environments/{org}; https unless the host is loopback",
+    parse: text,
+  },
+  orgs: {
+    flag: '--org ORG',
+    env: 'ENVSYNC_ORGS',
+    file: 'orgs',
+    commands: SETTING_COMMANDS,
+    group: 'manifests',
+    help: 'only this org; for export, an org to export (at least one)',
+    parse: texts,
+    defaultText: 'every org of the manifests',
+  },
+  apiDialect: {
+    flag: '--api-dialect DIALECT',
+    env: 'ENVSYNC_API_DIALECT',
+    file: 'apiDialect',
+    ...API_ROW,
+    help: 'which API: contract (the two operations of the contract), kosli (the production service\'s published operations) or auto (read from the first listing\'s shape: {"env": [...]} is contract, a bare array or a paged envelope kosli)',
+    parse: oneOf(DIALECT_SETTINGS),
+    default: 'auto',
+  },
+  concurrency: {
+    flag: '--concurrency N',
+    env: 'ENVSYNC_CONCURRENCY',
+    file: 'concurrency',
+    ...API_ROW,
+    help: 'requests in flight at once, GETs and PUTs of every org together (1 to 256)',
+    parse: integer(1, 256),
+    default: '8',
+  },
+  retries: {
+    flag: '--retries N',
+    env: 'ENVSYNC_RETRIES',
+    file: 'retries',
+    ...API_ROW,
+    help: 'retries per request after the first attempt (0 to 20); a refused connection or a host name that does not resolve gets one at most, a certificate that cannot be verified none',
+    parse: integer(0, 20),
+    default: '4',
+  },
+  maxArchive: {
+    flag: '--max-archive N',
+    env: 'ENVSYNC_MAX_ARCHIVE',
+    file: 'maxArchive',
+    commands: RECONCILING,
+    tolerated: ['validate'],
+    group: 'api',
+    help: 'the most environments one org may archive in one pass under prune: true; more are all refused (its other changes still apply), unless applied from a reviewed plan with sync --plan (0 to 100000)',
+    parse: integer(0, 100000),
+    default: '5',
+  },
+  syncWindows: {
+    flag: '--sync-window WINDOW',
+    env: 'ENVSYNC_SYNC_WINDOWS',
+    file: 'syncWindows',
+    commands: RECONCILING,
+    tolerated: ['validate'],
+    group: 'api',
+    help: 'a sync window, "allow|deny DAYS HH:MM DURATION [TIME-ZONE]" (e.g. "allow mon-fri 09:00 8h Europe/Berlin"): changes are sent only inside an allow window (when there is one) and never inside a deny window; sync and run plan and wait outside',
+    parse: syncWindows,
+    defaultText: 'none: changes may be sent at any time',
+  },
+  timeoutMs: {
+    flag: '--timeout DURATION',
+    env: 'ENVSYNC_TIMEOUT',
+    file: 'timeout',
+    ...API_ROW,
+    help: 'each attempt of a request: connecting (at most 10s of it), then the whole answer, headers and body; a retry has its own, and --deadline bounds them all',
+    parse: durationMs(),
+    default: '30s',
+  },
+  retryDelayMs: {
+    flag: '--retry-delay DURATION',
+    env: 'ENVSYNC_RETRY_DELAY',
+    file: 'retryDelay',
+    ...API_ROW,
+    help: 'first backoff delay; it doubles, with jitter, up to 30s',
+    parse: durationMs(),
+    default: '1s',
+  },
+  deadlineMs: {
+    flag: '--deadline DURATION',
+    env: 'ENVSYNC_DEADLINE',
+    file: 'deadline',
+    ...API_ROW,
+    help: 'the whole run (run: each pass), throttled waits and backoff included: after it no request is started, nor any wait that would end after it; what is left is reported "not sent" and the run exits 1 (requests in flight finish within --timeout)',
+    parse: durationMs(24 * 3_600_000),
+    default: '5m',
+  },
+  maxRetryAfterMs: {
+    flag: '--max-retry-after DURATION',
+    env: 'ENVSYNC_MAX_RETRY_AFTER',
+    file: 'maxRetryAfter',
+    ...API_ROW,
+    help: 'longest Retry-After (429, 503) honoured at a time; a longer one is waited this long, then the request is tried again (within --deadline)',
+    parse: durationMs(3_600_000),
+    default: '2m',
+  },
+  maxResponseBytes: {
+    flag: '--max-response-bytes N',
+    env: 'ENVSYNC_MAX_RESPONSE_BYTES',
+    file: 'maxResponseBytes',
+    ...API_ROW,
+    help: 'largest answer read from the API, in bytes (or with a KiB or MiB suffix); a larger one fails its org, final, and is not downloaded again in the run',
+    parse: byteSize(1024, 1024 ** 3),
+    default: '8MiB',
+  },
+  state: {
+    flag: '--state FILE',
+    env: 'ENVSYNC_STATE',
+    file: 'state',
+    commands: RECONCILING,
+    tolerated: ['validate'],
+    group: 'manifests',
+    help: 'the state file: what was last applied of the fields a listing may not show',
+    parse: filePath,
+    default: '.envsync/state.json',
+  },
+  stateLockTimeoutMs: {
+    flag: '--state-lock-timeout DURATION',
+    env: 'ENVSYNC_STATE_LOCK_TIMEOUT',
+    file: 'stateLockTimeout',
+    commands: ['sync', 'run'],
+    tolerated: ['validate', 'plan'],
+    group: 'manifests',
+    help: "how long a write of the state file waits for another writer's lock (<state>.lock) before it fails; plan never writes, never waits",
+    parse: durationMs(),
+    default: '30s',
+  },
+  output: {
+    flag: '-o, --output FORMAT',
+    env: 'ENVSYNC_OUTPUT',
+    file: 'output',
+    commands: ONE_SHOT,
+    group: 'output',
+    help: `the report's format: ${OUTPUT_FORMATS.join(', ')}`,
+    parse: outputFormat(OUTPUT_FORMATS),
+    default: 'text',
+  },
+  detailedExitcode: {
+    flag: '--detailed-exitcode',
+    env: 'ENVSYNC_DETAILED_EXITCODE',
+    file: 'detailedExitcode',
+    commands: ['plan', 'sync'],
+    tolerated: ['validate'],
+    group: 'output',
+    help: 'exit 2 when there is no error and changes are pending (plan, sync --dry-run)',
+    parse: bool,
+    default: false,
+  },
+  logLevel: {
+    flag: '--log-level LEVEL',
+    env: 'ENVSYNC_LOG_LEVEL',
+    file: 'logLevel',
+    commands: [...SETTING_COMMANDS, 'migrate'],
+    group: 'general',
+    help: `what is logged on stderr: ${LOG_LEVELS.join(', ')}`,
+    parse: oneOf(LOG_LEVELS),
+    defaultText: 'info; warn for the JSON logs of validate, plan, sync and export',
+  },
+  logFormat: {
+    flag: '--log-format FORMAT',
+    env: 'ENVSYNC_LOG_FORMAT',
+    file: 'logFormat',
+    commands: [...SETTING_COMMANDS, 'migrate', 'emulator'],
+    group: 'general',
+    help: 'how stderr logs look: pretty (one line per event), json (one object per line) or auto (pretty on a terminal, json otherwise)',
+    parse: oneOf(LOG_FORMATS),
+    default: 'auto',
+  },
+  tokenFile: {
+    flag: '--token-file PATH',
+    env: 'ENVSYNC_TOKEN_FILE',
+    file: 'tokenFile',
+    ...API_ROW,
+    help: 'read the token from PATH, before every pass (a rotated Secret is picked up); without it, ENVSYNC_TOKEN; with --token-dir, the token of the orgs with no file there',
+    parse: filePath,
+  },
+  tokenDir: {
+    flag: '--token-dir DIR',
+    env: 'ENVSYNC_TOKEN_DIR',
+    file: 'tokenDir',
+    ...API_ROW,
+    help: 'a token per org: the file named after the org in DIR holds its token (a Kubernetes Secret with one key per org, mounted whole), read before every pass; an org with no file uses --token-file or ENVSYNC_TOKEN, and fails without one',
+    parse: filePath,
+  },
+  insecureHttp: {
+    flag: '--insecure-http',
+    env: 'ENVSYNC_INSECURE_HTTP',
+    file: 'insecureHttp',
+    ...API_ROW,
+    help: 'allow plain http:// to a non-loopback host (the token would travel in clear text)',
+    parse: bool,
+    default: false,
+  },
+  caFile: {
+    flag: '--ca-file PATH',
+    env: 'ENVSYNC_CA_FILE',
+    file: 'caFile',
+    ...API_ROW,
+    help: 'extra CA certificates (PEM) to trust for https',
+    parse: filePath,
+  },
+  maxFileBytes: {
+    flag: '--max-file-bytes N',
+    env: 'ENVSYNC_MAX_FILE_BYTES',
+    file: 'maxFileBytes',
+    ...MANIFEST_FILES,
+    help: 'largest manifest file read, in bytes',
+    parse: integer(1, 1024 ** 3),
+    default: '1048576',
+  },
+  exclude: {
+    flag: '--exclude GLOB',
+    env: 'ENVSYNC_EXCLUDE',
+    // Not a path relative to the config file: a pattern is matched below the manifests root.
+    file: 'exclude',
+    ...MANIFEST_FILES,
+    help: "leave out the files and folders GLOB matches (gitignore syntax, relative to the manifests root), after the lines of the root's .envsyncignore file",
+    parse: texts,
+    defaultText: 'none',
+  },
+  strict: {
+    flag: '--strict',
+    env: 'ENVSYNC_STRICT',
+    file: 'strict',
+    ...MANIFEST_FILES,
+    commands: [...ONE_SHOT, 'run'],
+    help: 'a YAML file with neither org nor environments (a Kubernetes object, a CI file) is an error, not skipped; so is a manifests root without a manifest (run: a warning)',
+    parse: bool,
+    default: false,
+  },
+} as const satisfies SettingsTable;
+
+/** --config (read first, to find the file) and --help. */
+export const GENERAL_SETTINGS = {
+  config: {
+    flag: '-c, --config FILE',
+    env: 'ENVSYNC_CONFIG',
+    commands: [...SETTING_COMMANDS, 'migrate'],
+    group: 'general',
+    help: 'YAML config file (see config/envsync.example.yaml); its paths are relative to it',
+    parse: text,
+  },
+  help: {
+    flag: '-h, --help',
+    commands: COMMAND_NAMES,
+    group: 'general',
+    help: 'show this help',
+    parse: bool,
+    default: false,
+  },
+} as const satisfies SettingsTable;
 
 /** Resolved settings for validate / plan / sync / run / export, as the table types them. */
-export type Settings = Readonly<ValuesOf<typeof SHARED_SETTINGS>>;
-const CONFIG_TABLE = pickSettings(SETTINGS, ['config']);
-const DEADLINE_TABLE = pickSettings(SETTINGS, ['deadlineMs']);
-
-/** The flags that map onto settings (and --config), as util.parseArgs returns them. */
-export type SettingFlags = FlagsOfTable<typeof SHARED_SETTINGS & typeof CONFIG_TABLE>;
-
-/** The config file's keys, for did-you-mean. */
-function configKeys(): string[] {
-  return Object.values(SETTINGS).flatMap((setting: Setting) =>
-    setting.file === undefined ? [] : [setting.file.key],
-  );
-}
-
-/**
- * Reads and validates a config file. Every problem is located: `FILE:LINE:COL KEY: what is wrong`,
- * with a did-you-mean for an unknown key; all of them are reported at once. A value is also run
- * through its setting's parser here, so a bad one is reported where it is written, not under its
- * flag's name. A regular file only, at most 1 MiB, read within `timeoutMs` (--deadline).
- */
-export async function readConfigFile(file: string, timeoutMs?: number): Promise<ConfigFile> {
-  const text = await readRegularText(file, {
-    subject: `config file ${file}`,
-    fix: 'point --config at a file',
-    maxBytes: READ_LIMITS.config,
-    limit: 'for a config file',
-    timeoutMs,
-  });
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, {
-    lineCounter,
-    prettyErrors: false,
-    // Switches are true or false only, as in manifests: `True` is the string "True" (an error).
-    schema: 'core',
-    customTags: (tags) =>
-      tags.map((tag) =>
-        typeof tag === 'object' && tag.tag === 'tag:yaml.org,2002:bool'
-          ? ({
-              ...tag,
-              test: /^(?:true|false)$/,
-              resolve: (v: string) => v === 'true',
-            } as typeof tag)
-          : tag,
-      ),
-  });
-  const where = (offset: number) => {
-    const { line, col } = lineCounter.linePos(offset);
-    return `${file}:${line}:${col}`;
-  };
-  const syntax = doc.errors[0];
-  if (syntax !== undefined) {
-    const what = syntax.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '');
-    throw new ConfigError(`config file ${where(syntax.pos[0])}: not valid YAML: ${what}`);
-  }
-  let data: unknown;
-  try {
-    data = doc.toJS({ maxAliasCount: 100 }) ?? {};
-  } catch (error) {
-    throw new ConfigError(`config file ${file} cannot be read: ${(error as Error).message}`);
-  }
-  /** Where the value of `key` (or the key itself) is written; the document's start otherwise. */
-  const offsetOf = (key: string | undefined, ofKey = false): number => {
-    const root = doc.contents;
-    if (key !== undefined && isMap(root)) {
-      const pair = root.items.find((item) => isScalar(item.key) && item.key.value === key);
-      const node = (ofKey ? pair?.key : (pair?.value ?? pair?.key)) as
-        | { range?: [number, number, number] }
-        | null
-        | undefined;
-      if (node?.range !== undefined) return node.range[0];
-    }
-    return (root as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;
-  };
-  if (data !== null && typeof data === 'object' && Object.hasOwn(data, 'token')) {
-    throw new ConfigError(
-      `config file ${where(offsetOf('token', true))} token: is not read from a config file (it would end up in git); set ENVSYNC_TOKEN or tokenFile`,
-    );
-  }
-  const result = configFileSchema.safeParse(data);
-  const problems: { offset: number; text: string }[] = [];
-  // The schema's word on each key, and the unknown keys with a did-you-mean.
-  const schemaSays = new Map<string, string>();
-  const known = configKeys();
-  for (const issue of result.error?.issues ?? []) {
-    const key = issue.path[0] === undefined ? undefined : String(issue.path[0]);
-    if (issue.code === 'unrecognized_keys') {
-      for (const unknown of issue.keys) {
-        const near = suggest(unknown, known);
-        problems.push({
-          offset: offsetOf(unknown, true),
-          text: `${unknown}: unknown key${near === undefined ? '' : ` (did you mean "${near}"?)`}; the keys are listed in config/envsync.example.yaml`,
-        });
-      }
-    } else if (key === undefined) {
-      problems.push({ offset: offsetOf(undefined), text: `${issue.message} (a mapping of keys)` });
-    } else if (!schemaSays.has(key)) {
-      schemaSays.set(key, `${issue.path.join('.')}: ${issue.message}`);
-    }
-  }
-  // Each value as its setting reads it (a duration, a format, ...): its parser's words are the
-  // clearest, the schema's (a type) are the fallback.
-  const values = (data !== null && typeof data === 'object' ? data : {}) as Record<string, unknown>;
-  for (const setting of Object.values(SETTINGS) as Setting[]) {
-    const key = setting.file?.key;
-    if (key === undefined || values[key] === undefined || values[key] === null) {
-      if (key !== undefined && schemaSays.has(key)) {
-        problems.push({ offset: offsetOf(key), text: schemaSays.get(key) ?? '' });
-      }
-      continue;
-    }
-    let said = schemaSays.get(key);
-    try {
-      setting.parse(values[key] as Raw, key);
-    } catch (error) {
-      if (!(error instanceof ConfigError || error instanceof UsageError)) throw error;
-      said = error.message;
-    }
-    if (said !== undefined) problems.push({ offset: offsetOf(key), text: said });
-  }
-  if (problems.length > 0) {
-    problems.sort((a, b) => a.offset - b.offset);
-    throw new ConfigError(
-      problems.map((problem) => `config file ${where(problem.offset)} ${problem.text}`).join('\n'),
-    );
-  }
-  return result.data as ConfigFile;
-}
+export type Settings = Readonly<ValuesOf<typeof SETTINGS>>;
 
 /** Resolves the settings: flags > environment > config file > defaults. */
 export async function resolveSettings(
-  flags: SettingFlags,
+  flags: Flags,
   env: NodeJS.ProcessEnv,
   cwd: string,
 ): Promise<Settings & { readonly file: ConfigFile; readonly fileDir: string }> {
-  const { config } = resolveValues(CONFIG_TABLE, { flags, env });
-  const configPath = config === undefined ? undefined : path.resolve(cwd, config);
   // Read within the --deadline of the flags or the environment (the file's own comes too late).
-  const { deadlineMs } = resolveValues(DEADLINE_TABLE, { flags, env });
-  const file = configPath === undefined ? {} : await readConfigFile(configPath, deadlineMs);
+  const { config, deadlineMs } = resolveValues(
+    { config: GENERAL_SETTINGS.config, deadlineMs: SETTINGS.deadlineMs },
+    { flags, env },
+  );
+  const configPath = config === undefined ? undefined : path.resolve(cwd, config);
+  const file =
+    configPath === undefined
+      ? {}
+      : await readConfigFile(configPath, { ...SETTINGS, ...DAEMON_SETTINGS }, deadlineMs);
   // Paths in the config file are relative to the file; on the command line, to the working dir.
   const fileDir = configPath === undefined ? cwd : path.dirname(configPath);
-  const settings: Settings = resolveValues(SHARED_SETTINGS, { flags, env, file, fileDir });
-  return { ...settings, file, fileDir };
+  return { ...resolveValues(SETTINGS, { flags, env, file, fileDir }), file, fileDir };
 }

@@ -90,6 +90,14 @@ export interface FieldSpec<K extends FieldName = FieldName> {
   readonly listing: { readonly absent: ListedAs; readonly null: ListedAs };
   /** How it is sent in each dialect (the PUT when left out); a dialect missing here cannot. */
   readonly sentBy?: Readonly<Partial<Record<ApiDialect, SentBy>>>;
+  /**
+   * The service retired the field (the `kosli` dialect): it is never sent, compared or verified
+   * there, a manifest that declares it gets a warning (an error with --strict), and
+   * `envsync migrate` removes it. `since`: the date, `keeps`: what the service does instead.
+   */
+  readonly retired?: { readonly since: string; readonly keeps: string };
+  /** The field is deprecated by the service: still managed, with a warning naming `instead`. */
+  readonly deprecated?: { readonly instead: string };
   /** One line for the JSON Schema (an editor shows it on hover). */
   readonly doc: string;
   /** What the field means in docs/manifests.md, beyond what the generator says from the rest. */
@@ -138,6 +146,7 @@ export const FIELDS = registry({
     managed: 'when-declared',
     // The spec's listing does not carry it; the production service's does, never as null.
     listing: { absent: 'omitted', null: 'omitted' },
+    retired: { since: '2026-08-19', keeps: 'it always reports false' },
     doc: 'Whether scaling information is included in snapshots. Managed only when declared: left out, envsync never changes it.',
     details:
       "Whether scaling information is included in the snapshots of the environment. The contract's listing does not show it; the production service's does (and keeps `false` when sent `true` for an existing environment).",
@@ -160,6 +169,7 @@ export const FIELDS = registry({
     managed: 'when-declared',
     // The production listing does not show it: what envsync sent is kept in the state file.
     listing: { absent: 'omitted', null: 'omitted' },
+    deprecated: { instead: 'policies' },
     doc: 'Whether artifacts must have provenance. Managed only when declared: left out, envsync never changes it.',
     details:
       "Whether the artifacts running in the environment must have provenance. The production service's listing never shows it.",
@@ -194,6 +204,11 @@ export type ListedField = {
 }[FieldName];
 
 export const FIELD_LIST: readonly FieldSpec[] = Object.values(FIELDS as Registry);
+
+/** The manifest keys of the fields the service retired (`envsync migrate` removes them). */
+export const RETIRED_KEYS: readonly string[] = FIELD_LIST.filter((spec) => spec.retired).map(
+  (spec) => spec.manifestKey,
+);
 
 /** Fields a listing may leave out: what envsync last sent for them is kept in the state file. */
 export const RECORDED_FIELDS: readonly FieldSpec[] = FIELD_LIST.filter(

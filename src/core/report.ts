@@ -7,7 +7,7 @@ import type { ArchivePlan, Change, ChangeRequests, FieldName, OrgPlan, OwnedBy }
 import type { PolicyDocumentChange } from './policy-documents.ts';
 import type { WindowReport } from './windows.ts';
 import { compareNames } from './names.ts';
-import { type Failure, unreachable } from './retry-policy.ts';
+import { type Failure, unreachable } from './request-failure.ts';
 
 export const REPORT_VERSION = 1;
 

@@ -170,7 +170,7 @@ export function daemonStatus(
     'manifests' | 'ready' | 'passRunning' | 'shard' | 'stateFile' | 'mode' | 'window'
   > &
     Partial<Pick<DaemonStatus, 'notifications'>> & {
-      /** Where each org's token came from, or null when it has none (config/org-tokens.ts). */
+      /** Where each org's token came from, or null when it has none (config/tokens.ts). */
       readonly tokenSource: (org: string) => string | null;
     },
 ): DaemonStatus {

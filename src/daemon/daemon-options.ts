@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { DaemonSettings } from '../config/daemon-settings.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Clock } from '../core/clock.ts';
-import type { TokenSet } from '../config/org-tokens.ts';
+import type { TokenSet } from '../config/tokens.ts';
 import type { Masker } from '../core/mask.ts';
 import type { NotifyDeps } from './notify-setup.ts';
 
@@ -13,7 +13,7 @@ export interface DaemonOptions {
   readonly apiUrl: URL;
   /**
    * The tokens, read before each pass, so that a rotated token file (or a file of the token
-   * directory) is used without a restart (config/token-dir.ts's readTokens).
+   * directory) is used without a restart (config/tokens.ts's readTokens).
    */
   readonly readTokens: () => Promise<TokenSet>;
   readonly ca?: string | undefined;

@@ -7,16 +7,15 @@ import type { Clock } from '../core/clock.ts';
 import { publicNotifyUrl } from '../notify/notify-format.ts';
 import { DEFAULT_NOTIFY_POLICY, type NotifyPolicy } from '../notify/notify-policy.ts';
 import type { Masker } from '../core/mask.ts';
-import { readSecretFile } from '../config/secret-file.ts';
+import { readSecretFile } from '../config/tokens.ts';
 import type { DaemonMetrics } from './metrics.ts';
 import { undiciSender, type SendNotification } from '../notify/notify-http.ts';
 import { Notifier } from '../notify/notify.ts';
 import type { DaemonOptions } from './daemon-options.ts';
 import { StateStore } from '../state/store.ts';
-import { SETTINGS } from '../config/settings-table.ts';
-import type { Transport } from '../api/client-types.ts';
+import { SETTINGS } from '../config/settings.ts';
 import { RequestGate } from '../api/gate.ts';
-import { connectionPool } from '../api/pool.ts';
+import { connectionPool, type Transport } from '../api/client.ts';
 
 /** What tests may replace in the notifier: the sender and the delivery's limits. */
 export interface NotifyDeps {

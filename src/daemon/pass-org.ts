@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { tokenGetter } from '../config/token-dir.ts';
 import type { PassOrg } from './daemon-memory.ts';
-import { tokenFor, tokenSourceOf, tokensOf, type TokenSet } from '../config/org-tokens.ts';
+import { tokenFor, tokenGetter, tokenSourceOf, tokensOf, type TokenSet } from '../config/tokens.ts';
 import { MAX_ENVIRONMENT_ROWS } from './daemon-status.ts';
 import type { OrgManifest } from '../manifests/load.ts';
 
@@ -29,9 +28,9 @@ export function tokenKeyOf(token: string): string {
   return createHash('sha256').update(token).digest('hex').slice(0, 16);
 }
 
-/** A pass's tokens, as the pass uses them (config/org-tokens.ts). */
+/** A pass's tokens, as the pass uses them (config/tokens.ts). */
 export interface PassTokens {
-  /** The token of each org's requests; it throws for an org with none (config/token-dir.ts). */
+  /** The token of each org's requests; it throws for an org with none (config/tokens.ts). */
   readonly getToken: (org: string) => string;
   /** Every token: each is masked by every sink. */
   readonly all: readonly string[];

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import { clientFromSettings } from '../api/from-settings.ts';
-import type { Transport } from '../api/client-types.ts';
+import { clientFromSettings, type Transport } from '../api/client.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Mask } from '../core/mask.ts';

@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { readSecretFile } from '../config/secret-file.ts';
+import { readSecretFile } from '../config/tokens.ts';
 
 /** A webhook body larger than this is refused (413): GitHub's push payloads fit with room. */
 export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;

@@ -15,7 +15,7 @@ import { hasOwnerTag, OWNER_TAG_KEY, ownerTagValue } from '../core/ownership.ts'
 import { samePolicyText } from '../core/policy-documents.ts';
 import { changeRequests, sameRequests } from '../core/requests.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
-import { textDigest } from './policy-documents.ts';
+import { applyWithPolicyDocuments, textDigest, type UploadDeps } from './policy-documents.ts';
 import { failureOf } from '../api/errors.ts';
 import {
   commonFailure,
@@ -29,7 +29,6 @@ import { dialectOf, dialectWords } from '../core/dialect.ts';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
 import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 import { type ApplyDeps, applyOrgPlan } from './apply.ts';
-import { applyWithPolicyDocuments, type UploadDeps } from './apply-documents.ts';
 import {
   describeMove,
   listingDigest,

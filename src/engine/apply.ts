@@ -21,7 +21,7 @@ import {
   OWNER_TAG_KEY,
   ownerTagValue,
 } from '../core/ownership.ts';
-import { isTransient } from '../core/retry-policy.ts';
+import { isTransient } from '../api/retry-policy.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { StateStore } from '../state/store.ts';
 

@@ -1,8 +1,3 @@
-/**
- * An org's policy documents in a pass (the `kosli` dialect): refused under `contract`, read from
- * the service when the manifests declare or attach any, checked against what the environments
- * attach, planned (core/policy-documents.ts decides), and uploaded before the environments.
- */
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { failureOf } from '../api/errors.ts';
@@ -18,12 +13,25 @@ import {
   unknownPolicies,
   uploadComment,
 } from '../core/policy-documents.ts';
-import type { OrgReport, PolicyDocumentReport, ProblemReport } from '../core/report.ts';
-import { isTransient } from '../core/retry-policy.ts';
+import {
+  type OrgReport,
+  orgReportFromPlan,
+  type PolicyDocumentReport,
+  type ProblemReport,
+} from '../core/report.ts';
+import { isTransient } from '../api/retry-policy.ts';
 import { locatedProblem } from './org-problems.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import * as crypto from 'node:crypto';
 import { errorMessage } from '../runtime/errors.ts';
+import { compareNames } from '../core/names.ts';
+import type { ApplyProgress, Round } from './apply.ts';
+
+/**
+ * An org's policy documents in a pass (the `kosli` dialect): refused under `contract`, read from
+ * the service when the manifests declare or attach any, checked against what the environments
+ * attach, planned (core/policy-documents.ts decides), and uploaded before the environments.
+ */
 
 /** The sha256 of a text, as plans show it. */
 export function textDigest(text: string): string {
@@ -94,16 +102,16 @@ export async function policyDocumentsStep(
   }
   const unknown = unknownPolicies(manifest.environments, declared, observed);
   if (unknown.length > 0) {
-    const errors = await Promise.all(
-      unknown.map(async ({ env, policy }): Promise<ProblemReport> => {
-        const where = await manifests.locate?.(manifest.org, env, ['policies'], { item: policy });
-        return locatedProblem(
-          where,
-          manifest,
-          `policy "${policy}" attached to "${env.name}" has no policy document in org ` +
-            `"${manifest.org}": neither the manifests (top-level policies:) nor the service have it`,
-        );
-      }),
+    const errors = unknown.map(({ env, policy }) =>
+      locatedProblem(
+        manifests,
+        manifest,
+        env,
+        ['policies'],
+        { item: policy },
+        `policy "${policy}" attached to "${env.name}" has no policy document in org ` +
+          `"${manifest.org}": neither the manifests (top-level policies:) nor the service have it`,
+      ),
     );
     return { kind: 'invalid', errors };
   }
@@ -269,4 +277,60 @@ export function withPolicyDocuments(
     policyDocumentsUnchanged: plan.unchanged,
     policyDocumentsNotManaged: plan.notManaged,
   };
+}
+
+/**
+ * Applying an org's plan when it uploads policy documents: the uploads first, then the
+ * environments (those that attach a document whose create failed wait for the next pass).
+ */
+
+/** What the uploads need besides the plans. */
+export interface UploadDeps {
+  readonly client: EnvironmentsClient;
+  readonly logger: Logger;
+  readonly progress?: ApplyProgress | undefined;
+  readonly revision?: string | undefined;
+  readonly changesReported?: boolean | undefined;
+}
+
+/**
+ * Uploads `documents`' changes, then applies the environment plan with `applyEnvironments` (the
+ * write ahead, PUTs, verify and record of engine/apply.ts). Never throws.
+ */
+export async function applyWithPolicyDocuments(
+  plan: OrgPlan,
+  documents: PolicyDocumentPlan,
+  deps: UploadDeps,
+  applyEnvironments: (plan: OrgPlan) => Promise<Round>,
+): Promise<Round> {
+  const { org } = plan;
+  deps.progress?.planned(documents.changes.length);
+  const uploaded = await uploadPolicyDocuments(org, documents.changes, deps);
+  const outcomes = await verifyUploads(org, documents.changes, uploaded, deps.client);
+  for (const outcome of outcomes.values()) deps.progress?.done(outcome.result !== 'applied');
+  const { plan: sent, held } = holdBack(plan, outcomes, documents.changes);
+  const round =
+    sent.changes.length > 0 || (sent.archives?.length ?? 0) > 0
+      ? await applyEnvironments(sent)
+      : { report: orgReportFromPlan(sent, new Map()), transient: false };
+  let report = withPolicyDocuments(round.report, documents, outcomes);
+  if (held.size > 0) {
+    const waiting = orgReportFromPlan(
+      { ...plan, changes: plan.changes.filter((change) => held.has(change.name)) },
+      new Map([...held].map(([name, error]) => [name, { result: 'failed' as const, error }])),
+    );
+    report = {
+      ...report,
+      status: report.status === 'invalid' ? 'invalid' : 'failed',
+      changes: [...report.changes, ...waiting.changes].sort((a, b) => compareNames(a.name, b.name)),
+    };
+  }
+  // Worth another round when something failed and every failure may pass.
+  const failures = [...outcomes.values()].filter((o) => o.result === 'failed');
+  const environmentsFailed = round.report.status !== 'ok';
+  const transient =
+    (failures.length > 0 || environmentsFailed) &&
+    failures.every((o) => o.transient === true) &&
+    (!environmentsFailed || round.transient);
+  return { report, transient };
 }

@@ -12,20 +12,29 @@ import {
   type RunReport,
   summarize,
 } from '../core/report.ts';
-import type { ObservedEnvironment, OrgPlan } from '../core/model.ts';
+import type {
+  AppliedRecord,
+  DesiredEnvironment,
+  ObservedEnvironment,
+  OrgPlan,
+} from '../core/model.ts';
 import { dialectOf, type ResolvedDialect } from '../core/dialect.ts';
 import { archiveGuard, DEFAULT_MAX_ARCHIVE } from '../core/ownership.ts';
-import { planOrg } from '../core/plan.ts';
-import { isTransient } from '../core/retry-policy.ts';
+import { confirmedRecords, planOrg } from '../core/plan.ts';
+import { isTransient } from '../api/retry-policy.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { applyOrgPlan, type ApplyProgress, type Round } from './apply.ts';
 import { listingProblems, problemReport, unsendable } from './org-problems.ts';
 import { errorMessage, NoTokenError } from '../runtime/errors.ts';
 import type { ObservedPolicyDocument, PolicyDocumentPlan } from '../core/policy-documents.ts';
-import { applyWithPolicyDocuments } from './apply-documents.ts';
-import { recordConfirmed } from './confirmed-records.ts';
-import { contractRefusal, policyDocumentsStep, withPolicyDocuments } from './policy-documents.ts';
+import {
+  applyWithPolicyDocuments,
+  contractRefusal,
+  policyDocumentsStep,
+  withPolicyDocuments,
+} from './policy-documents.ts';
 import type { StateStore } from '../state/store.ts';
+import { emptyMap } from '../core/fields.ts';
 
 export type { ApplyProgress, Round } from './apply.ts';
 
@@ -102,7 +111,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   const named = client.dialect();
   if (named !== undefined) {
     const refused = [
-      ...(await unsendable(manifest, named, options.manifests)),
+      ...unsendable(manifest, named, options.manifests),
       ...(contractRefusal(manifest, client) ?? []),
     ];
     if (refused.length > 0) return invalid(org, refused);
@@ -135,12 +144,12 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   // Known once a listing was read (the client resolves `auto` from the first one's shape).
   const dialect: ResolvedDialect = client.dialect() ?? { dialect: 'contract', from: 'setting' };
   if (named === undefined) {
-    const refused = await unsendable(manifest, dialect, options.manifests);
+    const refused = unsendable(manifest, dialect, options.manifests);
     if (refused.length > 0) return invalid(org, refused);
   }
 
   // Renames the service cannot carry out; members that name no environment of the org.
-  const mismatched = await listingProblems(manifest, observed, options.manifests);
+  const mismatched = listingProblems(manifest, observed, options.manifests);
   if (mismatched.length > 0) return invalid(org, mismatched);
 
   // Policy documents (the kosli dialect): read, checked against what is attached, planned.
@@ -290,4 +299,31 @@ export async function reconcile(options: ReconcileOptions): Promise<RunReport> {
     orgs: reports,
     errors: options.manifests.unattributed.map(problemReport),
   };
+}
+
+/**
+ * Gives back their fingerprint to the records of the environments a plan found as declared
+ * (core/drift.ts, `confirmedRecords`), and saves them. Nothing is sent for them, so a save that
+ * fails costs only that: it is logged (and shows in /status and /readyz), the records stay
+ * pending for the next save, and the org goes on (its write ahead, if it sends anything, tries
+ * again and holds it back if the file still cannot be written).
+ */
+export async function recordConfirmed(
+  org: string,
+  desired: readonly DesiredEnvironment[],
+  unchanged: readonly string[],
+  { state, logger }: { readonly state: StateStore; readonly logger: Logger },
+): Promise<void> {
+  const confirmed = confirmedRecords(desired, unchanged, state.lookup(org));
+  if (confirmed === undefined) return;
+  state.set(org, Object.assign(emptyMap<AppliedRecord>(), state.get(org), confirmed));
+  logger.debug(
+    { org, environments: Object.keys(confirmed) },
+    `${org}: the service holds what the manifests declare; the state file records it`,
+  );
+  try {
+    await state.save();
+  } catch (error) {
+    logger.error({ org, stateFile: state.file }, errorMessage(error));
+  }
 }

@@ -38,21 +38,20 @@ export interface ManifestSet {
   readonly changedFiles?: ReadonlySet<string> | undefined;
   /**
    * Where a declared environment, or a place in it, is: for problems found after loading (a
-   * member that names no environment, say). Reads the file again; undefined when it cannot tell.
+   * member that names no environment, say). Reads the file again for a place below it.
    */
   readonly locate?: Locate | undefined;
 }
 
 /**
- * See ManifestSet.locate: `env` is an environment of the valid org `org` (whose names are unique),
- * `path` is below the environment, `place` a value in the list there or a key of the mapping.
+ * See ManifestSet.locate: `path` is below the environment `env`, `place` a value in the list
+ * there or a key of the mapping.
  */
 export type Locate = (
-  org: string,
   env: DesiredEnvironment,
   path: readonly (string | number)[],
   place?: Place,
-) => Promise<{ file: string; line: number; column: number; path: string } | undefined>;
+) => { file: string; line: number; column: number; path: string } | undefined;
 
 export interface LoadOptions {
   readonly root: string;
@@ -182,7 +181,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
     message: problem.message,
     org: undefined,
   }));
-  const locate: Locate = async (_org, env, path, place) => {
+  const locate: Locate = (env, path, place) => {
     const source = env.source;
     if (source === undefined) return undefined;
     const at = placeOf(source, path, place);

@@ -3,7 +3,7 @@
  * before it. Pure: notify/notify.ts carries it out.
  */
 import type { NotifyFormat } from './notify-format.ts';
-import { parseRetryAfter } from '../core/retry-policy.ts';
+import { parseRetryAfter } from '../api/retry-policy.ts';
 
 /** How a notification ended, per receiver: the label of `envsync_notifications_total`. */
 export type NotifyResult = 'delivered' | 'failed' | 'dropped' | 'abandoned';

@@ -1,6 +1,6 @@
-/** Errors with context. Only `main` (src/main.ts) turns them into exit codes; nothing exits the process. */
+/** Errors with context. Only `main` (src/main.ts) turns them into exit codes. */
 
-/** Bad command line: unknown command or flag, a value that does not parse. Exit code 1. */
+/** A bad command line: an unknown command or flag, a value that does not parse. Exit code 1. */
 export class UsageError extends Error {
   override name = 'UsageError';
   readonly usage: string | undefined;
@@ -15,16 +15,12 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-/** Returns the message of anything thrown, without a stack. */
-export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
-}
-
-/**
- * An org with no token to send its requests with (`--token-dir`, and no default token): that org
- * fails, before any request of its is sent, and the others go on.
- */
+/** An org with no token for its requests (`--token-dir`, no default): it fails, the others go on. */
 export class NoTokenError extends ConfigError {
   override name = 'NoTokenError';
+}
+
+/** The message of anything thrown, without a stack. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,24 +1,15 @@
-import { pino, type Logger } from 'pino';
 import type { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
 import { escapeJson } from '../core/escape.ts';
-import { formatLogLine, type LogFormat } from './log-line.ts';
 import { MASKED, type Mask } from '../core/mask.ts';
+import { formatLogLine, type LogFormat } from './log-line.ts';
 
 /** Fields pino masks (its `redact`), wherever a header object or a token might be logged. */
-const MASKED_FIELDS = [
-  'authorization',
-  'token',
-  'tokens',
-  'headers.authorization',
-  '*.headers.authorization',
-  'req.headers.authorization',
-  'request.headers.authorization',
-];
+const MASKED_FIELDS = ['authorization', 'token', 'tokens'].concat(
+  ['', '*.', 'req.', 'request.'].map((at) => `${at}headers.authorization`),
+);
 
-/**
- * Wraps an output stream so that no secret passes through it, whoever wrote it: each write is
- * masked (src/core/mask.ts) as it leaves.
- */
+/** Wraps an output stream so that no secret passes through it, whoever writes: each write is masked. */
 export function maskingStream<T extends Writable>(target: T, mask: Mask): T {
   return new Proxy(target, {
     get(object, property, receiver) {
@@ -26,11 +17,7 @@ export function maskingStream<T extends Writable>(target: T, mask: Mask): T {
         return (chunk: unknown, ...rest: unknown[]) =>
           (object.write as (...args: unknown[]) => boolean).call(
             object,
-            typeof chunk === 'string'
-              ? mask(chunk)
-              : Buffer.isBuffer(chunk)
-                ? mask(chunk.toString('utf8'))
-                : chunk,
+            typeof chunk === 'string' || Buffer.isBuffer(chunk) ? mask(String(chunk)) : chunk,
             ...rest,
           );
       }
@@ -40,57 +27,17 @@ export function maskingStream<T extends Writable>(target: T, mask: Mask): T {
   });
 }
 
-/** How a logger writes: pretty lines (with colour or not) or JSON lines. */
+/** How a logger writes: pretty lines, with colour (a terminal, and no NO_COLOR) or not, or JSON. */
 export interface LogOutput {
   readonly format: LogFormat;
-  /** Colour in pretty lines (a terminal, and no NO_COLOR). */
   readonly color?: boolean;
 }
 
 /**
- * A pino destination that writes each record as one pretty line to `target`. pino hands it
- * whole JSON lines; the line is written through `target`, so a masking stream still masks it.
- */
-function prettyLines(target: Writable, color: boolean): { write(chunk: string): boolean } {
-  let partial = '';
-  return {
-    write(chunk: string) {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop() ?? '';
-      let text = '';
-      for (const line of lines) {
-        if (line === '') continue;
-        let record: unknown;
-        try {
-          record = JSON.parse(line);
-        } catch {
-          text += `${line}\n`;
-          continue;
-        }
-        text +=
-          record !== null && typeof record === 'object'
-            ? formatLogLine(record as Record<string, unknown>, { color })
-            : `${line}\n`;
-      }
-      return text === '' ? true : target.write(text);
-    },
-  };
-}
-
-/**
- * A pino destination that writes its JSON lines to `target` with what JSON.stringify leaves raw
- * and a terminal would act on (C1 controls, bidirectional and zero-width characters, line
- * separators) as \u escapes: the same records once parsed, and nothing a reader of the log
- * cannot see.
- */
-function jsonLines(target: Writable): { write(chunk: string): boolean } {
-  return { write: (chunk) => target.write(escapeJson(chunk)) };
-}
-
-/**
- * Creates the logger: JSON lines on `stream` (stderr), ISO 8601 UTC times, with header
- * fields masked; with the pretty format, one human-readable line per record instead (a terminal).
- * The emulator and envsync both log through here, so their times read the same.
+ * The logger: pino's JSON lines on `stream` (stderr), ISO 8601 UTC times, header fields masked,
+ * with what JSON.stringify leaves raw and a terminal would act on (C1 controls, bidirectional and
+ * zero-width characters) as \u escapes; or, pretty, one line per record (runtime/log-line.ts),
+ * written through `stream` so a masking stream still masks it. The emulator logs through here too.
  */
 export function createLogger(
   level: string,
@@ -98,6 +45,17 @@ export function createLogger(
   base: Record<string, unknown> = {},
   { format, color = false }: LogOutput = { format: 'json' },
 ): Logger {
+  let partial = '';
+  const pretty = (chunk: string) => {
+    // pino writes each record as one JSON line.
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() ?? '';
+    const text = lines
+      .filter((line) => line !== '')
+      .map((line) => formatLogLine(JSON.parse(line) as Record<string, unknown>, { color }))
+      .join('');
+    return text === '' || stream.write(text);
+  };
   return pino(
     {
       level,
@@ -105,6 +63,6 @@ export function createLogger(
       redact: { paths: MASKED_FIELDS, censor: MASKED },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    format === 'pretty' ? prettyLines(stream, color) : jsonLines(stream),
+    { write: format === 'pretty' ? pretty : (chunk: string) => stream.write(escapeJson(chunk)) },
   );
 }

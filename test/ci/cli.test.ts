@@ -4,9 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { envsync, envsyncInProcess, inTerminal } from '../helpers/cli.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
 
-// The version, a plan into a pipe and the terminals are real processes; the help and the usage
-// errors are the CLI's `main` in this process (test/config/cli.test.ts runs both kinds of usage
-// error as processes too).
+// The version, a plan into a pipe and the terminals are real processes; the help is the CLI's
+// `main` in this process (test/config/cli.test.ts has the usage errors).
 describe('the CLI', () => {
   it('prints its version from package.json', async () => {
     const pkg = JSON.parse(
@@ -24,30 +23,12 @@ describe('the CLI', () => {
     }
   });
 
-  it('answers an unknown command or flag with a short usage error and exit 1', async () => {
-    const command = await envsyncInProcess(['deploy']);
-    expect(command).toMatchObject({ code: 1, stdout: '' });
-    expect(command.stderr).toContain('unknown command "deploy"');
-    const flag = await envsyncInProcess(['validate', '--manifest', 'x']);
-    expect(flag.code).toBe(1);
-    expect(flag.stderr).toContain('unknown flag --manifest (did you mean --manifests?)');
-    expect(flag.stderr.split('\n').length).toBeLessThan(40);
-  });
-
   it('colours the plan on a terminal, never with NO_COLOR, and never into a pipe', async () => {
     const api = await startTestEmulator({ tokens: [{ token: 'colour-token', orgs: null }] });
     try {
-      const args = [
-        'plan',
-        '--manifests',
-        fileURLToPath(new URL('../../examples/manifests', import.meta.url)),
-        '--api-url',
-        api.url,
-        '--state',
-        '/dev/null/none',
-        '--log-level',
-        'silent',
-      ];
+      const examples = fileURLToPath(new URL('../../examples/manifests', import.meta.url));
+      const rest = ['--api-url', api.url, '--state', '/dev/null/none', '--log-level', 'silent'];
+      const args = ['plan', '--manifests', examples, ...rest];
       const env = { ENVSYNC_TOKEN: 'colour-token' };
       expect(await inTerminal(args, env)).toContain('\u001b[32m+ create\u001b[0m');
       // NO_COLOR on a terminal: `main` in this process, given streams that are terminals (a
@@ -67,14 +48,8 @@ describe('the CLI', () => {
   });
 
   it('writes pretty logs on a terminal and JSON lines otherwise', async () => {
-    const screen = await inTerminal([
-      'run',
-      '--manifests',
-      '/nonexistent-envsync-dir',
-      '--emulator',
-      '--listen',
-      '127.0.0.1:0',
-    ]);
+    const run = 'run --manifests /nonexistent-envsync-dir --emulator --listen 127.0.0.1:0';
+    const screen = await inTerminal(run.split(' '));
     expect(screen).toMatch(/WARN.*USING THE EMBEDDED EMULATOR/);
     expect(screen).not.toMatch(/^\{"level"/m);
   });

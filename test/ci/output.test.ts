@@ -44,6 +44,7 @@ describe('one-shot commands', () => {
   /** plan (or another command) against the emulator, with a state file that is not JSON: a warning. */
   async function oneShot(command: string, dir: string, extra: string[] = []) {
     const state = await tmp.write(`${dir}/state.json`, 'not json');
+    const out = command === 'plan' ? ['--out', tmp.path(dir, 'plan.json')] : [];
     return [
       command,
       '--manifests',
@@ -52,7 +53,7 @@ describe('one-shot commands', () => {
       api.url,
       '--state',
       state,
-      ...(command === 'plan' ? ['--out', tmp.path(dir, 'plan.json')] : []),
+      ...out,
       ...extra,
     ];
   }
@@ -84,9 +85,7 @@ describe('one-shot commands', () => {
     // this process, with streams that are not terminals (the pipes are the test above's).
     const debug = await envsyncInProcess(
       await oneShot('plan', 'pretty', ['--log-level', 'debug']),
-      {
-        env,
-      },
+      { env },
     );
     expect(debug.code).toBe(0);
     expect(lines(debug.stderr).length).toBeGreaterThan(3);
@@ -144,18 +143,9 @@ describe('the emulator and envsync', () => {
     try {
       const tmp = await tempDir();
       try {
-        const ours = await envsyncInProcess(
-          [
-            'plan',
-            '--manifests',
-            EXAMPLES,
-            '--api-url',
-            json.url,
-            '--state',
-            await tmp.write('state.json', '{'),
-          ],
-          { env: { ENVSYNC_TOKEN: TOKEN } },
-        );
+        const state = await tmp.write('state.json', '{');
+        const plan = ['plan', '--manifests', EXAMPLES, '--api-url', json.url, '--state', state];
+        const ours = await envsyncInProcess(plan, { env: { ENVSYNC_TOKEN: TOKEN } });
         const times = [
           ...parsed(ours.stderr).map((l) => l['time']),
           ...parsed(json.stderr()).map((l) => l['time']),
@@ -179,20 +169,8 @@ describe('the emulator and envsync', () => {
 describe('run --emulator (npm start)', () => {
   /** One `run --emulator` in `cwd`, until its first pass, then stopped; its stderr. */
   async function runOnce(cwd: string, extra: string[] = []): Promise<string> {
-    const run = startEnvsync(
-      [
-        'run',
-        '--manifests',
-        'manifests',
-        '--emulator',
-        '--listen',
-        '127.0.0.1:0',
-        '--interval',
-        '0',
-        ...extra,
-      ],
-      { cwd },
-    );
+    const args = 'run --manifests manifests --emulator --listen 127.0.0.1:0 --interval 0';
+    const run = startEnvsync([...args.split(' '), ...extra], { cwd });
     try {
       await waitFor(
         'the first pass',

@@ -1,7 +1,12 @@
+/** The shared settings as a command resolves them: defaults, the config file, the API address. */
+import { readFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isLoopbackHost, parseApiUrl } from '../../src/config/api-url.ts';
+import { configFileSchema, readConfigFile } from '../../src/config/config-file.ts';
+import { DAEMON_SETTINGS } from '../../src/config/daemon-settings.ts';
 import { parseDuration } from '../../src/config/duration.ts';
-import { resolveSettings } from '../../src/config/settings.ts';
+import type { Setting } from '../../src/config/setting.ts';
+import { resolveSettings, SETTINGS } from '../../src/config/settings.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
@@ -12,10 +17,19 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-describe('settings precedence: flags > env > file > defaults', () => {
+/** The message of the error `resolveSettings` refuses the config file `text` with. */
+async function refusal(text: string): Promise<string> {
+  await tmp.write('c.yaml', text);
+  const error = await resolveSettings({ config: 'c.yaml' }, {}, tmp.dir).then(
+    () => expect.fail('the config file was accepted'),
+    (thrown: unknown) => (thrown as Error).message,
+  );
+  return error.replaceAll(tmp.path('c.yaml'), 'c.yaml');
+}
+
+describe('settings: flags > env > file > defaults', () => {
   it('uses defaults when nothing is given', async () => {
-    const settings = await resolveSettings({}, {}, tmp.dir);
-    expect(settings).toMatchObject({
+    expect(await resolveSettings({}, {}, tmp.dir)).toMatchObject({
       manifests: 'manifests',
       concurrency: 8,
       retries: 4,
@@ -28,47 +42,58 @@ describe('settings precedence: flags > env > file > defaults', () => {
     });
   });
 
-  it('takes the file over defaults, env over the file, flags over env', async () => {
+  it('takes the file over defaults, env over the file, flags over env; paths relative to the file', async () => {
     await tmp.write(
       'conf/envsync.yaml',
-      'concurrency: 3\nretries: 2\ntimeout: 5s\nmanifests: ../m\noutput: markdown\n',
+      'concurrency: 3\nretries: 2\ntimeout: 5s\nmanifests: ../m\n',
     );
-    const file = await resolveSettings({ config: 'conf/envsync.yaml' }, {}, tmp.dir);
-    expect(file).toMatchObject({
+    const config = 'conf/envsync.yaml';
+    expect(await resolveSettings({ config }, {}, tmp.dir)).toMatchObject({
       concurrency: 3,
       retries: 2,
       timeoutMs: 5000,
       manifests: tmp.path('m'),
-      output: 'markdown',
+      fileDir: tmp.path('conf'),
     });
-    const env = await resolveSettings(
-      { config: 'conf/envsync.yaml' },
-      { ENVSYNC_CONCURRENCY: '5', ENVSYNC_MANIFESTS: 'x' },
-      tmp.dir,
-    );
-    expect(env).toMatchObject({ concurrency: 5, retries: 2, manifests: 'x' });
-    const flags = await resolveSettings(
-      { config: 'conf/envsync.yaml', concurrency: '7' },
-      { ENVSYNC_CONCURRENCY: '5' },
-      tmp.dir,
-    );
-    expect(flags.concurrency).toBe(7);
+    const env = { ENVSYNC_CONCURRENCY: '5', ENVSYNC_MANIFESTS: 'x', ENVSYNC_CONFIG: config };
+    expect(await resolveSettings({}, env, tmp.dir)).toMatchObject({
+      concurrency: 5,
+      retries: 2,
+      manifests: 'x',
+    });
+    expect((await resolveSettings({ config, concurrency: '7' }, env, tmp.dir)).concurrency).toBe(7);
   });
 
-  it('rejects unknown keys, wrong types and a token in the config file', async () => {
-    await tmp.write('a.yaml', 'concurency: 3\n');
-    await expect(resolveSettings({ config: 'a.yaml' }, {}, tmp.dir)).rejects.toThrow(
-      /a\.yaml:1:1 concurency: unknown key \(did you mean "concurrency"\?\)/,
+  it('locates every config file problem at once: line, column and key, with a did-you-mean', async () => {
+    expect(
+      (
+        await refusal(
+          '# settings\nmanifests: m\nlogLevel: loud\nretries: many\ntimeout: 30\nconcurency: 3\n',
+        )
+      ).split('\n'),
+    ).toEqual([
+      'config file c.yaml:3:11 logLevel: "loud" is not one of trace, debug, info, warn, error, fatal, silent',
+      'config file c.yaml:4:10 retries: "many" must be a whole number from 0 to 20',
+      'config file c.yaml:5:10 timeout: 30 is not a duration (use e.g. 500ms, 30s, 5m)',
+      'config file c.yaml:6:1 concurency: unknown key (did you mean "concurrency"?); the keys are listed in config/envsync.example.yaml',
+    ]);
+    expect(await refusal('manifests: m\norgs: [acme\n')).toMatch(
+      /^config file c\.yaml:\d+:\d+: not valid YAML/,
     );
-    await tmp.write('b.yaml', 'retries: many\n');
-    await expect(resolveSettings({ config: 'b.yaml' }, {}, tmp.dir)).rejects.toThrow(
-      /b\.yaml:1:10 retries: "many"/,
+    expect(await refusal('manifests: m\ntoken: abc\n')).toBe(
+      'config file c.yaml:2:1 token: is not read from a config file (it would end up in git); set ENVSYNC_TOKEN or tokenFile',
     );
-    // Switches are true or false only, as docs/flags.md says: `True` and `yes` are not switches.
+    expect(await refusal('- a\n')).toMatch(/^config file c\.yaml:1:1 .*\(a mapping of keys\)$/);
+    // The type as the file writes it: a number is not a text, nor a text a number.
+    expect(await refusal('concurrency: "8"\nlisten: 9464\n')).toMatch(
+      /^config file c\.yaml:1:14 concurrency: .*number.*\nconfig file c\.yaml:2:9 listen: 9464 is not text$/,
+    );
+  });
+
+  it('reads switches as true or false only, as manifests do', async () => {
     for (const word of ['True', 'TRUE', 'yes', 'on', '"true"']) {
-      await tmp.write('d.yaml', `insecureHttp: ${word}\n`);
-      await expect(resolveSettings({ config: 'd.yaml' }, {}, tmp.dir)).rejects.toThrow(
-        /d\.yaml:1:15 insecureHttp: .*(boolean|true or false)/,
+      expect(await refusal(`insecureHttp: ${word}\n`)).toMatch(
+        /c\.yaml:1:15 insecureHttp: .*(boolean|true or false)/,
       );
     }
     await tmp.write('e.yaml', 'insecureHttp: true\ndetailedExitcode: false\n');
@@ -76,111 +101,53 @@ describe('settings precedence: flags > env > file > defaults', () => {
       insecureHttp: true,
       detailedExitcode: false,
     });
-    await tmp.write('c.yaml', 'token: abc\n');
-    await expect(resolveSettings({ config: 'c.yaml' }, {}, tmp.dir)).rejects.toThrow(
-      /ENVSYNC_TOKEN/,
-    );
   });
 
-  it('locates every config file problem at once: file, line, column and key, with a did-you-mean', async () => {
-    await tmp.write(
-      'all.yaml',
-      '# settings\nmanifests: m\nconcurency: 3\nretries: many\ntimeout: 30\nlogLevel: loud\n',
-    );
-    const error = await resolveSettings({ config: 'all.yaml' }, {}, tmp.dir).then(
-      () => undefined,
-      (thrown: unknown) => thrown as Error,
-    );
-    const file = tmp.path('all.yaml');
-    expect(error?.message.split('\n')).toEqual([
-      `config file ${file}:3:1 concurency: unknown key (did you mean "concurrency"?); the keys are listed in config/envsync.example.yaml`,
-      `config file ${file}:4:10 retries: "many" must be a whole number from 0 to 20`,
-      `config file ${file}:5:10 timeout: 30 is not a duration (use e.g. 500ms, 30s, 5m)`,
-      `config file ${file}:6:11 logLevel: "loud" is not one of trace, debug, info, warn, error, fatal, silent`,
-    ]);
-    await tmp.write('syntax.yaml', 'manifests: m\norgs: [acme\n');
-    await expect(resolveSettings({ config: 'syntax.yaml' }, {}, tmp.dir)).rejects.toThrow(
-      /syntax\.yaml:\d+:\d+: not valid YAML/,
-    );
-    await tmp.write('token.yaml', 'manifests: m\ntoken: abc\n');
-    await expect(resolveSettings({ config: 'token.yaml' }, {}, tmp.dir)).rejects.toThrow(
-      /token\.yaml:2:1 token: is not read from a config file/,
-    );
-  });
-
-  it('rejects bad flag values with the flag name', async () => {
-    await expect(resolveSettings({ concurrency: '0' }, {}, tmp.dir)).rejects.toThrow(
-      /--concurrency/,
-    );
-    await expect(resolveSettings({ timeout: '30' }, {}, tmp.dir)).rejects.toThrow(
-      /--timeout.*duration/,
-    );
-    await expect(resolveSettings({ output: 'yaml' }, {}, tmp.dir)).rejects.toThrow(
-      /--output.*text, json, markdown/,
-    );
+  it('config/envsync.example.yaml is a valid config file that shows every key and its variable', async () => {
+    const file = new URL('../../config/envsync.example.yaml', import.meta.url).pathname;
+    const table = { ...SETTINGS, ...DAEMON_SETTINGS };
+    await expect(readConfigFile(file, table)).resolves.toBeTypeOf('object');
+    const text = await readFile(file, 'utf8');
+    const keys = Object.keys(configFileSchema(table).shape);
+    expect(keys).toHaveLength(41);
+    for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
+    const settings: Setting[] = Object.values(table);
+    const variables = settings.flatMap((s) => (s.file === undefined ? [] : [s.env ?? '-']));
+    for (const name of variables) expect(text).toContain(name);
   });
 });
 
 describe('durations', () => {
-  it.each([
-    ['200ms', 200],
-    ['30s', 30_000],
-    ['5m', 300_000],
-    ['1h', 3_600_000],
-    ['1.5s', 1500],
-    ['0', 0],
-    ['30', undefined],
-    ['s', undefined],
-    ['-1s', undefined],
-  ])('%s -> %s', (text, ms) => {
-    expect(parseDuration(text)).toBe(ms);
+  it('read 200ms, 30s, 5m, 1h, 1.5s and 0; not a bare number, a unit alone or a negative', () => {
+    const texts = ['200ms', '30s', '5m', '1h', '1.5s', '0', '30', 's', '-1s'];
+    const ms = [200, 30_000, 300_000, 3_600_000, 1500, 0, undefined, undefined, undefined];
+    expect(texts.map(parseDuration)).toEqual(ms);
   });
 });
 
 describe('--api-url', () => {
+  const strict = { insecureHttp: false };
   it('requires https unless the host is loopback or --insecure-http is given', () => {
-    expect(parseApiUrl('https://api.example.com', { insecureHttp: false }).origin).toBe(
-      'https://api.example.com',
-    );
-    expect(parseApiUrl('http://127.0.0.1:8080', { insecureHttp: false }).port).toBe('8080');
-    expect(parseApiUrl('http://localhost:1', { insecureHttp: false }).hostname).toBe('localhost');
-    expect(parseApiUrl('http://[::1]:1', { insecureHttp: false }).hostname).toBe('[::1]');
-    expect(() => parseApiUrl('http://api.example.com', { insecureHttp: false })).toThrow(
-      /clear text/,
-    );
+    expect(parseApiUrl('https://api.example.com', strict).origin).toBe('https://api.example.com');
+    expect(parseApiUrl('http://127.0.0.1:8080', strict).port).toBe('8080');
+    expect(parseApiUrl('http://[::1]:1', strict).hostname).toBe('[::1]');
+    expect(() => parseApiUrl('http://api.example.com', strict)).toThrow(/clear text/);
     expect(parseApiUrl('http://api.example.com', { insecureHttp: true }).protocol).toBe('http:');
   });
 
-  it('refuses credentials, queries, fragments and other schemes', () => {
-    expect(() => parseApiUrl('https://u:p@api.example.com', { insecureHttp: false })).toThrow(
-      /credentials/,
+  it('refuses credentials (without repeating them), queries, fragments and other schemes', () => {
+    expect(() => parseApiUrl('https://u:p@api.example.com', strict)).toThrow(/credentials/);
+    expect(() => parseApiUrl('https://u:secret@[bad', strict)).toThrow(
+      '"https://***@[bad" is not a URL',
     );
-    expect(() => parseApiUrl('https://api.example.com/?x=1', { insecureHttp: false })).toThrow(
-      /query/,
-    );
-    expect(() => parseApiUrl('ftp://api.example.com', { insecureHttp: false })).toThrow(/ftp/);
-    expect(() => parseApiUrl('not a url', { insecureHttp: false })).toThrow(/not a URL/);
+    expect(() => parseApiUrl('https://api.example.com/?x=1', strict)).toThrow(/query/);
+    expect(() => parseApiUrl('ftp://api.example.com', strict)).toThrow(/ftp/);
   });
 
   it('knows loopback hosts', () => {
     expect(['localhost', '127.0.0.1', '127.255.0.9', '::1', '[::1]'].every(isLoopbackHost)).toBe(
       true,
     );
-    expect(
-      ['10.0.0.1', 'example.com', '128.0.0.1', 'localhost.example.com'].some(isLoopbackHost),
-    ).toBe(false);
-  });
-});
-
-describe('config/envsync.example.yaml', () => {
-  it('is a valid config file that documents every key', async () => {
-    const { readFile } = await import('node:fs/promises');
-    const { readConfigFile } = await import('../../src/config/settings.ts');
-    const { configFileSchema } = await import('../../src/config/config-file.ts');
-    const file = new URL('../../config/envsync.example.yaml', import.meta.url).pathname;
-    await expect(readConfigFile(file)).resolves.toBeTypeOf('object');
-    const text = await readFile(file, 'utf8');
-    for (const key of Object.keys(configFileSchema.shape))
-      expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
+    expect(['10.0.0.1', '128.0.0.1', 'localhost.example.com'].some(isLoopbackHost)).toBe(false);
   });
 });

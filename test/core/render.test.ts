@@ -4,7 +4,7 @@
  * these up (test/sync/, test/ci/); what each one decides is checked here.
  */
 import { describe, expect, it } from 'vitest';
-import { problemAnnotations, runAnnotations } from '../../src/commands/annotations.ts';
+import { problemAnnotations, runAnnotations } from '../../src/commands/ci.ts';
 import {
   type ChangeReport,
   commonFailure,

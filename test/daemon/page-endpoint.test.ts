@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveDaemonSettings } from '../../src/config/daemon-settings.ts';
 import { resolveSettings } from '../../src/config/settings.ts';
 import { Masker } from '../../src/core/mask.ts';
-import { oneToken } from '../../src/config/org-tokens.ts';
+import { oneToken } from '../../src/config/tokens.ts';
 import { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
 import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/daemon/status-page.ts';

@@ -2,6 +2,11 @@
  * One transport for the daemon's life: against a rate-limited emulator, the first pass meets the
  * limit (a burst of 429s, then the shared gate paces to the admitted rate), and the second pass
  * starts at the pace it learned, with no new burst of 429s.
+ *
+ * The burst must not depend on the machine's speed: the limit (4 a second, a bucket of 4) is below
+ * what the daemon asks for at once (8 requests in flight), and a pass sends 14 requests, more than
+ * the bucket and its refill give in the seconds even a slow machine takes. A client made afresh
+ * meets the limit so on every pass; the kept gate does not.
  */
 import { describe, expect, it } from 'vitest';
 import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
@@ -9,17 +14,20 @@ import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'transport-test-token-9a41c7e2';
 const WAIT_MS = 60_000;
+const ENVIRONMENTS = 12;
+/** The 429s the kept gate may meet in a pass as it probes for a faster pace. */
+const PROBES = 2;
 const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
 
 const manifest = (description: string) =>
   `org: acme\nenvironments:\n${Array.from(
-    { length: 24 },
+    { length: ENVIRONMENTS },
     (_, i) => `  - name: env-${i}\n    type: K8S\n    description: ${description} ${i}\n`,
   ).join('')}`;
 
 describe('the daemon keeps its connections and its gate between passes', () => {
   it('starts the second pass at the pace the first one learned: no new 429 burst', async () => {
-    await world.api.setFaults({ rateLimit: 16 });
+    await world.api.setFaults({ rateLimit: 4 });
     await world.tmp.write('token', TOKEN);
     await world.tmp.write('manifests/acme.yaml', manifest('first'));
     const d = await startTestDaemon({
@@ -32,9 +40,9 @@ describe('the daemon keeps its connections and its gate between passes', () => {
     await waitFor('the first pass', () => d.passes() > 0, { timeoutMs: WAIT_MS });
     await d.daemon.idle();
     const throttled = async () => (await world.api.getStats()).byStatus['429'] ?? 0;
+    // A listing, the creates, a listing to verify: the first requests in flight meet the limit.
     const first = await throttled();
-    // 24 creates and two listings at 16 a second: the first burst meets the limit.
-    expect(first).toBeGreaterThan(4);
+    expect(first).toBeGreaterThan(PROBES);
     expect(d.daemon.status().orgs['acme']?.pending).toBe(0);
 
     await world.tmp.write('manifests/acme.yaml', manifest('second'));
@@ -43,11 +51,8 @@ describe('the daemon keeps its connections and its gate between passes', () => {
     await waitFor('the second pass', () => d.passes() > before, { timeoutMs: WAIT_MS });
     await d.daemon.idle();
     const store = (await world.api.getStore()).orgs['acme'] ?? [];
-    expect(store.filter((e) => e.description.startsWith('second'))).toHaveLength(24);
-    // The same number of requests again, and not one more 429: the gate kept its pace.
-    // The same requests again. A client made afresh meets the limit again with a burst as large
-    // as the first (measured: 7 to 9 429s); the kept gate starts at the learned pace, and at most
-    // probes the limit once or twice as it tries a faster pace.
-    expect((await throttled()) - first).toBeLessThanOrEqual(2);
+    expect(store.filter((e) => e.description.startsWith('second'))).toHaveLength(ENVIRONMENTS);
+    // The same requests again, from the pace learned: at most the probes, no burst.
+    expect((await throttled()) - first).toBeLessThanOrEqual(PROBES);
   });
 });

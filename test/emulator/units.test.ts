@@ -1,11 +1,7 @@
 /** Small pure parts of the emulator: flag parsing and the PRNG. */
 import { describe, expect, it } from 'vitest';
-import {
-  parseLatency,
-  parsePlaceholder,
-  parseTokenFlag,
-} from '../../src/config/emulator-settings.ts';
-import { UsageError } from '../../src/runtime/errors.ts';
+import { parseLatency, parsePlaceholder, parseTokenFlag } from '../../src/commands/emulator.ts';
+import { ConfigError } from '../../src/runtime/errors.ts';
 import { mulberry32 } from '../../src/emulator/faults.ts';
 
 describe('--token parsing', () => {
@@ -22,9 +18,9 @@ describe('--token parsing', () => {
   });
 
   it('rejects an empty token', () => {
-    expect(() => parseTokenFlag('')).toThrow(UsageError);
-    expect(() => parseTokenFlag('=acme')).toThrow(UsageError);
-    expect(() => parseTokenFlag('tok=bad org')).toThrow(UsageError);
+    expect(() => parseTokenFlag('')).toThrow(ConfigError);
+    expect(() => parseTokenFlag('=acme')).toThrow(ConfigError);
+    expect(() => parseTokenFlag('tok=bad org')).toThrow(ConfigError);
   });
 });
 

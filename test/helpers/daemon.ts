@@ -2,15 +2,17 @@ import type { Clock } from '../../src/core/clock.ts';
 import { readFile } from 'node:fs/promises';
 import pino from 'pino';
 import { Writable } from 'node:stream';
-import { resolveDaemonSettings, type DaemonFlags } from '../../src/config/daemon-settings.ts';
-import { resolveSettings, type SettingFlags } from '../../src/config/settings.ts';
+import { resolveDaemonSettings } from '../../src/config/daemon-settings.ts';
+import type { DAEMON_SETTINGS } from '../../src/config/daemon-settings.ts';
+import type { FlagsOf } from '../../src/config/setting.ts';
+import { resolveSettings } from '../../src/config/settings.ts';
+import type { SETTINGS } from '../../src/config/settings.ts';
 import { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
 import type { NotifyDeps } from '../../src/daemon/notify-setup.ts';
 import { Masker } from '../../src/core/mask.ts';
 import { maskingStream } from '../../src/runtime/log.ts';
-import { defaultSource, oneToken } from '../../src/config/org-tokens.ts';
-import { readTokens } from '../../src/config/token-dir.ts';
+import { defaultSource, oneToken, readTokens } from '../../src/config/tokens.ts';
 import type { EmulatorOptions } from '../../src/emulator/options.ts';
 import { afterEach, beforeEach } from 'vitest';
 import { FIXTURE_POLICIES, startTestEmulator, type TestEmulator } from './emulator.ts';
@@ -26,7 +28,7 @@ export async function startTestDaemon(options: {
   tokenFile?: string;
   /** `--token-dir`: each org's token from its file there, `token` (or `tokenFile`) the default. */
   tokenDir?: string;
-  flags?: SettingFlags & DaemonFlags;
+  flags?: FlagsOf<typeof SETTINGS & typeof DAEMON_SETTINGS>;
   /** Where the endpoints listen (default 127.0.0.1, a free port). */
   listenHost?: string;
   webhookSecret?: string;

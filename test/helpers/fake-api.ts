@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 
 /**
  * A tiny real HTTP server for answers the emulator never gives (HTML error pages, truncated
@@ -34,4 +34,13 @@ export async function startFakeApi(
         server.close(() => resolve());
       }),
   };
+}
+
+/** A loopback port nothing listens on (bound, then closed): a connection to it is refused. */
+export async function closedPort(): Promise<number> {
+  const server = createTcpServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

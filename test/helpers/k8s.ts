@@ -17,9 +17,10 @@ import {
   ServiceMonitor,
 } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { parse, parseAllDocuments } from 'yaml';
+import { DAEMON_SETTINGS } from '../../src/config/daemon-settings.ts';
 import { flagOptions } from '../../src/config/flags.ts';
 import type { FlagsOf } from '../../src/config/setting.ts';
-import { SETTINGS } from '../../src/config/settings-table.ts';
+import { GENERAL_SETTINGS, SETTINGS } from '../../src/config/settings.ts';
 
 interface Validatable {
   validate(): void;
@@ -54,11 +55,14 @@ export function validateObject(object: K8sObject): void {
  * `run` (strict: a flag run does not take throws). The args replace the image's CMD, so they
  * start with `run`.
  */
-export function runFlagsOf(args: readonly string[]): FlagsOf<typeof SETTINGS, 'run'> {
+export function runFlagsOf(
+  args: readonly string[],
+): FlagsOf<typeof SETTINGS & typeof DAEMON_SETTINGS> {
   const [command, ...rest] = args;
   if (command !== 'run')
     throw new Error(`the envsync container's args start with ${command}, not run`);
-  return parseArgs({ args: rest, options: flagOptions(SETTINGS, 'run'), strict: true }).values;
+  const table = { ...SETTINGS, ...GENERAL_SETTINGS, ...DAEMON_SETTINGS };
+  return parseArgs({ args: rest, options: flagOptions(table, 'run'), strict: true }).values;
 }
 
 /** Every object in a stream of YAML documents (kustomize's output, or a file). */

@@ -437,20 +437,4 @@ describe('the reader itself (src/runtime/read-file.ts)', () => {
     hung.answer();
     await waitFor('the handle closed', () => hung.closed() && abandonedReads() === 0);
   });
-
-  it('abandons a read at once when its signal aborts (a daemon stopping)', async () => {
-    const hung = await hungOpen();
-    const stop = new AbortController();
-    const read = readRegularFile(
-      'hung.txt',
-      { ...words, maxBytes: 4, signal: stop.signal },
-      hung.open,
-    );
-    stop.abort(new Error('envsync is shutting down'));
-    await expect(read).rejects.toThrow(
-      'test file could not be read: the read was abandoned: envsync is shutting down',
-    );
-    hung.answer();
-    await waitFor('the handle closed', () => hung.closed() && abandonedReads() === 0);
-  });
 });

@@ -62,30 +62,24 @@ describe('the Node version check, as a function', () => {
     expect(nodeVersionProblem('20.19.0', '>=22.22')).toBe(
       'envsync needs Node.js 22.22 or newer (this is 20.19.0): install Node.js 24 LTS, e.g. `nvm install 24`, or from https://nodejs.org/',
     );
-  });
-
-  it('refuses every version below the lowest allowed, to the patch', () => {
-    for (const version of ['18.0.0', '18.20.8', '20.20.2', '22.21.9', 'v22.0.0']) {
-      expect(nodeVersionProblem(version, '>=22.22'), version).toMatch(
-        new RegExp(`^envsync needs Node\\.js 22\\.22 or newer \\(this is ${version}\\): [^\\n]+$`),
-      );
-    }
     expect(nodeVersionProblem('22.22.0', '>=22.22.1')).toMatch(/needs Node\.js 22\.22\.1 or/);
   });
 
-  it('accepts the lowest allowed version and everything after it', () => {
-    for (const version of [
-      '22.22.0',
-      '22.22.1',
-      '22.30.0',
-      '23.0.0',
-      '24.0.0',
-      '24.11.1',
-      '30.1.2',
-    ]) {
-      expect(nodeVersionProblem(version, '>=22.22'), version).toBeUndefined();
-    }
-  });
+  it.each(['18.0.0', '18.20.8', '20.20.2', '22.21.9', 'v22.0.0'])(
+    'refuses %s, to the patch',
+    (version) => {
+      expect(nodeVersionProblem(version, '>=22.22')).toMatch(
+        new RegExp(`^envsync needs Node\\.js 22\\.22 or newer \\(this is ${version}\\): [^\\n]+$`),
+      );
+    },
+  );
+
+  it.each(['22.22.0', '22.22.1', '22.30.0', '23.0.0', '24.11.1', '30.1.2'])(
+    'accepts %s',
+    (version) => {
+      expect(nodeVersionProblem(version, '>=22.22')).toBeUndefined();
+    },
+  );
 
   it("reads package.json's engines, which the Node running the tests satisfies", () => {
     expect(() => lowestNode(ENGINES)).not.toThrow();
@@ -104,15 +98,16 @@ describe('the Node version check, as a function', () => {
   });
 });
 
+// Debian's Node 20 on this machine. Where there is none, the function tests above stand in.
+const olds = olderNodes();
+const which = olds.map((old) => `${old.version} at ${old.node}`).join(', ') || 'none found';
+
 describe('the launcher, run by a real Node', () => {
   const dirs: { cleanup: () => Promise<void> }[] = [];
   afterEach(async () => {
     await Promise.all(dirs.splice(0).map((dir) => dir.cleanup()));
   });
 
-  // Debian's Node 20 on this machine. Where there is none, the function tests above stand in.
-  const olds = olderNodes();
-  const which = olds.map((old) => `${old.version} at ${old.node}`).join(', ') || 'none found';
   it(`an older Node (${which}) prints one line on stderr saying what to install, exits 1`, async () => {
     const seen: unknown[] = [];
     const expected: unknown[] = [];
@@ -173,8 +168,6 @@ describe('the launcher, run by a real Node', () => {
 });
 
 describe('a checkout on an older Node', () => {
-  const olds = olderNodes();
-  const which = olds.map((old) => `${old.version} at ${old.node}`).join(', ') || 'none found';
   /** The Node the `node` dev dependency installed, as its package names it. */
   const bundled = (
     JSON.parse(readFileSync(path.join(REPO, 'node_modules', 'node', 'package.json'), 'utf8')) as {
@@ -249,14 +242,8 @@ describe('a checkout on an older Node', () => {
 
   it('npm test starts with that check, which a Node that engines allow passes in silence', async () => {
     expect(PACKAGE.scripts['test']).toMatch(/^node scripts\/check-node\.js && /);
-    const result = await runProcess(
-      process.execPath,
-      [path.join(REPO, 'scripts', 'check-node.js')],
-      {
-        env: ENV,
-        cwd: REPO,
-      },
-    );
+    const check = [path.join(REPO, 'scripts', 'check-node.js')];
+    const result = await runProcess(process.execPath, check, { env: ENV, cwd: REPO });
     expect(result).toEqual({ code: 0, signal: null, stdout: '', stderr: '' });
   });
 });

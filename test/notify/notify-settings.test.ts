@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveDaemonSettings } from '../../src/config/daemon-settings.ts';
-import type { ConfigFile } from '../../src/config/settings-table.ts';
+import type { ConfigFile } from '../../src/config/setting.ts';
 
 const SLACK = 'https://hooks.slack.com/services/T0/B0/SecretPart0123456789';
 

@@ -8,14 +8,13 @@
  */
 import { lookup } from 'node:dns/promises';
 import type { ServerResponse } from 'node:http';
-import { createServer } from 'node:net';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/core/report.ts';
 import { envsyncInProcess } from '../helpers/cli.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
-import { startFakeApi } from '../helpers/fake-api.ts';
+import { closedPort, startFakeApi } from '../helpers/fake-api.ts';
 import { watchNetwork } from '../helpers/network-watch.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -26,6 +25,10 @@ const TOKEN = 'fF9q4Tq9Lm2Zx7Vb';
 /** A name that never resolves (RFC 6761, section 6.4). */
 const NOWHERE = 'api.envsync-test.invalid';
 const ORGS = ['acme', 'beta', 'gamma'];
+const REFUSED_HINT =
+  'Is --api-url right? Nothing accepts connections at that address: a wrong host or port, or the service is down.';
+const DNS_HINT =
+  'Is --api-url right? Check the host name, and that DNS resolves it where envsync runs.';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 const cleanups: (() => Promise<void>)[] = [];
@@ -43,42 +46,37 @@ function manifest(org: string): string {
   return `org: ${org}\nenvironments:\n  - name: web\n    type: S3\n    description: web\n`;
 }
 
-/** A loopback address nothing listens on: a port bound, then closed. */
-async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
+/** A loopback address nothing listens on. */
+const closedPortUrl = async () => `http://127.0.0.1:${await closedPort()}`;
 
 const count = (text: string, part: string) => text.split(part).length - 1;
 
 /** A one-shot command in this process, in the test's folder, with the token. */
-function run(args: string[], env: Record<string, string> = {}) {
-  return envsyncInProcess(args, { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN, ...env } });
+const run = (args: string[]) =>
+  envsyncInProcess(args, { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
+
+/** `command` against `apiUrl` (its org flags for export), with `extra` flags. */
+const args = (command: 'plan' | 'sync' | 'export', apiUrl: string, extra: string[] = []) =>
+  command === 'export'
+    ? ['export', '--api-url', apiUrl, ...ORGS.flatMap((org) => ['--org', org]), ...extra]
+    : [command, '--manifests', 'manifests', '--state', 'state.json', '--api-url', apiUrl, ...extra];
+
+const QUICK = ['--retry-delay', '10ms'];
+
+/** Answers nothing, ever: every request hangs until the server closes. */
+async function silentApi() {
+  const held: ServerResponse[] = [];
+  const api = await startFakeApi((_req, res) => held.push(res));
+  cleanups.push(() => api.close());
+  return api;
 }
-
-const pass = (command: 'plan' | 'sync', apiUrl: string, extra: string[] = []) => [
-  command,
-  '--manifests',
-  'manifests',
-  '--state',
-  'state.json',
-  '--api-url',
-  apiUrl,
-  ...extra,
-];
-
-const REFUSED_HINT =
-  'Is --api-url right? Nothing accepts connections at that address: a wrong host or port, or the service is down.';
 
 describe('a wrong port: the connection is refused', { timeout: 120_000 }, () => {
   it('plan and sync say it once, with the hint, and exit 1; no org is tried in another round', async () => {
     const url = await closedPortUrl();
     const host = new URL(url).host;
     for (const command of ['plan', 'sync'] as const) {
-      const text = await run(pass(command, url, ['--retry-delay', '10ms']));
+      const text = await run(args(command, url, QUICK));
       expect(text.code).toBe(1);
       expect(text.stdout).toContain(
         `error: all 3 orgs failed the same way: the API at ${host} refused the connection (ECONNREFUSED)\n  ${REFUSED_HINT}\n  orgs: acme, beta, gamma\n`,
@@ -88,12 +86,12 @@ describe('a wrong port: the connection is refused', { timeout: 120_000 }, () => 
       // Nothing per org on stderr either (the default level is warn): no retry, no round.
       expect(text.stderr).toBe('');
     }
-    const markdown = await run(pass('plan', url, ['--retry-delay', '10ms', '-o', 'markdown']));
+    const markdown = await run(args('plan', url, [...QUICK, '-o', 'markdown']));
     expect(count(markdown.stdout, 'ECONNREFUSED')).toBe(1);
     expect(markdown.stdout).toContain('Is --api-url right?');
 
     // JSON keeps each org's own error and cause, beside the cause said once.
-    const json = await run(pass('plan', url, ['--retry-delay', '10ms', '-o', 'json']));
+    const json = await run(args('plan', url, [...QUICK, '-o', 'json']));
     const report = JSON.parse(json.stdout) as RunReport;
     expect(report.failure).toMatchObject({
       kind: 'refused',
@@ -103,7 +101,6 @@ describe('a wrong port: the connection is refused', { timeout: 120_000 }, () => 
       hint: REFUSED_HINT,
     });
     for (const org of report.orgs) {
-      expect(org.status).toBe('failed');
       expect(org.cause).toEqual({ kind: 'refused', code: 'ECONNREFUSED', host });
       expect(org.error).toMatch(
         new RegExp(
@@ -111,19 +108,16 @@ describe('a wrong port: the connection is refused', { timeout: 120_000 }, () => 
         ),
       );
     }
-  });
 
-  it('--log-level debug shows each org on its way', async () => {
-    const url = await closedPortUrl();
-    const result = await run(pass('plan', url, ['--retry-delay', '10ms', '--log-level', 'debug']));
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('the API cannot be reached: connection refused by');
-    expect(result.stderr).toMatch(/retrying: GET \/api\/v2\/environments\/\w+: connection refused/);
+    // At debug, each org on its way.
+    const debug = await run(args('plan', url, [...QUICK, '--log-level', 'debug']));
+    expect(debug.stderr).toContain('the API cannot be reached: connection refused by');
+    expect(debug.stderr).toMatch(/retrying: GET \/api\/v2\/environments\/\w+: connection refused/);
   });
 
   it('export says it once on stderr, with the hint, and exits 1', async () => {
     const url = await closedPortUrl();
-    const result = await run(['export', '--api-url', url, '--retry-delay', '10ms', ...orgFlags()]);
+    const result = await run(args('export', url, QUICK));
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
@@ -133,14 +127,10 @@ describe('a wrong port: the connection is refused', { timeout: 120_000 }, () => 
 
   it('sync --plan with the API gone says so once, not that the service moved', async () => {
     const api = await startTestEmulator({ tokens: [{ token: TOKEN, orgs: null }] });
-    const planned = await run(pass('plan', api.url, ['--out', 'plan.json']));
+    const planned = await run(args('plan', api.url, ['--out', 'plan.json']));
     expect(planned.code, planned.stderr).toBe(0);
     await api.close();
-    const applied = await run([
-      ...pass('sync', api.url, ['--retry-delay', '10ms']),
-      '--plan',
-      'plan.json',
-    ]);
+    const applied = await run(args('sync', api.url, [...QUICK, '--plan', 'plan.json']));
     expect(applied.code).toBe(1);
     expect(applied.stderr).toContain(
       `cannot check plan.json against the service: all 3 orgs failed the same way: the API at ${new URL(api.url).host} refused the connection (ECONNREFUSED). ${REFUSED_HINT}\nNothing was sent.`,
@@ -150,6 +140,7 @@ describe('a wrong port: the connection is refused', { timeout: 120_000 }, () => 
 
   it('the daemon says it once per pass, in the pass line and /status; each org keeps its error', async () => {
     const url = await closedPortUrl();
+    const host = new URL(url).host;
     const d = await startTestDaemon({
       apiUrl: url,
       cwd: tmp.dir,
@@ -160,15 +151,15 @@ describe('a wrong port: the connection is refused', { timeout: 120_000 }, () => 
     await waitFor('the first pass', () => d.passes() >= 1);
     const status = (await (await request(`${d.url}/status`)).body.json()) as {
       lastPass: { result: string; failure?: Record<string, unknown> };
-      orgs: Record<string, { status: string; lastError: { message: string } | null }>;
+      orgs: Record<string, { lastError: { message: string } | null }>;
     };
     expect(status.lastPass.result).toBe('partial');
     expect(status.lastPass.failure).toEqual({
       kind: 'refused',
       code: 'ECONNREFUSED',
-      host: new URL(url).host,
+      host,
       orgs: 3,
-      message: `all 3 orgs failed the same way: the API at ${new URL(url).host} refused the connection (ECONNREFUSED)`,
+      message: `all 3 orgs failed the same way: the API at ${host} refused the connection (ECONNREFUSED)`,
       hint: REFUSED_HINT,
     });
     for (const org of ORGS) expect(status.orgs[org]?.lastError?.message).toContain('ECONNREFUSED');
@@ -178,52 +169,39 @@ describe('a wrong port: the connection is refused', { timeout: 120_000 }, () => 
     );
     expect(d.logs().filter((l) => String(l['msg']).includes('trying the org again'))).toEqual([]);
     // Each org's own line is there at debug; only the pass line says it above that.
-    const refusedLines = d.logs().filter((l) => String(l['msg']).includes('ECONNREFUSED'));
-    expect(refusedLines.filter((l) => Number(l['level']) > 20).map((l) => l['msg'])).toEqual([
+    const refused = d.logs().filter((l) => String(l['msg']).includes('ECONNREFUSED'));
+    expect(refused.filter((l) => Number(l['level']) > 20).map((l) => l['msg'])).toEqual([
       passLine?.['msg'],
     ]);
-    for (const org of ORGS) {
-      expect(refusedLines.some((l) => String(l['msg']).startsWith(`org ${org} failed: `))).toBe(
-        true,
-      );
-    }
-    const page = await (await request(`${d.url}/`)).body.text();
-    expect(page).toContain('Every org failed');
+    for (const org of ORGS)
+      expect(refused.some((l) => String(l['msg']).startsWith(`org ${org} failed: `))).toBe(true);
+    expect(await (await request(`${d.url}/`)).body.text()).toContain('Every org failed');
   });
 });
 
 describe('a host name that does not resolve', { timeout: 120_000 }, () => {
-  it('this machine resolves no name under .invalid (the precondition of what follows)', async () => {
-    // A resolver that cannot be asked at all says EAI_AGAIN: a DNS failure all the same.
+  it('plan says it once, with the hint, and exits 1', async () => {
+    // The precondition: a resolver that cannot be asked at all says EAI_AGAIN, a DNS failure too.
     const code = await lookup(NOWHERE).then(
       () => 'resolved',
       (error: NodeJS.ErrnoException) => error.code,
     );
     expect(['ENOTFOUND', 'EAI_AGAIN']).toContain(code);
-  });
-
-  it('plan says it once, with the hint, and exits 1', async () => {
-    const result = await run(pass('plan', `https://${NOWHERE}`, ['--retry-delay', '10ms']));
+    const result = await run(args('plan', `https://${NOWHERE}`, QUICK));
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(
-      /^error: all 3 orgs failed the same way: the API's host name api\.envsync-test\.invalid (does not resolve \(ENOTFOUND\)|could not be resolved \(EAI_AGAIN\))\n {2}Is --api-url right\? Check the host name, and that DNS resolves it where envsync runs\.\n/,
+      /^error: all 3 orgs failed the same way: the API's host name api\.envsync-test\.invalid (does not resolve \(ENOTFOUND\)|could not be resolved \(EAI_AGAIN\))\n {2}Is --api-url right\? Check the host name/,
     );
     expect(count(result.stdout, NOWHERE)).toBe(1);
     expect(result.stderr).toBe('');
   });
 
-  it('export says it once', async () => {
-    const result = await run([
-      'export',
-      '--api-url',
-      `https://${NOWHERE}`,
-      '--retry-delay',
-      '10ms',
-      ...orgFlags(),
-    ]);
+  it('export says it once on stderr, with the hint, and exits 1', async () => {
+    const result = await run(args('export', `https://${NOWHERE}`, QUICK));
     expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
     expect(count(result.stderr, NOWHERE)).toBe(1);
-    expect(result.stderr).toContain('Is --api-url right? Check the host name');
+    expect(result.stderr).toContain(DNS_HINT);
   });
 });
 
@@ -231,18 +209,21 @@ describe(
   'attempts: one probe and its quick retry; the other orgs wait for it, and send nothing',
   { timeout: 120_000 },
   () => {
-    /** 20 orgs more than the three of every test: 23 in all. */
-    async function manyOrgs(): Promise<string[]> {
-      const orgs = Array.from({ length: 20 }, (_, i) => `org${String(i).padStart(2, '0')}`);
-      for (const org of orgs) await tmp.write(`manifests/${org}.yaml`, manifest(org));
-      return [...ORGS, ...orgs];
-    }
-
-    /** A plan of the 23 orgs against `apiUrl`, its connects and lookups recorded. */
+    /** A plan of 23 orgs against `apiUrl`, its connects and lookups recorded. */
     async function planAgainst(apiUrl: string, concurrency: number) {
-      const orgs = await manyOrgs();
-      const args = pass('plan', apiUrl, ['--concurrency', String(concurrency), '-o', 'json']);
-      const { result, calls } = await watchNetwork(() => run([...args, '--retry-delay', '10ms']));
+      const orgs = [
+        ...ORGS,
+        ...Array.from({ length: 20 }, (_, i) => `org${String(i).padStart(2, '0')}`),
+      ];
+      for (const org of orgs.slice(3)) await tmp.write(`manifests/${org}.yaml`, manifest(org));
+      const plan = args('plan', apiUrl, [
+        '--concurrency',
+        String(concurrency),
+        '-o',
+        'json',
+        ...QUICK,
+      ]);
+      const { result, calls } = await watchNetwork(() => run(plan));
       expect(result.code).toBe(1);
       const report = JSON.parse(result.stdout) as RunReport;
       expect(report.failure?.orgs).toHaveLength(orgs.length);
@@ -262,8 +243,7 @@ describe(
     });
 
     it('a refused connection, 8 at a time: those already in flight and the probe retry, no more', async () => {
-      const url = await closedPortUrl();
-      const { calls, notSent } = await planAgainst(url, 8);
+      const { calls, notSent } = await planAgainst(await closedPortUrl(), 8);
       const connects = calls.filter((c) => c.startsWith('connect '));
       expect(connects.length).toBeGreaterThanOrEqual(2);
       expect(connects.length).toBeLessThanOrEqual(8 + 1);
@@ -282,147 +262,107 @@ describe(
 );
 
 describe('the token refused on every org', { timeout: 120_000 }, () => {
-  const TOKEN_HINT = 'Is the token for this API?';
-
-  it('401 (a token the API does not know): said once, with the hint', async () => {
-    const api = await startTestEmulator({
-      tokens: [{ token: 'aQ7w9x8y7zK2mP', orgs: null }],
-    });
+  it('401 (a token the API does not know): said once, with the hint; one request per org', async () => {
+    const api = await startTestEmulator({ tokens: [{ token: 'aQ7w9x8y7zK2mP', orgs: null }] });
     cleanups.push(() => api.close());
-    const result = await run(pass('plan', api.url));
+    const result = await run(args('plan', api.url));
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
       'error: all 3 orgs failed the same way: the token was refused (401)\n  Is the token for this API? Check ENVSYNC_TOKEN, --token-file or --token-dir, and --api-url.\n',
     );
     expect(count(result.stdout, '401')).toBe(1);
-    // One request per org: a refused token is final.
     expect(await api.getRequests()).toHaveLength(ORGS.length);
   });
 
   it('403 on every org: said once; 403 on some orgs only: each says its own', async () => {
-    const api = await startTestEmulator({ tokens: [{ token: TOKEN, orgs: ['other'] }] });
-    cleanups.push(() => api.close());
-    const all = await run(pass('plan', api.url));
-    expect(all.code).toBe(1);
-    expect(all.stdout).toContain(
-      `error: all 3 orgs failed the same way: the token was refused (403)\n  ${TOKEN_HINT} It is allowed none of these orgs.\n`,
-    );
-    expect(count(all.stdout, '403')).toBe(1);
-
+    const all = await startTestEmulator({ tokens: [{ token: TOKEN, orgs: ['other'] }] });
     const some = await startTestEmulator({ tokens: [{ token: TOKEN, orgs: ['acme'] }] });
-    cleanups.push(() => some.close());
-    const partly = await run(pass('plan', some.url));
+    cleanups.push(
+      () => all.close(),
+      () => some.close(),
+    );
+    const refused = await run(args('plan', all.url));
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(
+      'error: all 3 orgs failed the same way: the token was refused (403)\n  Is the token for this API? It is allowed none of these orgs.\n',
+    );
+    expect(count(refused.stdout, '403')).toBe(1);
+    const partly = await run(args('plan', some.url));
     expect(partly.code).toBe(1);
-    expect(partly.stdout).not.toContain(TOKEN_HINT);
+    expect(partly.stdout).not.toContain('Is the token for this API?');
     expect(count(partly.stdout, 'the token was refused (403)')).toBe(2);
   });
 });
 
-/** Answers nothing, ever: every request hangs until the server closes. */
-async function silentApi() {
-  const held: ServerResponse[] = [];
-  const api = await startFakeApi((_req, res) => held.push(res));
-  cleanups.push(() => api.close());
-  return api;
-}
+describe('a server that never answers', { timeout: 120_000 }, () => {
+  /** Each org's error of `command` against a server that never answers, and its requests. */
+  async function silently(command: 'plan' | 'sync' | 'export', limits: string[]) {
+    const api = await silentApi();
+    const result = await run(
+      args(command, api.url, command === 'export' ? limits : [...limits, '-o', 'json']),
+    );
+    expect(result.code).toBe(1);
+    const errors =
+      command === 'export'
+        ? result.stderr.split('\n').filter((line) => line.startsWith('envsync export: '))
+        : (JSON.parse(result.stdout) as RunReport).orgs.map((o) => o.error ?? '');
+    return { errors, requests: api.requests.length };
+  }
 
-function orgFlags(): string[] {
-  return ORGS.flatMap((org) => ['--org', org]);
-}
+  it('--timeout cuts each attempt: plan and sync try the org in their rounds, export once', async () => {
+    const limits = ['--timeout', '150ms', '--retries', '1', ...QUICK];
+    const said = (org: string) =>
+      `GET /api/v2/environments/${org}: no answer within 150 ms (--timeout)`;
+    for (const command of ['plan', 'sync'] as const) {
+      const { errors, requests } = await silently(command, limits);
+      expect(errors).toEqual(ORGS.map((org) => `cannot list the org: ${said(org)}`));
+      // Two attempts (one retry) in each of three rounds.
+      expect(requests).toBe(ORGS.length * 2 * 3);
+    }
+    const { errors, requests } = await silently('export', limits);
+    expect(errors).toEqual(ORGS.map((org) => `envsync export: org ${org}: ${said(org)}`));
+    expect(requests).toBe(ORGS.length * 2);
+  });
 
-describe(
-  '--timeout cuts a server that never answers, in every command',
-  { timeout: 120_000 },
-  () => {
-    const LIMITS = ['--timeout', '150ms', '--retries', '1', '--retry-delay', '10ms'];
+  it('--deadline ends the run: the first attempt of each org only, cut at --timeout', async () => {
+    const limits = ['--deadline', '1s', '--timeout', '2s', ...QUICK];
+    const notSent =
+      /GET \/api\/v2\/environments\/\w+: not sent again: the run's deadline \(--deadline 1s\) (passed|would pass)[^;]*; the last attempt: GET \S+: no answer within 2000 ms \(--timeout\)/;
+    for (const command of ['plan', 'sync', 'export'] as const) {
+      const { errors, requests } = await silently(command, limits);
+      expect(errors.filter((line) => notSent.test(line))).toHaveLength(3);
+      expect(requests).toBe(ORGS.length);
+    }
+  });
 
-    it('plan and sync: each attempt ends at --timeout; the org is tried again in its rounds, then fails', async () => {
-      for (const command of ['plan', 'sync'] as const) {
-        const api = await silentApi();
-        const result = await run([...pass(command, api.url, LIMITS), '-o', 'json']);
-        expect(result.code).toBe(1);
-        const report = JSON.parse(result.stdout) as RunReport;
-        for (const org of report.orgs) {
-          expect(org.error).toBe(
-            `cannot list the org: GET /api/v2/environments/${org.org}: no answer within 150 ms (--timeout)`,
-          );
-        }
-        // Two attempts (one retry) in each of the three rounds, per org.
-        expect(api.requests).toHaveLength(ORGS.length * 2 * 3);
-        expect(report.failure).toBeUndefined();
-      }
-    });
-
-    it('export: each attempt ends at --timeout, one retry, no rounds', async () => {
-      const api = await silentApi();
-      const result = await run(['export', '--api-url', api.url, ...LIMITS, ...orgFlags()]);
-      expect(result.code).toBe(1);
-      for (const org of ORGS) {
-        expect(result.stderr).toContain(
-          `envsync export: org ${org}: GET /api/v2/environments/${org}: no answer within 150 ms (--timeout)\n`,
-        );
-      }
-      expect(api.requests).toHaveLength(ORGS.length * 2);
-    });
-
-    it('run: each pass ends, its orgs failed at --timeout; the daemon goes on', async () => {
+  it.each([
+    [
+      '--timeout',
+      { timeout: '150ms', retries: '1' },
+      /: no answer within 150 ms \(--timeout\)$/,
+      2 * 3,
+    ],
+    [
+      '--deadline',
+      { deadline: '1s', timeout: '2s' },
+      /not sent again: the run's deadline \(--deadline 1s\)/,
+      1,
+    ],
+  ])(
+    'the daemon: %s ends each pass, its orgs failed; the daemon goes on',
+    async (_t, flags, message, attempts) => {
       const api = await silentApi();
       const d = await startTestDaemon({
         apiUrl: api.url,
         cwd: tmp.dir,
         token: TOKEN,
-        flags: { manifests: 'manifests', state: 'state.json', timeout: '150ms', retries: '1' },
+        flags: { manifests: 'manifests', state: 'state.json', ...flags },
       });
       cleanups.push(() => d.stop());
       await waitFor('the first pass', () => d.passes() >= 1, { timeoutMs: 60_000 });
-      for (const org of ORGS) {
-        expect(d.daemon.status().orgs[org]?.lastError?.message).toBe(
-          `cannot list the org: GET /api/v2/environments/${org}: no answer within 150 ms (--timeout)`,
-        );
-      }
-      expect(api.requests).toHaveLength(ORGS.length * 2 * 3);
-    });
-  },
-);
-
-describe('--deadline ends a run against a server that never answers', { timeout: 120_000 }, () => {
-  // The first attempt of each org starts within the deadline and is cut at --timeout, after it:
-  // no retry, no other round.
-  const LIMITS = ['--deadline', '1s', '--timeout', '2s', '--retry-delay', '10ms'];
-  const NOT_SENT =
-    /GET \/api\/v2\/environments\/\w+: not sent again: the run's deadline \(--deadline 1s\) (passed|would pass)[^;]*; the last attempt: GET \S+: no answer within 2000 ms \(--timeout\)/;
-
-  it('plan and sync', async () => {
-    for (const command of ['plan', 'sync'] as const) {
-      const api = await silentApi();
-      const result = await run([...pass(command, api.url, LIMITS), '-o', 'json']);
-      expect(result.code).toBe(1);
-      const report = JSON.parse(result.stdout) as RunReport;
-      for (const org of report.orgs) expect(org.error).toMatch(NOT_SENT);
-      expect(api.requests).toHaveLength(ORGS.length);
-    }
-  });
-
-  it('export', async () => {
-    const api = await silentApi();
-    const result = await run(['export', '--api-url', api.url, ...LIMITS, ...orgFlags()]);
-    expect(result.code).toBe(1);
-    expect(result.stderr.split('\n').filter((line) => NOT_SENT.test(line))).toHaveLength(3);
-    expect(api.requests).toHaveLength(ORGS.length);
-  });
-
-  it('run: each pass', async () => {
-    const api = await silentApi();
-    const d = await startTestDaemon({
-      apiUrl: api.url,
-      cwd: tmp.dir,
-      token: TOKEN,
-      flags: { manifests: 'manifests', state: 'state.json', deadline: '1s', timeout: '2s' },
-    });
-    cleanups.push(() => d.stop());
-    await waitFor('the first pass', () => d.passes() >= 1, { timeoutMs: 60_000 });
-    for (const org of ORGS)
-      expect(d.daemon.status().orgs[org]?.lastError?.message).toMatch(NOT_SENT);
-    expect(api.requests).toHaveLength(ORGS.length);
-  });
+      for (const org of ORGS)
+        expect(d.daemon.status().orgs[org]?.lastError?.message).toMatch(message);
+      expect(api.requests).toHaveLength(ORGS.length * attempts);
+    },
+  );
 });

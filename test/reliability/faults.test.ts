@@ -26,38 +26,34 @@ interface Env {
   policies: string[];
 }
 
-/** The org names `writeManifests(orgs, ...)` writes. */
-const orgNames = (orgs: number) =>
-  Array.from({ length: orgs }, (_, o) => `org-${String(o).padStart(2, '0')}`);
+const orgName = (o: number) => `org-${String(o).padStart(2, '0')}`;
 
-/**
- * The policy documents of the policies `writeManifests` declares, in each of its orgs: the kosli
- * profile attaches only policies that have one.
- */
+/** The policy documents of every policy the manifests name: kosli attaches only those. */
 const documentsFor = (orgs: number) =>
   Object.fromEntries(
-    orgNames(orgs).map((org) => [org, ['baseline', 'p0', 'p1', 'p2', 'p3', 'p4']]),
+    Array.from({ length: orgs }, (_, o) => [
+      orgName(o),
+      ['baseline', 'p0', 'p1', 'p2', 'p3', 'p4'],
+    ]),
   );
 
 /** Writes `orgs` x `envs` manifests with varied fields; returns what they declare. */
 async function writeManifests(orgs: number, envs: number): Promise<Map<string, Env[]>> {
   const declared = new Map<string, Env[]>();
-  const types = ['K8S', 'S3', 'logical'];
   for (let o = 0; o < orgs; o++) {
-    const org = `org-${String(o).padStart(2, '0')}`;
-    const list: Env[] = [];
-    for (let e = 0; e < envs; e++) {
-      list.push({
-        name: `env-${String(e).padStart(3, '0')}`,
-        type: types[(o + e) % 3] ?? 'K8S',
-        description: `Environment ${e} of ${org}: "quoted", #hash, colon: yes`,
-        // The kosli profile keeps include_scaling false (the service retired it).
-        include_scaling: false,
-        policies: e % 3 === 0 ? [] : ['baseline', `p${e % 5}`],
-      });
-    }
-    declared.set(org, list);
-    await tmp.write(`manifests/${org}.yaml`, JSON.stringify({ org, environments: list }));
+    const environments = Array.from({ length: envs }, (_, e) => ({
+      name: `env-${String(e).padStart(3, '0')}`,
+      type: ['K8S', 'S3', 'logical'][(o + e) % 3] ?? 'K8S',
+      description: `Environment ${e} of ${orgName(o)}: "quoted", #hash, colon: yes`,
+      // The kosli profile keeps include_scaling false (the service retired it).
+      include_scaling: false,
+      policies: e % 3 === 0 ? [] : ['baseline', `p${e % 5}`],
+    }));
+    declared.set(orgName(o), environments);
+    await tmp.write(
+      `manifests/${orgName(o)}.yaml`,
+      JSON.stringify({ org: orgName(o), environments }),
+    );
   }
   return declared;
 }
@@ -157,12 +153,6 @@ describe('faults converge, nothing lost', () => {
   it.each([
     ['truncated JSON', 'application/json', '[{"name": "web", "type": "K8S", "descr', /not JSON/],
     [
-      'not JSON at all',
-      'text/plain',
-      'Service Unavailable',
-      /not JSON \(200, content-type text\/plain\): Service Unavailable/,
-    ],
-    [
       'an HTML error page',
       'text/html',
       '<!doctype html><h1>502 Bad Gateway</h1>',
@@ -173,18 +163,6 @@ describe('faults converge, nothing lost', () => {
       'application/json',
       '{"environment": []}',
       /unexpected shape \(object with keys environment\)/,
-    ],
-    [
-      'entries of the wrong type',
-      'application/json',
-      '{"env": [{"name": 7, "type": "K8S", "description": ""}]}',
-      /listing is malformed/,
-    ],
-    [
-      'a name listed twice',
-      'application/json',
-      '[{"name":"a","type":"K8S","description":""},{"name":"a","type":"S3","description":""}]',
-      /shows environment "a" twice/,
     ],
     [
       'a name listed twice, out of order',
@@ -206,14 +184,11 @@ describe('faults converge, nothing lost', () => {
           res.writeHead(201, { 'content-type': 'application/json' }).end('"OK"');
         }
       });
-      await tmp.write(
-        'manifests/bad.yaml',
-        'org: bad\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n',
-      );
-      await tmp.write(
-        'manifests/good.yaml',
-        'org: good\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n',
-      );
+      for (const org of ['bad', 'good'])
+        await tmp.write(
+          `manifests/${org}.yaml`,
+          `org: ${org}\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n`,
+        );
       const sync = await run(fake.url, ['sync'], ['-o', 'json']);
       await fake.close();
       expect(sync.code).toBe(1);

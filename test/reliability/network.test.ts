@@ -17,6 +17,7 @@ import { rootCertificates } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunReport } from '../../src/core/report.ts';
 import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { ACME } from '../helpers/fixtures.ts';
@@ -38,12 +39,7 @@ beforeEach(async () => {
   await tmp.write('manifests/acme.yaml', ACME);
   await tmp.write(
     'manifests/beta.yaml',
-    `org: beta
-environments:
-  - name: web
-    type: logical
-    description: Web tier
-`,
+    'org: beta\nenvironments:\n  - name: web\n    type: logical\n    description: Web tier\n',
   );
 });
 afterEach(async () => {
@@ -52,26 +48,20 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-interface Seen {
-  readonly method: string;
-  readonly url: string;
-  readonly host: string | undefined;
-  readonly authorization: string | undefined;
-}
+/** What a recording server keeps of a request. */
+const seenOf = ({ method = '', url = '', headers }: IncomingMessage) => {
+  const { host, authorization } = headers;
+  return { method, url, host, authorization };
+};
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void | Promise<void>;
 
 /** A loopback HTTP(S) server that records every request it receives (and every TLS handshake). */
 async function recordingServer(handler: Handler, { tls = false } = {}) {
-  const seen: Seen[] = [];
+  const seen: ReturnType<typeof seenOf>[] = [];
   const handshakes = { ok: 0, failed: 0 };
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
-    seen.push({
-      method: req.method ?? '',
-      url: req.url ?? '',
-      host: req.headers.host,
-      authorization: req.headers.authorization,
-    });
+    seen.push(seenOf(req));
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -80,21 +70,15 @@ async function recordingServer(handler: Handler, { tls = false } = {}) {
       });
     });
   };
-  let server: Server;
-  if (tls) {
-    const https = createHttpsServer(
-      {
-        key: await readFile(`${TLS}server-key.pem`),
-        cert: await readFile(`${TLS}server.pem`),
-      },
-      listener,
-    );
-    https.on('secureConnection', () => handshakes.ok++);
-    https.on('tlsClientError', () => handshakes.failed++);
-    server = https;
-  } else {
-    server = createHttpServer(listener);
-  }
+  const keys = {
+    key: await readFile(`${TLS}server-key.pem`),
+    cert: await readFile(`${TLS}server.pem`),
+  };
+  const server: Server = tls
+    ? createHttpsServer(keys, listener)
+        .on('secureConnection', () => handshakes.ok++)
+        .on('tlsClientError', () => handshakes.failed++)
+    : createHttpServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const close = () =>
@@ -123,11 +107,8 @@ function forwardTo(api: TestEmulator): Handler {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"outside"}');
       return;
     }
-    const headers: Record<string, string> = {};
-    for (const name of ['authorization', 'content-type', 'accept']) {
-      const value = req.headers[name];
-      if (typeof value === 'string') headers[name] = value;
-    }
+    const { authorization = '', 'content-type': type = '' } = req.headers;
+    const headers = { authorization, 'content-type': type };
     const upstream = await request(`${api.url}${url.slice(PREFIX.length)}`, {
       method: req.method === 'PUT' ? 'PUT' : 'GET',
       headers,
@@ -139,24 +120,11 @@ function forwardTo(api: TestEmulator): Handler {
   };
 }
 
-function syncArgs(apiUrl: string, extra: string[]) {
-  return [
-    'sync',
-    '--manifests',
-    tmp.path('manifests'),
-    '--api-url',
-    apiUrl,
-    '--state',
-    tmp.path('state.json'),
-    '--retries',
-    '1',
-    '--retry-delay',
-    '10ms',
-    '--output',
-    'json',
-    ...extra,
-  ];
-}
+const QUICK = ['--retries', '1', '--retry-delay', '10ms', '-o', 'json'];
+const syncArgs = (apiUrl: string, extra: string[]) => {
+  const files = ['--manifests', tmp.path('manifests'), '--state', tmp.path('state.json')];
+  return ['sync', ...files, '--api-url', apiUrl, ...QUICK, ...extra];
+};
 
 /** One sync against `apiUrl`, in a child process. */
 function sync(apiUrl: string, extra: string[] = [], env: Record<string, string> = {}) {
@@ -168,11 +136,7 @@ function syncInProcess(apiUrl: string, extra: string[] = [], { cwd = REPO } = {}
   return envsyncInProcess(syncArgs(apiUrl, extra), { env: { ENVSYNC_TOKEN: TOKEN }, cwd });
 }
 
-interface Report {
-  orgs: { org: string; status: string; error?: string }[];
-  failure?: { kind: string; orgs: string[]; hint: string };
-}
-const report = (stdout: string) => JSON.parse(stdout) as Report;
+const report = (stdout: string) => JSON.parse(stdout) as RunReport;
 
 /** The emulator holds exactly the manifests' environments. */
 async function expectConverged(api: TestEmulator): Promise<void> {
@@ -242,30 +206,13 @@ describe('network boundaries', () => {
   ])(
     'refuses plain http:// to a non-loopback host before any request (%s %s)',
     async (where, url) => {
+      // Were a request tried, it would fail fast rather than hit the test timeout.
+      const args = ['sync', '--manifests', 'manifests', '--retries', '0', '--timeout', '2s'];
       const viaFlag = where === '--api-url';
-      const { result, calls } = await watchNetwork(
-        () =>
-          envsyncInProcess(
-            [
-              'sync',
-              '--manifests',
-              tmp.path('manifests'),
-              '--state',
-              tmp.path('state.json'),
-              // Were a request tried, fail it fast rather than hit the test timeout.
-              '--retries',
-              '0',
-              '--timeout',
-              '2s',
-              ...(viaFlag ? ['--api-url', url] : []),
-            ],
-            {
-              env: { ENVSYNC_TOKEN: TOKEN, ...(viaFlag ? {} : { ENVSYNC_API_URL: url }) },
-              cwd: tmp.dir,
-            },
-          ),
-        { offMachine: 'block' },
-      );
+      const env = { ENVSYNC_TOKEN: TOKEN, ...(viaFlag ? {} : { ENVSYNC_API_URL: url }) };
+      const attempt = () =>
+        envsyncInProcess(viaFlag ? [...args, '--api-url', url] : args, { env, cwd: tmp.dir });
+      const { result, calls } = await watchNetwork(attempt, { offMachine: 'block' });
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
       expect(result.stderr).toContain('plain http://');

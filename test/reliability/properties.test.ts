@@ -4,7 +4,7 @@ import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/runtime/system-clock.ts';
 import { createClient } from '../../src/api/client.ts';
-import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
+import { DEFAULT_RETRY_POLICY } from '../../src/api/retry-policy.ts';
 import type { DesiredEnvironment } from '../../src/core/model.ts';
 import { samePolicyText } from '../../src/core/policy-documents.ts';
 import { hasErrors } from '../../src/core/report.ts';

@@ -4,7 +4,7 @@
  */
 import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { fileNameProblem } from '../../src/commands/export-policies.ts';
+import { fileNameProblem } from '../../src/commands/export.ts';
 import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';

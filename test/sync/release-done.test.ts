@@ -2,7 +2,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/runtime/system-clock.ts';
 import { createClient } from '../../src/api/client.ts';
-import { DEFAULT_RETRY_POLICY } from '../../src/core/retry-policy.ts';
+import { DEFAULT_RETRY_POLICY } from '../../src/api/retry-policy.ts';
 import { reconcile } from '../../src/engine/reconcile.ts';
 import { StateStore } from '../../src/state/store.ts';
 import { loadManifests } from '../../src/manifests/load.ts';

@@ -69,21 +69,10 @@ describe('npm run bench (tiny)', () => {
     expect(isRecord(scenarios)).toBe(true);
     if (!isRecord(scenarios)) return;
     expect(Object.keys(scenarios).sort()).toEqual(
-      [
-        'apply',
-        'naive',
-        'noop',
-        'ratelimit',
-        'scaling',
-        'small',
-        'tokens',
-        'validate',
-        'watch',
-      ].sort(),
+      ['apply', 'noop', 'ratelimit', 'small', 'tokens', 'validate', 'watch'].sort(),
     );
     // The workload is what it says: one GET per org on the no-op, every PUT applied.
     expect(scenarios['noop']).toMatchObject({ requests: 3, gets: 3, puts: 0 });
-    expect(scenarios['naive']).toMatchObject({ requests: 15, puts: 15 });
     expect(scenarios['apply']).toMatchObject({ drifted: 2, puts: 2 });
     const watch = scenarios['watch'];
     // Both kinds of change: git-sync swaps (top level) and in-place edits.
@@ -115,10 +104,6 @@ describe('npm run bench (tiny)', () => {
     for (const figure of ['planTokenDirMs', 'healthzTokenDirMs', 'readyzTokenDirMs']) {
       expect(isRecord(tokens) && Number(tokens[figure]) > 0).toBe(true);
     }
-    const scaling = scenarios['scaling'];
-    expect(isRecord(scaling) && Array.isArray(scaling['points']) && scaling['points'].length).toBe(
-      3,
-    );
 
     // Every target is checked and marked, with finite numbers.
     const checks = results['checks'];
@@ -134,7 +119,7 @@ describe('npm run bench (tiny)', () => {
       'watch.p95',
       'watch.inPlaceP95',
       'watch.idle-cpu',
-      'naive.request-ratio',
+      'watch.settled-rss',
       'rss.validate',
       'rss.noop',
       'rss.apply',
@@ -145,7 +130,6 @@ describe('npm run bench (tiny)', () => {
       'small.validate',
       'small.help',
       'small.daemonRss',
-      'scaling.largest-rss',
       'ratelimit.sync-vs-floor',
       'ratelimit.sync-429',
       'ratelimit.daemon-vs-floor',

@@ -1,19 +1,28 @@
 /**
- * readTokens (config/token-dir.ts) on real temporary folders, and what config/org-tokens.ts makes of
- * what it read: which token each org's requests carry, where it came from, and every token there
- * is to mask.
+ * The tokens (config/tokens.ts) on real temporary folders: which token each org's requests carry,
+ * where it came from, every token there is to mask; and relative files (--token-file, --ca-file,
+ * their variables) found from the command's directory, the `cwd` of its context, never from the
+ * process's, named as given.
  */
-import { mkdir, symlink } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, symlink } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readTokens, tokenGetter } from '../../src/config/token-dir.ts';
+import { readCaFile } from '../../src/commands/connect.ts';
 import {
-  oneToken,
+  readSecretFile,
+  readToken,
+  readTokens,
   tokenFor,
+  tokenGetter,
   tokenSourceOf,
   tokensOf,
   type TokenSet,
-} from '../../src/config/org-tokens.ts';
+} from '../../src/config/tokens.ts';
 import { ConfigError, NoTokenError } from '../../src/runtime/errors.ts';
+import { envsyncInProcess } from '../helpers/cli.ts';
+import { startTestEmulator } from '../helpers/emulator.ts';
+import { ACME as MANIFEST } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const ACME = 'fF9q4Tq9Lm2Zx7Vb';
@@ -54,6 +63,10 @@ describe('readTokens', () => {
     );
     expect(tokenFor(set, 'gamma')).toEqual({ token: FALLBACK, source: 'token-file' });
     expect(tokensOf(set)).not.toContain('Zz9Yy8Xx7Ww6Vv5U');
+    // Each token once, however many orgs carry it.
+    await tmp.write('default', ACME);
+    const same = await readTokens({ tokenDir: 'tokens', tokenFile: 'default' }, {}, tmp.dir);
+    expect(tokensOf(same).toSorted()).toEqual([ACME, BETA].toSorted());
   });
 
   it('without a default token (ENVSYNC_TOKEN unset or blank), an org with no file has none, and says why', async () => {
@@ -72,7 +85,7 @@ describe('readTokens', () => {
     }
   });
 
-  it('reads only names an org may have: dotfiles, `..data` and names with spaces are never read', async () => {
+  it('reads only names an org may have (dotfiles, `..data`, names with spaces are never read), through links', async () => {
     await mkdir(tmp.path('tokens/..2026_05_01'), { recursive: true });
     await tmp.write('tokens/..2026_05_01/gamma', FALLBACK);
     await symlink('..2026_05_01', tmp.path('tokens/..data'));
@@ -81,17 +94,10 @@ describe('readTokens', () => {
     const set = await readTokens({ tokenDir: 'tokens' }, {}, tmp.dir);
     expect([...set.orgs.keys()]).toEqual(['acme', 'beta']);
     expect(tokensOf(set)).not.toContain(FALLBACK);
-  });
-
-  it('follows a link to the file, as a Kubernetes secret volume has one per key', async () => {
-    await mkdir(tmp.path('secret/..2026_05_01'), { recursive: true });
-    await tmp.write('secret/..2026_05_01/gamma', `${FALLBACK}\n`);
-    await symlink('..2026_05_01', tmp.path('secret/..data'));
-    await symlink('..data/gamma', tmp.path('secret/gamma'));
-    const set = await readTokens({ tokenDir: 'secret' }, {}, tmp.dir);
-    expect(chosen(set, ['gamma'])).toEqual({
-      gamma: { token: FALLBACK, source: 'token-dir:gamma' },
-    });
+    // A link to the file is followed, as a Kubernetes secret volume has one per key.
+    await symlink('..data/gamma', tmp.path('tokens/gamma'));
+    const linked = await readTokens({ tokenDir: 'tokens' }, {}, tmp.dir);
+    expect(tokenFor(linked, 'gamma')).toEqual({ token: FALLBACK, source: 'token-dir:gamma' });
   });
 
   it('a file that is no usable token makes its org fail, not fall back, with why and never the token', async () => {
@@ -141,21 +147,61 @@ describe('readTokens', () => {
   });
 });
 
-describe('org-tokens', () => {
-  it('lists each token once, the default too, and only tokens', () => {
-    const set: TokenSet = {
-      dir: 'd',
-      orgs: new Map([
-        ['acme', { token: ACME, source: 'token-dir:acme' }],
-        ['beta', { token: ACME, source: 'token-dir:beta' }],
-        ['gamma', { error: 'token file d/gamma is empty' }],
-      ]),
-      fallback: { token: FALLBACK, source: 'token-file' },
-    };
-    expect(tokensOf(set)).toEqual([ACME, FALLBACK]);
-    expect(tokenSourceOf(set, 'beta')).toBe('token-dir:beta');
-    expect(tokenSourceOf(set, 'gamma')).toBeNull();
-    expect(tokenSourceOf(set, 'delta')).toBe('token-file');
-    expect(tokensOf(oneToken(ACME, 'emulator'))).toEqual([ACME]);
+describe('secret files', () => {
+  it('are read trimmed; an empty or unreadable one says what to do, never the secret', async () => {
+    await tmp.write('secret', ` ${ACME}\n`);
+    await tmp.write('empty', '\n');
+    const read = (file: string) =>
+      readSecretFile('--notify-secret-file', tmp.path(file), 'signing secret');
+    expect(await read('secret')).toBe(ACME);
+    await expect(read('empty')).rejects.toThrow(
+      `--notify-secret-file ${tmp.path('empty')} is empty; put the signing secret in it`,
+    );
+    await expect(read('nope')).rejects.toThrow(
+      / cannot be read \(ENOENT\); pass a readable file or leave the flag out$/,
+    );
+  });
+});
+
+describe('relative files are read from the command directory', () => {
+  const CA = fileURLToPath(new URL('../fixtures/tls/ca.pem', import.meta.url));
+
+  it('readToken and readCaFile resolve against the directory given, and name the file as given', async () => {
+    await tmp.write('secrets/token', `${FALLBACK}\n`);
+    await tmp.write('tls/ca.pem', await readFile(CA));
+    // The process directory holds none of them, so a read from there would fail.
+    expect(existsSync('secrets/token') || existsSync('tls/ca.pem')).toBe(false);
+    expect(await readToken('secrets/token', {}, tmp.dir)).toBe(FALLBACK);
+    expect(await readCaFile('tls/ca.pem', tmp.dir)).toBe(await readFile(CA, 'utf8'));
+    // An absolute path is read as it is, whatever the directory.
+    expect(await readToken(tmp.path('secrets/token'), {}, '/')).toBe(FALLBACK);
+    expect(await readCaFile(undefined, tmp.dir)).toBeUndefined();
+    await expect(readToken('secrets/nope', {}, tmp.dir)).rejects.toThrow(
+      /^token file secrets\/nope cannot be read \(ENOENT\)$/,
+    );
+  });
+
+  it('a plan with a relative token file from the flag or the variable; a relative --ca-file that is not there', async () => {
+    await tmp.write('secrets/token', `${FALLBACK}\n`);
+    await tmp.write('manifests/acme.yaml', MANIFEST);
+    const api = await startTestEmulator({ tokens: [{ token: FALLBACK, orgs: null }] });
+    try {
+      const plan = ['plan', '--manifests', 'manifests', '--api-url', api.url, '--state', 's.json'];
+      for (const [args, env] of [
+        [['--token-file', 'secrets/token'], {}],
+        [[], { ENVSYNC_TOKEN_FILE: 'secrets/token' }],
+      ] as const) {
+        const result = await envsyncInProcess([...plan, ...args], { cwd: tmp.dir, env });
+        expect(result.code, result.stderr).toBe(0);
+        expect(result.stdout).toContain('Plan: 2 to create');
+      }
+      const ca = ['--ca-file', 'tls/missing.pem', '--token-file', 'secrets/token'];
+      expect(await envsyncInProcess([...plan, ...ca], { cwd: tmp.dir })).toMatchObject({
+        code: 1,
+        stderr: 'envsync plan: --ca-file tls/missing.pem: cannot be read (ENOENT)\n',
+      });
+    } finally {
+      await api.close();
+    }
   });
 });

@@ -1,0 +1,112 @@
+/**
+ * Manifests rewritten for the service as it is: the keys it retired removed from every
+ * environment, and nothing else changed. The `yaml` package's document API finds each key and the
+ * text it spans; that text alone is cut out, so comments, key order, quoting and blank lines stay
+ * exactly as written.
+ */
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Pair } from 'yaml';
+import { normalizeLineBreaks, parseOptions } from './yaml-document.ts';
+
+/** One key removed, where it was written. */
+export interface RemovedKey {
+  readonly key: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+type Span = readonly [start: number, end: number];
+
+/** The start of the line `offset` is on. */
+function lineStart(text: string, offset: number): number {
+  return text.lastIndexOf('\n', offset - 1) + 1;
+}
+
+/** The offset just past the end of the line `offset` is on (its line break included). */
+function lineEnd(text: string, offset: number): number {
+  const end = text.indexOf('\n', offset);
+  return end < 0 ? text.length : end + 1;
+}
+
+/**
+ * The text a pair of a mapping spans, to cut out: its whole lines in a block mapping (a comment
+ * after the value on its line goes with it), or the pair and one comma beside it in a flow one.
+ * A first pair written after a list item's `- ` keeps the dash: the next line's key moves up to it.
+ */
+function spanOf(text: string, pair: Pair, flow: boolean): Span | undefined {
+  const key = pair.key as { range?: [number, number, number] } | null;
+  const value = pair.value as { range?: [number, number, number] } | null;
+  const start = key?.range?.[0];
+  const end = value?.range?.[1] ?? key?.range?.[1];
+  if (start === undefined || end === undefined) return undefined;
+  if (flow) {
+    const after = /^\s*,\s*/.exec(text.slice(end));
+    if (after !== null) return [start, end + after[0].length];
+    const before = /,\s*$/.exec(text.slice(0, start));
+    return before === null ? [start, end] : [start - before[0].length, end];
+  }
+  const from = lineStart(text, start);
+  const to = lineEnd(text, end);
+  if (text.slice(from, start).trim() === '') return [from, to];
+  // `- key: value` then the item's other keys: cut from the key to the next line's indentation.
+  const indent = /^[ \t]*/.exec(text.slice(to))?.[0].length ?? 0;
+  return [start, Math.min(text.length, to + indent)];
+}
+
+/**
+ * `text` without the keys of `retired` in any environment of any document, and where each was.
+ * The text is returned as it is when nothing is to be removed, or when it does not parse (its
+ * problems are validate's to tell).
+ */
+export function withoutRetiredKeys(
+  text: string,
+  retired: readonly string[],
+): { readonly text: string; readonly removed: readonly RemovedKey[] } {
+  const lineCounter = new LineCounter();
+  const source = normalizeLineBreaks(text);
+  const docs = parseAllDocuments(source, parseOptions(lineCounter));
+  if (!Array.isArray(docs) || docs.some((doc) => doc.errors.length > 0)) {
+    return { text, removed: [] };
+  }
+  const spans: Span[] = [];
+  const removed: RemovedKey[] = [];
+  for (const doc of docs) {
+    const environments = isMap(doc.contents) ? doc.contents.get('environments', true) : undefined;
+    if (!isSeq(environments)) continue;
+    for (const env of environments.items) {
+      if (!isMap(env)) continue;
+      for (const pair of env.items) {
+        if (!isPair(pair) || !isScalar(pair.key)) continue;
+        const key = String(pair.key.value);
+        if (!retired.includes(key)) continue;
+        const span = spanOf(source, pair, env.flow === true);
+        if (span === undefined) continue;
+        spans.push(span);
+        const { line, col } = lineCounter.linePos(pair.key.range?.[0] ?? 0);
+        removed.push({ key, line, column: col });
+      }
+    }
+  }
+  let out = text;
+  for (const [start, end] of spans.sort((a, b) => b[0] - a[0])) {
+    out = out.slice(0, start) + out.slice(end);
+  }
+  // The cut must leave what the file said, less those keys: read both, and compare.
+  const expected = docs.map((doc) => {
+    for (const [i] of (
+      (doc.get('environments', true) as { items?: unknown[] } | undefined)?.items ?? []
+    ).entries()) {
+      for (const key of retired) doc.deleteIn(['environments', i, key]);
+    }
+    return JSON.stringify(doc.toJS());
+  });
+  const got = parseAllDocuments(normalizeLineBreaks(out), parseOptions(new LineCounter()));
+  const same =
+    Array.isArray(got) &&
+    got.length === expected.length &&
+    got.every((doc, i) => doc.errors.length === 0 && JSON.stringify(doc.toJS()) === expected[i]);
+  if (!same)
+    throw new Error(
+      'the keys cannot be cut out of this file without changing the rest; remove them by hand',
+    );
+  return { text: out, removed };
+}

@@ -1,0 +1,111 @@
+/**
+ * `envsync migrate`: the manifests rewritten for the service as it is today, the retired keys
+ * removed and every other byte kept; a diff, --write, the exit codes, and a second run that has
+ * nothing to do.
+ */
+import { readFile } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { withoutRetiredKeys } from '../../src/manifests/migrate.ts';
+import { envsyncInProcess } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+describe('withoutRetiredKeys', () => {
+  it.each([
+    [
+      'a block mapping, a comment after the value going with it',
+      'org: a\nenvironments:\n  - name: web\n    type: K8S\n    include_scaling: true # scaled\n    description: d\n',
+      'org: a\nenvironments:\n  - name: web\n    type: K8S\n    description: d\n',
+    ],
+    [
+      'the first key of a list item: the next key moves up to the dash',
+      'org: a\nenvironments:\n  - include_scaling: false\n    name: web\n    type: K8S\n    description: d\n',
+      'org: a\nenvironments:\n  - name: web\n    type: K8S\n    description: d\n',
+    ],
+    [
+      'the last key, comments around it kept',
+      'org: a\nenvironments:\n  # the web tier\n  - name: web\n    type: K8S\n    description: d\n    include_scaling: true\n  # next\n  - {name: db, type: S3, description: x}\n',
+      'org: a\nenvironments:\n  # the web tier\n  - name: web\n    type: K8S\n    description: d\n  # next\n  - {name: db, type: S3, description: x}\n',
+    ],
+    [
+      'flow mappings, in any place',
+      'org: a\nenvironments:\n  - {name: a, include_scaling: true, type: S3, description: x}\n  - {name: b, type: S3, description: x, include_scaling: false}\n  - {include_scaling: true, name: c, type: S3, description: x}\n',
+      'org: a\nenvironments:\n  - {name: a, type: S3, description: x}\n  - {name: b, type: S3, description: x}\n  - {name: c, type: S3, description: x}\n',
+    ],
+    [
+      'every document of a file, CRLF line breaks kept',
+      'org: a\r\nenvironments:\r\n  - name: web\r\n    include_scaling: true\r\n    type: K8S\r\n    description: d\r\n---\r\norg: b\r\nenvironments: []\r\n',
+      'org: a\r\nenvironments:\r\n  - name: web\r\n    type: K8S\r\n    description: d\r\n---\r\norg: b\r\nenvironments: []\r\n',
+    ],
+  ])('removes the key from %s', (_what, before, after) => {
+    const migrated = withoutRetiredKeys(before, ['include_scaling']);
+    expect(migrated.text).toBe(after);
+    expect(migrated.removed.length).toBeGreaterThan(0);
+    expect(withoutRetiredKeys(after, ['include_scaling'])).toEqual({ text: after, removed: [] });
+  });
+
+  it('leaves a key of the same name outside an environment, and a file that does not parse', () => {
+    const text = 'org: a\ninclude_scaling: true\nenvironments: []\n';
+    expect(withoutRetiredKeys(text, ['include_scaling'])).toEqual({ text, removed: [] });
+    const broken = 'org: a\nenvironments: [\n';
+    expect(withoutRetiredKeys(broken, ['include_scaling'])).toEqual({ text: broken, removed: [] });
+  });
+});
+
+describe('envsync migrate', () => {
+  let tmp: Awaited<ReturnType<typeof tempDir>>;
+  beforeEach(async () => {
+    tmp = await tempDir();
+  });
+  afterEach(() => tmp.cleanup());
+  const run = (...args: string[]) =>
+    envsyncInProcess(['migrate', '--manifests', tmp.path('manifests'), ...args], {
+      cwd: tmp.dir,
+    });
+
+  const ACME = `# acme's environments
+org: acme
+environments:
+  - name: web   # the front
+    type: K8S
+    description: "Web, tier one"
+    include_scaling: true
+    policies: [ pci ]
+
+  - name: db
+    type: S3
+    description: ''
+`;
+
+  it('shows a diff (exit 2), writes with --write (exit 0), then has nothing to do; validate is clean', async () => {
+    await tmp.write('manifests/acme.yaml', ACME);
+    await tmp.write('manifests/k8s.yaml', 'apiVersion: v1\nkind: ConfigMap\n');
+    const shown = await run();
+    expect(shown.code, shown.stderr).toBe(2);
+    expect(shown.stdout).toContain('--- a/');
+    expect(shown.stdout).toContain('-    include_scaling: true');
+    expect(shown.stdout.split('\n').filter((line) => /^[-+][^-+]/.test(line))).toEqual([
+      '-    include_scaling: true',
+    ]);
+    expect(await readFile(tmp.path('manifests/acme.yaml'), 'utf8')).toBe(ACME);
+
+    const written = await run('--write');
+    expect(written.code, written.stderr).toBe(0);
+    expect(await readFile(tmp.path('manifests/acme.yaml'), 'utf8')).toBe(
+      ACME.replace('    include_scaling: true\n', ''),
+    );
+    const again = await run();
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toContain('every manifest is up to date');
+    const valid = await envsyncInProcess(['validate', '--manifests', tmp.path('manifests')], {
+      cwd: tmp.dir,
+    });
+    expect(valid.code, valid.stdout + valid.stderr).toBe(0);
+  });
+
+  it('exits 1 naming a missing manifests root', async () => {
+    const missing = await run();
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('does not exist');
+  });
+});
