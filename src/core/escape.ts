@@ -1,8 +1,4 @@
-/**
- * Neutralising untrusted text (manifest keys, names, policy names, listings, server messages)
- * for the output it is shown in: a terminal or a CI log, a GitHub workflow command, markdown or
- * HTML. Each renderer escapes for its own target (docs/security.md); all rules live here.
- */
+/** The rules for showing untrusted text in each target; each renderer applies its own. */
 
 /**
  * Characters never shown raw: C0 and C1 controls, DEL, the line and paragraph separators, every
@@ -16,10 +12,7 @@ export const UNSAFE =
 const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 const unicode = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
-/**
- * Text for a terminal or a CI log line: unsafe characters escaped visibly, a newline as `\n`, ESC
- * as `\u001b`, U+202E as `\u202e` (a single line).
- */
+/** Text for a terminal or a CI log line: unsafe characters escaped visibly (`\n`, `\u001b`). */
 export function escapeText(text: string): string {
   return text.replace(UNSAFE, (char) => SHORT[char] ?? unicode(char));
 }

@@ -10,21 +10,9 @@ import { compareNames } from './names.ts';
  * duplicates, maps with their keys sorted: each is compared, sent and recorded in that form.
  */
 
-/**
- * The environment types a manifest may declare (case-sensitive): the contract's three and the
- * production service's six more (docs/api-behaviour.md#environment-types).
- */
-export const ENVIRONMENT_TYPES = [
-  'K8S',
-  'ECS',
-  'S3',
-  'lambda',
-  'server',
-  'docker',
-  'azure-apps',
-  'cloud-run',
-  'logical',
-] as const;
+/** The types a manifest may declare (docs/api-behaviour.md#environment-types), case-sensitive. */
+export const ENVIRONMENT_TYPES: readonly string[] =
+  'K8S ECS S3 lambda server docker azure-apps cloud-run logical'.split(' ');
 
 /**
  * Each field's value, read and normalized. An optional key is a field managed only when declared:

@@ -1,20 +1,10 @@
 /**
- * Masking: the secrets envsync holds (every API token in use, the webhook and notify secrets)
- * never leave it. Each sink (stdout, stderr and so the logs, the daemon's HTTP answers,
- * notifications, every file envsync writes) masks the text it writes, once, where it leaves; the
- * data envsync reads, compares, sends and records is never rewritten. docs/security.md says what
- * is masked and what is not.
- *
- * For each secret, its spellings: the secret as it is, as a JSON string, percent-encoded, in
- * base64 and base64url at the three byte alignments (alone, or inside `base64("Bearer " +
- * token)` and the like), and in hex of either case. Any run of MIN_RUN or more characters of a
- * spelling is masked (what is left of a spelling someone cut, or the whole of it); a spelling
- * shorter than MIN_RUN, which only a secret that short has, is masked whole.
- *
- * What a text costs does not depend on how many secrets there are (an org may have a token of its
- * own): every window of MIN_RUN characters of every spelling is in one Set. A run of MIN_RUN or
- * more holds a whole GRAM (half a run) at a position of the text that is a multiple of GRAM, so
- * only the grams at those positions are looked up, and the windows around one that is a secret's.
+ * Masking: each sink masks the secrets envsync holds (tokens, webhook and notify secrets) in the
+ * text it writes, once, where it leaves; the data envsync compares and records is never rewritten
+ * (docs/security.md). Each secret's spellings (as it is, as a JSON string, percent-encoded, base64
+ * and base64url at the three byte alignments, hex of either case) are masked whole, and any run of
+ * MIN_RUN of their characters. A run holds a whole GRAM at a position of the text that is a
+ * multiple of GRAM: only those are looked up, so the cost does not grow with the secrets.
  */
 
 /** What a secret is replaced by. */
@@ -60,10 +50,7 @@ function spellingsOf(secret: string): string[] {
   return [...new Set(forms)].filter((form) => form.length >= MIN_SECRET);
 }
 
-/**
- * The secrets a command has learnt (every token it reads, the webhook and notify secrets), and
- * `mask`, which every sink applies to what it writes.
- */
+/** The secrets a command has learnt, and `mask`, which every sink applies to what it writes. */
 export class Masker {
   readonly #secrets = new Set<string>();
   /** Every window of MIN_RUN characters of every spelling of MIN_RUN or more. */

@@ -1,7 +1,6 @@
 /**
- * Names of organizations and environments, as envsync reads them in manifests and puts them in
- * request paths and bodies. The emulator keeps its own copy of the service's rule on purpose (an
- * independent reading of the contract), so a misreading cannot hide itself on both sides.
+ * Names of organizations and environments. The emulator keeps its own copy of the rule on purpose,
+ * so a misreading of the contract cannot hide itself on both sides.
  */
 
 /**

@@ -1,7 +1,6 @@
 /**
- * The decisions of an apply, as pure functions: which changes are not sent again, what the state
- * file records before and after the requests, which applied changes did not converge (verify),
- * and whether a failed round is worth another. The engine (engine/apply.ts) carries them out.
+ * The decisions of an apply, which engine/apply.ts carries out: what the state file records before
+ * and after the requests, which applied changes did not converge, whether to try another round.
  */
 import { appliedFingerprint, fingerprint } from './plan.ts';
 import {
@@ -203,10 +202,7 @@ export function sameRecords(a: Readonly<Records>, b: Readonly<Records>): boolean
   );
 }
 
-/**
- * Whether a round that did not succeed failed only on errors another round may cure: every failed
- * change, and the verify listing if it failed, failed on something transient.
- */
+/** Whether a round failed only on errors another round may cure (changes and verify listing). */
 export function isTransientRound(
   outcomes: Iterable<ChangeOutcome>,
   verify: { readonly failed: boolean; readonly transient: boolean },

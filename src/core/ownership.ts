@@ -29,10 +29,7 @@ export function hasOwnerTag(org: string, entry: ObservedEnvironment): boolean {
   return entry.tags?.[OWNER_TAG_KEY] === ownerTagValue(org);
 }
 
-/**
- * Whether envsync owns an environment it archives, and why, in words (every output format says it
- * so): `envsync owns it: the state file records it and ...`, or that it does not.
- */
+/** Whether envsync owns an environment it archives, and why, in words every output uses. */
 export function ownedWords(org: string, owners: readonly OwnedBy[]): string {
   if (owners.length === 0) return 'envsync does not own it';
   const why = owners.map((owner) =>

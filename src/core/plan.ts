@@ -1,8 +1,6 @@
 /**
- * The planner: field by field, what the manifests want against what the service is known to hold
- * (the listing's value, else the state file's record of what envsync last sent), whether a change
- * is drift, and the members of logical environments. Pure: the same inputs in any order give the
- * same plan.
+ * The planner: what the manifests want against what the service is known to hold, whether a change
+ * is drift, and the members of logical environments. Pure: inputs in any order give the same plan.
  */
 import type { ApiDialect } from './dialect.ts';
 import { hash53 } from './hash.ts';
@@ -191,10 +189,7 @@ export function keptValues(
   return kept;
 }
 
-/**
- * What the PUT of a change sends in `dialect`: the declared values, and those the listing showed
- * for the rest; only fields the dialect sends by the PUT.
- */
+/** What the PUT of a change sends in `dialect`: the declared values, then the kept ones. */
 export function sentEnvironment(
   change: { readonly desired: DesiredEnvironment; readonly kept: FieldSlotValues },
   dialect: ApiDialect,
@@ -268,11 +263,7 @@ export function confirmedRecords(
   return confirmed;
 }
 
-/**
- * One field found drifted, as the daemon remembers it for the status page: the value the service
- * held, what the manifest declares (which envsync set it back to, or tried to), and the ISO time
- * of the pass that found it.
- */
+/** One field found drifted, as the daemon's status page shows it (`at`: the pass, ISO). */
 export interface DriftSeen {
   readonly environment: string;
   readonly field: string;
@@ -298,8 +289,7 @@ function driftsOf(changes: readonly ChangeReport[], at: string): DriftSeen[] {
 
 /**
  * The drifts an org's pass found, before those remembered (newest first, at most
- * MAX_RECENT_DRIFTS). A drift still pending from the previous pass (the same environment, field
- * and value found, not set back then) is the same drift, not a new one.
+ * MAX_RECENT_DRIFTS). One still pending from the previous pass is the same drift, not a new one.
  */
 export function recentDrifts(
   remembered: readonly DriftSeen[],

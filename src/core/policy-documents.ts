@@ -129,10 +129,7 @@ export interface UnknownPolicy {
   readonly policy: string;
 }
 
-/**
- * The policies environments attach (their `policies` field) that neither the manifests declare
- * nor the service holds, in the environments' order.
- */
+/** The policies environments attach that neither the manifests declare nor the service holds. */
 export function unknownPolicies(
   environments: readonly DesiredEnvironment[],
   declared: readonly { readonly name: string }[],

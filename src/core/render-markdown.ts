@@ -1,8 +1,4 @@
-/**
- * A run as markdown, for a pull request comment or a step summary: the counts, a table of orgs,
- * then a section per org with its policy documents, changes and archives. Every untrusted piece is
- * escaped for markdown (or HTML, inside `<summary>`).
- */
+/** A run as markdown (a pull request comment, a step summary), each untrusted piece escaped. */
 import type { FieldValue } from './model.ts';
 import { dialectWords } from './dialect.ts';
 import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape.ts';

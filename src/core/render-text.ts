@@ -1,8 +1,4 @@
-/**
- * A run as text, in the spirit of `terraform plan`: per org, a line per change with its fields
- * aligned, the policy documents, the archives, then a one-line summary. Every untrusted piece is
- * escaped where it is put in a line.
- */
+/** A run as text, in the spirit of `terraform plan`; each untrusted piece escaped where it goes. */
 import type { FieldValue } from './model.ts';
 import { dialectWords } from './dialect.ts';
 import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';

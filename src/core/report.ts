@@ -213,10 +213,7 @@ export function hasErrors(report: RunReport): boolean {
   return report.errors.length > 0 || report.orgs.some((org) => org.status !== 'ok');
 }
 
-/**
- * True when a sync would send a request: a change pending (create, update, rename or unverified)
- * that is not one known not to take, an archive, or an upload of a policy document.
- */
+/** True when a sync would send a request: a change not known not to take, an archive, an upload. */
 export function hasPendingChanges(report: RunReport): boolean {
   return report.orgs.some(
     (org) =>
@@ -227,11 +224,7 @@ export function hasPendingChanges(report: RunReport): boolean {
   );
 }
 
-/**
- * The exit code of a plan or sync: 1 when the run found or met an error; with
- * `--detailed-exitcode` (`detailed`), 2 for a dry run after which a sync would send a request;
- * else 0.
- */
+/** 1 on an error; with `--detailed-exitcode`, 2 for a dry run after which a sync sends; else 0. */
 export function exitCode(
   report: RunReport,
   { detailed }: { readonly detailed: boolean },
@@ -240,10 +233,7 @@ export function exitCode(
   return detailed && report.dryRun && hasPendingChanges(report) ? 2 : 0;
 }
 
-/**
- * What two rounds did, by name: what the first did (applied, or sent without taking) and the
- * later one no longer lists stays, then the later one's, in name order.
- */
+/** What the first round did (applied, or sent without taking) and the later no longer lists. */
 function mergeDone<T extends { readonly name: string; readonly result: string }>(
   earlier: readonly T[],
   later: readonly T[],
@@ -256,9 +246,8 @@ function mergeDone<T extends { readonly name: string; readonly result: string }>
 }
 
 /**
- * Merges two rounds of one org's pass (when an org's round fails only on transient errors the
- * pass runs it again, engine/reconcile.ts): what the first round applied stays applied (the
- * second round then sees it unchanged); everything else is as the later round found it.
+ * Merges two rounds of one org's pass (a round that failed only on transient errors runs again):
+ * what the first round applied stays applied; everything else is as the later round found it.
  */
 export function mergeOrgRounds(earlier: OrgReport, later: OrgReport): OrgReport {
   const changes = mergeDone(earlier.changes, later.changes);
@@ -378,18 +367,14 @@ const HINTS: Record<FailureCause['kind'], string> = {
   forbidden: 'Is the token for this API? It is allowed none of these orgs.',
 };
 
-/**
- * Whether a cause is never about one org (the address, or a token the API does not know), so that
- * a log line per org would only repeat it: a 403 may be that org's permission, and is not.
- */
+/** Whether a cause is never about one org (a 403 may be that org's permission, and is not). */
 export function neverAboutTheOrg(cause: FailureCause | undefined): boolean {
   return cause !== undefined && cause.kind !== 'forbidden';
 }
 
 /**
- * The orgs that failed for a cause never about the org, one line per cause (there is one, unless
- * the address changed between two requests), for a pass some of whose orgs did not fail so; no
- * hint, as the other orgs show the address and token can be right.
+ * For a pass some of whose orgs did not fail so: the orgs that failed for a cause never about the
+ * org, one line per cause, without a hint (the other orgs show the address and token can be right).
  */
 export function failuresSaidOnce(orgs: readonly OrgOutcome[]): string[] {
   const groups: { cause: FailureCause; orgs: string[] }[] = [];
@@ -412,10 +397,7 @@ export function someNames(names: readonly string[], max = 20): string {
   return `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
 }
 
-/**
- * Whether an org's own section may be left out of an output that says `failure` once at its top:
- * the org is one of those it names, and has nothing else to show.
- */
+/** Whether an org is one `failure` names, with nothing else to show: its section is left out. */
 export function saidOnce(
   failure: CommonFailure | undefined,
   org: Pick<OrgReport, 'org'> & {

@@ -144,10 +144,7 @@ function token(text: string, separators = /(?!)/): string {
 }
 const key = (text: string) => token(text, /[=:]/);
 
-/**
- * The lines of a change: its fields' differences (`[name, diff]`) but for those its requests
- * beside the PUT stand for (`covered`), then the lines of those requests.
- */
+/** A change's field differences but those its requests beside the PUT cover, and their lines. */
 export function requestLines(change: Pick<ChangeReport, 'fields' | 'policies' | 'tags'>): {
   readonly fields: readonly [string, FieldDiff][];
   readonly lines: readonly RequestLine[];

@@ -1,10 +1,7 @@
 /**
- * Sync windows: when envsync may send changes. A window is one line, `KIND DAYS START DURATION
- * [TIME-ZONE]` (docs/daemon.md, "Sync windows", says how it is written and the rule across
- * daylight saving changes): it opens at the first instant the zone's clock reads its start time
- * (or later) on a start day, and lasts its duration of elapsed time. Changes may be sent at an
- * instant no deny window covers and, if there is any allow window, one covers. Pure: the time
- * comes in as epoch milliseconds; the zones' rules come from the JavaScript engine's Intl data.
+ * Sync windows (docs/daemon.md, "Sync windows"): a window opens at the first instant the zone's
+ * clock reads its start time (or later) on a start day, and lasts its duration of elapsed time.
+ * Pure: the time comes in as epoch milliseconds, the zones' rules from the engine's Intl data.
  */
 
 export interface SyncWindow {
