@@ -4,14 +4,15 @@
  */
 
 /**
- * Environment and organization names, as the production service's published request schema
- * accepts them in the path and the body (`~` included: docs/api-behaviour.md#environment-names).
+ * Environment and organization names, as the production service accepts them today: a letter or
+ * number first, then letters, numbers, `.`, `-` and `_` (its April 2026 schema also allowed `~`,
+ * its client and service no longer do: docs/api-behaviour.md#environment-names).
  */
-export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._~-]*$/;
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
-/** What NAME_PATTERN means, for messages. */
+/** What NAME_PATTERN means, for messages: the service's own words. */
 export const NAME_RULE =
-  'it must start with a letter or digit and contain only letters, digits, ".", "_", "-" and "~"';
+  'it must start with a letter or number, and only contain letters, numbers, ".", "-" and "_"';
 
 /** True for a valid org or environment name. */
 export function isName(value: unknown): value is string {

@@ -21,7 +21,7 @@ import { NAME_PATTERN } from '../core/names.ts';
 const name = z
   .string()
   .regex(NAME_PATTERN)
-  .describe('Starts with a letter or digit; then letters, digits, ".", "_", "-" or "~".');
+  .describe('Starts with a letter or number; then letters, numbers, ".", "-" or "_".');
 
 /** Each item of a list given once (the JSON Schema says so with `uniqueItems`). */
 function distinct(spec: FieldSpec, schema: z.ZodType): z.ZodType {

@@ -82,21 +82,21 @@ describe('parseManifest', () => {
 
   it('reads every production type and the fields managed only when declared', async () => {
     const parsed = parseManifest(
-      'org: acme~1\nenvironments:\n' +
-        '  - {name: a~1, type: azure-apps, description: x, require_provenance: false}\n' +
-        '  - {name: b, type: logical, description: y, included_environments: [a~1]}\n' +
+      'org: acme.1\nenvironments:\n' +
+        '  - {name: a_1, type: azure-apps, description: x, require_provenance: false}\n' +
+        '  - {name: b, type: logical, description: y, included_environments: [a_1]}\n' +
         '  - {name: c, type: logical, description: z}\n',
       'manifests/acme.yaml',
     );
     expect(parsed.problems).toEqual([]);
     expect(parsed.documents[0]?.environments).toMatchObject([
       {
-        name: 'a~1',
+        name: 'a_1',
         type: 'azure-apps',
         require_provenance: false,
         included_environments: undefined,
       },
-      { name: 'b', type: 'logical', require_provenance: undefined, included_environments: ['a~1'] },
+      { name: 'b', type: 'logical', require_provenance: undefined, included_environments: ['a_1'] },
       { name: 'c', require_provenance: undefined, included_environments: undefined },
     ]);
   });
@@ -110,7 +110,7 @@ describe('parseManifest', () => {
       ),
     ).toEqual([
       'manifests/acme.yaml:6:28 environments[0].included_environments: is allowed only on type logical (this environment\'s type is "K8S")',
-      'manifests/acme.yaml:10:34 environments[1].included_environments[1]: "a b" is not a valid name: it must start with a letter or digit and contain only letters, digits, ".", "_", "-" and "~"',
+      'manifests/acme.yaml:10:34 environments[1].included_environments[1]: "a b" is not a valid name: it must start with a letter or number, and only contain letters, numbers, ".", "-" and "_"',
       'manifests/acme.yaml:10:41 environments[1].included_environments[2]: environment "web" is listed twice',
     ]);
   });

@@ -15,17 +15,17 @@ describe('renamed_from', () => {
   it('reads into renamedFrom, and leaves it out where not declared', async () => {
     const text =
       'org: acme\nenvironments:\n' +
-      '  - name: web\n    renamed_from: api~1\n    type: K8S\n    description: w\n' +
+      '  - name: web\n    renamed_from: api.1\n    type: K8S\n    description: w\n' +
       '  - {name: db, type: S3, description: d}\n';
     const parsed = parseManifest(text, FILE);
     expect(parsed.documents[0]?.environments[0]?.source).toMatchObject({ line: 3, column: 5 });
     expect(parsed.problems).toEqual([]);
     const [renamed, other] = parsed.documents[0]?.environments ?? [];
-    expect(renamed).toMatchObject({ name: 'web', renamedFrom: 'api~1', type: 'K8S' });
+    expect(renamed).toMatchObject({ name: 'web', renamedFrom: 'api.1', type: 'K8S' });
     expect(other?.name).toBe('db');
     expect(other !== undefined && 'renamedFrom' in other).toBe(false);
     // Not a field: no field of the environment holds it.
-    expect(Object.values({ ...renamed, renamedFrom: 0 })).not.toContain('api~1');
+    expect(Object.values({ ...renamed, renamedFrom: 0 })).not.toContain('api.1');
   });
 
   it("is refused as the environment's own name, at the value", async () => {
@@ -55,7 +55,7 @@ describe('renamed_from', () => {
           '  - {name: e, type: S3, description: d, renamed_from: [x]}\n',
       ),
     ).toEqual([
-      'manifests/acme.yaml:3:55 environments[0].renamed_from: "x y" is not a valid name: it must start with a letter or digit and contain only letters, digits, ".", "_", "-" and "~"',
+      'manifests/acme.yaml:3:55 environments[0].renamed_from: "x y" is not a valid name: it must start with a letter or number, and only contain letters, numbers, ".", "-" and "_"',
       'manifests/acme.yaml:4:55 environments[1].renamed_from: expected a string, got number 12',
       'manifests/acme.yaml:5:55 environments[2].renamed_from: expected a string, got null',
       'manifests/acme.yaml:6:55 environments[3].renamed_from: expected a string, got a list',

@@ -45,7 +45,7 @@ const CORPUS: [string, unknown][] = [
   ['long tag value', { org: 'acme', environments: [{ ...env, tags: { k: 'v'.repeat(257) } }] }],
   ['tags as a list', { org: 'acme', environments: [{ ...env, tags: ['team'] }] }],
   ['tags null', { org: 'acme', environments: [{ ...env, tags: null }] }],
-  ['renamed', { org: 'acme', environments: [{ ...env, renamed_from: 'production~1' }] }],
+  ['renamed', { org: 'acme', environments: [{ ...env, renamed_from: 'production.1' }] }],
   ['renamed from a bad name', { org: 'acme', environments: [{ ...env, renamed_from: 'a b' }] }],
   ['renamed from a number', { org: 'acme', environments: [{ ...env, renamed_from: 1 }] }],
   ['renamed from null', { org: 'acme', environments: [{ ...env, renamed_from: null }] }],
@@ -86,7 +86,7 @@ describe('envsync schema', () => {
     expect(properties['prune']).toMatchObject({ type: 'boolean' });
     expect(properties['environments']?.items?.properties).toHaveProperty('renamed_from', {
       type: 'string',
-      pattern: '^[A-Za-z0-9][A-Za-z0-9._~-]*$',
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$',
       description: expect.stringContaining('previous name'),
     });
   });
@@ -113,7 +113,7 @@ describe('envsync schema', () => {
                 ),
                 // Longer than any name above, so never the environment's own (see above).
                 renamed_from: fc.oneof(
-                  fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._~-]{6,9}$/),
+                  fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{6,9}$/),
                   fc.constantFrom('', 'a b x y z', 12),
                 ),
                 extra: fc.constant(1),
@@ -138,7 +138,7 @@ describe('envsync schema', () => {
           fc.record(
             {
               name: good,
-              renamed_from: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._~-]{6,9}$/),
+              renamed_from: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{6,9}$/),
               type: fc.constantFrom('K8S', 'S3', 'logical'),
               description: fc.string({ maxLength: 4 }),
               include_scaling: fc.boolean(),

@@ -85,8 +85,13 @@ const documentDecl = fc.record(
 const world = (forKosli: boolean) =>
   fc.record({
     desired: fc.tuple(...ORGS.map(() => orgEnvs(forKosli))),
+    // The kosli profile's service holds include_scaling false only: it retired the setting.
     remote: fc.tuple(
-      ...ORGS.map(() => fc.uniqueArray(env(false), { selector: (e) => e.name, maxLength: 6 })),
+      ...ORGS.map(() =>
+        fc
+          .uniqueArray(env(false), { selector: (e) => e.name, maxLength: 6 })
+          .map((envs) => (forKosli ? envs.map((e) => ({ ...e, include_scaling: false })) : envs)),
+      ),
     ),
     documents: fc.tuple(
       ...ORGS.map(() =>
