@@ -3,8 +3,13 @@
  * text it writes, once, where it leaves; the data envsync compares and records is never rewritten
  * (docs/security.md). Each secret's spellings (as it is, as a JSON string, percent-encoded, base64
  * and base64url at the three byte alignments, hex of either case) are masked whole, and any run of
- * MIN_RUN of their characters. A run holds a whole GRAM at a position of the text that is a
- * multiple of GRAM: only those are looked up, so the cost does not grow with the secrets.
+ * MIN_RUN of their characters.
+ *
+ * What a text costs does not grow with the secrets (a token per org, a thousand orgs): every
+ * window of MIN_RUN characters of every spelling is in one Set. A run holds a whole GRAM (half a
+ * run) at a position that is a multiple of GRAM, so only those positions are looked at, through a
+ * bit table of the grams' hashes, and the windows around a position whose gram may be a secret's
+ * are looked up in the Set.
  */
 
 /** What a secret is replaced by. */
@@ -50,29 +55,52 @@ function spellingsOf(secret: string): string[] {
   return [...new Set(forms)].filter((form) => form.length >= MIN_SECRET);
 }
 
+/** The hash of the GRAM characters of `text` from `at`. */
+function gramHash(text: string, at: number): number {
+  let hash = 0;
+  for (let i = at; i < at + GRAM; i++) hash = (Math.imul(hash, 31) + text.charCodeAt(i)) | 0;
+  return hash;
+}
+
+/** A bit per gram hash (a few in a hundred set), for the grams of the `long` spellings. */
+function gramFilter(long: readonly string[]): Uint32Array {
+  const grams = long.reduce((n, text) => n + text.length - GRAM + 1, 0);
+  const bits = new Uint32Array(2 ** Math.max(5, Math.ceil(Math.log2(grams * 32)) - 5));
+  for (const text of long) {
+    for (let at = 0; at + GRAM <= text.length; at++) {
+      const bit = gramHash(text, at) & (bits.length * 32 - 1);
+      bits[bit >>> 5] = (bits[bit >>> 5] as number) | (1 << (bit & 31));
+    }
+  }
+  return bits;
+}
+
 /** The secrets a command has learnt, and `mask`, which every sink applies to what it writes. */
 export class Masker {
   readonly #secrets = new Set<string>();
   /** Every window of MIN_RUN characters of every spelling of MIN_RUN or more. */
   readonly #windows = new Set<string>();
-  /** Every GRAM characters of those spellings. */
-  readonly #grams = new Set<string>();
+  /** Those spellings, which the gram filter is made of. */
+  readonly #long: string[] = [];
   /** The spellings shorter than MIN_RUN, masked whole. */
   readonly #short = new Set<string>();
+  /** Made again, at the next text, after a secret is added. */
+  #filter: Uint32Array | undefined;
 
   /** From now on, `secret` is masked in every text. */
   add(secret: string): void {
     if (secret.length < MIN_SECRET || this.#secrets.has(secret)) return;
     this.#secrets.add(secret);
     for (const spelling of spellingsOf(secret)) {
-      if (spelling.length < MIN_RUN) this.#short.add(spelling);
-      else {
-        for (let at = 0; at + GRAM <= spelling.length; at++) {
-          this.#grams.add(spelling.slice(at, at + GRAM));
-          if (at + MIN_RUN <= spelling.length) this.#windows.add(spelling.slice(at, at + MIN_RUN));
-        }
+      if (spelling.length < MIN_RUN) {
+        this.#short.add(spelling);
+        continue;
       }
+      this.#long.push(spelling);
+      for (let at = 0; at + MIN_RUN <= spelling.length; at++)
+        this.#windows.add(spelling.slice(at, at + MIN_RUN));
     }
+    this.#filter = undefined;
   }
 
   /** `text` with every spelling of every secret, and every run of MIN_RUN of one, masked. */
@@ -83,12 +111,17 @@ export class Masker {
       for (let at = text.indexOf(spelling); at !== -1; at = text.indexOf(spelling, at + 1))
         ranges.push([at, at + spelling.length]);
     }
-    for (let at = 0; at + GRAM <= text.length; at += GRAM) {
-      if (!this.#grams.has(text.slice(at, at + GRAM))) continue;
-      // Every window that holds this gram starts within GRAM - 1 characters before it.
-      for (let start = Math.max(0, at - GRAM + 1); start <= at; start++) {
-        if (this.#windows.has(text.slice(start, start + MIN_RUN)))
-          ranges.push([start, start + MIN_RUN]);
+    if (this.#long.length > 0) {
+      const bits = (this.#filter ??= gramFilter(this.#long));
+      const last = bits.length * 32 - 1;
+      for (let at = 0; at + GRAM <= text.length; at += GRAM) {
+        const bit = gramHash(text, at) & last;
+        if (((bits[bit >>> 5] as number) & (1 << (bit & 31))) === 0) continue;
+        // Every window that holds this gram starts within GRAM - 1 characters before it.
+        for (let start = Math.max(0, at - GRAM + 1); start <= at; start++) {
+          if (this.#windows.has(text.slice(start, start + MIN_RUN)))
+            ranges.push([start, start + MIN_RUN]);
+        }
       }
     }
     return ranges.length === 0 ? text : masked(text, ranges);

@@ -255,10 +255,10 @@ export function confirmedRecords(
   for (const env of desired) {
     const record = same.has(env.name) ? lookup(env.name) : undefined;
     if (record === undefined) continue;
-    const fingerprint = appliedFingerprint(env);
-    if (record.fingerprint === fingerprint && record.notConverged === undefined) continue;
+    const applied = appliedFingerprint(env);
+    if (record.fingerprint === applied && record.notConverged === undefined) continue;
     const { notConverged: _, ...values } = record;
-    (confirmed ??= emptyMap<AppliedRecord>())[env.name] = { ...values, fingerprint };
+    (confirmed ??= emptyMap<AppliedRecord>())[env.name] = { ...values, fingerprint: applied };
   }
   return confirmed;
 }

@@ -50,11 +50,6 @@ describe('commonFailure: every org failed for one cause, said once', () => {
   const TOKEN = 'Is the token for this API?';
   it.each([
     [
-      [failed('acme', REFUSED), failed('beta', REFUSED), failed('gamma', REFUSED)],
-      'all 3 orgs failed the same way: the API at 127.0.0.1:9 refused the connection (ECONNREFUSED)',
-      `${API_URL} Nothing accepts connections at that address: a wrong host or port, or the service is down.`,
-    ],
-    [
       [failed('acme', NOT_FOUND), failed('beta', NOT_FOUND)],
       "all 2 orgs failed the same way: the API's host name api.x.invalid does not resolve (ENOTFOUND)",
       `${API_URL} Check the host name, and that DNS resolves it where envsync runs.`,

@@ -312,7 +312,7 @@ it('policies and tags sent by their own operations: names and values that could 
   const out = RENDERERS.markdown.run(run, { color: false });
   expect(out).toContain('+ policy <code>&lt;b&gt;pci&lt;/b&gt;</code>');
   expect(out).toContain('+ tag <code>team="\\\\u001b[31mred\\\\u202e"</code>');
-  expect(out).not.toMatch(/[\u001b\u202e]/);
+  expect(out.includes('\u001b') || out.includes('\u202e')).toBe(false);
 });
 
 const DIGEST_A = `sha256:${'a'.repeat(64)}`;
