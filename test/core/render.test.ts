@@ -10,22 +10,14 @@ import {
   commonFailure,
   exitCode,
   type OrgReport,
-  type PolicyDocumentReport,
   REPORT_VERSION,
   type RunReport,
   summarize,
 } from '../../src/core/report.ts';
 import { RENDERERS } from '../../src/core/renderers.ts';
+import { orgReport, uploadReport } from '../helpers/builders.ts';
 
-const org = (name: string, overrides: Partial<OrgReport> = {}): OrgReport => ({
-  org: name,
-  status: 'ok',
-  changes: [],
-  unchanged: [],
-  unmanaged: [],
-  errors: [],
-  ...overrides,
-});
+const org = orgReport;
 
 const report = (
   dryRun: boolean,
@@ -317,14 +309,7 @@ it('policies and tags sent by their own operations: names and values that could 
 
 const DIGEST_A = `sha256:${'a'.repeat(64)}`;
 const DIGEST_B = `sha256:${'b'.repeat(64)}`;
-const upload = (name: string, more: Partial<PolicyDocumentReport> = {}): PolicyDocumentReport => ({
-  action: 'update',
-  name,
-  version: 3,
-  fields: { content: { from: DIGEST_A, to: DIGEST_B } },
-  result: 'planned',
-  ...more,
-});
+const upload = uploadReport;
 
 describe('policy document uploads, in each output', () => {
   const hostile = 'line\nbreak \u001b[31mred\u001b[0m \u202eevil <b>*x*</b>';

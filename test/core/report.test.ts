@@ -5,21 +5,13 @@ import {
   hasPendingChanges,
   mergeOrgRounds,
   type OrgReport,
-  type PolicyDocumentReport,
   REPORT_VERSION,
   type RunReport,
   summarize,
 } from '../../src/core/report.ts';
+import { orgReport, uploadReport } from '../helpers/builders.ts';
 
-const org = (overrides: Partial<OrgReport> = {}): OrgReport => ({
-  org: 'acme',
-  status: 'ok',
-  changes: [],
-  unchanged: [],
-  unmanaged: [],
-  errors: [],
-  ...overrides,
-});
+const org = (overrides: Partial<OrgReport> = {}) => orgReport('acme', overrides);
 const create = (name: string, result: ChangeReport['result']): ChangeReport => ({
   action: 'create',
   cause: 'change',
@@ -27,14 +19,7 @@ const create = (name: string, result: ChangeReport['result']): ChangeReport => (
   fields: {},
   result,
 });
-const upload = (name: string, more: Partial<PolicyDocumentReport> = {}): PolicyDocumentReport => ({
-  action: 'update',
-  name,
-  version: 3,
-  fields: { content: { from: 'sha256:a', to: 'sha256:b' } },
-  result: 'planned',
-  ...more,
-});
+const upload = uploadReport;
 
 describe('policy document uploads in the report', () => {
   it('the summary counts them apart from environments, and only when there are any', () => {
