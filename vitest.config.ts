@@ -8,15 +8,15 @@ import { SlowFirstSequencer } from './test/slow-first.ts';
 const UNIT = [
   'test/core/**/*.test.ts',
   'test/state/{lock-rules,merge,read}.test.ts',
-  'test/daemon/{daemon-pass,daemon-policy}.test.ts',
-  'test/notify/{notify-events,notify-format}.test.ts',
+  'test/daemon/pass.test.ts',
+  'test/notify/{events,format}.test.ts',
   'test/api/retry-policy.test.ts',
   'test/log/log-line.test.ts',
   'test/manifests/parse.test.ts',
   'test/api/listing.test.ts',
   'test/api/gate.test.ts',
   'test/daemon/scheduler.test.ts',
-  'test/daemon/status-page.test.ts',
+  'test/daemon/page.test.ts',
 ];
 
 /**

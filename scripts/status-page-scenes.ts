@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { HealthLevel, OrgState } from '../src/daemon/daemon-status.ts';
+import type { HealthLevel, OrgState } from '../src/daemon/status.ts';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.ts';
 
 // Random-looking: envsync masks any 12 characters of the token in a row in what it shows, and a

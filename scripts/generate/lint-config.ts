@@ -32,20 +32,17 @@ const ONE_PLACE_RULES: readonly ImportRule[] = [
 ];
 
 /**
- * Pure files outside src/core/: the daemon's and the notifications' decisions,
- * each beside the shell that carries it out. Like src/core/, they import no node: module and no
- * package (side effects come in as arguments), only type imports of them.
+ * Pure files outside src/core/: the daemon's and the notifications' decisions (and the status
+ * page's rendering), each beside the shell that carries it out. Like src/core/, they import no
+ * node: module and no package (side effects come in as arguments), only type imports of them.
  */
 const PURE_FILES = [
-  'src/daemon/daemon-health.ts',
-  'src/daemon/daemon-memory.ts',
-  'src/daemon/daemon-pass.ts',
-  'src/daemon/daemon-policy.ts',
-  'src/daemon/daemon-status.ts',
-  'src/notify/notify-event-parts.ts',
-  'src/notify/notify-events.ts',
-  'src/notify/notify-format.ts',
-  'src/notify/notify-policy.ts',
+  'src/daemon/page.ts',
+  'src/daemon/page-assets.ts',
+  'src/daemon/pass.ts',
+  'src/daemon/status.ts',
+  'src/notify/events.ts',
+  'src/notify/format.ts',
 ];
 
 const CLOCK = 'Time comes only from the Clock passed in, so that tests can drive it: use the Clock';

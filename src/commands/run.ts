@@ -8,9 +8,8 @@ import { isGiven, type Flags } from '../config/setting.ts';
 import { resolveSettings, SETTINGS } from '../config/settings.ts';
 import { oneToken, readTokens, tokensOf, type TokenSet } from '../config/tokens.ts';
 import { Daemon } from '../daemon/daemon.ts';
-import { MIN_STOP_MS, stopBudget } from '../daemon/daemon-policy.ts';
-import { startDaemonServer } from '../daemon/http.ts';
-import { readWebhookSecret } from '../daemon/webhook.ts';
+import { readWebhookSecret, startDaemonServer } from '../daemon/http.ts';
+import { MIN_STOP_MS, stopBudget } from '../daemon/shutdown.ts';
 import { startEmulator, type RunningEmulator } from '../emulator/index.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
@@ -62,7 +61,7 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
         { signal },
         `${signal}: stopping (finishing the pass in flight, then writing the state)`,
       ),
-    // Whatever the stop waits on, it ends within --shutdown-timeout (daemon/daemon-policy.ts).
+    // Whatever the stop waits on, it ends within --shutdown-timeout (daemon/shutdown.ts).
     hardStop: {
       afterMs: stopBudget(daemonSettings.shutdownTimeoutMs).hardMs,
       onForced: () =>

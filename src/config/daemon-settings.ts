@@ -6,7 +6,7 @@
  */
 import { hostname } from 'node:os';
 import { ordinalFromHostname } from '../core/shard.ts';
-import { NOTIFY_FORMATS, splitNotifyUrl } from '../notify/notify-format.ts';
+import { NOTIFY_FORMATS, splitNotifyUrl } from '../notify/format.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import {
   bool,

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { parseWindow } from '../core/windows.ts';
-import { splitNotifyUrl } from '../notify/notify-format.ts';
+import { splitNotifyUrl } from '../notify/format.ts';
 import { ConfigError, UsageError } from '../runtime/errors.ts';
 import { formatDuration, parseDuration } from './duration.ts';
 import type { Parser, Raw } from './setting.ts';

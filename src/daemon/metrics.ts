@@ -1,126 +1,121 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ClientEvents } from '../api/client.ts';
-import type { MetricUpdates, OrgCounters } from './daemon-memory.ts';
+import { NOTIFY_RESULTS } from '../notify/delivery.ts';
+import type { MetricUpdates, OrgCounters } from './pass.ts';
 
-/** The daemon's Prometheus metrics, on a registry of its own. */
+/** The gauges per org, by the field of OrgCounters that sets them (unset: the last value stays). */
+const ORG_GAUGES: Partial<Record<keyof OrgCounters, readonly [string, string]>> = {
+  pending: [
+    'envsync_org_pending_changes',
+    'Changes pending per org after the last pass (create, update, unverified not applied).',
+  ],
+  suspended: [
+    'envsync_org_suspended',
+    'Whether the org is suspended (its manifests say suspend: true): read and planned, nothing sent.',
+  ],
+  driftPending: [
+    'envsync_org_drift_pending',
+    'Changes that would set back drift, planned and not sent (observe mode, outside a sync window, or a suspended org).',
+  ],
+  lastSuccessSeconds: [
+    'envsync_org_last_success_timestamp_seconds',
+    'When each org last finished a pass without error (Unix seconds).',
+  ],
+  manifestErrors: [
+    'envsync_org_manifest_errors',
+    'Manifest problems per org in the last pass (an org with any is left alone).',
+  ],
+  unmanaged: [
+    'envsync_org_unmanaged_environments',
+    'Environments in the service but not in the manifests, per org.',
+  ],
+};
+
+/** The daemon's Prometheus metrics, on a registry of its own (docs/daemon.md lists them). */
 export class DaemonMetrics {
   readonly registry = new Registry();
-  readonly passes = new Counter({
-    name: 'envsync_passes_total',
-    help: 'Reconcile passes by result (success: every org ok; partial: some org failed or invalid; error: the pass itself failed).',
-    labelNames: ['result'] as const,
-    registers: [this.registry],
-  });
-  readonly passDuration = new Histogram({
-    name: 'envsync_pass_duration_seconds',
-    help: 'Duration of reconcile passes.',
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-    registers: [this.registry],
-  });
-  readonly pending = new Gauge({
-    name: 'envsync_org_pending_changes',
-    help: 'Changes pending per org after the last pass (create, update, unverified not applied).',
-    labelNames: ['org'] as const,
-    registers: [this.registry],
-  });
-  readonly suspended = new Gauge({
-    name: 'envsync_org_suspended',
-    help: 'Whether the org is suspended (its manifests say suspend: true): read and planned, nothing sent.',
-    labelNames: ['org'] as const,
-    registers: [this.registry],
-  });
-  readonly driftPending = new Gauge({
-    name: 'envsync_org_drift_pending',
-    help: 'Changes that would set back drift, planned and not sent (observe mode, outside a sync window, or a suspended org).',
-    labelNames: ['org'] as const,
-    registers: [this.registry],
-  });
-  readonly lastSuccess = new Gauge({
-    name: 'envsync_org_last_success_timestamp_seconds',
-    help: 'When each org last finished a pass without error (Unix seconds).',
-    labelNames: ['org'] as const,
-    registers: [this.registry],
-  });
-  readonly manifestErrors = new Gauge({
-    name: 'envsync_org_manifest_errors',
-    help: 'Manifest problems per org in the last pass (an org with any is left alone).',
-    labelNames: ['org'] as const,
-    registers: [this.registry],
-  });
-  readonly unmanaged = new Gauge({
-    name: 'envsync_org_unmanaged_environments',
-    help: 'Environments in the service but not in the manifests, per org.',
-    labelNames: ['org'] as const,
-    registers: [this.registry],
-  });
-  readonly changes = new Counter({
-    name: 'envsync_changes_total',
-    help: 'Changes sent to the API by action and result (applied, failed, not-converged).',
-    labelNames: ['action', 'result'] as const,
-    registers: [this.registry],
-  });
-  readonly driftHealed = new Counter({
-    name: 'envsync_drift_healed_total',
-    help: 'Drift set back per org: changes applied where the service had changed while the manifests stayed as last applied.',
-    labelNames: ['org'] as const,
-    registers: [this.registry],
-  });
-  readonly requests = new Counter({
-    name: 'envsync_http_requests_total',
-    help: 'Requests to the Environments API by method and status ("error" for no answer).',
-    labelNames: ['method', 'status'] as const,
-    registers: [this.registry],
-  });
-  readonly requestDuration = new Histogram({
-    name: 'envsync_http_request_duration_seconds',
-    help: 'Duration of requests to the Environments API.',
-    labelNames: ['method'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
-  });
-  readonly retries = new Counter({
-    name: 'envsync_http_retries_total',
-    help: 'Retried requests by method and reason (status or error kind).',
-    labelNames: ['method', 'reason'] as const,
-    registers: [this.registry],
-  });
-  readonly throttled = new Counter({
-    name: 'envsync_http_throttled_total',
-    help: 'Throttled (429) answers from the API.',
-    registers: [this.registry],
-  });
-  readonly throttledSeconds = new Counter({
-    name: 'envsync_throttled_seconds_total',
-    help: 'Time requests to the API waited because it throttled them (Retry-After), wall clock.',
-    registers: [this.registry],
-  });
-  readonly revision = new Gauge({
-    name: 'envsync_revision_info',
-    help: 'The manifests revision of the last pass (git-sync worktree name), as a label.',
-    labelNames: ['revision'] as const,
-    registers: [this.registry],
-  });
-  readonly notifications = new Counter({
-    name: 'envsync_notifications_total',
-    help: 'Notifications per receiver by how they ended (delivered; failed: refused or out of attempts; dropped: the queue was full; abandoned: at shutdown).',
-    labelNames: ['result'] as const,
-    registers: [this.registry],
-  });
-  readonly notificationsQueued = new Gauge({
-    name: 'envsync_notifications_queued',
-    help: 'Notifications waiting to be delivered, over every receiver.',
-    registers: [this.registry],
-  });
-  readonly ready = new Gauge({
-    name: 'envsync_ready',
-    help: '1 when /readyz answers 200.',
-    registers: [this.registry],
-  });
+  readonly #counter = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[] = [],
+  ) => new Counter<L>({ name, help, labelNames, registers: [this.registry] });
+  readonly #gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Gauge<L>({ name, help, labelNames, registers: [this.registry] });
+  readonly #histogram = <L extends string>(
+    name: string,
+    help: string,
+    buckets: number[],
+    labelNames: readonly L[] = [],
+  ) => new Histogram<L>({ name, help, buckets, labelNames, registers: [this.registry] });
+
+  readonly passes = this.#counter(
+    'envsync_passes_total',
+    'Reconcile passes by result (success: every org ok; partial: some org failed or invalid; error: the pass itself failed).',
+    ['result'],
+  );
+  readonly passDuration = this.#histogram(
+    'envsync_pass_duration_seconds',
+    'Duration of reconcile passes.',
+    [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+  );
+  /** The gauges per org, by the field of OrgCounters that sets them. */
+  readonly #orgGauges = Object.entries(ORG_GAUGES).map(
+    ([field, [name, help]]) =>
+      [field as keyof OrgCounters, this.#gauge(name, help, ['org'])] as const,
+  );
+  readonly changes = this.#counter(
+    'envsync_changes_total',
+    'Changes sent to the API by action and result (applied, failed, not-converged).',
+    ['action', 'result'],
+  );
+  readonly driftHealed = this.#counter(
+    'envsync_drift_healed_total',
+    'Drift set back per org: changes applied where the service had changed while the manifests stayed as last applied.',
+    ['org'],
+  );
+  readonly requests = this.#counter(
+    'envsync_http_requests_total',
+    'Requests to the Environments API by method and status ("error" for no answer).',
+    ['method', 'status'],
+  );
+  readonly requestDuration = this.#histogram(
+    'envsync_http_request_duration_seconds',
+    'Duration of requests to the Environments API.',
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    ['method'],
+  );
+  readonly retries = this.#counter(
+    'envsync_http_retries_total',
+    'Retried requests by method and reason (status or error kind).',
+    ['method', 'reason'],
+  );
+  readonly throttled = this.#counter(
+    'envsync_http_throttled_total',
+    'Throttled (429) answers from the API.',
+  );
+  readonly throttledSeconds = this.#counter(
+    'envsync_throttled_seconds_total',
+    'Time requests to the API waited because it throttled them (Retry-After), wall clock.',
+  );
+  readonly revision = this.#gauge(
+    'envsync_revision_info',
+    'The manifests revision of the last pass (git-sync worktree name), as a label.',
+    ['revision'],
+  );
+  readonly notifications = this.#counter(
+    'envsync_notifications_total',
+    'Notifications per receiver by how they ended (delivered; failed: refused or out of attempts; dropped: the queue was full; abandoned: at shutdown).',
+    ['result'],
+  );
+  readonly notificationsQueued = this.#gauge(
+    'envsync_notifications_queued',
+    'Notifications waiting to be delivered, over every receiver.',
+  );
+  readonly ready = this.#gauge('envsync_ready', '1 when /readyz answers 200.');
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 1000 });
-    for (const result of ['delivered', 'failed', 'dropped', 'abandoned'])
-      this.notifications.inc({ result }, 0);
+    for (const result of NOTIFY_RESULTS) this.notifications.inc({ result }, 0);
   }
 
   /** Hooks for the API client. */
@@ -136,43 +131,31 @@ export class DaemonMetrics {
     };
   }
 
-  /** Carries out what daemon/daemon-memory.ts decided the metrics learn. */
+  /** Carries out what a step of daemon/pass.ts decided the metrics learn. */
   apply(update: MetricUpdates): void {
     for (const org of update.forget ?? []) {
-      for (const gauge of [
-        this.pending,
-        this.lastSuccess,
-        this.manifestErrors,
-        this.unmanaged,
-        this.suspended,
-        this.driftPending,
-      ])
-        gauge.remove({ org });
+      for (const [, gauge] of this.#orgGauges) gauge.remove({ org });
       this.driftHealed.remove({ org });
     }
     if (update.revision !== undefined) {
       this.revision.reset();
       this.revision.set({ revision: update.revision.value ?? '' }, 1);
     }
-    if (update.org !== undefined) this.#applyOrg(update.org);
+    const counters = update.org;
+    if (counters !== undefined) {
+      const { org } = counters;
+      for (const [field, gauge] of this.#orgGauges) {
+        const value = counters[field];
+        if (typeof value === 'number' || typeof value === 'boolean')
+          gauge.set({ org }, Number(value));
+      }
+      for (const { action, result } of counters.changes) this.changes.inc({ action, result });
+      // By 0 too: the org's series exists from its first pass, so a rate over it starts at 0.
+      this.driftHealed.inc({ org }, counters.driftHealed);
+    }
     if (update.pass !== undefined) {
       this.passes.inc({ result: update.pass.result });
       this.passDuration.observe(update.pass.durationSeconds);
     }
-    this.ready.set(update.ready ? 1 : 0);
-  }
-
-  #applyOrg(counters: OrgCounters): void {
-    const { org } = counters;
-    this.manifestErrors.set({ org }, counters.manifestErrors);
-    for (const { action, result } of counters.changes) this.changes.inc({ action, result });
-    // By 0 too: the org's series exists from its first pass, so a rate over it starts at 0.
-    this.driftHealed.inc({ org }, counters.driftHealed);
-    if (counters.unmanaged !== undefined) this.unmanaged.set({ org }, counters.unmanaged);
-    if (counters.pending !== undefined) this.pending.set({ org }, counters.pending);
-    if (counters.suspended !== undefined) this.suspended.set({ org }, counters.suspended ? 1 : 0);
-    if (counters.driftPending !== undefined) this.driftPending.set({ org }, counters.driftPending);
-    if (counters.lastSuccessSeconds !== undefined)
-      this.lastSuccess.set({ org }, counters.lastSuccessSeconds);
   }
 }

@@ -1,18 +1,21 @@
-import type { Clock, Timer } from '../core/clock.ts';
+import type { Clock, Timer, TimerOptions } from '../core/clock.ts';
 
 /**
  * Runs reconcile passes one at a time (single-flight). File events are debounced (trailing) and
- * coalesced; a trigger during a pass schedules exactly one more pass, never a pile.
+ * coalesced; a trigger during a pass schedules exactly one more pass, never a pile. Named timers
+ * start passes later (the interval, a backoff's end, a webhook's spacing, a sync window opening);
+ * `stop` cancels them all.
  */
 export class PassScheduler {
   readonly #run: (reasons: readonly string[]) => Promise<void>;
   readonly #debounceMs: number;
   readonly #clock: Clock;
-  #timer: Timer | undefined;
+  readonly #timers = new Map<string, Timer>();
   #pending = new Set<string>();
   #running: Promise<void> | undefined;
   #stopped = false;
-  #passStartedAt: number | undefined;
+  /** When the pass now running started (ms since the epoch), if one is running. */
+  passStartedAt: number | undefined;
 
   constructor(
     run: (reasons: readonly string[]) => Promise<void>,
@@ -24,11 +27,6 @@ export class PassScheduler {
     this.#clock = clock;
   }
 
-  /** When the pass now running started (ms since epoch), if one is running. */
-  get passStartedAt(): number | undefined {
-    return this.#passStartedAt;
-  }
-
   get running(): boolean {
     return this.#running !== undefined;
   }
@@ -37,49 +35,60 @@ export class PassScheduler {
   debounced(reason: string): void {
     if (this.#stopped) return;
     this.#pending.add(reason);
-    this.#timer?.cancel();
-    this.#timer = this.#clock.setTimer(this.#debounceMs, () => {
-      this.#timer = undefined;
-      this.#kick();
-    });
+    this.at('debounce', this.#debounceMs);
   }
 
   /** A webhook, SIGHUP, the interval or a backoff expiring: runs as soon as no pass runs. */
   now(reason: string): void {
     if (this.#stopped) return;
     this.#pending.add(reason);
-    this.#timer?.cancel();
-    this.#timer = undefined;
+    this.cancel('debounce');
     this.#kick();
+  }
+
+  /** Runs a pass in `ms` (for `reason`, if any), replacing the timer of the same name. */
+  at(name: string, ms: number, reason?: string, options?: TimerOptions): void {
+    this.cancel(name);
+    if (this.#stopped) return;
+    const fire = () => {
+      this.#timers.delete(name);
+      if (reason === undefined) this.#kick();
+      else this.now(reason);
+    };
+    this.#timers.set(name, this.#clock.setTimer(Math.max(0, ms), fire, options));
+  }
+
+  cancel(name: string): void {
+    this.#timers.get(name)?.cancel();
+    this.#timers.delete(name);
   }
 
   #kick(): void {
     if (this.#running !== undefined || this.#pending.size === 0 || this.#stopped) return;
     const reasons = [...this.#pending];
     this.#pending = new Set();
-    this.#passStartedAt = this.#clock.now();
+    this.passStartedAt = this.#clock.now();
     this.#running = this.#run(reasons)
       .catch(() => undefined) // the pass reports its own errors
       .finally(() => {
         this.#running = undefined;
-        this.#passStartedAt = undefined;
+        this.passStartedAt = undefined;
         // Triggers that came during the pass: exactly one more pass (after the debounce, if the
         // last trigger was a file event still settling).
-        if (this.#pending.size > 0 && this.#timer === undefined) this.#kick();
+        if (!this.#timers.has('debounce')) this.#kick();
       });
   }
 
   /** Stops scheduling; resolves when the pass in flight (if any) has finished. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#timer?.cancel();
-    this.#timer = undefined;
+    for (const name of this.#timers.keys()) this.cancel(name);
     await this.#running;
   }
 
-  /** Resolves when no pass runs and none is pending (for tests and shutdown). */
+  /** Resolves when no pass runs and none is pending (for tests). */
   async idle(): Promise<void> {
-    while (this.#running !== undefined || this.#timer !== undefined) {
+    while (this.#running !== undefined || this.#timers.has('debounce')) {
       await (this.#running ?? this.#clock.sleep(this.#debounceMs));
     }
   }

@@ -4,6 +4,22 @@ import type { Clock } from '../core/clock.ts';
 
 /** A retry this recent means the API is failing: a stopping daemon then waits for nothing. */
 const RECENT_RETRY_MS = 60_000;
+/** The shortest whole stop: time for the state write even with `--shutdown-timeout 0`. */
+export const MIN_STOP_MS = 2_000;
+/** What a stop keeps, at most, after the pass's requests are aborted: the state, the drain. */
+const STOP_RESERVE_MS = 5_000;
+
+/**
+ * How a stop spends `--shutdown-timeout`: the pass in flight may finish within `passMs`, then
+ * its requests are aborted and the state written and the notifications drained in what is left;
+ * at `hardMs` the process exits whatever it still waits on. `hardMs` is the shutdown timeout
+ * (MIN_STOP_MS at the least), so SIGTERM ends the daemon within it; `0` aborts the pass at once.
+ */
+export function stopBudget(shutdownTimeoutMs: number): { passMs: number; hardMs: number } {
+  const hardMs = Math.max(shutdownTimeoutMs, MIN_STOP_MS);
+  const reserve = Math.min(STOP_RESERVE_MS, hardMs / 2);
+  return { passMs: Math.min(shutdownTimeoutMs, hardMs - reserve), hardMs };
+}
 
 /**
  * Shutdown without waiting out a failing API. `stopping` is aborted at once on SIGTERM: no new
@@ -16,7 +32,7 @@ export class Shutdown {
   readonly #stopping = new AbortController();
   readonly #abort = new AbortController();
   readonly #clock: Clock;
-  #lastRetryAt: number | undefined;
+  #lastRetryAt = -Infinity;
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -39,29 +55,19 @@ export class Shutdown {
       retry: (method, reason) => {
         inner.retry?.(method, reason);
         this.#lastRetryAt = this.#clock.now();
-        if (this.#stopping.signal.aborted) this.abortRequests();
+        if (this.#stopping.signal.aborted) this.#cancel();
       },
     };
   }
 
-  /** Stops: ends every wait, and cancels the requests at once when the API is failing. */
-  begin(): void {
-    this.#stopping.abort(new Error('shutting down'));
-    if (this.#lastRetryAt !== undefined && this.#clock.now() - this.#lastRetryAt < RECENT_RETRY_MS)
-      this.abortRequests();
-  }
-
-  /** Cancels the requests still in flight (and their backoff sleeps). */
-  abortRequests(): void {
-    if (!this.#abort.signal.aborted)
-      this.#abort.abort(new Error('cancelled: envsync is shutting down'));
-  }
-
   /**
-   * Waits for `work` (the pass in flight) up to `timeoutMs`; at the timeout, cancels the requests
+   * Stops: ends every wait, and cancels the requests at once when the API is failing; then waits
+   * for `work` (the pass in flight) up to `timeoutMs`, and at the timeout cancels the requests
    * still in flight, so the work ends at once, and waits for that.
    */
-  async finish(work: Promise<void>, timeoutMs: number, logger: Logger): Promise<void> {
+  async stop(work: Promise<void>, timeoutMs: number, logger: Logger): Promise<void> {
+    this.#stopping.abort(new Error('shutting down'));
+    if (this.#clock.now() - this.#lastRetryAt < RECENT_RETRY_MS) this.#cancel();
     const timer = new AbortController();
     const timedOut = await Promise.race([
       work.then(() => false),
@@ -76,7 +82,12 @@ export class Shutdown {
       { shutdownTimeoutMs: timeoutMs },
       'shutdown timeout: aborting the requests in flight',
     );
-    this.abortRequests();
+    this.#cancel();
     await work;
+  }
+
+  #cancel(): void {
+    if (!this.#abort.signal.aborted)
+      this.#abort.abort(new Error('cancelled: envsync is shutting down'));
   }
 }

@@ -1,42 +1,49 @@
 import { watch, type FSWatcher } from 'chokidar';
 import path from 'node:path';
-import type { Logger } from 'pino';
-import type { Clock, Timer } from '../core/clock.ts';
-import { IGNORE_FILE, loadIgnoreRules, type IsIgnored } from '../manifests/ignore-rules.ts';
-import { resolveManifestsPath, type Resolution } from './snapshot.ts';
 import * as fsPromises from 'node:fs/promises';
+import type { Logger } from 'pino';
+import type { Settings } from '../config/settings.ts';
+import type { Clock, Timer } from '../core/clock.ts';
+import { displayPath } from '../manifests/discover.ts';
+import { IGNORE_FILE, loadIgnoreRules, type IsIgnored } from '../manifests/ignore-rules.ts';
+import {
+  loadManifests,
+  skippedLine,
+  type ManifestCache,
+  type ManifestSet,
+} from '../manifests/load.ts';
+import { emptyRootLine } from '../manifests/parse.ts';
+import { resolveManifestsPath, type Resolution } from '../manifests/revision.ts';
 
 export interface WatcherOptions {
-  readonly root: string;
+  readonly settings: Pick<Settings, 'manifests' | 'maxFileBytes' | 'exclude' | 'strict'>;
   readonly cwd: string;
-  /** More lines of the root's .envsyncignore (`--exclude`): what they leave out is not watched. */
-  readonly exclude: readonly string[];
-  /** The ignore file is read within this limit, as a manifest is. */
-  readonly maxFileBytes: number;
-  readonly logger: Logger;
-  /** Sets the poll's timer. */
+  /** How long the files must stay quiet before they are read. */
+  readonly settleMs: number;
   readonly clock: Clock;
-  /** Called for every relevant file event (debounce it). */
+  readonly logger: Logger;
+  /** Aborted when the daemon stops: a read ends at once. */
+  readonly stop: AbortSignal;
+  /** Every relevant file event (debounce it), and the path resolving somewhere new (a swap). */
   readonly onFileEvent: (reason: string) => void;
-  /** Called when the manifests path resolves somewhere new (a git-sync swap). */
   readonly onRetarget: (resolution: Resolution) => void;
   /** How often to re-resolve the path as a safety net, in ms (default 1000). */
   readonly pollMs?: number;
 }
 
-const MANIFEST = /\.ya?ml$/i;
-
-/** The directories holding each symlink on the way to `absolute`: where a swap shows itself. */
-async function linkParents(absolute: string): Promise<string[]> {
-  const parents: string[] = [];
-  let current = path.parse(absolute).root;
-  for (const part of absolute.split(path.sep).filter((p) => p !== '')) {
-    current = path.join(current, part);
-    const info = await fsPromises.lstat(current).catch(() => undefined);
-    if (info?.isSymbolicLink()) parents.push(path.dirname(current));
-  }
-  return parents;
+/** What a settled read found: the snapshot, the files that changed over every read, the wait. */
+export interface SettledRead {
+  readonly snapshot: Resolution & { readonly manifests: ManifestSet };
+  /** Undefined when anything may have changed (the loader could not tell). */
+  readonly changedFiles: ReadonlySet<string> | undefined;
+  readonly settleWaitMs: number;
 }
+
+const MANIFEST = /\.ya?ml$/i;
+/** How often a daemon waiting for files that keep changing says so. */
+const KEEPS_CHANGING_WARN_MS = 30_000;
+/** How often a snapshot is read again when git-sync keeps swapping revisions under it. */
+const MAX_SNAPSHOT_ATTEMPTS = 5;
 
 /**
  * Whether chokidar leaves `file` out: hidden files and folders, files that are not YAML, and what
@@ -61,14 +68,21 @@ function leftOut(
 }
 
 /**
- * Watches the manifests with chokidar, and the symlinks on the way to them. Plain recursive
- * watches miss git-sync's swaps (they keep following the old target), so this watcher also
- * watches the folders holding the links, re-resolves the path on each of their events and on a
- * slow poll, and moves the content watch to the new real path.
+ * The manifests as the daemon sees them: watched, and read once settled.
  *
- * What the ignore rules leave out is not watched, so an edit there starts no pass. An edit of the
- * ignore file starts one, and the content watch starts again under the new rules: a folder they
- * no longer leave out is watched from then on.
+ * Watching: chokidar watches the manifests, and the folders holding the symlinks on the way to
+ * them, since plain recursive watches miss git-sync's swaps (they keep following the old target):
+ * the path is resolved again on each of their events and on a slow poll, and the content watch
+ * moves to the new real path. What the ignore rules leave out is not watched, so an edit there
+ * starts no pass; an edit of the ignore file starts one, and the content watch starts again under
+ * the new rules.
+ *
+ * Reading: once no file event came for `settleMs` (a file edited in place is read only once its
+ * writer is done, even one that pauses between writes); a file event during the read means wait
+ * and read again. A git-sync swap makes no file event: its worktree is complete before the link
+ * moves, so it is read at once. Each read is a consistent snapshot: resolve the path, read
+ * everything below it, resolve again, and read again if a swap happened meanwhile. The parsed
+ * files are kept between reads, so a read parses only what changed.
  */
 export class ManifestWatcher {
   readonly #options: WatcherOptions;
@@ -79,28 +93,40 @@ export class ManifestWatcher {
   #generation = 0;
   #closed = false;
   #checking: Promise<void> | undefined;
+  readonly #cache: ManifestCache = new Map();
+  /** The file events: how many, when the last came, and what it was. */
+  #events = 0;
+  #lastEventAt = -Infinity;
+  #lastEvent = '';
+  /** The real path the last read resolved: a read of another one reads a new revision. */
+  #readRoot: string | undefined;
+  /** Whether the last read found no manifest (said once, when it became so). */
+  #saidEmpty = false;
 
   constructor(options: WatcherOptions) {
     this.#options = options;
   }
 
-  get resolution(): Resolution | undefined {
-    return this.#current;
-  }
-
   /** Starts watching; resolves once the first scan is done. */
   async start(): Promise<void> {
-    const absolute = path.resolve(this.#options.cwd, this.#options.root);
-    this.#current = await resolveManifestsPath(this.#options.root, this.#options.cwd);
+    const { settings, cwd, logger } = this.#options;
+    const absolute = path.resolve(cwd, settings.manifests);
+    this.#current = await resolveManifestsPath(settings.manifests, cwd);
     await this.#watchContent(this.#current.realRoot);
-    const parents = await linkParents(absolute);
+    // The folders holding each symlink on the way to the root: where a swap shows itself.
+    const parents: string[] = [];
+    let current = path.parse(absolute).root;
+    for (const part of absolute.split(path.sep).filter((p) => p !== '')) {
+      current = path.join(current, part);
+      const info = await fsPromises.lstat(current).catch(() => undefined);
+      if (info?.isSymbolicLink()) parents.push(path.dirname(current));
+    }
     if (parents.length > 0) {
-      this.#links = watch(parents, { depth: 0, ignoreInitial: true, followSymlinks: false });
-      this.#links.on('all', () => void this.check());
-      this.#links.on('error', (error) =>
-        this.#options.logger.warn({ err: error }, 'link watcher error'),
-      );
-      await new Promise<void>((resolve) => this.#links?.once('ready', resolve));
+      const links = watch(parents, { depth: 0, ignoreInitial: true, followSymlinks: false });
+      this.#links = links;
+      links.on('all', () => void this.#check());
+      links.on('error', (error) => logger.warn({ err: error }, 'link watcher error'));
+      await new Promise<void>((resolve) => links.once('ready', resolve));
     }
     this.#armPoll();
   }
@@ -108,46 +134,39 @@ export class ManifestWatcher {
   /** The slow poll: a check, then the next one (its timer alone never keeps the process up). */
   #armPoll(): void {
     if (this.#closed) return;
-    this.#poll = this.#options.clock.setTimer(
-      this.#options.pollMs ?? 1000,
-      () => void this.check().finally(() => this.#armPoll()),
-      { unref: true },
-    );
+    const { clock, pollMs = 1000 } = this.#options;
+    const next = () => void this.#check().finally(() => this.#armPoll());
+    this.#poll = clock.setTimer(pollMs, next, { unref: true });
   }
 
   /** Re-resolves the manifests path; on a change, moves the content watch and reports it. */
-  check(): Promise<void> {
-    this.#checking ??= this.#check().finally(() => {
+  #check(): Promise<void> {
+    this.#checking ??= (async () => {
+      const { settings, cwd, logger } = this.#options;
+      // Mid-swap or gone for a moment: the next event or poll will tell.
+      const next = await resolveManifestsPath(settings.manifests, cwd).catch(() => undefined);
+      if (this.#closed || next === undefined || next.realRoot === this.#current?.realRoot) return;
+      this.#current = next;
+      await this.#watchContent(next.realRoot);
+      logger.info(
+        { revision: next.revision, path: next.realRoot },
+        'manifests moved to a new revision',
+      );
+      // The new revision is complete: edits of the old one no longer delay a read.
+      this.#lastEventAt = -Infinity;
+      this.#options.onRetarget(next);
+    })().finally(() => {
       this.#checking = undefined;
     });
     return this.#checking;
   }
 
-  async #check(): Promise<void> {
-    if (this.#closed) return;
-    let next: Resolution;
-    try {
-      next = await resolveManifestsPath(this.#options.root, this.#options.cwd);
-    } catch {
-      return; // mid-swap or gone for a moment: the next event or poll will tell
-    }
-    if (this.#closed || next.realRoot === this.#current?.realRoot) return;
-    this.#current = next;
-    await this.#watchContent(next.realRoot);
-    this.#options.logger.info(
-      { revision: next.revision, path: next.realRoot },
-      'manifests moved to a new revision',
-    );
-    this.#options.onRetarget(next);
-  }
-
   async #watchContent(realRoot: string): Promise<void> {
-    const { exclude, maxFileBytes } = this.#options;
-    const rules = loadIgnoreRules([realRoot], exclude, maxFileBytes);
+    const { settings, logger, clock } = this.#options;
+    const rules = loadIgnoreRules([realRoot], settings.exclude ?? [], settings.maxFileBytes);
     // Meanwhile closed, or moved to another revision whose watch is under way: nothing to watch.
     if (this.#closed || realRoot !== this.#current?.realRoot) return;
     const { ignored } = rules.forRoot(realRoot);
-    const ignoreFile = path.join(realRoot, IGNORE_FILE);
     const generation = ++this.#generation;
     const old = this.#content;
     const watcher = watch(realRoot, {
@@ -156,21 +175,108 @@ export class ManifestWatcher {
       ignored: (file, stats) => leftOut(realRoot, ignored, file, stats),
     });
     this.#content = watcher;
+    const failed = (error: unknown) => logger.warn({ err: error }, 'manifest watcher error');
     watcher.on('all', (event, file) => {
       // Events of a watcher already replaced (the old worktree being deleted) do not count.
       if (generation !== this.#generation) return;
-      this.#options.onFileEvent(`file ${event} ${path.relative(realRoot, file) || '.'}`);
-      if (file === ignoreFile && !this.#closed) {
-        this.#watchContent(realRoot).catch((error: unknown) =>
-          this.#options.logger.warn({ err: error }, 'manifest watcher error'),
-        );
+      const reason = `file ${event} ${path.relative(realRoot, file) || '.'}`;
+      this.#events++;
+      this.#lastEventAt = clock.now();
+      this.#lastEvent = reason;
+      this.#options.onFileEvent(reason);
+      if (file === path.join(realRoot, IGNORE_FILE) && !this.#closed) {
+        this.#watchContent(realRoot).catch(failed);
       }
     });
-    watcher.on('error', (error) =>
-      this.#options.logger.warn({ err: error }, 'manifest watcher error'),
-    );
+    watcher.on('error', failed);
     await new Promise<void>((resolve) => watcher.once('ready', resolve));
     await old?.close();
+  }
+
+  /** The snapshot, once settled; undefined when the daemon stops meanwhile. */
+  async read(): Promise<SettledRead | undefined> {
+    const { clock, cwd, settleMs, stop, logger, settings } = this.#options;
+    let settleWaitMs = 0;
+    let timesChecked = false;
+    let changedFiles: Set<string> | undefined = new Set();
+    for (;;) {
+      settleWaitMs += await this.#settle();
+      if (stop.aborted) return undefined;
+      const events = this.#events;
+      const snapshot = await this.#snapshot();
+      const changedNow = snapshot.manifests.changedFiles;
+      if (changedNow === undefined) changedFiles = undefined;
+      else for (const file of changedNow) changedFiles?.add(file);
+      if (events !== this.#events) continue;
+      // A write the watcher has not reported yet: a changed file of the same revision written
+      // within the settle time counts as an event (once per read, so a clock skew cannot hold
+      // it). A new revision's files are complete, however new.
+      if (!timesChecked && snapshot.realRoot === this.#readRoot) {
+        timesChecked = true;
+        const times = await Promise.all(
+          [...(changedNow ?? [])].map((file) =>
+            fsPromises.stat(path.resolve(cwd, file)).then(
+              (info) => (info.isFile() ? info.mtimeMs : -Infinity),
+              () => -Infinity,
+            ),
+          ),
+        );
+        const written = Math.max(-Infinity, ...times);
+        const now = clock.now();
+        if (now - written < settleMs) {
+          this.#lastEventAt = Math.max(this.#lastEventAt, Math.min(written, now));
+          continue;
+        }
+      }
+      this.#readRoot = snapshot.realRoot;
+      // A file of other YAML is named once, when it is new or changed, not at every pass.
+      for (const skipped of snapshot.manifests.skipped) {
+        if (changedFiles?.has(skipped.file) !== false)
+          logger.info({ file: skipped.file }, skippedLine(skipped));
+      }
+      // A root without a manifest is said once, when it becomes so (git-sync may swap in an
+      // empty revision); --strict cannot end a daemon, so it warns the same way.
+      const empty = emptyRootLine(settings.manifests, snapshot.manifests);
+      if (empty !== undefined && !this.#saidEmpty) logger.warn({ root: settings.manifests }, empty);
+      this.#saidEmpty = empty !== undefined;
+      return { snapshot, changedFiles, settleWaitMs };
+    }
+  }
+
+  async #snapshot(): Promise<SettledRead['snapshot']> {
+    const { settings, cwd } = this.#options;
+    const { manifests: root, maxFileBytes, exclude, strict } = settings;
+    const displayRoot = displayPath(path.resolve(cwd, root), cwd);
+    for (let attempt = 1; ; attempt++) {
+      const before = await resolveManifestsPath(root, cwd);
+      const cache = this.#cache;
+      const options = { cwd, maxFileBytes, exclude, strict, displayRoot, cache };
+      const manifests = await loadManifests({ root: before.realRoot, ...options });
+      const after = await resolveManifestsPath(root, cwd).catch(() => undefined);
+      if (after?.realRoot === before.realRoot || attempt >= MAX_SNAPSHOT_ATTEMPTS) {
+        return { ...before, manifests };
+      }
+    }
+  }
+
+  /** Waits until no file event came for `settleMs`; returns the time it waited, in ms. */
+  async #settle(): Promise<number> {
+    const { clock, logger, settleMs, stop } = this.#options;
+    const began = clock.now();
+    let warnAt = began + KEEPS_CHANGING_WARN_MS;
+    for (;;) {
+      const now = clock.now();
+      const delay = Math.max(0, this.#lastEventAt + settleMs - now);
+      if (delay === 0 || stop.aborted) return now - began;
+      if (now >= warnAt) {
+        warnAt = now + KEEPS_CHANGING_WARN_MS;
+        logger.warn(
+          { settleMs, lastEvent: this.#lastEvent },
+          `manifests keep changing (last: ${this.#lastEvent}); waiting for ${settleMs} ms without a change`,
+        );
+      }
+      await clock.sleep(delay, stop).catch(() => undefined);
+    }
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,7 @@ import {
   type RunReport,
   summarize,
 } from '../../src/core/report.ts';
+import { orgErrorMessage, orgStatusAfter } from '../../src/daemon/status.ts';
 import { orgReport, uploadReport } from '../helpers/builders.ts';
 
 const org = (overrides: Partial<OrgReport> = {}) => orgReport('acme', overrides);
@@ -107,4 +108,21 @@ describe('mergeOrgRounds: what the first round did stays done, the rest is the l
     });
     expect(again.status).toBe('failed');
   });
+});
+
+it("the daemon's status keeps the uploads that did not go through, and says why the org failed", () => {
+  const failed = org({
+    status: 'failed',
+    policyDocuments: [
+      upload('a', { result: 'applied' }),
+      upload('<b>', { result: 'failed', error: 'refused <script>' }),
+    ],
+  });
+  expect(orgErrorMessage(failed)).toBe('policy document <b>: failed (refused <script>)');
+  const status = orgStatusAfter(failed, undefined, 0, undefined);
+  expect(status.pendingPolicyDocuments?.map((d) => d.name)).toEqual(['<b>']);
+  expect(orgStatusAfter(org(), status, 1, undefined)).not.toHaveProperty('pendingPolicyDocuments');
+  // An invalid org is left alone: what was pending stays.
+  const invalid = orgStatusAfter(org({ status: 'invalid' }), status, 1, undefined);
+  expect(invalid.pendingPolicyDocuments).toEqual(status.pendingPolicyDocuments);
 });

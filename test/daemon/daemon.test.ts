@@ -2,40 +2,19 @@ import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import { manifestOf, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'daemon-token-5e8f0a';
 
 const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
 
-const manifest = (org: string, envs: Record<string, string>) =>
-  `org: ${org}\nenvironments:\n${Object.entries(envs)
-    .map(
-      ([name, text]) =>
-        `  - name: ${name}\n    type: K8S\n    description: ${JSON.stringify(text)}\n`,
-    )
-    .join('')}`;
-
-async function daemon(
-  flags: Parameters<typeof startTestDaemon>[0]['flags'] = {},
-  extra: Partial<Parameters<typeof startTestDaemon>[0]> = {},
-) {
-  const started = await startTestDaemon({
-    apiUrl: world.api.url,
-    cwd: world.tmp.dir,
-    token: TOKEN,
-    flags: { manifests: 'manifests', state: 'state.json', ...flags },
-    ...extra,
-  });
-  world.cleanups.push(() => started.stop());
-  return started;
-}
-
-async function description(org: string, name: string): Promise<string | undefined> {
-  const store = await world.api.getStore();
-  return store.orgs[org]?.find((env) => env.name === name)?.description;
-}
+const manifest = manifestOf;
+const daemon = (
+  flags: Record<string, string> = {},
+  extra: Parameters<typeof world.start>[0] = {},
+) => world.start({ ...extra, flags });
+const description = (org: string, name: string) => world.description(org, name);
 
 async function get(url: string) {
   const response = await request(url);
@@ -182,24 +161,6 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     await waitFor('fixed applied', async () => (await description('acme', 'prod')) === 'fixed');
     await d.daemon.idle();
     expect(d.daemon.status().orgs['acme']).toMatchObject({ status: 'ok', lastError: null });
-  });
-
-  it('reads a rotated token file before each pass', async () => {
-    await world.restartEmulator([{ token: 'new-token-2', orgs: null }]);
-    await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'p' }));
-    await world.tmp.write('token', 'old-token-1\n');
-    const d = await daemon({}, { tokenFile: world.tmp.path('token') });
-    await waitFor(
-      'the old token refused',
-      () => d.daemon.status().orgs['acme']?.status === 'failed',
-    );
-    expect(d.daemon.status().orgs['acme']?.lastError?.message).toContain('token was refused (401)');
-    await writeFile(world.tmp.path('token'), 'new-token-2\n');
-    d.daemon.trigger('test');
-    await waitFor(
-      'applied with the new token',
-      async () => (await description('acme', 'prod')) === 'p',
-    );
   });
 
   it('backs off a failing org instead of retrying it on every event; other orgs are not slowed', async () => {

@@ -7,7 +7,7 @@
 import { writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import type { DaemonStatus } from '../../src/daemon/daemon-status.ts';
+import type { DaemonStatus } from '../../src/daemon/status.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
 import { syncWorld, TOKEN } from '../helpers/sync-world.ts';

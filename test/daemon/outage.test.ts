@@ -2,7 +2,6 @@ import { writeFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readinessOf } from '../../src/daemon/daemon-policy.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
@@ -44,46 +43,6 @@ async function readyz(url: string): Promise<{ status: number; reason?: string }>
   const body = (await response.body.json()) as { reason?: string };
   return { status: response.statusCode, ...(body.reason ? { reason: body.reason } : {}) };
 }
-
-function passLines(logs: Record<string, unknown>[]) {
-  return logs.filter((l) => String(l['msg']).startsWith('pass '));
-}
-
-describe('readiness (pure)', () => {
-  const base = {
-    firstPassDone: true,
-    lastPassEnd: 1_000,
-    lastPassError: undefined,
-    intervalMs: 300_000,
-    now: 2_000,
-  };
-  it('is ready while at least one org is reconciled, not when every org failed or is invalid', () => {
-    expect(readinessOf({ ...base, orgs: { total: 3, failed: 2, invalid: 0 } }).ready).toBe(true);
-    expect(readinessOf({ ...base, orgs: { total: 0, failed: 0, invalid: 0 } }).ready).toBe(true);
-    expect(readinessOf({ ...base, orgs: { total: 3, failed: 3, invalid: 0 } })).toMatchObject({
-      ready: false,
-      reason: expect.stringContaining('every org (3) failed') as unknown,
-    });
-    expect(readinessOf({ ...base, orgs: { total: 3, failed: 1, invalid: 2 } }).ready).toBe(false);
-  });
-  it('is not ready before the first pass, after a pass that could not run, or when passes stopped', () => {
-    const orgs = { total: 1, failed: 0, invalid: 0 };
-    expect(readinessOf({ ...base, firstPassDone: false, orgs }).ready).toBe(false);
-    expect(readinessOf({ ...base, lastPassError: 'no token', orgs })).toMatchObject({
-      ready: false,
-      reason: 'the last pass failed: no token',
-    });
-    expect(readinessOf({ ...base, now: 1_000 + 3 * 330_000 + 60_001, orgs }).ready).toBe(false);
-  });
-  it('is not ready while the state file cannot be written, whatever the orgs say', () => {
-    const orgs = { total: 3, failed: 0, invalid: 0 };
-    expect(readinessOf({ ...base, orgs, stateWriteError: 'EROFS' })).toMatchObject({
-      ready: false,
-      reason: 'the state file cannot be written: EROFS',
-    });
-    expect(readinessOf({ ...base, orgs, stateWriteError: undefined }).ready).toBe(true);
-  });
-});
 
 describe('outages show at once, and the log tells the truth', () => {
   it("shows an org's failure in /status as soon as its first round fails, while the pass still runs", async () => {
@@ -142,38 +101,5 @@ describe('outages show at once, and the log tells the truth', () => {
       timeoutMs: 30_000,
     });
     expect(d.daemon.status().orgs['beta']).toMatchObject({ status: 'ok' });
-  });
-
-  it('the pass log counts failed and invalid orgs, and warns of each problem that belongs to no org', async () => {
-    // The token serves no org of the manifests: all three valid orgs fail.
-    api = await startTestEmulator({
-      profile: 'kosli',
-      tokens: [{ token: TOKEN, orgs: ['other'] }],
-    });
-    for (const org of ['one', 'two', 'three'])
-      await tmp.write(`manifests/${org}.yaml`, manifest(org));
-    await tmp.write('manifests/bad1.yaml', manifest('bad1', 'k8s'));
-    await tmp.write('manifests/bad2.yaml', manifest('bad2', 'kubernetes'));
-    await tmp.write(
-      'manifests/noorg.yaml',
-      'environments:\n  - name: x\n    type: S3\n    description: x\n',
-    );
-    const d = await daemon(api.url);
-    await waitFor('first pass', () => passLines(d.logs()).length >= 1);
-    const first = passLines(d.logs())[0] as Record<string, unknown>;
-    expect(first).toMatchObject({ result: 'partial', orgs: 5, failed: 3, invalid: 2, level: 40 });
-    expect(String(first['msg'])).toContain('3 org(s) failed');
-    expect(String(first['msg'])).toContain('2 invalid org(s)');
-    expect(String(first['msg'])).toContain('1 problem(s) belong to no org');
-    const unattributed = d
-      .logs()
-      .filter((l) => l['level'] === 40 && String(l['msg']).includes('noorg.yaml'));
-    expect(unattributed).toHaveLength(1);
-    expect(String(unattributed[0]?.['msg'])).toContain('org');
-
-    // A pass that looks at one invalid org (a file event) still counts every org's outcome.
-    await writeFile(tmp.path('manifests/bad1.yaml'), manifest('bad1', 'K8s'));
-    await waitFor('second pass', () => passLines(d.logs()).length >= 2);
-    expect(passLines(d.logs())[1]).toMatchObject({ failed: 3, invalid: 2, orgs: 5 });
   });
 });

@@ -1,16 +1,9 @@
 /** GET / on the daemon's listen address: the status page over real HTTP, against a real daemon. */
 import { createHash } from 'node:crypto';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resolveDaemonSettings } from '../../src/config/daemon-settings.ts';
-import { resolveSettings } from '../../src/config/settings.ts';
-import { Masker } from '../../src/core/mask.ts';
-import { oneToken } from '../../src/config/tokens.ts';
-import { Daemon } from '../../src/daemon/daemon.ts';
-import { startDaemonServer } from '../../src/daemon/http.ts';
-import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/daemon/status-page.ts';
+import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/daemon/page-assets.ts';
+import { startTestDaemon } from '../helpers/daemon.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -29,35 +22,23 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-/** A daemon in this process with its endpoints on a free port, masking the token like `run`. */
-async function startDaemon(apiUrl: string, known: readonly string[] = [TOKEN]) {
-  const secrets = new Masker();
-  for (const secret of known) secrets.add(secret);
-  const logger = pino({ level: 'warn' }, new Writable({ write: (_c, _e, done) => done() }));
-  const flags = {
-    'retry-delay': '10ms',
-    retries: '0',
-    interval: '0',
-    debounce: '50ms',
-    settle: '50ms',
-  };
-  const settings = await resolveSettings(flags, {}, tmp.dir);
-  const daemon = new Daemon({
-    settings,
-    daemon: resolveDaemonSettings(flags, {}, settings.file),
-    apiUrl: new URL(apiUrl),
-    readTokens: () => Promise.resolve(oneToken(TOKEN, 'env ENVSYNC_TOKEN')),
+/** A daemon in this process with its endpoints on a free port, masking `known` like `run`. */
+async function startDaemon(apiUrl: string, known: readonly string[] = []) {
+  const started = await startTestDaemon({
+    apiUrl,
     cwd: tmp.dir,
-    logger,
-    secrets,
+    token: TOKEN,
+    secrets: known,
+    flags: {
+      manifests: 'manifests',
+      state: 'state.json',
+      retries: '0',
+      debounce: '50ms',
+      settle: '50ms',
+    },
   });
-  const server = await startDaemonServer(daemon, { host: '127.0.0.1', port: 0 }, logger);
-  await daemon.start();
-  cleanups.push(async () => {
-    await server.close();
-    await daemon.stop();
-  });
-  return { daemon, url: server.url };
+  cleanups.push(() => started.stop());
+  return started;
 }
 
 /** An API that lists `stage` and refuses every PUT with a message echoing the token. */
@@ -90,7 +71,11 @@ describe('GET / (the status page)', () => {
       'manifests/beta.yaml',
       'org: beta\nenvironments:\n  - name: prod\n    type: k8s\n    description: p\n',
     );
-    const { daemon, url } = await startDaemon(api.url);
+    // parseApiUrl refuses user information; a URL built some other way must not show it either.
+    const withUser = new URL(api.url);
+    withUser.username = 'someone';
+    withUser.password = 'pa55word-b7e1';
+    const { daemon, url } = await startDaemon(withUser.href);
     await waitFor('the first pass', () => daemon.status().lastPass !== null);
     await daemon.idle();
 
@@ -134,44 +119,25 @@ describe('GET / (the status page)', () => {
       'refused &lt;script&gt;window.__pwned=1&lt;/script&gt;&quot;onmouseover',
     );
     expect(html).not.toContain(HOSTILE);
-    expect(html).not.toContain(TOKEN);
-    expect(html).not.toContain(TOKEN.slice(-12));
+    for (const secret of [TOKEN, TOKEN.slice(-12), 'pa55word', 'someone']) {
+      expect(html).not.toContain(secret);
+    }
+    // Liveness alone makes /healthz's status code; the level is in its body. No icon: nothing.
+    const healthz = await request(`${url}/healthz`);
+    expect(healthz.statusCode).toBe(200);
+    expect(await healthz.body.json()).toEqual({
+      status: 'ok',
+      health: { level: 'failing', reason: 'every org (2) is invalid or failed' },
+    });
+    const icon = await request(`${url}/favicon.ico`);
+    expect(icon.statusCode).toBe(204);
+    expect(await icon.body.text()).toBe('');
 
     // Only GET: other methods on / get 405 with Allow.
     const post = await request(`${url}/`, { method: 'POST' });
     await post.body.dump();
     expect(post.statusCode).toBe(405);
     expect(post.headers['allow']).toBe('GET');
-  });
-
-  it('answers /healthz by liveness with the health level in its body; shows the API address without credentials; answers the favicon with nothing', async () => {
-    const api = await refusingApi();
-    await tmp.write(
-      'manifests/acme.yaml',
-      'org: acme\nenvironments:\n  - name: prod\n    type: K8S\n    description: p\n',
-    );
-    // parseApiUrl refuses user information; a URL built some other way must not show it either.
-    const withUser = new URL(api.url);
-    withUser.username = 'someone';
-    withUser.password = 'pa55word-b7e1';
-    const { daemon, url } = await startDaemon(withUser.href);
-    await waitFor('the first pass', () => daemon.status().lastPass !== null);
-    await daemon.idle();
-
-    const healthz = await request(`${url}/healthz`);
-    expect(healthz.statusCode).toBe(200);
-    expect(await healthz.body.json()).toEqual({
-      status: 'ok',
-      health: { level: 'failing', reason: 'every org (1) is invalid or failed' },
-    });
-    const html = await (await request(`${url}/`)).body.text();
-    expect(html).toContain(`<dt>API</dt><dd><code>${api.url}/</code></dd>`);
-    expect(html).not.toContain('pa55word');
-    expect(html).not.toContain('someone');
-
-    const icon = await request(`${url}/favicon.ico`);
-    expect(icon.statusCode).toBe(204);
-    expect(await icon.body.text()).toBe('');
   });
 
   it('never masks a byte of its own style and script, whatever the secret shares with them', async () => {
@@ -185,7 +151,7 @@ describe('GET / (the status page)', () => {
       (code) => `x-${/[A-Za-z0-9._~-]{12,}/.exec(code)?.[0] ?? ''}-9`,
     );
     expect(shared.every((secret) => secret.length > 15)).toBe(true);
-    const { daemon, url } = await startDaemon(api.url, [TOKEN, ...shared]);
+    const { daemon, url } = await startDaemon(api.url, shared);
     await waitFor('the first pass', () => daemon.status().lastPass !== null);
     const page = await (await request(`${url}/`)).body.text();
     expect(page).toContain(PAGE_SCRIPT);

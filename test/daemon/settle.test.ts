@@ -1,6 +1,5 @@
 import { mkdir, open, rename, symlink, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { settleDelay } from '../../src/daemon/daemon-policy.ts';
 import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -33,14 +32,6 @@ async function description(): Promise<string | undefined> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the daemon reads only settled files', () => {
-  it('settleDelay waits out the quiet time after the last file event (pure)', () => {
-    expect(settleDelay(undefined, 10_000, 1_500)).toBe(0);
-    expect(settleDelay(10_000, 10_000, 1_500)).toBe(1_500);
-    expect(settleDelay(10_000, 11_000, 1_500)).toBe(500);
-    expect(settleDelay(10_000, 11_500, 1_500)).toBe(0);
-    expect(settleDelay(10_000, 20_000, 1_500)).toBe(0);
-  });
-
   it('a writer that writes half a file, pauses 1 s and writes the rest: only the full text is ever PUT', async () => {
     await world.tmp.write('manifests/acme.yaml', manifest('first'));
     // The default --settle (1500ms); the interval off, so only file events start passes.

@@ -7,7 +7,7 @@
  */
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import type { DaemonStatus } from '../../src/daemon/daemon-status.ts';
+import type { DaemonStatus } from '../../src/daemon/status.ts';
 import { startEnvsync } from '../helpers/cli.ts';
 import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';

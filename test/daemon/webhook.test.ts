@@ -2,12 +2,7 @@ import { createHmac } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import { request } from 'undici';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  isLoopbackAddress,
-  nextWebhookPassAt,
-  webhookVerdict,
-} from '../../src/daemon/daemon-policy.ts';
-import { webhookCredential } from '../../src/daemon/webhook.ts';
+import { isLoopbackAddress, webhookCredential } from '../../src/daemon/http.ts';
 import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -82,24 +77,6 @@ describe('webhook decisions (pure)', () => {
       '::2',
     ])
       expect(isLoopbackAddress(address), String(address)).toBe(false);
-  });
-
-  it('needs the secret only from non-loopback callers, and only when one is configured', () => {
-    expect(webhookVerdict(false, '192.0.2.2', 'none').kind).toBe('accept');
-    expect(webhookVerdict(true, '127.0.0.1', 'none').kind).toBe('accept');
-    expect(webhookVerdict(true, '::ffff:127.0.0.1', 'invalid').kind).toBe('accept');
-    expect(webhookVerdict(true, '192.0.2.2', 'valid').kind).toBe('accept');
-    expect(webhookVerdict(true, '192.0.2.2', 'none').kind).toBe('refuse');
-    expect(webhookVerdict(true, '192.0.2.2', 'invalid').kind).toBe('refuse');
-    expect(webhookVerdict(true, undefined, 'none').kind).toBe('refuse');
-  });
-
-  it('spaces webhook passes by the minimum interval', () => {
-    expect(nextWebhookPassAt(undefined, 1_000, 10_000)).toBe(1_000);
-    expect(nextWebhookPassAt(1_000, 5_000, 10_000)).toBe(11_000);
-    expect(nextWebhookPassAt(1_000, 11_000, 10_000)).toBe(11_000);
-    expect(nextWebhookPassAt(1_000, 20_000, 10_000)).toBe(20_000);
-    expect(nextWebhookPassAt(1_000, 1_000, 0)).toBe(1_000);
   });
 
   it('accepts the secret as a Bearer token or as GitHub HMAC of the body, nothing else', () => {

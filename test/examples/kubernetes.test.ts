@@ -7,11 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { resolveDaemonSettings } from '../../src/config/daemon-settings.ts';
 import { resolveSettings } from '../../src/config/settings.ts';
-import { webhookVerdict } from '../../src/daemon/daemon-policy.ts';
 import { NAME_PATTERN } from '../../src/core/names.ts';
 import type { Daemon } from '../../src/daemon/daemon.ts';
 import { Masker } from '../../src/core/mask.ts';
-import { startDaemonServer } from '../../src/daemon/http.ts';
+import { startDaemonServer, webhookRefusal } from '../../src/daemon/http.ts';
 import { envsyncInProcess } from '../helpers/cli.ts';
 import {
   applyJsonPatch,
@@ -390,9 +389,9 @@ describe('examples/kubernetes', () => {
       const gitSync = gitSyncFlags(container(workload, 'git-sync'));
       expect(new URL(gitSync.get('webhook-url') ?? '').hostname).toBe('localhost');
       for (const address of ['127.0.0.1', '::1', '::ffff:127.0.0.1'])
-        expect(webhookVerdict(true, address, 'none'), address).toEqual({ kind: 'accept' });
+        expect(webhookRefusal('s', address, {}, Buffer.alloc(0)), address).toBeUndefined();
       // ...and a Prometheus pod (any pod address) is refused without it.
-      expect(webhookVerdict(true, '10.42.3.17', 'none').kind).toBe('refuse');
+      expect(webhookRefusal('s', '10.42.3.17', {}, Buffer.alloc(0))).toBeDefined();
     },
   );
 

@@ -9,7 +9,7 @@ import { resolveSettings } from '../../src/config/settings.ts';
 import type { SETTINGS } from '../../src/config/settings.ts';
 import { Daemon } from '../../src/daemon/daemon.ts';
 import { startDaemonServer } from '../../src/daemon/http.ts';
-import type { NotifyDeps } from '../../src/daemon/notify-setup.ts';
+import type { NotifyDeps } from '../../src/daemon/daemon.ts';
 import { Masker } from '../../src/core/mask.ts';
 import { maskingStream } from '../../src/runtime/log.ts';
 import { defaultSource, oneToken, readTokens } from '../../src/config/tokens.ts';
@@ -17,6 +17,7 @@ import type { EmulatorOptions } from '../../src/emulator/options.ts';
 import { afterEach, beforeEach } from 'vitest';
 import { FIXTURE_POLICIES, startTestEmulator, type TestEmulator } from './emulator.ts';
 import { tempDir } from './tmp.ts';
+import { waitFor } from './wait.ts';
 
 type TempDir = Awaited<ReturnType<typeof tempDir>>;
 
@@ -32,6 +33,8 @@ export async function startTestDaemon(options: {
   /** Where the endpoints listen (default 127.0.0.1, a free port). */
   listenHost?: string;
   webhookSecret?: string;
+  /** More secrets every sink masks, as `run` masks those it reads at start. */
+  secrets?: readonly string[];
   /** The notifications' sender and limits. */
   notify?: NotifyDeps;
   /** The daemon's clock (the real one by default). */
@@ -52,7 +55,9 @@ export async function startTestDaemon(options: {
   // As `envsync run` does: the logs, like every sink, mask the secrets the daemon learns (its
   // tokens, the webhook secret).
   const secrets = new Masker();
-  if (options.webhookSecret !== undefined) secrets.add(options.webhookSecret);
+  for (const secret of [...(options.secrets ?? []), options.webhookSecret ?? '']) {
+    if (secret !== '') secrets.add(secret);
+  }
   const logger = pino({ level: 'debug' }, maskingStream(sink, secrets.mask));
   const flags = {
     'retry-delay': '10ms',
@@ -103,6 +108,25 @@ export async function startTestDaemon(options: {
   };
 }
 
+/** A manifest of `org`, an environment of type K8S per entry of `envs` (name: description). */
+export const manifestOf = (org: string, envs: Record<string, string>, extra = '') =>
+  `org: ${org}\nenvironments:\n${Object.entries(envs)
+    .map(
+      ([name, text]) =>
+        `  - name: ${name}\n    type: K8S\n    description: ${JSON.stringify(text)}\n${extra}`,
+    )
+    .join('')}`;
+
+type TestDaemon = Awaited<ReturnType<typeof startTestDaemon>>;
+
+/** Starts a pass and waits until it (and any pass queued behind it) is over. */
+export async function passNow(d: TestDaemon): Promise<void> {
+  const before = d.passes();
+  d.daemon.trigger('test');
+  await waitFor('the pass', () => d.passes() > before, { timeoutMs: 60_000 });
+  await d.daemon.idle();
+}
+
 /** The policy documents of the fixtures' policies, in acme and beta (attaching needs one). */
 const DOCUMENTS = { acme: FIXTURE_POLICIES, beta: FIXTURE_POLICIES };
 
@@ -138,6 +162,26 @@ export function useDaemonWorld(tokens: NonNullable<EmulatorOptions['tokens']>) {
       return present(api, 'the emulator');
     },
     cleanups,
+    /**
+     * A daemon against this test's emulator in its folder (`manifests/`, `state.json`, the first
+     * token unless another is given), stopped after the test.
+     */
+    async start(options: Partial<Parameters<typeof startTestDaemon>[0]> = {}): Promise<TestDaemon> {
+      const started = await startTestDaemon({
+        apiUrl: present(api, 'the emulator').url,
+        cwd: present(tmp, 'the temporary folder').dir,
+        ...(tokens[0] === undefined ? {} : { token: tokens[0].token }),
+        ...options,
+        flags: { manifests: 'manifests', state: 'state.json', ...options.flags },
+      });
+      cleanups.push(() => started.stop());
+      return started;
+    },
+    /** An environment's description in the emulator's store. */
+    async description(org: string, name: string): Promise<string | undefined> {
+      const store = await present(api, 'the emulator').getStore();
+      return store.orgs[org]?.find((env) => env.name === name)?.description;
+    },
     /** Stops this test's emulator and starts another, serving `others` instead. */
     async restartEmulator(others: NonNullable<EmulatorOptions['tokens']>): Promise<TestEmulator> {
       await api?.close();

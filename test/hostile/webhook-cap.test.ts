@@ -7,7 +7,7 @@ import { networkInterfaces } from 'node:os';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MAX_WEBHOOK_BODY_BYTES } from '../../src/daemon/webhook.ts';
+import { MAX_WEBHOOK_BODY_BYTES } from '../../src/daemon/http.ts';
 import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 

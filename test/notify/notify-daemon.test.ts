@@ -2,8 +2,8 @@ import { createHmac } from 'node:crypto';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { NotifyPolicy } from '../../src/notify/notify-policy.ts';
-import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import type { NotifyPolicy } from '../../src/notify/delivery.ts';
+import { manifestOf, passNow, startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /** A safety net for a loaded machine, not a timing. */
@@ -22,13 +22,7 @@ beforeEach(async () => {
   await world.tmp.write('token', TOKEN);
 });
 
-const manifest = (org: string, envs: Record<string, string>, extra = '') =>
-  `org: ${org}\nenvironments:\n${Object.entries(envs)
-    .map(
-      ([name, text]) =>
-        `  - name: ${name}\n    type: K8S\n    description: ${JSON.stringify(text)}\n${extra}`,
-    )
-    .join('')}`;
+const manifest = manifestOf;
 
 const NO_ORG = 'environments:\n  - name: x\n    type: S3\n    description: x\n';
 
@@ -40,31 +34,22 @@ async function receiver(behaviour?: Behaviour): Promise<Receiver> {
   return started;
 }
 
-async function daemon(
+const daemon = (
   flags: Record<string, string | string[] | boolean> = {},
   options: { policy?: Partial<NotifyPolicy>; webhookSecret?: string; manifests?: string } = {},
-) {
-  const started = await startTestDaemon({
-    apiUrl: world.api.url,
-    cwd: world.tmp.dir,
+) =>
+  world.start({
     tokenFile: world.tmp.path('token'),
-    flags: { manifests: options.manifests ?? 'manifests', state: 'state.json', ...flags },
+    flags: {
+      ...(options.manifests === undefined ? {} : { manifests: options.manifests }),
+      ...flags,
+    },
     notify: { policy: { ...FAST, ...options.policy } },
     ...(options.webhookSecret === undefined ? {} : { webhookSecret: options.webhookSecret }),
   });
-  world.cleanups.push(() => started.stop());
-  return started;
-}
 
 type Daemon = Awaited<ReturnType<typeof daemon>>;
-
-/** Starts a pass and waits until it (and any pass queued behind it) is over. */
-async function pass(d: Daemon): Promise<void> {
-  const before = d.passes();
-  d.daemon.trigger('test');
-  await waitFor('the pass', () => d.passes() > before, { timeoutMs: WAIT_MS });
-  await d.daemon.idle();
-}
+const pass = passNow;
 
 const kinds = (r: Receiver) =>
   r

@@ -19,7 +19,7 @@ import {
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { scenes, startScene } from '../../scripts/status-page-scenes.ts';
-import { LEVEL_COLOURS, STATE_COLOURS } from '../../src/daemon/status-page-style.ts';
+import { LEVEL_COLOURS, STATE_COLOURS } from '../../src/daemon/page-assets.ts';
 import { startEnvsync, type LiveCli } from '../helpers/cli.ts';
 import { CLI } from '../helpers/entry.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';

@@ -1,102 +1,64 @@
 /**
  * Which notifications a pass produces: a pure function of what the daemon remembers of each org
- * (how its last reconciled pass ended, and what its manifests were) and this pass's reports.
- * notify/notify.ts delivers them; docs/notifications.md describes them.
+ * (how its last reconciled pass ended) and this pass's reports. notify/delivery.ts delivers them;
+ * docs/notifications.md describes them.
  */
 import type { ChangeAction, FieldDiffs } from '../core/model.ts';
-import type { OrgReport, ProblemReport } from '../core/report.ts';
-import {
-  bounded,
-  environment,
-  failedArchives,
-  failureReason,
-  plural,
-  problemsKey,
-} from './notify-event-parts.ts';
+import type { ChangeReport, OrgReport, ProblemReport } from '../core/report.ts';
 
-export const NOTIFY_EVENT_TYPES = [
-  'org.failed',
-  'org.invalid',
-  'org.recovered',
-  'drift.healed',
-  'drift.detected',
-  'change.not-converged',
-  'manifests.error',
-] as const;
+/** At most this many problems or environments are listed in one event; the rest are counted. */
+export const MAX_EVENT_ITEMS = 50;
 
-export type NotifyEventType = (typeof NOTIFY_EVENT_TYPES)[number];
-
-export { MAX_EVENT_ITEMS } from './notify-event-parts.ts';
-
-/** An environment named by an event, with the fields concerned. */
+/** An environment named by an event (for `policy-document`, the document), with its fields. */
 export interface EventEnvironment {
-  /** The environment's name (for `policy-document`, the policy document's). */
   readonly name: string;
   readonly action: ChangeAction | 'archive' | 'policy-document';
   readonly fields: FieldDiffs;
   readonly error?: string | undefined;
 }
 
+type Environments = {
+  readonly environments: readonly EventEnvironment[];
+  readonly omitted: number;
+};
+
 /** What each type of event carries besides the org, the revision and the time. */
 export type NotifyEventData =
-  | {
+  | ({
       readonly type: 'org.failed';
-      /** Why the org failed: its own error, or its failed changes. */
       readonly reason: string;
-      readonly environments: readonly EventEnvironment[];
-      readonly omitted: number;
       /** How the org's previous pass ended (null: none since the daemon started). */
       readonly previous: 'ok' | 'failed' | 'invalid' | null;
-    }
+    } & Environments)
   | {
-      readonly type: 'org.invalid';
+      readonly type: 'org.invalid' | 'manifests.error';
       readonly problems: readonly ProblemReport[];
       readonly omitted: number;
     }
   | { readonly type: 'org.recovered'; readonly previous: 'failed' | 'invalid' }
-  | {
-      readonly type: 'drift.healed';
-      readonly environments: readonly EventEnvironment[];
-      readonly omitted: number;
-    }
-  | {
-      readonly type: 'drift.detected';
-      readonly environments: readonly EventEnvironment[];
-      readonly omitted: number;
-    }
-  | {
-      readonly type: 'change.not-converged';
-      readonly environments: readonly EventEnvironment[];
-      readonly omitted: number;
-    }
-  | {
-      readonly type: 'manifests.error';
-      readonly problems: readonly ProblemReport[];
-      readonly omitted: number;
-    };
+  | ({ readonly type: 'drift.healed' | 'drift.detected' | 'change.not-converged' } & Environments);
 
-/** One notification, before it is formatted for a receiver. */
+export type NotifyEventType = NotifyEventData['type'];
+
+/** One notification, before it is formatted: `org` null for problems of no org, `summary` raw. */
 export interface NotifyEvent {
   readonly type: NotifyEventType;
-  /** The org it is about; null for a problem that belongs to no org. */
   readonly org: string | null;
-  /** The manifests revision (git-sync's commit) when known. */
   readonly revision: string | null;
-  /** ISO time. */
   readonly time: string;
-  /** One line for a person (unescaped: each format escapes it). */
   readonly summary: string;
   readonly data: NotifyEventData;
 }
 
-/** What the daemon remembers of an org for notifications: how its last pass ended. */
+/**
+ * What the daemon remembers of an org for notifications: how its last pass ended, and as keys
+ * (empty when none) its failure, the changes that did not converge and the drift found and not
+ * set back, so that an unchanged one is not announced again.
+ */
 export interface OrgNotifyState {
   readonly kind: 'ok' | 'failed' | 'invalid';
-  /** What the failure was (empty when none): an unchanged reason is not announced again. */
   readonly reason: string;
-  /** The changes that did not converge (empty when none). */
   readonly notConverged: string;
-  /** The drift found and not set back (observe, a closed window, suspended; empty when none). */
   readonly driftFound?: string;
 }
 
@@ -109,17 +71,54 @@ export interface NotifyMemory {
 
 export const EMPTY_NOTIFY_MEMORY: NotifyMemory = { orgs: new Map(), unattributed: '' };
 
-/** One pass, as the decision needs it. */
+/** One pass: the orgs it owns now (the others are forgotten), and its reports in their order. */
 export interface PassOutcome {
-  /** The orgs this replica reconciles now: the others are forgotten. */
   readonly owned: readonly string[];
-  /** The reports of the orgs this pass reconciled, in the order to announce them. */
   readonly reports: readonly OrgReport[];
-  /** Problems that belong to no org. */
   readonly unattributed: readonly ProblemReport[];
   readonly revision: string | null;
-  /** ISO time of the events. */
   readonly time: string;
+}
+
+const bounded = <T>(items: readonly T[]) => ({
+  items: items.slice(0, MAX_EVENT_ITEMS),
+  omitted: Math.max(0, items.length - MAX_EVENT_ITEMS),
+});
+
+const problemsKey = (problems: readonly ProblemReport[]) =>
+  JSON.stringify(problems.map((p) => [p.file, p.line, p.column, p.path, p.message]));
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** `2 environments set back (prod, web)`: a count, words, and the first five names. */
+const named = (items: readonly { readonly name: string }[], word: string, then = '') =>
+  `${plural(items.length, word)}${then} (${items
+    .slice(0, 5)
+    .map((c) => c.name)
+    .join(', ')}${items.length > 5 ? ', ...' : ''})`;
+
+const where = (p: ProblemReport) => `${p.file}:${p.line}:${p.column} ${p.message}`;
+
+function environment(change: ChangeReport): EventEnvironment {
+  const { name, action, fields, error } = change;
+  return { name, action, fields, ...(error === undefined ? {} : { error }) };
+}
+
+/** Why an org failed, as one line: its own error, or its failed changes (not-converged aside). */
+function failureReason(report: OrgReport): string {
+  if (report.error !== undefined) return report.error;
+  const failed = (name: string, action: string, error?: string) =>
+    `${name}: ${action} failed${error === undefined ? '' : ` (${error})`}`;
+  const archives = (report.archives ?? []).filter((a) => a.result === 'failed');
+  // The guard refuses every archive of the org with one message: said once.
+  const guard = archives.find((a) => a.error?.startsWith('not archived: ') === true)?.error;
+  return [
+    ...report.changes
+      .filter((c) => c.result === 'failed')
+      .map((c) => failed(c.name, c.action, c.error)),
+    ...archives.filter((a) => a.error !== guard).map((a) => failed(a.name, 'archive', a.error)),
+    ...(guard === undefined ? [] : [guard]),
+  ].join('; ');
 }
 
 /** The events of one org's pass, in their order, and what to remember of it. */
@@ -133,6 +132,14 @@ function orgEvents(
   const event = (summary: string, data: NotifyEventData): void => {
     events.push({ type: data.type, org, ...base, summary, data });
   };
+  const listed = (
+    type: 'drift.healed' | 'drift.detected' | 'change.not-converged',
+    summary: string,
+    environments: readonly EventEnvironment[],
+  ) => {
+    const { items, omitted } = bounded(environments);
+    event(summary, { type, environments: items, omitted });
+  };
 
   if (report.status === 'invalid') {
     const key = problemsKey(report.errors);
@@ -141,9 +148,7 @@ function orgEvents(
       const first = report.errors[0];
       event(
         `org ${org} has invalid manifests (${plural(report.errors.length, 'problem')})` +
-          (first === undefined
-            ? ''
-            : `: ${first.file}:${first.line}:${first.column} ${first.message}`) +
+          (first === undefined ? '' : `: ${where(first)}`) +
           '; its environments are held',
         { type: 'org.invalid', problems: items, omitted },
       );
@@ -163,7 +168,9 @@ function orgEvents(
       .map(({ name, error }) => ({ name, action: 'policy-document' as const, fields: {}, error })),
   ];
   const hardFailure =
-    report.error !== undefined || failedChanges.length > 0 || failedArchives(report).length > 0;
+    report.error !== undefined ||
+    failedChanges.length > 0 ||
+    (report.archives ?? []).some((a) => a.result === 'failed');
   const reason = hardFailure ? failureReason(report) : '';
   const notConvergedKey = notConverged.map((c) => `${c.name}:${c.action}`).join('\n');
   const wasFailing = previous?.kind === 'failed';
@@ -188,64 +195,39 @@ function orgEvents(
   // last applied them (core/drift.ts), and this pass applied them again.
   const healed = report.changes.filter((c) => c.cause === 'drift' && c.result === 'applied');
   if (healed.length > 0) {
-    const { items, omitted } = bounded(healed.map(environment));
-    event(
-      `drift healed in org ${org}: ${plural(healed.length, 'environment')} set back (${healed
-        .slice(0, 5)
-        .map((c) => c.name)
-        .join(', ')}${healed.length > 5 ? ', ...' : ''})`,
-      { type: 'drift.healed', environments: items, omitted },
+    listed(
+      'drift.healed',
+      `drift healed in org ${org}: ${named(healed, 'environment', ' set back')}`,
+      healed.map(environment),
     );
   }
   // Drift found and not set back: announced when the set of drifted environments changes.
   const found = report.changes.filter((c) => c.cause === 'drift' && c.result === 'planned');
   const driftFound = found.map((c) => `${c.name}:${Object.keys(c.fields).join(',')}`).join('\n');
   if (found.length > 0 && driftFound !== (previous?.driftFound ?? '')) {
-    const { items, omitted } = bounded(found.map(environment));
-    event(
-      `drift found in org ${org}, not set back: ${plural(found.length, 'environment')} (${found
-        .slice(0, 5)
-        .map((c) => c.name)
-        .join(', ')}${found.length > 5 ? ', ...' : ''})`,
-      { type: 'drift.detected', environments: items, omitted },
+    listed(
+      'drift.detected',
+      `drift found in org ${org}, not set back: ${named(found, 'environment')}`,
+      found.map(environment),
     );
   }
   if (notConverged.length > 0 && !(wasFailing && previous.notConverged === notConvergedKey)) {
-    const { items, omitted } = bounded(notConverged);
-    event(
-      `org ${org}: ${plural(notConverged.length, 'change')} the service did not take (${notConverged
-        .slice(0, 5)
-        .map((c) => c.name)
-        .join(', ')}${notConverged.length > 5 ? ', ...' : ''})`,
-      { type: 'change.not-converged', environments: items, omitted },
+    listed(
+      'change.not-converged',
+      `org ${org}: ${named(notConverged, 'change', ' the service did not take')}`,
+      notConverged,
     );
   }
-  return {
-    events,
-    next: {
-      kind: report.status === 'ok' ? 'ok' : 'failed',
-      reason,
-      notConverged: notConvergedKey,
-      driftFound,
-    },
-  };
+  const kind = report.status === 'ok' ? 'ok' : 'failed';
+  return { events, next: { kind, reason, notConverged: notConvergedKey, driftFound } };
 }
 
 /**
- * The notifications of one pass, and what to remember for the next. Per org, in this order:
- * `org.invalid`, `org.failed` or `org.recovered`, then `drift.healed`, then
- * `change.not-converged`; the orgs in the order of `reports`; `manifests.error` first.
- *
- * - `org.failed`: the first failure (after a success, at the first pass, or after invalid
- *   manifests), and again only when the reason changes;
- * - `org.invalid`: when the manifests become invalid, and again when the problems change;
- * - `org.recovered`: an org that had failed or was invalid converges;
- * - `drift.healed`: changes applied that were drift (core/drift.ts): the service had been changed
- *   while the manifests stayed as envsync last applied them; at any pass, the first included;
- * - `drift.detected`: drift found and not set back (`--observe`, outside a sync window, or a
- *   suspended org), when the drifted environments or fields change;
- * - `change.not-converged`: changes the service did not take, again only when they change;
- * - `manifests.error`: problems that belong to no org appear or change.
+ * The notifications of one pass, and what to remember for the next (docs/notifications.md):
+ * `manifests.error` first, then per org, in the order of `reports`: `org.invalid`, `org.failed`
+ * or `org.recovered`, `drift.healed`, `drift.detected`, `change.not-converged`. Each is sent when
+ * what it says starts or changes, never again while it stays the same; `drift.healed` at every
+ * pass that heals drift, the first included.
  */
 export function passEvents(
   memory: NotifyMemory,
@@ -255,22 +237,18 @@ export function passEvents(
   const events: NotifyEvent[] = [];
   const owned = new Set(pass.owned);
   const orgs = new Map([...memory.orgs].filter(([org]) => owned.has(org)));
-
-  const unattributed = pass.unattributed.length === 0 ? '' : problemsKey(pass.unattributed);
-  if (unattributed !== '' && unattributed !== memory.unattributed) {
+  const first = pass.unattributed[0];
+  const unattributed = first === undefined ? '' : problemsKey(pass.unattributed);
+  if (first !== undefined && unattributed !== memory.unattributed) {
     const { items, omitted } = bounded(pass.unattributed);
-    const first = pass.unattributed[0] as ProblemReport;
     events.push({
       type: 'manifests.error',
       org: null,
       ...base,
-      summary:
-        `${plural(pass.unattributed.length, 'manifest problem')} belonging to no org: ` +
-        `${first.file}:${first.line}:${first.column} ${first.message}`,
+      summary: `${plural(pass.unattributed.length, 'manifest problem')} belonging to no org: ${where(first)}`,
       data: { type: 'manifests.error', problems: items, omitted },
     });
   }
-
   for (const report of pass.reports) {
     const result = orgEvents(report, orgs.get(report.org), base);
     events.push(...result.events);

@@ -1,8 +1,9 @@
 /**
- * The status page's style sheet and its colours: one colour per org state and per health level,
- * the same in light and dark schemes, each dark enough for white text on it (WCAG AA, 4.5:1).
+ * The status page's style sheet and script, constants allowed by their hashes in its
+ * Content-Security-Policy (daemon/http.ts), and its colours: one per org state and per health
+ * level, the same in light and dark schemes, each dark enough for white text on it (WCAG AA).
  */
-import type { HealthLevel, OrgState } from './daemon-status.ts';
+import type { HealthLevel, OrgState } from './status.ts';
 
 /** Each org state's colour: its badge's background and its card's edge. */
 export const STATE_COLOURS: Readonly<Record<OrgState, string>> = {
@@ -23,39 +24,35 @@ export const LEVEL_COLOURS: Readonly<Record<HealthLevel, string>> = {
   failing: '#cf222e',
 };
 
-/**
- * The class of a status word. Fixed names, never built from the value itself: a word from the
- * service can only ever pick one of these.
- */
-export const STATUS_CLASS: Readonly<Record<string, string>> = {
-  synced: 'st-synced',
-  pending: 'st-pending',
-  drifted: 'st-drifted',
-  'waiting for window': 'st-waiting',
-  suspended: 'st-suspended',
-  invalid: 'st-invalid',
-  failed: 'st-failed',
-  'not converged': 'st-not-converged',
-  // The other words the page shows in a badge, coloured as the state they mean.
-  ok: 'st-synced',
-  success: 'st-synced',
-  ready: 'st-synced',
-  partial: 'st-drifted',
-  planned: 'st-pending',
-  'not-converged': 'st-not-converged',
-  error: 'st-failed',
-  'not ready': 'st-invalid',
-  healthy: 'lv-healthy',
-  degraded: 'lv-degraded',
-  failing: 'lv-failing',
+/** The other words the page shows in a badge, coloured as the state they mean. */
+const LIKE: Readonly<Record<string, OrgState>> = {
+  ok: 'synced',
+  success: 'synced',
+  ready: 'synced',
+  partial: 'drifted',
+  planned: 'pending',
+  'not-converged': 'not converged',
+  error: 'failed',
+  'not ready': 'invalid',
 };
 
-const stateRules = Object.entries(STATE_COLOURS)
-  .map(([state, colour]) => `.${STATUS_CLASS[state] ?? ''} { --c: ${colour}; }`)
+/**
+ * The class of a status word (empty when the word is not known): only a known word makes one, so
+ * a word from the service can never pick a class of its own.
+ */
+export function statusClass(word: string): string {
+  const state = Object.hasOwn(LIKE, word) ? LIKE[word] : word;
+  if (state !== undefined && Object.hasOwn(STATE_COLOURS, state))
+    return `st-${state.replaceAll(' ', '-')}`;
+  return Object.hasOwn(LEVEL_COLOURS, word) ? `lv-${word}` : '';
+}
+
+const colourRules = [...Object.entries(STATE_COLOURS), ...Object.entries(LEVEL_COLOURS)]
+  .map(([word, colour]) => `.${statusClass(word)} { --c: ${colour}; }`)
   .join('\n');
-const levelRules = Object.entries(LEVEL_COLOURS)
-  .map(([level, colour]) => `.lv-${level} { --c: ${colour}; }`)
-  .join('\n');
+
+/** How often the page's script fetches the page again, in ms. */
+export const REFRESH_MS = 5000;
 
 /** The page's only style sheet. */
 export const PAGE_STYLE = `
@@ -66,8 +63,7 @@ export const PAGE_STYLE = `
 @media (prefers-color-scheme: dark) {
   :root { --bg: #0d1117; --fg: #e6edf3; --card: #161b22; --line: #3d444d; --dim: #9198a1; --code: #262c36; }
 }
-${stateRules}
-${levelRules}
+${colourRules}
 * { box-sizing: border-box; }
 html { background: var(--bg); color: var(--fg); }
 body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 84rem; padding: 0 1rem 3rem; }
@@ -94,7 +90,6 @@ p { margin: 0.3rem 0; }
 .fact dt { font-size: 0.75rem; text-transform: uppercase; letter-spacing: 0.04em; color: var(--dim); margin: 0 0 0.15rem; font-weight: 600; }
 .fact dd { margin: 0; overflow-wrap: anywhere; }
 .alert { background: var(--card); border: 1px solid var(--line); border-left: 0.4rem solid #cf222e; border-radius: 0.6rem; padding: 0.6rem 1rem; margin: 0 0 1rem; }
-.tally { margin: 0 0 0.75rem; display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 24rem), 1fr)); grid-auto-flow: row dense; gap: 1rem; }
 .card { min-width: 0; background: var(--card); border: 1px solid var(--line); border-left: 0.4rem solid var(--c); border-radius: 0.6rem; padding: 0.8rem 1rem; }
 .card.wide { grid-column: 1 / -1; }
@@ -128,4 +123,84 @@ footer details { color: var(--fg); }
   .stack td[data-label]::before { content: attr(data-label) ": "; color: var(--dim); font-size: 0.85rem; }
   .stack td:empty { display: none; }
 }
+`;
+
+/**
+ * The page's only script: it fetches the page again every few seconds (not while the tab is
+ * hidden), swaps the content for the new one, and says when it was rendered, or that the daemon
+ * stopped answering since then. It never builds markup of its own: the server's escaped HTML is parsed by
+ * DOMParser (which runs no script) and moved in as nodes. A section the reader opened or closed
+ * (a `details` with a `data-key`) stays so in the new content, which comes with the server's
+ * defaults.
+ */
+export const PAGE_SCRIPT = `(() => {
+  const every = ${REFRESH_MS};
+  const line = document.getElementById('refresh');
+  // Times are the daemon's, from the time each answer says it was rendered: the page keeps no
+  // clock of its own.
+  const renderedAt = (root) => {
+    const time = root.querySelector('#rendered-at');
+    return time === null ? NaN : Date.parse(time.dateTime);
+  };
+  let lastOk = renderedAt(document);
+  // Recorded on the reader's click (before the details toggles), not on 'toggle': that event
+  // also fires for details the server sent open.
+  const chosen = new Map();
+  document.addEventListener('click', (event) => {
+    const summary = event.target instanceof Element ? event.target.closest('summary') : null;
+    const details = summary === null ? null : summary.parentElement;
+    if (details instanceof HTMLDetailsElement && details.dataset.key !== undefined) {
+      chosen.set(details.dataset.key, !details.open);
+    }
+  });
+  const keepChoices = (root) => {
+    for (const details of root.querySelectorAll('details[data-key]')) {
+      const open = chosen.get(details.dataset.key);
+      if (open !== undefined) details.open = open;
+    }
+  };
+  let busy = false;
+  const clock = (t) => (Number.isFinite(t) ? new Date(t).toLocaleTimeString() : 'the page was loaded');
+  const say = (text, stale) => {
+    line.textContent = text;
+    line.classList.toggle('stale', stale);
+  };
+  async function refresh() {
+    if (busy || document.hidden) return;
+    busy = true;
+    try {
+      const res = await fetch(location.pathname + location.search, {
+        cache: 'no-store',
+        credentials: 'same-origin',
+        redirect: 'error',
+        headers: { accept: 'text/html' },
+        // A daemon that takes the connection and never answers must not leave the page waiting.
+        signal: AbortSignal.timeout(2 * every),
+      });
+      if (!res.ok) throw new Error('it answered ' + res.status);
+      const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+      const next = doc.getElementById('content');
+      const current = document.getElementById('content');
+      if (next === null || current === null) throw new Error('its answer is not a status page');
+      keepChoices(next);
+      current.replaceWith(document.adoptNode(next));
+      document.title = doc.title;
+      lastOk = renderedAt(next);
+      say('Last refreshed at ' + clock(lastOk) + '; refreshes every ' + every / 1000 + ' s.', false);
+    } catch (error) {
+      const why =
+        error instanceof Error && error.name === 'TimeoutError'
+          ? 'no answer within ' + (2 * every) / 1000 + ' s'
+          : error instanceof Error && error.message ? error.message : 'no answer';
+      say('Stale: the daemon has not answered since ' + clock(lastOk) + ' (' + why +
+        '); this is what it said then. Trying again every ' + every / 1000 + ' s.', true);
+    } finally {
+      busy = false;
+    }
+  }
+  setInterval(refresh, every);
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden) void refresh();
+  });
+})();
 `;

@@ -4,9 +4,10 @@
  * the link, and masks the secrets in the event before it is formatted.
  */
 import { escapeJson, escapeSlack } from '../core/escape.ts';
+import { MIN_RUN } from '../core/mask.ts';
 import { showValue } from '../core/fields.ts';
 import type { FieldDiff } from '../core/model.ts';
-import type { EventEnvironment, NotifyEvent } from './notify-events.ts';
+import type { EventEnvironment, NotifyEvent } from './events.ts';
 import type { ProblemReport } from '../core/report.ts';
 
 export const NOTIFY_FORMATS = ['cloudevents', 'slack'] as const;
@@ -76,14 +77,11 @@ function problemLine(problem: ProblemReport): string {
 }
 
 /** The detail lines of an event, each already escaped for mrkdwn. */
-function detailLines(event: NotifyEvent): string[] {
-  const { data } = event;
-  const more = (omitted: number) => (omitted > 0 ? [`… and ${omitted} more`] : []);
+function detailLines({ data }: NotifyEvent): string[] {
   if (data.type === 'org.recovered') return [];
-  if (data.type === 'org.invalid' || data.type === 'manifests.error') {
-    return [...data.problems.map(problemLine), ...more(data.omitted)];
-  }
-  return [...data.environments.map(environmentLine), ...more(data.omitted)];
+  const lines =
+    'problems' in data ? data.problems.map(problemLine) : data.environments.map(environmentLine);
+  return data.omitted > 0 ? [...lines, `… and ${data.omitted} more`] : lines;
 }
 
 /** Lines joined into one section's text, cut at the section limit (whole lines only). */
@@ -147,13 +145,10 @@ export function publicNotifyUrl(url: URL): string {
   return `${url.protocol}//${url.host}/${more}`;
 }
 
-/** Parts of a notify URL long enough to be a credential, to be masked wherever they appear. */
-export const MIN_URL_SECRET = 12;
-
 /**
  * The parts of a notify URL that may be credentials: the user and password, each path segment
- * and each query value of MIN_URL_SECRET characters or more. Shorter segments (`services`,
- * `api`, `hooks`) are words, not secrets: masking them would mangle ordinary text.
+ * and each query value of 12 characters or more (MIN_RUN, as the masking rule's runs). Shorter
+ * segments (`services`, `api`, `hooks`) are words, not secrets: masking them would mangle text.
  */
 export function notifyUrlSecrets(url: URL): string[] {
   const secrets = [url.username, url.password];
@@ -169,7 +164,7 @@ export function notifyUrlSecrets(url: URL): string[] {
       }
       return decoded === secret ? [secret] : [secret, decoded];
     })
-    .filter((secret) => secret.length >= MIN_URL_SECRET);
+    .filter((secret) => secret.length >= MIN_RUN);
 }
 
 /** A `slack:` prefix on a notify URL picks the Slack format for it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NotifyEvent } from '../../src/notify/notify-events.ts';
+import type { NotifyEvent } from '../../src/notify/events.ts';
 import {
   cloudEvent,
   formatNotification,
@@ -7,8 +7,8 @@ import {
   publicNotifyUrl,
   slackMessage,
   splitNotifyUrl,
-} from '../../src/notify/notify-format.ts';
-import { DEFAULT_NOTIFY_POLICY, judgeAttempt } from '../../src/notify/notify-policy.ts';
+} from '../../src/notify/format.ts';
+import { DEFAULT_NOTIFY_POLICY, judgeAttempt } from '../../src/notify/delivery.ts';
 
 const CONTEXT = { id: 'id-1', source: 'urn:envsync:host', link: 'https://envsync.example/' };
 
@@ -177,65 +177,57 @@ describe('judgeAttempt: the delivery policy', () => {
     maxDelayMs: 30_000,
   };
   const now = Date.parse('2026-11-23T02:00:00Z');
+  const later = new Date(now + 12_000).toUTCString();
 
-  it('a 2xx is delivered', () => {
-    expect(judgeAttempt({ kind: 'answer', status: 204 }, 1, policy, now)).toEqual({
-      kind: 'delivered',
-    });
-  });
-
-  it('no answer, 408, 429 and 5xx are retried with a doubling backoff, up to the attempts', () => {
-    expect(judgeAttempt({ kind: 'error', message: 'ECONNREFUSED' }, 1, policy, now)).toEqual({
-      kind: 'retry',
-      delayMs: 1000,
-      reason: 'ECONNREFUSED',
-      failure: 'transient',
-    });
-    expect(judgeAttempt({ kind: 'answer', status: 503 }, 2, policy, now)).toMatchObject({
-      kind: 'retry',
-      delayMs: 2000,
-    });
-    expect(judgeAttempt({ kind: 'answer', status: 503 }, 3, policy, now)).toEqual({
-      kind: 'failed',
-      reason: 'HTTP 503',
-      failure: 'transient',
-    });
-  });
-
-  it('Retry-After is honoured (seconds or a date), capped', () => {
-    expect(
-      judgeAttempt({ kind: 'answer', status: 429, retryAfter: '7' }, 1, policy, now),
-    ).toMatchObject({ delayMs: 7000 });
-    expect(
-      judgeAttempt(
-        { kind: 'answer', status: 503, retryAfter: new Date(now + 12_000).toUTCString() },
-        1,
-        policy,
-        now,
-      ),
-    ).toMatchObject({ delayMs: 12_000 });
-    expect(
-      judgeAttempt({ kind: 'answer', status: 429, retryAfter: '3600' }, 1, policy, now),
-    ).toMatchObject({ delayMs: 30_000 });
-  });
-
-  it('a redirect is never followed nor retried, and is told apart from a refusal', () => {
-    for (const status of [301, 302, 307, 308]) {
-      expect(judgeAttempt({ kind: 'answer', status }, 1, policy, now)).toEqual({
-        kind: 'failed',
-        reason: `HTTP ${status}`,
-        failure: 'redirect',
-      });
-    }
-  });
-
-  it('any other answer is a refusal: not retried', () => {
-    for (const status of [400, 401, 403, 404, 410]) {
-      expect(judgeAttempt({ kind: 'answer', status }, 1, policy, now)).toEqual({
-        kind: 'failed',
-        reason: `HTTP ${status}`,
-        failure: 'refused',
-      });
-    }
+  it.each([
+    ['a 2xx is delivered', { status: 204 }, 1, 'delivered'],
+    [
+      'no answer is tried again',
+      { error: 'ECONNREFUSED' },
+      1,
+      { reason: 'ECONNREFUSED', failure: 'transient', retryInMs: 1000 },
+    ],
+    [
+      'a 5xx, after a doubling backoff',
+      { status: 503 },
+      2,
+      { reason: 'HTTP 503', failure: 'transient', retryInMs: 2000 },
+    ],
+    ['a 408', { status: 408 }, 1, { reason: 'HTTP 408', failure: 'transient', retryInMs: 1000 }],
+    [
+      'a 429, after the Retry-After it asks for',
+      { status: 429, retryAfter: '7' },
+      1,
+      { reason: 'HTTP 429', failure: 'transient', retryInMs: 7000 },
+    ],
+    [
+      'Retry-After as a date',
+      { status: 503, retryAfter: later },
+      1,
+      { reason: 'HTTP 503', failure: 'transient', retryInMs: 12_000 },
+    ],
+    [
+      'Retry-After capped',
+      { status: 429, retryAfter: '3600' },
+      1,
+      { reason: 'HTTP 429', failure: 'transient', retryInMs: 30_000 },
+    ],
+    ['out of attempts: failed', { status: 503 }, 3, { reason: 'HTTP 503', failure: 'transient' }],
+    [
+      'a redirect: never followed nor tried again',
+      { status: 307 },
+      1,
+      { reason: 'HTTP 307', failure: 'redirect' },
+    ],
+    ['a 301', { status: 301 }, 1, { reason: 'HTTP 301', failure: 'redirect' }],
+    [
+      'any other answer is a refusal',
+      { status: 404 },
+      1,
+      { reason: 'HTTP 404', failure: 'refused' },
+    ],
+    ['a 401', { status: 401 }, 1, { reason: 'HTTP 401', failure: 'refused' }],
+  ] as const)('%s', (_title, attempt, n, verdict) => {
+    expect(judgeAttempt(attempt, n, policy, now)).toEqual(verdict);
   });
 });

@@ -6,7 +6,7 @@ import {
   type NotifyMemory,
   passEvents,
   type PassOutcome,
-} from '../../src/notify/notify-events.ts';
+} from '../../src/notify/events.ts';
 import type { ChangeReport, OrgReport, ProblemReport } from '../../src/core/report.ts';
 
 const TIME = '2026-11-23T02:00:00.000Z';

@@ -1,0 +1,289 @@
+/**
+ * What the daemon says of itself and of each org (`/status`, the status page): the data, how one
+ * org's report turns into its status, and the words for how things stand (an org's state, the
+ * daemon's health level). Pure.
+ */
+import type { ResolvedDialect } from '../core/dialect.ts';
+import { recentDrifts, type DriftSeen } from '../core/plan.ts';
+import { formatProblem } from '../core/validation.ts';
+import type { WindowReport } from '../core/windows.ts';
+import type { NotifyStatus } from '../notify/delivery.ts';
+import type {
+  ArchiveReport,
+  CommonFailure,
+  ChangeReport,
+  OrgReport,
+  PolicyDocumentReport,
+  ProblemReport,
+} from '../core/report.ts';
+
+/** At most this many pending changes are listed per org; `pending` counts them all. */
+export const MAX_PENDING_CHANGES = 50;
+/** At most this many unmanaged environments are named per org; `unmanaged` counts them all. */
+export const MAX_UNMANAGED_NAMES = 200;
+/** At most this many managed environments are listed per org. */
+export const MAX_ENVIRONMENT_ROWS = 500;
+
+/** A managed environment, and where it stands after the last pass. */
+export interface EnvironmentRow {
+  readonly name: string;
+  readonly type: string;
+  readonly state: 'synced' | 'pending' | 'drifted' | 'failed' | 'not converged';
+}
+
+/** What `/status` says of one org (docs/daemon.md and docs/status-page.md say what each means). */
+export interface OrgStatus {
+  status: 'ok' | 'invalid' | 'failed' | 'pending';
+  lastSuccess: string | null;
+  lastAttempt: string | null;
+  lastError: { message: string; at: string; errors?: ProblemReport[] } | null;
+  /** Changes not applied after the last pass; the first MAX_PENDING_CHANGES are listed. */
+  pending: number;
+  pendingChanges: ChangeReport[];
+  /** Uploads and (under `prune`) archives the last pass did not carry out; absent when none. */
+  pendingPolicyDocuments?: PolicyDocumentReport[];
+  pendingArchives?: ArchiveReport[];
+  recentDrift: DriftSeen[];
+  unmanaged: number;
+  unmanagedNames: string[];
+  suspended: boolean;
+  environments: EnvironmentRow[];
+  /** Failed passes in a row, and while backing off the earliest next attempt. */
+  failures: number;
+  nextAttemptAt: string | null;
+}
+
+/** How a pass ended: every org reconciled, some failed or invalid, or the pass itself failed. */
+export type PassVerdict = 'success' | 'partial' | 'error';
+
+export interface LastPass {
+  startedAt: string;
+  finishedAt: string;
+  /** The pass's own work, without the time it waited for files to settle. */
+  durationMs: number;
+  settleWaitMs: number;
+  result: PassVerdict;
+  trigger: string[];
+  error?: string;
+  /** Every org of the pass failed for one cause: it, once (core/common-failure.ts). */
+  failure?: Omit<CommonFailure, 'orgs'> & { orgs: number };
+}
+
+/**
+ * How the daemon is doing: `failing` when its last pass failed as a whole or every org is invalid
+ * or failed; `degraded` when some org is, or some manifest problem belongs to no org; `healthy`
+ * otherwise. Suspended orgs, observe mode and closed windows are choices, not trouble.
+ */
+export type HealthLevel = 'healthy' | 'degraded' | 'failing';
+
+/** What an org's card says: one word that is true of it now. */
+export type OrgState =
+  | 'synced'
+  | 'drifted'
+  | 'pending'
+  | 'suspended'
+  | 'invalid'
+  | 'failed'
+  | 'not converged'
+  | 'waiting for window';
+
+/** What `/status` answers. */
+export interface DaemonStatus {
+  revision: string | null;
+  manifests: string;
+  ready: boolean;
+  passes: number;
+  lastPass: LastPass | null;
+  passRunning: boolean;
+  shard: { index: number; count: number } | null;
+  /** Manifest problems that belong to no org. */
+  errors: ProblemReport[];
+  /** Why the state file's last write failed (null once a write succeeds). */
+  stateFile: { path: string | null; writeError: string | null };
+  dialect: ResolvedDialect | null;
+  mode: 'normal' | 'observe';
+  /** The sync windows' state now; null without windows. */
+  window: WindowReport | null;
+  health: { level: HealthLevel; reason: string | null };
+  /** Each org, with where its token came from (`token-dir:ORG`, `token-file`, ...; null: none). */
+  orgs: Record<string, OrgStatus & { state: OrgState; tokenSource: string | null }>;
+  /** With --notify-url: each receiver (scheme and host only) and how deliveries fared. */
+  notifications?: NotifyStatus;
+}
+
+const notDone = (result: string) => result === 'failed' || result === 'not-converged';
+
+/**
+ * An org's report as the one-line reason it failed, if it did. An invalid org is summed up by the
+ * problem most likely to explain the others: a key written wrong (an unknown key with a
+ * suggestion) before what it leaves missing.
+ */
+export function orgErrorMessage(report: OrgReport): string | undefined {
+  if (report.status === 'invalid') {
+    const { errors } = report;
+    const first = errors.find((p) => p.message.includes('(did you mean ')) ?? errors[0];
+    const count = `${errors.length} problem${errors.length === 1 ? '' : 's'}`;
+    return `invalid manifests (${count})${first ? `: ${formatProblem(first)}` : ''}`;
+  }
+  if (report.error !== undefined) return report.error;
+  const why = (name: string, result: string, error?: string) =>
+    `${name}: ${result}${error ? ` (${error})` : ''}`;
+  const lines = [
+    ...(report.policyDocuments ?? [])
+      .filter((d) => notDone(d.result))
+      .map((d) => why(`policy document ${d.name}`, d.result, d.error)),
+    ...report.changes.filter((c) => notDone(c.result)).map((c) => why(c.name, c.result, c.error)),
+    // The guard refuses every archive of the org with the same message: said once.
+    ...new Set(
+      (report.archives ?? [])
+        .filter((a) => notDone(a.result))
+        .map((a) =>
+          a.error?.startsWith('not archived: ') === true
+            ? a.error
+            : why(a.name, `archive ${a.result}`, a.error),
+        ),
+    ),
+  ];
+  return lines.length === 0 ? undefined : lines.join('; ');
+}
+
+/** An org never reconciled yet, as far as what it holds and what is pending go. */
+const NOTHING_YET = {
+  pending: 0,
+  pendingChanges: [],
+  recentDrift: [],
+  unmanaged: 0,
+  suspended: false,
+  environments: [],
+  unmanagedNames: [],
+} satisfies Partial<OrgStatus>;
+
+/**
+ * What `/status` says of an org after a pass: its outcome, when it last succeeded, what is
+ * pending, and its backoff. An invalid org is left alone, so what was pending stays pending.
+ */
+export function orgStatusAfter(
+  report: OrgReport,
+  previous: OrgStatus | undefined,
+  now: number,
+  backoff: { readonly failures: number; readonly nextAttemptAt: number } | undefined,
+  /** The org's declared environments' names and types (the daemon's snapshot). */
+  types?: readonly (readonly [string, string])[],
+): OrgStatus {
+  const at = new Date(now).toISOString();
+  const message = orgErrorMessage(report);
+  const head = {
+    status: report.status,
+    lastSuccess: report.status === 'ok' ? at : (previous?.lastSuccess ?? null),
+    lastAttempt: at,
+    lastError:
+      message === undefined
+        ? null
+        : { message, at, ...(report.errors.length > 0 ? { errors: [...report.errors] } : {}) },
+  };
+  const tail = {
+    failures: backoff?.failures ?? 0,
+    nextAttemptAt: backoff === undefined ? null : new Date(backoff.nextAttemptAt).toISOString(),
+  };
+  if (report.status === 'invalid')
+    return { ...head, ...NOTHING_YET, ...previous, ...head, ...tail };
+  const left = report.changes.filter((c) => c.result !== 'applied');
+  const uploads = (report.policyDocuments ?? []).filter((d) => d.result !== 'applied');
+  const archives = (report.archives ?? []).filter((a) => a.result !== 'applied');
+  return {
+    ...head,
+    pending: left.length,
+    pendingChanges: left.slice(0, MAX_PENDING_CHANGES),
+    ...(uploads.length === 0 ? {} : { pendingPolicyDocuments: uploads }),
+    ...(archives.length === 0 ? {} : { pendingArchives: archives }),
+    recentDrift: recentDrifts(
+      previous?.recentDrift ?? [],
+      previous?.pendingChanges ?? [],
+      report,
+      at,
+    ),
+    unmanaged: report.unmanaged.length,
+    suspended: report.suspended === true,
+    environments: types === undefined ? (previous?.environments ?? []) : rows(types, report),
+    unmanagedNames: report.unmanaged.slice(0, MAX_UNMANAGED_NAMES),
+    ...tail,
+  };
+}
+
+/**
+ * Each declared environment's state after a pass: its change's result, or synced. When the org
+ * failed as a whole (its listing refused, say), an environment with no change and not seen
+ * unchanged was never compared: failed, not synced.
+ */
+function rows(types: readonly (readonly [string, string])[], report: OrgReport): EnvironmentRow[] {
+  const changes = new Map(report.changes.map((change) => [change.name, change]));
+  const unchanged = new Set(report.unchanged);
+  return types.map(([name, type]) => {
+    const change = changes.get(name);
+    const state: EnvironmentRow['state'] =
+      change === undefined
+        ? report.error !== undefined && !unchanged.has(name)
+          ? 'failed'
+          : 'synced'
+        : change.result === 'applied'
+          ? 'synced'
+          : change.result === 'failed'
+            ? 'failed'
+            : change.result === 'not-converged'
+              ? 'not converged'
+              : change.cause === 'drift'
+                ? 'drifted'
+                : 'pending';
+    return { name, type, state };
+  });
+}
+
+/** The daemon's health level, and why when it is not healthy. */
+export function healthLevel(
+  lastPass: LastPass | null,
+  unattributed: number,
+  orgs: readonly (readonly [string, Pick<OrgStatus, 'status'>])[],
+): DaemonStatus['health'] {
+  const troubled = orgs.filter(([, org]) => org.status === 'invalid' || org.status === 'failed');
+  if (lastPass?.result === 'error') {
+    return { level: 'failing', reason: `the last pass failed: ${lastPass.error ?? 'error'}` };
+  }
+  if (orgs.length > 0 && troubled.length === orgs.length) {
+    return { level: 'failing', reason: `every org (${orgs.length}) is invalid or failed` };
+  }
+  if (troubled.length > 0) {
+    const names = troubled.map(([name]) => name);
+    return {
+      level: 'degraded',
+      reason: `${troubled.length} of ${orgs.length} org(s) invalid or failed: ${names.slice(0, 5).join(', ')}${names.length > 5 ? ', ...' : ''}`,
+    };
+  }
+  if (unattributed > 0) {
+    return { level: 'degraded', reason: `${unattributed} manifest problem(s) belong to no org` };
+  }
+  return { level: 'healthy', reason: null };
+}
+
+/** An org's state, given the daemon's mode and whether a sync window is open. */
+export function orgState(
+  org: OrgStatus,
+  around: { readonly observe: boolean; readonly windowOpen: boolean },
+): OrgState {
+  if (org.status === 'invalid') return 'invalid';
+  if (org.status === 'failed') {
+    // Every change, archive and upload left was sent and did not take.
+    const left = [
+      ...org.pendingChanges,
+      ...(org.pendingArchives ?? []),
+      ...(org.pendingPolicyDocuments ?? []),
+    ];
+    const stuck = left.length > 0 && left.every((item) => item.result === 'not-converged');
+    return stuck ? 'not converged' : 'failed';
+  }
+  if (org.suspended) return 'suspended';
+  if (org.pending === 0) return 'synced';
+  if (around.observe) {
+    return org.pendingChanges.some((c) => c.cause === 'drift') ? 'drifted' : 'pending';
+  }
+  return around.windowOpen ? 'pending' : 'waiting for window';
+}

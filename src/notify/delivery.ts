@@ -1,0 +1,379 @@
+/**
+ * Delivering notifications without ever holding up a pass (docs/notifications.md): `notify` only
+ * masks, bounds, formats and queues; each receiver has a bounded queue and one worker that POSTs
+ * in order, each POST under a timeout, and tries again as `judgeAttempt` says. `close` waits a
+ * bounded time, then abandons the rest. Which events a pass makes: notify/events.ts.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { Agent } from 'undici';
+import type { Clock } from '../core/clock.ts';
+import type { Masker } from '../core/mask.ts';
+import { parseRetryAfter } from '../api/retry-policy.ts';
+import { VERSION } from '../runtime/version.ts';
+import type { NotifyEvent } from './events.ts';
+import {
+  formatNotification,
+  NOTIFY_CONTENT_TYPES,
+  notifyUrlSecrets,
+  publicNotifyUrl,
+  type NotifyFormat,
+} from './format.ts';
+
+/** How a notification ended, per receiver: the label of `envsync_notifications_total`. */
+export const NOTIFY_RESULTS = ['delivered', 'failed', 'dropped', 'abandoned'] as const;
+export type NotifyResult = (typeof NOTIFY_RESULTS)[number];
+
+/** What `/status` shows of the notifications (never a URL's path or query). */
+export interface NotifyStatus extends Record<NotifyResult, number> {
+  targets: { url: string; format: NotifyFormat; queued: number; failing: string | null }[];
+}
+
+/** The delivery's limits. */
+export const DEFAULT_NOTIFY_POLICY = {
+  /** Attempts per notification and receiver, the first included. */
+  maxAttempts: 5,
+  /** The wait after the first failed attempt; it doubles with each one, up to `maxDelayMs`. */
+  baseDelayMs: 1_000,
+  /** The longest wait between attempts, a Retry-After included. */
+  maxDelayMs: 60_000,
+  /** How long one POST may take. */
+  timeoutMs: 10_000,
+  /** Notifications waiting per receiver; the oldest is dropped for a new one beyond it. */
+  queueLimit: 256,
+  /** How long a stopping daemon waits for the queues to empty. */
+  drainMs: 1_000,
+};
+export type NotifyPolicy = typeof DEFAULT_NOTIFY_POLICY;
+
+/** How one attempt ended: the answer's status and Retry-After, or why there was none. */
+export type Attempt =
+  | { readonly status: number; readonly retryAfter?: string }
+  | { readonly error: string };
+
+/**
+ * Why an attempt failed: no answer or a busy receiver (408, 429, 5xx: tried again while attempts
+ * remain), a redirect (never followed nor tried again), or any other answer (a refusal).
+ */
+export type AttemptFailure = 'transient' | 'redirect' | 'refused';
+
+/**
+ * After attempt number `n`: delivered on a 2xx; otherwise why, and for a transient failure while
+ * attempts remain the wait before the next: the Retry-After asked for (capped), or a doubling
+ * backoff. Pure.
+ */
+export function judgeAttempt(
+  attempt: Attempt,
+  n: number,
+  policy: NotifyPolicy,
+  nowMs: number,
+): 'delivered' | { reason: string; failure: AttemptFailure; retryInMs?: number } {
+  const status = 'status' in attempt ? attempt.status : undefined;
+  if (status !== undefined && status >= 200 && status < 300) return 'delivered';
+  const reason = status === undefined ? (attempt as { error: string }).error : `HTTP ${status}`;
+  const failure: AttemptFailure =
+    status === undefined || status === 408 || status === 429 || status >= 500
+      ? 'transient'
+      : status >= 300 && status < 400
+        ? 'redirect'
+        : 'refused';
+  if (failure !== 'transient' || n >= policy.maxAttempts) return { reason, failure };
+  const asked = parseRetryAfter(
+    'retryAfter' in attempt ? attempt.retryAfter : undefined,
+    nowMs,
+    policy.maxDelayMs,
+  );
+  const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (n - 1));
+  return { reason, failure, retryInMs: asked ?? backoff };
+}
+
+export interface NotifierOptions {
+  readonly targets: readonly { readonly url: URL; readonly format: NotifyFormat }[];
+  /** Signs each body (`X-Envsync-Signature: sha256=<hex HMAC>`) when set. */
+  readonly secret: string | undefined;
+  /** The CloudEvents source of this daemon, and the status page's address (`--public-url`). */
+  readonly source: string;
+  readonly link: string | undefined;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /**
+   * The secrets every text of an event, and every body, is masked of; the notifier adds its own
+   * (the notify secret, a URL's credentials).
+   */
+  readonly secrets: Masker;
+  readonly policy?: Partial<NotifyPolicy> | undefined;
+  readonly newId?: () => string;
+  /** Counts each notification's end, per receiver, and how many wait in all queues (metrics). */
+  readonly count?: (result: NotifyResult) => void;
+  readonly queued?: (count: number) => void;
+}
+
+interface Receiver {
+  readonly url: URL;
+  readonly format: NotifyFormat;
+  /** The URL as it may be shown: scheme and host only. */
+  readonly display: string;
+  readonly queue: { readonly id: string; readonly type: string; readonly body: string }[];
+  worker: Promise<void> | undefined;
+  /** Why deliveries fail while they do, the way they fail as last logged, and what failed since. */
+  failing: string | null;
+  failure: AttemptFailure | null;
+  failedSince: number;
+  droppedSince: number;
+}
+
+/** Longest text, and longest list, kept of any one value of an event. */
+const MAX_TEXT = 1_000;
+const MAX_LIST = 50;
+
+/** What happens to a notification that fails each way, as the log line says it. */
+const FAILURE_SAYS = {
+  redirect:
+    'the receiver answered with a redirect, which is never followed: such a notification fails at once, not retried (give --notify-url the final address)',
+  refused: 'the receiver refused it: such a notification fails at once, not retried',
+};
+
+export class Notifier {
+  readonly #options: NotifierOptions;
+  readonly #policy: NotifyPolicy;
+  readonly #agent = new Agent({ keepAliveTimeout: 4_000, connections: 4 });
+  readonly #receivers: Receiver[];
+  /** Aborted when the daemon stops: no new notification, no more waits between attempts. */
+  readonly #closing = new AbortController();
+  /** Aborted when the drain time is over: requests in flight end. */
+  readonly #abort = new AbortController();
+  readonly #counts: Record<NotifyResult, number> = {
+    delivered: 0,
+    failed: 0,
+    dropped: 0,
+    abandoned: 0,
+  };
+
+  constructor(options: NotifierOptions) {
+    this.#options = options;
+    this.#policy = { ...DEFAULT_NOTIFY_POLICY, ...options.policy };
+    if (options.secret !== undefined) options.secrets.add(options.secret);
+    this.#receivers = options.targets.map(({ url, format }) => {
+      const display = publicNotifyUrl(url);
+      if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
+        options.logger.warn(
+          { notifyUrl: display },
+          `notifications to ${display} go over plain http: anyone on the way can read them (and any credential in the URL)`,
+        );
+      }
+      for (const secret of notifyUrlSecrets(url)) options.secrets.add(secret);
+      const receiver = { url, format, display, queue: [], worker: undefined, failing: null };
+      return { ...receiver, failure: null, failedSince: 0, droppedSince: 0 };
+    });
+  }
+
+  /** Queues `events` for every receiver; returns at once. */
+  notify(events: readonly NotifyEvent[]): void {
+    if (this.#closing.signal.aborted) return;
+    const { secrets, source, link, newId = randomUUID } = this.#options;
+    for (const raw of events) {
+      const event = this.#bound(raw) as NotifyEvent;
+      const id = newId();
+      const bodies = new Map<NotifyFormat, string>();
+      for (const receiver of this.#receivers) {
+        const { format, queue } = receiver;
+        const body =
+          bodies.get(format) ??
+          secrets.mask(formatNotification(event, format, { id, source, link }));
+        bodies.set(format, body);
+        if (queue.length >= this.#policy.queueLimit) {
+          queue.shift();
+          receiver.droppedSince++;
+          this.#count('dropped');
+        }
+        queue.push({ id, type: event.type, body });
+        receiver.worker ??= this.#work(receiver).finally(() => {
+          receiver.worker = undefined;
+        });
+      }
+    }
+    this.#reportQueued();
+  }
+
+  /** What `/status` shows. */
+  status(): NotifyStatus {
+    const targets = this.#receivers.map(({ display, format, queue, failing }) => ({
+      url: display,
+      format,
+      queued: queue.length,
+      failing,
+    }));
+    return { targets, ...this.#counts };
+  }
+
+  /**
+   * Stops: no new notification is queued and no failed one tried again; what is queued may be
+   * delivered within the drain time, then requests in flight are aborted and the rest abandoned.
+   */
+  async close(): Promise<void> {
+    if (this.#closing.signal.aborted) return;
+    this.#closing.abort(new Error('shutdown'));
+    const workers = this.#receivers.flatMap((r) => r.worker ?? []);
+    const drained = new AbortController();
+    const drain = this.#options.clock.sleep(this.#policy.drainMs, drained.signal);
+    await Promise.race([Promise.all(workers), drain.catch(() => {})]);
+    drained.abort();
+    this.#abort.abort(new Error('shutdown'));
+    await Promise.all(workers);
+    for (const receiver of this.#receivers) {
+      receiver.queue.splice(0).forEach(() => this.#count('abandoned'));
+    }
+    this.#reportQueued();
+    await this.#agent.destroy().catch(() => undefined);
+  }
+
+  async #work(receiver: Receiver): Promise<void> {
+    for (let next = receiver.queue.shift(); next !== undefined; next = receiver.queue.shift()) {
+      if (this.#abort.signal.aborted) return void receiver.queue.unshift(next);
+      this.#reportQueued();
+      await this.#deliver(receiver, next);
+    }
+  }
+
+  async #deliver(receiver: Receiver, delivery: Receiver['queue'][number]): Promise<void> {
+    for (let n = 1; ; n++) {
+      const verdict = judgeAttempt(
+        await this.#post(receiver, delivery),
+        n,
+        this.#policy,
+        this.#options.clock.now(),
+      );
+      if (verdict === 'delivered') return this.#delivered(receiver);
+      this.#failing(receiver, verdict.reason, verdict.failure);
+      if (verdict.retryInMs === undefined) {
+        receiver.failedSince++;
+        return this.#count('failed');
+      }
+      try {
+        await this.#options.clock.sleep(verdict.retryInMs, this.#closing.signal);
+      } catch {
+        return this.#count('abandoned');
+      }
+    }
+  }
+
+  /**
+   * One POST, over undici; never rejects. Redirects are not followed: a notification goes where it
+   * was configured to, or not at all. A failure is named without its URL (it may hold a secret).
+   */
+  async #post(receiver: Receiver, delivery: Receiver['queue'][number]): Promise<Attempt> {
+    const { clock, secret } = this.#options;
+    const { timeoutMs } = this.#policy;
+    const headers: Record<string, string> = {
+      'content-type': NOTIFY_CONTENT_TYPES[receiver.format],
+      'user-agent': `envsync/${VERSION}`,
+      'x-envsync-event': delivery.type,
+      'x-envsync-delivery': delivery.id,
+    };
+    if (secret !== undefined) {
+      headers['x-envsync-signature'] =
+        `sha256=${createHmac('sha256', secret).update(delivery.body).digest('hex')}`;
+    }
+    const attempt = new AbortController();
+    clock.sleep(timeoutMs, attempt.signal).then(
+      () => attempt.abort(new Error(`no answer within ${timeoutMs} ms`)),
+      () => {},
+    );
+    const signal = AbortSignal.any([attempt.signal, this.#abort.signal]);
+    try {
+      const { origin, pathname, search } = receiver.url;
+      const path = `${pathname}${search}`;
+      const answer = await this.#agent.request({
+        origin,
+        path,
+        method: 'POST',
+        body: delivery.body,
+        headers,
+        signal,
+      });
+      // Read (and thrown away, up to a limit) before the connection is reused.
+      await answer.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      const retryAfter = answer.headers['retry-after'];
+      return {
+        status: answer.statusCode,
+        ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
+      };
+    } catch (error) {
+      const reason: unknown = signal.reason;
+      const code = (error as { code?: unknown }).code;
+      if (signal.aborted)
+        return {
+          error: reason instanceof Error && reason.message !== '' ? reason.message : 'aborted',
+        };
+      return {
+        error: typeof code === 'string' ? code : error instanceof Error ? error.name : 'error',
+      };
+    } finally {
+      attempt.abort();
+    }
+  }
+
+  /**
+   * A failing receiver is logged once when it starts failing, again only if it starts failing
+   * another way (so that the line's "what happens" stays true), and once when it recovers.
+   */
+  #failing(receiver: Receiver, reason: string, failure: AttemptFailure): void {
+    if (receiver.failing === null) {
+      receiver.failedSince = 0;
+      receiver.droppedSince = 0;
+    } else if (failure === receiver.failure) {
+      receiver.failing = reason;
+      return;
+    }
+    Object.assign(receiver, { failing: reason, failure });
+    const says =
+      failure === 'transient'
+        ? `each is tried again, up to ${this.#policy.maxAttempts} attempts in all`
+        : FAILURE_SAYS[failure];
+    this.#options.logger.warn(
+      { notifyUrl: receiver.display, reason, failure },
+      `notifications to ${receiver.display} are failing (${reason}): ${says}; ` +
+        'further failures are counted in envsync_notifications_total, not logged, until one is delivered or they fail another way',
+    );
+  }
+
+  #delivered(receiver: Receiver): void {
+    this.#count('delivered');
+    if (receiver.failing === null) return;
+    const { display, failedSince: failed, droppedSince: dropped } = receiver;
+    Object.assign(receiver, { failing: null, failure: null });
+    this.#options.logger.info(
+      { notifyUrl: display, failed, dropped },
+      `notifications to ${display} are delivered again (${failed} failed, ${dropped} dropped meanwhile)`,
+    );
+  }
+
+  /**
+   * The event with every text masked, then cut to size (masked first: a cut would leave a piece
+   * of a secret too short to be masked), and every list bounded.
+   */
+  #bound(value: unknown): unknown {
+    const { mask } = this.#options.secrets;
+    if (typeof value === 'string') {
+      const text = mask(value);
+      return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
+    }
+    if (Array.isArray(value)) {
+      const items = value.slice(0, MAX_LIST).map((item: unknown) => this.#bound(item));
+      return value.length > MAX_LIST ? [...items, `… and ${value.length - MAX_LIST} more`] : items;
+    }
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [mask(key), this.#bound(item)]),
+    );
+  }
+
+  #count(result: NotifyResult): void {
+    this.#counts[result]++;
+    this.#options.count?.(result);
+  }
+
+  #reportQueued(): void {
+    this.#options.queued?.(this.#receivers.reduce((n, r) => n + r.queue.length, 0));
+  }
+}
