@@ -140,8 +140,6 @@ export function renameConflicts(
   });
 }
 
-export type RenameConflict = ReturnType<typeof renameConflicts>[number];
-
 /**
  * Compares one desired environment with what is known of it remotely: the listing's value, else
  * what envsync last applied. Undefined when every field it manages is known and equal; a field
@@ -326,8 +324,6 @@ export function unknownMembers(
     ),
   );
 }
-
-export type UnknownMember = ReturnType<typeof unknownMembers>[number];
 
 /**
  * The changes in waves to send one after another: a change that names another change's

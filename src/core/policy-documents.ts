@@ -123,18 +123,12 @@ export function planPolicyDocuments(
   return { changes, unchanged, notManaged: notManaged.sort(compareNames) };
 }
 
-/** A policy an environment attaches that has no document: neither declared nor on the service. */
-export interface UnknownPolicy {
-  readonly env: DesiredEnvironment;
-  readonly policy: string;
-}
-
 /** The policies environments attach that neither the manifests declare nor the service holds. */
 export function unknownPolicies(
   environments: readonly DesiredEnvironment[],
   declared: readonly { readonly name: string }[],
   observed: readonly { readonly name: string }[],
-): UnknownPolicy[] {
+): { readonly env: DesiredEnvironment; readonly policy: string }[] {
   const known = new Set([...declared, ...observed].map((doc) => doc.name));
   return environments.flatMap((env) =>
     (env.policies ?? []).filter((policy) => !known.has(policy)).map((policy) => ({ env, policy })),

@@ -106,8 +106,6 @@ export function unsendableFields(
   );
 }
 
-export type UnsendableField = ReturnType<typeof unsendableFields>[number];
-
 /** The message for a field the dialect cannot send (the problem's path names the key). */
 export function unsendableMessage(spec: FieldSpec, dialect: ResolvedDialect): string {
   const able = API_DIALECTS.filter((d) => sendRoute(spec, d) !== undefined);
