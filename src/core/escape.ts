@@ -1,65 +1,44 @@
-/**
- * Neutralising untrusted text (manifest keys, names, policy names, listings, server messages)
- * for the output it is shown in: a terminal or a CI log, a GitHub workflow command, markdown or
- * HTML. Each renderer escapes for its own target (docs/security.md); all rules live here.
- */
+/** The rules for showing untrusted text in each target; each renderer applies its own. */
 
 /**
- * Characters never shown raw: C0 controls (newline, tab and ESC among them), DEL, C1 controls,
- * the Unicode line and paragraph separators, every bidirectional control (the Arabic letter
- * mark U+061C, the marks U+200E and U+200F, the embeddings and overrides U+202A to U+202E, the
- * isolates U+2066 to U+2069: they reorder what a reader sees), and the zero-width characters
- * (U+200B to U+200D, the word joiner U+2060, and U+FEFF, the byte order mark, anywhere in a
- * text), which make two different names look the same.
+ * Characters never shown raw: C0 and C1 controls, DEL, the line and paragraph separators, every
+ * bidirectional control (they reorder what a reader sees), and the zero-width characters (they
+ * make two different names look the same).
  */
 export const UNSAFE =
   // oxlint-disable-next-line no-control-regex
   /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
 
 const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const unicode = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
-/** Escapes unsafe characters visibly: a newline as `\n`, ESC as `\u001b`, U+202E as `\u202e`. */
-export function escapeControls(text: string): string {
-  return text.replace(
-    UNSAFE,
-    (char) => SHORT[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+/** Text for a terminal or a CI log line: unsafe characters escaped visibly (`\n`, `\u001b`). */
+export function escapeText(text: string): string {
+  return text.replace(UNSAFE, (char) => SHORT[char] ?? unicode(char));
 }
 
 /**
- * JSON text with every unsafe character that JSON.stringify leaves raw (DEL, C1 controls, line
- * separators, bidirectional controls, zero-width characters) written as a \u escape: the same
- * data once parsed. JSON.stringify already escapes C0 controls; they never stand raw in its
- * output. `##[` (the runner's older workflow-command form, read anywhere in a line) becomes
- * `##\u005b`. Every JSON envsync writes goes through it: reports, log lines, `/status`, saved
- * plans, the state file, notifications.
+ * JSON text with every unsafe character JSON.stringify leaves raw (it escapes C0 controls) written
+ * as a \u escape, the same data once parsed, and `##[` (an older workflow-command form, read
+ * anywhere in a line) as `##\u005b`. Every JSON envsync writes goes through it.
  */
 export function escapeJson(json: string): string {
   return json
-    .replace(UNSAFE, (char) =>
-      char < ' ' ? char : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
-    )
+    .replace(UNSAFE, (char) => (char < ' ' ? char : unicode(char)))
     .replace(/##\[/g, '##\\u005b');
 }
 
 /**
- * Makes sure no line of `output` is a GitHub workflow command: the runner reads a line whose
- * text, after leading blanks, starts with `::` (and the older `##[` form). The first colon of
- * such a line is written `\u003a`, and `##[` as `##\u005b`. Apply to whole rendered outputs
- * that go to a CI log, never to envsync's own annotations.
+ * Makes sure no line of `output` is a GitHub workflow command (`::` after leading blanks, or
+ * `##[`): for whole rendered outputs that go to a CI log, never envsync's own annotations.
  */
 export function neutraliseWorkflowCommands(output: string): string {
   return output.replace(/^([^\S\r\n]*):(?=:)/gm, '$1\\u003a').replace(/##\[/g, '##\\u005b');
 }
 
-/** Text for a terminal or a CI log line: unsafe characters escaped (a single line). */
-export function escapeText(text: string): string {
-  return escapeControls(text);
-}
-
 /** GitHub's escaping of a workflow command's message (the data after `::`). */
 export function escapeCommandData(text: string): string {
-  return escapeControls(text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A'));
+  return escapeText(text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A'));
 }
 
 /** GitHub's escaping of a workflow command's property value (`title=...`, `file=...`). */
@@ -67,14 +46,18 @@ export function escapeCommandProperty(text: string): string {
   return escapeCommandData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
 }
 
+const ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+const entity = (char: string) => ENTITIES[char] ?? char;
+
 /** Text inside HTML (and inside a markdown HTML block such as `<summary>`). */
 export function escapeHtml(text: string): string {
-  return escapeControls(text)
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
+  return escapeText(text).replace(/[&<>"']/g, entity);
 }
 
 /**
@@ -85,11 +68,9 @@ export function escapeHtml(text: string): string {
  * reference definition cannot be made in the middle of a line.
  */
 export function escapeMarkdown(text: string): string {
-  return escapeControls(text)
+  return escapeText(text)
     .replace(/[\\`*_{}()#+!|~]/g, '\\$&')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;');
+    .replace(/[&<>]/g, entity);
 }
 
 /**
@@ -107,5 +88,5 @@ export function markdownCode(text: string): string {
  * or user reference can be made. The only escapes Slack defines.
  */
 export function escapeSlack(text: string): string {
-  return escapeControls(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return escapeText(text).replace(/[&<>]/g, entity);
 }

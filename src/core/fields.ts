@@ -6,26 +6,13 @@ import { compareNames } from './names.ts';
  * field is derived from it: the manifest schema and its JSON Schema, the listing's schema, the PUT
  * body, the diff and the verify after apply, the state file and saved plans, export, and the field
  * reference in docs/manifests.md. Adding a field means adding it to `FieldValues` and to `FIELDS`
- * below, then running `npm run generate` (the docs). The rules of each kind of value follow the
- * registry: sets are kept sorted by code unit and without duplicates, maps with their keys sorted,
- * and each is compared, sent and recorded in that form.
+ * below, then running `npm run generate` (the docs). Sets are kept sorted by code unit and without
+ * duplicates, maps with their keys sorted: each is compared, sent and recorded in that form.
  */
 
-/**
- * The environment types a manifest may declare (case-sensitive): the contract's three and the
- * production service's six more (docs/api-behaviour.md#environment-types).
- */
-export const ENVIRONMENT_TYPES = [
-  'K8S',
-  'ECS',
-  'S3',
-  'lambda',
-  'server',
-  'docker',
-  'azure-apps',
-  'cloud-run',
-  'logical',
-] as const;
+/** The types a manifest may declare (docs/api-behaviour.md#environment-types), case-sensitive. */
+export const ENVIRONMENT_TYPES: readonly string[] =
+  'K8S ECS S3 lambda server docker azure-apps cloud-run logical'.split(' ');
 
 /**
  * Each field's value, read and normalized. An optional key is a field managed only when declared:
@@ -35,44 +22,39 @@ export interface FieldValues {
   readonly type: string;
   readonly description: string;
   readonly include_scaling?: boolean;
-  /** Sorted by code unit and without duplicates: order carries no meaning. */
   readonly policies?: readonly string[];
   readonly require_provenance?: boolean;
-  /** The members of a logical environment: names of environments of the same org, as a set. */
+  /** The members of a logical environment: names of environments of the same org. */
   readonly included_environments?: readonly string[];
-  /** Keys sorted by code unit: order carries no meaning. */
   readonly tags?: StringMap;
 }
 
 export type FieldName = keyof FieldValues;
 export type FieldValue = NonNullable<FieldValues[FieldName]>;
 
-/** How a field's values are checked, compared and read from a listing. */
-export type ValueKind =
-  | 'enum' // a string from `values` in a manifest; any string in a listing
-  | 'text' // any string
-  | 'flag' // true or false
-  | 'set' // a list of distinct strings whose order carries no meaning
-  | 'map'; // a mapping of strings to strings whose key order carries no meaning
+/**
+ * How a field's values are checked, compared and read: `enum` (a string from `values` in a
+ * manifest, any string in a listing), `text`, `flag`, `set` (distinct strings, order carries no
+ * meaning), `map` (strings to strings, key order carries no meaning).
+ */
+export type ValueKind = 'enum' | 'text' | 'flag' | 'set' | 'map';
 
 /**
- * How a field's value reaches the service: in the environment PUT's body, or through an
- * operation of its own once the environment exists (docs/api-behaviour.md, "Operations outside
- * the contract"). `policies-endpoint` attaches what is missing (POST) and detaches what is extra
- * (DELETE) of a 'set'; `tags-endpoint` sets new and changed keys and removes extra ones of a
- * 'map', in one PATCH.
+ * How a field's value reaches the service: in the environment PUT's body, or through an operation
+ * of its own once the environment exists (docs/api-behaviour.md, "Operations outside the
+ * contract"): POST and DELETE of the policies missing and extra, one PATCH of the tags.
  */
 export type SentBy = 'put' | 'policies-endpoint' | 'tags-endpoint';
 
-/** What a listing entry that lacks a field, or holds null for it, means. */
-export type ListedAs =
-  | 'error' // the entry is malformed
-  | 'omitted' // the listing does not carry the field: compare with the last applied value
-  | 'empty'; // the kind's empty value: "", false or []
+/**
+ * What a listing entry that lacks a field, or holds null for it, means: the entry is malformed,
+ * the listing does not carry it (compare with the last applied value), or the kind's empty value.
+ */
+export type ListedAs = 'error' | 'omitted' | 'empty';
 
 /** One field of an environment. */
 export interface FieldSpec<K extends FieldName = FieldName> {
-  /** Its key in envsync's model, reports (`fields`, `unknown`), the state file and saved plans. */
+  /** Its key in envsync's model, reports, the state file and saved plans. */
   readonly name: K;
   readonly manifestKey: string;
   /** Its key in the PUT body and in listing entries. */
@@ -80,33 +62,21 @@ export interface FieldSpec<K extends FieldName = FieldName> {
   readonly kind: ValueKind;
   /** The values a manifest may give, for kind 'enum'. */
   readonly values?: readonly string[];
-  /** What one item of a 'set' is called in messages ("policy"). */
+  /** What one item is called in messages ("policy"). */
   readonly item?: string;
-  /**
-   * For a 'set' whose items are the names of other environments of the same org: each must be a
-   * valid name, and an environment the manifests declare or the listing shows; and they are sent
-   * before the environment that names them.
-   */
+  /** The items name environments of the same org: declared or listed, and sent first. */
   readonly items?: 'environments';
   /** The field is allowed only on environments of these types. */
   readonly onlyForTypes?: readonly string[];
-  /**
-   * 'always': every environment must give it; it is sent, compared and verified.
-   * 'when-declared': only when a manifest declares it; the service keeps what it has otherwise.
-   */
+  /** 'always': every environment gives it; 'when-declared': the service keeps its value else. */
   readonly managed: 'always' | 'when-declared';
   /**
-   * The field holds a place of its own in fingerprints, null when it has no value (else it appears
-   * as `[name, value]`, and only with a value). State files keep fingerprints, so a field keeps
-   * the form it had when it was added.
+   * The field holds a place of its own in fingerprints (null without a value), else it appears as
+   * `[name, value]` only with a value. State files keep fingerprints: a field keeps its form.
    */
   readonly fingerprintSlot?: true;
   readonly listing: { readonly absent: ListedAs; readonly null: ListedAs };
-  /**
-   * How the field is sent in each API dialect; left out, by the PUT in every dialect. A dialect
-   * the field is missing from cannot send it: a manifest that declares it fails its org there.
-   * A field not sent by the PUT is never in its body, declared or not.
-   */
+  /** How it is sent in each dialect (the PUT when left out); a dialect missing here cannot. */
   readonly sentBy?: Readonly<Partial<Record<ApiDialect, SentBy>>>;
   /**
    * The service retired the field (the `kosli` dialect): it is never sent, compared or verified
@@ -118,23 +88,30 @@ export interface FieldSpec<K extends FieldName = FieldName> {
   readonly deprecated?: { readonly instead: string };
   /** One line for the JSON Schema (an editor shows it on hover). */
   readonly doc: string;
-  /**
-   * The field's entry in docs/manifests.md (markdown), beside what the generator says from the
-   * rest of the entry (required or default, kind, values, types, how it is managed): what it means
-   * and whatever a reader needs that the other properties do not say.
-   */
+  /** What the field means in docs/manifests.md, beyond what the generator says from the rest. */
   readonly details: string;
 }
 
 type Registry = { readonly [K in FieldName]: FieldSpec<K> };
+type Declared = {
+  readonly [K in FieldName]: Omit<FieldSpec<K>, 'name' | 'manifestKey' | 'wireName'>;
+};
+
+/** The registry, each field's name also its key in manifests, PUT bodies and listings. */
+function registry<const R extends Declared>(
+  fields: R,
+): { readonly [K in FieldName]: R[K] & FieldSpec<K> } {
+  const named = Object.entries(fields).map(([name, spec]) => [
+    name,
+    { name, manifestKey: name, wireName: name, ...spec },
+  ]);
+  return Object.fromEntries(named) as { readonly [K in FieldName]: R[K] & FieldSpec<K> };
+}
 
 /** The fields, by name. The order of `FIELD_LIST` is the order of every output. */
-export const FIELDS = {
+export const FIELDS = registry({
   type: {
-    name: 'type',
     fingerprintSlot: true,
-    manifestKey: 'type',
-    wireName: 'type',
     kind: 'enum',
     values: ENVIRONMENT_TYPES,
     managed: 'always',
@@ -144,10 +121,7 @@ export const FIELDS = {
       "What the environment runs on, or `logical` for a group of other environments. `K8S`, `S3` and `logical` are the contract's; the other six are the production service's, and a service that follows the contract refuses them with a 400, which fails that environment alone. A wrong case gets a did-you-mean (`k8s` → `K8S`, `Docker` → `docker`).",
   },
   description: {
-    name: 'description',
     fingerprintSlot: true,
-    manifestKey: 'description',
-    wireName: 'description',
     kind: 'text',
     managed: 'always',
     listing: { absent: 'empty', null: 'empty' },
@@ -155,10 +129,7 @@ export const FIELDS = {
     details: 'What the environment is for, in words; it may be empty.',
   },
   include_scaling: {
-    name: 'include_scaling',
     fingerprintSlot: true,
-    manifestKey: 'include_scaling',
-    wireName: 'include_scaling',
     kind: 'flag',
     managed: 'when-declared',
     // The spec's listing does not carry it; the production service's does, never as null.
@@ -169,10 +140,7 @@ export const FIELDS = {
       "Whether scaling information is included in the snapshots of the environment. The contract's listing does not show it; the production service's does (and keeps `false` when sent `true` for an existing environment).",
   },
   policies: {
-    name: 'policies',
     fingerprintSlot: true,
-    manifestKey: 'policies',
-    wireName: 'policies',
     kind: 'set',
     item: 'policy',
     managed: 'when-declared',
@@ -185,9 +153,6 @@ export const FIELDS = {
       "The names of the policies attached to the environment; `policies: []` means none. The contract's listing does not show them; the production service's does.",
   },
   require_provenance: {
-    name: 'require_provenance',
-    manifestKey: 'require_provenance',
-    wireName: 'require_provenance',
     kind: 'flag',
     managed: 'when-declared',
     // The production listing does not show it: what envsync sent is kept in the state file.
@@ -198,9 +163,6 @@ export const FIELDS = {
       "Whether the artifacts running in the environment must have provenance. The production service's listing never shows it.",
   },
   included_environments: {
-    name: 'included_environments',
-    manifestKey: 'included_environments',
-    wireName: 'included_environments',
     kind: 'set',
     item: 'environment',
     items: 'environments',
@@ -212,9 +174,6 @@ export const FIELDS = {
     details: 'The members of a logical environment.',
   },
   tags: {
-    name: 'tags',
-    manifestKey: 'tags',
-    wireName: 'tags',
     kind: 'map',
     item: 'tag',
     managed: 'when-declared',
@@ -225,7 +184,7 @@ export const FIELDS = {
     details:
       'The tags of the environment, as the production service keeps them. Declared, the mapping is authoritative: a key it does not list is removed from the environment, and `tags: {}` removes every tag.',
   },
-} as const satisfies Registry;
+});
 
 /** The fields every listing entry carries (a listing may leave out the others). */
 export type ListedField = {
@@ -247,18 +206,12 @@ export const RECORDED_FIELDS: readonly FieldSpec[] = FIELD_LIST.filter(
 /** Every field's value, or undefined where a field is not declared (or not listed). */
 export type FieldSlots = { readonly [K in FieldName]-?: FieldValues[K] | undefined };
 
-/**
- * How a field is sent in a dialect (see `FieldSpec.sentBy`): undefined when the dialect cannot
- * send it.
- */
+/** How a field is sent in a dialect (`FieldSpec.sentBy`): undefined when the dialect cannot. */
 export function sendRoute(spec: FieldSpec, dialect: ApiDialect): SentBy | undefined {
   return spec.sentBy === undefined ? 'put' : spec.sentBy[dialect];
 }
 
-/**
- * An environment object: its name and every field of the registry, each as `read` gives it
- * (undefined: not declared, or not shown).
- */
+/** An environment object: its name and every field of the registry, each as `read` gives it. */
 export function environmentOf<S>(
   name: string,
   source: S,
@@ -288,10 +241,9 @@ export function normalizeValue(spec: FieldSpec, value: FieldValue): FieldValue {
   return spec.kind === 'map' ? normalizeMap(value as StringMap) : value;
 }
 
-/** Whether two values of a field mean the same. */
+/** Whether two values of a field mean the same (normalized, their JSON is the same). */
 export function sameValue(spec: FieldSpec, a: FieldValue, b: FieldValue): boolean {
-  if (spec.kind === 'set') return sameSet(a as readonly string[], b as readonly string[]);
-  return spec.kind === 'map' ? sameMap(a as StringMap, b as StringMap) : a === b;
+  return a === b || showValue(normalizeValue(spec, a)) === showValue(normalizeValue(spec, b));
 }
 
 /** A value as people read it in plans and messages. */
@@ -304,14 +256,7 @@ export function repeatedIndexes(list: readonly unknown[]): number[] {
   return list.flatMap((item, index) => (list.indexOf(item) < index ? [index] : []));
 }
 
-/** A list of strings. */
-export function isStringList(value: unknown): value is readonly string[] {
-  if (!Array.isArray(value)) return false;
-  for (const item of value as unknown[]) if (typeof item !== 'string') return false;
-  return true;
-}
-
-/** A listed set as envsync compares it: the names, sorted and without duplicates. */
+/** A listed set as envsync compares it: the names (of a string or a `{name}`), normalized. */
 export function normalizeListedSet(value: readonly unknown[]): string[] {
   return normalizeSet(
     value.map((item) => (typeof item === 'string' ? item : (item as { name: string }).name)),
@@ -321,13 +266,6 @@ export function normalizeListedSet(value: readonly unknown[]): string[] {
 /** A set's list sorted and without duplicates: the form envsync compares, sends and records. */
 export function normalizeSet(list: readonly string[]): string[] {
   return [...new Set(list)].sort(compareNames);
-}
-
-/** Whether two lists hold the same set. */
-export function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  const x = normalizeSet(a);
-  const y = normalizeSet(b);
-  return x.length === y.length && x.every((item, i) => item === y[i]);
 }
 
 /** A string map's keys and values, read: keys sorted by code unit. */
@@ -342,33 +280,12 @@ export const MAP_VALUE_MAX = 256;
 
 /** A mapping whose every value is a string (what a listing and envsync's own files hold). */
 export function isStringMap(value: unknown): value is StringMap {
-  if (!isPlainObject(value)) return false;
-  for (const key in value) {
-    if (Object.hasOwn(value, key) && typeof value[key] !== 'string') return false;
-  }
-  return true;
+  return isPlainObject(value) && Object.values(value).every((item) => typeof item === 'string');
 }
 
-/** A map's own keys, sorted by code unit. */
-export function sortedKeys(map: StringMap): string[] {
-  return Object.keys(map).sort(compareNames);
-}
-
-/**
- * A copy of a map with its keys in sorted order: the form envsync compares, sends and records.
- * Built with `Object.fromEntries`, so a key such as `__proto__` stays an ordinary key.
- */
+/** A copy of a map, keys sorted (fromEntries: a key such as `__proto__` stays a key). */
 export function normalizeMap(map: StringMap): StringMap {
-  return Object.fromEntries(sortedKeys(map).map((key) => [key, map[key] as string]));
-}
-
-/** Whether two maps hold the same keys with the same values, whatever their order. */
-export function sameMap(a: StringMap, b: StringMap): boolean {
-  const keys = Object.keys(a);
-  return (
-    keys.length === Object.keys(b).length &&
-    keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key])
-  );
+  return Object.fromEntries(Object.entries(map).sort(([a], [b]) => compareNames(a, b)));
 }
 
 /** What turns map `from` into map `to`: the keys to set (new or changed) and those to remove. */
@@ -376,19 +293,16 @@ export function mapChanges(
   from: StringMap,
   to: StringMap,
 ): { readonly set: StringMap; readonly remove: readonly string[] } {
-  const set = Object.fromEntries(
-    sortedKeys(to)
-      .filter((key) => !Object.hasOwn(from, key) || from[key] !== to[key])
-      .map((key) => [key, to[key] as string]),
+  const changed = Object.entries(normalizeMap(to)).filter(
+    ([key, value]) => !Object.hasOwn(from, key) || from[key] !== value,
   );
-  const remove = sortedKeys(from).filter((key) => !Object.hasOwn(to, key));
-  return { set, remove };
+  return {
+    set: Object.fromEntries(changed),
+    remove: Object.keys(normalizeMap(from)).filter((key) => !Object.hasOwn(to, key)),
+  };
 }
 
-/**
- * A plain mapping, as JSON and YAML parsers build them: an object whose prototype is
- * Object.prototype or null. Arrays, dates and class instances are not.
- */
+/** A plain mapping, as JSON and YAML parsers build them (not an array, a date, a class's). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;
   const prototype: unknown = Object.getPrototypeOf(value);

@@ -1,22 +1,15 @@
 /**
- * Masking: the secrets envsync holds (every API token in use, the webhook and notify secrets)
- * never leave it. Each sink (stdout, stderr and so the logs, the daemon's HTTP answers,
- * notifications, every file envsync writes) masks the text it writes, once, where it leaves; the
- * data envsync reads, compares, sends and records is never rewritten. docs/security.md says what
- * is masked and what is not.
+ * Masking: each sink masks the secrets envsync holds (tokens, webhook and notify secrets) in the
+ * text it writes, once, where it leaves; the data envsync compares and records is never rewritten
+ * (docs/security.md). Each secret's spellings (as it is, as a JSON string, percent-encoded, base64
+ * and base64url at the three byte alignments, hex of either case) are masked whole, and any run of
+ * MIN_RUN of their characters.
  *
- * For each secret, its spellings: the secret as it is, as a JSON string, percent-encoded, in
- * base64 and base64url at the three byte alignments (alone, or inside `base64("Bearer " +
- * token)` and the like), and in hex of either case. Any run of MIN_RUN or more characters of a
- * spelling is masked (what is left of a spelling someone cut, or the whole of it); a spelling
- * shorter than MIN_RUN, which only a secret that short has, is masked whole.
- *
- * What a text costs does not depend on how many secrets there are: every window of MIN_RUN
- * characters of every spelling is in one Set. A run of MIN_RUN or more holds a whole GRAM (half
- * a run) at a position of the text that is a multiple of GRAM, so only those positions are
- * looked at, through a bit table of the grams' hashes, and the windows around a position whose
- * gram may be a secret's are looked up in the Set. The short spellings are found by string
- * search: there are none for a secret of MIN_RUN characters or more, as API tokens are.
+ * What a text costs does not grow with the secrets (a token per org, a thousand orgs): every
+ * window of MIN_RUN characters of every spelling is in one Set. A run holds a whole GRAM (half a
+ * run) at a position that is a multiple of GRAM, so only those positions are looked at, through a
+ * bit table of the grams' hashes, and the windows around a position whose gram may be a secret's
+ * are looked up in the Set.
  */
 
 /** What a secret is replaced by. */
@@ -82,10 +75,7 @@ function gramFilter(long: readonly string[]): Uint32Array {
   return bits;
 }
 
-/**
- * The secrets a command has learnt (every token it reads, the webhook and notify secrets), and
- * `mask`, which every sink applies to what it writes.
- */
+/** The secrets a command has learnt, and `mask`, which every sink applies to what it writes. */
 export class Masker {
   readonly #secrets = new Set<string>();
   /** Every window of MIN_RUN characters of every spelling of MIN_RUN or more. */
@@ -143,21 +133,18 @@ export class Masker {
   }
 }
 
-/** `text` with the given ranges (overlapping or not, in any order) replaced by MASKED. */
-function masked(text: string, ranges: [number, number][]): string {
-  ranges.sort((a, b) => a[0] - b[0]);
+/** `text` with the given ranges (overlapping, touching or not, in any order) as one MASKED each. */
+function masked(text: string, ranges: readonly [number, number][]): string {
+  const hidden = new Uint8Array(text.length);
+  for (const [from, to] of ranges) hidden.fill(1, from, to);
   let out = '';
   let at = 0;
-  let [start, end] = ranges[0] as [number, number];
-  for (const [from, to] of ranges) {
-    if (from <= end) {
-      end = Math.max(end, to);
-      continue;
-    }
+  for (let start = hidden.indexOf(1); start !== -1; start = hidden.indexOf(1, at)) {
+    const end = hidden.indexOf(0, start);
     out += `${text.slice(at, start)}${MASKED}`;
-    [at, start, end] = [end, from, to];
+    at = end === -1 ? text.length : end;
   }
-  return `${out}${text.slice(at, start)}${MASKED}${text.slice(end)}`;
+  return out + text.slice(at);
 }
 
 /** A JSON-like value with every string masked, keys included (for a sink that escapes text). */
@@ -166,17 +153,8 @@ export function maskDeep<T>(value: T, mask: Mask): T {
     if (typeof item === 'string') return mask(item);
     if (Array.isArray(item)) return item.map(walk);
     if (item === null || typeof item !== 'object') return item;
-    const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(item)) {
-      // defineProperty: a key such as `__proto__` stays a key.
-      Object.defineProperty(out, mask(key), {
-        value: walk(inner),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    return out;
+    // fromEntries: a key such as `__proto__` stays a key.
+    return Object.fromEntries(Object.entries(item).map(([key, inner]) => [mask(key), walk(inner)]));
   };
   return walk(value) as T;
 }

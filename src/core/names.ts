@@ -1,7 +1,6 @@
 /**
- * Names of organizations and environments, as envsync reads them in manifests and puts them in
- * request paths and bodies. The emulator keeps its own copy of the service's rule on purpose (an
- * independent reading of the contract), so a misreading cannot hide itself on both sides.
+ * Names of organizations and environments. The emulator keeps its own copy of the rule on purpose,
+ * so a misreading of the contract cannot hide itself on both sides.
  */
 
 /**
@@ -25,14 +24,7 @@ export function compareNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** `list` in name order: itself when already sorted (the usual case), else a sorted copy. */
-export function sortedByName<T extends { readonly name: string }>(
-  list: readonly T[],
-): readonly T[] {
-  for (let i = 1; i < list.length; i++) {
-    if (compareNames((list[i - 1] as T).name, (list[i] as T).name) > 0) {
-      return [...list].sort((a, b) => compareNames(a.name, b.name));
-    }
-  }
-  return list;
+/** A copy of `list` in name order. */
+export function sortedByName<T extends { readonly name: string }>(list: readonly T[]): T[] {
+  return [...list].sort((a, b) => compareNames(a.name, b.name));
 }

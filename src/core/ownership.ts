@@ -20,27 +20,16 @@ export function ownedBy(
   entry: ObservedEnvironment,
   record: AppliedRecord | undefined,
 ): OwnedBy[] {
-  const why: OwnedBy[] = [];
-  if (record !== undefined) why.push('state');
-  if (hasOwnerTag(org, entry)) why.push('tag');
-  return why;
+  const why: OwnedBy[] = record === undefined ? [] : ['state'];
+  return hasOwnerTag(org, entry) ? [...why, 'tag'] : why;
 }
 
 /** Whether the listed environment carries this org's ownership tag. */
 export function hasOwnerTag(org: string, entry: ObservedEnvironment): boolean {
-  const tags = entry.tags;
-  return (
-    tags !== undefined &&
-    tags !== null &&
-    Object.hasOwn(tags, OWNER_TAG_KEY) &&
-    tags[OWNER_TAG_KEY] === ownerTagValue(org)
-  );
+  return entry.tags?.[OWNER_TAG_KEY] === ownerTagValue(org);
 }
 
-/**
- * Whether envsync owns an environment it archives, and why, in words (every output format says it
- * so): `envsync owns it: the state file records it and ...`, or that it does not.
- */
+/** Whether envsync owns an environment it archives, and why, in words every output uses. */
 export function ownedWords(org: string, owners: readonly OwnedBy[]): string {
   if (owners.length === 0) return 'envsync does not own it';
   const why = owners.map((owner) =>
@@ -88,7 +77,7 @@ export function archiveGuard(
  */
 export function withoutOwnerTag(entry: ObservedEnvironment, value: string): ObservedEnvironment {
   const tags = entry.tags;
-  if (tags === undefined || tags === null || tags[OWNER_TAG_KEY] !== value) return entry;
-  const rest = Object.fromEntries(Object.entries(tags).filter(([key]) => key !== OWNER_TAG_KEY));
-  return { ...entry, tags: rest };
+  if (tags?.[OWNER_TAG_KEY] !== value) return entry;
+  const rest = Object.entries(tags).filter(([key]) => key !== OWNER_TAG_KEY);
+  return { ...entry, tags: Object.fromEntries(rest) };
 }

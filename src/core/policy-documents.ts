@@ -1,18 +1,10 @@
 /**
  * Policy documents as code (the `kosli` dialect): what the manifests' top-level `policies:`
  * declare, what the service holds (`GET /api/v2/policies/{org}`), and what must be uploaded. Pure:
- * a digest of a text comes in as an argument (the shell hashes), so is the git revision.
+ * a digest of a text comes in as an argument (the shell hashes), so does the git revision.
  */
 import type { DesiredEnvironment } from './model.ts';
-import { compareNames } from './names.ts';
-
-/** Where a policy document entry is declared: file, line, column and YAML path (`policies[0]`). */
-export interface PolicySource {
-  readonly file: string;
-  readonly line: number;
-  readonly column: number;
-  readonly path: string;
-}
+import { compareNames, sortedByName } from './names.ts';
 
 /** One policy document as the manifests declare it, its file read. */
 export interface DeclaredPolicyDocument {
@@ -23,14 +15,19 @@ export interface DeclaredPolicyDocument {
   readonly content: string;
   /** The policy file as shown to people. */
   readonly file: string;
-  readonly source: PolicySource;
+  /** Where the entry is declared: file, line, column and YAML path (`policies[0]`). */
+  readonly source: {
+    readonly file: string;
+    readonly line: number;
+    readonly column: number;
+    readonly path: string;
+  };
 }
 
-/** One policy document as the service holds it. */
+/** One policy document as the service holds it, with its latest version (the highest number). */
 export interface ObservedPolicyDocument {
   readonly name: string;
   readonly description: string;
-  /** Its latest version (the highest number); undefined when it has none. */
   readonly latest?: { readonly version: number; readonly content: string } | undefined;
 }
 
@@ -74,9 +71,7 @@ export interface PolicyDocumentPlan {
 
 /** The text with its trailing line breaks (LF or CRLF) removed: what a comparison reads. */
 export function withoutTrailingNewlines(text: string): string {
-  let end = text.length;
-  while (end > 0 && text[end - 1] === '\n') end -= text[end - 2] === '\r' ? 2 : 1;
-  return text.slice(0, end);
+  return text.replace(/(?:\r?\n)+$/, '');
 }
 
 /** Whether two policy texts are the same, trailing line breaks aside. */
@@ -97,85 +92,47 @@ export function planPolicyDocuments(
   const held = new Map(observed.map((doc) => [doc.name, doc]));
   const changes: PolicyDocumentChange[] = [];
   const unchanged: string[] = [];
-  const named = new Set<string>();
-  for (const doc of [...declared].sort((a, b) => compareNames(a.name, b.name))) {
-    named.add(doc.name);
+  for (const doc of sortedByName(declared)) {
     const remote = held.get(doc.name);
-    if (remote === undefined) {
-      changes.push({
-        action: 'create',
-        name: doc.name,
-        version: null,
-        fields: {
-          content: { from: null, to: digest(doc.content) },
-          ...(doc.description === undefined
-            ? {}
-            : { description: { from: null, to: doc.description } }),
-        },
-        content: doc.content,
-        ...(doc.description === undefined ? {} : { description: doc.description }),
-      });
-      continue;
-    }
-    const latest = remote.latest;
-    const contentDiffers = latest === undefined || !samePolicyText(latest.content, doc.content);
-    const descriptionDiffers =
-      doc.description !== undefined && doc.description !== remote.description;
-    if (!contentDiffers && !descriptionDiffers) {
+    const latest = remote?.latest;
+    const content = latest === undefined || !samePolicyText(latest.content, doc.content);
+    const description = doc.description !== undefined && doc.description !== remote?.description;
+    if (remote !== undefined && !content && !description) {
       unchanged.push(doc.name);
       continue;
     }
+    const from = (text: string | undefined) => (remote === undefined ? null : (text ?? null));
     changes.push({
-      action: 'update',
+      action: remote === undefined ? 'create' : 'update',
       name: doc.name,
       version: latest?.version ?? null,
       fields: {
-        ...(contentDiffers
-          ? {
-              content: {
-                from: latest === undefined ? null : digest(latest.content),
-                to: digest(doc.content),
-              },
-            }
+        ...(content
+          ? { content: { from: from(latest && digest(latest.content)), to: digest(doc.content) } }
           : {}),
-        ...(descriptionDiffers
-          ? { description: { from: remote.description, to: doc.description } }
+        ...(description
+          ? { description: { from: from(remote?.description), to: doc.description } }
           : {}),
       },
-      content: contentDiffers || latest === undefined ? doc.content : latest.content,
+      content: content ? doc.content : (latest?.content ?? doc.content),
       ...(doc.description === undefined ? {} : { description: doc.description }),
     });
   }
-  const notManaged = observed
-    .map((doc) => doc.name)
-    .filter((name) => !named.has(name))
-    .sort(compareNames);
-  return { changes, unchanged, notManaged: [...new Set(notManaged)] };
+  const named = new Set(declared.map((doc) => doc.name));
+  const notManaged = [...new Set(observed.map((doc) => doc.name))].filter((n) => !named.has(n));
+  return { changes, unchanged, notManaged: notManaged.sort(compareNames) };
 }
 
-/** A policy an environment attaches that has no document: neither declared nor on the service. */
-export interface UnknownPolicy {
-  readonly env: DesiredEnvironment;
-  readonly policy: string;
-}
-
-/**
- * The policies environments attach (their `policies` field) that neither the manifests declare
- * nor the service holds, in the environments' order.
- */
+/** The policies environments attach that neither the manifests declare nor the service holds. */
 export function unknownPolicies(
   environments: readonly DesiredEnvironment[],
   declared: readonly { readonly name: string }[],
   observed: readonly { readonly name: string }[],
-): UnknownPolicy[] {
+): { readonly env: DesiredEnvironment; readonly policy: string }[] {
   const known = new Set([...declared, ...observed].map((doc) => doc.name));
-  const unknown: UnknownPolicy[] = [];
-  for (const env of environments) {
-    for (const policy of env.policies ?? []) {
-      if (!known.has(policy)) unknown.push({ env, policy });
-    }
-  }
-  return unknown;
+  return environments.flatMap((env) =>
+    (env.policies ?? []).filter((policy) => !known.has(policy)).map((policy) => ({ env, policy })),
+  );
 }
 
 /** Whether an org's manifests need the service's policy documents: they declare or attach one. */

@@ -1,79 +1,79 @@
+/** A run as markdown (a pull request comment, a step summary), each untrusted piece escaped. */
+import type { FieldValue } from './model.ts';
+import { dialectWords } from './dialect.ts';
+import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape.ts';
+import { ownedWords } from './ownership.ts';
+import { documentFields, plannedCounts, policyDocumentSummary, syncCounts } from './render-text.ts';
 import {
   type ChangeReport,
+  type ChangeResult,
   NOT_SHOWN,
   type OrgReport,
+  type ProblemReport,
   type RunReport,
   saidOnce,
   someNames,
 } from './report.ts';
-import { dialectWords } from './dialect.ts';
-import { windowLine } from './windows.ts';
-import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape.ts';
-import type { FieldDiff, FieldValue } from './model.ts';
 import { requestLines } from './requests.ts';
-import { policyDocumentMarkdown, policyDocumentSummary } from './render-documents.ts';
-import { ownedWords } from './ownership.ts';
+import { windowLine } from './windows.ts';
 
 /** Longest text shown for a value in markdown before it is shortened. */
 const MAX_VALUE = 80;
 
 function code(value: FieldValue | null): string {
   if (value === null) return '_none_';
-  let text = JSON.stringify(value);
-  if (text.length > MAX_VALUE) text = `${text.slice(0, MAX_VALUE - 1)}…`;
-  return markdownCode(text);
+  const text = JSON.stringify(value);
+  return markdownCode(text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text);
 }
 
 /** A change's fields, then a line per policy and tag sent through their own operations. */
 function fieldCell(change: ChangeReport): string {
-  const create = change.action === 'create';
-  const requests = requestLines(change);
-  const fields = Object.entries(change.fields)
-    .filter(
-      (entry): entry is [string, FieldDiff] =>
-        entry[1] !== undefined && !requests.covered.has(entry[0]),
-    )
-    .map(([name, diff]) =>
-      create
+  const { fields, lines } = requestLines(change);
+  return [
+    ...fields.map(([name, diff]) =>
+      change.action === 'create'
         ? `${name}: ${code(diff.to)}`
         : `${name}: ${diff.notShown === true ? `_${NOT_SHOWN}_` : code(diff.from)} → ${code(diff.to)}`,
-    );
-  const lines = requests.lines.map(
-    (line) =>
-      `${line.sign} ${line.what} ${markdownCode(line.subject)}` +
-      (line.from === undefined
-        ? ''
-        : `: ${markdownCode(line.from)} → ${markdownCode(line.to ?? '')}`),
-  );
-  return [...fields, ...lines].join('<br>');
+    ),
+    ...lines.map(
+      (line) =>
+        `${line.sign} ${line.what} ${markdownCode(line.subject)}` +
+        (line.from === undefined
+          ? ''
+          : `: ${markdownCode(line.from)} → ${markdownCode(line.to ?? '')}`),
+    ),
+  ].join('<br>');
 }
 
-const ACTION: Record<string, string> = {
+const ACTION: Record<ChangeReport['action'], string> = {
   create: '➕ create',
   update: '✏️ update',
   unverified: '❔ unverified',
   rename: '🔀 rename',
 };
-const RESULT: Record<string, string> = {
+const RESULT: Record<ChangeResult, string> = {
   planned: 'planned',
   applied: '✅ applied',
   failed: '❌ failed',
   'not-converged': '⚠️ not converged',
 };
 
-/** Renders a run as markdown for a pull request comment or a step summary: table, then per org. */
+function problemLine(p: ProblemReport): string {
+  return `${markdownCode(`${p.file}:${p.line}:${p.column}`)} ${escapeCell(p.path ? `${p.path}: ${p.message}` : p.message)}`;
+}
+
+/** Renders a run as markdown: the counts and a table of orgs, then a section per org. */
 export function renderMarkdown(report: RunReport): string {
-  const out: string[] = [];
   const s = report.summary;
-  out.push(`### envsync ${report.dryRun ? 'plan' : 'sync'}`, '');
-  const drift = s.drift > 0 ? ` (**${s.drift}** drift)` : '';
-  const healed = s.driftHealed > 0 ? ` (**${s.driftHealed}** drift healed)` : '';
-  out.push(
-    report.dryRun
-      ? `**${s.create}** to create, **${s.update}** to update${drift}, ${s.rename > 0 ? `**${s.rename}** to rename, ` : ''}${s.archive > 0 ? `**${s.archive}** to archive, ` : ''}**${s.unverified}** unverified, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`
-      : `**${s.applied}** applied${healed}, **${s.failed}** failed, **${s.notConverged}** not converged; ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`,
+  const strong = (n: number) => `**${n}**`;
+  const out = [
+    `### envsync ${report.dryRun ? 'plan' : 'sync'}`,
     '',
-  );
+    report.dryRun
+      ? `${plannedCounts(s, strong)}.`
+      : `${syncCounts(s, strong)}; ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`,
+    '',
+  ];
   // Every org failed for one cause: said once, with what to check, not in a section per org.
   const { failure } = report;
   if (failure !== undefined) {
@@ -104,13 +104,7 @@ export function renderMarkdown(report: RunReport): string {
       (org.error === undefined ? 0 : 1) +
       org.changes.filter((c) => c.error !== undefined).length;
     const status =
-      org.status === 'invalid'
-        ? '❌ invalid'
-        : org.status === 'failed'
-          ? '❌ failed'
-          : org.suspended === true
-            ? '⏸️ suspended'
-            : '✅ ok';
+      org.status !== 'ok' ? `❌ ${org.status}` : org.suspended === true ? '⏸️ suspended' : '✅ ok';
     out.push(
       `| ${escapeCell(org.org)} | ${status} | ${count('create')} | ${count('update')} | ${count('unverified')} | ${org.unchanged.length} | ${org.unmanaged.length} | ${errors} |`,
     );
@@ -118,11 +112,7 @@ export function renderMarkdown(report: RunReport): string {
   out.push('');
   if (report.errors.length > 0) {
     out.push('#### Manifest errors outside any org', '');
-    for (const p of report.errors)
-      out.push(
-        `- ${markdownCode(`${p.file}:${p.line}:${p.column}`)} ${escapeCell(p.path ? `${p.path}: ${p.message}` : p.message)}`,
-      );
-    out.push('');
+    out.push(...report.errors.map((p) => `- ${problemLine(p)}`), '');
   }
   for (const org of report.orgs) {
     if (!saidOnce(failure, org)) out.push(...renderOrg(org, report.dryRun), '');
@@ -130,24 +120,10 @@ export function renderMarkdown(report: RunReport): string {
   return `${out.join('\n').trimEnd()}\n`;
 }
 
-/** The archives of an org that prunes: a list, after the changes (they are sent last). */
-function archiveMarkdown(org: OrgReport, dryRun: boolean): string[] {
-  if ((org.archives ?? []).length === 0) return [];
-  const out = ['Archived by prune (not in the manifests), sent last:', ''];
-  for (const archive of org.archives ?? []) {
-    const result = dryRun && archive.result === 'planned' ? '' : ` ${RESULT[archive.result]}`;
-    const error = archive.error === undefined ? '' : `: ${escapeCell(archive.error)}`;
-    out.push(
-      `- 🗄️ archive ${escapeCell(archive.name)} _(${escapeCell(ownedWords(org.org, archive.ownedBy))})_${result}${error}`,
-    );
-  }
-  out.push('');
-  return out;
-}
-
 function renderOrg(org: OrgReport, dryRun: boolean): string[] {
-  const pending =
-    org.changes.length + (org.policyDocuments?.length ?? 0) + (org.archives?.length ?? 0);
+  const uploads = org.policyDocuments ?? [];
+  const archives = org.archives ?? [];
+  const pending = org.changes.length + uploads.length + archives.length;
   const summary =
     org.status === 'invalid'
       ? 'invalid manifests'
@@ -161,40 +137,76 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
     '',
   ];
   if (org.error !== undefined) out.push(`> ❌ ${escapeCell(org.error)}`, '');
-  for (const p of org.errors)
-    out.push(
-      `- ❌ ${markdownCode(`${p.file}:${p.line}:${p.column}`)} ${escapeCell(p.path ? `${p.path}: ${p.message}` : p.message)}`,
-    );
+  out.push(...org.errors.map((p) => `- ❌ ${problemLine(p)}`));
   if (org.errors.length > 0)
     out.push('', '_Left alone: no request is made for an org whose manifests have errors._', '');
-  // Policy documents first: they are sent before the environments that attach them.
-  out.push(...policyDocumentMarkdown(org, dryRun));
-  if (org.changes.length > 0) {
+  const table = (what: string, rows: readonly (readonly [string, string, string, string])[]) => {
+    if (rows.length === 0) return;
     out.push(
-      dryRun ? '| action | environment | fields |' : '| action | environment | fields | result |',
+      `| action | ${what} | fields |${dryRun ? '' : ' result |'}`,
+      `| --- | --- | --- |${dryRun ? '' : ' --- |'}`,
+      ...rows.map(
+        ([action, name, fields, result]) =>
+          `| ${action} | ${name} | ${fields} |${dryRun ? '' : ` ${result} |`}`,
+      ),
+      '',
     );
-    out.push(dryRun ? '| --- | --- | --- |' : '| --- | --- | --- | --- |');
-    for (const change of org.changes) {
-      const fields =
-        fieldCell(change) +
+  };
+  const result = (item: { readonly result: ChangeResult; readonly error?: string | undefined }) =>
+    `${RESULT[item.result]}${item.error === undefined ? '' : `: ${escapeCell(item.error)}`}`;
+  // Policy documents first: they are sent before the environments that attach them.
+  table(
+    'policy document',
+    uploads.map((upload) => [
+      upload.action === 'create' ? '➕ create' : '✏️ update',
+      escapeCell(upload.name),
+      documentFields(upload, '→')
+        .map((line) => escapeCell(line.replace(/\s+[:=]/, ':')))
+        .join('<br>'),
+      result(upload),
+    ]),
+  );
+  const unchangedDocuments = org.policyDocumentsUnchanged?.length ?? 0;
+  if (unchangedDocuments > 0) {
+    const documents = `policy document${unchangedDocuments === 1 ? '' : 's'}`;
+    out.push(`${unchangedDocuments} ${documents} unchanged.`, '');
+  }
+  const notManaged = org.policyDocumentsNotManaged ?? [];
+  if (notManaged.length > 0) {
+    out.push(
+      `Policy documents not managed (on the service, in no manifest; never deleted): ${notManaged.map((n) => markdownCode(n)).join(', ')}`,
+      '',
+    );
+  }
+  table(
+    'environment',
+    org.changes.map((change) => [
+      `${ACTION[change.action]}${change.cause === 'drift' ? ' (drift)' : ''}`,
+      change.renamedFrom === undefined
+        ? escapeCell(change.name)
+        : `${escapeCell(change.renamedFrom)} → ${escapeCell(change.name)}`,
+      fieldCell(change) +
         (dryRun && change.knownNotConverged === true
           ? '<br>_did not take when last sent; sync does not send it again_'
-          : '');
-      const result = `${RESULT[change.result] ?? change.result}${change.error === undefined ? '' : `: ${escapeCell(change.error)}`}`;
-      const action = `${ACTION[change.action] ?? change.action}${change.cause === 'drift' ? ' (drift)' : ''}`;
-      const name =
-        change.renamedFrom === undefined
-          ? escapeCell(change.name)
-          : `${escapeCell(change.renamedFrom)} → ${escapeCell(change.name)}`;
-      const note =
-        change.renameNotFound === undefined
+          : '') +
+        (change.renameNotFound === undefined
           ? ''
-          : `<br>_renamed from ${escapeCell(change.renameNotFound)}, but the service has neither name: created_`;
-      out.push(`| ${action} | ${name} | ${fields}${note} |${dryRun ? '' : ` ${result} |`}`);
+          : `<br>_renamed from ${escapeCell(change.renameNotFound)}, but the service has neither name: created_`),
+      result(change),
+    ]),
+  );
+  // The archives of an org that prunes, after the changes: they are sent last.
+  if (archives.length > 0) {
+    out.push('Archived by prune (not in the manifests), sent last:', '');
+    for (const archive of archives) {
+      const shown = dryRun && archive.result === 'planned' ? '' : ` ${RESULT[archive.result]}`;
+      const error = archive.error === undefined ? '' : `: ${escapeCell(archive.error)}`;
+      out.push(
+        `- 🗄️ archive ${escapeCell(archive.name)} _(${escapeCell(ownedWords(org.org, archive.ownedBy))})_${shown}${error}`,
+      );
     }
     out.push('');
   }
-  out.push(...archiveMarkdown(org, dryRun));
   if (org.unchanged.length > 0) out.push(`${org.unchanged.length} unchanged.`, '');
   if (org.unmanaged.length > 0)
     out.push(

@@ -1,76 +1,43 @@
+/** A run as text, in the spirit of `terraform plan`; each untrusted piece escaped where it goes. */
+import type { FieldValue } from './model.ts';
+import { dialectWords } from './dialect.ts';
+import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
+import { ownedWords } from './ownership.ts';
 import {
-  type ChangeReport,
+  type ChangeResult,
   NOT_SHOWN,
   type OrgReport,
+  type PolicyDocumentReport,
   type RunReport,
   saidOnce,
   someNames,
+  type Summary,
 } from './report.ts';
-import { dialectWords } from './dialect.ts';
+import { requestLines, requestLineText } from './requests.ts';
+import { formatProblem } from './validation.ts';
 import { windowLine } from './windows.ts';
-import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
-import type { FieldDiff, FieldValue } from './model.ts';
-import { type RequestLine, requestLines, requestLineText } from './requests.ts';
-import { policyDocumentLines, policyDocumentSummary } from './render-documents.ts';
-import { ownedWords } from './ownership.ts';
-
-/** Options for the text renderer; colour only when the caller decided the terminal wants it. */
-export interface TextOptions {
-  readonly color: boolean;
-}
 
 const CODES = { red: 31, green: 32, yellow: 33, cyan: 36, bold: 1, dim: 2 } as const;
-type Style = keyof typeof CODES;
+type Paint = (style: keyof typeof CODES, text: string) => string;
 
 function show(value: FieldValue | null): string {
-  if (value === null) return '(none)';
-  return safe(JSON.stringify(value));
+  return value === null ? '(none)' : safe(JSON.stringify(value));
 }
 
-/** What a change's field was: its value, or that the service does not show it. */
-function shownFrom(diff: FieldDiff): string {
-  return diff.notShown === true ? NOT_SHOWN : show(diff.from);
-}
-
-const SYMBOL: Record<ChangeReport['action'], [string, Style]> = {
+const SYMBOL = {
   create: ['+', 'green'],
   update: ['~', 'yellow'],
   unverified: ['?', 'cyan'],
   rename: ['~', 'yellow'],
-};
+} as const;
 
-const SIGN_STYLE: Record<RequestLine['sign'], Style> = { '+': 'green', '~': 'yellow', '-': 'red' };
+const SIGN_STYLE = { '+': 'green', '~': 'yellow', '-': 'red' } as const;
 
-function fieldLines(
-  fields: Partial<Record<string, FieldDiff>>,
-  create: boolean,
-  covered: ReadonlySet<string>,
-): string[] {
-  const entries = Object.entries(fields).filter(
-    (entry): entry is [string, FieldDiff] => entry[1] !== undefined && !covered.has(entry[0]),
-  );
-  const width = Math.max(0, ...entries.map(([name]) => name.length));
-  return entries.map(([name, diff]) =>
-    create
-      ? `${name.padEnd(width)} = ${show(diff.to)}`
-      : `${name.padEnd(width)} : ${shownFrom(diff)} -> ${show(diff.to)}`,
-  );
-}
-
-/** Renders a run as a plan in the spirit of `terraform plan`, then a one-line summary. */
-export function renderText(report: RunReport, options: TextOptions): string {
-  const paint = (style: Style, text: string) =>
+/** Renders a run as a plan, then a one-line summary; colour only when the caller asks for it. */
+export function renderText(report: RunReport, options: { readonly color: boolean }): string {
+  const paint: Paint = (style, text) =>
     options.color ? `\u001b[${CODES[style]}m${text}\u001b[0m` : text;
-  const lines: string[] = [];
-
-  for (const problem of report.errors) {
-    lines.push(
-      paint(
-        'red',
-        `error: ${safe(problem.file)}:${problem.line}:${problem.column} ${problem.path ? `${safe(problem.path)}: ` : ''}${safe(problem.message)}`,
-      ),
-    );
-  }
+  const lines = report.errors.map((problem) => paint('red', `error: ${formatProblem(problem)}`));
   if (report.errors.length > 0) lines.push('');
 
   // Every org failed for one cause: said once, with what to check, not once per org.
@@ -81,40 +48,27 @@ export function renderText(report: RunReport, options: TextOptions): string {
       lines.push(`  ${paint('dim', `orgs: ${safe(someNames(failure.orgs))}`)}`);
     lines.push('');
   }
-
   for (const org of report.orgs) {
     if (!saidOnce(failure, org)) lines.push(...renderOrg(org, report.dryRun, paint), '');
   }
 
   const s = report.summary;
-  const drift = s.drift > 0 ? ` (${s.drift} drift)` : '';
-  const planned = `${s.create} to create, ${s.update} to update${drift}, ${lifecycleCounts(s)}${s.unverified} unverified, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged`;
-  const healed = s.driftHealed > 0 ? ` (${s.driftHealed} drift healed)` : '';
+  const planned = plannedCounts(s);
+  const failedOrgs = report.orgs.filter((o) => o.error !== undefined).length;
   const problems = [
     s.invalidOrgs > 0 ? `${s.invalidOrgs} invalid org${s.invalidOrgs === 1 ? '' : 's'}` : '',
     report.errors.length > 0
       ? `${report.errors.length} manifest error${report.errors.length === 1 ? '' : 's'} outside any org`
       : '',
-    report.orgs.some((o) => o.error !== undefined)
-      ? `${report.orgs.filter((o) => o.error !== undefined).length} org(s) failed`
-      : '',
+    failedOrgs > 0 ? `${failedOrgs} org(s) failed` : '',
   ].filter((p) => p !== '');
   if (report.dialect !== undefined) lines.push(`API dialect: ${dialectWords(report.dialect)}`);
   const window = windowLine(report);
   if (window !== undefined) lines.push(paint('yellow', window));
-  if (report.dryRun) {
-    lines.push(
-      paint('bold', `Plan: ${planned}.`) +
-        (problems.length ? ` ${paint('red', `Errors: ${problems.join(', ')}.`)}` : ''),
-    );
-  } else {
-    lines.push(
-      paint(
-        'bold',
-        `Sync: ${s.applied} applied${healed}, ${s.failed} failed, ${s.notConverged} not converged (${planned}).`,
-      ) + (problems.length ? ` ${paint('red', `Errors: ${problems.join(', ')}.`)}` : ''),
-    );
-  }
+  lines.push(
+    paint('bold', report.dryRun ? `Plan: ${planned}.` : `Sync: ${syncCounts(s)} (${planned}).`) +
+      (problems.length > 0 ? ` ${paint('red', `Errors: ${problems.join(', ')}.`)}` : ''),
+  );
   const documents = policyDocumentSummary(s, report.dryRun);
   if (documents !== undefined) lines.push(documents);
   if ((s.throttledMs ?? 0) > 0) {
@@ -126,70 +80,51 @@ export function renderText(report: RunReport, options: TextOptions): string {
   return neutraliseWorkflowCommands(`${lines.join('\n')}\n`);
 }
 
-/** A change's or an archive's result, as the mark after it. */
-function resultMark(
-  result: ChangeReport['result'],
-  paint: (style: Style, text: string) => string,
-  applied = 'applied',
-): string {
+/** A change's, an archive's or an upload's result, as the mark after it. */
+function resultMark(result: ChangeResult, paint: Paint, applied = 'applied'): string {
   if (result === 'applied') return paint('green', applied);
-  if (result === 'failed') return paint('red', 'FAILED');
-  if (result === 'not-converged') return paint('red', 'NOT CONVERGED');
-  return paint('dim', 'planned');
+  if (result === 'planned') return paint('dim', 'planned');
+  return paint('red', result === 'failed' ? 'FAILED' : 'NOT CONVERGED');
 }
 
-/** The counts of renames and archives, when there are any: `1 to rename, 2 to archive, `. */
-function lifecycleCounts(s: RunReport['summary']): string {
-  return (
-    (s.rename > 0 ? `${s.rename} to rename, ` : '') +
-    (s.archive > 0 ? `${s.archive} to archive, ` : '')
-  );
-}
-
-/** The `- archive` lines of an org that prunes, last: archives are sent after everything else. */
-function archiveLines(
-  org: OrgReport,
-  dryRun: boolean,
-  paint: (style: Style, text: string) => string,
-): string[] {
-  const lines: string[] = [];
-  for (const archive of org.archives ?? []) {
-    let head = `  ${paint('red', '- archive')} ${safe(archive.name)} ${paint('dim', `(not in the manifests; ${safe(ownedWords(org.org, archive.ownedBy))})`)}`;
-    if (!dryRun || archive.result !== 'planned')
-      head += ` [${resultMark(archive.result, paint, 'archived')}]`;
-    lines.push(head);
-    if (archive.error !== undefined) lines.push(`      ${paint('red', safe(archive.error))}`);
-  }
-  return lines;
-}
-
-function renderOrg(
-  org: OrgReport,
-  dryRun: boolean,
-  paint: (style: Style, text: string) => string,
-): string[] {
-  const lines: string[] = [];
+function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
   const status =
     org.status !== 'ok'
       ? ` ${paint('red', `(${org.status})`)}`
       : org.suspended === true
         ? ` ${paint('yellow', '(suspended: planned only, nothing is sent)')}`
         : '';
-  lines.push(paint('bold', `org ${safe(org.org)}`) + status);
+  const lines = [paint('bold', `org ${safe(org.org)}`) + status];
   if (org.error !== undefined) lines.push(`  ${paint('red', `error: ${safe(org.error)}`)}`);
-  for (const problem of org.errors) {
-    lines.push(
-      `  ${paint('red', `${safe(problem.file)}:${problem.line}:${problem.column} ${problem.path ? `${safe(problem.path)}: ` : ''}${safe(problem.message)}`)}`,
-    );
-  }
+  for (const problem of org.errors) lines.push(`  ${paint('red', formatProblem(problem))}`);
   if (org.status === 'invalid') {
     lines.push(
       `  ${paint('dim', 'left alone: no request is made for an org whose manifests have errors')}`,
     );
     return lines;
   }
+  const mark = (result: ChangeResult, applied?: string) =>
+    !dryRun || result !== 'planned' ? ` [${resultMark(result, paint, applied)}]` : '';
   // Policy documents first: they are sent before the environments that attach them.
-  lines.push(...policyDocumentLines(org, dryRun, paint));
+  for (const upload of org.policyDocuments ?? []) {
+    const head =
+      upload.action === 'create'
+        ? `  ${paint('green', '+ policy document')} ${safe(upload.name)}`
+        : `  ${paint('yellow', '~ policy document')} ${safe(upload.name)} (${Object.keys(upload.fields).join(', ')})`;
+    lines.push(head + mark(upload.result), ...documentFields(upload).map((l) => `      ${l}`));
+    if (upload.error !== undefined) lines.push(`      ${paint('red', safe(upload.error))}`);
+  }
+  const unchangedDocuments = org.policyDocumentsUnchanged?.length ?? 0;
+  if (unchangedDocuments > 0) {
+    const documents = `policy document${unchangedDocuments === 1 ? '' : 's'}`;
+    lines.push(`  ${paint('dim', `= ${unchangedDocuments} ${documents} unchanged`)}`);
+  }
+  const notManaged = org.policyDocumentsNotManaged ?? [];
+  if (notManaged.length > 0) {
+    lines.push(
+      `  ${paint('dim', `policy documents not managed (on the service, in no manifest; never deleted): ${notManaged.map(safe).join(', ')}`)}`,
+    );
+  }
   for (const change of org.changes) {
     const [symbol, style] = SYMBOL[change.action];
     let head =
@@ -214,17 +149,29 @@ function renderOrg(
     if (dryRun && change.knownNotConverged === true) {
       head += paint('dim', ' (did not take when last sent; sync does not send it again)');
     }
-    if (!dryRun || change.result !== 'planned') head += ` [${resultMark(change.result, paint)}]`;
-    lines.push(head);
+    lines.push(head + mark(change.result));
     // Policies and tags sent through their own operations: a line per name or key.
-    const requests = requestLines(change);
-    for (const line of fieldLines(change.fields, change.action === 'create', requests.covered))
-      lines.push(`      ${line}`);
-    for (const line of requests.lines)
+    const { fields, lines: requests } = requestLines(change);
+    const width = Math.max(0, ...fields.map(([name]) => name.length));
+    for (const [name, diff] of fields) {
+      lines.push(
+        change.action === 'create'
+          ? `      ${name.padEnd(width)} = ${show(diff.to)}`
+          : `      ${name.padEnd(width)} : ${diff.notShown === true ? NOT_SHOWN : show(diff.from)} -> ${show(diff.to)}`,
+      );
+    }
+    for (const line of requests)
       lines.push(`      ${paint(SIGN_STYLE[line.sign], safe(requestLineText(line)))}`);
     if (change.error !== undefined) lines.push(`      ${paint('red', safe(change.error))}`);
   }
-  lines.push(...archiveLines(org, dryRun, paint));
+  // The archives of an org that prunes, last: they are sent after everything else.
+  for (const archive of org.archives ?? []) {
+    lines.push(
+      `  ${paint('red', '- archive')} ${safe(archive.name)} ${paint('dim', `(not in the manifests; ${safe(ownedWords(org.org, archive.ownedBy))})`)}` +
+        mark(archive.result, 'archived'),
+    );
+    if (archive.error !== undefined) lines.push(`      ${paint('red', safe(archive.error))}`);
+  }
   if (org.unchanged.length > 0)
     lines.push(`  ${paint('dim', `= ${org.unchanged.length} unchanged`)}`);
   if (org.unmanaged.length > 0) {
@@ -232,12 +179,65 @@ function renderOrg(
       `  ${paint('dim', `unmanaged (in the service, not in the manifests; never changed): ${org.unmanaged.map(safe).join(', ')}`)}`,
     );
   }
-  if (
-    org.changes.length === 0 &&
-    (org.policyDocuments ?? []).length === 0 &&
-    (org.archives ?? []).length === 0 &&
-    org.error === undefined
-  )
-    lines.push(`  ${paint('dim', 'no changes')}`);
+  const pending =
+    org.changes.length + (org.policyDocuments?.length ?? 0) + (org.archives?.length ?? 0);
+  if (pending === 0 && org.error === undefined) lines.push(`  ${paint('dim', 'no changes')}`);
   return lines;
+}
+
+/** A digest for people: `sha256:` and its first 12 hex digits. */
+function shortDigest(digest: string): string {
+  return digest.startsWith('sha256:') ? `${digest.slice(0, 19)}…` : digest;
+}
+
+/** The fields of one policy document upload, one line each, as the text plan shows them. */
+export function documentFields(upload: PolicyDocumentReport, arrow = '->'): string[] {
+  const lines: string[] = [];
+  const { content, description } = upload.fields;
+  const quote = (text: string) => safe(JSON.stringify(text));
+  if (content !== undefined) {
+    const version = upload.version === null ? '' : `version ${upload.version} `;
+    const from = content.from === null ? '(none)' : shortDigest(content.from);
+    lines.push(
+      upload.action === 'create'
+        ? `content     = ${shortDigest(content.to)}`
+        : `content     : ${version}${from} ${arrow} ${shortDigest(content.to)}`,
+    );
+  }
+  if (description !== undefined) {
+    const from = description.from === null ? '(none)' : quote(description.from);
+    lines.push(
+      upload.action === 'create'
+        ? `description = ${quote(description.to)}`
+        : `description : ${from} ${arrow} ${quote(description.to)}`,
+    );
+  }
+  return lines;
+}
+
+/** What a plan counts, each count shown by `strong` (markdown bolds them) but the last two. */
+export function plannedCounts(s: Summary, strong = (n: number) => `${n}`): string {
+  return (
+    `${strong(s.create)} to create, ${strong(s.update)} to update` +
+    (s.drift > 0 ? ` (${strong(s.drift)} drift)` : '') +
+    (s.rename > 0 ? `, ${strong(s.rename)} to rename` : '') +
+    (s.archive > 0 ? `, ${strong(s.archive)} to archive` : '') +
+    `, ${strong(s.unverified)} unverified, ${s.unchanged} unchanged, ${s.unmanaged} unmanaged`
+  );
+}
+
+/** What a sync did, each count shown by `strong`. */
+export function syncCounts(s: Summary, strong = (n: number) => `${n}`): string {
+  const healed = s.driftHealed > 0 ? ` (${strong(s.driftHealed)} drift healed)` : '';
+  return `${strong(s.applied)} applied${healed}, ${strong(s.failed)} failed, ${strong(s.notConverged)} not converged`;
+}
+
+/** The summary's line for policy documents, when some org has an upload. */
+export function policyDocumentSummary(summary: Summary, dryRun: boolean): string | undefined {
+  const counts = summary.policyDocuments;
+  if (counts === undefined) return undefined;
+  const planned = `${counts.create} to create, ${counts.update} to update`;
+  return dryRun
+    ? `Policy documents: ${planned}.`
+    : `Policy documents: ${counts.applied} applied, ${counts.failed} failed (${planned}).`;
 }

@@ -9,21 +9,15 @@ import {
   validationText,
 } from './validation.ts';
 
-/** What a renderer may take into account besides the report. */
-export interface RenderOptions {
-  /** Colour only when the caller decided the terminal wants it. */
-  readonly color: boolean;
-}
-
 /** One output format: how it prints a run (plan, sync) and a validation. */
-export interface Renderer {
-  run(report: RunReport, options: RenderOptions): string;
-  validation(report: ValidationReport, options: RenderOptions): string;
+interface Renderer {
+  run(report: RunReport, options: { readonly color: boolean }): string;
+  validation(report: ValidationReport, options: { readonly color: boolean }): string;
 }
 
 const FORMATS = {
   text: {
-    run: (report, options) => renderText(report, options),
+    run: renderText,
     validation: (report) => neutraliseWorkflowCommands(validationText(report)),
   },
   json: {
@@ -42,7 +36,7 @@ export type OutputFormat = keyof typeof FORMATS;
  * Every `--output` format. A new format is one entry here: the flag's allowed values, the config
  * file's and the help text all come from these keys.
  */
-export const RENDERERS: { readonly [F in OutputFormat]: Renderer } = FORMATS;
+export const RENDERERS: Readonly<Record<OutputFormat, Renderer>> = FORMATS;
 
 /** The formats, in the order help and errors list them. */
 export const OUTPUT_FORMATS = Object.keys(RENDERERS) as [OutputFormat, ...OutputFormat[]];

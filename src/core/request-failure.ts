@@ -35,22 +35,14 @@ const UNREACHABLE_CODES: ReadonlyMap<string, Unreachable> = new Map([
   ['ENOTFOUND', 'dns'],
   ['EAI_AGAIN', 'dns'],
   // Node's and OpenSSL's names for a certificate that cannot be verified.
-  ...[
-    'CERT_HAS_EXPIRED',
-    'CERT_NOT_YET_VALID',
-    'CERT_REJECTED',
-    'CERT_REVOKED',
-    'CERT_SIGNATURE_FAILURE',
-    'CERT_UNTRUSTED',
-    'DEPTH_ZERO_SELF_SIGNED_CERT',
-    'ERR_TLS_CERT_ALTNAME_INVALID',
-    'HOSTNAME_MISMATCH',
-    'INVALID_CA',
-    'SELF_SIGNED_CERT_IN_CHAIN',
-    'UNABLE_TO_GET_ISSUER_CERT',
-    'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-    'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  ].map((code): [string, Unreachable] => [code, 'tls']),
+  ...(
+    'CERT_HAS_EXPIRED CERT_NOT_YET_VALID CERT_REJECTED CERT_REVOKED CERT_SIGNATURE_FAILURE ' +
+    'CERT_UNTRUSTED DEPTH_ZERO_SELF_SIGNED_CERT ERR_TLS_CERT_ALTNAME_INVALID HOSTNAME_MISMATCH ' +
+    'INVALID_CA SELF_SIGNED_CERT_IN_CHAIN UNABLE_TO_GET_ISSUER_CERT ' +
+    'UNABLE_TO_GET_ISSUER_CERT_LOCALLY UNABLE_TO_VERIFY_LEAF_SIGNATURE'
+  )
+    .split(' ')
+    .map((code): [string, Unreachable] => [code, 'tls']),
 ]);
 
 /** Which of the unreachable kinds a failed connection is, if it is one. */

@@ -1,9 +1,14 @@
+/**
+ * What a change sends, by API dialect: the environment PUT, and the operations some fields are
+ * sent through in the `kosli` dialect (fields.ts, `sentBy`). The planner decides them once, a saved
+ * plan carries them, the applier sends exactly them, and a plan shows them as lines.
+ */
 import { API_DIALECTS, type ApiDialect, dialectWords, type ResolvedDialect } from './dialect.ts';
 import {
   FIELD_LIST,
-  FIELDS,
   type FieldSpec,
   mapChanges,
+  normalizeMap,
   sendRoute,
   type StringMap,
 } from './fields.ts';
@@ -19,27 +24,22 @@ import type {
 import { compareNames } from './names.ts';
 import type { ChangeReport } from './report.ts';
 
-/**
- * What a change sends, by API dialect: the environment PUT, and the operations of their own that
- * some fields are sent through in the `kosli` dialect (fields.ts, `sentBy`): attaching and
- * detaching policies, setting and removing tags. Pure: the planner decides them once, a saved
- * plan carries them, and the applier sends exactly them.
- */
-
-/** The fields sent by an operation of their own in some dialect. */
-export const ENDPOINT_FIELDS: readonly FieldSpec[] = FIELD_LIST.filter(
-  (spec) => spec.sentBy !== undefined && Object.values(spec.sentBy).some((r) => r !== 'put'),
-);
-
+/** The items of `a` not in `b`, sorted. */
 function setDifference(a: readonly string[], b: readonly string[]): string[] {
-  const other = new Set(b);
-  return [...new Set(a)].filter((item) => !other.has(item)).sort(compareNames);
+  return [...new Set(a)].filter((item) => !b.includes(item)).sort(compareNames);
+}
+
+/** What a change sends beside what its fields call for. */
+export interface RequestExtras {
+  /** Rename the environment from this name first (a `rename` change). */
+  readonly renameFrom?: string | undefined;
+  /** Set this ownership tag (`prune`, ownership.ts) in the tags' PATCH: the listing lacks it. */
+  readonly ownerTag?: { readonly key: string; readonly value: string } | undefined;
 }
 
 /**
- * The requests of a change with these field differences (for a create: every field it sends,
- * from null). A field that differs goes by its route in `dialect`: the PUT, or its operation,
- * which sends only the difference (from null: everything declared, nothing to take away).
+ * The requests of a change with these field differences: each goes by its route in `dialect`,
+ * the PUT, or its operation, which sends only the difference (from null: all, nothing taken away).
  */
 export function changeRequests(
   action: ChangeAction,
@@ -52,48 +52,32 @@ export function changeRequests(
   let tags: TagRequests | undefined;
   for (const spec of FIELD_LIST) {
     const diff = fields[spec.name];
-    if (diff === undefined) continue;
-    const route = sendRoute(spec, dialect);
-    if (route === 'policies-endpoint') {
+    const route = diff === undefined ? undefined : sendRoute(spec, dialect);
+    if (diff === undefined || route === undefined) continue;
+    if (route === 'put') put = true;
+    else if (route === 'policies-endpoint') {
       const to = diff.to as readonly string[];
       const from = (diff.from ?? []) as readonly string[];
-      const attach = setDifference(to, from);
-      const detach = setDifference(from, to);
+      const [attach, detach] = [setDifference(to, from), setDifference(from, to)];
       if (attach.length > 0 || detach.length > 0) policies = { attach, detach };
-    } else if (route === 'tags-endpoint') {
+    } else {
       const { set, remove } = mapChanges((diff.from ?? {}) as StringMap, diff.to as StringMap);
       if (remove.length > 0 || Object.keys(set).length > 0) tags = { set, remove };
-    } else if (route === 'put') put = true;
-    // A field the dialect cannot send is refused before planning (unsendableFields).
+    }
   }
-  if (extra.ownerTag !== undefined) tags = withOwnerTag(tags, extra.ownerTag);
+  const owner = extra.ownerTag;
+  if (owner !== undefined) {
+    // The ownership tag is set, and never removed.
+    tags = {
+      set: normalizeMap({ ...tags?.set, [owner.key]: owner.value }),
+      remove: (tags?.remove ?? []).filter((key) => key !== owner.key),
+    };
+  }
   return {
     ...(extra.renameFrom === undefined ? {} : { rename: extra.renameFrom }),
     put,
     ...(policies === undefined ? {} : { policies }),
     ...(tags === undefined ? {} : { tags }),
-  };
-}
-
-/** What a change sends beside what its fields call for. */
-export interface RequestExtras {
-  /** Rename the environment from this name first (a `rename` change). */
-  readonly renameFrom?: string | undefined;
-  /** Set this ownership tag (`prune`, ownership.ts) in the tags' PATCH: the listing lacks it. */
-  readonly ownerTag?: { readonly key: string; readonly value: string } | undefined;
-}
-
-/** The tags' requests with the ownership tag set, and never removed. */
-function withOwnerTag(
-  tags: TagRequests | undefined,
-  owner: { readonly key: string; readonly value: string },
-): TagRequests {
-  const entries = Object.entries(tags?.set ?? {}).filter(([key]) => key !== owner.key);
-  entries.push([owner.key, owner.value]);
-  entries.sort(([a], [b]) => compareNames(a, b));
-  return {
-    set: Object.fromEntries(entries),
-    remove: (tags?.remove ?? []).filter((key) => key !== owner.key),
   };
 }
 
@@ -111,24 +95,15 @@ export function sameRequests(a: ChangeRequests, b: ChangeRequests): boolean {
   return text(a) === text(b);
 }
 
-/** A field a manifest declares that the dialect cannot send. */
-export interface UnsendableField {
-  readonly env: DesiredEnvironment;
-  readonly spec: FieldSpec;
-}
-
 /** The declared fields of `desired` that `dialect` has no way to send (tags in `contract`). */
 export function unsendableFields(
   desired: readonly DesiredEnvironment[],
   dialect: ApiDialect,
-): UnsendableField[] {
+): { readonly env: DesiredEnvironment; readonly spec: FieldSpec }[] {
   const refused = FIELD_LIST.filter((spec) => sendRoute(spec, dialect) === undefined);
-  if (refused.length === 0) return [];
-  const found: UnsendableField[] = [];
-  for (const env of desired) {
-    for (const spec of refused) if (env[spec.name] !== undefined) found.push({ env, spec });
-  }
-  return found;
+  return desired.flatMap((env) =>
+    refused.filter((spec) => env[spec.name] !== undefined).map((spec) => ({ env, spec })),
+  );
 }
 
 /** The message for a field the dialect cannot send (the problem's path names the key). */
@@ -145,13 +120,10 @@ export function unsendableMessage(spec: FieldSpec, dialect: ResolvedDialect): st
 }
 
 /**
- * How a plan shows the requests a change sends through operations of their own (requests.ts):
- * one line per policy attached or detached and per tag set, changed or removed, in place of the
- * field's `from -> to` line. Every output format renders these lines its own way and escapes
- * them its own way; this module only decides what they say. Pure.
+ * One line of a plan for a request sent through an operation of its own: a policy attached (`+`)
+ * or detached (`-`), a tag set (`+`), changed (`~`) or removed (`-`). It stands in place of the
+ * field's `from -> to` line; every output format renders and escapes it its own way.
  */
-
-/** One line: what is added (`+`), changed (`~`) or taken away (`-`). */
 export interface RequestLine {
   readonly sign: '+' | '~' | '-';
   readonly what: 'policy' | 'tag';
@@ -163,51 +135,47 @@ export interface RequestLine {
 }
 
 /** A name, key or value as a plan shows it: bare, or as a JSON string when it could mislead. */
-function token(text: string, separators: RegExp): string {
+function token(text: string, separators = /(?!)/): string {
   return text !== '' && !/[\s"'\\\p{C}\p{Z}]/u.test(text) && !separators.test(text)
     ? text
     : JSON.stringify(text);
 }
 const key = (text: string) => token(text, /[=:]/);
-const value = (text: string) => token(text, /(?!)/);
 
-/**
- * The lines of a change's requests beside the PUT, and the fields they stand for (whose
- * `from -> to` line they replace).
- */
+/** A change's field differences but those its requests beside the PUT cover, and their lines. */
 export function requestLines(change: Pick<ChangeReport, 'fields' | 'policies' | 'tags'>): {
+  readonly fields: readonly [string, FieldDiff][];
   readonly lines: readonly RequestLine[];
   readonly covered: ReadonlySet<string>;
 } {
   const lines: RequestLine[] = [];
   const covered = new Set<string>();
-  if (change.policies !== undefined) {
-    covered.add(FIELDS.policies.name);
-    for (const name of change.policies.attach)
-      lines.push({ sign: '+', what: 'policy', subject: value(name) });
-    for (const name of change.policies.detach)
-      lines.push({ sign: '-', what: 'policy', subject: value(name) });
+  const { policies, tags } = change;
+  if (policies !== undefined) {
+    covered.add('policies');
+    for (const name of policies.attach)
+      lines.push({ sign: '+', what: 'policy', subject: token(name) });
+    for (const name of policies.detach)
+      lines.push({ sign: '-', what: 'policy', subject: token(name) });
   }
-  if (change.tags !== undefined) {
-    covered.add(FIELDS.tags.name);
-    const diff: FieldDiff | undefined = change.fields.tags;
-    const before = (diff?.notShown === true ? null : (diff?.from ?? null)) as StringMap | null;
-    for (const [k, v] of Object.entries(change.tags.set)) {
+  if (tags !== undefined) {
+    covered.add('tags');
+    const diff = change.fields.tags;
+    const before = ((diff?.notShown === true ? null : diff?.from) ?? {}) as StringMap;
+    for (const [k, v] of Object.entries(tags.set)) {
+      const old = Object.hasOwn(before, k) ? before[k] : undefined;
       lines.push(
-        before !== null && Object.hasOwn(before, k)
-          ? {
-              sign: '~',
-              what: 'tag',
-              subject: key(k),
-              from: value(before[k] as string),
-              to: value(v),
-            }
-          : { sign: '+', what: 'tag', subject: `${key(k)}=${value(v)}` },
+        old === undefined
+          ? { sign: '+', what: 'tag', subject: `${key(k)}=${token(v)}` }
+          : { sign: '~', what: 'tag', subject: key(k), from: token(old), to: token(v) },
       );
     }
-    for (const k of change.tags.remove) lines.push({ sign: '-', what: 'tag', subject: key(k) });
+    for (const k of tags.remove) lines.push({ sign: '-', what: 'tag', subject: key(k) });
   }
-  return { lines, covered };
+  const fields = Object.entries(change.fields).filter(
+    (entry): entry is [string, FieldDiff] => entry[1] !== undefined && !covered.has(entry[0]),
+  );
+  return { fields, lines, covered };
 }
 
 /** A line as plain text (before any escaping of the output format). */

@@ -1,3 +1,4 @@
+/** What `envsync validate` found, as plain data, and how each output format prints it. */
 import { escapeText, markdownCode } from './escape.ts';
 import type { ProblemReport } from './report.ts';
 
@@ -10,18 +11,11 @@ export interface ValidatedOrg {
   readonly errors: readonly ProblemReport[];
 }
 
-/** A YAML file that is not a manifest (neither org nor environments), skipped, and why. */
-export interface SkippedReport {
-  readonly file: string;
-  readonly reason: string;
-}
-
-/** What `envsync validate` found, as plain data for every output format. */
 export interface ValidationReport {
   /** The manifest files read (not those skipped). */
   readonly files: number;
-  /** The YAML files that are not manifests, skipped (an error instead with --strict). */
-  readonly skipped: readonly SkippedReport[];
+  /** The YAML files that are not manifests, skipped, and why (an error instead with --strict). */
+  readonly skipped: readonly { readonly file: string; readonly reason: string }[];
   /** The selected orgs (all of them without --org), sorted by org. */
   readonly orgs: readonly ValidatedOrg[];
   /** Problems that belong to no org (unreadable files, documents without an org). */
@@ -37,12 +31,9 @@ export function validationProblems(report: ValidationReport): ProblemReport[] {
  * Formats a problem the way compilers do: `file:line:column path: message`, on one line (the
  * untrusted parts, a key or a name quoted in the message, escaped).
  */
-export function formatProblem(problem: ProblemReport): string {
-  const where = `${escapeText(problem.file)}:${problem.line}:${problem.column}`;
-  const message = escapeText(problem.message);
-  return problem.path === ''
-    ? `${where} ${message}`
-    : `${where} ${escapeText(problem.path)}: ${message}`;
+export function formatProblem({ file, line, column, path, message }: ProblemReport): string {
+  const where = path === '' ? '' : `${escapeText(path)}: `;
+  return `${escapeText(file)}:${line}:${column} ${where}${escapeText(message)}`;
 }
 
 function counts(report: ValidationReport) {
@@ -64,7 +55,7 @@ export function noManifestReason(skipped: number): string {
  * The one-line verdict of a validation. It says when no manifest was found at all, and how many
  * files were skipped as other YAML: a folder of those alone is valid, but not what was meant.
  */
-export function validationVerdict(report: ValidationReport): string {
+function validationVerdict(report: ValidationReport): string {
   const { problems, environments, invalidOrgs } = counts(report);
   const skipped = report.skipped.length;
   if (problems.length === 0 && report.files === 0) {

@@ -1,32 +1,11 @@
 /**
- * Sync windows: when envsync may send changes. A window is written as one line,
- *
- *   KIND DAYS START DURATION [TIME-ZONE]      e.g.  allow mon-fri 09:00 8h Europe/Berlin
- *
- * - KIND: `allow` (changes are sent only inside some allow window) or `deny` (never inside one);
- * - DAYS: `*` for every day, or days and ranges of `mon tue wed thu fri sat sun`, comma-separated
- *   (`mon-fri`, `sat,sun`, `mon,wed-fri`): the days a window starts on;
- * - START: the local time it starts, `HH:MM` (24 hours);
- * - DURATION: how long it lasts, `8h`, `30m`, `1h30m`, `2d` (up to 7 days; it may run past
- *   midnight and into the next days);
- * - TIME-ZONE: an IANA zone (`Europe/Berlin`, `America/New_York`), UTC when left out. Daylight
- *   saving time is the zone's: `09:00` is nine o'clock on the wall clock, summer and winter.
- *
- * The rule across daylight saving changes (docs/daemon.md): a window opens at the first instant
- * the zone's clock reads its start time (or later) on a start day, and lasts its duration of
- * elapsed time. On the night clocks go back, a start in the repeated hour is its first pass; on
- * the night they go forward, a start the clock skips opens the window as the clock jumps, at the
- * first instant after the gap.
- *
- * Changes may be sent at an instant when no deny window covers it and, if there is any allow
- * window, one covers it. Pure: the time comes in as epoch milliseconds; the zones' rules come
- * from the JavaScript engine's Intl data.
+ * Sync windows (docs/daemon.md, "Sync windows"): a window opens at the first instant the zone's
+ * clock reads its start time (or later) on a start day, and lasts its duration of elapsed time.
+ * Pure: the time comes in as epoch milliseconds, the zones' rules from the engine's Intl data.
  */
 
-export type WindowKind = 'allow' | 'deny';
-
 export interface SyncWindow {
-  readonly kind: WindowKind;
+  readonly kind: 'allow' | 'deny';
   /** The days it starts on, 0 = Sunday ... 6 = Saturday (as Date#getUTCDay counts). */
   readonly days: readonly number[];
   /** Minutes after local midnight it starts. */
@@ -43,23 +22,12 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 const MAX_DURATION = 7 * DAY;
 
-/** How a window is written, for messages. */
-export const WINDOW_FORM =
-  'KIND DAYS START DURATION [TIME-ZONE], e.g. "allow mon-fri 09:00 8h Europe/Berlin" or "deny fri 16:00 64h"';
-
-function dayIndex(name: string): number | undefined {
-  const index = (DAY_NAMES as readonly string[]).indexOf(name);
-  return index < 0 ? undefined : index;
-}
-
 function parseDays(text: string): number[] | string {
   if (text === '*') return [0, 1, 2, 3, 4, 5, 6];
   const days = new Set<number>();
   for (const part of text.split(',')) {
-    const [from, to, extra] = part.split('-');
-    const a = dayIndex(from ?? '');
-    const b = to === undefined ? a : dayIndex(to);
-    if (a === undefined || b === undefined || extra !== undefined) {
+    const [a = -1, b = a, extra] = part.split('-').map((name) => DAY_NAMES.indexOf(name as 'sun'));
+    if (a < 0 || b < 0 || extra !== undefined) {
       return `"${part}" is not a day or a range of days (mon, tue, wed, thu, fri, sat, sun; mon-fri; or * for every day)`;
     }
     // A range may wrap around the week: fri-mon is fri, sat, sun, mon.
@@ -72,12 +40,10 @@ function parseDays(text: string): number[] | string {
 }
 
 function parseDuration(text: string): number | string {
-  const match = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$/.exec(text);
-  const ms =
-    match === null || text === ''
-      ? Number.NaN
-      : Number(match[1] ?? 0) * DAY + Number(match[2] ?? 0) * HOUR + Number(match[3] ?? 0) * MINUTE;
-  if (Number.isNaN(ms)) return `"${text}" is not a duration (8h, 30m, 1h30m, 2d)`;
+  const match = /^(?=\d)(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$/.exec(text);
+  if (match === null) return `"${text}" is not a duration (8h, 30m, 1h30m, 2d)`;
+  const [, d = 0, h = 0, m = 0] = match.map((group) => Number(group ?? 0));
+  const ms = d * DAY + h * HOUR + m * MINUTE;
   if (ms <= 0 || ms > MAX_DURATION) return `"${text}" must be more than 0 and at most 7d`;
   return ms;
 }
@@ -97,37 +63,22 @@ export function parseWindow(line: string): SyncWindow | { readonly error: string
   const text = line.trim().replace(/\s+/g, ' ');
   const parts = text.split(' ');
   if (parts.length < 4 || parts.length > 5) {
-    return { error: `"${text}" is not a window: write ${WINDOW_FORM}` };
-  }
-  const [kind, daysText, start, durationText, zone = 'UTC'] = parts as [
-    string,
-    string,
-    string,
-    string,
-    string?,
-  ];
-  if (kind !== 'allow' && kind !== 'deny') {
-    return { error: `"${kind}" is not allow or deny, in window "${text}"` };
-  }
-  const days = parseDays(daysText.toLowerCase());
-  if (typeof days === 'string') return { error: `${days}, in window "${text}"` };
-  const time = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(start);
-  if (time === null) return { error: `"${start}" is not a time HH:MM, in window "${text}"` };
-  const durationMs = parseDuration(durationText);
-  if (typeof durationMs === 'string') return { error: `${durationMs}, in window "${text}"` };
-  if (!knownZone(zone)) {
     return {
-      error: `"${zone}" is not an IANA time zone (Europe/Berlin, UTC), in window "${text}"`,
+      error: `"${text}" is not a window: write KIND DAYS START DURATION [TIME-ZONE], e.g. "allow mon-fri 09:00 8h Europe/Berlin" or "deny fri 16:00 64h"`,
     };
   }
-  return {
-    kind,
-    days,
-    startMinutes: Number(time[1]) * 60 + Number(time[2]),
-    durationMs,
-    timeZone: zone,
-    text,
-  };
+  const [kind = '', daysText = '', start = '', durationText = '', zone = 'UTC'] = parts;
+  const refused = (what: string) => ({ error: `${what}, in window "${text}"` });
+  if (kind !== 'allow' && kind !== 'deny') return refused(`"${kind}" is not allow or deny`);
+  const days = parseDays(daysText.toLowerCase());
+  if (typeof days === 'string') return refused(days);
+  const time = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(start);
+  if (time === null) return refused(`"${start}" is not a time HH:MM`);
+  const durationMs = parseDuration(durationText);
+  if (typeof durationMs === 'string') return refused(durationMs);
+  if (!knownZone(zone)) return refused(`"${zone}" is not an IANA time zone (Europe/Berlin, UTC)`);
+  const startMinutes = Number(time[1]) * 60 + Number(time[2]);
+  return { kind, days, startMinutes, durationMs, timeZone: zone, text };
 }
 
 const formats = new Map<string, Intl.DateTimeFormat>();
@@ -150,19 +101,8 @@ function wallClock(ms: number, zone: string): number {
   }
   const part: Record<string, number> = {};
   for (const { type, value } of format.formatToParts(ms)) part[type] = Number(value);
-  return Date.UTC(
-    part['year'] ?? 1970,
-    (part['month'] ?? 1) - 1,
-    part['day'] ?? 1,
-    part['hour'] ?? 0,
-    part['minute'] ?? 0,
-    part['second'] ?? 0,
-  );
-}
-
-/** The zone's offset from UTC at the instant `ms`, in ms. */
-function offsetAt(ms: number, zone: string): number {
-  return wallClock(ms, zone) - ms;
+  const { year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0 } = part;
+  return Date.UTC(year, month - 1, day, hour, minute, second);
 }
 
 /**
@@ -172,8 +112,9 @@ function offsetAt(ms: number, zone: string): number {
  * daylight saving change near `wall`.
  */
 function firstInstantAt(wall: number, zone: string): number {
-  const a = wall - offsetAt(wall - DAY, zone);
-  const b = wall - offsetAt(wall + DAY, zone);
+  // The zone's offsets a day before and after.
+  const a = wall - (wallClock(wall - DAY, zone) - (wall - DAY));
+  const b = wall - (wallClock(wall + DAY, zone) - (wall + DAY));
   const [early, late] = a < b ? [a, b] : [b, a];
   if (wallClock(early, zone) === wall) return early;
   if (wallClock(late, zone) === wall) return late;
@@ -218,16 +159,12 @@ export function isOpen(windows: readonly SyncWindow[], at: number): boolean {
 const HORIZON = 8 * DAY;
 
 /** The first boundary after `at` (within HORIZON) at which `isOpen` says `open`. */
-function nextBoundary(
-  windows: readonly SyncWindow[],
-  at: number,
-  open: boolean,
-): number | undefined {
-  const boundaries = windows
-    .flatMap((w) => occurrences(w, at, at + HORIZON).flat())
+function nextBoundary(windows: readonly SyncWindow[], at: number, open: boolean) {
+  const boundaries = windows.flatMap((w) => occurrences(w, at, at + HORIZON).flat());
+  return boundaries
     .filter((t) => t > at)
-    .sort((a, b) => a - b);
-  return boundaries.find((t) => isOpen(windows, t) === open);
+    .sort((a, b) => a - b)
+    .find((t) => isOpen(windows, t) === open);
 }
 
 /** Whether changes may be sent now, and when that changes (undefined: not within 8 days). */
@@ -249,7 +186,7 @@ export function windowState(windows: readonly SyncWindow[], now: number): Window
 }
 
 /** "waiting for a sync window (opens at ...)" in words, the time in ISO 8601 UTC. */
-export function waitingWords(state: WindowState): string {
+export function waitingWords(state: WindowState | WindowReport): string {
   return state.opensAt === undefined
     ? 'waiting for a sync window (none opens within 8 days)'
     : `waiting for a sync window (opens at ${new Date(state.opensAt).toISOString()})`;
@@ -288,5 +225,5 @@ export function windowLine(report: { readonly window?: WindowReport }): string |
   if (window === undefined) return undefined;
   if (window.ignored === true) return 'Outside the sync windows: sent anyway (--ignore-windows).';
   if (window.open) return undefined;
-  return `Outside the sync windows: nothing was sent; ${waitingWords(stateOf(window))}.`;
+  return `Outside the sync windows: nothing was sent; ${waitingWords(window)}.`;
 }

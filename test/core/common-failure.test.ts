@@ -46,54 +46,45 @@ describe('failureCause', () => {
 });
 
 describe('commonFailure: every org failed for one cause, said once', () => {
+  const API_URL = 'Is --api-url right?';
+  const TOKEN = 'Is the token for this API?';
   it.each([
     [
-      'refused on every org',
-      [failed('acme', REFUSED), failed('beta', REFUSED), failed('gamma', REFUSED)],
-      'all 3 orgs failed the same way: the API at 127.0.0.1:9 refused the connection (ECONNREFUSED)',
-      'Is --api-url right? Nothing accepts connections at that address: a wrong host or port, or the service is down.',
-    ],
-    [
-      'a host name that does not resolve',
       [failed('acme', NOT_FOUND), failed('beta', NOT_FOUND)],
       "all 2 orgs failed the same way: the API's host name api.x.invalid does not resolve (ENOTFOUND)",
-      'Is --api-url right? Check the host name, and that DNS resolves it where envsync runs.',
+      `${API_URL} Check the host name, and that DNS resolves it where envsync runs.`,
     ],
     [
-      'a resolver that gave no answer',
       [failed('acme', NO_ANSWER)],
       "org acme failed: the API's host name api.x.invalid could not be resolved (EAI_AGAIN)",
-      'Is --api-url right? Check the host name, and that DNS resolves it where envsync runs.',
+      `${API_URL} Check the host name, and that DNS resolves it where envsync runs.`,
     ],
     [
-      'a certificate that cannot be verified',
       [failed('acme', TLS), failed('beta', TLS)],
       'all 2 orgs failed the same way: the TLS certificate of the API at 127.0.0.1:8443 cannot be verified (UNABLE_TO_VERIFY_LEAF_SIGNATURE)',
-      'Is --api-url right? For a service behind a private CA, add the CA with --ca-file (verification cannot be turned off).',
+      `${API_URL} For a service behind a private CA, add the CA with --ca-file (verification cannot be turned off).`,
     ],
     [
-      'the token refused (401), one org',
       [failed('acme', UNAUTHORIZED)],
       'org acme failed: the token was refused (401)',
-      'Is the token for this API? Check ENVSYNC_TOKEN, --token-file or --token-dir, and --api-url.',
+      `${TOKEN} Check ENVSYNC_TOKEN, --token-file or --token-dir, and --api-url.`,
     ],
     [
-      'the token refused (403) on every org',
       [failed('acme', FORBIDDEN), failed('beta', FORBIDDEN)],
       'all 2 orgs failed the same way: the token was refused (403)',
-      'Is the token for this API? It is allowed none of these orgs.',
+      `${TOKEN} It is allowed none of these orgs.`,
     ],
     [
-      'invalid orgs sent nothing: they do not count',
+      // Invalid orgs sent nothing: they do not count.
       [
         failed('acme', REFUSED),
         { org: 'bad', status: 'invalid' },
         failed('beta', REFUSED),
       ] as OrgOutcome[],
       'all 2 orgs with valid manifests failed the same way: the API at 127.0.0.1:9 refused the connection (ECONNREFUSED)',
-      'Is --api-url right? Nothing accepts connections at that address: a wrong host or port, or the service is down.',
+      `${API_URL} Nothing accepts connections at that address: a wrong host or port, or the service is down.`,
     ],
-  ] as const)('%s', (_title, orgs, message, hint) => {
+  ] as const)('%j: %s', (orgs, message, hint) => {
     const failure = commonFailure(orgs);
     expect(failure?.message).toBe(message);
     expect(failure?.hint).toBe(hint);

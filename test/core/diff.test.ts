@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createdFields,
-  diffEnvironment,
-  fingerprint,
-  keptValues,
-  sentEnvironment,
-} from '../../src/core/plan.ts';
+import { diffEnvironment, fingerprint, keptValues, sentEnvironment } from '../../src/core/plan.ts';
 import { desired, observedFull, observedSpec } from '../helpers/builders.ts';
 
 describe('diffEnvironment', () => {
   const record = { include_scaling: false, policies: [] };
+  const declared = { name: 'a', type: 'K8S', description: 'new' };
   it.each([
     ['everything known and equal', desired('a'), observedFull('a'), undefined, undefined],
     ['known from the state file', desired('a'), observedSpec('a'), record, undefined],
@@ -43,14 +38,14 @@ describe('diffEnvironment', () => {
     ],
     [
       'fields a manifest leaves out: never compared, whatever the service holds',
-      { name: 'a', type: 'K8S', description: 'a environment' },
+      { ...declared, description: 'a environment' },
       observedFull('a', { include_scaling: true, policies: ['pci'] }),
       undefined,
       undefined,
     ],
     [
       'fields a manifest leaves out, not shown and never recorded: nothing unknown',
-      { name: 'a', type: 'K8S', description: 'new' },
+      declared,
       observedSpec('a'),
       undefined,
       { fields: { description: { from: 'a environment', to: 'new' } }, unknownFields: [] },
@@ -59,43 +54,37 @@ describe('diffEnvironment', () => {
       'the listing wins over the record',
       desired('a', { include_scaling: true }),
       observedFull('a', { include_scaling: true }),
-      { include_scaling: false, policies: [] },
+      record,
       undefined,
+    ],
+    [
+      'not listed: a create sends the declared fields from null, sets normalized',
+      { ...declared, policies: ['b', 'a'] },
+      undefined,
+      record,
+      {
+        fields: {
+          type: { from: null, to: 'K8S' },
+          description: { from: null, to: 'new' },
+          policies: { from: null, to: ['a', 'b'] },
+        },
+        unknownFields: [],
+      },
     ],
   ])('%s', (_title, want, have, applied, expected) => {
     expect(diffEnvironment(want, have, applied)).toEqual(expected);
   });
-
-  it('a create sends only the declared fields', () => {
-    expect(createdFields({ name: 'a', type: 'S3', description: '' })).toEqual({
-      type: { from: null, to: 'S3' },
-      description: { from: null, to: '' },
-    });
-  });
-
-  it('creates every field from null, sets normalized', () => {
-    expect(createdFields(desired('a', { policies: ['b', 'a'] }))).toEqual({
-      type: { from: null, to: 'K8S' },
-      description: { from: null, to: 'a environment' },
-      include_scaling: { from: null, to: false },
-      policies: { from: null, to: ['a', 'b'] },
-    });
-  });
 });
 
-describe('fingerprints', () => {
-  // State files hold these strings (not_converged): their form must not change.
-  it('keep the form state files hold', () => {
-    expect(fingerprint(desired('a', { policies: ['b', 'a'] }))).toBe(
-      '["K8S","a environment",false,["a","b"]]',
-    );
-    expect(fingerprint(observedSpec('a'))).toBe('["K8S","a environment",null,null]');
-    expect(fingerprint(observedFull('a', { include_scaling: true }))).toBe(
-      '["K8S","a environment",true,[]]',
-    );
-    // Fields a manifest leaves out keep their place, as null.
-    expect(fingerprint({ type: 'K8S', description: '' })).toBe('["K8S","",null,null]');
-  });
+// State files hold these strings (not_converged): their form must not change.
+it('fingerprints keep the form state files hold; left-out fields keep their place as null', () => {
+  expect(fingerprint(desired('a', { policies: ['b', 'a'] }))).toBe(
+    '["K8S","a environment",false,["a","b"]]',
+  );
+  expect(fingerprint(observedSpec('a'))).toBe('["K8S","a environment",null,null]');
+  expect(fingerprint({ type: 'K8S', description: '', require_provenance: true })).toBe(
+    '["K8S","",null,null,["require_provenance",true]]',
+  );
 });
 
 describe('what a PUT carries for the fields a manifest leaves out', () => {
@@ -103,59 +92,50 @@ describe('what a PUT carries for the fields a manifest leaves out', () => {
   it.each([
     [
       'the listing shows them: their values, unchanged',
+      declared,
       observedFull('a', { include_scaling: true, policies: ['pci'] }),
       { include_scaling: true, policies: ['pci'] },
     ],
-    ['the listing does not show them: nothing', observedSpec('a'), {}],
+    ['the listing does not show them: nothing', declared, observedSpec('a'), {}],
     [
       'a declared field is never replaced',
+      { ...declared, include_scaling: true },
       observedFull('a', { description: 'old' }),
+      { policies: [] },
+    ],
+    [
+      'a field the type may not hold, though the listing shows it: never',
+      declared,
+      observedFull('a', { included_environments: [] }),
       { include_scaling: false, policies: [] },
     ],
-  ])('%s', (_title, listed, kept) => {
-    expect(keptValues(declared, listed)).toEqual(kept);
+    [
+      'a field the type may hold: kept',
+      { ...declared, type: 'logical' },
+      observedFull('a', { type: 'logical', included_environments: ['b'] }),
+      { include_scaling: false, policies: [], included_environments: ['b'] },
+    ],
+  ])('%s', (_title, want, listed, kept) => {
+    expect(keptValues(want, listed)).toEqual(kept);
   });
 
-  it('never carries a field the type may not hold, though the listing shows it', () => {
-    expect(keptValues(declared, observedFull('a', { included_environments: [] }))).toEqual({
-      include_scaling: false,
-      policies: [],
+  it('the PUT sends the declared values and the kept ones, only those its dialect sends by it', () => {
+    const want = { ...declared, include_scaling: false };
+    const listed = observedFull('a', {
+      include_scaling: true,
+      policies: ['pci'],
+      tags: { a: 'b' },
     });
-    expect(
-      keptValues(
-        { ...declared, type: 'logical' },
-        observedFull('a', { type: 'logical', included_environments: ['b'] }),
-      ),
-    ).toEqual({ include_scaling: false, policies: [], included_environments: ['b'] });
-  });
-
-  it('the PUT sends the declared values, and the kept ones for the rest', () => {
-    const kept = keptValues(
-      { ...declared, include_scaling: false },
-      observedFull('a', { include_scaling: true, policies: ['pci'] }),
-    );
-    expect(
-      sentEnvironment({ desired: { ...declared, include_scaling: false }, kept }, 'contract'),
-    ).toEqual({
-      ...declared,
-      include_scaling: false,
+    const kept = keptValues(want, listed);
+    expect(sentEnvironment({ desired: want, kept }, 'contract')).toEqual({
+      ...want,
       policies: ['pci'],
     });
-  });
-
-  it('in the kosli dialect the PUT never carries policies or tags, declared or kept', () => {
-    const want = { ...declared, policies: ['sox'], tags: { team: 'web' } };
-    const kept = keptValues(
-      { ...declared, include_scaling: false },
-      observedFull('a', { include_scaling: true, policies: ['pci'], tags: { a: 'b' } }),
-    );
-    expect(kept).toEqual({ policies: ['pci'], tags: { a: 'b' } });
-    expect(sentEnvironment({ desired: want, kept: {} }, 'kosli')).toEqual(declared);
-    expect(
-      sentEnvironment({ desired: { ...declared, include_scaling: false }, kept }, 'kosli'),
-    ).toEqual({ ...declared, include_scaling: false });
-    // The contract sends policies by the PUT; tags never go in a PUT body.
-    expect(sentEnvironment({ desired: want, kept: {} }, 'contract')).toEqual({
+    // In the kosli dialect policies and tags go by their own operations, declared or kept.
+    expect(sentEnvironment({ desired: want, kept }, 'kosli')).toEqual(want);
+    const tagged = { ...declared, policies: ['sox'], tags: { team: 'web' } };
+    expect(sentEnvironment({ desired: tagged, kept: {} }, 'kosli')).toEqual(declared);
+    expect(sentEnvironment({ desired: tagged, kept: {} }, 'contract')).toEqual({
       ...declared,
       policies: ['sox'],
     });

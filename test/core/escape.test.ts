@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   escapeCommandData,
   escapeCommandProperty,
-  escapeControls,
+  escapeText,
   escapeHtml,
   escapeJson,
   escapeMarkdown,
@@ -12,10 +12,10 @@ import {
 
 describe('escaping untrusted text', () => {
   it('shows control, C1, bidirectional and separator characters visibly', () => {
-    expect(escapeControls('a\nb\r\tc\u001b[31m\u0007\u007f\u009b\u202e\u2028\u2060\ufeffz')).toBe(
+    expect(escapeText('a\nb\r\tc\u001b[31m\u0007\u007f\u009b\u202e\u2028\u2060\ufeffz')).toBe(
       'a\\nb\\r\\tc\\u001b[31m\\u0007\\u007f\\u009b\\u202e\\u2028\\u2060\\ufeffz',
     );
-    expect(escapeControls('plain ü 日本')).toBe('plain ü 日本');
+    expect(escapeText('plain ü 日本')).toBe('plain ü 日本');
   });
 
   it('keeps any line of an output from being a workflow command', () => {

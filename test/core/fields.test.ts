@@ -16,69 +16,43 @@ import { readListing } from '../../src/api/listing.ts';
 import { manifestSchema } from '../../src/manifests/schema.ts';
 
 describe('the field registry', () => {
-  it('names each field once, by its key, with distinct manifest keys and wire names', () => {
+  it('names each field once, with distinct manifest keys and wire names, never `name`', () => {
     for (const [key, spec] of Object.entries(FIELDS)) expect(spec.name).toBe(key);
-    const manifestKeys = FIELD_LIST.map((spec) => spec.manifestKey);
-    const wireNames = FIELD_LIST.map((spec) => spec.wireName);
-    expect(new Set(manifestKeys).size).toBe(FIELD_LIST.length);
-    expect(new Set(wireNames).size).toBe(FIELD_LIST.length);
-    expect(manifestKeys).not.toContain('name');
-    expect(wireNames).not.toContain('name');
+    for (const keys of [FIELD_LIST.map((f) => f.manifestKey), FIELD_LIST.map((f) => f.wireName)]) {
+      expect(new Set(keys).size).toBe(FIELD_LIST.length);
+      expect(keys).not.toContain('name');
+    }
   });
 
-  it('gives every enum its values, and has every listing carry what a manifest must give', () => {
+  it('gives every enum its values; what a manifest must give, every listing carries', () => {
     const enums = FIELD_LIST.filter((spec) => spec.kind === 'enum');
     expect(enums.every((spec) => (spec.values?.length ?? 0) > 0)).toBe(true);
-    // A field a manifest must give is one every listing carries: nothing to record for it.
     const required = FIELD_LIST.filter((spec) => spec.managed === 'always');
     expect(required.map((spec) => spec.listing.absent)).not.toContain('omitted');
-  });
-
-  it('records exactly the fields a listing may leave out', () => {
-    expect(RECORDED_FIELDS.map((spec) => spec.name)).toEqual(
-      FIELD_LIST.filter((spec) => spec.listing.absent === 'omitted').map((spec) => spec.name),
+    expect(RECORDED_FIELDS.map((spec) => spec.name).join(' ')).toBe(
+      'include_scaling policies require_provenance included_environments tags',
     );
-    expect(RECORDED_FIELDS.map((spec) => spec.name)).toEqual([
-      'include_scaling',
-      'policies',
-      'require_provenance',
-      'included_environments',
-      'tags',
-    ]);
   });
 
   it('says how each field is sent per dialect: by the PUT unless it names an operation', () => {
     const routes = (dialect: 'contract' | 'kosli') =>
-      Object.fromEntries(FIELD_LIST.map((spec) => [spec.name, sendRoute(spec, dialect) ?? null]));
-    expect(routes('contract')).toEqual({
-      type: 'put',
-      description: 'put',
-      include_scaling: 'put',
-      policies: 'put',
-      require_provenance: 'put',
-      included_environments: 'put',
-      tags: null,
-    });
-    expect(routes('kosli')).toEqual({
-      type: 'put',
-      description: 'put',
-      include_scaling: 'put',
-      policies: 'policies-endpoint',
-      require_provenance: 'put',
-      included_environments: 'put',
-      tags: 'tags-endpoint',
-    });
+      FIELD_LIST.map((spec) => `${spec.name}:${sendRoute(spec, dialect) ?? 'none'}`).join(' ');
+    expect(routes('contract')).toBe(
+      'type:put description:put include_scaling:put policies:put require_provenance:put included_environments:put tags:none',
+    );
+    expect(routes('kosli')).toBe(
+      'type:put description:put include_scaling:put policies:policies-endpoint require_provenance:put included_environments:put tags:tags-endpoint',
+    );
   });
 
   it('builds every environment object with the name and every field of the registry, in order', () => {
-    const env = environmentOf('prod', undefined, () => undefined);
-    expect(Object.keys(env)).toEqual(['name', ...FIELD_LIST.map((spec) => spec.name)]);
     const seen: string[] = [];
-    environmentOf('prod', 'source', (source, spec) => {
+    const env = environmentOf('prod', 'source', (source, spec) => {
       expect(source).toBe('source');
       seen.push(spec.name);
       return undefined;
     });
+    expect(Object.keys(env)).toEqual(['name', ...seen]);
     expect(seen).toEqual(FIELD_LIST.map((spec) => spec.name));
   });
 });
@@ -87,10 +61,7 @@ describe('values by kind', () => {
   it.each([
     ['type', 'K8S', true],
     ['type', 'k8s', false],
-    ['type', 'ECS', true],
-    ['type', 'docker', true],
     ['type', 'Docker', false],
-    ['type', 'mainframe', false],
     ['included_environments', ['a', 'b.1'], true],
     ['included_environments', ['b~1'], false],
     ['included_environments', ['a', 'a'], false],
@@ -103,23 +74,15 @@ describe('values by kind', () => {
     ['include_scaling', false, true],
     ['include_scaling', 'yes', false],
     ['policies', [], true],
-    ['policies', ['a', 'b'], true],
     ['policies', ['a', 'a'], false],
     ['policies', ['a', 1], false],
     ['policies', 'a', false],
     ['tags', {}, true],
     ['tags', { team: 'platform', env: '' }, true],
     ['tags', { team: 1 }, false],
-    ['tags', { team: true }, false],
-    ['tags', { team: null }, false],
-    ['tags', { team: ['a'] }, false],
-    ['tags', { team: { a: 'b' } }, false],
-    ['tags', { '': 'x' }, false],
     ['tags', { ['k'.repeat(256)]: 'v'.repeat(256) }, true],
     ['tags', { ['k'.repeat(257)]: 'v' }, false],
-    ['tags', { k: 'v'.repeat(257) }, false],
     ['tags', ['a'], false],
-    ['tags', 'team=web', false],
     ['tags', null, false],
   ] as const)('a manifest %s of %j is accepted: %s', (field, value, expected) => {
     const env: Record<string, unknown> = {
@@ -156,32 +119,40 @@ describe('values by kind', () => {
   });
 
   it('reads empty values by kind', () => {
-    expect(emptyValue(FIELDS.description)).toBe('');
-    expect(emptyValue(FIELDS.include_scaling)).toBe(false);
-    expect(emptyValue(FIELDS.policies)).toEqual([]);
-    expect(emptyValue(FIELDS.tags)).toEqual({});
+    expect(
+      [FIELDS.description, FIELDS.include_scaling, FIELDS.policies, FIELDS.tags].map(emptyValue),
+    ).toEqual(['', false, [], {}]);
   });
 
-  it('compares maps by key, and normalizes them with sorted keys', () => {
-    expect(sameValue(FIELDS.tags, { a: '1', b: '2' }, { b: '2', a: '1' })).toBe(true);
-    expect(sameValue(FIELDS.tags, { a: '1' }, { a: '1', b: '2' })).toBe(false);
-    expect(sameValue(FIELDS.tags, { a: '1', b: '2' }, { a: '1' })).toBe(false);
-    expect(sameValue(FIELDS.tags, { a: '1' }, { a: '2' })).toBe(false);
-    expect(sameValue(FIELDS.tags, { a: '' }, { b: '' })).toBe(false);
-    expect(Object.keys(normalizeValue(FIELDS.tags, { z: '1', a: '2', B: '3' }))).toEqual([
-      'B',
-      'a',
-      'z',
-    ]);
+  it.each([
+    [FIELDS.tags, { a: '1', b: '2' }, { b: '2', a: '1' }, true],
+    [FIELDS.tags, { a: '1' }, { a: '1', b: '2' }, false],
+    [FIELDS.tags, { a: '1', b: '2' }, { a: '1' }, false],
+    [FIELDS.tags, { a: '1' }, { a: '2' }, false],
+    [FIELDS.tags, { a: '' }, { b: '' }, false],
+    [FIELDS.policies, ['b', 'a'], ['a', 'b'], true],
+    [FIELDS.policies, ['a', 'a'], ['a'], true],
+    [FIELDS.policies, ['a'], ['a', 'b'], false],
+    [FIELDS.description, 'a', 'a', true],
+    [FIELDS.include_scaling, true, false, false],
+  ] as const)('a %s of %j and one of %j mean the same: %s', (spec, a, b, same) => {
+    expect(sameValue(spec, a, b)).toBe(same);
+  });
+
+  it('normalizes sets sorted by code unit without duplicates, and maps with sorted keys', () => {
+    expect(normalizeSet(['b', 'a', 'b', 'B'])).toEqual(['B', 'a', 'b']);
+    expect(normalizeValue(FIELDS.policies, ['z', 'a'])).toEqual(['a', 'z']);
+    expect(normalizeValue(FIELDS.description, 'z a')).toBe('z a');
+    const map = normalizeValue(FIELDS.tags, { z: '1', a: '2', B: '3' });
+    expect(Object.keys(map)).toEqual(['B', 'a', 'z']);
     // A key named like an Object property stays an ordinary key.
     const odd = JSON.parse('{"__proto__": "x", "a": "y"}') as Record<string, string>;
-    expect(Object.keys(normalizeValue(FIELDS.tags, odd))).toEqual(['__proto__', 'a']);
     expect(showValue(normalizeValue(FIELDS.tags, odd))).toBe('{"__proto__":"x","a":"y"}');
+    expect(showValue(null)).toBe('null');
   });
 
   it.each([
     [[], []],
-    [['a'], []],
     [['a', 'b', 'a'], [2]],
     [
       ['a', 'a', 'a'],
@@ -190,22 +161,5 @@ describe('values by kind', () => {
     [Array.from({ length: 20 }, (_, i) => `p${i % 18}`), [18, 19]],
   ])('repeatedIndexes(%j) is %j', (list, expected) => {
     expect(repeatedIndexes(list)).toEqual(expected);
-  });
-
-  it('compares sets as sets, and normalizes them sorted by code unit without duplicates', () => {
-    expect(normalizeSet(['b', 'a', 'b', 'B'])).toEqual(['B', 'a', 'b']);
-    expect(sameValue(FIELDS.policies, ['b', 'a'], ['a', 'b'])).toBe(true);
-    expect(sameValue(FIELDS.policies, ['a', 'a'], ['a'])).toBe(true);
-    expect(sameValue(FIELDS.policies, ['a'], ['a', 'b'])).toBe(false);
-    expect(sameValue(FIELDS.description, 'a', 'a')).toBe(true);
-    expect(sameValue(FIELDS.include_scaling, true, false)).toBe(false);
-    expect(normalizeValue(FIELDS.policies, ['z', 'a'])).toEqual(['a', 'z']);
-    expect(normalizeValue(FIELDS.description, 'z a')).toBe('z a');
-  });
-
-  it('shows values as JSON', () => {
-    expect(showValue('a "b"')).toBe('"a \\"b\\""');
-    expect(showValue(['a'])).toBe('["a"]');
-    expect(showValue(null)).toBe('null');
   });
 });

@@ -4,7 +4,11 @@
  * and what the records keep across an apply.
  */
 import { describe, expect, it } from 'vitest';
-import type { AppliedRecord, ObservedEnvironment } from '../../src/core/model.ts';
+import type {
+  AppliedRecord,
+  DesiredEnvironment,
+  ObservedEnvironment,
+} from '../../src/core/model.ts';
 import { settleApply } from '../../src/core/outcome.ts';
 import {
   archiveGuard,
@@ -20,15 +24,19 @@ import { desired, observedFull } from '../helpers/builders.ts';
 const OWNER = { [OWNER_TAG_KEY]: ownerTagValue('acme') };
 
 describe('rename', () => {
-  it('renames when the listing has the old name and not the new one, with the other changes', () => {
-    const plan = planOrg(
+  const renamed = (more = {}) => desired('web-new', { renamedFrom: 'web', ...more });
+  const plan = (want: DesiredEnvironment[], listed: string[], records = {}) =>
+    planOrg(
       'acme',
-      [desired('web-new', { renamedFrom: 'web', description: 'moved' })],
-      [observedFull('web'), observedFull('db')],
-      {},
+      want,
+      listed.map((name) => observedFull(name)),
+      records,
       'kosli',
     );
-    expect(plan.changes).toMatchObject([
+
+  it('renames when the listing has the old name and not the new one, with the other changes', () => {
+    const moved = plan([renamed({ description: 'moved' })], ['web', 'db']);
+    expect(moved.changes).toMatchObject([
       {
         action: 'rename',
         name: 'web-new',
@@ -38,63 +46,38 @@ describe('rename', () => {
       },
     ]);
     // The old name is the renamed environment, not an unmanaged one.
-    expect(plan.unmanaged).toEqual(['db']);
-  });
-
-  it('renames alone when nothing else differs: no PUT', () => {
-    const plan = planOrg(
-      'acme',
-      [{ ...desired('web-new'), description: 'web environment', renamedFrom: 'web' }],
-      [observedFull('web')],
-      {},
-      'kosli',
-    );
-    expect(plan.changes).toMatchObject([
+    expect(moved.unmanaged).toEqual(['db']);
+    // Nothing else differs: a rename alone, no PUT, counted as a rename.
+    const alone = plan([renamed({ description: 'web environment' })], ['web']);
+    expect(alone.changes).toMatchObject([
       { action: 'rename', fields: {}, requests: { rename: 'web', put: false } },
     ]);
-    expect(summarize([orgReportFromPlan(plan, new Map())]).rename).toBe(1);
+    expect(summarize([orgReportFromPlan(alone, new Map())]).rename).toBe(1);
   });
 
-  it('is a create that names the old name when neither name is listed', () => {
-    const plan = planOrg('acme', [desired('web-new', { renamedFrom: 'web' })], [], {}, 'kosli');
-    expect(plan.changes).toMatchObject([
+  it('is a create that names the old name when neither is listed, and nothing once done', () => {
+    expect(plan([renamed()], []).changes).toMatchObject([
       { action: 'create', name: 'web-new', renameNotFound: 'web', requests: { put: true } },
     ]);
-    expect(plan.changes[0]?.requests.rename).toBeUndefined();
-  });
-
-  it('is harmless once done: the new name listed, the old one gone', () => {
-    const plan = planOrg(
-      'acme',
-      [desired('web-new', { renamedFrom: 'web' })],
-      [observedFull('web-new')],
-      {},
-      'kosli',
-    );
-    expect(plan.changes).toEqual([]);
-    expect(plan.unchanged).toEqual(['web-new']);
+    expect(plan([renamed()], []).changes[0]?.requests.rename).toBeUndefined();
+    expect(plan([renamed()], ['web-new'])).toMatchObject({ changes: [], unchanged: ['web-new'] });
   });
 
   it('names a conflict when the service has both names', () => {
-    const want = [desired('web-new', { renamedFrom: 'web' }), desired('db')];
-    expect(renameConflicts(want, [observedFull('web'), observedFull('web-new')])).toEqual([
+    const want = [renamed(), desired('db')];
+    const listed = (...names: string[]) => names.map((name) => observedFull(name));
+    expect(renameConflicts(want, listed('web', 'web-new'))).toEqual([
       { env: want[0], from: 'web' },
     ]);
-    expect(renameConflicts(want, [observedFull('web')])).toEqual([]);
+    expect(renameConflicts(want, listed('web'))).toEqual([]);
   });
 
   it('moves the record of the old name to the new one once the rename landed', () => {
     const record: AppliedRecord = { include_scaling: false, fingerprint: 1 };
-    const plan = planOrg(
-      'acme',
-      [desired('web-new', { renamedFrom: 'web', description: 'moved' })],
-      [observedFull('web')],
-      { web: record },
-      'kosli',
-    );
+    const moved = plan([renamed({ description: 'moved' })], ['web'], { web: record });
     const after = new Map([['web-new', observedFull('web-new', { description: 'moved' })]]);
     const settled = settleApply(
-      plan,
+      moved,
       { web: record },
       new Map([['web-new', { result: 'applied' }]]),
       after,
@@ -113,31 +96,30 @@ describe('prune', () => {
     observedFull('hand-made'),
   ];
   const records: Record<string, AppliedRecord> = { 'by-state': { fingerprint: 7 } };
+  const prune = (want: DesiredEnvironment[], have = listed) =>
+    planOrg('acme', want, have, records, 'kosli', { prune: true });
 
-  it('archives only what envsync owns; everything else undeclared stays unmanaged', () => {
-    const plan = planOrg('acme', [desired('app')], listed, records, 'kosli', { prune: true });
+  it('archives only what envsync owns, counted as pending; without prune, nothing is archived', () => {
+    const plan = prune([desired('app')]);
     expect(plan.archives).toEqual([
       { name: 'by-state', ownedBy: ['state'] },
       { name: 'by-tag', ownedBy: ['tag'] },
     ]);
     expect(plan.unmanaged).toEqual(['foreign-tag', 'hand-made']);
-  });
-
-  it('archives nothing and has no archives at all when prune is off', () => {
-    const plan = planOrg('acme', [desired('app')], listed, records, 'kosli');
-    expect(plan.archives).toBeUndefined();
-    expect(plan.unmanaged).toEqual(['by-state', 'by-tag', 'foreign-tag', 'hand-made']);
+    const report = orgReportFromPlan(plan, new Map());
+    const summary = summarize([report]);
+    expect(summary).toMatchObject({ archive: 2, unmanaged: 2 });
+    expect(
+      hasPendingChanges({ version: 1, dryRun: true, summary, orgs: [report], errors: [] }),
+    ).toBe(true);
+    const off = planOrg('acme', [desired('app')], listed, records, 'kosli');
+    expect(off.archives).toBeUndefined();
+    expect(off.unmanaged).toEqual(['by-state', 'by-tag', 'foreign-tag', 'hand-made']);
   });
 
   it('sets the ownership tag with every change it sends, and not on what is unchanged', () => {
-    const plan = planOrg(
-      'acme',
-      [desired('app'), desired('new'), desired('moved', { description: 'x' })],
-      [observedFull('app'), observedFull('moved')],
-      {},
-      'kosli',
-      { prune: true },
-    );
+    const want = [desired('app'), desired('new'), desired('moved', { description: 'x' })];
+    const plan = prune(want, [observedFull('app'), observedFull('moved')]);
     expect(plan.unchanged).toEqual(['app']);
     expect(plan.changes.map((c) => [c.name, c.requests.tags])).toEqual([
       ['moved', { set: OWNER, remove: [] }],
@@ -146,14 +128,8 @@ describe('prune', () => {
   });
 
   it('keeps the ownership tag out of a declared tags map, and never removes it', () => {
-    const plan = planOrg(
-      'acme',
-      [desired('app', { tags: { team: 'web' } })],
-      [observedFull('app', { tags: { ...OWNER, team: 'web', old: 'x' } })],
-      {},
-      'kosli',
-      { prune: true },
-    );
+    const want = [desired('app', { tags: { team: 'web' } })];
+    const plan = prune(want, [observedFull('app', { tags: { ...OWNER, team: 'web', old: 'x' } })]);
     expect(plan.changes).toMatchObject([
       {
         action: 'update',
@@ -162,51 +138,26 @@ describe('prune', () => {
       },
     ]);
     // Once only the ownership tag is beyond the declared map, nothing is left to do.
-    const next = planOrg(
-      'acme',
-      [desired('app', { tags: { team: 'web' } })],
-      [observedFull('app', { tags: { ...OWNER, team: 'web' } })],
-      {},
-      'kosli',
-      { prune: true },
+    expect(prune(want, [observedFull('app', { tags: { ...OWNER, team: 'web' } })]).changes).toEqual(
+      [],
     );
-    expect(next.changes).toEqual([]);
-  });
-
-  it('counts archives as pending, in the summary and in the exit code', () => {
-    const plan = planOrg('acme', [desired('app')], listed, records, 'kosli', { prune: true });
-    const report = orgReportFromPlan({ ...plan, changes: [] }, new Map());
-    expect(summarize([report])).toMatchObject({ archive: 2, unmanaged: 2 });
-    expect(
-      hasPendingChanges({
-        version: 1,
-        dryRun: true,
-        summary: summarize([report]),
-        orgs: [report],
-        errors: [],
-      }),
-    ).toBe(true);
   });
 
   it('keeps the records of undeclared environments until they are archived', () => {
-    const plan = planOrg('acme', [desired('app')], listed, records, 'kosli', { prune: true });
-    const kept = settleApply(
-      plan,
-      { ...records, gone: { fingerprint: 1 } },
-      new Map(),
-      undefined,
-      new Map([['by-tag', { result: 'applied', ownedBy: ['tag'] }]]),
-    );
-    // by-state is not archived yet (not in the outcomes): its record stays; gone is not listed.
-    expect(Object.keys(kept.records)).toEqual(['by-state']);
-    const archived = settleApply(
-      plan,
-      records,
-      new Map(),
-      undefined,
-      new Map([['by-state', { result: 'applied', ownedBy: ['state'] }]]),
-    );
-    expect(Object.keys(archived.records)).toEqual([]);
+    const plan = prune([desired('app')]);
+    const settle = (name: string, more = {}) =>
+      Object.keys(
+        settleApply(
+          plan,
+          { ...records, ...more },
+          new Map(),
+          undefined,
+          new Map([[name, { result: 'applied', ownedBy: [] }]]),
+        ).records,
+      );
+    // by-state is not archived yet: its record stays; gone is not listed.
+    expect(settle('by-tag', { gone: { fingerprint: 1 } })).toEqual(['by-state']);
+    expect(settle('by-state')).toEqual([]);
   });
 });
 

@@ -27,133 +27,116 @@ function planFor(...names: string[]): OrgPlan {
   );
 }
 
-describe('recordsInDoubt (write ahead)', () => {
-  it('cuts down only records that differ from what is about to be sent, to the values it keeps', () => {
-    const plan = planFor('a', 'b');
-    const records = { a: plain, b: pci, c: plain };
+describe('recordsInDoubt (write ahead): what a record still says for sure, whatever the PUT did', () => {
+  const keptOut = { ...plain, require_provenance: true, fingerprint: 777 };
+  const leftOut = planOrg(
+    'acme',
+    [{ name: 'a', type: 'K8S', description: 'new', include_scaling: true }],
+    [observedSpec('a')],
+    { a: keptOut },
+  );
+  const stuck = { ...pci, notConverged: { desired: 'x', observed: 'y' } };
+  it.each([
     // a: policies [] is about to become [pci], landed or not: not known any more.
-    expect(recordsInDoubt(plan, records)).toEqual({
-      a: { include_scaling: false },
-      b: pci,
-      c: plain,
-    });
-  });
-
-  it('drops nothing when every record already says what is sent', () => {
-    expect(recordsInDoubt(planFor('a'), { a: pci })).toBeUndefined();
-  });
-
-  it('keeps the record of a change known not to take (it is not sent)', () => {
-    const plan = planFor('a');
-    const stuck = {
-      ...plan,
-      changes: plan.changes.map((c) => ({ ...c, knownNotConverged: true })),
-    };
-    expect(recordsInDoubt(stuck, { a: plain })).toBeUndefined();
-  });
-
-  it("keeps a matching record's values but not another apply's fingerprint; the same one stays", () => {
-    const plan = planFor('a', 'b');
-    const records = { a: { ...pci, fingerprint: 12345 }, b: { ...pci, fingerprint: SENT } };
-    expect(recordsInDoubt(plan, records)).toEqual({ a: pci, b: { ...pci, fingerprint: SENT } });
-    expect(recordsInDoubt(planFor('b'), { b: { ...pci, fingerprint: SENT } })).toBeUndefined();
-  });
-
-  it('drops the mark of a change that did not take, even if its values match', () => {
-    const marked = { ...pci, notConverged: { desired: 'x', observed: 'y' } };
-    expect(recordsInDoubt(planFor('a'), { a: marked })).toEqual({ a: pci });
-  });
-
-  it('keeps the values of fields the manifest leaves out (never sent), and the record itself', () => {
-    const plan = planOrg(
-      'acme',
-      [{ name: 'a', type: 'K8S', description: 'new', include_scaling: true }],
-      [observedSpec('a')],
-      { a: { ...plain, require_provenance: true, fingerprint: 777 } },
-    );
-    expect(
-      recordsInDoubt(plan, { a: { ...plain, require_provenance: true, fingerprint: 777 } }),
-    ).toEqual({
-      a: { policies: [], require_provenance: true },
-    });
+    [
+      'cuts down only what differs from what is sent',
+      planFor('a', 'b'),
+      { a: plain, b: pci, c: plain },
+      { a: { include_scaling: false }, b: pci, c: plain },
+    ],
+    ['nothing when every record already says what is sent', planFor('a'), { a: pci }, undefined],
+    [
+      'nothing for a change known not to take (not sent)',
+      {
+        ...planFor('a'),
+        changes: planFor('a').changes.map((c) => ({ ...c, knownNotConverged: true })),
+      },
+      { a: plain },
+      undefined,
+    ],
+    [
+      "keeps the values but not another apply's fingerprint",
+      planFor('a'),
+      { a: { ...pci, fingerprint: 12345 } },
+      { a: pci },
+    ],
+    [
+      'keeps the fingerprint of what is sent',
+      planFor('b'),
+      { b: { ...pci, fingerprint: SENT } },
+      undefined,
+    ],
+    ['drops the mark of a change that did not take', planFor('a'), { a: stuck }, { a: pci }],
+    [
+      'keeps the values of fields left out (never sent), and the record',
+      leftOut,
+      { a: keptOut },
+      { a: { policies: [], require_provenance: true } },
+    ],
+  ] as const)('%s', (_title, plan, records, expected) => {
+    const kept = recordsInDoubt(plan, records);
+    expect(kept === undefined ? undefined : { ...kept }).toEqual(expected);
   });
 });
 
 describe('settleApply', () => {
   const applied: ChangeOutcome = { result: 'applied' };
   const failed: ChangeOutcome = { result: 'failed', error: 'boom', transient: true };
+  /** Settles `planFor(names)` with each name's outcome, over these records and this listing. */
+  const settle = (
+    records: Record<string, AppliedRecord>,
+    outcomes: Record<string, ChangeOutcome>,
+    after?: object,
+  ) =>
+    settleApply(
+      planFor(...Object.keys(outcomes)),
+      records,
+      new Map(Object.entries(outcomes)),
+      after && new Map(Object.entries(after)),
+    );
+  const kept = (name: string) => observedFull(name, { description: 'old', policies: ['pci'] });
 
-  it('records what was sent for applied changes that took', () => {
-    const plan = planFor('a');
-    const after = new Map([['a', observedSpec('a', { description: 'new' })]]);
-    const settled = settleApply(plan, { a: plain }, new Map([['a', applied]]), after);
+  it('records what was sent for applied changes that took, or when the listing could not be taken', () => {
+    const settled = settle(
+      { a: plain },
+      { a: applied },
+      { a: observedSpec('a', { description: 'new' }) },
+    );
     expect(settled.records).toEqual({ a: { ...pci, fingerprint: SENT } });
     expect(settled.notConverged).toEqual([]);
     expect(settled.outcomes.get('a')).toEqual(applied);
+    expect(settle({}, { a: applied }).records).toEqual({ a: { ...pci, fingerprint: SENT } });
   });
 
-  it('turns an applied change the listing shows did not take into not-converged, and remembers it', () => {
-    const plan = planFor('a');
-    const kept = observedFull('a', { description: 'old', policies: ['pci'] });
-    const settled = settleApply(plan, {}, new Map([['a', applied]]), new Map([['a', kept]]));
+  it('turns an applied change the listing shows did not take, or lacks, into not-converged, and remembers it', () => {
+    const settled = settle({}, { a: applied }, { a: kept('a') });
     expect(settled.outcomes.get('a')).toMatchObject({ result: 'not-converged' });
     expect(settled.notConverged[0]?.reason).toContain('description (sent "new", it keeps "old")');
     expect(settled.records['a']?.notConverged).toEqual({
-      desired: fingerprint(plan.changes[0]!.desired),
-      observed: fingerprint(kept),
+      desired: fingerprint(planFor('a').changes[0]!.desired),
+      observed: fingerprint(kept('a')),
     });
-  });
-
-  it('says an environment missing after a successful PUT did not converge', () => {
-    const settled = settleApply(planFor('a'), {}, new Map([['a', applied]]), new Map());
-    expect(settled.outcomes.get('a')).toMatchObject({
+    expect(settle({}, { a: applied }, {}).outcomes.get('a')).toMatchObject({
       result: 'not-converged',
       error: 'the environment is not in the listing after a successful PUT',
     });
   });
 
-  it('records applied changes as sent when the verify listing could not be taken', () => {
-    const settled = settleApply(planFor('a'), {}, new Map([['a', applied]]), undefined);
-    expect(settled.records).toEqual({ a: { ...pci, fingerprint: SENT } });
-  });
-
   it('keeps the fingerprint of the last apply that took: a change that did not take keeps only its own', () => {
-    const plan = planFor('a', 'b');
-    const kept = (name: string) => observedFull(name, { description: 'old', policies: ['pci'] });
-    const settled = settleApply(
-      plan,
-      // a: drift set back that did not take (the same manifest); b: a new manifest that did not.
-      { a: { ...pci, fingerprint: SENT }, b: { ...pci, fingerprint: 777 } },
-      new Map([
-        ['a', applied],
-        ['b', applied],
-      ]),
-      new Map([
-        ['a', kept('a')],
-        ['b', kept('b')],
-      ]),
-    );
+    // a: drift set back that did not take (the same manifest); b: a new manifest that did not.
+    const records = { a: { ...pci, fingerprint: SENT }, b: { ...pci, fingerprint: 777 } };
+    const settled = settle(records, { a: applied, b: applied }, { a: kept('a'), b: kept('b') });
     expect(settled.records['a']?.fingerprint).toBe(SENT);
     expect(settled.records['b']?.fingerprint).toBeUndefined();
     expect(settled.records['b']?.notConverged).toBeDefined();
   });
 
   it('a failed change keeps a record that says the truth whatever its PUT did, and only that', () => {
-    const plan = planFor('a', 'b', 'c');
-    const settled = settleApply(
-      plan,
-      { a: { ...pci, fingerprint: SENT }, b: { ...pci, fingerprint: 777 }, c: plain },
-      new Map([
-        ['a', failed],
-        ['b', failed],
-        ['c', failed],
-      ]),
-      undefined,
-    );
+    const records = { a: { ...pci, fingerprint: SENT }, b: { ...pci, fingerprint: 777 }, c: plain };
     // a: what it sent, and the same manifest (drift being set back): still drift next time.
     // b: its values are what it sent, its fingerprint another manifest's: the values stay.
     // c: policies [] may have become [pci]: not known any more; the record stays.
-    expect(settled.records).toEqual({
+    expect(settle(records, { a: failed, b: failed, c: failed }).records).toEqual({
       a: { ...pci, fingerprint: SENT },
       b: pci,
       c: { include_scaling: false },
@@ -161,15 +144,15 @@ describe('settleApply', () => {
   });
 
   it('keeps the old record of unchanged environments and of changes never sent, cuts down failed ones', () => {
-    const plan = planFor('a', 'b');
-    const withUnchanged = { ...plan, unchanged: ['u'] };
+    const plan = { ...planFor('a', 'b'), unchanged: ['u'] };
+    const outcomes = new Map([
+      ['a', KNOWN_NOT_CONVERGED],
+      ['b', failed],
+    ]);
     const settled = settleApply(
-      withUnchanged,
+      plan,
       { a: plain, b: plain, u: pci, gone: pci },
-      new Map([
-        ['a', KNOWN_NOT_CONVERGED],
-        ['b', failed],
-      ]),
+      outcomes,
       new Map(),
     );
     expect(settled.records).toEqual({ a: plain, b: { include_scaling: false }, u: pci });

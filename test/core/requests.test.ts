@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FIELDS, mapChanges } from '../../src/core/fields.ts';
-import type { DesiredEnvironment, FieldDiffs } from '../../src/core/model.ts';
+import type { ChangeRequests, DesiredEnvironment, FieldDiffs } from '../../src/core/model.ts';
 import { planOrg } from '../../src/core/plan.ts';
 import {
   changeRequests,
@@ -13,99 +13,105 @@ import { observedFull, observedSpec } from '../helpers/builders.ts';
 
 const base: DesiredEnvironment = { name: 'prod', type: 'K8S', description: 'Production' };
 
+/** The requests in one line: `put; attach a,b; detach c; set {"k":"v"}; remove d`. */
+function said(requests: ChangeRequests): string {
+  const { rename, put, policies, tags } = requests;
+  return [
+    rename === undefined ? '' : `rename ${rename}`,
+    put ? 'put' : '',
+    policies === undefined
+      ? ''
+      : `attach ${policies.attach.join()}; detach ${policies.detach.join()}`,
+    tags === undefined ? '' : `set ${JSON.stringify(tags.set)}; remove ${tags.remove.join()}`,
+  ]
+    .filter((part) => part !== '')
+    .join('; ');
+}
+
 describe('changeRequests: how a change is sent, by dialect', () => {
-  it.each<{
-    title: string;
-    action: 'create' | 'update' | 'unverified';
-    fields: FieldDiffs;
-    contract: object;
-    kosli: object;
-  }>([
-    {
-      title: 'a create of plain fields: one PUT',
-      action: 'create',
-      fields: { type: { from: null, to: 'K8S' }, description: { from: null, to: 'P' } },
-      contract: { put: true },
-      kosli: { put: true },
-    },
-    {
-      title: 'a create with policies: a PUT; in kosli without them, then one attach of all',
-      action: 'create',
-      fields: { type: { from: null, to: 'K8S' }, policies: { from: null, to: ['sox', 'pci'] } },
-      contract: { put: true },
-      kosli: { put: true, policies: { attach: ['pci', 'sox'], detach: [] } },
-    },
-    {
-      title: 'a create with no policies sends no attach',
-      action: 'create',
-      fields: { type: { from: null, to: 'K8S' }, policies: { from: null, to: [] } },
-      contract: { put: true },
-      kosli: { put: true },
-    },
-    {
-      title: 'policies alone: in kosli no PUT, one attach and one detach',
-      action: 'update',
-      fields: { policies: { from: ['legacy', 'pci'], to: ['pci', 'sox', 'baseline'] } },
-      contract: { put: true },
-      kosli: { put: false, policies: { attach: ['baseline', 'sox'], detach: ['legacy'] } },
-    },
-    {
-      title: 'only detaching',
-      action: 'update',
-      fields: { policies: { from: ['a', 'b'], to: [] } },
-      contract: { put: true },
-      kosli: { put: false, policies: { attach: [], detach: ['a', 'b'] } },
-    },
-    {
-      title: 'the description and policies: a PUT, then the attach',
-      action: 'update',
-      fields: {
-        description: { from: 'a', to: 'b' },
-        policies: { from: [], to: ['pci'] },
-      },
-      contract: { put: true },
-      kosli: { put: true, policies: { attach: ['pci'], detach: [] } },
-    },
-    {
-      title: 'policies not shown by the service: attach all, nothing known to detach',
-      action: 'unverified',
-      fields: { policies: { from: null, to: ['pci'], notShown: true } },
-      contract: { put: true },
-      kosli: { put: false, policies: { attach: ['pci'], detach: [] } },
-    },
-    {
-      title: 'tags: one PATCH that sets new and changed keys and removes the others',
-      action: 'update',
-      fields: {
+  const create = (more: FieldDiffs): FieldDiffs => ({ type: { from: null, to: 'K8S' }, ...more });
+  it.each<[string, 'create' | 'update' | 'unverified', FieldDiffs, string, string]>([
+    ['a create of plain fields: one PUT', 'create', create({}), 'put', 'put'],
+    [
+      'a create with policies: in kosli the PUT without them, then one attach of all',
+      'create',
+      create({ policies: { from: null, to: ['sox', 'pci'] } }),
+      'put',
+      'put; attach pci,sox; detach ',
+    ],
+    [
+      'a create with no policies sends no attach',
+      'create',
+      create({ policies: { from: null, to: [] } }),
+      'put',
+      'put',
+    ],
+    [
+      'policies alone: in kosli no PUT, one attach and one detach',
+      'update',
+      { policies: { from: ['legacy', 'pci'], to: ['pci', 'sox', 'baseline'] } },
+      'put',
+      'attach baseline,sox; detach legacy',
+    ],
+    [
+      'only detaching',
+      'update',
+      { policies: { from: ['a', 'b'], to: [] } },
+      'put',
+      'attach ; detach a,b',
+    ],
+    [
+      'the description and policies: a PUT, then the attach',
+      'update',
+      { description: { from: 'a', to: 'b' }, policies: { from: [], to: ['pci'] } },
+      'put',
+      'put; attach pci; detach ',
+    ],
+    [
+      'policies not shown by the service: attach all, nothing known to detach',
+      'unverified',
+      { policies: { from: null, to: ['pci'], notShown: true } },
+      'put',
+      'attach pci; detach ',
+    ],
+    [
+      'tags: one PATCH that sets new and changed keys and removes the others',
+      'update',
+      {
         tags: {
           from: { env: 'staging', legacy: 'yes', team: 'web' },
           to: { env: 'production', owner: 'ops', team: 'web' },
         },
       },
-      contract: { put: false },
-      kosli: {
-        put: false,
-        tags: { set: { env: 'production', owner: 'ops' }, remove: ['legacy'] },
-      },
-    },
-    {
-      title: 'tags: {} removes every tag',
-      action: 'update',
-      fields: { tags: { from: { a: '1', b: '2' }, to: {} } },
-      contract: { put: false },
-      kosli: { put: false, tags: { set: {}, remove: ['a', 'b'] } },
-    },
-    {
-      title: 'a create with tags: the PUT, then the PATCH',
-      action: 'create',
-      fields: { type: { from: null, to: 'S3' }, tags: { from: null, to: { team: 'web' } } },
-      contract: { put: true },
-      kosli: { put: true, tags: { set: { team: 'web' }, remove: [] } },
-    },
-  ])('$title', ({ action, fields, contract, kosli }) => {
-    expect(changeRequests(action, fields, 'kosli')).toEqual(kosli);
+      '',
+      'set {"env":"production","owner":"ops"}; remove legacy',
+    ],
+    [
+      'tags: {} removes every tag',
+      'update',
+      { tags: { from: { a: '1', b: '2' }, to: {} } },
+      '',
+      'set {}; remove a,b',
+    ],
+    [
+      'a create with tags: the PUT, then the PATCH',
+      'create',
+      create({ tags: { from: null, to: { team: 'web' } } }),
+      'put',
+      'put; set {"team":"web"}; remove ',
+    ],
+  ])('%s', (_title, action, fields, contract, kosli) => {
+    expect(said(changeRequests(action, fields, 'kosli'))).toBe(kosli);
     // The contract sends everything by the PUT (tags never reach a plan there: refused first).
-    expect(changeRequests(action, fields, 'contract')).toEqual(contract);
+    expect(said(changeRequests(action, fields, 'contract'))).toBe(contract);
+  });
+
+  it('sets the ownership tag, sorted among the others, and never removes it', () => {
+    const owner = { key: 'managed-by', value: 'envsync/acme' };
+    const fields = { tags: { from: { 'managed-by': 'x', z: '1' }, to: { a: '1' } } };
+    expect(
+      said(changeRequests('update', fields, 'kosli', { ownerTag: owner, renameFrom: 'old' })),
+    ).toBe('rename old; set {"a":"1","managed-by":"envsync/acme"}; remove z');
   });
 
   it('compares requests exactly', () => {
@@ -133,51 +139,29 @@ describe('planOrg in each dialect', () => {
     policies: ['legacy', 'pci'],
     tags: { env: 'staging', legacy: 'yes' },
   });
-  const want = {
-    ...base,
-    policies: ['pci', 'sox'],
-    tags: { env: 'production', team: 'platform' },
-  };
+  const want = { ...base, policies: ['pci', 'sox'], tags: { env: 'production', team: 'platform' } };
 
   it('kosli: policies and tags through their operations, no PUT when nothing else differs', () => {
     const plan = planOrg('acme', [want], [listed], {}, 'kosli');
     expect(plan.dialect).toBe('kosli');
-    expect(plan.changes).toEqual([
-      expect.objectContaining({
-        action: 'update',
-        fields: {
+    expect(plan.changes.map((c) => [c.action, c.fields, said(c.requests)])).toEqual([
+      [
+        'update',
+        {
           policies: { from: ['legacy', 'pci'], to: ['pci', 'sox'] },
-          tags: {
-            from: { env: 'staging', legacy: 'yes' },
-            to: { env: 'production', team: 'platform' },
-          },
+          tags: { from: { env: 'staging', legacy: 'yes' }, to: want.tags },
         },
-        requests: {
-          put: false,
-          policies: { attach: ['sox'], detach: ['legacy'] },
-          tags: { set: { env: 'production', team: 'platform' }, remove: ['legacy'] },
-        },
-      }),
+        'attach sox; detach legacy; set {"env":"production","team":"platform"}; remove legacy',
+      ],
     ]);
-  });
-
-  it('kosli: unchanged when the listing shows the same sets and maps, in any order', () => {
-    const same = observedFull('prod', {
-      description: 'Production',
-      policies: ['sox', 'pci'],
-      tags: { team: 'platform', env: 'production' },
-    });
-    expect(planOrg('acme', [want], [same], {}, 'kosli')).toMatchObject({
-      changes: [],
-      unchanged: ['prod'],
-    });
-  });
-
-  it('a manifest that leaves tags out never compares them', () => {
+    // Unchanged when the listing shows the same sets and maps, in any order.
+    const same = { policies: ['sox', 'pci'], tags: { team: 'platform', env: 'production' } };
+    const again = planOrg('acme', [want], [{ ...listed, ...same }], {}, 'kosli');
+    expect(again.unchanged).toEqual(['prod']);
+    // A manifest that leaves tags out never compares them.
     const { tags: _left, ...untagged } = want;
-    const plan = planOrg('acme', [untagged], [listed], {}, 'kosli');
-    expect(plan.changes[0]?.fields).not.toHaveProperty('tags');
-    expect(plan.changes[0]?.requests).not.toHaveProperty('tags');
+    const left = planOrg('acme', [untagged], [listed], {}, 'kosli').changes[0];
+    expect([left?.fields.tags, left?.requests.tags]).toEqual([undefined, undefined]);
   });
 
   it('contract: policies stay in the PUT (the default dialect of the planner)', () => {
@@ -190,32 +174,22 @@ describe('planOrg in each dialect', () => {
       },
     );
     expect(plan.dialect).toBe('contract');
-    expect(plan.changes[0]).toMatchObject({
-      fields: { policies: { from: ['legacy'], to: ['pci'] } },
-      requests: { put: true },
-    });
-    expect(plan.changes[0]?.requests).not.toHaveProperty('policies');
+    expect(plan.changes.map((c) => [c.fields, said(c.requests)])).toEqual([
+      [{ policies: { from: ['legacy'], to: ['pci'] } }, 'put'],
+    ]);
   });
 
   it('verify covers policies and tags the listing shows after the requests', () => {
     const change = planOrg('acme', [want], [listed], {}, 'kosli').changes[0];
     if (change === undefined) throw new Error('expected a change');
+    const after = (more: object) => verifyChange(change, { ...listed, ...more });
     expect(
-      verifyChange(
-        change,
-        observedFull('prod', {
-          description: 'Production',
-          policies: ['pci', 'sox'],
-          tags: { team: 'platform', env: 'production' },
-        }),
-      ),
+      after({ policies: ['sox', 'pci'], tags: { team: 'platform', env: 'production' } }),
     ).toEqual({ converged: true });
-    expect(
-      verifyChange(
-        change,
-        observedFull('prod', { description: 'Production', policies: ['pci'], tags: {} }),
-      ),
-    ).toMatchObject({ converged: false, fields: ['policies', 'tags'] });
+    expect(after({ policies: ['pci'], tags: {} })).toMatchObject({
+      converged: false,
+      fields: ['policies', 'tags'],
+    });
   });
 });
 

@@ -1,4 +1,5 @@
 import type { DesiredEnvironment, ObservedEnvironment } from '../../src/core/model.ts';
+import type { OrgReport, PolicyDocumentReport } from '../../src/core/report.ts';
 
 /** Builds a desired environment with sensible defaults. */
 export function desired(
@@ -29,4 +30,25 @@ export function observedSpec(
   overrides: Partial<ObservedEnvironment> = {},
 ): ObservedEnvironment {
   return { name, type: 'K8S', description: `${name} environment`, ...overrides };
+}
+
+/** Builds an org's report: ok, with nothing in it but what `overrides` gives. */
+export function orgReport(org: string, overrides: Partial<OrgReport> = {}): OrgReport {
+  return { org, status: 'ok', changes: [], unchanged: [], unmanaged: [], errors: [], ...overrides };
+}
+
+/** Builds a planned update of a policy document's content (sha256 of a's to b's). */
+export function uploadReport(
+  name: string,
+  overrides: Partial<PolicyDocumentReport> = {},
+): PolicyDocumentReport {
+  const [from, to] = ['a', 'b'].map((c) => `sha256:${c.repeat(64)}`) as [string, string];
+  return {
+    action: 'update',
+    name,
+    version: 3,
+    fields: { content: { from, to } },
+    result: 'planned',
+    ...overrides,
+  };
 }
