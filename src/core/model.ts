@@ -13,15 +13,14 @@ export interface SourceLocation {
   readonly column?: number;
 }
 
-/** One environment as the manifests declare it, values normalized. */
 export interface DesiredEnvironment extends FieldValues {
   readonly name: string;
-  /** `renamed_from`: the plan renames the listed environment of that name. Never sent in a PUT. */
+  /** `renamed_from`: the listed environment of that name is renamed. Never sent in a PUT. */
   readonly renamedFrom?: string | undefined;
   readonly source?: SourceLocation;
 }
 
-/** One environment as the listing shows it: a field the listing does not carry is undefined. */
+/** A field the listing does not carry is undefined. */
 export type ObservedEnvironment = { readonly name: string } & Pick<FieldValues, ListedField> & {
     readonly [K in Exclude<FieldName, ListedField>]?: FieldValues[K] | undefined;
   };
@@ -47,7 +46,7 @@ export interface FieldDiff {
   readonly notShown?: true;
 }
 
-/** Field-level differences, in the registry's order. */
+/** In the registry's order. */
 export type FieldDiffs = Partial<Record<FieldName, FieldDiff>>;
 
 /** `unverified`: nothing is known to differ, but a declared value was never seen. */
@@ -60,9 +59,8 @@ export interface Change {
   readonly action: ChangeAction;
   readonly cause: ChangeCause;
   readonly name: string;
-  /** For a create: every field it sends, from null. */
   readonly fields: FieldDiffs;
-  /** Fields that could not be compared (`notShown` in `fields`). */
+  /** The fields `notShown`. */
   readonly unknownFields: readonly FieldName[];
   readonly desired: DesiredEnvironment;
   /** What the listing showed for the fields the manifests leave out: the PUT carries them. */
@@ -72,17 +70,17 @@ export interface Change {
   readonly knownNotConverged: boolean;
   /** For a `rename`: the name the listing has it under. */
   readonly renamedFrom?: string | undefined;
-  /** For a `create` declared `renamed_from` a name the listing does not have either. */
+  /** A `create` declared `renamed_from` a name the listing does not have either. */
   readonly renameNotFound?: string | undefined;
 }
 
-/** One POST to attach, one DELETE to detach; at least one of the two non-empty. */
+/** One POST to attach, one DELETE to detach; one of the two non-empty. */
 export interface PolicyRequests {
   readonly attach: readonly string[];
   readonly detach: readonly string[];
 }
 
-/** One PATCH; at least one of the two non-empty. */
+/** One PATCH; one of the two non-empty. */
 export interface TagRequests {
   readonly set: StringMap;
   readonly remove: readonly string[];
@@ -96,7 +94,6 @@ export interface ChangeRequests {
   readonly tags?: TagRequests;
 }
 
-/** Why envsync owns an environment (ownership.ts). */
 export type OwnedBy = 'state' | 'tag';
 
 /** An environment the org no longer declares that envsync owns: `prune` archives it. */
@@ -107,7 +104,6 @@ export interface ArchivePlan {
 
 export interface OrgPlan {
   readonly org: string;
-  /** It decided each change's requests. */
   readonly dialect: ApiDialect;
   readonly changes: readonly Change[];
   readonly unchanged: readonly string[];
@@ -117,7 +113,7 @@ export interface OrgPlan {
   readonly archives?: readonly ArchivePlan[] | undefined;
 }
 
-/** Records by environment name (a map with no prototype: `emptyMap`). */
+/** By environment name (a map with no prototype: `emptyMap`). */
 export type Records = Record<string, AppliedRecord>;
 
 export type AppliedLookup = (name: string) => AppliedRecord | undefined;
