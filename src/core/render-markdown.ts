@@ -3,18 +3,13 @@ import type { FieldValue } from './model.ts';
 import { dialectWords } from './dialect.ts';
 import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape.ts';
 import { ownedWords } from './ownership.ts';
-import {
-  documentFields,
-  plannedCounts,
-  plural,
-  policyDocumentSummary,
-  syncCounts,
-} from './render-text.ts';
+import { documentFields, plannedCounts, policyDocumentSummary, syncCounts } from './render-text.ts';
 import {
   type ChangeReport,
   type ChangeResult,
   NOT_SHOWN,
   type OrgReport,
+  plural,
   type ProblemReport,
   type RunReport,
   saidOnce,

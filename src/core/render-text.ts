@@ -7,6 +7,7 @@ import {
   type ChangeResult,
   NOT_SHOWN,
   type OrgReport,
+  plural,
   type PolicyDocumentReport,
   type RunReport,
   saidOnce,
@@ -32,9 +33,6 @@ const SYMBOL = {
 } as const;
 
 const SIGN_STYLE = { '+': 'green', '~': 'yellow', '-': 'red' } as const;
-
-/** `1 org`, `2 orgs`. */
-export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** A run as a plan, then a one-line summary; colour only when the caller asks for it. */
 export function renderText(report: RunReport, options: { readonly color: boolean }): string {

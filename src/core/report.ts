@@ -363,6 +363,9 @@ export function failuresSaidOnce(orgs: readonly OrgOutcome[]): string[] {
   );
 }
 
+/** `1 org`, `2 orgs`. */
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
 /** All names up to `max`, then how many more. */
 export function someNames(names: readonly string[], max = 20): string {
   if (names.length <= max) return names.join(', ');

@@ -82,9 +82,9 @@ const formats = new Map<string, Intl.DateTimeFormat>();
 
 /** The zone's wall clock at `ms`, written as UTC (so its offset is the difference). */
 function wallClock(ms: number, zone: string): number {
-  let format = formats.get(zone);
-  if (format === undefined) {
-    format = new Intl.DateTimeFormat('en-US', {
+  const format =
+    formats.get(zone) ??
+    new Intl.DateTimeFormat('en-US', {
       timeZone: zone,
       hourCycle: 'h23',
       year: 'numeric',
@@ -94,8 +94,7 @@ function wallClock(ms: number, zone: string): number {
       minute: 'numeric',
       second: 'numeric',
     });
-    formats.set(zone, format);
-  }
+  formats.set(zone, format);
   const part: Record<string, number> = {};
   for (const { type, value } of format.formatToParts(ms)) part[type] = Number(value);
   const { year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0 } = part;

@@ -18,6 +18,7 @@ import {
   commonFailure,
   failureCause,
   type OrgOutcome,
+  plural,
   REPORT_VERSION,
   type RunReport,
   summarize,
@@ -157,7 +158,7 @@ function orgProblems(org: SavedOrg, manifest: OrgManifest): string[] {
   const count = manifest.problems.length;
   if (count > 0) {
     return [
-      `org ${quoted(org.org)}: its manifests have ${count} problem${count === 1 ? '' : 's'} (run "envsync validate" to see them)`,
+      `org ${quoted(org.org)}: its manifests have ${plural(count, 'problem')} (run "envsync validate" to see them)`,
     ];
   }
   const where = at(org.org);
@@ -249,7 +250,7 @@ function manifestDisagreements(saved: SavedPlan, manifests: ManifestSet): string
   const unread = manifests.unattributed.length;
   const why =
     unread > 0
-      ? ` (${unread} file problem${unread === 1 ? '' : 's'} keep some files from saying their org: run "envsync validate")`
+      ? ` (${plural(unread, 'file problem')} keep some files from saying their org: run "envsync validate")`
       : '';
   return saved.orgs.flatMap((org) => {
     const manifest = byOrg.get(org.org);

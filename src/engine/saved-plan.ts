@@ -23,7 +23,7 @@ import type {
   OrgPlan,
 } from '../core/model.ts';
 import { escapeJson } from '../core/escape.ts';
-import { compareNames } from '../core/names.ts';
+import { compareNames, sortedByName } from '../core/names.ts';
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 import type { RunReport } from '../core/report.ts';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
@@ -140,16 +140,14 @@ type PlanContent = Omit<SavedPlan, 'integrity'>;
 
 /** The listing as it is saved and hashed: sorted, every field, null where not listed. */
 function canonicalListing(observed: readonly ObservedEnvironment[]): SavedEnvironment[] {
-  return [...observed]
-    .sort((a, b) => compareNames(a.name, b.name))
-    .map((env) => {
-      const entry: Record<string, unknown> = { name: env.name };
-      for (const spec of FIELD_LIST) {
-        const value = env[spec.name];
-        entry[spec.name] = value === undefined ? null : normalizeValue(spec, value);
-      }
-      return entry as SavedEnvironment;
-    });
+  return sortedByName(observed).map((env) => {
+    const entry: Record<string, unknown> = { name: env.name };
+    for (const spec of FIELD_LIST) {
+      const value = env[spec.name];
+      entry[spec.name] = value === undefined ? null : normalizeValue(spec, value);
+    }
+    return entry as SavedEnvironment;
+  });
 }
 
 /** What `sync --plan` compares. */
@@ -159,14 +157,12 @@ export function listingDigest(observed: readonly ObservedEnvironment[]): string 
 
 /** Of each document: name, description, latest version and text. */
 export function policyDocumentsDigest(observed: readonly ObservedPolicyDocument[]): string {
-  const canonical = [...observed]
-    .sort((a, b) => compareNames(a.name, b.name))
-    .map(({ name, description, latest }) => [
-      name,
-      description,
-      latest?.version ?? null,
-      latest === undefined ? null : textDigest(latest.content),
-    ]);
+  const canonical = sortedByName(observed).map(({ name, description, latest }) => [
+    name,
+    description,
+    latest?.version ?? null,
+    latest === undefined ? null : textDigest(latest.content),
+  ]);
   return textDigest(JSON.stringify(canonical));
 }
 
