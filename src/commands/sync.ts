@@ -4,7 +4,7 @@ import { resolveValues, type Flags, type SettingsTable } from '../config/setting
 import { DAEMON_SETTINGS } from '../config/daemon-settings.ts';
 import { resolveSettings, type Settings } from '../config/settings.ts';
 import { exitCode, type RunReport } from '../core/report.ts';
-import { waitingWords, windowReport, windowState, stateOf } from '../core/windows.ts';
+import { waitingWords, windowReport, windowState } from '../core/windows.ts';
 import { gitSyncRevision } from '../manifests/revision.ts';
 import { UsageError } from '../runtime/errors.ts';
 import type { CiOptions } from './ci.ts';
@@ -68,7 +68,7 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     // Outside the windows: the pass plans, and the report says why nothing was sent.
     if (planFile !== undefined) {
       throw new UsageError(
-        `--plan: ${waitingWords(stateOf(window))}; nothing was sent. Apply the plan inside a window, or pass --ignore-windows`,
+        `--plan: ${waitingWords(window)}; nothing was sent. Apply the plan inside a window, or pass --ignore-windows`,
       );
     }
     return runPass(ctx, resolved, { ...options, dryRun: true });

@@ -1,17 +1,13 @@
 /**
- * Time, passed in: whatever waits, reads the time or sets a timer takes a clock, so tests drive it
- * by stepping time and no module reads the global clock on its own. `systemClock`
- * (src/runtime/system-clock.ts) is the real one; test/helpers/clock.ts has a manual one.
+ * Time, passed in, so tests step it by hand: `systemClock` (src/runtime/system-clock.ts) is the
+ * real one, test/helpers/clock.ts a manual one.
  */
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
   /** Resolves after `ms`; rejects with the signal's reason when it aborts first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  /**
-   * Calls `callback` once, `ms` from now, unless the timer is cancelled first. With `unref`, the
-   * timer alone does not keep the process alive.
-   */
+  /** Calls `callback` once, `ms` from now; with `unref`, the timer alone keeps no process alive. */
   setTimer(ms: number, callback: () => void, options?: TimerOptions): Timer;
 }
 
@@ -19,7 +15,7 @@ export interface TimerOptions {
   readonly unref?: boolean;
 }
 
-/** A timer set through a Clock. Cancelling one that already fired, or twice, does nothing. */
+/** Cancelling a timer that already fired, or twice, does nothing. */
 export interface Timer {
   cancel(): void;
 }

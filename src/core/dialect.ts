@@ -1,8 +1,8 @@
 /**
  * Which API envsync talks to: the contract's (`contract`: the two operations it shows, policies in
  * the PUT body) or the production service's (`kosli`: its published operations). `auto` reads it
- * from the shape of the first listing of a run: production answers a bare array or a paged
- * envelope, the contract `{"env": [...]}`.
+ * from the first listing of a run: production answers a bare array or a paged envelope, the
+ * contract `{"env": [...]}`.
  */
 export const API_DIALECTS = ['contract', 'kosli'] as const;
 export type ApiDialect = (typeof API_DIALECTS)[number];
@@ -11,18 +11,15 @@ export type ApiDialect = (typeof API_DIALECTS)[number];
 export const DIALECT_SETTINGS = ['auto', ...API_DIALECTS] as const;
 export type DialectSetting = (typeof DIALECT_SETTINGS)[number];
 
-/** The three shapes a listing comes in. */
 export type ListingShape = 'env' | 'array' | 'envelope';
 
-/** What a listing's shape says of the API. */
 export function dialectOfShape(shape: ListingShape): ApiDialect {
   return shape === 'env' ? 'contract' : 'kosli';
 }
 
-/** The dialect a run uses, and where it came from. */
+/** The dialect a run uses; `from`: `--api-dialect` named it, or `auto` read it from the listing. */
 export interface ResolvedDialect {
   readonly dialect: ApiDialect;
-  /** `setting`: `--api-dialect` named it; `listing`: `auto` read it from the listing's shape. */
   readonly from: 'setting' | 'listing';
 }
 

@@ -1,9 +1,9 @@
 /** The rules for showing untrusted text in each target; each renderer applies its own. */
 
 /**
- * Characters never shown raw: C0 and C1 controls, DEL, the line and paragraph separators, every
- * bidirectional control (they reorder what a reader sees), and the zero-width characters (they
- * make two different names look the same).
+ * Never shown raw: C0 and C1 controls, DEL, the line and paragraph separators, the bidirectional
+ * controls (they reorder what a reader sees) and the zero-width characters (they make two
+ * different names look the same).
  */
 export const UNSAFE =
   // oxlint-disable-next-line no-control-regex
@@ -18,9 +18,9 @@ export function escapeText(text: string): string {
 }
 
 /**
- * JSON text with every unsafe character JSON.stringify leaves raw (it escapes C0 controls) written
- * as a \u escape, the same data once parsed, and `##[` (an older workflow-command form, read
- * anywhere in a line) as `##\u005b`. Every JSON envsync writes goes through it.
+ * JSON text with the unsafe characters JSON.stringify leaves raw written as \u escapes (the same
+ * data once parsed), and `##[` (an older workflow command, read anywhere in a line) as
+ * `##\u005b`. Every JSON envsync writes goes through it.
  */
 export function escapeJson(json: string): string {
   return json
@@ -28,10 +28,7 @@ export function escapeJson(json: string): string {
     .replace(/##\[/g, '##\\u005b');
 }
 
-/**
- * Makes sure no line of `output` is a GitHub workflow command (`::` after leading blanks, or
- * `##[`): for whole rendered outputs that go to a CI log, never envsync's own annotations.
- */
+/** No line of a whole rendered output is a GitHub workflow command (`::` or `##[`). */
 export function neutraliseWorkflowCommands(output: string): string {
   return output.replace(/^([^\S\r\n]*):(?=:)/gm, '$1\\u003a').replace(/##\[/g, '##\\u005b');
 }
@@ -61,11 +58,9 @@ export function escapeHtml(text: string): string {
 }
 
 /**
- * Text in markdown, a table cell included: unsafe characters escaped, `& < >` as entities (no
- * HTML, no autolink), and the characters markdown gives a meaning to backslash-escaped, so no
- * link, image, emphasis, code span, heading or extra table cell can be made. Brackets stay as
- * they are (`[REDACTED]` reads as written): without `(` no inline link can follow them, and a
- * reference definition cannot be made in the middle of a line.
+ * Text in markdown, a table cell included: no HTML, autolink, link, image, emphasis, code span,
+ * heading or extra cell can be made. Brackets stay (`[REDACTED]` reads as written): without `(`
+ * no inline link can follow them, and no reference definition starts mid-line.
  */
 export function escapeMarkdown(text: string): string {
   return escapeText(text)
@@ -74,18 +69,16 @@ export function escapeMarkdown(text: string): string {
 }
 
 /**
- * A value shown as code in markdown, safe in a table cell: `<code>` (whose text markdown still
- * reads, so it is escaped like any markdown text) rather than a backtick span, inside which no
- * escape works and `<script>` would stand as it is in the file.
+ * A value as code in markdown: `<code>`, escaped like any markdown text, rather than a backtick
+ * span, inside which no escape works and `<script>` would stand as it is.
  */
 export function markdownCode(text: string): string {
   return `<code>${escapeMarkdown(text)}</code>`;
 }
 
 /**
- * Text in a Slack message (mrkdwn, also read by Mattermost and Teams' Slack-compatible hooks):
- * unsafe characters escaped, and `&`, `<`, `>` as entities, so no link, mention (`<!channel>`)
- * or user reference can be made. The only escapes Slack defines.
+ * Text in a Slack message (mrkdwn, also Mattermost's and Teams' Slack-compatible hooks): `&`, `<`
+ * and `>` as entities, the only escapes Slack defines, so no link or mention can be made.
  */
 export function escapeSlack(text: string): string {
   return escapeText(text).replace(/[&<>]/g, entity);

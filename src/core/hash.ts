@@ -1,7 +1,6 @@
 /**
- * cyrb53: a fast, well-mixed 53-bit string hash (public domain), a plain number. Not a
- * cryptographic hash: sharding spreads orgs with it, and the state file keeps one per environment
- * to tell drift from change, where a collision costs only a name.
+ * cyrb53, a fast 53-bit string hash (public domain), not a cryptographic one: sharding spreads
+ * orgs with it, and the state file keeps one per environment, where a collision costs only a name.
  */
 export function hash53(text: string): number {
   let h1 = 0xdeadbeef;

@@ -1,36 +1,24 @@
 /**
- * Masking: each sink masks the secrets envsync holds (tokens, webhook and notify secrets) in the
- * text it writes, once, where it leaves; the data envsync compares and records is never rewritten
- * (docs/security.md). Each secret's spellings (as it is, as a JSON string, percent-encoded, base64
- * and base64url at the three byte alignments, hex of either case) are masked whole, and any run of
- * MIN_RUN of their characters.
+ * Each sink masks the secrets envsync holds in the text it writes, once, where it leaves; the data
+ * envsync compares and records is never rewritten (docs/security.md). Every spelling of a secret
+ * is masked whole, and any run of MIN_RUN of its characters.
  *
- * What a text costs does not grow with the secrets (a token per org, a thousand orgs): every
- * window of MIN_RUN characters of every spelling is in one Set. A run holds a whole GRAM (half a
- * run) at a position that is a multiple of GRAM, so only those positions are looked at, through a
- * bit table of the grams' hashes, and the windows around a position whose gram may be a secret's
- * are looked up in the Set.
+ * The cost of a text does not grow with the number of secrets: every window of MIN_RUN characters
+ * of every spelling is in one Set. A run holds a whole GRAM (half a run) at a position that is a
+ * multiple of GRAM, so only those positions are looked at, through a bit table of the grams'
+ * hashes, and the windows around a gram that may be a secret's are looked up in the Set.
  */
 
-/** What a secret is replaced by. */
 export const MASKED = '[REDACTED]';
-
-/** A run of this many characters of a spelling of a secret, or more, is masked. */
 export const MIN_RUN = 12;
 
 /** Secrets shorter than this are never masked (they would mask ordinary words). */
 const MIN_SECRET = 4;
-
-/** Half a run: every run holds a whole gram at a position that is a multiple of it. */
 const GRAM = MIN_RUN / 2;
 
-/** Masks the secrets in a text. */
 export type Mask = (text: string) => string;
 
-/**
- * The base64 of `bytes` when `offset` other bytes precede them, from the first character made of
- * their bits alone, without padding.
- */
+/** The base64 of `bytes` after `offset` other bytes: the characters of their bits alone. */
 function base64At(bytes: Uint8Array, offset: number): string {
   let binary = '\0'.repeat(offset);
   for (const byte of bytes) binary += String.fromCharCode(byte);
@@ -38,7 +26,7 @@ function base64At(bytes: Uint8Array, offset: number): string {
   return encoded.slice(Math.ceil((offset * 8) / 6)).replace(/=+$/, '');
 }
 
-/** Every spelling of `secret` that is masked (see above). */
+/** As it is, as a JSON string, percent-encoded, base64 and base64url at 3 alignments, hex. */
 function spellingsOf(secret: string): string[] {
   const bytes = new TextEncoder().encode(secret);
   const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
@@ -55,14 +43,13 @@ function spellingsOf(secret: string): string[] {
   return [...new Set(forms)].filter((form) => form.length >= MIN_SECRET);
 }
 
-/** The hash of the GRAM characters of `text` from `at`. */
 function gramHash(text: string, at: number): number {
   let hash = 0;
   for (let i = at; i < at + GRAM; i++) hash = (Math.imul(hash, 31) + text.charCodeAt(i)) | 0;
   return hash;
 }
 
-/** A bit per gram hash (a few in a hundred set), for the grams of the `long` spellings. */
+/** A bit per gram hash (a few in a hundred set) of the `long` spellings. */
 function gramFilter(long: readonly string[]): Uint32Array {
   const grams = long.reduce((n, text) => n + text.length - GRAM + 1, 0);
   const bits = new Uint32Array(2 ** Math.max(5, Math.ceil(Math.log2(grams * 32)) - 5));
@@ -75,19 +62,17 @@ function gramFilter(long: readonly string[]): Uint32Array {
   return bits;
 }
 
-/** The secrets a command has learnt, and `mask`, which every sink applies to what it writes. */
+/** The secrets a command has learnt, and `mask`, which every sink applies. */
 export class Masker {
   readonly #secrets = new Set<string>();
-  /** Every window of MIN_RUN characters of every spelling of MIN_RUN or more. */
   readonly #windows = new Set<string>();
-  /** Those spellings, which the gram filter is made of. */
+  /** The spellings of MIN_RUN or more, which the gram filter is made of. */
   readonly #long: string[] = [];
-  /** The spellings shorter than MIN_RUN, masked whole. */
+  /** The shorter ones, masked whole. */
   readonly #short = new Set<string>();
-  /** Made again, at the next text, after a secret is added. */
+  /** Made again at the next text after a secret is added. */
   #filter: Uint32Array | undefined;
 
-  /** From now on, `secret` is masked in every text. */
   add(secret: string): void {
     if (secret.length < MIN_SECRET || this.#secrets.has(secret)) return;
     this.#secrets.add(secret);
@@ -103,7 +88,6 @@ export class Masker {
     this.#filter = undefined;
   }
 
-  /** `text` with every spelling of every secret, and every run of MIN_RUN of one, masked. */
   readonly mask: Mask = (text) => {
     if (this.#secrets.size === 0) return text;
     const ranges: [number, number][] = [];
@@ -127,13 +111,13 @@ export class Masker {
     return ranges.length === 0 ? text : masked(text, ranges);
   };
 
-  /** Whether `text` holds a secret: it would not leave envsync as it is. */
+  /** Whether `text` would not leave envsync as it is. */
   holds(text: string): boolean {
     return this.mask(text) !== text;
   }
 }
 
-/** `text` with the given ranges (overlapping, touching or not, in any order) as one MASKED each. */
+/** Ranges that overlap or touch become one MASKED. */
 function masked(text: string, ranges: readonly [number, number][]): string {
   const hidden = new Uint8Array(text.length);
   for (const [from, to] of ranges) hidden.fill(1, from, to);
@@ -147,7 +131,7 @@ function masked(text: string, ranges: readonly [number, number][]): string {
   return out + text.slice(at);
 }
 
-/** A JSON-like value with every string masked, keys included (for a sink that escapes text). */
+/** A JSON-like value with every string masked, keys included. */
 export function maskDeep<T>(value: T, mask: Mask): T {
   const walk = (item: unknown): unknown => {
     if (typeof item === 'string') return mask(item);

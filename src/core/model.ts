@@ -1,13 +1,10 @@
-/**
- * The pure model of envsync: what the manifests want, what the service holds, what must change.
- * The fields of an environment are declared once, in fields.ts.
- */
+/** The pure model: what the manifests want, what the service holds, what must change. */
 import type { ApiDialect } from './dialect.ts';
 import type { FieldName, FieldValue, FieldValues, ListedField, StringMap } from './fields.ts';
 
 export type { FieldName, FieldValue } from './fields.ts';
 
-/** Where an environment was declared: file, YAML document and `environments` index, line, column. */
+/** Where an environment was declared: file, YAML document, `environments` index, line, column. */
 export interface SourceLocation {
   readonly file: string;
   readonly document: number;
@@ -16,20 +13,18 @@ export interface SourceLocation {
   readonly column?: number;
 }
 
-/** One environment as the manifests declare it, with defaults filled in and values normalized. */
 export interface DesiredEnvironment extends FieldValues {
   readonly name: string;
-  /** `renamed_from`: the plan renames the listed environment of that name. Never sent in a PUT. */
+  /** `renamed_from`: the listed environment of that name is renamed. Never sent in a PUT. */
   readonly renamedFrom?: string | undefined;
   readonly source?: SourceLocation;
 }
 
-/** One environment as the listing shows it: a field the listing does not carry is undefined. */
+/** A field the listing does not carry is undefined. */
 export type ObservedEnvironment = { readonly name: string } & Pick<FieldValues, ListedField> & {
     readonly [K in Exclude<FieldName, ListedField>]?: FieldValues[K] | undefined;
   };
 
-/** Some fields' values (an environment's, or those a PUT carries unchanged). */
 export type FieldSlotValues = { readonly [K in FieldName]?: FieldValues[K] | undefined };
 
 /** What envsync last sent for the fields a listing may not carry (RECORDED_FIELDS). */
@@ -37,8 +32,8 @@ export type AppliedRecord = FieldSlotValues & {
   /** The desired environment at its last successful apply (`appliedFingerprint`), if known. */
   readonly fingerprint?: number | undefined;
   /**
-   * Set when a PUT of exactly `desired` left the listing at exactly `observed`: the service ignored
-   * part of it (docs/api-behaviour.md). Until either side moves, do not send it again.
+   * A PUT of exactly `desired` left the listing at exactly `observed`: the service ignored part of
+   * it (docs/api-behaviour.md). Until either side moves, it is not sent again.
    */
   readonly notConverged?: { readonly desired: string; readonly observed: string } | undefined;
 };
@@ -51,28 +46,22 @@ export interface FieldDiff {
   readonly notShown?: true;
 }
 
-/** Field-level differences, in the registry's order. */
+/** In the registry's order. */
 export type FieldDiffs = Partial<Record<FieldName, FieldDiff>>;
 
-/**
- * `unverified`: nothing is known to differ, but some declared value was never seen; `rename`: the
- * listing has the environment under its `renamed_from` name only.
- */
+/** `unverified`: nothing is known to differ, but a declared value was never seen. */
 export type ChangeAction = 'create' | 'update' | 'unverified' | 'rename';
 
 /** `drift`: the service moved while the manifest stayed as last applied (`changeCause`). */
 export type ChangeCause = 'drift' | 'change';
 
-/** One change the plan proposes for one environment. */
 export interface Change {
   readonly action: ChangeAction;
   readonly cause: ChangeCause;
   readonly name: string;
-  /** For a create: every field it sends, from null. */
   readonly fields: FieldDiffs;
-  /** Fields that could not be compared (`notShown` in `fields`). */
+  /** The fields `notShown`. */
   readonly unknownFields: readonly FieldName[];
-  /** What the manifests declare: the PUT sends these values. */
   readonly desired: DesiredEnvironment;
   /** What the listing showed for the fields the manifests leave out: the PUT carries them. */
   readonly kept: FieldSlotValues;
@@ -81,26 +70,23 @@ export interface Change {
   readonly knownNotConverged: boolean;
   /** For a `rename`: the name the listing has it under. */
   readonly renamedFrom?: string | undefined;
-  /** For a `create` declared `renamed_from` a name the listing does not have either. */
+  /** A `create` declared `renamed_from` a name the listing does not have either. */
   readonly renameNotFound?: string | undefined;
 }
 
-/** Policies to attach (one POST) and to detach (one DELETE); at least one of the two non-empty. */
+/** One POST to attach, one DELETE to detach; one of the two non-empty. */
 export interface PolicyRequests {
   readonly attach: readonly string[];
   readonly detach: readonly string[];
 }
 
-/** Tags to set (new or changed) and to remove, in one PATCH; at least one of the two non-empty. */
+/** One PATCH; one of the two non-empty. */
 export interface TagRequests {
   readonly set: StringMap;
   readonly remove: readonly string[];
 }
 
-/**
- * The requests one change sends (requests.ts), in this order: the rename from `rename`, the PUT
- * when `put`, then the attach, the detach and the tags' PATCH when present.
- */
+/** What one change sends, in this order: the rename, the PUT, attach, detach, the tags' PATCH. */
 export interface ChangeRequests {
   readonly rename?: string;
   readonly put: boolean;
@@ -108,7 +94,6 @@ export interface ChangeRequests {
   readonly tags?: TagRequests;
 }
 
-/** Why envsync owns an environment (ownership.ts): the state file's record of it, its tag. */
 export type OwnedBy = 'state' | 'tag';
 
 /** An environment the org no longer declares that envsync owns: `prune` archives it. */
@@ -117,21 +102,18 @@ export interface ArchivePlan {
   readonly ownedBy: readonly OwnedBy[];
 }
 
-/** The plan for one organization: plain data, printable and comparable. */
 export interface OrgPlan {
   readonly org: string;
-  /** The API dialect the plan was made for: it decides each change's requests. */
   readonly dialect: ApiDialect;
   readonly changes: readonly Change[];
   readonly unchanged: readonly string[];
-  /** Listed environments the manifests do not declare and that are not archived: left alone. */
+  /** Listed, not declared and not archived: left alone. */
   readonly unmanaged: readonly string[];
-  /** Present when the org's manifests say `prune: true`: sent after every other change. */
+  /** Present under `prune: true`: sent after every other change. */
   readonly archives?: readonly ArchivePlan[] | undefined;
 }
 
-/** Records by environment name (a map with no prototype: `emptyMap`). */
+/** By environment name (a map with no prototype: `emptyMap`). */
 export type Records = Record<string, AppliedRecord>;
 
-/** The last applied record of an environment, by name (the state file's). */
 export type AppliedLookup = (name: string) => AppliedRecord | undefined;

@@ -1,12 +1,11 @@
 /**
- * The decisions of an apply, which engine/apply.ts carries out: what the state file records before
- * and after the requests, which applied changes did not converge, whether to try another round.
+ * The decisions of an apply (engine/apply.ts carries them out): what the state file records before
+ * and after the requests, which changes did not converge, whether to try another round.
  */
 import { appliedFingerprint, fingerprint } from './plan.ts';
 import {
   emptyMap,
   FIELD_LIST,
-  type FieldName,
   normalizeValue,
   RECORDED_FIELDS,
   sameValue,
@@ -24,20 +23,18 @@ import type {
 import { ownerTagValue, withoutOwnerTag } from './ownership.ts';
 import type { ChangeResult } from './report.ts';
 
-/** What became of one change. */
 export interface ChangeOutcome {
   readonly result: ChangeResult;
   readonly error?: string | undefined;
-  /** For a failure: another attempt may cure it (network, timeout, 408/409/425/429, most 5xx). */
+  /** For a failure: another attempt may cure it. */
   readonly transient?: boolean | undefined;
-  /** False when the change was never sent (known not to take, or the org was stopped). */
+  /** False when the change was never sent. */
   readonly sent?: boolean | undefined;
 }
 
-/** What became of one archive, and why envsync owned it when it was sent (checked then). */
+/** With why envsync owned it when it was sent. */
 export type ArchiveOutcome = ChangeOutcome & { readonly ownedBy: readonly OwnedBy[] };
 
-/** The outcome of a change that was sent before and did not take: it is not sent again. */
 export const KNOWN_NOT_CONVERGED: ChangeOutcome = {
   result: 'not-converged',
   sent: false,
@@ -50,10 +47,9 @@ function recordOf(records: Readonly<Records>, name: string): AppliedRecord | und
 }
 
 /**
- * What a record still says for sure while a PUT of `desired` is in doubt (sent, perhaps landed):
- * the values the PUT leaves as they are, its fingerprint only if it is `desired`'s (another
- * manifest's would call what a landed PUT left drift), no mark of a change that did not take. A
- * value dropped reads as not known, never as one that hides a difference; the record stays.
+ * What a record still says for sure while a PUT of `desired` is in doubt: the values it leaves as
+ * they are, and its fingerprint only if it is `desired`'s (another manifest's would call what a
+ * landed PUT left drift). A value dropped reads as not known, never hides a difference.
  */
 function inDoubt(record: AppliedRecord, desired: DesiredEnvironment): AppliedRecord {
   const kept: Record<string, unknown> = {};
@@ -68,7 +64,6 @@ function inDoubt(record: AppliedRecord, desired: DesiredEnvironment): AppliedRec
   return kept;
 }
 
-/** A record in one text: its values normalized, its fingerprint and its mark. */
 function recordText(record: AppliedRecord): string {
   const { fingerprint: hash, notConverged } = record;
   return JSON.stringify([fingerprint(record), hash, notConverged?.desired, notConverged?.observed]);
@@ -76,14 +71,13 @@ function recordText(record: AppliedRecord): string {
 
 /**
  * Write ahead: a crash, or a PUT that timed out but landed, must not leave a record that hides a
- * difference from the next plan. The records with those of the changes about to be sent cut down
- * to what they still say for sure (`inDoubt`), or undefined when none loses anything.
+ * difference. The records cut down to what they still say for sure, or undefined when none moves.
  */
 export function recordsInDoubt(plan: OrgPlan, records: Readonly<Records>): Records | undefined {
   let kept: Records | undefined;
   for (const change of plan.changes) {
     if (change.knownNotConverged) continue;
-    // A rename's record is under the name it is renamed from until it has landed.
+    // A rename's record is under its old name until it has landed.
     const key = change.renamedFrom ?? change.name;
     const old = recordOf(kept ?? records, key);
     if (old === undefined) continue;
@@ -96,8 +90,8 @@ export function recordsInDoubt(plan: OrgPlan, records: Readonly<Records>): Recor
 }
 
 /**
- * The record of a change sent and landed: what was sent over the old record, and the fingerprint
- * of the last apply that took (a heal of drift that did not take is still drift).
+ * What was sent over the old record, and the fingerprint of the last apply that took (a heal of
+ * drift that did not take is still drift).
  */
 function appliedRecord(
   desired: DesiredEnvironment,
@@ -117,11 +111,10 @@ function appliedRecord(
 }
 
 /**
- * After the requests and the listing that verifies them (`after`, undefined when it could not be
- * taken): the records to keep, and the outcomes with every applied change or archive that did not
- * take turned into `not-converged`. Unchanged environments, changes never sent and listed ones no
- * longer declared (the inventory `prune` reads) keep their record; changes sent that failed keep
- * what is sure (`inDoubt`); a rename's record moves to the new name once it has landed.
+ * After the requests and the listing that verifies them (`after`, undefined when it failed): the
+ * records to keep, and the outcomes with every change or archive that did not take turned into
+ * `not-converged`. Records not sent for stay (`prune` reads them); a failed change keeps what is
+ * sure; a rename's record moves to the new name once it has landed.
  */
 export function settleApply(
   plan: OrgPlan,
@@ -160,30 +153,27 @@ export function settleApply(
     const old = recordOf(records, key);
     if (outcome?.sent === false) keep(key);
     else if (outcome?.result !== 'applied') {
-      // Sent and failed: perhaps landed. What the write ahead left in the file.
+      // Perhaps landed: what the write ahead left in the file.
       if (old !== undefined) next[key] = inDoubt(old, change.desired);
     } else {
       const listed = after?.get(change.name);
       // Under prune, the ownership tag envsync set is not a value the manifests declared.
       const remote =
         listed === undefined || owner === undefined ? listed : withoutOwnerTag(listed, owner);
-      const verification =
+      const reason =
         after === undefined
-          ? { converged: true as const }
+          ? undefined
           : change.renamedFrom !== undefined && after.has(change.renamedFrom)
-            ? {
-                converged: false as const,
-                reason: `the service answered the rename, but its listing still has it under its old name ${change.renamedFrom}`,
-              }
+            ? `the service answered the rename, but its listing still has it under its old name ${change.renamedFrom}`
             : verifyChange(change, remote);
       const stuck =
-        verification.converged || remote === undefined
+        reason === undefined || remote === undefined
           ? undefined
           : { desired: fingerprint(change.desired), observed: fingerprint(remote) };
-      next[change.name] = appliedRecord(change.desired, old, verification.converged, stuck);
-      if (!verification.converged) {
-        settled.set(change.name, { result: 'not-converged', error: verification.reason });
-        notConverged.push({ name: change.name, reason: verification.reason });
+      next[change.name] = appliedRecord(change.desired, old, reason === undefined, stuck);
+      if (reason !== undefined) {
+        settled.set(change.name, { result: 'not-converged', error: reason });
+        notConverged.push({ name: change.name, reason });
       }
     }
   }
@@ -202,7 +192,7 @@ export function sameRecords(a: Readonly<Records>, b: Readonly<Records>): boolean
   );
 }
 
-/** Whether a round failed only on errors another round may cure (changes and verify listing). */
+/** Whether a round failed only on errors another round may cure. */
 export function isTransientRound(
   outcomes: Iterable<ChangeOutcome>,
   verify: { readonly failed: boolean; readonly transient: boolean },
@@ -213,41 +203,28 @@ export function isTransientRound(
 }
 
 /**
- * Checks one applied change against the listing taken after the requests: every field sent that
- * the listing carries must equal what was sent, else the service ignored it (docs/api-behaviour.md).
+ * Why an applied change did not take, or undefined: every field sent that the listing carries
+ * must be what was sent, else the service ignored it (docs/api-behaviour.md).
  */
 export function verifyChange(
   change: Change,
   after: ObservedEnvironment | undefined,
-):
-  | { readonly converged: true }
-  | { readonly converged: false; readonly fields: readonly FieldName[]; readonly reason: string } {
+): string | undefined {
   if (after === undefined) {
-    return {
-      converged: false,
-      fields: [],
-      reason:
-        change.renamedFrom === undefined
-          ? 'the environment is not in the listing after a successful PUT'
-          : 'the environment is not listed under its new name after a successful rename',
-    };
+    return change.renamedFrom === undefined
+      ? 'the environment is not in the listing after a successful PUT'
+      : 'the environment is not listed under its new name after a successful rename';
   }
-  const fields: FieldName[] = [];
-  const differences: string[] = [];
-  for (const spec of FIELD_LIST) {
+  const differences = FIELD_LIST.flatMap((spec) => {
     const sent = change.desired[spec.name];
     const kept = after[spec.name];
-    if (sent === undefined || kept === undefined || sameValue(spec, kept, sent)) continue;
-    fields.push(spec.name);
+    if (sent === undefined || kept === undefined || sameValue(spec, kept, sent)) return [];
     const [a, b] = [sent, kept].map((value) => showValue(normalizeValue(spec, value)));
-    differences.push(`${spec.name} (sent ${a}, it keeps ${b})`);
-  }
-  if (fields.length === 0) return { converged: true };
-  return {
-    converged: false,
-    fields,
-    reason:
-      `the service did not take ${differences.join(', ')}; ` +
-      'it ignores some values on existing environments: make the manifest say what the service keeps',
-  };
+    return [`${spec.name} (sent ${a}, it keeps ${b})`];
+  });
+  if (differences.length === 0) return undefined;
+  return (
+    `the service did not take ${differences.join(', ')}; ` +
+    'it ignores some values on existing environments: make the manifest say what the service keeps'
+  );
 }

@@ -1,15 +1,14 @@
 /**
- * Which environments an org's `prune: true` may archive: only those envsync owns. Ownership is
- * the state file's inventory (an environment envsync created or updated in the org keeps its
- * record there until it is gone from the service) or, in the `kosli` dialect, the ownership tag
- * envsync sets on every environment it creates or updates while `prune` is on. Pure.
+ * What an org's `prune: true` may archive: only what envsync owns, by the state file's record or,
+ * in the `kosli` dialect, by the ownership tag it sets on every environment it sends while `prune`
+ * is on (docs/lifecycle.md).
  */
 import type { AppliedRecord, ObservedEnvironment, OwnedBy } from './model.ts';
 
-/** The tag's key: users see it on the service, and may not declare it while `prune` is on. */
+/** Users see this key on the service, and may not declare it while `prune` is on. */
 export const OWNER_TAG_KEY = 'managed-by';
 
-/** The tag's value for an org: the org is part of it, so another org's tag owns nothing here. */
+/** The tag's value names the org, so another org's tag owns nothing here. */
 export function ownerTagValue(org: string): string {
   return `envsync/${org}`;
 }
@@ -24,7 +23,6 @@ export function ownedBy(
   return hasOwnerTag(org, entry) ? [...why, 'tag'] : why;
 }
 
-/** Whether the listed environment carries this org's ownership tag. */
 export function hasOwnerTag(org: string, entry: ObservedEnvironment): boolean {
   return entry.tags?.[OWNER_TAG_KEY] === ownerTagValue(org);
 }
@@ -40,13 +38,13 @@ export function ownedWords(org: string, owners: readonly OwnedBy[]): string {
   return `envsync owns it: ${why.join(' and ')}`;
 }
 
-/** The default of `--max-archive`: the most archives one org may send in one pass. */
+/** The default of `--max-archive`. */
 export const DEFAULT_MAX_ARCHIVE = 5;
 
 /**
- * Why the mass-archive guard refuses an org's archives, or undefined when it lets them go: more
- * than `max` in one pass is refused whole (none is sent), unless `max` is undefined (a reviewed
- * saved plan, which archives exactly what it shows).
+ * Why the mass-archive guard refuses all of an org's archives, or undefined: more than `max` in
+ * one pass (no limit for a reviewed saved plan: `max` undefined), or any unreadable manifest file,
+ * which may be the one that declares them.
  */
 export function archiveGuard(
   org: string,
@@ -54,8 +52,6 @@ export function archiveGuard(
   max: number | undefined,
   unreadable = 0,
 ): string | undefined {
-  // A file that cannot be read may be the one that declares these environments: archiving them
-  // would act on a manifest nobody could see. Even a reviewed plan waits for every file.
   if (count > 0 && unreadable > 0) {
     return (
       `${unreadable} manifest file problem(s) keep some files from saying which org they declare, ` +
@@ -71,10 +67,7 @@ export function archiveGuard(
   );
 }
 
-/**
- * The listed entry as the diff sees it under `prune`: without this org's ownership tag, which
- * envsync sets itself and no manifest declares (a declared `tags:` map would remove it).
- */
+/** The entry as the diff sees it under `prune`: without the ownership tag no manifest declares. */
 export function withoutOwnerTag(entry: ObservedEnvironment, value: string): ObservedEnvironment {
   const tags = entry.tags;
   if (tags?.[OWNER_TAG_KEY] !== value) return entry;

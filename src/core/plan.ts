@@ -1,7 +1,4 @@
-/**
- * The planner: what the manifests want against what the service is known to hold, whether a change
- * is drift, and the members of logical environments. Pure: inputs in any order give the same plan.
- */
+/** The planner: what the manifests want against what the service is known to hold. */
 import type { ApiDialect } from './dialect.ts';
 import { hash53 } from './hash.ts';
 import { changeRequests } from './requests.ts';
@@ -42,11 +39,10 @@ import {
 import type { ChangeReport, OrgReport } from './report.ts';
 
 /**
- * Plans one organization: for every desired environment exactly one of create, update, rename,
- * unverified or unchanged; every listed environment the manifests do not name (nor rename) is
- * unmanaged, or under `prune` archived when envsync owns it (and every change then sets the
- * ownership tag). `dialect` decides each change's requests; a field it cannot send, and a rename
- * whose both names are listed, must be refused before (unsendableFields, renameConflicts).
+ * Plans one org: each desired environment is a change or unchanged; each listed one not declared
+ * (nor renamed) is unmanaged, or archived under `prune` when envsync owns it. Inputs in any order
+ * give the same plan. A field the dialect cannot send, and a rename whose both names are listed,
+ * must be refused before (unsendableFields, renameConflicts).
  */
 export function planOrg(
   org: string,
@@ -128,7 +124,7 @@ export function planOrg(
   return { org, dialect, changes, unchanged, unmanaged, ...(prune ? { archives } : {}) };
 }
 
-/** The declared renames whose old and new names the listing both has: the service cannot. */
+/** The declared renames whose old and new names are both listed: the service cannot do them. */
 export function renameConflicts(
   desired: readonly DesiredEnvironment[],
   observed: readonly ObservedEnvironment[],
@@ -141,10 +137,9 @@ export function renameConflicts(
 }
 
 /**
- * Compares one desired environment with what is known of it remotely: the listing's value, else
- * what envsync last applied. Undefined when every field it manages is known and equal; a field
- * neither shows is `notShown` (the plan still shows the value a sync will set). Not listed
- * (`observed` undefined): every declared field, from null, as a create sends them.
+ * Compares a desired environment with the listing's values, else what envsync last applied:
+ * undefined when every declared field is known and equal; a field neither knows is `notShown`. Not
+ * listed: every declared field, from null, as a create sends them.
  */
 export function diffEnvironment(
   desired: DesiredEnvironment,
@@ -155,7 +150,7 @@ export function diffEnvironment(
   const unknownFields: FieldName[] = [];
   for (const spec of FIELD_LIST) {
     const wanted = desired[spec.name];
-    if (wanted === undefined) continue; // managed only when declared, and not declared
+    if (wanted === undefined) continue;
     const known = observed === undefined ? null : (observed[spec.name] ?? applied?.[spec.name]);
     const to = normalizeValue(spec, wanted);
     if (known === null) fields[spec.name] = { from: null, to };
@@ -170,9 +165,8 @@ export function diffEnvironment(
 }
 
 /**
- * The values the listing shows for the fields a manifest leaves out: a PUT made for another field
- * carries them, so that it changes nothing the manifest does not declare. A field the listing does
- * not show, or the environment's type may not hold, is left out of the body.
+ * The listed values of the fields a manifest leaves out, which a PUT carries so that it changes
+ * nothing undeclared; one the environment's type may not hold is left out.
  */
 export function keptValues(
   desired: DesiredEnvironment,
@@ -187,7 +181,7 @@ export function keptValues(
   return kept;
 }
 
-/** What the PUT of a change sends in `dialect`: the declared values, then the kept ones. */
+/** The PUT's body in `dialect`: the declared values, then the kept ones. */
 export function sentEnvironment(
   change: { readonly desired: DesiredEnvironment; readonly kept: FieldSlotValues },
   dialect: ApiDialect,
@@ -200,10 +194,7 @@ export function sentEnvironment(
   return sent as unknown as DesiredEnvironment;
 }
 
-/**
- * A stable text form of an environment's values, to recognise "the same change" and "the same
- * listing" later (`fingerprintSlot` says its form). State files hold these: it never changes.
- */
+/** A stable text of an environment's values, to know the same change later (state files hold it). */
 export function fingerprint(env: Partial<FieldSlots>): string {
   const parts: unknown[] = [];
   for (const spec of FIELD_LIST) {
@@ -215,17 +206,14 @@ export function fingerprint(env: Partial<FieldSlots>): string {
   return JSON.stringify(parts);
 }
 
-/** What the state file records of a desired environment applied: its fingerprint, hashed. */
+/** What the state file records of a desired environment applied. */
 export function appliedFingerprint(desired: DesiredEnvironment): number {
   return hash53(fingerprint(desired));
 }
 
 /**
- * Drift or change (docs/how-a-pass-works.md, "Drift or change"): an update is drift when the
- * desired environment's fingerprint is the one recorded at its last successful apply, so every
- * field that differs was last set by envsync to exactly the declared value. A create, an
- * unverified change (nothing seen to differ) and a record without a fingerprint (unknown: an apply
- * in doubt) are a change, and so is an update where the manifest changed too.
+ * An update is drift when the manifest is as recorded at its last successful apply, so the service
+ * moved alone; anything else is a change (docs/how-a-pass-works.md, "Drift or change").
  */
 export function changeCause(
   action: ChangeAction,
@@ -237,11 +225,9 @@ export function changeCause(
 }
 
 /**
- * The records to replace after a plan so that each environment it found unchanged (the service
- * holding what the manifest declares, as an apply that took would have recorded) has the
- * manifest's fingerprint; undefined when every one has it. Only the fingerprint moves, and the
- * mark of a change that did not take goes; an environment without a record gets none (a record
- * is the inventory `prune` reads).
+ * The records to replace so that each environment found unchanged has the manifest's fingerprint,
+ * as an apply that took would have recorded, and no mark of a change that did not take; undefined
+ * when none moves. An environment without a record gets none (records are what `prune` owns).
  */
 export function confirmedRecords(
   desired: readonly DesiredEnvironment[],
@@ -261,7 +247,7 @@ export function confirmedRecords(
   return confirmed;
 }
 
-/** One field found drifted, as the daemon's status page shows it (`at`: the pass, ISO). */
+/** One field found drifted, as the status page shows it (`at`: the pass, ISO). */
 export interface DriftSeen {
   readonly environment: string;
   readonly field: string;
@@ -270,7 +256,6 @@ export interface DriftSeen {
   readonly at: string;
 }
 
-/** At most this many drifts are remembered per org, the newest first. */
 export const MAX_RECENT_DRIFTS = 5;
 
 function driftsOf(changes: readonly ChangeReport[], at: string): DriftSeen[] {
@@ -286,8 +271,8 @@ function driftsOf(changes: readonly ChangeReport[], at: string): DriftSeen[] {
 }
 
 /**
- * The drifts an org's pass found, before those remembered (newest first, at most
- * MAX_RECENT_DRIFTS). One still pending from the previous pass is the same drift, not a new one.
+ * The drifts a pass found before those remembered, at most MAX_RECENT_DRIFTS; one still pending
+ * from the previous pass is the same drift, not a new one.
  */
 export function recentDrifts(
   remembered: readonly DriftSeen[],
@@ -303,7 +288,7 @@ export function recentDrifts(
     : [...found, ...remembered].slice(0, MAX_RECENT_DRIFTS);
 }
 
-/** The fields whose items name environments of the same org (a logical environment's members). */
+/** A logical environment's members. */
 const MEMBER_FIELDS = FIELD_LIST.filter((spec) => spec.items === 'environments');
 
 function membersOf(env: DesiredEnvironment, spec: FieldSpec): readonly string[] {
@@ -326,9 +311,8 @@ export function unknownMembers(
 }
 
 /**
- * The changes in waves to send one after another: a change that names another change's
- * environment as a member waits for it (a service may refuse a member that does not exist yet).
- * A cycle of members cannot be ordered: its changes go in the last wave, together.
+ * Waves sent one after another: a change naming another change's environment as a member waits
+ * for it (a service may refuse a member that does not exist yet); a cycle goes last, together.
  */
 export function changeWaves<T extends Pick<Change, 'name' | 'desired'>>(
   changes: readonly T[],

@@ -1,12 +1,10 @@
 /**
  * Policy documents as code (the `kosli` dialect): what the manifests' top-level `policies:`
- * declare, what the service holds (`GET /api/v2/policies/{org}`), and what must be uploaded. Pure:
- * a digest of a text comes in as an argument (the shell hashes), so does the git revision.
+ * declare, what the service holds, and what must be uploaded. The shell hashes the texts.
  */
 import type { DesiredEnvironment } from './model.ts';
 import { compareNames, sortedByName } from './names.ts';
 
-/** One policy document as the manifests declare it, its file read. */
 export interface DeclaredPolicyDocument {
   readonly name: string;
   /** Managed only when declared: left out, an upload carries none and the service keeps its own. */
@@ -15,7 +13,7 @@ export interface DeclaredPolicyDocument {
   readonly content: string;
   /** The policy file as shown to people. */
   readonly file: string;
-  /** Where the entry is declared: file, line, column and YAML path (`policies[0]`). */
+  /** Where the entry is declared, its YAML path included (`policies[0]`). */
   readonly source: {
     readonly file: string;
     readonly line: number;
@@ -24,65 +22,51 @@ export interface DeclaredPolicyDocument {
   };
 }
 
-/** One policy document as the service holds it, with its latest version (the highest number). */
+/** A document as the service holds it, with its latest version (the highest number). */
 export interface ObservedPolicyDocument {
   readonly name: string;
   readonly description: string;
   readonly latest?: { readonly version: number; readonly content: string } | undefined;
 }
 
-export type PolicyDocumentAction = 'create' | 'update';
+/** `from` is null for a create, and for content the service has no version of. */
+type PolicyDocumentDiff = { readonly from: string | null; readonly to: string } | undefined;
 
-/** One difference: `from` is null for a create (and for content the service has no version of). */
-export interface PolicyDocumentDiff {
-  readonly from: string | null;
-  readonly to: string;
-}
-
-/** What differs: `content` as digests (`sha256:...`), `description` as text. */
-export interface PolicyDocumentFields {
-  readonly content?: PolicyDocumentDiff | undefined;
-  readonly description?: PolicyDocumentDiff | undefined;
-}
-
-/** One upload the plan proposes. */
 export interface PolicyDocumentChange {
-  readonly action: PolicyDocumentAction;
+  readonly action: 'create' | 'update';
   readonly name: string;
   /** The latest version the service holds (what was compared against); null when none. */
   readonly version: number | null;
-  readonly fields: PolicyDocumentFields;
+  /** `content` as digests (`sha256:...`), `description` as text. */
+  readonly fields: {
+    readonly content?: PolicyDocumentDiff;
+    readonly description?: PolicyDocumentDiff;
+  };
   /**
-   * The text the upload sends: the file's when the content differs, else the service's own latest
-   * text (a description-only change must not make a version for a trailing newline).
+   * The file's text when the content differs, else the service's own latest text (a change of the
+   * description alone must not make a version for a trailing newline).
    */
   readonly content: string;
-  /** The description the upload sends; undefined: none (the service keeps its own). */
+  /** Undefined: none sent (the service keeps its own). */
   readonly description?: string | undefined;
 }
 
-/** An org's policy documents: uploads, the unchanged, and those only the service has. */
 export interface PolicyDocumentPlan {
   readonly changes: readonly PolicyDocumentChange[];
   readonly unchanged: readonly string[];
-  /** On the service, named by no manifest: never deleted (no delete is published), not managed. */
+  /** On the service, in no manifest: never deleted (no delete is published). */
   readonly notManaged: readonly string[];
 }
 
-/** The text with its trailing line breaks (LF or CRLF) removed: what a comparison reads. */
-export function withoutTrailingNewlines(text: string): string {
-  return text.replace(/(?:\r?\n)+$/, '');
-}
-
-/** Whether two policy texts are the same, trailing line breaks aside. */
+/** Whether two policy texts are the same, trailing line breaks (LF or CRLF) aside. */
 export function samePolicyText(a: string, b: string): boolean {
-  return a === b || withoutTrailingNewlines(a) === withoutTrailingNewlines(b);
+  const trimmed = (text: string) => text.replace(/(?:\r?\n)+$/, '');
+  return a === b || trimmed(a) === trimmed(b);
 }
 
 /**
- * Plans one org's policy documents: a create for each declared name the service does not hold,
- * an update when the content (trailing line breaks aside) or a declared description differs.
- * `digest` names a text in the plan (the shell's sha256).
+ * A create for each declared document the service does not hold, an update when the content or a
+ * declared description differs. `digest` names a text in the plan (the shell's sha256).
  */
 export function planPolicyDocuments(
   declared: readonly DeclaredPolicyDocument[],
@@ -135,7 +119,7 @@ export function unknownPolicies(
   );
 }
 
-/** Whether an org's manifests need the service's policy documents: they declare or attach one. */
+/** Whether an org's manifests declare or attach a policy document. */
 export function needsPolicyDocuments(
   environments: readonly DesiredEnvironment[],
   declared: readonly unknown[],

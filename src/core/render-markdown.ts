@@ -9,6 +9,7 @@ import {
   type ChangeResult,
   NOT_SHOWN,
   type OrgReport,
+  plural,
   type ProblemReport,
   type RunReport,
   saidOnce,
@@ -17,7 +18,6 @@ import {
 import { requestLines } from './requests.ts';
 import { windowLine } from './windows.ts';
 
-/** Longest text shown for a value in markdown before it is shortened. */
 const MAX_VALUE = 80;
 
 function code(value: FieldValue | null): string {
@@ -26,7 +26,7 @@ function code(value: FieldValue | null): string {
   return markdownCode(text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text);
 }
 
-/** A change's fields, then a line per policy and tag sent through their own operations. */
+/** A change's fields, then a line per policy and tag sent by their own operations. */
 function fieldCell(change: ChangeReport): string {
   const { fields, lines } = requestLines(change);
   return [
@@ -62,7 +62,7 @@ function problemLine(p: ProblemReport): string {
   return `${markdownCode(`${p.file}:${p.line}:${p.column}`)} ${escapeCell(p.path ? `${p.path}: ${p.message}` : p.message)}`;
 }
 
-/** Renders a run as markdown: the counts and a table of orgs, then a section per org. */
+/** The counts and a table of orgs, then a section per org. */
 export function renderMarkdown(report: RunReport): string {
   const s = report.summary;
   const strong = (n: number) => `**${n}**`;
@@ -74,7 +74,6 @@ export function renderMarkdown(report: RunReport): string {
       : `${syncCounts(s, strong)}; ${s.unchanged} unchanged, ${s.unmanaged} unmanaged.`,
     '',
   ];
-  // Every org failed for one cause: said once, with what to check, not in a section per org.
   const { failure } = report;
   if (failure !== undefined) {
     const orgs =
@@ -131,7 +130,7 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
         ? 'failed'
         : pending === 0
           ? 'no changes'
-          : `${pending} change${pending === 1 ? '' : 's'}`;
+          : plural(pending, 'change');
   const out = [
     `<details${org.status !== 'ok' || pending > 0 ? ' open' : ''}><summary><b>${escapeHtml(org.org)}</b>: ${summary}</summary>`,
     '',
@@ -168,8 +167,7 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
   );
   const unchangedDocuments = org.policyDocumentsUnchanged?.length ?? 0;
   if (unchangedDocuments > 0) {
-    const documents = `policy document${unchangedDocuments === 1 ? '' : 's'}`;
-    out.push(`${unchangedDocuments} ${documents} unchanged.`, '');
+    out.push(`${plural(unchangedDocuments, 'policy document')} unchanged.`, '');
   }
   const notManaged = org.policyDocumentsNotManaged ?? [];
   if (notManaged.length > 0) {
@@ -195,7 +193,7 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
       result(change),
     ]),
   );
-  // The archives of an org that prunes, after the changes: they are sent last.
+  // Archives last: they are sent after everything else.
   if (archives.length > 0) {
     out.push('Archived by prune (not in the manifests), sent last:', '');
     for (const archive of archives) {

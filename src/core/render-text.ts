@@ -7,6 +7,7 @@ import {
   type ChangeResult,
   NOT_SHOWN,
   type OrgReport,
+  plural,
   type PolicyDocumentReport,
   type RunReport,
   saidOnce,
@@ -33,14 +34,12 @@ const SYMBOL = {
 
 const SIGN_STYLE = { '+': 'green', '~': 'yellow', '-': 'red' } as const;
 
-/** Renders a run as a plan, then a one-line summary; colour only when the caller asks for it. */
+/** A run as a plan, then a one-line summary; colour only when the caller asks for it. */
 export function renderText(report: RunReport, options: { readonly color: boolean }): string {
   const paint: Paint = (style, text) =>
     options.color ? `\u001b[${CODES[style]}m${text}\u001b[0m` : text;
   const lines = report.errors.map((problem) => paint('red', `error: ${formatProblem(problem)}`));
   if (report.errors.length > 0) lines.push('');
-
-  // Every org failed for one cause: said once, with what to check, not once per org.
   const { failure } = report;
   if (failure !== undefined) {
     lines.push(paint('red', `error: ${safe(failure.message)}`), `  ${safe(failure.hint)}`);
@@ -56,9 +55,9 @@ export function renderText(report: RunReport, options: { readonly color: boolean
   const planned = plannedCounts(s);
   const failedOrgs = report.orgs.filter((o) => o.error !== undefined).length;
   const problems = [
-    s.invalidOrgs > 0 ? `${s.invalidOrgs} invalid org${s.invalidOrgs === 1 ? '' : 's'}` : '',
+    s.invalidOrgs > 0 ? plural(s.invalidOrgs, 'invalid org') : '',
     report.errors.length > 0
-      ? `${report.errors.length} manifest error${report.errors.length === 1 ? '' : 's'} outside any org`
+      ? `${plural(report.errors.length, 'manifest error')} outside any org`
       : '',
     failedOrgs > 0 ? `${failedOrgs} org(s) failed` : '',
   ].filter((p) => p !== '');
@@ -80,7 +79,6 @@ export function renderText(report: RunReport, options: { readonly color: boolean
   return neutraliseWorkflowCommands(`${lines.join('\n')}\n`);
 }
 
-/** A change's, an archive's or an upload's result, as the mark after it. */
 function resultMark(result: ChangeResult, paint: Paint, applied = 'applied'): string {
   if (result === 'applied') return paint('green', applied);
   if (result === 'planned') return paint('dim', 'planned');
@@ -116,8 +114,7 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
   }
   const unchangedDocuments = org.policyDocumentsUnchanged?.length ?? 0;
   if (unchangedDocuments > 0) {
-    const documents = `policy document${unchangedDocuments === 1 ? '' : 's'}`;
-    lines.push(`  ${paint('dim', `= ${unchangedDocuments} ${documents} unchanged`)}`);
+    lines.push(`  ${paint('dim', `= ${plural(unchangedDocuments, 'policy document')} unchanged`)}`);
   }
   const notManaged = org.policyDocumentsNotManaged ?? [];
   if (notManaged.length > 0) {
@@ -150,7 +147,6 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
       head += paint('dim', ' (did not take when last sent; sync does not send it again)');
     }
     lines.push(head + mark(change.result));
-    // Policies and tags sent through their own operations: a line per name or key.
     const { fields, lines: requests } = requestLines(change);
     const width = Math.max(0, ...fields.map(([name]) => name.length));
     for (const [name, diff] of fields) {
@@ -164,7 +160,7 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
       lines.push(`      ${paint(SIGN_STYLE[line.sign], safe(requestLineText(line)))}`);
     if (change.error !== undefined) lines.push(`      ${paint('red', safe(change.error))}`);
   }
-  // The archives of an org that prunes, last: they are sent after everything else.
+  // Archives last: they are sent after everything else.
   for (const archive of org.archives ?? []) {
     lines.push(
       `  ${paint('red', '- archive')} ${safe(archive.name)} ${paint('dim', `(not in the manifests; ${safe(ownedWords(org.org, archive.ownedBy))})`)}` +
@@ -190,7 +186,7 @@ function shortDigest(digest: string): string {
   return digest.startsWith('sha256:') ? `${digest.slice(0, 19)}…` : digest;
 }
 
-/** The fields of one policy document upload, one line each, as the text plan shows them. */
+/** An upload's fields, a line each. */
 export function documentFields(upload: PolicyDocumentReport, arrow = '->'): string[] {
   const lines: string[] = [];
   const { content, description } = upload.fields;
@@ -215,7 +211,7 @@ export function documentFields(upload: PolicyDocumentReport, arrow = '->'): stri
   return lines;
 }
 
-/** What a plan counts, each count shown by `strong` (markdown bolds them) but the last two. */
+/** What a plan counts, each shown by `strong` (markdown bolds them) but the last two. */
 export function plannedCounts(s: Summary, strong = (n: number) => `${n}`): string {
   return (
     `${strong(s.create)} to create, ${strong(s.update)} to update` +
@@ -226,13 +222,12 @@ export function plannedCounts(s: Summary, strong = (n: number) => `${n}`): strin
   );
 }
 
-/** What a sync did, each count shown by `strong`. */
 export function syncCounts(s: Summary, strong = (n: number) => `${n}`): string {
   const healed = s.driftHealed > 0 ? ` (${strong(s.driftHealed)} drift healed)` : '';
   return `${strong(s.applied)} applied${healed}, ${strong(s.failed)} failed, ${strong(s.notConverged)} not converged`;
 }
 
-/** The summary's line for policy documents, when some org has an upload. */
+/** When some org has an upload. */
 export function policyDocumentSummary(summary: Summary, dryRun: boolean): string | undefined {
   const counts = summary.policyDocuments;
   if (counts === undefined) return undefined;

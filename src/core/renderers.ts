@@ -30,12 +30,9 @@ const FORMATS = {
   },
 } satisfies Record<string, Renderer>;
 
-export type OutputFormat = keyof typeof FORMATS;
+type OutputFormat = keyof typeof FORMATS;
 
-/**
- * Every `--output` format. A new format is one entry here: the flag's allowed values, the config
- * file's and the help text all come from these keys.
- */
+/** Every `--output` format: the flag's values and its help come from these keys. */
 export const RENDERERS: Readonly<Record<OutputFormat, Renderer>> = FORMATS;
 
 /** The formats, in the order help and errors list them. */

@@ -1,7 +1,4 @@
-/**
- * The report of a run: plain data every output format renders, and what `--output json` prints
- * (versioned, documented in docs/cli.md); the merge of two rounds of an org; the common failure.
- */
+/** The report of a run: what every output renders and `--output json` prints (docs/cli.md). */
 import type { ResolvedDialect } from './dialect.ts';
 import type { ArchivePlan, Change, ChangeRequests, FieldName, OrgPlan, OwnedBy } from './model.ts';
 import type { PolicyDocumentChange } from './policy-documents.ts';
@@ -11,12 +8,10 @@ import { type Failure, unreachable } from './request-failure.ts';
 
 export const REPORT_VERSION = 1;
 
-/** The words for a field the listing does not show and the state file has no record of. */
 export const NOT_SHOWN = '(not shown by the service)';
 
 export type ChangeResult = 'planned' | 'applied' | 'failed' | 'not-converged';
 
-/** What became of a change, an archive or an upload. */
 interface Outcome {
   readonly result: ChangeResult;
   readonly error?: string | undefined;
@@ -30,13 +25,13 @@ export interface ProblemReport {
   readonly message: string;
 }
 
-/** A change; `policies` and `tags`: its requests beside the PUT (`fields` shows from and to). */
+/** A change; `policies` and `tags`: its operations beside the PUT. */
 export interface ChangeReport
   extends
     Pick<Change, 'action' | 'cause' | 'name' | 'fields'>,
     Pick<ChangeRequests, 'policies' | 'tags'>,
     Outcome {
-  /** Fields the service does not show and the state file has no record of (`notShown`). */
+  /** The fields `notShown`. */
   readonly unknown?: readonly FieldName[];
   /** Sent before without taking, and neither side moved since: not a pending request. */
   readonly knownNotConverged?: true;
@@ -44,14 +39,9 @@ export interface ChangeReport
   readonly renameNotFound?: string;
 }
 
-/**
- * One environment `prune` archives, and why envsync owns it, as checked when it was planned or
- * sent (empty: it does not). `failed` with the guard's message when the org had more than
- * `--max-archive`; `not-converged` when the service still lists it.
- */
+/** An archive, and why envsync owns it, as checked when it was planned or sent. */
 export interface ArchiveReport extends ArchivePlan, Outcome {}
 
-/** One upload of a policy document (the `kosli` dialect). */
 export interface PolicyDocumentReport
   extends Pick<PolicyDocumentChange, 'action' | 'name' | 'version' | 'fields'>, Outcome {}
 
@@ -62,32 +52,30 @@ export interface OrgReport {
   readonly status: OrgStatus;
   readonly changes: readonly ChangeReport[];
   readonly unchanged: readonly string[];
-  /** Listed environments the manifests do not declare, left alone (prune does not own them). */
   readonly unmanaged: readonly string[];
   /** `suspend: true`: planned, nothing sent (its changes are not pending for an exit code). */
   readonly suspended?: true;
-  /** Present when the org's manifests say `prune: true`: what it archives, last. */
+  /** Present under `prune: true`. */
   readonly archives?: readonly ArchiveReport[];
   readonly errors: readonly ProblemReport[];
   /** Why the org failed as a whole (listing refused, token refused, ...). */
   readonly error?: string;
-  /** When `error` is about the API's address or the token, not the org (`failureCause`). */
+  /** When `error` is about the API's address or the token, not the org. */
   readonly cause?: FailureCause;
-  /** Time its requests waited because the service throttled them (Retry-After), when any. */
+  /** Time its requests waited because the service asked (Retry-After), when any. */
   readonly throttledMs?: number;
-  /** When the manifests declare or attach policy documents: uploads, unchanged, service-only. */
+  /** When the manifests declare or attach policy documents. */
   readonly policyDocuments?: readonly PolicyDocumentReport[];
   readonly policyDocumentsUnchanged?: readonly string[];
   readonly policyDocumentsNotManaged?: readonly string[];
 }
 
-/** The counts of a run's summary, all at zero (in the order the JSON report shows them). */
+/** The summary's counts, in the order the JSON report shows them. */
 const ZERO = {
   create: 0,
   update: 0,
   unverified: 0,
   rename: 0,
-  /** Environments `prune` archives (planned, applied or failed). */
   archive: 0,
   unchanged: 0,
   unmanaged: 0,
@@ -95,46 +83,42 @@ const ZERO = {
   failed: 0,
   notConverged: 0,
   invalidOrgs: 0,
-  /** Orgs whose manifests say `suspend: true`: planned, nothing sent. */
   suspendedOrgs: 0,
-  /** Changes that are drift, and of those, the ones applied: set back. */
+  /** Changes that are drift, and of those, the ones applied. */
   drift: 0,
   driftHealed: 0,
 };
 
 export type Summary = { -readonly [K in keyof typeof ZERO]: number } & {
-  /** Time requests waited because the service throttled them (Retry-After), wall clock. */
   throttledMs?: number;
-  /** Policy document uploads, when some org has one. */
+  /** When some org has an upload. */
   policyDocuments?: { create: number; update: number; applied: number; failed: number };
 };
 
 export interface RunReport {
   readonly version: typeof REPORT_VERSION;
   readonly dryRun: boolean;
-  /** The API dialect the run used, once a listing was read (`--api-dialect`). */
+  /** Once a listing was read. */
   readonly dialect?: ResolvedDialect;
   readonly summary: Summary;
-  /** Every org failed for one cause (`commonFailure`): the outputs say it once. */
+  /** Every org failed for one cause: the outputs say it once. */
   readonly failure?: CommonFailure;
   readonly orgs: readonly OrgReport[];
-  /** Manifest problems that belong to no org (unreadable files, documents without an org). */
+  /** Manifest problems that belong to no org. */
   readonly errors: readonly ProblemReport[];
-  /** With `--sync-window`: whether changes could be sent at the start (else `dryRun`), until when. */
+  /** With `--sync-window`: whether changes could be sent at the start (else `dryRun`). */
   readonly window?: WindowReport;
 }
 
-/** A change's, an archive's or an upload's result: whether it fails its org. */
 function fails(item: { readonly result: string }): boolean {
   return item.result === 'failed' || item.result === 'not-converged';
 }
 
-/** The report of an org that was planned (and maybe applied): plan plus per-change results. */
+/** The report of an org planned, and maybe applied. */
 export function orgReportFromPlan(
   plan: OrgPlan,
   results: ReadonlyMap<string, Outcome>,
   error?: string,
-  /** The archives' outcomes, each with the ownership checked when it was sent. */
   archived?: ReadonlyMap<string, Outcome & { readonly ownedBy?: readonly OwnedBy[] }>,
 ): OrgReport {
   const outcome = ({ result, error: why }: Outcome = { result: 'planned' }) => ({
@@ -172,7 +156,6 @@ export function orgReportFromPlan(
   };
 }
 
-/** Adds up a run's orgs. */
 export function summarize(orgs: readonly OrgReport[]): Summary {
   const summary: Summary = { ...ZERO };
   const count = ({ result }: { readonly result: string }) => {
@@ -233,7 +216,7 @@ export function exitCode(
   return detailed && report.dryRun && hasPendingChanges(report) ? 2 : 0;
 }
 
-/** What the first round did (applied, or sent without taking) and the later no longer lists. */
+/** What the first round did (applied, or sent without taking), merged into the later round's. */
 function mergeDone<T extends { readonly name: string; readonly result: string }>(
   earlier: readonly T[],
   later: readonly T[],
@@ -245,10 +228,7 @@ function mergeDone<T extends { readonly name: string; readonly result: string }>
   return { merged, kept: new Set(kept.map((item) => item.name)) };
 }
 
-/**
- * Merges two rounds of one org's pass (a round that failed only on transient errors runs again):
- * what the first round applied stays applied; everything else is as the later round found it.
- */
+/** Two rounds of an org: what the first did stays done, the rest is as the later found it. */
 export function mergeOrgRounds(earlier: OrgReport, later: OrgReport): OrgReport {
   const changes = mergeDone(earlier.changes, later.changes);
   const archives =
@@ -280,20 +260,18 @@ export function mergeOrgRounds(earlier: OrgReport, later: OrgReport): OrgReport 
 }
 
 /**
- * Why an org failed as a whole, when the reason is the API's address or the token rather than the
- * org (a refused connection, a host name that does not resolve, a certificate that cannot be
- * verified, the token refused). When every org fails so, the outputs say it once, with what to
- * check: a hundred identical lines hide the one thing to fix.
+ * Why an org failed when the reason is the API's address or the token rather than the org: when
+ * every org fails so, the outputs say it once, with what to check (a hundred identical lines hide
+ * the one thing to fix).
  */
 export interface FailureCause {
   readonly kind: 'refused' | 'dns' | 'tls' | 'unauthorized' | 'forbidden';
   /** ECONNREFUSED, ENOTFOUND, EAI_AGAIN or a certificate's code; `401` or `403` for the token. */
   readonly code: string;
-  /** The API's address (host:port) the connection was to; absent for the token. */
+  /** host:port; absent for the token. */
   readonly host?: string;
 }
 
-/** The cause of a request's failure, when it is one of those above. */
 export function failureCause(
   failure: (Failure & { readonly host?: string | undefined }) | undefined,
 ): FailureCause | undefined {
@@ -305,15 +283,12 @@ export function failureCause(
   return { kind: unreached, code, ...(host === undefined ? {} : { host }) };
 }
 
-/** Every org failed for one cause: the orgs, and the cause said once with what to check. */
 export interface CommonFailure extends FailureCause {
-  /** The orgs that failed so (every org sent a request). */
   readonly orgs: readonly string[];
   readonly message: string;
   readonly hint: string;
 }
 
-/** What the decision reads of an org's outcome. */
 export interface OrgOutcome {
   readonly org: string;
   readonly status: OrgStatus;
@@ -325,9 +300,8 @@ function sameCause(a: FailureCause | undefined, b: FailureCause): boolean {
 }
 
 /**
- * The cause every org failed for, when there is one: every org that was sent a request (invalid
- * ones are not) failed, and for the same cause. A 403 counts only on two orgs or more: one org
- * refused is most likely that org's permission, which its own error says.
+ * The cause every org sent a request (all but the invalid) failed for, if one. A 403 counts only
+ * on two orgs or more: one org refused is most likely that org's permission.
  */
 export function commonFailure(orgs: readonly OrgOutcome[]): CommonFailure | undefined {
   const sent = orgs.filter((o) => o.status !== 'invalid');
@@ -343,7 +317,6 @@ export function commonFailure(orgs: readonly OrgOutcome[]): CommonFailure | unde
   return { ...first, orgs: names, message: `${who}: ${reasonOf(first)}`, hint: HINTS[first.kind] };
 }
 
-/** What went wrong, in the words a per-org error would use. */
 function reasonOf({ kind, code, host = 'the --api-url address' }: FailureCause): string {
   // `host` of `host:port` (an IPv6 address keeps its brackets).
   const name = host.replace(/:\d+$/, '');
@@ -356,7 +329,6 @@ function reasonOf({ kind, code, host = 'the --api-url address' }: FailureCause):
     : `the API's host name ${name} could not be resolved (${code})`;
 }
 
-/** What to check. */
 const HINTS: Record<FailureCause['kind'], string> = {
   refused:
     'Is --api-url right? Nothing accepts connections at that address: a wrong host or port, or the service is down.',
@@ -373,8 +345,8 @@ export function neverAboutTheOrg(cause: FailureCause | undefined): boolean {
 }
 
 /**
- * For a pass some of whose orgs did not fail so: the orgs that failed for a cause never about the
- * org, one line per cause, without a hint (the other orgs show the address and token can be right).
+ * For a pass some of whose orgs did not fail so: a line per cause never about the org, naming its
+ * orgs, without a hint (the other orgs show the address and token can be right).
  */
 export function failuresSaidOnce(orgs: readonly OrgOutcome[]): string[] {
   const groups: { cause: FailureCause; orgs: string[] }[] = [];
@@ -391,13 +363,16 @@ export function failuresSaidOnce(orgs: readonly OrgOutcome[]): string[] {
   );
 }
 
-/** Names for a line of text: all of them up to `max`, then how many more. */
+/** `1 org`, `2 orgs`. */
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** All names up to `max`, then how many more. */
 export function someNames(names: readonly string[], max = 20): string {
   if (names.length <= max) return names.join(', ');
   return `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
 }
 
-/** Whether an org is one `failure` names, with nothing else to show: its section is left out. */
+/** An org `failure` names with nothing else to show has no section. */
 export function saidOnce(
   failure: CommonFailure | undefined,
   org: Pick<OrgReport, 'org'> & {

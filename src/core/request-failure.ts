@@ -1,16 +1,12 @@
-/**
- * Why a request to the Environments API failed, as the retry policy (api/retry-policy.ts) and the
- * outputs (report.ts, the common failure) read it.
- */
-
+/** Why a request to the Environments API failed, as the retry policy and the reports read it. */
 export type FailureKind =
-  | 'http' // the server answered with a status that is not success
+  | 'http' // a status that is not success
   | 'auth' // 401 or 403: the token was refused
   | 'network' // the connection failed or was reset
   | 'timeout' // no complete answer within --timeout
   | 'invalid-response' // a success status with a body envsync cannot read
   | 'redirect' // a 3xx: envsync does not follow redirects
-  | 'too-large' // an answer larger than --max-response-bytes: final, never read again in the run
+  | 'too-large' // larger than --max-response-bytes: final, never read again in the run
   | 'deadline' // not sent: the run's --deadline passed, or would pass during the wait before it
   | 'stopped'; // not sent: the process is shutting down (SIGTERM, SIGINT)
 
@@ -24,11 +20,10 @@ export interface Failure {
 }
 
 /**
- * What a failed connection says of the API's address rather than of one request: nothing listens
- * there (`refused`), its host name does not resolve (`dns`), or its certificate cannot be verified
- * (`tls`). A wrong --api-url looks like one of these, and waiting does not cure it.
+ * What a failed connection says of the API's address rather than of one request (a wrong
+ * --api-url looks like one of these, and waiting does not cure it).
  */
-export type Unreachable = 'refused' | 'dns' | 'tls';
+type Unreachable = 'refused' | 'dns' | 'tls';
 
 const UNREACHABLE_CODES: ReadonlyMap<string, Unreachable> = new Map([
   ['ECONNREFUSED', 'refused'],

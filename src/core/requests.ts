@@ -1,7 +1,6 @@
 /**
- * What a change sends, by API dialect: the environment PUT, and the operations some fields are
- * sent through in the `kosli` dialect (fields.ts, `sentBy`). The planner decides them once, a saved
- * plan carries them, the applier sends exactly them, and a plan shows them as lines.
+ * What a change sends, by API dialect: the PUT, and the operations of fields sent otherwise
+ * (`sentBy`). The planner decides them, a saved plan carries them, the applier sends exactly them.
  */
 import { API_DIALECTS, type ApiDialect, dialectWords, type ResolvedDialect } from './dialect.ts';
 import {
@@ -29,23 +28,19 @@ function setDifference(a: readonly string[], b: readonly string[]): string[] {
   return [...new Set(a)].filter((item) => !b.includes(item)).sort(compareNames);
 }
 
-/** What a change sends beside what its fields call for. */
-export interface RequestExtras {
-  /** Rename the environment from this name first (a `rename` change). */
-  readonly renameFrom?: string | undefined;
-  /** Set this ownership tag (`prune`, ownership.ts) in the tags' PATCH: the listing lacks it. */
-  readonly ownerTag?: { readonly key: string; readonly value: string } | undefined;
-}
-
 /**
- * The requests of a change with these field differences: each goes by its route in `dialect`,
- * the PUT, or its operation, which sends only the difference (from null: all, nothing taken away).
+ * The requests of a change: each field by its route in `dialect`, an operation sending only the
+ * difference (from null: all, nothing taken away); first the rename from `renameFrom`, and under
+ * `prune` the ownership tag the listing lacks.
  */
 export function changeRequests(
   action: ChangeAction,
   fields: FieldDiffs,
   dialect: ApiDialect,
-  extra: RequestExtras = {},
+  extra: {
+    readonly renameFrom?: string | undefined;
+    readonly ownerTag?: { readonly key: string; readonly value: string } | undefined;
+  } = {},
 ): ChangeRequests {
   let put = action === 'create';
   let policies: PolicyRequests | undefined;
@@ -81,7 +76,7 @@ export function changeRequests(
   };
 }
 
-/** Whether two sets of requests are the same (a saved plan's, against its fields'). */
+/** A saved plan's requests against those its fields call for. */
 export function sameRequests(a: ChangeRequests, b: ChangeRequests): boolean {
   const text = (r: ChangeRequests) =>
     JSON.stringify([
@@ -106,7 +101,7 @@ export function unsendableFields(
   );
 }
 
-/** The message for a field the dialect cannot send (the problem's path names the key). */
+/** The problem's path names the key. */
 export function unsendableMessage(spec: FieldSpec, dialect: ResolvedDialect): string {
   const able = API_DIALECTS.filter((d) => sendRoute(spec, d) !== undefined);
   const need =
@@ -120,16 +115,13 @@ export function unsendableMessage(spec: FieldSpec, dialect: ResolvedDialect): st
 }
 
 /**
- * One line of a plan for a request sent through an operation of its own: a policy attached (`+`)
- * or detached (`-`), a tag set (`+`), changed (`~`) or removed (`-`). It stands in place of the
- * field's `from -> to` line; every output format renders and escapes it its own way.
+ * A plan's line for a policy attached (`+`) or detached (`-`), a tag set (`+`, `key=value`),
+ * changed (`~`, with `from` and `to`) or removed (`-`), in place of the field's `from -> to`.
  */
-export interface RequestLine {
+interface RequestLine {
   readonly sign: '+' | '~' | '-';
   readonly what: 'policy' | 'tag';
-  /** The policy's name; the tag's key, or for a tag set `key=value`. */
   readonly subject: string;
-  /** For a changed tag: its old and new values. */
   readonly from?: string;
   readonly to?: string;
 }
@@ -142,7 +134,7 @@ function token(text: string, separators = /(?!)/): string {
 }
 const key = (text: string) => token(text, /[=:]/);
 
-/** A change's field differences but those its requests beside the PUT cover, and their lines. */
+/** A change's field differences but those its operations cover, and the lines of those. */
 export function requestLines(change: Pick<ChangeReport, 'fields' | 'policies' | 'tags'>): {
   readonly fields: readonly [string, FieldDiff][];
   readonly lines: readonly RequestLine[];
@@ -178,7 +170,7 @@ export function requestLines(change: Pick<ChangeReport, 'fields' | 'policies' | 
   return { fields, lines, covered };
 }
 
-/** A line as plain text (before any escaping of the output format). */
+/** Before any escaping of the output format. */
 export function requestLineText(line: RequestLine, arrow = '->'): string {
   const head = `${line.sign} ${line.what} ${line.subject}`;
   return line.from === undefined ? head : `${head}: ${line.from} ${arrow} ${line.to ?? ''}`;

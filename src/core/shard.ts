@@ -1,11 +1,9 @@
-/**
- * Rendezvous (highest random weight) hashing: each org goes to the shard with the highest
- * hash(org, shard). Going from N to N+1 shards moves only the orgs the new shard wins: about
- * 1/(N+1) of them.
- */
 import { hash53 } from './hash.ts';
 
-/** The shard (0..count-1) that owns `org`. */
+/**
+ * The shard (0..count-1) that owns `org`, by rendezvous hashing: the shard with the highest
+ * hash(org, shard) wins, so going from N to N+1 shards moves only about 1/(N+1) of the orgs.
+ */
 export function shardOf(org: string, count: number): number {
   let best = 0;
   let bestWeight = -1;

@@ -2,8 +2,7 @@
 import { escapeText, markdownCode } from './escape.ts';
 import type { ProblemReport } from './report.ts';
 
-/** One org as `envsync validate` saw it. */
-export interface ValidatedOrg {
+interface ValidatedOrg {
   readonly org: string;
   /** Environments declared; none for an invalid org, which is left alone whole. */
   readonly environments: number;
@@ -14,26 +13,23 @@ export interface ValidatedOrg {
 export interface ValidationReport {
   /** The manifest files read (not those skipped). */
   readonly files: number;
-  /** The YAML files that are not manifests, skipped, and why (an error instead with --strict). */
+  /** The YAML files that are not manifests, and why (an error instead with --strict). */
   readonly skipped: readonly { readonly file: string; readonly reason: string }[];
-  /** The selected orgs (all of them without --org), sorted by org. */
+  /** The selected orgs, sorted. */
   readonly orgs: readonly ValidatedOrg[];
   /** Problems that belong to no org (unreadable files, documents without an org). */
   readonly errors: readonly ProblemReport[];
 }
 
-/** Every problem of a validation: those of no org first, then each org's. */
-export function validationProblems(report: ValidationReport): ProblemReport[] {
-  return [...report.errors, ...report.orgs.flatMap((o) => o.errors)];
-}
-
-/**
- * Formats a problem the way compilers do: `file:line:column path: message`, on one line (the
- * untrusted parts, a key or a name quoted in the message, escaped).
- */
+/** `file:line:column path: message`, as compilers write it, its untrusted parts escaped. */
 export function formatProblem({ file, line, column, path, message }: ProblemReport): string {
   const where = path === '' ? '' : `${escapeText(path)}: `;
   return `${escapeText(file)}:${line}:${column} ${where}${escapeText(message)}`;
+}
+
+/** Every problem of a validation: those of no org first, then each org's. */
+export function validationProblems(report: ValidationReport): ProblemReport[] {
+  return [...report.errors, ...report.orgs.flatMap((o) => o.errors)];
 }
 
 function counts(report: ValidationReport) {
@@ -51,10 +47,7 @@ export function noManifestReason(skipped: number): string {
     : `${skipped} YAML file(s) skipped, not manifests`;
 }
 
-/**
- * The one-line verdict of a validation. It says when no manifest was found at all, and how many
- * files were skipped as other YAML: a folder of those alone is valid, but not what was meant.
- */
+/** The verdict says when no manifest was found, and how many files were skipped as other YAML. */
 function validationVerdict(report: ValidationReport): string {
   const { problems, environments, invalidOrgs } = counts(report);
   const skipped = report.skipped.length;
@@ -67,20 +60,18 @@ function validationVerdict(report: ValidationReport): string {
     : `invalid: ${problems.length} problem(s); ${invalidOrgs} org(s) would be left alone; ${report.orgs.length - invalidOrgs} org(s) valid${others}`;
 }
 
-/** A validation as text: each problem, then the verdict. */
 export function validationText(report: ValidationReport): string {
   const lines = validationProblems(report).map(formatProblem);
   return `${lines.length ? `${lines.join('\n')}\n` : ''}${validationVerdict(report)}\n`;
 }
 
-/** A validation as markdown, for `--output markdown` and the step summary. */
 export function validationMarkdown(report: ValidationReport): string {
   const problems = validationProblems(report);
   const lines = problems.map((p) => `- ${markdownCode(formatProblem(p))}`);
   return `### envsync validate\n\n${problems.length === 0 ? '✅' : '❌'} ${validationVerdict(report)}\n${lines.length ? `\n${lines.join('\n')}\n` : ''}`;
 }
 
-/** A validation as JSON, version 1 (documented in docs/cli.md). */
+/** Version 1, documented in docs/cli.md. */
 export function validationJson(report: ValidationReport): string {
   const { problems, environments, invalidOrgs } = counts(report);
   const document = {

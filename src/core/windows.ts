@@ -1,14 +1,13 @@
 /**
  * Sync windows (docs/daemon.md, "Sync windows"): a window opens at the first instant the zone's
  * clock reads its start time (or later) on a start day, and lasts its duration of elapsed time.
- * Pure: the time comes in as epoch milliseconds, the zones' rules from the engine's Intl data.
  */
 
 export interface SyncWindow {
   readonly kind: 'allow' | 'deny';
-  /** The days it starts on, 0 = Sunday ... 6 = Saturday (as Date#getUTCDay counts). */
+  /** The days it starts on, 0 = Sunday (as Date#getUTCDay counts). */
   readonly days: readonly number[];
-  /** Minutes after local midnight it starts. */
+  /** After local midnight. */
   readonly startMinutes: number;
   readonly durationMs: number;
   readonly timeZone: string;
@@ -48,10 +47,8 @@ function parseDuration(text: string): number | string {
   return ms;
 }
 
-/** Whether the engine knows the zone. */
 function knownZone(zone: string): boolean {
   try {
-    // The constructor refuses a zone it does not know (RangeError).
     return Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone !== '';
   } catch {
     return false;
@@ -83,11 +80,11 @@ export function parseWindow(line: string): SyncWindow | { readonly error: string
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 
-/** The zone's wall clock at `ms`, as if it were UTC (so its offset is the difference). */
+/** The zone's wall clock at `ms`, written as UTC (so its offset is the difference). */
 function wallClock(ms: number, zone: string): number {
-  let format = formats.get(zone);
-  if (format === undefined) {
-    format = new Intl.DateTimeFormat('en-US', {
+  const format =
+    formats.get(zone) ??
+    new Intl.DateTimeFormat('en-US', {
       timeZone: zone,
       hourCycle: 'h23',
       year: 'numeric',
@@ -97,8 +94,7 @@ function wallClock(ms: number, zone: string): number {
       minute: 'numeric',
       second: 'numeric',
     });
-    formats.set(zone, format);
-  }
+  formats.set(zone, format);
   const part: Record<string, number> = {};
   for (const { type, value } of format.formatToParts(ms)) part[type] = Number(value);
   const { year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0 } = part;
@@ -106,20 +102,17 @@ function wallClock(ms: number, zone: string): number {
 }
 
 /**
- * The first instant at which the zone's wall clock reads `wall` (a local time written as UTC) or
- * later: of two instants that read it (clocks went back), the earlier; for a time the clock skips
- * (clocks went forward), the instant it jumps. The offsets a day before and after bracket a
- * daylight saving change near `wall`.
+ * The first instant the zone's wall clock reads `wall` (written as UTC) or later: of two (clocks
+ * went back), the earlier; for a time skipped (clocks went forward), the jump. The zone's offsets
+ * a day before and after bracket a daylight saving change near `wall`.
  */
 function firstInstantAt(wall: number, zone: string): number {
-  // The zone's offsets a day before and after.
   const a = wall - (wallClock(wall - DAY, zone) - (wall - DAY));
   const b = wall - (wallClock(wall + DAY, zone) - (wall + DAY));
   const [early, late] = a < b ? [a, b] : [b, a];
   if (wallClock(early, zone) === wall) return early;
   if (wallClock(late, zone) === wall) return late;
-  // Skipped: the clock reads less than `wall` at `early` and more at `late`. The jump is found to
-  // the second by halving (a gap of an hour takes 12 steps).
+  // Skipped: the jump is found to the second by halving (a gap of an hour takes 12 steps).
   let [before, after] = [early, late];
   while (after - before > 1000) {
     const middle = before + Math.floor((after - before) / 2000) * 1000;
@@ -143,19 +136,17 @@ function occurrences(window: SyncWindow, from: number, to: number): [number, num
   return found;
 }
 
-/** Whether `window` covers the instant `at`. */
 function covers(window: SyncWindow, at: number): boolean {
   return occurrences(window, at, at + 1).some(([start, end]) => start <= at && at < end);
 }
 
-/** Whether changes may be sent at `at`. */
 export function isOpen(windows: readonly SyncWindow[], at: number): boolean {
   if (windows.some((w) => w.kind === 'deny' && covers(w, at))) return false;
   const allows = windows.filter((w) => w.kind === 'allow');
   return allows.length === 0 || allows.some((w) => covers(w, at));
 }
 
-/** How far ahead `windowState` looks for the next opening or closing. */
+/** How far ahead the next opening or closing is looked for. */
 const HORIZON = 8 * DAY;
 
 /** The first boundary after `at` (within HORIZON) at which `isOpen` says `open`. */
@@ -168,15 +159,13 @@ function nextBoundary(windows: readonly SyncWindow[], at: number, open: boolean)
 }
 
 /** Whether changes may be sent now, and when that changes (undefined: not within 8 days). */
-export interface WindowState {
+interface WindowState {
   readonly open: boolean;
-  /** When closed: when the next window opens. */
   readonly opensAt?: number | undefined;
-  /** When open and some window bounds it: when it closes. */
   readonly closesAt?: number | undefined;
 }
 
-/** The windows' state at `now`; open, with nothing to say, when there are none. */
+/** Open, with nothing to say, when there are no windows. */
 export function windowState(windows: readonly SyncWindow[], now: number): WindowState {
   if (windows.length === 0) return { open: true };
   const open = isOpen(windows, now);
@@ -185,14 +174,14 @@ export function windowState(windows: readonly SyncWindow[], now: number): Window
     : { open, opensAt: nextBoundary(windows, now, true) };
 }
 
-/** "waiting for a sync window (opens at ...)" in words, the time in ISO 8601 UTC. */
+/** "waiting for a sync window (opens at ...)", the time in ISO 8601 UTC. */
 export function waitingWords(state: WindowState | WindowReport): string {
   return state.opensAt === undefined
     ? 'waiting for a sync window (none opens within 8 days)'
     : `waiting for a sync window (opens at ${new Date(state.opensAt).toISOString()})`;
 }
 
-/** A window state as reports and `/status` show it: times as ISO 8601 UTC. */
+/** As reports and `/status` show it: times in ISO 8601 UTC. */
 export interface WindowReport {
   readonly open: boolean;
   readonly opensAt?: string;
@@ -210,16 +199,7 @@ export function windowReport(state: WindowState, ignored = false): WindowReport 
   };
 }
 
-/** A reported state read back (for its words). */
-export function stateOf(report: WindowReport): WindowState {
-  return {
-    open: report.open,
-    opensAt: report.opensAt === undefined ? undefined : Date.parse(report.opensAt),
-    closesAt: report.closesAt === undefined ? undefined : Date.parse(report.closesAt),
-  };
-}
-
-/** What a run's report says of the sync windows, when there is something to say. */
+/** What a run's report says of the sync windows, if anything. */
 export function windowLine(report: { readonly window?: WindowReport }): string | undefined {
   const window = report.window;
   if (window === undefined) return undefined;

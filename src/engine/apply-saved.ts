@@ -1,10 +1,7 @@
 /**
  * `sync --plan FILE` (docs/cli.md, "Saved plans"): a saved plan is applied exactly, or nothing is
- * sent. Before any request: its digest and schema (saved-plan.ts), that each change sends what
- * its fields show (check 2), that it was made against this API, and that the manifests declare
- * all of it, with the same values (check 3); then that the service has not moved since: every
- * org's live listing is the one the plan was computed from, in the same API dialect, with the
- * same policy documents.
+ * sent. First its digest and schema, that it agrees with itself, its API and the manifests; then
+ * that the service has not moved since it was made.
  */
 import path from 'node:path';
 import { quoted } from '../api/response.ts';
@@ -21,6 +18,7 @@ import {
   commonFailure,
   failureCause,
   type OrgOutcome,
+  plural,
   REPORT_VERSION,
   type RunReport,
   summarize,
@@ -54,17 +52,15 @@ const at =
   (name: string, what = 'environment') =>
     `org ${quoted(org)}, ${what} ${quoted(name)}: `;
 
-/** Whether two values of a field (either perhaps absent) are the same. */
+/** Either perhaps absent. */
 const same = (spec: FieldSpec, a: FieldValue | undefined, b: FieldValue | undefined) =>
   a === undefined || b === undefined ? a === b : sameValue(spec, a, b);
 
-/** The names that appear more than once (each repeat). */
 const repeated = (names: readonly string[]) => names.filter((name, i) => names.indexOf(name) !== i);
 
 /**
- * The requests a change's fields call for in its org's dialect, as the planner decides them from
- * the plan's own listing: its rename, and under `prune` (an org that carries `archives`) the
- * ownership tag when the environment does not carry it yet.
+ * The requests a change's fields call for, as the planner decides them from the plan's own
+ * listing: its rename, and under `prune` the ownership tag the environment does not carry yet.
  */
 function expectedRequests(change: SavedChange, org: SavedOrg): ChangeRequests {
   const renameFrom = change.action === 'rename' ? change.renamedFrom : undefined;
@@ -112,9 +108,8 @@ function changeProblems(change: SavedChange, org: SavedOrg): string[] {
 }
 
 /**
- * Check 2: each change sends what its fields show, the environment it names, once, with the
- * requests its fields call for; each archive is of a listed environment the plan does not also
- * keep; each upload of a policy document sends what its fields show.
+ * Each change sends what its fields show, once, with the requests they call for; each archive is
+ * of a listed environment the plan does not also keep; each upload sends what its fields show.
  */
 function selfDisagreements(saved: SavedPlan): string[] {
   const problems: string[] = [];
@@ -149,7 +144,6 @@ function selfDisagreements(saved: SavedPlan): string[] {
   return problems;
 }
 
-/** What a change of each action does, in a message. */
 const DOES: Readonly<Record<SavedChange['action'], string>> = {
   create: 'creates it',
   update: 'updates it',
@@ -157,16 +151,14 @@ const DOES: Readonly<Record<SavedChange['action'], string>> = {
   rename: 'renames it',
 };
 
-/** What the plan sends and what the manifests declare, where they differ (`what: plan; manifests`). */
 const differs = (what: string, plan: string, manifests: string) =>
   `${what}: the plan ${plan}, the manifests ${manifests}`;
 
-/** One org of the plan against its manifests. */
 function orgProblems(org: SavedOrg, manifest: OrgManifest): string[] {
   const count = manifest.problems.length;
   if (count > 0) {
     return [
-      `org ${quoted(org.org)}: its manifests have ${count} problem${count === 1 ? '' : 's'} (run "envsync validate" to see them)`,
+      `org ${quoted(org.org)}: its manifests have ${plural(count, 'problem')} (run "envsync validate" to see them)`,
     ];
   }
   const where = at(org.org);
@@ -180,7 +172,7 @@ function orgProblems(org: SavedOrg, manifest: OrgManifest): string[] {
       );
       continue;
     }
-    // Every field, whether or not the change's `fields` show it.
+    // Every field, whether or not `fields` show it.
     for (const spec of FIELD_LIST) {
       const sends = savedValue(change.desired, spec);
       const wants = env[spec.name];
@@ -217,8 +209,7 @@ function orgProblems(org: SavedOrg, manifest: OrgManifest): string[] {
     if (declared.has(name))
       problems.push(`${where(name)}the plan archives it, but the manifests declare it`);
   }
-  // Each upload: declared, with the same description, its file holding the text it sends
-  // (exactly, when the upload is for the text; trailing line breaks aside, otherwise).
+  // Each upload's file holds the text it sends: exactly, when the upload is for the text.
   const documents = new Map((manifest.policies ?? []).map((doc) => [doc.name, doc]));
   for (const change of org.policyDocuments?.changes ?? []) {
     const here = where(change.name, 'policy document');
@@ -253,16 +244,13 @@ function orgProblems(org: SavedOrg, manifest: OrgManifest): string[] {
   return problems;
 }
 
-/**
- * Check 3: every org and environment of the plan is declared by `manifests`, and each change
- * sends exactly what they declare; its renames, archives and uploads agree with them.
- */
+/** Every org and environment of the plan is declared, and each change sends exactly that. */
 function manifestDisagreements(saved: SavedPlan, manifests: ManifestSet): string[] {
   const byOrg = new Map(manifests.orgs.map((manifest) => [manifest.org, manifest]));
   const unread = manifests.unattributed.length;
   const why =
     unread > 0
-      ? ` (${unread} file problem${unread === 1 ? '' : 's'} keep some files from saying their org: run "envsync validate")`
+      ? ` (${plural(unread, 'file problem')} keep some files from saying their org: run "envsync validate")`
       : '';
   return saved.orgs.flatMap((org) => {
     const manifest = byOrg.get(org.org);
@@ -272,20 +260,19 @@ function manifestDisagreements(saved: SavedPlan, manifests: ManifestSet): string
   });
 }
 
-/** The plan file as the user named it (relative to `cwd`), and what applying it needs. */
-export type ApplySavedOptions = ApplyDeps &
+type ApplySavedOptions = ApplyDeps &
   UploadDeps & {
+    /** The plan file and the manifests' folder as the user named them (relative to `cwd`). */
     readonly file: string;
     readonly cwd: string;
     readonly apiUrl: URL;
-    /** The manifests as they are now, and their folder as the user named it. */
     readonly manifests: ManifestSet;
     readonly manifestsDir: string;
     /** How long reading the plan file may take (--deadline). */
     readonly readTimeoutMs?: number | undefined;
   };
 
-/** Refuses the plan, sending nothing: what is wrong, a finding a line, and what to do. */
+/** Refuses the plan: what is wrong, a finding a line, and what to do. */
 function refuse(headline: string, findings: readonly string[], todo: string): void {
   if (findings.length === 0) return;
   const lines = findings.slice(0, 20).map((line) => `  ${line}`);
@@ -293,7 +280,7 @@ function refuse(headline: string, findings: readonly string[], todo: string): vo
   throw new ConfigError(`refusing to apply ${headline}:\n${lines.join('\n')}\n${todo}`);
 }
 
-/** `sync --plan FILE`: the checks, then the plan applied exactly (see the top of this file). */
+/** The checks, then the plan applied exactly. */
 export async function applySavedPlan(options: ApplySavedOptions): Promise<RunReport> {
   const { file, client, logger } = options;
   const text = await readRegularText(path.resolve(options.cwd, file), {
@@ -321,7 +308,7 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
   );
   const moved: string[] = [];
   const listed: OrgOutcome[] = [];
-  // Each org's live listing: the changes are applied against it (ownership is read from it).
+  // Each org's live listing: ownership is read from it.
   const listings = new Map<string, readonly ObservedEnvironment[]>();
   await Promise.all(
     saved.orgs.map(async (planned) => {
@@ -379,7 +366,6 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
       const plan = orgPlanFromSaved(org);
       const apply = (envPlan: typeof plan) =>
         applyOrgPlan(envPlan, deps, listings.get(org.org) ?? []);
-      // Policy documents first, then the environments that attach them.
       const documents = org.policyDocuments;
       return (
         documents ? await applyWithPolicyDocuments(plan, documents, deps, apply) : await apply(plan)
@@ -387,11 +373,10 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
     }),
   );
   logger.info({ plan: file, orgs: saved.orgs.length }, 'applied the saved plan');
-  const summary = { ...summarize(reports), throttledMs: client.throttledMs() };
   return {
     version: REPORT_VERSION,
     dryRun: false,
-    summary,
+    summary: { ...summarize(reports), throttledMs: client.throttledMs() },
     ...dialectOf(client),
     orgs: reports,
     errors: [],

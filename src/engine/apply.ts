@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { failureOf } from '../api/errors.ts';
-import type { ApiDialect } from '../core/dialect.ts';
+import { isTransient } from '../api/retry-policy.ts';
 import type { Change, ObservedEnvironment, OrgPlan, OwnedBy } from '../core/model.ts';
 import {
   type ArchiveOutcome,
@@ -12,8 +12,6 @@ import {
   sameRecords,
   settleApply,
 } from '../core/outcome.ts';
-import { changeWaves, sentEnvironment } from '../core/plan.ts';
-import { type OrgReport, orgReportFromPlan } from '../core/report.ts';
 import {
   archiveGuard,
   DEFAULT_MAX_ARCHIVE,
@@ -21,7 +19,8 @@ import {
   OWNER_TAG_KEY,
   ownerTagValue,
 } from '../core/ownership.ts';
-import { isTransient } from '../api/retry-policy.ts';
+import { changeWaves, sentEnvironment } from '../core/plan.ts';
+import { type OrgReport, orgReportFromPlan } from '../core/report.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { StateStore } from '../state/store.ts';
 
@@ -37,7 +36,6 @@ export interface Round {
   readonly transient: boolean;
 }
 
-/** What an apply needs from the outside world. */
 export interface ApplyDeps {
   readonly client: EnvironmentsClient;
   readonly state: StateStore;
@@ -45,18 +43,19 @@ export interface ApplyDeps {
   readonly progress?: ApplyProgress | undefined;
   /** The caller prints a report of every change (a one-shot command): each is logged at debug. */
   readonly changesReported?: boolean | undefined;
-  /**
-   * The most archives one org may send in one pass (`--max-archive`, default 5); more fail them
-   * all, and its other changes still apply.
-   */
+  /** `--max-archive`: more archives in one org's pass fail them all, its other changes apply. */
   readonly maxArchive?: number | undefined;
   /** A reviewed saved plan (`sync --plan`): it archives what it shows, whatever their number. */
   readonly reviewed?: boolean | undefined;
-  /** The run's manifests: a file that names no org (unreadable) holds every archive back. */
+  /** A manifest file that names no org (unreadable) holds every archive back. */
   readonly manifests?: { readonly unattributed: readonly unknown[] } | undefined;
 }
 
-const messageOf = errorMessage;
+/** A request that failed: its message, and whether another round may cure it. */
+export function failedOutcome(error: unknown, prefix = '') {
+  const transient = isTransient(failureOf(error));
+  return { result: 'failed' as const, error: `${prefix}${errorMessage(error)}`, transient };
+}
 
 /** Saves the state; resolves with the error when it cannot be written (it is also logged). */
 async function saveState(
@@ -69,21 +68,17 @@ async function saveState(
     await state.save(options);
     return undefined;
   } catch (error) {
-    logger.error({ org, stateFile: state.file }, messageOf(error));
-    return messageOf(error);
+    logger.error({ org, stateFile: state.file }, errorMessage(error));
+    return errorMessage(error);
   }
 }
 
 /** The report of an org none of whose changes was sent: the write ahead failed. */
 function notSent(plan: OrgPlan, why: string): Round {
-  const outcomes = new Map<string, ChangeOutcome>();
-  for (const change of plan.changes) {
-    outcomes.set(change.name, {
-      result: 'failed',
-      sent: false,
-      error: 'not sent: the state file could not be written first',
-    });
-  }
+  const error = 'not sent: the state file could not be written first';
+  const outcomes = new Map<string, ChangeOutcome>(
+    plan.changes.map((change) => [change.name, { result: 'failed', sent: false, error }]),
+  );
   return {
     report: orgReportFromPlan(
       plan,
@@ -95,39 +90,33 @@ function notSent(plan: OrgPlan, why: string): Round {
 }
 
 /**
- * Sends one change's requests, one after another, as the plan decided them (core/requests.ts):
- * its rename, its PUT, then attaching and detaching its policies and its tags' PATCH, which need the
- * environment to exist. The first failure ends it: the rest are not sent. `done` counts those
- * that were.
+ * Sends one change's requests one after another, as the plan decided them: its rename, its PUT,
+ * then what needs the environment to exist. The first failure ends it; `done` counts those sent.
  */
 async function sendRequests(
   client: EnvironmentsClient,
-  org: string,
+  plan: OrgPlan,
   change: Change,
-  dialect: ApiDialect,
   signal: AbortSignal,
   done: { sent: number },
 ): Promise<void> {
+  const { org } = plan;
+  const { name } = change;
   const { rename, put, policies, tags } = change.requests;
-  const name = change.name;
-  if (rename !== undefined) {
-    await client.renameEnvironment(org, rename, name, signal);
-    done.sent++;
-  }
-  if (put) {
-    await client.putEnvironment(org, sentEnvironment(change, dialect), signal);
-    done.sent++;
-  }
-  if (policies !== undefined && policies.attach.length > 0) {
-    await client.attachPolicies(org, name, policies.attach, signal);
-    done.sent++;
-  }
-  if (policies !== undefined && policies.detach.length > 0) {
-    await client.detachPolicies(org, name, policies.detach, signal);
-    done.sent++;
-  }
-  if (tags !== undefined) {
-    await client.patchTags(org, name, tags, signal);
+  const requests = [
+    rename !== undefined && (() => client.renameEnvironment(org, rename, name, signal)),
+    put && (() => client.putEnvironment(org, sentEnvironment(change, plan.dialect), signal)),
+    policies !== undefined &&
+      policies.attach.length > 0 &&
+      (() => client.attachPolicies(org, name, policies.attach, signal)),
+    policies !== undefined &&
+      policies.detach.length > 0 &&
+      (() => client.detachPolicies(org, name, policies.detach, signal)),
+    tags !== undefined && (() => client.patchTags(org, name, tags, signal)),
+  ];
+  for (const request of requests) {
+    if (request === false) continue;
+    await request();
     done.sent++;
   }
 }
@@ -145,47 +134,36 @@ async function sendChanges(
   for (const wave of changeWaves(plan.changes)) {
     await Promise.all(
       wave.map(async (change) => {
+        const { name, action, cause } = change;
         if (change.knownNotConverged) {
-          outcomes.set(change.name, KNOWN_NOT_CONVERGED);
+          outcomes.set(name, KNOWN_NOT_CONVERGED);
           progress?.done(true);
           return;
         }
         const done = { sent: 0 };
         try {
-          await sendRequests(client, org, change, plan.dialect, stop.signal, done);
-          outcomes.set(change.name, { result: 'applied' });
+          await sendRequests(client, plan, change, stop.signal, done);
+          outcomes.set(name, { result: 'applied' });
           progress?.done(false);
           logger[changesReported ? 'debug' : 'info'](
-            {
-              org,
-              env: change.name,
-              action: change.action,
-              cause: change.cause,
-              fields: Object.keys(change.fields),
-            },
-            change.cause === 'drift'
-              ? `${change.action} ${org}/${change.name} (drift)`
-              : `${change.action} ${org}/${change.name}`,
+            { org, env: name, action, cause, fields: Object.keys(change.fields) },
+            `${action} ${org}/${name}${cause === 'drift' ? ' (drift)' : ''}`,
           );
         } catch (error) {
           progress?.done(true);
           if (stop.signal.aborted && error === stop.signal.reason) {
             const what =
               done.sent === 0 ? 'not sent' : `stopped after ${done.sent} of its requests`;
-            outcomes.set(change.name, { result: 'failed', error: `${what}: ${messageOf(error)}` });
+            outcomes.set(name, { result: 'failed', error: `${what}: ${errorMessage(error)}` });
             return;
           }
           if (failureOf(error)?.kind === 'auth') {
             stop.abort(new Error('the token was refused for this org'));
           }
-          outcomes.set(change.name, {
-            result: 'failed',
-            error: messageOf(error),
-            transient: isTransient(failureOf(error)),
-          });
+          outcomes.set(name, failedOutcome(error));
           logger.error(
-            { org, env: change.name, action: change.action, cause: change.cause },
-            `${change.action} ${org}/${change.name} failed: ${messageOf(error)}`,
+            { org, env: name, action, cause },
+            `${action} ${org}/${name} failed: ${errorMessage(error)}`,
           );
         }
       }),
@@ -194,20 +172,12 @@ async function sendChanges(
   return outcomes;
 }
 
-/*
- * The archives of an org that prunes, sent after every other change of the org: each is one
- * request (`PUT .../{name}/archive`), bounded by the client's gate like any other. Whatever the
- * plan says (a saved plan is a file anyone who can write it can reseal), each archive is sent
- * only if envsync owns the environment at that moment: the state file records it, or the listing
- * the pass read shows it with this org's ownership tag. The guard (core/ownership.ts,
- * archiveGuard) then decides whether any of those is sent at all.
- */
 /**
- * Sends the org's archives that envsync owns, or refuses them all (the guard); outcomes by
- * environment name. `listed` is the org's listing the pass read (for a saved plan, the live one
- * it was checked against).
+ * Sends the org's archives, last, each only if envsync owns the environment now (whatever a saved
+ * plan says: anyone who can write it can reseal it), and only if the guard lets them all go.
+ * `listed` is the org's listing the pass read or the saved plan was checked against.
  */
-export async function sendArchives(
+async function sendArchives(
   plan: OrgPlan,
   {
     client,
@@ -221,12 +191,12 @@ export async function sendArchives(
   listed: readonly ObservedEnvironment[],
 ): Promise<Map<string, ArchiveOutcome>> {
   const outcomes = new Map<string, ArchiveOutcome>();
-  if ((plan.archives ?? []).length === 0) return outcomes;
+  if (plan.archives === undefined || plan.archives.length === 0) return outcomes;
   const { org } = plan;
   const entries = new Map(listed.map((entry) => [entry.name, entry]));
   const records = state.get(org);
   const archives: { name: string; ownedBy: readonly OwnedBy[] }[] = [];
-  for (const { name } of plan.archives ?? []) {
+  for (const { name } of plan.archives) {
     const entry = entries.get(name);
     const record = Object.hasOwn(records, name) ? records[name] : undefined;
     const owners = entry === undefined ? [] : ownedBy(org, entry, record);
@@ -249,12 +219,9 @@ export async function sendArchives(
     manifests?.unattributed.length,
   );
   if (refused !== undefined) {
-    logger.error(
-      { org, archives: archives.length, maxArchive, event: 'prune.guard' },
-      `not archived: ${refused}`,
-    );
+    const error = `not archived: ${refused}`;
+    logger.error({ org, archives: archives.length, maxArchive, event: 'prune.guard' }, error);
     for (const { name, ownedBy: owners } of archives) {
-      const error = `not archived: ${refused}`;
       outcomes.set(name, { result: 'failed', sent: false, error, ownedBy: owners });
     }
     return outcomes;
@@ -271,12 +238,7 @@ export async function sendArchives(
             : `archive ${org}/${name}: the service no longer has it (404), so it is gone already`,
         );
       } catch (error) {
-        outcomes.set(name, {
-          result: 'failed',
-          error: errorMessage(error),
-          transient: isTransient(failureOf(error)),
-          ownedBy: owners,
-        });
+        outcomes.set(name, { ...failedOutcome(error), ownedBy: owners });
         logger.error(
           { org, env: name, action: 'archive' },
           `archive ${org}/${name} failed: ${errorMessage(error)}`,
@@ -287,19 +249,14 @@ export async function sendArchives(
   return outcomes;
 }
 
-/** The archives that were sent (the guard's refusals are not: another round would refuse too). */
-function sentArchives(archived: ReadonlyMap<string, ArchiveOutcome>): ChangeOutcome[] {
-  return [...archived.values()].filter((outcome) => outcome.sent !== false);
-}
-
 /**
- * Applies one org's plan: write ahead, PUT, verify, record (the decisions are core/outcome.ts's).
- * Used by every pass, and by `sync --plan` with a plan saved earlier. Never throws.
+ * Applies one org's plan: write ahead, send, verify, record (core/outcome.ts decides). Used by
+ * every pass, and by `sync --plan`. `listed`: the listing the plan was made from or checked
+ * against, which ownership is read from. Never throws.
  */
 export async function applyOrgPlan(
   plan: OrgPlan,
   deps: ApplyDeps,
-  /** The org's listing the plan was made from (or checked against): ownership is read from it. */
   listed: readonly ObservedEnvironment[],
 ): Promise<Round> {
   const { org } = plan;
@@ -307,20 +264,19 @@ export async function applyOrgPlan(
   const records = state.get(org);
   progress?.planned(plan.changes.length);
 
-  // Write ahead, always: a state file that cannot be written now would not record what the
-  // PUTs change, so nothing is sent (a read-only directory, a full disk, another writer's lock).
+  // Write ahead, always: a state file that cannot be written now would not record what is sent,
+  // so nothing is (a read-only directory, a full disk, another writer's lock).
   const inDoubt = recordsInDoubt(plan, records);
   if (inDoubt !== undefined) state.set(org, inDoubt);
   const aheadError = await saveState(state, logger, org, { always: true });
   if (aheadError !== undefined) {
-    for (let i = 0; i < plan.changes.length; i++) progress?.done(true);
+    for (const _ of plan.changes) progress?.done(true);
     // The records in doubt stay dropped in memory: a dropped record never hides a difference
     // (it costs one PUT more), while putting them back would claim this org over another writer.
     return notSent(plan, aheadError);
   }
 
   const sent = await sendChanges(plan, deps);
-  // Archives last: every other change of the org has been sent (or failed) first.
   const archived = await sendArchives(plan, deps, listed);
 
   // Verify: list once more; a change whose observable fields did not take is not-converged.
@@ -331,7 +287,7 @@ export async function applyOrgPlan(
     try {
       after = new Map((await client.listEnvironments(org)).map((env) => [env.name, env]));
     } catch (error) {
-      verifyError = `changes were sent, but the listing to verify them failed: ${messageOf(error)}`;
+      verifyError = `changes were sent, but the listing to verify them failed: ${errorMessage(error)}`;
       verifyTransient = isTransient(failureOf(error));
     }
   }
@@ -357,15 +313,14 @@ export async function applyOrgPlan(
             'difference: the next run may send some of these changes again';
     }
   }
-  const orgError =
-    verifyError === undefined || recordError === undefined
-      ? (verifyError ?? recordError)
-      : `${verifyError}; ${recordError}`;
+  const orgError = [verifyError, recordError].filter((e) => e !== undefined).join('; ');
+  // The guard's refusals were not sent: another round would refuse them too.
+  const archivesSent = [...settled.archives.values()].filter((outcome) => outcome.sent !== false);
   return {
-    report: orgReportFromPlan(plan, settled.outcomes, orgError, settled.archives),
+    report: orgReportFromPlan(plan, settled.outcomes, orgError || undefined, settled.archives),
     transient:
       recordError === undefined &&
-      isTransientRound([...settled.outcomes.values(), ...sentArchives(settled.archives)], {
+      isTransientRound([...settled.outcomes.values(), ...archivesSent], {
         failed: verifyError !== undefined,
         transient: verifyTransient,
       }),

@@ -1,8 +1,15 @@
+/**
+ * An org's policy documents in a pass (the `kosli` dialect): refused under `contract`, read from
+ * the service when the manifests declare or attach any, checked against what the environments
+ * attach, planned (core/policy-documents.ts), and uploaded before the environments.
+ */
 import type { Logger } from 'pino';
+import * as crypto from 'node:crypto';
 import type { EnvironmentsClient } from '../api/client.ts';
 import { failureOf } from '../api/errors.ts';
 import { dialectWords } from '../core/dialect.ts';
 import type { Change, OrgPlan } from '../core/model.ts';
+import { compareNames } from '../core/names.ts';
 import {
   needsPolicyDocuments,
   type ObservedPolicyDocument,
@@ -19,27 +26,16 @@ import {
   type PolicyDocumentReport,
   type ProblemReport,
 } from '../core/report.ts';
-import { isTransient } from '../api/retry-policy.ts';
-import { locatedProblem } from './org-problems.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
-import * as crypto from 'node:crypto';
-import { errorMessage } from '../runtime/errors.ts';
-import { compareNames } from '../core/names.ts';
-import type { ApplyProgress, Round } from './apply.ts';
-
-/**
- * An org's policy documents in a pass (the `kosli` dialect): refused under `contract`, read from
- * the service when the manifests declare or attach any, checked against what the environments
- * attach, planned (core/policy-documents.ts decides), and uploaded before the environments.
- */
+import { type ApplyProgress, failedOutcome, type Round } from './apply.ts';
+import { locatedProblem } from './org-problems.ts';
 
 /** The sha256 of a text, as plans show it. */
 export function textDigest(text: string): string {
   return `sha256:${crypto.createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }
 
-/** What the pass does with the org's policy documents. */
-export type PolicyDocumentsStep =
+type PolicyDocumentsStep =
   | { readonly kind: 'none' }
   | { readonly kind: 'invalid'; readonly errors: ProblemReport[] }
   | { readonly kind: 'failed'; readonly error: string; readonly transient: boolean }
@@ -50,9 +46,8 @@ export type PolicyDocumentsStep =
     };
 
 /**
- * The org's declared policy documents refused because the dialect has none (`contract`); undefined
- * when the dialect is not known yet, or allows them. Needs no request: call it before the listing
- * too (a dialect named by --api-dialect is known from the start).
+ * The org's declared documents refused because the dialect has none (`contract`), at the first
+ * one; undefined while the dialect is not known, or allows them. Needs no request.
  */
 export function contractRefusal(
   manifest: OrgManifest,
@@ -61,11 +56,9 @@ export function contractRefusal(
   const dialect = client.dialect();
   const declared = manifest.policies ?? [];
   if (dialect?.dialect !== 'contract' || declared.length === 0) return undefined;
-  const first = [...declared].sort(
-    (a, b) =>
-      (a.source.file < b.source.file ? -1 : a.source.file > b.source.file ? 1 : 0) ||
-      a.source.line - b.source.line,
-  )[0];
+  const [first] = declared.toSorted(
+    (a, b) => compareNames(a.source.file, b.source.file) || a.source.line - b.source.line,
+  );
   if (first === undefined) return undefined;
   const more = declared.length - 1;
   return [
@@ -94,11 +87,11 @@ export async function policyDocumentsStep(
   try {
     observed = await client.listPolicyDocuments(manifest.org);
   } catch (error) {
-    return {
-      kind: 'failed',
-      error: `cannot list the org's policy documents: ${errorMessage(error)}`,
-      transient: isTransient(failureOf(error)),
-    };
+    const { error: why, transient } = failedOutcome(
+      error,
+      "cannot list the org's policy documents: ",
+    );
+    return { kind: 'failed', error: why, transient };
   }
   const unknown = unknownPolicies(manifest.environments, declared, observed);
   if (unknown.length > 0) {
@@ -119,62 +112,48 @@ export async function policyDocumentsStep(
 }
 
 /** What became of each upload, by name. */
-export type UploadOutcomes = Map<
+type UploadOutcomes = Map<
   string,
   { result: 'applied' | 'failed' | 'not-converged'; error?: string; transient?: boolean }
 >;
 
+export interface UploadDeps {
+  readonly client: EnvironmentsClient;
+  readonly logger: Logger;
+  readonly progress?: ApplyProgress | undefined;
+  /** The git revision of the manifests, when known: uploads name it. */
+  readonly revision?: string | undefined;
+  readonly changesReported?: boolean | undefined;
+}
+
 /** Uploads every change (bounded by the client's gate); never throws. */
-export async function uploadPolicyDocuments(
+async function uploadPolicyDocuments(
   org: string,
   changes: readonly PolicyDocumentChange[],
-  deps: {
-    readonly client: EnvironmentsClient;
-    readonly logger: Logger;
-    readonly revision?: string | undefined;
-    readonly changesReported?: boolean | undefined;
-  },
+  { client, logger, revision, changesReported }: UploadDeps,
 ): Promise<UploadOutcomes> {
-  const { client, logger } = deps;
-  const comment = uploadComment(deps.revision);
+  const comment = uploadComment(revision);
   const outcomes: UploadOutcomes = new Map();
   // A refused token stops the org: what still waits for the gate is never sent.
   const stop = new AbortController();
   await Promise.all(
     changes.map(async (change) => {
-      const what = `${change.action} policy document ${org}/${change.name}`;
+      const { name, action, description, content } = change;
+      const what = `${action} policy document ${org}/${name}`;
       try {
-        await client.putPolicyDocument(
-          org,
-          { name: change.name, description: change.description, comment, content: change.content },
-          stop.signal,
-        );
-        outcomes.set(change.name, { result: 'applied' });
-        logger[deps.changesReported === true ? 'debug' : 'info'](
-          {
-            org,
-            policyDocument: change.name,
-            action: change.action,
-            fields: Object.keys(change.fields),
-          },
+        await client.putPolicyDocument(org, { name, description, comment, content }, stop.signal);
+        outcomes.set(name, { result: 'applied' });
+        logger[changesReported === true ? 'debug' : 'info'](
+          { org, policyDocument: name, action, fields: Object.keys(change.fields) },
           what,
         );
       } catch (error) {
         if (failureOf(error)?.kind === 'auth')
           stop.abort(new Error('the token was refused for this org'));
-        const message =
-          stop.signal.aborted && error === stop.signal.reason
-            ? `not sent: ${errorMessage(error)}`
-            : errorMessage(error);
-        outcomes.set(change.name, {
-          result: 'failed',
-          error: message,
-          transient: isTransient(failureOf(error)),
-        });
-        logger.error(
-          { org, policyDocument: change.name, action: change.action },
-          `${what} failed: ${message}`,
-        );
+        const stopped = stop.signal.aborted && error === stop.signal.reason;
+        const outcome = failedOutcome(error, stopped ? 'not sent: ' : '');
+        outcomes.set(name, outcome);
+        logger.error({ org, policyDocument: name, action }, `${what} failed: ${outcome.error}`);
       }
     }),
   );
@@ -182,12 +161,11 @@ export async function uploadPolicyDocuments(
 }
 
 /**
- * Reads the org's policy documents back after the uploads: an upload whose document does not now
- * hold what was sent (its latest version's text, and the description, when one was sent) is
- * `not-converged`. When they cannot be read, an upload is `failed`: sent, and not known to have
- * taken. Never throws.
+ * Reads the documents back after the uploads: an upload whose document does not now hold what was
+ * sent (its latest text, and a description sent) is `not-converged`; when they cannot be read,
+ * `failed` (sent, and not known to have taken). Never throws.
  */
-export async function verifyUploads(
+async function verifyUploads(
   org: string,
   changes: readonly PolicyDocumentChange[],
   outcomes: UploadOutcomes,
@@ -200,13 +178,8 @@ export async function verifyUploads(
   try {
     held = new Map((await client.listPolicyDocuments(org)).map((doc) => [doc.name, doc]));
   } catch (error) {
-    for (const { name } of sent) {
-      verified.set(name, {
-        result: 'failed',
-        error: `sent, but the policy documents could not be read back to verify it: ${errorMessage(error)}`,
-        transient: isTransient(failureOf(error)),
-      });
-    }
+    const why = 'sent, but the policy documents could not be read back to verify it: ';
+    for (const { name } of sent) verified.set(name, failedOutcome(error, why));
     return verified;
   }
   for (const change of sent) {
@@ -225,10 +198,10 @@ export async function verifyUploads(
 }
 
 /**
- * The environment changes that attach a policy document whose create failed: they wait for it
- * (the next pass sends them), and the rest of the plan goes ahead.
+ * The environment changes that attach a document whose create failed wait for it (the next pass
+ * sends them); the rest of the plan goes ahead.
  */
-export function holdBack(
+function holdBack(
   plan: OrgPlan,
   outcomes: UploadOutcomes,
   changes: readonly PolicyDocumentChange[],
@@ -280,22 +253,8 @@ export function withPolicyDocuments(
 }
 
 /**
- * Applying an org's plan when it uploads policy documents: the uploads first, then the
- * environments (those that attach a document whose create failed wait for the next pass).
- */
-
-/** What the uploads need besides the plans. */
-export interface UploadDeps {
-  readonly client: EnvironmentsClient;
-  readonly logger: Logger;
-  readonly progress?: ApplyProgress | undefined;
-  readonly revision?: string | undefined;
-  readonly changesReported?: boolean | undefined;
-}
-
-/**
- * Uploads `documents`' changes, then applies the environment plan with `applyEnvironments` (the
- * write ahead, PUTs, verify and record of engine/apply.ts). Never throws.
+ * The uploads first, then the environment plan with `applyEnvironments` (engine/apply.ts); those
+ * that attach a document whose create failed wait for the next pass. Never throws.
  */
 export async function applyWithPolicyDocuments(
   plan: OrgPlan,

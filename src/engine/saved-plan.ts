@@ -1,6 +1,6 @@
 /**
  * A saved plan (`plan --out`, docs/cli.md "Saved plans"): its format, one version, decided by its
- * zod schema alone; how it is made from a pass, and read back for `sync --plan` (apply-saved.ts).
+ * zod schema; how it is made from a pass, and read back for `sync --plan` (apply-saved.ts).
  */
 import { stringify } from 'safe-stable-stringify';
 import * as z from 'zod';
@@ -23,7 +23,7 @@ import type {
   OrgPlan,
 } from '../core/model.ts';
 import { escapeJson } from '../core/escape.ts';
-import { compareNames } from '../core/names.ts';
+import { compareNames, sortedByName } from '../core/names.ts';
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 import type { RunReport } from '../core/report.ts';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
@@ -33,10 +33,8 @@ import type { PlannedDocuments } from './reconcile.ts';
 
 const SAVED_PLAN_VERSION = 5;
 
-/** What a change sends, or a listing entry: the name and each field by name. */
 type SavedEnvironment = { readonly name: string } & Record<string, unknown>;
 
-/** An environment: its name, and each field as `schema` makes it. */
 const environment = (schema: (spec: FieldSpec) => z.ZodType): z.ZodType<SavedEnvironment> =>
   z.object({
     name: z.string(),
@@ -48,12 +46,10 @@ const listed = environment((spec) =>
   spec.listing.absent === 'omitted' ? fileValue(spec).nullable() : fileValue(spec),
 );
 
-/** What a change sends: every field it manages. */
 const desiredSchema = environment((spec) =>
   spec.managed === 'always' ? fileValue(spec) : fileValue(spec).optional(),
 );
 
-/** What a change shows of each field that differs (core/model.ts, FieldDiff). */
 const fields = z.strictObject(
   Object.fromEntries(
     FIELD_LIST.map((spec) => {
@@ -66,7 +62,6 @@ const fields = z.strictObject(
 
 const names = z.array(z.string()).readonly();
 
-/** The requests of a change (core/model.ts, ChangeRequests). */
 const requestsSchema = z.strictObject({
   rename: z.string().optional(),
   put: z.boolean(),
@@ -76,7 +71,7 @@ const requestsSchema = z.strictObject({
 
 const documentDiff = z.object({ from: z.string().nullable(), to: z.string() }).optional();
 
-/** The digest of the policy documents the service held, and each upload with the text it sends. */
+/** The digest of the documents the service held, and each upload with the text it sends. */
 const policyDocuments = z.object({
   digest: z.string(),
   changes: z
@@ -140,49 +135,44 @@ const savedPlanSchema = z.object({
 
 export type SavedPlan = z.infer<typeof savedPlanSchema>;
 export type SavedOrg = SavedPlan['orgs'][number];
-/** What `plan --out` writes before it is sealed (planFileText). */
-export type PlanContent = Omit<SavedPlan, 'integrity'>;
+/** What `plan --out` writes before it is sealed. */
+type PlanContent = Omit<SavedPlan, 'integrity'>;
 
 /** The listing as it is saved and hashed: sorted, every field, null where not listed. */
 function canonicalListing(observed: readonly ObservedEnvironment[]): SavedEnvironment[] {
-  return [...observed]
-    .sort((a, b) => compareNames(a.name, b.name))
-    .map((env) => {
-      const entry: Record<string, unknown> = { name: env.name };
-      for (const spec of FIELD_LIST) {
-        const value = env[spec.name];
-        entry[spec.name] = value === undefined ? null : normalizeValue(spec, value);
-      }
-      return entry as SavedEnvironment;
-    });
+  return sortedByName(observed).map((env) => {
+    const entry: Record<string, unknown> = { name: env.name };
+    for (const spec of FIELD_LIST) {
+      const value = env[spec.name];
+      entry[spec.name] = value === undefined ? null : normalizeValue(spec, value);
+    }
+    return entry as SavedEnvironment;
+  });
 }
 
-/** sha256 of the canonical listing: what `sync --plan` compares. */
+/** What `sync --plan` compares. */
 export function listingDigest(observed: readonly ObservedEnvironment[]): string {
   return textDigest(JSON.stringify(canonicalListing(observed)));
 }
 
-/** sha256 of the policy documents the service holds (name, description, latest version, text). */
+/** Of each document: name, description, latest version and text. */
 export function policyDocumentsDigest(observed: readonly ObservedPolicyDocument[]): string {
-  const canonical = [...observed]
-    .sort((a, b) => compareNames(a.name, b.name))
-    .map(({ name, description, latest }) => [
-      name,
-      description,
-      latest?.version ?? null,
-      latest === undefined ? null : textDigest(latest.content),
-    ]);
+  const canonical = sortedByName(observed).map(({ name, description, latest }) => [
+    name,
+    description,
+    latest?.version ?? null,
+    latest === undefined ? null : textDigest(latest.content),
+  ]);
   return textDigest(JSON.stringify(canonical));
 }
 
-/** One org as planned: its listing, its plan, and its policy documents'. */
 export interface PlannedOrg {
   readonly observed: readonly ObservedEnvironment[];
   readonly plan: OrgPlan;
   readonly documents?: PlannedDocuments | undefined;
 }
 
-/** Builds the content of the file `plan --out` writes (planFileText seals it). */
+/** The content of the file `plan --out` writes (planFileText seals it). */
 export function savePlan(
   api: string,
   createdAt: string,
@@ -216,14 +206,13 @@ export function savePlan(
         ...documents.plan,
       },
     }));
-  // Its undefined members are not written (planFileText goes through JSON).
+  // Undefined members are not written (planFileText goes through JSON).
   return { kind: 'envsync-plan', version: SAVED_PLAN_VERSION, api, createdAt, orgs, report };
 }
 
 /**
- * Where a plan sends a value that holds a secret: a file could hold it only masked, and
- * `sync --plan` would send the mask, so such a plan is not saved. What it only shows (the values
- * the service holds now, the other environments of its listing) is saved masked, as in any file.
+ * Where a plan sends a value that holds a secret: a file could hold it only masked, which
+ * `sync --plan` would send, so such a plan is not saved. What it only shows is saved masked.
  */
 export function unsavable(content: PlanContent, secrets: Masker): string[] {
   const found: string[] = [];
@@ -242,10 +231,8 @@ export function unsavable(content: PlanContent, secrets: Masker): string[] {
 }
 
 /**
- * The integrity digest of a plan: SHA-256 of the canonical JSON (keys sorted by code unit, no
- * whitespace, as JSON.stringify writes the rest) of all but the digest. It finds an edit, a
- * `desired` changed while `fields` stay, a cut file; whoever can rewrite the whole file can
- * compute it again (docs/security.md, "Saved plans").
+ * SHA-256 of the canonical JSON (keys sorted by code unit) of all but the digest: it finds an edit
+ * or a cut file; whoever can rewrite the whole file can compute it again (docs/security.md).
  */
 export function integrityOf(plan: Readonly<Record<string, unknown>>): string {
   const { integrity: _integrity, ...content } = plan;
@@ -253,9 +240,8 @@ export function integrityOf(plan: Readonly<Record<string, unknown>>): string {
 }
 
 /**
- * The text of a plan file: `content` masked (what it sends holds no secret: `unsavable`), then
- * sealed with the digest of what the file holds, unsafe characters \u-escaped (which the parsed
- * content, and so the digest, does not see).
+ * `content` masked (what it sends holds no secret: `unsavable`), sealed with the digest of what the
+ * file holds, unsafe characters \u-escaped (which the parsed content, and the digest, do not see).
  */
 export function planFileText(content: object, mask: Mask): string {
   const masked = maskDeep(JSON.parse(JSON.stringify(content)) as Record<string, unknown>, mask);
@@ -265,8 +251,8 @@ export function planFileText(content: object, mask: Mask): string {
 }
 
 /**
- * Reads the plan file's text: whole JSON, of this version, sealed by its digest (checked before
- * anything in it is believed), of the schema; or a ConfigError says what is wrong and what to do.
+ * Whole JSON, of this version, sealed by its digest (checked before anything in it is believed),
+ * of the schema; or a ConfigError says what is wrong and what to do.
  */
 export function readSavedPlan(text: string, file: string): SavedPlan {
   const again = `make the plan again with "envsync plan --out ${file}" and review it`;
@@ -284,7 +270,6 @@ export function readSavedPlan(text: string, file: string): SavedPlan {
         `it has version ${version}, and this envsync reads only version ${SAVED_PLAN_VERSION}; ${again}`,
       );
     }
-    // The digest, before anything in the file is believed.
     const recorded = json['integrity'];
     const changed = `it was changed or damaged after "envsync plan --out" wrote it`;
     if (recorded === undefined)
@@ -308,13 +293,13 @@ export function readSavedPlan(text: string, file: string): SavedPlan {
   return result.data;
 }
 
-/** A saved change's value of a field: sets normalized; absent (or null: not listed) undefined. */
+/** A saved value, normalized; absent or null (not listed): undefined. */
 export function savedValue(env: Record<string, unknown>, spec: FieldSpec): FieldValue | undefined {
   const value = env[spec.name] as FieldValue | null | undefined;
   return value === undefined || value === null ? undefined : normalizeValue(spec, value);
 }
 
-/** The OrgPlan a saved org describes, to apply exactly that. */
+/** The plan a saved org describes, to apply exactly that. */
 export function orgPlanFromSaved(saved: PlanContent['orgs'][number]): OrgPlan {
   const listedByName = new Map(saved.listing.map((env) => [env.name, env]));
   return {
@@ -331,9 +316,8 @@ export function orgPlanFromSaved(saved: PlanContent['orgs'][number]): OrgPlan {
         ...change,
         cause: change.cause ?? 'change',
         desired: wanted,
-        // As reviewed: apply-saved.ts checks that they are what its fields call for.
+        // apply-saved.ts checks that they are what its fields call for.
         requests: change.requests as ChangeRequests,
-        // The listing the plan was made from (its digest is checked before applying).
         kept:
           entry === undefined
             ? {}
@@ -346,7 +330,7 @@ export function orgPlanFromSaved(saved: PlanContent['orgs'][number]): OrgPlan {
   };
 }
 
-/** Says, in a few words per environment, how the live listing moved since the plan. */
+/** How the live listing moved since the plan, in a few words per environment. */
 export function describeMove(saved: SavedOrg, live: readonly ObservedEnvironment[]): string[] {
   const before = new Map(saved.listing.map((env) => [env.name, env]));
   const after = new Map(canonicalListing(live).map((env) => [env.name, env]));

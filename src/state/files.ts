@@ -3,9 +3,8 @@ import path from 'node:path';
 import { writeFileSynced } from '../runtime/write-file.ts';
 
 /**
- * Writes a file whole or not at all, for readers the old content or the new: a new temp file
- * beside it (O_EXCL), flushed, renamed over it. The temp file's name carries the writer's pid, so
- * that the next run can tell a killed writer's (removeStaleTempFiles).
+ * Writes a file whole or not at all: a new temp file beside it, flushed, renamed over it. Its name
+ * carries the writer's pid, so that the next run can tell a killed writer's (removeStaleTempFiles).
  */
 export async function writeFileAtomic(file: string, content: string): Promise<void> {
   await fsPromises.mkdir(path.dirname(file), { recursive: true });

@@ -1,7 +1,6 @@
 /**
- * The state file's format (docs/state.md): per org, the environments grouped by their record (the
- * last applied value of each field of RECORDED_FIELDS, and any change that did not take), each
- * one's fingerprint beside its name. One version; its zod schema alone decides what a file holds.
+ * The state file's format (docs/state.md): per org, the environments grouped by their record, each
+ * one's fingerprint beside its name. One version, decided by its zod schema.
  */
 import * as z from 'zod';
 import {
@@ -30,7 +29,7 @@ const VALUE_SCHEMAS: Readonly<Record<ValueKind, () => z.ZodType>> = {
   map: () => stringMap,
 };
 
-/** A field's value as envsync's own files hold it (the state file, saved plans), by its kind. */
+/** A field's value as envsync's own files hold it (the state file, saved plans). */
 export const fileValue = (spec: FieldSpec): z.ZodType => VALUE_SCHEMAS[spec.kind]();
 
 const groupSchema = z
@@ -52,8 +51,8 @@ const stateSchema = z.object({
   orgs: z.record(z.string(), z.array(groupSchema)),
 });
 
-/** What a state file's text is trusted for: its records, why not (a warning), or an older one. */
-export type StateVerdict =
+/** Its records, why not (a warning), or an older version. */
+type StateVerdict =
   | { readonly kind: 'ok'; readonly orgs: Map<string, Records> }
   | { readonly kind: 'bad'; readonly what: string; readonly fields: Record<string, unknown> }
   | { readonly kind: 'older'; readonly version: number };
@@ -105,9 +104,8 @@ export function parseState(text: string, api: string | undefined): StateVerdict 
 }
 
 /**
- * The file's text, names masked, unsafe characters \u-escaped (core/escape.ts). A value or a
- * `not_converged` mark that holds a secret is left out, as not known (the next run sends it
- * again): masked, it would read as the truth.
+ * The file's text, names masked, unsafe characters \u-escaped. A value or mark that holds a secret
+ * is left out, as not known (the next run sends it again): masked, it would read as the truth.
  */
 export function stateText(
   api: string | undefined,
@@ -124,7 +122,7 @@ export function stateText(
 
 type Group = { record: object; names: string[]; prints: (number | null)[] };
 
-/** One org's records as the file groups them, in a stable order. */
+/** One org's records grouped, in a stable order. */
 function groupsOf(records: Readonly<Records>, secrets: Masker): object[] {
   const groups = new Map<string, Group>();
   for (const name of Object.keys(records).sort(compareNames)) {

@@ -1,8 +1,7 @@
 /**
- * One writer per state file at a time: `<state>.lock`, holding the writer's pid, host name and
- * start time, linked into place whole (the link fails when it exists). It is held only while the
- * file is re-read, merged and written (docs/state.md), so a holder that keeps it for long is gone,
- * not busy, and its lock is reclaimed (judgeLock).
+ * One writer per state file at a time: `<state>.lock` holds the writer's pid, host name and start
+ * time. It is held only while the file is re-read, merged and written (docs/state.md), so a holder
+ * that keeps it for long is gone, not busy, and its lock is reclaimed.
  */
 import * as fsPromises from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -19,24 +18,23 @@ const holderSchema = z.object({
   hostname: z.string(),
   startedAt: z.string(),
 });
-export type LockHolder = z.infer<typeof holderSchema>;
+type LockHolder = z.infer<typeof holderSchema>;
 
 /** How long a lock from another host (or one whose content cannot be read) is honoured. */
 export const FOREIGN_LOCK_STALE_MS = 60_000;
 
-/** A lock in a waiter's way: its holder (undefined: unreadable), and how long ago it was written. */
+/** A lock in a waiter's way: its holder (undefined: unreadable), how long ago it was written. */
 export interface LockFacts {
   readonly holder: LockHolder | undefined;
   readonly ageMs: number;
   readonly here: { readonly hostname: string; readonly pid: number };
-  /** Whether a process with this pid runs on this host. */
   readonly alive: (pid: number) => boolean;
 }
 
 /**
- * Why a lock found on the state file is stale, or undefined while it is held. On this host, its
- * holder's pid is asked (our own pid, when this process does not hold it, is a process before a
- * container restart); from another host, or unreadable, it is honoured for FOREIGN_LOCK_STALE_MS.
+ * Why a lock is stale, or undefined while it is held. On this host its holder's pid is asked (our
+ * own pid, not held here, is a process before a container restart); from another host, or
+ * unreadable, it is honoured for FOREIGN_LOCK_STALE_MS.
  */
 export function judgeLock({ holder, here, alive, ageMs }: LockFacts): string | undefined {
   if (holder === undefined || holder.hostname !== here.hostname) {
@@ -48,14 +46,14 @@ export function judgeLock({ holder, here, alive, ageMs }: LockFacts): string | u
   return alive(holder.pid) ? undefined : `pid ${holder.pid} is not running`;
 }
 
-/** Lock files this process holds: a second store of the same file in this process waits too. */
+/** Lock files this process holds: a second store of the same file waits too. */
 const heldHere = new Set<string>();
 
-/** Creates the lock file: its inode, or undefined when another lock is there. */
+/**
+ * Creates the lock file: its inode, or undefined when another lock is there. It is written whole,
+ * then linked into place, so a writer killed at any moment leaves no lock or a whole one.
+ */
 async function create(lockFile: string, holder: LockHolder): Promise<number | undefined> {
-  // The holder is written in full before the lock exists, then linked into place: a writer killed
-  // at any moment leaves no lock or a whole one, never an empty one that nobody could judge. Its
-  // temp file goes at the next load.
   const temp = `${lockFile}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
     await fsPromises.writeFile(temp, `${JSON.stringify(holder)}\n`, { flag: 'wx' });
@@ -79,8 +77,7 @@ async function unlinkIfStill(file: string, ino: number): Promise<boolean> {
 
 /**
  * Takes the lock of `file`, waiting up to `timeoutMs` for another writer; resolves with its
- * release. Throws a ConfigError naming the holder when the wait is over, and the file system's
- * error when the lock cannot be created. A lock's age is the clock's time less its mtime.
+ * release. Throws a ConfigError naming the holder when the wait is over.
  */
 export async function acquireStateLock(
   file: string,

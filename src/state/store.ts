@@ -12,8 +12,8 @@ import { removeStaleTempFiles, writeFileAtomic } from './files.ts';
 import { parseState, STATE_VERSION, stateText } from './format.ts';
 import { acquireStateLock } from './lock.ts';
 
-export interface StateStoreOptions {
-  /** The secrets the file never holds (format.ts, stateText). */
+interface StateStoreOptions {
+  /** The secrets the file never holds. */
   readonly secrets?: Masker | undefined;
   /** --state-lock-timeout, 30 s by default. */
   readonly lockTimeoutMs?: number | undefined;
@@ -24,13 +24,13 @@ export interface StateStoreOptions {
   readonly readTimeoutMs?: number | undefined;
 }
 
-/** Which file a path named, as of when: a rename puts a new one in place. */
+/** Which file a path names, as of when: a rename puts a new one in place. */
 const identityOf = (stats: { dev: number; ino: number; size: number; mtimeMs: number }) =>
   `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}`;
 
 const identityNow = (file: string) => fsPromises.stat(file).then(identityOf, () => undefined);
 
-/** The state file could not be written: which file, why, and what to do. */
+/** Which file could not be written, why, and what to do. */
 export class StateWriteError extends Error {
   override name = 'StateWriteError';
   readonly file: string;
@@ -40,7 +40,6 @@ export class StateWriteError extends Error {
   }
 }
 
-/** What to do about a system error met writing the state file, by its code. */
 const HINTS: readonly (readonly [readonly string[], string])[] = [
   [
     ['EACCES', 'EPERM', 'EROFS'],
@@ -56,9 +55,8 @@ const HINTS: readonly (readonly [readonly string[], string])[] = [
   ],
 ];
 
-/** Whatever writing the state file threw, as a StateWriteError that says what to do. */
 function stateWriteError(file: string, error: unknown): StateWriteError {
-  // A ConfigError says what to do itself (another writer's lock, a file that is not one, ...).
+  // A ConfigError says what to do itself (another writer's lock, ...).
   if (error instanceof ConfigError)
     return new StateWriteError(file, error.message, { cause: error });
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
@@ -70,9 +68,9 @@ function stateWriteError(file: string, error: unknown): StateWriteError {
 }
 
 /**
- * The state file in memory (docs/state.md). Reading it is forgiving: a broken file is a warning
- * and an empty state, which costs extra PUTs, never a wrong change. Writing it is not: a save
- * that fails rejects with a StateWriteError, and the engine sends nothing it could not record.
+ * The state file in memory (docs/state.md). A broken file is a warning and an empty state, which
+ * costs extra PUTs, never a wrong change; a save that fails rejects with a StateWriteError, and
+ * the engine sends nothing it could not record.
  */
 export class StateStore {
   readonly file: string;
@@ -104,9 +102,9 @@ export class StateStore {
   }
 
   /**
-   * Loads the state file written for `api`. Throws a FileReadError (exit 1) for a path that is
-   * not a regular file, a file over 256 MiB or a read past --deadline, and a ConfigError for an
-   * older version: starting empty there would hide the mistake, or send what the file held back.
+   * Loads the state file written for `api`. Throws a FileReadError for a path that is not a
+   * regular file, too large a file or a read past --deadline, and a ConfigError for an older
+   * version: starting empty there would hide the mistake.
    */
   static async load(
     file: string,
@@ -157,7 +155,7 @@ export class StateStore {
     return undefined;
   }
 
-  /** The records of one org as a lookup by environment name (as `get` has them now). */
+  /** The records of one org as a lookup (as `get` has them now). */
   lookup(org: string): AppliedLookup {
     const records = this.#orgs.get(org);
     return (name) => records?.[name];
@@ -173,17 +171,15 @@ export class StateStore {
     return this.#writeError;
   }
 
-  /** Replaces the records of one org. */
   set(org: string, records: Readonly<Records>): void {
     this.#orgs.set(org, Object.assign(emptyMap<AppliedRecord>(), records));
     this.#dirty.add(org);
   }
 
   /**
-   * Writes the state if it changed (`always`: even if not, proving that it can be written).
-   * Saves asked for during a write coalesce into one more write, so "after each org" costs at
-   * most two writes in flight, however many orgs finish at once. Rejects with a StateWriteError
-   * when the write that was to hold this call's changes failed; those changes stay pending.
+   * Writes the state if it changed (`always`: even if not, proving that it can be written). Saves
+   * asked for during a write coalesce into one more write. Rejects with a StateWriteError when the
+   * write that was to hold this call's changes failed; those changes stay pending.
    */
   save({ always = false }: { readonly always?: boolean } = {}): Promise<void> {
     if (!always && this.#dirty.size === 0) return this.#running ?? Promise.resolve();
@@ -200,9 +196,8 @@ export class StateStore {
   }
 
   /**
-   * One write of everything changed so far, under the lock; what it fails to write stays pending.
-   * It merges (docs/state.md): when another writer replaced the file, the orgs this store changed
-   * stay as it has them, and every other org is as that file has it, or goes.
+   * One write of everything changed so far, under the lock. When another writer replaced the file,
+   * the orgs this store changed stay as it has them, every other org as that file has it.
    */
   async #write(): Promise<void> {
     const own = new Set(this.#dirty);

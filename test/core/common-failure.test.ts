@@ -4,7 +4,6 @@ import {
   failureCause,
   type FailureCause,
   failuresSaidOnce,
-  neverAboutTheOrg,
   type OrgOutcome,
   saidOnce,
   someNames,
@@ -74,21 +73,11 @@ describe('commonFailure: every org failed for one cause, said once', () => {
       'all 2 orgs failed the same way: the token was refused (403)',
       `${TOKEN} It is allowed none of these orgs.`,
     ],
-    [
-      // Invalid orgs sent nothing: they do not count.
-      [
-        failed('acme', REFUSED),
-        { org: 'bad', status: 'invalid' },
-        failed('beta', REFUSED),
-      ] as OrgOutcome[],
-      'all 2 orgs with valid manifests failed the same way: the API at 127.0.0.1:9 refused the connection (ECONNREFUSED)',
-      `${API_URL} Nothing accepts connections at that address: a wrong host or port, or the service is down.`,
-    ],
   ] as const)('%j: %s', (orgs, message, hint) => {
     const failure = commonFailure(orgs);
     expect(failure?.message).toBe(message);
     expect(failure?.hint).toBe(hint);
-    expect(failure?.orgs).toEqual(orgs.filter((o) => o.status !== 'invalid').map((o) => o.org));
+    expect(failure?.orgs).toEqual(orgs.map((o) => o.org));
     expect(failure?.kind).toBe(orgs[0]?.cause?.kind);
   });
 
@@ -110,12 +99,7 @@ describe('commonFailure: every org failed for one cause, said once', () => {
 
   it("leaves out of an output's sections the orgs it names that have nothing else to show", () => {
     const failure = commonFailure([failed('acme', REFUSED), failed('beta', REFUSED)]);
-    const org = (name: string, more: object = {}) => ({
-      org: name,
-      changes: [],
-      errors: [],
-      ...more,
-    });
+    const org = (name: string, more = {}) => ({ org: name, changes: [], errors: [], ...more });
     expect(saidOnce(failure, org('acme'))).toBe(true);
     expect(saidOnce(failure, org('gamma'))).toBe(false);
     expect(saidOnce(failure, org('acme', { changes: [{}] }))).toBe(false);
@@ -130,17 +114,6 @@ describe('commonFailure: every org failed for one cause, said once', () => {
 });
 
 describe('failures said once for some orgs (a pass some of whose orgs did not fail so)', () => {
-  it.each([
-    [REFUSED, true],
-    [NOT_FOUND, true],
-    [TLS, true],
-    [UNAUTHORIZED, true],
-    [FORBIDDEN, false],
-    [undefined, false],
-  ] as const)('%j is never about the org: %s', (cause, expected) => {
-    expect(neverAboutTheOrg(cause)).toBe(expected);
-  });
-
   it('one line per cause, naming its orgs; a 403, another failure and an ok org have none', () => {
     const lines = failuresSaidOnce([
       failed('acme', REFUSED),

@@ -27,6 +27,8 @@ describe('drift or change: what planOrg names each change', () => {
   const NEW = { ...B, description: 'new' };
   const PROVENANCE = { ...B, require_provenance: true };
   const UNSEEN = { ...A, fingerprint: appliedFingerprint(PROVENANCE) };
+  const NONE = { ...B, policies: [] };
+  const UNKNOWN = { policies: ['pci'] };
   it.each([
     ['a create, even with a record of the same manifest', B, [], A, 'create change'],
     ['never applied (no record)', B, [listed('x')], undefined, 'update change'],
@@ -35,20 +37,8 @@ describe('drift or change: what planOrg names each change', () => {
     ['the service changed in several fields', B, [listed('x', { type: 'S3' })], A, 'update drift'],
     ['seen through a listing that hides policies', B, [spec('x')], A, 'update drift'],
     ['both changed, in the same field', NEW, [listed('x')], A, 'update change'],
-    [
-      'both changed, in different fields',
-      { ...B, policies: [] },
-      [listed('x')],
-      A,
-      'update change',
-    ],
-    [
-      'a record without a fingerprint: unknown',
-      B,
-      [listed('x')],
-      { policies: ['pci'] },
-      'update change',
-    ],
+    ['both changed, in different fields', NONE, [listed('x')], A, 'update change'],
+    ['a record without a fingerprint: unknown', B, [listed('x')], UNKNOWN, 'update change'],
     [
       'unverified: nothing was seen to differ',
       PROVENANCE,
@@ -73,28 +63,19 @@ describe('confirmedRecords: the fingerprint back when the service is seen as dec
   const scaled = observedFull('prod', { description: 'Production', include_scaling: true });
   const kept = { include_scaling: false, require_provenance: true };
   const stuck = { ...A, notConverged: { desired: 'sent', observed: 'kept' } };
+  const other = { ...pci, fingerprint: 1 };
+  const keptFP = { ...kept, fingerprint: appliedFingerprint(OUT) };
+  const hidden = spec('Production');
   it.each([
     ['a record a crash left without its fingerprint: restored', B, SEEN, pci, A],
-    [
-      "a record with another manifest's fingerprint: replaced",
-      B,
-      SEEN,
-      { ...pci, fingerprint: 1 },
-      A,
-    ],
+    ["a record with another manifest's fingerprint: replaced", B, SEEN, other, A],
     ['a record that already has it: nothing to do', B, SEEN, A, undefined],
     ['no record: none is made (a record is what prune owns)', B, SEEN, undefined, undefined],
     ['a record cut down to no values: restored, without values', B, SEEN, {}, { fingerprint: FP }],
-    ['a field not listed, held by the record as declared: restored', B, spec('Production'), pci, A],
-    ['a field neither listed nor recorded: nothing', B, spec('Production'), {}, undefined],
+    ['a field not listed, held by the record as declared: restored', B, hidden, pci, A],
+    ['a field neither listed nor recorded: nothing', B, hidden, {}, undefined],
     ['the service differs (a change is planned): nothing', B, listed('x'), pci, undefined],
-    [
-      'a value of a field left out stays',
-      OUT,
-      scaled,
-      kept,
-      { ...kept, fingerprint: appliedFingerprint(OUT) },
-    ],
+    ['a value of a field left out stays', OUT, scaled, kept, keptFP],
     ['a mark of a change that did not take goes: the service holds it', B, SEEN, stuck, A],
   ] as const)('%s', (_title, want, observed, record, confirmed) => {
     const records = record === undefined ? {} : { prod: record };

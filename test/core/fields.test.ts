@@ -9,7 +9,6 @@ import {
   RECORDED_FIELDS,
   repeatedIndexes,
   sameValue,
-  sendRoute,
   showValue,
 } from '../../src/core/fields.ts';
 import { readListing } from '../../src/api/listing.ts';
@@ -31,17 +30,6 @@ describe('the field registry', () => {
     expect(required.map((spec) => spec.listing.absent)).not.toContain('omitted');
     expect(RECORDED_FIELDS.map((spec) => spec.name).join(' ')).toBe(
       'include_scaling policies require_provenance included_environments tags',
-    );
-  });
-
-  it('says how each field is sent per dialect: by the PUT unless it names an operation', () => {
-    const routes = (dialect: 'contract' | 'kosli') =>
-      FIELD_LIST.map((spec) => `${spec.name}:${sendRoute(spec, dialect) ?? 'none'}`).join(' ');
-    expect(routes('contract')).toBe(
-      'type:put description:put include_scaling:put policies:put require_provenance:put included_environments:put tags:none',
-    );
-    expect(routes('kosli')).toBe(
-      'type:put description:put include_scaling:put policies:policies-endpoint require_provenance:put included_environments:put tags:tags-endpoint',
     );
   });
 

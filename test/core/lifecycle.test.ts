@@ -4,11 +4,7 @@
  * and what the records keep across an apply.
  */
 import { describe, expect, it } from 'vitest';
-import type {
-  AppliedRecord,
-  DesiredEnvironment,
-  ObservedEnvironment,
-} from '../../src/core/model.ts';
+import type { AppliedRecord, DesiredEnvironment } from '../../src/core/model.ts';
 import { settleApply } from '../../src/core/outcome.ts';
 import {
   archiveGuard,
@@ -19,20 +15,15 @@ import {
 } from '../../src/core/ownership.ts';
 import { planOrg, renameConflicts } from '../../src/core/plan.ts';
 import { hasPendingChanges, orgReportFromPlan, summarize } from '../../src/core/report.ts';
-import { desired, observedFull } from '../helpers/builders.ts';
+import { desired, observedFull, runReport } from '../helpers/builders.ts';
 
 const OWNER = { [OWNER_TAG_KEY]: ownerTagValue('acme') };
+const listed = (...names: string[]) => names.map((name) => observedFull(name));
 
 describe('rename', () => {
   const renamed = (more = {}) => desired('web-new', { renamedFrom: 'web', ...more });
-  const plan = (want: DesiredEnvironment[], listed: string[], records = {}) =>
-    planOrg(
-      'acme',
-      want,
-      listed.map((name) => observedFull(name)),
-      records,
-      'kosli',
-    );
+  const plan = (want: DesiredEnvironment[], names: string[], records = {}) =>
+    planOrg('acme', want, listed(...names), records, 'kosli');
 
   it('renames when the listing has the old name and not the new one, with the other changes', () => {
     const moved = plan([renamed({ description: 'moved' })], ['web', 'db']);
@@ -56,16 +47,14 @@ describe('rename', () => {
   });
 
   it('is a create that names the old name when neither is listed, and nothing once done', () => {
-    expect(plan([renamed()], []).changes).toMatchObject([
-      { action: 'create', name: 'web-new', renameNotFound: 'web', requests: { put: true } },
-    ]);
-    expect(plan([renamed()], []).changes[0]?.requests.rename).toBeUndefined();
+    const [create] = plan([renamed()], []).changes;
+    expect(create).toMatchObject({ action: 'create', name: 'web-new', renameNotFound: 'web' });
+    expect(create?.requests).toEqual({ put: true });
     expect(plan([renamed()], ['web-new'])).toMatchObject({ changes: [], unchanged: ['web-new'] });
   });
 
   it('names a conflict when the service has both names', () => {
     const want = [renamed(), desired('db')];
-    const listed = (...names: string[]) => names.map((name) => observedFull(name));
     expect(renameConflicts(want, listed('web', 'web-new'))).toEqual([
       { env: want[0], from: 'web' },
     ]);
@@ -76,28 +65,24 @@ describe('rename', () => {
     const record: AppliedRecord = { include_scaling: false, fingerprint: 1 };
     const moved = plan([renamed({ description: 'moved' })], ['web'], { web: record });
     const after = new Map([['web-new', observedFull('web-new', { description: 'moved' })]]);
-    const settled = settleApply(
-      moved,
-      { web: record },
-      new Map([['web-new', { result: 'applied' }]]),
-      after,
-    );
+    const outcomes = new Map([['web-new', { result: 'applied' as const }]]);
+    const settled = settleApply(moved, { web: record }, outcomes, after);
     expect(Object.keys(settled.records)).toEqual(['web-new']);
     expect(settled.notConverged).toEqual([]);
   });
 });
 
 describe('prune', () => {
-  const listed = [
-    observedFull('app'),
+  const have = [
+    ...listed('app'),
     observedFull('by-tag', { tags: { ...OWNER } }),
-    observedFull('by-state'),
+    ...listed('by-state'),
     observedFull('foreign-tag', { tags: { [OWNER_TAG_KEY]: ownerTagValue('other') } }),
-    observedFull('hand-made'),
+    ...listed('hand-made'),
   ];
   const records: Record<string, AppliedRecord> = { 'by-state': { fingerprint: 7 } };
-  const prune = (want: DesiredEnvironment[], have = listed) =>
-    planOrg('acme', want, have, records, 'kosli', { prune: true });
+  const prune = (want: DesiredEnvironment[], observed = have) =>
+    planOrg('acme', want, observed, records, 'kosli', { prune: true });
 
   it('archives only what envsync owns, counted as pending; without prune, nothing is archived', () => {
     const plan = prune([desired('app')]);
@@ -106,20 +91,17 @@ describe('prune', () => {
       { name: 'by-tag', ownedBy: ['tag'] },
     ]);
     expect(plan.unmanaged).toEqual(['foreign-tag', 'hand-made']);
-    const report = orgReportFromPlan(plan, new Map());
-    const summary = summarize([report]);
-    expect(summary).toMatchObject({ archive: 2, unmanaged: 2 });
-    expect(
-      hasPendingChanges({ version: 1, dryRun: true, summary, orgs: [report], errors: [] }),
-    ).toBe(true);
-    const off = planOrg('acme', [desired('app')], listed, records, 'kosli');
+    const run = runReport(true, [orgReportFromPlan(plan, new Map())]);
+    expect(run.summary).toMatchObject({ archive: 2, unmanaged: 2 });
+    expect(hasPendingChanges(run)).toBe(true);
+    const off = planOrg('acme', [desired('app')], have, records, 'kosli');
     expect(off.archives).toBeUndefined();
     expect(off.unmanaged).toEqual(['by-state', 'by-tag', 'foreign-tag', 'hand-made']);
   });
 
   it('sets the ownership tag with every change it sends, and not on what is unchanged', () => {
     const want = [desired('app'), desired('new'), desired('moved', { description: 'x' })];
-    const plan = prune(want, [observedFull('app'), observedFull('moved')]);
+    const plan = prune(want, listed('app', 'moved'));
     expect(plan.unchanged).toEqual(['app']);
     expect(plan.changes.map((c) => [c.name, c.requests.tags])).toEqual([
       ['moved', { set: OWNER, remove: [] }],
@@ -138,23 +120,17 @@ describe('prune', () => {
       },
     ]);
     // Once only the ownership tag is beyond the declared map, nothing is left to do.
-    expect(prune(want, [observedFull('app', { tags: { ...OWNER, team: 'web' } })]).changes).toEqual(
-      [],
-    );
+    const done = prune(want, [observedFull('app', { tags: { ...OWNER, team: 'web' } })]);
+    expect(done.changes).toEqual([]);
   });
 
   it('keeps the records of undeclared environments until they are archived', () => {
     const plan = prune([desired('app')]);
-    const settle = (name: string, more = {}) =>
-      Object.keys(
-        settleApply(
-          plan,
-          { ...records, ...more },
-          new Map(),
-          undefined,
-          new Map([[name, { result: 'applied', ownedBy: [] }]]),
-        ).records,
-      );
+    const settle = (name: string, more = {}) => {
+      const archived = new Map([[name, { result: 'applied' as const, ownedBy: [] }]]);
+      const settled = settleApply(plan, { ...records, ...more }, new Map(), undefined, archived);
+      return Object.keys(settled.records);
+    };
     // by-state is not archived yet: its record stays; gone is not listed.
     expect(settle('by-tag', { gone: { fingerprint: 1 } })).toEqual(['by-state']);
     expect(settle('by-state')).toEqual([]);
@@ -162,17 +138,16 @@ describe('prune', () => {
 });
 
 describe('ownership and the guard', () => {
-  const entry: ObservedEnvironment = observedFull('x', { tags: { ...OWNER } });
-
+  const foreign = { [OWNER_TAG_KEY]: 'envsync/other' };
   it.each([
-    [{ tags: OWNER }, { fingerprint: 1 }, ['state', 'tag']],
-    [{ tags: OWNER }, undefined, ['tag']],
-    [{ tags: { [OWNER_TAG_KEY]: 'envsync/other' } }, undefined, []],
-    [{ tags: { [OWNER_TAG_KEY]: 'envsync/other' } }, {}, ['state']],
-    [{ tags: {} }, undefined, []],
-    [{ tags: { team: 'web' } }, undefined, []],
-  ] as const)('%j with record %j is owned by %j', (overrides, record, expected) => {
-    expect(ownedBy('acme', { ...entry, ...overrides }, record)).toEqual(expected);
+    [OWNER, { fingerprint: 1 }, ['state', 'tag']],
+    [OWNER, undefined, ['tag']],
+    [foreign, undefined, []],
+    [foreign, {}, ['state']],
+    [{}, undefined, []],
+    [{ team: 'web' }, undefined, []],
+  ] as const)('tags %j with record %j are owned by %j', (tags, record, expected) => {
+    expect(ownedBy('acme', observedFull('x', { tags }), record)).toEqual(expected);
   });
 
   it('lets up to --max-archive through, refuses more with the count and the flag', () => {

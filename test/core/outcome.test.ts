@@ -29,13 +29,10 @@ function planFor(...names: string[]): OrgPlan {
 
 describe('recordsInDoubt (write ahead): what a record still says for sure, whatever the PUT did', () => {
   const keptOut = { ...plain, require_provenance: true, fingerprint: 777 };
-  const leftOut = planOrg(
-    'acme',
-    [{ name: 'a', type: 'K8S', description: 'new', include_scaling: true }],
-    [observedSpec('a')],
-    { a: keptOut },
-  );
+  const want = { name: 'a', type: 'K8S', description: 'new', include_scaling: true };
+  const leftOut = planOrg('acme', [want], [observedSpec('a')], { a: keptOut });
   const stuck = { ...pci, notConverged: { desired: 'x', observed: 'y' } };
+  const known = planFor('a').changes.map((c) => ({ ...c, knownNotConverged: true }));
   it.each([
     // a: policies [] is about to become [pci], landed or not: not known any more.
     [
@@ -47,10 +44,7 @@ describe('recordsInDoubt (write ahead): what a record still says for sure, whate
     ['nothing when every record already says what is sent', planFor('a'), { a: pci }, undefined],
     [
       'nothing for a change known not to take (not sent)',
-      {
-        ...planFor('a'),
-        changes: planFor('a').changes.map((c) => ({ ...c, knownNotConverged: true })),
-      },
+      { ...planFor('a'), changes: known },
       { a: plain },
       undefined,
     ],

@@ -49,46 +49,15 @@ it.each([
 });
 
 describe('planPolicyDocuments', () => {
-  it('creates a document the service lacks, with the description only when declared', () => {
-    const plan = planPolicyDocuments(
-      [declared('prod', 'a: 1\n', 'Production'), declared('dev', 'b\n')],
-      [],
-      digest,
-    );
-    expect(plan).toEqual({
-      changes: [
-        {
-          action: 'create',
-          name: 'dev',
-          version: null,
-          fields: { content: { from: null, to: digest('b\n') } },
-          content: 'b\n',
-        },
-        {
-          action: 'create',
-          name: 'prod',
-          version: null,
-          fields: {
-            content: { from: null, to: digest('a: 1\n') },
-            description: { from: null, to: 'Production' },
-          },
-          content: 'a: 1\n',
-          description: 'Production',
-        },
-      ],
-      unchanged: [],
-      notManaged: [],
-    });
-  });
-
-  /** The update of `prod` that is expected. */
-  const update = (
+  /** The change expected for `prod`. */
+  const planned = (
+    action: 'create' | 'update',
     version: number | null,
     fields: object,
     content: string,
     description?: string,
   ) => ({
-    action: 'update',
+    action,
     name: 'prod',
     version,
     fields,
@@ -97,6 +66,24 @@ describe('planPolicyDocuments', () => {
   });
   const change = (from: string | null, to: string) => ({ from, to });
   it.each([
+    [
+      'a document the service lacks, with the description only when declared',
+      declared('prod', 'a: 1\n', 'Production'),
+      undefined,
+      planned(
+        'create',
+        null,
+        { content: change(null, digest('a: 1\n')), description: change(null, 'Production') },
+        'a: 1\n',
+        'Production',
+      ),
+    ],
+    [
+      'a document the service lacks, without a description',
+      declared('prod', 'b\n'),
+      undefined,
+      planned('create', null, { content: change(null, digest('b\n')) }, 'b\n'),
+    ],
     [
       'the same text but a trailing newline',
       declared('prod', 'a: 1\n', 'P'),
@@ -113,19 +100,20 @@ describe('planPolicyDocuments', () => {
       'changed content: the file is sent',
       declared('prod', 'a: 2\n', 'P'),
       held('prod', 'a: 1\n', 'P', 3),
-      update(3, { content: change(digest('a: 1\n'), digest('a: 2\n')) }, 'a: 2\n', 'P'),
+      planned('update', 3, { content: change(digest('a: 1\n'), digest('a: 2\n')) }, 'a: 2\n', 'P'),
     ],
     [
       "a changed description alone: the service's own text is sent, so no version is made",
       declared('prod', 'a: 1\n', 'New'),
       held('prod', 'a: 1', 'Old', 4),
-      update(4, { description: change('Old', 'New') }, 'a: 1', 'New'),
+      planned('update', 4, { description: change('Old', 'New') }, 'a: 1', 'New'),
     ],
     [
       'both differ',
       declared('prod', 'b\n', 'New'),
       held('prod', 'a\n', 'Old', 1),
-      update(
+      planned(
+        'update',
         1,
         { content: change(digest('a\n'), digest('b\n')), description: change('Old', 'New') },
         'b\n',
@@ -136,10 +124,10 @@ describe('planPolicyDocuments', () => {
       'a document without any version is given one',
       declared('prod', 'a\n'),
       held('prod'),
-      update(null, { content: change(null, digest('a\n')) }, 'a\n'),
+      planned('update', null, { content: change(null, digest('a\n')) }, 'a\n'),
     ],
   ])('%s', (_title, doc, remote, expected) => {
-    const plan = planPolicyDocuments([doc], [remote], digest);
+    const plan = planPolicyDocuments([doc], remote === undefined ? [] : [remote], digest);
     expect(plan.changes).toEqual(expected === undefined ? [] : [expected]);
     expect(plan.unchanged).toEqual(expected === undefined ? ['prod'] : []);
   });

@@ -5,12 +5,10 @@ import {
   hasPendingChanges,
   mergeOrgRounds,
   type OrgReport,
-  REPORT_VERSION,
-  type RunReport,
   summarize,
 } from '../../src/core/report.ts';
 import { orgErrorMessage, orgStatusAfter } from '../../src/daemon/status.ts';
-import { orgReport, uploadReport } from '../helpers/builders.ts';
+import { orgReport, runReport, uploadReport } from '../helpers/builders.ts';
 
 const org = (overrides: Partial<OrgReport> = {}) => orgReport('acme', overrides);
 const create = (name: string, result: ChangeReport['result']): ChangeReport => ({
@@ -43,13 +41,7 @@ describe('policy document uploads in the report', () => {
     ['an upload planned', [upload('a')], true, 2],
   ])('%s: pending %s, plan --detailed-exitcode %s', (_what, uploads, pending, code) => {
     const orgs = [org({ policyDocuments: uploads, policyDocumentsUnchanged: ['x'] })];
-    const report: RunReport = {
-      version: REPORT_VERSION,
-      dryRun: true,
-      summary: summarize(orgs),
-      orgs,
-      errors: [],
-    };
+    const report = runReport(true, orgs);
     expect(hasPendingChanges(report)).toBe(pending);
     expect(exitCode(report, { detailed: true })).toBe(code);
   });

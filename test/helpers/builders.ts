@@ -1,5 +1,12 @@
 import type { DesiredEnvironment, ObservedEnvironment } from '../../src/core/model.ts';
-import type { OrgReport, PolicyDocumentReport } from '../../src/core/report.ts';
+import {
+  type OrgReport,
+  type PolicyDocumentReport,
+  type ProblemReport,
+  REPORT_VERSION,
+  type RunReport,
+  summarize,
+} from '../../src/core/report.ts';
 
 /** Builds a desired environment with sensible defaults. */
 export function desired(
@@ -51,4 +58,14 @@ export function uploadReport(
     result: 'planned',
     ...overrides,
   };
+}
+
+/** Builds a run's report of these orgs, summed up. */
+export function runReport(
+  dryRun: boolean,
+  orgs: readonly OrgReport[],
+  { errors = [], throttledMs }: { errors?: ProblemReport[]; throttledMs?: number } = {},
+): RunReport {
+  const summary = { ...summarize(orgs), ...(throttledMs === undefined ? {} : { throttledMs }) };
+  return { version: REPORT_VERSION, dryRun, summary, orgs, errors };
 }
