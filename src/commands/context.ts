@@ -1,7 +1,4 @@
-/**
- * What a command gets from the process (its arguments and the outside world, passed in), and the
- * streams and logger it makes of them.
- */
+/** What a command gets from the process (passed in), and the logger it makes of it. */
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Flags } from '../config/setting.ts';
@@ -22,24 +19,12 @@ export interface CommandContext {
   readonly now?: (() => number) | undefined;
 }
 
-/**
- * A command: main.ts parses `ctx.argv` with the flags of `settings` (beside the shared ones) and
- * the command returns its exit code; it never calls process.exit itself.
- */
+/** A command: main.ts parses its flags; it returns its exit code and never exits the process. */
 export type Command = (
   ctx: CommandContext,
   flags: Flags,
   operands: readonly string[],
 ) => Promise<number>;
-
-/** A command's output streams and logger, each masking every secret the command learns. */
-export interface CommandIo {
-  readonly stdout: CommandContext['stdout'];
-  readonly stderr: CommandContext['stderr'];
-  readonly logger: Logger;
-  /** The secrets: a sink that does not write through the streams (a file) masks them itself. */
-  readonly secrets: Masker;
-}
 
 /** Colour for a terminal, unless NO_COLOR says otherwise (never into a pipe or a file). */
 export function wantsColor(ctx: CommandContext): boolean {
@@ -47,12 +32,12 @@ export function wantsColor(ctx: CommandContext): boolean {
 }
 
 /** What decides how a command logs: the settings as given (a level only when one was given). */
-export interface LogSettings {
+interface LogSettings {
   readonly logLevel: string | undefined;
   readonly logFormat: LogFormatSetting;
 }
 
-/** How `ctx`'s logs look and at which level (see runtime/log-line.ts for the rules). */
+/** How `ctx`'s logs look and at which level (runtime/log-line.ts has the rules). */
 export function logOutput(
   ctx: Pick<CommandContext, 'stderr' | 'env'>,
   { logLevel, logFormat }: LogSettings,
@@ -67,17 +52,12 @@ export function logOutput(
 }
 
 /**
- * The streams and logger of `command`. A one-shot command (every one but `run`) prints its
- * report on stdout, so its JSON logs default to warn.
+ * The logger of `command`, on stderr. A one-shot command (every one but `run`) prints its report
+ * on stdout, so its JSON logs default to warn.
  */
-export function commandIo(ctx: CommandContext, settings: LogSettings, command: string): CommandIo {
+export function commandLogger(ctx: CommandContext, settings: LogSettings, command: string): Logger {
   const { level, output } = logOutput(ctx, settings, { oneShot: command !== 'run' });
-  return {
-    stdout: ctx.stdout,
-    stderr: ctx.stderr,
-    logger: createLogger(level, ctx.stderr, { command }, output),
-    secrets: ctx.secrets,
-  };
+  return createLogger(level, ctx.stderr, { command }, output);
 }
 
 /**

@@ -2,6 +2,7 @@
  * What a person reads about the commands, generated from the settings tables: `envsync --help`,
  * each command's --help (exactly the flags its parser accepts) and docs/flags.md.
  */
+import { listed } from '../config/flags.ts';
 import { GENERAL_SETTINGS } from '../config/settings.ts';
 import {
   accepts,
@@ -159,12 +160,6 @@ function paragraph(text: string): string {
     .join('\n');
 }
 
-/** "validate", "plan and sync", "validate, plan and sync". */
-function names(list: readonly string[]): string {
-  const last = list.at(-1);
-  return list.length < 2 ? (last ?? '') : `${list.slice(0, -1).join(', ')} and ${last}`;
-}
-
 /** The default as help and docs show it, or undefined when there is nothing to show. */
 function defaultShown(setting: Setting): string | undefined {
   if (setting.defaultText !== undefined) return setting.defaultText;
@@ -221,7 +216,7 @@ export function commandHelp(command: CommandName, table: SettingsTable): string 
     if (members.length > 0) sections.push(`${title}:\n${members.map(flagLine).join('\n')}`);
   }
   if (tolerated.length > 0) {
-    const others = names([...new Set(tolerated.flatMap((s) => s.commands))]);
+    const others = listed([...new Set(tolerated.flatMap((s) => s.commands))]);
     sections.push(
       `${paragraph(`Accepted but not used by ${command}, so that the same command line works for ${others}:`)}\n  ${fill(
         tolerated.map((s) => s.flag),

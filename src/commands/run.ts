@@ -14,7 +14,7 @@ import { startEmulator, type RunningEmulator } from '../emulator/index.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 import { readCaFile } from './connect.ts';
-import { commandIo, type CommandContext } from './context.ts';
+import { commandLogger, type CommandContext } from './context.ts';
 import { rootError } from './manifests.ts';
 import { handleStopSignals } from './signals.ts';
 
@@ -46,8 +46,7 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
   const ownState =
     daemonSettings.emulator && !isGiven(SETTINGS.state, { flags, env: ctx.env, file: given.file });
   const resolved = ownState ? { ...given, state: EMULATOR_STATE } : given;
-  const io = commandIo(ctx, resolved, 'run');
-  const { logger } = io;
+  const logger = commandLogger(ctx, resolved, 'run');
 
   // Signals are handled before anything is logged: a SIGTERM that arrives while the daemon
   // starts (or right after its first log line) must stop it gracefully, not kill it (the
@@ -87,7 +86,7 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     if (daemonSettings.emulator) {
       if (ownState) await fsPromises.rm(path.resolve(ctx.cwd, EMULATOR_STATE), { force: true });
       const token = crypto.randomBytes(16).toString('hex');
-      io.secrets.add(token);
+      ctx.secrets.add(token);
       emulator = await startEmulator({
         host: '127.0.0.1',
         port: 0,
@@ -115,7 +114,7 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
       getTokens = () => readTokens(resolved, ctx.env, ctx.cwd, { timeoutMs: resolved.deadlineMs });
       // Fail fast on a missing token or token directory (with --token-dir, the default token is
       // optional: an org with neither fails on its own, at each pass).
-      for (const token of tokensOf(await getTokens())) io.secrets.add(token);
+      for (const token of tokensOf(await getTokens())) ctx.secrets.add(token);
     }
     const ca = await readCaFile(resolved.caFile, ctx.cwd, resolved.deadlineMs);
     const webhookSecret =
@@ -126,7 +125,7 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
             path.resolve(ctx.cwd, daemonSettings.webhookSecretFile),
             resolved.deadlineMs,
           );
-    if (webhookSecret !== undefined) io.secrets.add(webhookSecret);
+    if (webhookSecret !== undefined) ctx.secrets.add(webhookSecret);
     running = new Daemon({
       settings: resolved,
       daemon: daemonSettings,
@@ -135,7 +134,7 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
       ca,
       cwd: ctx.cwd,
       logger,
-      secrets: io.secrets,
+      secrets: ctx.secrets,
     });
     server = await startDaemonServer(running, daemonSettings.listen, logger, { webhookSecret });
     logger.info(

@@ -1,7 +1,4 @@
-/**
- * The config file (`--config FILE`, YAML): every setting with a config key, all optional; any
- * other key is an error. See config/envsync.example.yaml.
- */
+/** The config file (`--config FILE`, YAML): any setting's config key; config/envsync.example.yaml. */
 import { isMap, isScalar, LineCounter, parseDocument, type Node } from 'yaml';
 import * as z from 'zod';
 import { suggest } from '../core/suggest.ts';
@@ -9,7 +6,7 @@ import { ConfigError, UsageError } from '../runtime/errors.ts';
 import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 import type { ConfigFile, Raw, Setting, SettingsTable } from './setting.ts';
 
-/** The config file's schema: each setting's key holds what its parser says the file may hold. */
+/** The config file's schema: each key holds what its setting's parser says the file may hold. */
 export function configFileSchema(table: SettingsTable) {
   return z.strictObject(
     Object.fromEntries(
@@ -21,11 +18,9 @@ export function configFileSchema(table: SettingsTable) {
 }
 
 /**
- * Reads and validates a config file for the settings of `table`. Every problem is located:
- * `FILE:LINE:COL KEY: what is wrong`, with a did-you-mean for an unknown key; all of them are
- * reported at once. A value is also run through its setting's parser here, so a bad one is
- * reported where it is written, not under its flag's name. A regular file only, at most 1 MiB,
- * read within `timeoutMs` (--deadline).
+ * Reads a config file (a regular file of at most 1 MiB, within `timeoutMs`) for the settings of
+ * `table`. Every problem is reported at once, located: `FILE:LINE:COL KEY: what is wrong`. Each
+ * value goes through its setting's parser here, so a bad one is reported where it is written.
  */
 export async function readConfigFile(
   file: string,
@@ -48,11 +43,7 @@ export async function readConfigFile(
     customTags: (tags) =>
       tags.map((tag) =>
         typeof tag === 'object' && tag.tag === 'tag:yaml.org,2002:bool'
-          ? ({
-              ...tag,
-              test: /^(?:true|false)$/,
-              resolve: (v: string) => v === 'true',
-            } as typeof tag)
+          ? ({ ...tag, test: /^(?:true|false)$/ } as typeof tag)
           : tag,
       ),
   });
@@ -71,7 +62,7 @@ export async function readConfigFile(
   } catch (error) {
     throw new ConfigError(`config file ${file} cannot be read: ${(error as Error).message}`);
   }
-  /** Where the value of `key` (or the key itself) is written; the document's start otherwise. */
+  /** Where the value of `key` (or the key) is written; the document's start otherwise. */
   const offsetOf = (key: string | undefined, ofKey = false): number => {
     const root = doc.contents;
     const pair =
@@ -89,7 +80,6 @@ export async function readConfigFile(
   }
   const result = configFileSchema(table).safeParse(data);
   const problems: { offset: number; text: string }[] = [];
-  // The schema's word on each key, and the unknown keys with a did-you-mean.
   const schemaSays = new Map<string, string>();
   const settings: Setting[] = Object.values(table).filter((s) => s.file !== undefined);
   for (const issue of result.error?.issues ?? []) {
@@ -111,8 +101,7 @@ export async function readConfigFile(
       schemaSays.set(key, `${issue.path.join('.')}: ${issue.message}`);
     }
   }
-  // Each value as its setting reads it (a duration, a format, ...): its parser's words are the
-  // clearest, the schema's (a type) are the fallback.
+  // A parser's words are clearer than the schema's (a type), which are the fallback.
   for (const { file: key = '', parse } of settings) {
     let said = schemaSays.get(key);
     if (values[key] !== undefined && values[key] !== null) {

@@ -1,8 +1,7 @@
 /**
  * What a setting is, and how one is resolved: flags > environment > config file > defaults. Each
- * setting is declared once, as a row of a table (config/settings.ts, config/daemon-settings.ts,
- * and the flags one command reads, beside that command); the flag parsers, the config file
- * schema, the resolved types, each command's --help and docs/flags.md are derived from the rows.
+ * setting is one row of a table (settings.ts, daemon-settings.ts, a command's own flags beside it);
+ * the flag parsers, the config file schema, each command's --help and docs/flags.md derive from it.
  */
 import path from 'node:path';
 import type * as z from 'zod';
@@ -29,10 +28,10 @@ export const SETTING_COMMANDS = ['validate', 'plan', 'sync', 'run', 'export'] as
 export type Raw = string | number | boolean | readonly string[];
 
 /**
- * Turns a raw value into a setting's value, whichever source gave it, or throws a ConfigError
- * naming the flag (`name`). A setting with a config key says what the file may hold (`schema`,
- * and `words` for docs/flags.md); a list, how a variable separates its items (its flag is
- * repeatable); a path, given in the config file, is relative to the file.
+ * Turns a raw value from any source into a setting's value, or throws a ConfigError naming the
+ * flag (`name`). It says what the config file may hold (`schema`, and `words` for the docs), how a
+ * variable separates a list (its flag is then repeatable), and whether it is a path (relative to
+ * the config file that gives it).
  */
 export interface Parser<T = unknown> {
   (raw: Raw, name: string): T;
@@ -56,30 +55,31 @@ export const GROUPS = {
   general: 'General',
 } as const;
 
-/** One setting. */
 export interface Setting {
   /** The flag as help shows it: `-o, --output FORMAT`; one without a value is a switch. */
   readonly flag: string;
-  /** The environment variable. */
   readonly env?: string;
   /** Another tool's variable: how its text becomes a raw value (undefined: unset), in words. */
   readonly envRead?: { readonly read: (text: string) => Raw | undefined; readonly note: string };
-  /** The config file key. */
   readonly file?: string;
-  /** The commands that use it. */
   readonly commands: readonly CommandName[];
   /** Commands that accept the flag without using it, so one command line serves several. */
   readonly tolerated?: readonly CommandName[];
   readonly group: keyof typeof GROUPS;
   readonly help: string;
   readonly parse: Parser;
-  /** The default, written as a user would (parsed like any other value); none: undefined. */
+  /** The default, written as a user would (parsed like any other value). */
   readonly default?: Raw;
   /** How help and docs show the default when `default` does not say it well. */
   readonly defaultText?: string;
 }
 
 export type SettingsTable = Readonly<Record<string, Setting>>;
+
+/** A setting's config file key, and its variable: ENVSYNC_ and the key in capitals. */
+export function configKey<const K extends string>(file: K): { file: K; env: string } {
+  return { file, env: `ENVSYNC_${file.replace(/[A-Z]/g, '_$&').toUpperCase()}` };
+}
 
 /** The resolved values of a table: what each parser returns, or undefined without a default. */
 export type ValuesOf<T extends SettingsTable> = {
@@ -112,21 +112,19 @@ export type FlagsOf<T extends SettingsTable> = {
     : boolean;
 };
 
-/** The config file's values, by key, as its schema accepted them (config/config-file.ts). */
+/** The config file's values, by key, as its schema accepted them. */
 export type ConfigFile = Readonly<Record<string, unknown>>;
 
-/** Whether `command` accepts the setting's flag. */
 export function accepts(setting: Setting, command: CommandName): boolean {
   return setting.commands.includes(command) || (setting.tolerated ?? []).includes(command);
 }
 
-/** Where settings come from, highest precedence first. */
+/** Where settings come from, highest precedence first; the config file's paths start at `fileDir`. */
 export interface Sources {
   readonly flags: Flags;
   readonly env: NodeJS.ProcessEnv;
   readonly file?: ConfigFile;
-  /** The config file's folder: its relative paths start there. */
-  readonly fileDir?: string;
+  readonly fileDir?: string | undefined;
 }
 
 /** The raw value with the highest precedence, or undefined when no source sets it. */
@@ -155,7 +153,6 @@ function rawValue(setting: Setting, { flags, env, file, fileDir }: Sources): Raw
   return value;
 }
 
-/** Resolves one setting: flags > environment > config file > default. */
 export function resolveSetting(setting: Setting, sources: Sources): unknown {
   const raw = rawValue(setting, sources) ?? setting.default;
   return raw === undefined ? undefined : setting.parse(raw, `--${flagOf(setting).long}`);

@@ -1,8 +1,6 @@
 /**
- * The settings validate, plan, sync, run and export share, each declared once (setting.ts says
- * what a row holds), and their resolution: flags > environment > config file > defaults. Ids are
- * the properties of the resolved settings; the config file's keys are in this order. The settings
- * only `envsync run` takes are in daemon-settings.ts, a flag one command reads beside it.
+ * The settings validate, plan, sync, run and export share (setting.ts says what a row holds), and
+ * their resolution. Ids are the properties of the resolved settings.
  */
 import path from 'node:path';
 import { DIALECT_SETTINGS } from '../core/dialect.ts';
@@ -25,6 +23,7 @@ import {
 import {
   API,
   COMMAND_NAMES,
+  configKey,
   ONE_SHOT,
   RECONCILING,
   SETTING_COMMANDS,
@@ -45,8 +44,7 @@ const MANIFEST_FILES = { commands: [...ONE_SHOT, 'run', 'migrate'], group: 'mani
 export const SETTINGS = {
   manifests: {
     flag: '--manifests DIR',
-    env: 'ENVSYNC_MANIFESTS',
-    file: 'manifests',
+    ...configKey('manifests'),
     ...MANIFEST_FILES,
     help: 'the manifests root (*.yaml and *.yml files at any depth)',
     parse: filePath,
@@ -54,16 +52,14 @@ export const SETTINGS = {
   },
   apiUrl: {
     flag: '--api-url URL',
-    env: 'ENVSYNC_API_URL',
-    file: 'apiUrl',
+    ...configKey('apiUrl'),
     ...API_ROW,
     help: "the API's base address, required (run: or --emulator); requests go to {URL}/api/v2/environments/{org}; https unless the host is loopback",
     parse: text,
   },
   orgs: {
     flag: '--org ORG',
-    env: 'ENVSYNC_ORGS',
-    file: 'orgs',
+    ...configKey('orgs'),
     commands: SETTING_COMMANDS,
     group: 'manifests',
     help: 'only this org; for export, an org to export (at least one)',
@@ -72,8 +68,7 @@ export const SETTINGS = {
   },
   apiDialect: {
     flag: '--api-dialect DIALECT',
-    env: 'ENVSYNC_API_DIALECT',
-    file: 'apiDialect',
+    ...configKey('apiDialect'),
     ...API_ROW,
     help: 'which API: contract (the two operations of the contract), kosli (the production service\'s published operations) or auto (read from the first listing\'s shape: {"env": [...]} is contract, a bare array or a paged envelope kosli)',
     parse: oneOf(DIALECT_SETTINGS),
@@ -81,8 +76,7 @@ export const SETTINGS = {
   },
   concurrency: {
     flag: '--concurrency N',
-    env: 'ENVSYNC_CONCURRENCY',
-    file: 'concurrency',
+    ...configKey('concurrency'),
     ...API_ROW,
     help: 'requests in flight at once, GETs and PUTs of every org together (1 to 256)',
     parse: integer(1, 256),
@@ -90,8 +84,7 @@ export const SETTINGS = {
   },
   retries: {
     flag: '--retries N',
-    env: 'ENVSYNC_RETRIES',
-    file: 'retries',
+    ...configKey('retries'),
     ...API_ROW,
     help: 'retries per request after the first attempt (0 to 20); a refused connection or a host name that does not resolve gets one at most, a certificate that cannot be verified none',
     parse: integer(0, 20),
@@ -99,8 +92,7 @@ export const SETTINGS = {
   },
   maxArchive: {
     flag: '--max-archive N',
-    env: 'ENVSYNC_MAX_ARCHIVE',
-    file: 'maxArchive',
+    ...configKey('maxArchive'),
     commands: RECONCILING,
     tolerated: ['validate'],
     group: 'api',
@@ -110,8 +102,7 @@ export const SETTINGS = {
   },
   syncWindows: {
     flag: '--sync-window WINDOW',
-    env: 'ENVSYNC_SYNC_WINDOWS',
-    file: 'syncWindows',
+    ...configKey('syncWindows'),
     commands: RECONCILING,
     tolerated: ['validate'],
     group: 'api',
@@ -121,8 +112,7 @@ export const SETTINGS = {
   },
   timeoutMs: {
     flag: '--timeout DURATION',
-    env: 'ENVSYNC_TIMEOUT',
-    file: 'timeout',
+    ...configKey('timeout'),
     ...API_ROW,
     help: 'each attempt of a request: connecting (at most 10s of it), then the whole answer, headers and body; a retry has its own, and --deadline bounds them all',
     parse: durationMs(),
@@ -130,8 +120,7 @@ export const SETTINGS = {
   },
   retryDelayMs: {
     flag: '--retry-delay DURATION',
-    env: 'ENVSYNC_RETRY_DELAY',
-    file: 'retryDelay',
+    ...configKey('retryDelay'),
     ...API_ROW,
     help: 'first backoff delay; it doubles, with jitter, up to 30s',
     parse: durationMs(),
@@ -139,8 +128,7 @@ export const SETTINGS = {
   },
   deadlineMs: {
     flag: '--deadline DURATION',
-    env: 'ENVSYNC_DEADLINE',
-    file: 'deadline',
+    ...configKey('deadline'),
     ...API_ROW,
     help: 'the whole run (run: each pass), throttled waits and backoff included: after it no request is started, nor any wait that would end after it; what is left is reported "not sent" and the run exits 1 (requests in flight finish within --timeout)',
     parse: durationMs(24 * 3_600_000),
@@ -148,8 +136,7 @@ export const SETTINGS = {
   },
   maxRetryAfterMs: {
     flag: '--max-retry-after DURATION',
-    env: 'ENVSYNC_MAX_RETRY_AFTER',
-    file: 'maxRetryAfter',
+    ...configKey('maxRetryAfter'),
     ...API_ROW,
     help: 'longest Retry-After (429, 503) honoured at a time; a longer one is waited this long, then the request is tried again (within --deadline)',
     parse: durationMs(3_600_000),
@@ -157,8 +144,7 @@ export const SETTINGS = {
   },
   maxResponseBytes: {
     flag: '--max-response-bytes N',
-    env: 'ENVSYNC_MAX_RESPONSE_BYTES',
-    file: 'maxResponseBytes',
+    ...configKey('maxResponseBytes'),
     ...API_ROW,
     help: 'largest answer read from the API, in bytes (or with a KiB or MiB suffix); a larger one fails its org, final, and is not downloaded again in the run',
     parse: byteSize(1024, 1024 ** 3),
@@ -166,8 +152,7 @@ export const SETTINGS = {
   },
   state: {
     flag: '--state FILE',
-    env: 'ENVSYNC_STATE',
-    file: 'state',
+    ...configKey('state'),
     commands: RECONCILING,
     tolerated: ['validate'],
     group: 'manifests',
@@ -177,8 +162,7 @@ export const SETTINGS = {
   },
   stateLockTimeoutMs: {
     flag: '--state-lock-timeout DURATION',
-    env: 'ENVSYNC_STATE_LOCK_TIMEOUT',
-    file: 'stateLockTimeout',
+    ...configKey('stateLockTimeout'),
     commands: ['sync', 'run'],
     tolerated: ['validate', 'plan'],
     group: 'manifests',
@@ -188,8 +172,7 @@ export const SETTINGS = {
   },
   output: {
     flag: '-o, --output FORMAT',
-    env: 'ENVSYNC_OUTPUT',
-    file: 'output',
+    ...configKey('output'),
     commands: ONE_SHOT,
     group: 'output',
     help: `the report's format: ${OUTPUT_FORMATS.join(', ')}`,
@@ -198,8 +181,7 @@ export const SETTINGS = {
   },
   detailedExitcode: {
     flag: '--detailed-exitcode',
-    env: 'ENVSYNC_DETAILED_EXITCODE',
-    file: 'detailedExitcode',
+    ...configKey('detailedExitcode'),
     commands: ['plan', 'sync'],
     tolerated: ['validate'],
     group: 'output',
@@ -209,8 +191,7 @@ export const SETTINGS = {
   },
   logLevel: {
     flag: '--log-level LEVEL',
-    env: 'ENVSYNC_LOG_LEVEL',
-    file: 'logLevel',
+    ...configKey('logLevel'),
     commands: [...SETTING_COMMANDS, 'migrate'],
     group: 'general',
     help: `what is logged on stderr: ${LOG_LEVELS.join(', ')}`,
@@ -219,8 +200,7 @@ export const SETTINGS = {
   },
   logFormat: {
     flag: '--log-format FORMAT',
-    env: 'ENVSYNC_LOG_FORMAT',
-    file: 'logFormat',
+    ...configKey('logFormat'),
     commands: [...SETTING_COMMANDS, 'migrate', 'emulator'],
     group: 'general',
     help: 'how stderr logs look: pretty (one line per event), json (one object per line) or auto (pretty on a terminal, json otherwise)',
@@ -229,24 +209,21 @@ export const SETTINGS = {
   },
   tokenFile: {
     flag: '--token-file PATH',
-    env: 'ENVSYNC_TOKEN_FILE',
-    file: 'tokenFile',
+    ...configKey('tokenFile'),
     ...API_ROW,
     help: 'read the token from PATH, before every pass (a rotated Secret is picked up); without it, ENVSYNC_TOKEN; with --token-dir, the token of the orgs with no file there',
     parse: filePath,
   },
   tokenDir: {
     flag: '--token-dir DIR',
-    env: 'ENVSYNC_TOKEN_DIR',
-    file: 'tokenDir',
+    ...configKey('tokenDir'),
     ...API_ROW,
     help: 'a token per org: the file named after the org in DIR holds its token (a Kubernetes Secret with one key per org, mounted whole), read before every pass; an org with no file uses --token-file or ENVSYNC_TOKEN, and fails without one',
     parse: filePath,
   },
   insecureHttp: {
     flag: '--insecure-http',
-    env: 'ENVSYNC_INSECURE_HTTP',
-    file: 'insecureHttp',
+    ...configKey('insecureHttp'),
     ...API_ROW,
     help: 'allow plain http:// to a non-loopback host (the token would travel in clear text)',
     parse: bool,
@@ -254,16 +231,14 @@ export const SETTINGS = {
   },
   caFile: {
     flag: '--ca-file PATH',
-    env: 'ENVSYNC_CA_FILE',
-    file: 'caFile',
+    ...configKey('caFile'),
     ...API_ROW,
     help: 'extra CA certificates (PEM) to trust for https',
     parse: filePath,
   },
   maxFileBytes: {
     flag: '--max-file-bytes N',
-    env: 'ENVSYNC_MAX_FILE_BYTES',
-    file: 'maxFileBytes',
+    ...configKey('maxFileBytes'),
     ...MANIFEST_FILES,
     help: 'largest manifest file read, in bytes',
     parse: integer(1, 1024 ** 3),
@@ -271,9 +246,8 @@ export const SETTINGS = {
   },
   exclude: {
     flag: '--exclude GLOB',
-    env: 'ENVSYNC_EXCLUDE',
     // Not a path relative to the config file: a pattern is matched below the manifests root.
-    file: 'exclude',
+    ...configKey('exclude'),
     ...MANIFEST_FILES,
     help: "leave out the files and folders GLOB matches (gitignore syntax, relative to the manifests root), after the lines of the root's .envsyncignore file",
     parse: texts,
@@ -281,8 +255,7 @@ export const SETTINGS = {
   },
   strict: {
     flag: '--strict',
-    env: 'ENVSYNC_STRICT',
-    file: 'strict',
+    ...configKey('strict'),
     ...MANIFEST_FILES,
     commands: [...ONE_SHOT, 'run'],
     help: 'a YAML file with neither org nor environments (a Kubernetes object, a CI file) is an error, not skipped; so is a manifests root without a manifest (run: a warning)',
