@@ -17,7 +17,7 @@ import { NAME_PATTERN } from '../core/names.ts';
 import { renderExportedManifest, type ExportedManifest } from '../manifests/export.ts';
 import { ConfigError, UsageError, errorMessage } from '../runtime/errors.ts';
 import { writeFileSynced } from '../runtime/write-file.ts';
-import { connect } from './connect.ts';
+import { connect, type Connection } from './connect.ts';
 import { commandLogger, type CommandContext } from './context.ts';
 import { shortUsage } from './help.ts';
 
@@ -127,8 +127,41 @@ async function folder(dir: string): Promise<void> {
   }
 }
 
-type Exported = { org: string; error?: undefined; cause?: undefined } & ExportedManifest;
-type Failed = { org: string; text?: undefined; error: string; cause?: FailureCause | undefined };
+type Exported = { org: string; status: 'ok' } & ExportedManifest;
+type Failed = { org: string; status: 'failed'; error: string; cause: FailureCause | undefined };
+
+/** One org's manifest and policy documents (`toFiles`: to be written as files), or why it failed. */
+async function exportOrg(
+  { client, apiUrl }: Connection,
+  org: string,
+  toFiles: boolean,
+  secrets: Masker,
+): Promise<Exported | Failed> {
+  try {
+    const listing = await client.listEnvironments(org);
+    // Known after the listing: a field this dialect cannot send is not written, and policy
+    // documents exist only in kosli's.
+    const dialect = client.dialect()?.dialect ?? 'contract';
+    const policies =
+      dialect === 'kosli'
+        ? {
+            documents: await client.listPolicyDocuments(org),
+            fileOf: toFiles ? (name: string) => `${policyFolder(org)}/${name}.yaml` : undefined,
+          }
+        : undefined;
+    const holds = (value: string) => secrets.holds(value);
+    const rendered = renderExportedManifest(org, listing, apiUrl.origin, dialect, policies, holds);
+    return { org, status: 'ok', ...rendered };
+  } catch (error) {
+    // An org the service does not know is the export's "names nothing": say what to check.
+    const unknown =
+      error instanceof ApiError && error.status === 404
+        ? `; the service knows no organization "${org}": check the name given to --org (and --api-url)`
+        : '';
+    const cause = failureCause(failureOf(error));
+    return { org, status: 'failed', error: `${errorMessage(error)}${unknown}`, cause };
+  }
+}
 
 /** What is at `file`, without following a symbolic link there; undefined when nothing is. */
 async function entryAt(file: string): Promise<'link' | 'other' | undefined> {
@@ -238,71 +271,21 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     await refuseExisting(orgs.map((org) => path.join(outDir, `${org}.yaml`)));
   }
   const api = await connect(resolved, ctx, logger);
-  let results: (Exported | Failed)[];
-  try {
-    results = await Promise.all(
-      orgs.map(async (org): Promise<Exported | Failed> => {
-        try {
-          const listing = await api.client.listEnvironments(org);
-          // Known after the listing: a field this dialect cannot send is not written, and
-          // policy documents exist only in kosli's.
-          const dialect = api.client.dialect()?.dialect ?? 'contract';
-          const policies =
-            dialect === 'kosli'
-              ? {
-                  documents: await api.client.listPolicyDocuments(org),
-                  fileOf:
-                    outDir === undefined
-                      ? undefined
-                      : (name: string) => `${policyFolder(org)}/${name}.yaml`,
-                }
-              : undefined;
-          const rendered = renderExportedManifest(
-            org,
-            listing,
-            api.apiUrl.origin,
-            dialect,
-            policies,
-            (value) => ctx.secrets.holds(value),
-          );
-          return { org, ...rendered };
-        } catch (error) {
-          // An org the service does not know is the export's "names nothing": say what to check.
-          const unknown =
-            error instanceof ApiError && error.status === 404
-              ? `; the service knows no organization "${org}": check the name given to --org (and --api-url)`
-              : '';
-          return {
-            org,
-            error: `${errorMessage(error)}${unknown}`,
-            cause: failureCause(failureOf(error)),
-          };
-        }
-      }),
-    );
-  } finally {
-    await api.client.close();
-  }
-
-  const failed = results.filter((r): r is Failed => r.error !== undefined);
+  const results = await Promise.all(
+    orgs.map((org) => exportOrg(api, org, outDir !== undefined, ctx.secrets)),
+  ).finally(() => api.client.close());
+  const failed = results.filter((r): r is Failed => r.status === 'failed');
   // Every org failed for one cause: said once, with what to check; each org's error at debug.
-  const failure = commonFailure(
-    results.map((r) => ({
-      org: r.org,
-      status: r.error === undefined ? 'ok' : 'failed',
-      cause: r.cause,
-    })),
-  );
+  const failure = commonFailure(results);
   if (failure !== undefined) {
-    ctx.stderr.write(
-      `envsync export: ${failure.message}. ${failure.hint}${failure.orgs.length > 1 ? ` (orgs: ${someNames(failure.orgs)})` : ''}\n`,
-    );
+    const orgList = failure.orgs.length > 1 ? ` (orgs: ${someNames(failure.orgs)})` : '';
+    ctx.stderr.write(`envsync export: ${failure.message}. ${failure.hint}${orgList}\n`);
   }
   for (const { org, error } of failed) {
     if (failure === undefined) ctx.stderr.write(`envsync export: org ${org}: ${error}\n`);
     else logger.debug({ org }, `org ${org}: ${error}`);
   }
-  const exported = results.filter((r): r is Exported => r.text !== undefined);
+  const exported = results.filter((r): r is Exported => r.status === 'ok');
   const unseen = [...new Set(exported.flatMap((r) => r.unseen))];
   if (unseen.length > 0) {
     const them = unseen.length === 1 ? 'it' : 'them';

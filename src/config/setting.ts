@@ -76,9 +76,9 @@ export interface Setting {
 
 export type SettingsTable = Readonly<Record<string, Setting>>;
 
-/** A setting's config file key, and its variable: ENVSYNC_ and the key in capitals. */
-export function configKey<const K extends string>(file: K): { file: K; env: string } {
-  return { file, env: `ENVSYNC_${file.replace(/[A-Z]/g, '_$&').toUpperCase()}` };
+/** A setting's flag and config file key, and its variable: ENVSYNC_ and the key in capitals. */
+export function named<const F extends string>(flag: F, file: string) {
+  return { flag, file, env: `ENVSYNC_${file.replace(/[A-Z]/g, '_$&').toUpperCase()}` };
 }
 
 /** The resolved values of a table: what each parser returns, or undefined without a default. */
