@@ -1,7 +1,6 @@
 /**
- * What a setting is, and how one is resolved: flags > environment > config file > defaults. Each
- * setting is one row of a table (settings.ts, daemon-settings.ts, a command's own flags beside it);
- * the flag parsers, the config file schema, each command's --help and docs/flags.md derive from it.
+ * What a setting is, and how one is resolved: flags > environment > config file > defaults. The
+ * flag parsers, the config file schema, each --help and docs/flags.md derive from the rows.
  */
 import path from 'node:path';
 import type * as z from 'zod';
@@ -28,10 +27,9 @@ export const SETTING_COMMANDS = ['validate', 'plan', 'sync', 'run', 'export'] as
 export type Raw = string | number | boolean | readonly string[];
 
 /**
- * Turns a raw value from any source into a setting's value, or throws a ConfigError naming the
- * flag (`name`). It says what the config file may hold (`schema`, and `words` for the docs), how a
- * variable separates a list (its flag is then repeatable), and whether it is a path (relative to
- * the config file that gives it).
+ * Turns a raw value from any source into a setting's value, or throws a ConfigError naming the flag
+ * (`name`). It says what the config file may hold (`schema`, `words`), how a variable separates a
+ * list (its flag is then repeatable), and whether it is a path (relative to the config file).
  */
 export interface Parser<T = unknown> {
   (raw: Raw, name: string): T;
@@ -131,26 +129,25 @@ export interface Sources {
 function rawValue(setting: Setting, { flags, env, file, fileDir }: Sources): Raw | undefined {
   const flag = flags[flagOf(setting).long];
   if (flag !== undefined) return flag as Raw;
-  const text = setting.env === undefined ? undefined : env[setting.env];
-  // An empty variable counts as unset, as a shell's `VAR= envsync ...` means.
-  if (text !== undefined && text !== '') {
-    const { separator } = setting.parse;
-    const value =
-      setting.envRead !== undefined
-        ? setting.envRead.read(text)
-        : separator === undefined
-          ? text
-          : text
-              .split(separator)
-              .map((item) => item.trim())
-              .filter((item) => item !== '');
-    if (value !== undefined) return value;
-  }
+  const variable = envValue(setting, setting.env === undefined ? undefined : env[setting.env]);
+  if (variable !== undefined) return variable;
   const value = setting.file === undefined ? undefined : (file?.[setting.file] as Raw | undefined);
   if (setting.parse.path === true && typeof value === 'string' && fileDir !== undefined) {
     return path.resolve(fileDir, value);
   }
   return value;
+}
+
+/** A variable's text as a raw value; an empty one counts as unset, as `VAR= envsync` means. */
+function envValue(setting: Setting, text: string | undefined): Raw | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (setting.envRead !== undefined) return setting.envRead.read(text);
+  const { separator } = setting.parse;
+  if (separator === undefined) return text;
+  return text
+    .split(separator)
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 }
 
 export function resolveSetting(setting: Setting, sources: Sources): unknown {

@@ -46,11 +46,4 @@ describe('the CLI', () => {
       await api.close();
     }
   });
-
-  it('writes pretty logs on a terminal and JSON lines otherwise', async () => {
-    const run = 'run --manifests /nonexistent-envsync-dir --emulator --listen 127.0.0.1:0';
-    const screen = await inTerminal(run.split(' '));
-    expect(screen).toMatch(/WARN.*USING THE EMBEDDED EMULATOR/);
-    expect(screen).not.toMatch(/^\{"level"/m);
-  });
 });

@@ -27,21 +27,8 @@ async function refusal(text: string): Promise<string> {
   return error.replaceAll(tmp.path('c.yaml'), 'c.yaml');
 }
 
+// Each setting's default, and the precedence of each row: test/config/table.test.ts.
 describe('settings: flags > env > file > defaults', () => {
-  it('uses defaults when nothing is given', async () => {
-    expect(await resolveSettings({}, {}, tmp.dir)).toMatchObject({
-      manifests: 'manifests',
-      concurrency: 8,
-      retries: 4,
-      timeoutMs: 30_000,
-      output: 'text',
-      // No level: the command picks it (runtime/log-line.ts).
-      logLevel: undefined,
-      logFormat: 'auto',
-      detailedExitcode: false,
-    });
-  });
-
   it('takes the file over defaults, env over the file, flags over env; paths relative to the file', async () => {
     await tmp.write(
       'conf/envsync.yaml',
