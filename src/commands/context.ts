@@ -3,7 +3,8 @@ import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Flags } from '../config/setting.ts';
 import type { Masker } from '../core/mask.ts';
-import { chooseLogFormat, chooseLogLevel, type LogFormatSetting } from '../runtime/log-line.ts';
+import type { Settings } from '../config/settings.ts';
+import { chooseLogFormat, chooseLogLevel } from '../runtime/log-line.ts';
 import { createLogger, type LogOutput } from '../runtime/log.ts';
 
 export interface CommandContext {
@@ -31,11 +32,8 @@ export function wantsColor(ctx: CommandContext): boolean {
   return Boolean(ctx.stdout.isTTY) && !('NO_COLOR' in ctx.env);
 }
 
-/** What decides how a command logs: the settings as given (a level only when one was given). */
-interface LogSettings {
-  readonly logLevel: string | undefined;
-  readonly logFormat: LogFormatSetting;
-}
+/** What decides how a command logs: a level only when one was given. */
+type LogSettings = Pick<Settings, 'logLevel' | 'logFormat'>;
 
 /** How `ctx`'s logs look and at which level (runtime/log-line.ts has the rules). */
 export function logOutput(

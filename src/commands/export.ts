@@ -43,7 +43,7 @@ export const settings = {
 /** The folder of an org's policy files, relative to the export folder and to its manifest. */
 const policyFolder = (org: string) => `policies/${org}`;
 
-/** The longest file name, in bytes of UTF-8, of the common file systems (ext4, XFS, APFS, NTFS). */
+/** The longest file name, in bytes of UTF-8, of ext4, XFS, APFS and NTFS. */
 const MAX_NAME_BYTES = 255;
 
 /** Why `name` cannot name a file or folder checked out on Linux, macOS or Windows, if it cannot. */
@@ -163,13 +163,12 @@ async function exportOrg(
   }
 }
 
-/** What is at `file`, without following a symbolic link there; undefined when nothing is. */
+/** What is at `file`, without following a symbolic link there. */
 async function entryAt(file: string): Promise<'link' | 'other' | undefined> {
   const found = await fsPromises.lstat(file).catch(() => undefined);
   return found === undefined ? undefined : found.isSymbolicLink() ? 'link' : 'other';
 }
 
-/** Refuses to overwrite what is at one of `files` (without --force). */
 async function refuseExisting(files: readonly string[]): Promise<void> {
   for (const file of files) {
     const kind = await entryAt(file);
@@ -274,15 +273,16 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
   const results = await Promise.all(
     orgs.map((org) => exportOrg(api, org, outDir !== undefined, ctx.secrets)),
   ).finally(() => api.client.close());
+  const say = (line: string) => ctx.stderr.write(`envsync export: ${line}\n`);
   const failed = results.filter((r): r is Failed => r.status === 'failed');
   // Every org failed for one cause: said once, with what to check; each org's error at debug.
   const failure = commonFailure(results);
   if (failure !== undefined) {
     const orgList = failure.orgs.length > 1 ? ` (orgs: ${someNames(failure.orgs)})` : '';
-    ctx.stderr.write(`envsync export: ${failure.message}. ${failure.hint}${orgList}\n`);
+    say(`${failure.message}. ${failure.hint}${orgList}`);
   }
   for (const { org, error } of failed) {
-    if (failure === undefined) ctx.stderr.write(`envsync export: org ${org}: ${error}\n`);
+    if (failure === undefined) say(`org ${org}: ${error}`);
     else logger.debug({ org }, `org ${org}: ${error}`);
   }
   const exported = results.filter((r): r is Exported => r.status === 'ok');
@@ -290,26 +290,23 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
   if (unseen.length > 0) {
     const them = unseen.length === 1 ? 'it' : 'them';
     const where = exported.filter((r) => r.unseen.length > 0).map((r) => r.org);
-    ctx.stderr.write(
-      `envsync export: the listing does not show ${unseen.join(', ')} (org ${where.join(', ')}): left out of the manifests where unseen, so sync leaves ${them} as the service holds ${them}; declare ${them} to manage ${them}.\n`,
+    say(
+      `the listing does not show ${unseen.join(', ')} (org ${where.join(', ')}): left out of the manifests where unseen, so sync leaves ${them} as the service holds ${them}; declare ${them} to manage ${them}.`,
     );
   }
-  for (const { org, secretsLeftOut } of exported) {
-    if (secretsLeftOut.length > 0)
-      ctx.stderr.write(
-        `envsync export: org ${org}: left out, as they hold a secret envsync holds (a token), so that no manifest sends it back masked: ${secretsLeftOut.join('; ')}; write them by hand\n`,
-      );
+  for (const { org, secretsLeftOut: left } of exported.filter((r) => r.secretsLeftOut.length > 0)) {
+    say(
+      `org ${org}: left out, as they hold a secret envsync holds (a token), so that no manifest sends it back masked: ${left.join('; ')}; write them by hand`,
+    );
   }
-  if (outDir !== undefined)
-    await writeExport(outDir, exported, force, { secrets: ctx.secrets, logger });
-  else {
-    const withPolicies = exported.filter((r) => r.policiesLeftOut.length > 0).map((r) => r.org);
-    if (withPolicies.length > 0) {
-      ctx.stderr.write(
-        `envsync export: ${withPolicies.length === 1 ? 'org' : 'orgs'} ${withPolicies.join(', ')} ${withPolicies.length === 1 ? 'has' : 'have'} policy documents; a manifest names each one's file, so they are exported only with --out DIR (they are listed in a comment)\n`,
-      );
-    }
-    ctx.stdout.write(exported.map((r) => r.text).join('---\n'));
+  const withPolicies = exported.filter((r) => r.policiesLeftOut.length > 0).map((r) => r.org);
+  if (outDir === undefined && withPolicies.length > 0) {
+    const [noun, have] = withPolicies.length === 1 ? ['org', 'has'] : ['orgs', 'have'];
+    say(
+      `${noun} ${withPolicies.join(', ')} ${have} policy documents; a manifest names each one's file, so they are exported only with --out DIR (they are listed in a comment)`,
+    );
   }
+  if (outDir === undefined) ctx.stdout.write(exported.map((r) => r.text).join('---\n'));
+  else await writeExport(outDir, exported, force, { secrets: ctx.secrets, logger });
   return failed.length > 0 ? 1 : 0;
 }

@@ -14,18 +14,13 @@ import {
   type SettingsTable,
 } from '../config/setting.ts';
 
-/** What the help says about a command, besides its flags. */
+/** What the help says about a command besides its flags; `operands`: it takes `PATH...`. */
 interface CommandInfo {
-  /** One line, for `envsync --help`. */
   readonly summary: string;
-  /** The usage line, starting with `envsync`. */
   readonly synopsis: string;
-  /** Whether it takes operands (`PATH...`) after its flags. */
   readonly operands?: boolean;
-  /** A paragraph (or a few, separated by blank lines) under the usage line. */
   readonly description: string;
   readonly examples: readonly string[];
-  /** Closing lines: exit codes, signals. */
   readonly notes?: string;
 }
 
@@ -127,7 +122,7 @@ export function shortUsage(command: CommandName): string {
 }
 
 const WIDTH = 100;
-/** Where a flag's description starts. */
+/** Where a flag's help starts. */
 const COLUMN = 27;
 
 /**
@@ -258,7 +253,6 @@ function markdownTable(header: readonly string[], rows: readonly (readonly strin
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
-/** A setting's row in docs/flags.md. */
 function docRow(s: Setting): string[] {
   const shown = defaultShown(s);
   const note = envNote(s);

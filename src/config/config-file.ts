@@ -49,12 +49,12 @@ export async function readConfigFile(
   });
   const where = (offset: number) => {
     const { line, col } = lineCounter.linePos(offset);
-    return `${file}:${line}:${col}`;
+    return `config file ${file}:${line}:${col}`;
   };
   const syntax = doc.errors[0];
   if (syntax !== undefined) {
     const what = syntax.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '');
-    throw new ConfigError(`config file ${where(syntax.pos[0])}: not valid YAML: ${what}`);
+    throw new ConfigError(`${where(syntax.pos[0])}: not valid YAML: ${what}`);
   }
   let data: unknown;
   try {
@@ -75,21 +75,19 @@ export async function readConfigFile(
   const values = (data !== null && typeof data === 'object' ? data : {}) as Record<string, unknown>;
   if (Object.hasOwn(values, 'token')) {
     throw new ConfigError(
-      `config file ${where(offsetOf('token', true))} token: is not read from a config file (it would end up in git); set ENVSYNC_TOKEN or tokenFile`,
+      `${where(offsetOf('token', true))} token: is not read from a config file (it would end up in git); set ENVSYNC_TOKEN or tokenFile`,
     );
   }
   const result = configFileSchema(table).safeParse(data);
   const problems: { offset: number; text: string }[] = [];
   const schemaSays = new Map<string, string>();
   const settings: Setting[] = Object.values(table).filter((s) => s.file !== undefined);
+  const keys = settings.map((s) => s.file ?? '');
   for (const issue of result.error?.issues ?? []) {
     const key = issue.path[0] === undefined ? undefined : String(issue.path[0]);
     if (issue.code === 'unrecognized_keys') {
       for (const unknown of issue.keys) {
-        const near = suggest(
-          unknown,
-          settings.map((s) => s.file ?? ''),
-        );
+        const near = suggest(unknown, keys);
         problems.push({
           offset: offsetOf(unknown, true),
           text: `${unknown}: unknown key${near === undefined ? '' : ` (did you mean "${near}"?)`}; the keys are listed in config/envsync.example.yaml`,
@@ -116,9 +114,7 @@ export async function readConfigFile(
   }
   if (problems.length > 0) {
     problems.sort((a, b) => a.offset - b.offset);
-    throw new ConfigError(
-      problems.map((problem) => `config file ${where(problem.offset)} ${problem.text}`).join('\n'),
-    );
+    throw new ConfigError(problems.map((p) => `${where(p.offset)} ${p.text}`).join('\n'));
   }
   return result.data as ConfigFile;
 }

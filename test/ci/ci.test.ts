@@ -147,7 +147,7 @@ describe('envsync export', () => {
     });
   });
 
-  it('of several orgs to stdout: one document each, and what the listing does not show said once', async () => {
+  it('writes only what the listing shows and says once what it could not see, for several orgs; export -> plan --detailed-exitcode with no state exits 0', async () => {
     const spec = await startTestEmulator({ tokens: [{ token: TOKEN, orgs: null }] });
     try {
       await spec.putStore({ orgs: { acme: tricky.slice(0, 2), beta: [tricky[3]] } });
@@ -162,6 +162,23 @@ describe('envsync export', () => {
       expect(out.stderr).toContain(
         'the listing does not show include_scaling, policies, require_provenance (org acme, beta)',
       );
+      await tmp.write('spec/all.yaml', out.stdout);
+      const plan = await cli(
+        ...[
+          'plan',
+          '--manifests',
+          'spec',
+          '--api-url',
+          spec.url,
+          '-o',
+          'json',
+          '--detailed-exitcode',
+        ],
+      );
+      expect(plan.code, plan.stdout).toBe(0);
+      expect(JSON.parse(plan.stdout)).toMatchObject({
+        summary: { create: 0, update: 0, unverified: 0, unchanged: 3 },
+      });
     } finally {
       await spec.close();
     }

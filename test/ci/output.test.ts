@@ -110,61 +110,65 @@ describe('one-shot commands', () => {
   });
 });
 
-it('the emulator and envsync write the same time format: ISO 8601 UTC in JSON, the same time of day in pretty lines', async () => {
-  // A generous start-up guard: the machine may be busy.
-  const json = await spawnEmulator(['--log-level', 'info'], { timeoutMs: 60_000 });
-  const pretty = await spawnEmulator(['--log-level', 'info', '--log-format', 'pretty'], {
-    timeoutMs: 60_000,
+describe('the emulator and envsync', () => {
+  it('write the same time format: ISO 8601 UTC in JSON, the same time of day in pretty lines', async () => {
+    // A generous start-up guard: the machine may be busy.
+    const json = await spawnEmulator(['--log-level', 'info'], { timeoutMs: 60_000 });
+    const pretty = await spawnEmulator(['--log-level', 'info', '--log-format', 'pretty'], {
+      timeoutMs: 60_000,
+    });
+    try {
+      const state = await tmp.write('times/state.json', '{');
+      const plan = ['plan', '--manifests', EXAMPLES, '--api-url', json.url, '--state', state];
+      const ours = await envsyncInProcess(plan, { env });
+      const times = [...parsed(ours.stderr), ...parsed(json.stderr())].map((l) => l['time']);
+      expect(times.length).toBeGreaterThan(1);
+      for (const time of times) expect(time).toMatch(ISO);
+      const prettyLines = lines(pretty.stderr());
+      expect(prettyLines.length).toBeGreaterThan(0);
+      for (const line of prettyLines) expect(line).toMatch(PRETTY);
+    } finally {
+      await json.stop();
+      await pretty.stop();
+    }
   });
-  try {
-    const state = await tmp.write('times/state.json', '{');
-    const plan = ['plan', '--manifests', EXAMPLES, '--api-url', json.url, '--state', state];
-    const ours = await envsyncInProcess(plan, { env });
-    const times = [...parsed(ours.stderr), ...parsed(json.stderr())].map((l) => l['time']);
-    expect(times.length).toBeGreaterThan(1);
-    for (const time of times) expect(time).toMatch(ISO);
-    const prettyLines = lines(pretty.stderr());
-    expect(prettyLines.length).toBeGreaterThan(0);
-    for (const line of prettyLines) expect(line).toMatch(PRETTY);
-  } finally {
-    await json.stop();
-    await pretty.stop();
-  }
 });
 
-it('run --emulator (npm start) keeps a state file of its own, started afresh: a second start gives no state file warning', async () => {
-  /** One `run --emulator` in the folder, until its first pass, then stopped; its stderr. */
-  async function runOnce(...extra: string[]): Promise<string> {
-    const args = 'run --manifests manifests --emulator --listen 127.0.0.1:0 --interval 0';
-    const run = startEnvsync([...args.split(' '), ...extra], { cwd: tmp.path('npm-start') });
-    try {
-      const passed = () => run.logs().some((l) => String(l['msg']).startsWith('pass '));
-      await waitFor('the first pass', passed, { timeoutMs: 30_000 });
-      run.child.kill('SIGTERM');
-      expect(await run.exitedWithin(30_000)).toEqual({ code: 0, signal: null });
-      return run.stderr();
-    } finally {
-      await run.kill();
+describe('run --emulator (npm start)', () => {
+  it('a second start in the same folder gives no state file warning: the embedded emulator keeps a state file of its own, started afresh', async () => {
+    /** One `run --emulator` in the folder, until its first pass, then stopped; its stderr. */
+    async function runOnce(...extra: string[]): Promise<string> {
+      const args = 'run --manifests manifests --emulator --listen 127.0.0.1:0 --interval 0';
+      const run = startEnvsync([...args.split(' '), ...extra], { cwd: tmp.path('npm-start') });
+      try {
+        const passed = () => run.logs().some((l) => String(l['msg']).startsWith('pass '));
+        await waitFor('the first pass', passed, { timeoutMs: 30_000 });
+        run.child.kill('SIGTERM');
+        expect(await run.exitedWithin(30_000)).toEqual({ code: 0, signal: null });
+        return run.stderr();
+      } finally {
+        await run.kill();
+      }
     }
-  }
-  await cp(EXAMPLES, tmp.path('npm-start/manifests'), { recursive: true });
-  for (const stderr of [await runOnce(), await runOnce()]) {
-    expect(stderr).not.toContain('state file');
-    expect(parsed(stderr).filter((l) => Number(l['level']) >= 40)).toHaveLength(1);
-    expect(stderr).toContain('USING THE EMBEDDED EMULATOR');
-  }
-  const own = await readFile(tmp.path('npm-start/.envsync/emulator-state.json'), 'utf8');
-  expect(JSON.parse(own)).toMatchObject({
-    api: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/$/),
+    await cp(EXAMPLES, tmp.path('npm-start/manifests'), { recursive: true });
+    for (const stderr of [await runOnce(), await runOnce()]) {
+      expect(stderr).not.toContain('state file');
+      expect(parsed(stderr).filter((l) => Number(l['level']) >= 40)).toHaveLength(1);
+      expect(stderr).toContain('USING THE EMBEDDED EMULATOR');
+    }
+    const own = await readFile(tmp.path('npm-start/.envsync/emulator-state.json'), 'utf8');
+    expect(JSON.parse(own)).toMatchObject({
+      api: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/$/),
+    });
+    // The real API's state file is never touched by a try-out.
+    await expect(stat(tmp.path('npm-start/.envsync/state.json'))).rejects.toThrow(/ENOENT/);
+    // A state file named explicitly is used as it is, as without --emulator.
+    const named = await tmp.write(
+      'npm-start/named.json',
+      '{"version":3,"api":"http://127.0.0.1:1/","orgs":{}}\n',
+    );
+    expect(await runOnce('--state', named)).toContain(
+      'state file was written for another API address',
+    );
   });
-  // The real API's state file is never touched by a try-out.
-  await expect(stat(tmp.path('npm-start/.envsync/state.json'))).rejects.toThrow(/ENOENT/);
-  // A state file named explicitly is used as it is, as without --emulator.
-  const named = await tmp.write(
-    'npm-start/named.json',
-    '{"version":3,"api":"http://127.0.0.1:1/","orgs":{}}\n',
-  );
-  expect(await runOnce('--state', named)).toContain(
-    'state file was written for another API address',
-  );
 });
