@@ -94,7 +94,7 @@ const orgNames = parser(
 const tokenGrants = parser((raw, name) => texts(raw, name).map(parseTokenFlag), LIST);
 const placeholderList = parser((raw, name) => texts(raw, name).map(parsePlaceholder), LIST);
 const latency = (raw: Raw, name: string) => parseLatency(text(raw, name));
-const rateLimit = decimal(1_000_000, 'a number of requests per second (0 = off)');
+const requestRate = decimal(1_000_000, 'a number of requests per second (0 = off)');
 
 const SERVER = { commands: ['emulator'], group: 'server' } as const;
 const ACCESS = { commands: ['emulator'], group: 'access' } as const;
@@ -190,7 +190,7 @@ export const settings = {
     flag: '--rate-limit RPS',
     ...FAULTS,
     help: 'API requests per second (token bucket); over it: 429',
-    parse: rateLimit,
+    parse: requestRate,
     defaultText: '0, off',
   },
   placeholders: {

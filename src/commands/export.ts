@@ -270,9 +270,13 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     await refuseExisting(orgs.map((org) => path.join(outDir, `${org}.yaml`)));
   }
   const api = await connect(resolved, ctx, logger);
-  const results = await Promise.all(
-    orgs.map((org) => exportOrg(api, org, outDir !== undefined, ctx.secrets)),
-  ).finally(() => api.client.close());
+  let results: (Exported | Failed)[];
+  try {
+    const toFiles = outDir !== undefined;
+    results = await Promise.all(orgs.map((org) => exportOrg(api, org, toFiles, ctx.secrets)));
+  } finally {
+    await api.client.close();
+  }
   const say = (line: string) => ctx.stderr.write(`envsync export: ${line}\n`);
   const failed = results.filter((r): r is Failed => r.status === 'failed');
   // Every org failed for one cause: said once, with what to check; each org's error at debug.

@@ -25,8 +25,7 @@ const RUN = { commands: ['run'], group: 'daemon' } as const;
 
 export const DAEMON_SETTINGS = {
   observe: {
-    ...named('--observe', 'observe'),
-    ...RUN,
+    ...named('--observe', 'observe', RUN),
     // sync reads it only to refuse it, pointing to plan.
     tolerated: ['sync'],
     help: 'never write to the API: plan every pass, report drift and pending changes (status page, /status, metrics, drift.detected notifications)',
@@ -34,93 +33,79 @@ export const DAEMON_SETTINGS = {
     default: false,
   },
   intervalMs: {
-    ...named('--interval DURATION', 'interval'),
-    ...RUN,
+    ...named('--interval DURATION', 'interval', RUN),
     help: 'periodic resync (heals drift made by hand), ±10% jitter; 0 turns it off',
     parse: durationOrZeroMs,
     default: '5m',
   },
   debounceMs: {
-    ...named('--debounce DURATION', 'debounce'),
-    ...RUN,
+    ...named('--debounce DURATION', 'debounce', RUN),
     help: 'quiet time after file events before a pass',
     parse: durationOrZeroMs,
     default: '200ms',
   },
   settleMs: {
-    ...named('--settle DURATION', 'settle'),
-    ...RUN,
+    ...named('--settle DURATION', 'settle', RUN),
     help: 'a file edited in place is read only after it has not changed for this long (a writer may pause between writes; 0 reads at once); a git-sync swap is read at once',
     parse: durationOrZeroMs,
     default: '1500ms',
   },
   webhookMinIntervalMs: {
-    ...named('--webhook-min-interval DURATION', 'webhookMinInterval'),
-    ...RUN,
+    ...named('--webhook-min-interval DURATION', 'webhookMinInterval', RUN),
     help: 'passes started by POST /reconcile are at least this far apart; posts in between join the next one (0 turns the spacing off)',
     parse: durationOrZeroMs,
     default: '10s',
   },
   webhookSecretFile: {
-    ...named('--webhook-secret-file PATH', 'webhookSecretFile'),
-    ...RUN,
+    ...named('--webhook-secret-file PATH', 'webhookSecretFile', RUN),
     help: "a POST /reconcile from a non-loopback address must carry this secret (Authorization: Bearer, or GitHub's X-Hub-Signature-256)",
     parse: filePath,
   },
   notifyUrls: {
-    ...named('--notify-url URL', 'notifyUrls'),
-    ...RUN,
+    ...named('--notify-url URL', 'notifyUrls', RUN),
     help: 'POST notifications (an org failed, invalid or recovered, drift healed, ...) here; repeatable; a slack: prefix picks the Slack format (docs/notifications.md)',
     parse: notifyUrls,
   },
   notifyFormat: {
-    ...named('--notify-format FORMAT', 'notifyFormat'),
-    ...RUN,
+    ...named('--notify-format FORMAT', 'notifyFormat', RUN),
     help: `the notifications' format: ${NOTIFY_FORMATS.join(' or ')} (CloudEvents 1.0 JSON, or Slack-compatible text and blocks)`,
     parse: oneOf(NOTIFY_FORMATS),
     default: 'cloudevents',
   },
   notifySecretFile: {
-    ...named('--notify-secret-file PATH', 'notifySecretFile'),
-    ...RUN,
+    ...named('--notify-secret-file PATH', 'notifySecretFile', RUN),
     help: 'sign each notification with this secret: X-Envsync-Signature: sha256=<hex HMAC-SHA256 of the body>',
     parse: filePath,
   },
   publicUrl: {
-    ...named('--public-url URL', 'publicUrl'),
-    ...RUN,
+    ...named('--public-url URL', 'publicUrl', RUN),
     help: "where people reach this daemon's endpoints (its status page): notifications link to it",
     parse: publicUrl,
   },
   listen: {
-    ...named('--listen HOST:PORT', 'listen'),
-    ...RUN,
+    ...named('--listen HOST:PORT', 'listen', RUN),
     help: 'where the status page (/), /healthz, /readyz, /metrics, /status and POST /reconcile listen (the container image sets 0.0.0.0:9464)',
     parse: listen,
     default: '127.0.0.1:9464',
   },
   shutdownTimeoutMs: {
-    ...named('--shutdown-timeout DURATION', 'shutdownTimeout'),
-    ...RUN,
+    ...named('--shutdown-timeout DURATION', 'shutdownTimeout', RUN),
     help: 'the longest a stop (SIGTERM) takes: the pass in flight gets all of it but the last 5s, then its requests are aborted and the state written; then the process exits whatever it waits on (2s at the least)',
     parse: durationOrZeroMs,
     default: '30s',
   },
   shardIndex: {
-    ...named('--shard-index I', 'shardIndex'),
-    ...RUN,
+    ...named('--shard-index I', 'shardIndex', RUN),
     help: "this replica's shard, with --shard-count",
     parse: whole,
   },
   shardCount: {
-    ...named('--shard-count N', 'shardCount'),
-    ...RUN,
+    ...named('--shard-count N', 'shardCount', RUN),
     help: 'number of replicas sharing the orgs (rendezvous hashing on the org name)',
     parse: whole,
   },
   shardFromHostname: {
-    ...named('--shard-from-hostname', 'shardFromHostname'),
-    ...RUN,
+    ...named('--shard-from-hostname', 'shardFromHostname', RUN),
     help: "read the shard index from a StatefulSet pod's hostname (name-<I>)",
     parse: bool,
     default: false,
@@ -169,8 +154,14 @@ export function resolveDaemonSettings(
   host: () => string = hostname,
   fileDir?: string,
 ) {
-  const { shardCount, shardIndex, shardFromHostname, notifyUrls, notifyFormat, ...rest } =
-    resolveValues(DAEMON_SETTINGS, { flags, env, file, fileDir });
+  const {
+    shardCount,
+    shardIndex,
+    shardFromHostname,
+    notifyUrls: urls,
+    notifyFormat,
+    ...rest
+  } = resolveValues(DAEMON_SETTINGS, { flags, env, file, fileDir });
   const { notifySecretFile, ...plain } = rest;
   const index = shardFromHostname ? hostnameOrdinal(env['HOSTNAME'] || host()) : shardIndex;
   return {
@@ -178,7 +169,7 @@ export function resolveDaemonSettings(
     shard: shardOf(shardCount, index),
     /** Where notifications go (docs/notifications.md); none when `targets` is empty. */
     notify: {
-      targets: (notifyUrls ?? []).map((text) => {
+      targets: (urls ?? []).map((text) => {
         const { url, format } = splitNotifyUrl(text, notifyFormat);
         return { url: new URL(url), format };
       }),

@@ -13,6 +13,6 @@ export function parseDuration(text: string): number | undefined {
 /** Writes milliseconds the way a person would type them: `200ms`, `30s`, `5m`, `1h`. */
 export function formatDuration(ms: number): string {
   if (ms === 0) return '0';
-  const [unit, size] = Object.entries(UNITS).find(([, size]) => ms % size === 0) ?? ['ms', 1];
+  const [unit, size] = Object.entries(UNITS).find(([, length]) => ms % length === 0) ?? ['ms', 1];
   return `${ms / size}${unit}`;
 }

@@ -74,9 +74,16 @@ export interface Setting {
 
 export type SettingsTable = Readonly<Record<string, Setting>>;
 
-/** A setting's flag and config file key, and its variable: ENVSYNC_ and the key in capitals. */
-export function named<const F extends string>(flag: F, file: string) {
-  return { flag, file, env: `ENVSYNC_${file.replace(/[A-Z]/g, '_$&').toUpperCase()}` };
+/**
+ * A setting's flag and config file key, its variable (ENVSYNC_ and the key in capitals), and the
+ * rest of its `row` (its commands and group).
+ */
+export function named<const F extends string, const R extends object = object>(
+  flag: F,
+  file: string,
+  row = {} as R,
+) {
+  return { flag, file, env: `ENVSYNC_${file.replace(/[A-Z]/g, '_$&').toUpperCase()}`, ...row };
 }
 
 /** The resolved values of a table: what each parser returns, or undefined without a default. */

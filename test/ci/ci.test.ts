@@ -163,18 +163,8 @@ describe('envsync export', () => {
         'the listing does not show include_scaling, policies, require_provenance (org acme, beta)',
       );
       await tmp.write('spec/all.yaml', out.stdout);
-      const plan = await cli(
-        ...[
-          'plan',
-          '--manifests',
-          'spec',
-          '--api-url',
-          spec.url,
-          '-o',
-          'json',
-          '--detailed-exitcode',
-        ],
-      );
+      const args = ['plan', '--manifests', 'spec', '--api-url', spec.url, '-o', 'json'];
+      const plan = await cli(...args, '--detailed-exitcode');
       expect(plan.code, plan.stdout).toBe(0);
       expect(JSON.parse(plan.stdout)).toMatchObject({
         summary: { create: 0, update: 0, unverified: 0, unchanged: 3 },
@@ -196,7 +186,8 @@ it('a saved plan is sealed, and refused with exit 1, saying what moved, when the
     orgs: [{ org: 'beta', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }],
   });
   // Someone changes the service by hand after the review.
-  const web = (await api.getStore()).orgs['beta']?.[0] ?? expect.fail('expected web');
+  const web = (await api.getStore()).orgs['beta']?.[0];
+  if (web === undefined) throw new Error('expected web');
   const changed = [
     { ...web, description: 'changed by hand' },
     { ...web, name: 'newcomer' },
