@@ -4,7 +4,13 @@
  */
 import { formatDuration } from '../config/duration.ts';
 import { durationMs, integer, LIST, oneOf, parser, text, texts } from '../config/parsers.ts';
-import { resolveValues, type Flags, type Raw, type SettingsTable } from '../config/setting.ts';
+import {
+  GROUPS,
+  resolveValues,
+  type Flags,
+  type Raw,
+  type SettingsTable,
+} from '../config/setting.ts';
 import { LOG_LEVELS, SETTINGS } from '../config/settings.ts';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
@@ -96,15 +102,14 @@ const placeholderList = parser((raw, name) => texts(raw, name).map(parsePlacehol
 const latency = (raw: Raw, name: string) => parseLatency(text(raw, name));
 const requestRate = decimal(1_000_000, 'a number of requests per second (0 = off)');
 
-const SERVER = { commands: ['emulator'], group: 'server' } as const;
-const ACCESS = { commands: ['emulator'], group: 'access' } as const;
-const FAULTS = { commands: ['emulator'], group: 'faults' } as const;
+/** A flag of this command, in its help's `group`. */
+const flagIn = <const G extends keyof typeof GROUPS, const F extends string>(group: G, flag: F) =>
+  ({ flag, commands: ['emulator'], group }) as const;
 
 /** A fault that meets a share of the API requests, none by default. */
 const share = <const F extends string>(flag: F, what: string) =>
   ({
-    flag,
-    ...FAULTS,
+    ...flagIn('faults', flag),
     help: `share of API requests ${what} (0 to 1)`,
     parse: decimal(1, 'a number from 0 to 1'),
     defaultText: '0',
@@ -112,73 +117,63 @@ const share = <const F extends string>(flag: F, what: string) =>
 
 export const settings = {
   host: {
-    flag: '--host HOST',
-    ...SERVER,
+    ...flagIn('server', '--host HOST'),
     help: 'interface to listen on',
     parse: host,
     default: DEFAULT_HOST,
   },
   port: {
-    flag: '--port PORT',
-    ...SERVER,
+    ...flagIn('server', '--port PORT'),
     help: 'port; 0 picks a free one (read it from the "listening on" line)',
     parse: integer(0, 65535),
     default: String(DEFAULT_PORT),
   },
   dataFile: {
-    flag: '--data FILE',
-    ...SERVER,
+    ...flagIn('server', '--data FILE'),
     help: 'persist the store in FILE (loaded at start, written atomically)',
     parse: text,
     defaultText: 'in memory',
   },
   headersTimeoutMs: {
-    flag: '--headers-timeout DURATION',
-    ...SERVER,
+    ...flagIn('server', '--headers-timeout DURATION'),
     help: 'the request head must arrive within this (1ms to 1h), else 408',
     parse: durationMs(MAX_TIMEOUT_MS),
     default: formatDuration(DEFAULT_HEADERS_TIMEOUT_MS),
   },
   requestTimeoutMs: {
-    flag: '--request-timeout DURATION',
-    ...SERVER,
+    ...flagIn('server', '--request-timeout DURATION'),
     help: 'the whole request, body included, must arrive within this (at least --headers-timeout), else 408',
     parse: durationMs(MAX_TIMEOUT_MS),
     defaultText: `${formatDuration(DEFAULT_REQUEST_TIMEOUT_MS)}, or --headers-timeout if longer`,
   },
   emulatorOrgs: {
-    flag: '--org NAME',
-    ...ACCESS,
+    ...flagIn('access', '--org NAME'),
     help: 'an organization that exists',
     parse: orgNames,
     default: [],
     defaultText: 'every org exists',
   },
   tokens: {
-    flag: '--token TOKEN[=ORGS]',
-    ...ACCESS,
+    ...flagIn('access', '--token TOKEN[=ORGS]'),
     help: 'an accepted Bearer token, optionally limited to the comma-separated ORGS',
     parse: tokenGrants,
     default: [],
     defaultText: 'any well-formed token',
   },
   profile: {
-    flag: '--profile NAME',
-    ...ACCESS,
+    ...flagIn('access', '--profile NAME'),
     help: 'spec (answers as the spec shows) or kosli (as the production service does)',
     parse: oneOf(PROFILES),
     default: 'spec',
   },
   seed: {
-    flag: '--seed N',
-    ...FAULTS,
+    ...flagIn('faults', '--seed N'),
     help: 'seed of the fault injection PRNG (0 to 4294967295)',
     parse: integer(0, 0xffffffff),
     defaultText: 'random, logged',
   },
   latency: {
-    flag: '--latency MS|MIN-MAX',
-    ...FAULTS,
+    ...flagIn('faults', '--latency MS|MIN-MAX'),
     help: 'added delay per API request, drawn from MIN..MAX milliseconds',
     parse: latency,
     defaultText: '0',
@@ -187,15 +182,13 @@ export const settings = {
   resetRate: share('--reset-rate P', 'whose connection is dropped'),
   hangRate: share('--hang-rate P', 'never answered'),
   rateLimit: {
-    flag: '--rate-limit RPS',
-    ...FAULTS,
+    ...flagIn('faults', '--rate-limit RPS'),
     help: 'API requests per second (token bucket); over it: 429',
     parse: requestRate,
     defaultText: '0, off',
   },
   placeholders: {
-    flag: '--fault-placeholder [ORG/]NAME',
-    ...FAULTS,
+    ...flagIn('faults', '--fault-placeholder [ORG/]NAME'),
     help: "the listing shows the service's placeholder in place of environment NAME (of ORG; else of every org)",
     parse: placeholderList,
     default: [],

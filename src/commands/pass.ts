@@ -83,15 +83,15 @@ export async function printRunReport(
   return exitCode(report, { detailed: settings.detailedExitcode });
 }
 
-/** What sets plan, sync and sync --dry-run apart. */
-export interface PassOptions {
+/**
+ * What sets plan, sync and sync --dry-run apart: `dryRun` never PUTs nor writes the state; a sync
+ * outside its sync `window` is planned only, and the report says why.
+ */
+interface PassOptions {
   readonly command: 'plan' | 'sync';
-  /** Plan only: never a PUT, never a state write. */
   readonly dryRun: boolean;
-  /** Where to save the plan (`--out FILE`), if anywhere. */
   readonly outFile: string | undefined;
   readonly ci: CiOptions;
-  /** A sync outside its sync windows: planned only, and the report says why. */
   readonly window?: RunReport['window'];
 }
 

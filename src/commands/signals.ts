@@ -1,11 +1,3 @@
-/** Graceful-stop signals, handled from the moment `handleStopSignals` is called. */
-export interface StopSignals {
-  /** Resolves with the first SIGTERM or SIGINT. */
-  readonly stopped: Promise<NodeJS.Signals>;
-  /** Removes the handlers (after a failure, when nothing is left to stop). */
-  readonly dispose: () => void;
-}
-
 /** Ends the process: once stderr has taken what was written (or a second later, if it cannot). */
 function exitNow(code: number): void {
   process.exitCode = code;
@@ -16,9 +8,8 @@ function exitNow(code: number): void {
 /**
  * Handles SIGTERM and SIGINT, and SIGHUP when `onHup` is given, from now on: call it before
  * printing anything a supervisor waits for. The first stop signal resolves `stopped` and removes
- * every handler, so that a second one ends the process at once. With `hardStop`, the process
- * exits 1 `afterMs` after the first stop signal, whatever it waits on (an unref'd timer: a stop
- * that ends in time never meets it), after `onForced` says so.
+ * every handler (as `dispose` does), so that a second one ends the process at once. With
+ * `hardStop`, the process exits 1 `afterMs` after it, whatever it waits on (an unref'd timer).
  */
 export function handleStopSignals(
   handlers: {
@@ -26,7 +17,7 @@ export function handleStopSignals(
     onHup?: () => void;
     hardStop?: { readonly afterMs: number; readonly onForced: () => void };
   } = {},
-): StopSignals {
+): { stopped: Promise<NodeJS.Signals>; dispose: () => void } {
   const { onStop, onHup, hardStop } = handlers;
   let resolve: (signal: NodeJS.Signals) => void = () => undefined;
   const stopped = new Promise<NodeJS.Signals>((done) => (resolve = done));
