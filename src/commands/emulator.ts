@@ -5,9 +5,9 @@
 import { formatDuration } from '../config/duration.ts';
 import { durationMs, integer, LIST, oneOf, parser, text, texts } from '../config/parsers.ts';
 import {
-  GROUPS,
   resolveValues,
   type Flags,
+  type GROUPS,
   type Raw,
   type SettingsTable,
 } from '../config/setting.ts';

@@ -85,27 +85,19 @@ describe('the Node version check, as a function', () => {
 const olds = olderNodes();
 const which = olds.map((old) => `${old.version} at ${old.node}`).join(', ') || 'none found';
 
-/** What `run` gives with each older Node, and what it should give, side by side. */
-async function withEachOld(
-  run: (old: { node: string; version: string }) => Promise<[seen: unknown, expected: unknown]>,
-) {
-  const pairs = [];
-  for (const old of olds) pairs.push(await run(old));
-  expect(pairs.map(([seen]) => seen)).toEqual(pairs.map(([, expected]) => expected));
-}
-
 describe('the launcher, run by a real Node', () => {
   it(`an older Node (${which}) prints one line on stderr saying what to install, exits 1`, async () => {
-    for (const args of [['--version'], ['run', '--manifests', 'examples/manifests']]) {
-      await withEachOld(async ({ node, version }) => {
+    const seen: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const { node, version } of olds) {
+      for (const args of [['--version'], ['run', '--manifests', 'examples/manifests']]) {
         const result = await runProcess(node, [LAUNCHER, ...args], { env: ENV, cwd: REPO });
+        seen.push({ node, args, ...result });
         const stderr = `${nodeVersionProblem(version, ENGINES)}\n`;
-        return [
-          { node, args, ...result },
-          { node, args, code: 1, signal: null, stdout: '', stderr },
-        ];
-      });
+        expected.push({ node, args, code: 1, signal: null, stdout: '', stderr });
+      }
     }
+    expect(seen).toEqual(expected);
   });
 
   it('Node 24 runs the CLI through it: --version and validate', async () => {
@@ -171,31 +163,40 @@ describe('a checkout on an older Node', () => {
   });
 
   it(`npm, run by an older Node (${which}), runs the scripts with the Node 24 of node_modules/.bin`, async () => {
-    await withEachOld(async ({ node }) => {
+    const seen: unknown[] = [];
+    for (const old of olds) {
       const args = ['exec', '--offline', '--', 'node', '-p', 'process.versions.node'];
-      const { code, stdout } = await runProcess('npm', args, { env: shellEnv(node), cwd: REPO });
-      return [
-        { node, code, stdout },
-        { node, code: 0, stdout: `${bundled}\n` },
-      ];
-    });
+      const result = await runProcess('npm', args, { env: shellEnv(old.node), cwd: REPO });
+      seen.push({ old: old.version, code: result.code, stdout: result.stdout });
+    }
+    expect(seen).toEqual(
+      olds.map((old) => ({ old: old.version, code: 0, stdout: `${bundled}\n` })),
+    );
   });
 
   it(`npm test's first step on an older Node (${which}) with no Node 24 beside it: what to do, in two lines, exit 1`, async () => {
-    // The test script as npm runs it, with no node_modules/.bin on PATH: as after an install that
-    // skipped the `node` package's install script.
-    await withEachOld(async ({ node, version }) => {
-      const script = ['-c', PACKAGE.scripts['test'] ?? ''];
-      const result = await runProcess('sh', script, { env: shellEnv(node), cwd: REPO });
-      const stderr =
-        `${nodeVersionProblem(version, ENGINES)}\n` +
-        'In a checkout, npm runs the scripts with the Node 24 of the "node" dev dependency ' +
-        '(node_modules/.bin/node), which is missing: run `npm ci` again, with its install scripts.\n';
-      return [
-        { node, ...result },
-        { node, code: 1, signal: null, stdout: '', stderr },
-      ];
-    });
+    const seen: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const old of olds) {
+      // The test script as npm runs it, with no node_modules/.bin on PATH: as after an install
+      // that skipped the `node` package's install script.
+      const result = await runProcess('sh', ['-c', PACKAGE.scripts['test'] ?? ''], {
+        env: shellEnv(old.node),
+        cwd: REPO,
+      });
+      seen.push({ old: old.version, ...result });
+      expected.push({
+        old: old.version,
+        code: 1,
+        signal: null,
+        stdout: '',
+        stderr:
+          `${nodeVersionProblem(old.version, ENGINES)}\n` +
+          'In a checkout, npm runs the scripts with the Node 24 of the "node" dev dependency ' +
+          '(node_modules/.bin/node), which is missing: run `npm ci` again, with its install scripts.\n',
+      });
+    }
+    expect(seen).toEqual(expected);
   });
 
   it('npm test starts with that check, which a Node that engines allow passes in silence', async () => {
