@@ -1,7 +1,4 @@
-/**
- * argv -> command -> exit code: the only place that turns errors into exit codes. It never exits
- * the process, so the one-shot commands also run inside another one (the tests).
- */
+/** argv -> command -> exit code, and errors into exit codes; it never exits the process. */
 import { COMMANDS as HELP, commandHelp, rootHelp, shortUsage } from './commands/help.ts';
 import type { Command, CommandContext } from './commands/context.ts';
 import { parseFlags, unknownFlagMessage } from './config/flags.ts';
@@ -71,7 +68,7 @@ async function runCommand(ctx: CommandContext, command: CommandName): Promise<nu
   return module.run(ctx, parsed.flags, parsed.operands);
 }
 
-/** Runs the CLI and returns the exit code; stdout and stderr mask every secret the command learns. */
+/** Runs the CLI, returning its exit code; stdout and stderr mask every secret it learns. */
 export async function main(given: Omit<CommandContext, 'secrets'>): Promise<number> {
   const secrets = new Masker();
   const ctx: CommandContext = {

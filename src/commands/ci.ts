@@ -1,7 +1,4 @@
-/**
- * What validate, plan and sync report to CI: a GitHub workflow command (`::error file=...`) for
- * each manifest problem and failure, and the markdown report appended to the step summary.
- */
+/** What validate, plan and sync report to CI: GitHub annotations and the step summary. */
 import * as fsPromises from 'node:fs/promises';
 import path from 'node:path';
 import { oneOf, text } from '../config/parsers.ts';

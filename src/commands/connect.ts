@@ -30,10 +30,7 @@ export interface Connection {
   readonly client: EnvironmentsClient;
 }
 
-/**
- * Checks the API address, reads the tokens (each added to the secrets every sink masks at once)
- * and the CA file, and makes the client. Close the client when done.
- */
+/** The client, once the address, the tokens (masked from then on) and the CA file are read. */
 export async function connect(
   settings: Settings,
   { env, cwd, secrets }: Pick<CommandContext, 'env' | 'cwd' | 'secrets'>,

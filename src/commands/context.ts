@@ -49,19 +49,13 @@ export function logOutput(
   };
 }
 
-/**
- * The logger of `command`, on stderr. A one-shot command (every one but `run`) prints its report
- * on stdout, so its JSON logs default to warn.
- */
+/** The logger of `command`; a one-shot command prints a report, so its JSON logs default to warn. */
 export function commandLogger(ctx: CommandContext, settings: LogSettings, command: string): Logger {
   const { level, output } = logOutput(ctx, settings, { oneShot: command !== 'run' });
   return createLogger(level, ctx.stderr, { command }, output);
 }
 
-/**
- * Phase timings at debug level: each mark logs what was reached, with the time, CPU and memory so
- * far (docs/output.md). Nothing is measured or built unless debug is on.
- */
+/** Phase timings at debug level (docs/output.md); nothing is measured unless debug is on. */
 export function phaseTimer(logger: Logger) {
   return (what: string, fields: () => Record<string, unknown> = () => ({})): void => {
     if (!logger.isLevelEnabled('debug')) return;

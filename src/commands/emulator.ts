@@ -1,7 +1,4 @@
-/**
- * `envsync emulator`: runs the Environments API emulator until SIGTERM or SIGINT. The first stdout
- * line is exactly `listening on http://HOST:PORT`. Its flags have no variable or config key.
- */
+/** `envsync emulator`: the emulator until SIGTERM or SIGINT; its flags have no variable or key. */
 import { formatDuration } from '../config/duration.ts';
 import { durationMs, integer, LIST, oneOf, parser, text, texts } from '../config/parsers.ts';
 import {
@@ -29,10 +26,7 @@ import { createLogger } from '../runtime/log.ts';
 import { logOutput, type CommandContext } from './context.ts';
 import { handleStopSignals } from './signals.ts';
 
-/**
- * `TOKEN` or `TOKEN=org1,org2`. The split is at the last "=" followed by a valid org list, so a
- * token ending in base64 padding ("abc==") stays whole.
- */
+/** `TOKEN` or `TOKEN=org1,org2`: a token ending in base64 padding ("abc==") stays whole. */
 export function parseTokenFlag(raw: string): TokenGrant {
   const mark = raw.lastIndexOf('=');
   const orgList = mark < 0 ? '' : raw.slice(mark + 1);
@@ -44,7 +38,7 @@ export function parseTokenFlag(raw: string): TokenGrant {
   return { token, orgs: limited ? orgList.split(',') : null };
 }
 
-/** `NAME` (every org, `*`) or `ORG/NAME`: an org and the environment its listing shows as a placeholder. */
+/** `NAME` (every org: `*`) or `ORG/NAME`: an environment its listing shows as a placeholder. */
 export function parsePlaceholder(raw: string): [string, string] {
   const [org = '', name = '', ...rest] = raw.includes('/') ? raw.split('/') : ['*', raw];
   if (rest.length > 0 || !(org === '*' || NAME_PATTERN.test(org)) || !NAME_PATTERN.test(name)) {

@@ -1,8 +1,4 @@
-/**
- * `envsync export`: each org's environments, as the API lists them, as a manifest. With `--out
- * DIR`, `DIR/<org>.yaml` and its policy documents in `DIR/policies/<org>/<name>.yaml`: every name
- * is checked before anything is written, and nothing is ever written through a symbolic link.
- */
+/** `envsync export`: each org's environments, as the API lists them, as a manifest. */
 import * as crypto from 'node:crypto';
 import * as fsPromises from 'node:fs/promises';
 import path from 'node:path';
@@ -67,10 +63,7 @@ export function fileNameProblem(name: string): string | undefined {
 /** A name from the service in a message: the first 60 characters of a long one. */
 const brief = (name: string) => (name.length > 60 ? `${name.slice(0, 57)}...` : name);
 
-/**
- * The files of an export: each org's manifest, then its policy documents; each with how messages
- * name it, and what to do when its name cannot be used.
- */
+/** Each org's manifest, then its policy documents, with how messages name them and what to do. */
 function exportFiles(exported: readonly Exported[]) {
   return exported.flatMap(({ org, text: body, policyFiles }) => [
     {
@@ -90,10 +83,7 @@ function exportFiles(exported: readonly Exported[]) {
   ]);
 }
 
-/**
- * Every file of an export that cannot be written under its name, and every two that differ only in
- * case (one file on the file systems of macOS and Windows), each with its org and what to do.
- */
+/** Each file that cannot have its name, and each two that differ only in case (macOS, Windows). */
 function exportNameProblems(files: ReturnType<typeof exportFiles>): string[] {
   const problems: string[] = [];
   const folded = new Map<string, string>();
@@ -130,7 +120,7 @@ async function folder(dir: string): Promise<void> {
 type Exported = { org: string; status: 'ok' } & ExportedManifest;
 type Failed = { org: string; status: 'failed'; error: string; cause: FailureCause | undefined };
 
-/** One org's manifest and policy documents (`toFiles`: to be written as files), or why it failed. */
+/** One org's manifest and policy documents (`toFiles`: as files), or why it failed. */
 async function exportOrg(
   { client, apiUrl }: Connection,
   org: string,
@@ -183,10 +173,9 @@ async function refuseExisting(files: readonly string[]): Promise<void> {
 }
 
 /**
- * Writes one exported file without ever following a symbolic link at its path: the text goes to a
- * new temp file in the same folder, created exclusively (O_EXCL), then takes the file's name. With
- * `force`, a rename replaces whatever is there (a link itself, not its target); without, a hard
- * link takes the name only if it is still free. The temp file's name is short whatever the file's.
+ * Writes one file without following a symbolic link at its path: a new temp file (O_EXCL) takes
+ * its name, by a rename with `force` (a link is replaced, not followed), else by a hard link that
+ * takes the name only if it is still free.
  */
 async function writeExportFile(file: string, body: string, force: boolean): Promise<void> {
   const temp = path.join(
@@ -208,10 +197,7 @@ async function writeExportFile(file: string, body: string, force: boolean): Prom
   }
 }
 
-/**
- * Writes the export into `outDir`: every name is checked, and every file that is there already
- * (without --force), before anything is made, so a refusal leaves nothing half done.
- */
+/** Writes the export, once every name and file in the way is checked: a refusal writes nothing. */
 async function writeExport(
   outDir: string,
   exported: readonly Exported[],

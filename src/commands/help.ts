@@ -1,7 +1,4 @@
-/**
- * What a person reads about the commands, generated from the settings tables: `envsync --help`,
- * each command's --help (exactly the flags its parser accepts) and docs/flags.md.
- */
+/** `envsync --help`, each command's --help and docs/flags.md, from the settings tables. */
 import { listed } from '../config/flags.ts';
 import { GENERAL_SETTINGS } from '../config/settings.ts';
 import {
@@ -125,10 +122,7 @@ const WIDTH = 100;
 /** Where a flag's help starts. */
 const COLUMN = 27;
 
-/**
- * `words` joined by `gap` and wrapped to WIDTH: the first line after `first` characters, the
- * others indented by `indent`.
- */
+/** `words` joined by `gap`, wrapped: the first line after `first` columns, the others `indent`. */
 function fill(words: readonly string[], gap: string, first: number, indent: number): string {
   const lines: string[] = [];
   let line = '';

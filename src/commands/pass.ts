@@ -20,7 +20,7 @@ import { commandLogger, phaseTimer, wantsColor, type CommandContext } from './co
 import { checkSelectedOrgs, loadManifestTree } from './manifests.ts';
 import { terminalProgress } from './progress.ts';
 
-/** The flags of plan and sync beside the shared ones: the CI outputs, and where to save the plan. */
+/** The flags of plan and sync beside the shared ones: the CI outputs, where to save the plan. */
 export const PASS_SETTINGS = {
   ...CI_SETTINGS,
   planOut: {
@@ -32,10 +32,7 @@ export const PASS_SETTINGS = {
   },
 } as const satisfies SettingsTable;
 
-/**
- * Connects, opens the state file (bound to the API it records) and runs `run` with them and a
- * terminal progress display; the client is closed and the progress line finished whatever happens.
- */
+/** Runs `run` with a client, the state file and a progress line, closed whatever happens. */
 export async function withApi<T>(
   ctx: CommandContext,
   settings: Settings,
@@ -64,9 +61,8 @@ export async function withApi<T>(
 }
 
 /**
- * Prints a run's report in the chosen format, then the CI outputs. The report is masked before
- * it is rendered: a format may escape a secret's characters (markdown escapes `_`, `+`, `~`),
- * and the streams could no longer find it.
+ * Prints a run's report, then the CI outputs; returns the exit code. The report is masked before
+ * it is rendered: markdown escapes `_`, `+`, `~`, and the streams could no longer find a secret.
  */
 export async function printRunReport(
   ctx: CommandContext,

@@ -77,10 +77,7 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
   return runPass(ctx, resolved, options);
 }
 
-/**
- * Whether the sync windows (`--sync-window`) let this sync send now; undefined without windows.
- * `--ignore-windows` sends anyway, and says so on stderr.
- */
+/** Whether the sync windows let this sync send now (undefined: no windows); logs why not. */
 function windowCheck(
   ctx: CommandContext,
   resolved: Settings,

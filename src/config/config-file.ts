@@ -1,4 +1,4 @@
-/** The config file (`--config FILE`, YAML): any setting's config key; config/envsync.example.yaml. */
+/** The config file (`--config FILE`, YAML): see config/envsync.example.yaml. */
 import { isMap, isScalar, LineCounter, parseDocument, type Node } from 'yaml';
 import * as z from 'zod';
 import { suggest } from '../core/suggest.ts';
@@ -18,9 +18,8 @@ export function configFileSchema(table: SettingsTable) {
 }
 
 /**
- * Reads a config file (a regular file of at most 1 MiB, within `timeoutMs`) for the settings of
- * `table`. Every problem is reported at once, located: `FILE:LINE:COL KEY: what is wrong`. Each
- * value goes through its setting's parser here, so a bad one is reported where it is written.
+ * Reads a config file for the settings of `table`; every problem at once, each located. A value
+ * goes through its setting's parser here, so that a bad one is reported where it is written.
  */
 export async function readConfigFile(
   file: string,

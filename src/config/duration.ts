@@ -1,7 +1,7 @@
 /** The units of a duration, largest first. */
 const UNITS = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 } as const;
 
-/** Parses `200ms`, `30s`, `5m`, `1h` (or `0`) into milliseconds; undefined when it does not parse. */
+/** Parses `200ms`, `30s`, `5m`, `1h` (or `0`) into milliseconds; undefined when it cannot. */
 export function parseDuration(text: string): number | undefined {
   const trimmed = text.trim();
   if (trimmed === '0') return 0;

@@ -20,10 +20,7 @@ export function flagOptions(
   );
 }
 
-/**
- * Parses `command`'s flags (and operands, if it takes some). An unknown flag is returned as written
- * (`--manifest`, `-x`), for unknownFlagMessage; another mistake is a UsageError.
- */
+/** Parses `command`'s flags; an unknown one comes back as written, for unknownFlagMessage. */
 export function parseFlags(
   table: SettingsTable,
   command: CommandName,

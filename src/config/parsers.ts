@@ -89,7 +89,7 @@ function duration(check: (ms: number, raw: Raw, name: string) => void): Parser<n
 /** A duration where `0` has a meaning of its own (an interval that is off). */
 export const durationOrZeroMs = duration(() => undefined);
 
-/** A duration of more than 0 (a timeout, a delay, which 0 would make meaningless), up to `maxMs`. */
+/** A duration above 0 (a timeout, a delay: 0 would mean nothing), up to `maxMs`. */
 export function durationMs(maxMs?: number): Parser<number> {
   return duration((ms, raw, name) => {
     if (ms <= 0) throw refused(name, raw, `must be longer than 0 (${DURATION_HINT})`);
@@ -134,10 +134,7 @@ export function oneOf<const T extends string>(allowed: readonly T[]): Parser<T> 
   );
 }
 
-/**
- * The report's format. A file name after the flag (`-o plan.json`) points at --out, the flag that
- * names a file: `-o` is short for --output, as in kubectl. A config file key has no --out beside it.
- */
+/** The report's format; a file name after the flag (`-o plan.json`) points at --out. */
 export function outputFormat<const T extends string>(allowed: readonly T[]): Parser<T> {
   const pick = oneOf(allowed);
   return parser((raw, name) => {

@@ -124,7 +124,7 @@ export function accepts(setting: Setting, command: CommandName): boolean {
   return setting.commands.includes(command) || (setting.tolerated ?? []).includes(command);
 }
 
-/** Where settings come from, highest precedence first; the config file's paths start at `fileDir`. */
+/** Where settings come from, highest first; the config file's paths start at `fileDir`. */
 export interface Sources {
   readonly flags: Flags;
   readonly env: NodeJS.ProcessEnv;

@@ -1,7 +1,4 @@
-/**
- * The settings validate, plan, sync, run and export share (setting.ts says what a row holds), and
- * their resolution. Ids are the properties of the resolved settings.
- */
+/** The settings validate, plan, sync, run and export share, and their resolution. */
 import path from 'node:path';
 import { DIALECT_SETTINGS } from '../core/dialect.ts';
 import { OUTPUT_FORMATS } from '../core/renderers.ts';

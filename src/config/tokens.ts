@@ -1,8 +1,4 @@
-/**
- * The secrets envsync reads from files, and which token each org's requests carry: its own file in
- * `--token-dir`, else the default token (`--token-file` or ENVSYNC_TOKEN); docs/security.md. Every
- * message names the file as it was given, never a secret.
- */
+/** The secrets envsync reads, and which token each org's requests carry (docs/security.md). */
 import * as fsPromises from 'node:fs/promises';
 import path from 'node:path';
 import { NAME_PATTERN } from '../core/names.ts';
@@ -94,10 +90,7 @@ async function readTokenFile(
   return checkToken(token, source);
 }
 
-/**
- * Reads the API token: `--token-file` (read at each call, so a rotated Secret is picked up; a
- * relative one from `cwd`), else ENVSYNC_TOKEN.
- */
+/** The API token: `--token-file` (read at each call, for a rotated Secret), else ENVSYNC_TOKEN. */
 export async function readToken(
   tokenFile: string | undefined,
   env: NodeJS.ProcessEnv,
@@ -128,10 +121,8 @@ export function oneToken(token: string, source: string): TokenSet {
 }
 
 /**
- * Reads the tokens of a pass or a command. With `--token-dir`, each file of the directory named
- * like an org holds its token, and the default token is optional. A Kubernetes secret volume holds
- * `..data` and dated dot-directories beside one link per key: names that start with a dot, or that
- * no org may have, are never read.
+ * The tokens of a pass or a command. In a `--token-dir`, only names an org may have are read (a
+ * Kubernetes secret volume's `..data` and dated folders are not); the default token is optional.
  */
 export async function readTokens(
   settings: { readonly tokenDir?: string | undefined; readonly tokenFile?: string | undefined },

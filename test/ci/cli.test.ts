@@ -4,7 +4,7 @@ import { envsync, envsyncInProcess, inTerminal } from '../helpers/cli.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
 
 // A plan into a pipe and the terminals are real processes; the help is the CLI's `main` in this
-// process (test/config/cli.test.ts has the usage errors; test/install/node-check.test.ts, --version).
+// process. test/config/cli.test.ts has the usage errors; node-check.test.ts, --version.
 describe('the CLI', () => {
   it('lists every command in --help', async () => {
     const result = await envsyncInProcess(['--help']);

@@ -75,7 +75,7 @@ describe('the tables', () => {
   });
 });
 
-/** Three distinct valid raw values of a setting, as a flag, a variable and the config file give them. */
+/** Three distinct valid raw values of a setting: for its flag, its variable and the config file. */
 function samples(s: Setting): [flag: Raw, env: string, file: Raw] | undefined {
   const valid = (values: string[]) =>
     values.filter((value) => {
