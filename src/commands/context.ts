@@ -49,7 +49,7 @@ export function logOutput(
   };
 }
 
-/** The logger of `command`; a one-shot command prints a report, so its JSON logs default to warn. */
+/** The logger of `command`; a one-shot command prints a report: its JSON logs default to warn. */
 export function commandLogger(ctx: CommandContext, settings: LogSettings, command: string): Logger {
   const { level, output } = logOutput(ctx, settings, { oneShot: command !== 'run' });
   return createLogger(level, ctx.stderr, { command }, output);
