@@ -1,8 +1,5 @@
 #!/usr/bin/env -S node --max-semi-space-size=8
-/**
- * envsync's entry point: the process's arguments, environment, working directory and streams go to
- * `main` (src/main.ts), and the code it returns becomes the process's exit code.
- */
+/** envsync's entry point: the process's arguments, environment and streams to `main`. */
 import { main } from './main.ts';
 import { abandonedReads } from './runtime/read-file.ts';
 
@@ -15,8 +12,7 @@ const code = await main({
 });
 process.exitCode = code;
 // A read abandoned at its deadline (a file system that stopped answering) still waits in Node's
-// thread pool, and would hold the process after the command is done: once what was written is
-// out, the process ends.
+// thread pool and would hold the process: once what was written is out, the process ends.
 if (abandonedReads() > 0) {
   await Promise.all(
     [process.stdout, process.stderr].map(

@@ -1,10 +1,4 @@
-/**
- * argv -> command -> exit code: the only place that turns errors into exit codes. The arguments,
- * environment, working directory and output streams come in the context (src/cli.ts passes the
- * process's), and it never exits or sets the exit code itself, so the one-shot commands also run
- * inside another process (the tests). `run` and `emulator` are the exception: they wait for stop
- * signals, which are the process's (src/commands/signals.ts).
- */
+/** argv -> command -> exit code, and errors into exit codes; it never exits the process. */
 import { COMMANDS as HELP, commandHelp, rootHelp, shortUsage } from './commands/help.ts';
 import type { Command, CommandContext } from './commands/context.ts';
 import { parseFlags, unknownFlagMessage } from './config/flags.ts';
@@ -16,14 +10,8 @@ import { ConfigError, UsageError, errorMessage } from './runtime/errors.ts';
 import { maskingStream } from './runtime/log.ts';
 import { VERSION } from './runtime/version.ts';
 
-/** A command's module: the flags it takes beside the shared ones, and the command. */
-interface CommandModule {
-  readonly settings: SettingsTable;
-  readonly run: Command;
-}
-
-/** Each command's module, loaded when it runs: `validate` loads none of the API's or daemon's. */
-const COMMANDS: Record<CommandName, () => Promise<CommandModule>> = {
+/** Each command's module (its own flags and the command), loaded when it runs. */
+const COMMANDS: Record<CommandName, () => Promise<{ settings: SettingsTable; run: Command }>> = {
   validate: () => import('./commands/validate.ts'),
   plan: () => import('./commands/plan.ts'),
   sync: () => import('./commands/sync.ts'),
@@ -34,12 +22,9 @@ const COMMANDS: Record<CommandName, () => Promise<CommandModule>> = {
   emulator: () => import('./commands/emulator.ts'),
 };
 
-/** The flags every command may take: the shared settings, --config and --help. */
-const SHARED = { ...SETTINGS, ...GENERAL_SETTINGS };
-
 /** The settings whose flags `command` may take: the shared ones and its own. */
 export async function settingsOf(command: CommandName): Promise<SettingsTable> {
-  return { ...SHARED, ...(await COMMANDS[command]()).settings };
+  return { ...SETTINGS, ...GENERAL_SETTINGS, ...(await COMMANDS[command]()).settings };
 }
 
 /** The whole settings table: every command's settings, in the order of the docs. */
@@ -51,17 +36,17 @@ function isCommand(name: string): name is CommandName {
   return (COMMAND_NAMES as readonly string[]).includes(name);
 }
 
-/** The error for a first word that is no command: a short line with a did-you-mean. */
+/** The error for a first word that is no command, with a did-you-mean. */
 function unknownFirstWord(first: string): string {
+  const more = 'Run "envsync --help" for the list of commands.';
   if (first.startsWith('-')) {
     const near = suggest(first.replace(/^-+/, ''), ['help', 'version']);
-    const hint =
-      near === undefined ? ' (flags go after the command)' : ` (did you mean --${near}?)`;
-    return `envsync: unknown flag ${first}${hint}\nRun "envsync --help" for the list of commands.\n`;
+    const hint = near === undefined ? '(flags go after the command)' : `(did you mean --${near}?)`;
+    return `envsync: unknown flag ${first} ${hint}\n${more}\n`;
   }
   const near = suggest(first, COMMAND_NAMES);
   const hint = near === undefined ? '' : ` (did you mean "${near}"?)`;
-  return `envsync: unknown command "${first}"${hint}\nRun "envsync --help" for the list of commands.\n`;
+  return `envsync: unknown command "${first}"${hint}\n${more}\n`;
 }
 
 /** Parses `command`'s flags and runs it, or prints its --help. */
@@ -83,10 +68,7 @@ async function runCommand(ctx: CommandContext, command: CommandName): Promise<nu
   return module.run(ctx, parsed.flags, parsed.operands);
 }
 
-/**
- * Runs the CLI and returns the exit code. Whatever is written to stdout and stderr, the errors
- * below included, has every secret the command learns masked.
- */
+/** Runs the CLI, returning its exit code; stdout and stderr mask every secret it learns. */
 export async function main(given: Omit<CommandContext, 'secrets'>): Promise<number> {
   const secrets = new Masker();
   const ctx: CommandContext = {
@@ -111,16 +93,13 @@ export async function main(given: Omit<CommandContext, 'secrets'>): Promise<numb
   try {
     return await runCommand({ ...ctx, argv: rest }, first);
   } catch (error) {
+    const expected = error instanceof UsageError || error instanceof ConfigError;
+    ctx.stderr.write(
+      `envsync ${first}: ${expected ? '' : 'unexpected error: '}${errorMessage(error)}\n`,
+    );
     if (error instanceof UsageError) {
-      ctx.stderr.write(`envsync ${first}: ${error.message}\n`);
       ctx.stderr.write(error.usage ? `${error.usage}\n` : `Run "envsync ${first} --help".\n`);
-      return 1;
     }
-    if (error instanceof ConfigError) {
-      ctx.stderr.write(`envsync ${first}: ${error.message}\n`);
-      return 1;
-    }
-    ctx.stderr.write(`envsync ${first}: unexpected error: ${errorMessage(error)}\n`);
     return 1;
   }
 }

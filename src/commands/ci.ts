@@ -1,8 +1,4 @@
-/**
- * What validate, plan and sync report to CI: GitHub workflow commands (`::error file=...`) for
- * each manifest problem and failure, shown inline on a pull request, and the markdown report
- * appended to the step summary. Their flags are read by those three commands.
- */
+/** What validate, plan and sync report to CI: GitHub annotations and the step summary. */
 import * as fsPromises from 'node:fs/promises';
 import path from 'node:path';
 import { oneOf, text } from '../config/parsers.ts';
@@ -10,7 +6,7 @@ import { ONE_SHOT, type SettingsTable, type ValuesOf } from '../config/setting.t
 import { escapeCommandData as data, escapeCommandProperty as property } from '../core/escape.ts';
 import { saidOnce, type ProblemReport, type RunReport } from '../core/report.ts';
 import { ConfigError } from '../runtime/errors.ts';
-import type { CommandContext, CommandIo } from './context.ts';
+import type { CommandContext } from './context.ts';
 
 export const CI_SETTINGS = {
   annotations: {
@@ -38,11 +34,7 @@ export const CI_SETTINGS = {
 
 export type CiOptions = ValuesOf<typeof CI_SETTINGS>;
 
-/**
- * One `::error file=...,line=...,col=...::message` workflow command per manifest problem.
- * `toRepoPath` turns a problem's file into a path relative to the repository root, as GitHub
- * expects.
- */
+/** One `::error file=...` per manifest problem, its file relative to the repository root. */
 export function problemAnnotations(
   problems: readonly ProblemReport[],
   toRepoPath: (file: string) => string,
@@ -58,7 +50,6 @@ export function runAnnotations(report: RunReport, toRepoPath: (file: string) => 
   const problems = [...report.errors, ...report.orgs.flatMap((org) => org.errors)];
   const lines = problemAnnotations(problems, toRepoPath);
   const { failure } = report;
-  // Every org failed for one cause: one annotation says it, with what to check.
   if (failure !== undefined) {
     lines.push(
       `::error title=${property('envsync: every org failed')}::${data(`${failure.message}. ${failure.hint}`)}`,
@@ -89,22 +80,15 @@ async function repositoryRoot(cwd: string, env: NodeJS.ProcessEnv): Promise<stri
   }
 }
 
-/** What a command reports to CI: its annotations and its markdown, each made only if wanted. */
-export interface CiReport {
-  annotations(toRepoPath: (file: string) => string): string[];
-  markdown(): string;
-}
-
 /**
  * Prints the annotations (on stderr under --output json, so that stdout stays JSON) and appends
- * the markdown to the step summary file (as `$GITHUB_STEP_SUMMARY` expects), as the flags ask.
+ * the markdown to the step summary file, as the flags ask; `report` makes each only if wanted.
  */
 export async function emitCiOutputs(
   ctx: CommandContext,
-  io: CommandIo,
   { annotations, summaryFile }: CiOptions,
   output: string,
-  report: CiReport,
+  report: { annotations(toRepoPath: (file: string) => string): string[]; markdown(): string },
 ): Promise<void> {
   if (annotations === 'github') {
     const root = await repositoryRoot(ctx.cwd, ctx.env);
@@ -112,10 +96,10 @@ export async function emitCiOutputs(
       path.relative(root, path.resolve(ctx.cwd, file)).split(path.sep).join('/');
     const lines = report.annotations(toRepoPath);
     if (lines.length > 0)
-      (output === 'json' ? io.stderr : io.stdout).write(`${lines.join('\n')}\n`);
+      (output === 'json' ? ctx.stderr : ctx.stdout).write(`${lines.join('\n')}\n`);
   }
   if (summaryFile !== undefined) {
-    const markdown = io.secrets.mask(report.markdown());
+    const markdown = ctx.secrets.mask(report.markdown());
     // A blank line after it, as $GITHUB_STEP_SUMMARY expects of each step's part.
     const part = markdown.endsWith('\n') ? `${markdown}\n` : `${markdown}\n\n`;
     await fsPromises

@@ -1,12 +1,10 @@
-/**
- * What a command gets from the process (its arguments and the outside world, passed in), and the
- * streams and logger it makes of them.
- */
+/** What a command gets from the process (passed in), and the logger it makes of it. */
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Flags } from '../config/setting.ts';
 import type { Masker } from '../core/mask.ts';
-import { chooseLogFormat, chooseLogLevel, type LogFormatSetting } from '../runtime/log-line.ts';
+import type { Settings } from '../config/settings.ts';
+import { chooseLogFormat, chooseLogLevel } from '../runtime/log-line.ts';
 import { createLogger, type LogOutput } from '../runtime/log.ts';
 
 export interface CommandContext {
@@ -22,37 +20,22 @@ export interface CommandContext {
   readonly now?: (() => number) | undefined;
 }
 
-/**
- * A command: main.ts parses `ctx.argv` with the flags of `settings` (beside the shared ones) and
- * the command returns its exit code; it never calls process.exit itself.
- */
+/** A command: main.ts parses its flags; it returns its exit code and never exits the process. */
 export type Command = (
   ctx: CommandContext,
   flags: Flags,
   operands: readonly string[],
 ) => Promise<number>;
 
-/** A command's output streams and logger, each masking every secret the command learns. */
-export interface CommandIo {
-  readonly stdout: CommandContext['stdout'];
-  readonly stderr: CommandContext['stderr'];
-  readonly logger: Logger;
-  /** The secrets: a sink that does not write through the streams (a file) masks them itself. */
-  readonly secrets: Masker;
-}
-
 /** Colour for a terminal, unless NO_COLOR says otherwise (never into a pipe or a file). */
 export function wantsColor(ctx: CommandContext): boolean {
   return Boolean(ctx.stdout.isTTY) && !('NO_COLOR' in ctx.env);
 }
 
-/** What decides how a command logs: the settings as given (a level only when one was given). */
-export interface LogSettings {
-  readonly logLevel: string | undefined;
-  readonly logFormat: LogFormatSetting;
-}
+/** What decides how a command logs: a level only when one was given. */
+type LogSettings = Pick<Settings, 'logLevel' | 'logFormat'>;
 
-/** How `ctx`'s logs look and at which level (see runtime/log-line.ts for the rules). */
+/** How `ctx`'s logs look and at which level (runtime/log-line.ts has the rules). */
 export function logOutput(
   ctx: Pick<CommandContext, 'stderr' | 'env'>,
   { logLevel, logFormat }: LogSettings,
@@ -66,24 +49,13 @@ export function logOutput(
   };
 }
 
-/**
- * The streams and logger of `command`. A one-shot command (every one but `run`) prints its
- * report on stdout, so its JSON logs default to warn.
- */
-export function commandIo(ctx: CommandContext, settings: LogSettings, command: string): CommandIo {
+/** The logger of `command`; a one-shot command prints a report: its JSON logs default to warn. */
+export function commandLogger(ctx: CommandContext, settings: LogSettings, command: string): Logger {
   const { level, output } = logOutput(ctx, settings, { oneShot: command !== 'run' });
-  return {
-    stdout: ctx.stdout,
-    stderr: ctx.stderr,
-    logger: createLogger(level, ctx.stderr, { command }, output),
-    secrets: ctx.secrets,
-  };
+  return createLogger(level, ctx.stderr, { command }, output);
 }
 
-/**
- * Phase timings at debug level: each mark logs what was reached, with the time, CPU and memory so
- * far (docs/output.md). Nothing is measured or built unless debug is on.
- */
+/** Phase timings at debug level (docs/output.md); nothing is measured unless debug is on. */
 export function phaseTimer(logger: Logger) {
   return (what: string, fields: () => Record<string, unknown> = () => ({})): void => {
     if (!logger.isLevelEnabled('debug')) return;

@@ -1,11 +1,13 @@
-/**
- * `envsync emulator`: runs the Environments API emulator until SIGTERM or SIGINT. The first
- * stdout line is exactly `listening on http://HOST:PORT`; logs go to stderr. Its flags, with
- * their defaults from the emulator, are declared here: no environment variable or config key.
- */
+/** `envsync emulator`: the emulator until SIGTERM or SIGINT; its flags have no variable or key. */
 import { formatDuration } from '../config/duration.ts';
 import { durationMs, integer, LIST, oneOf, parser, text, texts } from '../config/parsers.ts';
-import { resolveValues, type Flags, type Raw, type SettingsTable } from '../config/setting.ts';
+import {
+  resolveValues,
+  type Flags,
+  type GROUPS,
+  type Raw,
+  type SettingsTable,
+} from '../config/setting.ts';
 import { LOG_LEVELS, SETTINGS } from '../config/settings.ts';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
@@ -17,7 +19,6 @@ import {
   PROFILES,
   startEmulator,
   type FaultSettings,
-  type RunningEmulator,
   type TokenGrant,
 } from '../emulator/index.ts';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
@@ -25,17 +26,11 @@ import { createLogger } from '../runtime/log.ts';
 import { logOutput, type CommandContext } from './context.ts';
 import { handleStopSignals } from './signals.ts';
 
-/** Org names by the emulator's name rule (the service's rule for environment names). */
-const ORG_NAME = NAME_PATTERN;
-
-/**
- * `TOKEN` or `TOKEN=org1,org2`. The split is at the last "=" followed by a valid org list, so a
- * token ending in base64 padding ("abc==") stays whole.
- */
+/** `TOKEN` or `TOKEN=org1,org2`: a token ending in base64 padding ("abc==") stays whole. */
 export function parseTokenFlag(raw: string): TokenGrant {
   const mark = raw.lastIndexOf('=');
   const orgList = mark < 0 ? '' : raw.slice(mark + 1);
-  const limited = orgList !== '' && orgList.split(',').every((org) => ORG_NAME.test(org));
+  const limited = orgList !== '' && orgList.split(',').every((org) => NAME_PATTERN.test(org));
   const token = limited ? raw.slice(0, mark) : raw;
   if (!/^\S+$/.test(token)) {
     throw new ConfigError(`--token: the token must not be empty or contain spaces`);
@@ -43,18 +38,16 @@ export function parseTokenFlag(raw: string): TokenGrant {
   return { token, orgs: limited ? orgList.split(',') : null };
 }
 
-/** `NAME` (every org, `*`) or `ORG/NAME`: an org and the environment its listing shows as a placeholder. */
+/** `NAME` (every org: `*`) or `ORG/NAME`: an environment its listing shows as a placeholder. */
 export function parsePlaceholder(raw: string): [string, string] {
   const [org = '', name = '', ...rest] = raw.includes('/') ? raw.split('/') : ['*', raw];
-  if (rest.length > 0 || !(org === '*' || ORG_NAME.test(org)) || !ORG_NAME.test(name)) {
+  if (rest.length > 0 || !(org === '*' || NAME_PATTERN.test(org)) || !NAME_PATTERN.test(name)) {
     throw new ConfigError(
-      `--fault-placeholder: "${raw}" is not NAME or ORG/NAME (${ORG_NAME.source})`,
+      `--fault-placeholder: "${raw}" is not NAME or ORG/NAME (${NAME_PATTERN.source})`,
     );
   }
   return [org, name];
 }
-
-const MAX_LATENCY_MS = 600_000;
 
 /** `MS` or `MIN-MAX`, whole milliseconds. */
 export function parseLatency(raw: string): FaultSettings['latencyMs'] {
@@ -65,8 +58,7 @@ export function parseLatency(raw: string): FaultSettings['latencyMs'] {
   const min = Number(match[1]);
   const max = match[2] === undefined ? min : Number(match[2]);
   if (min > max) throw new ConfigError(`--latency: minimum ${min} is above maximum ${max}`);
-  if (max > MAX_LATENCY_MS)
-    throw new ConfigError(`--latency: ${max} is above ${MAX_LATENCY_MS} ms`);
+  if (max > 600_000) throw new ConfigError(`--latency: ${max} is above 600000 ms`);
   return { min, max };
 }
 
@@ -90,8 +82,10 @@ function host(raw: Raw, name: string): string {
 const orgNames = parser(
   (raw, name) =>
     texts(raw, name).map((org) => {
-      if (!ORG_NAME.test(org)) {
-        throw new ConfigError(`${name}: "${org}" is not an organization name (${ORG_NAME.source})`);
+      if (!NAME_PATTERN.test(org)) {
+        throw new ConfigError(
+          `${name}: "${org}" is not an organization name (${NAME_PATTERN.source})`,
+        );
       }
       return org;
     }),
@@ -100,117 +94,95 @@ const orgNames = parser(
 const tokenGrants = parser((raw, name) => texts(raw, name).map(parseTokenFlag), LIST);
 const placeholderList = parser((raw, name) => texts(raw, name).map(parsePlaceholder), LIST);
 const latency = (raw: Raw, name: string) => parseLatency(text(raw, name));
-const share = decimal(1, 'a number from 0 to 1');
-const rateLimit = decimal(1_000_000, 'a number of requests per second (0 = off)');
+const requestRate = decimal(1_000_000, 'a number of requests per second (0 = off)');
 
-const SERVER = { commands: ['emulator'], group: 'server' } as const;
-const ACCESS = { commands: ['emulator'], group: 'access' } as const;
-const FAULTS = { commands: ['emulator'], group: 'faults' } as const;
+/** A flag of this command, in its help's `group`. */
+const flagIn = <const G extends keyof typeof GROUPS, const F extends string>(group: G, flag: F) =>
+  ({ flag, commands: ['emulator'], group }) as const;
+
+/** A fault that meets a share of the API requests, none by default. */
+const share = <const F extends string>(flag: F, what: string) =>
+  ({
+    ...flagIn('faults', flag),
+    help: `share of API requests ${what} (0 to 1)`,
+    parse: decimal(1, 'a number from 0 to 1'),
+    defaultText: '0',
+  }) as const;
 
 export const settings = {
   host: {
-    flag: '--host HOST',
-    ...SERVER,
+    ...flagIn('server', '--host HOST'),
     help: 'interface to listen on',
     parse: host,
     default: DEFAULT_HOST,
   },
   port: {
-    flag: '--port PORT',
-    ...SERVER,
+    ...flagIn('server', '--port PORT'),
     help: 'port; 0 picks a free one (read it from the "listening on" line)',
     parse: integer(0, 65535),
     default: String(DEFAULT_PORT),
   },
   dataFile: {
-    flag: '--data FILE',
-    ...SERVER,
+    ...flagIn('server', '--data FILE'),
     help: 'persist the store in FILE (loaded at start, written atomically)',
     parse: text,
     defaultText: 'in memory',
   },
   headersTimeoutMs: {
-    flag: '--headers-timeout DURATION',
-    ...SERVER,
+    ...flagIn('server', '--headers-timeout DURATION'),
     help: 'the request head must arrive within this (1ms to 1h), else 408',
     parse: durationMs(MAX_TIMEOUT_MS),
     default: formatDuration(DEFAULT_HEADERS_TIMEOUT_MS),
   },
   requestTimeoutMs: {
-    flag: '--request-timeout DURATION',
-    ...SERVER,
+    ...flagIn('server', '--request-timeout DURATION'),
     help: 'the whole request, body included, must arrive within this (at least --headers-timeout), else 408',
     parse: durationMs(MAX_TIMEOUT_MS),
     defaultText: `${formatDuration(DEFAULT_REQUEST_TIMEOUT_MS)}, or --headers-timeout if longer`,
   },
   emulatorOrgs: {
-    flag: '--org NAME',
-    ...ACCESS,
+    ...flagIn('access', '--org NAME'),
     help: 'an organization that exists',
     parse: orgNames,
     default: [],
     defaultText: 'every org exists',
   },
   tokens: {
-    flag: '--token TOKEN[=ORGS]',
-    ...ACCESS,
+    ...flagIn('access', '--token TOKEN[=ORGS]'),
     help: 'an accepted Bearer token, optionally limited to the comma-separated ORGS',
     parse: tokenGrants,
     default: [],
     defaultText: 'any well-formed token',
   },
   profile: {
-    flag: '--profile NAME',
-    ...ACCESS,
+    ...flagIn('access', '--profile NAME'),
     help: 'spec (answers as the spec shows) or kosli (as the production service does)',
     parse: oneOf(PROFILES),
     default: 'spec',
   },
   seed: {
-    flag: '--seed N',
-    ...FAULTS,
+    ...flagIn('faults', '--seed N'),
     help: 'seed of the fault injection PRNG (0 to 4294967295)',
     parse: integer(0, 0xffffffff),
     defaultText: 'random, logged',
   },
   latency: {
-    flag: '--latency MS|MIN-MAX',
-    ...FAULTS,
+    ...flagIn('faults', '--latency MS|MIN-MAX'),
     help: 'added delay per API request, drawn from MIN..MAX milliseconds',
     parse: latency,
     defaultText: '0',
   },
-  failRate: {
-    flag: '--fail-rate P',
-    ...FAULTS,
-    help: 'share of API requests answered 503 (0 to 1)',
-    parse: share,
-    defaultText: '0',
-  },
-  resetRate: {
-    flag: '--reset-rate P',
-    ...FAULTS,
-    help: 'share of API requests whose connection is dropped (0 to 1)',
-    parse: share,
-    defaultText: '0',
-  },
-  hangRate: {
-    flag: '--hang-rate P',
-    ...FAULTS,
-    help: 'share of API requests never answered (0 to 1)',
-    parse: share,
-    defaultText: '0',
-  },
+  failRate: share('--fail-rate P', 'answered 503'),
+  resetRate: share('--reset-rate P', 'whose connection is dropped'),
+  hangRate: share('--hang-rate P', 'never answered'),
   rateLimit: {
-    flag: '--rate-limit RPS',
-    ...FAULTS,
+    ...flagIn('faults', '--rate-limit RPS'),
     help: 'API requests per second (token bucket); over it: 429',
-    parse: rateLimit,
+    parse: requestRate,
     defaultText: '0, off',
   },
   placeholders: {
-    flag: '--fault-placeholder [ORG/]NAME',
-    ...FAULTS,
+    ...flagIn('faults', '--fault-placeholder [ORG/]NAME'),
     help: "the listing shows the service's placeholder in place of environment NAME (of ORG; else of every org)",
     parse: placeholderList,
     default: [],
@@ -229,18 +201,12 @@ export const settings = {
 /** `envsync emulator`. */
 export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
   const options = resolveValues(settings, { flags, env: ctx.env });
-  const placeholders = new Map<string, string[]>();
-  for (const [org, name] of options.placeholders) {
-    placeholders.set(org, [...(placeholders.get(org) ?? []), name]);
-  }
-  const faults: Partial<FaultSettings> = {
-    ...(options.latency === undefined ? {} : { latencyMs: options.latency }),
-    ...(options.failRate === undefined ? {} : { failRate: options.failRate }),
-    ...(options.resetRate === undefined ? {} : { resetRate: options.resetRate }),
-    ...(options.hangRate === undefined ? {} : { hangRate: options.hangRate }),
-    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
-    placeholders: Object.fromEntries(placeholders),
-  };
+  const { latency: latencyMs, failRate, resetRate, hangRate, rateLimit } = options;
+  const rates = { latencyMs, failRate, resetRate, hangRate, rateLimit };
+  const given = Object.entries(rates).filter(([, value]) => value !== undefined);
+  const placeholders: Record<string, string[]> = {};
+  for (const [org, name] of options.placeholders) (placeholders[org] ??= []).push(name);
+  const faults = { ...(Object.fromEntries(given) as Partial<FaultSettings>), placeholders };
   const headersTimeoutMs = options.headersTimeoutMs;
   const requestTimeoutMs =
     options.requestTimeoutMs ?? Math.max(DEFAULT_REQUEST_TIMEOUT_MS, headersTimeoutMs);
@@ -249,36 +215,29 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
       `--headers-timeout: ${headersTimeoutMs} ms is longer than --request-timeout (${requestTimeoutMs} ms)`,
     );
   }
-  // The one setting of the shared table the emulator reads (from its flag or variable).
   const { logFormat } = resolveValues({ logFormat: SETTINGS.logFormat }, { flags, env: ctx.env });
   const level = options.emulatorLogLevel;
   const { output } = logOutput(ctx, { logLevel: level, logFormat }, { oneShot: false });
-  // Tokens must never reach a log line, whatever a future log call passes in (createLogger
-  // redacts headers and token fields).
   const logger = createLogger(level, ctx.stderr, { name: 'envsync-emulator' }, output);
 
-  // Before the emulator logs or prints anything a supervisor or a test may wait for: from then
-  // on, a signal stops it gracefully instead of killing it.
+  // Before anything a supervisor may wait for: from then on, a signal stops it gracefully.
   const signals = handleStopSignals();
-  let emulator: RunningEmulator;
-  try {
-    emulator = await startEmulator({
-      host: options.host,
-      port: options.port,
-      orgs: options.emulatorOrgs,
-      tokens: options.tokens,
-      profile: options.profile,
-      ...(options.seed === undefined ? {} : { seed: options.seed }),
-      faults,
-      ...(options.dataFile === undefined ? {} : { dataFile: options.dataFile }),
-      headersTimeoutMs,
-      requestTimeoutMs,
-      logger,
-    });
-  } catch (error) {
+  const emulator = await startEmulator({
+    host: options.host,
+    port: options.port,
+    orgs: options.emulatorOrgs,
+    tokens: options.tokens,
+    profile: options.profile,
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    faults,
+    ...(options.dataFile === undefined ? {} : { dataFile: options.dataFile }),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    logger,
+  }).catch((error: unknown) => {
     signals.dispose();
     throw error;
-  }
+  });
   ctx.stdout.write(`listening on ${emulator.url}\n`);
 
   const signal = await signals.stopped;

@@ -1,23 +1,20 @@
-/**
- * `envsync export`: each org's environments, as the API lists them, as a manifest. With `--out
- * DIR`, `DIR/<org>.yaml` for each org and its policy documents in `DIR/policies/<org>/<name>.yaml`
- * (named from the manifest as `policies/<org>/<name>.yaml`): every name is checked before anything
- * is written, and nothing is ever written through a symbolic link.
- */
+/** `envsync export`: each org's environments, as the API lists them, as a manifest. */
 import * as crypto from 'node:crypto';
 import * as fsPromises from 'node:fs/promises';
 import path from 'node:path';
+import type { Logger } from 'pino';
 import { ApiError, failureOf } from '../api/errors.ts';
 import { bool, text } from '../config/parsers.ts';
 import { resolveValues, type Flags, type SettingsTable } from '../config/setting.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { commonFailure, failureCause, someNames, type FailureCause } from '../core/report.ts';
+import type { Masker } from '../core/mask.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import { renderExportedManifest, type ExportedManifest } from '../manifests/export.ts';
 import { ConfigError, UsageError, errorMessage } from '../runtime/errors.ts';
 import { writeFileSynced } from '../runtime/write-file.ts';
-import { connect } from './connect.ts';
-import { commandIo, type CommandContext, type CommandIo } from './context.ts';
+import { connect, type Connection } from './connect.ts';
+import { commandLogger, type CommandContext } from './context.ts';
 import { shortUsage } from './help.ts';
 
 const EXPORT = { commands: ['export'], group: 'export' } as const;
@@ -39,16 +36,13 @@ export const settings = {
   },
 } as const satisfies SettingsTable;
 
-/** The folder of an org's policy files, relative to the export folder (and to its manifest). */
+/** The folder of an org's policy files, relative to the export folder and to its manifest. */
 const policyFolder = (org: string) => `policies/${org}`;
 
-/** The longest file name, in bytes of UTF-8, of the common file systems (ext4, XFS, APFS, NTFS). */
+/** The longest file name, in bytes of UTF-8, of ext4, XFS, APFS and NTFS. */
 const MAX_NAME_BYTES = 255;
 
-/**
- * Why `name` cannot be the name of a file or folder in a repository of manifests checked out on
- * Linux, macOS or Windows, or undefined when it can.
- */
+/** Why `name` cannot name a file or folder checked out on Linux, macOS or Windows, if it cannot. */
 export function fileNameProblem(name: string): string | undefined {
   const bytes = Buffer.byteLength(name, 'utf8');
   if (bytes > MAX_NAME_BYTES) {
@@ -69,18 +63,8 @@ export function fileNameProblem(name: string): string | undefined {
 /** A name from the service in a message: the first 60 characters of a long one. */
 const brief = (name: string) => (name.length > 60 ? `${name.slice(0, 57)}...` : name);
 
-/** A file an export writes: its org, its path relative to the export folder, what it is. */
-interface ExportFile {
-  readonly org: string;
-  readonly relative: string;
-  readonly body: string;
-  /** How messages name it, and what to do when its name cannot be used. */
-  readonly what: string;
-  readonly todo: string;
-}
-
-/** Each org's manifest, then its policy documents. */
-function exportFiles(exported: readonly Exported[]): ExportFile[] {
+/** Each org's manifest, then its policy documents, with how messages name them and what to do. */
+function exportFiles(exported: readonly Exported[]) {
   return exported.flatMap(({ org, text: body, policyFiles }) => [
     {
       org,
@@ -99,12 +83,8 @@ function exportFiles(exported: readonly Exported[]): ExportFile[] {
   ]);
 }
 
-/**
- * Every file of an export that cannot be written under its name (see fileNameProblem), and every
- * two that differ only in case (one file on the case-insensitive file systems of macOS and
- * Windows), each with its org and what to do. Checked before anything is written.
- */
-function exportNameProblems(files: readonly ExportFile[]): string[] {
+/** Each file that cannot have its name, and each two that differ only in case (macOS, Windows). */
+function exportNameProblems(files: ReturnType<typeof exportFiles>): string[] {
   const problems: string[] = [];
   const folded = new Map<string, string>();
   for (const { relative, what, todo } of files) {
@@ -123,34 +103,62 @@ function exportNameProblems(files: readonly ExportFile[]): string[] {
 
 /** Makes `dir` (its parent exists), or checks that it is a folder and not a symbolic link. */
 async function folder(dir: string): Promise<void> {
-  const found = await fsPromises.lstat(dir).catch(() => undefined);
-  if (found?.isSymbolicLink() === true) {
+  await fsPromises.mkdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
+  const found = await fsPromises.lstat(dir);
+  if (found.isSymbolicLink()) {
     throw new ConfigError(
       `${dir} is a symbolic link (export never writes through one); remove it, or point --out elsewhere`,
     );
   }
-  if (found !== undefined && !found.isDirectory()) {
+  if (!found.isDirectory()) {
     throw new ConfigError(`${dir} is in the way: export writes policy files into a folder there`);
-  }
-  if (found === undefined) {
-    await fsPromises.mkdir(dir).catch((error: unknown) => {
-      // Made meanwhile by someone else: checked again, as if it had been there.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      return folder(dir);
-    });
   }
 }
 
-type Exported = { org: string; error?: undefined; cause?: undefined } & ExportedManifest;
-type Failed = { org: string; text?: undefined; error: string; cause?: FailureCause | undefined };
+type Exported = { org: string; status: 'ok' } & ExportedManifest;
+type Failed = { org: string; status: 'failed'; error: string; cause: FailureCause | undefined };
 
-/** What is at `file`, without following a symbolic link there; undefined when nothing is. */
+/** One org's manifest and policy documents (`toFiles`: as files), or why it failed. */
+async function exportOrg(
+  { client, apiUrl }: Connection,
+  org: string,
+  toFiles: boolean,
+  secrets: Masker,
+): Promise<Exported | Failed> {
+  try {
+    const listing = await client.listEnvironments(org);
+    // Known after the listing: a field this dialect cannot send is not written, and policy
+    // documents exist only in kosli's.
+    const dialect = client.dialect()?.dialect ?? 'contract';
+    const policies =
+      dialect === 'kosli'
+        ? {
+            documents: await client.listPolicyDocuments(org),
+            fileOf: toFiles ? (name: string) => `${policyFolder(org)}/${name}.yaml` : undefined,
+          }
+        : undefined;
+    const holds = (value: string) => secrets.holds(value);
+    const rendered = renderExportedManifest(org, listing, apiUrl.origin, dialect, policies, holds);
+    return { org, status: 'ok', ...rendered };
+  } catch (error) {
+    // An org the service does not know is the export's "names nothing": say what to check.
+    const unknown =
+      error instanceof ApiError && error.status === 404
+        ? `; the service knows no organization "${org}": check the name given to --org (and --api-url)`
+        : '';
+    const cause = failureCause(failureOf(error));
+    return { org, status: 'failed', error: `${errorMessage(error)}${unknown}`, cause };
+  }
+}
+
+/** What is at `file`, without following a symbolic link there. */
 async function entryAt(file: string): Promise<'link' | 'other' | undefined> {
   const found = await fsPromises.lstat(file).catch(() => undefined);
   return found === undefined ? undefined : found.isSymbolicLink() ? 'link' : 'other';
 }
 
-/** Refuses to overwrite what is at one of `files` (without --force). */
 async function refuseExisting(files: readonly string[]): Promise<void> {
   for (const file of files) {
     const kind = await entryAt(file);
@@ -165,13 +173,9 @@ async function refuseExisting(files: readonly string[]): Promise<void> {
 }
 
 /**
- * Writes one exported file without ever following a symbolic link at its path (a dangling link
- * would otherwise create a file wherever it points): the text goes to a new temp file in the same
- * folder, created exclusively (O_EXCL: a link planted at its name makes the open fail, never write
- * through), then takes the file's name. With `force`, a rename replaces whatever is there, a link
- * itself rather than its target; without, a hard link gives the name only if it is still free, so
- * a file that appears after the check is not overwritten either. The temp file's name is short
- * whatever the file's: a name that fits fits with it.
+ * Writes one file without following a symbolic link at its path: a new temp file (O_EXCL) takes
+ * its name, by a rename with `force` (a link is replaced, not followed), else by a hard link that
+ * takes the name only if it is still free.
  */
 async function writeExportFile(file: string, body: string, force: boolean): Promise<void> {
   const temp = path.join(
@@ -193,15 +197,12 @@ async function writeExportFile(file: string, body: string, force: boolean): Prom
   }
 }
 
-/**
- * Writes the export into `outDir`: every name is checked, and every file that is there already
- * (without --force), before anything is made, so a refusal leaves nothing half done.
- */
+/** Writes the export, once every name and file in the way is checked: a refusal writes nothing. */
 async function writeExport(
   outDir: string,
   exported: readonly Exported[],
   force: boolean,
-  io: CommandIo,
+  { secrets, logger }: { secrets: Masker; logger: Logger },
 ): Promise<void> {
   const files = exportFiles(exported);
   const problems = exportNameProblems(files);
@@ -228,9 +229,9 @@ async function writeExport(
   for (const org of withPolicies) await folder(where(policyFolder(org)));
   for (const { org, relative, body } of files) {
     const file = where(relative);
-    await writeExportFile(file, io.secrets.mask(body), force);
+    await writeExportFile(file, secrets.mask(body), force);
     const what = relative === `${org}.yaml` ? org : `a policy document of ${org}`;
-    io.logger.info({ org, file }, `exported ${what}`);
+    logger.info({ org, file }, `exported ${what}`);
   }
 }
 
@@ -249,100 +250,53 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
   if (bad !== undefined) {
     throw new UsageError(`--org: ${JSON.stringify(bad)} is not a valid org name`);
   }
-  const io = commandIo(ctx, resolved, 'export');
+  const logger = commandLogger(ctx, resolved, 'export');
   const outDir = exportOut === undefined ? undefined : path.resolve(ctx.cwd, exportOut);
   if (outDir !== undefined && !force) {
     await refuseExisting(orgs.map((org) => path.join(outDir, `${org}.yaml`)));
   }
-  const api = await connect(resolved, ctx, io.logger, io.secrets);
+  const api = await connect(resolved, ctx, logger);
   let results: (Exported | Failed)[];
   try {
-    results = await Promise.all(
-      orgs.map(async (org): Promise<Exported | Failed> => {
-        try {
-          const listing = await api.client.listEnvironments(org);
-          // Known after the listing: a field this dialect cannot send is not written, and
-          // policy documents exist only in kosli's.
-          const dialect = api.client.dialect()?.dialect ?? 'contract';
-          const policies =
-            dialect === 'kosli'
-              ? {
-                  documents: await api.client.listPolicyDocuments(org),
-                  fileOf:
-                    outDir === undefined
-                      ? undefined
-                      : (name: string) => `${policyFolder(org)}/${name}.yaml`,
-                }
-              : undefined;
-          const rendered = renderExportedManifest(
-            org,
-            listing,
-            api.apiUrl.origin,
-            dialect,
-            policies,
-            (value) => io.secrets.holds(value),
-          );
-          return { org, ...rendered };
-        } catch (error) {
-          // An org the service does not know is the export's "names nothing": say what to check.
-          const unknown =
-            error instanceof ApiError && error.status === 404
-              ? `; the service knows no organization "${org}": check the name given to --org (and --api-url)`
-              : '';
-          return {
-            org,
-            error: `${errorMessage(error)}${unknown}`,
-            cause: failureCause(failureOf(error)),
-          };
-        }
-      }),
-    );
+    const toFiles = outDir !== undefined;
+    results = await Promise.all(orgs.map((org) => exportOrg(api, org, toFiles, ctx.secrets)));
   } finally {
     await api.client.close();
   }
-
-  const failed = results.filter((r): r is Failed => r.error !== undefined);
+  const say = (line: string) => ctx.stderr.write(`envsync export: ${line}\n`);
+  const failed = results.filter((r): r is Failed => r.status === 'failed');
   // Every org failed for one cause: said once, with what to check; each org's error at debug.
-  const failure = commonFailure(
-    results.map((r) => ({
-      org: r.org,
-      status: r.error === undefined ? 'ok' : 'failed',
-      cause: r.cause,
-    })),
-  );
+  const failure = commonFailure(results);
   if (failure !== undefined) {
-    io.stderr.write(
-      `envsync export: ${failure.message}. ${failure.hint}${failure.orgs.length > 1 ? ` (orgs: ${someNames(failure.orgs)})` : ''}\n`,
-    );
+    const orgList = failure.orgs.length > 1 ? ` (orgs: ${someNames(failure.orgs)})` : '';
+    say(`${failure.message}. ${failure.hint}${orgList}`);
   }
   for (const { org, error } of failed) {
-    if (failure === undefined) io.stderr.write(`envsync export: org ${org}: ${error}\n`);
-    else io.logger.debug({ org }, `org ${org}: ${error}`);
+    if (failure === undefined) say(`org ${org}: ${error}`);
+    else logger.debug({ org }, `org ${org}: ${error}`);
   }
-  const exported = results.filter((r): r is Exported => r.text !== undefined);
+  const exported = results.filter((r): r is Exported => r.status === 'ok');
   const unseen = [...new Set(exported.flatMap((r) => r.unseen))];
   if (unseen.length > 0) {
     const them = unseen.length === 1 ? 'it' : 'them';
     const where = exported.filter((r) => r.unseen.length > 0).map((r) => r.org);
-    io.stderr.write(
-      `envsync export: the listing does not show ${unseen.join(', ')} (org ${where.join(', ')}): left out of the manifests where unseen, so sync leaves ${them} as the service holds ${them}; declare ${them} to manage ${them}.\n`,
+    say(
+      `the listing does not show ${unseen.join(', ')} (org ${where.join(', ')}): left out of the manifests where unseen, so sync leaves ${them} as the service holds ${them}; declare ${them} to manage ${them}.`,
     );
   }
-  for (const { org, secretsLeftOut } of exported) {
-    if (secretsLeftOut.length > 0)
-      io.stderr.write(
-        `envsync export: org ${org}: left out, as they hold a secret envsync holds (a token), so that no manifest sends it back masked: ${secretsLeftOut.join('; ')}; write them by hand\n`,
-      );
+  for (const { org, secretsLeftOut: left } of exported.filter((r) => r.secretsLeftOut.length > 0)) {
+    say(
+      `org ${org}: left out, as they hold a secret envsync holds (a token), so that no manifest sends it back masked: ${left.join('; ')}; write them by hand`,
+    );
   }
-  if (outDir !== undefined) await writeExport(outDir, exported, force, io);
-  else {
-    const withPolicies = exported.filter((r) => r.policiesLeftOut.length > 0).map((r) => r.org);
-    if (withPolicies.length > 0) {
-      io.stderr.write(
-        `envsync export: ${withPolicies.length === 1 ? 'org' : 'orgs'} ${withPolicies.join(', ')} ${withPolicies.length === 1 ? 'has' : 'have'} policy documents; a manifest names each one's file, so they are exported only with --out DIR (they are listed in a comment)\n`,
-      );
-    }
-    io.stdout.write(exported.map((r) => r.text).join('---\n'));
+  const withPolicies = exported.filter((r) => r.policiesLeftOut.length > 0).map((r) => r.org);
+  if (outDir === undefined && withPolicies.length > 0) {
+    const [noun, have] = withPolicies.length === 1 ? ['org', 'has'] : ['orgs', 'have'];
+    say(
+      `${noun} ${withPolicies.join(', ')} ${have} policy documents; a manifest names each one's file, so they are exported only with --out DIR (they are listed in a comment)`,
+    );
   }
+  if (outDir === undefined) ctx.stdout.write(exported.map((r) => r.text).join('---\n'));
+  else await writeExport(outDir, exported, force, { secrets: ctx.secrets, logger });
   return failed.length > 0 ? 1 : 0;
 }

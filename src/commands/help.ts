@@ -1,7 +1,5 @@
-/**
- * What a person reads about the commands, generated from the settings tables: `envsync --help`,
- * each command's --help (exactly the flags its parser accepts) and docs/flags.md.
- */
+/** `envsync --help`, each command's --help and docs/flags.md, from the settings tables. */
+import { listed } from '../config/flags.ts';
 import { GENERAL_SETTINGS } from '../config/settings.ts';
 import {
   accepts,
@@ -13,18 +11,13 @@ import {
   type SettingsTable,
 } from '../config/setting.ts';
 
-/** What the help says about a command, besides its flags. */
+/** What the help says about a command besides its flags; `operands`: it takes `PATH...`. */
 interface CommandInfo {
-  /** One line, for `envsync --help`. */
   readonly summary: string;
-  /** The usage line, starting with `envsync`. */
   readonly synopsis: string;
-  /** Whether it takes operands (`PATH...`) after its flags. */
   readonly operands?: boolean;
-  /** A paragraph (or a few, separated by blank lines) under the usage line. */
   readonly description: string;
   readonly examples: readonly string[];
-  /** Closing lines: exit codes, signals. */
   readonly notes?: string;
 }
 
@@ -126,13 +119,10 @@ export function shortUsage(command: CommandName): string {
 }
 
 const WIDTH = 100;
-/** Where a flag's description starts. */
+/** Where a flag's help starts. */
 const COLUMN = 27;
 
-/**
- * `words` joined by `gap` and wrapped to WIDTH: the first line after `first` characters, the
- * others indented by `indent`.
- */
+/** `words` joined by `gap`, wrapped: the first line after `first` columns, the others `indent`. */
 function fill(words: readonly string[], gap: string, first: number, indent: number): string {
   const lines: string[] = [];
   let line = '';
@@ -157,12 +147,6 @@ function paragraph(text: string): string {
       return ' '.repeat(indent) + fill(line.slice(indent).split(' '), ' ', indent, indent);
     })
     .join('\n');
-}
-
-/** "validate", "plan and sync", "validate, plan and sync". */
-function names(list: readonly string[]): string {
-  const last = list.at(-1);
-  return list.length < 2 ? (last ?? '') : `${list.slice(0, -1).join(', ')} and ${last}`;
 }
 
 /** The default as help and docs show it, or undefined when there is nothing to show. */
@@ -221,7 +205,7 @@ export function commandHelp(command: CommandName, table: SettingsTable): string 
     if (members.length > 0) sections.push(`${title}:\n${members.map(flagLine).join('\n')}`);
   }
   if (tolerated.length > 0) {
-    const others = names([...new Set(tolerated.flatMap((s) => s.commands))]);
+    const others = listed([...new Set(tolerated.flatMap((s) => s.commands))]);
     sections.push(
       `${paragraph(`Accepted but not used by ${command}, so that the same command line works for ${others}:`)}\n  ${fill(
         tolerated.map((s) => s.flag),
@@ -263,7 +247,6 @@ function markdownTable(header: readonly string[], rows: readonly (readonly strin
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
-/** A setting's row in docs/flags.md. */
 function docRow(s: Setting): string[] {
   const shown = defaultShown(s);
   const note = envNote(s);

@@ -13,10 +13,7 @@ import {
   type OrgManifest,
 } from '../manifests/load.ts';
 
-/**
- * Loads the manifests, turning a missing root into a clear configuration error. Each file of
- * other YAML skipped is logged, once, at info.
- */
+/** Loads the manifests (a missing root is a ConfigError), logging each other YAML file skipped. */
 export async function loadManifestTree(
   settings: Settings,
   cwd: string,
@@ -65,10 +62,7 @@ export function selectedOrgs(settings: Settings, manifests: ManifestSet): readon
   return manifests.orgs.filter((o) => settings.orgs === undefined || settings.orgs.includes(o.org));
 }
 
-/**
- * Refuses an `--org` that no manifest declares: a typo there would otherwise do nothing and
- * succeed. The message names the closest declared org.
- */
+/** Refuses an `--org` no manifest declares: a typo would otherwise do nothing, and succeed. */
 export function checkSelectedOrgs(settings: Settings, manifests: ManifestSet): void {
   const declared = manifests.orgs.map((o) => o.org);
   const unknown = (settings.orgs ?? []).filter((org) => !declared.includes(org));

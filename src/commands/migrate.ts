@@ -10,7 +10,7 @@ import { withoutRetiredKeys } from '../manifests/migrate.ts';
 import { parseManifest } from '../manifests/parse.ts';
 import { writeFileAtomic } from '../state/files.ts';
 import { ConfigError } from '../runtime/errors.ts';
-import { commandIo, type CommandContext } from './context.ts';
+import { commandLogger, type CommandContext } from './context.ts';
 import { rootError } from './manifests.ts';
 
 export const settings = {
@@ -24,15 +24,11 @@ export const settings = {
   },
 } as const satisfies SettingsTable;
 
-/**
- * `envsync migrate [--manifests DIR] [--write]`: the manifests rewritten for the service as it is
- * today (the keys it retired removed), shown as a unified diff, and written with --write. Exit 0
- * when nothing is to change (or --write changed it), 2 when something would, 1 on an error.
- */
+/** `envsync migrate [--write]`: the manifests without the keys the service retired, as a diff. */
 export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
   const resolved = await resolveSettings(flags, ctx.env, ctx.cwd);
   const { write } = resolveValues(settings, { flags, env: ctx.env });
-  const io = commandIo(ctx, resolved, 'migrate');
+  const logger = commandLogger(ctx, resolved, 'migrate');
   const root = path.resolve(ctx.cwd, resolved.manifests);
   let files;
   try {
@@ -56,19 +52,16 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     }
     if (migrated.removed.length === 0) continue;
     changed++;
-    io.stdout.write(
+    ctx.stdout.write(
       createTwoFilesPatch(`a/${file.display}`, `b/${file.display}`, read.text, migrated.text),
     );
     for (const { key, line, column } of migrated.removed) {
-      io.logger.info(
-        { file: file.display, key },
-        `${file.display}:${line}:${column} ${key}: removed`,
-      );
+      logger.info({ file: file.display, key }, `${file.display}:${line}:${column} ${key}: removed`);
     }
     if (write) await writeFileAtomic(file.path, migrated.text);
   }
   if (failures.length > 0) throw new ConfigError(failures.join('\n'));
-  io.stderr.write(
+  ctx.stderr.write(
     changed === 0
       ? 'migrate: every manifest is up to date\n'
       : `migrate: ${changed} file(s) ${write ? 'rewritten' : 'would be rewritten (run again with --write)'}\n`,

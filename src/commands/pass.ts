@@ -1,34 +1,26 @@
-/**
- * The pipeline plan and sync share: manifests, connection, state, reconcile, report.
- */
-import { planFileText, savePlan, unsavable, type PlannedOrg } from '../engine/saved-plan.ts';
+/** The pipeline plan and sync share: manifests, connection, state, reconcile, report. */
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { text } from '../config/parsers.ts';
-import { SETTINGS, type Settings } from '../config/settings.ts';
 import type { SettingsTable } from '../config/setting.ts';
-import { maskDeep, type Masker } from '../core/mask.ts';
+import { SETTINGS, type Settings } from '../config/settings.ts';
+import { maskDeep } from '../core/mask.ts';
 import { RENDERERS } from '../core/renderers.ts';
 import { exitCode, type RunReport } from '../core/report.ts';
 import { reconcile, type ApplyProgress } from '../engine/reconcile.ts';
+import { planFileText, savePlan, unsavable, type PlannedOrg } from '../engine/saved-plan.ts';
 import { gitSyncRevision } from '../manifests/revision.ts';
-import { writeFileAtomic } from '../state/files.ts';
-import { StateStore } from '../state/store.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
+import { writeFileAtomic } from '../state/files.ts';
+import { StateStore } from '../state/store.ts';
 import { CI_SETTINGS, emitCiOutputs, runAnnotations, type CiOptions } from './ci.ts';
 import { connect, type Connection } from './connect.ts';
-import {
-  commandIo,
-  phaseTimer,
-  wantsColor,
-  type CommandContext,
-  type CommandIo,
-} from './context.ts';
+import { commandLogger, phaseTimer, wantsColor, type CommandContext } from './context.ts';
 import { checkSelectedOrgs, loadManifestTree } from './manifests.ts';
 import { terminalProgress } from './progress.ts';
 
-/** The flags of plan and sync beside the shared ones: the CI outputs, and where to save the plan. */
+/** The flags of plan and sync beside the shared ones: the CI outputs, where to save the plan. */
 export const PASS_SETTINGS = {
   ...CI_SETTINGS,
   planOut: {
@@ -40,36 +32,27 @@ export const PASS_SETTINGS = {
   },
 } as const satisfies SettingsTable;
 
-/** Loads the state file, bound to the API it records. */
-function openState(
-  settings: Settings,
-  cwd: string,
-  logger: Logger,
-  apiUrl: URL,
-  secrets: Masker,
-): Promise<StateStore> {
-  return StateStore.load(path.resolve(cwd, settings.state), logger, apiUrl.href, {
-    secrets,
-    lockTimeoutMs: settings.stateLockTimeoutMs,
-    announceCreation: settings.state === SETTINGS.state.default,
-    readTimeoutMs: settings.deadlineMs,
-  });
-}
-
-/**
- * Connects, opens the state file and runs `run` with them and a terminal progress display; the
- * client is closed and the progress line finished whatever happens.
- */
+/** Runs `run` with a client, the state file and a progress line, closed whatever happens. */
 export async function withApi<T>(
   ctx: CommandContext,
   settings: Settings,
-  io: CommandIo,
+  logger: Logger,
   run: (api: Connection, state: StateStore, progress: ApplyProgress) => Promise<T>,
 ): Promise<T> {
-  const progress = terminalProgress(io.stderr);
-  const api = await connect(settings, ctx, io.logger, io.secrets);
+  const progress = terminalProgress(ctx.stderr);
+  const api = await connect(settings, ctx, logger);
   try {
-    const state = await openState(settings, ctx.cwd, io.logger, api.apiUrl, io.secrets);
+    const state = await StateStore.load(
+      path.resolve(ctx.cwd, settings.state),
+      logger,
+      api.apiUrl.href,
+      {
+        secrets: ctx.secrets,
+        lockTimeoutMs: settings.stateLockTimeoutMs,
+        announceCreation: settings.state === SETTINGS.state.default,
+        readTimeoutMs: settings.deadlineMs,
+      },
+    );
     return await run(api, state, progress);
   } finally {
     progress.finish();
@@ -78,35 +61,33 @@ export async function withApi<T>(
 }
 
 /**
- * Prints a run's report in the chosen format, then the CI outputs. The report is masked before
- * it is rendered: a format may escape a secret's characters (markdown escapes `_`, `+`, `~`),
- * and the streams could no longer find it.
+ * Prints a run's report, then the CI outputs; returns the exit code. The report is masked before
+ * it is rendered: markdown escapes `_`, `+`, `~`, and the streams could no longer find a secret.
  */
 export async function printRunReport(
   ctx: CommandContext,
-  io: CommandIo,
   settings: Settings,
   ci: CiOptions,
   report: RunReport,
-): Promise<void> {
-  const shown = maskDeep(report, io.secrets.mask);
-  io.stdout.write(RENDERERS[settings.output].run(shown, { color: wantsColor(ctx) }));
-  await emitCiOutputs(ctx, io, ci, settings.output, {
+): Promise<number> {
+  const shown = maskDeep(report, ctx.secrets.mask);
+  ctx.stdout.write(RENDERERS[settings.output].run(shown, { color: wantsColor(ctx) }));
+  await emitCiOutputs(ctx, ci, settings.output, {
     annotations: (toRepoPath) => runAnnotations(shown, toRepoPath),
     markdown: () => RENDERERS.markdown.run(shown, { color: false }),
   });
+  return exitCode(report, { detailed: settings.detailedExitcode });
 }
 
-/** What sets plan, sync and sync --dry-run apart. */
-export interface PassOptions {
-  /** The command, as the logs name it. */
+/**
+ * What sets plan, sync and sync --dry-run apart: `dryRun` never PUTs nor writes the state; a sync
+ * outside its sync `window` is planned only, and the report says why.
+ */
+interface PassOptions {
   readonly command: 'plan' | 'sync';
-  /** Plan only: never a PUT, never a state write. */
   readonly dryRun: boolean;
-  /** Where to save the plan (`--out FILE`), if anywhere. */
   readonly outFile: string | undefined;
   readonly ci: CiOptions;
-  /** A sync outside its sync windows: planned only, and the report says why. */
   readonly window?: RunReport['window'];
 }
 
@@ -116,18 +97,16 @@ export async function runPass(
   settings: Settings,
   { command, dryRun, outFile, ci, window }: PassOptions,
 ): Promise<number> {
-  const io = commandIo(ctx, settings, command);
-  const { logger } = io;
+  const logger = commandLogger(ctx, settings, command);
   const phase = phaseTimer(logger);
   tuneV8ForWork(); // before the manifests fill the heap
   const manifests = await loadManifestTree(settings, ctx.cwd, logger);
   checkSelectedOrgs(settings, manifests);
-  // Policy document uploads name the git revision, when the manifests are a git-sync worktree.
   const revision = await gitSyncRevision(settings.manifests, ctx.cwd);
 
   const planned = new Map<string, PlannedOrg>();
   const started = Date.now();
-  const { apiUrl, report } = await withApi(ctx, settings, io, async (api, state, progress) => {
+  const { apiUrl, report } = await withApi(ctx, settings, logger, async (api, state, progress) => {
     phase('state loaded, client ready');
     const reported = await reconcile({
       manifests,
@@ -143,7 +122,7 @@ export async function runPass(
       changesReported: true,
       // Nothing reads the manifests after the pass: each org's is let go once it is done.
       releaseDone: true,
-      // Listings are kept only to save a plan: at 100,000 environments they weigh.
+      // Listings are kept only to save a plan.
       onPlanned:
         outFile === undefined
           ? undefined
@@ -154,7 +133,6 @@ export async function runPass(
       report: window === undefined ? reported : { ...reported, window },
     };
   });
-  // The report ends with the same summary: this line is for debugging (it has the duration).
   logger.debug(
     { ...report.summary, durationMs: Date.now() - started, dryRun },
     `${dryRun ? 'plan' : 'sync'} finished`,
@@ -163,18 +141,18 @@ export async function runPass(
   let unsaved: string[] = [];
   if (outFile !== undefined) {
     const saved = savePlan(apiUrl.href, new Date().toISOString(), planned, report);
-    unsaved = unsavable(saved, io.secrets);
+    unsaved = unsavable(saved, ctx.secrets);
     if (unsaved.length === 0) {
-      await writeFileAtomic(path.resolve(ctx.cwd, outFile), planFileText(saved, io.secrets.mask));
+      await writeFileAtomic(path.resolve(ctx.cwd, outFile), planFileText(saved, ctx.secrets.mask));
       logger.info({ out: outFile, orgs: saved.orgs.length }, `plan saved to ${outFile}`);
     }
   }
   phase('orgs reconciled');
-  await printRunReport(ctx, io, settings, ci, report);
+  const code = await printRunReport(ctx, settings, ci, report);
   if (unsaved.length > 0) {
     throw new ConfigError(
       `--out ${outFile}: the plan was not saved: what it sends for ${unsaved.join('; ')} holds a secret envsync holds (a token), which a plan file could hold only masked, and "sync --plan" would send the masked value; apply the plan with "envsync sync", or change the value on the service first`,
     );
   }
-  return exitCode(report, { detailed: settings.detailedExitcode });
+  return code;
 }

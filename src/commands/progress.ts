@@ -5,10 +5,7 @@ import type { ApplyProgress } from '../engine/reconcile.ts';
 const SHOW_ABOVE = 50;
 const REDRAW_MS = 100;
 
-/**
- * A one-line progress display on a terminal (done / total, failures, rate) for syncs with many
- * changes; nothing at all when the stream is not a terminal.
- */
+/** A one-line progress display of a sync with many changes, on a terminal only. */
 export function terminalProgress(
   stream: Writable & { isTTY?: boolean },
   now: () => number = Date.now,

@@ -14,14 +14,14 @@ import { startEmulator, type RunningEmulator } from '../emulator/index.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { tuneV8ForWork } from '../runtime/v8-flags.ts';
 import { readCaFile } from './connect.ts';
-import { commandIo, type CommandContext } from './context.ts';
+import { commandLogger, type CommandContext } from './context.ts';
 import { rootError } from './manifests.ts';
 import { handleStopSignals } from './signals.ts';
 
 export const settings = DAEMON_SETTINGS;
 
 /** The state file of `run --emulator` when no state file is named (see docs/output.md). */
-export const EMULATOR_STATE = '.envsync/emulator-state.json';
+const EMULATOR_STATE = '.envsync/emulator-state.json';
 
 /** The limit of a stop as its message says it: `30s (--shutdown-timeout)`. */
 function stopLimitText(shutdownTimeoutMs: number): string {
@@ -34,25 +34,17 @@ function stopLimitText(shutdownTimeoutMs: number): string {
 /** `envsync run`: the long-running reconciler. Resolves with 0 after a graceful stop. */
 export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
   const given = await resolveSettings(flags, ctx.env, ctx.cwd);
-  const daemonSettings = resolveDaemonSettings(
-    flags,
-    ctx.env,
-    given.file,
-    undefined,
-    given.fileDir,
-  );
+  const { file, fileDir } = given;
+  const daemonSettings = resolveDaemonSettings(flags, ctx.env, file, undefined, fileDir);
   // The embedded emulator starts empty on a new port each time: its state file is its own
   // (never the real API's) and starts empty with it, unless a state file is named.
   const ownState =
-    daemonSettings.emulator && !isGiven(SETTINGS.state, { flags, env: ctx.env, file: given.file });
+    daemonSettings.emulator && !isGiven(SETTINGS.state, { flags, env: ctx.env, file });
   const resolved = ownState ? { ...given, state: EMULATOR_STATE } : given;
-  const io = commandIo(ctx, resolved, 'run');
-  const { logger } = io;
+  const logger = commandLogger(ctx, resolved, 'run');
 
-  // Signals are handled before anything is logged: a SIGTERM that arrives while the daemon
-  // starts (or right after its first log line) must stop it gracefully, not kill it (the
-  // default action), and a SIGHUP must not end it either. A SIGHUP before the daemon runs is
-  // kept for when it does.
+  // Signals are handled before anything is logged: a SIGTERM while the daemon starts stops it
+  // gracefully, and a SIGHUP before it runs is kept for when it does.
   let daemon: Daemon | undefined;
   let hupPending = false;
   const signals = handleStopSignals({
@@ -61,7 +53,6 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
         { signal },
         `${signal}: stopping (finishing the pass in flight, then writing the state)`,
       ),
-    // Whatever the stop waits on, it ends within --shutdown-timeout (daemon/shutdown.ts).
     hardStop: {
       afterMs: stopBudget(daemonSettings.shutdownTimeoutMs).hardMs,
       onForced: () =>
@@ -87,13 +78,12 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     if (daemonSettings.emulator) {
       if (ownState) await fsPromises.rm(path.resolve(ctx.cwd, EMULATOR_STATE), { force: true });
       const token = crypto.randomBytes(16).toString('hex');
-      io.secrets.add(token);
+      ctx.secrets.add(token);
       emulator = await startEmulator({
         host: '127.0.0.1',
         port: 0,
         tokens: [{ token, orgs: null }],
-        // Its warnings are about the emulator command's flags (no --org: every org exists),
-        // which this one has not; its errors still show.
+        // Its warnings are about the emulator command's flags, which this one has not.
         logger: logger.child({ component: 'emulator' }, { level: 'error' }),
       });
       apiUrl = new URL(emulator.url);
@@ -110,23 +100,18 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
         );
       }
       apiUrl = parseApiUrl(resolved.apiUrl, { insecureHttp: resolved.insecureHttp });
-      // Each pass reads them again, within its own --deadline: every token read is masked in
-      // every output from then on (the daemon adds each to `secrets`).
+      // Each pass reads them again (the daemon adds each to `secrets`).
       getTokens = () => readTokens(resolved, ctx.env, ctx.cwd, { timeoutMs: resolved.deadlineMs });
-      // Fail fast on a missing token or token directory (with --token-dir, the default token is
-      // optional: an org with neither fails on its own, at each pass).
-      for (const token of tokensOf(await getTokens())) io.secrets.add(token);
+      // Fail fast on a missing token or token directory.
+      for (const token of tokensOf(await getTokens())) ctx.secrets.add(token);
     }
     const ca = await readCaFile(resolved.caFile, ctx.cwd, resolved.deadlineMs);
+    const secretFile = daemonSettings.webhookSecretFile;
     const webhookSecret =
-      daemonSettings.webhookSecretFile === undefined
+      secretFile === undefined
         ? undefined
-        : // A relative path starts where the command was run, as every other file's does.
-          await readWebhookSecret(
-            path.resolve(ctx.cwd, daemonSettings.webhookSecretFile),
-            resolved.deadlineMs,
-          );
-    if (webhookSecret !== undefined) io.secrets.add(webhookSecret);
+        : await readWebhookSecret(path.resolve(ctx.cwd, secretFile), resolved.deadlineMs);
+    if (webhookSecret !== undefined) ctx.secrets.add(webhookSecret);
     running = new Daemon({
       settings: resolved,
       daemon: daemonSettings,
@@ -135,7 +120,7 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
       ca,
       cwd: ctx.cwd,
       logger,
-      secrets: io.secrets,
+      secrets: ctx.secrets,
     });
     server = await startDaemonServer(running, daemonSettings.listen, logger, { webhookSecret });
     logger.info(

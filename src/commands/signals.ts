@@ -1,22 +1,3 @@
-/** Graceful-stop signals, handled from the moment `handleStopSignals` is called. */
-export interface StopSignals {
-  /** Resolves with the first SIGTERM or SIGINT. */
-  readonly stopped: Promise<NodeJS.Signals>;
-  /** Removes the handlers (after a failure, when nothing is left to stop). */
-  readonly dispose: () => void;
-}
-
-/**
- * The last resort of a stop that does not end: `afterMs` after the stop signal, `onForced` says
- * so and the process exits 1, whatever it was waiting on (a file system that stopped answering, a
- * lock another writer holds). The timer does not keep the process alive: a stop that ends in
- * time never meets it.
- */
-export interface HardStop {
-  readonly afterMs: number;
-  readonly onForced: () => void;
-}
-
 /** Ends the process: once stderr has taken what was written (or a second later, if it cannot). */
 function exitNow(code: number): void {
   process.exitCode = code;
@@ -25,20 +6,18 @@ function exitNow(code: number): void {
 }
 
 /**
- * Handles SIGTERM and SIGINT, and SIGHUP when `onHup` is given, from now on. The first stop
- * signal resolves `stopped` and removes every handler, so that a second one ends the process at
- * once. Call it before printing anything a supervisor or a test waits for: until a handler is
- * installed, a signal's default action kills the process. With `hardStop`, the process ends
- * `hardStop.afterMs` after the first stop signal if it has not ended by then (the one place where
- * envsync ends its own process).
+ * Handles SIGTERM and SIGINT, and SIGHUP when `onHup` is given, from now on: call it before
+ * printing anything a supervisor waits for. The first stop signal resolves `stopped` and removes
+ * every handler (as `dispose` does), so that a second one ends the process at once. With
+ * `hardStop`, the process exits 1 `afterMs` after it, whatever it waits on (an unref'd timer).
  */
 export function handleStopSignals(
   handlers: {
     onStop?: (signal: NodeJS.Signals) => void;
     onHup?: () => void;
-    hardStop?: HardStop;
+    hardStop?: { readonly afterMs: number; readonly onForced: () => void };
   } = {},
-): StopSignals {
+): { stopped: Promise<NodeJS.Signals>; dispose: () => void } {
   const { onStop, onHup, hardStop } = handlers;
   let resolve: (signal: NodeJS.Signals) => void = () => undefined;
   const stopped = new Promise<NodeJS.Signals>((done) => (resolve = done));

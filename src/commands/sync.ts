@@ -3,12 +3,12 @@ import { bool, text } from '../config/parsers.ts';
 import { resolveValues, type Flags, type SettingsTable } from '../config/setting.ts';
 import { DAEMON_SETTINGS } from '../config/daemon-settings.ts';
 import { resolveSettings, type Settings } from '../config/settings.ts';
-import { exitCode, type RunReport } from '../core/report.ts';
+import type { RunReport } from '../core/report.ts';
 import { waitingWords, windowReport, windowState } from '../core/windows.ts';
 import { gitSyncRevision } from '../manifests/revision.ts';
 import { UsageError } from '../runtime/errors.ts';
 import type { CiOptions } from './ci.ts';
-import { commandIo, type CommandContext } from './context.ts';
+import { commandLogger, type CommandContext } from './context.ts';
 import { loadManifestTree } from './manifests.ts';
 import { PASS_SETTINGS, printRunReport, runPass, withApi } from './pass.ts';
 
@@ -77,10 +77,7 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
   return runPass(ctx, resolved, options);
 }
 
-/**
- * Whether the sync windows (`--sync-window`) let this sync send now; undefined without windows.
- * `--ignore-windows` sends anyway, and says so on stderr.
- */
+/** Whether the sync windows let this sync send now (undefined: no windows); logs why not. */
 function windowCheck(
   ctx: CommandContext,
   resolved: Settings,
@@ -91,19 +88,12 @@ function windowCheck(
   const state = windowState(windows, (ctx.now ?? Date.now)());
   const window = windowReport(state, ignore);
   if (state.open) return window;
-  const { logger } = commandIo(ctx, resolved, 'sync');
-  if (ignore) {
-    logger.warn(
-      { window },
-      `outside the sync windows (${waitingWords(state)}); --ignore-windows: sending anyway`,
-    );
-    return { ...window, open: true };
-  }
-  logger.warn(
-    { window },
-    `outside the sync windows: nothing is sent, the changes are planned only; ${waitingWords(state)}. --ignore-windows sends anyway`,
-  );
-  return window;
+  const words = waitingWords(state);
+  const said = ignore
+    ? `outside the sync windows (${words}); --ignore-windows: sending anyway`
+    : `outside the sync windows: nothing is sent, the changes are planned only; ${words}. --ignore-windows sends anyway`;
+  commandLogger(ctx, resolved, 'sync').warn({ window }, said);
+  return ignore ? { ...window, open: true } : window;
 }
 
 /** `sync --plan FILE`: the saved plan, applied as it was reviewed or not at all. */
@@ -113,18 +103,18 @@ async function applySaved(
   ci: CiOptions,
   file: string,
 ): Promise<number> {
-  const io = commandIo(ctx, resolved, 'sync');
+  const logger = commandLogger(ctx, resolved, 'sync');
   // The plan applies only with the manifests it was made from: they are read first, then compared.
-  const manifests = await loadManifestTree(resolved, ctx.cwd, io.logger);
+  const manifests = await loadManifestTree(resolved, ctx.cwd, logger);
   const revision = await gitSyncRevision(resolved.manifests, ctx.cwd);
-  const report = await withApi(ctx, resolved, io, async ({ apiUrl, client }, state, progress) =>
+  const report = await withApi(ctx, resolved, logger, async ({ apiUrl, client }, state, progress) =>
     applySavedPlan({
       file,
       cwd: ctx.cwd,
       apiUrl,
       client,
       state,
-      logger: io.logger,
+      logger,
       manifests,
       manifestsDir: resolved.manifests,
       progress,
@@ -133,6 +123,5 @@ async function applySaved(
       readTimeoutMs: resolved.deadlineMs,
     }),
   );
-  await printRunReport(ctx, io, resolved, ci, report);
-  return exitCode(report, { detailed: resolved.detailedExitcode });
+  return printRunReport(ctx, resolved, ci, report);
 }

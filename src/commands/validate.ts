@@ -6,7 +6,7 @@ import { validationProblems, type ValidationReport } from '../core/validation.ts
 import type { ManifestProblem } from '../manifests/parse.ts';
 import { UsageError } from '../runtime/errors.ts';
 import { CI_SETTINGS, emitCiOutputs, problemAnnotations } from './ci.ts';
-import { commandIo, wantsColor, type CommandContext } from './context.ts';
+import { commandLogger, wantsColor, type CommandContext } from './context.ts';
 import { shortUsage } from './help.ts';
 import { checkSelectedOrgs, loadManifestTree, selectedOrgs } from './manifests.ts';
 
@@ -29,9 +29,9 @@ export async function run(
   }
   const resolved = await resolveSettings(flags, ctx.env, ctx.cwd);
   const ci = resolveValues(CI_SETTINGS, { flags, env: ctx.env });
-  const io = commandIo(ctx, resolved, 'validate');
+  const logger = commandLogger(ctx, resolved, 'validate');
   const given = paths.length > 0 ? paths : undefined;
-  const manifests = await loadManifestTree(resolved, ctx.cwd, io.logger, given);
+  const manifests = await loadManifestTree(resolved, ctx.cwd, logger, given);
   checkSelectedOrgs(resolved, manifests);
   const report: ValidationReport = {
     files: manifests.fileCount,
@@ -44,9 +44,9 @@ export async function run(
     })),
     errors: manifests.unattributed.map(withoutOrg),
   };
-  io.stdout.write(RENDERERS[resolved.output].validation(report, { color: wantsColor(ctx) }));
+  ctx.stdout.write(RENDERERS[resolved.output].validation(report, { color: wantsColor(ctx) }));
   const problems = validationProblems(report);
-  await emitCiOutputs(ctx, io, ci, resolved.output, {
+  await emitCiOutputs(ctx, ci, resolved.output, {
     annotations: (toRepoPath) => problemAnnotations(problems, toRepoPath),
     markdown: () => RENDERERS.markdown.validation(report, { color: false }),
   });

@@ -6,35 +6,23 @@ export function isLoopbackHost(hostname: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-/**
- * An address as it may be shown in a message: whatever stands before its last "@" (user
- * information: a user name and a password) is replaced, even when the address does not parse.
- */
-export function displayUrl(raw: string): string {
+/** An address for a message: what stands before its last "@" (user information) is replaced. */
+function displayUrl(raw: string): string {
   const at = raw.lastIndexOf('@');
   if (at === -1) return raw;
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(raw)?.[0] ?? '';
   return `${scheme}***${raw.slice(at)}`;
 }
 
-/**
- * The API's base address as the status page shows it: scheme, host, port and path only. User
- * information, a query and a fragment are dropped whatever the address holds (parseApiUrl refuses
- * them, but the emulator's address and tests build URLs of their own).
- */
+/** The API's base address as the status page shows it: scheme, host, port and path only. */
 export function shownApiUrl(url: URL): string {
   return `${url.protocol}//${url.host}${url.pathname}`;
 }
 
-/**
- * Checks the API's base address: https is required unless the host is loopback or plain http is
- * allowed explicitly; no credentials, query or fragment.
- */
+/** Checks the API's base address: https unless loopback or --insecure-http; nothing but a path. */
 export function parseApiUrl(raw: string, { insecureHttp }: { insecureHttp: boolean }): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
+  const url = URL.parse(raw);
+  if (url === null) {
     throw new ConfigError(
       `--api-url: ${JSON.stringify(displayUrl(raw))} is not a URL (expected e.g. https://app.example.com)`,
     );

@@ -1,7 +1,4 @@
-/**
- * The config file (`--config FILE`, YAML): every setting with a config key, all optional; any
- * other key is an error. See config/envsync.example.yaml.
- */
+/** The config file (`--config FILE`, YAML): see config/envsync.example.yaml. */
 import { isMap, isScalar, LineCounter, parseDocument, type Node } from 'yaml';
 import * as z from 'zod';
 import { suggest } from '../core/suggest.ts';
@@ -9,7 +6,7 @@ import { ConfigError, UsageError } from '../runtime/errors.ts';
 import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 import type { ConfigFile, Raw, Setting, SettingsTable } from './setting.ts';
 
-/** The config file's schema: each setting's key holds what its parser says the file may hold. */
+/** The config file's schema: each key holds what its setting's parser says the file may hold. */
 export function configFileSchema(table: SettingsTable) {
   return z.strictObject(
     Object.fromEntries(
@@ -21,11 +18,8 @@ export function configFileSchema(table: SettingsTable) {
 }
 
 /**
- * Reads and validates a config file for the settings of `table`. Every problem is located:
- * `FILE:LINE:COL KEY: what is wrong`, with a did-you-mean for an unknown key; all of them are
- * reported at once. A value is also run through its setting's parser here, so a bad one is
- * reported where it is written, not under its flag's name. A regular file only, at most 1 MiB,
- * read within `timeoutMs` (--deadline).
+ * Reads a config file for the settings of `table`; every problem at once, each located. A value
+ * goes through its setting's parser here, so that a bad one is reported where it is written.
  */
 export async function readConfigFile(
   file: string,
@@ -48,22 +42,18 @@ export async function readConfigFile(
     customTags: (tags) =>
       tags.map((tag) =>
         typeof tag === 'object' && tag.tag === 'tag:yaml.org,2002:bool'
-          ? ({
-              ...tag,
-              test: /^(?:true|false)$/,
-              resolve: (v: string) => v === 'true',
-            } as typeof tag)
+          ? ({ ...tag, test: /^(?:true|false)$/ } as typeof tag)
           : tag,
       ),
   });
   const where = (offset: number) => {
     const { line, col } = lineCounter.linePos(offset);
-    return `${file}:${line}:${col}`;
+    return `config file ${file}:${line}:${col}`;
   };
   const syntax = doc.errors[0];
   if (syntax !== undefined) {
     const what = syntax.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '');
-    throw new ConfigError(`config file ${where(syntax.pos[0])}: not valid YAML: ${what}`);
+    throw new ConfigError(`${where(syntax.pos[0])}: not valid YAML: ${what}`);
   }
   let data: unknown;
   try {
@@ -71,7 +61,7 @@ export async function readConfigFile(
   } catch (error) {
     throw new ConfigError(`config file ${file} cannot be read: ${(error as Error).message}`);
   }
-  /** Where the value of `key` (or the key itself) is written; the document's start otherwise. */
+  /** Where the value of `key` (or the key) is written; the document's start otherwise. */
   const offsetOf = (key: string | undefined, ofKey = false): number => {
     const root = doc.contents;
     const pair =
@@ -84,22 +74,19 @@ export async function readConfigFile(
   const values = (data !== null && typeof data === 'object' ? data : {}) as Record<string, unknown>;
   if (Object.hasOwn(values, 'token')) {
     throw new ConfigError(
-      `config file ${where(offsetOf('token', true))} token: is not read from a config file (it would end up in git); set ENVSYNC_TOKEN or tokenFile`,
+      `${where(offsetOf('token', true))} token: is not read from a config file (it would end up in git); set ENVSYNC_TOKEN or tokenFile`,
     );
   }
   const result = configFileSchema(table).safeParse(data);
   const problems: { offset: number; text: string }[] = [];
-  // The schema's word on each key, and the unknown keys with a did-you-mean.
   const schemaSays = new Map<string, string>();
   const settings: Setting[] = Object.values(table).filter((s) => s.file !== undefined);
+  const keys = settings.map((s) => s.file ?? '');
   for (const issue of result.error?.issues ?? []) {
     const key = issue.path[0] === undefined ? undefined : String(issue.path[0]);
     if (issue.code === 'unrecognized_keys') {
       for (const unknown of issue.keys) {
-        const near = suggest(
-          unknown,
-          settings.map((s) => s.file ?? ''),
-        );
+        const near = suggest(unknown, keys);
         problems.push({
           offset: offsetOf(unknown, true),
           text: `${unknown}: unknown key${near === undefined ? '' : ` (did you mean "${near}"?)`}; the keys are listed in config/envsync.example.yaml`,
@@ -111,8 +98,7 @@ export async function readConfigFile(
       schemaSays.set(key, `${issue.path.join('.')}: ${issue.message}`);
     }
   }
-  // Each value as its setting reads it (a duration, a format, ...): its parser's words are the
-  // clearest, the schema's (a type) are the fallback.
+  // A parser's words are clearer than the schema's (a type), which are the fallback.
   for (const { file: key = '', parse } of settings) {
     let said = schemaSays.get(key);
     if (values[key] !== undefined && values[key] !== null) {
@@ -127,9 +113,7 @@ export async function readConfigFile(
   }
   if (problems.length > 0) {
     problems.sort((a, b) => a.offset - b.offset);
-    throw new ConfigError(
-      problems.map((problem) => `config file ${where(problem.offset)} ${problem.text}`).join('\n'),
-    );
+    throw new ConfigError(problems.map((p) => `${where(p.offset)} ${p.text}`).join('\n'));
   }
   return result.data as ConfigFile;
 }

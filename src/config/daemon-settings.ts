@@ -1,9 +1,4 @@
-/**
- * The settings only `envsync run` takes: the periodic resync, file events, the endpoints, shutdown,
- * notifications, sharding and the embedded emulator; and how they are resolved into the
- * DaemonSettings the daemon reads. Their config file keys are the config file's, beside the
- * shared ones (settings.ts).
- */
+/** The settings only `envsync run` takes, and their resolution into DaemonSettings. */
 import { hostname } from 'node:os';
 import { ordinalFromHostname } from '../core/shard.ts';
 import { NOTIFY_FORMATS, splitNotifyUrl } from '../notify/format.ts';
@@ -18,16 +13,19 @@ import {
   publicUrl,
   whole,
 } from './parsers.ts';
-import { resolveValues, type ConfigFile, type Flags, type SettingsTable } from './setting.ts';
+import {
+  named,
+  resolveValues,
+  type ConfigFile,
+  type Flags,
+  type SettingsTable,
+} from './setting.ts';
 
 const RUN = { commands: ['run'], group: 'daemon' } as const;
 
 export const DAEMON_SETTINGS = {
   observe: {
-    flag: '--observe',
-    env: 'ENVSYNC_OBSERVE',
-    file: 'observe',
-    ...RUN,
+    ...named('--observe', 'observe', RUN),
     // sync reads it only to refuse it, pointing to plan.
     tolerated: ['sync'],
     help: 'never write to the API: plan every pass, report drift and pending changes (status page, /status, metrics, drift.detected notifications)',
@@ -35,121 +33,79 @@ export const DAEMON_SETTINGS = {
     default: false,
   },
   intervalMs: {
-    flag: '--interval DURATION',
-    env: 'ENVSYNC_INTERVAL',
-    file: 'interval',
-    ...RUN,
+    ...named('--interval DURATION', 'interval', RUN),
     help: 'periodic resync (heals drift made by hand), ±10% jitter; 0 turns it off',
     parse: durationOrZeroMs,
     default: '5m',
   },
   debounceMs: {
-    flag: '--debounce DURATION',
-    env: 'ENVSYNC_DEBOUNCE',
-    file: 'debounce',
-    ...RUN,
+    ...named('--debounce DURATION', 'debounce', RUN),
     help: 'quiet time after file events before a pass',
     parse: durationOrZeroMs,
     default: '200ms',
   },
   settleMs: {
-    flag: '--settle DURATION',
-    env: 'ENVSYNC_SETTLE',
-    file: 'settle',
-    ...RUN,
+    ...named('--settle DURATION', 'settle', RUN),
     help: 'a file edited in place is read only after it has not changed for this long (a writer may pause between writes; 0 reads at once); a git-sync swap is read at once',
     parse: durationOrZeroMs,
     default: '1500ms',
   },
   webhookMinIntervalMs: {
-    flag: '--webhook-min-interval DURATION',
-    env: 'ENVSYNC_WEBHOOK_MIN_INTERVAL',
-    file: 'webhookMinInterval',
-    ...RUN,
+    ...named('--webhook-min-interval DURATION', 'webhookMinInterval', RUN),
     help: 'passes started by POST /reconcile are at least this far apart; posts in between join the next one (0 turns the spacing off)',
     parse: durationOrZeroMs,
     default: '10s',
   },
   webhookSecretFile: {
-    flag: '--webhook-secret-file PATH',
-    env: 'ENVSYNC_WEBHOOK_SECRET_FILE',
-    file: 'webhookSecretFile',
-    ...RUN,
+    ...named('--webhook-secret-file PATH', 'webhookSecretFile', RUN),
     help: "a POST /reconcile from a non-loopback address must carry this secret (Authorization: Bearer, or GitHub's X-Hub-Signature-256)",
     parse: filePath,
   },
   notifyUrls: {
-    flag: '--notify-url URL',
-    env: 'ENVSYNC_NOTIFY_URLS',
-    file: 'notifyUrls',
-    ...RUN,
+    ...named('--notify-url URL', 'notifyUrls', RUN),
     help: 'POST notifications (an org failed, invalid or recovered, drift healed, ...) here; repeatable; a slack: prefix picks the Slack format (docs/notifications.md)',
     parse: notifyUrls,
   },
   notifyFormat: {
-    flag: '--notify-format FORMAT',
-    env: 'ENVSYNC_NOTIFY_FORMAT',
-    file: 'notifyFormat',
-    ...RUN,
+    ...named('--notify-format FORMAT', 'notifyFormat', RUN),
     help: `the notifications' format: ${NOTIFY_FORMATS.join(' or ')} (CloudEvents 1.0 JSON, or Slack-compatible text and blocks)`,
     parse: oneOf(NOTIFY_FORMATS),
     default: 'cloudevents',
   },
   notifySecretFile: {
-    flag: '--notify-secret-file PATH',
-    env: 'ENVSYNC_NOTIFY_SECRET_FILE',
-    file: 'notifySecretFile',
-    ...RUN,
+    ...named('--notify-secret-file PATH', 'notifySecretFile', RUN),
     help: 'sign each notification with this secret: X-Envsync-Signature: sha256=<hex HMAC-SHA256 of the body>',
     parse: filePath,
   },
   publicUrl: {
-    flag: '--public-url URL',
-    env: 'ENVSYNC_PUBLIC_URL',
-    file: 'publicUrl',
-    ...RUN,
+    ...named('--public-url URL', 'publicUrl', RUN),
     help: "where people reach this daemon's endpoints (its status page): notifications link to it",
     parse: publicUrl,
   },
   listen: {
-    flag: '--listen HOST:PORT',
-    env: 'ENVSYNC_LISTEN',
-    file: 'listen',
-    ...RUN,
+    ...named('--listen HOST:PORT', 'listen', RUN),
     help: 'where the status page (/), /healthz, /readyz, /metrics, /status and POST /reconcile listen (the container image sets 0.0.0.0:9464)',
     parse: listen,
     default: '127.0.0.1:9464',
   },
   shutdownTimeoutMs: {
-    flag: '--shutdown-timeout DURATION',
-    env: 'ENVSYNC_SHUTDOWN_TIMEOUT',
-    file: 'shutdownTimeout',
-    ...RUN,
+    ...named('--shutdown-timeout DURATION', 'shutdownTimeout', RUN),
     help: 'the longest a stop (SIGTERM) takes: the pass in flight gets all of it but the last 5s, then its requests are aborted and the state written; then the process exits whatever it waits on (2s at the least)',
     parse: durationOrZeroMs,
     default: '30s',
   },
   shardIndex: {
-    flag: '--shard-index I',
-    env: 'ENVSYNC_SHARD_INDEX',
-    file: 'shardIndex',
-    ...RUN,
+    ...named('--shard-index I', 'shardIndex', RUN),
     help: "this replica's shard, with --shard-count",
     parse: whole,
   },
   shardCount: {
-    flag: '--shard-count N',
-    env: 'ENVSYNC_SHARD_COUNT',
-    file: 'shardCount',
-    ...RUN,
+    ...named('--shard-count N', 'shardCount', RUN),
     help: 'number of replicas sharing the orgs (rendezvous hashing on the org name)',
     parse: whole,
   },
   shardFromHostname: {
-    flag: '--shard-from-hostname',
-    env: 'ENVSYNC_SHARD_FROM_HOSTNAME',
-    file: 'shardFromHostname',
-    ...RUN,
+    ...named('--shard-from-hostname', 'shardFromHostname', RUN),
     help: "read the shard index from a StatefulSet pod's hostname (name-<I>)",
     parse: bool,
     default: false,
@@ -163,13 +119,9 @@ export const DAEMON_SETTINGS = {
   },
 } as const satisfies SettingsTable;
 
-/**
- * Settings only `envsync run` reads: every row above under its id, typed by its parser, except
- * the rows that only feed `shard` and `notify`, which stand in for them.
- */
+/** `envsync run`'s settings: every row under its id, but the shard's and notifications' rows. */
 export type DaemonSettings = Readonly<ReturnType<typeof resolveDaemonSettings>>;
 
-/** The replica's shard; none without sharding flags. */
 function shardOf(count: number | undefined, index: number | undefined) {
   if (count === undefined && index === undefined) return undefined;
   if (count === undefined || index === undefined) {
@@ -194,13 +146,12 @@ function hostnameOrdinal(name: string): number {
   return index;
 }
 
-/** Resolves the daemon's settings: flags > environment > config file > defaults. */
+/** Resolves the daemon's settings; the config file's relative paths start at `fileDir`. */
 export function resolveDaemonSettings(
   flags: Flags,
   env: NodeJS.ProcessEnv,
   file: ConfigFile,
   host: () => string = hostname,
-  /** The config file's folder: its relative paths start there (the working dir without one). */
   fileDir?: string,
 ) {
   const {
@@ -209,14 +160,9 @@ export function resolveDaemonSettings(
     shardFromHostname,
     notifyUrls: urls,
     notifyFormat,
-    notifySecretFile,
-    ...plain
-  } = resolveValues(DAEMON_SETTINGS, {
-    flags,
-    env,
-    file,
-    ...(fileDir === undefined ? {} : { fileDir }),
-  });
+    ...rest
+  } = resolveValues(DAEMON_SETTINGS, { flags, env, file, fileDir });
+  const { notifySecretFile, ...plain } = rest;
   const index = shardFromHostname ? hostnameOrdinal(env['HOSTNAME'] || host()) : shardIndex;
   return {
     ...plain,
@@ -227,7 +173,6 @@ export function resolveDaemonSettings(
         const { url, format } = splitNotifyUrl(text, notifyFormat);
         return { url: new URL(url), format };
       }),
-      /** Signs every notification when set (read at start). */
       secretFile: notifySecretFile,
     },
   };

@@ -1,7 +1,4 @@
-/**
- * A command's flags, parsed strictly from the settings table, and what an unknown flag most
- * likely meant: a did-you-mean, or the commands that do take it.
- */
+/** A command's flags, parsed strictly from the settings table, and what an unknown flag meant. */
 import * as util from 'node:util';
 import { suggest } from '../core/suggest.ts';
 import { UsageError } from '../runtime/errors.ts';
@@ -23,11 +20,7 @@ export function flagOptions(
   );
 }
 
-/**
- * Parses `command`'s flags (and operands, if it takes some). An unknown flag is returned as
- * written (`--manifest`, `-x`), for the caller to say what it meant with the whole table; any
- * other mistake is a UsageError with `usage` under it.
- */
+/** Parses `command`'s flags; an unknown one comes back as written, for unknownFlagMessage. */
 export function parseFlags(
   table: SettingsTable,
   command: CommandName,
@@ -53,11 +46,10 @@ export function parseFlags(
   }
 }
 
-/** "envsync run", "envsync validate, plan and sync". */
-function commandList(commands: readonly CommandName[]): string {
-  const names = [...new Set(commands)];
-  const last = names.pop();
-  return `envsync ${names.length === 0 ? last : `${names.join(', ')} and ${last}`}`;
+/** "validate", "plan and sync", "validate, plan and sync". */
+export function listed(names: readonly string[]): string {
+  const last = names.at(-1) ?? '';
+  return names.length < 2 ? last : `${names.slice(0, -1).join(', ')} and ${last}`;
 }
 
 /** The commands that take a flag given as written (`--out`, `-o`), and the verb for them. */
@@ -66,8 +58,9 @@ function takers(flag: string, table: SettingsTable): string {
   const commands = Object.values(table)
     .filter((s) => (flag.startsWith('--') ? flagOf(s).long : flagOf(s).short) === name)
     .flatMap((s) => [...s.commands, ...(s.tolerated ?? [])]);
-  if (commands.length === 0) return '';
-  return `${commandList(commands)} ${new Set(commands).size === 1 ? 'takes' : 'take'} it`;
+  const names = [...new Set(commands)];
+  if (names.length === 0) return '';
+  return `envsync ${listed(names)} ${names.length === 1 ? 'takes' : 'take'} it`;
 }
 
 /** What an unknown flag of `command` most likely meant, from the whole settings `table`. */

@@ -1,7 +1,4 @@
-/**
- * The value parsers of the settings tables. A value may come from a flag, the environment or the
- * config file; errors name the flag, whatever the source, and are ConfigErrors (exit 1).
- */
+/** The value parsers of the settings tables: whatever the source, an error names the flag. */
 import * as z from 'zod';
 import { parseWindow } from '../core/windows.ts';
 import { splitNotifyUrl } from '../notify/format.ts';
@@ -17,7 +14,6 @@ export function parser<T>(
   return Object.assign((raw: Raw, name: string) => parse(raw, name), about);
 }
 
-/** What the config file may hold for a text, and for a list (and how a variable separates it). */
 const TEXT = { schema: z.string(), words: 'text' } as const;
 export const LIST = {
   schema: z.array(z.string()),
@@ -40,7 +36,6 @@ function asTexts(raw: Raw, name: string): readonly string[] {
   throw refused(name, raw, 'is not a list of texts');
 }
 
-/** A text value as given. */
 export const text = parser(asText, TEXT);
 /** A file or folder; in the config file, relative to the file. */
 export const filePath = parser(asText, {
@@ -55,12 +50,8 @@ export const texts = parser(asTexts, LIST);
 export function integer(min: number, max: number): Parser<number> {
   return parser(
     (raw, name) => {
-      const value =
-        typeof raw === 'number'
-          ? raw
-          : typeof raw === 'string' && /^\d+$/.test(raw.trim())
-            ? Number(raw)
-            : Number.NaN;
+      const digits = typeof raw === 'string' && /^\d+$/.test(raw.trim());
+      const value = typeof raw === 'number' ? raw : digits ? Number(raw) : Number.NaN;
       if (!Number.isInteger(value) || value < min || value > max) {
         throw refused(name, raw, `must be a whole number from ${min} to ${max}`);
       }
@@ -70,10 +61,7 @@ export function integer(min: number, max: number): Parser<number> {
   );
 }
 
-/**
- * The longest wait a timer can hold: Node's setTimeout fires a longer one at once (with a
- * warning), so a longer duration would mean "now", not "later".
- */
+/** The longest wait a timer can hold: Node's setTimeout fires a longer one at once. */
 const MAX_DURATION_MS = 2 ** 31 - 1;
 
 /** A whole number of 0 or more, up to the largest a timer or a count here can use. */
@@ -88,11 +76,8 @@ function duration(check: (ms: number, raw: Raw, name: string) => void): Parser<n
       const ms = raw === 0 ? 0 : typeof raw === 'string' ? parseDuration(raw) : undefined;
       if (ms === undefined) throw refused(name, raw, `is not a duration (${DURATION_HINT})`);
       if (ms > MAX_DURATION_MS) {
-        throw refused(
-          name,
-          raw,
-          `is too long: at most ${formatDuration(MAX_DURATION_MS)} (about 24 days)`,
-        );
+        const most = formatDuration(MAX_DURATION_MS);
+        throw refused(name, raw, `is too long: at most ${most} (about 24 days)`);
       }
       check(ms, raw, name);
       return ms;
@@ -104,33 +89,25 @@ function duration(check: (ms: number, raw: Raw, name: string) => void): Parser<n
 /** A duration where `0` has a meaning of its own (an interval that is off). */
 export const durationOrZeroMs = duration(() => undefined);
 
-/** A duration of more than 0 (a timeout, a delay, which 0 would make meaningless), up to `maxMs`. */
+/** A duration above 0 (a timeout, a delay: 0 would mean nothing), up to `maxMs`. */
 export function durationMs(maxMs?: number): Parser<number> {
   return duration((ms, raw, name) => {
     if (ms <= 0) throw refused(name, raw, `must be longer than 0 (${DURATION_HINT})`);
     if (maxMs !== undefined && ms > maxMs) {
-      throw refused(
-        name,
-        raw,
-        `must be a duration above 0 and at most ${formatDuration(maxMs)} (e.g. 30s, 5m)`,
-      );
+      const most = formatDuration(maxMs);
+      throw refused(name, raw, `must be a duration above 0 and at most ${most} (e.g. 30s, 5m)`);
     }
   });
 }
 
-const BYTE_UNITS: Record<string, number> = {
-  '': 1,
-  k: 1024,
-  kib: 1024,
-  m: 1024 ** 2,
-  mib: 1024 ** 2,
-};
+const BYTE_UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2 };
 
 /** A size in bytes from `min` to `max`: plain bytes, or with a KiB or MiB suffix (`8MiB`). */
 export function byteSize(min: number, max: number): Parser<number> {
   return parser(
     (raw, name) => {
-      const match = typeof raw === 'string' ? /^(\d+)\s*(kib|k|mib|m)?$/i.exec(raw.trim()) : null;
+      const match =
+        typeof raw === 'string' ? /^(\d+)\s*(?:([km])(?:ib)?)?$/i.exec(raw.trim()) : null;
       const unit = BYTE_UNITS[(match?.[2] ?? '').toLowerCase()] ?? Number.NaN;
       const value = typeof raw === 'number' ? raw : Number(match?.[1]) * unit;
       if (!Number.isSafeInteger(value) || value < min || value > max) {
@@ -146,7 +123,6 @@ export function byteSize(min: number, max: number): Parser<number> {
   );
 }
 
-/** One of a fixed list of words. */
 export function oneOf<const T extends string>(allowed: readonly T[]): Parser<T> {
   return parser(
     (raw, name) => {
@@ -158,25 +134,18 @@ export function oneOf<const T extends string>(allowed: readonly T[]): Parser<T> 
   );
 }
 
-/**
- * The report's format. A file name (`-o plan.json`: a dot or a slash) is a usage error that
- * points at --out, the flag that names a file: `-o` is short for --output, as in kubectl.
- */
+/** The report's format; a file name after the flag (`-o plan.json`) points at --out. */
 export function outputFormat<const T extends string>(allowed: readonly T[]): Parser<T> {
   const pick = oneOf(allowed);
-  return parser(
-    (raw, name) => {
-      // A config file key (no leading dash) has no --out beside it: there, a plain error.
-      const known = (allowed as readonly Raw[]).includes(raw);
-      if (name.startsWith('-') && typeof raw === 'string' && !known && /[./\\]/.test(raw)) {
-        throw new UsageError(
-          `${name} ${raw}: --output (-o) takes a format (${allowed.join(', ')}), not a file; did you mean --out ${raw}?`,
-        );
-      }
-      return pick(raw, name);
-    },
-    pick, // its schema and words
-  );
+  return parser((raw, name) => {
+    const known = (allowed as readonly Raw[]).includes(raw);
+    if (name.startsWith('-') && typeof raw === 'string' && !known && /[./\\]/.test(raw)) {
+      throw new UsageError(
+        `${name} ${raw}: --output (-o) takes a format (${allowed.join(', ')}), not a file; did you mean --out ${raw}?`,
+      );
+    }
+    return pick(raw, name);
+  }, pick);
 }
 
 /** A switch; from the environment or the config file, `true` or `false` exactly. */
@@ -202,7 +171,7 @@ export const listen = parser((raw, name) => {
   return { host: match[1] ?? (match[2] || '0.0.0.0'), port };
 }, TEXT);
 
-/** Sync windows (core/windows.ts), one per text: each read, or the first wrong one named. */
+/** Sync windows (core/windows.ts), one per text; a variable separates them by semicolons. */
 export const syncWindows = parser(
   (raw, name) =>
     asTexts(raw, name).map((line) => {
@@ -210,20 +179,17 @@ export const syncWindows = parser(
       if ('error' in window) throw new ConfigError(`${name}: ${window.error}`);
       return window;
     }),
-  // A window's line has commas: a variable holds several separated by semicolons.
   { ...LIST, separator: ';' },
 );
 
 function ordinal(n: number): string {
   const tens = n % 100 >= 11 && n % 100 <= 13;
-  const suffix = tens ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
-  return `${n}${suffix}`;
+  return `${n}${tens ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;
 }
 
 /**
- * Notify URLs (each an http(s) URL, maybe with a `slack:` prefix), checked and kept as given. A
- * notify URL may hold a credential (Slack's hooks carry it in the path), so no message here
- * repeats one: a wrong URL is named by its position.
+ * Notify URLs (each an http(s) URL, maybe with a `slack:` prefix), kept as given. One may hold a
+ * credential (Slack's hooks carry it in the path): a wrong one is named by its position.
  */
 export const notifyUrls = parser((raw, name) => {
   const list = asTexts(raw, name).map((item) => item.trim());

@@ -1,8 +1,6 @@
 /**
- * What a setting is, and how one is resolved: flags > environment > config file > defaults. Each
- * setting is declared once, as a row of a table (config/settings.ts, config/daemon-settings.ts,
- * and the flags one command reads, beside that command); the flag parsers, the config file
- * schema, the resolved types, each command's --help and docs/flags.md are derived from the rows.
+ * What a setting is, and how one is resolved: flags > environment > config file > defaults. The
+ * flag parsers, the config file schema, each --help and docs/flags.md derive from the rows.
  */
 import path from 'node:path';
 import type * as z from 'zod';
@@ -29,10 +27,9 @@ export const SETTING_COMMANDS = ['validate', 'plan', 'sync', 'run', 'export'] as
 export type Raw = string | number | boolean | readonly string[];
 
 /**
- * Turns a raw value into a setting's value, whichever source gave it, or throws a ConfigError
- * naming the flag (`name`). A setting with a config key says what the file may hold (`schema`,
- * and `words` for docs/flags.md); a list, how a variable separates its items (its flag is
- * repeatable); a path, given in the config file, is relative to the file.
+ * Turns a raw value from any source into a setting's value, or throws a ConfigError naming the flag
+ * (`name`). It says what the config file may hold (`schema`, `words`), how a variable separates a
+ * list (its flag is then repeatable), and whether it is a path (relative to the config file).
  */
 export interface Parser<T = unknown> {
   (raw: Raw, name: string): T;
@@ -56,30 +53,38 @@ export const GROUPS = {
   general: 'General',
 } as const;
 
-/** One setting. */
 export interface Setting {
   /** The flag as help shows it: `-o, --output FORMAT`; one without a value is a switch. */
   readonly flag: string;
-  /** The environment variable. */
   readonly env?: string;
   /** Another tool's variable: how its text becomes a raw value (undefined: unset), in words. */
   readonly envRead?: { readonly read: (text: string) => Raw | undefined; readonly note: string };
-  /** The config file key. */
   readonly file?: string;
-  /** The commands that use it. */
   readonly commands: readonly CommandName[];
   /** Commands that accept the flag without using it, so one command line serves several. */
   readonly tolerated?: readonly CommandName[];
   readonly group: keyof typeof GROUPS;
   readonly help: string;
   readonly parse: Parser;
-  /** The default, written as a user would (parsed like any other value); none: undefined. */
+  /** The default, written as a user would (parsed like any other value). */
   readonly default?: Raw;
   /** How help and docs show the default when `default` does not say it well. */
   readonly defaultText?: string;
 }
 
 export type SettingsTable = Readonly<Record<string, Setting>>;
+
+/**
+ * A setting's flag and config file key, its variable (ENVSYNC_ and the key in capitals), and the
+ * rest of its `row` (its commands and group).
+ */
+export function named<const F extends string, const R extends object = object>(
+  flag: F,
+  file: string,
+  row = {} as R,
+) {
+  return { flag, file, env: `ENVSYNC_${file.replace(/[A-Z]/g, '_$&').toUpperCase()}`, ...row };
+}
 
 /** The resolved values of a table: what each parser returns, or undefined without a default. */
 export type ValuesOf<T extends SettingsTable> = {
@@ -112,42 +117,27 @@ export type FlagsOf<T extends SettingsTable> = {
     : boolean;
 };
 
-/** The config file's values, by key, as its schema accepted them (config/config-file.ts). */
+/** The config file's values, by key, as its schema accepted them. */
 export type ConfigFile = Readonly<Record<string, unknown>>;
 
-/** Whether `command` accepts the setting's flag. */
 export function accepts(setting: Setting, command: CommandName): boolean {
   return setting.commands.includes(command) || (setting.tolerated ?? []).includes(command);
 }
 
-/** Where settings come from, highest precedence first. */
+/** Where settings come from, highest first; the config file's paths start at `fileDir`. */
 export interface Sources {
   readonly flags: Flags;
   readonly env: NodeJS.ProcessEnv;
   readonly file?: ConfigFile;
-  /** The config file's folder: its relative paths start there. */
-  readonly fileDir?: string;
+  readonly fileDir?: string | undefined;
 }
 
 /** The raw value with the highest precedence, or undefined when no source sets it. */
 function rawValue(setting: Setting, { flags, env, file, fileDir }: Sources): Raw | undefined {
   const flag = flags[flagOf(setting).long];
   if (flag !== undefined) return flag as Raw;
-  const text = setting.env === undefined ? undefined : env[setting.env];
-  // An empty variable counts as unset, as a shell's `VAR= envsync ...` means.
-  if (text !== undefined && text !== '') {
-    const { separator } = setting.parse;
-    const value =
-      setting.envRead !== undefined
-        ? setting.envRead.read(text)
-        : separator === undefined
-          ? text
-          : text
-              .split(separator)
-              .map((item) => item.trim())
-              .filter((item) => item !== '');
-    if (value !== undefined) return value;
-  }
+  const variable = envValue(setting, setting.env === undefined ? undefined : env[setting.env]);
+  if (variable !== undefined) return variable;
   const value = setting.file === undefined ? undefined : (file?.[setting.file] as Raw | undefined);
   if (setting.parse.path === true && typeof value === 'string' && fileDir !== undefined) {
     return path.resolve(fileDir, value);
@@ -155,7 +145,18 @@ function rawValue(setting: Setting, { flags, env, file, fileDir }: Sources): Raw
   return value;
 }
 
-/** Resolves one setting: flags > environment > config file > default. */
+/** A variable's text as a raw value; an empty one counts as unset, as `VAR= envsync` means. */
+function envValue(setting: Setting, text: string | undefined): Raw | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (setting.envRead !== undefined) return setting.envRead.read(text);
+  const { separator } = setting.parse;
+  if (separator === undefined) return text;
+  return text
+    .split(separator)
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
 export function resolveSetting(setting: Setting, sources: Sources): unknown {
   const raw = rawValue(setting, sources) ?? setting.default;
   return raw === undefined ? undefined : setting.parse(raw, `--${flagOf(setting).long}`);

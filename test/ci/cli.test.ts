@@ -1,20 +1,11 @@
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { envsync, envsyncInProcess, inTerminal } from '../helpers/cli.ts';
 import { startTestEmulator } from '../helpers/emulator.ts';
 
-// The version, a plan into a pipe and the terminals are real processes; the help is the CLI's
-// `main` in this process (test/config/cli.test.ts has the usage errors).
+// A plan into a pipe and the terminals are real processes; the help is the CLI's `main` in this
+// process. test/config/cli.test.ts has the usage errors; node-check.test.ts, --version.
 describe('the CLI', () => {
-  it('prints its version from package.json', async () => {
-    const pkg = JSON.parse(
-      await readFile(new URL('../../package.json', import.meta.url), 'utf8'),
-    ) as { version: string };
-    const result = await envsync(['--version']);
-    expect(result).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
-  });
-
   it('lists every command in --help', async () => {
     const result = await envsyncInProcess(['--help']);
     expect(result.code).toBe(0);
@@ -45,12 +36,5 @@ describe('the CLI', () => {
     } finally {
       await api.close();
     }
-  });
-
-  it('writes pretty logs on a terminal and JSON lines otherwise', async () => {
-    const run = 'run --manifests /nonexistent-envsync-dir --emulator --listen 127.0.0.1:0';
-    const screen = await inTerminal(run.split(' '));
-    expect(screen).toMatch(/WARN.*USING THE EMBEDDED EMULATOR/);
-    expect(screen).not.toMatch(/^\{"level"/m);
   });
 });

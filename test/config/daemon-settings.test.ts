@@ -26,18 +26,6 @@ describe('the daemon settings', () => {
     expectTypeOf<DaemonSettings['listen']>().toEqualTypeOf<{ host: string; port: number }>();
     expectTypeOf<DaemonSettings['webhookSecretFile']>().toEqualTypeOf<string | undefined>();
   });
-
-  it('send notifications to each URL, in its format', () => {
-    const flags = {
-      'notify-url': ['https://a/', 'slack:https://b/'],
-      'notify-format': 'cloudevents',
-    };
-    expect(resolve(flags).notify.targets).toEqual([
-      { url: new URL('https://a/'), format: 'cloudevents' },
-      { url: new URL('https://b/'), format: 'slack' },
-    ]);
-    expect(resolve({}).notify).toEqual({ targets: [], secretFile: undefined });
-  });
 });
 
 describe('the shard', () => {
@@ -64,16 +52,15 @@ describe('the shard', () => {
     );
   });
 
-  it('refuses half a shard and an index out of range', () => {
-    const needsBoth =
-      'sharding needs both --shard-count N and --shard-index I (or --shard-from-hostname)';
-    expect(() => resolve({ 'shard-count': '3' })).toThrow(needsBoth);
-    expect(() => resolve({ 'shard-index': '0' })).toThrow(needsBoth);
-    expect(() => resolve({ 'shard-count': '3', 'shard-index': '3' })).toThrow(
-      '--shard-index 3 must be below --shard-count 3',
-    );
-    expect(() => resolve({ 'shard-count': '0', 'shard-index': '0' })).toThrow(
-      '--shard-index 0 must be below --shard-count 0',
-    );
+  it.each([
+    [
+      { 'shard-count': '3' },
+      'sharding needs both --shard-count N and --shard-index I (or --shard-from-hostname)',
+    ],
+    [{ 'shard-index': '0' }, 'sharding needs both --shard-count N and --shard-index I'],
+    [{ 'shard-count': '3', 'shard-index': '3' }, '--shard-index 3 must be below --shard-count 3'],
+    [{ 'shard-count': '0', 'shard-index': '0' }, '--shard-index 0 must be below --shard-count 0'],
+  ])('refuses half a shard and an index out of range: %j', (flags, message) => {
+    expect(() => resolve(flags)).toThrow(message);
   });
 });

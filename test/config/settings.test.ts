@@ -4,7 +4,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isLoopbackHost, parseApiUrl } from '../../src/config/api-url.ts';
 import { configFileSchema, readConfigFile } from '../../src/config/config-file.ts';
 import { DAEMON_SETTINGS } from '../../src/config/daemon-settings.ts';
-import { parseDuration } from '../../src/config/duration.ts';
 import type { Setting } from '../../src/config/setting.ts';
 import { resolveSettings, SETTINGS } from '../../src/config/settings.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -27,21 +26,8 @@ async function refusal(text: string): Promise<string> {
   return error.replaceAll(tmp.path('c.yaml'), 'c.yaml');
 }
 
+// Each setting's default, and the precedence of each row: test/config/table.test.ts.
 describe('settings: flags > env > file > defaults', () => {
-  it('uses defaults when nothing is given', async () => {
-    expect(await resolveSettings({}, {}, tmp.dir)).toMatchObject({
-      manifests: 'manifests',
-      concurrency: 8,
-      retries: 4,
-      timeoutMs: 30_000,
-      output: 'text',
-      // No level: the command picks it (runtime/log-line.ts).
-      logLevel: undefined,
-      logFormat: 'auto',
-      detailedExitcode: false,
-    });
-  });
-
   it('takes the file over defaults, env over the file, flags over env; paths relative to the file', async () => {
     await tmp.write(
       'conf/envsync.yaml',
@@ -114,14 +100,6 @@ describe('settings: flags > env > file > defaults', () => {
     const settings: Setting[] = Object.values(table);
     const variables = settings.flatMap((s) => (s.file === undefined ? [] : [s.env ?? '-']));
     for (const name of variables) expect(text).toContain(name);
-  });
-});
-
-describe('durations', () => {
-  it('read 200ms, 30s, 5m, 1h, 1.5s and 0; not a bare number, a unit alone or a negative', () => {
-    const texts = ['200ms', '30s', '5m', '1h', '1.5s', '0', '30', 's', '-1s'];
-    const ms = [200, 30_000, 300_000, 3_600_000, 1500, 0, undefined, undefined, undefined];
-    expect(texts.map(parseDuration)).toEqual(ms);
   });
 });
 

@@ -75,7 +75,7 @@ describe('the tables', () => {
   });
 });
 
-/** Three distinct valid raw values of a setting, as a flag, a variable and the config file give them. */
+/** Three distinct valid raw values of a setting: for its flag, its variable and the config file. */
 function samples(s: Setting): [flag: Raw, env: string, file: Raw] | undefined {
   const valid = (values: string[]) =>
     values.filter((value) => {
@@ -122,20 +122,16 @@ describe('precedence: flags > environment > config file > defaults', () => {
       fileDir: '/config',
     });
     const fromFile = s.parse.path === true ? `/config/${String(file)}` : file;
-    const parse = (raw: Raw) => s.parse(raw, s.flag);
-    expect(resolveSetting(s, sources(true, true, true))).toEqual(parse(flag));
-    expect(resolveSetting(s, sources(false, true, true))).toEqual(parse(env));
     const last = s.file === undefined ? s.default : fromFile;
-    expect(resolveSetting(s, sources(false, false, true))).toEqual(
-      last === undefined ? undefined : parse(last),
-    );
-    expect(resolveSetting(s, { flags: {}, env: {} })).toEqual(
-      s.default === undefined ? undefined : parse(s.default),
-    );
-    // An empty variable counts as unset.
-    expect(
-      resolveSetting(s, { ...sources(false, false, true), env: { [s.env ?? '']: '' } }),
-    ).toEqual(last === undefined ? undefined : parse(last));
+    const parse = (raw: Raw | undefined) => (raw === undefined ? undefined : s.parse(raw, s.flag));
+    const emptyVariable = { ...sources(false, false, true), env: { [s.env ?? '']: '' } };
+    expect([
+      resolveSetting(s, sources(true, true, true)),
+      resolveSetting(s, sources(false, true, true)),
+      resolveSetting(s, sources(false, false, true)),
+      resolveSetting(s, { flags: {}, env: {} }),
+      resolveSetting(s, emptyVariable),
+    ]).toEqual([parse(flag), parse(env), parse(last), parse(s.default), parse(last)]);
   });
 
   it('switches: a flag beats a variable, a variable beats the file, true or false only', () => {
@@ -166,40 +162,24 @@ describe('precedence: flags > environment > config file > defaults', () => {
       ['k8s/', '*.ci.yaml'],
     );
     // A window's line has commas: the windows are separated by semicolons.
-    const windows = read('syncWindows', {
-      ENVSYNC_SYNC_WINDOWS: 'allow mon,tue 09:00 8h; deny * 22:00 8h',
-    });
-    expect(windows).toHaveLength(2);
-    expect(read('annotations', { GITHUB_ACTIONS: 'true' })).toBe('github');
-    expect(read('annotations', { GITHUB_ACTIONS: 'false' })).toBe('none');
-    expect(
-      resolveSetting(row('annotations'), {
-        flags: { annotations: 'none' },
-        env: { GITHUB_ACTIONS: 'true' },
-      }),
-    ).toBe('none');
+    const windows = 'allow mon,tue 09:00 8h; deny * 22:00 8h';
+    expect(read('syncWindows', { ENVSYNC_SYNC_WINDOWS: windows })).toHaveLength(2);
+    const actions = (value: string) => read('annotations', { GITHUB_ACTIONS: value });
+    expect([actions('true'), actions('false')]).toEqual(['github', 'none']);
+    const flags = { annotations: 'none' };
+    expect(resolveSetting(row('annotations'), { flags, env: { GITHUB_ACTIONS: 'true' } })).toBe(
+      'none',
+    );
   });
 
   it('paths from the config file are relative to it; patterns and URLs, and flags and variables, are not', () => {
     const paths = rows.filter(([, s]) => s.parse.path === true).map(([id]) => id);
-    expect(paths.sort()).toEqual(
-      [
-        'caFile',
-        'manifests',
-        'notifySecretFile',
-        'state',
-        'tokenDir',
-        'tokenFile',
-        'webhookSecretFile',
-      ].sort(),
-    );
+    const expected = 'caFile manifests notifySecretFile state tokenDir tokenFile webhookSecretFile';
+    expect(paths.sort()).toEqual(expected.split(' '));
     const file = { exclude: ['k8s/'], apiUrl: 'https://a' };
-    expect(resolveSetting(row('exclude'), { flags: {}, env: {}, file, fileDir: '/d' })).toEqual([
-      'k8s/',
-    ]);
-    expect(resolveSetting(row('apiUrl'), { flags: {}, env: {}, file, fileDir: '/d' })).toBe(
-      'https://a',
-    );
+    const fromFile = (id: string) =>
+      resolveSetting(row(id), { flags: {}, env: {}, file, fileDir: '/d' });
+    expect([fromFile('exclude'), fromFile('apiUrl')]).toEqual([['k8s/'], 'https://a']);
     const state = (flags: Flags, env: NodeJS.ProcessEnv) =>
       resolveSetting(row('state'), { flags, env, fileDir: '/d' });
     expect([state({ state: 'x/y' }, {}), state({}, { ENVSYNC_STATE: 'x/y' })]).toEqual([

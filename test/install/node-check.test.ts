@@ -10,14 +10,15 @@ import { accessSync, constants, existsSync, readFileSync, realpathSync } from 'n
 import { chmod, copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { lowestNode, nodeVersionProblem, RECOMMENDED_NODE_MAJOR } from '../../bin/node-version.js';
 import { runProcess } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const LAUNCHER = path.join(REPO, 'bin', 'envsync.js');
-const PACKAGE = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
+const read = (file: string) => readFileSync(path.join(REPO, file), 'utf8');
+const PACKAGE = JSON.parse(read('package.json')) as {
   version: string;
   engines: { node: string };
   scripts: Record<string, string>;
@@ -34,27 +35,23 @@ const ENV = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' }
 /** Every `node` on PATH (and the usual system places) older than package.json's engines allow. */
 function olderNodes(): { node: string; version: string }[] {
   const candidates = [
-    ...(process.env['PATH'] ?? '').split(path.delimiter).map((dir) => path.join(dir, 'node')),
+    ...ENV.PATH.split(path.delimiter).map((dir) => path.join(dir, 'node')),
     '/usr/bin/node',
     '/usr/local/bin/node',
-  ];
-  const seen = new Set<string>();
-  const found: { node: string; version: string }[] = [];
-  for (const candidate of candidates) {
+  ].filter((candidate) => {
     try {
       accessSync(candidate, constants.X_OK);
+      return true;
     } catch {
-      continue;
+      return false;
     }
-    const real = realpathSync(candidate);
-    if (seen.has(real)) continue;
-    seen.add(real);
-    const version = execFileSync(real, ['-p', 'process.versions.node'], {
-      encoding: 'utf8',
-    }).trim();
-    if (nodeVersionProblem(version, ENGINES) !== undefined) found.push({ node: real, version });
-  }
-  return found;
+  });
+  return [...new Set(candidates.map((candidate) => realpathSync(candidate)))]
+    .map((node) => {
+      const args = ['-p', 'process.versions.node'];
+      return { node, version: execFileSync(node, args, { encoding: 'utf8' }).trim() };
+    })
+    .filter(({ version }) => nodeVersionProblem(version, ENGINES) !== undefined);
 }
 
 describe('the Node version check, as a function', () => {
@@ -65,36 +62,22 @@ describe('the Node version check, as a function', () => {
     expect(nodeVersionProblem('22.22.0', '>=22.22.1')).toMatch(/needs Node\.js 22\.22\.1 or/);
   });
 
-  it.each(['18.0.0', '18.20.8', '20.20.2', '22.21.9', 'v22.0.0'])(
-    'refuses %s, to the patch',
-    (version) => {
-      expect(nodeVersionProblem(version, '>=22.22')).toMatch(
-        new RegExp(`^envsync needs Node\\.js 22\\.22 or newer \\(this is ${version}\\): [^\\n]+$`),
-      );
-    },
-  );
+  const REFUSED = ['18.0.0', '18.20.8', '20.20.2', '22.21.9', 'v22.0.0'];
+  it.each(REFUSED)('refuses %s, to the patch', (version) => {
+    const line = `^envsync needs Node\\.js 22\\.22 or newer \\(this is ${version}\\): [^\\n]+$`;
+    expect(nodeVersionProblem(version, '>=22.22')).toMatch(new RegExp(line));
+  });
 
-  it.each(['22.22.0', '22.22.1', '22.30.0', '23.0.0', '24.11.1', '30.1.2'])(
-    'accepts %s',
-    (version) => {
-      expect(nodeVersionProblem(version, '>=22.22')).toBeUndefined();
-    },
-  );
+  const ACCEPTED = ['22.22.0', '22.22.1', '22.30.0', '23.0.0', '24.11.1', '30.1.2'];
+  it.each(ACCEPTED)('accepts %s', (version) => {
+    expect(nodeVersionProblem(version, '>=22.22')).toBeUndefined();
+  });
 
-  it("reads package.json's engines, which the Node running the tests satisfies", () => {
-    expect(() => lowestNode(ENGINES)).not.toThrow();
+  it("reads package.json's engines, which this Node and the .nvmrc's satisfy; not a range it cannot read", () => {
     expect(nodeVersionProblem(process.versions.node, ENGINES)).toBeUndefined();
-  });
-
-  it('a range it cannot read is an error naming it, not a pass', () => {
-    expect(() => lowestNode('^22.22')).toThrow(/engines.node is "\^22\.22"/);
-  });
-
-  it('.nvmrc names the Node the message recommends, which engines allow', () => {
-    expect(readFileSync(path.join(REPO, '.nvmrc'), 'utf8').trim()).toBe(
-      String(RECOMMENDED_NODE_MAJOR),
-    );
+    expect(read('.nvmrc').trim()).toBe(String(RECOMMENDED_NODE_MAJOR));
     expect(nodeVersionProblem(`${RECOMMENDED_NODE_MAJOR}.0.0`, ENGINES)).toBeUndefined();
+    expect(() => lowestNode('^22.22')).toThrow(/engines.node is "\^22\.22"/);
   });
 });
 
@@ -103,28 +86,15 @@ const olds = olderNodes();
 const which = olds.map((old) => `${old.version} at ${old.node}`).join(', ') || 'none found';
 
 describe('the launcher, run by a real Node', () => {
-  const dirs: { cleanup: () => Promise<void> }[] = [];
-  afterEach(async () => {
-    await Promise.all(dirs.splice(0).map((dir) => dir.cleanup()));
-  });
-
   it(`an older Node (${which}) prints one line on stderr saying what to install, exits 1`, async () => {
     const seen: unknown[] = [];
     const expected: unknown[] = [];
-    for (const old of olds) {
+    for (const { node, version } of olds) {
       for (const args of [['--version'], ['run', '--manifests', 'examples/manifests']]) {
-        const { code, stdout, stderr } = await runProcess(old.node, [LAUNCHER, ...args], {
-          env: ENV,
-          cwd: REPO,
-        });
-        seen.push({ node: old.node, args, code, stdout, stderr });
-        expected.push({
-          node: old.node,
-          args,
-          code: 1,
-          stdout: '',
-          stderr: `${nodeVersionProblem(old.version, ENGINES)}\n`,
-        });
+        const result = await runProcess(node, [LAUNCHER, ...args], { env: ENV, cwd: REPO });
+        seen.push({ node, args, ...result });
+        const stderr = `${nodeVersionProblem(version, ENGINES)}\n`;
+        expected.push({ node, args, code: 1, signal: null, stdout: '', stderr });
       }
     }
     expect(seen).toEqual(expected);
@@ -133,47 +103,40 @@ describe('the launcher, run by a real Node', () => {
   it('Node 24 runs the CLI through it: --version and validate', async () => {
     const version = await runProcess(process.execPath, [LAUNCHER, '--version'], { env: ENV });
     expect(version).toMatchObject({ code: 0, stdout: `${PACKAGE.version}\n`, stderr: '' });
-    const validate = await runProcess(
-      process.execPath,
-      [LAUNCHER, 'validate', '--manifests', path.join(REPO, 'examples', 'manifests')],
-      { env: ENV },
-    );
+    const examples = path.join(REPO, 'examples', 'manifests');
+    const args = [LAUNCHER, 'validate', '--manifests', examples];
+    const validate = await runProcess(process.execPath, args, { env: ENV });
     expect(validate.code, validate.stderr).toBe(0);
     expect(validate.stdout).toMatch(/^valid: /);
   });
 
   it('runs dist/cli.js when it is there (the package), else src/cli.ts (a checkout)', async () => {
     const tmp = await tempDir('envsync-launcher-');
-    dirs.push(tmp);
-    await mkdir(tmp.path('bin'));
-    for (const file of ['envsync.js', 'node-version.js']) {
-      await copyFile(path.join(REPO, 'bin', file), tmp.path('bin', file));
+    try {
+      await mkdir(tmp.path('bin'));
+      for (const file of ['bin/envsync.js', 'bin/node-version.js', 'package.json']) {
+        await copyFile(path.join(REPO, file), tmp.path(file));
+      }
+      await chmod(tmp.path('bin', 'envsync.js'), 0o755);
+      const echo = (name: string) =>
+        `process.stdout.write(\`${name} \${process.argv.slice(2).join(' ')}\\n\`);\n`;
+      await tmp.write('src/cli.ts', echo('src'));
+      const run = () =>
+        runProcess(process.execPath, [tmp.path('bin', 'envsync.js'), 'plan', '-x'], { env: ENV });
+      expect(await run()).toMatchObject({ code: 0, stdout: 'src plan -x\n', stderr: '' });
+      await tmp.write('dist/cli.js', echo('dist'));
+      expect(existsSync(tmp.path('dist', 'cli.js'))).toBe(true);
+      expect(await run()).toMatchObject({ code: 0, stdout: 'dist plan -x\n', stderr: '' });
+    } finally {
+      await tmp.cleanup();
     }
-    await chmod(tmp.path('bin', 'envsync.js'), 0o755);
-    await copyFile(path.join(REPO, 'package.json'), tmp.path('package.json'));
-    await tmp.write(
-      'src/cli.ts',
-      "process.stdout.write(`src ${process.argv.slice(2).join(' ')}\\n`);\n",
-    );
-    const run = () =>
-      runProcess(process.execPath, [tmp.path('bin', 'envsync.js'), 'plan', '-x'], { env: ENV });
-    expect(await run()).toMatchObject({ code: 0, stdout: 'src plan -x\n', stderr: '' });
-    await tmp.write(
-      'dist/cli.js',
-      "process.stdout.write(`dist ${process.argv.slice(2).join(' ')}\\n`);\n",
-    );
-    expect(existsSync(tmp.path('dist', 'cli.js'))).toBe(true);
-    expect(await run()).toMatchObject({ code: 0, stdout: 'dist plan -x\n', stderr: '' });
   });
 });
 
 describe('a checkout on an older Node', () => {
   /** The Node the `node` dev dependency installed, as its package names it. */
-  const bundled = (
-    JSON.parse(readFileSync(path.join(REPO, 'node_modules', 'node', 'package.json'), 'utf8')) as {
-      version: string;
-    }
-  ).version;
+  const bundled = (JSON.parse(read('node_modules/node/package.json')) as { version: string })
+    .version;
   /**
    * A shell's PATH with `old`'s folder first and none of the node_modules/.bin folders `npm test`
    * put on it, and none of the variables npm sets for a script's children.
@@ -182,17 +145,16 @@ describe('a checkout on an older Node', () => {
     ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))),
     PATH: [
       path.dirname(old),
-      ...(process.env['PATH'] ?? '')
-        .split(path.delimiter)
-        .filter((dir) => !dir.split(path.sep).includes('node_modules')),
+      ...ENV.PATH.split(path.delimiter).filter(
+        (dir) => !dir.split(path.sep).includes('node_modules'),
+      ),
     ].join(path.delimiter),
   });
 
   it('the node dev dependency is Node 24, for development only: the package does not need it', () => {
-    expect(PACKAGE.devDependencies?.['node']).toMatch(
-      new RegExp(`^\\^${RECOMMENDED_NODE_MAJOR}\\.`),
-    );
-    expect(bundled).toMatch(new RegExp(`^${RECOMMENDED_NODE_MAJOR}\\.`));
+    const major = RECOMMENDED_NODE_MAJOR;
+    expect(PACKAGE.devDependencies?.['node']).toMatch(new RegExp(`^\\^${major}\\.`));
+    expect(bundled).toMatch(new RegExp(`^${major}\\.`));
     for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies'] as const) {
       expect(Object.keys(PACKAGE[field] ?? {}), field).not.toContain('node');
     }
@@ -203,11 +165,8 @@ describe('a checkout on an older Node', () => {
   it(`npm, run by an older Node (${which}), runs the scripts with the Node 24 of node_modules/.bin`, async () => {
     const seen: unknown[] = [];
     for (const old of olds) {
-      const result = await runProcess(
-        'npm',
-        ['exec', '--offline', '--', 'node', '-p', 'process.versions.node'],
-        { env: shellEnv(old.node), cwd: REPO },
-      );
+      const args = ['exec', '--offline', '--', 'node', '-p', 'process.versions.node'];
+      const result = await runProcess('npm', args, { env: shellEnv(old.node), cwd: REPO });
       seen.push({ old: old.version, code: result.code, stdout: result.stdout });
     }
     expect(seen).toEqual(
