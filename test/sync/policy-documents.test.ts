@@ -99,12 +99,8 @@ describe('policy documents (kosli profile)', () => {
 
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(sync.code, sync.stderr).toBe(0);
-    expect(report(sync.stdout).summary['policyDocuments']).toEqual({
-      create: 1,
-      update: 0,
-      applied: 1,
-      failed: 0,
-    });
+    const summary = { create: 1, update: 0, applied: 1, failed: 0 };
+    expect(report(sync.stdout).summary['policyDocuments']).toEqual(summary);
     expect(await held(api)).toEqual([
       { name: 'prod-requirements', description: 'What production needs', versions: [POLICY] },
     ]);
@@ -159,7 +155,7 @@ describe('policy documents (kosli profile)', () => {
     await write(MANIFEST('x', 'prod-requirements, pci'));
     await tmp().write(
       'manifests/beta.yaml',
-      'org: beta\nenvironments:\n  - name: web\n    type: K8S\n    description: Web\n',
+      'org: beta\nenvironments: [{name: web, type: K8S, description: W}]\n',
     );
     const plan = await run(api.url, ['sync', '-o', 'json']);
     expect(plan.code).toBe(1);
@@ -192,7 +188,7 @@ describe('policy documents (kosli profile)', () => {
     await rm(tmp().path('manifests/policies/prod-requirements.yaml'));
     await tmp().write(
       'manifests/acme.yaml',
-      'org: acme\nenvironments:\n  - name: production\n    type: K8S\n    description: Production\n    policies: [prod-requirements]\n',
+      MANIFEST().replace(/policies:\n[^]*environments/, 'environments'),
     );
     const plan = await run(api.url, ['plan'], ['--detailed-exitcode']);
     expect(plan.code, plan.stdout).toBe(0);
@@ -211,7 +207,7 @@ describe('policy documents (kosli profile)', () => {
     await write(MANIFEST(), huge);
     await tmp().write(
       'manifests/other.yaml',
-      'org: acme\nenvironments:\n  - name: staging\n    type: S3\n    description: Staging\n',
+      'org: acme\nenvironments: [{name: staging, type: S3, description: S}]\n',
     );
     const sync = await run(api.url, ['sync', '-o', 'json'], ['--max-file-bytes', '2097152']);
     expect(sync.code).toBe(1);
@@ -230,10 +226,8 @@ describe('policy documents (kosli profile)', () => {
     expect((await api.getStore()).orgs['acme']?.map((e) => e.name)).toEqual(['staging']);
     await write();
     expect((await run(api.url, ['sync'])).code).toBe(0);
-    expect((await api.getStore()).orgs['acme']?.map((e) => e.name)).toEqual([
-      'production',
-      'staging',
-    ]);
+    const names = (await api.getStore()).orgs['acme']?.map((e) => e.name);
+    expect(names).toEqual(['production', 'staging']);
   });
 });
 

@@ -6,10 +6,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { integrityOf } from '../../src/engine/saved-plan.ts';
-import { envsyncInProcess } from '../helpers/cli.ts';
-import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+import { json, putsAndGets, syncWorld } from '../helpers/sync-world.ts';
 
-const { tmp, emulator, run } = syncWorld();
+const { tmp, emulator, run, cli } = syncWorld();
 
 const ENV = (name: string, extra = '') =>
   `  - name: ${name}\n    type: K8S\n    description: Web tier\n${extra}`;
@@ -42,7 +41,7 @@ describe('renamed_from', () => {
         ),
       },
     ]);
-    expect((await api.getRequests(100)).filter((r) => r.method !== 'GET')).toEqual([]);
+    expect((await putsAndGets(api)).writes).toEqual([]);
   });
 
   it('creates the new name, and says so, when the service has neither; in text, markdown and JSON', async () => {
@@ -78,13 +77,14 @@ async function rewrite(file: string, edit: (plan: Plan) => void) {
 describe('prune with a manifest file that cannot be read', () => {
   it('archives nothing while a file names no org, sends the rest, and archives once it reads', async () => {
     const api = await emulator({ profile: 'kosli', orgs: ['acme'] });
+    const old = {
+      name: 'old',
+      type: 'K8S',
+      description: 'd',
+      tags: { 'managed-by': 'envsync/acme' },
+    };
     await api.putStore({
-      orgs: {
-        acme: [
-          { name: 'web', type: 'K8S', description: 'Web tier' },
-          { name: 'old', type: 'K8S', description: 'd', tags: { 'managed-by': 'envsync/acme' } },
-        ],
-      },
+      orgs: { acme: [{ name: 'web', type: 'K8S', description: 'Web tier' }, old] },
     });
     await tmp().write(
       'manifests/acme.yaml',
@@ -94,15 +94,11 @@ describe('prune with a manifest file that cannot be read', () => {
     await tmp().write('manifests/broken.yaml', 'environments: [\n  - name: old\n');
     const held = await run(api.url, ['sync'], ['-o', 'json']);
     expect(held.code).toBe(1);
-    const org = json(held.stdout).orgs[0] as unknown as {
-      archives: { name: string; result: string; error?: string }[];
-    };
-    expect(org.archives).toMatchObject([
+    expect(json(held.stdout).orgs[0]?.archives).toMatchObject([
       { name: 'old', result: 'failed', error: expect.stringContaining('none is archived until') },
     ]);
-    const sent = (await api.getRequests(100)).filter((r) => r.method !== 'GET');
     // The create of "new" (with its ownership tag) is sent: only the archives wait.
-    expect(sent.map((r) => `${r.method} ${r.path}`)).toEqual([
+    expect((await putsAndGets(api)).writes).toEqual([
       'PUT /api/v2/environments/acme',
       'PATCH /api/v2/tags/acme/environment/new',
     ]);
@@ -110,7 +106,7 @@ describe('prune with a manifest file that cannot be read', () => {
     await tmp().write('manifests/broken.yaml', '');
     const archived = await run(api.url, ['sync'], ['-o', 'json']);
     expect(archived.code, archived.stdout).toBe(0);
-    expect((await api.getRequests(100)).some((r) => r.path.endsWith('/old/archive'))).toBe(true);
+    expect((await putsAndGets(api)).writes).toContain('PUT /api/v2/environments/acme/old/archive');
   });
 });
 
@@ -152,7 +148,7 @@ describe('saved plans with renames and archives', () => {
     expect(notPruned.stderr).toContain(
       'the plan prunes it, but its manifests do not say "prune: true"',
     );
-    expect((await api.getRequests(100)).filter((r) => r.method !== 'GET')).toEqual([]);
+    expect((await putsAndGets(api)).writes).toEqual([]);
   });
 
   it('refuses a resealed plan whose rename names another old name than the manifests', async () => {
@@ -172,7 +168,7 @@ describe('saved plans with renames and archives', () => {
     expect(sync.stderr).toContain(
       'the plan renames it from "api", the manifests declare renamed_from "web"',
     );
-    expect((await api.getRequests(100)).filter((r) => r.method !== 'GET')).toEqual([]);
+    expect((await putsAndGets(api)).writes).toEqual([]);
   });
 });
 
@@ -182,10 +178,7 @@ describe('export', () => {
       ['web-2'],
       `org: acme\nprune: true\nenvironments:\n${ENV('web-2', '    renamed_from: web\n')}`,
     );
-    const exported = await envsyncInProcess(['export', '--org', 'acme', '--api-url', api.url], {
-      env: { ENVSYNC_TOKEN: TOKEN },
-      cwd: tmp().dir,
-    });
+    const exported = await cli(['export', '--org', 'acme', '--api-url', api.url]);
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stdout).toContain('name: web-2');
     expect(exported.stdout).not.toMatch(/prune|renamed_from/);
