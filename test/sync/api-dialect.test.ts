@@ -1,7 +1,4 @@
-/**
- * `--api-dialect contract|kosli|auto`: which API a run talks to, read from the first listing's
- * shape under `auto`, said once in the log and shown in the plan (text, markdown, JSON).
- */
+/** `--api-dialect contract|kosli|auto`: read from the first listing under auto, said and shown. */
 import { describe, expect, it } from 'vitest';
 import { json, putsAndGets, syncWorld } from '../helpers/sync-world.ts';
 

@@ -1,7 +1,4 @@
-/**
- * The default state file, `.envsync/state.json` in the working directory: the sync that creates
- * it says so, once, and nothing else does (a state file named by --state, a later sync, a plan).
- */
+/** The default state file `.envsync/state.json`: only the sync that creates it says so. */
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { syncWorld } from '../helpers/sync-world.ts';

@@ -1,9 +1,4 @@
-/**
- * The production service's dialect: nine types, logical environments and their members,
- * require_provenance. Each against the emulator's `kosli` profile (production as
- * observed) and its `spec` profile (the contract); listings in production's own shapes are in
- * left-alone.test.ts.
- */
+/** The production dialect (nine types, logical environments, require_provenance), both profiles. */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { json, syncWorld } from '../helpers/sync-world.ts';

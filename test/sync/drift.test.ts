@@ -1,8 +1,4 @@
-/**
- * Drift named as drift by the one-shot commands, against the emulator over real HTTP in both of
- * its profiles: a value changed on the service behind envsync's back is `drift` in every format
- * of the plan, `sync` says it healed it, and a manifest change after it is a `change` again.
- */
+/** Drift named as drift by the one-shot commands, in both profiles of the emulator. */
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { TestEmulator } from '../helpers/emulator.ts';

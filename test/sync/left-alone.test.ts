@@ -1,7 +1,6 @@
 /**
- * A field that a manifest leaves out is never changed, and a plan shows every value a sync will
- * set: against the emulator in both profiles (the contract's `spec`, production's `kosli`) and
- * against fakes that answer in each listing shape and record the PUT bodies they receive.
+ * A field a manifest leaves out is never changed, and a plan shows every value a sync sets: in
+ * both profiles, and against fakes that list in each shape and record the PUT bodies.
  */
 import { readFile, rm } from 'node:fs/promises';
 import { request } from 'undici';

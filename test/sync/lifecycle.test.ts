@@ -1,11 +1,4 @@
-/**
- * The whole life of an environment from git, on the kosli profile over HTTP: created with tags
- * and policies, renamed (its history kept), its tags changed, a policy detached, removed from git
- * under `prune: true` and archived, an environment envsync does not own left alone and named, the
- * mass-archive guard refusing six at the default limit (and a reviewed saved plan applying them),
- * a policy file change making a new version; then a plan with a fresh state file has nothing to
- * do.
- */
+/** The whole life of environments from git on the kosli profile; then a fresh plan is clean. */
 import { readFile, rm } from 'node:fs/promises';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';

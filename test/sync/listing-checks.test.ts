@@ -1,8 +1,4 @@
-/**
- * A listing is checked before it is believed, in each of its shapes over real HTTP: the spec's
- * `{"env": [...]}` and production's bare array (the emulator's two profiles, with listing faults),
- * and the paginated envelope (a small fake that pages by one, so every page is read).
- */
+/** A listing is checked before it is believed, in each of its three shapes. */
 import { describe, expect, it } from 'vitest';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';

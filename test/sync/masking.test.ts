@@ -1,11 +1,6 @@
 /**
  * The token is masked where text leaves envsync, never in the data it compares, applies and
- * records: against the emulator over real HTTP, with a token per org (`--token-dir`) whose org
- * shares a few characters with it. An org, an environment or a description that shares fewer than
- * 12 characters with a token is compared, applied and shown as it is; a value the service holds
- * that holds the token is never written into a file masked, where a later sync would send it back
- * (export leaves it out and says which, the state file records it as not known, a plan that would
- * send it is not saved).
+ * records: a token per org, whose org shares a few characters with it.
  */
 import { readFile } from 'node:fs/promises';
 import { beforeEach, describe, expect, it } from 'vitest';

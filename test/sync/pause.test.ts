@@ -1,9 +1,4 @@
-/**
- * The one-shot commands and the pause buttons, against the emulator over HTTP: an org whose
- * manifests say `suspend: true` is planned and sent nothing; `sync` obeys the sync windows at the
- * time it is given (an injected clock, never a wait) unless `--ignore-windows`, which it logs; and
- * `sync --observe` is refused with a pointer to `plan`.
- */
+/** `suspend: true`, sync windows (an injected clock, never a wait) and `sync --observe`. */
 import { describe, expect, it } from 'vitest';
 import { json, putsAndGets, syncWorld } from '../helpers/sync-world.ts';
 

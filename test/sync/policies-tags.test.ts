@@ -1,10 +1,6 @@
 /**
- * Policies and tags through their own operations in the kosli dialect: attached and detached with
- * POST and DELETE, tags set and removed with one PATCH, after the environment's PUT, which never
- * carries policies; planned as a line per policy and tag; verified by the next listing; carried
- * by saved plans exactly as reviewed. And the contract dialect: policies in the PUT body (what it
- * cannot send is refused in api-dialect.test.ts). Against the emulator over HTTP, through
- * a proxy that records the bodies envsync sends.
+ * Policies and tags through their own operations in the kosli dialect, in the PUT body in the
+ * contract's; through a proxy that records the bodies envsync sends.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { request } from 'undici';

@@ -1,8 +1,4 @@
-/**
- * Policy documents in saved plans (`plan --out`, `sync --plan`): the upload applied is exactly the
- * one reviewed, or nothing is sent; and the comment an upload carries names the git revision of a
- * git-sync worktree.
- */
+/** Policy document uploads in saved plans, and the comment each upload carries. */
 import { readFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { integrityOf } from '../../src/engine/saved-plan.ts';

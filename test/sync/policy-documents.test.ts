@@ -1,9 +1,4 @@
-/**
- * Policy documents as code, against the emulator's kosli profile over real HTTP: the manifests'
- * top-level `policies:` name each document's file; plan shows the uploads, sync makes a version
- * only when the text changes, environments attaching an unknown policy hold their org back, and
- * export writes the documents and their files.
- */
+/** Policy documents as code, against the emulator's kosli profile. */
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { TestEmulator } from '../helpers/emulator.ts';

@@ -1,8 +1,4 @@
-/**
- * `renamed_from` and `prune` at the edges, on the kosli profile over HTTP: a rename onto a name
- * the service has too, a rename from a name it does not have, every output format, saved plans
- * that were rewritten to rename or archive something else, and `export`, which writes neither key.
- */
+/** `renamed_from` and `prune` at the edges, on the kosli profile. */
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { integrityOf } from '../../src/engine/saved-plan.ts';

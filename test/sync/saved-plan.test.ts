@@ -1,8 +1,4 @@
-/**
- * `sync --plan FILE` applies exactly what was reviewed, or nothing: against the emulator over
- * real HTTP, in both profiles, a file that was tampered with, cut, or that does not match the
- * manifests is refused before any request, and an untouched one is applied.
- */
+/** `sync --plan FILE` applies exactly what was reviewed, or nothing, in both profiles. */
 import { createHash } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import fc from 'fast-check';

@@ -1,9 +1,6 @@
 /**
- * A token per org (`--token-dir`), against the emulator's kosli profile over real HTTP, where each
- * token is allowed its own org only (a request with another org's token is refused, 403): plan,
- * sync (its tags, policies and policy documents too), sync --plan and export send each org's
- * requests with that org's token; an org with no file uses the default token, or fails alone,
- * naming itself and the directory, with no request sent for it.
+ * A token per org (`--token-dir`), against an emulator that allows each token its own org only
+ * (another org's token is refused, 403).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, symlink } from 'node:fs/promises';

@@ -1,9 +1,6 @@
 /**
- * Every operation is verified like a PUT: after a sync envsync reads back what it changed, and an
- * archive, rename, policy document upload, attach or tag change that the service answered but did
- * not carry out is `not converged` (exit 1, in every format), sent once in the run, and, in the
- * daemon, keeps the org from showing `synced` and is announced. The emulator's `ignoredWrites`
- * fault answers those requests as if done, and does nothing.
+ * Every operation is verified: the emulator's `ignoredWrites` fault answers a write as if done and
+ * does nothing, and envsync must say `not converged`.
  */
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
