@@ -22,7 +22,7 @@ async function within<T, U>(promise: Promise<T>, ms: number, late: () => U): Pro
       try {
         resolve(late());
       } catch (error) {
-        reject(error as Error);
+        reject(error);
       }
     }, ms);
   });

@@ -7,7 +7,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { Behaviour } from '../notify/receiver.ts';
 import { startReceiver } from '../notify/receiver.ts';
-import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import { useDaemonWorld, type startTestDaemon } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'Nt9redir-Kq4Zx7Lm2';
