@@ -22,50 +22,40 @@ import {
 
 /**
  * examples/kubernetes has no cluster to run in here, so these tests hold its YAML to what envsync
- * and git-sync really accept and answer, and to how the pieces must line up. Both variants are
- * checked: base/ as ../ applies it (one replica), and with sharded/'s patch applied to it
- * (test/system/kustomize.test.ts checks that kustomize renders sharded/ the same).
+ * and git-sync really accept and answer, and to how the pieces must line up, in both variants:
+ * base/ (one replica) and with sharded/'s patch applied (test/system/kustomize.test.ts checks
+ * that kustomize renders sharded/ the same).
  */
 
 const DIR = fileURLToPath(new URL('../../examples/kubernetes/', import.meta.url));
 const PACKAGE = fileURLToPath(new URL('../../package.json', import.meta.url));
 
-interface Mount {
-  name: string;
-  mountPath: string;
-  readOnly?: boolean;
-  subPath?: string;
-}
-interface Probe {
-  httpGet?: { path: string; port: string | number };
-}
-interface Container {
+type Strings = Record<string, string>;
+type Mount = { name: string; mountPath: string; readOnly?: boolean; subPath?: string };
+type Probe = { httpGet?: { path: string; port: string | number } };
+type Container = {
   name: string;
   image: string;
   args?: string[];
   ports?: { name?: string; containerPort: number }[];
   livenessProbe?: Probe;
   readinessProbe?: Probe;
-  resources?: {
-    requests?: Record<string, string>;
-    limits?: Record<string, string>;
-  };
+  resources?: { requests?: Strings; limits?: Strings };
   securityContext?: {
     runAsUser?: number;
     runAsGroup?: number;
-    runAsNonRoot?: boolean;
     allowPrivilegeEscalation?: boolean;
     readOnlyRootFilesystem?: boolean;
     capabilities?: { drop?: string[] };
   };
   volumeMounts?: Mount[];
-}
-interface Volume {
+};
+type Volume = {
   name: string;
   emptyDir?: object;
-  secret?: { secretName: string; items?: { key: string; path: string }[] };
-}
-interface PodSpec {
+  secret?: { secretName: string; items?: object[] };
+};
+type PodSpec = {
   terminationGracePeriodSeconds?: number;
   serviceAccountName?: string;
   automountServiceAccountToken?: boolean;
@@ -73,72 +63,59 @@ interface PodSpec {
   initContainers?: Container[];
   containers: Container[];
   volumes?: Volume[];
-}
-interface Selector {
-  matchLabels?: Record<string, string>;
-}
-interface Resource {
+};
+type Selector = { matchLabels?: Strings };
+type Resource = {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; labels?: Record<string, string> };
-  spec?: Record<string, unknown>;
-  stringData?: Record<string, string>;
-  data?: Record<string, string>;
+  metadata: { name: string; labels?: Strings };
+  stringData?: Strings;
+  data?: Strings;
   automountServiceAccountToken?: boolean;
-}
-interface Workload extends Resource {
+};
+type Workload = Resource & {
   spec: {
     replicas?: number;
     serviceName?: string;
     podManagementPolicy?: string;
     persistentVolumeClaimRetentionPolicy?: { whenScaled?: string; whenDeleted?: string };
-    selector: { matchLabels: Record<string, string> };
-    template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+    selector: { matchLabels: Strings };
+    template: { metadata: { labels: Strings }; spec: PodSpec };
     volumeClaimTemplates?: {
       metadata: { name: string };
-      spec: { accessModes?: string[]; resources?: { requests?: Record<string, string> } };
+      spec: { accessModes?: string[]; resources?: { requests?: Strings } };
     }[];
   };
-}
-interface Service extends Resource {
+};
+type Service = Resource & {
   spec: {
     clusterIP?: string;
     publishNotReadyAddresses?: boolean;
-    selector: Record<string, string>;
+    selector: Strings;
     ports: { name: string; port: number; targetPort: string | number }[];
   };
-}
-interface ServiceMonitor extends Resource {
-  spec: {
-    selector: { matchLabels: Record<string, string> };
-    endpoints: { port: string; path: string }[];
-  };
-}
-interface PodDisruptionBudget extends Resource {
+};
+type ServiceMonitor = Resource & {
+  spec: { selector: { matchLabels: Strings }; endpoints: { port: string; path: string }[] };
+};
+type PodDisruptionBudget = Resource & {
   spec: {
     maxUnavailable?: number | string;
     minAvailable?: number | string;
     unhealthyPodEvictionPolicy?: string;
     selector: Selector;
   };
-}
-interface Peer {
-  podSelector?: Selector;
-  namespaceSelector?: Selector;
-  ipBlock?: { cidr: string; except?: string[] };
-}
-interface PolicyPort {
-  protocol?: string;
-  port?: number | string;
-}
-interface NetworkPolicy extends Resource {
+};
+type Peer = { podSelector?: Selector; namespaceSelector?: Selector; ipBlock?: { cidr: string } };
+type Rule = { ports?: { protocol?: string; port?: number | string }[] };
+type NetworkPolicy = Resource & {
   spec: {
     podSelector: Selector;
     policyTypes?: string[];
-    ingress?: { from?: Peer[]; ports?: PolicyPort[] }[];
-    egress?: { to?: Peer[]; ports?: PolicyPort[] }[];
+    ingress?: (Rule & { from?: Peer[] })[];
+    egress?: (Rule & { to?: Peer[] })[];
   };
-}
+};
 
 async function loadAll(): Promise<Map<string, Resource[]>> {
   const files = new Map<string, Resource[]>();

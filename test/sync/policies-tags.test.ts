@@ -221,10 +221,7 @@ describe('the kosli dialect', () => {
 describe('saved plans carry the requests beside the PUT', () => {
   type Plan = {
     integrity?: string;
-    orgs: {
-      dialect: string;
-      changes: { name: string; requests: Record<string, unknown> }[];
-    }[];
+    orgs: { dialect: string; changes: { name: string; requests: Record<string, unknown> }[] }[];
   };
   const planFile = () => tmp().path('plan.json');
   const readPlan = async () => JSON.parse(await readFile(planFile(), 'utf8')) as Plan;

@@ -93,9 +93,7 @@ function badgeOf(page: Page, org: string): Locator {
 }
 
 /** The browser's own function, for code `evaluate` runs in the page (the tests have no DOM types). */
-declare function getComputedStyle(element: unknown): {
-  getPropertyValue(property: string): string;
-};
+declare function getComputedStyle(element: unknown): { getPropertyValue(property: string): string };
 
 /** A property of an element's computed style, as the browser gives it (colours as `rgb(...)`). */
 function computed(locator: Locator, property: string): Promise<string> {
