@@ -306,7 +306,7 @@ describe('examples/kubernetes', () => {
       expect(settings.apiUrl).toMatch(/^https:\/\//);
       expect(daemon.listen).toEqual({ host: '0.0.0.0', port: 9464 });
       expect(envsyncContainer.ports).toContainEqual({ name: 'metrics', containerPort: 9464 });
-      const probe = (path: string) => ({ path, port: 'metrics' });
+      const probe = (at: string) => ({ path: at, port: 'metrics' });
       expect(envsyncContainer.livenessProbe?.httpGet).toEqual(probe('/healthz'));
       expect(envsyncContainer.readinessProbe?.httpGet).toEqual(probe('/readyz'));
       // The kubelet's SIGKILL must not cut the graceful stop short.

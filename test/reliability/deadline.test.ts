@@ -130,13 +130,8 @@ describe('--deadline bounds a whole one-shot run, throttled waits included', () 
   });
 
   it('--max-response-bytes: an oversized listing fails its org, downloaded once; others go on', async () => {
-    const env = (i: number) => ({
-      org: 'acme',
-      name: `env-${i}`,
-      type: 'S3',
-      description: 'x'.repeat(40),
-    });
-    const big = JSON.stringify({ env: Array.from({ length: 300 }, (_, i) => env(i)) });
+    const entry = (i: number) => ({ name: `env-${i}`, type: 'S3', description: 'x'.repeat(40) });
+    const big = JSON.stringify({ env: Array.from({ length: 300 }, (_, i) => entry(i)) });
     api = await startFakeApi((req, res) =>
       res.writeHead(200).end(req.url?.includes('/acme') === true ? big : '{"env":[]}'),
     );

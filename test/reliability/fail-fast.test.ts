@@ -268,7 +268,10 @@ describe('the token refused on every org', { timeout: 120_000 }, () => {
   it('403 on every org: said once; 403 on some orgs only: each says its own', async () => {
     const all = await startTestEmulator({ tokens: [{ token: TOKEN, orgs: ['other'] }] });
     const some = await startTestEmulator({ tokens: [{ token: TOKEN, orgs: ['acme'] }] });
-    cleanups.push(all.close, some.close);
+    cleanups.push(
+      () => all.close(),
+      () => some.close(),
+    );
     const refused = await run(args('plan', all.url));
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain(

@@ -240,7 +240,13 @@ describe('property: the loader never throws', () => {
   it('on random bytes and random YAML-ish text', async () => {
     const token = fc.constantFrom(
       ...`org: environments: [ ] { } &a *a <<: --- " ' # !!str yes ~ | >`.split(' '),
-      ...['- name:', ' type: K8S', '\n', '  ', '? ', ': ', '%YAML 1.1'],
+      '- name:',
+      ' type: K8S',
+      '\n',
+      '  ',
+      '? ',
+      ': ',
+      '%YAML 1.1',
     );
     await fc.assert(
       fc.asyncProperty(
