@@ -34,7 +34,7 @@ async function within<T, U>(promise: Promise<T>, ms: number, late: () => U): Pro
 }
 
 /** Keeps what a child writes, and resolves on its exit (rejects if it cannot start). */
-function watch(child: ChildProcess) {
+export function watchChild(child: ChildProcess) {
   let stdout = '';
   let stderr = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -57,7 +57,7 @@ export async function runProcess(
   }: { env: NodeJS.ProcessEnv; cwd?: string | undefined; timeoutMs?: number },
 ): Promise<CliResult> {
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output = watch(child);
+  const output = watchChild(child);
   const exit = await within(output.exited, timeoutMs, () => {
     child.kill('SIGKILL');
     throw new Error(
@@ -216,7 +216,7 @@ export function startEnvsync(
     env: cleanEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const { stdout, stderr, exited } = watch(child);
+  const { stdout, stderr, exited } = watchChild(child);
   const running = () => child.exitCode === null && child.signalCode === null;
   const logs = () =>
     stderr()
@@ -258,7 +258,7 @@ export async function inTerminal(
   const child = spawn('script', ['-qec', command, '/dev/null'], {
     env: { PATH: process.env['PATH'] ?? '', TERM: 'xterm', ...env },
   });
-  const { stdout, exited } = watch(child);
+  const { stdout, exited } = watchChild(child);
   await exited;
   return stdout();
 }

@@ -134,9 +134,11 @@ export function useDaemonWorld(tokens: NonNullable<EmulatorOptions['tokens']>) {
   let tmp: TempDir | undefined;
   let api: TestEmulator | undefined;
   const cleanups: (() => Promise<void>)[] = [];
+  const emulator = (served: typeof tokens) =>
+    startTestEmulator({ profile: 'kosli', tokens: served, policyDocuments: DOCUMENTS });
   beforeEach(async () => {
     tmp = await tempDir();
-    api = await startTestEmulator({ profile: 'kosli', tokens, policyDocuments: DOCUMENTS });
+    api = await emulator(tokens);
   });
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
@@ -180,11 +182,7 @@ export function useDaemonWorld(tokens: NonNullable<EmulatorOptions['tokens']>) {
     /** Stops this test's emulator and starts another, serving `others` instead. */
     async restartEmulator(others: NonNullable<EmulatorOptions['tokens']>): Promise<TestEmulator> {
       await api?.close();
-      api = await startTestEmulator({
-        profile: 'kosli',
-        tokens: others,
-        policyDocuments: DOCUMENTS,
-      });
+      api = await emulator(others);
       return api;
     },
   };

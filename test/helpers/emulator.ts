@@ -23,6 +23,7 @@ export type {
   StoreDocument,
 };
 
+import { watchChild } from './cli.ts';
 import { CLI as CLI_PATH } from './entry.ts';
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -181,10 +182,11 @@ export interface SpawnedEmulator {
 }
 
 /**
- * Runs the compiled CLI's `emulator --port 0 ...args` and resolves once its first stdout line,
- * `listening on http://...`, arrives. Rejects (and kills the child) if it exits or stays silent.
+ * Runs the CLI's `emulator --port 0 ...args` and resolves once its first stdout line, `listening
+ * on http://...`, arrives. Rejects (and kills the child) if it exits, says something else, or stays
+ * silent for `timeoutMs`.
  */
-export function spawnEmulator(
+export async function spawnEmulator(
   args: readonly string[],
   {
     timeoutMs = 15_000,
@@ -205,56 +207,37 @@ export function spawnEmulator(
     bin === undefined ? [CLI_PATH, ...command] : command,
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      ...(cwd === undefined ? {} : { cwd }),
-      ...(env === undefined ? {} : { env }),
+      cwd,
+      env,
     },
   );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8');
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const exit = new Promise<ExitInfo>((resolve) => {
-    child.once('close', (code, signal) => resolve({ code, signal }));
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`emulator did not start within ${timeoutMs} ms; stderr:\n${stderr}`));
-    }, timeoutMs);
-    const onStdout = (chunk: string): void => {
-      stdout += chunk;
-      const newline = stdout.indexOf('\n');
-      if (newline < 0) return;
-      clearTimeout(timer);
-      const first = stdout.slice(0, newline);
-      const match = /^listening on (http:\/\/\S+)$/.exec(first);
-      if (match?.[1] === undefined) {
-        child.kill('SIGKILL');
-        reject(new Error(`unexpected first stdout line: ${JSON.stringify(first)}`));
-        return;
-      }
-      const url = match[1];
-      resolve({
-        url,
-        child,
-        stop: async (signal = 'SIGTERM') => {
-          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-          return exit;
-        },
-        exited: () => exit,
-        stderr: () => stderr,
-        stdout: () => stdout,
-      });
-    };
-    child.stdout.on('data', onStdout);
-    void exit.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(
-        new Error(`emulator exited (code ${code}, signal ${signal}) before listening:\n${stderr}`),
-      );
-    });
-  });
+  const { stdout, stderr, exited } = watchChild(child);
+  let exit: ExitInfo | undefined;
+  void exited.then((info) => (exit = info));
+  const deadline = Date.now() + timeoutMs;
+  const fail = (why: string) => {
+    child.kill('SIGKILL');
+    return new Error(`emulator ${why}; stderr:\n${stderr()}`);
+  };
+  let lines = stdout().split('\n');
+  while (lines.length < 2) {
+    if (exit !== undefined)
+      throw fail(`exited (code ${exit.code}, signal ${exit.signal}) before listening`);
+    if (Date.now() > deadline) throw fail(`did not start within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    lines = stdout().split('\n');
+  }
+  const url = /^listening on (http:\/\/\S+)$/.exec(lines[0] ?? '')?.[1];
+  if (url === undefined) throw fail(`said first ${JSON.stringify(lines[0])}`);
+  return {
+    url,
+    child,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+    exited: () => exited,
+    stderr,
+    stdout,
+  };
 }
