@@ -2,7 +2,9 @@
  * The world of the sync tests: a temp folder, emulators on loopback, the CLI against them. A test
  * file calls `syncWorld()` once at its top; its hooks clean up after each test.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach } from 'vitest';
+import { integrityOf } from '../../src/engine/saved-plan.ts';
 import { envsync, envsyncInProcess } from './cli.ts';
 import { FIXTURE_POLICIES, startTestEmulator, type TestEmulator } from './emulator.ts';
 import { ACME } from './fixtures.ts';
@@ -55,6 +57,16 @@ export async function putsAndGets(api: TestEmulator, from = 0) {
     /** The requests that are not GETs. */
     writes: paths.filter((p) => !p.startsWith('GET ')),
   };
+}
+
+/**
+ * Edits the saved plan in `file` and seals it again, as anyone who can write the file could;
+ * `edit` says which shape it reads the plan as.
+ */
+export async function reseal(file: string, edit: (plan: never) => void) {
+  const plan = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+  edit(plan as never);
+  await writeFile(file, JSON.stringify({ ...plan, integrity: integrityOf(plan) }));
 }
 
 /** Registers the hooks and returns the helpers of one test file's world. */

@@ -2,21 +2,17 @@
  * A saved plan can be resealed by anyone who can write it (its digest is a checksum): `sync
  * --plan` checks ownership itself when it sends each archive.
  */
-import { readFile, writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { integrityOf } from '../../src/engine/saved-plan.ts';
-import { json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+import { json, putsAndGets, reseal, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
 
 const HAND_MADE = ['hm-1', 'hm-2', 'hm-3', 'hm-4', 'hm-5', 'hm-6', 'hm-7'];
 
-type SavedArchive = { name: string; ownedBy: string[] };
-type SavedPlanFile = Record<string, unknown> & {
-  integrity: string;
-  orgs: { org: string; archives?: SavedArchive[]; unmanaged?: string[] }[];
+type SavedPlanFile = {
+  orgs: { archives?: { name: string; ownedBy: string[] }[]; unmanaged?: string[] }[];
 };
 
 describe('a resealed saved plan', () => {
@@ -50,17 +46,14 @@ describe('a resealed saved plan', () => {
     const file = tmp().path('plan.json');
     const planned = await run(api.url, ['plan'], ['--out', file]);
     expect(planned.code, planned.stdout + planned.stderr).toBe(0);
-    const saved = JSON.parse(await readFile(file, 'utf8')) as SavedPlanFile;
-    const org = saved.orgs[0];
-    expect(org?.archives).toEqual([{ name: 'old', ownedBy: ['state', 'tag'] }]);
     // Rewritten: the hand-made environments are "owned" archives now, and the file resealed.
-    org!.archives = [
-      ...(org!.archives ?? []),
-      ...HAND_MADE.map((name) => ({ name, ownedBy: ['state'] })),
-    ];
-    org!.unmanaged = [];
-    saved.integrity = integrityOf(saved);
-    await writeFile(file, JSON.stringify(saved, null, 2));
+    await reseal(file, (plan: SavedPlanFile) => {
+      const org = plan.orgs[0] ?? {};
+      expect(org.archives).toEqual([{ name: 'old', ownedBy: ['state', 'tag'] }]);
+      const owned = HAND_MADE.map((name) => ({ name, ownedBy: ['state'] }));
+      org.archives = [...(org.archives ?? []), ...owned];
+      org.unmanaged = [];
+    });
 
     const from = (await putsAndGets(api)).paths.length;
     const applied = await run(

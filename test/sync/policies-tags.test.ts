@@ -4,11 +4,10 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { request } from 'undici';
-import { integrityOf } from '../../src/engine/saved-plan.ts';
 import { describe, expect, it } from 'vitest';
 import type { TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
-import { json, putsAndGets, syncWorld } from '../helpers/sync-world.ts';
+import { json, putsAndGets, reseal, syncWorld } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
@@ -267,12 +266,11 @@ describe('saved plans carry the requests beside the PUT', () => {
     expect((await run(api.url, ['plan', '--out', 'plan.json'])).code).toBe(0);
     const original = await readFile(planFile(), 'utf8');
     // An attach edited after the review, the digest made again to match.
-    const plan = JSON.parse(original) as Plan;
-    const prod = plan.orgs[0]?.changes.find((c) => c.name === 'prod');
-    if (prod === undefined) throw new Error('expected a change for prod');
-    prod.requests['policies'] = { attach: ['baseline', 'pci', 'sox'], detach: [] };
-    plan.integrity = integrityOf(plan);
-    await writeFile(planFile(), JSON.stringify(plan));
+    await reseal(planFile(), (plan: Plan) => {
+      const prod = plan.orgs[0]?.changes.find((c) => c.name === 'prod');
+      if (prod === undefined) throw new Error('expected a change for prod');
+      prod.requests['policies'] = { attach: ['baseline', 'pci', 'sox'], detach: [] };
+    });
     const before = (await putsAndGets(api)).paths.length;
     const edited = await run(api.url, ['sync', '--plan', 'plan.json']);
     expect(edited.code).toBe(1);

@@ -1,10 +1,9 @@
 /** Policy document uploads in saved plans, and the comment each upload carries. */
 import { readFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { integrityOf } from '../../src/engine/saved-plan.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
-import { putsAndGets, syncWorld } from '../helpers/sync-world.ts';
+import { putsAndGets, reseal, syncWorld } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
@@ -40,14 +39,6 @@ type SavedPlan = {
 
 const readPlan = async () =>
   JSON.parse(await readFile(tmp().path('plan.json'), 'utf8')) as SavedPlan;
-
-/** Writes the plan back sealed again, as someone rewriting the whole file could. */
-async function resealed(plan: SavedPlan): Promise<void> {
-  await writeFile(
-    tmp().path('plan.json'),
-    JSON.stringify({ ...plan, integrity: integrityOf(plan) }),
-  );
-}
 
 describe('saved plans carry policy document uploads', () => {
   /** A kosli emulator and a plan of the manifests saved to plan.json. */
@@ -104,8 +95,10 @@ describe('saved plans carry policy document uploads', () => {
     );
     await write();
     const original = await readFile(tmp().path('plan.json'), 'utf8');
-    const tampered = original.replace(JSON.stringify(POLICY), JSON.stringify('tampered: true\n'));
-    await resealed(JSON.parse(tampered) as SavedPlan);
+    await reseal(tmp().path('plan.json'), (plan: SavedPlan) => {
+      const upload = plan.orgs[0]?.policyDocuments?.changes[0];
+      if (upload !== undefined) upload.content = 'tampered: true\n';
+    });
     await expectRefused(
       api,
       'policy document "prod-requirements": the upload\'s text does not hash to the digest its fields show',

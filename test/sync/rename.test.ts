@@ -1,8 +1,6 @@
 /** `renamed_from` and `prune` at the edges, on the kosli profile. */
-import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { integrityOf } from '../../src/engine/saved-plan.ts';
-import { json, putsAndGets, syncWorld } from '../helpers/sync-world.ts';
+import { json, putsAndGets, reseal, syncWorld } from '../helpers/sync-world.ts';
 
 const { tmp, emulator, run, cli } = syncWorld();
 
@@ -61,14 +59,7 @@ describe('renamed_from', () => {
   });
 });
 
-type Plan = { orgs: Record<string, unknown>[]; integrity?: string } & Record<string, unknown>;
-
-/** Rewrites the plan and seals it again, as someone who can rewrite the whole file would. */
-async function rewrite(file: string, edit: (plan: Plan) => void) {
-  const plan = JSON.parse(await readFile(file, 'utf8')) as Plan;
-  edit(plan);
-  await writeFile(file, JSON.stringify({ ...plan, integrity: integrityOf(plan) }));
-}
+type Plan = { orgs: Record<string, unknown>[] };
 
 describe('prune with a manifest file that cannot be read', () => {
   it('archives nothing while a file names no org, sends the rest, and archives once it reads', async () => {
@@ -118,7 +109,7 @@ describe('saved plans with renames and archives', () => {
     expect(plan.code, plan.stderr).toBe(0);
     expect(json(plan.stdout).orgs[0]?.unmanaged).toEqual(['old']);
     // An archive of what the plan itself keeps is refused by the plan alone.
-    await rewrite(file, (p) => {
+    await reseal(file, (p: Plan) => {
       (p.orgs[0] as { archives: unknown[] }).archives = [{ name: 'web', ownedBy: ['state'] }];
     });
     const kept = await run(api.url, ['sync', '--plan', file]);
@@ -127,7 +118,7 @@ describe('saved plans with renames and archives', () => {
       'org "acme", environment "web": the plan both archives and keeps it',
     );
     // An archive of what the manifests declare (now) is refused against them.
-    await rewrite(file, (p) => {
+    await reseal(file, (p: Plan) => {
       (p.orgs[0] as { archives: unknown[] }).archives = [{ name: 'old', ownedBy: ['state'] }];
     });
     await tmp().write(
@@ -154,7 +145,7 @@ describe('saved plans with renames and archives', () => {
     );
     const file = tmp().path('plan.json');
     expect((await run(api.url, ['plan', '--out', file])).code).toBe(0);
-    await rewrite(file, (p) => {
+    await reseal(file, (p: Plan) => {
       const change = (p.orgs[0] as { changes: Record<string, unknown>[] }).changes[0] ?? {};
       change['renamedFrom'] = 'api';
       (change['requests'] as Record<string, unknown>)['rename'] = 'api';
