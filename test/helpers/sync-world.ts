@@ -41,6 +41,8 @@ export type JsonReport = {
     errors: { file: string; line: number; column: number; path: string; message: string }[];
     archives?: { name: string; result: string; error?: string }[];
     policyDocuments?: { name: string; result: string; error?: string }[];
+    policyDocumentsUnchanged?: string[];
+    policyDocumentsNotManaged?: string[];
   }[];
 };
 

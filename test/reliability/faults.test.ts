@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
+import { json } from '../helpers/sync-world.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const TOKEN = 'faults-token-c4d2e9';
@@ -76,10 +77,7 @@ describe('faults converge, nothing lost', () => {
     const sync = await run(api.url, ['sync'], ['-o', 'json', '--concurrency', '16'], {
       inChild: true,
     });
-    const report = JSON.parse(sync.stdout) as {
-      summary: Record<string, number>;
-      orgs: { status: string; error?: string; changes: { result: string; error?: string }[] }[];
-    };
+    const report = json(sync.stdout);
     const problems = report.orgs
       .flatMap((o) => [
         o.error,
@@ -117,7 +115,7 @@ describe('faults converge, nothing lost', () => {
     await writeManifests(4, 25);
     const sync = await run(api.url, ['sync'], ['--concurrency', '16', '-o', 'json']);
     expect(sync.code, sync.stderr.slice(-2000)).toBe(0);
-    expect((JSON.parse(sync.stdout) as { summary: { applied: number } }).summary.applied).toBe(100);
+    expect(json(sync.stdout).summary['applied']).toBe(100);
     const throttled = (await api.getStats()).throttled;
     // 176 requests at 40 per second (4 listings, 4 reads of policy documents, 100 PUTs, 64
     // attaches of policies, 4 listings to verify). Independent retry loops would meet a 429 per
@@ -170,8 +168,7 @@ describe('faults converge, nothing lost', () => {
       await fake.close();
       expect(sync.code).toBe(1);
       expect(sync.stderr).not.toMatch(/\n\s+at /); // no stack trace
-      const { orgs } = JSON.parse(sync.stdout) as { orgs: object[] };
-      expect(orgs).toMatchObject([
+      expect(json(sync.stdout).orgs).toMatchObject([
         { org: 'bad', status: 'failed', error: expect.stringMatching(message) },
         { org: 'good', status: 'ok' },
       ]);
