@@ -146,38 +146,35 @@ describe('the kosli profile, policies: null', () => {
  * merged into what it holds (an upsert that keeps what a body leaves out); policies are attached
  * and detached through their endpoint; it holds the documents of pci, sox and baseline.
  */
-async function fakeService(
-  shape: 'contract' | 'bare' | 'envelope',
-  ...held: Record<string, unknown>[]
-) {
-  const bodies: Record<string, unknown>[] = [];
-  const store = new Map(held.map((env) => [String(env['name']), { ...env }]));
-  const entry = (env: Record<string, unknown>) => {
-    const listed = {
-      org: 'acme',
-      name: env['name'],
-      type: env['type'],
-      description: env['description'],
+type Held = {
+  name: string;
+  type: string;
+  description: string;
+  include_scaling?: boolean;
+  policies?: string[];
+  require_provenance?: boolean;
+  included_environments?: string[];
+};
+
+async function fakeService(shape: 'contract' | 'bare' | 'envelope', ...held: Held[]) {
+  const bodies: Held[] = [];
+  const store = new Map(held.map((env) => [env.name, { ...env }]));
+  const entry = ({ name, type, description, policies = [], ...rest }: Held) => {
+    const listed = { org: 'acme', name, type, description };
+    if (shape === 'contract') return listed;
+    return {
+      ...listed,
+      include_scaling: rest.include_scaling ?? null,
+      policies:
+        policies.length === 0 ? null : policies.map((policy) => ({ name: policy, created: 1 })),
+      require_provenance: rest.require_provenance ?? null,
+      included_environments: type === 'logical' ? (rest.included_environments ?? []) : null,
+      tags: {},
+      last_modified_at: 1_763_800_000.5,
     };
-    const policies = (env['policies'] as string[] | undefined) ?? [];
-    return shape === 'contract'
-      ? listed
-      : {
-          ...listed,
-          include_scaling: env['include_scaling'] ?? null,
-          policies: policies.length === 0 ? null : policies.map((name) => ({ name, created: 1 })),
-          require_provenance: env['require_provenance'] ?? null,
-          included_environments:
-            env['type'] === 'logical' ? (env['included_environments'] ?? []) : null,
-          tags: {},
-          last_modified_at: 1_763_800_000.5,
-        };
   };
   const listing = () => {
-    const all = [...store.values()].sort((a, b) =>
-      String(a['name']).localeCompare(String(b['name'])),
-    );
-    const entries = all.map(entry);
+    const entries = [...store.values()].sort((a, b) => a.name.localeCompare(b.name)).map(entry);
     if (shape === 'contract') return { env: entries };
     if (shape === 'bare') return entries;
     const page = { page: 1, per_page: 20, total_pages: 1, total_count: entries.length };
@@ -194,17 +191,15 @@ async function fakeService(
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     const attach = /^\/api\/v2\/environments\/acme\/([^/]+)\/policies$/.exec(req.url ?? '');
     if (attach !== null) {
-      const env = store.get(decodeURIComponent(attach[1] ?? '')) ?? {};
+      const env = store.get(decodeURIComponent(attach[1] ?? ''));
       const names = (JSON.parse(req.body) as { policy_names: string[] }).policy_names;
-      const kept = ((env['policies'] as string[] | undefined) ?? []).filter(
-        (n) => !names.includes(n),
-      );
-      env['policies'] = req.method === 'POST' ? [...kept, ...names] : kept;
+      const kept = (env?.policies ?? []).filter((n) => !names.includes(n));
+      if (env !== undefined) env.policies = req.method === 'POST' ? [...kept, ...names] : kept;
       reply(200, 'OK');
     } else if (req.method === 'PUT') {
-      const body = JSON.parse(req.body) as Record<string, unknown>;
+      const body = JSON.parse(req.body) as Held;
       bodies.push(body);
-      store.set(String(body['name']), { ...store.get(String(body['name'])), ...body });
+      store.set(body.name, { ...store.get(body.name), ...body });
       reply(201, 'OK');
     } else reply(200, req.url?.startsWith('/api/v2/policies/') === true ? documents : listing());
   });
