@@ -1,12 +1,9 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The test files that take longest, longest first. Vitest orders files by the durations it
- * cached on earlier runs; a fresh clone has none and falls back to file size, which started
- * the longest file a third of the way into the run and left one worker busy long after the
- * others. Listing them here makes a first run pack its workers as well as a later one. The
- * order is the files' wall time on this machine, longest first: a file that mostly waits (on
- * --deadline, Retry-After, a child process) then waits while the other workers use the cores.
+ * The test files that take longest, by their wall time on this machine, longest first. Vitest
+ * orders by the durations it cached on earlier runs; a fresh clone has none and falls back to file
+ * size, which started the longest file late and left one worker busy long after the others.
  */
 const SLOW_FIRST = [
   'test/reliability/fail-fast.test.ts',
@@ -28,7 +25,6 @@ const SLOW_FIRST = [
   'test/reliability/deadline.test.ts',
   'test/notify/notify-daemon.test.ts',
   'test/generate/generated-files.test.ts',
-  'test/startup/loaded-modules.test.ts',
   'test/daemon/shutdown.test.ts',
   'test/daemon/transport.test.ts',
   'test/ci/ci.test.ts',

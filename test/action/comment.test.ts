@@ -1,17 +1,10 @@
+/** The action's pull request comment: its body, and its writing through a fake GitHub. */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  GITHUB_COMMENT_LIMIT,
-  commentBody,
-  commentMarker,
-  cutMarkdown,
-} from '../../scripts/action/comment-body.ts';
+import * as commentBodies from '../../scripts/action/comment-body.ts';
 import { GitHubApiError, nextPage, upsertComment } from '../../scripts/action/github.ts';
 import { startFakeGitHub } from '../helpers/fake-github.ts';
 
-/**
- * The action's pull request comment: its body (pure) and its writing through the GitHub REST API,
- * against a fake GitHub on real loopback HTTP.
- */
+const { GITHUB_COMMENT_LIMIT, commentBody, commentMarker, cutMarkdown } = commentBodies;
 
 const TOKEN = 'ghs_fakeGitHubToken0123456789';
 const REPO = 'acme/infra';
@@ -73,10 +66,8 @@ describe('writing the plan comment through the GitHub REST API', () => {
     await upsertComment(api(github.url), REPO, 7, MARKER, `${MARKER}\nsecond`);
     const other = commentMarker('staging');
     await upsertComment(api(github.url), REPO, 7, other, `${other}\nstaging plan`);
-    expect(github.comments(7).map((c) => c.body)).toEqual([
-      `${MARKER}\nsecond`,
-      `${other}\nstaging plan`,
-    ]);
+    const bodies = github.comments(7).map((c) => c.body);
+    expect(bodies).toEqual([`${MARKER}\nsecond`, `${other}\nstaging plan`]);
   });
 
   it('a refused write says what to do, with the status, and never the token', async () => {
@@ -96,13 +87,8 @@ describe('writing the plan comment through the GitHub REST API', () => {
 
   it('a refused token is reported as such', async () => {
     const github = await fakeGitHub();
-    const error = await upsertComment(
-      { baseUrl: github.url, token: 'wrong-token-abc', retryDelayMs: 10 },
-      REPO,
-      7,
-      MARKER,
-      'x',
-    ).catch((e: unknown) => e);
+    const wrong = { ...api(github.url), token: 'wrong-token-abc' };
+    const error = await upsertComment(wrong, REPO, 7, MARKER, 'x').catch((e: unknown) => e);
     expect((error as GitHubApiError).status).toBe(401);
     expect((error as Error).message).toMatch(/Bad credentials.*the token was refused/);
     expect((error as Error).message).not.toContain('wrong-token-abc');
@@ -152,11 +138,8 @@ describe('writing the plan comment through the GitHub REST API', () => {
   });
 
   it('reads the next link of a Link header', () => {
-    expect(
-      nextPage(
-        '<https://api.github.com/x?page=2>; rel="next", <https://api.github.com/x?page=5>; rel="last"',
-      ),
-    ).toBe('https://api.github.com/x?page=2');
+    const page = (n: number) => `https://api.github.com/x?page=${n}`;
+    expect(nextPage(`<${page(2)}>; rel="next", <${page(5)}>; rel="last"`)).toBe(page(2));
     expect(nextPage('<https://api.github.com/x?page=1>; rel="first"')).toBeUndefined();
     expect(nextPage(null)).toBeUndefined();
   });
@@ -219,11 +202,8 @@ describe('the comment body', () => {
   });
 
   it('never leaves a table with its header only', () => {
-    const text = ['intro', '', '| a | b |', '| --- | ---: |', `| ${'x'.repeat(100)} | y |`].join(
-      '\n',
-    );
-    const { text: cut } = cutMarkdown(text, 30);
-    expect(cut).toBe('intro');
+    const lines = ['intro', '', '| a | b |', '| --- | ---: |', `| ${'x'.repeat(100)} | y |`];
+    expect(cutMarkdown(lines.join('\n'), 30).text).toBe('intro');
   });
 
   it('never leaves a block with its summary only', () => {
@@ -237,8 +217,7 @@ describe('the comment body', () => {
       '</details>',
     ];
     const text = [...block('a', 'row'), '', ...block('b', 'y'.repeat(200))].join('\n');
-    const { text: cut } = cutMarkdown(text, 120);
-    expect(cut).toBe(block('a', 'row').join('\n'));
+    expect(cutMarkdown(text, 120).text).toBe(block('a', 'row').join('\n'));
   });
 
   it('a comment id that could break the marker is refused', () => {

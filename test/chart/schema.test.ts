@@ -1,8 +1,7 @@
 /**
- * The chart's values.schema.json refuses what it does not know, at every level, so that a
- * misspelt value fails `helm install` and `helm lint` with its name rather than silently doing
- * nothing. Checked here with ajv, without helm: test/system/chart.test.ts holds helm itself to the
- * same files.
+ * The chart's values.schema.json refuses what it does not know, at every level, so that a misspelt
+ * value fails `helm install` with its name. Checked with ajv, without helm (test/system/chart.test.ts
+ * holds helm itself to the same files).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,13 +11,13 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CHART_DIR, DEFAULT_VALUES, invalidValues, VALUES_FILES } from '../helpers/chart.ts';
 
-interface Schema {
+type Schema = {
   type?: string | string[];
   properties?: Record<string, Schema>;
   additionalProperties?: boolean | Schema;
   items?: Schema;
   definitions?: Record<string, Schema>;
-}
+};
 type Values = Record<string, unknown>;
 
 const schema = JSON.parse(
@@ -47,12 +46,11 @@ function errorsOf(values: Values): ErrorObject[] {
 
 /** Every schema of an object in the schema, with where it is. */
 function objectSchemas(node: Schema, where: string): [string, Schema][] {
+  const under = (at: (key: string) => string, nodes: Record<string, Schema> = {}) =>
+    Object.entries(nodes).map(([key, child]): [string, Schema] => [at(key), child]);
   const children: [string, Schema][] = [
-    ...Object.entries(node.properties ?? {}).map(([k, s]): [string, Schema] => [
-      `${where}/${k}`,
-      s,
-    ]),
-    ...Object.entries(node.definitions ?? {}).map(([k, s]): [string, Schema] => [`#${k}`, s]),
+    ...under((key) => `${where}/${key}`, node.properties),
+    ...under((key) => `#${key}`, node.definitions),
     ...(node.items === undefined ? [] : [[`${where}[]`, node.items] as [string, Schema]]),
   ];
   const own: [string, Schema][] =

@@ -1,8 +1,7 @@
 /**
- * The documentation's links lead somewhere: every relative link in the README, the changelog,
- * docs/ and the examples' READMEs names a file of the repository, and every #anchor a heading of
- * the page it points at (slugged as GitHub does). A link to the page it is on names a heading:
- * without one, it leads the reader back to the top of what they are reading.
+ * Every relative link in the README, the changelog, docs/ and the examples' READMEs names a file
+ * of the repository, and every #anchor a heading of its page (slugged as GitHub does); a link to
+ * its own page names a heading.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -1,8 +1,6 @@
 /**
- * The sync window examples in docs/daemon.md state the times the code gives: each example line's
- * times (HH:MM, in the order written) are the local times at which the window starts and ends
- * in a week with no daylight saving change. (The times on the nights clocks change are held by
- * test/core/windows.test.ts.)
+ * The sync window examples of docs/daemon.md state the local times at which each window starts
+ * and ends in a week with no daylight saving change (test/core/windows.test.ts holds those nights).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';

@@ -1,14 +1,11 @@
+/**
+ * An alert fires after the time its expression looks back (a range `[10m]`, or an age `time() - t
+ * > 30 * 60`) plus its `for:`: the two add up. The numbers of each rule of the example
+ * PrometheusRule are held to what its text says.
+ */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-
-/**
- * An alert says how long something has been wrong ("for 30 minutes"), and fires after the time
- * its expression looks back (a range `[10m]`, or an age `time() - t > 30 * 60`) plus its `for:`.
- * The two add up, so a rule whose expression already waits 30 minutes and which then waits
- * `for: 30m` more fires after an hour while saying 30 minutes. These tests read the numbers out
- * of each rule of the example PrometheusRule and hold them to its text.
- */
 
 const RULE_FILE = new URL(
   '../../examples/kubernetes/monitoring/prometheusrule.yaml',

@@ -21,11 +21,10 @@ type Workflow = {
   on: Record<string, unknown>;
   permissions?: Record<string, string>;
   concurrency?: { group: string; 'cancel-in-progress': boolean };
-  env?: Record<string, string>;
   jobs: Record<string, { steps: Step[] }>;
 };
 type Action = {
-  inputs: Record<string, { default?: string; required?: boolean }>;
+  inputs: Record<string, { default?: string }>;
   outputs: Record<string, { value: string }>;
   runs: { using: string; steps: Step[] };
 };
@@ -70,11 +69,9 @@ describe('examples/github-actions', async () => {
     async (file) => {
       for (const step of envsyncSteps(await workflow(file))) {
         // The very arguments the action's script builds from these inputs.
+        const variable = (input: string) => `INPUT_${input.toUpperCase().replaceAll('-', '_')}`;
         const env = Object.fromEntries(
-          Object.entries(step.with ?? {}).map(([k, v]) => [
-            `INPUT_${k.toUpperCase().replaceAll('-', '_')}`,
-            v,
-          ]),
+          Object.entries(step.with ?? {}).map(([k, v]) => [variable(k), v]),
         );
         const { args } = decide(readInputs(env), undefined);
         // --help after the flags: the strict parser still rejects anything unknown, then exits 0

@@ -22,50 +22,40 @@ import {
 
 /**
  * examples/kubernetes has no cluster to run in here, so these tests hold its YAML to what envsync
- * and git-sync really accept and answer, and to how the pieces must line up. Both variants are
- * checked: base/ as ../ applies it (one replica), and with sharded/'s patch applied to it
- * (test/system/kustomize.test.ts checks that kustomize renders sharded/ the same).
+ * and git-sync really accept and answer, and to how the pieces must line up, in both variants:
+ * base/ (one replica) and with sharded/'s patch applied (test/system/kustomize.test.ts checks
+ * that kustomize renders sharded/ the same).
  */
 
 const DIR = fileURLToPath(new URL('../../examples/kubernetes/', import.meta.url));
 const PACKAGE = fileURLToPath(new URL('../../package.json', import.meta.url));
 
-interface Mount {
-  name: string;
-  mountPath: string;
-  readOnly?: boolean;
-  subPath?: string;
-}
-interface Probe {
-  httpGet?: { path: string; port: string | number };
-}
-interface Container {
+type Strings = Record<string, string>;
+type Mount = { name: string; mountPath: string; readOnly?: boolean; subPath?: string };
+type Probe = { httpGet?: { path: string; port: string | number } };
+type Container = {
   name: string;
   image: string;
   args?: string[];
   ports?: { name?: string; containerPort: number }[];
   livenessProbe?: Probe;
   readinessProbe?: Probe;
-  resources?: {
-    requests?: Record<string, string>;
-    limits?: Record<string, string>;
-  };
+  resources?: { requests?: Strings; limits?: Strings };
   securityContext?: {
     runAsUser?: number;
     runAsGroup?: number;
-    runAsNonRoot?: boolean;
     allowPrivilegeEscalation?: boolean;
     readOnlyRootFilesystem?: boolean;
     capabilities?: { drop?: string[] };
   };
   volumeMounts?: Mount[];
-}
-interface Volume {
+};
+type Volume = {
   name: string;
   emptyDir?: object;
-  secret?: { secretName: string; items?: { key: string; path: string }[] };
-}
-interface PodSpec {
+  secret?: { secretName: string; items?: object[] };
+};
+type PodSpec = {
   terminationGracePeriodSeconds?: number;
   serviceAccountName?: string;
   automountServiceAccountToken?: boolean;
@@ -73,72 +63,59 @@ interface PodSpec {
   initContainers?: Container[];
   containers: Container[];
   volumes?: Volume[];
-}
-interface Selector {
-  matchLabels?: Record<string, string>;
-}
-interface Resource {
+};
+type Selector = { matchLabels?: Strings };
+type Resource = {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; labels?: Record<string, string> };
-  spec?: Record<string, unknown>;
-  stringData?: Record<string, string>;
-  data?: Record<string, string>;
+  metadata: { name: string; labels?: Strings };
+  stringData?: Strings;
+  data?: Strings;
   automountServiceAccountToken?: boolean;
-}
-interface Workload extends Resource {
+};
+type Workload = Resource & {
   spec: {
     replicas?: number;
     serviceName?: string;
     podManagementPolicy?: string;
     persistentVolumeClaimRetentionPolicy?: { whenScaled?: string; whenDeleted?: string };
-    selector: { matchLabels: Record<string, string> };
-    template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+    selector: { matchLabels: Strings };
+    template: { metadata: { labels: Strings }; spec: PodSpec };
     volumeClaimTemplates?: {
       metadata: { name: string };
-      spec: { accessModes?: string[]; resources?: { requests?: Record<string, string> } };
+      spec: { accessModes?: string[]; resources?: { requests?: Strings } };
     }[];
   };
-}
-interface Service extends Resource {
+};
+type Service = Resource & {
   spec: {
     clusterIP?: string;
     publishNotReadyAddresses?: boolean;
-    selector: Record<string, string>;
+    selector: Strings;
     ports: { name: string; port: number; targetPort: string | number }[];
   };
-}
-interface ServiceMonitor extends Resource {
-  spec: {
-    selector: { matchLabels: Record<string, string> };
-    endpoints: { port: string; path: string }[];
-  };
-}
-interface PodDisruptionBudget extends Resource {
+};
+type ServiceMonitor = Resource & {
+  spec: { selector: { matchLabels: Strings }; endpoints: { port: string; path: string }[] };
+};
+type PodDisruptionBudget = Resource & {
   spec: {
     maxUnavailable?: number | string;
     minAvailable?: number | string;
     unhealthyPodEvictionPolicy?: string;
     selector: Selector;
   };
-}
-interface Peer {
-  podSelector?: Selector;
-  namespaceSelector?: Selector;
-  ipBlock?: { cidr: string; except?: string[] };
-}
-interface PolicyPort {
-  protocol?: string;
-  port?: number | string;
-}
-interface NetworkPolicy extends Resource {
+};
+type Peer = { podSelector?: Selector; namespaceSelector?: Selector; ipBlock?: { cidr: string } };
+type Rule = { ports?: { protocol?: string; port?: number | string }[] };
+type NetworkPolicy = Resource & {
   spec: {
     podSelector: Selector;
     policyTypes?: string[];
-    ingress?: { from?: Peer[]; ports?: PolicyPort[] }[];
-    egress?: { to?: Peer[]; ports?: PolicyPort[] }[];
+    ingress?: (Rule & { from?: Peer[] })[];
+    egress?: (Rule & { to?: Peer[] })[];
   };
-}
+};
 
 async function loadAll(): Promise<Map<string, Resource[]>> {
   const files = new Map<string, Resource[]>();
@@ -161,9 +138,8 @@ async function loadAll(): Promise<Map<string, Resource[]>> {
 const all = await loadAll();
 const resources = [...all.values()].flat();
 const one = (kind: string, name?: string): Resource => {
-  const found = resources.filter(
-    (r) => r.kind === kind && (name === undefined || r.metadata.name === name),
-  );
+  const named = (r: Resource) => name === undefined || r.metadata.name === name;
+  const found = resources.filter((r) => r.kind === kind && named(r));
   if (found.length !== 1)
     throw new Error(`expected one ${kind} ${name ?? ''}, found ${found.length}`);
   return found[0] as Resource;
@@ -175,20 +151,25 @@ const sharded = applyJsonPatch(single, shardOperations);
 const variants = [['one replica', single] as const, ['sharded', sharded] as const];
 const networkPolicy = one('NetworkPolicy') as NetworkPolicy;
 
-function container(workload: Workload, name: string): Container {
-  const found = workload.spec.template.spec.containers.find((c) => c.name === name);
-  if (found === undefined) throw new Error(`${workload.kind} has no container ${name}`);
+/** `found`, or an error naming what is missing. */
+function present<T>(found: T | undefined, what: string): T {
+  if (found === undefined) throw new Error(`the StatefulSet has no ${what}`);
   return found;
 }
+const container = (workload: Workload, name: string): Container =>
+  present(
+    workload.spec.template.spec.containers.find((c) => c.name === name),
+    `container ${name}`,
+  );
 const allContainers = (workload: Workload) => [
   ...(workload.spec.template.spec.initContainers ?? []),
   ...workload.spec.template.spec.containers,
 ];
-function volume(workload: Workload, name: string): Volume {
-  const found = workload.spec.template.spec.volumes?.find((v) => v.name === name);
-  if (found === undefined) throw new Error(`${workload.kind} has no volume ${name}`);
-  return found;
-}
+const volume = (workload: Workload, name: string): Volume =>
+  present(
+    workload.spec.template.spec.volumes?.find((v) => v.name === name),
+    `volume ${name}`,
+  );
 
 /** Whether `selector` picks a pod with `labels` (matchLabels only: the examples use no other). */
 function selects(selector: Selector | undefined, labels: Record<string, string>): boolean {
@@ -207,10 +188,7 @@ function gitSyncFlags(c: Container): Map<string, string> {
   );
 }
 
-/**
- * The envsync container's `run` flags, parsed with the options envsync's own parser uses for
- * `run` (the CLI itself is checked too, in the tests below).
- */
+/** The envsync container's flags, as `run`'s own parser reads them. */
 const runFlags = (workload: Workload) => runFlagsOf(container(workload, 'envsync').args ?? []);
 
 /** The daemon settings a pod of `workload` resolves, as the pod with that ordinal. */
@@ -328,14 +306,9 @@ describe('examples/kubernetes', () => {
       expect(settings.apiUrl).toMatch(/^https:\/\//);
       expect(daemon.listen).toEqual({ host: '0.0.0.0', port: 9464 });
       expect(envsyncContainer.ports).toContainEqual({ name: 'metrics', containerPort: 9464 });
-      expect(envsyncContainer.livenessProbe?.httpGet).toEqual({
-        path: '/healthz',
-        port: 'metrics',
-      });
-      expect(envsyncContainer.readinessProbe?.httpGet).toEqual({
-        path: '/readyz',
-        port: 'metrics',
-      });
+      const probe = (at: string) => ({ path: at, port: 'metrics' });
+      expect(envsyncContainer.livenessProbe?.httpGet).toEqual(probe('/healthz'));
+      expect(envsyncContainer.readinessProbe?.httpGet).toEqual(probe('/readyz'));
       // The kubelet's SIGKILL must not cut the graceful stop short.
       const grace = workload.spec.template.spec.terminationGracePeriodSeconds ?? 30;
       expect(daemon.shutdownTimeoutMs).toBeLessThan(grace * 1000);
@@ -357,11 +330,8 @@ describe('examples/kubernetes', () => {
         webhook: () => ({ runAt: Date.now(), joined: false }),
         secrets: new Masker(),
       } as unknown as Daemon;
-      const server = await startDaemonServer(
-        stub,
-        { host: '127.0.0.1', port: 0 },
-        pino({ level: 'silent' }),
-      );
+      const loopback = { host: '127.0.0.1', port: 0 };
+      const server = await startDaemonServer(stub, loopback, pino({ level: 'silent' }));
       try {
         const answer = await request(`${server.url}/reconcile`, { method: 'POST' });
         await answer.body.dump();
@@ -381,10 +351,8 @@ describe('examples/kubernetes', () => {
       const mount = mountHolding(container(workload, 'envsync'), secretFile);
       const secretVolume = volume(workload, mount?.name ?? '').secret;
       expect(mount?.readOnly).toBe(true);
-      const key = path.posix.relative(mount?.mountPath ?? '', secretFile);
-      expect(Object.keys(secretNamed(secretVolume?.secretName ?? '').stringData ?? {})).toEqual([
-        key,
-      ]);
+      const keys = Object.keys(secretNamed(secretVolume?.secretName ?? '').stringData ?? {});
+      expect(keys).toEqual([path.posix.relative(mount?.mountPath ?? '', secretFile)]);
       // git-sync's localhost is loopback, IPv4 or IPv6, and passes without it...
       const gitSync = gitSyncFlags(container(workload, 'git-sync'));
       expect(new URL(gitSync.get('webhook-url') ?? '').hostname).toBe('localhost');
@@ -404,9 +372,8 @@ describe('examples/kubernetes', () => {
       expect(syncers.map((c) => c.name)).toEqual(['git-sync-init', 'git-sync']);
       const [init, sidecar] = syncers.map(gitSyncFlags);
       // The init container's one sync must publish what the sidecar then keeps up to date.
-      for (const flag of ['repo', 'ref', 'root', 'link']) {
+      for (const flag of ['repo', 'ref', 'root', 'link'])
         expect(init?.get(flag), flag).toBe(sidecar?.get(flag));
-      }
       expect(init?.get('one-time')).toBe('true');
       expect(sidecar?.get('period')).toMatch(/^\d+[sm]$/);
 
@@ -458,10 +425,8 @@ describe('examples/kubernetes', () => {
         expect(security?.allowPrivilegeEscalation, c.name).toBe(false);
         expect(security?.capabilities?.drop, c.name).toEqual(['ALL']);
         for (const kind of ['requests', 'limits'] as const) {
-          expect(Object.keys(c.resources?.[kind] ?? {}).sort(), `${c.name} ${kind}`).toEqual([
-            'cpu',
-            'memory',
-          ]);
+          const bounded = Object.keys(c.resources?.[kind] ?? {}).sort();
+          expect(bounded, `${c.name} ${kind}`).toEqual(['cpu', 'memory']);
         }
       }
     },
@@ -484,10 +449,8 @@ describe('examples/kubernetes', () => {
       expect(claim?.spec.resources?.requests?.storage).toMatch(/^\d+[MG]i$/);
       // A replica scaled away takes its claim along: records other replicas have since made
       // untrue never come back with a later scale-up.
-      expect(workload.spec.persistentVolumeClaimRetentionPolicy).toEqual({
-        whenScaled: 'Delete',
-        whenDeleted: 'Retain',
-      });
+      const retention = { whenScaled: 'Delete', whenDeleted: 'Retain' };
+      expect(workload.spec.persistentVolumeClaimRetentionPolicy).toEqual(retention);
       // envsync (not root) can write it: the kubelet gives the volume the pod's fsGroup.
       const envsyncGroup = container(workload, 'envsync').securityContext?.runAsGroup;
       expect(workload.spec.template.spec.securityContext?.fsGroup).toBe(envsyncGroup);
@@ -520,10 +483,7 @@ describe('examples/kubernetes', () => {
     expect(Number(flags['shard-count'])).toBe(replicas);
     expect(replicas).toBe(3);
     // A StatefulSet names its pods <name>-<ordinal>; each must resolve to its own shard.
-    const shards = Array.from(
-      { length: replicas },
-      (_, ordinal) => daemonSettings(sharded, ordinal).shard,
-    );
+    const shards = Array.from({ length: replicas }, (_, i) => daemonSettings(sharded, i).shard);
     expect(shards).toEqual([0, 1, 2].map((index) => ({ index, count: replicas })));
 
     const headless = one('Service', sharded.spec.serviceName) as Service;
@@ -537,8 +497,8 @@ describe('examples/kubernetes', () => {
     for (const operation of shardOperations)
       expect(operation.path, operation.op).toMatch(/^\/spec\/(replicas$|template\/)/);
     expect(single.spec.podManagementPolicy).toBe('Parallel');
-    const immutable = (workload: Workload) => ({
-      ...workload.spec,
+    const immutable = ({ spec }: Workload) => ({
+      ...spec,
       replicas: undefined,
       template: undefined,
     });
@@ -556,10 +516,8 @@ describe('examples/kubernetes', () => {
   });
 
   it('the NetworkPolicy admits Prometheus to the listen port only', () => {
-    for (const [, workload] of variants)
-      expect(selects(networkPolicy.spec.podSelector, workload.spec.template.metadata.labels)).toBe(
-        true,
-      );
+    for (const [, { spec }] of variants)
+      expect(selects(networkPolicy.spec.podSelector, spec.template.metadata.labels)).toBe(true);
     // Both directions are isolated: a direction not listed here would stay open.
     expect(networkPolicy.spec.policyTypes?.sort()).toEqual(['Egress', 'Ingress']);
     const [rule, ...others] = networkPolicy.spec.ingress ?? [];
@@ -579,9 +537,8 @@ describe('examples/kubernetes', () => {
     "%s: the NetworkPolicy lets the pod out to DNS, the API's port and git-sync's only",
     (_variant, workload) => {
       const apiPort = portOf(new URL(runFlags(workload)['api-url'] ?? ''));
-      const repoPort = portOf(
-        new URL(gitSyncFlags(container(workload, 'git-sync')).get('repo') ?? ''),
-      );
+      const repo = gitSyncFlags(container(workload, 'git-sync')).get('repo') ?? '';
+      const repoPort = portOf(new URL(repo));
       const rules = networkPolicy.spec.egress ?? [];
       for (const rule of rules) {
         // A rule without `to` (or `ports`) lets the pod out to every address (or port).
@@ -628,11 +585,9 @@ describe('examples/kubernetes', () => {
     // Headless, so that every pod is a target of its own; unready pods too, when metrics matter.
     expect(service?.spec.clusterIP).toBe('None');
     expect(service?.spec.publishNotReadyAddresses).toBe(true);
-    for (const [, workload] of variants) {
-      expect(workload.spec.template.metadata.labels).toMatchObject(service?.spec.selector ?? {});
-      expect(workload.spec.template.metadata.labels).toMatchObject(
-        workload.spec.selector.matchLabels,
-      );
+    for (const [, { spec }] of variants) {
+      expect(spec.template.metadata.labels).toMatchObject(service?.spec.selector ?? {});
+      expect(spec.template.metadata.labels).toMatchObject(spec.selector.matchLabels);
     }
   });
 

@@ -1,22 +1,17 @@
 /**
  * The generated files (scripts/generate/targets.ts) hold what `npm run generate` writes: a file
- * edited by hand, or a source changed without running the command, fails here, with the file and
- * the command in the message.
+ * edited by hand, or a source changed without running it, fails here, naming the file and command.
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIELDS_MARKERS } from '../../scripts/generate/fields-doc.ts';
 import { withSection } from '../../scripts/generate/section.ts';
-import {
-  GENERATED_FILES,
-  REGENERATE,
-  ROOT,
-  staleFiles,
-  writeStale,
-} from '../../scripts/generate/targets.ts';
+import * as targets from '../../scripts/generate/targets.ts';
 import { runProcess } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/tmp.ts';
+
+const { GENERATED_FILES, REGENERATE, ROOT, staleFiles, writeStale } = targets;
 
 describe('the generated files', () => {
   it.each(GENERATED_FILES.map((file) => [file.path, file] as const))(
@@ -33,12 +28,11 @@ describe('the generated files', () => {
 // write of a named file); the rest of what it does, staleFiles and writeStale, runs here.
 describe('npm run generate', () => {
   let copy: Awaited<ReturnType<typeof tempDir>>;
+  const script = path.join(ROOT, 'scripts/generate.ts');
   const generate = (...args: string[]) =>
-    runProcess(
-      process.execPath,
-      [path.join(ROOT, 'scripts/generate.ts'), '--root', copy.dir, ...args],
-      { env: { PATH: process.env.PATH ?? '' } },
-    );
+    runProcess(process.execPath, [script, '--root', copy.dir, ...args], {
+      env: { PATH: process.env['PATH'] ?? '' },
+    });
 
   beforeAll(async () => {
     copy = await tempDir('envsync-generate-');
@@ -59,9 +53,7 @@ describe('npm run generate', () => {
     expect(checked.code).toBe(1);
     expect(checked.stderr).toContain('config/manifest.schema.json is out of date');
     expect(checked.stderr).toContain(REGENERATE);
-    expect(checked.stderr.split('\n').filter((line) => line.includes('out of date'))).toHaveLength(
-      1,
-    );
+    expect(checked.stderr.match(/out of date/g)).toHaveLength(1);
     expect(await readFile(file, 'utf8')).toBe(edited);
     // What the script does without --check (--check found no other stale file): the committed
     // text is back.

@@ -12,8 +12,42 @@ export interface CliResult {
   readonly stderr: string;
 }
 
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+/** `promise`, or what `late` returns (or throws) when it has not settled within `ms`. */
+async function within<T, U>(promise: Promise<T>, ms: number, late: () => U): Promise<T | U> {
+  let timer: NodeJS.Timeout | undefined;
+  const guard = new Promise<U>((resolve, reject) => {
+    timer = setTimeout(() => {
+      try {
+        resolve(late());
+      } catch (error) {
+        reject(error);
+      }
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, guard]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Keeps what a child writes, and resolves on its exit (rejects if it cannot start). */
+export function watchChild(child: ChildProcess) {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<Exit>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal }));
+  });
+  return { stdout: () => stdout, stderr: () => stderr, exited };
+}
+
 /** Runs a command to completion, capturing its output; killed and rejected after `timeoutMs`. */
-export function runProcess(
+export async function runProcess(
   command: string,
   args: readonly string[],
   {
@@ -23,26 +57,14 @@ export function runProcess(
   }: { env: NodeJS.ProcessEnv; cwd?: string | undefined; timeoutMs?: number },
 ): Promise<CliResult> {
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(
-        new Error(`${command} ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stderr}`),
-      );
-    }, timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
+  const output = watchChild(child);
+  const exit = await within(output.exited, timeoutMs, () => {
+    child.kill('SIGKILL');
+    throw new Error(
+      `${command} ${args.join(' ')} did not exit within ${timeoutMs} ms\n${output.stderr()}`,
+    );
   });
+  return { ...exit, stdout: output.stdout(), stderr: output.stderr() };
 }
 
 /**
@@ -66,10 +88,7 @@ function cleanEnv(env: Record<string, string>): Record<string, string> {
   return { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env };
 }
 
-/**
- * Runs the real CLI in a child process with a clean environment plus `env`: for what only a
- * process shows (its exit code, its stdio, signals, Node's own reading of the environment).
- */
+/** Runs the real CLI in a child process: for what only a process shows (exit, stdio, signals). */
 export function envsync(
   args: readonly string[],
   {
@@ -81,8 +100,11 @@ export function envsync(
   return runProcess(process.execPath, [CLI, ...args], { cwd, timeoutMs, env: cleanEnv(env) });
 }
 
-/** A stream that keeps what is written to it, as a pipe would (not a terminal). */
-function captured(terminal = false): { stream: Writable & { isTTY: boolean }; text: () => string } {
+/** A stream that keeps what is written to it, as a pipe would (a terminal with `terminal`). */
+function captured(terminal: boolean): {
+  stream: Writable & { isTTY: boolean };
+  text: () => string;
+} {
   const decoder = new StringDecoder('utf8');
   let text = '';
   const stream = new Writable({
@@ -96,46 +118,24 @@ function captured(terminal = false): { stream: Writable & { isTTY: boolean }; te
 
 /** Commands that wait for the process's signals once they start (src/commands/signals.ts). */
 const SIGNALLED = new Set(['run', 'emulator']);
-const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 /** Read by Node itself from the process's environment, not by envsync from the context's. */
 const PROCESS_VARIABLES = ['NODE_OPTIONS', 'NODE_TLS_REJECT_UNAUTHORIZED', 'NODE_EXTRA_CA_CERTS'];
-
-/**
- * What a run of these arguments would do in a process of its own that a run inside this one
- * cannot show; undefined when the in-process run is faithful.
- */
-function notInProcess(
-  args: readonly string[],
-  env: Record<string, string>,
-  endsBeforeStart: boolean,
-): string | undefined {
-  const command = args[0] ?? '';
-  if (SIGNALLED.has(command) && !endsBeforeStart)
-    return `envsync ${command} waits for the process's signals`;
-  const variable = PROCESS_VARIABLES.find((name) => name in env);
-  if (variable !== undefined) return `${variable} is read by Node from the process`;
-  return undefined;
-}
 
 /** What of the process a command could change by mistake; compared before and after a run. */
 function processState(): string {
   return JSON.stringify({
-    signals: SIGNALS.map((signal) => process.listenerCount(signal)),
+    signals: ['SIGTERM', 'SIGINT', 'SIGHUP'].map((signal) => process.listenerCount(signal)),
     exitCode: process.exitCode,
     cwd: process.cwd(),
   });
 }
 
 /**
- * Runs the CLI's `main` in this process, as `envsync` runs it in a child: the same arguments, a
- * clean environment plus `env`, the working directory, and output streams that are not
- * terminals (unless `terminal`); the same result (without `signal`). It saves a process start
- * (about a third of a second of CPU) for tests of what a command decides, prints and writes. Only for paths that
- * touch nothing process-wide: it refuses the others (see notInProcess), which stay with
- * `envsync`, and fails a run that leaves the process changed (signal handlers, exit code,
- * working directory). `run` and `emulator` install signal handlers once they start: they come
- * here only with `endsBeforeStart`, for a run that ends before that (a bad flag, `--help`).
- * `timeoutMs` cannot stop a run, only fail the test.
+ * Runs the CLI's `main` in this process as `envsync` runs it in a child (same arguments, clean
+ * environment, working directory, streams that are not terminals unless `terminal`), which saves
+ * a process start. It refuses what only a process of its own shows (a command that waits for
+ * signals, unless it `endsBeforeStart`; a variable Node reads), and fails a run that leaves the
+ * process changed. `timeoutMs` cannot stop a run, only fail the test.
  */
 export async function envsyncInProcess(
   args: readonly string[],
@@ -151,53 +151,42 @@ export async function envsyncInProcess(
     cwd?: string;
     timeoutMs?: number;
     endsBeforeStart?: boolean;
-    /**
-     * Output streams that say they are terminals (`isTTY`), all a command reads of a terminal:
-     * for what it does on one with other settings. That a real terminal is seen as one is
-     * shown by `inTerminal`.
-     */
+    /** Output streams that say they are terminals (`isTTY`); a real one is `inTerminal`'s. */
     terminal?: boolean;
     /** The time the command sees (sync windows), epoch ms; the real one when left out. */
     now?: () => number;
   } = {},
 ): Promise<CliResult> {
-  const refused = notInProcess(args, env, endsBeforeStart);
+  const command = args[0] ?? '';
+  const variable = PROCESS_VARIABLES.find((name) => name in env);
+  const refused =
+    SIGNALLED.has(command) && !endsBeforeStart
+      ? `envsync ${command} waits for the process's signals`
+      : variable === undefined
+        ? undefined
+        : `${variable} is read by Node from the process`;
   if (refused !== undefined)
     throw new Error(`envsyncInProcess: ${refused}; run it in a child process (envsync)`);
   const before = processState();
   const stdout = captured(terminal);
   const stderr = captured(terminal);
-  let timer: NodeJS.Timeout | undefined;
-  const guard = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new Error(
-            `envsync ${args.join(' ')} did not end within ${timeoutMs} ms\n${stderr.text()}`,
-          ),
-        ),
-      timeoutMs,
+  const run = main({
+    argv: args,
+    env: cleanEnv(env),
+    cwd,
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    ...(now === undefined ? {} : { now }),
+  });
+  const code = await within(run, timeoutMs, () => {
+    throw new Error(
+      `envsync ${args.join(' ')} did not end within ${timeoutMs} ms\n${stderr.text()}`,
     );
   });
-  try {
-    const code = await Promise.race([
-      main({
-        argv: args,
-        env: cleanEnv(env),
-        cwd,
-        stdout: stdout.stream,
-        stderr: stderr.stream,
-        ...(now === undefined ? {} : { now }),
-      }),
-      guard,
-    ]);
-    const after = processState();
-    if (after !== before)
-      throw new Error(`envsync ${args.join(' ')} changed the process: ${before} -> ${after}`);
-    return { code, stdout: stdout.text(), stderr: stderr.text() };
-  } finally {
-    clearTimeout(timer);
-  }
+  const after = processState();
+  if (after !== before)
+    throw new Error(`envsync ${args.join(' ')} changed the process: ${before} -> ${after}`);
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
 /** A CLI child process still running: its output so far, its logs, and its end. */
@@ -208,21 +197,16 @@ export interface LiveCli {
   /** stderr's JSON log lines, parsed (other lines are skipped). */
   logs(): Record<string, unknown>[];
   /** Resolves when the process has exited. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly exited: Promise<Exit>;
   /** The exit, or 'still running' if it has not come within `ms` (a guard, not a timing). */
-  exitedWithin(
-    ms: number,
-  ): Promise<{ code: number | null; signal: NodeJS.Signals | null } | 'still running'>;
+  exitedWithin(ms: number): Promise<Exit | 'still running'>;
   /** The address `envsync run` logged for its endpoints. */
   listenUrl(timeoutMs?: number): Promise<string>;
   /** SIGKILLs it if it is still running, and waits for it to be gone. */
   kill(): Promise<void>;
 }
 
-/**
- * Starts the real CLI in a child process with a clean environment plus `env`, and returns at
- * once: for commands that run until stopped (`run`) or that a test signals.
- */
+/** Starts the real CLI in a child process and returns at once: for `run`, or what a test signals. */
 export function startEnvsync(
   args: readonly string[],
   { env = {}, cwd }: { env?: Record<string, string>; cwd?: string } = {},
@@ -232,47 +216,32 @@ export function startEnvsync(
     env: cleanEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal })),
-  );
+  const { stdout, stderr, exited } = watchChild(child);
+  const running = () => child.exitCode === null && child.signalCode === null;
   const logs = () =>
-    stderr
+    stderr()
       .split('\n')
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   return {
     child,
-    stdout: () => stdout,
-    stderr: () => stderr,
+    stdout,
+    stderr,
     logs,
     exited,
-    async exitedWithin(ms) {
-      let timer: NodeJS.Timeout | undefined;
-      const guard = new Promise<'still running'>((resolve) => {
-        timer = setTimeout(() => resolve('still running'), ms);
-      });
-      try {
-        return await Promise.race([exited, guard]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    exitedWithin: (ms) => within(exited, ms, () => 'still running' as const),
     async listenUrl(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const url = logs().find((line) => typeof line['listen'] === 'string')?.['listen'];
         if (typeof url === 'string') return url;
-        if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline)
-          throw new Error(`envsync ${args[0] ?? ''} logged no endpoints address\n${stderr}`);
+        if (!running() || Date.now() > deadline)
+          throw new Error(`envsync ${args[0] ?? ''} logged no endpoints address\n${stderr()}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },
     async kill() {
-      if (child.exitCode === null && child.signalCode === null) {
+      if (running()) {
         child.kill('SIGKILL');
         await exited;
       }
@@ -281,12 +250,15 @@ export function startEnvsync(
 }
 
 /** Runs the CLI in a pseudo-terminal (`script`), as a person's shell would; returns the screen. */
-export function inTerminal(args: string[], env: Record<string, string> = {}): Promise<string> {
+export async function inTerminal(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<string> {
   const command = [process.execPath, CLI, ...args].map((part) => `'${part}'`).join(' ');
   const child = spawn('script', ['-qec', command, '/dev/null'], {
     env: { PATH: process.env['PATH'] ?? '', TERM: 'xterm', ...env },
   });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  return new Promise((resolve) => child.once('close', () => resolve(output)));
+  const { stdout, exited } = watchChild(child);
+  await exited;
+  return stdout();
 }

@@ -1,16 +1,13 @@
-import type { Clock } from '../../src/core/clock.ts';
 import { readFile } from 'node:fs/promises';
-import pino from 'pino';
 import { Writable } from 'node:stream';
-import { resolveDaemonSettings } from '../../src/config/daemon-settings.ts';
-import type { DAEMON_SETTINGS } from '../../src/config/daemon-settings.ts';
+import pino from 'pino';
+import { resolveDaemonSettings, type DAEMON_SETTINGS } from '../../src/config/daemon-settings.ts';
 import type { FlagsOf } from '../../src/config/setting.ts';
-import { resolveSettings } from '../../src/config/settings.ts';
-import type { SETTINGS } from '../../src/config/settings.ts';
-import { Daemon } from '../../src/daemon/daemon.ts';
-import { startDaemonServer } from '../../src/daemon/http.ts';
-import type { NotifyDeps } from '../../src/daemon/daemon.ts';
+import { resolveSettings, type SETTINGS } from '../../src/config/settings.ts';
+import type { Clock } from '../../src/core/clock.ts';
 import { Masker } from '../../src/core/mask.ts';
+import { Daemon, type NotifyDeps } from '../../src/daemon/daemon.ts';
+import { startDaemonServer } from '../../src/daemon/http.ts';
 import { maskingStream } from '../../src/runtime/log.ts';
 import { defaultSource, oneToken, readTokens } from '../../src/config/tokens.ts';
 import type { EmulatorOptions } from '../../src/emulator/options.ts';
@@ -40,24 +37,18 @@ export async function startTestDaemon(options: {
   /** The daemon's clock (the real one by default). */
   clock?: Clock;
 }) {
-  const lines: string[] = [];
+  let text = '';
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      lines.push(
-        ...chunk
-          .toString('utf8')
-          .split('\n')
-          .filter((l) => l !== ''),
-      );
+      text += chunk.toString('utf8');
       done();
     },
   });
   // As `envsync run` does: the logs, like every sink, mask the secrets the daemon learns (its
   // tokens, the webhook secret).
   const secrets = new Masker();
-  for (const secret of [...(options.secrets ?? []), options.webhookSecret ?? '']) {
+  for (const secret of [...(options.secrets ?? []), options.webhookSecret ?? ''])
     if (secret !== '') secrets.add(secret);
-  }
   const logger = pino({ level: 'debug' }, maskingStream(sink, secrets.mask));
   const flags = {
     'retry-delay': '10ms',
@@ -99,7 +90,11 @@ export async function startTestDaemon(options: {
     daemon,
     url: server.url,
     port: Number(new URL(server.url).port),
-    logs: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+    logs: () =>
+      text
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
     passes: () => daemon.status().passes,
     async stop() {
       await server.close();
@@ -132,16 +127,18 @@ const DOCUMENTS = { acme: FIXTURE_POLICIES, beta: FIXTURE_POLICIES };
 
 /**
  * The world of an in-process daemon test, fresh for each test: a temporary folder and the
- * emulator (kosli profile) serving `tokens`, with the fixtures' policy documents; `cleanups` run after the test, last first, before
- * the emulator and the folder go.
+ * emulator (kosli profile) serving `tokens`, with the fixtures' policy documents; `cleanups` run
+ * after the test, last first, before the emulator and the folder go.
  */
 export function useDaemonWorld(tokens: NonNullable<EmulatorOptions['tokens']>) {
   let tmp: TempDir | undefined;
   let api: TestEmulator | undefined;
   const cleanups: (() => Promise<void>)[] = [];
+  const emulator = (served: typeof tokens) =>
+    startTestEmulator({ profile: 'kosli', tokens: served, policyDocuments: DOCUMENTS });
   beforeEach(async () => {
     tmp = await tempDir();
-    api = await startTestEmulator({ profile: 'kosli', tokens, policyDocuments: DOCUMENTS });
+    api = await emulator(tokens);
   });
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
@@ -185,11 +182,7 @@ export function useDaemonWorld(tokens: NonNullable<EmulatorOptions['tokens']>) {
     /** Stops this test's emulator and starts another, serving `others` instead. */
     async restartEmulator(others: NonNullable<EmulatorOptions['tokens']>): Promise<TestEmulator> {
       await api?.close();
-      api = await startTestEmulator({
-        profile: 'kosli',
-        tokens: others,
-        policyDocuments: DOCUMENTS,
-      });
+      api = await emulator(others);
       return api;
     },
   };

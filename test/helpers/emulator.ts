@@ -1,7 +1,4 @@
-/**
- * Test helpers around the emulator: an in-process instance with typed admin calls over real HTTP,
- * and the CLI as a child process. Reused by the emulator's own tests and by later integration tests.
- */
+/** The emulator in this process with its admin calls over real HTTP, or as a child process. */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'undici';
@@ -26,13 +23,11 @@ export type {
   StoreDocument,
 };
 
-/** The CLI entry, run with the same Node as the tests. */
-export { CLI as CLI_PATH } from './entry.ts';
+import { watchChild } from './cli.ts';
 import { CLI as CLI_PATH } from './entry.ts';
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A response read whole: status, headers and the body parsed as JSON when it is JSON. */
 export interface JsonResponse {
@@ -79,38 +74,6 @@ export async function send(url: string, options: SendOptions = {}): Promise<Json
   return { status: response.statusCode, headers: response.headers, text, body: parsed };
 }
 
-/** An admin call answered with an unexpected status. */
-export class AdminCallError extends Error {
-  override name = 'AdminCallError';
-  readonly status: number;
-  readonly body: unknown;
-  constructor(what: string, response: JsonResponse) {
-    super(`${what}: HTTP ${response.status} ${response.text.slice(0, 500)}`);
-    this.status = response.status;
-    this.body = response.body;
-  }
-}
-
-function isStoreDocument(value: unknown): value is StoreDocument {
-  return isRecord(value) && value.version === 1 && isRecord(value.orgs);
-}
-
-function isStats(value: unknown): value is EmulatorStats {
-  return isRecord(value) && typeof value.total === 'number' && isRecord(value.byStatus);
-}
-
-function isFaultState(value: unknown): value is FaultState {
-  return isRecord(value) && isRecord(value.latencyMs) && typeof value.failRate === 'number';
-}
-
-function anything(_value: unknown): _value is unknown {
-  return true;
-}
-
-function isRequestLog(value: unknown): value is { requests: RequestLogEntry[] } {
-  return isRecord(value) && Array.isArray(value.requests);
-}
-
 export interface TestEmulator extends RunningEmulator {
   /** The dispatcher the admin helpers use; tests may use it too (closed by `close`). */
   readonly agent: Agent;
@@ -153,47 +116,40 @@ export async function startTestEmulator(options: TestEmulatorOptions = {}): Prom
   const { policyDocuments, ...emulatorOptions } = options;
   const emulator = await startEmulator({ ...emulatorOptions, host: '127.0.0.1', port: 0 });
   const agent = new Agent();
-  const admin = async <T>(
-    what: string,
-    path: string,
-    guard: (value: unknown) => value is T,
-    init: SendOptions = {},
-  ): Promise<T> => {
+  const admin = async <T>(path: string, init: SendOptions = {}): Promise<T> => {
     const response = await send(`${emulator.url}/_emulator/${path}`, {
       ...init,
       dispatcher: agent,
     });
-    if (response.status !== 200 || !guard(response.body)) throw new AdminCallError(what, response);
-    return response.body;
+    if (response.status !== 200)
+      throw new Error(`${init.method ?? 'GET'} ${path}: HTTP ${response.status} ${response.text}`);
+    return response.body as T;
   };
   const withDocuments = (store: unknown): unknown =>
     policyDocuments !== undefined && isRecord(store) && !Object.hasOwn(store, 'policies')
       ? { ...store, policies: policyDocumentsOf(policyDocuments) }
       : store;
   const putStore = (store: unknown) =>
-    admin('PUT store', 'store', isStoreDocument, { method: 'PUT', json: withDocuments(store) });
+    admin<StoreDocument>('store', { method: 'PUT', json: withDocuments(store) });
   if (policyDocuments !== undefined) await putStore({ orgs: {} });
   return {
     url: emulator.url,
     host: emulator.host,
     port: emulator.port,
     agent,
-    getStore: () => admin('GET store', 'store', isStoreDocument),
+    getStore: () => admin('store'),
     putStore,
-    getStats: () => admin('GET stats', 'stats', isStats),
+    getStats: () => admin('stats'),
     getRequests: async (limit) =>
       (
-        await admin(
-          'GET requests',
+        await admin<{ requests: RequestLogEntry[] }>(
           limit === undefined ? 'requests' : `requests?limit=${limit}`,
-          isRequestLog,
         )
       ).requests,
-    getFaults: () => admin('GET faults', 'faults', isFaultState),
-    setFaults: (partial) =>
-      admin('PATCH faults', 'faults', isFaultState, { method: 'PATCH', json: partial }),
+    getFaults: () => admin('faults'),
+    setFaults: (partial) => admin('faults', { method: 'PATCH', json: partial }),
     reset: async () => {
-      await admin('POST reset', 'reset', anything, { method: 'POST' });
+      await admin('reset', { method: 'POST' });
       if (policyDocuments !== undefined) await putStore({ orgs: {} });
     },
     close: async () => {
@@ -226,10 +182,11 @@ export interface SpawnedEmulator {
 }
 
 /**
- * Runs the compiled CLI's `emulator --port 0 ...args` and resolves once its first stdout line,
- * `listening on http://...`, arrives. Rejects (and kills the child) if it exits or stays silent.
+ * Runs the CLI's `emulator --port 0 ...args` and resolves once its first stdout line, `listening
+ * on http://...`, arrives. Rejects (and kills the child) if it exits, says something else, or stays
+ * silent for `timeoutMs`.
  */
-export function spawnEmulator(
+export async function spawnEmulator(
   args: readonly string[],
   {
     timeoutMs = 15_000,
@@ -250,56 +207,37 @@ export function spawnEmulator(
     bin === undefined ? [CLI_PATH, ...command] : command,
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      ...(cwd === undefined ? {} : { cwd }),
-      ...(env === undefined ? {} : { env }),
+      cwd,
+      env,
     },
   );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8');
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const exit = new Promise<ExitInfo>((resolve) => {
-    child.once('close', (code, signal) => resolve({ code, signal }));
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`emulator did not start within ${timeoutMs} ms; stderr:\n${stderr}`));
-    }, timeoutMs);
-    const onStdout = (chunk: string): void => {
-      stdout += chunk;
-      const newline = stdout.indexOf('\n');
-      if (newline < 0) return;
-      clearTimeout(timer);
-      const first = stdout.slice(0, newline);
-      const match = /^listening on (http:\/\/\S+)$/.exec(first);
-      if (match?.[1] === undefined) {
-        child.kill('SIGKILL');
-        reject(new Error(`unexpected first stdout line: ${JSON.stringify(first)}`));
-        return;
-      }
-      const url = match[1];
-      resolve({
-        url,
-        child,
-        stop: async (signal = 'SIGTERM') => {
-          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-          return exit;
-        },
-        exited: () => exit,
-        stderr: () => stderr,
-        stdout: () => stdout,
-      });
-    };
-    child.stdout.on('data', onStdout);
-    void exit.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(
-        new Error(`emulator exited (code ${code}, signal ${signal}) before listening:\n${stderr}`),
-      );
-    });
-  });
+  const { stdout, stderr, exited } = watchChild(child);
+  let exit: ExitInfo | undefined;
+  void exited.then((info) => (exit = info));
+  const deadline = Date.now() + timeoutMs;
+  const fail = (why: string) => {
+    child.kill('SIGKILL');
+    return new Error(`emulator ${why}; stderr:\n${stderr()}`);
+  };
+  let lines = stdout().split('\n');
+  while (lines.length < 2) {
+    if (exit !== undefined)
+      throw fail(`exited (code ${exit.code}, signal ${exit.signal}) before listening`);
+    if (Date.now() > deadline) throw fail(`did not start within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    lines = stdout().split('\n');
+  }
+  const url = /^listening on (http:\/\/\S+)$/.exec(lines[0] ?? '')?.[1];
+  if (url === undefined) throw fail(`said first ${JSON.stringify(lines[0])}`);
+  return {
+    url,
+    child,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+    exited: () => exited,
+    stderr,
+    stdout,
+  };
 }

@@ -7,15 +7,11 @@ function loopback(host: string | undefined): boolean {
 }
 
 /**
- * Runs `work` (a CLI run in this process) with every socket connect and DNS lookup of this
- * process recorded, as `connect HOST:PORT` and `lookup HOST`, in order. With `offMachine:
- * 'block'`, a connect or a lookup that would leave the machine fails at once instead (a lookup
- * with ENOTFOUND), after it is recorded.
- *
- * It wraps `net.Socket.prototype.connect` and `dns.lookup`, through which Node's sockets connect
- * and look up host names (undici's included), and puts them back when `work` ends. A test file's tests
- * run one at a time in a worker, so what is recorded is what `work` did; anything else would
- * add calls, and fail the test rather than pass it.
+ * Runs `work` (a CLI run in this process) with every socket connect and DNS lookup recorded, as
+ * `connect HOST:PORT` and `lookup HOST`, in order; with `offMachine: 'block'`, one that would leave
+ * the machine fails at once (a lookup with ENOTFOUND) after it is recorded. It wraps
+ * `net.Socket.prototype.connect` and `dns.lookup` (undici's sockets go through them) until `work`
+ * ends; a worker runs one test at a time, so anything else would add calls and fail the test.
  */
 export async function watchNetwork<T>(
   work: () => Promise<T>,

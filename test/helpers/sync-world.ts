@@ -1,10 +1,10 @@
 /**
- * The world the sync tests run in: a temp directory for manifests and the state file, emulators on
- * loopback ports, the CLI against them (in this process, or as a child process where the process
- * is what a test checks), and the JSON report's shape. Each test file calls `syncWorld()` once at
- * its top; its hooks clean everything up after each test.
+ * The world of the sync tests: a temp folder, emulators on loopback, the CLI against them. A test
+ * file calls `syncWorld()` once at its top; its hooks clean up after each test.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach } from 'vitest';
+import { integrityOf } from '../../src/engine/saved-plan.ts';
 import { envsync, envsyncInProcess } from './cli.ts';
 import { FIXTURE_POLICIES, startTestEmulator, type TestEmulator } from './emulator.ts';
 import { ACME } from './fixtures.ts';
@@ -39,19 +39,36 @@ export type JsonReport = {
     unchanged: string[];
     unmanaged: string[];
     errors: { file: string; line: number; column: number; path: string; message: string }[];
+    archives?: { name: string; result: string; error?: string }[];
+    policyDocuments?: { name: string; result: string; error?: string }[];
+    policyDocumentsUnchanged?: string[];
+    policyDocumentsNotManaged?: string[];
   }[];
 };
 
 export const json = (stdout: string) => JSON.parse(stdout) as JsonReport;
 
-/** Counts of the requests an emulator received, and their method and path. */
-export async function putsAndGets(api: TestEmulator) {
-  const requests = await api.getRequests(1000);
+/** The requests an emulator received from the `from`th on: counts, and `METHOD path` of each. */
+export async function putsAndGets(api: TestEmulator, from = 0) {
+  const requests = (await api.getRequests(1000)).slice(from);
+  const paths = requests.map((r) => `${r.method} ${r.path}`);
   return {
     puts: requests.filter((r) => r.method === 'PUT').length,
     gets: requests.filter((r) => r.method === 'GET').length,
-    paths: requests.map((r) => `${r.method} ${r.path}`),
+    paths,
+    /** The requests that are not GETs. */
+    writes: paths.filter((p) => !p.startsWith('GET ')),
   };
+}
+
+/**
+ * Edits the saved plan in `file` and seals it again, as anyone who can write the file could;
+ * `edit` says which shape it reads the plan as.
+ */
+export async function reseal(file: string, edit: (plan: never) => void) {
+  const plan = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+  edit(plan as never);
+  await writeFile(file, JSON.stringify({ ...plan, integrity: integrityOf(plan) }));
 }
 
 /** Registers the hooks and returns the helpers of one test file's world. */

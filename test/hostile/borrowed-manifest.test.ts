@@ -1,23 +1,15 @@
 /**
- * One org's `policies:` entry names another org's manifest as its policy file. A manifest is never
- * a policy document: the entry is an error for the org that names it, at its `file:` line, and
- * the named file stays a manifest, whatever state it is in. So the day that manifest has a typo,
- * its own org is held as invalid (no request at all: prune archives nothing), and its text is
- * uploaded nowhere.
+ * One org's `policies:` entry names another org's manifest as its policy file: an error for the
+ * org naming it, and the file stays a manifest, whatever state it is in (a typo holds its own org).
  */
 import { describe, expect, it } from 'vitest';
-import { json, syncWorld } from '../helpers/sync-world.ts';
+import { json, putsAndGets, syncWorld } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
 
-const ACME_MAIN = `org: acme
-prune: true
-environments:
-  - name: web
-    type: K8S
-    description: Web
-`;
+const ACME_MAIN =
+  'org: acme\nprune: true\nenvironments: [{name: web, type: K8S, description: Web}]\n';
 const ACME_DB = `org: acme
 environments:
   - name: db
@@ -73,14 +65,10 @@ describe("a policy file that is another org's manifest", () => {
       expect(said).toMatch(/evil\.yaml:4:11/);
       expect(said).toMatch(/acme[/\\]db\.yaml:\d+:\d+/);
 
-      const from = (await api.getRequests(2000)).length;
+      const from = (await putsAndGets(api)).paths.length;
       const sync = await run(api.url, ['sync'], ['-o', 'json']);
       expect(sync.code, sync.stdout + sync.stderr).toBe(1);
-      const writes = (await api.getRequests(2000))
-        .slice(from)
-        .filter((r) => r.method !== 'GET')
-        .map((r) => `${r.method} ${r.path}`);
-      expect(writes).toEqual([]);
+      expect((await putsAndGets(api, from)).writes).toEqual([]);
       expect((await live()).sort()).toEqual(['db', 'web']);
       expect((await api.getStore()).policies?.['evil'] ?? []).not.toContainEqual(
         expect.objectContaining({ name: 'stolen' }),

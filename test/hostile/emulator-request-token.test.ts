@@ -1,9 +1,6 @@
 /**
- * A client that sends its token in the request target: in the query string (`?access_token=`,
- * `?token=`, or under any name) or in the path. The emulator records every request (its log at
- * debug, `/_emulator/requests`) and quotes a path it has no answer for in a 404; none of these
- * may hold the token. Checked over HTTP against an emulator that knows its tokens, and one that
- * accepts any (where the token is the one the request was sent with).
+ * A client that sends its token in the request target (a query string, a path): the emulator's
+ * request log, its log at debug and its 404s hold none of it.
  */
 import { Writable } from 'node:stream';
 import pino from 'pino';

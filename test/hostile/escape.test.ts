@@ -1,13 +1,8 @@
 /**
- * Untrusted text (manifest keys, names, policy names, listing names and descriptions, server
- * messages) carrying workflow commands, terminal escapes, newlines, pipes, HTML and links, and
- * the characters that reorder or hide what a reader sees: every Unicode bidirectional control
- * (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), the zero-width characters (U+200B
- * to U+200D, U+2060, U+FEFF inside a text), NEL (U+0085) and the line and paragraph separators.
- * No output may run a workflow command, move the cursor, add a table cell, inject HTML or show
- * one of them raw: text and markdown show a visible escape, every JSON (the report, log lines, a
- * saved plan, the state file, `/status`) a \u escape that parses back to the same data, and
- * pretty log lines a visible escape.
+ * Untrusted text carrying workflow commands, terminal escapes, HTML, links and the characters that
+ * reorder or hide what a reader sees (every bidirectional control, the zero-width characters, NEL,
+ * the line and paragraph separators): text and markdown show a visible escape, every JSON a \u
+ * escape that parses back to the same data.
  */
 import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
@@ -108,10 +103,7 @@ describe('untrusted text', () => {
       results.push([`validate -o ${output}`, await cli([...validate, '-o', output])]);
     const annotated = await cli([
       ...validate,
-      '--annotations',
-      'github',
-      '--summary-file',
-      'summary.md',
+      ...'--annotations github --summary-file summary.md'.split(' '),
     ]);
     for (const [name, result] of [...results, ['annotations', annotated] as const]) {
       expect(result.code, name).toBe(1);
@@ -220,7 +212,6 @@ describe('untrusted text', () => {
   it('in the JSON envsync writes: a saved plan, the state file, /status and the status page, the same data once parsed', async () => {
     const api = await startTestEmulator({
       profile: 'kosli',
-      orgs: ['acme'],
       tokens: [{ token: TOKEN, orgs: null }],
     });
     try {

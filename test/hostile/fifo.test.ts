@@ -1,19 +1,9 @@
 /**
- * Files that are not files, at every path envsync reads: a FIFO (named pipe) that nobody writes
- * to, a socket, a device, a directory, and files over their limit. Opening a FIFO to read it
- * waits for a writer, for ever, and reading a device of zeros never ends: each is refused at
- * once, by name, with what to do, exit 1 (a manifest: a problem at the file, and the other orgs
- * go on). Nothing hangs: every run here has a safety net, and a hang fails the test. The daemon
- * fails a pass whose token file is a FIFO and goes on; SIGTERM ends it even when its stop waits
- * on something that never answers.
- *
- * Where each run happens: the files envsync reads with promises (token, config, CA, state and its
- * lock, a saved plan, secrets, `--data`, `--token-dir`) are read by runs in this process, as
- * `envsync` would read them in its own: a read that waited on a FIFO would hold only a thread of
- * libuv's pool, and the test would fail on its safety net. The manifests folder is read
- * synchronously (manifests, policy files, `.envsyncignore`): a read that waited there would hold
- * the thread that runs the tests, so those runs are child processes, as is the daemon that signals
- * stop.
+ * Files that are not files, at every path envsync reads (a FIFO nobody writes to, a socket, a
+ * device, a directory) and files over their limit: each refused at once, by name, exit 1; nothing
+ * hangs (every run has a safety net). Files read with promises are read by runs in this process (a
+ * read that waited would hold only a thread of libuv's pool); the manifests folder is read
+ * synchronously, so those runs, like the daemon a test signals, are child processes.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
@@ -38,8 +28,8 @@ const TOKEN = 'fF9q4Tq9Lm2Zx7Vb';
 /** A safety net for a loaded machine, not a timing: a run that hangs fails here. */
 const WAIT_MS = 60_000;
 
-const ACME = 'org: acme\nenvironments:\n  - name: prod\n    type: S3\n    description: p\n';
-const BETA = 'org: beta\nenvironments:\n  - name: prod\n    type: S3\n    description: p\n';
+const manifest = (org: string) =>
+  `org: ${org}\nenvironments:\n  - {name: prod, type: S3, description: p}\n`;
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 let api: TestEmulator;
@@ -48,7 +38,7 @@ const cleanups: (() => Promise<unknown>)[] = [];
 beforeEach(async () => {
   tmp = await tempDir('envsync-fifo-');
   api = await startTestEmulator({ profile: 'spec', tokens: [{ token: TOKEN, orgs: null }] });
-  await tmp.write('manifests/acme.yaml', ACME);
+  await tmp.write('manifests/acme.yaml', manifest('acme'));
 });
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
@@ -80,10 +70,7 @@ const apiArgs = () => ['--manifests', 'manifests', '--api-url', api.url, '--retr
 const run = (args: string[], env: Record<string, string> = { ENVSYNC_TOKEN: TOKEN }) =>
   envsync(args, { cwd: tmp.dir, env, timeoutMs: WAIT_MS });
 
-/**
- * Runs the CLI in this process, the same way (see the top of the file for which runs may). `run`
- * and `emulator` come here only for a start that fails before they wait for signals.
- */
+/** `run` in this process: `run` and `emulator` only for a start that fails before any wait. */
 const runHere = (args: string[], env: Record<string, string> = { ENVSYNC_TOKEN: TOKEN }) =>
   envsyncInProcess(args, {
     cwd: tmp.dir,
@@ -95,7 +82,11 @@ const runHere = (args: string[], env: Record<string, string> = { ENVSYNC_TOKEN: 
 const FIFO = 'a FIFO (named pipe), not a regular file';
 
 describe('a file envsync reads that is not a regular file, or too large: refused at once, by name, exit 1, nothing sent', () => {
-  const daemon = () => ['run', ...apiArgs(), '--state', 'state.json', '--listen', '127.0.0.1:0'];
+  const daemon = () => [
+    'run',
+    ...apiArgs(),
+    ...'--state state.json --listen 127.0.0.1:0'.split(' '),
+  ];
   const secret = (flag: string, file: string) =>
     `${flag} ${tmp.path(file)} is ${FIFO}: point ${flag} at a file, or leave the flag out`;
   const cases: [string, (() => Promise<unknown>) | string, () => string[], () => string][] = [
@@ -214,11 +205,11 @@ describe('a file envsync reads that is not a regular file, or too large: refused
 
 describe('a FIFO in --token-dir: that org fails, by name, and the others go on', () => {
   it('sync applies beta (a token file) and fails acme (a FIFO), exit 1', async () => {
-    await tmp.write('manifests/beta.yaml', BETA);
+    await tmp.write('manifests/beta.yaml', manifest('beta'));
     await tmp.write('tokens/beta', `${TOKEN}\n`);
     await fifo('tokens/acme');
     const result = await runHere(
-      ['sync', ...apiArgs(), '--state', 'state.json', '--token-dir', 'tokens'],
+      ['sync', ...apiArgs(), ...'--state state.json --token-dir tokens'.split(' ')],
       {},
     );
     expect(result.stdout).toContain(`token file tokens/acme is ${FIFO}`);
@@ -229,7 +220,7 @@ describe('a FIFO in --token-dir: that org fails, by name, and the others go on',
 
 describe('a FIFO in the manifests folder: a located problem, never skipped, never waited on', () => {
   it('a FIFO named *.yaml: validate names it and exits 1; sync applies the other orgs and exits 1', async () => {
-    await tmp.write('manifests/beta.yaml', BETA);
+    await tmp.write('manifests/beta.yaml', manifest('beta'));
     await fifo('manifests/pipe.yaml');
     const problem = `manifests/pipe.yaml:1:1 is ${FIFO}: a manifest must be a file; remove it, or leave it out with .envsyncignore`;
     const validate = await run(['validate', '--manifests', 'manifests']);
@@ -254,7 +245,7 @@ describe('a FIFO in the manifests folder: a located problem, never skipped, neve
   it('a policy file and .envsyncignore: each a problem where it is named, the org held back', async () => {
     await tmp.write(
       'manifests/acme.yaml',
-      `org: acme\npolicies:\n  - name: p1\n    file: p1.yaml\n${ACME.slice('org: acme\n'.length)}`,
+      `org: acme\npolicies:\n  - name: p1\n    file: p1.yaml\n${manifest('acme').slice('org: acme\n'.length)}`,
     );
     await fifo('manifests/p1.yaml');
     await fifo('manifests/.envsyncignore');
@@ -282,21 +273,10 @@ describe("a FIFO at the state file's lock", () => {
 });
 
 describe('the daemon', () => {
-  const daemonArgs = (extra: string[]) => [
-    'run',
-    ...apiArgs(),
-    '--state',
-    'state.json',
-    '--listen',
-    '127.0.0.1:0',
-    '--interval',
-    '0',
-    ...extra,
-  ];
-
   /** Starts `envsync run` in a child process, SIGKILLed after the test if it is still running. */
   async function startRun(extra: string[], env: Record<string, string> = {}): Promise<LiveCli> {
-    const live = startEnvsync(daemonArgs(extra), { cwd: tmp.dir, env });
+    const flags = '--state state.json --listen 127.0.0.1:0 --interval 0'.split(' ');
+    const live = startEnvsync(['run', ...apiArgs(), ...flags, ...extra], { cwd: tmp.dir, env });
     cleanups.push(() => live.kill());
     await live.listenUrl(WAIT_MS);
     return live;
@@ -332,9 +312,7 @@ describe('the daemon', () => {
     await rm(tmp.path('token'));
     await fifo('token');
     live.child.kill('SIGHUP');
-    await waitFor('the second failed pass', () => passes(live).length === 4, {
-      timeoutMs: WAIT_MS,
-    });
+    await waitFor('another failed pass', () => passes(live).length === 4, { timeoutMs: WAIT_MS });
     expect(passes(live)[3]).toMatch(/^pass error/);
     live.child.kill('SIGTERM');
     expect(await live.exitedWithin(WAIT_MS)).toEqual({ code: 0, signal: null });
@@ -345,15 +323,11 @@ describe('the daemon', () => {
     // The lock of a writer that is alive on this host (this test's process): held, not stale.
     const holder = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString() };
     await writeFile(tmp.path('state.json.lock'), `${JSON.stringify(holder)}\n`);
-    const live = await startRun(['--shutdown-timeout', '1s', '--state-lock-timeout', '10m'], {
-      ENVSYNC_TOKEN: TOKEN,
-    });
+    const limits = ['--shutdown-timeout', '1s', '--state-lock-timeout', '10m'];
+    const live = await startRun(limits, { ENVSYNC_TOKEN: TOKEN });
     // The pass has listed acme: its round goes on to the write ahead, which waits for the lock.
-    await waitFor(
-      'the listing',
-      async () => (await api.getRequests()).some((r) => r.method === 'GET'),
-      { timeoutMs: WAIT_MS },
-    );
+    const listed = async () => (await api.getRequests()).some((r) => r.method === 'GET');
+    await waitFor('the listing', listed, { timeoutMs: WAIT_MS });
     live.child.kill('SIGTERM');
     expect(await live.exitedWithin(WAIT_MS)).toEqual({ code: 1, signal: null });
     expect(live.stderr()).toContain(

@@ -1,9 +1,4 @@
-/**
- * Headers as long as a peer likes (15,000 characters, under the 16 KiB Node and undici accept):
- * no message quotes more than 300 characters of one. The service's Content-Type, in the message
- * of a listing that is not JSON (every output of `plan`); the emulator's answers quoting a
- * client's Sec-Fetch-Site or Authorization scheme.
- */
+/** Headers of 15,000 characters (under the 16 KiB Node accepts): no message quotes over 300. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { envsyncInProcess } from '../helpers/cli.ts';
 import { send, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
@@ -43,7 +38,7 @@ describe('a huge response header', () => {
     );
     await tmp.write(
       'manifests/acme.yaml',
-      'org: acme\nenvironments:\n  - name: web\n    type: K8S\n    description: d\n',
+      'org: acme\nenvironments: [{name: web, type: K8S, description: d}]\n',
     );
     for (const format of ['text', 'json', 'markdown']) {
       const result = await envsyncInProcess(

@@ -1,15 +1,13 @@
 /**
- * A notification receiver that answers with a redirect: the notification fails at once (a
- * redirect is never followed nor retried), and the log line says so, rather than that
- * notifications are retried. A receiver whose failures change from retried ones to a redirect
- * gets a line for the redirect too: the line that was true of the first failure is no longer.
+ * A notification receiver that answers with a redirect: the notification fails at once (never
+ * followed nor retried), and the log line says so, even after failures that were retried.
  */
 import { writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { Behaviour } from '../notify/receiver.ts';
 import { startReceiver } from '../notify/receiver.ts';
-import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import { useDaemonWorld, type startTestDaemon } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'Nt9redir-Kq4Zx7Lm2';
@@ -26,14 +24,10 @@ async function daemonNotifying(behaviour: Behaviour) {
   const receiver = await startReceiver(behaviour);
   world.cleanups.push(() => receiver.close());
   await world.tmp.write('manifests/acme.yaml', invalid('k8s'));
-  const d = await startTestDaemon({
-    apiUrl: world.api.url,
-    cwd: world.tmp.dir,
-    token: TOKEN,
-    flags: { manifests: 'manifests', state: 'state.json', 'notify-url': [receiver.url] },
+  const d = await world.start({
+    flags: { 'notify-url': [receiver.url] },
     notify: { policy: { baseDelayMs: 20, maxAttempts: 3, timeoutMs: 60_000 } },
   });
-  world.cleanups.push(() => d.stop());
   return { d, receiver };
 }
 

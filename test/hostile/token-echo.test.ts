@@ -1,12 +1,6 @@
 /**
- * The token never leaves envsync, even when the service echoes it back. The service of echo.ts
- * echoes every token it knows in every spelling (base64 and base64url at every alignment, hex of
- * either case, named HTML references, form encoding, JSON with `\/` and `\u` escapes, messages
- * longer than the excerpt that quotes them) in listings, error bodies, headers, an HTML page, a
- * Content-Type and policy documents. Every sink is searched for every spelling: stdout and stderr
- * of every one-shot command in every format and log format, `plan --out`, `--summary-file`, the
- * step summary, the state file, exported manifests; the daemon's endpoints, logs, state file and
- * notifications; `envsync run`'s own output. With one token, and with a token per org.
+ * The token never leaves envsync, even when the service echoes it back in every spelling (echo.ts):
+ * every sink is searched for every spelling, with one token and with a token per org.
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -106,12 +100,10 @@ describe.each(SETUPS)('with %s, a service echoing it', (_name, tokens) => {
         return result;
       };
       const fast = '--retries 1 --retry-delay 10ms'.split(' ');
-      const common = (level: string, url = api.url) => [
-        ...`--manifests manifests --state state.json --api-url ${url}`.split(' '),
-        ...fast,
-        '--log-level',
-        level,
-      ];
+      const common = (level: string, url = api.url) =>
+        `--manifests manifests --state state.json --api-url ${url} ${fast.join(' ')} --log-level ${level}`.split(
+          ' ',
+        );
       const orgs = [...ECHO_ORGS.flatMap((org) => ['--org', org]), ...fast];
       // Commands that share no file run side by side; the syncs share the state file (locked).
       const [planned] = await Promise.all([
@@ -138,10 +130,7 @@ describe.each(SETUPS)('with %s, a service echoing it', (_name, tokens) => {
         run('sync, pretty logs', [
           'sync',
           ...common('trace'),
-          '-o',
-          'json',
-          '--log-format',
-          'pretty',
+          ...'-o json --log-format pretty'.split(' '),
         ]),
         run('sync, step summary', ['sync', ...common('debug'), '-o', 'markdown'], {
           ENVSYNC_TOKEN: tokens.default,
@@ -397,15 +386,9 @@ describe('an --api-url with user information', () => {
 describe('the emulator, whose tokens are its own flags', () => {
   it('shows none in its answers, stdout or stderr', async () => {
     const token = 'tkn-RECOGNISABLE-7f3a9c2e5b1d';
-    const emulator = startEnvsync([
-      'emulator',
-      '--port',
-      '0',
-      '--token',
-      `${token}=acme`,
-      '--log-level',
-      'trace',
-    ]);
+    const emulator = startEnvsync(
+      `emulator --port 0 --token ${token}=acme --log-level trace`.split(' '),
+    );
     const outputs: [string, string][] = [];
     try {
       const url = await waitFor(

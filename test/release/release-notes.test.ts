@@ -1,7 +1,6 @@
 /**
- * scripts/release-notes.ts: the GitHub release's notes are the changelog's section for the tag,
- * and nothing is published under a tag that is not the version of the package and of the chart,
- * or whose section is missing or undated.
+ * scripts/release-notes.ts: the notes are the changelog's section for the tag; nothing is published
+ * under a tag that is not the package's and the chart's version, or whose section is undated.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,9 +1,7 @@
 /**
- * The repository's own workflows (.github/workflows) and the Action (action.yml) as a supply
- * chain: every third-party action pinned by a commit, each job with the permissions its steps
- * need and no more, the job's OIDC identity (id-token: write) only where a signature is made with
- * it, and nothing published before the tests pass. test/examples/validators.test.ts checks the
- * same files against GitHub's schema.
+ * The repository's own workflows and the Action as a supply chain: actions pinned by commit, each
+ * job with the permissions its steps need and no more, and nothing published before the tests
+ * pass. test/examples/validators.test.ts checks the same files against GitHub's schema.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -13,22 +11,14 @@ import { parse } from 'yaml';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WORKFLOWS = '.github/workflows/';
 
-interface Step {
-  uses?: string;
-  run?: string;
-  with?: Record<string, unknown>;
-}
-interface Job {
-  needs?: string | string[];
-  permissions?: Record<string, string>;
-  uses?: string;
-  steps?: Step[];
-}
-interface Workflow {
+type Permissions = Record<string, string>;
+type Step = { uses?: string; run?: string; with?: Record<string, unknown> };
+type Job = { needs?: string | string[]; permissions?: Permissions; uses?: string; steps?: Step[] };
+type Workflow = {
   on: Record<string, unknown>;
-  permissions?: Record<string, string>;
+  permissions?: Permissions;
   jobs: Record<string, Job>;
-}
+};
 
 const text = (file: string) => readFileSync(`${ROOT}${file}`, 'utf8');
 const workflowFiles = readdirSync(`${ROOT}${WORKFLOWS}`)
@@ -60,12 +50,11 @@ describe('the workflows and the Action, as a supply chain', () => {
 
   it('an action is pinned to the same commit in every workflow', () => {
     const pins = new Map<string, Set<string>>();
-    for (const file of workflowFiles) {
+    for (const file of workflowFiles)
       for (const [, action = '', sha = ''] of text(file).matchAll(
         /uses:\s*([^@\s]+)@([0-9a-f]{40})/g,
       ))
         pins.set(action, (pins.get(action) ?? new Set()).add(sha));
-    }
     for (const [action, shas] of pins) expect([...shas], action).toHaveLength(1);
   });
 

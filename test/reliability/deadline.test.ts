@@ -1,8 +1,7 @@
 /**
- * Every wait is bounded, as a user sees it: the CLI against a fake API on loopback that throttles
- * or fails (its `main` in this process for the one-shot reports; child processes where a signal
- * ends the wait, and for the daemon). Nothing here measures a duration: exit codes, reports, the
- * requests the server counted, and that a process exits before a generous guard.
+ * Every wait is bounded, as a user sees it: the CLI against a fake API that throttles or fails.
+ * Nothing measures a duration: exit codes, reports, the requests counted, and an exit before a
+ * generous guard.
  */
 import type { ServerResponse } from 'node:http';
 import { request } from 'undici';
@@ -25,7 +24,7 @@ const runs: LiveCli[] = [];
 beforeEach(async () => {
   tmp = await tempDir();
   const manifest = (org: string, names: string[]) =>
-    `org: ${org}\nenvironments:\n${names.map((n) => `  - name: ${n}\n    type: S3\n    description: ${n}\n`).join('')}`;
+    `org: ${org}\nenvironments:\n${names.map((n) => `  - {name: ${n}, type: S3, description: ${n}}\n`).join('')}`;
   await tmp.write('manifests/acme.yaml', manifest('acme', ['a', 'b']));
   await tmp.write('manifests/globex.yaml', manifest('globex', ['c']));
 });
@@ -44,10 +43,8 @@ const run = (args: string[]) =>
 
 /** The CLI in a child process, in the test's folder (`run --listen` on a free port). */
 function start(args: string[]) {
-  const live = startEnvsync(args[0] === 'run' ? [...args, '--listen', '127.0.0.1:0'] : args, {
-    cwd: tmp.dir,
-    env: env(),
-  });
+  const listen = args[0] === 'run' ? ['--listen', '127.0.0.1:0'] : [];
+  const live = startEnvsync([...args, ...listen], { cwd: tmp.dir, env: env() });
   runs.push(live);
   return live;
 }
@@ -70,11 +67,9 @@ describe('--deadline bounds a whole one-shot run, throttled waits included', () 
       ['acme', 'failed'],
       ['globex', 'failed'],
     ]);
-    for (const org of report.orgs) {
-      expect(org.error).toMatch(
-        /cannot list the org: GET \S+: not sent again: the run's deadline \(--deadline 30s\)/,
-      );
-    }
+    const notSent =
+      /cannot list the org: GET \S+: not sent again: the run's deadline \(--deadline 30s\)/;
+    for (const org of report.orgs) expect(org.error).toMatch(notSent);
     // One GET per org, then nothing: the 120 s pause would pass the deadline, so it never began.
     expect(api.requests.map((r) => r.method)).toEqual(['GET', 'GET']);
   });
@@ -121,13 +116,12 @@ describe('--deadline bounds a whole one-shot run, throttled waits included', () 
 
   it('nonsense limits are refused, naming the flag, before any request', async () => {
     api = await throttleEverything();
-    const limits = [
+    for (const limit of [
       '--deadline 0',
       '--deadline soon',
       '--max-retry-after 0',
       '--max-response-bytes 12GiB',
-    ];
-    for (const limit of limits) {
+    ]) {
       const result = await run(['plan', '--manifests', 'manifests', ...limit.split(' ')]);
       expect(result.code, limit).toBe(1);
       expect(result.stderr).toContain(limit.split(' ')[0]);
@@ -136,14 +130,8 @@ describe('--deadline bounds a whole one-shot run, throttled waits included', () 
   });
 
   it('--max-response-bytes: an oversized listing fails its org, downloaded once; others go on', async () => {
-    const big = JSON.stringify({
-      env: Array.from({ length: 300 }, (_, i) => ({
-        org: 'acme',
-        name: `env-${i}`,
-        type: 'S3',
-        description: 'x'.repeat(40),
-      })),
-    });
+    const entry = (i: number) => ({ name: `env-${i}`, type: 'S3', description: 'x'.repeat(40) });
+    const big = JSON.stringify({ env: Array.from({ length: 300 }, (_, i) => entry(i)) });
     api = await startFakeApi((req, res) =>
       res.writeHead(200).end(req.url?.includes('/acme') === true ? big : '{"env":[]}'),
     );
@@ -164,16 +152,12 @@ describe('the daemon and SIGTERM', { timeout: 120_000 }, () => {
   it('--deadline ends each pass: its orgs failed as not sent; the daemon goes on', async () => {
     api = await throttleEverything();
     const live = start([...DAEMON, '--interval', '0', '--deadline', '30s']);
-    await waitFor(
-      'the first pass to end',
-      () => live.logs().some((l) => String(l['msg']).startsWith('pass ')),
-      { timeoutMs: 30_000 },
-    );
-    for (const org of ['acme', 'globex']) {
+    const passed = () => live.logs().some((l) => String(l['msg']).startsWith('pass '));
+    await waitFor('the first pass to end', passed, { timeoutMs: 30_000 });
+    for (const org of ['acme', 'globex'])
       expect(live.stderr()).toContain(
         `GET /api/v2/environments/${org}: not sent again: the run's deadline (--deadline 30s)`,
       );
-    }
     expect(api.requests).toHaveLength(2);
     expect(live.child.exitCode).toBeNull();
     live.child.kill('SIGTERM');
@@ -211,14 +195,11 @@ describe('the daemon and SIGTERM', { timeout: 120_000 }, () => {
     });
     const live = start([...DAEMON, '--interval', '0']);
     const url = await live.listenUrl();
-    await waitFor(
-      'throttled time in the metrics',
-      async () => {
-        const metrics = await (await request(`${url}/metrics`)).body.text();
-        return Number(/^envsync_throttled_seconds_total (\S+)$/m.exec(metrics)?.[1] ?? 0) > 0;
-      },
-      { timeoutMs: 30_000 },
-    );
+    const throttled = async () => {
+      const metrics = await (await request(`${url}/metrics`)).body.text();
+      return Number(/^envsync_throttled_seconds_total (\S+)$/m.exec(metrics)?.[1] ?? 0) > 0;
+    };
+    await waitFor('throttled time in the metrics', throttled, { timeoutMs: 30_000 });
     holding = false;
     for (const res of held.splice(0)) long(res);
     await waitFor('a two-minute Retry-After', () => longAnswers > 0, { timeoutMs: 30_000 });

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
+import { json } from '../helpers/sync-world.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const TOKEN = 'faults-token-c4d2e9';
@@ -18,14 +19,6 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-interface Env {
-  name: string;
-  type: string;
-  description: string;
-  include_scaling: boolean;
-  policies: string[];
-}
-
 const orgName = (o: number) => `org-${String(o).padStart(2, '0')}`;
 
 /** The policy documents of every policy the manifests name: kosli attaches only those. */
@@ -38,8 +31,8 @@ const documentsFor = (orgs: number) =>
   );
 
 /** Writes `orgs` x `envs` manifests with varied fields; returns what they declare. */
-async function writeManifests(orgs: number, envs: number): Promise<Map<string, Env[]>> {
-  const declared = new Map<string, Env[]>();
+async function writeManifests(orgs: number, envs: number) {
+  const declared = new Map<string, { policies: string[] }[]>();
   for (let o = 0; o < orgs; o++) {
     const environments = Array.from({ length: envs }, (_, e) => ({
       name: `env-${String(e).padStart(3, '0')}`,
@@ -63,21 +56,12 @@ async function writeManifests(orgs: number, envs: number): Promise<Map<string, E
  * large run, as production runs it).
  */
 function run(url: string, command: string[], extra: string[] = [], { inChild = false } = {}) {
-  return (inChild ? envsync : envsyncInProcess)(
-    [
-      ...command,
-      '--manifests',
-      'manifests',
-      '--api-url',
-      url,
-      '--state',
-      'state.json',
-      '--retry-delay',
-      '20ms',
-      ...extra,
-    ],
-    { env: { ENVSYNC_TOKEN: TOKEN }, cwd: tmp.dir, timeoutMs: 120_000 },
-  );
+  const flags = `--manifests manifests --api-url ${url} --state state.json --retry-delay 20ms`;
+  return (inChild ? envsync : envsyncInProcess)([...command, ...flags.split(' '), ...extra], {
+    env: { ENVSYNC_TOKEN: TOKEN },
+    cwd: tmp.dir,
+    timeoutMs: 120_000,
+  });
 }
 
 describe('faults converge, nothing lost', () => {
@@ -90,13 +74,10 @@ describe('faults converge, nothing lost', () => {
       policyDocuments: documentsFor(20),
     });
     const declared = await writeManifests(20, 25);
-    const sync = await run(api.url, ['sync'], ['--concurrency', '16', '-o', 'json'], {
+    const sync = await run(api.url, ['sync'], ['-o', 'json', '--concurrency', '16'], {
       inChild: true,
     });
-    const report = JSON.parse(sync.stdout) as {
-      summary: Record<string, number>;
-      orgs: { status: string; error?: string; changes: { result: string; error?: string }[] }[];
-    };
+    const report = json(sync.stdout);
     const problems = report.orgs
       .flatMap((o) => [
         o.error,
@@ -116,14 +97,8 @@ describe('faults converge, nothing lost', () => {
 
     const store = await api.getStore();
     for (const [org, envs] of declared) {
-      const held = (store.orgs[org] ?? []).map((e) => ({
-        name: e.name,
-        type: e.type,
-        description: e.description,
-        include_scaling: e.include_scaling,
-        policies: [...(e.policies ?? [])].sort(),
-      }));
-      expect(held, org).toEqual(envs.map((e) => ({ ...e, policies: [...e.policies].sort() })));
+      const held = (store.orgs[org] ?? []).map((e) => ({ ...e, policies: e.policies?.toSorted() }));
+      expect(held, org).toMatchObject(envs.map((e) => ({ ...e, policies: e.policies.toSorted() })));
     }
     await api.setFaults({ failRate: 0, resetRate: 0 });
     const plan = await run(api.url, ['plan'], ['--detailed-exitcode']);
@@ -140,7 +115,7 @@ describe('faults converge, nothing lost', () => {
     await writeManifests(4, 25);
     const sync = await run(api.url, ['sync'], ['--concurrency', '16', '-o', 'json']);
     expect(sync.code, sync.stderr.slice(-2000)).toBe(0);
-    expect((JSON.parse(sync.stdout) as { summary: { applied: number } }).summary.applied).toBe(100);
+    expect(json(sync.stdout).summary['applied']).toBe(100);
     const throttled = (await api.getStats()).throttled;
     // 176 requests at 40 per second (4 listings, 4 reads of policy documents, 100 PUTs, 64
     // attaches of policies, 4 listings to verify). Independent retry loops would meet a 429 per
@@ -187,18 +162,16 @@ describe('faults converge, nothing lost', () => {
       for (const org of ['bad', 'good'])
         await tmp.write(
           `manifests/${org}.yaml`,
-          `org: ${org}\nenvironments:\n  - name: web\n    type: K8S\n    description: w\n`,
+          `org: ${org}\nenvironments: [{name: web, type: K8S, description: w}]\n`,
         );
       const sync = await run(fake.url, ['sync'], ['-o', 'json']);
       await fake.close();
       expect(sync.code).toBe(1);
       expect(sync.stderr).not.toMatch(/\n\s+at /); // no stack trace
-      const report = JSON.parse(sync.stdout) as {
-        orgs: { org: string; status: string; error?: string }[];
-      };
-      expect(report.orgs[0]).toMatchObject({ org: 'bad', status: 'failed' });
-      expect(report.orgs[0]?.error).toMatch(message);
-      expect(report.orgs[1]).toMatchObject({ org: 'good', status: 'ok' });
+      expect(json(sync.stdout).orgs).toMatchObject([
+        { org: 'bad', status: 'failed', error: expect.stringMatching(message) },
+        { org: 'good', status: 'ok' },
+      ]);
       expect(fake.requests.filter((r) => r.method === 'PUT').map((r) => r.url)).toEqual([
         '/api/v2/environments/good',
       ]);

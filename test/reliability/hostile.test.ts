@@ -133,20 +133,12 @@ beforeAll(async () => {
   await symlink(tmp.path('manifests'), tmp.path('manifests/loop'));
   await symlink(tmp.path('manifests/self-loop.yaml'), tmp.path('manifests/self-loop.yaml'));
   // validate reads what sync reads: in this process, for what it prints.
-  validate = await envsyncInProcess(['validate', '--manifests', 'manifests'], {
-    cwd: tmp.dir,
-    env: { ENVSYNC_TOKEN: TOKEN },
-    timeoutMs: 30_000,
-  });
+  const where = { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN }, timeoutMs: 30_000 };
+  validate = await envsyncInProcess(['validate', '--manifests', 'manifests'], where);
   // Bounded memory: a whole sync of these files must fit in a small heap, in a process of its own.
-  sync = await envsync(
-    ['sync', '--manifests', 'manifests', '--api-url', api.url, '--state', 'state.json'],
-    {
-      cwd: tmp.dir,
-      env: { ENVSYNC_TOKEN: TOKEN, NODE_OPTIONS: '--max-old-space-size=192' },
-      timeoutMs: 30_000,
-    },
-  );
+  const args = `sync --manifests manifests --api-url ${api.url} --state state.json`.split(' ');
+  const env = { ...where.env, NODE_OPTIONS: '--max-old-space-size=192' };
+  sync = await envsync(args, { ...where, env });
 }, 90_000);
 
 afterAll(async () => {
@@ -197,9 +189,7 @@ describe('hostile manifests', () => {
 
   it('a file deleted between listing and reading is reported, not a crash', async () => {
     const outcome = readManifestFile(tmp.path('manifests/was-here.yaml'), 1024);
-    expect(outcome).toEqual({
-      ok: false,
-      message: 'file disappeared while reading the manifests; run again',
-    });
+    const message = 'file disappeared while reading the manifests; run again';
+    expect(outcome).toEqual({ ok: false, message });
   });
 });

@@ -1,12 +1,8 @@
 /**
- * Network boundaries of the envsync CLI against real loopback servers: requests go to the
- * configured origin and path prefix only, redirects are not followed (so the token goes nowhere
- * else), plain http:// to a non-loopback host is refused before anything is sent, and TLS is always
- * verified (a CA can be added with --ca-file, never removed). Where the origin and redirects are
- * checked, TLS with flags alone, and the refusals (under a guard that records every connect and
- * lookup and keeps them on the machine), the CLI's `main` runs in this process; TLS with
- * NODE_TLS_REJECT_UNAUTHORIZED or NODE_EXTRA_CA_CERTS runs in child processes, whose trust Node
- * sets from their own environment.
+ * Network boundaries against real loopback servers: requests go to the configured origin and path
+ * prefix only, redirects are not followed, plain http:// to a remote host is refused before
+ * anything is sent, and TLS is always verified. Runs that set NODE_TLS_REJECT_UNAUTHORIZED or
+ * NODE_EXTRA_CA_CERTS are child processes, whose trust Node sets from their own environment.
  */
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
@@ -39,7 +35,7 @@ beforeEach(async () => {
   await tmp.write('manifests/acme.yaml', ACME);
   await tmp.write(
     'manifests/beta.yaml',
-    'org: beta\nenvironments:\n  - name: web\n    type: logical\n    description: Web tier\n',
+    'org: beta\nenvironments: [{name: web, type: logical, description: W}]\n',
   );
 });
 afterEach(async () => {
@@ -65,9 +61,8 @@ async function recordingServer(handler: Handler, { tls = false } = {}) {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      Promise.resolve(handler(req, res, Buffer.concat(chunks))).catch((error: unknown) => {
-        res.writeHead(500).end(String(error));
-      });
+      const failed = (error: unknown) => void res.writeHead(500).end(String(error));
+      Promise.resolve(handler(req, res, Buffer.concat(chunks))).catch(failed);
     });
   };
   const keys = {
@@ -245,9 +240,8 @@ describe('network boundaries', () => {
       expectNoCrash(result);
       const { orgs, failure } = report(result.stdout);
       expect(orgs.map((o) => o.status)).toEqual(['failed', 'failed']);
-      for (const org of orgs) {
+      for (const org of orgs)
         expect(org.error).toMatch(/UNABLE_TO_VERIFY_LEAF_SIGNATURE|certificate/i);
-      }
       // Said once for both orgs, with what to check.
       expect(failure).toMatchObject({ kind: 'tls', orgs: ['acme', 'beta'] });
       expect(failure?.hint).toContain('--ca-file');
@@ -265,16 +259,14 @@ describe('network boundaries', () => {
       const front = await recordingServer(forwardTo(api), { tls: true });
       // The command's directory is not this process's: the file is only found from the former.
       await tmp.write(CA_FILE, await readFile(`${REPO}${CA_FILE}`));
-      const result = await syncInProcess(`${front.url}${PREFIX}`, ['--ca-file', CA_FILE], {
-        cwd: tmp.dir,
-      });
+      const flags = ['--ca-file', CA_FILE];
+      const result = await syncInProcess(`${front.url}${PREFIX}`, flags, { cwd: tmp.dir });
       expect(result.code, result.stderr).toBe(0);
       expectNoCrash(result);
       await expectConverged(api);
       expect(front.seen.length).toBeGreaterThan(0);
-      for (const seen of front.seen) {
+      for (const seen of front.seen)
         expect(seen.url.startsWith(`${PREFIX}/api/v2/environments/`)).toBe(true);
-      }
     });
 
     it.each([

@@ -1,9 +1,6 @@
-/**
- * `--api-dialect contract|kosli|auto`: which API a run talks to, read from the first listing's
- * shape under `auto`, said once in the log and shown in the plan (text, markdown, JSON).
- */
+/** `--api-dialect contract|kosli|auto`: read from the first listing under auto, said and shown. */
 import { describe, expect, it } from 'vitest';
-import { json, syncWorld } from '../helpers/sync-world.ts';
+import { json, putsAndGets, syncWorld } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
@@ -22,12 +19,10 @@ describe('--api-dialect', () => {
       const plan = await run(api.url, ['plan', '-o', 'json', '--log-level', 'info']);
       expect(plan.code, plan.stderr).toBe(0);
       expect(json(plan.stdout)).toMatchObject({ dialect: { dialect, from: 'listing' } });
-      const said = plan.stderr
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => (JSON.parse(line) as { msg: string }).msg)
-        .filter((msg) => msg.includes('API dialect'));
-      expect(said).toEqual([`API dialect ${dialect} (auto: the listing is ${shape})`]);
+      const said = plan.stderr.split('\n').filter((line) => line.includes('API dialect'));
+      expect(said.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual([
+        `API dialect ${dialect} (auto: the listing is ${shape})`,
+      ]);
       const text = await run(api.url, ['plan']);
       expect(text.stdout).toContain(
         `API dialect: ${dialect} (auto: read from the listing's shape)`,
@@ -91,10 +86,7 @@ environments:
         'org: gamma\npolicies:\n  - name: rules\n    file: rules.yaml\nenvironments: []\n',
       );
       await tmp().write('manifests/rules.yaml', 'rules: []\n');
-      await tmp().write(
-        'manifests/beta.yaml',
-        'org: beta\nenvironments:\n  - name: site\n    type: S3\n    description: Site\n',
-      );
+      await tmp().write('manifests/beta.yaml', MANIFEST.replace('acme', 'beta'));
       const sync = await run(api.url, ['sync', '-o', 'json', ...flags]);
       expect(sync.code).toBe(1);
       const report = json(sync.stdout);
@@ -110,7 +102,7 @@ environments:
       for (const { message } of report.orgs.flatMap((o) => o.errors))
         expect(message).toContain(`contract (${how})`);
       expect(report.orgs.find((o) => o.org === 'beta')?.status).toBe('ok');
-      const sent = (await api.getRequests(1000)).map((r) => `${r.method} ${r.path}`);
+      const sent = (await putsAndGets(api)).paths;
       expect(sent.filter((r) => /acme|gamma/.test(r))).toEqual(asked);
       expect(sent).toContain('PUT /api/v2/environments/beta');
       const text = await run(api.url, ['plan', ...flags]);

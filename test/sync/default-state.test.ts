@@ -1,20 +1,13 @@
-/**
- * The default state file, `.envsync/state.json` in the working directory: the sync that creates
- * it says so, once, and nothing else does (a state file named by --state, a later sync, a plan).
- */
+/** The default state file `.envsync/state.json`: only the sync that creates it says so. */
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { envsyncInProcess } from '../helpers/cli.ts';
-import { syncWorld, TOKEN } from '../helpers/sync-world.ts';
+import { syncWorld } from '../helpers/sync-world.ts';
 
-const { tmp, emulator, manifests } = syncWorld();
+const { tmp, emulator, manifests, cli } = syncWorld();
 
 /** `envsync COMMAND` in the world's folder, with no --state: the default applies. */
-const inFolder = (url: string, command: string, extra: string[] = []) =>
-  envsyncInProcess(
-    [command, '--manifests', 'manifests', '--api-url', url, '--retry-delay', '10ms', ...extra],
-    { cwd: tmp().dir, env: { ENVSYNC_TOKEN: TOKEN } },
-  );
+const inFolder = (url: string, command: string, extra: string[], env = {}) =>
+  cli([command, '--manifests', 'manifests', '--api-url', url, ...extra], env);
 
 const CREATED = 'created the state file';
 
@@ -54,10 +47,9 @@ describe('the default state file', () => {
     expect(existsSync(tmp().path('s.json'))).toBe(true);
     expect(named.stderr).not.toContain(CREATED);
 
-    const fromEnv = await envsyncInProcess(
-      ['sync', '--manifests', 'manifests', '--api-url', api.url, '--log-format', 'pretty'],
-      { cwd: tmp().dir, env: { ENVSYNC_TOKEN: TOKEN, ENVSYNC_STATE: 'elsewhere/state.json' } },
-    );
+    const fromEnv = await inFolder(api.url, 'sync', ['--log-format', 'pretty'], {
+      ENVSYNC_STATE: 'elsewhere/state.json',
+    });
     expect(fromEnv.code, fromEnv.stderr).toBe(0);
     expect(existsSync(tmp().path('elsewhere', 'state.json'))).toBe(true);
     expect(fromEnv.stderr).not.toContain(CREATED);

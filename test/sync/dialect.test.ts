@@ -1,9 +1,4 @@
-/**
- * The production service's dialect: nine types, logical environments and their members,
- * require_provenance. Each against the emulator's `kosli` profile (production as
- * observed) and its `spec` profile (the contract); listings in production's own shapes are in
- * left-alone.test.ts.
- */
+/** The production dialect (nine types, logical environments, require_provenance), both profiles. */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { json, syncWorld } from '../helpers/sync-world.ts';
@@ -12,6 +7,7 @@ const world = syncWorld();
 const { tmp, run } = world;
 const emulator = (profile: 'spec' | 'kosli') => world.emulator({ profile });
 
+const BETA = 'org: beta\nenvironments:\n  - {name: site, type: S3, description: Site}\n';
 const LOGICAL = `org: acme
 environments:
   - {name: api, type: docker, description: API containers}
@@ -94,10 +90,7 @@ environments:
       - db
 `,
     );
-    await tmp().write(
-      'manifests/beta.yaml',
-      'org: beta\nenvironments:\n  - name: site\n    type: S3\n    description: Site\n',
-    );
+    await tmp().write('manifests/beta.yaml', BETA);
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(sync.code).toBe(1);
     const report = json(sync.stdout);
@@ -127,7 +120,7 @@ environments:
     });
     await tmp().write(
       'manifests/acme.yaml',
-      'org: acme\nenvironments:\n  - name: all\n    type: logical\n    description: All\n    included_environments: [legacy]\n',
+      'org: acme\nenvironments:\n  - {name: all, type: logical, description: All, included_environments: [legacy]}\n',
     );
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(sync.code, sync.stdout).toBe(0);
@@ -148,13 +141,8 @@ environments:
       'manifests/acme.yaml',
       `org: acme
 environments:
-  - name: kept
-    type: K8S
-    description: K
-  - name: set
-    type: K8S
-    description: S
-    require_provenance: true
+  - {name: kept, type: K8S, description: K}
+  - {name: set, type: K8S, description: S, require_provenance: true}
 `,
     );
     const sync = await run(api.url, ['sync', '-o', 'json']);
@@ -177,23 +165,11 @@ describe('against the spec profile (the contract)', () => {
       'manifests/acme.yaml',
       `org: acme
 environments:
-  - name: api
-    type: docker
-    description: API
-  - name: web
-    type: K8S
-    description: Web
-  - name: strict
-    type: K8S
-    description: Strict
-    require_provenance: true
-  - name: none
-    type: logical
-    description: No members declared, so the key is never sent
-  - name: all
-    type: logical
-    description: All
-    included_environments: [web]
+  - {name: api, type: docker, description: API}
+  - {name: web, type: K8S, description: Web}
+  - {name: strict, type: K8S, description: Strict, require_provenance: true}
+  - {name: none, type: logical, description: "No members declared, so the key is never sent"}
+  - {name: all, type: logical, description: All, included_environments: [web]}
 `,
     );
     const sync = await run(api.url, ['sync', '-o', 'json']);

@@ -1,7 +1,4 @@
-/**
- * `envsync export --out DIR` writes files without ever following a symbolic link, under names
- * every common file system takes.
- */
+/** `export --out DIR` never follows a symbolic link, and writes names every file system takes. */
 import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fileNameProblem } from '../../src/commands/export.ts';
@@ -27,21 +24,14 @@ beforeEach(async () => {
 });
 afterEach(() => tmp.cleanup());
 
-const exportArgs = (extra: string[]) => [
-  'export',
-  '--org',
-  'acme',
-  '--out',
-  'out',
-  '--api-url',
-  api.url,
+const args = (out: string, extra: string[]) => [
+  ...`export --org acme --out ${out} --api-url ${api.url}`.split(' '),
   ...extra,
 ];
-const exportTo = (...extra: string[]) =>
-  envsyncInProcess(exportArgs(extra), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
+const where = () => ({ cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
+const exportTo = (...extra: string[]) => envsyncInProcess(args('out', extra), where());
 /** `exportTo` in a child process: the exit code and stderr of the real command. */
-const exportInChild = (...extra: string[]) =>
-  envsync(exportArgs(extra), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
+const exportInChild = (...extra: string[]) => envsync(args('out', extra), where());
 
 /** The names in `out`, temp files included (none may be left). */
 const names = () => readdir(tmp.path('out')).then((list) => list.sort());
@@ -82,10 +72,7 @@ describe('export --out never writes through a symbolic link', () => {
 
   it('an --out folder that is a symbolic link to nothing is a clear error, and nothing is created where it points', async () => {
     await symlink(tmp.path('nowhere'), tmp.path('dangling'));
-    const result = await envsyncInProcess(
-      ['export', '--org', 'acme', '--out', 'dangling', '--api-url', api.url],
-      { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
-    );
+    const result = await envsyncInProcess(args('dangling', []), where());
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('dangling: cannot create the folder');
     expect(result.stderr).toContain('symbolic link that leads nowhere');

@@ -1,13 +1,12 @@
 /**
- * A field that a manifest leaves out is never changed, and a plan shows every value a sync will
- * set: against the emulator in both profiles (the contract's `spec`, production's `kosli`) and
- * against fakes that answer in each listing shape and record the PUT bodies they receive.
+ * A field a manifest leaves out is never changed, and a plan shows every value a sync sets: in
+ * both profiles, and against fakes that list in each shape and record the PUT bodies.
  */
 import { readFile, rm } from 'node:fs/promises';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { startFakeApi } from '../helpers/fake-api.ts';
-import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+import { json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
@@ -44,8 +43,12 @@ describe.each(['spec', 'kosli'] as const)('the %s profile', (profile) => {
         result: 'planned',
       },
     ]);
+    expect((await run(api.url, ['plan'])).stdout).toContain(
+      '~ update production\n      description : "Production cluster" -> "Production cluster, v2"\n',
+    );
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(sync.code, sync.stdout).toBe(0);
+    expect(json(sync.stdout).orgs[0]?.changes[0]?.result).toBe('applied');
     const stored = (await api.getStore()).orgs['acme']?.[0];
     expect(stored).toMatchObject({
       description: 'Production cluster, v2',
@@ -96,9 +99,9 @@ describe.each(['spec', 'kosli'] as const)('the %s profile', (profile) => {
       unverified: 0,
       unchanged: 3,
     });
-    const before = (await api.getRequests(1000)).filter((r) => r.method === 'PUT').length;
+    const before = (await putsAndGets(api)).puts;
     expect((await run(api.url, ['sync'])).code).toBe(0);
-    expect((await api.getRequests(1000)).filter((r) => r.method === 'PUT').length).toBe(before);
+    expect((await putsAndGets(api)).puts).toBe(before);
   });
 
   it('a declared field the service does not show is planned with the value a sync sends', async () => {
@@ -124,16 +127,11 @@ describe('the kosli profile, policies: null', () => {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     expect(((await listed.body.json()) as { policies: unknown }[])[0]?.policies).toBeNull();
-    await tmp().write(
-      'manifests/acme.yaml',
-      `${EDITED.replace('Production cluster, v2', 'Production cluster')}    policies: []\n`,
-    );
+    const unedited = EDITED.replace(', v2', '');
+    await tmp().write('manifests/acme.yaml', `${unedited}    policies: []\n`);
     const clean = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
     expect(clean.code, clean.stdout).toBe(0);
-    await tmp().write(
-      'manifests/acme.yaml',
-      `${EDITED.replace('Production cluster, v2', 'Production cluster')}    policies: [pci]\n`,
-    );
+    await tmp().write('manifests/acme.yaml', `${unedited}    policies: [pci]\n`);
     const plan = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
     expect(plan.code).toBe(2);
     expect(json(plan.stdout).orgs[0]?.changes[0]?.fields).toEqual({
@@ -148,38 +146,35 @@ describe('the kosli profile, policies: null', () => {
  * merged into what it holds (an upsert that keeps what a body leaves out); policies are attached
  * and detached through their endpoint; it holds the documents of pci, sox and baseline.
  */
-async function fakeService(
-  shape: 'contract' | 'bare' | 'envelope',
-  ...held: Record<string, unknown>[]
-) {
-  const bodies: Record<string, unknown>[] = [];
-  const store = new Map(held.map((env) => [String(env['name']), { ...env }]));
-  const entry = (env: Record<string, unknown>) => {
-    const listed = {
-      org: 'acme',
-      name: env['name'],
-      type: env['type'],
-      description: env['description'],
+type Held = {
+  name: string;
+  type: string;
+  description: string;
+  include_scaling?: boolean;
+  policies?: string[];
+  require_provenance?: boolean;
+  included_environments?: string[];
+};
+
+async function fakeService(shape: 'contract' | 'bare' | 'envelope', ...held: Held[]) {
+  const bodies: Held[] = [];
+  const store = new Map(held.map((env) => [env.name, { ...env }]));
+  const entry = ({ name, type, description, policies = [], ...rest }: Held) => {
+    const listed = { org: 'acme', name, type, description };
+    if (shape === 'contract') return listed;
+    return {
+      ...listed,
+      include_scaling: rest.include_scaling ?? null,
+      policies:
+        policies.length === 0 ? null : policies.map((policy) => ({ name: policy, created: 1 })),
+      require_provenance: rest.require_provenance ?? null,
+      included_environments: type === 'logical' ? (rest.included_environments ?? []) : null,
+      tags: {},
+      last_modified_at: 1_763_800_000.5,
     };
-    const policies = (env['policies'] as string[] | undefined) ?? [];
-    return shape === 'contract'
-      ? listed
-      : {
-          ...listed,
-          include_scaling: env['include_scaling'] ?? null,
-          policies: policies.length === 0 ? null : policies.map((name) => ({ name, created: 1 })),
-          require_provenance: env['require_provenance'] ?? null,
-          included_environments:
-            env['type'] === 'logical' ? (env['included_environments'] ?? []) : null,
-          tags: {},
-          last_modified_at: 1_763_800_000.5,
-        };
   };
   const listing = () => {
-    const all = [...store.values()].sort((a, b) =>
-      String(a['name']).localeCompare(String(b['name'])),
-    );
-    const entries = all.map(entry);
+    const entries = [...store.values()].sort((a, b) => a.name.localeCompare(b.name)).map(entry);
     if (shape === 'contract') return { env: entries };
     if (shape === 'bare') return entries;
     const page = { page: 1, per_page: 20, total_pages: 1, total_count: entries.length };
@@ -196,17 +191,15 @@ async function fakeService(
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     const attach = /^\/api\/v2\/environments\/acme\/([^/]+)\/policies$/.exec(req.url ?? '');
     if (attach !== null) {
-      const env = store.get(decodeURIComponent(attach[1] ?? '')) ?? {};
+      const env = store.get(decodeURIComponent(attach[1] ?? ''));
       const names = (JSON.parse(req.body) as { policy_names: string[] }).policy_names;
-      const kept = ((env['policies'] as string[] | undefined) ?? []).filter(
-        (n) => !names.includes(n),
-      );
-      env['policies'] = req.method === 'POST' ? [...kept, ...names] : kept;
+      const kept = (env?.policies ?? []).filter((n) => !names.includes(n));
+      if (env !== undefined) env.policies = req.method === 'POST' ? [...kept, ...names] : kept;
       reply(200, 'OK');
     } else if (req.method === 'PUT') {
-      const body = JSON.parse(req.body) as Record<string, unknown>;
+      const body = JSON.parse(req.body) as Held;
       bodies.push(body);
-      store.set(String(body['name']), { ...store.get(String(body['name'])), ...body });
+      store.set(body.name, { ...store.get(body.name), ...body });
       reply(201, 'OK');
     } else reply(200, req.url?.startsWith('/api/v2/policies/') === true ? documents : listing());
   });

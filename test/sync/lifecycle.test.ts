@@ -1,16 +1,9 @@
-/**
- * The whole life of an environment from git, on the kosli profile over HTTP: created with tags
- * and policies, renamed (its history kept), its tags changed, a policy detached, removed from git
- * under `prune: true` and archived, an environment envsync does not own left alone and named, the
- * mass-archive guard refusing six at the default limit (and a reviewed saved plan applying them),
- * a policy file change making a new version; then a plan with a fresh state file has nothing to
- * do.
- */
+/** The whole life of environments from git on the kosli profile; then a fresh plan is clean. */
 import { readFile, rm } from 'node:fs/promises';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { TestEmulator } from '../helpers/emulator.ts';
-import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+import { json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
@@ -42,11 +35,6 @@ async function store(api: TestEmulator) {
     archived: all.filter((e) => e.archived).map((e) => e.name),
     all: all.map((e) => e.name),
   };
-}
-
-/** Requests the emulator received since the `from`th, as `METHOD path`. */
-async function requestsSince(api: TestEmulator, from: number): Promise<string[]> {
-  return (await api.getRequests(2000)).slice(from).map((r) => `${r.method} ${r.path}`);
 }
 
 describe('the whole cycle on the kosli profile', () => {
@@ -92,13 +80,13 @@ describe('the whole cycle on the kosli profile', () => {
     expect(plan.stdout).toMatch(
       /unmanaged \(in the service, not in the manifests; never changed\): hand-made/,
     );
-    let from = (await api.getRequests(2000)).length;
+    let from = (await putsAndGets(api)).paths.length;
     const rename = await run(api.url, ['sync', '--detailed-exitcode'], ['-o', 'json']);
     expect(rename.code, rename.stdout + rename.stderr).toBe(0);
     expect(json(rename.stdout).orgs[0]?.changes).toMatchObject([
       { action: 'rename', name: 'web-2', renamedFrom: 'web', fields: {}, result: 'applied' },
     ]);
-    const sent = await requestsSince(api, from);
+    const { paths: sent } = await putsAndGets(api, from);
     expect(sent).toContain('PUT /api/v2/environments/acme/web/rename');
     expect(sent.filter((r) => r === 'PUT /api/v2/environments/acme')).toEqual([]);
     held = await store(api);
@@ -113,10 +101,10 @@ describe('the whole cycle on the kosli profile', () => {
         ...base,
       ]),
     );
-    from = (await api.getRequests(2000)).length;
+    from = (await putsAndGets(api)).paths.length;
     const retag = await run(api.url, ['sync'], ['-o', 'json']);
     expect(retag.code, retag.stdout + retag.stderr).toBe(0);
-    expect(await requestsSince(api, from)).toEqual(
+    expect((await putsAndGets(api, from)).paths).toEqual(
       expect.arrayContaining([
         'DELETE /api/v2/environments/acme/web-2/policies',
         'PATCH /api/v2/tags/acme/environment/web-2',
@@ -136,12 +124,9 @@ describe('the whole cycle on the kosli profile', () => {
     expect(prunePlan.stdout).toContain('- archive db');
     const pruned = await run(api.url, ['sync'], ['-o', 'json']);
     expect(pruned.code, pruned.stdout + pruned.stderr).toBe(0);
-    const prunedOrg = json(pruned.stdout).orgs[0] as unknown as {
-      archives: { name: string; result: string }[];
-      unmanaged: string[];
-    };
-    expect(prunedOrg.archives).toMatchObject([{ name: 'db', result: 'applied' }]);
-    expect(prunedOrg.unmanaged).toEqual(['hand-made']);
+    const prunedOrg = json(pruned.stdout).orgs[0];
+    expect(prunedOrg?.archives).toMatchObject([{ name: 'db', result: 'applied' }]);
+    expect(prunedOrg?.unmanaged).toEqual(['hand-made']);
     held = await store(api);
     expect(held.archived).toEqual(['db']);
     expect(held.live.has('hand-made')).toBe(true);
@@ -151,22 +136,16 @@ describe('the whole cycle on the kosli profile', () => {
       'manifests/acme.yaml',
       manifest([web2, env('cache', [], 'Cache, second edition')]),
     );
-    from = (await api.getRequests(2000)).length;
+    from = (await putsAndGets(api)).paths.length;
     const guarded = await run(api.url, ['sync'], ['-o', 'json']);
     expect(guarded.code).toBe(1);
-    const guardedOrg = json(guarded.stdout).orgs[0] as unknown as {
-      changes: { name: string; result: string }[];
-      archives: { name: string; result: string; error: string }[];
-    };
-    expect(guardedOrg.changes).toMatchObject([{ name: 'cache', result: 'applied' }]);
-    expect(guardedOrg.archives).toHaveLength(6);
-    for (const archive of guardedOrg.archives) {
-      expect(archive.result).toBe('failed');
-      expect(archive.error).toContain(
-        'would archive 6 environments in one pass, more than --max-archive 5',
-      );
-    }
-    expect((await requestsSince(api, from)).filter((r) => r.endsWith('/archive'))).toEqual([]);
+    const guardedOrg = json(guarded.stdout).orgs[0];
+    expect(guardedOrg?.changes).toMatchObject([{ name: 'cache', result: 'applied' }]);
+    const refusal = 'would archive 6 environments in one pass, more than --max-archive 5';
+    expect(guardedOrg?.archives).toMatchObject(
+      BATCH.map((name) => ({ name, result: 'failed', error: expect.stringContaining(refusal) })),
+    );
+    expect((await putsAndGets(api, from)).paths.filter((r) => r.endsWith('/archive'))).toEqual([]);
     expect((await store(api)).archived).toEqual(['db']);
     // A reviewed plan may archive what it shows.
     const reviewed = await run(api.url, ['plan'], ['--out', tmp().path('plan.json')]);
@@ -174,15 +153,7 @@ describe('the whole cycle on the kosli profile', () => {
     expect(reviewed.stdout).toContain('a sync would refuse this');
     const applied = await run(api.url, ['sync'], ['--plan', tmp().path('plan.json'), '-o', 'json']);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
-    expect((await store(api)).archived.sort()).toEqual([
-      'batch-1',
-      'batch-2',
-      'batch-3',
-      'batch-4',
-      'batch-5',
-      'batch-6',
-      'db',
-    ]);
+    expect((await store(api)).archived.sort()).toEqual([...BATCH, 'db']);
 
     // 8. A policy file change makes a new version.
     await tmp().write('manifests/policies/prod-req.yaml', 'rules: [one, two]\n');

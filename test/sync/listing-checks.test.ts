@@ -1,12 +1,8 @@
-/**
- * A listing is checked before it is believed, in each of its shapes over real HTTP: the spec's
- * `{"env": [...]}` and production's bare array (the emulator's two profiles, with listing faults),
- * and the paginated envelope (a small fake that pages by one, so every page is read).
- */
+/** A listing is checked before it is believed, in each of its three shapes. */
 import { describe, expect, it } from 'vitest';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
-import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+import { json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
@@ -18,16 +14,15 @@ environments:
 `;
 const BETA = 'org: beta\nenvironments:\n  - {name: site, type: S3, description: Site}\n';
 
-/** A service whose listing can show what it should not, and that says what it was sent. */
+/**
+ * A service whose listing can show what it should not: `inject` lists entries for an org besides
+ * its own, `omitOrg` lists entries without `org`; `puts` and `names` say what it was sent.
+ */
 interface Service {
   readonly url: string;
-  /** Lists `entries` for `org` besides its environments, as given. */
   inject(org: string, entries: Record<string, unknown>[]): Promise<void>;
-  /** Lists the orgs' own environments without `org`. */
   omitOrg(): Promise<void>;
-  /** The PUTs sent to `org`. */
   puts(org: string): Promise<number>;
-  /** The names of `org`'s environments, as stored. */
   names(org: string): Promise<string[]>;
 }
 
@@ -41,9 +36,7 @@ function emulated(api: TestEmulator): Service {
       await api.setFaults({ listingOmitOrg: true });
     },
     puts: async (org) =>
-      (await api.getRequests(1000)).filter(
-        (r) => r.method === 'PUT' && r.path === `/api/v2/environments/${org}`,
-      ).length,
+      (await putsAndGets(api)).paths.filter((p) => p === `PUT /api/v2/environments/${org}`).length,
     names: async (org) => ((await api.getStore()).orgs[org] ?? []).map((env) => env.name),
   };
 }

@@ -1,14 +1,8 @@
-/**
- * Policy documents as code, against the emulator's kosli profile over real HTTP: the manifests'
- * top-level `policies:` name each document's file; plan shows the uploads, sync makes a version
- * only when the text changes, environments attaching an unknown policy hold their org back, and
- * export writes the documents and their files.
- */
+/** Policy documents as code, against the emulator's kosli profile. */
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { TestEmulator } from '../helpers/emulator.ts';
-import { json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
-import { envsyncInProcess } from '../helpers/cli.ts';
+import { json, putsAndGets, syncWorld } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
@@ -31,24 +25,6 @@ environments:
     description: Production
     policies: [${attach}]
 `;
-
-type Report = ReturnType<typeof json> & {
-  summary: Record<string, unknown>;
-  errors: unknown[];
-  orgs: {
-    policyDocuments?: {
-      name: string;
-      action: string;
-      version: number | null;
-      fields: Record<string, { from: string | null; to: string }>;
-      result: string;
-      error?: string;
-    }[];
-    policyDocumentsUnchanged?: string[];
-    policyDocumentsNotManaged?: string[];
-  }[];
-};
-const report = (stdout: string) => json(stdout) as Report;
 
 async function kosli(): Promise<TestEmulator> {
   return world.emulator({ profile: 'kosli', policyDocuments: {} });
@@ -82,7 +58,7 @@ describe('policy documents (kosli profile)', () => {
     expect(plan.stdout).toContain('Policy documents: 1 to create, 0 to update.');
     const markdown = await run(api.url, ['plan', '-o', 'markdown']);
     expect(markdown.stdout).toContain('| ➕ create | prod-requirements |');
-    const planned = report((await run(api.url, ['plan', '-o', 'json'])).stdout);
+    const planned = json((await run(api.url, ['plan', '-o', 'json'])).stdout);
     expect(planned.orgs[0]?.policyDocuments).toEqual([
       {
         action: 'create',
@@ -99,12 +75,8 @@ describe('policy documents (kosli profile)', () => {
 
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(sync.code, sync.stderr).toBe(0);
-    expect(report(sync.stdout).summary['policyDocuments']).toEqual({
-      create: 1,
-      update: 0,
-      applied: 1,
-      failed: 0,
-    });
+    const summary = { create: 1, update: 0, applied: 1, failed: 0 };
+    expect(json(sync.stdout).summary['policyDocuments']).toEqual(summary);
     expect(await held(api)).toEqual([
       { name: 'prod-requirements', description: 'What production needs', versions: [POLICY] },
     ]);
@@ -142,7 +114,7 @@ describe('policy documents (kosli profile)', () => {
 
     // A changed description updates the document without a version.
     await write(MANIFEST('Stricter'), `${changed}\n`);
-    const described = report((await run(api.url, ['plan', '-o', 'json'])).stdout);
+    const described = json((await run(api.url, ['plan', '-o', 'json'])).stdout);
     expect(described.orgs[0]?.policyDocuments?.[0]).toMatchObject({
       action: 'update',
       version: 2,
@@ -159,11 +131,11 @@ describe('policy documents (kosli profile)', () => {
     await write(MANIFEST('x', 'prod-requirements, pci'));
     await tmp().write(
       'manifests/beta.yaml',
-      'org: beta\nenvironments:\n  - name: web\n    type: K8S\n    description: Web\n',
+      'org: beta\nenvironments: [{name: web, type: K8S, description: W}]\n',
     );
     const plan = await run(api.url, ['sync', '-o', 'json']);
     expect(plan.code).toBe(1);
-    const acme = report(plan.stdout).orgs.find((o) => o.org === 'acme');
+    const acme = json(plan.stdout).orgs.find((o) => o.org === 'acme');
     expect(acme?.status).toBe('invalid');
     expect(acme?.errors).toEqual([
       {
@@ -192,14 +164,14 @@ describe('policy documents (kosli profile)', () => {
     await rm(tmp().path('manifests/policies/prod-requirements.yaml'));
     await tmp().write(
       'manifests/acme.yaml',
-      'org: acme\nenvironments:\n  - name: production\n    type: K8S\n    description: Production\n    policies: [prod-requirements]\n',
+      MANIFEST().replace(/policies:\n[^]*environments/, 'environments'),
     );
     const plan = await run(api.url, ['plan'], ['--detailed-exitcode']);
     expect(plan.code, plan.stdout).toBe(0);
     expect(plan.stdout).toContain(
       'policy documents not managed (on the service, in no manifest; never deleted): prod-requirements',
     );
-    const jsonPlan = report((await run(api.url, ['plan', '-o', 'json'])).stdout);
+    const jsonPlan = json((await run(api.url, ['plan', '-o', 'json'])).stdout);
     expect(jsonPlan.orgs[0]?.policyDocumentsNotManaged).toEqual(['prod-requirements']);
     expect(await held(api)).toHaveLength(1);
   });
@@ -211,11 +183,11 @@ describe('policy documents (kosli profile)', () => {
     await write(MANIFEST(), huge);
     await tmp().write(
       'manifests/other.yaml',
-      'org: acme\nenvironments:\n  - name: staging\n    type: S3\n    description: Staging\n',
+      'org: acme\nenvironments: [{name: staging, type: S3, description: S}]\n',
     );
     const sync = await run(api.url, ['sync', '-o', 'json'], ['--max-file-bytes', '2097152']);
     expect(sync.code).toBe(1);
-    const acme = report(sync.stdout).orgs[0];
+    const acme = json(sync.stdout).orgs[0];
     expect(acme?.status).toBe('failed');
     expect(acme?.policyDocuments?.[0]).toMatchObject({ result: 'failed' });
     expect(acme?.policyDocuments?.[0]?.error).toMatch(/413/);
@@ -230,19 +202,14 @@ describe('policy documents (kosli profile)', () => {
     expect((await api.getStore()).orgs['acme']?.map((e) => e.name)).toEqual(['staging']);
     await write();
     expect((await run(api.url, ['sync'])).code).toBe(0);
-    expect((await api.getStore()).orgs['acme']?.map((e) => e.name)).toEqual([
-      'production',
-      'staging',
-    ]);
+    const names = (await api.getStore()).orgs['acme']?.map((e) => e.name);
+    expect(names).toEqual(['production', 'staging']);
   });
 });
 
 describe('export of policy documents', () => {
   const exportTo = (url: string, extra: string[] = []) =>
-    envsyncInProcess(['export', '--org', 'acme', '--api-url', url, ...extra], {
-      cwd: tmp().dir,
-      env: { ENVSYNC_TOKEN: TOKEN },
-    });
+    world.cli(['export', '--org', 'acme', '--api-url', url, ...extra]);
 
   it('writes the manifest and each document to its file, and the round trip plans clean', async () => {
     const api = await kosli();
@@ -263,7 +230,7 @@ describe('export of policy documents', () => {
       ['--manifests', tmp().path('exported'), '--state', tmp().path('fresh-state.json')],
     );
     expect(plan.code, plan.stdout).toBe(0);
-    expect(report(plan.stdout).orgs[0]?.policyDocumentsUnchanged).toEqual(['prod-requirements']);
+    expect(json(plan.stdout).orgs[0]?.policyDocumentsUnchanged).toEqual(['prod-requirements']);
     // Never over what is there without --force; with it, the same files again.
     const again = await exportTo(api.url, ['--out', 'exported']);
     expect(again.code).toBe(1);

@@ -1,15 +1,8 @@
-/**
- * `renamed_from` and `prune` at the edges, on the kosli profile over HTTP: a rename onto a name
- * the service has too, a rename from a name it does not have, every output format, saved plans
- * that were rewritten to rename or archive something else, and `export`, which writes neither key.
- */
-import { readFile, writeFile } from 'node:fs/promises';
+/** `renamed_from` and `prune` at the edges, on the kosli profile. */
 import { describe, expect, it } from 'vitest';
-import { integrityOf } from '../../src/engine/saved-plan.ts';
-import { envsyncInProcess } from '../helpers/cli.ts';
-import { json, syncWorld, TOKEN } from '../helpers/sync-world.ts';
+import { json, putsAndGets, reseal, syncWorld } from '../helpers/sync-world.ts';
 
-const { tmp, emulator, run } = syncWorld();
+const { tmp, emulator, run, cli } = syncWorld();
 
 const ENV = (name: string, extra = '') =>
   `  - name: ${name}\n    type: K8S\n    description: Web tier\n${extra}`;
@@ -42,7 +35,7 @@ describe('renamed_from', () => {
         ),
       },
     ]);
-    expect((await api.getRequests(100)).filter((r) => r.method !== 'GET')).toEqual([]);
+    expect((await putsAndGets(api)).writes).toEqual([]);
   });
 
   it('creates the new name, and says so, when the service has neither; in text, markdown and JSON', async () => {
@@ -66,25 +59,19 @@ describe('renamed_from', () => {
   });
 });
 
-type Plan = { orgs: Record<string, unknown>[]; integrity?: string } & Record<string, unknown>;
-
-/** Rewrites the plan and seals it again, as someone who can rewrite the whole file would. */
-async function rewrite(file: string, edit: (plan: Plan) => void) {
-  const plan = JSON.parse(await readFile(file, 'utf8')) as Plan;
-  edit(plan);
-  await writeFile(file, JSON.stringify({ ...plan, integrity: integrityOf(plan) }));
-}
+type Plan = { orgs: Record<string, unknown>[] };
 
 describe('prune with a manifest file that cannot be read', () => {
   it('archives nothing while a file names no org, sends the rest, and archives once it reads', async () => {
     const api = await emulator({ profile: 'kosli', orgs: ['acme'] });
+    const old = {
+      name: 'old',
+      type: 'K8S',
+      description: 'd',
+      tags: { 'managed-by': 'envsync/acme' },
+    };
     await api.putStore({
-      orgs: {
-        acme: [
-          { name: 'web', type: 'K8S', description: 'Web tier' },
-          { name: 'old', type: 'K8S', description: 'd', tags: { 'managed-by': 'envsync/acme' } },
-        ],
-      },
+      orgs: { acme: [{ name: 'web', type: 'K8S', description: 'Web tier' }, old] },
     });
     await tmp().write(
       'manifests/acme.yaml',
@@ -94,15 +81,11 @@ describe('prune with a manifest file that cannot be read', () => {
     await tmp().write('manifests/broken.yaml', 'environments: [\n  - name: old\n');
     const held = await run(api.url, ['sync'], ['-o', 'json']);
     expect(held.code).toBe(1);
-    const org = json(held.stdout).orgs[0] as unknown as {
-      archives: { name: string; result: string; error?: string }[];
-    };
-    expect(org.archives).toMatchObject([
+    expect(json(held.stdout).orgs[0]?.archives).toMatchObject([
       { name: 'old', result: 'failed', error: expect.stringContaining('none is archived until') },
     ]);
-    const sent = (await api.getRequests(100)).filter((r) => r.method !== 'GET');
     // The create of "new" (with its ownership tag) is sent: only the archives wait.
-    expect(sent.map((r) => `${r.method} ${r.path}`)).toEqual([
+    expect((await putsAndGets(api)).writes).toEqual([
       'PUT /api/v2/environments/acme',
       'PATCH /api/v2/tags/acme/environment/new',
     ]);
@@ -110,7 +93,7 @@ describe('prune with a manifest file that cannot be read', () => {
     await tmp().write('manifests/broken.yaml', '');
     const archived = await run(api.url, ['sync'], ['-o', 'json']);
     expect(archived.code, archived.stdout).toBe(0);
-    expect((await api.getRequests(100)).some((r) => r.path.endsWith('/old/archive'))).toBe(true);
+    expect((await putsAndGets(api)).writes).toContain('PUT /api/v2/environments/acme/old/archive');
   });
 });
 
@@ -126,7 +109,7 @@ describe('saved plans with renames and archives', () => {
     expect(plan.code, plan.stderr).toBe(0);
     expect(json(plan.stdout).orgs[0]?.unmanaged).toEqual(['old']);
     // An archive of what the plan itself keeps is refused by the plan alone.
-    await rewrite(file, (p) => {
+    await reseal(file, (p: Plan) => {
       (p.orgs[0] as { archives: unknown[] }).archives = [{ name: 'web', ownedBy: ['state'] }];
     });
     const kept = await run(api.url, ['sync', '--plan', file]);
@@ -135,7 +118,7 @@ describe('saved plans with renames and archives', () => {
       'org "acme", environment "web": the plan both archives and keeps it',
     );
     // An archive of what the manifests declare (now) is refused against them.
-    await rewrite(file, (p) => {
+    await reseal(file, (p: Plan) => {
       (p.orgs[0] as { archives: unknown[] }).archives = [{ name: 'old', ownedBy: ['state'] }];
     });
     await tmp().write(
@@ -152,7 +135,7 @@ describe('saved plans with renames and archives', () => {
     expect(notPruned.stderr).toContain(
       'the plan prunes it, but its manifests do not say "prune: true"',
     );
-    expect((await api.getRequests(100)).filter((r) => r.method !== 'GET')).toEqual([]);
+    expect((await putsAndGets(api)).writes).toEqual([]);
   });
 
   it('refuses a resealed plan whose rename names another old name than the manifests', async () => {
@@ -162,7 +145,7 @@ describe('saved plans with renames and archives', () => {
     );
     const file = tmp().path('plan.json');
     expect((await run(api.url, ['plan', '--out', file])).code).toBe(0);
-    await rewrite(file, (p) => {
+    await reseal(file, (p: Plan) => {
       const change = (p.orgs[0] as { changes: Record<string, unknown>[] }).changes[0] ?? {};
       change['renamedFrom'] = 'api';
       (change['requests'] as Record<string, unknown>)['rename'] = 'api';
@@ -172,7 +155,7 @@ describe('saved plans with renames and archives', () => {
     expect(sync.stderr).toContain(
       'the plan renames it from "api", the manifests declare renamed_from "web"',
     );
-    expect((await api.getRequests(100)).filter((r) => r.method !== 'GET')).toEqual([]);
+    expect((await putsAndGets(api)).writes).toEqual([]);
   });
 });
 
@@ -182,10 +165,7 @@ describe('export', () => {
       ['web-2'],
       `org: acme\nprune: true\nenvironments:\n${ENV('web-2', '    renamed_from: web\n')}`,
     );
-    const exported = await envsyncInProcess(['export', '--org', 'acme', '--api-url', api.url], {
-      env: { ENVSYNC_TOKEN: TOKEN },
-      cwd: tmp().dir,
-    });
+    const exported = await cli(['export', '--org', 'acme', '--api-url', api.url]);
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stdout).toContain('name: web-2');
     expect(exported.stdout).not.toMatch(/prune|renamed_from/);

@@ -1,45 +1,23 @@
 /**
- * Every operation is verified like a PUT: after a sync envsync reads back what it changed, and an
- * archive, rename, policy document upload, attach or tag change that the service answered but did
- * not carry out is `not converged` (exit 1, in every format), sent once in the run, and, in the
- * daemon, keeps the org from showing `synced` and is announced. The emulator's `ignoredWrites`
- * fault answers those requests as if done, and does nothing.
+ * Every operation is verified: the emulator's `ignoredWrites` fault answers a write as if done and
+ * does nothing, and envsync must say `not converged`.
  */
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { IgnorableWrite } from '../../src/emulator/index.ts';
-import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
-import type { TestEmulator } from '../helpers/emulator.ts';
+import { passNow, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { startReceiver } from '../notify/receiver.ts';
-import { json, syncWorld } from '../helpers/sync-world.ts';
+import { json, putsAndGets, syncWorld } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
 const { tmp, run } = world;
-
-type Report = {
-  summary: Record<string, unknown>;
-  orgs: {
-    status: string;
-    changes: { name: string; result: string; error?: string }[];
-    archives?: { name: string; result: string; error?: string }[];
-    policyDocuments?: { name: string; result: string; error?: string }[];
-  }[];
-};
 
 const env = (name: string, extra = '') =>
   `  - name: ${name}\n    type: K8S\n    description: ${name}\n${extra}`;
 
 function manifest(envs: readonly string[], head = ''): string {
   return `org: acme\nprune: true\n${head}environments:\n${envs.join('')}`;
-}
-
-/** The write requests the emulator received since the `from`th, as `METHOD path`. */
-async function writesSince(api: TestEmulator, from: number): Promise<string[]> {
-  return (await api.getRequests(2000))
-    .slice(from)
-    .filter((r) => r.method !== 'GET')
-    .map((r) => `${r.method} ${r.path}`);
 }
 
 /** Syncs `before`, then turns on the fault for `write` and syncs `after`: its report and writes. */
@@ -50,9 +28,9 @@ async function syncIgnored(write: IgnorableWrite, before: string, after: string)
   expect(first.code, first.stdout + first.stderr).toBe(0);
   await tmp().write('manifests/acme.yaml', after);
   await api.setFaults({ ignoredWrites: [write] });
-  const from = (await api.getRequests(2000)).length;
+  const from = (await putsAndGets(api)).paths.length;
   const sync = await run(api.url, ['sync'], ['-o', 'json']);
-  return { sync, report: JSON.parse(sync.stdout) as Report, writes: await writesSince(api, from) };
+  return { sync, report: json(sync.stdout), writes: (await putsAndGets(api, from)).writes };
 }
 
 describe('an operation the service answers but does not carry out', () => {
@@ -110,12 +88,12 @@ describe('an operation the service answers but does not carry out', () => {
     expect((await run(api.url, ['sync'])).code).toBe(0);
     await tmp().write('manifests/acme.yaml', manifest([env('web')], head('policies/req2.yaml')));
     await api.setFaults({ ignoredWrites: ['policy-documents'] });
-    const from = (await api.getRequests(2000)).length;
+    const from = (await putsAndGets(api)).paths.length;
     const sync = await run(api.url, ['sync'], ['-o', 'text']);
     expect(sync.code, sync.stdout + sync.stderr).toBe(1);
     expect(sync.stdout).toMatch(/policy document req .*\[NOT CONVERGED\]/);
     expect(sync.stdout).toContain('its latest version does not hold the text sent');
-    expect(await writesSince(api, from)).toEqual(['PUT /api/v2/policies/acme']);
+    expect((await putsAndGets(api, from)).writes).toEqual(['PUT /api/v2/policies/acme']);
   });
 
   it('a policy document create that does not take holds back the environments attaching it', async () => {
@@ -131,9 +109,9 @@ describe('an operation the service answers but does not carry out', () => {
     await api.setFaults({ ignoredWrites: ['policy-documents'] });
     const sync = await run(api.url, ['sync'], ['-o', 'json']);
     expect(sync.code, sync.stdout + sync.stderr).toBe(1);
-    const org = json(sync.stdout).orgs[0] as unknown as Report['orgs'][number];
-    expect(org.policyDocuments).toMatchObject([{ name: 'brand-new', result: 'not-converged' }]);
-    expect(org.changes).toMatchObject([
+    const org = json(sync.stdout).orgs[0];
+    expect(org?.policyDocuments).toMatchObject([{ name: 'brand-new', result: 'not-converged' }]);
+    expect(org?.changes).toMatchObject([
       { name: 'web', result: 'failed', error: expect.stringContaining('did not take') },
     ]);
   });
@@ -144,24 +122,14 @@ describe('in the daemon', () => {
 
   it('an archive that does not take keeps the org from synced, and is announced', async () => {
     const { api } = daemonWorld;
-    await daemonWorld.tmp.write('token', 'verify-token-5c2a9e17');
     const receiver = await startReceiver();
     daemonWorld.cleanups.push(() => receiver.close());
     await daemonWorld.tmp.write('manifests/acme.yaml', manifest([env('web'), env('old')]));
-    const started = await startTestDaemon({
-      apiUrl: api.url,
-      cwd: daemonWorld.tmp.dir,
-      tokenFile: daemonWorld.tmp.path('token'),
-      flags: { manifests: 'manifests', state: 'state.json', 'notify-url': [receiver.url] },
+    const started = await daemonWorld.start({
+      flags: { 'notify-url': [receiver.url] },
       notify: { policy: { baseDelayMs: 20, maxAttempts: 3, timeoutMs: 60_000 } },
     });
-    daemonWorld.cleanups.push(() => started.stop());
-    const pass = async () => {
-      const before = started.passes();
-      started.daemon.trigger('test');
-      await waitFor('the pass', () => started.passes() > before, { timeoutMs: 60_000 });
-      await started.daemon.idle();
-    };
+    const pass = () => passNow(started);
     const status = async () =>
       (await (await request(`${started.url}/status`)).body.json()) as {
         orgs: Record<string, { status: string; state?: string; pendingArchives?: unknown[] }>;

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -8,19 +7,13 @@ import { parse } from 'yaml';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { startFakeGitHub } from '../helpers/fake-github.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { SHELL_ENV } from '../helpers/cli.ts';
+import { runProcess, SHELL_ENV, type CliResult } from '../helpers/cli.ts';
 
 /**
- * action.yml's `run:` steps carried out the way a runner does, on a copy of the checkout as the
- * runner fetches the action (no node_modules): "Install envsync" runs first, for real (its
- * `npm ci --omit=dev` from the registry this machine uses), so the action is seen to work with
- * the runtime dependencies only. Then, per test, each step's `env:` is evaluated from the inputs
- * (with action.yml's defaults) and the github context, and its script run by
- * `bash --noprofile --norc -eo pipefail` in the workspace, with GITHUB_OUTPUT,
- * GITHUB_STEP_SUMMARY, GITHUB_EVENT_PATH and the rest set as on a runner; envsync against the
- * emulator, the comment against a fake GitHub, both on loopback. The `uses:` steps (setup-node,
- * the cache) are GitHub's own actions: test/examples/github-actions.test.ts checks how they are
- * wired.
+ * action.yml's `run:` steps carried out as a runner does, on a copy of the checkout without
+ * node_modules: "Install envsync" for real (the runtime dependencies only), then each step's
+ * script with its `env:` evaluated, envsync against the emulator and the comment against a fake
+ * GitHub. The `uses:` steps are GitHub's: test/examples/github-actions.test.ts checks their wiring.
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -34,13 +27,9 @@ const REPO = 'acme/infra';
 
 interface ActionStep {
   name?: string;
-  id?: string;
-  uses?: string;
   run?: string;
   shell?: string;
-  if?: string;
   env?: Record<string, string>;
-  with?: Record<string, string>;
 }
 interface ActionFile {
   inputs: Record<string, { default?: string }>;
@@ -71,28 +60,10 @@ function evaluate(text: string, ctx: Context): string {
 }
 
 /** Runs one step's script as the runner does (shell: bash). */
-function bash(
+const bash = (
   script: string,
-  { cwd, env, timeoutMs }: { cwd: string; env: Record<string, string>; timeoutMs: number },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], {
-      cwd,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const guard = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(guard);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+  options: { cwd: string; env: Record<string, string>; timeoutMs: number },
+) => runProcess('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], options);
 
 beforeAll(async () => {
   await cp(REPO_ROOT, ROOT, {
@@ -125,10 +96,7 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-interface StepRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
+interface StepRun extends CliResult {
   readonly outputs: Record<string, string>;
   readonly summary: string;
 }
@@ -158,24 +126,14 @@ async function runAction(
   event: { name: string; payload: unknown },
 ): Promise<StepRun> {
   const n = Math.random().toString(36).slice(2);
-  const files = {
-    output: tmp.path(`output-${n}`),
-    summary: tmp.path(`summary-${n}`),
-    event: tmp.path(`event-${n}.json`),
-  };
-  await writeFile(files.output, '');
-  await writeFile(files.summary, '');
-  await writeFile(files.event, JSON.stringify(event.payload));
-  const ctx: Context = {
-    inputs,
-    github: {
-      token: GITHUB_TOKEN,
-      run_id: '4242',
-      run_attempt: '1',
-      job: 'plan',
-      action_path: ROOT,
-    },
-  };
+  const [output, summary, eventFile] = [`output-${n}`, `summary-${n}`, `event-${n}.json`].map(
+    (name) => tmp.path(name),
+  ) as [string, string, string];
+  await writeFile(eventFile, JSON.stringify(event.payload));
+  for (const file of [output, summary]) await writeFile(file, '');
+  for (const dir of ['runner-temp', 'work']) await tmp.write(`${dir}/.keep`, '');
+  const run = { token: GITHUB_TOKEN, run_id: '4242', run_attempt: '1', job: 'plan' };
+  const ctx: Context = { inputs, github: { ...run, action_path: ROOT } };
   const runner: Record<string, string> = {
     PATH: process.env['PATH'] ?? '',
     HOME: process.env['HOME'] ?? '',
@@ -183,10 +141,10 @@ async function runAction(
     GITHUB_ACTIONS: 'true',
     GITHUB_ACTION_PATH: ROOT,
     GITHUB_WORKSPACE: tmp.path('work'),
-    GITHUB_OUTPUT: files.output,
-    GITHUB_STEP_SUMMARY: files.summary,
+    GITHUB_OUTPUT: output,
+    GITHUB_STEP_SUMMARY: summary,
     GITHUB_EVENT_NAME: event.name,
-    GITHUB_EVENT_PATH: files.event,
+    GITHUB_EVENT_PATH: eventFile,
     GITHUB_REPOSITORY: REPO,
     GITHUB_API_URL: github.url,
     GITHUB_SERVER_URL: 'https://github.com',
@@ -194,13 +152,7 @@ async function runAction(
     GITHUB_SHA: 'f'.repeat(40),
     RUNNER_TEMP: tmp.path('runner-temp'),
   };
-  await tmp.write('runner-temp/.keep', '');
-  await tmp.write('work/.keep', '');
-  let last: { code: number | null; stdout: string; stderr: string } = {
-    code: 0,
-    stdout: '',
-    stderr: '',
-  };
+  let last: CliResult = { code: 0, stdout: '', stderr: '' };
   for (const step of ACTION.runs.steps) {
     if (step.run === undefined || step.name === 'Install envsync') continue;
     expect(step.shell).toBe('bash');
@@ -214,12 +166,12 @@ async function runAction(
     if (last.code !== 0) break;
   }
   const outputs = Object.fromEntries(
-    (await readFile(files.output, 'utf8'))
+    (await readFile(output, 'utf8'))
       .split('\n')
       .filter((line) => line.includes('='))
       .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
   );
-  return { ...last, outputs, summary: await readFile(files.summary, 'utf8') };
+  return { ...last, outputs, summary: await readFile(summary, 'utf8') };
 }
 
 const ACME = `org: acme
@@ -297,11 +249,8 @@ describe('action.yml run as a runner would, against the emulator and a fake GitH
       pullRequest(5, 'someone/infra'),
     );
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(run.outputs).toMatchObject({
-      'exit-code': '0',
-      mode: 'validate-only',
-      'changes-pending': 'false',
-    });
+    const validateOnly = { 'exit-code': '0', mode: 'validate-only', 'changes-pending': 'false' };
+    expect(run.outputs).toMatchObject(validateOnly);
     expect(run.stdout).toMatch(
       /^::notice title=envsync%3A no plan::No plan: this pull request comes from a fork/m,
     );
@@ -362,7 +311,7 @@ describe('action.yml run as a runner would, against the emulator and a fake GitH
     await tmp.write('work/manifests/acme.yaml', ACME);
     await tmp.write(
       'work/manifests/beta.yaml',
-      'org: beta\nenvironments:\n  - name: web\n    type: S3\n    description: Web\n',
+      'org: beta\nenvironments: [{name: web, type: S3, description: W}]\n',
     );
     const run = await runAction({ ...withApi(), args: '--org beta' }, push);
     expect(run.outputs['exit-code']).toBe('2');

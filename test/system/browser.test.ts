@@ -1,10 +1,8 @@
 /**
- * The status pages in a real headless browser: Debian's chromium, driven by playwright-core,
- * against a real `envsync run` (a child process) and a real emulator. `.ci/run` installs
- * chromium when it is missing. Each state of the page (scripts/status-page-scenes.ts, the same
- * states `npm run docs:screenshots` takes) is checked for its words and colours, console errors,
- * accessibility (axe-core) and overflow at 1280 and 375 px, and screenshotted into
- * test/output/status-page/ (git-ignored) for a person to look at.
+ * The status pages in a real headless browser (Debian's chromium, driven by playwright-core)
+ * against a real `envsync run` and emulator. Each state of the page (scripts/status-page-scenes.ts)
+ * is checked for its words and colours, console errors, axe-core and overflow at 1280 and 375 px,
+ * and screenshotted into test/output/status-page/ (git-ignored) for a person to look at.
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -38,18 +36,11 @@ const cleanups: (() => Promise<void>)[] = [];
 beforeAll(async () => {
   // A fresh profile each launch (playwright makes a temporary user-data-dir), nothing from the
   // network: no first-run, sync, component or background requests.
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const quiet = 'background-networking component-update sync'
+    .split(' ')
+    .map((f) => `--disable-${f}`);
+  const args = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', ...quiet];
+  browser = await chromium.launch({ executablePath: CHROMIUM, args });
 });
 afterAll(async () => {
   await browser?.close();
@@ -81,21 +72,15 @@ function consoleErrors(page: Page): string[] {
 }
 
 /** The card of an org, by its name. */
-function cardOf(page: Page, org: string): Locator {
-  return page
+const cardOf = (page: Page, org: string): Locator =>
+  page
     .locator('section.card')
     .filter({ has: page.locator('h3', { hasText: new RegExp(`^${org}$`) }) });
-}
-
 /** The badge of an org's card: its state. */
-function badgeOf(page: Page, org: string): Locator {
-  return cardOf(page, org).locator('.card-head .badge');
-}
+const badgeOf = (page: Page, org: string) => cardOf(page, org).locator('.card-head .badge');
 
 /** The browser's own function, for code `evaluate` runs in the page (the tests have no DOM types). */
-declare function getComputedStyle(element: unknown): {
-  getPropertyValue(property: string): string;
-};
+declare function getComputedStyle(element: unknown): { getPropertyValue(property: string): string };
 
 /** A property of an element's computed style, as the browser gives it (colours as `rgb(...)`). */
 function computed(locator: Locator, property: string): Promise<string> {
@@ -112,11 +97,8 @@ function rgb(hex: string): string {
 }
 
 /** How much wider than the viewport the page is (0: no horizontal scrolling). */
-async function overflow(page: Page): Promise<number> {
-  return page.evaluate(
-    'document.documentElement.scrollWidth - document.documentElement.clientWidth',
-  );
-}
+const overflow = (page: Page): Promise<number> =>
+  page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const OUTPUT = fileURLToPath(new URL('../output/status-page/', import.meta.url));
@@ -159,38 +141,19 @@ const LEVEL_WORDS = { healthy: 'Healthy', degraded: 'Degraded', failing: 'Failin
 
 /** Starts `envsync run` against `apiUrl`; resolves once its first pass has finished. */
 async function startRun(apiUrl: string): Promise<{ run: LiveCli; url: string }> {
-  const run = startEnvsync(
-    [
-      'run',
-      '--manifests',
-      'manifests',
-      '--api-url',
-      apiUrl,
-      '--state',
-      'state.json',
-      '--listen',
-      '127.0.0.1:0',
-      '--interval',
-      '0',
-      '--retries',
-      '0',
-      '--debounce',
-      '100ms',
-      '--settle',
-      '200ms',
-    ],
-    { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } },
-  );
+  const flags = `--manifests manifests --api-url ${apiUrl} --state state.json --listen 127.0.0.1:0`;
+  const quick = '--interval 0 --retries 0 --debounce 100ms --settle 200ms';
+  const run = startEnvsync(['run', ...`${flags} ${quick}`.split(' ')], {
+    cwd: tmp.dir,
+    env: { ENVSYNC_TOKEN: TOKEN },
+  });
   cleanups.push(() => run.kill());
   const url = await run.listenUrl();
-  await waitFor(
-    'the first pass',
-    async () => {
-      const response = await request(`${url}/status`);
-      return ((await response.body.json()) as { lastPass: unknown }).lastPass !== null;
-    },
-    { timeoutMs: 30_000 },
-  );
+  const passed = async () => {
+    const response = await request(`${url}/status`);
+    return ((await response.body.json()) as { lastPass: unknown }).lastPass !== null;
+  };
+  await waitFor('the first pass', passed, { timeoutMs: 30_000 });
   return { run, url };
 }
 

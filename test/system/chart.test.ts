@@ -1,11 +1,8 @@
 /**
- * The Helm chart as helm itself reads it: `helm lint --strict` and `helm template` with each
- * values file of charts/envsync/ci, every rendered object valid for its Kubernetes schema
- * (kubernetes-models) and envsync's flags taken by envsync's own parser; the values files of
- * test/fixtures/chart refused, naming the value; a release named envsync rendering exactly what
- * `kubectl kustomize` renders from examples/kubernetes; and the packaged chart pushed to a
- * registry on loopback (Debian's docker-registry) and rendered back from oci://, as a user pulls
- * it. `.ci/run` installs helm (scripts/install-helm.sh), docker-registry and kubectl.
+ * The Helm chart as helm reads it: lint and template with each values file of charts/envsync/ci,
+ * the invalid ones of test/fixtures/chart refused, a release named envsync rendering what kustomize
+ * renders from examples/kubernetes, and the package pushed to a registry on loopback and pulled.
+ * `.ci/run` installs helm, docker-registry and kubectl.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -253,12 +250,8 @@ describe('helm template', () => {
   });
 
   it('an https repository with credentials gets its user name and password file from the Secret', async () => {
-    const objects = await render(
-      CHART_DIR,
-      ...valuesArgs(DEFAULT_VALUES),
-      '--set',
-      'git.credentialsSecret=environments-token',
-    );
+    const credentials = ['--set', 'git.credentialsSecret=environments-token'];
+    const objects = await render(CHART_DIR, ...valuesArgs(DEFAULT_VALUES), ...credentials);
     const set = one(objects, 'StatefulSet') as StatefulSet;
     for (const name of ['git-sync-init', 'git-sync'])
       expect(container(set, name).env).toEqual([
@@ -302,9 +295,8 @@ describe('the packaged chart, through an OCI registry on loopback', () => {
   });
 
   it('helm push, then helm template from oci:// renders what the chart folder renders', async () => {
-    const { version } = parse(readFileSync(path.join(CHART_DIR, 'Chart.yaml'), 'utf8')) as {
-      version: string;
-    };
+    const chart = parse(readFileSync(path.join(CHART_DIR, 'Chart.yaml'), 'utf8')) as object;
+    const { version } = chart as { version: string };
     const packaged = await helm('package', CHART_DIR, '--destination', tmp.path('packages'));
     expect(packaged.code, packaged.stderr).toBe(0);
     const tarball = tmp.path('packages', `envsync-${version}.tgz`);
@@ -314,15 +306,8 @@ describe('the packaged chart, through an OCI registry on loopback', () => {
     expect(digest).toBeDefined();
 
     const values = valuesArgs('ci/sharded-monitoring-values.yaml');
-    const fromRegistry = await helm(
-      'template',
-      'envsync',
-      `oci://${address}/charts/envsync`,
-      '--version',
-      version,
-      '--plain-http',
-      ...values,
-    );
+    const pull = `template envsync oci://${address}/charts/envsync --version ${version} --plain-http`;
+    const fromRegistry = await helm(...pull.split(' '), ...values);
     expect(fromRegistry.code, fromRegistry.stderr).toBe(0);
     // The pull names the digest pushed: the very artifact, not one of the same name.
     expect(fromRegistry.stderr).toContain(`Digest: ${digest}`);

@@ -1,13 +1,10 @@
-import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { envsync } from '../helpers/cli.ts';
+import { envsync, startEnvsync } from '../helpers/cli.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const TOKEN = 'crash-token-0b7c1d';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
@@ -39,32 +36,20 @@ async function writeManifests(version: number) {
   }
 }
 
-const args = (command: string) => [
-  command,
-  '--manifests',
-  'manifests',
-  '--api-url',
-  api.url,
-  '--state',
-  'state/state.json',
+const args = (command: string, url = api.url, extra: string[] = []) => [
+  ...`${command} --manifests manifests --api-url ${url} --state state/state.json`.split(' '),
   '--retry-delay',
   '10ms',
+  ...extra,
 ];
+const inFolder = () => ({ cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
 
 /** Runs sync and SIGKILLs it after `afterMs`; resolves when it is gone. */
-function killedSync(afterMs: number): Promise<void> {
-  const child = spawn(process.execPath, [CLI, ...args('sync')], {
-    cwd: tmp.dir,
-    env: { PATH: process.env['PATH'] ?? '', ENVSYNC_TOKEN: TOKEN },
-    stdio: 'ignore',
-  });
-  const timer = setTimeout(() => child.kill('SIGKILL'), afterMs);
-  return new Promise((resolve) =>
-    child.once('close', () => {
-      clearTimeout(timer);
-      resolve();
-    }),
-  );
+async function killedSync(afterMs: number): Promise<void> {
+  const live = startEnvsync(args('sync'), inFolder());
+  const timer = setTimeout(() => live.child.kill('SIGKILL'), afterMs);
+  await live.exited;
+  clearTimeout(timer);
 }
 
 async function stateIsValid(): Promise<boolean> {
@@ -74,17 +59,10 @@ async function stateIsValid(): Promise<boolean> {
   } catch {
     return true; // not written yet: valid (empty)
   }
+  type Group = { include_scaling?: unknown; policies?: unknown; environments: unknown[] };
   const state = JSON.parse(text) as {
     version: number;
-    orgs: Record<
-      string,
-      {
-        include_scaling?: unknown;
-        policies?: unknown;
-        environments: unknown[];
-        fingerprints?: unknown[];
-      }[]
-    >;
+    orgs: Record<string, (Group & { fingerprints?: unknown[] })[]>;
   };
   // Version 3: groups of environments sharing a record of the fields the manifests declare,
   // each with its fingerprint (a number, or null where unknown) when any is known.
@@ -119,39 +97,23 @@ describe('crash consistency', () => {
         await killedSync(250 + Math.floor(random() * 900));
         expect(await stateIsValid(), `round ${round}`).toBe(true);
       }
-      const final = await envsync(args('sync'), { cwd: tmp.dir, env: { ENVSYNC_TOKEN: TOKEN } });
+      const final = await envsync(args('sync'), inFolder());
       expect(final.code, final.stderr.slice(-1000)).toBe(0);
-      const plan = await envsync([...args('plan'), '--detailed-exitcode'], {
-        cwd: tmp.dir,
-        env: { ENVSYNC_TOKEN: TOKEN },
-      });
+      const plan = await envsync(args('plan', api.url, ['--detailed-exitcode']), inFolder());
       expect(plan.code, plan.stdout.slice(-1000)).toBe(0);
       // A killed writer's temp files are cleaned up by the next run.
-      expect((await readdir(tmp.path('state'))).filter((name) => name.endsWith('.tmp'))).toEqual(
-        [],
-      );
+      const files = await readdir(tmp.path('state'));
+      expect(files.filter((name) => name.endsWith('.tmp'))).toEqual([]);
       // The service holds exactly the last manifests, field for field (the spec profile's listing
       // hides include_scaling and policies: only a state file that never lies gets them right).
       const store = await api.getStore();
+      const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : 1);
       for (const org of ['alpha', 'beta', 'gamma']) {
-        const declared = (
-          JSON.parse(await readFile(tmp.path(`manifests/${org}.yaml`), 'utf8')) as {
-            environments: { name: string }[];
-          }
-        ).environments;
-        const held = (store.orgs[org] ?? []).map(
-          ({ name, type, description, include_scaling, policies }) => ({
-            name,
-            type,
-            description,
-            include_scaling,
-            policies,
-          }),
-        );
-        expect(
-          held.sort((a, b) => (a.name < b.name ? -1 : 1)),
-          org,
-        ).toEqual([...declared].sort((a, b) => (a.name < b.name ? -1 : 1)));
+        const manifest = await readFile(tmp.path(`manifests/${org}.yaml`), 'utf8');
+        const declared = (JSON.parse(manifest) as { environments: { name: string }[] })
+          .environments;
+        const held = (store.orgs[org] ?? []).toSorted(byName);
+        expect(held, org).toMatchObject(declared.toSorted(byName));
       }
     },
   );
@@ -161,28 +123,18 @@ describe('the state file never hides a difference', () => {
   it('a PUT that timed out but landed leaves no record of the old value, so reverting the manifest is still sent', async () => {
     // A service that applies each PUT at once but answers slowly when told to, listing as the
     // spec does (no include_scaling, no policies): only the state file knows the policies.
-    const held = new Map<
-      string,
-      { name: string; type: string; description: string; policies: string[] }
-    >();
+    type Env = { name: string; type: string; description: string; policies: string[] };
+    const held = new Map<string, Env>();
     let answerAfterMs = 0;
     const fake = await startFakeApi((req, res) => {
       if (req.method === 'GET') {
-        const env = [...held.values()].map(({ name, type, description }) => ({
-          org: 'alpha',
-          name,
-          type,
-          description,
-        }));
+        const env = [...held.values()].map(({ name, type, description }) => {
+          return { org: 'alpha', name, type, description };
+        });
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ env }));
         return;
       }
-      const body = JSON.parse(req.body) as {
-        name: string;
-        type: string;
-        description: string;
-        policies: string[];
-      };
+      const body = JSON.parse(req.body) as Env;
       held.set(body.name, body);
       setTimeout(
         () => res.writeHead(201, { 'content-type': 'application/json' }).end('"OK"'),
@@ -190,24 +142,7 @@ describe('the state file never hides a difference', () => {
       );
     });
     const run = (command: string, extra: string[] = []) =>
-      envsync(
-        [
-          command,
-          '--manifests',
-          'manifests',
-          '--api-url',
-          fake.url,
-          '--state',
-          'state/state.json',
-          '--retry-delay',
-          '10ms',
-          ...extra,
-        ],
-        {
-          cwd: tmp.dir,
-          env: { ENVSYNC_TOKEN: TOKEN },
-        },
-      );
+      envsync(args(command, fake.url, extra), inFolder());
     const manifestWith = (policies: string[]) =>
       tmp.write(
         'manifests/alpha.yaml',
@@ -236,9 +171,8 @@ describe('the state file never hides a difference', () => {
       // Back to ["a"]: a stale record of ["a"] would call this unchanged and leave ["b"] in place.
       await manifestWith(['a']);
       const plan = await run('plan', ['-o', 'json']);
-      expect(
-        (JSON.parse(plan.stdout) as { summary: Record<string, number> }).summary,
-      ).toMatchObject({ unverified: 1, unchanged: 0 });
+      const { summary } = JSON.parse(plan.stdout) as { summary: Record<string, number> };
+      expect(summary).toMatchObject({ unverified: 1, unchanged: 0 });
       expect((await run('sync')).code).toBe(0);
       expect(held.get('web')?.policies).toEqual(['a']);
     } finally {

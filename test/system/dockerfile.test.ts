@@ -1,20 +1,17 @@
-import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
+/**
+ * The Dockerfile held to its word without a container engine (`npm run test:image` has podman):
+ * its instructions parsed and checked, and its steps carried out for real on a scratch tree, after
+ * which the image's ENTRYPOINT, CMD, ENV and HEALTHCHECK are run as written.
+ */
+import { execFileSync, spawn } from 'node:child_process';
 import { access, chmod, cp, mkdir, readFile, readdir, symlink } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/tmp.ts';
 import { runProcess } from '../helpers/cli.ts';
-
-/**
- * The Dockerfile held to its word without a container engine (`npm run test:image` builds and
- * runs the image with podman, where a machine has it): its instructions are parsed and checked,
- * and its steps are carried out for real on a scratch tree (the deps and build stages' RUN steps
- * verbatim, the final stage's COPY and RUN steps), after which the image's ENTRYPOINT, CMD, ENV
- * and HEALTHCHECK are run as written.
- */
+import { closedPort } from '../helpers/fake-api.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const NODE_BIN = path.dirname(process.execPath);
@@ -51,11 +48,7 @@ function parseDockerfile(text: string): Stage[] {
     const args = match?.[2] ?? '';
     if (keyword === 'FROM') {
       const [image = '', as, name] = args.split(/\s+/);
-      stages.push({
-        image,
-        name: as?.toUpperCase() === 'AS' ? name : undefined,
-        instructions: [],
-      });
+      stages.push({ image, name: as?.toUpperCase() === 'AS' ? name : undefined, instructions: [] });
     } else {
       const stage = stages.at(-1);
       if (stage === undefined) throw new Error(`${keyword} before any FROM`);
@@ -234,9 +227,8 @@ describe('Dockerfile', () => {
       .flatMap((s) => all(s, 'COPY').map(parseCopy))
       .filter((c) => c.from === undefined)
       .flatMap((c) => c.sources);
-    for (const file of [...sources, 'src/cli.ts', 'src/daemon/http.ts', 'bin/envsync.js']) {
+    for (const file of [...sources, 'src/cli.ts', 'src/daemon/http.ts', 'bin/envsync.js'])
       expect(inContext(rules, file), file).toBe(true);
-    }
     for (const file of [
       'node_modules/yaml/package.json',
       '.git/config',
@@ -245,9 +237,8 @@ describe('Dockerfile', () => {
       'scripts/test.ts',
       'dist/cli.js',
       'token',
-    ]) {
+    ])
       expect(inContext(rules, file), file).toBe(false);
-    }
   });
 });
 
@@ -322,7 +313,7 @@ describe("the image's steps, run for real", () => {
     env = Object.fromEntries(
       Object.entries(finalEnv).map(([k, v]) => [k, v.startsWith('/') ? final(v) : v]),
     );
-    env['ENVSYNC_LISTEN'] = `127.0.0.1:${await freePort()}`;
+    env['ENVSYNC_LISTEN'] = `127.0.0.1:${await closedPort()}`;
     env['PATH'] = `${final('/usr/local/bin')}:${NODE_BIN}:/usr/bin:/bin`;
     // The manifests volume.
     await cp(path.join(REPO, 'examples', 'manifests'), final(finalEnv['ENVSYNC_MANIFESTS'] ?? ''), {
@@ -341,9 +332,8 @@ describe("the image's steps, run for real", () => {
     };
     const installed = await readdir(path.join(appDir, 'node_modules'));
     for (const name of Object.keys(pkg.dependencies)) expect(installed).toContain(name);
-    for (const name of Object.keys(pkg.devDependencies)) {
+    for (const name of Object.keys(pkg.devDependencies))
       expect(installed).not.toContain(name.split('/')[0]);
-    }
 
     expect(await readdir(appDir)).toEqual(
       expect.arrayContaining(['bin', 'dist', 'node_modules', 'package.json']),
@@ -373,7 +363,10 @@ describe("the image's steps, run for real", () => {
 
     // As the runtime does: ENTRYPOINT looked up on PATH, then CMD, plus the emulator so the
     // daemon has an API to reconcile against.
-    const bin = await onPath(entrypoint, env['PATH'] ?? '');
+    const bin = execFileSync('sh', ['-c', `command -v ${entrypoint}`], {
+      env: { PATH: env['PATH'] ?? '' },
+      encoding: 'utf8',
+    }).trim();
     const child = spawn(bin, [...entryArgs, ...cmd, '--emulator'], {
       cwd: appDir,
       env,
@@ -383,13 +376,9 @@ describe("the image's steps, run for real", () => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
     try {
-      const deadline = Date.now() + 15_000;
-      let healthy = await healthcheck();
-      while (healthy.code !== 0 && Date.now() < deadline && child.exitCode === null) {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        healthy = await healthcheck();
-      }
-      expect(healthy.code, stderr).toBe(0);
+      const healthy = async () => child.exitCode !== null || (await healthcheck()).code === 0;
+      await waitFor('a passing healthcheck', healthy, { timeoutMs: 15_000, everyMs: 200 });
+      expect((await healthcheck()).code, stderr).toBe(0);
 
       child.kill('SIGTERM');
       expect(await exited, stderr).toBe(0);
@@ -411,31 +400,4 @@ function networkEnv(): Record<string, string> {
       (entry): entry is [string, string] => wanted.test(entry[0]) && entry[1] !== undefined,
     ),
   );
-}
-
-/** The first executable `name` on `PATH`, as the container runtime resolves ENTRYPOINT. */
-async function onPath(name: string, PATH: string): Promise<string> {
-  for (const dir of PATH.split(':')) {
-    const candidate = path.join(dir, name);
-    if (
-      await access(candidate, constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return candidate;
-  }
-  throw new Error(`${name} is not on PATH ${PATH}`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -1,9 +1,7 @@
 /**
- * `kubectl apply -k examples/kubernetes` (and `-k examples/kubernetes/sharded`, with or without
- * the monitoring component) works: kustomize itself renders each kustomization, and every object
- * it renders is valid for the Kubernetes schemas. What a team sets comes from the one file
- * settings/settings.env, with nothing in base/ edited. `.ci/run` installs kubectl when it is
- * missing.
+ * `kubectl apply -k examples/kubernetes` (and `sharded/`, with or without monitoring) works:
+ * kustomize itself renders each kustomization, every object valid for its schema, and a team's
+ * settings come from settings/settings.env alone. `.ci/run` installs kubectl.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -58,9 +56,8 @@ function withTeamSettings(objects: K8sObject[]): K8sObject[] {
     const o = structuredClone(object) as K8sObject & Rendered;
     if (o.kind === 'StatefulSet') {
       const { initContainers, containers } = o.spec.template.spec;
-      for (const gitSync of [initContainers[0], containers.find((c) => c.name === 'git-sync')]) {
+      for (const gitSync of [initContainers[0], containers.find((c) => c.name === 'git-sync')])
         gitSync?.args.splice(0, 2, `--repo=${TEAM_SETTINGS.repository}`, '--ref=release');
-      }
       const envsync = containers.find((c) => c.name === 'envsync');
       if (envsync === undefined) throw new Error('no envsync container');
       envsync.image = TEAM_SETTINGS.image;

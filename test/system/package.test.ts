@@ -1,8 +1,6 @@
 /**
- * The package as a user gets it: `npm pack` (which builds dist/ through `prepack`) on a copy of
- * the checkout, `npm install -g` of the tarball into a temporary prefix, with its dependencies
- * from the registry this machine uses, then the installed `envsync` run for real. Installed under
- * node_modules, where Node strips no types, only the compiled JavaScript can run.
+ * The package as a user gets it: `npm pack` of a copy of the checkout, installed globally into a
+ * temporary prefix and run for real (under node_modules only the compiled JavaScript runs).
  */
 import { existsSync } from 'node:fs';
 import { cp, readFile, readdir, symlink } from 'node:fs/promises';
@@ -32,11 +30,9 @@ let emulator: SpawnedEmulator | undefined;
 
 /** Throws, with the output, unless the step exited 0 (for the set-up, outside any test). */
 function mustSucceed(result: CliResult, what: string): CliResult {
-  if (result.code !== 0) {
-    throw new Error(
-      `${what} exited ${result.code ?? result.signal}\n${result.stdout}\n${result.stderr}`,
-    );
-  }
+  const output = `${result.stdout}\n${result.stderr}`;
+  if (result.code !== 0)
+    throw new Error(`${what} exited ${result.code ?? result.signal}\n${output}`);
   return result;
 }
 
@@ -60,12 +56,9 @@ beforeAll(async () => {
   const list = await runProcess('tar', ['-tzf', tarball], { env: ENV });
   mustSucceed(list, 'tar -tzf');
   entries = list.stdout.split('\n').filter(Boolean);
-  const install = await runProcess(
-    'npm',
-    ['install', '--global', '--prefix', tmp.path('prefix'), tarball, ...NPM_FLAGS],
-    { env: ENV, cwd: tmp.dir, timeoutMs: 240_000 },
-  );
-  mustSucceed(install, 'npm install --global');
+  const install = ['install', '--global', '--prefix', tmp.path('prefix'), tarball, ...NPM_FLAGS];
+  const where = { env: ENV, cwd: tmp.dir, timeoutMs: 240_000 };
+  mustSucceed(await runProcess('npm', install, where), 'npm install --global');
   bin = tmp.path('prefix', 'bin', 'envsync');
 }, 600_000);
 
@@ -132,22 +125,17 @@ describe('the package from npm pack', () => {
     expect(existsSync(path.join(installed, 'bin', 'envsync.js'))).toBe(true);
     expect(existsSync(path.join(installed, 'docs', 'flags.md'))).toBe(true);
     // A dev dependency: what brings Node 24 to a checkout is no part of the package.
-    const manifest = JSON.parse(
-      await readFile(path.join(installed, 'package.json'), 'utf8'),
-    ) as Record<string, Record<string, string> | undefined>;
-    for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies']) {
-      expect(Object.keys(manifest[field] ?? {}), field).not.toContain('node');
-    }
+    const manifest = await readFile(path.join(installed, 'package.json'), 'utf8');
+    const fields = JSON.parse(manifest) as Record<string, Record<string, string> | undefined>;
+    for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies'])
+      expect(Object.keys(fields[field] ?? {}), field).not.toContain('node');
     expect(existsSync(path.join(installed, 'node_modules', 'node'))).toBe(false);
     expect(existsSync(tmp.path('prefix', 'lib', 'node_modules', 'node'))).toBe(false);
   }, 120_000);
 
   it('is ignored by git where npm pack writes it, in the checkout', async () => {
-    const ignored = await runProcess(
-      'git',
-      ['check-ignore', '--no-index', '--verbose', path.basename(tarball)],
-      { env: ENV, cwd: REPO },
-    );
+    const check = ['check-ignore', '--no-index', '--verbose', path.basename(tarball)];
+    const ignored = await runProcess('git', check, { env: ENV, cwd: REPO });
     expect(ignored).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\.gitignore:\d+:/) });
   });
 
