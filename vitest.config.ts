@@ -7,7 +7,6 @@ import { SlowFirstSequencer } from './test/slow-first.ts';
  */
 const UNIT = [
   'test/core/**/*.test.ts',
-  'test/state/{lock-rules,merge,read}.test.ts',
   'test/daemon/pass.test.ts',
   'test/notify/{events,format}.test.ts',
   'test/api/retry-policy.test.ts',
