@@ -15,9 +15,8 @@ export class ApiError extends Error implements Failure {
   declare readonly status: number | undefined;
   /** The delay the server asked for (Retry-After), in milliseconds. */
   declare readonly retryAfterMs: number | undefined;
-  /** The system's code for a connection that failed (ECONNREFUSED, ENOTFOUND, ...). */
+  /** For a connection that failed: the system's code (ECONNREFUSED, ...), the API's host:port. */
   declare readonly code: string | undefined;
-  /** For a connection that failed: the API's address (host:port). */
   declare readonly host: string | undefined;
 
   constructor(

@@ -1,13 +1,11 @@
 import type { Clock } from '../core/clock.ts';
 
 /**
- * The one gate every request to the API passes: a concurrency limit shared by every request of
- * every org, and a pause shared by all when the server throttles. A 429 closes the gate for its
- * Retry-After and halves the limit (once per pause: a burst of 429s counts once); each success
- * opens it by 1/limit again (AIMD, as TCP does). From the successes admitted since the last pause
- * it estimates the rate the server allows, and spaces request starts to match, probing slowly
- * upwards. One 429 slows everyone a little, instead of each request retrying into the next empty
- * bucket on its own.
+ * The one gate every request to the API passes: a concurrency limit shared by every org, and a
+ * pause shared by all when the server throttles. A 429 closes the gate for its Retry-After and
+ * halves the limit (once per pause); each success opens it by 1/limit again (AIMD, as TCP does).
+ * From the successes since the last pause it estimates the rate the server allows, and spaces
+ * request starts to match, probing slowly upwards (docs/how-a-pass-works.md).
  */
 export class RequestGate {
   readonly #max: number;

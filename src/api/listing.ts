@@ -1,10 +1,10 @@
 /**
  * An org's listing, in the three shapes of docs/api-behaviour.md, every page followed. The zod
  * schema, built from the field registry, decides what it may hold: unknown fields are ignored and
- * unknown types accepted; anything else is an error, never a guess. A listing is checked before it
- * is believed, on every page: an entry of another org refuses it (nothing of it is compared, and
- * nothing is sent to the org); an entry with an empty name is set aside and counted; an entry
- * without `org` is the asked org's. Pages that do not add up, or a name shown twice, refuse it.
+ * unknown types accepted; anything else is an error, never a guess. Every page is checked before it
+ * is believed: an entry of another org refuses the listing; an entry with an empty name is set
+ * aside and counted; an entry without `org` is the asked org's. Pages that do not add up, or a
+ * name shown twice, refuse it.
  */
 import * as z from 'zod';
 import type { ListingShape } from '../core/dialect.ts';
@@ -24,7 +24,7 @@ import type { ObservedEnvironment } from '../core/model.ts';
 import { ApiError } from './errors.ts';
 import { excerpt, headerText, quoted, type RawResponse } from './response.ts';
 
-/** A listed value of each kind: any string for a type (a listing may hold types envsync does not manage). */
+/** A listed value of each kind (any string for a type: envsync does not manage every type). */
 const LISTED: Readonly<Record<ValueKind, () => z.ZodType>> = {
   enum: () => z.string(),
   text: () => z.string(),
@@ -76,21 +76,21 @@ function toObserved(entry: Listed): ObservedEnvironment {
   }) as ObservedEnvironment;
 }
 
+function shapeOf(body: unknown): ListingShape | undefined {
+  if (Array.isArray(body)) return 'array';
+  if (typeof body !== 'object' || body === null) return undefined;
+  if (Object.hasOwn(body, 'env')) return 'env';
+  return Object.hasOwn(body, 'environments') ? 'envelope' : undefined;
+}
+
 /** Reads one parsed page (or the whole) of `org`'s listing, in any of the shapes; throws an Error. */
 export function readListing(body: unknown, org: string) {
-  const object = typeof body === 'object' && body !== null ? body : undefined;
-  const shape: ListingShape | undefined = Array.isArray(body)
-    ? 'array'
-    : object && Object.hasOwn(object, 'env')
-      ? 'env'
-      : object && Object.hasOwn(object, 'environments')
-        ? 'envelope'
-        : undefined;
+  const shape = shapeOf(body);
   if (shape === undefined) {
-    const keys = Object.keys(object ?? {}).slice(0, 5);
-    const what = `${body === null ? 'null' : typeof body}${object ? ` with keys ${keys.join(', ') || 'none'}` : ''}`;
+    const object = typeof body === 'object' && body !== null;
+    const keys = object ? ` with keys ${Object.keys(body).slice(0, 5).join(', ') || 'none'}` : '';
     throw new Error(
-      `listing has an unexpected shape (${what}); expected {"env": [...]}, a list, or a paginated envelope`,
+      `listing has an unexpected shape (${body === null ? 'null' : typeof body}${keys}); expected {"env": [...]}, a list, or a paginated envelope`,
     );
   }
   const parsed = SHAPES[shape].safeParse(body);

@@ -1,7 +1,7 @@
 /**
  * The retry policy, as data and pure decisions: which failures another attempt may cure, how
- * Retry-After is read, and the backoff p-retry waits. The client carries it out (client.ts). What
- * the production service's own client does, which this follows: docs/api-behaviour.md.
+ * Retry-After is read, and the backoff p-retry waits. What the production service's own client
+ * does, which this follows: docs/api-behaviour.md.
  */
 import type { Options } from 'p-retry';
 import { unreachable, type Failure } from '../core/request-failure.ts';
@@ -27,8 +27,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 /** p-retry's options for the policy: it counts the attempts and waits the backoff. */
-export function backoff(policy: RetryPolicy): Options {
-  const { retries, minDelayMs, maxDelayMs } = policy;
+export function backoff({ retries, minDelayMs, maxDelayMs }: RetryPolicy): Options {
   return { retries, minTimeout: minDelayMs, maxTimeout: maxDelayMs, factor: 2, randomize: true };
 }
 
@@ -38,18 +37,11 @@ export function isRetriedStatus(status: number): boolean {
 }
 
 /** Methods retried: all envsync sends, each idempotent (an upsert, an operation by name). */
-export const RETRIED_METHODS: ReadonlySet<string> = new Set('GET PUT POST DELETE PATCH'.split(' '));
-
-/**
- * Retries of a request refused, or whose host name did not resolve: one, in case the service was
- * restarting; a wrong --api-url fails in seconds, not after every backoff and round.
- */
-export const UNREACHABLE_RETRIES = 1;
+const RETRIED_METHODS: ReadonlySet<string> = new Set(['GET', 'PUT', 'POST', 'DELETE', 'PATCH']);
 
 /**
  * True for a failure that another attempt, and another round of the org's pass, may cure: a
- * network error (not an unreachable address), a timeout, a retried status. Anything else, and
- * anything that is not a request failure, is final.
+ * network error (not an unreachable address), a timeout, a retried status.
  */
 export function isTransient(failure: Failure | undefined): boolean {
   if (failure?.kind === 'network') return unreachable(failure) === undefined;
@@ -62,10 +54,14 @@ export function hostUnreachable(failure: Failure | undefined): boolean {
   return ['refused', 'dns'].includes(unreachable(failure) ?? '');
 }
 
-/** Whether another attempt follows a failure of a `method` request, after `retriesConsumed`. */
+/**
+ * Whether another attempt follows a failure of a `method` request, after `retriesConsumed`. An
+ * unreachable host gets one retry, in case the service was restarting: a wrong --api-url fails in
+ * seconds, not after every backoff and round.
+ */
 export function mayRetry(method: string, failure: Failure | undefined, retriesConsumed: number) {
   if (!RETRIED_METHODS.has(method)) return false;
-  if (hostUnreachable(failure)) return retriesConsumed < UNREACHABLE_RETRIES;
+  if (hostUnreachable(failure)) return retriesConsumed < 1;
   return isTransient(failure);
 }
 

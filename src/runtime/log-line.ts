@@ -1,7 +1,4 @@
-/**
- * How logs look: which format a command writes (pretty lines for a person, JSON lines for a
- * machine), at which level by default, and a log record as one pretty line. Pure.
- */
+/** How logs look: the format and default level of a command, and a record as one pretty line. */
 import { UNSAFE } from '../core/escape.ts';
 
 /** The values of `--log-format`: auto is pretty on a terminal, JSON elsewhere. */
@@ -41,9 +38,8 @@ const RESET = '\u001b[0m';
 const HIDDEN = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'command', 'name']);
 
 /**
- * Controls replaced, so a value from a manifest or a service cannot steer the terminal or break
- * the line; bidirectional and zero-width characters as \u escapes, so it cannot reorder or hide
- * what the line says.
+ * Controls replaced, so a value cannot steer the terminal or break the line; bidirectional and
+ * zero-width characters as \u escapes, so it cannot reorder or hide what the line says.
  */
 const oneLine = (text: string) =>
   text.replace(UNSAFE, (c) =>
@@ -68,9 +64,8 @@ function shown(value: unknown): string | undefined {
 }
 
 /**
- * One log record as one line: the time of day (UTC, as the JSON logs' ISO 8601 times), the level,
- * the message, then `key=value` for each plain field the message does not already say. Objects
- * are left out; an error shows its message.
+ * One log record as one line: the time of day (UTC, as in the JSON logs), the level, the message,
+ * then `key=value` for each plain field the message does not already say.
  */
 export function formatLogLine(
   record: Readonly<Record<string, unknown>>,
@@ -81,11 +76,9 @@ export function formatLogLine(
   const message = typeof record['msg'] === 'string' ? record['msg'] : '';
   const fields = Object.entries(record).flatMap(([key, value]) => {
     const text = HIDDEN.has(key) ? undefined : shown(value);
-    // Said in the message already (`org acme failed`): once is enough.
     if (!text || (typeof value === 'string' && message.includes(value))) return [];
     return [`${key}=${text}`];
   });
-  // The time of day of pino's ISO 8601 time, still UTC: `01:02:03.456Z`.
   const day = typeof record['time'] === 'string' ? record['time'].replace(/^.*T/, '') : '';
   const said = oneLine(fields.join(' '));
   const paint = (text: string, code: string) =>

@@ -1,10 +1,8 @@
 /**
- * The one way envsync opens a file to read it, whatever the file (`.oxlintrc.json` refuses the
- * others in src/). Only a regular file, or a link to one, is read: it is opened with O_NONBLOCK
- * (opening a FIFO nobody writes to returns at once), and the open handle, not the path, is asked
- * what it is. At most `maxBytes + 1` bytes are read, whatever size the file claims: a larger file
- * is refused. An asynchronous read that takes longer than `timeoutMs` (the command's --deadline)
- * is abandoned with an error; its handle is closed whenever the file system answers.
+ * The one way envsync opens a file to read it (`.oxlintrc.json` refuses the others in src/). Only
+ * a regular file, or a link to one, is read: it is opened with O_NONBLOCK (so a FIFO nobody writes
+ * to returns at once), and the open handle, not the path, is asked what it is. At most
+ * `maxBytes + 1` bytes are read, whatever size the file claims.
  */
 import * as Fs from 'node:fs';
 import * as FsPromises from 'node:fs/promises';
@@ -41,14 +39,19 @@ export function kindOf(stats: Fs.Stats): string {
   return stats.isDirectory() ? 'a directory' : 'a special file';
 }
 
-/** How a failed read's message names the file and says what to do. */
+/**
+ * How a failed read's message names the file (`token file secrets/t`), what to do when it is not a
+ * regular file (`point --token-file at a file`), and what the limit is for (`for a token file`).
+ */
 export interface ReadWords {
-  /** What the file is, and its path: `token file secrets/t`. */
   readonly subject: string;
-  /** What to do when it is not a regular file: `point --token-file at a file`. */
   readonly fix: string;
-  /** What the limit is for: `for a token file`, or the flag that sets it. */
   readonly limit: string;
+}
+
+function inUnits(bytes: number): string {
+  if (bytes % MiB === 0) return `${bytes / MiB} MiB`;
+  return bytes % KiB === 0 ? `${bytes / KiB} KiB` : `${bytes} bytes`;
 }
 
 /** A read that failed: a configuration error (exit 1) that names the file and what to do. */
@@ -58,19 +61,13 @@ export class FileReadError extends ConfigError {
   /** The system's code when there is one (ENOENT, ...). */
   readonly code: string | undefined;
   constructor(failure: ReadFailure, { subject, fix, limit }: ReadWords) {
-    const size = (bytes: number) =>
-      bytes % MiB === 0
-        ? `${bytes / MiB} MiB`
-        : bytes % KiB === 0
-          ? `${bytes / KiB} KiB`
-          : `${bytes} bytes`;
     super(
       failure.kind === 'error'
         ? `${subject} cannot be read (${failure.code})`
         : failure.kind === 'not-regular'
           ? `${subject} is ${failure.what}, not a regular file: ${fix}`
           : failure.kind === 'too-large'
-            ? `${subject} is larger than the limit of ${size(failure.maxBytes)} ${limit}`
+            ? `${subject} is larger than the limit of ${inUnits(failure.maxBytes)} ${limit}`
             : `${subject} could not be read: ${failure.why}`,
     );
     this.failure = failure;
@@ -100,9 +97,9 @@ function room(buffer: Buffer | undefined, length: number, maxBytes: number, size
 }
 
 /**
- * Reads a regular file of at most `maxBytes` bytes, synchronously: the manifests, small local
- * files read by the thousand, where promise-based reads cost the main thread several times more.
- * It has no time bound, for a file system that stops answering. `use` gets the bytes.
+ * Reads a regular file of at most `maxBytes` bytes synchronously, with no time bound (the
+ * manifests: small local files read by the thousand, where promise-based reads cost the main
+ * thread several times more). `use` gets the bytes.
  */
 export function readRegularFileSync<T>(
   file: string,
@@ -123,7 +120,7 @@ export function readRegularFileSync<T>(
   }
   try {
     const info = Fs.fstatSync(fd);
-    if (!info.isFile()) return { ok: false, failure: { kind: 'not-regular', what: kindOf(info) } };
+    if (!info.isFile()) return { ok: false, failure: openFailure(undefined, info) };
     let buffer = room(undefined, 0, maxBytes, info.size);
     let length = 0;
     for (let got = -1; got !== 0 && length <= maxBytes; length += got) {
@@ -140,12 +137,7 @@ export function readRegularFileSync<T>(
 }
 
 /** The file a read read, and as of when. */
-export interface FileIdentity {
-  readonly dev: number;
-  readonly ino: number;
-  readonly size: number;
-  readonly mtimeMs: number;
-}
+export type FileIdentity = Pick<Fs.Stats, 'dev' | 'ino' | 'size' | 'mtimeMs'>;
 
 export interface ReadOptions extends ReadWords {
   readonly maxBytes: number;
@@ -162,7 +154,6 @@ let abandonedInFlight = 0;
 /** How many abandoned reads still wait for their file system (src/cli.ts ends them). */
 export const abandonedReads = (): number => abandonedInFlight;
 
-/** The read itself: open, check, read up to the limit (or until `stop`), close. */
 async function read(file: string, maxBytes: number, stop: AbortSignal, open: OpenForRead) {
   let handle: FsPromises.FileHandle;
   try {
@@ -193,7 +184,8 @@ async function read(file: string, maxBytes: number, stop: AbortSignal, open: Ope
 
 /**
  * Reads a regular file of at most `maxBytes` bytes, within `timeoutMs`: its bytes and the identity
- * of the file they came from. Throws a FileReadError naming the file, what it is and what to do.
+ * of the file they came from. A read that takes longer is abandoned (its handle is closed whenever
+ * the file system answers). Throws a FileReadError naming the file, what it is and what to do.
  */
 export async function readRegularFile(
   file: string,

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadManifests, type OrgManifest } from '../../src/manifests/load.ts';
-import { formatProblem } from '../../src/manifests/parse.ts';
+import { formatProblem } from '../../src/core/validation.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatProblem, parseManifest } from '../../src/manifests/parse.ts';
+import { formatProblem } from '../../src/core/validation.ts';
+import { parseManifest } from '../../src/manifests/parse.ts';
 
 const messages = (text: string) =>
   parseManifest(text, 'manifests/acme.yaml').problems.map(formatProblem);
