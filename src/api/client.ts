@@ -119,10 +119,7 @@ export function clientFromSettings(
   });
 }
 
-/**
- * One request as it is tried: `cancel` ends it, waiting or in flight (the client's abort and the
- * caller's); `waits` ends its waits (a stop, and `cancel`); `after` is the last attempt's error.
- */
+/** A request: `cancel` ends it, `waits` its waits (a stop too); `after`: its last error. */
 interface Request {
   readonly org: string;
   readonly method: 'GET' | 'PUT' | 'POST' | 'DELETE' | 'PATCH';
@@ -491,10 +488,7 @@ async function readBody(
   return text + decoder.end();
 }
 
-/**
- * Time spent throttled (waiting because the server asked), counted as wall time while at least one
- * request waits, for the whole client and for each org: requests that wait together count once.
- */
+/** Time spent waiting because the server asked, for the client and per org, overlaps once. */
 function throttleMeter(clock: Clock, events: ClientEvents | undefined) {
   const spans = new Map<string | undefined, { waiting: number; since: number; totalMs: number }>();
   const span = (key: string | undefined) => {

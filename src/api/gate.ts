@@ -1,11 +1,9 @@
 import type { Clock } from '../core/clock.ts';
 
 /**
- * The one gate every request to the API passes: a concurrency limit shared by every org, and a
- * pause shared by all when the server throttles. A 429 closes the gate for its Retry-After and
- * halves the limit (once per pause); each success opens it by 1/limit again (AIMD, as TCP does).
- * From the successes since the last pause it estimates the rate the server allows, and spaces
- * request starts to match, probing slowly upwards (docs/how-a-pass-works.md).
+ * The one gate every request passes: a concurrency limit shared by every org, halved by a 429 and
+ * grown back by successes (AIMD), a pause shared by all, and a pace matched to the rate the server
+ * admitted (docs/how-a-pass-works.md).
  */
 export class RequestGate {
   readonly #max: number;
@@ -97,7 +95,7 @@ export class RequestGate {
     }
   }
 
-  /** A 429: everyone pauses for `retryAfterMs`; a new throttle window halves the limit and paces. */
+  /** A 429: everyone pauses for `retryAfterMs`; a new window halves the limit and paces. */
   throttled(retryAfterMs: number): void {
     const now = this.#clock.now();
     const pause = Math.max(1, retryAfterMs);

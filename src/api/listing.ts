@@ -1,10 +1,6 @@
 /**
- * An org's listing, in the three shapes of docs/api-behaviour.md, every page followed. The zod
- * schema, built from the field registry, decides what it may hold: unknown fields are ignored and
- * unknown types accepted; anything else is an error, never a guess. Every page is checked before it
- * is believed: an entry of another org refuses the listing; an entry with an empty name is set
- * aside and counted; an entry without `org` is the asked org's. Pages that do not add up, or a
- * name shown twice, refuse it.
+ * An org's listing, in the three shapes of docs/api-behaviour.md, every page followed and checked
+ * before it is believed. The zod schema, built from the field registry, decides what it may hold.
  */
 import * as z from 'zod';
 import type { ListingShape } from '../core/dialect.ts';
@@ -63,7 +59,7 @@ const SHAPES = {
   }),
 };
 
-/** An entry as envsync compares it: a field not listed is undefined, or empty where its rule says. */
+/** An entry as envsync compares it: a field not listed is undefined, or empty by its rule. */
 function toObserved(entry: Listed): ObservedEnvironment {
   return environmentOf(entry.name, entry, (listed, spec) => {
     const value = listed[spec.wireName];
@@ -83,7 +79,7 @@ function shapeOf(body: unknown): ListingShape | undefined {
   return Object.hasOwn(body, 'environments') ? 'envelope' : undefined;
 }
 
-/** Reads one parsed page (or the whole) of `org`'s listing, in any of the shapes; throws an Error. */
+/** Reads one parsed page (or the whole) of `org`'s listing, in any shape; throws an Error. */
 export function readListing(body: unknown, org: string) {
   const shape = shapeOf(body);
   if (shape === undefined) {

@@ -1,7 +1,4 @@
-/**
- * The policy documents endpoints of the production service (`kosli` dialect): the list of
- * `GET /api/v2/policies/{org}`, and the multipart form of `PUT /api/v2/policies/{org}`.
- */
+/** The policy documents endpoints of the production service: `/api/v2/policies/{org}`. */
 import { FormData } from 'undici';
 import * as z from 'zod';
 import type { Mask } from '../core/mask.ts';
@@ -17,10 +14,7 @@ export interface PolicyUpload {
   readonly content: string;
 }
 
-/**
- * The form of an upload: a `payload` field (JSON; `type` is what production's clients give an
- * environment policy) and a `policy_file` part holding the YAML. undici sends it whole on a retry.
- */
+/** The form of an upload: a `payload` (JSON, `type` as production's clients say) and the YAML. */
 export function policyUploadBody({ name, description, comment, content }: PolicyUpload): FormData {
   const form = new FormData();
   form.append('payload', JSON.stringify({ name, description, type: 'env', comment }));

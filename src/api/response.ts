@@ -11,11 +11,7 @@ export interface RawResponse {
 
 const UNSAFE_RUNS = new RegExp(`${UNSAFE.source}+`, 'g');
 
-/**
- * A service's text for a message: masked, its control characters (C0, C1, bidirectional, line
- * separators) made spaces, then cut to `max`. Masked before it is cut: a cut would leave a piece
- * of a secret too short to be masked.
- */
+/** A service's text for a message: masked (before the cut leaves a piece), controls made spaces. */
 export function excerpt(text: string, mask: Mask, max = 300): string {
   const clean = mask(text).replace(UNSAFE_RUNS, ' ').trim();
   return clean.length > max ? `${clean.slice(0, max - 3)}...` : clean;

@@ -1,7 +1,6 @@
 /**
- * Finding the manifest files and reading them. Synchronous, as each call is answered from the
- * kernel's cache: promise-based calls would load node:fs/promises and go through the thread pool
- * one by one, costing the main thread more than they spare it (`npm run bench`).
+ * Finding the manifest files and reading them, synchronously: each call is answered from the
+ * kernel's cache, where promise-based ones cost the main thread more (`npm run bench`).
  */
 import path from 'node:path';
 import * as fs from 'node:fs';
@@ -24,10 +23,7 @@ export interface IgnoreRules {
   forRoot(root: string): RootRules;
 }
 
-/**
- * One root's rules, and why its ignore file cannot be used, if it cannot. `ignored` takes a path
- * below the root, `/`-separated, a folder's ending in `/` (`dir/` patterns match folders only).
- */
+/** One root's rules: `ignored` takes a path below it, `/`-separated, a folder's ending in `/`. */
 export interface RootRules {
   readonly ignored: ((relative: string) => boolean) | undefined;
   readonly problem?: { readonly file: string; readonly message: string } | undefined;
@@ -40,7 +36,6 @@ export function isInside(root: string, target: string): boolean {
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
-/** The real path, as the C library resolves it (what `fs/promises`' realpath does too). */
 export const realpath = (file: string): string => fs.realpathSync.native(file);
 
 const codeOf = (error: unknown) =>
@@ -55,11 +50,9 @@ export function displayPath(file: string, cwd: string): string {
 }
 
 /**
- * Lists every `*.yaml` / `*.yml` file below `root` at any depth, skipping hidden files and
- * folders and what the root's ignore rules leave out (a folder left out is not walked). Symlinks
- * are followed only while their target stays inside the root; loops are cut. Files are shown
- * under `displayRoot` when given (the path the user named, not a git-sync worktree it resolved
- * to). Throws ENOENT for a missing root: the caller says what to do.
+ * Lists every `*.yaml` / `*.yml` file below `root` as docs/manifests.md says, shown under
+ * `displayRoot` when given (the path the user named, not the worktree it resolved to). Throws
+ * ENOENT for a missing root: the caller says what to do.
  */
 export function discoverManifestFiles(
   root: string,
@@ -151,42 +144,35 @@ export type ReadOutcome =
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/**
- * Reads a manifest file as UTF-8 text (a BOM is dropped), refusing what is not a regular file,
- * files over `maxBytes`, binary files and invalid UTF-8.
- */
+/** Reads a manifest as UTF-8 text (a BOM dropped), or says why not. */
 export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
-  const read = readRegularFileSync(file, maxBytes, (bytes): ReadOutcome => {
-    if (bytes.includes(0))
-      return { ok: false, message: 'binary file (contains NUL bytes), not YAML' };
+  const read = readRegularFileSync(file, maxBytes);
+  const refuse = (message: string) => ({ ok: false, message }) as const;
+  if (Buffer.isBuffer(read)) {
+    if (read.includes(0)) return refuse('binary file (contains NUL bytes), not YAML');
     try {
-      return { ok: true, text: utf8.decode(bytes) };
+      return { ok: true, text: utf8.decode(read) };
     } catch {
-      return { ok: false, message: 'not valid UTF-8 text; save the file as UTF-8' };
+      return refuse('not valid UTF-8 text; save the file as UTF-8');
     }
-  });
-  if (read.ok) return read.value;
-  const { failure } = read;
-  if (failure.kind === 'not-regular')
-    return { ok: false, message: `is ${failure.what}, not a regular file`, notRegular: true };
-  if (failure.kind === 'too-large') {
-    const message = `file is larger than the limit of ${maxBytes} bytes (--max-file-bytes)`;
-    return { ok: false, message };
   }
-  if (failure.kind === 'error' && failure.code === 'ENOENT')
-    return { ok: false, message: 'file disappeared while reading the manifests; run again' };
-  // A synchronous read is never abandoned.
-  return {
-    ok: false,
-    message: `cannot be read (${failure.kind === 'error' ? failure.code : failure.why})`,
-  };
+  switch (read.kind) {
+    case 'not-regular':
+      return { ok: false, message: `is ${read.what}, not a regular file`, notRegular: true };
+    case 'too-large':
+      return refuse(`file is larger than the limit of ${maxBytes} bytes (--max-file-bytes)`);
+    case 'error':
+      return refuse(
+        read.code === 'ENOENT'
+          ? 'file disappeared while reading the manifests; run again'
+          : `cannot be read (${read.code})`,
+      );
+    case 'abandoned':
+      return refuse(`cannot be read: ${read.why}`); // a synchronous read never is
+  }
 }
 
-/**
- * The manifest files named on a command line (`envsync validate a.yaml manifests/`): a file is
- * one manifest whatever its name and the ignore rules; a folder is walked as a manifests root is,
- * with its own ignore file. Each file is listed once however often it is named.
- */
+/** The files named on a command line: a file whatever its name and the rules, a folder walked. */
 export function discoverGivenPaths(
   paths: readonly string[],
   cwd: string,

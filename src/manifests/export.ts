@@ -12,11 +12,7 @@ import { escapeJson } from '../core/escape.ts';
 import { compareNames, NAME_PATTERN } from '../core/names.ts';
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 
-/**
- * One org's exported manifest; the fields the listing did not show for some environment; the
- * policy files to write beside it (path relative to it, exact text); the policy documents and the
- * values that hold a secret it leaves out, with why (also said in a comment).
- */
+/** One org's manifest, the fields not seen, its policy files, and what it leaves out, with why. */
 export interface ExportedManifest {
   readonly text: string;
   readonly unseen: readonly string[];
@@ -25,10 +21,7 @@ export interface ExportedManifest {
   readonly secretsLeftOut: readonly string[];
 }
 
-/**
- * An org's policy documents to export (the `kosli` dialect), and the file of each, relative to
- * the manifest; without `fileOf` (export to stdout) the documents are named in a comment only.
- */
+/** Policy documents to export, and each one's file (none to stdout: named in a comment only). */
 export interface PolicyExport {
   readonly documents: readonly ObservedPolicyDocument[];
   readonly fileOf?: ((name: string) => string) | undefined;
@@ -58,10 +51,8 @@ function exportPolicies(policies: PolicyExport | undefined, holds: (text: string
 }
 
 /**
- * Writes one org's listing as a manifest that `validate` accepts. A field is written exactly when
- * the listing shows it and the dialect can send it, so the round trip changes nothing. A value
- * that holds a secret (`holds`: a token the service echoed) is left out and named, never written
- * masked: a manifest holding it masked would send the masked value back (docs/security.md).
+ * Writes one org's listing as a manifest: a field exactly when the listing shows it and the
+ * dialect can send it; a value that `holds` a secret never, not even masked (docs/security.md).
  */
 export function renderExportedManifest(
   org: string,

@@ -1,8 +1,6 @@
 /**
- * The files below a manifests root that are left out by rule: the lines of the root's
- * `.envsyncignore`, in gitignore's syntax (the `ignore` package's), then the `--exclude` patterns
- * as more lines of that file (so a `!pattern` there can take back a line of the file). Matching is
- * case-sensitive, as git's is on Linux.
+ * The files below a manifests root left out by rule: the root's `.envsyncignore` (gitignore's
+ * syntax, case-sensitive), then `--exclude` as more lines of it (docs/manifests.md).
  */
 import path from 'node:path';
 import ignore from 'ignore';

@@ -1,7 +1,4 @@
-/**
- * The words of manifest problems: where (`file:line:column path`) and what, with a did-you-mean
- * when a value or a key is close to an allowed one.
- */
+/** The words of manifest problems, with a did-you-mean when a value or a key is close. */
 import type * as z from 'zod';
 import { NAME_RULE } from '../core/names.ts';
 import { suggest } from '../core/suggest.ts';
@@ -9,11 +6,7 @@ import { FIELD_LIST } from '../core/fields.ts';
 
 type PathSegment = string | number;
 
-/**
- * The keys a manifest document may hold at its root, in each environment and in each policy
- * document entry. `renamed_from` is an environment's key but not a field: it says which
- * environment the entry is, not what it holds.
- */
+/** The keys a document may hold at its root, in an environment and in a policy entry. */
 export const MANIFEST_KEYS = {
   root: ['org', 'prune', 'suspend', 'policies', 'environments'],
   environment: ['name', 'renamed_from', ...FIELD_LIST.map((spec) => spec.manifestKey)],
@@ -91,11 +84,7 @@ export function issueMessage(issue: z.core.$ZodIssue, value: unknown): string {
   }
 }
 
-/**
- * Where a key that is unknown where it stands belongs, when it is a key of the other level: the
- * document's root (`prune` under an environment) or an environment (`renamed_from` at the root).
- * A misplaced key is not a typo, so no did-you-mean is guessed for it.
- */
+/** Where a key unknown where it stands belongs, when it is the other level's: not a typo. */
 export function misplacedKey(key: string, atRoot: boolean): string | undefined {
   const elsewhere: readonly string[] = atRoot ? MANIFEST_KEYS.environment : MANIFEST_KEYS.root;
   if (!elsewhere.includes(key)) return undefined;

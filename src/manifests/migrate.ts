@@ -1,8 +1,4 @@
-/**
- * Manifests rewritten for the service as it is: the keys it retired removed from every
- * environment, and nothing else changed. The `yaml` package finds each key and the text it spans;
- * that text alone is cut out, so comments, key order, quoting and blank lines stay as written.
- */
+/** The keys the service retired cut out of each environment's text; every other byte stays. */
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Pair } from 'yaml';
 import { normalizeLineBreaks, parseOptions } from './yaml-document.ts';
 
@@ -41,11 +37,7 @@ function spanOf(text: string, pair: Pair, flow: boolean): Span | undefined {
   return [start, Math.min(text.length, to + indent)];
 }
 
-/**
- * `text` without the keys of `retired` in any environment of any document, and where each was.
- * The text is returned as it is when nothing is to be removed, or when it does not parse (its
- * problems are validate's to tell).
- */
+/** `text` without `retired` keys in its environments, and where each was; as is if unparsable. */
 export function withoutRetiredKeys(
   text: string,
   retired: readonly string[],

@@ -1,9 +1,6 @@
 /**
- * Merging parsed files into organizations: an org may be served by several files and documents.
- * The problems only an org's whole set of documents can show are found here, each located where
- * the mistake is written and naming the place it clashes with: a name or policy document declared
- * twice, renames that clash, `prune:` or `suspend:` values that disagree, and the ownership tag
- * declared under `prune`.
+ * Merging parsed files into organizations, with the problems only an org's whole set of documents
+ * can show, each located where the mistake is written and naming the place it clashes with.
  */
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
@@ -195,11 +192,7 @@ export function assembleOrgs(
   return { orgs, unattributed };
 }
 
-/**
- * The org's renames that clash, each located at its `renamed_from` value: two environments
- * renamed from one old name (the second is refused, naming the first), and an environment renamed
- * from a name the org declares (the rename would take that environment's name).
- */
+/** Two environments renamed from one name, or one renamed from a name the org declares. */
 function renameProblems(org: string, parts: OrgParts, locate: Locate): ManifestProblem[] {
   const problems: ManifestProblem[] = [];
   const first = new Map<string, { name: string; at: string }>();
@@ -231,11 +224,7 @@ function renameProblems(org: string, parts: OrgParts, locate: Locate): ManifestP
   return problems;
 }
 
-/**
- * While the org's `prune` is on, no environment may declare the ownership tag's key: envsync sets
- * it, and its value decides what prune may archive. A declared one would fight envsync's on every
- * pass, and a copied value would claim what envsync did not make.
- */
+/** While `prune` is on, the ownership tag is envsync's alone (docs/lifecycle.md). */
 function ownerTagProblems(
   org: string,
   prune: PruneDeclaration,

@@ -1,8 +1,4 @@
-/**
- * Parsing one manifest file: the `yaml` package, which keeps every node's place in the text, and
- * the zod schema (schema.ts), which alone decides what is valid. Every problem comes back with its
- * file, line, column and YAML path.
- */
+/** Parsing one manifest file: `yaml` locates, the zod schema (schema.ts) alone decides. */
 import { type Document, isMap, LineCounter, parseAllDocuments } from 'yaml';
 import { escapeText } from '../core/escape.ts';
 import { environmentOf, type FieldValue, normalizeValue } from '../core/fields.ts';
@@ -37,10 +33,7 @@ interface LineColumn {
   readonly column: number;
 }
 
-/**
- * A problem in a manifest: where (`path` is the YAML path, `environments[0].type`, empty for the
- * document as a whole), what, and the org it holds back when the document names one.
- */
+/** A problem in a manifest: where (`path`: `environments[0].type`), what, and the org it holds. */
 export interface ManifestProblem extends LineColumn {
   readonly file: string;
   readonly path: string;
@@ -80,10 +73,7 @@ export interface DeclaredName extends LineColumn {
   readonly index: number;
 }
 
-/**
- * By default a file whose every document has neither `org` nor `environments` (a Kubernetes
- * object, a CI file) is some other YAML, skipped; `strict` reads it as a manifest (`--strict`).
- */
+/** `strict`: read other YAML (neither `org` nor `environments`) as a manifest, not skipped. */
 export interface ParseOptions {
   readonly strict?: boolean | undefined;
 }
@@ -100,11 +90,7 @@ export function skippedLine({ file, reason }: SkippedFile): string {
   return `${file}: ${reason}; skipped`;
 }
 
-/**
- * The warning for a manifests root that holds no manifest at all: nothing is declared, so a run
- * that does nothing should not look like a clean one. Undefined when a manifest was found, or
- * when files were named (`validate PATH...`).
- */
+/** The warning for a root with no manifest at all (not for files named: `validate PATH...`). */
 export function emptyRootLine(
   root: string,
   manifests: {
@@ -154,10 +140,7 @@ function desiredOf(
   } as DesiredEnvironment;
 }
 
-/**
- * Parses and validates the text of one manifest file (several YAML documents allowed). Never
- * throws: every problem comes back located.
- */
+/** Parses and validates one manifest file (several documents allowed); never throws. */
 export function parseManifest(
   text: string,
   file: string,

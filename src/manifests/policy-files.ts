@@ -1,11 +1,7 @@
 /**
- * The files a manifest's `policies:` entries name: resolved relative to the manifest, held inside
- * the manifests root, read as bounded UTF-8 text (not parsed), and never read as manifests.
- *
- * Discovery lists every `*.yaml` file before any manifest is read, so a policy file below the root
- * is parsed too, and skipped as other YAML; once every file is parsed, the named files that are
- * other YAML are taken out. A named file that reads as a manifest (it declares an org, or has
- * problems that keep it from being other YAML) stays one, and the entry naming it is an error.
+ * The files a manifest's `policies:` entries name (docs/manifests.md): read as text, never as
+ * manifests. Discovery parses them too, as other YAML; they are taken out once every file is
+ * parsed. One that reads as a manifest stays one, and the entry naming it is an error.
  */
 import path from 'node:path';
 import * as fs from 'node:fs';
@@ -41,11 +37,7 @@ interface Context {
   readonly manifestAt: ReadonlyMap<string, ParsedFile>;
 }
 
-/**
- * Reads the policy files the manifests name into their documents' `policyDocuments`, and takes
- * those discovery read as other YAML out of the files. Every problem with a policy file is placed
- * at its entry's `file` value.
- */
+/** Reads the policy files named into `policyDocuments`, and takes them out of `files`. */
 export function resolvePolicyFiles(
   files: readonly LoadedFile[],
   options: { readonly root: string; readonly maxFileBytes: number },

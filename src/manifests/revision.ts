@@ -2,10 +2,8 @@ import path from 'node:path';
 import * as fsPromises from 'node:fs/promises';
 
 /**
- * Where the manifests path resolves to now (`realRoot`), and which published revision that is:
- * git-sync publishes each commit as `<root>/<link> -> .worktrees/<hash>`, so `revision` is the
- * basename of the last symlink's target on the way (undefined without symlinks), and `gitSync`
- * says whether that target is in a `.worktrees` folder.
+ * Where the manifests path resolves to now, and which revision: git-sync publishes each commit as
+ * `<root>/<link> -> .worktrees/<hash>`, so it is the last symlink's target on the way.
  */
 export interface Resolution {
   readonly realRoot: string;

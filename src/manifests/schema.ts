@@ -12,12 +12,6 @@ import {
 import { describeValue } from './messages.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 
-/**
- * The manifest schema, built from the field registry (core/fields.ts): the authority on what a
- * manifest may hold, the words of every error about one, and the source of the JSON Schema that
- * `envsync schema` prints.
- */
-
 const name = z
   .string()
   .regex(NAME_PATTERN)
@@ -40,9 +34,8 @@ function distinct(spec: FieldSpec, schema: z.ZodType): z.ZodType {
 }
 
 /**
- * A mapping of strings to strings (tags), checked in place: z.record would copy it and drop a key
- * such as `__proto__`. The limits are envsync's own (docs/manifests.md), in UTF-16 code units. A
- * key that breaks them is an issue marked `at: 'key'`, shown where the key is written (parse.ts).
+ * Strings by string (tags), checked in place: z.record would drop a key such as `__proto__`. A key
+ * that breaks envsync's limits is marked `at: 'key'`: parse.ts shows it where the key is written.
  */
 function stringMap(spec: FieldSpec): z.ZodType {
   const item = spec.item ?? 'map';
@@ -142,7 +135,7 @@ export const environmentSchema = z
         properties: { [FIELDS.type.manifestKey]: { not: { enum: spec.onlyForTypes } } },
         required: [FIELDS.type.manifestKey],
       },
-      // oxlint-disable-next-line unicorn/no-thenable -- `then` is JSON Schema's keyword, not a promise
+      // oxlint-disable-next-line unicorn/no-thenable -- JSON Schema's keyword, not a promise
       then: { properties: { [spec.manifestKey]: false } },
     })),
   })

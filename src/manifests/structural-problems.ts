@@ -1,8 +1,4 @@
-/**
- * What the schema cannot say well about a document, found in the `yaml` package's tree before its
- * value is read: tags, keys that are not strings, merge keys, values that do not fit their tag,
- * and byte order marks inside the text.
- */
+/** What the schema cannot say well about a document, found in `yaml`'s tree before its value. */
 import { isMap, isScalar, isSeq, visit, type Document } from 'yaml';
 
 /** A problem in one document; `covers`: the schema's complaints about what lies there say less. */
@@ -14,11 +10,7 @@ export interface Finding {
 
 const CORE = 'tag:yaml.org,2002:';
 
-/**
- * The tags a manifest may write: the YAML 1.2 core schema's. Any other (`!custom`, `!!binary`,
- * `!!timestamp`, a bare `!`) is an error where it stands: `yaml` would read its value as a plain
- * string, and silently dropping a tag hides a mistake.
- */
+/** The core schema's tags: `yaml` reads any other's value as a plain string, hiding a mistake. */
 const CORE_TAGS = new Set(
   ['str', 'seq', 'map', 'bool', 'int', 'float', 'null'].map((n) => CORE + n),
 );
@@ -97,11 +89,7 @@ export function structuralProblems(doc: Document, text: string): Finding[] {
   return found;
 }
 
-/**
- * The offsets of byte order marks past the first character. YAML allows one at the start of each
- * document, but `yaml` reads one there as part of the next key (`"\ufefforg"`); one is almost
- * always left by joining files, so it is an error that says so.
- */
+/** Byte order marks past the first character: `yaml` reads one as part of the next key. */
 export function strayByteOrderMarks(text: string): number[] {
   const offsets: number[] = [];
   for (let at = text.indexOf('\ufeff', 1); at >= 0; at = text.indexOf('\ufeff', at + 1)) {

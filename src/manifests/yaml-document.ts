@@ -1,7 +1,4 @@
-/**
- * Reading a manifest with the `yaml` package, which keeps every node's place in the text: how a
- * file is parsed, whether it is other YAML, and how a path of a parsed document is found in it.
- */
+/** Reading a manifest with the `yaml` package, which keeps every node's place in the text. */
 import {
   isMap,
   isPair,
@@ -20,19 +17,12 @@ export type PathSegment = string | number;
 
 type Ranged = { range?: [number, number, number] } | null | undefined;
 
-/**
- * The text with each lone CR replaced by LF. YAML 1.2 has three line breaks: LF, CRLF and a lone
- * CR (spec 5.4); the `yaml` package reads a lone CR as content. One character for one: every
- * offset, and so every position in a message, stays the same.
- */
+/** Each lone CR (a YAML line break, read by `yaml` as content) as LF: every offset stays. */
 export function normalizeLineBreaks(text: string): string {
   return text.includes('\r') ? text.replace(/\r(?!\n)/g, '\n') : text;
 }
 
-/**
- * How a file is read: the YAML 1.2 core schema whatever a `%YAML` directive says, with booleans
- * `true` and `false` only (`True` and `TRUE` are strings, as `yes` and `on` are).
- */
+/** The YAML 1.2 core schema whatever a `%YAML` directive says, booleans `true` and `false` only. */
 export function parseOptions(
   lineCounter: LineCounter,
 ): ParseOptions & DocumentOptions & SchemaOptions {
@@ -101,10 +91,8 @@ function hasMarker(node: unknown): boolean {
 }
 
 /**
- * Whether a file is some other YAML, skipped (a Kubernetes object, a CI file; parse.ts,
- * ParseOptions): every document is read without a syntax error, and none that is not empty has
- * `org` or `environments` at its root or in a mapping of a list there (a manifest written as a
- * list by mistake is reported, not skipped).
+ * Whether a file is some other YAML, skipped: no syntax error, and no document with `org` or
+ * `environments` at its root or in a mapping of a list there (a manifest written as a list).
  */
 export function isOtherYaml(docs: readonly Document[], strayMarks: readonly number[]): boolean {
   if (strayMarks.length > 0 || docs.some((doc) => doc.errors.length > 0)) return false;
@@ -127,10 +115,7 @@ export type Locator = (
   place?: Place,
 ) => { line: number; column: number; path: readonly PathSegment[] };
 
-/**
- * Returns a function that finds where `path` (and below it `place`) is in document `document` of
- * `text`. The text is parsed once, on the first call, however many places are asked for.
- */
+/** Finds places in `text`, parsed once, on the first call, however many places are asked for. */
 export function textLocator(text: string): Locator {
   let parsed: { docs: Document[]; lineCounter: LineCounter } | null | undefined;
   return (document, path, place) => {

@@ -10,10 +10,7 @@ export function chooseLogFormat(setting: LogFormatSetting, stderrIsTerminal: boo
   return setting !== 'auto' ? setting : stderrIsTerminal ? 'pretty' : 'json';
 }
 
-/**
- * The level given, else info; but warn for a one-shot command's JSON logs: its report on stdout
- * says what happened, and a pipeline's log should hold only what needs a look.
- */
+/** The level given, else info; warn for a one-shot command's JSON logs (its report says it). */
 export function chooseLogLevel(
   given: string | undefined,
   format: LogFormat,
@@ -37,10 +34,7 @@ const RESET = '\u001b[0m';
 /** Fields a pretty line never shows: pino's own, and those every line of a process shares. */
 const HIDDEN = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'command', 'name']);
 
-/**
- * Controls replaced, so a value cannot steer the terminal or break the line; bidirectional and
- * zero-width characters as \u escapes, so it cannot reorder or hide what the line says.
- */
+/** Controls replaced, bidirectional and zero-width characters escaped: a value cannot steer it. */
 const oneLine = (text: string) =>
   text.replace(UNSAFE, (c) =>
     '\n\r\t'.includes(c)
@@ -63,10 +57,7 @@ function shown(value: unknown): string | undefined {
   return text !== undefined && text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
-/**
- * One log record as one line: the time of day (UTC, as in the JSON logs), the level, the message,
- * then `key=value` for each plain field the message does not already say.
- */
+/** One log record as one line: time of day (UTC), level, message, the fields it does not say. */
 export function formatLogLine(
   record: Readonly<Record<string, unknown>>,
   { color }: { readonly color: boolean },

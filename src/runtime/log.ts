@@ -33,11 +33,7 @@ export interface LogOutput {
   readonly color?: boolean;
 }
 
-/**
- * pino's JSON lines on `stream` (stderr), ISO 8601 UTC times, header fields masked, and what
- * JSON.stringify leaves raw that a terminal would act on as \u escapes; or pretty lines
- * (log-line.ts), written through `stream` too, so a masking stream still masks them.
- */
+/** pino's JSON lines (escaped for a terminal), or pretty ones, both written through `stream`. */
 export function createLogger(
   level: string,
   stream: Writable,

@@ -1,8 +1,6 @@
 /**
- * The one way envsync opens a file to read it (`.oxlintrc.json` refuses the others in src/). Only
- * a regular file, or a link to one, is read: it is opened with O_NONBLOCK (so a FIFO nobody writes
- * to returns at once), and the open handle, not the path, is asked what it is. At most
- * `maxBytes + 1` bytes are read, whatever size the file claims.
+ * The one way envsync reads a file: a regular one only, opened with O_NONBLOCK (a FIFO nobody
+ * writes to returns at once) and asked what it is by its handle, at most `maxBytes + 1` bytes.
  */
 import * as Fs from 'node:fs';
 import * as FsPromises from 'node:fs/promises';
@@ -39,10 +37,7 @@ export function kindOf(stats: Fs.Stats): string {
   return stats.isDirectory() ? 'a directory' : 'a special file';
 }
 
-/**
- * How a failed read's message names the file (`token file secrets/t`), what to do when it is not a
- * regular file (`point --token-file at a file`), and what the limit is for (`for a token file`).
- */
+/** A failed read's words: `token file t`, `point --token-file at a file`, `for a token file`. */
 export interface ReadWords {
   readonly subject: string;
   readonly fix: string;
@@ -87,7 +82,7 @@ const openFailure = (error: unknown, stats: Fs.Stats | undefined): ReadFailure =
 /** Read only, and never wait for a FIFO's writer. */
 const FLAGS = Fs.constants.O_RDONLY | Fs.constants.O_NONBLOCK;
 
-/** `buffer`, or a larger one when `length` fills it: from `size` and one byte, to the limit and one. */
+/** `buffer`, or a larger one when `length` fills it, from `size` + 1 up to the limit + 1. */
 function room(buffer: Buffer | undefined, length: number, maxBytes: number, size = 0): Buffer {
   if (buffer !== undefined && length < buffer.length) return buffer;
   const wanted = Math.max(size + 1, 2 * (buffer?.length ?? 0));
@@ -96,16 +91,8 @@ function room(buffer: Buffer | undefined, length: number, maxBytes: number, size
   return bigger;
 }
 
-/**
- * Reads a regular file of at most `maxBytes` bytes synchronously, with no time bound (the
- * manifests: small local files read by the thousand, where promise-based reads cost the main
- * thread several times more). `use` gets the bytes.
- */
-export function readRegularFileSync<T>(
-  file: string,
-  maxBytes: number,
-  use: (bytes: Buffer) => T,
-): { ok: true; value: T } | { ok: false; failure: ReadFailure } {
+/** Reads a file synchronously, with no time bound: manifests, small and read by the thousand. */
+export function readRegularFileSync(file: string, maxBytes: number): Buffer | ReadFailure {
   let fd: number;
   try {
     fd = Fs.openSync(file, FLAGS);
@@ -116,21 +103,20 @@ export function readRegularFileSync<T>(
     } catch {
       // nothing more is known of it
     }
-    return { ok: false, failure: openFailure(error, stats) };
+    return openFailure(error, stats);
   }
   try {
     const info = Fs.fstatSync(fd);
-    if (!info.isFile()) return { ok: false, failure: openFailure(undefined, info) };
+    if (!info.isFile()) return openFailure(undefined, info);
     let buffer = room(undefined, 0, maxBytes, info.size);
     let length = 0;
     for (let got = -1; got !== 0 && length <= maxBytes; length += got) {
       buffer = room(buffer, length, maxBytes);
       got = Fs.readSync(fd, buffer, length, buffer.length - length, length);
     }
-    if (length > maxBytes) return { ok: false, failure: { kind: 'too-large', maxBytes } };
-    return { ok: true, value: use(buffer.subarray(0, length)) };
+    return length > maxBytes ? { kind: 'too-large', maxBytes } : buffer.subarray(0, length);
   } catch (error) {
-    return { ok: false, failure: { kind: 'error', code: codeOf(error) } };
+    return { kind: 'error', code: codeOf(error) };
   } finally {
     Fs.closeSync(fd);
   }
@@ -183,9 +169,8 @@ async function read(file: string, maxBytes: number, stop: AbortSignal, open: Ope
 }
 
 /**
- * Reads a regular file of at most `maxBytes` bytes, within `timeoutMs`: its bytes and the identity
- * of the file they came from. A read that takes longer is abandoned (its handle is closed whenever
- * the file system answers). Throws a FileReadError naming the file, what it is and what to do.
+ * Reads a file within `timeoutMs`, else abandons it (its handle closed whenever the file system
+ * answers): its bytes and which file they came from. Throws a FileReadError.
  */
 export async function readRegularFile(
   file: string,

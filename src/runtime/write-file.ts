@@ -2,10 +2,8 @@ import * as FsPromises from 'node:fs/promises';
 import { kindOf } from './read-file.ts';
 
 /**
- * Writes `text` to a file whole and flushes it to the disk. `exclusive`: the file must not exist
- * yet (O_EXCL: a link planted at its name fails the open), and one not written whole is removed;
- * else a regular file is emptied first. Never waits for a FIFO's reader, refuses what is not a
- * regular file.
+ * Writes `text` to a regular file whole and flushes it. `exclusive`: the file must not exist yet
+ * (a link planted at its name fails the open), and one not written whole is removed.
  */
 export async function writeFileSynced(
   file: string,
