@@ -156,10 +156,8 @@ export function createClient(options: ClientOptions) {
     const again = r.after === undefined ? '' : ' again';
     const last = r.after instanceof Error ? `; the last attempt: ${r.after.message}` : '';
     const { method, path } = r;
-    return new ApiError(kind, `${method} ${path}: not sent${again}: ${why}${last}`, {
-      method,
-      path,
-    });
+    const message = `${method} ${path}: not sent${again}: ${why}${last}`;
+    return new ApiError(kind, message, { method, path });
   };
   const pastDeadline = (r: Request, waitMs: number) => {
     if (deadlineAt === undefined || clock.now() + waitMs < deadlineAt) return undefined;

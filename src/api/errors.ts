@@ -13,7 +13,6 @@ export class ApiError extends Error implements Failure {
   /** The request's path (envsync puts no secret in a query string). */
   declare readonly path: string;
   declare readonly status: number | undefined;
-  /** The delay the server asked for (Retry-After), in milliseconds. */
   declare readonly retryAfterMs: number | undefined;
   /** For a connection that failed: the system's code (ECONNREFUSED, ...), the API's host:port. */
   declare readonly code: string | undefined;

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import * as fs from 'node:fs';
-import { readRegularFileSync } from '../runtime/read-file.ts';
+import { codeOf, readRegularFileSync } from '../runtime/read-file.ts';
 
 /** A manifest file: its path as walked (absolute), and as shown to people. */
 export interface ManifestFile {
@@ -36,10 +36,16 @@ export function isInside(root: string, target: string): boolean {
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
-export const realpath = (file: string): string => fs.realpathSync.native(file);
+const realpath = (file: string): string => fs.realpathSync.native(file);
 
-const codeOf = (error: unknown) =>
-  (error as NodeJS.ErrnoException | undefined)?.code ?? String(error);
+/** The real path, or the path as it is when it cannot be resolved. */
+export function realOr(file: string): string {
+  try {
+    return realpath(file);
+  } catch {
+    return file;
+  }
+}
 
 const byDisplay = (a: ManifestFile, b: ManifestFile) =>
   a.display < b.display ? -1 : a.display > b.display ? 1 : 0;
@@ -116,13 +122,7 @@ export function discoverManifestFiles(
         } catch {
           continue; // gone since realpath found it
         }
-      } else if (isDirectory) {
-        try {
-          real = realpath(full);
-        } catch {
-          // Gone since it was listed: walked as listed, and fails there if it must.
-        }
-      }
+      } else if (isDirectory) real = realOr(full); // gone since listed: fails when walked
       // Before the folder counts as walked: the same folder may be reached by a path kept. A FIFO,
       // a socket or a device named like a manifest is listed: reading it refuses it.
       if (isIgnored(full, isDirectory)) continue;

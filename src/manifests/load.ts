@@ -25,10 +25,7 @@ export interface ManifestSet {
   readonly fileCount: number;
   /** The files of other YAML, skipped (parse.ts, ParseOptions), sorted, and why. */
   readonly skipped: readonly SkippedFile[];
-  /**
-   * With a cache: the files that are new, changed or gone since the last load (by display path).
-   * Undefined without a cache, meaning "anything may have changed".
-   */
+  /** With a cache: the files new, changed or gone since the last load; without, any may have. */
   readonly changedFiles?: ReadonlySet<string> | undefined;
   /** Where a declared environment, or a place below it, is: for problems found after loading. */
   readonly locate?: Locate | undefined;

@@ -125,21 +125,6 @@ const MAX_SYNTAX_ERRORS = 5;
 const TOO_DEEP = 'YAML nested too deeply to be a manifest';
 const isTooDeep = (message: string) => /call stack/i.test(message);
 
-/** An environment as the schema outputs it, as envsync's model: its values normalized. */
-function desiredOf(
-  env: Manifest['environments'][number],
-  source: DesiredEnvironment['source'],
-): DesiredEnvironment {
-  return {
-    ...environmentOf(env.name, env, (raw, spec) => {
-      const value = raw[spec.manifestKey] as FieldValue | undefined;
-      return value === undefined ? undefined : normalizeValue(spec, value);
-    }),
-    ...(env.renamed_from === undefined ? {} : { renamedFrom: env.renamed_from }),
-    source,
-  } as DesiredEnvironment;
-}
-
 /** Parses and validates one manifest file (several documents allowed); never throws. */
 export function parseManifest(
   text: string,
@@ -270,9 +255,15 @@ export function parseManifest(
         ...place(offsetOf(doc, ['policies', index])),
         fileAt: place(offsetOf(doc, ['policies', index, 'file'])),
       })),
-      environments: manifest.environments.map((env, index) =>
-        desiredOf(env, { file, document, index, ...envAt(index) }),
-      ),
+      // Each environment as envsync's model: its values normalized.
+      environments: manifest.environments.map((env, index): DesiredEnvironment => ({
+        ...(environmentOf(env.name, env, (raw, spec) => {
+          const value = raw[spec.manifestKey] as FieldValue | undefined;
+          return value === undefined ? undefined : normalizeValue(spec, value);
+        }) as DesiredEnvironment),
+        ...(env.renamed_from === undefined ? {} : { renamedFrom: env.renamed_from }),
+        source: { file, document, index, ...envAt(index) },
+      })),
     });
   }
   for (const offset of boms) if (!inDocument.has(offset)) at(offset, '', STRAY_BOM, undefined);

@@ -6,23 +6,14 @@
 import path from 'node:path';
 import * as fs from 'node:fs';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
-import { kindOf } from '../runtime/read-file.ts';
+import { codeOf, kindOf } from '../runtime/read-file.ts';
 import type { ParsedFile } from './orgs.ts';
-import { isInside, readManifestFile, realpath } from './discover.ts';
+import { isInside, readManifestFile, realOr } from './discover.ts';
 import type { ManifestProblem, PolicyEntry } from './parse.ts';
 
 /** One parsed manifest file and its path as walked (absolute). */
 export interface LoadedFile extends ParsedFile {
   readonly path: string;
-}
-
-/** The real path, or the path as it is when it cannot be resolved. */
-function realOr(file: string): string {
-  try {
-    return realpath(file);
-  } catch {
-    return file;
-  }
 }
 
 /** Where a file named in a manifest is, through the manifest's folder as walked. */
@@ -115,10 +106,8 @@ function readEntry(
   try {
     info = fs.statSync(target);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT'
-      ? `does not exist (looked for ${shown})`
-      : `cannot be read (${code ?? String(error)})`;
+    const code = codeOf(error);
+    return code === 'ENOENT' ? `does not exist (looked for ${shown})` : `cannot be read (${code})`;
   }
   const real = realOr(target);
   if (!isInside(context.realRoot, real)) {

@@ -70,7 +70,8 @@ export class FileReadError extends ConfigError {
   }
 }
 
-const codeOf = (error: unknown) =>
+/** The system's code of a failed call (ENOENT, EACCES, ...), or what was thrown. */
+export const codeOf = (error: unknown) =>
   (error as NodeJS.ErrnoException | undefined)?.code ?? String(error);
 
 /** Why an open failed: a socket cannot be opened at all (ENXIO), so what is there is asked. */
