@@ -258,8 +258,8 @@ export function parseManifest(
       // Each environment as envsync's model: its values normalized.
       environments: manifest.environments.map((env, index): DesiredEnvironment => ({
         ...(environmentOf(env.name, env, (raw, spec) => {
-          const value = raw[spec.manifestKey] as FieldValue | undefined;
-          return value === undefined ? undefined : normalizeValue(spec, value);
+          const given = raw[spec.manifestKey] as FieldValue | undefined;
+          return given === undefined ? undefined : normalizeValue(spec, given);
         }) as DesiredEnvironment),
         ...(env.renamed_from === undefined ? {} : { renamedFrom: env.renamed_from }),
         source: { file, document, index, ...envAt(index) },
