@@ -1,7 +1,5 @@
 import type { Failure, FailureKind } from '../core/request-failure.ts';
 
-export type { FailureKind as ApiErrorKind } from '../core/request-failure.ts';
-
 type Context = Pick<ApiError, 'method' | 'path'> &
   Partial<Pick<ApiError, 'status' | 'retryAfterMs' | 'code' | 'host'>>;
 

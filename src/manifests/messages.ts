@@ -3,8 +3,7 @@ import type * as z from 'zod';
 import { NAME_RULE } from '../core/names.ts';
 import { suggest } from '../core/suggest.ts';
 import { FIELD_LIST } from '../core/fields.ts';
-
-type PathSegment = string | number;
+import type { PathSegment } from './yaml-document.ts';
 
 /** The keys a document may hold at its root, in an environment and in a policy entry. */
 export const MANIFEST_KEYS = {

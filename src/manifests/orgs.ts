@@ -47,11 +47,7 @@ type Locate = (
   place?: Place,
 ) => { line: number; column: number };
 
-interface Position {
-  readonly file: string;
-  readonly line: number;
-  readonly column: number;
-}
+type Position = Pick<ManifestProblem, 'file' | 'line' | 'column'>;
 
 const at = (place: Position) => `${place.file}:${place.line}:${place.column}`;
 
@@ -71,9 +67,9 @@ interface OrgParts {
   repeats: number;
   /** Where the first repeat not shown one by one is. */
   moreRepeats?: Position & { index: number };
-  policies?: Map<string, DeclaredPolicyDocument>;
+  policies: Map<string, DeclaredPolicyDocument>;
   /** The environments that declare `renamed_from` (few), checked once the org is whole. */
-  renames?: { env: DesiredEnvironment; source: SourceLocation }[];
+  renames: { env: DesiredEnvironment; source: SourceLocation }[];
   prune?: PruneDeclaration;
   suspend?: PruneDeclaration;
 }
@@ -92,6 +88,8 @@ export function assembleOrgs(
       files: new Set(),
       problems: [],
       repeats: 0,
+      policies: new Map(),
+      renames: [],
     };
     byOrg.set(org, parts);
     return parts;
@@ -141,7 +139,6 @@ export function assembleOrgs(
       for (const policy of doc.policyDocuments ?? []) {
         // A policy file serves the org too: an edit of it alone is a change of the org's manifests.
         parts.files.add(policy.file);
-        parts.policies ??= new Map();
         const first = parts.policies.get(policy.name);
         if (first === undefined) parts.policies.set(policy.name, policy);
         else {
@@ -155,7 +152,7 @@ export function assembleOrgs(
         const source = { ...given, line: given.line ?? 1, column: given.column ?? 1 };
         if (!declare(org, env.name, source)) continue;
         parts.envs.set(env.name, env);
-        if (env.renamedFrom !== undefined) (parts.renames ??= []).push({ env, source });
+        if (env.renamedFrom !== undefined) parts.renames.push({ env, source });
       }
     }
     // Names of documents that are not valid: a repeat is reported now, with their problems.
@@ -184,7 +181,7 @@ export function assembleOrgs(
         environments: valid ? byName(parts.envs.values()) : [],
         files: [...parts.files].sort(compareNames),
         problems: parts.problems,
-        ...(parts.policies && { policies: valid ? byName(parts.policies.values()) : [] }),
+        ...(parts.policies.size > 0 && { policies: valid ? byName(parts.policies.values()) : [] }),
         ...(parts.prune !== undefined && valid && { prune: parts.prune }),
         ...(parts.suspend && { suspend: parts.suspend }),
       };
@@ -196,7 +193,7 @@ export function assembleOrgs(
 function renameProblems(org: string, parts: OrgParts, locate: Locate): ManifestProblem[] {
   const problems: ManifestProblem[] = [];
   const first = new Map<string, { name: string; at: string }>();
-  for (const { env, source } of parts.renames ?? []) {
+  for (const { env, source } of parts.renames) {
     const { name, renamedFrom = '' } = env;
     const value = { file: source.file, ...locate(source, ['renamed_from']) };
     const path = formatPath(['environments', source.index, 'renamed_from']);

@@ -27,11 +27,7 @@ import {
   type PathSegment,
 } from './yaml-document.ts';
 
-/** 1-based. */
-interface LineColumn {
-  readonly line: number;
-  readonly column: number;
-}
+type LineColumn = { readonly line: number; readonly column: number }; // 1-based
 
 /** A problem in a manifest: where (`path`: `environments[0].type`), what, and the org it holds. */
 export interface ManifestProblem extends LineColumn {

@@ -115,22 +115,19 @@ export type Locator = (
   place?: Place,
 ) => { line: number; column: number; path: readonly PathSegment[] };
 
-/** Finds places in `text`, parsed once, on the first call, however many places are asked for. */
+/** Finds places in `text`, parsed once (when a message first names a place in it). */
 export function textLocator(text: string): Locator {
-  let parsed: { docs: Document[]; lineCounter: LineCounter } | null | undefined;
+  const lineCounter = new LineCounter();
+  let docs: Document[] = [];
+  try {
+    const all = parseAllDocuments(normalizeLineBreaks(text), parseOptions(lineCounter));
+    docs = (all as Document[]).filter((doc) => !isEmptyDocument(doc));
+  } catch {
+    // Not YAML any more: every place is the file's start.
+  }
   return (document, path, place) => {
-    if (parsed === undefined) {
-      const lineCounter = new LineCounter();
-      try {
-        const all = parseAllDocuments(normalizeLineBreaks(text), parseOptions(lineCounter));
-        parsed = { docs: (all as Document[]).filter((d) => !isEmptyDocument(d)), lineCounter };
-      } catch {
-        parsed = null;
-      }
-    }
-    const doc = parsed?.docs[document];
-    if (parsed === null || doc === undefined) return { line: 1, column: 1, path };
-    const { lineCounter } = parsed;
+    const doc = docs[document];
+    if (doc === undefined) return { line: 1, column: 1, path };
     const linePos = (at: readonly PathSegment[], key?: string) => {
       const { line, col } = lineCounter.linePos(offsetOf(doc, at, key));
       return { line, column: col };
