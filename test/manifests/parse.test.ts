@@ -13,6 +13,8 @@ const NAME_RULE =
 const ROOT_KEYS = '(allowed: org, prune, suspend, policies, environments)';
 const BOOLEANS = '(booleans are lowercase true or false; True, yes, on are strings)';
 const AT = 'manifests/acme.yaml';
+const OWN_NAME =
+  "is the environment's own name: remove renamed_from, or set it to the name the environment had before the rename";
 
 describe('parseManifest', () => {
   it('reads a valid manifest with sorted policies, where each environment is, and no default for a field left out', () => {
@@ -250,30 +252,6 @@ describe('parseManifest', () => {
     ],
     ['no byte order mark at the very start of the file', '\ufefforg: acme\nenvironments: []\n', []],
     [
-      'a key that is a list',
-      env('    ? [x]\n    : 1\n'),
-      [`${AT}:6:7 a key must be a string, not a list`],
-    ],
-    [
-      'a key that is a number',
-      env('    1: x\n'),
-      [`${AT}:6:5 a key must be a string, not number 1 (quote it)`],
-    ],
-    [
-      "renamed_from as the environment's own name, at the value",
-      web('    renamed_from: web\n'),
-      [
-        `${AT}:6:19 environments[0].renamed_from: is the environment's own name: remove renamed_from, or set it to the name the environment had before the rename`,
-      ],
-    ],
-    [
-      "renamed_from as the environment's own name in a flow mapping",
-      'org: acme\nenvironments:\n  - {name: a, renamed_from: a, type: S3, description: d}\n',
-      [
-        `${AT}:3:29 environments[0].renamed_from: is the environment's own name: remove renamed_from, or set it to the name the environment had before the rename`,
-      ],
-    ],
-    [
       'renamed_from that is not a valid name',
       'org: acme\nenvironments:\n' +
         '  - {name: a, type: S3, description: d, renamed_from: "x y"}\n' +
@@ -288,41 +266,39 @@ describe('parseManifest', () => {
       ],
     ],
     [
-      'a typo of renamed_from, with a suggestion',
-      web('    rename_from: api\n'),
+      'keys that are not strings',
+      env('    ? [x]\n    : 1\n    1: x\n'),
+      [
+        `${AT}:6:7 a key must be a string, not a list`,
+        `${AT}:8:5 a key must be a string, not number 1 (quote it)`,
+      ],
+    ],
+    [
+      "renamed_from as the environment's own name, at the value, in a block or a flow mapping",
+      web('    renamed_from: web\n  - {name: a, renamed_from: a, type: S3, description: d}\n'),
+      [
+        `${AT}:6:19 environments[0].renamed_from: ${OWN_NAME}`,
+        `${AT}:7:29 environments[1].renamed_from: ${OWN_NAME}`,
+      ],
+    ],
+    [
+      'unknown keys in an environment: a typo of renamed_from, a key of the root, a key not close to any',
+      web(
+        '    rename_from: api\n  - {name: b, type: S3, description: d, prune: true, colour: red}\n',
+      ),
       [
         `${AT}:6:5 environments[0].rename_from: unknown key "rename_from" (did you mean "renamed_from"?)`,
+        `${AT}:7:41 environments[1].prune: unknown key "prune" here: it is a key of the document itself, next to org`,
+        `${AT}:7:54 environments[1].colour: unknown key "colour" (allowed: name, renamed_from, type, description, include_scaling, policies, require_provenance, included_environments, tags)`,
       ],
     ],
     [
-      'an unknown key in an environment with nothing close: the keys allowed',
-      web('    colour: red\n'),
+      "unknown keys at the root: a typo of prune, an environment's key, a key not close to any",
+      'org: acme\nprnue: true\nrenamed_from: api\nbase: 1\nenvironments: []\n',
       [
-        `${AT}:6:5 environments[0].colour: unknown key "colour" (allowed: name, renamed_from, type, description, include_scaling, policies, require_provenance, included_environments, tags)`,
-      ],
-    ],
-    [
-      'renamed_from at the root, where it belongs',
-      'org: acme\nrenamed_from: api\nenvironments: []\n',
-      [
-        `${AT}:2:1 renamed_from: unknown key "renamed_from" here: it is a key of an environment, under environments`,
-      ],
-    ],
-    [
-      'a typo of prune at the root, with a suggestion',
-      'org: acme\nprnue: true\nenvironments: []\n',
-      [`${AT}:2:1 prnue: unknown key "prnue" (did you mean "prune"?)`],
-    ],
-    [
-      'an unknown key at the root with nothing close: the keys allowed',
-      'org: acme\nbase: 1\nenvironments: []\n',
-      [`${AT}:2:1 base: unknown key "base" ${ROOT_KEYS}`],
-    ],
-    [
-      'prune under an environment, where it belongs',
-      web('    prune: true\n'),
-      [
-        `${AT}:6:5 environments[0].prune: unknown key "prune" here: it is a key of the document itself, next to org`,
+        `${AT}:2:1 prnue: unknown key "prnue" (did you mean "prune"?)`,
+        `${AT}:3:1 renamed_from: unknown key "renamed_from" here: it is a key of an environment, under environments`,
+        `${AT}:4:1 base: unknown key "base" ${ROOT_KEYS}`,
       ],
     ],
   ])('names %s at its file, line, column and path', (_what, text, expected) => {
