@@ -60,10 +60,7 @@ export interface ClientOptions {
   readonly transport?: Transport | undefined;
 }
 
-export interface Transport {
-  readonly pool: Pool;
-  readonly gate: RequestGate;
-}
+export type Transport = { readonly pool: Pool; readonly gate: RequestGate };
 
 /** The default of --max-response-bytes: one listing this large fits a 256 MiB pod with room. */
 const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;

@@ -11,7 +11,6 @@ export class RequestGate {
   #limit: number;
   #inFlight = 0;
   #pausedUntil = 0;
-  /** Milliseconds between request starts while pacing; 0 when not pacing. */
   #interval = 0;
   #nextStart = 0;
   /** Successes since the current window (after the last pause) began. */

@@ -18,7 +18,7 @@ import {
 import type { Mask } from '../core/mask.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { ApiError } from './errors.ts';
-import { excerpt, headerText, quoted, type RawResponse } from './response.ts';
+import { excerpt, quoted, type RawResponse } from './response.ts';
 
 /** A listed value of each kind (any string for a type: envsync does not manage every type). */
 const LISTED: Readonly<Record<ValueKind, () => z.ZodType>> = {
@@ -138,7 +138,9 @@ export async function readAllPages(
       body = JSON.parse(text);
     } catch {
       const said = excerpt(text, mask, 120) || '(empty body)';
-      const type = headerText(headers['content-type'], mask);
+      const given = headers['content-type'];
+      const type =
+        given === undefined ? 'none' : excerpt([given].flat().join(', '), mask) || '(empty)';
       throw fail(`the listing is not JSON (${status}, content-type ${type}): ${said}`);
     }
     try {

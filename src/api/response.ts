@@ -17,12 +17,6 @@ export function excerpt(text: string, mask: Mask, max = 300): string {
   return clean.length > max ? `${clean.slice(0, max - 3)}...` : clean;
 }
 
-/** A response header for a message: an excerpt, so a huge or hostile one stays bounded. */
-export function headerText(value: string | string[] | undefined, mask: Mask): string {
-  if (value === undefined) return 'none';
-  return excerpt(typeof value === 'string' ? value : value.join(', '), mask) || '(empty)';
-}
-
 /** A name or value from the service for a message: quoted and escaped (docs/security.md), cut. */
 export function quoted(text: string, max = 80): string {
   return escapeJson(JSON.stringify(text.length > max ? `${text.slice(0, max - 3)}...` : text));

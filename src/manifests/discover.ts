@@ -7,16 +7,10 @@ import * as fs from 'node:fs';
 import { codeOf, readRegularFileSync } from '../runtime/read-file.ts';
 
 /** A manifest file: its path as walked (absolute), and as shown to people. */
-export interface ManifestFile {
-  readonly path: string;
-  readonly display: string;
-}
+export type ManifestFile = { readonly path: string; readonly display: string };
 
 /** A problem with the tree itself (not with a file's content): unreadable, outside the root, ... */
-export interface DiscoveryProblem {
-  readonly display: string;
-  readonly message: string;
-}
+export type DiscoveryProblem = { readonly display: string; readonly message: string };
 
 /** The ignore rules of the roots one load walks (ignore-rules.ts). */
 export interface IgnoreRules {

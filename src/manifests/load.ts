@@ -13,7 +13,7 @@ import {
   type SkippedFile,
 } from './parse.ts';
 import { resolvePolicyFiles, type LoadedFile } from './policy-files.ts';
-import { textLocator, type Locator, type Place } from './yaml-document.ts';
+import { textLocator, type Place } from './yaml-document.ts';
 
 /** The whole manifest tree, read and validated. */
 export interface ManifestSet {
@@ -23,7 +23,7 @@ export interface ManifestSet {
   readonly unattributed: readonly ManifestProblem[];
   /** The manifest files read (not those skipped). */
   readonly fileCount: number;
-  /** The files of other YAML, skipped (parse.ts, ParseOptions), sorted, and why. */
+  /** The files of other YAML, skipped, sorted, and why. */
   readonly skipped: readonly SkippedFile[];
   /** With a cache: the files new, changed or gone since the last load; without, any may have. */
   readonly changedFiles?: ReadonlySet<string> | undefined;
@@ -115,7 +115,7 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   // A place below an environment (a key, an item of a list) is found by reading its file again:
   // only the rare message that names one asks, and a file is read and parsed at most once.
   const paths = new Map(loaded.map((file) => [file.file, file.path]));
-  const locators = new Map<string, Locator | undefined>();
+  const locators = new Map<string, ReturnType<typeof textLocator> | undefined>();
   const placeOf = (source: SourceLocation, path: readonly (string | number)[], place?: Place) => {
     if (!locators.has(source.file)) {
       const outcome = readManifestFile(paths.get(source.file) ?? source.file, maxFileBytes);

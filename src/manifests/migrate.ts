@@ -3,11 +3,7 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Pa
 import { normalizeLineBreaks, parseOptions } from './yaml-document.ts';
 
 /** One key removed, where it was written. */
-export interface RemovedKey {
-  readonly key: string;
-  readonly line: number;
-  readonly column: number;
-}
+export type RemovedKey = { readonly key: string; readonly line: number; readonly column: number };
 
 type Span = readonly [start: number, end: number];
 

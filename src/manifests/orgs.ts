@@ -20,25 +20,17 @@ export interface OrgManifest {
   readonly problems: readonly ManifestProblem[];
   /** Its `policies:`, their files read, sorted by name; absent when none, empty with problems. */
   readonly policies?: readonly DeclaredPolicyDocument[] | undefined;
-  /**
-   * Its `prune:`, where its documents declare it. Absent when none does, and when the org has
-   * problems: an empty list with prune on would read as "archive everything envsync owns".
-   */
+  /** Its `prune:`; absent with problems (no environments and prune would archive all it owns). */
   readonly prune?: PruneDeclaration | undefined;
   /** Its `suspend:`, read as `prune` is. Absent: the org is not suspended. */
   readonly suspend?: PruneDeclaration | undefined;
 }
 
 /** An org's `prune:` or `suspend:` as declared, and where (`path`: the key). */
-export interface PruneDeclaration extends PruneEntry {
-  readonly file: string;
-  readonly path: string;
-}
+export type PruneDeclaration = PruneEntry & { readonly file: string; readonly path: string };
 
 /** One file's parse, as assembleOrgs reads it. */
-export interface ParsedFile extends ParsedManifest {
-  readonly file: string;
-}
+export type ParsedFile = ParsedManifest & { readonly file: string };
 
 /** Finds line and column of a place below an environment: `path` from it, then `place`. */
 type Locate = (

@@ -57,9 +57,7 @@ export interface ManifestDocument {
 }
 
 /** A document's `prune:` or `suspend:`, and where its key is written (a refusal points at it). */
-export interface PruneEntry extends LineColumn {
-  readonly value: boolean;
-}
+export type PruneEntry = LineColumn & { readonly value: boolean };
 
 /** An environment name an invalid document declares (`document`: of the file's non-empty ones). */
 export interface DeclaredName extends LineColumn {
@@ -69,18 +67,10 @@ export interface DeclaredName extends LineColumn {
   readonly index: number;
 }
 
-/** `strict`: read other YAML (neither `org` nor `environments`) as a manifest, not skipped. */
-export interface ParseOptions {
-  readonly strict?: boolean | undefined;
-}
-
-/** Why a file is skipped (see ParseOptions): the log line and validate's report say it. */
+/** Why a file of other YAML is skipped: the log line and validate's report say it. */
 export const NOT_A_MANIFEST = 'not a manifest: no org and no environments';
 
-export interface SkippedFile {
-  readonly file: string;
-  readonly reason: string;
-}
+export type SkippedFile = { readonly file: string; readonly reason: string };
 
 export function skippedLine({ file, reason }: SkippedFile): string {
   return `${file}: ${reason}; skipped`;
@@ -107,7 +97,7 @@ export interface ParsedManifest {
   readonly problems: readonly ManifestProblem[];
   /** The names invalid documents declare, for the check of names declared twice. */
   readonly declared?: readonly DeclaredName[] | undefined;
-  /** Some other YAML, skipped (see ParseOptions): no document, no problem. */
+  /** Some other YAML, skipped: no document, no problem. */
   readonly notManifest?: true | undefined;
 }
 
@@ -121,11 +111,14 @@ const MAX_SYNTAX_ERRORS = 5;
 const TOO_DEEP = 'YAML nested too deeply to be a manifest';
 const isTooDeep = (message: string) => /call stack/i.test(message);
 
-/** Parses and validates one manifest file (several documents allowed); never throws. */
+/**
+ * Parses and validates one manifest file (several documents allowed); never throws. `strict`
+ * reads other YAML (neither `org` nor `environments`) as a manifest instead of skipping it.
+ */
 export function parseManifest(
   text: string,
   file: string,
-  options: ParseOptions = {},
+  options: { readonly strict?: boolean | undefined } = {},
 ): ParsedManifest {
   const lineCounter = new LineCounter();
   const problems: ManifestProblem[] = [];

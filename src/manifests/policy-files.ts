@@ -12,9 +12,7 @@ import { isInside, readManifestFile, realOr } from './discover.ts';
 import type { ManifestProblem, PolicyEntry } from './parse.ts';
 
 /** One parsed manifest file and its path as walked (absolute). */
-export interface LoadedFile extends ParsedFile {
-  readonly path: string;
-}
+export type LoadedFile = ParsedFile & { readonly path: string };
 
 /** Where a file named in a manifest is, through the manifest's folder as walked. */
 const targetOf = (manifest: string, file: string) => path.resolve(path.dirname(manifest), file);

@@ -108,15 +108,11 @@ export function isOtherYaml(docs: readonly Document[], strayMarks: readonly numb
 /** A value in the list at a path (`item`), or a key of the mapping there (`key`). */
 export type Place = { readonly item: string } | { readonly key: string };
 
-/** The 1-based line and column of a place in a file, and the path it was found at. */
-export type Locator = (
-  document: number,
-  path: readonly PathSegment[],
-  place?: Place,
-) => { line: number; column: number; path: readonly PathSegment[] };
-
-/** Finds places in `text`, parsed once (when a message first names a place in it). */
-export function textLocator(text: string): Locator {
+/**
+ * Finds places in `text`, parsed once (when a message first names a place in it): the 1-based line
+ * and column of `path` in a document, or of `place` below it, and the path found.
+ */
+export function textLocator(text: string) {
   const lineCounter = new LineCounter();
   let docs: Document[] = [];
   try {
@@ -125,7 +121,8 @@ export function textLocator(text: string): Locator {
   } catch {
     // Not YAML any more: every place is the file's start.
   }
-  return (document, path, place) => {
+  type Found = { line: number; column: number; path: readonly PathSegment[] };
+  return (document: number, path: readonly PathSegment[], place?: Place): Found => {
     const doc = docs[document];
     if (doc === undefined) return { line: 1, column: 1, path };
     const linePos = (at: readonly PathSegment[], key?: string) => {

@@ -28,10 +28,7 @@ export function maskingStream<T extends Writable>(target: T, mask: Mask): T {
 }
 
 /** How a logger writes: pretty lines, with colour (a terminal, and no NO_COLOR) or not, or JSON. */
-export interface LogOutput {
-  readonly format: LogFormat;
-  readonly color?: boolean;
-}
+export type LogOutput = { readonly format: LogFormat; readonly color?: boolean };
 
 /** pino's JSON lines (escaped for a terminal), or pretty ones, both written through `stream`. */
 export function createLogger(

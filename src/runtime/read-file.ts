@@ -38,11 +38,7 @@ export function kindOf(stats: Fs.Stats): string {
 }
 
 /** A failed read's words: `token file t`, `point --token-file at a file`, `for a token file`. */
-export interface ReadWords {
-  readonly subject: string;
-  readonly fix: string;
-  readonly limit: string;
-}
+export type ReadWords = { readonly subject: string; readonly fix: string; readonly limit: string };
 
 function inUnits(bytes: number): string {
   if (bytes % MiB === 0) return `${bytes / MiB} MiB`;
@@ -126,11 +122,11 @@ export function readRegularFileSync(file: string, maxBytes: number): Buffer | Re
 /** The file a read read, and as of when. */
 export type FileIdentity = Pick<Fs.Stats, 'dev' | 'ino' | 'size' | 'mtimeMs'>;
 
-export interface ReadOptions extends ReadWords {
+/** `timeoutMs`: the most time the read may take (--deadline); 5 minutes by default. */
+export type ReadOptions = ReadWords & {
   readonly maxBytes: number;
-  /** The most time the read may take (the command's --deadline); 5 minutes by default. */
   readonly timeoutMs?: number | undefined;
-}
+};
 
 /** Opens a file for reading: tests pass one whose reads never answer. */
 export type OpenForRead = (file: string, flags: number) => Promise<FsPromises.FileHandle>;
