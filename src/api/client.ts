@@ -24,7 +24,6 @@ import { addressOf, HostReach } from './reach.ts';
 import { serverMessage, type RawResponse } from './response.ts';
 import * as retry from './retry-policy.ts';
 
-/** Hooks for metrics; every one optional. */
 export interface ClientEvents {
   request?(method: string, status: number | 'error', durationMs: number): void;
   retry?(method: string, reason: string): void;

@@ -46,16 +46,15 @@ const entries = z.array(
   }),
 );
 type Listed = z.infer<typeof entries>[number] & Record<string, unknown>;
-const count = z.number().int();
 const SHAPES = {
   array: entries,
   env: z.looseObject({ env: entries }),
   envelope: z.looseObject({
     environments: entries,
-    page: count.min(1).optional(),
-    per_page: count.min(1).optional(),
-    total_pages: count.min(0).optional(),
-    total_count: count.min(0).optional(),
+    page: z.number().int().min(1).optional(),
+    per_page: z.number().int().min(1).optional(),
+    total_pages: z.number().int().min(0).optional(),
+    total_count: z.number().int().min(0).optional(),
   }),
 };
 

@@ -13,9 +13,7 @@ export type ManifestFile = { readonly path: string; readonly display: string };
 export type DiscoveryProblem = { readonly display: string; readonly message: string };
 
 /** The ignore rules of the roots one load walks (ignore-rules.ts). */
-export interface IgnoreRules {
-  forRoot(root: string): RootRules;
-}
+export type IgnoreRules = { forRoot(root: string): RootRules };
 
 /** One root's rules: `ignored` takes a path below it, `/`-separated, a folder's ending in `/`. */
 export interface RootRules {

@@ -7,8 +7,6 @@ import ignore from 'ignore';
 import * as fs from 'node:fs';
 import { readManifestFile, type IgnoreRules, type RootRules } from './discover.ts';
 
-export type { IgnoreRules, RootRules } from './discover.ts';
-
 /** Whether a path below the root is left out (see RootRules). */
 export type IsIgnored = NonNullable<RootRules['ignored']>;
 

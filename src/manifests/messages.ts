@@ -59,17 +59,15 @@ export function issueMessage(issue: z.core.$ZodIssue, value: unknown): string {
   const here = valueAt(value, issue.path as PathSegment[]);
   const missing = ['invalid_type', 'invalid_value', 'invalid_format'].includes(issue.code);
   if (missing && !here.found) return 'is required but missing';
-  const bare = describeValue(here.value).replace(/^the string /, '');
+  const got = describeValue(here.value);
+  const bare = got.replace(/^the string /, '');
   switch (issue.code) {
-    case 'invalid_type': {
-      if (issue.expected === 'boolean' && typeof here.value === 'string') {
-        return `expected true or false, got ${describeValue(here.value)} (booleans are lowercase true or false; True, yes, on are strings)`;
-      }
-      if (issue.path.length === 0) {
-        return `expected a mapping with "org" and "environments", got ${describeValue(here.value)}`;
-      }
-      return `expected ${EXPECTED[issue.expected] ?? issue.expected}, got ${describeValue(here.value)}`;
-    }
+    case 'invalid_type':
+      if (issue.expected === 'boolean' && typeof here.value === 'string')
+        return `expected true or false, got ${got} (booleans are lowercase true or false; True, yes, on are strings)`;
+      if (issue.path.length === 0)
+        return `expected a mapping with "org" and "environments", got ${got}`;
+      return `expected ${EXPECTED[issue.expected] ?? issue.expected}, got ${got}`;
     case 'invalid_value': {
       const allowed = issue.values.map(String);
       const hint = typeof here.value === 'string' ? suggest(here.value, allowed) : undefined;

@@ -104,11 +104,9 @@ export function assembleOrgs(
   };
   for (const file of parsed) {
     for (const found of file.problems) {
-      if (found.org === undefined) unattributed.push(found);
-      else {
-        partsOf(found.org).problems.push(found);
-        partsOf(found.org).files.add(found.file);
-      }
+      const parts = found.org === undefined ? undefined : partsOf(found.org);
+      (parts?.problems ?? unattributed).push(found);
+      parts?.files.add(found.file);
     }
     for (const [document, doc] of file.documents.entries()) {
       const { org } = doc;

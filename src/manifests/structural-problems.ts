@@ -18,13 +18,6 @@ const CORE_TAGS = new Set(
 /** A tag as it is usually written: `!!str` for the core ones. */
 const showTag = (tag: string) => (tag.startsWith(CORE) ? `!!${tag.slice(CORE.length)}` : tag);
 
-/** A number or boolean as YAML wrote it, anything else as JSON. */
-function showScalar(value: unknown): string {
-  return typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint'
-    ? String(value)
-    : (JSON.stringify(value) ?? typeof value);
-}
-
 /** What the schema cannot say well about one document (see above). */
 export function structuralProblems(doc: Document, text: string): Finding[] {
   const found: Finding[] = [];
@@ -63,10 +56,7 @@ export function structuralProblems(doc: Document, text: string): Finding[] {
         const what = isSeq(key) ? 'a list' : isMap(key) ? 'a mapping' : 'an alias';
         add(key, `a key must be a string, not ${what}`);
       } else if (isScalar(key) && key.value !== null && typeof key.value !== 'string') {
-        add(
-          key,
-          `a key must be a string, not ${typeof key.value} ${showScalar(key.value)} (quote it)`,
-        );
+        add(key, `a key must be a string, not ${typeof key.value} ${String(key.value)} (quote it)`);
       }
     },
   });

@@ -74,21 +74,15 @@ export function offsetOf(doc: Document, path: readonly PathSegment[], key?: stri
   return offset;
 }
 
-/** Whether the mapping at `path` has the key `key` written as a string (not a list, say). */
-export function hasStringKey(doc: Document, path: readonly PathSegment[], key: string): boolean {
-  const node = doc.getIn(path, true);
-  return isMap(node) && node.items.some((item) => isScalar(item.key) && item.key.value === key);
-}
+/** Whether `node` is a mapping with the key `key` written as a string (not a list, say). */
+const hasKey = (node: unknown, key: string) =>
+  isMap(node) && node.items.some((item) => isScalar(item.key) && item.key.value === key);
+
+export const hasStringKey = (doc: Document, path: readonly PathSegment[], key: string) =>
+  hasKey(doc.getIn(path, true), key);
 
 /** A mapping with `org` or `environments`: a manifest's marks. */
-function hasMarker(node: unknown): boolean {
-  return (
-    isMap(node) &&
-    node.items.some(
-      (pair) => isScalar(pair.key) && ['org', 'environments'].includes(pair.key.value as string),
-    )
-  );
-}
+const hasMarker = (node: unknown) => hasKey(node, 'org') || hasKey(node, 'environments');
 
 /**
  * Whether a file is some other YAML, skipped: no syntax error, and no document with `org` or

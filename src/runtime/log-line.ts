@@ -19,7 +19,6 @@ export function chooseLogLevel(
   return given ?? (oneShot && format === 'json' ? 'warn' : 'info');
 }
 
-/** pino's levels: the name and the colour (ANSI) of each. */
 const LEVELS: Readonly<Record<number, readonly [string, string]>> = {
   10: ['TRACE', '\u001b[90m'],
   20: ['DEBUG', '\u001b[36m'],
