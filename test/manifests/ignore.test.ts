@@ -5,7 +5,7 @@
  */
 import { symlink } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { found, load, tree } from './tree.ts';
+import { found, load, only, tree } from './tree.ts';
 
 const manifest = (org: string, env = 'prod') =>
   `org: ${org}\nenvironments:\n  - name: ${env}\n    type: K8S\n    description: d\n`;
@@ -33,16 +33,14 @@ describe('.envsyncignore at the manifests root', () => {
       // A comment line is not a pattern.
       'manifests/# old.yaml': manifest('delta'),
     });
-    expect(found(await load(tmp.dir))).toEqual({
-      orgs: [
+    expect(found(await load(tmp.dir))).toEqual(
+      only(
         'acme: manifests/acme.yaml',
         'beta: manifests/teams/top.yaml',
         'delta: manifests/# old.yaml',
         'gamma: manifests/teams/keep.draft.yaml',
-      ],
-      problems: [],
-      skipped: [],
-    });
+      ),
+    );
   });
 
   it('cannot take back a file whose folder is left out (as git), but can below `dir/*`', async () => {
@@ -53,11 +51,7 @@ describe('.envsyncignore at the manifests root', () => {
     });
     expect(found(await load(tmp.dir)).orgs).toEqual([]);
     await tmp.write('manifests/.envsyncignore', 'k8s/*\n!k8s/keep.yaml\n');
-    expect(found(await load(tmp.dir))).toEqual({
-      orgs: ['acme: manifests/k8s/keep.yaml'],
-      problems: [],
-      skipped: [],
-    });
+    expect(found(await load(tmp.dir))).toEqual(only('acme: manifests/k8s/keep.yaml'));
   });
 
   it('matches case-sensitively, and only the root one is read (a nested one is a hidden file)', async () => {
@@ -97,11 +91,7 @@ describe('.envsyncignore at the manifests root', () => {
       'manifests/vendor:1:1 symlink points outside the manifests root: not followed',
     ]);
     await tmp.write('manifests/.envsyncignore', 'vendor\na-link/\n');
-    expect(found(await load(tmp.dir))).toEqual({
-      orgs: ['acme: manifests/shared/acme.yaml'],
-      problems: [],
-      skipped: [],
-    });
+    expect(found(await load(tmp.dir))).toEqual(only('acme: manifests/shared/acme.yaml'));
   });
 });
 

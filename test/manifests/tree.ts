@@ -23,3 +23,6 @@ export function found(set: ManifestSet) {
     skipped: set.skipped.map((s) => `${s.file}: ${s.reason}`),
   };
 }
+
+/** What a load that found only these orgs, no problem and no file skipped, found. */
+export const only = (...orgs: string[]) => ({ orgs, problems: [], skipped: [] });
