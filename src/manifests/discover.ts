@@ -148,20 +148,17 @@ export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
       return refuse('not valid UTF-8 text; save the file as UTF-8');
     }
   }
-  switch (read.kind) {
-    case 'not-regular':
-      return { ok: false, message: `is ${read.what}, not a regular file`, notRegular: true };
-    case 'too-large':
-      return refuse(`file is larger than the limit of ${maxBytes} bytes (--max-file-bytes)`);
-    case 'error':
-      return refuse(
-        read.code === 'ENOENT'
-          ? 'file disappeared while reading the manifests; run again'
-          : `cannot be read (${read.code})`,
-      );
-    case 'abandoned':
-      return refuse(`cannot be read: ${read.why}`); // a synchronous read never is
-  }
+  if (read.kind === 'not-regular')
+    return { ok: false, message: `is ${read.what}, not a regular file`, notRegular: true };
+  if (read.kind === 'too-large')
+    return refuse(`file is larger than the limit of ${maxBytes} bytes (--max-file-bytes)`);
+  if (read.kind === 'abandoned') return refuse(`cannot be read: ${read.why}`); // never when sync
+  const gone = read.code === 'ENOENT';
+  return refuse(
+    gone
+      ? 'file disappeared while reading the manifests; run again'
+      : `cannot be read (${read.code})`,
+  );
 }
 
 /** The files named on a command line: a file whatever its name and the rules, a folder walked. */

@@ -56,7 +56,10 @@ export function structuralProblems(doc: Document, text: string): Finding[] {
         const what = isSeq(key) ? 'a list' : isMap(key) ? 'a mapping' : 'an alias';
         add(key, `a key must be a string, not ${what}`);
       } else if (isScalar(key) && key.value !== null && typeof key.value !== 'string') {
-        add(key, `a key must be a string, not ${typeof key.value} ${String(key.value)} (quote it)`);
+        add(
+          key,
+          `a key must be a string, not ${typeof key.value} ${key.value as number | boolean} (quote it)`,
+        );
       }
     },
   });

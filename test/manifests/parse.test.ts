@@ -63,8 +63,9 @@ describe('parseManifest', () => {
 
   it('reads tags as a mapping of strings with sorted keys', () => {
     const result = parseManifest(
-      `${web('    tags:\n      team: platform\n      "1": one\n      env: ""\n      __proto__: odd\n')}` +
-        '  - {name: a, type: S3, description: x, tags: {}}\n',
+      web(
+        '    tags:\n      team: platform\n      "1": one\n      env: ""\n      __proto__: odd\n',
+      ) + '  - {name: a, type: S3, description: x, tags: {}}\n',
       'acme.yaml',
     );
     expect(result.problems).toEqual([]);
