@@ -408,8 +408,6 @@ describe('prune', () => {
   });
 
   it.each([
-    ['yes', `expected true or false, got the string "yes" ${BOOLEANS}`],
-    ['True', `expected true or false, got the string "True" ${BOOLEANS}`],
     ['"true"', `expected true or false, got the string "true" ${BOOLEANS}`],
     ['1', 'expected true or false, got number 1'],
     ['null', 'expected true or false, got null'],
