@@ -1,9 +1,4 @@
-/**
- * The Environments API client: one keep-alive pool, one gate every request passes (gate.ts), and
- * p-retry trying each request (attempts, backoff, abort) as the retry policy says
- * (retry-policy.ts). The run's deadline and a stop refuse any wait that would pass them, and say
- * what was not sent.
- */
+/** The Environments API client: a keep-alive pool, one gate (gate.ts), p-retry's attempts. */
 import { StringDecoder } from 'node:string_decoder';
 import * as tls from 'node:tls';
 import pRetry, { AbortError } from 'p-retry';
@@ -29,12 +24,11 @@ import { addressOf, HostReach } from './reach.ts';
 import { serverMessage, type RawResponse } from './response.ts';
 import * as retry from './retry-policy.ts';
 
-/** Hooks for metrics; every one optional. */
 export interface ClientEvents {
   request?(method: string, status: number | 'error', durationMs: number): void;
   retry?(method: string, reason: string): void;
   throttled?(): void;
-  /** A stretch of time during which requests waited because the server asked, as it ends. */
+  /** A stretch of time requests waited because the server asked, as it ends. */
   throttledFor?(ms: number): void;
 }
 
@@ -43,7 +37,6 @@ export interface ClientOptions {
   readonly apiUrl: URL;
   /** The token of an org, read as each request is sent; it throws for an org that has none. */
   readonly getToken: (org: string) => string;
-  /** Masks the secrets in the service's text before it is cut for a message. */
   readonly mask?: Mask | undefined;
   readonly concurrency: number;
   /** --timeout, per attempt (its connection included). */
@@ -60,22 +53,16 @@ export interface ClientOptions {
   /** --deadline, from the client's creation: no request starts, and no wait begins, past it. */
   readonly deadlineMs?: number | undefined;
   readonly events?: ClientEvents | undefined;
-  /** `--api-dialect`: a dialect, or `auto` (default) to read it from the first listing's shape. */
   readonly dialect?: DialectSetting | undefined;
-  /** --max-response-bytes: a larger answer is refused, final. */
   readonly maxResponseBytes?: number | undefined;
   /** A pool and gate that outlive the client (the daemon's): the pace learned carries over. */
   readonly transport?: Transport | undefined;
 }
 
-/** What a client sends through: the keep-alive pool and the gate every request waits at. */
-export interface Transport {
-  readonly pool: Pool;
-  readonly gate: RequestGate;
-}
+export type Transport = { readonly pool: Pool; readonly gate: RequestGate };
 
 /** The default of --max-response-bytes: one listing this large fits a 256 MiB pod with room. */
-export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 /** The PUT body of an environment: its name and every field it declares, by wire name. */
 export function putBody(env: DesiredEnvironment): Record<string, unknown> {
@@ -88,10 +75,7 @@ export function putBody(env: DesiredEnvironment): Record<string, unknown> {
 /** How long a connection (DNS, TCP, TLS) may take: --timeout, at most undici's own 10 s. */
 const connectTimeoutMs = (timeoutMs: number) => Math.min(timeoutMs, 10_000);
 
-/**
- * The keep-alive connections to the API's origin: as many as requests may run at once, one request
- * each at a time, headers and body each bounded by --timeout, and TLS always verified.
- */
+/** The keep-alive connections to the API: one request each at a time, TLS always verified. */
 export function connectionPool(
   origin: string,
   { concurrency, timeoutMs, ca }: Pick<ClientOptions, 'concurrency' | 'timeoutMs' | 'ca'>,
@@ -131,17 +115,14 @@ export function clientFromSettings(
   });
 }
 
-/** One request as it is tried. */
+/** A request: `cancel` ends it, `waits` its waits (a stop too); `after`: its last error. */
 interface Request {
   readonly org: string;
   readonly method: 'GET' | 'PUT' | 'POST' | 'DELETE' | 'PATCH';
   readonly path: string;
   readonly body: string | FormData | undefined;
-  /** Ends it, waiting for a slot or in flight: the client's abort and the caller's. */
   readonly cancel: AbortSignal | undefined;
-  /** Ends its waits: a stop, and `cancel`. */
   readonly waits: AbortSignal | undefined;
-  /** The previous attempt's error, once there is one. */
   after: unknown;
 }
 
@@ -171,34 +152,29 @@ export function createClient(options: ClientOptions) {
     const again = r.after === undefined ? '' : ' again';
     const last = r.after instanceof Error ? `; the last attempt: ${r.after.message}` : '';
     const { method, path } = r;
-    const context = { method, path };
-    return new ApiError(kind, `${method} ${path}: not sent${again}: ${why}${last}`, context);
+    const message = `${method} ${path}: not sent${again}: ${why}${last}`;
+    return new ApiError(kind, message, { method, path });
   };
-  /** The final error of a request the deadline leaves no time for, after a wait of `waitMs`. */
   const pastDeadline = (r: Request, waitMs: number) => {
     if (deadlineAt === undefined || clock.now() + waitMs < deadlineAt) return undefined;
     const wait = `would pass during the ${Math.ceil(waitMs / 1000)} s wait before sending`;
     const deadline = `the run's deadline (--deadline ${formatDuration(deadlineMs ?? 0)})`;
     return notSent('deadline', r, `${deadline} ${waitMs > 0 ? wait : 'passed'}`);
   };
-  /** The final error of a request that would have to wait while the client stops. */
   const stopping = (r: Request) =>
     stop?.aborted === true ? notSent('stopped', r, 'envsync is shutting down') : undefined;
-  /** Waits `ms` that the server asked for (throttled time), unless the deadline or a stop refuse. */
+  /** Waits `ms` the server asked for (throttled time), unless the deadline or a stop refuse. */
   async function waitThrottled(r: Request, ms: number): Promise<void> {
     const refused = stopping(r) ?? pastDeadline(r, ms);
     if (refused !== undefined) throw refused;
-    const sleep = () => clock.sleep(ms, r.waits);
-    await meter.measure(r.org, sleep).catch((error: unknown) => {
-      throw stopping(r) ?? error;
-    });
+    await meter
+      .measure(r.org, () => clock.sleep(ms, r.waits))
+      .catch((error: unknown) => {
+        throw stopping(r) ?? error;
+      });
   }
 
-  /**
-   * One attempt: a slot at the gate (none while the host is known unreachable), then the request
-   * with a timeout of its own, the whole body read. What it knows to be final it throws wrapped in
-   * p-retry's AbortError; the rest is left to the retry policy.
-   */
+  /** One attempt: a slot at the gate, the request, its whole body; final errors are AbortErrors. */
   async function attempt(r: Request): Promise<RawResponse> {
     const { org, method, path, body, cancel } = r;
     const refused = tooLarge.get(path);
@@ -208,7 +184,6 @@ export function createClient(options: ClientOptions) {
       try {
         await gate.acquire(cancel, (ms) => waitThrottled(r, ms));
       } catch (error) {
-        // Refused by the deadline or a stop (waitThrottled says which), unless cancelled.
         throw cancel?.aborted === true ? cancel.reason : new AbortError(error as ApiError);
       }
     };
@@ -225,6 +200,17 @@ export function createClient(options: ClientOptions) {
     // A request in flight keeps the process alive by its socket; its timer need not.
     const timer = clock.setTimer(timeoutMs, () => timeout.abort(), { unref: true });
     let status: number | undefined;
+    const fail = (kind: 'too-large' | 'timeout', why: string, cause?: unknown) =>
+      new ApiError(kind, `${method} ${path}: ${why}`, { method, path, status, cause });
+    const tooBig = (declared?: number) => {
+      const size = declared === undefined ? '' : ` (it announced ${declared})`;
+      const error = fail(
+        'too-large',
+        `the answer is larger than ${maxBytes} bytes${size}, the limit set by --max-response-bytes; it is not read again in this run (raise --max-response-bytes if the org is really this large)`,
+      );
+      tooLarge.set(path, error);
+      return new AbortError(error);
+    };
     try {
       const response = await pool.request({
         method,
@@ -239,29 +225,20 @@ export function createClient(options: ClientOptions) {
       });
       status = response.statusCode;
       reach.answered();
-      const text = await readBody(response, maxBytes);
+      const text = await readBody(response, maxBytes, tooBig);
       events?.request?.(method, response.statusCode, clock.now() - started);
       return { status: response.statusCode, headers: response.headers, text };
     } catch (error) {
       events?.request?.(method, 'error', clock.now() - started);
       if (cancel?.aborted === true) throw cancel.reason;
-      const fail = (kind: 'too-large' | 'timeout', why: string) =>
-        new ApiError(kind, `${method} ${path}: ${why}`, { method, path, status, cause: error });
-      if (error instanceof ResponseTooLargeError) {
-        // Final: another attempt, round or page would only download it again.
-        const size = error.declared === undefined ? '' : ` (it announced ${error.declared})`;
-        const tooBig = fail(
-          'too-large',
-          `the answer is larger than ${maxBytes} bytes${size}, the limit set by --max-response-bytes; it is not read again in this run (raise --max-response-bytes if the org is really this large)`,
-        );
-        tooLarge.set(path, tooBig);
-        throw new AbortError(tooBig);
-      }
+      if (error instanceof AbortError) throw error;
       const code = (error as { code?: string }).code ?? '';
-      if (code === 'UND_ERR_CONNECT_TIMEOUT')
-        throw fail('timeout', `no connection to ${host} within ${connectTimeoutMs(timeoutMs)} ms`);
+      if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+        const why = `no connection to ${host} within ${connectTimeoutMs(timeoutMs)} ms`;
+        throw fail('timeout', why, error);
+      }
       if (timeout.signal.aborted || /timeout/i.test(code))
-        throw fail('timeout', `no answer within ${timeoutMs} ms (--timeout)`);
+        throw fail('timeout', `no answer within ${timeoutMs} ms (--timeout)`, error);
       const failed = connectionError(method, path, error, host);
       reach.attemptFailed(failed);
       throw failed;
@@ -271,11 +248,7 @@ export function createClient(options: ClientOptions) {
     }
   }
 
-  /**
-   * An answer: a success is returned (and opens the gate a little); anything else is thrown as an
-   * ApiError in the server's own words, masked, wrapped in p-retry's AbortError when no attempt
-   * may cure it (a redirect, a refused token, a 4xx other than 408, 409, 425 and 429).
-   */
+  /** A success is returned; anything else is thrown in the server's words, masked. */
   function check({ method, path }: Request, response: RawResponse): RawResponse {
     const { status } = response;
     if (status >= 200 && status <= 299) {
@@ -420,12 +393,10 @@ export function createClient(options: ClientOptions) {
     async putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal) {
       await send(org, 'PUT', orgPath(org), json(putBody(env)), signal);
     },
-    /** The org's policy documents (the `kosli` dialect only). */
     async listPolicyDocuments(org: string): Promise<ObservedPolicyDocument[]> {
       const path = documentsPath(org);
       return readPolicyDocuments(path, await send(org, 'GET', path), mask);
     },
-    /** Creates or updates one policy document. */
     async putPolicyDocument(org: string, upload: PolicyUpload, signal?: AbortSignal) {
       await send(org, 'PUT', documentsPath(org), policyUploadBody(upload), signal);
     },
@@ -436,22 +407,19 @@ export function createClient(options: ClientOptions) {
       const path = envPath(org, env, 'policies');
       await send(org, 'DELETE', path, json({ policy_names: names }), signal);
     },
-    /** Renames an environment: it keeps its history. */
     async renameEnvironment(org: string, from: string, to: string, signal?: AbortSignal) {
-      // The new name goes in the body only; it is checked like a name in a URL all the same.
-      segment('environment', to);
+      segment('environment', to); // the new name goes in the body, checked all the same
       await send(org, 'PUT', envPath(org, from, 'rename'), json({ new_name: to }), signal);
     },
     /** Archives an environment; `false` when the service answers 404 (it is gone already). */
     async archiveEnvironment(org: string, env: string, signal?: AbortSignal): Promise<boolean> {
-      const sent = send(org, 'PUT', envPath(org, env, 'archive'), '{}', signal);
-      return sent.then(
-        () => true,
-        (error: unknown) => {
-          if (error instanceof ApiError && error.status === 404) return false;
-          throw error;
-        },
-      );
+      try {
+        await send(org, 'PUT', envPath(org, env, 'archive'), '{}', signal);
+        return true;
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404) return false;
+        throw error;
+      }
     },
     async patchTags(org: string, env: string, { set, remove }: TagRequests, signal?: AbortSignal) {
       const path = `${api}/tags/${segment('org', org)}/environment/${segment('environment', env)}`;
@@ -463,7 +431,7 @@ export function createClient(options: ClientOptions) {
     },
     /** False once the deadline has passed or the client was stopped: no new round should start. */
     canSend: () => stop?.aborted !== true && (deadlineAt === undefined || clock.now() < deadlineAt),
-    /** Milliseconds spent throttled, for one org or (without one) for the whole client. */
+    /** Milliseconds spent throttled, for one org or for the whole client. */
     throttledMs: (org?: string) => meter.totalMs(org),
     async close(): Promise<void> {
       // A transport given in outlives the client: its owner closes it.
@@ -472,20 +440,16 @@ export function createClient(options: ClientOptions) {
   };
 }
 
-/**
- * The error of an attempt whose connection failed, with the system's code; when the code says the
- * address is at fault, the words say which part: the port, the host name or the certificate.
- */
+/** A failed connection's error: when the address is at fault, which part (port, name, TLS). */
 function connectionError(method: string, path: string, error: unknown, host: string): ApiError {
   const raw = (error as { code?: unknown }).code;
   const code = typeof raw === 'string' ? raw : undefined;
   const text = error instanceof Error ? error.message : String(error);
   const reason = code ?? text;
-  const name = host.replace(/:\d+$/, '');
   const resolves = code === 'ENOTFOUND' ? 'does not resolve' : 'could not be resolved';
   const what = {
     refused: `connection refused by ${host} (${reason})`,
-    dns: `the host name ${name} ${resolves} (${reason})`,
+    dns: `the host name ${host.replace(/:\d+$/, '')} ${resolves} (${reason})`,
     tls: `the TLS certificate of ${host} cannot be verified (${reason}: ${text})`,
     other: `connection failed (${reason})`,
   }[unreachable({ kind: 'network', code }) ?? 'other'];
@@ -493,30 +457,17 @@ function connectionError(method: string, path: string, error: unknown, host: str
   return new ApiError('network', `${method} ${path}: ${what}`, context);
 }
 
-/** A body over the size limit, refused by its Content-Length or while it streamed in. */
-class ResponseTooLargeError extends Error {
-  /** The size the answer announced, when it did. */
-  readonly declared: number | undefined;
-  constructor(limit: number, declared?: number) {
-    super(`response larger than ${limit} bytes`);
-    this.declared = declared;
-  }
-}
-
-/**
- * Reads a whole body as text, refusing one of more than `limit` bytes: by its Content-Length
- * before any of it is read, else as soon as the stream passes the limit. Decoded chunk by chunk,
- * so no copy of the bytes is held beside the text.
- */
+/** Reads a whole body as text; one over `limit` bytes (announced, or as it streams) is refused. */
 async function readBody(
   { body, headers }: Dispatcher.ResponseData,
   limit: number,
+  tooLarge: (declared?: number) => Error,
 ): Promise<string> {
   const declared = Number(headers['content-length'] ?? Number.NaN);
   if (Number.isSafeInteger(declared) && declared > limit) {
     body.on('error', () => undefined); // the abort that dropping the connection reports
     body.destroy();
-    throw new ResponseTooLargeError(limit, declared);
+    throw tooLarge(declared);
   }
   const decoder = new StringDecoder('utf8');
   let text = '';
@@ -524,19 +475,14 @@ async function readBody(
   for await (const chunk of body as AsyncIterable<Buffer>) {
     if ((size += chunk.length) > limit) {
       body.destroy();
-      throw new ResponseTooLargeError(limit);
+      throw tooLarge();
     }
     text += decoder.write(chunk);
   }
   return text + decoder.end();
 }
 
-/**
- * Time spent throttled (waiting because the server asked: a 429's pause at the gate, a 503's
- * Retry-After), counted as wall time while at least one request waits, for the whole client and
- * for each org: requests that wait together count once. `throttledFor` hears each of the client's
- * stretches as it ends.
- */
+/** Time spent waiting because the server asked, for the client and per org, overlaps once. */
 function throttleMeter(clock: Clock, events: ClientEvents | undefined) {
   const spans = new Map<string | undefined, { waiting: number; since: number; totalMs: number }>();
   const span = (key: string | undefined) => {

@@ -1,7 +1,5 @@
 import type { Failure, FailureKind } from '../core/request-failure.ts';
 
-export type { FailureKind as ApiErrorKind } from '../core/request-failure.ts';
-
 type Context = Pick<ApiError, 'method' | 'path'> &
   Partial<Pick<ApiError, 'status' | 'retryAfterMs' | 'code' | 'host'>>;
 
@@ -13,11 +11,9 @@ export class ApiError extends Error implements Failure {
   /** The request's path (envsync puts no secret in a query string). */
   declare readonly path: string;
   declare readonly status: number | undefined;
-  /** The delay the server asked for (Retry-After), in milliseconds. */
   declare readonly retryAfterMs: number | undefined;
-  /** The system's code for a connection that failed (ECONNREFUSED, ENOTFOUND, ...). */
+  /** For a connection that failed: the system's code (ECONNREFUSED, ...), the API's host:port. */
   declare readonly code: string | undefined;
-  /** For a connection that failed: the API's address (host:port). */
   declare readonly host: string | undefined;
 
   constructor(

@@ -1,13 +1,9 @@
 import type { Clock } from '../core/clock.ts';
 
 /**
- * The one gate every request to the API passes: a concurrency limit shared by every request of
- * every org, and a pause shared by all when the server throttles. A 429 closes the gate for its
- * Retry-After and halves the limit (once per pause: a burst of 429s counts once); each success
- * opens it by 1/limit again (AIMD, as TCP does). From the successes admitted since the last pause
- * it estimates the rate the server allows, and spaces request starts to match, probing slowly
- * upwards. One 429 slows everyone a little, instead of each request retrying into the next empty
- * bucket on its own.
+ * The one gate every request passes: a concurrency limit shared by every org, halved by a 429 and
+ * grown back by successes (AIMD), a pause shared by all, and a pace matched to the rate the server
+ * admitted (docs/how-a-pass-works.md).
  */
 export class RequestGate {
   readonly #max: number;
@@ -15,7 +11,6 @@ export class RequestGate {
   #limit: number;
   #inFlight = 0;
   #pausedUntil = 0;
-  /** Milliseconds between request starts while pacing; 0 when not pacing. */
   #interval = 0;
   #nextStart = 0;
   /** Successes since the current window (after the last pause) began. */
@@ -99,7 +94,7 @@ export class RequestGate {
     }
   }
 
-  /** A 429: everyone pauses for `retryAfterMs`; a new throttle window halves the limit and paces. */
+  /** A 429: everyone pauses for `retryAfterMs`; a new window halves the limit and paces. */
   throttled(retryAfterMs: number): void {
     const now = this.#clock.now();
     const pause = Math.max(1, retryAfterMs);

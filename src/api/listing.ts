@@ -1,10 +1,6 @@
 /**
- * An org's listing, in the three shapes of docs/api-behaviour.md, every page followed. The zod
- * schema, built from the field registry, decides what it may hold: unknown fields are ignored and
- * unknown types accepted; anything else is an error, never a guess. A listing is checked before it
- * is believed, on every page: an entry of another org refuses it (nothing of it is compared, and
- * nothing is sent to the org); an entry with an empty name is set aside and counted; an entry
- * without `org` is the asked org's. Pages that do not add up, or a name shown twice, refuse it.
+ * An org's listing, in the three shapes of docs/api-behaviour.md, every page followed and checked
+ * before it is believed. The zod schema, built from the field registry, decides what it may hold.
  */
 import * as z from 'zod';
 import type { ListingShape } from '../core/dialect.ts';
@@ -22,9 +18,9 @@ import {
 import type { Mask } from '../core/mask.ts';
 import type { ObservedEnvironment } from '../core/model.ts';
 import { ApiError } from './errors.ts';
-import { excerpt, headerText, quoted, type RawResponse } from './response.ts';
+import { excerpt, quoted, type RawResponse } from './response.ts';
 
-/** A listed value of each kind: any string for a type (a listing may hold types envsync does not manage). */
+/** A listed value of each kind (any string for a type: envsync does not manage every type). */
 const LISTED: Readonly<Record<ValueKind, () => z.ZodType>> = {
   enum: () => z.string(),
   text: () => z.string(),
@@ -50,20 +46,19 @@ const entries = z.array(
   }),
 );
 type Listed = z.infer<typeof entries>[number] & Record<string, unknown>;
-const count = z.number().int();
 const SHAPES = {
   array: entries,
   env: z.looseObject({ env: entries }),
   envelope: z.looseObject({
     environments: entries,
-    page: count.min(1).optional(),
-    per_page: count.min(1).optional(),
-    total_pages: count.min(0).optional(),
-    total_count: count.min(0).optional(),
+    page: z.number().int().min(1).optional(),
+    per_page: z.number().int().min(1).optional(),
+    total_pages: z.number().int().min(0).optional(),
+    total_count: z.number().int().min(0).optional(),
   }),
 };
 
-/** An entry as envsync compares it: a field not listed is undefined, or empty where its rule says. */
+/** An entry as envsync compares it: a field not listed is undefined, or empty by its rule. */
 function toObserved(entry: Listed): ObservedEnvironment {
   return environmentOf(entry.name, entry, (listed, spec) => {
     const value = listed[spec.wireName];
@@ -76,21 +71,21 @@ function toObserved(entry: Listed): ObservedEnvironment {
   }) as ObservedEnvironment;
 }
 
-/** Reads one parsed page (or the whole) of `org`'s listing, in any of the shapes; throws an Error. */
+function shapeOf(body: unknown): ListingShape | undefined {
+  if (Array.isArray(body)) return 'array';
+  if (typeof body !== 'object' || body === null) return undefined;
+  if (Object.hasOwn(body, 'env')) return 'env';
+  return Object.hasOwn(body, 'environments') ? 'envelope' : undefined;
+}
+
+/** Reads one parsed page (or the whole) of `org`'s listing, in any shape; throws an Error. */
 export function readListing(body: unknown, org: string) {
-  const object = typeof body === 'object' && body !== null ? body : undefined;
-  const shape: ListingShape | undefined = Array.isArray(body)
-    ? 'array'
-    : object && Object.hasOwn(object, 'env')
-      ? 'env'
-      : object && Object.hasOwn(object, 'environments')
-        ? 'envelope'
-        : undefined;
+  const shape = shapeOf(body);
   if (shape === undefined) {
-    const keys = Object.keys(object ?? {}).slice(0, 5);
-    const what = `${body === null ? 'null' : typeof body}${object ? ` with keys ${keys.join(', ') || 'none'}` : ''}`;
+    const object = typeof body === 'object' && body !== null;
+    const keys = object ? ` with keys ${Object.keys(body).slice(0, 5).join(', ') || 'none'}` : '';
     throw new Error(
-      `listing has an unexpected shape (${what}); expected {"env": [...]}, a list, or a paginated envelope`,
+      `listing has an unexpected shape (${body === null ? 'null' : typeof body}${keys}); expected {"env": [...]}, a list, or a paginated envelope`,
     );
   }
   const parsed = SHAPES[shape].safeParse(body);
@@ -142,7 +137,9 @@ export async function readAllPages(
       body = JSON.parse(text);
     } catch {
       const said = excerpt(text, mask, 120) || '(empty body)';
-      const type = headerText(headers['content-type'], mask);
+      const given = headers['content-type'];
+      const type =
+        given === undefined ? 'none' : excerpt([given].flat().join(', '), mask) || '(empty)';
       throw fail(`the listing is not JSON (${status}, content-type ${type}): ${said}`);
     }
     try {

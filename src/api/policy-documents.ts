@@ -1,7 +1,4 @@
-/**
- * The policy documents endpoints of the production service (`kosli` dialect): the list of
- * `GET /api/v2/policies/{org}`, and the multipart form of `PUT /api/v2/policies/{org}`.
- */
+/** The policy documents endpoints of the production service: `/api/v2/policies/{org}`. */
 import { FormData } from 'undici';
 import * as z from 'zod';
 import type { Mask } from '../core/mask.ts';
@@ -9,22 +6,16 @@ import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 import { ApiError } from './errors.ts';
 import { excerpt, quoted, type RawResponse } from './response.ts';
 
-/** One upload: the payload's fields and the policy's YAML. */
+/** One upload; without a description, the service keeps the one it has. */
 export interface PolicyUpload {
   readonly name: string;
-  /** Left out of the payload when undefined: the service keeps the description it has. */
   readonly description?: string | undefined;
   readonly comment: string;
   readonly content: string;
 }
 
-/**
- * The form of an upload: a `payload` field (JSON `{name, description, type, comment}`, `type`
- * being what production's clients give an environment policy) and a `policy_file` file part
- * holding the YAML, named after the policy. undici sends it again whole on a retry.
- */
-export function policyUploadBody(upload: PolicyUpload): FormData {
-  const { name, description, comment, content } = upload;
+/** The form of an upload: a `payload` (JSON, `type` as production's clients say) and the YAML. */
+export function policyUploadBody({ name, description, comment, content }: PolicyUpload): FormData {
   const form = new FormData();
   form.append('payload', JSON.stringify({ name, description, type: 'env', comment }));
   form.append('policy_file', new Blob([content], { type: 'application/x-yaml' }), `${name}.yaml`);
@@ -42,42 +33,33 @@ const documents = z.array(
 /** The org's policy documents from the answer to `GET path`, each with its latest version. */
 export function readPolicyDocuments(
   path: string,
-  response: RawResponse,
+  { status, text }: RawResponse,
   mask: Mask,
 ): ObservedPolicyDocument[] {
   const fail = (why: string) =>
     new ApiError('invalid-response', `GET ${path}: the policy documents ${why}`, {
       method: 'GET',
       path,
-      status: response.status,
+      status,
     });
   let json: unknown;
   try {
-    json = JSON.parse(response.text);
+    json = JSON.parse(text);
   } catch {
-    throw fail(`are not JSON: ${excerpt(response.text, mask, 120) || '(empty body)'}`);
+    throw fail(`are not JSON: ${excerpt(text, mask, 120) || '(empty body)'}`);
   }
   const result = documents.safeParse(json);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw fail(
-      `are malformed: ${issue?.message ?? 'invalid'} at ${issue?.path.join('.') || 'the top'}`,
-    );
+    const where = issue?.path.join('.') || 'the top';
+    throw fail(`are malformed: ${issue?.message ?? 'invalid'} at ${where}`);
   }
   const names = new Set<string>();
   return result.data.map(({ name, description, versions }) => {
     if (names.has(name)) throw fail(`show ${quoted(name)} twice`);
     names.add(name);
-    const latest = (versions ?? []).reduce<{ version: number; policy_yaml: string } | undefined>(
-      (last, version) => (last === undefined || version.version > last.version ? version : last),
-      undefined,
-    );
-    return {
-      name,
-      description: description ?? '',
-      ...(latest === undefined
-        ? {}
-        : { latest: { version: latest.version, content: latest.policy_yaml } }),
-    };
+    const latest = (versions ?? []).toSorted((a, b) => b.version - a.version)[0];
+    const shown = latest && { latest: { version: latest.version, content: latest.policy_yaml } };
+    return { name, description: description ?? '', ...shown };
   });
 }

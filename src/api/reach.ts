@@ -9,13 +9,9 @@ export function addressOf(url: URL): string {
 }
 
 /**
- * Whether the API's host can be reached, as one client learns it from its own attempts. A wrong
- * port or host name fails every request alike, and trying each org's requests against it only
- * multiplies the connections and DNS lookups. So the first attempt refused, or whose host name
- * does not resolve, makes its request the probe: it alone tries again (its quick retry) while the
- * other requests wait for its verdict, each at most `waitMs`. The probe failing so again makes the
- * host down: every request still to send fails at once, not sent. Any answer makes it reachable
- * again, and so does the probe ending some other way (nothing is known then, and requests go).
+ * Whether the API's host can be reached, as one client learns it: the first attempt refused (or
+ * unresolved) makes its request the probe, which alone tries again while the others wait for its
+ * verdict (each at most `waitMs`); failing again, the host is down and nothing more is sent.
  */
 export class HostReach {
   readonly #logger: Logger;
@@ -31,12 +27,7 @@ export class HostReach {
     this.#waitMs = waitMs;
   }
 
-  /**
-   * Takes an attempt (`after`: its request's previous attempt's error) to the point of sending:
-   * once it has its slot (`acquire`), it gives the slot back (`release`) to wait, once, for a
-   * probe under way that is not its own. Resolves holding a slot, or with the error of an attempt
-   * not sent (the host is down), holding none.
-   */
+  /** Holding a slot, waits once for a probe not its own; or the error of an attempt not sent. */
   async admit(
     request: { method: string; path: string; after: unknown; waits: AbortSignal | undefined },
     acquire: () => Promise<void>,
@@ -58,7 +49,7 @@ export class HostReach {
     }
   }
 
-  /** An attempt's connection failed: the first refused, or unresolved, makes its request the probe. */
+  /** A connection failed: the first refused or unresolved makes its request the probe. */
   attemptFailed(error: ApiError): void {
     if (this.#down !== undefined || this.#probe !== undefined || !hostUnreachable(error)) return;
     let wake = () => {};
@@ -107,7 +98,6 @@ export class HostReach {
 
 /** An error's message without its `METHOD path: ` start. */
 function reasonOf({ message, method, path }: ApiError): string {
-  return message.startsWith(`${method} ${path}: `)
-    ? message.slice(method.length + path.length + 3)
-    : message;
+  const start = `${method} ${path}: `;
+  return message.startsWith(start) ? message.slice(start.length) : message;
 }

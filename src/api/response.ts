@@ -11,26 +11,13 @@ export interface RawResponse {
 
 const UNSAFE_RUNS = new RegExp(`${UNSAFE.source}+`, 'g');
 
-/**
- * A service's text for a message: masked, then its control characters (C0, C1, bidirectional,
- * line separators) made spaces, then cut to `max`. Masked before it is cut: a cut would leave a
- * piece of a secret too short to be masked.
- */
+/** A service's text for a message: masked (before the cut leaves a piece), controls made spaces. */
 export function excerpt(text: string, mask: Mask, max = 300): string {
   const clean = mask(text).replace(UNSAFE_RUNS, ' ').trim();
   return clean.length > max ? `${clean.slice(0, max - 3)}...` : clean;
 }
 
-/** A response header for a message: an excerpt, so a huge or hostile one stays bounded. */
-export function headerText(value: string | string[] | undefined, mask: Mask): string {
-  if (value === undefined) return 'none';
-  return excerpt(typeof value === 'string' ? value : value.join(', '), mask) || '(empty)';
-}
-
-/**
- * A name or value from the service for a message: in double quotes, with JSON's escapes and \u
- * escapes for the other unsafe characters (docs/security.md), cut to `max` characters.
- */
+/** A name or value from the service for a message: quoted and escaped (docs/security.md), cut. */
 export function quoted(text: string, max = 80): string {
   return escapeJson(JSON.stringify(text.length > max ? `${text.slice(0, max - 3)}...` : text));
 }

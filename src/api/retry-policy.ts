@@ -1,8 +1,4 @@
-/**
- * The retry policy, as data and pure decisions: which failures another attempt may cure, how
- * Retry-After is read, and the backoff p-retry waits. The client carries it out (client.ts). What
- * the production service's own client does, which this follows: docs/api-behaviour.md.
- */
+/** The retry policy, as data and pure decisions; docs/api-behaviour.md says why. */
 import type { Options } from 'p-retry';
 import { unreachable, type Failure } from '../core/request-failure.ts';
 
@@ -27,8 +23,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 /** p-retry's options for the policy: it counts the attempts and waits the backoff. */
-export function backoff(policy: RetryPolicy): Options {
-  const { retries, minDelayMs, maxDelayMs } = policy;
+export function backoff({ retries, minDelayMs, maxDelayMs }: RetryPolicy): Options {
   return { retries, minTimeout: minDelayMs, maxTimeout: maxDelayMs, factor: 2, randomize: true };
 }
 
@@ -38,19 +33,9 @@ export function isRetriedStatus(status: number): boolean {
 }
 
 /** Methods retried: all envsync sends, each idempotent (an upsert, an operation by name). */
-export const RETRIED_METHODS: ReadonlySet<string> = new Set('GET PUT POST DELETE PATCH'.split(' '));
+const RETRIED_METHODS: ReadonlySet<string> = new Set(['GET', 'PUT', 'POST', 'DELETE', 'PATCH']);
 
-/**
- * Retries of a request refused, or whose host name did not resolve: one, in case the service was
- * restarting; a wrong --api-url fails in seconds, not after every backoff and round.
- */
-export const UNREACHABLE_RETRIES = 1;
-
-/**
- * True for a failure that another attempt, and another round of the org's pass, may cure: a
- * network error (not an unreachable address), a timeout, a retried status. Anything else, and
- * anything that is not a request failure, is final.
- */
+/** A failure another attempt, and another round, may cure. */
 export function isTransient(failure: Failure | undefined): boolean {
   if (failure?.kind === 'network') return unreachable(failure) === undefined;
   if (failure?.kind === 'http') return isRetriedStatus(failure.status ?? 0);
@@ -62,10 +47,10 @@ export function hostUnreachable(failure: Failure | undefined): boolean {
   return ['refused', 'dns'].includes(unreachable(failure) ?? '');
 }
 
-/** Whether another attempt follows a failure of a `method` request, after `retriesConsumed`. */
+/** Whether another attempt follows; an unreachable host gets one (the service may restart). */
 export function mayRetry(method: string, failure: Failure | undefined, retriesConsumed: number) {
   if (!RETRIED_METHODS.has(method)) return false;
-  if (hostUnreachable(failure)) return retriesConsumed < UNREACHABLE_RETRIES;
+  if (hostUnreachable(failure)) return retriesConsumed < 1;
   return isTransient(failure);
 }
 
@@ -74,24 +59,18 @@ export function isThrottled(failure: Failure | undefined): boolean {
   return failure?.status === 429;
 }
 
-/** Whether a failure uses up a retry: a 429 does not, up to `maxThrottledAttempts` (`throttled`). */
+/** Whether a failure uses up a retry: a 429 does not, `maxThrottledAttempts` times. */
 export function usesRetry(failure: Failure | undefined, throttled: number, policy: RetryPolicy) {
   return !(isThrottled(failure) && throttled <= policy.maxThrottledAttempts);
 }
 
-/**
- * What to wait beyond p-retry's backoff: the rest of a longer Retry-After (a 503's, for this
- * request only; a 429's pauses every request at the shared gate instead).
- */
+/** What to wait beyond the backoff: the rest of a 503's Retry-After (a 429's is the gate's). */
 export function retryAfterWaitMs(failure: Failure | undefined, backoffMs: number): number {
   if (failure === undefined || isThrottled(failure)) return 0;
   return Math.max(0, (failure.retryAfterMs ?? 0) - backoffMs);
 }
 
-/**
- * Reads a Retry-After header (delta-seconds or an HTTP date) as milliseconds from `nowMs`, at
- * least 0 and at most `maxMs`; undefined when absent or unreadable.
- */
+/** Retry-After (seconds or an HTTP date) as milliseconds from `nowMs`, from 0 to `maxMs`. */
 export function parseRetryAfter(
   header: string | string[] | undefined,
   nowMs: number,

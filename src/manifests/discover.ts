@@ -1,31 +1,21 @@
+/**
+ * Finding the manifest files and reading them, synchronously: each call is answered from the
+ * kernel's cache, where promise-based ones cost the main thread more (`npm run bench`).
+ */
 import path from 'node:path';
-import type { Stats } from 'node:fs';
 import * as fs from 'node:fs';
-import { readRegularFileSync } from '../runtime/read-file.ts';
+import { codeOf, readRegularFileSync } from '../runtime/read-file.ts';
 
-/** A manifest file found below the root. */
-export interface ManifestFile {
-  /** The path as walked (through symlinks), absolute. */
-  readonly path: string;
-  /** The path shown to people: relative to the working directory when below it. */
-  readonly display: string;
-}
+/** A manifest file: its path as walked (absolute), and as shown to people. */
+export type ManifestFile = { readonly path: string; readonly display: string };
 
 /** A problem with the tree itself (not with a file's content): unreadable, outside the root, ... */
-export interface DiscoveryProblem {
-  readonly display: string;
-  readonly message: string;
-}
+export type DiscoveryProblem = { readonly display: string; readonly message: string };
 
 /** The ignore rules of the roots one load walks (ignore-rules.ts). */
-export interface IgnoreRules {
-  forRoot(root: string): RootRules;
-}
+export type IgnoreRules = { forRoot(root: string): RootRules };
 
-/**
- * One root's rules, and why its ignore file cannot be used, if it cannot. `ignored` takes a path
- * below the root, `/`-separated, a folder's ending in `/` (`dir/` patterns match folders only).
- */
+/** One root's rules: `ignored` takes a path below it, `/`-separated, a folder's ending in `/`. */
 export interface RootRules {
   readonly ignored: ((relative: string) => boolean) | undefined;
   readonly problem?: { readonly file: string; readonly message: string } | undefined;
@@ -33,37 +23,34 @@ export interface RootRules {
 
 const MANIFEST_EXTENSION = /\.ya?ml$/i;
 
-function isInside(root: string, target: string): boolean {
+export function isInside(root: string, target: string): boolean {
   const relative = path.relative(root, target);
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
-/** The real path, as the C library resolves it (what `fs/promises`' realpath does too). */
-function realpath(file: string): string {
-  return fs.realpathSync.native(file);
+const realpath = (file: string): string => fs.realpathSync.native(file);
+
+/** The real path, or the path as it is when it cannot be resolved. */
+export function realOr(file: string): string {
+  try {
+    return realpath(file);
+  } catch {
+    return file;
+  }
 }
 
-function codeOf(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code;
-}
+const byDisplay = (a: ManifestFile, b: ManifestFile) =>
+  a.display < b.display ? -1 : a.display > b.display ? 1 : 0;
 
 /** Returns how to show `file` to a person: relative to `cwd` when below it, else absolute. */
 export function displayPath(file: string, cwd: string): string {
-  const relative = path.relative(cwd, file);
-  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative)
-    ? relative
-    : file;
+  return file !== cwd && isInside(cwd, file) ? path.relative(cwd, file) : file;
 }
 
 /**
- * Lists every `*.yaml` / `*.yml` file below `root` at any depth, skipping hidden files and
- * folders and what the root's ignore rules leave out (a folder left out is not walked). Symlinks
- * are followed only while their target stays inside the root; loops are cut. A FIFO, a socket or
- * a device with such a name is listed too: reading it refuses it, with a message.
- *
- * Synchronous, as the reads of the files are (readManifestFile): the calls were awaited one at a
- * time anyway, and each is answered from the kernel's cache, where promise-based calls load
- * node:fs/promises (and readline with it) and go through the thread pool one by one.
+ * Lists every `*.yaml` / `*.yml` file below `root` as docs/manifests.md says, shown under
+ * `displayRoot` when given (the path the user named, not the worktree it resolved to). Throws
+ * ENOENT for a missing root: the caller says what to do.
  */
 export function discoverManifestFiles(
   root: string,
@@ -74,17 +61,14 @@ export function discoverManifestFiles(
   const files: ManifestFile[] = [];
   const problems: DiscoveryProblem[] = [];
   const absoluteRoot = path.resolve(cwd, root);
-  // Files are shown under `displayRoot` when given (the path the user named, not a git-sync
-  // worktree it resolved to), else relative to the working directory.
   const show = (full: string) =>
     displayRoot === undefined
       ? displayPath(full, cwd)
       : path.join(displayRoot, path.relative(absoluteRoot, full));
-  const realRoot = realpath(absoluteRoot); // throws ENOENT: the caller says what to do
+  const refuse = (full: string, message: string) => problems.push({ display: show(full), message });
+  const realRoot = realpath(absoluteRoot);
   const { ignored, problem } = rules?.forRoot(absoluteRoot) ?? {};
-  if (problem !== undefined)
-    problems.push({ display: show(problem.file), message: problem.message });
-  // Paths as the rules read them: below the root as walked, `/`-separated, a folder's with a `/`.
+  if (problem !== undefined) refuse(problem.file, problem.message);
   const isIgnored = (full: string, folder: boolean) =>
     ignored !== undefined &&
     ignored(`${path.relative(absoluteRoot, full).split(path.sep).join('/')}${folder ? '/' : ''}`);
@@ -97,140 +81,87 @@ export function discoverManifestFiles(
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
     } catch (error) {
-      problems.push({
-        display: show(dir),
-        message: `cannot read folder (${codeOf(error) ?? String(error)})`,
-      });
+      refuse(dir, `cannot read folder (${codeOf(error)})`);
       continue;
     }
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue;
       const full = path.join(dir, entry.name);
       let isDirectory = entry.isDirectory();
+      let real = full;
       if (entry.isSymbolicLink()) {
         // A link the rules leave out, as a file or as a folder, is neither followed nor reported.
         const linkIgnored = () => isIgnored(full, false) || isIgnored(full, true);
-        let target: string;
         try {
-          target = realpath(full);
+          real = realpath(full);
         } catch (error) {
-          if (linkIgnored()) continue;
           const code = codeOf(error);
-          problems.push({
-            display: show(full),
-            message:
-              code === 'ELOOP'
-                ? 'symlink loop: not followed'
-                : `broken symlink: not followed (${code ?? String(error)})`,
-          });
+          const loop = code === 'ELOOP';
+          const why = loop
+            ? 'symlink loop: not followed'
+            : `broken symlink: not followed (${code})`;
+          if (!linkIgnored()) refuse(full, why);
           continue;
         }
-        if (!isInside(realRoot, target)) {
+        if (!isInside(realRoot, real)) {
           if (linkIgnored()) continue;
-          if (MANIFEST_EXTENSION.test(entry.name) || !MANIFEST_EXTENSION.test(target)) {
-            problems.push({
-              display: show(full),
-              message: 'symlink points outside the manifests root: not followed',
-            });
-          }
+          if (MANIFEST_EXTENSION.test(entry.name) || !MANIFEST_EXTENSION.test(real))
+            refuse(full, 'symlink points outside the manifests root: not followed');
           continue;
         }
-        let info: Stats;
         try {
-          info = fs.statSync(target);
+          isDirectory = fs.statSync(real).isDirectory();
         } catch {
           continue; // gone since realpath found it
         }
-        isDirectory = info.isDirectory();
-        // Before the folder counts as walked: the same folder may be reached by a path kept.
-        if (isIgnored(full, isDirectory)) continue;
-        if (isDirectory) {
-          if (visited.has(target)) continue; // a loop, or a folder already walked
-          visited.add(target);
-        }
-      } else if (isIgnored(full, isDirectory)) {
-        continue;
-      } else if (isDirectory) {
-        let real = full;
-        try {
-          real = realpath(full);
-        } catch {
-          // Not resolvable (gone since it was listed): walked as listed, and fails there if it must.
-        }
-        if (visited.has(real)) continue;
+      } else if (isDirectory) real = realOr(full); // gone since listed: fails when walked
+      // Before the folder counts as walked: the same folder may be reached by a path kept. A FIFO,
+      // a socket or a device named like a manifest is listed: reading it refuses it.
+      if (isIgnored(full, isDirectory)) continue;
+      if (isDirectory) {
+        if (visited.has(real)) continue; // a loop, or a folder already walked
         visited.add(real);
-      }
-      // Whatever is not a folder is listed by its name: a FIFO, a socket or a device named like
-      // a manifest is then refused when it is read, and reported, never passed over.
-      if (isDirectory) pending.push(full);
-      else if (MANIFEST_EXTENSION.test(entry.name)) files.push({ path: full, display: show(full) });
+        pending.push(full);
+      } else if (MANIFEST_EXTENSION.test(entry.name))
+        files.push({ path: full, display: show(full) });
     }
   }
-  files.sort((a, b) => (a.display < b.display ? -1 : a.display > b.display ? 1 : 0));
-  return { files, problems };
+  return { files: files.sort(byDisplay), problems };
 }
 
-/**
- * The outcome of reading one file: its text, or why it cannot be used. `notRegular`: the path is
- * a FIFO, a socket, a device or a folder (the message says which).
- */
+/** The outcome of reading one file; `notRegular`: a FIFO, a socket, a device or a folder. */
 export type ReadOutcome =
   | { ok: true; text: string }
   | { ok: false; message: string; notRegular?: true };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/**
- * Reads a manifest file as UTF-8 text (a BOM is dropped), refusing what is not a regular file,
- * files over `maxBytes`, binary files and invalid UTF-8. Never reads more than `maxBytes + 1`
- * bytes, and never waits on a FIFO (src/runtime/read-file.ts).
- *
- * Synchronous on purpose: manifests are small local files, and a thousand of them read this way
- * take about 15 ms where promise-based reads cost 60–200 ms of the main thread (measured with
- * `npm run bench`). Parsing them blocks the event loop far longer anyway.
- */
+/** Reads a manifest as UTF-8 text (a BOM dropped), or says why not. */
 export function readManifestFile(file: string, maxBytes: number): ReadOutcome {
-  const read = readRegularFileSync(file, maxBytes, (bytes): ReadOutcome => {
-    if (bytes.includes(0))
-      return { ok: false, message: 'binary file (contains NUL bytes), not YAML' };
+  const read = readRegularFileSync(file, maxBytes);
+  const refuse = (message: string) => ({ ok: false, message }) as const;
+  if (Buffer.isBuffer(read)) {
+    if (read.includes(0)) return refuse('binary file (contains NUL bytes), not YAML');
     try {
-      // The text is a copy: the buffer is free for the next file as soon as this returns.
-      return { ok: true, text: utf8.decode(bytes) };
+      return { ok: true, text: utf8.decode(read) };
     } catch {
-      return { ok: false, message: 'not valid UTF-8 text; save the file as UTF-8' };
+      return refuse('not valid UTF-8 text; save the file as UTF-8');
     }
-  });
-  if (read.ok) return read.value;
-  const { failure } = read;
-  switch (failure.kind) {
-    case 'abandoned':
-      break; // a synchronous read is never abandoned
-    case 'not-regular':
-      return { ok: false, message: `is ${failure.what}, not a regular file`, notRegular: true };
-    case 'too-large':
-      return {
-        ok: false,
-        message: `file is larger than the limit of ${maxBytes} bytes (--max-file-bytes)`,
-      };
-    case 'error':
-      return {
-        ok: false,
-        message:
-          failure.code === 'ENOENT'
-            ? 'file disappeared while reading the manifests; run again'
-            : `cannot be read (${failure.code})`,
-      };
   }
-  return { ok: false, message: `cannot be read: ${failure.why}` };
+  if (read.kind === 'not-regular')
+    return { ok: false, message: `is ${read.what}, not a regular file`, notRegular: true };
+  if (read.kind === 'too-large')
+    return refuse(`file is larger than the limit of ${maxBytes} bytes (--max-file-bytes)`);
+  if (read.kind === 'abandoned') return refuse(`cannot be read: ${read.why}`); // never when sync
+  const gone = read.code === 'ENOENT';
+  return refuse(
+    gone
+      ? 'file disappeared while reading the manifests; run again'
+      : `cannot be read (${read.code})`,
+  );
 }
 
-/**
- * The manifest files named on a command line (`envsync validate a.yaml manifests/`): a file is
- * one manifest whatever its name (the caller chose it: a pre-commit hook, say), and whatever the
- * ignore rules say; a folder is walked as a manifests root is, with its own ignore file. Each file
- * is listed once however often it is named; a path that is neither is a problem, located at the
- * path itself.
- */
+/** The files named on a command line: a file whatever its name and the rules, a folder walked. */
 export function discoverGivenPaths(
   paths: readonly string[],
   cwd: string,
@@ -240,27 +171,21 @@ export function discoverGivenPaths(
   const problems: DiscoveryProblem[] = [];
   for (const given of paths) {
     const full = path.resolve(cwd, given);
-    let info: Stats | string;
+    let info: fs.Stats;
     try {
       info = fs.statSync(full);
     } catch (error) {
-      info = codeOf(error) ?? String(error);
+      const code = codeOf(error);
+      const message = code === 'ENOENT' ? 'no such file or folder' : `cannot be read (${code})`;
+      problems.push({ display: displayPath(full, cwd), message });
+      continue;
     }
-    if (typeof info === 'string') {
-      problems.push({
-        display: displayPath(full, cwd),
-        message: info === 'ENOENT' ? 'no such file or folder' : `cannot be read (${info})`,
-      });
-    } else if (info.isDirectory()) {
+    if (!info.isDirectory()) files.set(full, { path: full, display: displayPath(full, cwd) });
+    else {
       const found = discoverManifestFiles(full, cwd, undefined, rules);
       for (const file of found.files) files.set(file.path, file);
       problems.push(...found.problems);
-    } else {
-      files.set(full, { path: full, display: displayPath(full, cwd) });
     }
   }
-  const sorted = [...files.values()].sort((a, b) =>
-    a.display < b.display ? -1 : a.display > b.display ? 1 : 0,
-  );
-  return { files: sorted, problems };
+  return { files: [...files.values()].sort(byDisplay), problems };
 }

@@ -12,25 +12,18 @@ import { escapeJson } from '../core/escape.ts';
 import { compareNames, NAME_PATTERN } from '../core/names.ts';
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 
-/** One org's exported manifest, and the fields the listing did not show for some environment. */
+/** One org's manifest, the fields not seen, its policy files, and what it leaves out, with why. */
 export interface ExportedManifest {
   readonly text: string;
   readonly unseen: readonly string[];
-  /** The policy files to write beside the manifest (path relative to it, exact text). */
   readonly policyFiles: readonly { readonly path: string; readonly text: string }[];
-  /** Policy documents the export leaves out, with why (also said in a comment). */
   readonly policiesLeftOut: readonly string[];
-  /** The values left out because they hold a secret (also said in a comment). */
   readonly secretsLeftOut: readonly string[];
 }
 
-/** An org's policy documents to export (the `kosli` dialect). */
+/** Policy documents to export, and each one's file (none to stdout: named in a comment only). */
 export interface PolicyExport {
   readonly documents: readonly ObservedPolicyDocument[];
-  /**
-   * The file of each document, relative to the manifest; undefined when no file can be written
-   * (export to stdout): the documents are then named in a comment only.
-   */
   readonly fileOf?: ((name: string) => string) | undefined;
 }
 
@@ -58,15 +51,8 @@ function exportPolicies(policies: PolicyExport | undefined, holds: (text: string
 }
 
 /**
- * Writes one org's listing as a manifest in exactly the format `validate` accepts (the `yaml`
- * package quotes whatever needs quoting). A field is written exactly when the listing shows it:
- * one it does not show is left out (a comment says so), and a manifest that leaves a field out
- * leaves it as the service holds it, so the round trip changes nothing. A field the dialect cannot
- * send (tags in `contract`) is never written: a manifest declaring it would fail its org.
- * Environments envsync cannot manage are listed in a comment. A value that holds a secret
- * (`holds`: a token the service echoed) is left out and named, never written masked: a manifest
- * holding it masked would send the masked value back. An environment whose name holds one is
- * left out whole.
+ * Writes one org's listing as a manifest: a field exactly when the listing shows it and the
+ * dialect can send it; a value that `holds` a secret never, not even masked (docs/security.md).
  */
 export function renderExportedManifest(
   org: string,
@@ -114,18 +100,17 @@ export function renderExportedManifest(
       'a manifest that leaves a field out leaves it as the service holds it. Declare one to manage it.',
     );
   }
-  if (exported.leftOut.length > 0) {
-    header.push(
-      'Policy documents not exported (they stay on the service as they are; envsync never deletes one):',
-      ...exported.leftOut.map((line) => `  ${line}`),
-    );
-  }
-  if (secretsLeftOut.length > 0) {
-    header.push(
-      'Left out, as they hold a secret envsync holds (a token): write them by hand:',
-      ...secretsLeftOut.map((line) => `  ${line}`),
-    );
-  }
+  const listed = (title: string, lines: readonly string[]) => {
+    if (lines.length > 0) header.push(title, ...lines.map((line) => `  ${line}`));
+  };
+  listed(
+    'Policy documents not exported (they stay on the service as they are; envsync never deletes one):',
+    exported.leftOut,
+  );
+  listed(
+    'Left out, as they hold a secret envsync holds (a token): write them by hand:',
+    secretsLeftOut,
+  );
   doc.commentBefore = header.map((line) => ` ${line}`).join('\n');
   if (skipped.length > 0) {
     doc.comment = [

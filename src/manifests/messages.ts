@@ -1,22 +1,11 @@
+/** The words of manifest problems, with a did-you-mean when a value or a key is close. */
 import type * as z from 'zod';
 import { NAME_RULE } from '../core/names.ts';
 import { suggest } from '../core/suggest.ts';
 import { FIELD_LIST } from '../core/fields.ts';
+import type { PathSegment } from './yaml-document.ts';
 
-/**
- * The words of manifest problems: where (`file:line:column path`) and what, with a did-you-mean
- * when a value or a key is close to an allowed one.
- */
-
-export { formatProblem } from '../core/validation.ts';
-
-type PathSegment = string | number;
-
-/**
- * The keys a manifest document may hold at its root, in each environment and in each policy
- * document entry (for the did-you-mean of an unknown key). `renamed_from` is an environment's key
- * but not a field: it says which environment the entry is, not what it holds.
- */
+/** The keys a document may hold at its root, in an environment and in a policy entry. */
 export const MANIFEST_KEYS = {
   root: ['org', 'prune', 'suspend', 'policies', 'environments'],
   environment: ['name', 'renamed_from', ...FIELD_LIST.map((spec) => spec.manifestKey)],
@@ -53,6 +42,7 @@ const EXPECTED: Record<string, string> = {
   number: 'a number',
 };
 
+/** The value at `path`, or `found: false` where the path leads nowhere. */
 function valueAt(root: unknown, path: readonly PathSegment[]): { found: boolean; value: unknown } {
   let current: unknown = root;
   for (const segment of path) {
@@ -67,40 +57,31 @@ function valueAt(root: unknown, path: readonly PathSegment[]): { found: boolean;
 /** The message of one schema issue about `value` (the document as parsed). */
 export function issueMessage(issue: z.core.$ZodIssue, value: unknown): string {
   const here = valueAt(value, issue.path as PathSegment[]);
+  const missing = ['invalid_type', 'invalid_value', 'invalid_format'].includes(issue.code);
+  if (missing && !here.found) return 'is required but missing';
+  const got = describeValue(here.value);
+  const bare = got.replace(/^the string /, '');
   switch (issue.code) {
-    case 'invalid_type': {
-      if (!here.found) return 'is required but missing';
-      const expected = EXPECTED[issue.expected] ?? issue.expected;
-      if (issue.expected === 'boolean' && typeof here.value === 'string') {
-        return `expected true or false, got ${describeValue(here.value)} (booleans are lowercase true or false; True, yes, on are strings)`;
-      }
-      if (issue.path.length === 0) {
-        return `expected a mapping with "org" and "environments", got ${describeValue(here.value)}`;
-      }
-      return `expected ${expected}, got ${describeValue(here.value)}`;
-    }
+    case 'invalid_type':
+      if (issue.expected === 'boolean' && typeof here.value === 'string')
+        return `expected true or false, got ${got} (booleans are lowercase true or false; True, yes, on are strings)`;
+      if (issue.path.length === 0)
+        return `expected a mapping with "org" and "environments", got ${got}`;
+      return `expected ${EXPECTED[issue.expected] ?? issue.expected}, got ${got}`;
     case 'invalid_value': {
-      if (!here.found) return 'is required but missing';
       const allowed = issue.values.map(String);
       const hint = typeof here.value === 'string' ? suggest(here.value, allowed) : undefined;
-      return (
-        `${describeValue(here.value).replace(/^the string /, '')} is not one of ${allowed.join(', ')}` +
-        (hint === undefined ? '' : ` (did you mean "${hint}"?)`)
-      );
+      const meant = hint === undefined ? '' : ` (did you mean "${hint}"?)`;
+      return `${bare} is not one of ${allowed.join(', ')}${meant}`;
     }
     case 'invalid_format':
-      if (!here.found) return 'is required but missing';
-      return `${describeValue(here.value).replace(/^the string /, '')} is not a valid name: ${NAME_RULE}`;
+      return `${bare} is not a valid name: ${NAME_RULE}`;
     default:
       return issue.message;
   }
 }
 
-/**
- * Where a key that is unknown where it stands belongs, when it is a key of the other level: the
- * document's root (`prune` under an environment, say) or an environment (`renamed_from` at the
- * root). A misplaced key is not a typo, so no did-you-mean is guessed for it.
- */
+/** Where a key unknown where it stands belongs, when it is the other level's: not a typo. */
 export function misplacedKey(key: string, atRoot: boolean): string | undefined {
   const elsewhere: readonly string[] = atRoot ? MANIFEST_KEYS.environment : MANIFEST_KEYS.root;
   if (!elsewhere.includes(key)) return undefined;
@@ -109,32 +90,25 @@ export function misplacedKey(key: string, atRoot: boolean): string | undefined {
     : 'it is a key of the document itself, next to org';
 }
 
-/**
- * The message for a key the schema does not know: where it belongs when it is misplaced
- * (misplacedKey), else a did-you-mean among `known`.
- */
+/** The message for a key the schema does not know: where it `belongs`, else a did-you-mean. */
 export function unknownKeyMessage(key: string, known: readonly string[], belongs?: string): string {
   if (belongs !== undefined) return `unknown key "${key}" here: ${belongs}`;
   const hint = suggest(key, known);
-  return (
-    `unknown key "${key}"` +
-    (hint === undefined ? ` (allowed: ${known.join(', ')})` : ` (did you mean "${hint}"?)`)
-  );
+  const more = hint === undefined ? `allowed: ${known.join(', ')}` : `did you mean "${hint}"?`;
+  return `unknown key "${key}" (${more})`;
 }
 
 /**
- * The parser's errors that a key or a list item at the wrong indentation causes; its own words
- * name the symptom ("Sequence item without - indicator"), not the cause.
+ * A YAML syntax error as a problem says it: the parser's first line, with a hint for the errors a
+ * key or list item at the wrong indentation causes (the parser names the symptom, not the cause).
  */
-function fromIndentation(code: string, message: string): boolean {
-  if (code === 'BAD_INDENT' || code === 'BLOCK_AS_IMPLICIT_KEY') return !/flow/i.test(message);
-  return code === 'MISSING_CHAR' && /without - indicator/.test(message);
-}
-
-/** A YAML syntax error as a problem says it: the parser's first line, and a hint where it helps. */
 export function yamlSyntaxMessage(code: string, message: string): string {
   const text = `YAML syntax: ${message.split('\n')[0] ?? ''}`;
-  return fromIndentation(code, message)
+  const indentation =
+    code === 'BAD_INDENT' || code === 'BLOCK_AS_IMPLICIT_KEY'
+      ? !/flow/i.test(message)
+      : code === 'MISSING_CHAR' && /without - indicator/.test(message);
+  return indentation
     ? `${text} (check the indentation: each key lines up with the keys beside it, an environment's keys with the first one after its "- ")`
     : text;
 }

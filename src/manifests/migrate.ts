@@ -1,31 +1,11 @@
-/**
- * Manifests rewritten for the service as it is: the keys it retired removed from every
- * environment, and nothing else changed. The `yaml` package's document API finds each key and the
- * text it spans; that text alone is cut out, so comments, key order, quoting and blank lines stay
- * exactly as written.
- */
+/** The keys the service retired cut out of each environment's text; every other byte stays. */
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Pair } from 'yaml';
 import { normalizeLineBreaks, parseOptions } from './yaml-document.ts';
 
 /** One key removed, where it was written. */
-export interface RemovedKey {
-  readonly key: string;
-  readonly line: number;
-  readonly column: number;
-}
+export type RemovedKey = { readonly key: string; readonly line: number; readonly column: number };
 
 type Span = readonly [start: number, end: number];
-
-/** The start of the line `offset` is on. */
-function lineStart(text: string, offset: number): number {
-  return text.lastIndexOf('\n', offset - 1) + 1;
-}
-
-/** The offset just past the end of the line `offset` is on (its line break included). */
-function lineEnd(text: string, offset: number): number {
-  const end = text.indexOf('\n', offset);
-  return end < 0 ? text.length : end + 1;
-}
 
 /**
  * The text a pair of a mapping spans, to cut out: its whole lines in a block mapping (a comment
@@ -44,19 +24,16 @@ function spanOf(text: string, pair: Pair, flow: boolean): Span | undefined {
     const before = /,\s*$/.exec(text.slice(0, start));
     return before === null ? [start, end] : [start - before[0].length, end];
   }
-  const from = lineStart(text, start);
-  const to = lineEnd(text, end);
+  const from = text.lastIndexOf('\n', start - 1) + 1;
+  const lineEnd = text.indexOf('\n', end);
+  const to = lineEnd < 0 ? text.length : lineEnd + 1;
   if (text.slice(from, start).trim() === '') return [from, to];
   // `- key: value` then the item's other keys: cut from the key to the next line's indentation.
   const indent = /^[ \t]*/.exec(text.slice(to))?.[0].length ?? 0;
   return [start, Math.min(text.length, to + indent)];
 }
 
-/**
- * `text` without the keys of `retired` in any environment of any document, and where each was.
- * The text is returned as it is when nothing is to be removed, or when it does not parse (its
- * problems are validate's to tell).
- */
+/** `text` without `retired` keys in its environments, and where each was; as is if unparsable. */
 export function withoutRetiredKeys(
   text: string,
   retired: readonly string[],
@@ -71,18 +48,16 @@ export function withoutRetiredKeys(
   const removed: RemovedKey[] = [];
   for (const doc of docs) {
     const environments = isMap(doc.contents) ? doc.contents.get('environments', true) : undefined;
-    if (!isSeq(environments)) continue;
-    for (const env of environments.items) {
+    for (const env of isSeq(environments) ? environments.items : []) {
       if (!isMap(env)) continue;
       for (const pair of env.items) {
-        if (!isPair(pair) || !isScalar(pair.key)) continue;
-        const key = String(pair.key.value);
-        if (!retired.includes(key)) continue;
+        if (!isPair(pair) || !isScalar(pair.key) || !retired.includes(String(pair.key.value)))
+          continue;
         const span = spanOf(source, pair, env.flow === true);
         if (span === undefined) continue;
         spans.push(span);
         const { line, col } = lineCounter.linePos(pair.key.range?.[0] ?? 0);
-        removed.push({ key, line, column: col });
+        removed.push({ key: String(pair.key.value), line, column: col });
       }
     }
   }
@@ -92,11 +67,9 @@ export function withoutRetiredKeys(
   }
   // The cut must leave what the file said, less those keys: read both, and compare.
   const expected = docs.map((doc) => {
-    for (const [i] of (
-      (doc.get('environments', true) as { items?: unknown[] } | undefined)?.items ?? []
-    ).entries()) {
+    const environments = doc.get('environments', true) as { items?: unknown[] } | undefined;
+    for (const [i] of (environments?.items ?? []).entries())
       for (const key of retired) doc.deleteIn(['environments', i, key]);
-    }
     return JSON.stringify(doc.toJS());
   });
   const got = parseAllDocuments(normalizeLineBreaks(out), parseOptions(new LineCounter()));
@@ -104,9 +77,10 @@ export function withoutRetiredKeys(
     Array.isArray(got) &&
     got.length === expected.length &&
     got.every((doc, i) => doc.errors.length === 0 && JSON.stringify(doc.toJS()) === expected[i]);
-  if (!same)
+  if (!same) {
     throw new Error(
       'the keys cannot be cut out of this file without changing the rest; remove them by hand',
     );
+  }
   return { text: out, removed };
 }

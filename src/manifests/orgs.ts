@@ -1,9 +1,6 @@
 /**
- * Merging parsed files into organizations: an org may be served by several files and documents.
- * The problems only an org's whole set of documents can show are found here, each located where
- * the mistake is written and naming the place it clashes with: a name or policy document declared
- * twice, renames (`renamed_from`) that clash, `prune:` or `suspend:` values that disagree, and the
- * ownership tag declared under `prune`.
+ * Merging parsed files into organizations, with the problems only an org's whole set of documents
+ * can show, each located where the mistake is written and naming the place it clashes with.
  */
 import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
@@ -21,61 +18,33 @@ export interface OrgManifest {
   /** The files that serve the org: its manifests, and the policy files they name. */
   readonly files: readonly string[];
   readonly problems: readonly ManifestProblem[];
-  /**
-   * The policy documents the org's manifests declare (top-level `policies:`), their files read,
-   * sorted by name; absent when none. Empty when the org has problems.
-   */
+  /** Its `policies:`, their files read, sorted by name; absent when none, empty with problems. */
   readonly policies?: readonly DeclaredPolicyDocument[] | undefined;
-  /**
-   * The org's `prune:`, where its documents declare it (they agree, or the org has a problem).
-   * Absent when none declares it, and when the org has problems: an invalid org is left alone,
-   * and an empty list with prune on would read as "archive everything envsync owns".
-   */
+  /** Its `prune:`; absent with problems (no environments and prune would archive all it owns). */
   readonly prune?: PruneDeclaration | undefined;
-  /** The org's `suspend:`, read as `prune` is. Absent: the org is not suspended. */
+  /** Its `suspend:`, read as `prune` is. Absent: the org is not suspended. */
   readonly suspend?: PruneDeclaration | undefined;
 }
 
-/** An org's `prune:` or `suspend:` as declared, and where (for a message that refuses it). */
-export interface PruneDeclaration extends PruneEntry {
-  readonly file: string;
-  /** The YAML path: the key, `prune` or `suspend`. */
-  readonly path: string;
-}
+/** An org's `prune:` or `suspend:` as declared, and where (`path`: the key). */
+export type PruneDeclaration = PruneEntry & { readonly file: string; readonly path: string };
 
 /** One file's parse, as assembleOrgs reads it. */
-export interface ParsedFile {
-  readonly file: string;
-  readonly documents: ParsedManifest['documents'];
-  readonly problems: readonly ManifestProblem[];
-  readonly declared?: ParsedManifest['declared'];
-  /** Some other YAML, skipped: it declares nothing (parse.ts, ParseOptions). */
-  readonly notManifest?: ParsedManifest['notManifest'];
-}
+export type ParsedFile = ParsedManifest & { readonly file: string };
 
-/**
- * Finds line and column of a place below an environment: `path` from the environment, then
- * `place` (a key of the mapping there, or an item of the list there).
- */
-export type Locate = (
+/** Finds line and column of a place below an environment: `path` from it, then `place`. */
+type Locate = (
   source: SourceLocation,
   path?: readonly (string | number)[],
   place?: Place,
 ) => { line: number; column: number };
 
-/** A place in a file, as a message names it. */
-interface Position {
-  readonly file: string;
-  readonly line: number;
-  readonly column: number;
-}
+type Position = Pick<ManifestProblem, 'file' | 'line' | 'column'>;
 
 const at = (place: Position) => `${place.file}:${place.line}:${place.column}`;
 
-/** Where an environment was declared (an environment a test builds has no source of its own). */
-function placeOf(env: DesiredEnvironment, file: string, document: number, index: number) {
-  const source = env.source ?? { file, document, index };
-  return { ...source, line: source.line ?? 1, column: source.column ?? 1 };
+function problem(where: Position, path: string, message: string, org: string): ManifestProblem {
+  return { file: where.file, line: where.line, column: where.column, path, message, org };
 }
 
 /** Names declared twice that are reported one by one, per org; the rest are counted. */
@@ -89,10 +58,10 @@ interface OrgParts {
   problems: ManifestProblem[];
   repeats: number;
   /** Where the first repeat not shown one by one is. */
-  moreRepeats?: SourceLocation & Position;
-  policies?: Map<string, DeclaredPolicyDocument>;
+  moreRepeats?: Position & { index: number };
+  policies: Map<string, DeclaredPolicyDocument>;
   /** The environments that declare `renamed_from` (few), checked once the org is whole. */
-  renames?: { env: DesiredEnvironment; source: SourceLocation }[];
+  renames: { env: DesiredEnvironment; source: SourceLocation }[];
   prune?: PruneDeclaration;
   suspend?: PruneDeclaration;
 }
@@ -105,14 +74,19 @@ export function assembleOrgs(
   const byOrg = new Map<string, OrgParts>();
   const unattributed: ManifestProblem[] = [];
   const partsOf = (org: string): OrgParts => {
-    let parts = byOrg.get(org);
-    if (parts === undefined) {
-      parts = { envs: new Map(), first: new Map(), files: new Set(), problems: [], repeats: 0 };
-      byOrg.set(org, parts);
-    }
+    const parts = byOrg.get(org) ?? {
+      envs: new Map(),
+      first: new Map(),
+      files: new Set(),
+      problems: [],
+      repeats: 0,
+      policies: new Map(),
+      renames: [],
+    };
+    byOrg.set(org, parts);
     return parts;
   };
-  /** A name declared at `here`: its first declaration, or a repeat of an earlier one. */
+  /** A name declared at `here`: true for its first declaration, false for a repeat. */
   const declare = (org: string, name: string, here: Position & { index: number }) => {
     const parts = partsOf(org);
     const first = parts.first.get(name);
@@ -120,32 +94,23 @@ export function assembleOrgs(
       parts.first.set(name, here);
       return true;
     }
-    if (++parts.repeats > MAX_REPEATS_SHOWN) {
-      // One broken file says so in a few lines, not thousands: the rest are counted.
-      parts.moreRepeats ??= { ...here, document: 0 };
-      return false;
+    // One broken file says so in a few lines, not thousands: the rest are counted.
+    if (++parts.repeats > MAX_REPEATS_SHOWN) parts.moreRepeats ??= here;
+    else {
+      const message = `environment "${name}" of org "${org}" is declared twice: here and at ${at(first)}`;
+      parts.problems.push(problem(here, `environments[${here.index}].name`, message, org));
     }
-    parts.problems.push({
-      file: here.file,
-      line: here.line,
-      column: here.column,
-      path: `environments[${here.index}].name`,
-      message: `environment "${name}" of org "${org}" is declared twice: here and at ${at(first)}`,
-      org,
-    });
     return false;
   };
   for (const file of parsed) {
-    for (const problem of file.problems) {
-      if (problem.org === undefined) unattributed.push(problem);
-      else {
-        const parts = partsOf(problem.org);
-        parts.problems.push(problem);
-        parts.files.add(problem.file);
-      }
+    for (const found of file.problems) {
+      const parts = found.org === undefined ? undefined : partsOf(found.org);
+      (parts?.problems ?? unattributed).push(found);
+      parts?.files.add(found.file);
     }
-    for (const [d, doc] of file.documents.entries()) {
-      const parts = partsOf(doc.org);
+    for (const [document, doc] of file.documents.entries()) {
+      const { org } = doc;
+      const parts = partsOf(org);
       parts.files.add(file.file);
       for (const key of ['prune', 'suspend'] as const) {
         const declared = doc[key];
@@ -154,42 +119,30 @@ export function assembleOrgs(
         const first = parts[key];
         if (first === undefined) parts[key] = here;
         else if (first.value !== here.value) {
-          parts.problems.push({
-            file: here.file,
-            line: here.line,
-            column: here.column,
-            path: key,
-            message:
-              `${key} of org "${doc.org}" is ${String(here.value)} here and ${String(first.value)} at ` +
-              `${at(first)}: every document of the org that declares ${key} must say the same; make them ` +
-              'agree, or declare it in one document only',
-            org: doc.org,
-          });
+          const message =
+            `${key} of org "${org}" is ${String(here.value)} here and ${String(first.value)} at ` +
+            `${at(first)}: every document of the org that declares ${key} must say the same; make them ` +
+            'agree, or declare it in one document only';
+          parts.problems.push(problem(here, key, message, org));
         }
       }
       for (const policy of doc.policyDocuments ?? []) {
         // A policy file serves the org too: an edit of it alone is a change of the org's manifests.
         parts.files.add(policy.file);
-        parts.policies ??= new Map();
         const first = parts.policies.get(policy.name);
         if (first === undefined) parts.policies.set(policy.name, policy);
         else {
-          const { source } = policy;
-          parts.problems.push({
-            file: source.file,
-            line: source.line,
-            column: source.column,
-            path: `${source.path}.name`,
-            message: `policy document "${policy.name}" of org "${doc.org}" is declared twice: here and at ${at(first.source)}`,
-            org: doc.org,
-          });
+          const message = `policy document "${policy.name}" of org "${org}" is declared twice: here and at ${at(first.source)}`;
+          parts.problems.push(problem(policy.source, `${policy.source.path}.name`, message, org));
         }
       }
       for (const [index, env] of doc.environments.entries()) {
-        const source = placeOf(env, file.file, d, index);
-        if (!declare(doc.org, env.name, source)) continue;
+        // An environment a test builds has no source of its own.
+        const given = env.source ?? { file: file.file, document, index };
+        const source = { ...given, line: given.line ?? 1, column: given.column ?? 1 };
+        if (!declare(org, env.name, source)) continue;
         parts.envs.set(env.name, env);
-        if (env.renamedFrom !== undefined) (parts.renames ??= []).push({ env, source });
+        if (env.renamedFrom !== undefined) parts.renames.push({ env, source });
       }
     }
     // Names of documents that are not valid: a repeat is reported now, with their problems.
@@ -197,119 +150,84 @@ export function assembleOrgs(
       declare(name.org, name.name, { file: file.file, ...name });
   }
   for (const [org, parts] of byOrg) {
-    const source = parts.moreRepeats;
-    if (source !== undefined) {
-      parts.problems.push({
-        file: source.file,
-        line: source.line,
-        column: source.column,
-        path: `environments[${source.index}].name`,
-        message: `... and ${parts.repeats - MAX_REPEATS_SHOWN} more environment name(s) of org "${org}" declared twice from here on`,
-        org,
-      });
+    const more = parts.moreRepeats;
+    if (more !== undefined) {
+      const message = `... and ${parts.repeats - MAX_REPEATS_SHOWN} more environment name(s) of org "${org}" declared twice from here on`;
+      parts.problems.push(problem(more, `environments[${more.index}].name`, message, org));
     }
-    if (parts.renames !== undefined) parts.problems.push(...renameProblems(org, parts, locate));
+    parts.problems.push(...renameProblems(org, parts, locate));
     if (parts.prune?.value === true) {
       parts.problems.push(...ownerTagProblems(org, parts.prune, parts.envs.values(), locate));
     }
   }
+  const byName = <T extends { name: string }>(items: Iterable<T>) =>
+    [...items].sort((a, b) => compareNames(a.name, b.name));
   const orgs = [...byOrg.entries()]
     .sort(([a], [b]) => compareNames(a, b))
     .map(([org, parts]): OrgManifest => {
       const valid = parts.problems.length === 0;
       return {
         org,
-        environments: valid
-          ? [...parts.envs.values()].sort((a, b) => compareNames(a.name, b.name))
-          : [],
+        environments: valid ? byName(parts.envs.values()) : [],
         files: [...parts.files].sort(compareNames),
         problems: parts.problems,
-        ...(parts.policies === undefined
-          ? {}
-          : {
-              policies: valid
-                ? [...parts.policies.values()].sort((a, b) => compareNames(a.name, b.name))
-                : [],
-            }),
-        ...(parts.prune === undefined || !valid ? {} : { prune: parts.prune }),
-        ...(parts.suspend === undefined ? {} : { suspend: parts.suspend }),
+        ...(parts.policies.size > 0 && { policies: valid ? byName(parts.policies.values()) : [] }),
+        ...(parts.prune !== undefined && valid && { prune: parts.prune }),
+        ...(parts.suspend && { suspend: parts.suspend }),
       };
     });
   return { orgs, unattributed };
 }
 
-/**
- * The org's renames that clash: two environments renamed from one old name (the second is
- * refused, naming the first), and an environment renamed from a name the org declares: the
- * rename would take that environment's name. Each is located at its `renamed_from` value.
- */
+/** Two environments renamed from one name, or one renamed from a name the org declares. */
 function renameProblems(org: string, parts: OrgParts, locate: Locate): ManifestProblem[] {
   const problems: ManifestProblem[] = [];
   const first = new Map<string, { name: string; at: string }>();
-  for (const { env, source } of parts.renames ?? []) {
+  for (const { env, source } of parts.renames) {
     const { name, renamedFrom = '' } = env;
-    const value = {
-      file: source.file,
-      ...locate(source, ['renamed_from']),
-      path: formatPath(['environments', source.index, 'renamed_from']),
-    };
+    const value = { file: source.file, ...locate(source, ['renamed_from']) };
+    const path = formatPath(['environments', source.index, 'renamed_from']);
     const holder = parts.first.get(renamedFrom);
     if (holder !== undefined) {
-      problems.push({
-        ...value,
-        message:
-          `environment "${name}" of org "${org}" is renamed from "${renamedFrom}", which the org ` +
-          `also declares, at ${at(holder)}: the rename would take that environment's name away; ` +
-          `if "${renamedFrom}" is the environment being renamed, remove its entry, else remove ` +
-          'renamed_from',
-        org,
-      });
+      const message =
+        `environment "${name}" of org "${org}" is renamed from "${renamedFrom}", which the org ` +
+        `also declares, at ${at(holder)}: the rename would take that environment's name away; ` +
+        `if "${renamedFrom}" is the environment being renamed, remove its entry, else remove ` +
+        'renamed_from';
+      problems.push(problem(value, path, message, org));
     }
     const earlier = first.get(renamedFrom);
     if (earlier === undefined) {
       first.set(renamedFrom, { name, at: at(value) });
       continue;
     }
-    problems.push({
-      ...value,
-      message:
-        `environment "${name}" of org "${org}" is renamed from "${renamedFrom}", and so is ` +
-        `environment "${earlier.name}" at ${earlier.at}: only one environment can ` +
-        `take over "${renamedFrom}"; keep renamed_from on the one that was "${renamedFrom}", and ` +
-        'remove it from the other',
-      org,
-    });
+    const message =
+      `environment "${name}" of org "${org}" is renamed from "${renamedFrom}", and so is ` +
+      `environment "${earlier.name}" at ${earlier.at}: only one environment can ` +
+      `take over "${renamedFrom}"; keep renamed_from on the one that was "${renamedFrom}", and ` +
+      'remove it from the other';
+    problems.push(problem(value, path, message, org));
   }
   return problems;
 }
 
-/**
- * While the org's `prune` is on, no environment may declare the ownership tag's key: envsync sets
- * it on what it creates or updates, and its value decides what prune may archive. A declared one
- * would fight envsync's on every pass, and a copied value would claim what envsync did not make.
- */
+/** While `prune` is on, the ownership tag is envsync's alone (docs/lifecycle.md). */
 function ownerTagProblems(
   org: string,
   prune: PruneDeclaration,
   envs: Iterable<DesiredEnvironment>,
   locate: Locate,
 ): ManifestProblem[] {
-  const problems: ManifestProblem[] = [];
-  for (const env of envs) {
-    if (env.tags === undefined || !Object.hasOwn(env.tags, OWNER_TAG_KEY)) continue;
-    const source = env.source;
-    if (source === undefined) continue;
-    problems.push({
-      file: source.file,
-      ...locate(source, ['tags'], { key: OWNER_TAG_KEY }),
-      path: formatPath(['environments', source.index, 'tags', OWNER_TAG_KEY]),
-      message:
-        `tag "${OWNER_TAG_KEY}" of environment "${env.name}" is envsync's own while org "${org}" ` +
-        `has prune: true (at ${at(prune)}): envsync sets ${OWNER_TAG_KEY}: ` +
-        `${ownerTagValue(org)} on the environments it creates or updates, to mark those it owns ` +
-        'and may archive; remove the key from tags, or rename it',
-      org,
-    });
-  }
-  return problems;
+  return [...envs].flatMap(({ name, tags, source }) => {
+    if (tags === undefined || !Object.hasOwn(tags, OWNER_TAG_KEY) || source === undefined)
+      return [];
+    const message =
+      `tag "${OWNER_TAG_KEY}" of environment "${name}" is envsync's own while org "${org}" ` +
+      `has prune: true (at ${at(prune)}): envsync sets ${OWNER_TAG_KEY}: ` +
+      `${ownerTagValue(org)} on the environments it creates or updates, to mark those it owns ` +
+      'and may archive; remove the key from tags, or rename it';
+    const where = { file: source.file, ...locate(source, ['tags'], { key: OWNER_TAG_KEY }) };
+    const path = formatPath(['environments', source.index, 'tags', OWNER_TAG_KEY]);
+    return [problem(where, path, message, org)];
+  });
 }

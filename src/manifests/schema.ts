@@ -12,12 +12,6 @@ import {
 import { describeValue } from './messages.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 
-/**
- * The manifest schema, built from the field registry (core/fields.ts): the authority on what a
- * manifest may hold, the words of every error about one, and the source of the JSON Schema that
- * `envsync schema` prints.
- */
-
 const name = z
   .string()
   .regex(NAME_PATTERN)
@@ -27,8 +21,7 @@ const name = z
 function distinct(spec: FieldSpec, schema: z.ZodType): z.ZodType {
   return schema
     .superRefine((value, ctx) => {
-      const list = value as readonly string[] | undefined;
-      if (list === undefined) return; // an optional list left out
+      const list = (value ?? []) as readonly string[];
       for (const index of repeatedIndexes(list)) {
         ctx.addIssue({
           code: 'custom',
@@ -41,10 +34,8 @@ function distinct(spec: FieldSpec, schema: z.ZodType): z.ZodType {
 }
 
 /**
- * A mapping of strings to strings (tags), checked in place: z.record would copy it and drop a key
- * such as `__proto__`, which the fast path keeps. The limits are envsync's own
- * (docs/manifests.md), in UTF-16 code units as JavaScript counts. A key that breaks them is an
- * issue marked `at: 'key'`, shown where the key is written (parse-located.ts).
+ * Strings by string (tags), checked in place: z.record would drop a key such as `__proto__`. A key
+ * that breaks envsync's limits is marked `at: 'key'`: parse.ts shows it where the key is written.
  */
 function stringMap(spec: FieldSpec): z.ZodType {
   const item = spec.item ?? 'map';
@@ -69,9 +60,12 @@ function stringMap(spec: FieldSpec): z.ZodType {
           ctx.addIssue({ code: 'custom', path: [key], message: problem, params: { at: 'key' } });
         }
         const text = value[key];
+        const quote = ['number', 'boolean'].includes(typeof text)
+          ? ' (quote it to make it a string)'
+          : '';
         const wrong =
           typeof text !== 'string'
-            ? `expected a string, got ${describeValue(text)}${typeof text === 'number' || typeof text === 'boolean' ? ' (quote it to make it a string)' : ''}`
+            ? `expected a string, got ${describeValue(text)}${quote}`
             : text.length > MAP_VALUE_MAX
               ? `a ${item} value is at most ${MAP_VALUE_MAX} characters long (envsync's limit), this one ${text.length}`
               : undefined;
@@ -85,7 +79,6 @@ function stringMap(spec: FieldSpec): z.ZodType {
     });
 }
 
-/** The schema of a value of each kind in a manifest. */
 const BASE: Readonly<Record<ValueKind, (spec: FieldSpec) => z.ZodType>> = {
   enum: (spec) => z.enum(spec.values as [string, ...string[]]),
   text: () => z.string(),
@@ -105,11 +98,6 @@ function fieldSchema(spec: FieldSpec): z.ZodType {
 /** The fields allowed only on some types. */
 const TYPE_BOUND = FIELD_LIST.filter((spec) => spec.onlyForTypes !== undefined);
 
-/** Why `renamed_from` may not be the environment's own name, and what to do instead. */
-const RENAMED_FROM_OWN_NAME =
-  "is the environment's own name: remove renamed_from, or set it to the name the environment had " +
-  'before the rename';
-
 export const environmentSchema = z
   .strictObject({
     name: name.describe('Name of the environment, unique within the organization.'),
@@ -125,19 +113,18 @@ export const environmentSchema = z
     const raw = env as Record<string, unknown>;
     // JSON Schema cannot compare two values: this rule is the validator's alone.
     if (raw['renamed_from'] !== undefined && raw['renamed_from'] === raw['name']) {
-      ctx.addIssue({ code: 'custom', path: ['renamed_from'], message: RENAMED_FROM_OWN_NAME });
+      const message =
+        "is the environment's own name: remove renamed_from, or set it to the name the environment had before the rename";
+      ctx.addIssue({ code: 'custom', path: ['renamed_from'], message });
     }
+    const type = raw[FIELDS.type.manifestKey];
     for (const spec of TYPE_BOUND) {
       const types = spec.onlyForTypes ?? [];
-      if (
-        raw[spec.manifestKey] === undefined ||
-        types.includes(raw[FIELDS.type.manifestKey] as string)
-      )
-        continue;
+      if (raw[spec.manifestKey] === undefined || types.includes(type as string)) continue;
       ctx.addIssue({
         code: 'custom',
         path: [spec.manifestKey],
-        message: `is allowed only on type ${types.join(' or ')} (this environment's type is ${JSON.stringify(raw[FIELDS.type.manifestKey])})`,
+        message: `is allowed only on type ${types.join(' or ')} (this environment's type is ${JSON.stringify(type)})`,
       });
     }
   })
@@ -148,7 +135,7 @@ export const environmentSchema = z
         properties: { [FIELDS.type.manifestKey]: { not: { enum: spec.onlyForTypes } } },
         required: [FIELDS.type.manifestKey],
       },
-      // oxlint-disable-next-line unicorn/no-thenable -- `then` is JSON Schema's keyword, not a promise
+      // oxlint-disable-next-line unicorn/no-thenable -- JSON Schema's keyword, not a promise
       then: { properties: { [spec.manifestKey]: false } },
     })),
   })
@@ -208,35 +195,23 @@ export const manifestSchema = z
   })
   .describe('An envsync manifest: the environments of one organization.');
 
-/** A policy document entry as the schema outputs it. */
-export interface PolicyDocumentEntry {
-  readonly name: string;
-  readonly description?: string | undefined;
-  readonly file: string;
-}
-
-/** A manifest as the schema outputs it: every field by its manifest key, defaults filled in. */
+/** A manifest as the schema outputs it: every field by its manifest key. */
 export interface Manifest {
   readonly org: string;
   readonly prune?: boolean | undefined;
   readonly suspend?: boolean | undefined;
-  readonly policies?: readonly PolicyDocumentEntry[] | undefined;
+  readonly policies?: readonly z.infer<typeof policyDocumentSchema>[] | undefined;
   readonly environments: readonly ({
     readonly name: string;
     readonly renamed_from?: string | undefined;
   } & Record<string, unknown>)[];
 }
 
-/**
- * The JSON Schema (draft 2020-12) of one manifest document, generated from the same zod schema
- * the validator uses, so the two cannot drift apart (a test checks that they agree).
- */
+/** The JSON Schema (draft 2020-12) of one manifest document, from the validator's own schema. */
 export function manifestJsonSchema(): Record<string, unknown> {
-  const generated = z.toJSONSchema(manifestSchema, { target: 'draft-2020-12', io: 'input' });
-  const { $schema, ...rest } = generated;
-  return {
-    $schema,
-    title: 'envsync manifest',
-    ...rest,
-  };
+  const { $schema, ...rest } = z.toJSONSchema(manifestSchema, {
+    target: 'draft-2020-12',
+    io: 'input',
+  });
+  return { $schema, title: 'envsync manifest', ...rest };
 }

@@ -1,98 +1,65 @@
+/** What the schema cannot say well about a document, found in `yaml`'s tree before its value. */
 import { isMap, isScalar, isSeq, visit, type Document } from 'yaml';
 
-/**
- * What the schema cannot say well about a document, found in the `yaml` package's tree before its
- * value is read: tags, keys that are not strings, merge keys, values that do not fit their tag,
- * and byte order marks inside the text.
- */
-
-/** A problem in one document, found before its value is read. */
+/** A problem in one document; `covers`: the schema's complaints about what lies there say less. */
 export interface Finding {
   readonly offset: number;
-  /** The source range it covers: the schema's complaints about what lies there say less. */
   readonly covers: readonly [number, number];
   readonly message: string;
 }
 
-/**
- * The tags a manifest may write: the YAML 1.2 core schema's. Any other (`!custom`,
- * `!!js/function`, `!!binary`, `!!timestamp`, `!!set`, a bare `!`) is an error where it stands:
- * `yaml` would read its value as a plain string, and silently dropping a tag hides a mistake.
- */
+const CORE = 'tag:yaml.org,2002:';
+
+/** The core schema's tags: `yaml` reads any other's value as a plain string, hiding a mistake. */
 const CORE_TAGS = new Set(
-  ['str', 'seq', 'map', 'bool', 'int', 'float', 'null'].map((name) => `tag:yaml.org,2002:${name}`),
+  ['str', 'seq', 'map', 'bool', 'int', 'float', 'null'].map((n) => CORE + n),
 );
 
 /** A tag as it is usually written: `!!str` for the core ones. */
-function showTag(tag: string): string {
-  return tag.startsWith('tag:yaml.org,2002:') ? `!!${tag.slice(18)}` : tag;
-}
+const showTag = (tag: string) => (tag.startsWith(CORE) ? `!!${tag.slice(CORE.length)}` : tag);
 
-/** A number or boolean as YAML wrote it, anything else as JSON. */
-function showScalar(value: unknown): string {
-  return typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint'
-    ? String(value)
-    : (JSON.stringify(value) ?? typeof value);
-}
-
-/** The offset of the end of the line `offset` is on. */
-function lineEnd(text: string, offset: number): number {
-  const end = text.indexOf('\n', offset);
-  return end < 0 ? text.length : end;
-}
-
-/**
- * What the schema cannot say well about one document: tags it does not allow, keys that are not
- * strings, merge keys, and values that do not fit their tag (`yaml`'s warnings).
- */
+/** What the schema cannot say well about one document (see above). */
 export function structuralProblems(doc: Document, text: string): Finding[] {
   const found: Finding[] = [];
-  const start = (node: unknown): number =>
-    (node as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;
   const range = (node: unknown): [number, number] => {
     const [from = 0, to = from] =
       (node as { range?: [number, number, number] } | null)?.range ?? [];
     return [from, to];
   };
+  const add = (node: unknown, message: string) =>
+    found.push({ offset: range(node)[0], covers: range(node), message });
   visit(doc, {
     Node(_key, node) {
       const tag = (node as { tag?: string }).tag;
-      if (tag !== undefined && !CORE_TAGS.has(tag)) {
-        const offset = start(node);
-        let bang = text.lastIndexOf('!', offset);
-        while (bang > 0 && text[bang - 1] === '!') bang--;
-        const at = bang >= 0 && !text.slice(bang, offset).includes('\n') ? bang : offset;
-        found.push({
-          offset: at,
-          covers: [at, range(node)[1]],
-          message:
-            `unknown YAML tag "${showTag(tag)}": a manifest holds plain values (strings, true or ` +
-            'false, lists and mappings); remove the tag (quote the value to keep it as text)',
-        });
-      }
+      if (tag === undefined || CORE_TAGS.has(tag)) return;
+      // The node starts after its tag: the problem is shown at the tag's `!` or `!!`.
+      const offset = range(node)[0];
+      let bang = text.lastIndexOf('!', offset);
+      while (bang > 0 && text[bang - 1] === '!') bang--;
+      const at = bang >= 0 && !text.slice(bang, offset).includes('\n') ? bang : offset;
+      found.push({
+        offset: at,
+        covers: [at, range(node)[1]],
+        message:
+          `unknown YAML tag "${showTag(tag)}": a manifest holds plain values (strings, true or ` +
+          'false, lists and mappings); remove the tag (quote the value to keep it as text)',
+      });
     },
-    Pair(_key, pair) {
-      const key = pair.key;
+    Pair(_key, { key }) {
       if (isScalar(key) && key.value === '<<' && key.type === 'PLAIN') {
-        found.push({
-          offset: start(key),
-          covers: range(key),
-          message:
-            'merge keys (<<) are not supported: write the fields out in each environment (an ' +
+        add(
+          key,
+          'merge keys (<<) are not supported: write the fields out in each environment (an ' +
             'anchor and alias can share a whole value, such as a list of policies)',
-        });
+        );
       } else if (key !== null && !isScalar(key)) {
-        found.push({
-          offset: start(key),
-          covers: range(key),
-          message: `a key must be a string, not ${isSeq(key) ? 'a list' : isMap(key) ? 'a mapping' : 'an alias'}`,
-        });
+        const what = isSeq(key) ? 'a list' : isMap(key) ? 'a mapping' : 'an alias';
+        add(key, `a key must be a string, not ${what}`);
       } else if (isScalar(key) && key.value !== null && typeof key.value !== 'string') {
-        found.push({
-          offset: start(key),
-          covers: range(key),
-          message: `a key must be a string, not ${typeof key.value} ${showScalar(key.value)} (quote it)`,
-        });
+        add(
+          key,
+          `a key must be a string, not ${typeof key.value} ${key.value as number | boolean} (quote it)`,
+        );
       }
     },
   });
@@ -101,10 +68,11 @@ export function structuralProblems(doc: Document, text: string): Finding[] {
     if (found.some((f) => Math.abs(f.offset - warning.pos[0]) <= 2)) continue;
     const what = warning.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? '';
     const tag = /^Unresolved tag: (\S+)/.exec(what)?.[1];
+    // The warning points at the tag; the value it tags follows on the same line.
+    const lineEnd = text.indexOf('\n', warning.pos[1]);
     found.push({
       offset: warning.pos[0],
-      // The warning points at the tag; the value it tags follows on the same line.
-      covers: [warning.pos[0], lineEnd(text, warning.pos[1])],
+      covers: [warning.pos[0], lineEnd < 0 ? text.length : lineEnd],
       message:
         tag === undefined
           ? `YAML: ${what}`
@@ -114,14 +82,9 @@ export function structuralProblems(doc: Document, text: string): Finding[] {
   return found;
 }
 
-/**
- * The offsets of byte order marks past the first character. YAML allows one at the start of each
- * document, but `yaml` reads one there as part of the next key (`"\ufefforg"`), and js-yaml as
- * nothing; one is almost always left by joining files, so it is an error that says so.
- */
+/** Byte order marks past the first character: `yaml` reads one as part of the next key. */
 export function strayByteOrderMarks(text: string): number[] {
   const offsets: number[] = [];
-  if (typeof text !== 'string') return offsets; // no text: the parser has said so
   for (let at = text.indexOf('\ufeff', 1); at >= 0; at = text.indexOf('\ufeff', at + 1)) {
     offsets.push(at);
   }

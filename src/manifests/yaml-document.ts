@@ -1,3 +1,4 @@
+/** Reading a manifest with the `yaml` package, which keeps every node's place in the text. */
 import {
   isMap,
   isPair,
@@ -12,32 +13,16 @@ import {
   type SchemaOptions,
 } from 'yaml';
 
-/**
- * Reading a manifest with the `yaml` package, which keeps every node's place in the text: how a
- * file is parsed, whether it is other YAML, and how a path of a parsed document is found in it.
- */
-
 export type PathSegment = string | number;
 
-const LONE_CR = /\r(?!\n)/g;
+type Ranged = { range?: [number, number, number] } | null | undefined;
 
-/**
- * The text with each lone CR (not followed by LF) replaced by LF. YAML 1.2 has three line breaks:
- * LF, CRLF and a lone CR (spec 5.4); the `yaml` package reads a lone CR as content, so a file of
- * CR line breaks would be one long line. One character for one: every offset, and so every
- * position in a message, stays the same.
- */
+/** Each lone CR (a YAML line break, read by `yaml` as content) as LF: every offset stays. */
 export function normalizeLineBreaks(text: string): string {
-  return text.includes('\r') ? text.replace(LONE_CR, '\n') : text;
+  return text.includes('\r') ? text.replace(/\r(?!\n)/g, '\n') : text;
 }
 
-const BOOL_TAG = 'tag:yaml.org,2002:bool';
-
-/**
- * How a file is read (for its problems, and again for a place in it): the YAML 1.2 core schema
- * whatever a `%YAML` directive says, with booleans `true` and `false` only (`True` and `TRUE` are
- * strings, as `yes` and `on` are).
- */
+/** The YAML 1.2 core schema whatever a `%YAML` directive says, booleans `true` and `false` only. */
 export function parseOptions(
   lineCounter: LineCounter,
 ): ParseOptions & DocumentOptions & SchemaOptions {
@@ -47,7 +32,7 @@ export function parseOptions(
     schema: 'core',
     customTags: (tags) =>
       tags.map((tag) =>
-        typeof tag === 'object' && tag.tag === BOOL_TAG
+        typeof tag === 'object' && tag.tag === 'tag:yaml.org,2002:bool'
           ? ({
               ...tag,
               test: /^(?:true|false)$/,
@@ -66,72 +51,42 @@ export function isEmptyDocument(doc: Document): boolean {
 /** Finds the source offset of the deepest node along `path`; `key` points at a map key instead. */
 export function offsetOf(doc: Document, path: readonly PathSegment[], key?: string): number {
   let node: unknown = doc.contents;
-  let offset = (doc.contents as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;
-  const segments: PathSegment[] = key === undefined ? [...path] : [...path, key];
+  let offset = (doc.contents as Ranged)?.range?.[0] ?? 0;
+  const segments = key === undefined ? path : [...path, key];
   for (const [index, segment] of segments.entries()) {
-    const isLast = index === segments.length - 1;
     if (isMap(node)) {
       const pair = node.items.find(
         (item) =>
           isPair(item) && (isScalar(item.key) ? item.key.value === segment : item.key === segment),
       );
       if (pair === undefined) break;
-      const keyRange = (pair.key as { range?: [number, number, number] } | null)?.range;
-      const valueRange = (pair.value as { range?: [number, number, number] } | null)?.range;
-      if (key !== undefined && isLast && keyRange) return keyRange[0];
-      offset = valueRange?.[0] ?? keyRange?.[0] ?? offset;
+      const keyRange = (pair.key as Ranged)?.range;
+      if (key !== undefined && index === segments.length - 1 && keyRange) return keyRange[0];
+      offset = (pair.value as Ranged)?.range?.[0] ?? keyRange?.[0] ?? offset;
       node = pair.value;
     } else if (isSeq(node) && typeof segment === 'number') {
-      const item = node.items[segment] as { range?: [number, number, number] } | undefined;
+      const item = node.items[segment] as Ranged;
       if (item === undefined) break;
-      offset = item.range?.[0] ?? offset;
+      offset = item?.range?.[0] ?? offset;
       node = item;
     } else break;
   }
   return offset;
 }
 
-/** Whether the mapping at `path` has the key `key` written as a string (not a list, say). */
-export function hasStringKey(doc: Document, path: readonly PathSegment[], key: string): boolean {
-  const node = doc.getIn(path, true);
-  return isMap(node) && node.items.some((item) => isScalar(item.key) && item.key.value === key);
-}
+/** Whether `node` is a mapping with the key `key` written as a string (not a list, say). */
+const hasKey = (node: unknown, key: string) =>
+  isMap(node) && node.items.some((item) => isScalar(item.key) && item.key.value === key);
 
-/** The index of the first item of the list at `path` whose value is `item`, if there is one. */
-export function itemIndex(
-  doc: Document,
-  path: readonly PathSegment[],
-  item: string,
-): number | undefined {
-  const node = doc.getIn(path, true);
-  if (!isSeq(node)) return undefined;
-  const index = node.items.findIndex((entry) => isScalar(entry) && entry.value === item);
-  return index < 0 ? undefined : index;
-}
+export const hasStringKey = (doc: Document, path: readonly PathSegment[], key: string) =>
+  hasKey(doc.getIn(path, true), key);
+
+/** A mapping with `org` or `environments`: a manifest's marks. */
+const hasMarker = (node: unknown) => hasKey(node, 'org') || hasKey(node, 'environments');
 
 /**
- * A document with neither of these keys is not a manifest but some other YAML (a Kubernetes
- * object, a CI file): a file of only such documents is skipped unless --strict. The keys count at
- * the root, and in a mapping of a list at the root: a manifest written as a list by mistake is
- * reported, not skipped.
- */
-const MANIFEST_MARKERS: readonly string[] = ['org', 'environments'];
-
-/** Whether a node is a mapping with `org` or `environments`. */
-function hasMarker(node: unknown): boolean {
-  return (
-    isMap(node) &&
-    node.items.some(
-      (pair) => isScalar(pair.key) && MANIFEST_MARKERS.includes(pair.key.value as string),
-    )
-  );
-}
-
-/**
- * Whether a file is some other YAML, skipped (parse.ts, ParseOptions): every document is read
- * without a syntax error, and none that is not empty has `org` or `environments` at its root or
- * in a mapping of a list there. The schema's other rules (tags, keys) are a manifest's, not asked
- * of other YAML.
+ * Whether a file is some other YAML, skipped: no syntax error, and no document with `org` or
+ * `environments` at its root or in a mapping of a list there (a manifest written as a list).
  */
 export function isOtherYaml(docs: readonly Document[], strayMarks: readonly number[]): boolean {
   if (strayMarks.length > 0 || docs.some((doc) => doc.errors.length > 0)) return false;
@@ -144,48 +99,40 @@ export function isOtherYaml(docs: readonly Document[], strayMarks: readonly numb
   );
 }
 
-/**
- * A place below a path: a value in the list there (`item`), or a key of the mapping there, where
- * the key itself is written (`key`).
- */
+/** A value in the list at a path (`item`), or a key of the mapping there (`key`). */
 export type Place = { readonly item: string } | { readonly key: string };
 
-/** The 1-based line and column of a place in a file, and the path it was found at. */
-export type Locator = (
-  document: number,
-  path: readonly (string | number)[],
-  place?: Place,
-) => { line: number; column: number; path: readonly (string | number)[] };
-
 /**
- * Returns a function that finds the 1-based line and column of `path` in document `document` of
- * `text` (for messages found after loading, about a place below an environment); with a `place`, of that value
- * in the list at `path`, or of that key of the mapping at `path`. The text is parsed once, on the first call, however many places are asked
- * for: a file that repeats a name thousands of times costs one parse, not one per repeat.
+ * Finds places in `text`, parsed once (when a message first names a place in it): the 1-based line
+ * and column of `path` in a document, or of `place` below it, and the path found.
  */
-export function textLocator(text: string): Locator {
-  let parsed: { docs: Document[]; lineCounter: LineCounter } | null | undefined;
-  return (document, path, place) => {
-    if (parsed === undefined) {
-      const lineCounter = new LineCounter();
-      try {
-        const all = parseAllDocuments(normalizeLineBreaks(text), parseOptions(lineCounter));
-        parsed = { docs: (all as Document[]).filter((d) => !isEmptyDocument(d)), lineCounter };
-      } catch {
-        parsed = null;
-      }
-    }
-    const doc = parsed?.docs[document];
-    if (parsed === null || doc === undefined) return { line: 1, column: 1, path };
+export function textLocator(text: string) {
+  const lineCounter = new LineCounter();
+  let docs: Document[] = [];
+  try {
+    const all = parseAllDocuments(normalizeLineBreaks(text), parseOptions(lineCounter));
+    docs = (all as Document[]).filter((doc) => !isEmptyDocument(doc));
+  } catch {
+    // Not YAML any more: every place is the file's start.
+  }
+  type Found = { line: number; column: number; path: readonly PathSegment[] };
+  return (document: number, path: readonly PathSegment[], place?: Place): Found => {
+    const doc = docs[document];
+    if (doc === undefined) return { line: 1, column: 1, path };
+    const linePos = (at: readonly PathSegment[], key?: string) => {
+      const { line, col } = lineCounter.linePos(offsetOf(doc, at, key));
+      return { line, column: col };
+    };
     try {
       if (place !== undefined && 'key' in place) {
-        const { line, col } = parsed.lineCounter.linePos(offsetOf(doc, path, place.key));
-        return { line, column: col, path: [...path, place.key] };
+        return { ...linePos(path, place.key), path: [...path, place.key] };
       }
-      const index = place === undefined ? undefined : itemIndex(doc, path, place.item);
-      const at = index === undefined ? path : [...path, index];
-      const { line, col } = parsed.lineCounter.linePos(offsetOf(doc, at));
-      return { line, column: col, path: at };
+      const list = place === undefined ? undefined : doc.getIn(path, true);
+      const index = isSeq(list)
+        ? list.items.findIndex((entry) => isScalar(entry) && entry.value === place?.item)
+        : -1;
+      const at = index < 0 ? path : [...path, index];
+      return { ...linePos(at), path: at };
     } catch {
       return { line: 1, column: 1, path };
     }

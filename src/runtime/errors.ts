@@ -15,7 +15,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-/** An org with no token for its requests (`--token-dir`, no default): it fails, the others go on. */
+/** An org with no token (`--token-dir`, no default): it fails, the others go on. */
 export class NoTokenError extends ConfigError {
   override name = 'NoTokenError';
 }

@@ -1,7 +1,4 @@
-/**
- * How logs look: which format a command writes (pretty lines for a person, JSON lines for a
- * machine), at which level by default, and a log record as one pretty line. Pure.
- */
+/** How logs look: the format and default level of a command, and a record as one pretty line. */
 import { UNSAFE } from '../core/escape.ts';
 
 /** The values of `--log-format`: auto is pretty on a terminal, JSON elsewhere. */
@@ -13,10 +10,7 @@ export function chooseLogFormat(setting: LogFormatSetting, stderrIsTerminal: boo
   return setting !== 'auto' ? setting : stderrIsTerminal ? 'pretty' : 'json';
 }
 
-/**
- * The level given, else info; but warn for a one-shot command's JSON logs: its report on stdout
- * says what happened, and a pipeline's log should hold only what needs a look.
- */
+/** The level given, else info; warn for a one-shot command's JSON logs (its report says it). */
 export function chooseLogLevel(
   given: string | undefined,
   format: LogFormat,
@@ -25,7 +19,6 @@ export function chooseLogLevel(
   return given ?? (oneShot && format === 'json' ? 'warn' : 'info');
 }
 
-/** pino's levels: the name and the colour (ANSI) of each. */
 const LEVELS: Readonly<Record<number, readonly [string, string]>> = {
   10: ['TRACE', '\u001b[90m'],
   20: ['DEBUG', '\u001b[36m'],
@@ -40,11 +33,7 @@ const RESET = '\u001b[0m';
 /** Fields a pretty line never shows: pino's own, and those every line of a process shares. */
 const HIDDEN = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'command', 'name']);
 
-/**
- * Controls replaced, so a value from a manifest or a service cannot steer the terminal or break
- * the line; bidirectional and zero-width characters as \u escapes, so it cannot reorder or hide
- * what the line says.
- */
+/** Controls replaced, bidirectional and zero-width characters escaped: a value cannot steer it. */
 const oneLine = (text: string) =>
   text.replace(UNSAFE, (c) =>
     '\n\r\t'.includes(c)
@@ -67,11 +56,7 @@ function shown(value: unknown): string | undefined {
   return text !== undefined && text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
-/**
- * One log record as one line: the time of day (UTC, as the JSON logs' ISO 8601 times), the level,
- * the message, then `key=value` for each plain field the message does not already say. Objects
- * are left out; an error shows its message.
- */
+/** One log record as one line: time of day (UTC), level, message, the fields it does not say. */
 export function formatLogLine(
   record: Readonly<Record<string, unknown>>,
   { color }: { readonly color: boolean },
@@ -81,11 +66,9 @@ export function formatLogLine(
   const message = typeof record['msg'] === 'string' ? record['msg'] : '';
   const fields = Object.entries(record).flatMap(([key, value]) => {
     const text = HIDDEN.has(key) ? undefined : shown(value);
-    // Said in the message already (`org acme failed`): once is enough.
     if (!text || (typeof value === 'string' && message.includes(value))) return [];
     return [`${key}=${text}`];
   });
-  // The time of day of pino's ISO 8601 time, still UTC: `01:02:03.456Z`.
   const day = typeof record['time'] === 'string' ? record['time'].replace(/^.*T/, '') : '';
   const said = oneLine(fields.join(' '));
   const paint = (text: string, code: string) =>

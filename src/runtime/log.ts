@@ -9,7 +9,7 @@ const MASKED_FIELDS = ['authorization', 'token', 'tokens'].concat(
   ['', '*.', 'req.', 'request.'].map((at) => `${at}headers.authorization`),
 );
 
-/** Wraps an output stream so that no secret passes through it, whoever writes: each write is masked. */
+/** Wraps an output stream so that every write through it is masked, whoever writes. */
 export function maskingStream<T extends Writable>(target: T, mask: Mask): T {
   return new Proxy(target, {
     get(object, property, receiver) {
@@ -28,17 +28,9 @@ export function maskingStream<T extends Writable>(target: T, mask: Mask): T {
 }
 
 /** How a logger writes: pretty lines, with colour (a terminal, and no NO_COLOR) or not, or JSON. */
-export interface LogOutput {
-  readonly format: LogFormat;
-  readonly color?: boolean;
-}
+export type LogOutput = { readonly format: LogFormat; readonly color?: boolean };
 
-/**
- * The logger: pino's JSON lines on `stream` (stderr), ISO 8601 UTC times, header fields masked,
- * with what JSON.stringify leaves raw and a terminal would act on (C1 controls, bidirectional and
- * zero-width characters) as \u escapes; or, pretty, one line per record (runtime/log-line.ts),
- * written through `stream` so a masking stream still masks it. The emulator logs through here too.
- */
+/** pino's JSON lines (escaped for a terminal), or pretty ones, both written through `stream`. */
 export function createLogger(
   level: string,
   stream: Writable,
@@ -47,7 +39,6 @@ export function createLogger(
 ): Logger {
   let partial = '';
   const pretty = (chunk: string) => {
-    // pino writes each record as one JSON line.
     const lines = (partial + chunk).split('\n');
     partial = lines.pop() ?? '';
     const text = lines

@@ -1,10 +1,6 @@
 /**
- * The one way envsync opens a file to read it, whatever the file (`.oxlintrc.json` refuses the
- * others in src/). Only a regular file, or a link to one, is read: it is opened with O_NONBLOCK
- * (opening a FIFO nobody writes to returns at once), and the open handle, not the path, is asked
- * what it is. At most `maxBytes + 1` bytes are read, whatever size the file claims: a larger file
- * is refused. An asynchronous read that takes longer than `timeoutMs` (the command's --deadline)
- * is abandoned with an error; its handle is closed whenever the file system answers.
+ * The one way envsync reads a file: a regular one only, opened with O_NONBLOCK (a FIFO nobody
+ * writes to returns at once) and asked what it is by its handle, at most `maxBytes + 1` bytes.
  */
 import * as Fs from 'node:fs';
 import * as FsPromises from 'node:fs/promises';
@@ -41,14 +37,12 @@ export function kindOf(stats: Fs.Stats): string {
   return stats.isDirectory() ? 'a directory' : 'a special file';
 }
 
-/** How a failed read's message names the file and says what to do. */
-export interface ReadWords {
-  /** What the file is, and its path: `token file secrets/t`. */
-  readonly subject: string;
-  /** What to do when it is not a regular file: `point --token-file at a file`. */
-  readonly fix: string;
-  /** What the limit is for: `for a token file`, or the flag that sets it. */
-  readonly limit: string;
+/** A failed read's words: `token file t`, `point --token-file at a file`, `for a token file`. */
+export type ReadWords = { readonly subject: string; readonly fix: string; readonly limit: string };
+
+function inUnits(bytes: number): string {
+  if (bytes % MiB === 0) return `${bytes / MiB} MiB`;
+  return bytes % KiB === 0 ? `${bytes / KiB} KiB` : `${bytes} bytes`;
 }
 
 /** A read that failed: a configuration error (exit 1) that names the file and what to do. */
@@ -58,19 +52,13 @@ export class FileReadError extends ConfigError {
   /** The system's code when there is one (ENOENT, ...). */
   readonly code: string | undefined;
   constructor(failure: ReadFailure, { subject, fix, limit }: ReadWords) {
-    const size = (bytes: number) =>
-      bytes % MiB === 0
-        ? `${bytes / MiB} MiB`
-        : bytes % KiB === 0
-          ? `${bytes / KiB} KiB`
-          : `${bytes} bytes`;
     super(
       failure.kind === 'error'
         ? `${subject} cannot be read (${failure.code})`
         : failure.kind === 'not-regular'
           ? `${subject} is ${failure.what}, not a regular file: ${fix}`
           : failure.kind === 'too-large'
-            ? `${subject} is larger than the limit of ${size(failure.maxBytes)} ${limit}`
+            ? `${subject} is larger than the limit of ${inUnits(failure.maxBytes)} ${limit}`
             : `${subject} could not be read: ${failure.why}`,
     );
     this.failure = failure;
@@ -78,7 +66,8 @@ export class FileReadError extends ConfigError {
   }
 }
 
-const codeOf = (error: unknown) =>
+/** The system's code of a failed call (ENOENT, EACCES, ...), or what was thrown. */
+export const codeOf = (error: unknown) =>
   (error as NodeJS.ErrnoException | undefined)?.code ?? String(error);
 
 /** Why an open failed: a socket cannot be opened at all (ENXIO), so what is there is asked. */
@@ -90,7 +79,7 @@ const openFailure = (error: unknown, stats: Fs.Stats | undefined): ReadFailure =
 /** Read only, and never wait for a FIFO's writer. */
 const FLAGS = Fs.constants.O_RDONLY | Fs.constants.O_NONBLOCK;
 
-/** `buffer`, or a larger one when `length` fills it: from `size` and one byte, to the limit and one. */
+/** `buffer`, or a larger one when `length` fills it, from `size` + 1 up to the limit + 1. */
 function room(buffer: Buffer | undefined, length: number, maxBytes: number, size = 0): Buffer {
   if (buffer !== undefined && length < buffer.length) return buffer;
   const wanted = Math.max(size + 1, 2 * (buffer?.length ?? 0));
@@ -99,16 +88,8 @@ function room(buffer: Buffer | undefined, length: number, maxBytes: number, size
   return bigger;
 }
 
-/**
- * Reads a regular file of at most `maxBytes` bytes, synchronously: the manifests, small local
- * files read by the thousand, where promise-based reads cost the main thread several times more.
- * It has no time bound, for a file system that stops answering. `use` gets the bytes.
- */
-export function readRegularFileSync<T>(
-  file: string,
-  maxBytes: number,
-  use: (bytes: Buffer) => T,
-): { ok: true; value: T } | { ok: false; failure: ReadFailure } {
+/** Reads a file synchronously, with no time bound: manifests, small and read by the thousand. */
+export function readRegularFileSync(file: string, maxBytes: number): Buffer | ReadFailure {
   let fd: number;
   try {
     fd = Fs.openSync(file, FLAGS);
@@ -119,39 +100,33 @@ export function readRegularFileSync<T>(
     } catch {
       // nothing more is known of it
     }
-    return { ok: false, failure: openFailure(error, stats) };
+    return openFailure(error, stats);
   }
   try {
     const info = Fs.fstatSync(fd);
-    if (!info.isFile()) return { ok: false, failure: { kind: 'not-regular', what: kindOf(info) } };
+    if (!info.isFile()) return openFailure(undefined, info);
     let buffer = room(undefined, 0, maxBytes, info.size);
     let length = 0;
     for (let got = -1; got !== 0 && length <= maxBytes; length += got) {
       buffer = room(buffer, length, maxBytes);
       got = Fs.readSync(fd, buffer, length, buffer.length - length, length);
     }
-    if (length > maxBytes) return { ok: false, failure: { kind: 'too-large', maxBytes } };
-    return { ok: true, value: use(buffer.subarray(0, length)) };
+    return length > maxBytes ? { kind: 'too-large', maxBytes } : buffer.subarray(0, length);
   } catch (error) {
-    return { ok: false, failure: { kind: 'error', code: codeOf(error) } };
+    return { kind: 'error', code: codeOf(error) };
   } finally {
     Fs.closeSync(fd);
   }
 }
 
 /** The file a read read, and as of when. */
-export interface FileIdentity {
-  readonly dev: number;
-  readonly ino: number;
-  readonly size: number;
-  readonly mtimeMs: number;
-}
+export type FileIdentity = Pick<Fs.Stats, 'dev' | 'ino' | 'size' | 'mtimeMs'>;
 
-export interface ReadOptions extends ReadWords {
+/** `timeoutMs`: the most time the read may take (--deadline); 5 minutes by default. */
+export type ReadOptions = ReadWords & {
   readonly maxBytes: number;
-  /** The most time the read may take (the command's --deadline); 5 minutes by default. */
   readonly timeoutMs?: number | undefined;
-}
+};
 
 /** Opens a file for reading: tests pass one whose reads never answer. */
 export type OpenForRead = (file: string, flags: number) => Promise<FsPromises.FileHandle>;
@@ -162,7 +137,6 @@ let abandonedInFlight = 0;
 /** How many abandoned reads still wait for their file system (src/cli.ts ends them). */
 export const abandonedReads = (): number => abandonedInFlight;
 
-/** The read itself: open, check, read up to the limit (or until `stop`), close. */
 async function read(file: string, maxBytes: number, stop: AbortSignal, open: OpenForRead) {
   let handle: FsPromises.FileHandle;
   try {
@@ -192,8 +166,8 @@ async function read(file: string, maxBytes: number, stop: AbortSignal, open: Ope
 }
 
 /**
- * Reads a regular file of at most `maxBytes` bytes, within `timeoutMs`: its bytes and the identity
- * of the file they came from. Throws a FileReadError naming the file, what it is and what to do.
+ * Reads a file within `timeoutMs`, else abandons it (its handle closed whenever the file system
+ * answers): its bytes and which file they came from. Throws a FileReadError.
  */
 export async function readRegularFile(
   file: string,

@@ -3,12 +3,9 @@ import { setFlagsFromString } from 'node:v8';
 let tuned = false;
 
 /**
- * V8's flags for the work of a pass, set once, where work that talks to the API starts (a `plan`
- * or `sync` pass, the daemon's first pass, `connect`), after the modules it needs are loaded:
- * `--heap-growing-percent=20` keeps a large plan's peak heap near its live size, and
- * `--wasm-tiering-budget=100000000` spares a small run the optimizing compile of undici's HTTP
- * parser (WebAssembly), which it never earns back. On node's command line the same flags would
- * make Node compile its own modules again at every start.
+ * V8's flags for a pass, set once its modules are loaded (on node's command line they would make
+ * Node compile its own at every start): a large plan's peak heap near its live size, and no
+ * optimizing compile of undici's HTTP parser, which a small run never earns back.
  */
 export function tuneV8ForWork(): void {
   if (tuned) return;

@@ -2,11 +2,8 @@ import * as FsPromises from 'node:fs/promises';
 import { kindOf } from './read-file.ts';
 
 /**
- * Writes `text` to a new file whole and flushes it to the disk, for the writers that need a
- * handle of their own. `exclusive`: the file must not exist yet (O_EXCL, so a link planted at its
- * name fails the open instead of being written through), and one not written whole is removed;
- * otherwise a regular file is emptied first. Never waits for a FIFO's reader (O_NONBLOCK), and
- * refuses whatever is not a regular file.
+ * Writes `text` to a regular file whole and flushes it. `exclusive`: the file must not exist yet
+ * (a link planted at its name fails the open), and one not written whole is removed.
  */
 export async function writeFileSynced(
   file: string,
@@ -14,11 +11,8 @@ export async function writeFileSynced(
   { exclusive, mode }: { readonly exclusive: boolean; readonly mode: number },
 ): Promise<void> {
   const { O_WRONLY, O_CREAT, O_TRUNC, O_EXCL, O_NONBLOCK } = FsPromises.constants;
-  const handle = await FsPromises.open(
-    file,
-    O_WRONLY | O_CREAT | O_NONBLOCK | (exclusive ? O_EXCL : O_TRUNC),
-    mode,
-  );
+  const flags = O_WRONLY | O_CREAT | O_NONBLOCK | (exclusive ? O_EXCL : O_TRUNC);
+  const handle = await FsPromises.open(file, flags, mode);
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw new Error(`${file} is ${kindOf(info)}, not a regular file`);

@@ -4,13 +4,12 @@
  * client's one request path, retries included.
  */
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createClient } from '../../src/api/client.ts';
-import { ApiError } from '../../src/api/errors.ts';
 import { readPolicyDocuments } from '../../src/api/policy-documents.ts';
 import { DEFAULT_RETRY_POLICY } from '../../src/api/retry-policy.ts';
 import { systemClock } from '../../src/runtime/system-clock.ts';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { startTestEmulator } from '../helpers/emulator.ts';
 
 // Random-looking, as a real token is: any 12 characters of a token in a row are masked in every
 // output, and a token made of words would blank those words out of the messages.
@@ -60,31 +59,26 @@ describe('readPolicyDocuments', () => {
     ],
     ['a name twice', '[{"name": "a"}, {"name": "a"}]', 'show "a" twice'],
   ])('refuses %s, naming the request', (_what, text, message) => {
-    const error = (() => {
-      try {
-        return read(text);
-      } catch (caught) {
-        return caught;
-      }
-    })();
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ kind: 'invalid-response', status: 200 });
-    expect((error as ApiError).message).toMatch(
-      /^GET \/api\/v2\/policies\/acme: the policy documents /,
+    expect(() => read(text)).toThrow(
+      expect.objectContaining({
+        name: 'ApiError',
+        kind: 'invalid-response',
+        status: 200,
+        message: expect.stringMatching(/^GET \/api\/v2\/policies\/acme: the policy documents /),
+      }),
     );
-    expect((error as ApiError).message).toContain(message);
+    expect(() => read(text)).toThrow(message);
   });
 });
 
 describe('the client and the emulator', () => {
-  let api: TestEmulator | undefined;
-  afterEach(async () => {
-    await api?.close();
-    api = undefined;
-  });
-  const client = (url: string, retries = 0) =>
-    createClient({
-      apiUrl: new URL(url),
+  async function kosli(retries = 0) {
+    const api = await startTestEmulator({
+      profile: 'kosli',
+      tokens: [{ token: TOKEN, orgs: null }],
+    });
+    const client = createClient({
+      apiUrl: new URL(api.url),
       getToken: () => TOKEN,
       concurrency: 2,
       timeoutMs: 5000,
@@ -92,71 +86,61 @@ describe('the client and the emulator', () => {
       logger: pino({ level: 'silent' }),
       clock: systemClock,
     });
-  const kosli = () =>
-    startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
+    onTestFinished(async () => {
+      await client.close();
+      await api.close();
+    });
+    return { api, client };
+  }
 
   it('creates a document, makes a version only when the text changes, and reads them back', async () => {
-    api = await kosli();
-    const c = client(api.url);
-    try {
-      expect(await c.listPolicyDocuments('acme')).toEqual([]);
-      const upload = { name: 'prod', description: 'P', comment: 'envsync', content: 'a: 1\n' };
-      await c.putPolicyDocument('acme', upload);
-      await c.putPolicyDocument('acme', upload);
-      await c.putPolicyDocument('acme', { ...upload, content: 'a: 2\n' });
-      // Without a description, the service keeps the one it has.
-      await c.putPolicyDocument('acme', { name: 'prod', comment: 'envsync', content: 'a: 2\n' });
-      expect(await c.listPolicyDocuments('acme')).toEqual([
-        { name: 'prod', description: 'P', latest: { version: 2, content: 'a: 2\n' } },
-      ]);
-      const requests = (await api.getRequests()).map((r) => `${r.method} ${r.path} ${r.status}`);
-      expect(requests).toEqual([
-        'GET /api/v2/policies/acme 200',
-        'PUT /api/v2/policies/acme 201',
-        'PUT /api/v2/policies/acme 200',
-        'PUT /api/v2/policies/acme 200',
-        'PUT /api/v2/policies/acme 200',
-        'GET /api/v2/policies/acme 200',
-      ]);
-    } finally {
-      await c.close();
-    }
+    const { api, client } = await kosli();
+    expect(await client.listPolicyDocuments('acme')).toEqual([]);
+    const upload = { name: 'prod', description: 'P', comment: 'envsync', content: 'a: 1\n' };
+    await client.putPolicyDocument('acme', upload);
+    await client.putPolicyDocument('acme', upload);
+    await client.putPolicyDocument('acme', { ...upload, content: 'a: 2\n' });
+    // Without a description, the service keeps the one it has.
+    await client.putPolicyDocument('acme', { name: 'prod', comment: 'envsync', content: 'a: 2\n' });
+    expect(await client.listPolicyDocuments('acme')).toEqual([
+      { name: 'prod', description: 'P', latest: { version: 2, content: 'a: 2\n' } },
+    ]);
+    const requests = (await api.getRequests()).map((r) => `${r.method} ${r.path} ${r.status}`);
+    const put = (status: number) => `PUT /api/v2/policies/acme ${status}`;
+    expect(requests).toEqual([
+      'GET /api/v2/policies/acme 200',
+      put(201),
+      put(200),
+      put(200),
+      put(200),
+      'GET /api/v2/policies/acme 200',
+    ]);
   });
 
   it('carries any text exactly: CRLF, no final newline, outside ASCII, a line like a boundary', async () => {
-    api = await kosli();
-    const c = client(api.url);
+    const { client } = await kosli();
     const contents = [
       'a: 1',
       'a: 1\r\n\r\nb: 2\r\n',
       'description: "naïve — ✓"\n',
       '--x\r\n--\r\n',
     ];
-    try {
-      for (const [i, content] of contents.entries())
-        await c.putPolicyDocument('acme', { name: `p${i}`, comment: 'envsync', content });
-      const held = await c.listPolicyDocuments('acme');
-      expect(held.map((d) => d.latest?.content)).toEqual(contents);
-    } finally {
-      await c.close();
-    }
+    for (const [i, content] of contents.entries())
+      await client.putPolicyDocument('acme', { name: `p${i}`, comment: 'envsync', content });
+    const held = await client.listPolicyDocuments('acme');
+    expect(held.map((d) => d.latest?.content)).toEqual(contents);
   });
 
   it('retries an upload the service failed, through the same retry policy', async () => {
-    api = await kosli();
+    const { api, client } = await kosli(2);
     await api.setFaults({ failRate: 1 });
-    const c = client(api.url, 2);
-    try {
-      const upload = c.putPolicyDocument('acme', {
-        name: 'p',
-        comment: 'envsync',
-        content: 'a: 1\n',
-      });
-      await expect(upload).rejects.toThrow(/PUT \/api\/v2\/policies\/acme/);
-      const puts = (await api.getRequests()).filter((r) => r.method === 'PUT');
-      expect(puts.map((r) => r.status)).toEqual([503, 503, 503]);
-    } finally {
-      await c.close();
-    }
+    const upload = client.putPolicyDocument('acme', {
+      name: 'p',
+      comment: 'envsync',
+      content: 'a: 1\n',
+    });
+    await expect(upload).rejects.toThrow(/PUT \/api\/v2\/policies\/acme/);
+    const puts = (await api.getRequests()).filter((r) => r.method === 'PUT');
+    expect(puts.map((r) => r.status)).toEqual([503, 503, 503]);
   });
 });

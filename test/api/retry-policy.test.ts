@@ -13,6 +13,7 @@ import {
 import { unreachable, type Failure } from '../../src/core/request-failure.ts';
 
 const network = (code: string | undefined): Failure => ({ kind: 'network', code });
+const [T, F] = [true, false];
 
 describe('the retry policy', () => {
   it.each([
@@ -24,28 +25,22 @@ describe('the retry policy', () => {
 
   // [failure, transient (a backoff, and another round), retried after 0 / 1 / 3 retries, host unreachable]
   it.each([
-    ['refused', network('ECONNREFUSED'), false, [true, false, false], true],
-    ['not resolved', network('ENOTFOUND'), false, [true, false, false], true],
-    ['resolver gave no answer', network('EAI_AGAIN'), false, [true, false, false], true],
-    [
-      'certificate',
-      network('UNABLE_TO_VERIFY_LEAF_SIGNATURE'),
-      false,
-      [false, false, false],
-      false,
-    ],
-    ['reset', network('ECONNRESET'), true, [true, true, true], false],
-    ['network without a code', network(undefined), true, [true, true, true], false],
-    ['timeout', { kind: 'timeout' }, true, [true, true, true], false],
-    ['503', { kind: 'http', status: 503 }, true, [true, true, true], false],
-    ['429', { kind: 'http', status: 429 }, true, [true, true, true], false],
-    ['404', { kind: 'http', status: 404 }, false, [false, false, false], false],
-    ['401', { kind: 'auth', status: 401 }, false, [false, false, false], false],
-    ['invalid response', { kind: 'invalid-response' }, false, [false, false, false], false],
-    ['deadline', { kind: 'deadline' }, false, [false, false, false], false],
-    ['stopped', { kind: 'stopped' }, false, [false, false, false], false],
-    ['too large', { kind: 'too-large' }, false, [false, false, false], false],
-    ['not a request failure', undefined, false, [false, false, false], false],
+    ['refused', network('ECONNREFUSED'), F, [T, F, F], T],
+    ['not resolved', network('ENOTFOUND'), F, [T, F, F], T],
+    ['resolver gave no answer', network('EAI_AGAIN'), F, [T, F, F], T],
+    ['certificate', network('UNABLE_TO_VERIFY_LEAF_SIGNATURE'), F, [F, F, F], F],
+    ['reset', network('ECONNRESET'), T, [T, T, T], F],
+    ['network without a code', network(undefined), T, [T, T, T], F],
+    ['timeout', { kind: 'timeout' }, T, [T, T, T], F],
+    ['503', { kind: 'http', status: 503 }, T, [T, T, T], F],
+    ['429', { kind: 'http', status: 429 }, T, [T, T, T], F],
+    ['404', { kind: 'http', status: 404 }, F, [F, F, F], F],
+    ['401', { kind: 'auth', status: 401 }, F, [F, F, F], F],
+    ['invalid response', { kind: 'invalid-response' }, F, [F, F, F], F],
+    ['deadline', { kind: 'deadline' }, F, [F, F, F], F],
+    ['stopped', { kind: 'stopped' }, F, [F, F, F], F],
+    ['too large', { kind: 'too-large' }, F, [F, F, F], F],
+    ['not a request failure', undefined, F, [F, F, F], F],
   ] as const)(
     '%s: transient %s, retried %j, host unreachable %s',
     (_t, failure, transient, retried, down) => {
@@ -81,11 +76,7 @@ describe('the retry policy', () => {
   it('a 429 uses no retry up to its allowance; anything else uses one', () => {
     const policy = { ...DEFAULT_RETRY_POLICY, maxThrottledAttempts: 2 };
     const throttled = { kind: 'http', status: 429 } as const;
-    expect([1, 2, 3].map((count) => usesRetry(throttled, count, policy))).toEqual([
-      false,
-      false,
-      true,
-    ]);
+    expect([1, 2, 3].map((count) => usesRetry(throttled, count, policy))).toEqual([F, F, T]);
     expect(usesRetry({ kind: 'http', status: 503 }, 0, policy)).toBe(true);
     expect(usesRetry(undefined, 0, policy)).toBe(true);
   });
@@ -109,15 +100,19 @@ describe('the retry policy', () => {
     });
   });
 
-  it('reads Retry-After as seconds or an HTTP date, capped and never negative', () => {
-    const now = Date.parse('2026-11-22T10:00:00Z');
-    expect(parseRetryAfter('3', now, 60_000)).toBe(3000);
-    expect(parseRetryAfter(['0.5', '9'], now, 60_000)).toBe(500);
-    expect(parseRetryAfter('3600', now, 60_000)).toBe(60_000);
-    expect(parseRetryAfter('Sun, 22 Nov 2026 10:00:05 GMT', now, 60_000)).toBe(5000);
-    expect(parseRetryAfter('Sun, 22 Nov 2026 09:00:00 GMT', now, 60_000)).toBe(0);
-    expect(parseRetryAfter('soon', now, 60_000)).toBeUndefined();
-    expect(parseRetryAfter('', now, 60_000)).toBeUndefined();
-    expect(parseRetryAfter(undefined, now, 60_000)).toBeUndefined();
-  });
+  it.each([
+    ['3', 3000],
+    [['0.5', '9'], 500],
+    ['3600', 60_000],
+    ['Sun, 22 Nov 2026 10:00:05 GMT', 5000],
+    ['Sun, 22 Nov 2026 09:00:00 GMT', 0],
+    ['soon', undefined],
+    ['', undefined],
+    [undefined, undefined],
+  ])(
+    'reads Retry-After %j as seconds or an HTTP date, capped and never negative: %s',
+    (header, ms) => {
+      expect(parseRetryAfter(header, Date.parse('2026-11-22T10:00:00Z'), 60_000)).toBe(ms);
+    },
+  );
 });

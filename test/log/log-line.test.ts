@@ -28,24 +28,17 @@ describe('the format and level of a command', () => {
 describe('formatLogLine', () => {
   const time = '2026-11-23T01:02:03.456Z';
 
-  it('time of day (UTC, as the JSON time), level, message, then the fields the message does not say', () => {
-    const record = {
-      level: 40,
-      time,
-      command: 'run',
-      org: 'acme',
-      failures: 2,
-      msg: 'org acme 503',
-    };
-    const line = formatLogLine(record, { color: false });
-    expect(line).toBe('01:02:03.456Z WARN  org acme 503 failures=2\n');
-  });
-
-  it('shows an error by its message, lists by their items, quotes text with spaces, leaves objects out', () => {
-    const line = formatLogLine(
+  it.each([
+    [
+      'time of day (UTC, as the JSON time), level, message, then the fields the message does not say',
+      { level: 40, command: 'run', org: 'acme', failures: 2, msg: 'org acme 503' },
+      false,
+      '01:02:03.456Z WARN  org acme 503 failures=2\n',
+    ],
+    [
+      'an error by its message, lists by their items, text with spaces quoted, objects left out',
       {
         level: 50,
-        time,
         msg: 'pass failed',
         err: { type: 'Error', message: 'boom\nat x', stack: 'Error: boom\n    at f (a.ts:1:1)' },
         fields: ['type', 'description'],
@@ -53,21 +46,23 @@ describe('formatLogLine', () => {
         nested: { a: 1, b: { c: 2 } },
         revision: null,
       },
-      { color: false },
-    );
-    expect(line).toBe(
+      false,
       '01:02:03.456Z ERROR pass failed err="boom\\nat x" fields=type,description stateFile="/tmp/a b/state.json"\n',
-    );
-  });
-
-  it('colours the time, the level and the fields on a terminal', () => {
-    const line = formatLogLine(
-      { level: 30, time, msg: 'stopped', signal: 'SIGTERM' },
-      { color: true },
-    );
-    expect(line).toBe(
+    ],
+    [
+      'the time, the level and the fields coloured on a terminal',
+      { level: 30, msg: 'stopped', signal: 'SIGTERM' },
+      true,
       '\u001b[2m01:02:03.456Z\u001b[0m \u001b[32mINFO \u001b[0m stopped \u001b[2msignal=SIGTERM\u001b[0m\n',
-    );
+    ],
+    [
+      'a long value cut',
+      { level: 30, msg: 'm', path: 'x'.repeat(500) },
+      false,
+      `01:02:03.456Z INFO  m path=${'x'.repeat(79)}…\n`,
+    ],
+  ])('shows %s', (_what, record, color, line) => {
+    expect(formatLogLine({ ...record, time }, { color })).toBe(line);
   });
 
   it('is always exactly one line, whatever the record holds', () => {
@@ -93,13 +88,5 @@ describe('formatLogLine', () => {
         },
       ),
     );
-  });
-
-  it('cuts a long value', () => {
-    const line = formatLogLine(
-      { level: 30, time, msg: 'm', path: 'x'.repeat(500) },
-      { color: false },
-    );
-    expect(line).toBe(`01:02:03.456Z INFO  m path=${'x'.repeat(79)}…\n`);
   });
 });

@@ -3,28 +3,16 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/runtime/log.ts';
 
-function memory(): { stream: Writable; lines: () => Record<string, unknown>[] } {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer | string, _encoding, done) {
-      text += String(chunk);
-      done();
-    },
-  });
-  return {
-    stream,
-    lines: () =>
-      text
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-  };
-}
-
 describe('createLogger', () => {
   it('writes what pino writes, at the levels enabled, with its bindings and redaction', () => {
-    const out = memory();
-    const logger = createLogger('warn', out.stream, { command: 'plan' });
+    let text = '';
+    const stream = new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        text += String(chunk);
+        done();
+      },
+    });
+    const logger = createLogger('warn', stream, { command: 'plan' });
     expect(logger.isLevelEnabled('info')).toBe(false);
     expect(logger.isLevelEnabled('warn')).toBe(true);
     logger.info('not written');
@@ -33,17 +21,17 @@ describe('createLogger', () => {
     const child = logger.child({ component: 'emulator' }, { level: 'error' });
     child.warn('below the child level');
     child.error({ code: 7 }, 'from the child');
-    expect(out.lines().map((l) => [l['level'], l['msg']])).toEqual([
+    const lines = text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.map((l) => [l['level'], l['msg']])).toEqual([
       [40, 'written'],
       [50, 'boom'],
       [50, 'from the child'],
     ]);
-    expect(out.lines()[0]).toMatchObject({
-      command: 'plan',
-      org: 'acme',
-      authorization: '[REDACTED]',
-    });
-    expect(out.lines()[0]?.['time']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    expect(out.lines()[2]).toMatchObject({ command: 'plan', component: 'emulator', code: 7 });
+    expect(lines[0]).toMatchObject({ command: 'plan', org: 'acme', authorization: '[REDACTED]' });
+    expect(lines[0]?.['time']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(lines[2]).toMatchObject({ command: 'plan', component: 'emulator', code: 7 });
   });
 });

@@ -2,8 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { manifestJsonSchema } from '../../src/manifests/schema.ts';
-import { manifestSchema } from '../../src/manifests/schema.ts';
+import { manifestJsonSchema, manifestSchema } from '../../src/manifests/schema.ts';
 import { envsync } from '../helpers/cli.ts';
 
 const ajv = new Ajv2020({ strict: true, allErrors: true });
@@ -11,22 +10,23 @@ const validate = ajv.compile(manifestJsonSchema());
 const zodSays = (value: unknown) => manifestSchema.safeParse(value).success;
 
 const env = { name: 'prod', type: 'K8S', description: 'Production' };
+const withEnv = (extra: object) => ({ org: 'acme', environments: [{ ...env, ...extra }] });
 /** What the random documents below never hold: tags, keys out of place, documents of other shapes. */
 const CORPUS: [string, unknown][] = [
-  ['tags', { org: 'acme', environments: [{ ...env, tags: { team: 'web', env: '' } }] }],
-  ['no tags', { org: 'acme', environments: [{ ...env, tags: {} }] }],
-  ['number tag', { org: 'acme', environments: [{ ...env, tags: { port: 8080 } }] }],
-  ['null tag', { org: 'acme', environments: [{ ...env, tags: { team: null } }] }],
-  ['nested tag', { org: 'acme', environments: [{ ...env, tags: { team: { a: 'b' } } }] }],
-  ['empty tag key', { org: 'acme', environments: [{ ...env, tags: { '': 'x' } }] }],
-  ['long tag key', { org: 'acme', environments: [{ ...env, tags: { ['k'.repeat(257)]: 'x' } }] }],
-  ['long tag value', { org: 'acme', environments: [{ ...env, tags: { k: 'v'.repeat(257) } }] }],
-  ['tags as a list', { org: 'acme', environments: [{ ...env, tags: ['team'] }] }],
-  ['tags null', { org: 'acme', environments: [{ ...env, tags: null }] }],
-  ['slash in name', { org: 'acme', environments: [{ ...env, name: 'a/b' }] }],
+  ['tags', withEnv({ tags: { team: 'web', env: '' } })],
+  ['no tags', withEnv({ tags: {} })],
+  ['number tag', withEnv({ tags: { port: 8080 } })],
+  ['null tag', withEnv({ tags: { team: null } })],
+  ['nested tag', withEnv({ tags: { team: { a: 'b' } } })],
+  ['empty tag key', withEnv({ tags: { '': 'x' } })],
+  ['long tag key', withEnv({ tags: { ['k'.repeat(257)]: 'x' } })],
+  ['long tag value', withEnv({ tags: { k: 'v'.repeat(257) } })],
+  ['tags as a list', withEnv({ tags: ['team'] })],
+  ['tags null', withEnv({ tags: null })],
+  ['slash in name', withEnv({ name: 'a/b' })],
   ['leading dot', { org: '.acme', environments: [] }],
   ['map environments', { org: 'acme', environments: { prod: env } }],
-  ['prune in an environment', { org: 'acme', environments: [{ ...env, prune: true }] }],
+  ['prune in an environment', withEnv({ prune: true })],
   ['renamed_from at the root', { org: 'acme', renamed_from: 'x', environments: [] }],
   ['a list at the top', [{ org: 'acme' }]],
   ['a string', 'org: acme'],
@@ -50,7 +50,7 @@ describe('envsync schema', () => {
   });
 
   it('describes renamed_from, but cannot compare it with name: the validator refuses its own name', () => {
-    const own = { org: 'acme', environments: [{ ...env, renamed_from: env.name }] };
+    const own = withEnv({ renamed_from: env.name });
     // JSON Schema has no keyword that compares two values of an instance.
     expect(validate(own)).toBe(true);
     expect(zodSays(own)).toBe(false);
@@ -65,10 +65,10 @@ describe('envsync schema', () => {
   });
 
   it('agrees with the validator on random documents', () => {
-    const name = fc.oneof(
-      fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,5}$/),
-      fc.string({ maxLength: 4 }),
-    );
+    const good = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,5}$/);
+    // Longer than any name, so never the environment's own (see above).
+    const renamedFrom = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{6,9}$/);
+    const name = fc.oneof(good, fc.string({ maxLength: 4 }));
     const value = fc.record(
       {
         org: fc.oneof(name, fc.integer()),
@@ -84,11 +84,7 @@ describe('envsync schema', () => {
                   fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 3 }),
                   fc.constant('a'),
                 ),
-                // Longer than any name above, so never the environment's own (see above).
-                renamed_from: fc.oneof(
-                  fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{6,9}$/),
-                  fc.constantFrom('', 'a b x y z', 12),
-                ),
+                renamed_from: fc.oneof(renamedFrom, fc.constantFrom('', 'a b x y z', 12)),
                 extra: fc.constant(1),
               },
               { requiredKeys: ['name'] },
@@ -102,7 +98,6 @@ describe('envsync schema', () => {
       },
       { requiredKeys: [] },
     );
-    const good = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,5}$/);
     const mostlyValid = fc.record(
       {
         org: good,
@@ -111,7 +106,7 @@ describe('envsync schema', () => {
           fc.record(
             {
               name: good,
-              renamed_from: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{6,9}$/),
+              renamed_from: renamedFrom,
               type: fc.constantFrom('K8S', 'S3', 'logical'),
               description: fc.string({ maxLength: 4 }),
               include_scaling: fc.boolean(),
