@@ -1,33 +1,17 @@
 /**
- * What the daemon remembers between passes, and every decision about what a pass means, as pure
- * functions: (memory, what happened, now) in, (new memory, log lines, counters, notifications)
- * out, in four steps: `beginPass` picks the orgs a pass reconciles, `afterOrg` records each org
- * as it ends (`afterFailedRound` a round that will be tried again), and `afterPass` gives the
- * verdict. daemon/daemon.ts carries them out: files, engine, timers, logs, metrics, notifier.
+ * The daemon's memory and its pure steps (docs/architecture.md, "The daemon"): (memory, what
+ * happened, now) in; the new memory, log lines, metric updates and notifications out.
  */
 import type { ResolvedDialect } from '../core/dialect.ts';
 import type { ChangeAction } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
-import {
-  failuresSaidOnce,
-  neverAboutTheOrg,
-  type ChangeResult,
-  type OrgReport,
-  type ProblemReport,
-  type RunReport,
-} from '../core/report.ts';
+import { failuresSaidOnce, neverAboutTheOrg } from '../core/report.ts';
+import type { ChangeResult, OrgReport, ProblemReport, RunReport } from '../core/report.ts';
 import { shardOf } from '../core/shard.ts';
 import { formatProblem } from '../core/validation.ts';
 import * as notify from '../notify/events.ts';
-import {
-  healthLevel,
-  orgState,
-  orgStatusAfter,
-  type DaemonStatus,
-  type LastPass,
-  type OrgStatus,
-  type PassVerdict,
-} from './status.ts';
+import { healthLevel, orgState, orgStatusAfter } from './status.ts';
+import type { DaemonStatus, LastPass, OrgStatus, PassVerdict } from './status.ts';
 
 /** An org backing off after failures, and what it failed with (its manifests and token). */
 interface Backoff {
@@ -37,9 +21,9 @@ interface Backoff {
 }
 
 export interface DaemonMemory {
-  /** Every org reconciled since it became this daemon's: its status and, while failing, backoff. */
+  /** Each org owned and reconciled: its status and, while failing, its backoff. */
   readonly orgs: ReadonlyMap<string, { readonly status: OrgStatus; readonly backoff?: Backoff }>;
-  /** The files that served each owned org at the last pass (a change to one touches the org). */
+  /** The files that served each owned org at the last pass. */
   readonly files: ReadonlyMap<string, ReadonlySet<string>>;
   readonly notify: notify.NotifyMemory;
   readonly passes: number;
@@ -74,7 +58,7 @@ export interface LogEntry {
 export interface OrgCounters {
   readonly org: string;
   readonly manifestErrors: number;
-  /** Changes sent (planned ones were not), and those applied that were drift. */
+  /** Changes sent (planned ones were not). */
   readonly changes: readonly { readonly action: ChangeAction; readonly result: ChangeResult }[];
   readonly driftHealed: number;
   readonly unmanaged?: number;
@@ -84,7 +68,7 @@ export interface OrgCounters {
   readonly lastSuccessSeconds?: number;
 }
 
-/** What to change in the metrics: orgs no longer owned go, the revision when it changed. */
+/** What to change in the metrics: the orgs no longer owned, the revision when it changed, ... */
 export interface MetricUpdates {
   readonly forget?: readonly string[];
   readonly revision?: { readonly value: string | undefined };
@@ -102,7 +86,6 @@ export interface Step {
 export interface Surroundings {
   readonly now: number;
   readonly intervalMs: number;
-  /** Why the state file could not be written last time, if it could not. */
   readonly stateWriteError: string | undefined;
 }
 
@@ -112,7 +95,7 @@ export interface PassOrg {
   readonly files: readonly string[];
   /** The org's manifests as text: the same manifests give the same text. */
   readonly manifestsKey: string;
-  /** Its declared environments' names and types, in name order. */
+  /** Its declared environments' names and types. */
   readonly types?: readonly (readonly [string, string])[];
 }
 
@@ -127,11 +110,10 @@ export function ownsOrg(
 }
 
 /**
- * The orgs a pass looks at. A pass started only by file events or a new revision looks at the
- * orgs touched by a changed file (one that serves them now or served them at the last pass), or
- * never seen before; any other trigger (start, interval, webhook, SIGHUP, backoff) looks at every
- * org, which is what heals drift made in the service by hand. Without a list of changed files
- * (`changed` undefined), anything may have changed.
+ * The orgs a pass looks at: a pass started only by file events or a new revision looks at the
+ * orgs a changed file serves now or served at the last pass, and those never seen; any other
+ * trigger looks at every org, which is what heals drift made by hand. `changed` undefined: anything
+ * may have changed.
  */
 export function orgsToLook<T extends Pick<PassOrg, 'org' | 'files'>>(
   orgs: readonly T[],
@@ -148,11 +130,9 @@ export function orgsToLook<T extends Pick<PassOrg, 'org' | 'files'>>(
 }
 
 /**
- * Ready once the first pass finished, while passes keep ending (the last one within about three
- * intervals plus a minute), while the last pass could read the manifests, while the state file
- * can be written (it serves every org: nothing is sent while it cannot), and while at least one
- * org is reconciled without error: when every org is failing or invalid (the API is down, the
- * token refused, every manifest broken), the replica is not ready until one succeeds again.
+ * Ready once the first pass finished, while passes keep ending (within about three intervals and
+ * a minute), the last pass ran, the state file can be written (nothing is sent while it cannot),
+ * and some org is reconciled: when every org fails or is invalid, the replica is not ready.
  */
 export function readiness(
   memory: DaemonMemory,
@@ -185,7 +165,6 @@ export function liveness(passStartedAt: number | undefined, intervalMs: number, 
     : { live: false, reason: `a pass has been running for ${Math.round(running / 1000)} s` };
 }
 
-/** How many orgs there are, and how many of them failed or are invalid. */
 function outcomes(memory: DaemonMemory): { total: number; failed: number; invalid: number } {
   const statuses = [...memory.orgs.values()].map((org) => org.status.status);
   const count = (status: string) => statuses.filter((s) => s === status).length;
@@ -198,16 +177,23 @@ export function nextAttemptAt(memory: DaemonMemory): number | undefined {
   return times.length === 0 ? undefined : Math.min(...times);
 }
 
+type LiveFacts = Pick<
+  DaemonStatus,
+  | 'manifests'
+  | 'ready'
+  | 'passRunning'
+  | 'shard'
+  | 'stateFile'
+  | 'mode'
+  | 'window'
+  | 'notifications'
+> & { readonly tokenSource: (org: string) => string | null };
+
 /** `/status`: the memory, and what only the shell knows now. */
-export function daemonStatus(
-  memory: DaemonMemory,
-  live: Pick<DaemonStatus, 'manifests' | 'ready' | 'passRunning' | 'shard' | 'stateFile'> &
-    Pick<DaemonStatus, 'mode' | 'window' | 'notifications'> & {
-      readonly tokenSource: (org: string) => string | null;
-    },
-): DaemonStatus {
+export function daemonStatus(memory: DaemonMemory, live: LiveFacts): DaemonStatus {
   const orgs = [...memory.orgs].sort(([a], [b]) => compareNames(a, b));
   const around = { observe: live.mode === 'observe', windowOpen: live.window?.open ?? true };
+  const statuses = orgs.map(([name, org]) => [name, org.status] as const);
   return {
     revision: memory.revision ?? null,
     manifests: live.manifests,
@@ -221,13 +207,9 @@ export function daemonStatus(
     dialect: memory.dialect ?? null,
     mode: live.mode,
     window: live.window,
-    health: healthLevel(
-      memory.lastPass,
-      memory.unattributed.length,
-      orgs.map(([name, org]) => [name, org.status]),
-    ),
+    health: healthLevel(memory.lastPass, memory.unattributed.length, statuses),
     orgs: Object.fromEntries(
-      orgs.map(([name, { status }]) => [
+      statuses.map(([name, status]) => [
         name,
         { ...status, state: orgState(status, around), tokenSource: live.tokenSource(name) },
       ]),
@@ -245,9 +227,9 @@ function withOrg(memory: DaemonMemory, org: string, status: OrgStatus, backoff?:
 const fingerprintOf = (org: PassOrg, tokenKey: string) => `${tokenKey}:${org.manifestsKey}`;
 
 /**
- * The start of a pass: forgets the orgs that are no longer owned, notes the revision and the
- * problems that belong to no org, and picks the orgs due: those the trigger looks at less those
- * backing off whose time has not come, unless their manifests or their token changed.
+ * The start of a pass: forgets the orgs no longer owned, notes the revision and the problems of
+ * no org, and picks the orgs due: those the trigger looks at, less those backing off whose time
+ * has not come and whose manifests and token are the same.
  */
 export function beginPass(
   memory: DaemonMemory,
@@ -275,33 +257,24 @@ export function beginPass(
   });
   const files = new Map(start.owned.map((org) => [org.org, new Set(org.files)]));
   const { revision, unattributed } = start;
+  const newRevision = revision !== memory.revision || memory.passes === 0;
   return {
     memory: { ...memory, orgs, files, revision, unattributed },
     due,
     skipped: candidates.length - due.length,
-    logs: unattributed.map((problem) => ({
-      level: 'warn',
-      fields: {
-        file: problem.file,
-        line: problem.line,
-        column: problem.column,
-        path: problem.path,
-      },
-      message: `${formatProblem(problem)} (belongs to no org)`,
-    })),
+    logs: unattributed.map((problem) => {
+      const { file, line, column, path } = problem;
+      const message = `${formatProblem(problem)} (belongs to no org)`;
+      return { level: 'warn', fields: { file, line, column, path }, message };
+    }),
     metrics: {
       ...(forget.length > 0 ? { forget } : {}),
-      ...(revision !== memory.revision || memory.passes === 0
-        ? { revision: { value: revision } }
-        : {}),
+      ...(newRevision ? { revision: { value: revision } } : {}),
     },
   };
 }
 
-/**
- * An org's round failed and another follows: the org shows as failed at once, before the pass
- * decides whether it recovers (its backoff is decided when the org is done).
- */
+/** An org's round failed and another follows: it shows failed at once, its backoff decided later. */
 export function afterFailedRound(memory: DaemonMemory, report: OrgReport, now: number): Step {
   const previous = memory.orgs.get(report.org);
   const status = orgStatusAfter(report, previous?.status, now, previous?.backoff);
@@ -310,16 +283,15 @@ export function afterFailedRound(memory: DaemonMemory, report: OrgReport, now: n
 }
 
 /**
- * An org's outcome: its status, and when it failed its backoff (5 s, 10 s, 20 s, ... doubling,
- * capped at the interval, or at 5 minutes when the interval is off), with a log line for a failed
- * or invalid org and what the metrics learn of it.
+ * An org's outcome: its status, and when it failed its backoff (5 s, doubling, capped at the
+ * interval, or at 5 minutes when the interval is off), with a log line for a failed or invalid
+ * org and what the metrics learn of it.
  */
 export function afterOrg(
   memory: DaemonMemory,
   report: OrgReport,
-  /** The org as the pass began with it (undefined: it was not among the pass's orgs). */
+  /** The org as the pass began with it (undefined: not among the pass's orgs). */
   org: PassOrg | undefined,
-  /** The org's token, hashed (or, with none, why). */
   tokenKey: string,
   around: Surroundings,
 ): Step {
@@ -380,7 +352,7 @@ export interface PassEnd {
   /** Time spent waiting for files to settle: not part of the pass's own duration. */
   readonly settleWaitMs: number;
   readonly reasons: readonly string[];
-  /** The orgs this daemon owned, and how many of those it looked at were not due. */
+  /** The orgs owned, and how many of those looked at were not due. */
   readonly owned: readonly PassOrg[];
   readonly skipped: number;
   readonly outcome:
@@ -393,11 +365,7 @@ export interface PassEnd {
       };
 }
 
-/**
- * The end of a pass: its verdict (success: every org reconciled; partial: an org failed, is
- * invalid, or a problem belongs to no org; error: the pass itself failed), the log line that sums
- * it up, its counters, and the notifications it makes (notify/events.ts decides which).
- */
+/** The end of a pass: its verdict, the line that sums it up, its counters, its notifications. */
 export function afterPass(
   memory: DaemonMemory,
   end: PassEnd,
@@ -436,6 +404,7 @@ export function afterPass(
           time,
         })
       : { events: [], memory: memory.notify };
+  const pending = [...memory.orgs.values()].reduce((n, org) => n + org.status.pending, 0);
   const counts = {
     orgs: end.owned.length,
     skipped: end.skipped,
@@ -443,17 +412,14 @@ export function afterPass(
     driftHealed: done?.summary.driftHealed ?? 0,
     failed: done === undefined ? 0 : failed,
     failedChanges: done === undefined ? 0 : done.summary.failed + done.summary.notConverged,
-    pending:
-      done === undefined
-        ? 0
-        : [...memory.orgs.values()].reduce((n, org) => n + org.status.pending, 0),
+    pending: done === undefined ? 0 : pending,
     invalid: done === undefined ? 0 : invalid,
     unattributed: done?.errors.length ?? 0,
   };
   const logs: LogEntry[] = [];
   if (error !== undefined)
     logs.push({ level: 'error', fields: { err: error }, message: `pass failed: ${error}` });
-  // Orgs that failed for a cause never about the org, their lines at debug: once for them all.
+  // Orgs that failed for a cause never about the org (their own lines at debug): once for all.
   if (done !== undefined && failure === undefined) {
     for (const line of failuresSaidOnce(done.orgs))
       logs.push({ level: 'warn', fields: {}, message: line });

@@ -2,10 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { maskDeep, Masker } from '../../src/core/mask.ts';
 import type { ChangeReport } from '../../src/core/report.ts';
-import { renderStatusPage, ROW_STATES, type StatusPageModel } from '../../src/daemon/page.ts';
+import { renderStatusPage, type StatusPageModel } from '../../src/daemon/page.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, STATE_COLOURS } from '../../src/daemon/page-assets.ts';
 import {
   MAX_ENVIRONMENT_ROWS,
+  ROW_STATES,
   type DaemonStatus,
   type OrgState,
   type OrgStatus,
