@@ -24,7 +24,7 @@ export function readWebhookSecret(file: string, timeoutMs?: number): Promise<str
  * Whether a socket's peer address is this machine's loopback (127.0.0.0/8, ::1, ::ffff:127.x.y.z);
  * never a header such as X-Forwarded-For, which any caller can write.
  */
-export function isLoopbackAddress(address: string | undefined): boolean {
+function isLoopbackAddress(address: string | undefined): boolean {
   const lower = address?.toLowerCase() ?? '';
   if (lower === '::1' || lower === '0:0:0:0:0:0:0:1') return true;
   return /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(lower);

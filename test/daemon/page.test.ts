@@ -4,37 +4,19 @@ import { maskDeep, Masker } from '../../src/core/mask.ts';
 import type { ChangeReport } from '../../src/core/report.ts';
 import { renderStatusPage, type StatusPageModel } from '../../src/daemon/page.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, STATE_COLOURS } from '../../src/daemon/page-assets.ts';
-import {
-  MAX_ENVIRONMENT_ROWS,
-  ROW_STATES,
-  type DaemonStatus,
-  type OrgState,
-  type OrgStatus,
-} from '../../src/daemon/status.ts';
+import { MAX_ENVIRONMENT_ROWS, orgStatusAfter, ROW_STATES } from '../../src/daemon/status.ts';
+import type { DaemonStatus, OrgState, OrgStatus } from '../../src/daemon/status.ts';
+import { orgReport } from '../helpers/builders.ts';
 
 const NOW = Date.parse('2026-11-23T02:00:00.000Z');
 
 type OrgEntry = OrgStatus & { state: OrgState; tokenSource: string | null };
 
+/** An org reconciled 30 s ago, its last success a minute ago. */
 function orgStatus(overrides: Partial<OrgEntry> = {}): OrgEntry {
-  return {
-    state: 'synced',
-    tokenSource: 'token-file',
-    suspended: false,
-    environments: [],
-    status: 'ok',
-    lastSuccess: '2026-11-23T01:59:00.000Z',
-    lastAttempt: '2026-11-23T01:59:30.000Z',
-    lastError: null,
-    pending: 0,
-    pendingChanges: [],
-    recentDrift: [],
-    unmanaged: 0,
-    unmanagedNames: [],
-    failures: 0,
-    nextAttemptAt: null,
-    ...overrides,
-  };
+  const status = orgStatusAfter(orgReport('acme'), undefined, NOW - 30_000, undefined);
+  const lastSuccess = '2026-11-23T01:59:00.000Z';
+  return { ...status, lastSuccess, state: 'synced', tokenSource: 'token-file', ...overrides };
 }
 
 function daemonStatus(overrides: Partial<DaemonStatus> = {}): DaemonStatus {
@@ -80,11 +62,10 @@ function model(status: DaemonStatus, extra: Partial<StatusPageModel> = {}): Stat
   };
 }
 
-/** The page less its own constant script and style: what is left is markup and escaped text. */
+/** The page less its own script and style (once each): what is left is markup and text. */
 function markupOf(html: string): string {
   expect(html.split(PAGE_SCRIPT)).toHaveLength(2);
   expect(html.split(PAGE_STYLE)).toHaveLength(2);
-  // The page's own script and style elements, once each; any other is foreign.
   return html
     .replace(`<script>${PAGE_SCRIPT}</script>`, '')
     .replace(`<style>${PAGE_STYLE}</style>`, '');
@@ -129,18 +110,13 @@ function expectOnlyOwnMarkup(html: string): void {
   expect(markup.replace(/<[^>]*>/g, '')).not.toMatch(/&(?!amp;|lt;|gt;|quot;|#39;)/);
 }
 
+const ENTITIES: Record<string, string> = { lt: '<', gt: '>', quot: '"', '#39': "'", amp: '&' };
+
 /** The text of some markup, as a reader sees it: tags dropped, entities read, spaces folded. */
 function text(markup: string): string {
-  return markup
-    .replace(/<br>/g, '\n')
-    .replace(/<[^>]*>/g, '')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, '&')
-    .replace(/[ \t]+/g, ' ')
-    .trim();
+  const plain = markup.replace(/<br>/g, '\n').replace(/<[^>]*>/g, '');
+  const read = plain.replace(/&(lt|gt|quot|#39|amp);/g, (_, name: string) => ENTITIES[name] ?? '');
+  return read.replace(/[ \t]+/g, ' ').trim();
 }
 
 /** The card of one org (by its name as shown). */
@@ -180,9 +156,8 @@ const HOSTILE = [
 ];
 
 /**
- * Any text of up to 30 code points, printable ASCII the most likely: the code points of
- * fast-check's `fc.string({ unit: 'binary' })`, and lone surrogates too, without the table of every
- * code point that arbitrary builds on first use (over a second of CPU, for 40 runs).
+ * Any text of up to 30 code points, printable ASCII the most likely, lone surrogates too (unlike
+ * `fc.string({ unit: 'binary' })`, without the table it builds first: a second of CPU).
  */
 const anyText = fc
   .array(
@@ -346,24 +321,21 @@ describe('the status page renderer', () => {
   });
 
   it.each([
-    ['healthy', 'lv-healthy', 'Healthy'],
-    ['degraded', 'lv-degraded', 'Degraded'],
-    ['failing', 'lv-failing', 'Failing'],
-  ] as const)('shows the level %s in words and colour', (level, className, words) => {
-    const html = page({ health: { level, reason: level === 'healthy' ? null : 'why' } });
-    expect(band(html)).toEqual({ className, words });
-  });
-
-  it('is failing while the loop is wedged', () => {
-    const html = page(
-      {},
-      {
-        liveness: { live: false, reason: 'a pass has been running for 1200 s' },
-      },
-    );
-    expect(band(html)).toEqual({ className: 'lv-failing', words: 'Failing' });
-    expect(text(html)).toContain('The loop is wedged: a pass has been running for 1200 s');
-  });
+    ['healthy', true, 'lv-healthy', 'Healthy'],
+    ['degraded', true, 'lv-degraded', 'Degraded'],
+    ['failing', true, 'lv-failing', 'Failing'],
+    ['healthy', false, 'lv-failing', 'Failing'],
+  ] as const)(
+    'shows the level %s (live: %s) in words and colour',
+    (level, live, className, words) => {
+      const wedged = { live: false, reason: 'a pass has been running for 1200 s' };
+      const reason = level === 'healthy' ? null : 'why';
+      const html = page({ health: { level, reason } }, { liveness: live ? { live } : wedged });
+      expect(band(html)).toEqual({ className, words });
+      if (!live)
+        expect(text(html)).toContain('The loop is wedged: a pass has been running for 1200 s');
+    },
+  );
 
   it('lists the pending changes: environment, action, fields and error, and says how many more there are', () => {
     const html = page({

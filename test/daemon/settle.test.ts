@@ -1,11 +1,9 @@
 import { mkdir, open, rename, symlink, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import { useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const TOKEN = 'settle-test-token-a81e';
-
-const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
+const world = useDaemonWorld([{ token: 'settle-test-token-a81e', orgs: null }]);
 
 const FULL =
   'the full description of the production cluster, written in two halves by a slow writer';
@@ -13,21 +11,8 @@ const FULL =
 const manifest = (text: string) =>
   `org: acme\nenvironments:\n  - name: prod\n    type: K8S\n    description: ${text}\n`;
 
-async function daemon(flags: Record<string, string>, manifests = 'manifests') {
-  const started = await startTestDaemon({
-    apiUrl: world.api.url,
-    cwd: world.tmp.dir,
-    token: TOKEN,
-    flags: { manifests, state: 'state.json', ...flags },
-  });
-  world.cleanups.push(() => started.stop());
-  return started;
-}
-
-async function description(): Promise<string | undefined> {
-  const store = await world.api.getStore();
-  return store.orgs['acme']?.find((env) => env.name === 'prod')?.description;
-}
+const daemon = (flags: Record<string, string>) => world.start({ flags });
+const description = () => world.description('acme', 'prod');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -89,7 +74,7 @@ describe('the daemon reads only settled files', () => {
     await writeFile(world.tmp.path('git/.worktrees/aaa/manifests/acme.yaml'), manifest('one'));
     await symlink('.worktrees/aaa', world.tmp.path('git/current'));
     // A settle time far longer than the test's waits: a swap that waited for it would time out.
-    const d = await daemon({ settle: '10m' }, 'git/current/manifests');
+    const d = await daemon({ settle: '10m', manifests: 'git/current/manifests' });
     await waitFor('first pass', async () => (await description()) === 'one');
     await mkdir(world.tmp.path('git/.worktrees/bbb/manifests'), { recursive: true });
     await writeFile(world.tmp.path('git/.worktrees/bbb/manifests/acme.yaml'), manifest('two'));

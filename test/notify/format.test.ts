@@ -8,7 +8,7 @@ import {
   slackMessage,
   splitNotifyUrl,
 } from '../../src/notify/format.ts';
-import { DEFAULT_NOTIFY_POLICY, judgeAttempt } from '../../src/notify/delivery.ts';
+import { DEFAULT_NOTIFY_POLICY, judgeAttempt, type Attempt } from '../../src/notify/delivery.ts';
 
 const CONTEXT = { id: 'id-1', source: 'urn:envsync:host', link: 'https://envsync.example/' };
 
@@ -179,55 +179,27 @@ describe('judgeAttempt: the delivery policy', () => {
   const now = Date.parse('2026-11-23T02:00:00Z');
   const later = new Date(now + 12_000).toUTCString();
 
-  it.each([
+  it.each<[string, Attempt, number, string]>([
     ['a 2xx is delivered', { status: 204 }, 1, 'delivered'],
+    ['no answer is tried again', { error: 'ECONNREFUSED' }, 1, 'ECONNREFUSED, transient, 1000'],
+    ['a 5xx, after a doubling backoff', { status: 503 }, 2, 'HTTP 503, transient, 2000'],
+    ['a 408', { status: 408 }, 1, 'HTTP 408, transient, 1000'],
     [
-      'no answer is tried again',
-      { error: 'ECONNREFUSED' },
-      1,
-      { reason: 'ECONNREFUSED', failure: 'transient', retryInMs: 1000 },
-    ],
-    [
-      'a 5xx, after a doubling backoff',
-      { status: 503 },
-      2,
-      { reason: 'HTTP 503', failure: 'transient', retryInMs: 2000 },
-    ],
-    ['a 408', { status: 408 }, 1, { reason: 'HTTP 408', failure: 'transient', retryInMs: 1000 }],
-    [
-      'a 429, after the Retry-After it asks for',
+      'a 429, after its Retry-After',
       { status: 429, retryAfter: '7' },
       1,
-      { reason: 'HTTP 429', failure: 'transient', retryInMs: 7000 },
+      'HTTP 429, transient, 7000',
     ],
-    [
-      'Retry-After as a date',
-      { status: 503, retryAfter: later },
-      1,
-      { reason: 'HTTP 503', failure: 'transient', retryInMs: 12_000 },
-    ],
-    [
-      'Retry-After capped',
-      { status: 429, retryAfter: '3600' },
-      1,
-      { reason: 'HTTP 429', failure: 'transient', retryInMs: 30_000 },
-    ],
-    ['out of attempts: failed', { status: 503 }, 3, { reason: 'HTTP 503', failure: 'transient' }],
-    [
-      'a redirect: never followed nor tried again',
-      { status: 307 },
-      1,
-      { reason: 'HTTP 307', failure: 'redirect' },
-    ],
-    ['a 301', { status: 301 }, 1, { reason: 'HTTP 301', failure: 'redirect' }],
-    [
-      'any other answer is a refusal',
-      { status: 404 },
-      1,
-      { reason: 'HTTP 404', failure: 'refused' },
-    ],
-    ['a 401', { status: 401 }, 1, { reason: 'HTTP 401', failure: 'refused' }],
-  ] as const)('%s', (_title, attempt, n, verdict) => {
-    expect(judgeAttempt(attempt, n, policy, now)).toEqual(verdict);
+    ['Retry-After as a date', { status: 503, retryAfter: later }, 1, 'HTTP 503, transient, 12000'],
+    ['Retry-After capped', { status: 429, retryAfter: '3600' }, 1, 'HTTP 429, transient, 30000'],
+    ['out of attempts: failed', { status: 503 }, 3, 'HTTP 503, transient'],
+    ['a redirect: never followed nor tried again', { status: 307 }, 1, 'HTTP 307, redirect'],
+    ['a 301', { status: 301 }, 1, 'HTTP 301, redirect'],
+    ['any other answer is a refusal', { status: 404 }, 1, 'HTTP 404, refused'],
+    ['a 401', { status: 401 }, 1, 'HTTP 401, refused'],
+  ])('%s', (_title, attempt, n, expected) => {
+    const verdict = judgeAttempt(attempt, n, policy, now);
+    const said = verdict === 'delivered' ? [verdict] : Object.values(verdict);
+    expect(said.join(', ')).toBe(expected);
   });
 });
