@@ -6,26 +6,22 @@ import type { NotifyPolicy } from '../../src/notify/delivery.ts';
 import { manifestOf, passNow, startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-/** A safety net for a loaded machine, not a timing. */
-const WAIT_MS = 60_000;
 import { startReceiver, type Behaviour, type Receiver } from './receiver.ts';
 
 const TOKEN = 'notify-test-token-7c41d9e2';
 /** A token that serves beta only: acme is refused with it. */
 const BETA_ONLY = 'notify-beta-only-token-55aa';
+/** A safety net for a loaded machine, not a timing. */
+const WAIT = { timeoutMs: 60_000 };
 
 const world = useDaemonWorld([
   { token: TOKEN, orgs: null },
   { token: BETA_ONLY, orgs: ['beta'] },
 ]);
-beforeEach(async () => {
-  await world.tmp.write('token', TOKEN);
-});
+beforeEach(() => world.tmp.write('token', TOKEN));
 
 const manifest = manifestOf;
-
 const NO_ORG = 'environments:\n  - name: x\n    type: S3\n    description: x\n';
-
 const FAST: Partial<NotifyPolicy> = { baseDelayMs: 20, maxAttempts: 3, timeoutMs: 60_000 };
 
 async function receiver(behaviour?: Behaviour): Promise<Receiver> {
@@ -34,38 +30,30 @@ async function receiver(behaviour?: Behaviour): Promise<Receiver> {
   return started;
 }
 
+/** A daemon reading its token from a file, notifying with short retries (or `policy`). */
 const daemon = (
   flags: Record<string, string | string[] | boolean> = {},
-  options: { policy?: Partial<NotifyPolicy>; webhookSecret?: string; manifests?: string } = {},
+  policy: Partial<NotifyPolicy> = {},
+  more: Partial<Parameters<typeof world.start>[0]> = {},
 ) =>
   world.start({
     tokenFile: world.tmp.path('token'),
-    flags: {
-      ...(options.manifests === undefined ? {} : { manifests: options.manifests }),
-      ...flags,
-    },
-    notify: { policy: { ...FAST, ...options.policy } },
-    ...(options.webhookSecret === undefined ? {} : { webhookSecret: options.webhookSecret }),
+    flags,
+    notify: { policy: { ...FAST, ...policy } },
+    ...more,
   });
 
 type Daemon = Awaited<ReturnType<typeof daemon>>;
 const pass = passNow;
 
+/** Each delivery as `subject:type` (`-` for no subject). */
 const kinds = (r: Receiver) =>
-  r
-    .deliveries()
-    .map(
-      (e) =>
-        `${typeof e.json['subject'] === 'string' ? e.json['subject'] : '-'}:${String(e.json['type'])}`,
-    );
+  r.deliveries().map((e) => `${String(e.json['subject'] ?? '-')}:${String(e.json['type'])}`);
 
 async function metric(d: Daemon, result: string): Promise<number> {
-  const response = await request(`${d.url}/metrics`);
-  const text = await response.body.text();
-  const match = new RegExp(`^envsync_notifications_total\\{result="${result}"\\} (\\d+)`, 'm').exec(
-    text,
-  );
-  return Number(match?.[1] ?? Number.NaN);
+  const text = await (await request(`${d.url}/metrics`)).body.text();
+  const line = new RegExp(`^envsync_notifications_total\\{result="${result}"\\} (\\d+)`, 'm');
+  return Number(line.exec(text)?.[1] ?? Number.NaN);
 }
 
 describe('notifications from a real daemon to a real receiver on loopback', () => {
@@ -79,7 +67,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
       'public-url': 'https://envsync.example.com/',
     });
     const arrived = (n: number, what: string) =>
-      waitFor(what, () => r.deliveries().length >= n, { timeoutMs: WAIT_MS });
+      waitFor(what, () => r.deliveries().length >= n, WAIT);
 
     // The first pass: a problem that belongs to no org. A first apply is no drift.
     await arrived(1, 'manifests.error');
@@ -182,16 +170,12 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     await symlink('.worktrees/3f2a9c1', world.tmp.path('repo/manifests'));
     const cloud = await receiver();
     const slack = await receiver(() => ({ status: 200 }));
-    const d = await daemon(
-      {
-        'notify-url': [cloud.url, `slack:${slack.url}/hooks/T01/B02`],
-        'notify-secret-file': 'notify-secret',
-      },
-      { manifests: 'repo/manifests' },
-    );
-    await waitFor('both receivers', () => cloud.all.length >= 1 && slack.all.length >= 1, {
-      timeoutMs: WAIT_MS,
+    const d = await daemon({
+      'notify-url': [cloud.url, `slack:${slack.url}/hooks/T01/B02`],
+      'notify-secret-file': 'notify-secret',
+      manifests: 'repo/manifests',
     });
+    await waitFor('both receivers', () => cloud.all.length >= 1 && slack.all.length >= 1, WAIT);
     for (const got of [cloud.all[0], slack.all[0]]) {
       const expected = createHmac('sha256', secret)
         .update(got?.body ?? '')
@@ -259,11 +243,12 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     );
     const d = await daemon(
       { 'notify-url': `slack:${url}`, 'notify-secret-file': 'notify-secret' },
+      {},
       { webhookSecret },
     );
     // acme: the service keeps its text (change.not-converged quotes both);
     // beta: the text is an invalid type (org.invalid quotes it).
-    await waitFor('two events', () => r.all.length >= 2, { timeoutMs: WAIT_MS });
+    await waitFor('two events', () => r.all.length >= 2, WAIT);
     const payloads = r.all.map((got) => got.body).join('\n');
     expect(
       r.all
@@ -298,13 +283,9 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
         world.tmp.path('manifests/acme.yaml'),
         manifest('acme', { prod: 'one' }).replace('K8S', type),
       );
-      await waitFor('the pass', () => JSON.stringify(d.daemon.status().orgs).includes(type), {
-        timeoutMs: WAIT_MS,
-      });
+      await waitFor('the pass', () => JSON.stringify(d.daemon.status().orgs).includes(type), WAIT);
     }
-    await waitFor('three failed', async () => (await metric(d, 'failed')) === 3, {
-      timeoutMs: WAIT_MS,
-    });
+    await waitFor('three failed', async () => (await metric(d, 'failed')) === 3, WAIT);
     expect(down.all).toHaveLength(9); // three attempts each
     expect(await metric(d, 'delivered')).toBe(0);
     const failing = d.logs().filter((l) => String(l['msg']).includes('notifications to'));
@@ -323,10 +304,8 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
       manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'),
     );
     // The backoff alone would wait a minute: delivery within the wait below means Retry-After.
-    const d = await daemon({ 'notify-url': r.url }, { policy: { baseDelayMs: 60_000 } });
-    await waitFor('delivered', async () => (await metric(d, 'delivered')) === 1, {
-      timeoutMs: WAIT_MS,
-    });
+    const d = await daemon({ 'notify-url': r.url }, { baseDelayMs: 60_000 });
+    await waitFor('delivered', async () => (await metric(d, 'delivered')) === 1, WAIT);
     expect(r.all).toHaveLength(2);
     expect(r.all[1]?.body).toBe(r.all[0]?.body);
     expect(r.deliveries()).toHaveLength(1);
@@ -342,13 +321,8 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
       'manifests/acme.yaml',
       manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'),
     );
-    const d = await daemon(
-      { 'notify-url': slow.url },
-      { policy: { timeoutMs: 600_000, drainMs: 200 } },
-    );
-    await waitFor('the receiver holds the request', () => slow.hanging() === 1, {
-      timeoutMs: WAIT_MS,
-    });
+    const d = await daemon({ 'notify-url': slow.url }, { timeoutMs: 600_000, drainMs: 200 });
+    await waitFor('the receiver holds the request', () => slow.hanging() === 1, WAIT);
     // Passes go on, and /status shows them, while the receiver still holds the request.
     const before = d.passes();
     await pass(d);
