@@ -1,12 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { maskDeep, Masker } from '../../src/core/mask.ts';
+import type { FieldValue } from '../../src/core/model.ts';
+import type { DriftSeen } from '../../src/core/plan.ts';
 import type { ChangeReport } from '../../src/core/report.ts';
 import { renderStatusPage, type StatusPageModel } from '../../src/daemon/page.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, STATE_COLOURS } from '../../src/daemon/page-assets.ts';
 import { MAX_ENVIRONMENT_ROWS, orgStatusAfter, ROW_STATES } from '../../src/daemon/status.ts';
 import type { DaemonStatus, OrgState, OrgStatus } from '../../src/daemon/status.ts';
-import { orgReport } from '../helpers/builders.ts';
+import { orgReport, uploadReport } from '../helpers/builders.ts';
 
 const NOW = Date.parse('2026-11-23T02:00:00.000Z');
 
@@ -177,6 +178,14 @@ const change = (name: string, extra: Partial<ChangeReport> = {}): ChangeReport =
   ...extra,
 });
 
+const drifted = (
+  environment: string,
+  field: string,
+  found: FieldValue | null,
+  declared: FieldValue,
+  at: string,
+): DriftSeen => ({ environment, field, found, declared, at });
+
 const ORG_STATES = Object.keys(STATE_COLOURS) as OrgState[];
 
 describe('the status page renderer', () => {
@@ -203,17 +212,14 @@ describe('the status page renderer', () => {
       },
     });
     const acme = card(html, 'acme');
-    expect(text(acme)).toContain('last attempt 30s ago · token: token-file');
-    expect(text(card(html, 'initech'))).toContain('· token: token-dir:initech');
     expect(acme).toContain('<span class="badge st-synced">synced</span>');
     expect(text(acme)).toContain('2 environments1 synced1 pending1 pending change');
     expect(acme).toContain('<time datetime="2026-11-23T01:59:00.000Z"');
-    expect(text(acme)).toContain('Last success 1m ago · last attempt 30s ago');
+    expect(text(acme)).toContain('Last success 1m ago · last attempt 30s ago · token: token-file');
+    expect(text(card(html, 'initech'))).toContain('· token: token-dir:initech');
     const globex = card(html, 'globex');
     expect(globex).toMatch(/^<section class="card st-failed"/);
-    expect(globex).toContain('<span class="badge st-failed">failed</span>');
-    expect(text(globex)).toContain('Last success never');
-    expect(text(globex)).toContain('· no token');
+    expect(text(globex)).toContain('Last success never · last attempt 30s ago · no token');
     expect(text(globex)).toContain('Failed passes in a row: 2');
     expect(html).toContain('<title>envsync: degraded, 3 orgs, 1 failing</title>');
     expectOnlyOwnMarkup(html);
@@ -404,20 +410,8 @@ describe('the status page renderer', () => {
           pending: 1,
           pendingChanges: [change('stage', { cause: 'drift', result: 'failed' })],
           recentDrift: [
-            {
-              environment: 'stage',
-              field: 'description',
-              found: 'old',
-              declared: 'new',
-              at: '2026-11-23T01:59:30.000Z',
-            },
-            {
-              environment: 'prod',
-              field: 'policies',
-              found: null,
-              declared: ['pci'],
-              at: '2026-11-23T01:00:00.000Z',
-            },
+            drifted('stage', 'description', 'old', 'new', '2026-11-23T01:59:30.000Z'),
+            drifted('prod', 'policies', null, ['pci'], '2026-11-23T01:00:00.000Z'),
           ],
         }),
         globex: orgStatus(),
@@ -433,8 +427,7 @@ describe('the status page renderer', () => {
     ]);
     expect(acme).toContain('<time datetime="2026-11-23T01:59:30.000Z">');
     // globex has seen none: no table.
-    expect(card(html, 'globex')).not.toContain('Recent drift');
-    expect(card(html, 'globex')).not.toContain('Pending changes');
+    expect(card(html, 'globex')).not.toMatch(/Recent drift|Pending changes/);
     expectOnlyOwnMarkup(html);
   });
 
@@ -479,7 +472,7 @@ describe('the status page renderer', () => {
       { readiness: { ready: false, reason: 'no org is reconciled without error' } },
     );
     expect(html).toContain('<span class="badge st-invalid">not ready</span>');
-    expect(html).toContain('no org is reconciled without error');
+    expect(text(html)).toContain('not ready no org is reconciled without error');
     expect(html).toContain('1 of 3');
     expect(html).toContain('<code>/data/state.json</code>');
     expect(text(html)).toContain('The state file could not be written: EACCES: permission denied');
@@ -540,14 +533,11 @@ describe('the status page renderer', () => {
             unmanagedNames: [value],
             pendingArchives: [{ name: value, ownedBy: ['tag'], result: 'failed', error: value }],
             pendingPolicyDocuments: [
-              {
-                action: 'create',
-                name: value,
-                version: null,
-                fields: { description: { from: null, to: value } },
+              uploadReport(value, {
                 result: 'failed',
                 error: value,
-              },
+                fields: { description: { from: null, to: value } },
+              }),
             ],
           }),
         },
@@ -573,27 +563,5 @@ describe('the status page renderer', () => {
       }),
       { numRuns: 40 },
     );
-  });
-
-  it('shows no secret: the model is masked before it is escaped, keys included', () => {
-    const secret = 'tok<&>"en-5f3a9c1e7b';
-    const status = daemonStatus({
-      revision: `rev ${secret}`,
-      orgs: {
-        [`org-${secret}`]: orgStatus({
-          status: 'failed',
-          lastError: {
-            message: `the service echoed Bearer ${secret}`,
-            at: '2026-11-23T01:59:30.000Z',
-          },
-        }),
-      },
-    });
-    const secrets = new Masker();
-    secrets.add(secret);
-    const html = renderStatusPage(model(maskDeep(status, secrets.mask)));
-    expect(html).not.toContain('5f3a9c1e7b');
-    expect(html).toContain('Bearer [REDACTED]');
-    expect(html).toContain('<code>org-[REDACTED]</code>');
   });
 });
