@@ -69,9 +69,8 @@ function passOrg(org: OrgManifest): steps.PassOrg {
 }
 
 /**
- * The long-running reconciler (docs/daemon.md): triggers feed one single-flight scheduler; each
- * pass reads a settled snapshot and runs the engine of `envsync sync`. What a pass means is
- * decided by the pure steps of daemon/pass.ts; this class carries it out.
+ * The long-running reconciler (docs/daemon.md): each pass reads a settled snapshot and runs the
+ * engine of `envsync sync`; the pure steps of pass.ts decide what it means, this class carries it out.
  */
 export class Daemon {
   readonly metrics = new DaemonMetrics();
@@ -113,10 +112,7 @@ export class Daemon {
     });
   }
 
-  /**
-   * Opens, in this order, the notifier (an unreadable notify secret stops the start before the
-   * state's lock is taken), the state file and the transport; then watches and starts a pass.
-   */
+  /** Opens the notifier, then the state (an unreadable notify secret stops before its lock). */
   async start(): Promise<void> {
     const { settings, daemon, cwd, logger, apiUrl, secrets } = this.#options;
     const { targets, secretFile } = daemon.notify;
@@ -166,10 +162,7 @@ export class Daemon {
     this.#scheduler.now(reason);
   }
 
-  /**
-   * A webhook starts a pass at once unless one started from a webhook within
-   * `--webhook-min-interval`; then it joins the next webhook pass, due when that interval is over.
-   */
+  /** Starts a pass, or joins the next one while one started within `--webhook-min-interval`. */
   webhook(): { runAt: number; joined: boolean } {
     const now = this.#clock.now();
     if (this.#webhookDue !== undefined)
@@ -323,10 +316,7 @@ export class Daemon {
     else this.#scheduler.at('backoff', backoffEnds - this.#clock.now(), 'backoff');
   }
 
-  /**
-   * Whether this pass plans only: in observe mode, and while the sync windows are closed; then a
-   * pass is set for the moment the next window opens.
-   */
+  /** Whether this pass plans only (observe mode, a closed window: a pass is set for its opening). */
   #mayNotSend(): boolean {
     const { settings, daemon, logger } = this.#options;
     const now = this.#clock.now();

@@ -91,7 +91,7 @@ function agoText(ms: number): string {
   return ms < 0 ? `in ${shown}` : `${shown} ago`;
 }
 
-/** An ISO time to the second in UTC, and how long ago; `short`: how long ago, titled by the time. */
+/** An ISO time in UTC and how long ago; `short`: how long ago, titled by the time. */
 function when(iso: string | null, now: number, short = false): Markup {
   if (iso === null) return dim('never');
   const at = Date.parse(iso);

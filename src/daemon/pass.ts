@@ -110,10 +110,8 @@ export function ownsOrg(
 }
 
 /**
- * The orgs a pass looks at: a pass started only by file events or a new revision looks at the
- * orgs a changed file serves now or served at the last pass, and those never seen; any other
- * trigger looks at every org, which is what heals drift made by hand. `changed` undefined: anything
- * may have changed.
+ * The orgs a pass looks at: after file events or a new revision, those a changed file serves or
+ * served, and those never seen; after any other trigger, every org (which heals drift).
  */
 export function orgsToLook<T extends Pick<PassOrg, 'org' | 'files'>>(
   orgs: readonly T[],
@@ -129,11 +127,7 @@ export function orgsToLook<T extends Pick<PassOrg, 'org' | 'files'>>(
   });
 }
 
-/**
- * Ready once the first pass finished, while passes keep ending (within about three intervals and
- * a minute), the last pass ran, the state file can be written (nothing is sent while it cannot),
- * and some org is reconciled: when every org fails or is invalid, the replica is not ready.
- */
+/** Ready after the first pass, while passes end, the state is written and an org reconciled. */
 export function readiness(
   memory: DaemonMemory,
   around: Surroundings,
@@ -227,9 +221,8 @@ function withOrg(memory: DaemonMemory, org: string, status: OrgStatus, backoff?:
 const fingerprintOf = (org: PassOrg, tokenKey: string) => `${tokenKey}:${org.manifestsKey}`;
 
 /**
- * The start of a pass: forgets the orgs no longer owned, notes the revision and the problems of
- * no org, and picks the orgs due: those the trigger looks at, less those backing off whose time
- * has not come and whose manifests and token are the same.
+ * The start of a pass: forgets the orgs no longer owned, and picks the orgs due: those the trigger
+ * looks at, less those backing off whose time has not come and whose manifests and token are the same.
  */
 export function beginPass(
   memory: DaemonMemory,
@@ -274,7 +267,7 @@ export function beginPass(
   };
 }
 
-/** An org's round failed and another follows: it shows failed at once, its backoff decided later. */
+/** An org's round failed and another follows: it shows failed at once (its backoff comes later). */
 export function afterFailedRound(memory: DaemonMemory, report: OrgReport, now: number): Step {
   const previous = memory.orgs.get(report.org);
   const status = orgStatusAfter(report, previous?.status, now, previous?.backoff);
@@ -282,11 +275,7 @@ export function afterFailedRound(memory: DaemonMemory, report: OrgReport, now: n
   return { memory: next, logs: [], metrics: {} };
 }
 
-/**
- * An org's outcome: its status, and when it failed its backoff (5 s, doubling, capped at the
- * interval, or at 5 minutes when the interval is off), with a log line for a failed or invalid
- * org and what the metrics learn of it.
- */
+/** An org's outcome: its status, its backoff when it failed (5 s, doubling, up to the interval). */
 export function afterOrg(
   memory: DaemonMemory,
   report: OrgReport,

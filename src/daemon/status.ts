@@ -1,7 +1,6 @@
 /**
- * What the daemon says of itself and of each org (`/status`, the status page; docs/daemon.md and
- * docs/status-page.md say what each field means): the data, how an org's report becomes its
- * status, and the words for how things stand. Pure.
+ * What the daemon says of itself and of each org (`/status`, the status page; docs/daemon.md says
+ * what each field means), and how an org's report becomes its status. Pure.
  */
 import type { ResolvedDialect } from '../core/dialect.ts';
 import { recentDrifts, type DriftSeen } from '../core/plan.ts';
@@ -18,7 +17,7 @@ import type {
   ProblemReport,
 } from '../core/report.ts';
 
-/** The most pending changes listed, unmanaged environments named and environments listed per org. */
+/** Per org, the most pending changes listed, unmanaged environments named, environments listed. */
 export const MAX_PENDING_CHANGES = 50;
 export const MAX_UNMANAGED_NAMES = 200;
 export const MAX_ENVIRONMENT_ROWS = 500;
@@ -74,15 +73,7 @@ export interface LastPass {
 export type HealthLevel = 'healthy' | 'degraded' | 'failing';
 
 /** What an org's card says: one word that is true of it now (`orgState`). */
-export type OrgState =
-  | 'synced'
-  | 'drifted'
-  | 'pending'
-  | 'suspended'
-  | 'invalid'
-  | 'failed'
-  | 'not converged'
-  | 'waiting for window';
+export type OrgState = EnvironmentRow['state'] | 'suspended' | 'invalid' | 'waiting for window';
 
 /** What `/status` answers. */
 export interface DaemonStatus {
@@ -154,10 +145,7 @@ const NOTHING_YET = {
   unmanagedNames: [],
 } satisfies Partial<OrgStatus>;
 
-/**
- * What `/status` says of an org after a pass. An invalid org is left alone, so what was pending
- * stays pending; `types` are its declared environments' names and types.
- */
+/** What `/status` says of an org after a pass; `types`: its environments' names and types. */
 export function orgStatusAfter(
   report: OrgReport,
   previous: OrgStatus | undefined,
@@ -180,6 +168,7 @@ export function orgStatusAfter(
     failures: backoff?.failures ?? 0,
     nextAttemptAt: backoff === undefined ? null : new Date(backoff.nextAttemptAt).toISOString(),
   };
+  // An invalid org is left alone: what was pending stays pending.
   if (report.status === 'invalid')
     return { ...head, ...NOTHING_YET, ...previous, ...head, ...tail };
   const left = report.changes.filter((c) => c.result !== 'applied');
@@ -209,9 +198,8 @@ const ROW_STATE: Record<ChangeResult, EnvironmentRow['state']> = {
 };
 
 /**
- * Each declared environment's state: its change's result, or synced. When the org failed as a
- * whole (its listing refused, say), an environment neither changed nor seen unchanged was never
- * compared: failed, not synced.
+ * Each declared environment's state: its change's result, or synced; failed when the org failed
+ * as a whole and the environment was never compared.
  */
 function rows(types: readonly (readonly [string, string])[], report: OrgReport): EnvironmentRow[] {
   const changes = new Map(report.changes.map((change) => [change.name, change]));
@@ -230,11 +218,7 @@ function rows(types: readonly (readonly [string, string])[], report: OrgReport):
   });
 }
 
-/**
- * The daemon's health, and why when it is not healthy: `failing` when its last pass failed as a
- * whole or every org is invalid or failed; `degraded` when some org is, or a manifest problem
- * belongs to no org. Suspended orgs, observe mode and closed windows are choices, not trouble.
- */
+/** The daemon's health level, and why when not healthy (docs/status-page.md, "Health levels"). */
 export function healthLevel(
   lastPass: LastPass | null,
   unattributed: number,

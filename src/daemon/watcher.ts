@@ -23,8 +23,6 @@ export interface WatcherOptions {
   /** Every relevant file event, and the path resolving somewhere new (a git-sync swap). */
   readonly onFileEvent: (reason: string) => void;
   readonly onRetarget: (resolution: Resolution) => void;
-  /** How often the path is resolved again, as a safety net (default 1000 ms). */
-  readonly pollMs?: number;
 }
 
 /** A settled read: the snapshot, the files that changed since the last one, the time it waited. */
@@ -36,6 +34,8 @@ export interface SettledRead {
 }
 
 const MANIFEST = /\.ya?ml$/i;
+/** How often the path is resolved again, as a safety net for a swap no event showed. */
+const POLL_MS = 1000;
 /** How often a daemon waiting for files that keep changing says so. */
 const KEEPS_CHANGING_WARN_MS = 30_000;
 /** How many times a snapshot is read while git-sync keeps swapping revisions under it. */
@@ -119,9 +119,8 @@ export class ManifestWatcher {
   /** The slow poll (its timer alone never keeps the process up). */
   #armPoll(): void {
     if (this.#closed) return;
-    const { clock, pollMs = 1000 } = this.#options;
     const next = () => void this.#check().finally(() => this.#armPoll());
-    this.#poll = clock.setTimer(pollMs, next, { unref: true });
+    this.#poll = this.#options.clock.setTimer(POLL_MS, next, { unref: true });
   }
 
   /** Re-resolves the manifests path; on a change, moves the content watch and reports it. */
@@ -197,15 +196,12 @@ export class ManifestWatcher {
       // time counts as an event (once per read, so a clock skew cannot hold it).
       if (!timesChecked && snapshot.realRoot === this.#readRoot) {
         timesChecked = true;
-        const times = await Promise.all(
-          [...(changedNow ?? [])].map((file) =>
-            fsPromises.stat(path.resolve(cwd, file)).then(
-              (info) => (info.isFile() ? info.mtimeMs : -Infinity),
-              () => -Infinity,
-            ),
-          ),
+        const stat = (file: string) => fsPromises.stat(path.resolve(cwd, file)).catch(() => null);
+        const infos = await Promise.all([...(changedNow ?? [])].map(stat));
+        const written = Math.max(
+          -Infinity,
+          ...infos.map((i) => (i?.isFile() ? i.mtimeMs : -Infinity)),
         );
-        const written = Math.max(-Infinity, ...times);
         const now = clock.now();
         if (now - written < settleMs) {
           this.#lastEventAt = Math.max(this.#lastEventAt, Math.min(written, now));

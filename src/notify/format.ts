@@ -126,7 +126,7 @@ export function formatNotification(
   return escapeJson(JSON.stringify(body));
 }
 
-/** A notify URL as it may be shown: scheme and host only (its path or query may be a credential). */
+/** A notify URL as it may be shown: scheme and host (its path or query may hold a credential). */
 export function publicNotifyUrl(url: URL): string {
   const more = url.pathname !== '/' || url.search !== '' ? '…' : '';
   return `${url.protocol}//${url.host}/${more}`;
