@@ -59,12 +59,8 @@ function passOrg(org: OrgManifest): steps.PassOrg {
   return {
     org: org.org,
     files: org.files,
-    manifestsKey: JSON.stringify(
-      documents.length === 0 ? environments : { environments, documents },
-    ),
-    types: org.environments
-      .slice(0, MAX_ENVIRONMENT_ROWS)
-      .map((env) => [env.name, env.type] as const),
+    manifestsKey: JSON.stringify(documents.length > 0 ? { environments, documents } : environments),
+    types: org.environments.slice(0, MAX_ENVIRONMENT_ROWS).map((e) => [e.name, e.type] as const),
   };
 }
 
@@ -189,18 +185,31 @@ export class Daemon {
   status(): DaemonStatus {
     const { state, notifier } = this.#open ?? {};
     const { settings, daemon } = this.#options;
+    const memory = this.#memory;
     const windows = settings.syncWindows ?? [];
-    return steps.daemonStatus(this.#memory, {
+    const window =
+      windows.length === 0 ? null : windowReport(windowState(windows, this.#clock.now()));
+    const around = { observe: daemon.observe, windowOpen: window?.open ?? true };
+    const set = this.#tokens;
+    const tokenSource = (org: string) => (set ? tokens.tokenSourceOf(set, org) : null);
+    const { health, orgs } = steps.orgsStatus(memory, around, tokenSource);
+    return {
+      revision: memory.revision ?? null,
       manifests: settings.manifests,
       ready: this.ready.ready,
+      passes: memory.passes,
+      lastPass: memory.lastPass,
       passRunning: this.#scheduler.running,
       shard: daemon.shard ?? null,
+      errors: [...memory.unattributed],
       stateFile: { path: state?.file ?? null, writeError: state?.writeError ?? null },
+      dialect: memory.dialect ?? null,
       mode: daemon.observe ? 'observe' : 'normal',
-      window: windows.length === 0 ? null : windowReport(windowState(windows, this.#clock.now())),
+      window,
+      health,
+      orgs,
       ...(notifier === undefined ? {} : { notifications: notifier.status() }),
-      tokenSource: (org) => (this.#tokens ? tokens.tokenSourceOf(this.#tokens, org) : null),
-    });
+    };
   }
 
   /** Resolves when no pass runs or is pending (for tests). */
@@ -249,24 +258,20 @@ export class Daemon {
         const chosen = tokens.tokenFor(set, org);
         return sha256('token' in chosen ? chosen.token : chosen.error).slice(0, 16);
       };
-      const begun = this.#carry(
-        steps.beginPass(
-          this.#memory,
-          {
-            owned: end.owned,
-            reasons,
-            changedFiles: read.changedFiles,
-            tokenKey,
-            revision,
-            unattributed: manifests.unattributed.map(({ org: _org, ...problem }) => problem),
-          },
-          this.#clock.now(),
-        ),
-      );
+      const start = {
+        owned: end.owned,
+        reasons,
+        changedFiles: read.changedFiles,
+        tokenKey,
+        revision,
+        unattributed: manifests.unattributed.map(({ org: _org, ...problem }) => problem),
+      };
+      const begun = this.#carry(steps.beginPass(this.#memory, start, this.#clock.now()));
       end.skipped = begun.skipped;
       const due = new Map(begun.due.map((org) => [org.org, org]));
       const { state, transport } = this.#open!;
       const shutdown = this.#shutdown;
+      // A client for this pass, on the daemon's transport, that a stop cuts short.
       const client = clientFromSettings(settings, {
         apiUrl: this.#options.apiUrl,
         getToken: tokens.tokenGetter(set),

@@ -62,10 +62,7 @@ export function webhookRefusal(
 }
 
 /** A request's body, or undefined when it is larger than `limit` bytes (the rest is discarded). */
-async function readBoundedBody(
-  req: http.IncomingMessage,
-  limit: number,
-): Promise<Buffer | undefined> {
+async function readBoundedBody(req: http.IncomingMessage, limit: number) {
   const chunks: Buffer[] = [];
   let size = Number(req.headers['content-length']) > limit ? Infinity : 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -127,11 +124,11 @@ export async function startDaemonServer(
   options: { readonly webhookSecret?: string | undefined } = {},
 ): Promise<{ server: http.Server; url: string; close(): Promise<void> }> {
   const { mask } = daemon.secrets;
-  const send = (res: http.ServerResponse, status: number, body: unknown): void => {
-    const text = escapeJson(`${JSON.stringify(maskDeep(body, mask), null, 2)}\n`);
-    res
-      .writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-      .end(text);
+  const reply = (res: http.ServerResponse, status: number, type: string, text: string) =>
+    void res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(text);
+  const send = (res: http.ServerResponse, status: number, body: unknown) => {
+    const json = `${JSON.stringify(maskDeep(body, mask), null, 2)}\n`;
+    reply(res, status, 'application/json', escapeJson(json));
   };
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const { pathname } = new URL(req.url ?? '/', 'http://localhost');
@@ -146,19 +143,12 @@ export async function startDaemonServer(
       }
       case 'GET /readyz': {
         const { ready, reason } = daemon.ready;
-        return send(
-          res,
-          ready ? 200 : 503,
-          ready ? { status: 'ready' } : { status: 'not ready', reason },
-        );
+        const body = ready ? { status: 'ready' } : { status: 'not ready', reason };
+        return send(res, ready ? 200 : 503, body);
       }
       case 'GET /metrics': {
         const { registry } = daemon.metrics;
-        const text = mask(await registry.metrics());
-        res
-          .writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' })
-          .end(text);
-        return;
+        return reply(res, 200, registry.contentType, mask(await registry.metrics()));
       }
       case 'GET /status':
         return send(res, 200, daemon.status());
@@ -208,10 +198,8 @@ export async function startDaemonServer(
   };
   const server = http.createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      logger.error(
-        { err: error instanceof Error ? error.message : String(error) },
-        'endpoint failed',
-      );
+      const err = error instanceof Error ? error.message : String(error);
+      logger.error({ err }, 'endpoint failed');
       if (res.headersSent) res.destroy();
       else send(res, 500, { message: 'internal error' });
     });

@@ -304,12 +304,13 @@ function orgCard(name: string, org: OrgCard, index: number, model: StatusPageMod
     ' · ',
   );
   // A card with tables takes the whole row.
-  const wide =
-    org.pending > 0 ||
-    org.recentDrift.length > 0 ||
-    (org.lastError?.errors?.length ?? 0) > 0 ||
-    (org.pendingArchives?.length ?? 0) > 0 ||
-    (org.pendingPolicyDocuments?.length ?? 0) > 0;
+  const tables = [
+    org.recentDrift,
+    org.lastError?.errors,
+    org.pendingArchives,
+    org.pendingPolicyDocuments,
+  ];
+  const wide = org.pending > 0 || tables.some((rows) => (rows?.length ?? 0) > 0);
   const token = org.tokenSource === null ? 'no token' : markup`token: ${code(org.tokenSource)}`;
   return markup`<section class="card ${statusClass(org.state)}${wide && ' wide'}" aria-labelledby="org-${index}"><div class="card-head"><h3 id="org-${index}">${code(name)}</h3>${badge(org.state)}</div><p class="dim">${words}</p>${counts.length > 0 && markup`<p class="counts">${counts}</p>`}<p class="dim">Last success ${when(org.lastSuccess, now, true)} · last attempt ${when(org.lastAttempt, now, true)} · ${token}</p>${backoff.length > 0 && markup`<p>${backoff}</p>`}${cardParts(name, org, now)}</section>`;
 }
@@ -358,10 +359,8 @@ export function renderStatusPage(model: StatusPageModel): string {
       : markup`<div class="cards">${orgs.map(([name, org], i) => orgCard(name, org, i, model))}</div>`;
   // The style and script are constants allowed by their hashes, kept out of the template (a
   // bundler rewrites a template that holds a closing script tag); without JavaScript, noscript.
-  const own = {
-    style: new Markup(`<style>${PAGE_STYLE}</style>`),
-    script: new Markup(`<script>${PAGE_SCRIPT}</script>`),
-  };
-  const page = markup`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title><noscript><meta http-equiv="refresh" content="${refresh}"></noscript>${own.style}</head><body><header class="bar"><h1>envsync status</h1><p id="refresh" role="status">Refreshes every ${refresh} s.</p></header><main id="content">${header(model)}${alerts}<section aria-labelledby="orgs"><h2 id="orgs">Orgs (${orgs.length})</h2>${cards}</section><footer>${daemonDetails(model)}<p>Rendered at <time id="rendered-at" datetime="${rendered}">${rendered}</time> by envsync ${model.version}. The same data as JSON: <a href="status">/status</a>.</p></footer></main>${own.script}</body></html>`;
+  const style = new Markup(`<style>${PAGE_STYLE}</style>`);
+  const script = new Markup(`<script>${PAGE_SCRIPT}</script>`);
+  const page = markup`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title><noscript><meta http-equiv="refresh" content="${refresh}"></noscript>${style}</head><body><header class="bar"><h1>envsync status</h1><p id="refresh" role="status">Refreshes every ${refresh} s.</p></header><main id="content">${header(model)}${alerts}<section aria-labelledby="orgs"><h2 id="orgs">Orgs (${orgs.length})</h2>${cards}</section><footer>${daemonDetails(model)}<p>Rendered at <time id="rendered-at" datetime="${rendered}">${rendered}</time> by envsync ${model.version}. The same data as JSON: <a href="status">/status</a>.</p></footer></main>${script}</body></html>`;
   return `<!doctype html>\n${page.text}\n`;
 }

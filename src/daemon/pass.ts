@@ -128,10 +128,7 @@ export function orgsToLook<T extends Pick<PassOrg, 'org' | 'files'>>(
 }
 
 /** Ready after the first pass, while passes end, the state is written and an org reconciled. */
-export function readiness(
-  memory: DaemonMemory,
-  around: Surroundings,
-): { ready: boolean; reason?: string } {
+export function readiness(memory: DaemonMemory, around: Surroundings) {
   const { lastPass } = memory;
   const since = lastPass === null ? 0 : around.now - Date.parse(lastPass.finishedAt);
   const { total, failed, invalid } = outcomes(memory);
@@ -171,44 +168,22 @@ export function nextAttemptAt(memory: DaemonMemory): number | undefined {
   return times.length === 0 ? undefined : Math.min(...times);
 }
 
-type LiveFacts = Pick<
-  DaemonStatus,
-  | 'manifests'
-  | 'ready'
-  | 'passRunning'
-  | 'shard'
-  | 'stateFile'
-  | 'mode'
-  | 'window'
-  | 'notifications'
-> & { readonly tokenSource: (org: string) => string | null };
-
-/** `/status`: the memory, and what only the shell knows now. */
-export function daemonStatus(memory: DaemonMemory, live: LiveFacts): DaemonStatus {
+/** Each org of `/status`, in name order, with its state and token source; the health level. */
+export function orgsStatus(
+  memory: DaemonMemory,
+  around: { readonly observe: boolean; readonly windowOpen: boolean },
+  tokenSource: (org: string) => string | null,
+): Pick<DaemonStatus, 'health' | 'orgs'> {
   const orgs = [...memory.orgs].sort(([a], [b]) => compareNames(a, b));
-  const around = { observe: live.mode === 'observe', windowOpen: live.window?.open ?? true };
   const statuses = orgs.map(([name, org]) => [name, org.status] as const);
   return {
-    revision: memory.revision ?? null,
-    manifests: live.manifests,
-    ready: live.ready,
-    passes: memory.passes,
-    lastPass: memory.lastPass,
-    passRunning: live.passRunning,
-    shard: live.shard,
-    errors: [...memory.unattributed],
-    stateFile: live.stateFile,
-    dialect: memory.dialect ?? null,
-    mode: live.mode,
-    window: live.window,
     health: healthLevel(memory.lastPass, memory.unattributed.length, statuses),
     orgs: Object.fromEntries(
-      statuses.map(([name, status]) => [
-        name,
-        { ...status, state: orgState(status, around), tokenSource: live.tokenSource(name) },
-      ]),
+      statuses.map(([name, status]) => {
+        const state = orgState(status, around);
+        return [name, { ...status, state, tokenSource: tokenSource(name) }];
+      }),
     ),
-    ...(live.notifications === undefined ? {} : { notifications: live.notifications }),
   };
 }
 
@@ -243,10 +218,8 @@ export function beginPass(
   const candidates = orgsToLook(start.owned, start.reasons, start.changedFiles, memory.files);
   const due = candidates.filter((org) => {
     const backoff = orgs.get(org.org)?.backoff;
-    const fingerprint = fingerprintOf(org, start.tokenKey(org.org));
-    return (
-      backoff === undefined || backoff.nextAttemptAt <= now || backoff.fingerprint !== fingerprint
-    );
+    const failedWith = fingerprintOf(org, start.tokenKey(org.org));
+    return !backoff || backoff.nextAttemptAt <= now || backoff.fingerprint !== failedWith;
   });
   const files = new Map(start.owned.map((org) => [org.org, new Set(org.files)]));
   const { revision, unattributed } = start;
@@ -287,10 +260,11 @@ export function afterOrg(
   const { now, intervalMs } = around;
   const previous = memory.orgs.get(report.org);
   let backoff: Backoff | undefined;
+  let delayMs = 0;
   if (report.status === 'failed' && org !== undefined) {
     const failures = (previous?.backoff?.failures ?? 0) + 1;
-    const delay = Math.min(intervalMs > 0 ? intervalMs : 300_000, 5_000 * 2 ** (failures - 1));
-    backoff = { failures, nextAttemptAt: now + delay, fingerprint: fingerprintOf(org, tokenKey) };
+    delayMs = Math.min(intervalMs > 0 ? intervalMs : 300_000, 5_000 * 2 ** (failures - 1));
+    backoff = { failures, nextAttemptAt: now + delayMs, fingerprint: fingerprintOf(org, tokenKey) };
   }
   const status = orgStatusAfter(report, previous?.status, now, backoff, org?.types);
   const message = status.lastError?.message;
@@ -299,11 +273,7 @@ export function afterOrg(
     logs.push({
       // A cause never about the org (the address, an unknown token) is said once, by the pass.
       level: neverAboutTheOrg(report.cause) ? 'debug' : 'warn',
-      fields: {
-        org: report.org,
-        failures: backoff.failures,
-        retryInMs: backoff.nextAttemptAt - now,
-      },
+      fields: { org: report.org, failures: backoff.failures, retryInMs: delayMs },
       message: `org ${report.org} failed: ${message ?? 'error'}`,
     });
   } else if (report.status === 'invalid') {

@@ -1,12 +1,14 @@
 import type { Clock, Timer, TimerOptions } from '../core/clock.ts';
 
+type Run = (reasons: readonly string[]) => Promise<void>;
+
 /**
  * Runs reconcile passes one at a time. File events are debounced and coalesced; a trigger during
  * a pass makes exactly one more pass. Named timers start passes later (the interval, a backoff's
  * end, a webhook's spacing, a sync window opening).
  */
 export class PassScheduler {
-  readonly #run: (reasons: readonly string[]) => Promise<void>;
+  readonly #run: Run;
   readonly #debounceMs: number;
   readonly #clock: Clock;
   readonly #timers = new Map<string, Timer>();
@@ -16,11 +18,7 @@ export class PassScheduler {
   /** When the pass now running started (ms since the epoch). */
   passStartedAt: number | undefined;
 
-  constructor(
-    run: (reasons: readonly string[]) => Promise<void>,
-    debounceMs: number,
-    clock: Clock,
-  ) {
+  constructor(run: Run, debounceMs: number, clock: Clock) {
     this.#run = run;
     this.#debounceMs = debounceMs;
     this.#clock = clock;

@@ -53,15 +53,11 @@ export function judgeAttempt(
   policy: NotifyPolicy,
   nowMs: number,
 ): 'delivered' | { reason: string; failure: AttemptFailure; retryInMs?: number } {
-  const status = 'status' in attempt ? attempt.status : undefined;
-  if (status !== undefined && status >= 200 && status < 300) return 'delivered';
-  const reason = status === undefined ? (attempt as { error: string }).error : `HTTP ${status}`;
-  const failure: AttemptFailure =
-    status === undefined || status === 408 || status === 429 || status >= 500
-      ? 'transient'
-      : status >= 300 && status < 400
-        ? 'redirect'
-        : 'refused';
+  if ('status' in attempt && attempt.status >= 200 && attempt.status < 300) return 'delivered';
+  const { status = 0 } = 'status' in attempt ? attempt : {};
+  const reason = 'error' in attempt ? attempt.error : `HTTP ${status}`;
+  const busy = status === 0 || status === 408 || status === 429 || status >= 500;
+  const failure = busy ? 'transient' : status >= 300 && status < 400 ? 'redirect' : 'refused';
   if (failure !== 'transient' || n >= policy.maxAttempts) return { reason, failure };
   const retryAfter = 'retryAfter' in attempt ? attempt.retryAfter : undefined;
   const asked = parseRetryAfter(retryAfter, nowMs, policy.maxDelayMs);
@@ -121,12 +117,7 @@ export class Notifier {
   readonly #closing = new AbortController();
   /** Aborted when the drain time is over: requests in flight end. */
   readonly #abort = new AbortController();
-  readonly #counts: Record<NotifyResult, number> = {
-    delivered: 0,
-    failed: 0,
-    dropped: 0,
-    abandoned: 0,
-  };
+  readonly #counts = { delivered: 0, failed: 0, dropped: 0, abandoned: 0 };
 
   constructor(options: NotifierOptions) {
     this.#options = options;
@@ -258,20 +249,15 @@ export class Notifier {
       // Read (and thrown away, up to a limit) before the connection is reused.
       await answer.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const retryAfter = answer.headers['retry-after'];
-      return {
-        status: answer.statusCode,
-        ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
-      };
+      const asked = typeof retryAfter === 'string' ? { retryAfter } : {};
+      return { status: answer.statusCode, ...asked };
     } catch (error) {
       const reason: unknown = signal.reason;
-      if (signal.aborted)
-        return {
-          error: reason instanceof Error && reason.message !== '' ? reason.message : 'aborted',
-        };
       const code = (error as { code?: unknown }).code;
-      return {
-        error: typeof code === 'string' ? code : error instanceof Error ? error.name : 'error',
-      };
+      const aborted = reason instanceof Error && reason.message !== '' ? reason.message : 'aborted';
+      const failed =
+        typeof code === 'string' ? code : error instanceof Error ? error.name : 'error';
+      return { error: signal.aborted ? aborted : failed };
     } finally {
       attempt.abort();
     }

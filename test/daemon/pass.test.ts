@@ -12,10 +12,10 @@ import {
   afterOrg,
   afterPass,
   beginPass,
-  daemonStatus,
   EMPTY_DAEMON_MEMORY,
   liveness,
   nextAttemptAt,
+  orgsStatus,
   orgsToLook,
   ownsOrg,
   readiness,
@@ -501,16 +501,10 @@ describe('readiness and liveness', () => {
 });
 
 describe('what /status says of an org', () => {
-  const LIVE = {
-    manifests: 'm',
-    ready: true,
-    passRunning: false,
-    shard: null,
-    mode: 'normal',
-    window: null,
-    stateFile: { path: '/s.json', writeError: null },
-    tokenSource: (name: string) => (name === 'a' ? 'token-dir:a' : null),
-  } as const;
+  const status = (memory: DaemonMemory) =>
+    orgsStatus(memory, { observe: false, windowOpen: true }, (name) =>
+      name === 'a' ? 'token-dir:a' : null,
+    );
   const types = [
     ['api', 'K8S'],
     ['db', 'S3'],
@@ -518,13 +512,11 @@ describe('what /status says of an org', () => {
   ] as const;
   const acme = (extra: Partial<OrgReport>) => report('acme', 'ok', extra);
 
-  it('lists the orgs in name order with what the shell knows now', () => {
-    const status = daemonStatus(after([report('b', 'ok'), report('a', 'failed')]).memory, LIVE);
-    expect(Object.keys(status.orgs)).toEqual(['a', 'b']);
-    expect(status.orgs['a']).toMatchObject({ tokenSource: 'token-dir:a', state: 'failed' });
-    expect(status.orgs['b']).toMatchObject({ tokenSource: null, state: 'synced' });
-    expect(status).toMatchObject({ revision: 'rev-1', passes: 1, manifests: 'm' });
-    expect(status.notifications).toBeUndefined();
+  it('lists the orgs in name order, with their state and token source', () => {
+    const { orgs } = status(after([report('b', 'ok'), report('a', 'failed')]).memory);
+    expect(Object.keys(orgs)).toEqual(['a', 'b']);
+    expect(orgs['a']).toMatchObject({ tokenSource: 'token-dir:a', state: 'failed' });
+    expect(orgs['b']).toMatchObject({ tokenSource: null, state: 'synced' });
   });
 
   it.each([
@@ -552,7 +544,7 @@ describe('what /status says of an org', () => {
     ],
   ] as const)('the health level is %s', (_title, reports, errors, level, reason) => {
     const memory = after([...reports], [...errors]).memory;
-    expect(daemonStatus(memory, LIVE).health).toEqual({ level, reason });
+    expect(status(memory).health).toEqual({ level, reason });
   });
 
   it('lists the changes not applied, in order, at most MAX_PENDING_CHANGES, next to their count', () => {
