@@ -162,18 +162,10 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     const d = await daemon();
     await waitFor('ready', async () => (await get(`${d.url}/readyz`)).status === 200);
     expect((await get(`${d.url}/healthz`)).status).toBe(200);
-    const status = (await get(`${d.url}/status`)).json();
-    expect(status).toMatchObject({
-      revision: null,
-      ready: true,
-      passRunning: false,
-      errors: [],
-      shard: null,
-    });
-    expect(status['orgs']).toMatchObject({
-      acme: { status: 'ok', pending: 0, unmanaged: 0, lastError: null },
-    });
-    expect(status['lastPass']).toMatchObject({ result: 'success', trigger: ['start'] });
+    const status = (await get(`${d.url}/status`)).json<DaemonStatus>();
+    expect(status).toMatchObject({ revision: null, ready: true, errors: [], shard: null });
+    expect(status.orgs['acme']).toMatchObject({ status: 'ok', pending: 0, lastError: null });
+    expect(status.lastPass).toMatchObject({ result: 'success', trigger: ['start'] });
     const metrics = (await get(`${d.url}/metrics`)).text;
     for (const name of [
       'envsync_passes_total{result="success"}',
@@ -186,9 +178,8 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
       'envsync_revision_info',
       'process_cpu_user_seconds_total',
       'nodejs_eventloop_lag_seconds',
-    ]) {
+    ])
       expect(metrics).toContain(name);
-    }
     const passes = d.passes();
     const webhook = await request(`${d.url}/reconcile`, { method: 'POST', body: '{}' });
     await webhook.body.dump();

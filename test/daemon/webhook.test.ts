@@ -40,25 +40,17 @@ describe('webhook decisions (pure)', () => {
   const refusal = (address: string | undefined, headers = {}, sent = body) =>
     webhookRefusal(SECRET, address, headers, sent);
 
-  it.each([
-    ['127.0.0.1', true],
-    ['127.8.9.10', true],
-    ['::1', true],
-    ['::ffff:127.0.0.1', true],
-    ['::FFFF:127.1.2.3', true],
-    [undefined, false],
-    ['', false],
-    ['10.0.0.1', false],
-    ['::ffff:10.0.0.1', false],
-    ['fd00::2', false],
-    ['128.0.0.1', false],
-    ['127.0.0.1.evil', false],
-    ['::2', false],
-  ])('knows loopback by the socket address only: %s is loopback: %s', (address, loopback) => {
-    expect(refusal(address)).toBe(loopback ? undefined : MISSING);
-    // Without a secret, any address may.
-    expect(webhookRefusal(undefined, address, {}, body)).toBeUndefined();
-  });
+  const LOOPBACK = '127.0.0.1 127.8.9.10 ::1 ::ffff:127.0.0.1 ::FFFF:127.1.2.3'.split(' ');
+  const OTHERS = '10.0.0.1 ::ffff:10.0.0.1 fd00::2 128.0.0.1 127.0.0.1.evil ::2'.split(' ');
+  it.each([...LOOPBACK, ...OTHERS, '', undefined])(
+    'knows loopback by the address: %j',
+    (address) => {
+      const loopback = address !== undefined && LOOPBACK.includes(address);
+      expect(refusal(address)).toBe(loopback ? undefined : MISSING);
+      // Without a secret, any address may.
+      expect(webhookRefusal(undefined, address, {}, body)).toBeUndefined();
+    },
+  );
 
   it.each([
     [{}, body, MISSING],
