@@ -102,6 +102,7 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     if (env === undefined) throw new Error('expected the environment');
     await world.api.putStore({ ...store, orgs: { acme: [{ ...env, description: 'by hand' }] } });
     await waitFor('drift healed', described('acme', 'prod', 'declared'));
+    expect(await description('acme', 'prod')).toBe('declared');
   });
 
   it('holds an org whose manifests turn invalid at its last state, says why, and goes on with the others', async () => {

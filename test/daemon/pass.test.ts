@@ -501,7 +501,7 @@ describe('readiness and liveness', () => {
 });
 
 describe('what /status says of an org', () => {
-  const status = (memory: DaemonMemory) =>
+  const statusOf = (memory: DaemonMemory) =>
     orgsStatus(memory, { observe: false, windowOpen: true }, (name) =>
       name === 'a' ? 'token-dir:a' : null,
     );
@@ -513,7 +513,7 @@ describe('what /status says of an org', () => {
   const acme = (extra: Partial<OrgReport>) => report('acme', 'ok', extra);
 
   it('lists the orgs in name order, with their state and token source', () => {
-    const { orgs } = status(after([report('b', 'ok'), report('a', 'failed')]).memory);
+    const { orgs } = statusOf(after([report('b', 'ok'), report('a', 'failed')]).memory);
     expect(Object.keys(orgs)).toEqual(['a', 'b']);
     expect(orgs['a']).toMatchObject({ tokenSource: 'token-dir:a', state: 'failed' });
     expect(orgs['b']).toMatchObject({ tokenSource: null, state: 'synced' });
@@ -544,7 +544,7 @@ describe('what /status says of an org', () => {
     ],
   ] as const)('the health level is %s', (_title, reports, errors, level, reason) => {
     const memory = after([...reports], [...errors]).memory;
-    expect(status(memory).health).toEqual({ level, reason });
+    expect(statusOf(memory).health).toEqual({ level, reason });
   });
 
   it('lists the changes not applied, in order, at most MAX_PENDING_CHANGES, next to their count', () => {

@@ -23,8 +23,8 @@ function change(
   error?: string,
 ): ChangeReport {
   const fields = { description: { from: 'old', to: 'new' } };
-  const change = { action, cause: 'change', name, fields, result } as const;
-  return error === undefined ? change : { ...change, error };
+  const report = { action, cause: 'change', name, fields, result } as const;
+  return error === undefined ? report : { ...report, error };
 }
 
 /** An update that is drift: the service moved, the manifest did not. */

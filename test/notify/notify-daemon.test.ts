@@ -3,7 +3,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { NotifyPolicy } from '../../src/notify/delivery.ts';
-import { manifestOf, passNow, startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import { manifestOf, passNow, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 import { startReceiver, type Behaviour, type Receiver } from './receiver.ts';
@@ -177,10 +177,8 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     });
     await waitFor('both receivers', () => cloud.all.length >= 1 && slack.all.length >= 1, WAIT);
     for (const got of [cloud.all[0], slack.all[0]]) {
-      const expected = createHmac('sha256', secret)
-        .update(got?.body ?? '')
-        .digest('hex');
-      expect(got?.headers['x-envsync-signature']).toBe(`sha256=${expected}`);
+      const expected = createHmac('sha256', secret).update(got?.body ?? '');
+      expect(got?.headers['x-envsync-signature']).toBe(`sha256=${expected.digest('hex')}`);
     }
     expect(cloud.all[0]?.json).toMatchObject({
       type: 'org.invalid',
@@ -191,11 +189,9 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     expect(slack.all[0]?.headers['x-envsync-delivery']).toBe(cloud.all[0]?.json['id']);
     expect(slack.all[0]?.headers['content-type']).toBe('application/json; charset=utf-8');
     const message = slack.all[0]?.json as { text: string; blocks: { type: string }[] };
-    expect(message.text).toContain('org.invalid');
-    expect(message.text).toContain('acme');
+    expect(message.text).toMatch(/^org.invalid: org acme /);
     expect(message.blocks.map((b) => b.type)).toEqual(['section', 'section', 'context']);
-    expect(JSON.stringify(message.blocks)).toContain('3f2a9c1');
-    expect(JSON.stringify(message.blocks)).toContain('manifests/acme.yaml:4:11');
+    expect(JSON.stringify(message.blocks)).toMatch(/manifests\/acme.yaml:4:11.*3f2a9c1/);
     // /status names the receivers by scheme and host only.
     const status = d.daemon.status();
     expect(status.notifications?.targets.map((t) => [t.url, t.format])).toEqual([
@@ -206,19 +202,8 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
 
   it('a notify secret file that cannot be read stops the start, with what to do', async () => {
     await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
-    await expect(
-      startTestDaemon({
-        apiUrl: world.api.url,
-        cwd: world.tmp.dir,
-        token: TOKEN,
-        flags: {
-          manifests: 'manifests',
-          state: 'state.json',
-          'notify-url': ['http://127.0.0.1:9/'],
-          'notify-secret-file': 'missing-secret',
-        },
-      }),
-    ).rejects.toThrow(
+    const flags = { 'notify-url': ['http://127.0.0.1:9/'], 'notify-secret-file': 'missing-secret' };
+    await expect(daemon(flags)).rejects.toThrow(
       /--notify-secret-file \S*missing-secret cannot be read \(ENOENT\); pass a readable file/,
     );
   });
@@ -250,11 +235,8 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     // beta: the text is an invalid type (org.invalid quotes it).
     await waitFor('two events', () => r.all.length >= 2, WAIT);
     const payloads = r.all.map((got) => got.body).join('\n');
-    expect(
-      r.all
-        .map((got) => String(got.json['text']).split(':')[0] ?? '')
-        .toSorted((a, b) => a.localeCompare(b)),
-    ).toEqual(['change.not-converged', 'org.invalid']);
+    const types = r.all.map((got) => String(got.json['text']).split(':')[0]);
+    expect(types.sort()).toEqual(['change.not-converged', 'org.invalid']);
     expect(payloads).toContain('[REDACTED]');
     for (const secret of [TOKEN, webhookSecret, notifySecret, urlCredential]) {
       expect(payloads).not.toContain(secret);
