@@ -32,7 +32,7 @@ export interface DaemonOptions {
   readonly settings: Settings;
   readonly daemon: DaemonSettings;
   readonly apiUrl: URL;
-  /** Read before each pass, so that a rotated token file is used without a restart. */
+  /** Read before each pass: a rotated token file is used without a restart. */
   readonly readTokens: () => Promise<tokens.TokenSet>;
   readonly ca?: string | undefined;
   readonly cwd: string;
@@ -70,7 +70,6 @@ function passOrg(org: OrgManifest): steps.PassOrg {
  */
 export class Daemon {
   readonly metrics = new DaemonMetrics();
-  /** The API's address without credentials, for the status page. */
   readonly apiAddress: string;
   readonly secrets: Masker;
   readonly #options: DaemonOptions;

@@ -131,19 +131,14 @@ export const PAGE_SCRIPT = `(() => {
   const every = ${REFRESH_MS};
   const line = document.getElementById('refresh');
   // Times are the daemon's, from when each answer says it was rendered.
-  const renderedAt = (root) => {
-    const time = root.querySelector('#rendered-at');
-    return time === null ? NaN : Date.parse(time.dateTime);
-  };
+  const renderedAt = (root) => Date.parse(root.querySelector('#rendered-at')?.dateTime ?? '');
   let lastOk = renderedAt(document);
   // Recorded on the reader's click, not on 'toggle', which also fires for details sent open.
   const chosen = new Map();
   document.addEventListener('click', (event) => {
-    const summary = event.target instanceof Element ? event.target.closest('summary') : null;
-    const details = summary === null ? null : summary.parentElement;
-    if (details instanceof HTMLDetailsElement && details.dataset.key !== undefined) {
+    const details = event.target instanceof Element ? event.target.closest('summary')?.parentElement : null;
+    if (details instanceof HTMLDetailsElement && details.dataset.key !== undefined)
       chosen.set(details.dataset.key, !details.open);
-    }
   });
   const keepChoices = (root) => {
     for (const details of root.querySelectorAll('details[data-key]')) {

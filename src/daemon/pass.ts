@@ -23,7 +23,6 @@ interface Backoff {
 export interface DaemonMemory {
   /** Each org owned and reconciled: its status and, while failing, its backoff. */
   readonly orgs: ReadonlyMap<string, { readonly status: OrgStatus; readonly backoff?: Backoff }>;
-  /** The files that served each owned org at the last pass. */
   readonly files: ReadonlyMap<string, ReadonlySet<string>>;
   readonly notify: notify.NotifyMemory;
   readonly passes: number;
@@ -33,7 +32,6 @@ export interface DaemonMemory {
   readonly revision: string | undefined;
   /** Manifest problems of the last pass that belong to no org. */
   readonly unattributed: readonly ProblemReport[];
-  /** The API dialect of the last pass that read a listing. */
   readonly dialect?: ResolvedDialect | undefined;
 }
 
@@ -58,7 +56,6 @@ export interface LogEntry {
 export interface OrgCounters {
   readonly org: string;
   readonly manifestErrors: number;
-  /** Changes sent (planned ones were not). */
   readonly changes: readonly { readonly action: ChangeAction; readonly result: ChangeResult }[];
   readonly driftHealed: number;
   readonly unmanaged?: number;
@@ -95,7 +92,6 @@ export interface PassOrg {
   readonly files: readonly string[];
   /** The org's manifests as text: the same manifests give the same text. */
   readonly manifestsKey: string;
-  /** Its declared environments' names and types. */
   readonly types?: readonly (readonly [string, string])[];
 }
 

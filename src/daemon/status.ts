@@ -86,16 +86,13 @@ export interface DaemonStatus {
   shard: { index: number; count: number } | null;
   /** Manifest problems that belong to no org. */
   errors: ProblemReport[];
-  /** Why the state file's last write failed (null once a write succeeds). */
   stateFile: { path: string | null; writeError: string | null };
   dialect: ResolvedDialect | null;
   mode: 'normal' | 'observe';
-  /** The sync windows' state now; null without windows. */
   window: WindowReport | null;
   health: { level: HealthLevel; reason: string | null };
   /** Each org, with where its token came from (`token-dir:ORG`, `token-file`, ...; null: none). */
   orgs: Record<string, OrgStatus & { state: OrgState; tokenSource: string | null }>;
-  /** With --notify-url: each receiver (scheme and host only) and how deliveries fared. */
   notifications?: NotifyStatus;
 }
 
@@ -134,7 +131,7 @@ export function orgErrorMessage(report: OrgReport): string | undefined {
   return lines.length === 0 ? undefined : lines.join('; ');
 }
 
-/** An org never reconciled yet, as far as what it holds and what is pending go. */
+/** An org never reconciled yet. */
 const NOTHING_YET = {
   pending: 0,
   pendingChanges: [],

@@ -14,11 +14,9 @@ import { resolveManifestsPath, type Resolution } from '../manifests/revision.ts'
 export interface WatcherOptions {
   readonly settings: Pick<Settings, 'manifests' | 'maxFileBytes' | 'exclude' | 'strict'>;
   readonly cwd: string;
-  /** How long the files must stay quiet before they are read. */
   readonly settleMs: number;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** Aborted when the daemon stops: a read ends at once. */
   readonly stop: AbortSignal;
   /** Every relevant file event, and the path resolving somewhere new (a git-sync swap). */
   readonly onFileEvent: (reason: string) => void;

@@ -113,9 +113,8 @@ export class Notifier {
   readonly #policy: NotifyPolicy;
   readonly #agent = new Agent({ keepAliveTimeout: 4_000, connections: 4 });
   readonly #receivers: Receiver[];
-  /** Aborted when the daemon stops: no new notification, no more waits between attempts. */
+  /** Aborted at the stop (no new notification, no more waits), and when the drain is over. */
   readonly #closing = new AbortController();
-  /** Aborted when the drain time is over: requests in flight end. */
   readonly #abort = new AbortController();
   readonly #counts = { delivered: 0, failed: 0, dropped: 0, abandoned: 0 };
 
