@@ -1,46 +1,25 @@
 /** GET / on the daemon's listen address: the status page over real HTTP, against a real daemon. */
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/daemon/page-assets.ts';
 import type { DaemonStatus } from '../../src/daemon/status.ts';
-import { startTestDaemon } from '../helpers/daemon.ts';
+import { useDaemonWorld } from '../helpers/daemon.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
-import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'page-endpoint-token-9c4e71d2';
 const HOSTILE = '<script>window.__pwned=1</script>"onmouseover="x';
 
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-const cleanups: (() => Promise<void>)[] = [];
+const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
 
-beforeEach(async () => {
-  tmp = await tempDir();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
-  await tmp.cleanup();
-});
-
-/** A daemon in this process with its endpoints on a free port, masking `known` like `run`. */
-async function startDaemon(apiUrl: string, known: readonly string[] = []) {
-  const started = await startTestDaemon({
+/** A daemon against `apiUrl`, masking `known` as `run` does. */
+const startDaemon = (apiUrl: string, known: readonly string[] = []) =>
+  world.start({
     apiUrl,
-    cwd: tmp.dir,
-    token: TOKEN,
     secrets: known,
-    flags: {
-      manifests: 'manifests',
-      state: 'state.json',
-      retries: '0',
-      debounce: '50ms',
-      settle: '50ms',
-    },
+    flags: { retries: '0', debounce: '50ms', settle: '50ms' },
   });
-  cleanups.push(() => started.stop());
-  return started;
-}
 
 /** An API that lists `stage` and refuses every PUT with a message echoing the token. */
 async function refusingApi() {
@@ -57,18 +36,18 @@ async function refusingApi() {
       .writeHead(400, { 'content-type': 'application/json' })
       .end(JSON.stringify({ message: `refused ${HOSTILE} for Bearer ${TOKEN}` }));
   });
-  cleanups.push(() => api.close());
+  world.cleanups.push(() => api.close());
   return api;
 }
 
 describe('GET / (the status page)', () => {
   it('serves, in its first response, the orgs, their pending changes and errors with file:line:col, escaped, with a strict policy and no secret', async () => {
     const api = await refusingApi();
-    await tmp.write(
+    await world.tmp.write(
       'manifests/acme.yaml',
       'org: acme\nenvironments:\n  - name: prod\n    type: K8S\n    description: p\n  - name: stage\n    type: S3\n    description: new\n',
     );
-    await tmp.write(
+    await world.tmp.write(
       'manifests/beta.yaml',
       'org: beta\nenvironments:\n  - name: prod\n    type: k8s\n    description: p\n',
     );
@@ -173,7 +152,7 @@ describe('GET / (the status page)', () => {
 
   it('never masks a byte of its own style and script, whatever the secret shares with them', async () => {
     const api = await refusingApi();
-    await tmp.write(
+    await world.tmp.write(
       'manifests/acme.yaml',
       'org: acme\nenvironments:\n  - name: stage\n    type: S3\n    description: new\n',
     );
