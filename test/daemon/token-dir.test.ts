@@ -120,22 +120,9 @@ describe('envsync run with --token-dir', () => {
 
   it('starts without ENVSYNC_TOKEN or --token-file, and its /status names the sources', async () => {
     await writeWorld();
+    const args = 'run --manifests manifests --state state.json --token-dir tokens --interval 0';
     const run = startEnvsync(
-      [
-        'run',
-        '--manifests',
-        'manifests',
-        '--state',
-        'state.json',
-        '--api-url',
-        world.api.url,
-        '--token-dir',
-        'tokens',
-        '--listen',
-        '127.0.0.1:0',
-        '--interval',
-        '0',
-      ],
+      [...args.split(' '), '--api-url', world.api.url, '--listen', '127.0.0.1:0'],
       { cwd: world.tmp.dir },
     );
     try {
