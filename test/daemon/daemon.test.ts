@@ -20,8 +20,7 @@ const described = (org: string, name: string, text: string) => async () =>
 async function get(url: string) {
   const response = await request(url);
   const text = await response.body.text();
-  const json = <T = Record<string, unknown>>() => JSON.parse(text) as T;
-  return { status: response.statusCode, text, json };
+  return { status: response.statusCode, text, json: () => JSON.parse(text) as DaemonStatus };
 }
 
 describe('envsync run (in-process daemon, real files, real chokidar, emulator over HTTP)', () => {
@@ -118,7 +117,7 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     await waitFor('beta applied', described('beta', 'web', 'two'));
     await d.daemon.idle();
     expect(await description('acme', 'prod')).toBe('good');
-    const status = (await get(`${d.url}/status`)).json<DaemonStatus>();
+    const status = (await get(`${d.url}/status`)).json();
     expect(status.orgs['acme']?.status).toBe('invalid');
     expect(status.orgs['acme']?.lastError?.errors).toEqual([
       {
@@ -163,7 +162,7 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     const d = await daemon();
     await waitFor('ready', async () => (await get(`${d.url}/readyz`)).status === 200);
     expect((await get(`${d.url}/healthz`)).status).toBe(200);
-    const status = (await get(`${d.url}/status`)).json<DaemonStatus>();
+    const status = (await get(`${d.url}/status`)).json();
     expect(status).toMatchObject({ revision: null, ready: true, errors: [], shard: null });
     expect(status.orgs['acme']).toMatchObject({ status: 'ok', pending: 0, lastError: null });
     expect(status.lastPass).toMatchObject({ result: 'success', trigger: ['start'] });
