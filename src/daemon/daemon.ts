@@ -6,14 +6,7 @@ import { clientFromSettings, connectionPool, type Transport } from '../api/clien
 import { RequestGate } from '../api/gate.ts';
 import { shownApiUrl } from '../config/api-url.ts';
 import type { DaemonSettings } from '../config/daemon-settings.ts';
-import {
-  readSecretFile,
-  tokenFor,
-  tokenGetter,
-  tokenSourceOf,
-  tokensOf,
-  type TokenSet,
-} from '../config/tokens.ts';
+import * as tokens from '../config/tokens.ts';
 import { SETTINGS, type Settings } from '../config/settings.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Masker } from '../core/mask.ts';
@@ -25,29 +18,13 @@ import { errorMessage } from '../runtime/errors.ts';
 import { systemClock } from '../runtime/system-clock.ts';
 import { StateStore } from '../state/store.ts';
 import { DaemonMetrics } from './metrics.ts';
-import {
-  afterFailedRound,
-  afterOrg,
-  afterPass,
-  beginPass,
-  daemonStatus,
-  EMPTY_DAEMON_MEMORY,
-  liveness,
-  nextAttemptAt,
-  ownsOrg,
-  readiness,
-  type DaemonMemory,
-  type PassEnd,
-  type PassOrg,
-  type Step,
-  type Surroundings,
-} from './pass.ts';
+import * as steps from './pass.ts';
 import { PassScheduler } from './scheduler.ts';
 import { Shutdown, stopBudget } from './shutdown.ts';
 import { MAX_ENVIRONMENT_ROWS, type DaemonStatus } from './status.ts';
 import { ManifestWatcher } from './watcher.ts';
 
-/** What tests may replace in the notifier: the sender and the delivery's limits. */
+/** What tests may replace in the notifier: the delivery's limits. */
 export type NotifyDeps = Pick<NotifierOptions, 'policy'>;
 
 /** What a daemon is made of: its settings, and the outside world, passed in. */
@@ -55,79 +32,56 @@ export interface DaemonOptions {
   readonly settings: Settings;
   readonly daemon: DaemonSettings;
   readonly apiUrl: URL;
-  /**
-   * The tokens, read before each pass, so that a rotated token file (or a file of the token
-   * directory) is used without a restart.
-   */
-  readonly readTokens: () => Promise<TokenSet>;
+  /** Read before each pass: a rotated token file is used without a restart. */
+  readonly readTokens: () => Promise<tokens.TokenSet>;
   readonly ca?: string | undefined;
   readonly cwd: string;
   readonly logger: Logger;
-  /** Source of randomness for the interval's jitter (tests pass a fixed one). */
-  readonly random?: () => number;
-  /** Time and timers, for passes, backoff, readiness and the client (the real clock by default). */
   readonly clock?: Clock;
-  /**
-   * The secrets every sink of the daemon masks (its logs, HTTP answers, notifications, state
-   * file): the daemon adds each token it reads, and the notify secret and URL credentials.
-   */
+  /** What every sink of the daemon masks; the daemon adds each token it reads. */
   readonly secrets: Masker;
   readonly notify?: NotifyDeps;
 }
 
-/** The trigger a webhook pass carries. */
 const WEBHOOK = 'webhook';
 
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
 /** An org's manifests as the pass's decisions see them: its files, and its content as text. */
-function passOrg(org: OrgManifest): PassOrg {
+function passOrg(org: OrgManifest): steps.PassOrg {
   const environments = org.environments.map(({ source: _source, ...env }) => env);
-  // Policy documents count too: an edit of a policy file is a change of the manifests.
+  // An edit of a policy document is a change of the manifests too.
   const documents = (org.policies ?? []).map((doc) => [
     doc.name,
     doc.description ?? null,
-    createHash('sha256').update(doc.content).digest('hex'),
+    sha256(doc.content),
   ]);
   return {
     org: org.org,
     files: org.files,
-    manifestsKey: JSON.stringify(
-      documents.length === 0 ? environments : { environments, documents },
-    ),
-    types: org.environments
-      .slice(0, MAX_ENVIRONMENT_ROWS)
-      .map((env) => [env.name, env.type] as const),
+    manifestsKey: JSON.stringify(documents.length > 0 ? { environments, documents } : environments),
+    types: org.environments.slice(0, MAX_ENVIRONMENT_ROWS).map((e) => [e.name, e.type] as const),
   };
 }
 
-/** What a daemon holds open for its life. */
-interface Resources {
-  readonly notifier: Notifier | undefined;
-  readonly state: StateStore;
-  /** One pool and one gate for every pass: connections and the pace learned carry over. */
-  readonly transport: Transport;
-}
-
 /**
- * The long-running reconciler: triggers (files, git-sync swaps, interval, webhook, SIGHUP, a
- * backoff ending, a sync window opening) feed one single-flight scheduler; each pass reads a
- * settled snapshot and runs the same engine as `envsync sync`. What a pass means is decided in
- * daemon/pass.ts; this class carries it out.
+ * The long-running reconciler (docs/daemon.md): each pass reads a settled snapshot and runs the
+ * engine of `envsync sync`; the pure steps of pass.ts decide what it means, this class carries it out.
  */
 export class Daemon {
   readonly metrics = new DaemonMetrics();
-  /** The API's address without credentials, query or fragment, for the status page. */
   readonly apiAddress: string;
-  /** What every sink of the daemon masks (its endpoints: http.ts). */
   readonly secrets: Masker;
   readonly #options: DaemonOptions;
   readonly #clock: Clock;
   readonly #scheduler: PassScheduler;
   readonly #shutdown: Shutdown;
   readonly #watcher: ManifestWatcher;
-  #memory: DaemonMemory = EMPTY_DAEMON_MEMORY;
-  #open: Resources | undefined;
+  #memory: steps.DaemonMemory = steps.EMPTY_DAEMON_MEMORY;
+  /** What it holds for its life; one pool and gate for every pass, so the pace learned carries. */
+  #open: { notifier: Notifier | undefined; state: StateStore; transport: Transport } | undefined;
   /** The last pass's tokens: where each org's came from, for `/status`. */
-  #tokens: TokenSet | undefined;
+  #tokens: tokens.TokenSet | undefined;
   /** When the last webhook pass started, and when the next one is due while one is asked for. */
   #lastWebhookPass = -Infinity;
   #webhookDue: number | undefined;
@@ -153,18 +107,14 @@ export class Daemon {
     });
   }
 
-  /**
-   * Opens what the daemon holds for its life, in this order: its notifier (a notify secret that
-   * cannot be read stops the start before the state's lock is taken), its state file, and the
-   * transport its passes share; then starts watching and runs the first pass (not awaited).
-   */
+  /** Opens the notifier, then the state (an unreadable notify secret stops before its lock). */
   async start(): Promise<void> {
     const { settings, daemon, cwd, logger, apiUrl, secrets } = this.#options;
     const { targets, secretFile } = daemon.notify;
     const secret =
       secretFile === undefined
         ? undefined
-        : await readSecretFile(
+        : await tokens.readSecretFile(
             '--notify-secret-file',
             path.resolve(cwd, secretFile),
             'signing secret',
@@ -207,12 +157,7 @@ export class Daemon {
     this.#scheduler.now(reason);
   }
 
-  /**
-   * A webhook: a pass starts at once when none started from a webhook within
-   * `--webhook-min-interval`; otherwise the post joins the next webhook pass, which starts when
-   * that interval is over. A burst of pushes makes at most one pass per interval, none is lost.
-   * Returns when its pass is due (ms since the epoch), and whether it joined one.
-   */
+  /** Starts a pass, or joins the next one while one started within `--webhook-min-interval`. */
   webhook(): { runAt: number; joined: boolean } {
     const now = this.#clock.now();
     if (this.#webhookDue !== undefined)
@@ -224,32 +169,46 @@ export class Daemon {
     return { runAt: at, joined: false };
   }
 
-  /** Ready once the first pass ended, while passes keep ending and an org is reconciled. */
+  /** `/readyz`: ready once the first pass ended, while passes end and an org is reconciled. */
   get ready(): { ready: boolean; reason?: string } {
-    return readiness(this.#memory, this.#around());
+    return steps.readiness(this.#memory, this.#around());
   }
 
-  /** Not live when a pass has been running for far too long (the loop is wedged). */
+  /** `/healthz`: not live when a pass has been running for far too long (a wedged loop). */
   get liveness(): { live: boolean; reason?: string } {
     const { intervalMs } = this.#options.daemon;
-    return liveness(this.#scheduler.passStartedAt, intervalMs, this.#clock.now());
+    return steps.liveness(this.#scheduler.passStartedAt, intervalMs, this.#clock.now());
   }
 
+  /** `/status` and the status page's model. */
   status(): DaemonStatus {
     const { state, notifier } = this.#open ?? {};
     const { settings, daemon } = this.#options;
+    const memory = this.#memory;
     const windows = settings.syncWindows ?? [];
-    return daemonStatus(this.#memory, {
+    const window =
+      windows.length === 0 ? null : windowReport(windowState(windows, this.#clock.now()));
+    const around = { observe: daemon.observe, windowOpen: window?.open ?? true };
+    const set = this.#tokens;
+    const tokenSource = (org: string) => (set ? tokens.tokenSourceOf(set, org) : null);
+    const { health, orgs } = steps.orgsStatus(memory, around, tokenSource);
+    return {
+      revision: memory.revision ?? null,
       manifests: settings.manifests,
       ready: this.ready.ready,
+      passes: memory.passes,
+      lastPass: memory.lastPass,
       passRunning: this.#scheduler.running,
       shard: daemon.shard ?? null,
+      errors: [...memory.unattributed],
       stateFile: { path: state?.file ?? null, writeError: state?.writeError ?? null },
+      dialect: memory.dialect ?? null,
       mode: daemon.observe ? 'observe' : 'normal',
-      window: windows.length === 0 ? null : windowReport(windowState(windows, this.#clock.now())),
+      window,
+      health,
+      orgs,
       ...(notifier === undefined ? {} : { notifications: notifier.status() }),
-      tokenSource: (org) => (this.#tokens === undefined ? null : tokenSourceOf(this.#tokens, org)),
-    });
+    };
   }
 
   /** Resolves when no pass runs or is pending (for tests). */
@@ -257,12 +216,7 @@ export class Daemon {
     return this.#scheduler.idle();
   }
 
-  /**
-   * Graceful stop: no new triggers or rounds; every wait (Retry-After, a throttle pause) ends at
-   * once, and requests being retried are cancelled (shutdown.ts); a healthy pass in flight may
-   * finish within the shutdown timeout (then its requests are aborted); the state is written, and
-   * the notifications drained for a bounded time.
-   */
+  /** A graceful stop within `--shutdown-timeout` (shutdown.ts), then the state and notifications. */
   async stop(): Promise<void> {
     if (this.#shutdown.stopping.aborted) return;
     const { passMs } = stopBudget(this.#options.daemon.shutdownTimeoutMs);
@@ -281,7 +235,7 @@ export class Daemon {
       this.#webhookDue = undefined;
     }
     const { settings, daemon, logger } = this.#options;
-    const end: { -readonly [K in keyof PassEnd]: PassEnd[K] } = {
+    const end: { -readonly [K in keyof steps.PassEnd]: steps.PassEnd[K] } = {
       startedAt,
       settleWaitMs: 0,
       reasons,
@@ -294,38 +248,32 @@ export class Daemon {
       if (read === undefined) return; // stopping: the pass never began
       end.settleWaitMs = read.settleWaitMs;
       const { manifests, revision } = read.snapshot;
-      const owned = manifests.orgs.filter((o) => ownsOrg(o.org, daemon.shard, settings.orgs));
+      const owned = manifests.orgs.filter((o) => steps.ownsOrg(o.org, daemon.shard, settings.orgs));
       end.owned = owned.map(passOrg);
-      const tokens = (this.#tokens = await this.#options.readTokens());
-      for (const token of tokensOf(tokens)) this.secrets.add(token);
+      const set = (this.#tokens = await this.#options.readTokens());
+      for (const token of tokens.tokensOf(set)) this.secrets.add(token);
       // A token as the decisions may see it: hashed, never kept (for an org with none, why).
       const tokenKey = (org: string) => {
-        const chosen = tokenFor(tokens, org);
-        const text = 'token' in chosen ? chosen.token : chosen.error;
-        return createHash('sha256').update(text).digest('hex').slice(0, 16);
+        const chosen = tokens.tokenFor(set, org);
+        return sha256('token' in chosen ? chosen.token : chosen.error).slice(0, 16);
       };
-      const begun = this.#carry(
-        beginPass(
-          this.#memory,
-          {
-            owned: end.owned,
-            reasons,
-            changedFiles: read.changedFiles,
-            tokenKey,
-            revision,
-            unattributed: manifests.unattributed.map(({ org: _org, ...problem }) => problem),
-          },
-          this.#clock.now(),
-        ),
-      );
+      const start = {
+        owned: end.owned,
+        reasons,
+        changedFiles: read.changedFiles,
+        tokenKey,
+        revision,
+        unattributed: manifests.unattributed.map(({ org: _org, ...problem }) => problem),
+      };
+      const begun = this.#carry(steps.beginPass(this.#memory, start, this.#clock.now()));
       end.skipped = begun.skipped;
       const due = new Map(begun.due.map((org) => [org.org, org]));
-      const { state, transport } = this.#open as Resources;
+      const { state, transport } = this.#open!;
       const shutdown = this.#shutdown;
-      // A client for this pass (the same engine as `envsync sync`), that the stop can cut short.
+      // A client for this pass, on the daemon's transport, that a stop cuts short.
       const client = clientFromSettings(settings, {
         apiUrl: this.#options.apiUrl,
-        getToken: tokenGetter(tokens),
+        getToken: tokens.tokenGetter(set),
         mask: this.secrets.mask,
         logger,
         ca: this.#options.ca,
@@ -346,11 +294,11 @@ export class Daemon {
           maxArchive: settings.maxArchive,
           signal: shutdown.stopping,
           onRoundFailed: (org) =>
-            this.#carry(afterFailedRound(this.#memory, org, this.#clock.now())),
-          onOrgDone: (org) =>
-            this.#carry(
-              afterOrg(this.#memory, org, due.get(org.org), tokenKey(org.org), this.#around()),
-            ),
+            this.#carry(steps.afterFailedRound(this.#memory, org, this.#clock.now())),
+          onOrgDone: (org) => {
+            const key = tokenKey(org.org);
+            this.#carry(steps.afterOrg(this.#memory, org, due.get(org.org), key, this.#around()));
+          },
         });
         end.outcome = { kind: 'done', report, cutShort: shutdown.stopping.aborted };
       } finally {
@@ -359,24 +307,20 @@ export class Daemon {
     } catch (error) {
       end.outcome = { kind: 'error', message: errorMessage(error) };
     }
-    const ended = this.#carry(afterPass(this.#memory, end, this.#clock.now()));
+    const ended = this.#carry(steps.afterPass(this.#memory, end, this.#clock.now()));
     this.#open?.notifier?.notify(ended.events);
-    // The next periodic pass (the interval, ±10% jitter, so replicas drift apart), and the
-    // earliest end of an org's backoff.
+    // The next periodic pass (±10% jitter, so replicas drift apart), and the earliest backoff end.
     const { intervalMs } = daemon;
-    const random = this.#options.random ?? Math.random;
-    if (intervalMs > 0)
-      this.#scheduler.at('interval', Math.round(intervalMs * (0.9 + 0.2 * random())), 'interval');
-    const backoffEnds = nextAttemptAt(this.#memory);
+    if (intervalMs > 0) {
+      const jittered = Math.round(intervalMs * (0.9 + 0.2 * Math.random()));
+      this.#scheduler.at('interval', jittered, 'interval');
+    }
+    const backoffEnds = steps.nextAttemptAt(this.#memory);
     if (backoffEnds === undefined) this.#scheduler.cancel('backoff');
     else this.#scheduler.at('backoff', backoffEnds - this.#clock.now(), 'backoff');
   }
 
-  /**
-   * Whether this pass plans only: always in observe mode (`--observe`), and while the sync
-   * windows are closed, when a pass is started the moment the next window opens, so the changes
-   * it planned go out then, whatever the interval.
-   */
+  /** Whether this pass plans only (observe mode, a closed window: a pass is set for its opening). */
   #mayNotSend(): boolean {
     const { settings, daemon, logger } = this.#options;
     const now = this.#clock.now();
@@ -394,8 +338,8 @@ export class Daemon {
     return dryRun;
   }
 
-  /** Carries out a decision: keeps its memory, writes its log lines, updates the metrics. */
-  #carry<S extends Step>(step: S): S {
+  /** Carries out a step: keeps its memory, writes its log lines, updates the metrics. */
+  #carry<S extends steps.Step>(step: S): S {
     this.#memory = step.memory;
     for (const { level, fields, message } of step.logs)
       this.#options.logger[level](fields, message);
@@ -404,11 +348,8 @@ export class Daemon {
     return step;
   }
 
-  #around(): Surroundings {
-    return {
-      now: this.#clock.now(),
-      intervalMs: this.#options.daemon.intervalMs,
-      stateWriteError: this.#open?.state.writeError,
-    };
+  #around(): steps.Surroundings {
+    const { intervalMs } = this.#options.daemon;
+    return { now: this.#clock.now(), intervalMs, stateWriteError: this.#open?.state.writeError };
   }
 }

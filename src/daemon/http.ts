@@ -3,7 +3,6 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { readSecretFile } from '../config/tokens.ts';
-import type { Clock } from '../core/clock.ts';
 import { escapeJson } from '../core/escape.ts';
 import { maskDeep } from '../core/mask.ts';
 import { ConfigError } from '../runtime/errors.ts';
@@ -22,11 +21,10 @@ export function readWebhookSecret(file: string, timeoutMs?: number): Promise<str
 }
 
 /**
- * Whether a peer address is this machine's loopback: 127.0.0.0/8, ::1, or an IPv4 loopback
- * mapped into IPv6 (::ffff:127.x.y.z). Only the socket's own address counts (never a header such
- * as X-Forwarded-For, which any caller can write).
+ * Whether a socket's peer address is this machine's loopback (127.0.0.0/8, ::1, ::ffff:127.x.y.z);
+ * never a header such as X-Forwarded-For, which any caller can write.
  */
-export function isLoopbackAddress(address: string | undefined): boolean {
+function isLoopbackAddress(address: string | undefined): boolean {
   const lower = address?.toLowerCase() ?? '';
   if (lower === '::1' || lower === '0:0:0:0:0:0:0:1') return true;
   return /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(lower);
@@ -39,31 +37,9 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 /**
- * Whether a request carries the secret: `Authorization: Bearer <secret>`, or GitHub's
- * `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body, keyed with the secret>`. 'none' when it
- * carries neither; 'invalid' when what it carries is wrong.
- */
-export function webhookCredential(
-  secret: string,
-  headers: http.IncomingHttpHeaders,
-  body: Buffer,
-): 'none' | 'valid' | 'invalid' {
-  const signature = headers['x-hub-signature-256'];
-  const authorization = headers.authorization;
-  if (signature === undefined && authorization === undefined) return 'none';
-  const hmac = /^sha256=([0-9a-f]{64})$/i.exec(String(signature ?? '').trim())?.[1];
-  const bearer = /^Bearer +(\S+) *$/i.exec(authorization ?? '')?.[1];
-  const expected = createHmac('sha256', secret).update(body).digest('hex');
-  const valid =
-    (hmac !== undefined && sameSecret(hmac.toLowerCase(), expected)) ||
-    (bearer !== undefined && sameSecret(bearer, secret));
-  return valid ? 'valid' : 'invalid';
-}
-
-/**
- * Why a webhook may not start a pass, or undefined when it may. Without a configured secret every
- * caller may; with one, loopback callers (a git-sync sidecar in the same pod) need none, and
- * anyone else must present it.
+ * Why a webhook may not start a pass, or undefined when it may: with a secret configured, a caller
+ * but loopback (a git-sync sidecar) must send it as `Authorization: Bearer <secret>` or as GitHub's
+ * `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>`.
  */
 export function webhookRefusal(
   secret: string | undefined,
@@ -72,18 +48,21 @@ export function webhookRefusal(
   body: Buffer,
 ): string | undefined {
   if (secret === undefined || isLoopbackAddress(remoteAddress)) return undefined;
-  const credential = webhookCredential(secret, headers, body);
-  if (credential === 'valid') return undefined;
-  return credential === 'none'
-    ? 'this address must send the webhook secret (Authorization: Bearer, or X-Hub-Signature-256)'
-    : 'the webhook secret does not match';
+  const signature = headers['x-hub-signature-256'];
+  const { authorization } = headers;
+  if (signature === undefined && authorization === undefined)
+    return 'this address must send the webhook secret (Authorization: Bearer, or X-Hub-Signature-256)';
+  const hmac = /^sha256=([0-9a-f]{64})$/i.exec(String(signature ?? '').trim())?.[1];
+  const bearer = /^Bearer +(\S+) *$/i.exec(authorization ?? '')?.[1];
+  const expected = createHmac('sha256', secret).update(body).digest('hex');
+  const valid =
+    (hmac !== undefined && sameSecret(hmac.toLowerCase(), expected)) ||
+    (bearer !== undefined && sameSecret(bearer, secret));
+  return valid ? undefined : 'the webhook secret does not match';
 }
 
 /** A request's body, or undefined when it is larger than `limit` bytes (the rest is discarded). */
-async function readBoundedBody(
-  req: http.IncomingMessage,
-  limit: number,
-): Promise<Buffer | undefined> {
+async function readBoundedBody(req: http.IncomingMessage, limit: number) {
   const chunks: Buffer[] = [];
   let size = Number(req.headers['content-length']) > limit ? Infinity : 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -95,10 +74,7 @@ async function readBoundedBody(
 
 const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
-/**
- * The status page's headers: nothing loads but its own inline script and style (allowed by their
- * hashes), it fetches only its own origin, and it is never framed, sniffed or cached.
- */
+/** Nothing loads but the page's own script and style, and it is never framed, sniffed or cached. */
 const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'cache-control': 'no-store',
@@ -116,77 +92,63 @@ const PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
 } as const;
 
-/** Turns a port already in use (or not ours to bind) into a configuration error with a hint. */
+const PATHS = ['/', '/healthz', '/readyz', '/metrics', '/status', '/reconcile'];
+
+/** A port already in use, or not ours to bind, as a configuration error with what to do. */
 function listenError(error: unknown, listen: { host: string; port: number }): unknown {
   const code = (error as NodeJS.ErrnoException).code;
   const where = `${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${listen.port}`;
+  const pass = 'pass --listen HOST:PORT (or ENVSYNC_LISTEN) with';
   if (code === 'EADDRINUSE') {
     return new ConfigError(
-      `cannot listen on ${where}: the address is already in use (another envsync run?); pass --listen HOST:PORT (or ENVSYNC_LISTEN) with a free port, e.g. --listen 127.0.0.1:9465`,
+      `cannot listen on ${where}: the address is already in use (another envsync run?); ${pass} a free port, e.g. --listen 127.0.0.1:9465`,
     );
   }
   if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
     return new ConfigError(
-      `cannot listen on ${where} (${code}); pass --listen HOST:PORT (or ENVSYNC_LISTEN) with an address of this machine and a port above 1023`,
+      `cannot listen on ${where} (${code}); ${pass} an address of this machine and a port above 1023`,
     );
   }
   return error;
 }
 
 /**
- * The daemon's HTTP endpoints: / (the status page, docs/status-page.md), /healthz, /readyz,
- * /metrics, /status, POST /reconcile (compatible with git-sync's --webhook-url). No API token is
- * needed and none is ever shown; the webhook secret, when set, is never shown either. Every
- * answer is masked: JSON string by string, the page's model before it is escaped (escaped, a
- * secret could no longer be found; the page's own script and style stay as their hashes allow).
+ * The daemon's endpoints (docs/daemon.md): the status page, /healthz, /readyz, /metrics, /status
+ * and POST /reconcile (git-sync's --webhook-url). No token is needed and no secret ever shown:
+ * every answer is masked, the page's model before it is escaped.
  */
 export async function startDaemonServer(
   daemon: Daemon,
   listen: { host: string; port: number },
   logger: Logger,
-  options: {
-    readonly webhookSecret?: string | undefined;
-    /** The time shown on the status page (the real clock by default). */
-    readonly clock?: Clock;
-  } = {},
+  options: { readonly webhookSecret?: string | undefined } = {},
 ): Promise<{ server: http.Server; url: string; close(): Promise<void> }> {
   const { mask } = daemon.secrets;
-  const send = (res: http.ServerResponse, status: number, body: unknown): void => {
-    const text = escapeJson(`${JSON.stringify(maskDeep(body, mask), null, 2)}\n`);
-    res
-      .writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-      .end(text);
+  const reply = (res: http.ServerResponse, status: number, type: string, text: string) =>
+    void res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(text);
+  const send = (res: http.ServerResponse, status: number, body: unknown) => {
+    const json = `${JSON.stringify(maskDeep(body, mask), null, 2)}\n`;
+    reply(res, status, 'application/json', escapeJson(json));
   };
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const { pathname } = new URL(req.url ?? '/', 'http://localhost');
     switch (`${req.method ?? 'GET'} ${pathname}`) {
       case 'GET /healthz': {
-        // The status code is liveness alone (503 only while the loop is wedged): a restart cures
-        // a wedged loop, not an invalid manifest or a failing service. The body adds the level of
-        // /status for people and for probes that read it (docs/status-page.md).
+        // The code is liveness alone: a restart cures a wedged loop, not a broken manifest or a
+        // failing service. The body adds the health level (docs/status-page.md).
         const { live, reason } = daemon.liveness;
         const { health } = daemon.status();
-        return send(
-          res,
-          live ? 200 : 503,
-          live ? { status: 'ok', health } : { status: 'wedged', reason, health },
-        );
+        const body = live ? { status: 'ok', health } : { status: 'wedged', reason, health };
+        return send(res, live ? 200 : 503, body);
       }
       case 'GET /readyz': {
         const { ready, reason } = daemon.ready;
-        return send(
-          res,
-          ready ? 200 : 503,
-          ready ? { status: 'ready' } : { status: 'not ready', reason },
-        );
+        const body = ready ? { status: 'ready' } : { status: 'not ready', reason };
+        return send(res, ready ? 200 : 503, body);
       }
       case 'GET /metrics': {
         const { registry } = daemon.metrics;
-        const text = mask(await registry.metrics());
-        res
-          .writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' })
-          .end(text);
-        return;
+        return reply(res, 200, registry.contentType, mask(await registry.metrics()));
       }
       case 'GET /status':
         return send(res, 200, daemon.status());
@@ -196,24 +158,22 @@ export async function startDaemonServer(
           readiness: maskDeep(daemon.ready, mask),
           liveness: maskDeep(daemon.liveness, mask),
           api: mask(daemon.apiAddress),
-          now: (options.clock ?? systemClock).now(),
+          now: systemClock.now(),
           version: VERSION,
         });
         res.writeHead(200, PAGE_HEADERS).end(html);
         return;
       }
       case 'GET /favicon.ico':
-        // Browsers ask for it with every page; a 404 would be an error in their console. The
-        // page has no icon: nothing but its own inline script and style ever loads.
+        // Browsers ask for it with every page: no icon, and no error in their console.
         res.writeHead(204, { 'cache-control': 'max-age=86400' }).end();
         return;
       case 'POST /reconcile': {
         // The size limit holds for every caller, loopback and no secret included.
         const body = await readBoundedBody(req, MAX_WEBHOOK_BODY_BYTES);
         if (body === undefined) {
-          return send(res, 413, {
-            message: `the body is larger than ${MAX_WEBHOOK_BODY_BYTES} bytes`,
-          });
+          const message = `the body is larger than ${MAX_WEBHOOK_BODY_BYTES} bytes`;
+          return send(res, 413, { message });
         }
         const remote = req.socket.remoteAddress;
         const refusal = webhookRefusal(options.webhookSecret, remote, req.headers, body);
@@ -230,22 +190,16 @@ export async function startDaemonServer(
         });
       }
       default: {
-        const known = ['/', '/healthz', '/readyz', '/metrics', '/status', '/reconcile'].includes(
-          pathname,
-        );
-        if (known) res.setHeader('allow', pathname === '/reconcile' ? 'POST' : 'GET');
-        return send(res, known ? 405 : 404, {
-          message: known ? `${req.method ?? ''} is not allowed on ${pathname}` : 'not found',
-        });
+        if (!PATHS.includes(pathname)) return send(res, 404, { message: 'not found' });
+        res.setHeader('allow', pathname === '/reconcile' ? 'POST' : 'GET');
+        return send(res, 405, { message: `${req.method ?? ''} is not allowed on ${pathname}` });
       }
     }
   };
   const server = http.createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      logger.error(
-        { err: error instanceof Error ? error.message : String(error) },
-        'endpoint failed',
-      );
+      const err = error instanceof Error ? error.message : String(error);
+      logger.error({ err }, 'endpoint failed');
       if (res.headersSent) res.destroy();
       else send(res, 500, { message: 'internal error' });
     });

@@ -1,7 +1,7 @@
 /**
- * The status page's style sheet and script, constants allowed by their hashes in its
- * Content-Security-Policy (daemon/http.ts), and its colours: one per org state and per health
- * level, the same in light and dark schemes, each dark enough for white text on it (WCAG AA).
+ * The status page's style sheet and script, allowed by their hashes in its Content-Security-Policy
+ * (http.ts), and its colours: one per org state and health level, in light and dark schemes alike,
+ * each dark enough for white text on it (WCAG AA).
  */
 import type { HealthLevel, OrgState } from './status.ts';
 
@@ -36,10 +36,7 @@ const LIKE: Readonly<Record<string, OrgState>> = {
   'not ready': 'invalid',
 };
 
-/**
- * The class of a status word (empty when the word is not known): only a known word makes one, so
- * a word from the service can never pick a class of its own.
- */
+/** The class of a status word, empty for a word not known: a word from outside picks no class. */
 export function statusClass(word: string): string {
   const state = Object.hasOwn(LIKE, word) ? LIKE[word] : word;
   if (state !== undefined && Object.hasOwn(STATE_COLOURS, state))
@@ -126,32 +123,22 @@ footer details { color: var(--fg); }
 `;
 
 /**
- * The page's only script: it fetches the page again every few seconds (not while the tab is
- * hidden), swaps the content for the new one, and says when it was rendered, or that the daemon
- * stopped answering since then. It never builds markup of its own: the server's escaped HTML is parsed by
- * DOMParser (which runs no script) and moved in as nodes. A section the reader opened or closed
- * (a `details` with a `data-key`) stays so in the new content, which comes with the server's
- * defaults.
+ * The page's only script (docs/status-page.md, "Refresh"): it fetches the page again every few
+ * seconds while the tab is shown and moves in the new content, parsed by DOMParser (which runs no
+ * script): it builds no markup of its own. A section the reader opened or closed stays so.
  */
 export const PAGE_SCRIPT = `(() => {
   const every = ${REFRESH_MS};
   const line = document.getElementById('refresh');
-  // Times are the daemon's, from the time each answer says it was rendered: the page keeps no
-  // clock of its own.
-  const renderedAt = (root) => {
-    const time = root.querySelector('#rendered-at');
-    return time === null ? NaN : Date.parse(time.dateTime);
-  };
+  // Times are the daemon's, from when each answer says it was rendered.
+  const renderedAt = (root) => Date.parse(root.querySelector('#rendered-at')?.dateTime ?? '');
   let lastOk = renderedAt(document);
-  // Recorded on the reader's click (before the details toggles), not on 'toggle': that event
-  // also fires for details the server sent open.
+  // Recorded on the reader's click, not on 'toggle', which also fires for details sent open.
   const chosen = new Map();
   document.addEventListener('click', (event) => {
-    const summary = event.target instanceof Element ? event.target.closest('summary') : null;
-    const details = summary === null ? null : summary.parentElement;
-    if (details instanceof HTMLDetailsElement && details.dataset.key !== undefined) {
+    const details = event.target instanceof Element ? event.target.closest('summary')?.parentElement : null;
+    if (details instanceof HTMLDetailsElement && details.dataset.key !== undefined)
       chosen.set(details.dataset.key, !details.open);
-    }
   });
   const keepChoices = (root) => {
     for (const details of root.querySelectorAll('details[data-key]')) {
@@ -174,7 +161,6 @@ export const PAGE_SCRIPT = `(() => {
         credentials: 'same-origin',
         redirect: 'error',
         headers: { accept: 'text/html' },
-        // A daemon that takes the connection and never answers must not leave the page waiting.
         signal: AbortSignal.timeout(2 * every),
       });
       if (!res.ok) throw new Error('it answered ' + res.status);

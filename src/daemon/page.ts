@@ -1,11 +1,7 @@
 /**
- * The daemon's status page (`GET /`, docs/status-page.md): one self-contained HTML document
- * rendered from the status model, so the first response already holds everything and the page
- * works without JavaScript. A header says how the daemon is doing in one word and colour; a card
- * per org says its state, then its environments, what is pending, drifted or waiting to be
- * archived. Pure: no I/O, no clock (the time of rendering comes in). Every text is escaped by the
- * one template, `markup`, after its secrets are masked (daemon/http.ts masks the model: escaping
- * could hide one).
+ * The status page (`GET /`, docs/status-page.md): one self-contained HTML document rendered from
+ * the status model, whole in the first response. Pure. Every text is escaped by the one template,
+ * `markup`, after http.ts masked the model (escaped, a secret could no longer be found).
  */
 import { formatDuration } from '../config/duration.ts';
 import { dialectWords } from '../core/dialect.ts';
@@ -16,22 +12,16 @@ import { NOT_SHOWN, type ChangeReport, type ProblemReport } from '../core/report
 import { requestLines } from '../core/requests.ts';
 import { showValue } from '../core/fields.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, REFRESH_MS, statusClass } from './page-assets.ts';
-import {
-  MAX_ENVIRONMENT_ROWS,
-  type DaemonStatus,
-  type EnvironmentRow,
-  type OrgState,
-} from './status.ts';
+import { MAX_ENVIRONMENT_ROWS, ROW_STATES } from './status.ts';
+import type { DaemonStatus, OrgState } from './status.ts';
 
-/** What the page shows: the status model, readiness and liveness with their reasons, and now. */
+/** What the page shows: the status model, readiness and liveness, and when it is rendered. */
 export interface StatusPageModel {
   readonly status: DaemonStatus;
   readonly readiness: { readonly ready: boolean; readonly reason?: string | undefined };
-  /** The loop's liveness (/healthz's status code): not live when a pass has run far too long. */
   readonly liveness: { readonly live: boolean; readonly reason?: string | undefined };
-  /** The API's address, without credentials (Daemon#apiAddress). */
+  /** The API's address, without credentials. */
   readonly api: string;
-  /** When the page is rendered, ms since the epoch. */
   readonly now: number;
   readonly version: string;
 }
@@ -45,9 +35,8 @@ class Markup {
 }
 
 /**
- * The page's only template: every value put in is escaped as HTML text (quotes included, so it is
- * safe in an attribute too), except markup made by this template; a list is its pieces in a row,
- * and undefined, null or false put in nothing.
+ * The page's only template: every value is escaped (quotes too, so it is safe in an attribute),
+ * but markup it made; a list is its pieces in a row; undefined, null and false put in nothing.
  */
 function markup(strings: TemplateStringsArray, ...values: unknown[]): Markup {
   const piece = (value: unknown): string =>
@@ -66,38 +55,19 @@ type OrgCard = DaemonStatus['orgs'][string];
 /** Up to this many environments, an org's table is open when the page loads. */
 const OPEN_ENVIRONMENTS = 12;
 
-/** What each state means, said under the card's name. */
+/** What each state means, said under the card's name; worst first, as the header counts them. */
 const STATE_WORDS: Readonly<Record<OrgState, string>> = {
-  synced: 'The service holds what the manifests declare.',
-  pending: 'Changes are planned; the next pass sends them.',
-  drifted: 'The service was changed by hand; observe mode does not set it back.',
-  'waiting for window': 'Changes are planned; they are sent when a sync window opens.',
-  suspended: 'suspend: true in its manifests: planned, nothing is sent.',
-  invalid: 'Its manifests are invalid: the org is left alone until they are fixed.',
   failed: 'The last pass failed for this org.',
   'not converged': 'Changes were sent, but the service did not take them.',
+  invalid: 'Its manifests are invalid: the org is left alone until they are fixed.',
+  drifted: 'The service was changed by hand; observe mode does not set it back.',
+  pending: 'Changes are planned; the next pass sends them.',
+  'waiting for window': 'Changes are planned; they are sent when a sync window opens.',
+  suspended: 'suspend: true in its manifests: planned, nothing is sent.',
+  synced: 'The service holds what the manifests declare.',
 };
 
-/** The org states worst first, as the header counts them, and an environment's states. */
-const STATE_ORDER: readonly OrgState[] = [
-  'failed',
-  'not converged',
-  'invalid',
-  'drifted',
-  'pending',
-  'waiting for window',
-  'suspended',
-  'synced',
-];
-export const ROW_STATES: readonly EnvironmentRow['state'][] = [
-  'synced',
-  'pending',
-  'drifted',
-  'failed',
-  'not converged',
-];
-
-/** A word in a pill of its colour (a word the page does not know is grey). */
+/** A word in a pill of its colour (grey when the page does not know it). */
 const badge = (word: string) =>
   markup`<span class="badge ${statusClass(word) || 'st-unknown'}">${word}</span>`;
 const code = (text: string) => markup`<code>${text}</code>`;
@@ -108,7 +78,6 @@ const fact = (term: string, value: unknown) =>
   markup`<div class="fact"><dt>${term}</dt><dd>${value}</dd></div>`;
 const count = (n: number, one: string) => `${n} ${n === 1 ? one : `${one}s`}`;
 const value = (v: FieldValue | null) => (v === null ? dim('(none)') : code(showValue(v)));
-/** Items with `between` them (false items left out). */
 const joined = (items: readonly unknown[], between: unknown) =>
   items.filter((item) => item !== false).map((item, i) => markup`${i > 0 && between}${item}`);
 
@@ -122,34 +91,24 @@ function agoText(ms: number): string {
   return ms < 0 ? `in ${shown}` : `${shown} ago`;
 }
 
-/**
- * An ISO time as people read it (to the second, UTC), and how long ago it was; `short` (on the
- * cards): how long ago, the time itself as the element's title.
- */
+/** An ISO time in UTC and how long ago; `short`: how long ago, titled by the time. */
 function when(iso: string | null, now: number, short = false): Markup {
   if (iso === null) return dim('never');
   const at = Date.parse(iso);
   if (!Number.isFinite(at)) return markup`<time>${iso}</time>`;
-  const utc = new Date(at)
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, ' UTC');
+  const utc = new Date(at).toISOString().replace(/T(.*)\.\d+Z$/, ' $1 UTC');
   return short
     ? markup`<time datetime="${iso}" title="${utc}">${agoText(now - at)}</time>`
     : markup`<time datetime="${iso}">${utc}</time> ${dim(`(${agoText(now - at)})`)}`;
 }
 
-/** Manifest problems, each at file:line:col with its YAML path. */
 const problemList = (problems: readonly ProblemReport[]) =>
   markup`<ul class="problems">${problems.map(
     (p) =>
       markup`<li>${code(`${p.file}:${p.line}:${p.column}`)} ${p.path && markup`${code(p.path)}: `}${message(p.message)}</li>`,
   )}</ul>`;
 
-/**
- * A table with a header row; each cell of a row is labelled by its column, so that on a narrow
- * screen a `stack` table's rows become blocks of labelled lines.
- */
+/** A table whose cells are labelled by their column: a `stack` table's rows stack on a phone. */
 function table(name: string, headers: readonly string[], rows: readonly unknown[][], stack = true) {
   const head = headers.map((h) => markup`<th scope="col">${h}</th>`);
   const body = rows.map(
@@ -159,13 +118,13 @@ function table(name: string, headers: readonly string[], rows: readonly unknown[
   return markup`<table class="${name}${stack && ' stack'}"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
 }
 
-/** A details element the page's script keeps open or closed across refreshes by its key. */
+/** A details element that the page's script keeps open or closed across refreshes, by its key. */
 const disclosure = (key: string, open: boolean, summary: unknown, body: unknown) =>
   markup`<details data-key="${key}"${open && markup` open`}><summary>${summary}</summary>${body}</details>`;
 
-/** The header: how the daemon is doing on a band of its colour, then the facts under it. */
+/** The header: how the daemon is doing on a band of its colour, then its facts. */
 function header({ status, readiness, liveness, api, now }: StatusPageModel): Markup {
-  // While the loop is wedged (/healthz answers 503), failing, whatever the level.
+  // While the loop is wedged (/healthz answers 503): failing, whatever the level.
   const health = liveness.live
     ? status.health
     : {
@@ -174,7 +133,7 @@ function header({ status, readiness, liveness, api, now }: StatusPageModel): Mar
       };
   const capital = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
   const orgs = Object.values(status.orgs);
-  const states = STATE_ORDER.flatMap((state) => {
+  const states = (Object.keys(STATE_WORDS) as OrgState[]).flatMap((state) => {
     const n = orgs.filter((org) => org.state === state).length;
     return n === 0 ? [] : [`${n} ${state}`];
   });
@@ -195,7 +154,6 @@ function header({ status, readiness, liveness, api, now }: StatusPageModel): Mar
       ? dim('No pass has finished yet.')
       : markup`${badge(pass.result)} ${when(pass.finishedAt, now)}<br>${dim(markup`took ${formatDuration(pass.durationMs)}; trigger ${joined(pass.trigger.map(code), ', ')}`)}`,
     pass?.error !== undefined && markup`<br>${message(pass.error)}`,
-    // Every org failed for one reason (a wrong address or token): said once, with what to check.
     pass?.failure !== undefined &&
       markup`<br>${message(`Every org failed: ${pass.failure.message}. ${pass.failure.hint}`)}`,
     status.passRunning && markup`<br>A pass is running now.`,
@@ -234,7 +192,7 @@ function fieldChanges(change: ChangeReport): Markup {
             markup`${code(name)}: ${diff.notShown === true ? dim(NOT_SHOWN) : value(diff.from)} → ${value(diff.to)}`,
           ],
   );
-  // Policies and tags sent through their own operations: a line per name or key.
+  // Policies and tags sent through operations of their own: a line per name or key.
   for (const line of requests.lines) {
     const moved = line.from !== undefined && markup`: ${code(line.from)} → ${code(line.to ?? '')}`;
     lines.push(markup`${line.sign} ${line.what} ${code(line.subject)}${moved}`);
@@ -345,13 +303,14 @@ function orgCard(name: string, org: OrgCard, index: number, model: StatusPageMod
     ],
     ' · ',
   );
-  // A card with tables wide enough takes the whole row.
-  const wide =
-    org.pending > 0 ||
-    org.recentDrift.length > 0 ||
-    (org.lastError?.errors?.length ?? 0) > 0 ||
-    (org.pendingArchives?.length ?? 0) > 0 ||
-    (org.pendingPolicyDocuments?.length ?? 0) > 0;
+  // A card with tables takes the whole row.
+  const tables = [
+    org.recentDrift,
+    org.lastError?.errors,
+    org.pendingArchives,
+    org.pendingPolicyDocuments,
+  ];
+  const wide = org.pending > 0 || tables.some((rows) => (rows?.length ?? 0) > 0);
   const token = org.tokenSource === null ? 'no token' : markup`token: ${code(org.tokenSource)}`;
   return markup`<section class="card ${statusClass(org.state)}${wide && ' wide'}" aria-labelledby="org-${index}"><div class="card-head"><h3 id="org-${index}">${code(name)}</h3>${badge(org.state)}</div><p class="dim">${words}</p>${counts.length > 0 && markup`<p class="counts">${counts}</p>`}<p class="dim">Last success ${when(org.lastSuccess, now, true)} · last attempt ${when(org.lastAttempt, now, true)} · ${token}</p>${backoff.length > 0 && markup`<p>${backoff}</p>`}${cardParts(name, org, now)}</section>`;
 }
@@ -398,13 +357,10 @@ export function renderStatusPage(model: StatusPageModel): string {
     orgs.length === 0
       ? markup`<p class="dim">No org yet: the first pass has not finished, or the manifests declare none this daemon owns.</p>`
       : markup`<div class="cards">${orgs.map(([name, org], i) => orgCard(name, org, i, model))}</div>`;
-  // Without JavaScript the page reloads itself instead (noscript). The style and the script are
-  // the page's own constants, allowed by their hashes (and outside the template: a bundler
-  // rewrites a tagged template that holds a closing script tag).
-  const own = {
-    style: new Markup(`<style>${PAGE_STYLE}</style>`),
-    script: new Markup(`<script>${PAGE_SCRIPT}</script>`),
-  };
-  const page = markup`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title><noscript><meta http-equiv="refresh" content="${refresh}"></noscript>${own.style}</head><body><header class="bar"><h1>envsync status</h1><p id="refresh" role="status">Refreshes every ${refresh} s.</p></header><main id="content">${header(model)}${alerts}<section aria-labelledby="orgs"><h2 id="orgs">Orgs (${orgs.length})</h2>${cards}</section><footer>${daemonDetails(model)}<p>Rendered at <time id="rendered-at" datetime="${rendered}">${rendered}</time> by envsync ${model.version}. The same data as JSON: <a href="status">/status</a>.</p></footer></main>${own.script}</body></html>`;
+  // The style and script are constants allowed by their hashes, kept out of the template (a
+  // bundler rewrites a template that holds a closing script tag); without JavaScript, noscript.
+  const style = new Markup(`<style>${PAGE_STYLE}</style>`);
+  const script = new Markup(`<script>${PAGE_SCRIPT}</script>`);
+  const page = markup`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title><noscript><meta http-equiv="refresh" content="${refresh}"></noscript>${style}</head><body><header class="bar"><h1>envsync status</h1><p id="refresh" role="status">Refreshes every ${refresh} s.</p></header><main id="content">${header(model)}${alerts}<section aria-labelledby="orgs"><h2 id="orgs">Orgs (${orgs.length})</h2>${cards}</section><footer>${daemonDetails(model)}<p>Rendered at <time id="rendered-at" datetime="${rendered}">${rendered}</time> by envsync ${model.version}. The same data as JSON: <a href="status">/status</a>.</p></footer></main>${script}</body></html>`;
   return `<!doctype html>\n${page.text}\n`;
 }

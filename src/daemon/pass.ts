@@ -1,33 +1,17 @@
 /**
- * What the daemon remembers between passes, and every decision about what a pass means, as pure
- * functions: (memory, what happened, now) in, (new memory, log lines, counters, notifications)
- * out, in four steps: `beginPass` picks the orgs a pass reconciles, `afterOrg` records each org
- * as it ends (`afterFailedRound` a round that will be tried again), and `afterPass` gives the
- * verdict. daemon/daemon.ts carries them out: files, engine, timers, logs, metrics, notifier.
+ * The daemon's memory and its pure steps (docs/architecture.md, "The daemon"): (memory, what
+ * happened, now) in; the new memory, log lines, metric updates and notifications out.
  */
 import type { ResolvedDialect } from '../core/dialect.ts';
 import type { ChangeAction } from '../core/model.ts';
 import { compareNames } from '../core/names.ts';
-import {
-  failuresSaidOnce,
-  neverAboutTheOrg,
-  type ChangeResult,
-  type OrgReport,
-  type ProblemReport,
-  type RunReport,
-} from '../core/report.ts';
+import { failuresSaidOnce, neverAboutTheOrg } from '../core/report.ts';
+import type { ChangeResult, OrgReport, ProblemReport, RunReport } from '../core/report.ts';
 import { shardOf } from '../core/shard.ts';
 import { formatProblem } from '../core/validation.ts';
 import * as notify from '../notify/events.ts';
-import {
-  healthLevel,
-  orgState,
-  orgStatusAfter,
-  type DaemonStatus,
-  type LastPass,
-  type OrgStatus,
-  type PassVerdict,
-} from './status.ts';
+import { healthLevel, orgState, orgStatusAfter } from './status.ts';
+import type { DaemonStatus, LastPass, OrgStatus, PassVerdict } from './status.ts';
 
 /** An org backing off after failures, and what it failed with (its manifests and token). */
 interface Backoff {
@@ -37,9 +21,8 @@ interface Backoff {
 }
 
 export interface DaemonMemory {
-  /** Every org reconciled since it became this daemon's: its status and, while failing, backoff. */
+  /** Each org owned and reconciled: its status and, while failing, its backoff. */
   readonly orgs: ReadonlyMap<string, { readonly status: OrgStatus; readonly backoff?: Backoff }>;
-  /** The files that served each owned org at the last pass (a change to one touches the org). */
   readonly files: ReadonlyMap<string, ReadonlySet<string>>;
   readonly notify: notify.NotifyMemory;
   readonly passes: number;
@@ -49,7 +32,6 @@ export interface DaemonMemory {
   readonly revision: string | undefined;
   /** Manifest problems of the last pass that belong to no org. */
   readonly unattributed: readonly ProblemReport[];
-  /** The API dialect of the last pass that read a listing. */
   readonly dialect?: ResolvedDialect | undefined;
 }
 
@@ -74,7 +56,6 @@ export interface LogEntry {
 export interface OrgCounters {
   readonly org: string;
   readonly manifestErrors: number;
-  /** Changes sent (planned ones were not), and those applied that were drift. */
   readonly changes: readonly { readonly action: ChangeAction; readonly result: ChangeResult }[];
   readonly driftHealed: number;
   readonly unmanaged?: number;
@@ -84,7 +65,7 @@ export interface OrgCounters {
   readonly lastSuccessSeconds?: number;
 }
 
-/** What to change in the metrics: orgs no longer owned go, the revision when it changed. */
+/** What to change in the metrics: the orgs no longer owned, the revision when it changed, ... */
 export interface MetricUpdates {
   readonly forget?: readonly string[];
   readonly revision?: { readonly value: string | undefined };
@@ -102,7 +83,6 @@ export interface Step {
 export interface Surroundings {
   readonly now: number;
   readonly intervalMs: number;
-  /** Why the state file could not be written last time, if it could not. */
   readonly stateWriteError: string | undefined;
 }
 
@@ -112,7 +92,6 @@ export interface PassOrg {
   readonly files: readonly string[];
   /** The org's manifests as text: the same manifests give the same text. */
   readonly manifestsKey: string;
-  /** Its declared environments' names and types, in name order. */
   readonly types?: readonly (readonly [string, string])[];
 }
 
@@ -127,11 +106,8 @@ export function ownsOrg(
 }
 
 /**
- * The orgs a pass looks at. A pass started only by file events or a new revision looks at the
- * orgs touched by a changed file (one that serves them now or served them at the last pass), or
- * never seen before; any other trigger (start, interval, webhook, SIGHUP, backoff) looks at every
- * org, which is what heals drift made in the service by hand. Without a list of changed files
- * (`changed` undefined), anything may have changed.
+ * The orgs a pass looks at: after file events or a new revision, those a changed file serves or
+ * served, and those never seen; after any other trigger, every org (which heals drift).
  */
 export function orgsToLook<T extends Pick<PassOrg, 'org' | 'files'>>(
   orgs: readonly T[],
@@ -147,17 +123,8 @@ export function orgsToLook<T extends Pick<PassOrg, 'org' | 'files'>>(
   });
 }
 
-/**
- * Ready once the first pass finished, while passes keep ending (the last one within about three
- * intervals plus a minute), while the last pass could read the manifests, while the state file
- * can be written (it serves every org: nothing is sent while it cannot), and while at least one
- * org is reconciled without error: when every org is failing or invalid (the API is down, the
- * token refused, every manifest broken), the replica is not ready until one succeeds again.
- */
-export function readiness(
-  memory: DaemonMemory,
-  around: Surroundings,
-): { ready: boolean; reason?: string } {
+/** Ready after the first pass, while passes end, the state is written and an org reconciled. */
+export function readiness(memory: DaemonMemory, around: Surroundings) {
   const { lastPass } = memory;
   const since = lastPass === null ? 0 : around.now - Date.parse(lastPass.finishedAt);
   const { total, failed, invalid } = outcomes(memory);
@@ -185,7 +152,6 @@ export function liveness(passStartedAt: number | undefined, intervalMs: number, 
     : { live: false, reason: `a pass has been running for ${Math.round(running / 1000)} s` };
 }
 
-/** How many orgs there are, and how many of them failed or are invalid. */
 function outcomes(memory: DaemonMemory): { total: number; failed: number; invalid: number } {
   const statuses = [...memory.orgs.values()].map((org) => org.status.status);
   const count = (status: string) => statuses.filter((s) => s === status).length;
@@ -198,41 +164,22 @@ export function nextAttemptAt(memory: DaemonMemory): number | undefined {
   return times.length === 0 ? undefined : Math.min(...times);
 }
 
-/** `/status`: the memory, and what only the shell knows now. */
-export function daemonStatus(
+/** Each org of `/status`, in name order, with its state and token source; the health level. */
+export function orgsStatus(
   memory: DaemonMemory,
-  live: Pick<DaemonStatus, 'manifests' | 'ready' | 'passRunning' | 'shard' | 'stateFile'> &
-    Pick<DaemonStatus, 'mode' | 'window' | 'notifications'> & {
-      readonly tokenSource: (org: string) => string | null;
-    },
-): DaemonStatus {
+  around: { readonly observe: boolean; readonly windowOpen: boolean },
+  tokenSource: (org: string) => string | null,
+): Pick<DaemonStatus, 'health' | 'orgs'> {
   const orgs = [...memory.orgs].sort(([a], [b]) => compareNames(a, b));
-  const around = { observe: live.mode === 'observe', windowOpen: live.window?.open ?? true };
+  const statuses = orgs.map(([name, org]) => [name, org.status] as const);
   return {
-    revision: memory.revision ?? null,
-    manifests: live.manifests,
-    ready: live.ready,
-    passes: memory.passes,
-    lastPass: memory.lastPass,
-    passRunning: live.passRunning,
-    shard: live.shard,
-    errors: [...memory.unattributed],
-    stateFile: live.stateFile,
-    dialect: memory.dialect ?? null,
-    mode: live.mode,
-    window: live.window,
-    health: healthLevel(
-      memory.lastPass,
-      memory.unattributed.length,
-      orgs.map(([name, org]) => [name, org.status]),
-    ),
+    health: healthLevel(memory.lastPass, memory.unattributed.length, statuses),
     orgs: Object.fromEntries(
-      orgs.map(([name, { status }]) => [
-        name,
-        { ...status, state: orgState(status, around), tokenSource: live.tokenSource(name) },
-      ]),
+      statuses.map(([name, status]) => {
+        const state = orgState(status, around);
+        return [name, { ...status, state, tokenSource: tokenSource(name) }];
+      }),
     ),
-    ...(live.notifications === undefined ? {} : { notifications: live.notifications }),
   };
 }
 
@@ -245,9 +192,8 @@ function withOrg(memory: DaemonMemory, org: string, status: OrgStatus, backoff?:
 const fingerprintOf = (org: PassOrg, tokenKey: string) => `${tokenKey}:${org.manifestsKey}`;
 
 /**
- * The start of a pass: forgets the orgs that are no longer owned, notes the revision and the
- * problems that belong to no org, and picks the orgs due: those the trigger looks at less those
- * backing off whose time has not come, unless their manifests or their token changed.
+ * The start of a pass: forgets the orgs no longer owned, and picks the orgs due: those the trigger
+ * looks at, less those backing off whose time has not come and whose manifests and token are the same.
  */
 export function beginPass(
   memory: DaemonMemory,
@@ -268,40 +214,29 @@ export function beginPass(
   const candidates = orgsToLook(start.owned, start.reasons, start.changedFiles, memory.files);
   const due = candidates.filter((org) => {
     const backoff = orgs.get(org.org)?.backoff;
-    const fingerprint = fingerprintOf(org, start.tokenKey(org.org));
-    return (
-      backoff === undefined || backoff.nextAttemptAt <= now || backoff.fingerprint !== fingerprint
-    );
+    const failedWith = fingerprintOf(org, start.tokenKey(org.org));
+    return !backoff || backoff.nextAttemptAt <= now || backoff.fingerprint !== failedWith;
   });
   const files = new Map(start.owned.map((org) => [org.org, new Set(org.files)]));
   const { revision, unattributed } = start;
+  const newRevision = revision !== memory.revision || memory.passes === 0;
   return {
     memory: { ...memory, orgs, files, revision, unattributed },
     due,
     skipped: candidates.length - due.length,
-    logs: unattributed.map((problem) => ({
-      level: 'warn',
-      fields: {
-        file: problem.file,
-        line: problem.line,
-        column: problem.column,
-        path: problem.path,
-      },
-      message: `${formatProblem(problem)} (belongs to no org)`,
-    })),
+    logs: unattributed.map((problem) => {
+      const { file, line, column, path } = problem;
+      const message = `${formatProblem(problem)} (belongs to no org)`;
+      return { level: 'warn', fields: { file, line, column, path }, message };
+    }),
     metrics: {
       ...(forget.length > 0 ? { forget } : {}),
-      ...(revision !== memory.revision || memory.passes === 0
-        ? { revision: { value: revision } }
-        : {}),
+      ...(newRevision ? { revision: { value: revision } } : {}),
     },
   };
 }
 
-/**
- * An org's round failed and another follows: the org shows as failed at once, before the pass
- * decides whether it recovers (its backoff is decided when the org is done).
- */
+/** An org's round failed and another follows: it shows failed at once (its backoff comes later). */
 export function afterFailedRound(memory: DaemonMemory, report: OrgReport, now: number): Step {
   const previous = memory.orgs.get(report.org);
   const status = orgStatusAfter(report, previous?.status, now, previous?.backoff);
@@ -309,27 +244,23 @@ export function afterFailedRound(memory: DaemonMemory, report: OrgReport, now: n
   return { memory: next, logs: [], metrics: {} };
 }
 
-/**
- * An org's outcome: its status, and when it failed its backoff (5 s, 10 s, 20 s, ... doubling,
- * capped at the interval, or at 5 minutes when the interval is off), with a log line for a failed
- * or invalid org and what the metrics learn of it.
- */
+/** An org's outcome: its status, its backoff when it failed (5 s, doubling, up to the interval). */
 export function afterOrg(
   memory: DaemonMemory,
   report: OrgReport,
-  /** The org as the pass began with it (undefined: it was not among the pass's orgs). */
+  /** The org as the pass began with it (undefined: not among the pass's orgs). */
   org: PassOrg | undefined,
-  /** The org's token, hashed (or, with none, why). */
   tokenKey: string,
   around: Surroundings,
 ): Step {
   const { now, intervalMs } = around;
   const previous = memory.orgs.get(report.org);
   let backoff: Backoff | undefined;
+  let delayMs = 0;
   if (report.status === 'failed' && org !== undefined) {
     const failures = (previous?.backoff?.failures ?? 0) + 1;
-    const delay = Math.min(intervalMs > 0 ? intervalMs : 300_000, 5_000 * 2 ** (failures - 1));
-    backoff = { failures, nextAttemptAt: now + delay, fingerprint: fingerprintOf(org, tokenKey) };
+    delayMs = Math.min(intervalMs > 0 ? intervalMs : 300_000, 5_000 * 2 ** (failures - 1));
+    backoff = { failures, nextAttemptAt: now + delayMs, fingerprint: fingerprintOf(org, tokenKey) };
   }
   const status = orgStatusAfter(report, previous?.status, now, backoff, org?.types);
   const message = status.lastError?.message;
@@ -338,11 +269,7 @@ export function afterOrg(
     logs.push({
       // A cause never about the org (the address, an unknown token) is said once, by the pass.
       level: neverAboutTheOrg(report.cause) ? 'debug' : 'warn',
-      fields: {
-        org: report.org,
-        failures: backoff.failures,
-        retryInMs: backoff.nextAttemptAt - now,
-      },
+      fields: { org: report.org, failures: backoff.failures, retryInMs: delayMs },
       message: `org ${report.org} failed: ${message ?? 'error'}`,
     });
   } else if (report.status === 'invalid') {
@@ -380,7 +307,7 @@ export interface PassEnd {
   /** Time spent waiting for files to settle: not part of the pass's own duration. */
   readonly settleWaitMs: number;
   readonly reasons: readonly string[];
-  /** The orgs this daemon owned, and how many of those it looked at were not due. */
+  /** The orgs owned, and how many of those looked at were not due. */
   readonly owned: readonly PassOrg[];
   readonly skipped: number;
   readonly outcome:
@@ -393,11 +320,7 @@ export interface PassEnd {
       };
 }
 
-/**
- * The end of a pass: its verdict (success: every org reconciled; partial: an org failed, is
- * invalid, or a problem belongs to no org; error: the pass itself failed), the log line that sums
- * it up, its counters, and the notifications it makes (notify/events.ts decides which).
- */
+/** The end of a pass: its verdict, the line that sums it up, its counters, its notifications. */
 export function afterPass(
   memory: DaemonMemory,
   end: PassEnd,
@@ -436,6 +359,7 @@ export function afterPass(
           time,
         })
       : { events: [], memory: memory.notify };
+  const pending = [...memory.orgs.values()].reduce((n, org) => n + org.status.pending, 0);
   const counts = {
     orgs: end.owned.length,
     skipped: end.skipped,
@@ -443,17 +367,14 @@ export function afterPass(
     driftHealed: done?.summary.driftHealed ?? 0,
     failed: done === undefined ? 0 : failed,
     failedChanges: done === undefined ? 0 : done.summary.failed + done.summary.notConverged,
-    pending:
-      done === undefined
-        ? 0
-        : [...memory.orgs.values()].reduce((n, org) => n + org.status.pending, 0),
+    pending: done === undefined ? 0 : pending,
     invalid: done === undefined ? 0 : invalid,
     unattributed: done?.errors.length ?? 0,
   };
   const logs: LogEntry[] = [];
   if (error !== undefined)
     logs.push({ level: 'error', fields: { err: error }, message: `pass failed: ${error}` });
-  // Orgs that failed for a cause never about the org, their lines at debug: once for them all.
+  // Orgs that failed for a cause never about the org (their own lines at debug): once for all.
   if (done !== undefined && failure === undefined) {
     for (const line of failuresSaidOnce(done.orgs))
       logs.push({ level: 'warn', fields: {}, message: line });

@@ -1,27 +1,24 @@
 import type { Clock, Timer, TimerOptions } from '../core/clock.ts';
 
+type Run = (reasons: readonly string[]) => Promise<void>;
+
 /**
- * Runs reconcile passes one at a time (single-flight). File events are debounced (trailing) and
- * coalesced; a trigger during a pass schedules exactly one more pass, never a pile. Named timers
- * start passes later (the interval, a backoff's end, a webhook's spacing, a sync window opening);
- * `stop` cancels them all.
+ * Runs reconcile passes one at a time. File events are debounced and coalesced; a trigger during
+ * a pass makes exactly one more pass. Named timers start passes later (the interval, a backoff's
+ * end, a webhook's spacing, a sync window opening).
  */
 export class PassScheduler {
-  readonly #run: (reasons: readonly string[]) => Promise<void>;
+  readonly #run: Run;
   readonly #debounceMs: number;
   readonly #clock: Clock;
   readonly #timers = new Map<string, Timer>();
   #pending = new Set<string>();
   #running: Promise<void> | undefined;
   #stopped = false;
-  /** When the pass now running started (ms since the epoch), if one is running. */
+  /** When the pass now running started (ms since the epoch). */
   passStartedAt: number | undefined;
 
-  constructor(
-    run: (reasons: readonly string[]) => Promise<void>,
-    debounceMs: number,
-    clock: Clock,
-  ) {
+  constructor(run: Run, debounceMs: number, clock: Clock) {
     this.#run = run;
     this.#debounceMs = debounceMs;
     this.#clock = clock;
@@ -31,14 +28,14 @@ export class PassScheduler {
     return this.#running !== undefined;
   }
 
-  /** A file event: waits for the debounce to pass quietly, then runs. */
+  /** A file event: runs once the debounce passed quietly. */
   debounced(reason: string): void {
     if (this.#stopped) return;
     this.#pending.add(reason);
     this.at('debounce', this.#debounceMs);
   }
 
-  /** A webhook, SIGHUP, the interval or a backoff expiring: runs as soon as no pass runs. */
+  /** Runs as soon as no pass runs. */
   now(reason: string): void {
     if (this.#stopped) return;
     this.#pending.add(reason);
@@ -69,12 +66,11 @@ export class PassScheduler {
     this.#pending = new Set();
     this.passStartedAt = this.#clock.now();
     this.#running = this.#run(reasons)
-      .catch(() => undefined) // the pass reports its own errors
+      .catch(() => undefined) // a pass reports its own errors
       .finally(() => {
         this.#running = undefined;
         this.passStartedAt = undefined;
-        // Triggers that came during the pass: exactly one more pass (after the debounce, if the
-        // last trigger was a file event still settling).
+        // Triggers that came during the pass: one more pass (after a debounce under way).
         if (!this.#timers.has('debounce')) this.#kick();
       });
   }

@@ -10,10 +10,8 @@ export const MIN_STOP_MS = 2_000;
 const STOP_RESERVE_MS = 5_000;
 
 /**
- * How a stop spends `--shutdown-timeout`: the pass in flight may finish within `passMs`, then
- * its requests are aborted and the state written and the notifications drained in what is left;
- * at `hardMs` the process exits whatever it still waits on. `hardMs` is the shutdown timeout
- * (MIN_STOP_MS at the least), so SIGTERM ends the daemon within it; `0` aborts the pass at once.
+ * How a stop spends `--shutdown-timeout`: the pass in flight may finish within `passMs`; the state
+ * and the notifications get what is left; at `hardMs` the process exits whatever it waits on.
  */
 export function stopBudget(shutdownTimeoutMs: number): { passMs: number; hardMs: number } {
   const hardMs = Math.max(shutdownTimeoutMs, MIN_STOP_MS);
@@ -22,11 +20,9 @@ export function stopBudget(shutdownTimeoutMs: number): { passMs: number; hardMs:
 }
 
 /**
- * Shutdown without waiting out a failing API. `stopping` is aborted at once on SIGTERM: no new
- * round starts, and every wait of the client (a Retry-After, a throttle pause, a backoff: it takes
- * `stopping` as its `stop` signal) ends. A healthy pass in flight may finish; but when its
- * requests are being retried (a retry just now, or one after the stop), `abort`, the client's own
- * signal, cancels them at once. At the shutdown timeout it cancels whatever is left.
+ * A stop that never waits out a failing API: `stopping` ends every wait of the client at once; a
+ * healthy pass may finish, but requests being retried (a retry just now, or after the stop) are
+ * cancelled through `abort`, the client's own signal, as is whatever is left at the timeout.
  */
 export class Shutdown {
   readonly #stopping = new AbortController();
@@ -38,12 +34,10 @@ export class Shutdown {
     this.#clock = clock;
   }
 
-  /** Aborted as soon as the daemon stops. */
   get stopping(): AbortSignal {
     return this.#stopping.signal;
   }
 
-  /** The client's signal: aborted when a stopping daemon's requests are retried, or at the timeout. */
   get abort(): AbortSignal {
     return this.#abort.signal;
   }
@@ -60,11 +54,7 @@ export class Shutdown {
     };
   }
 
-  /**
-   * Stops: ends every wait, and cancels the requests at once when the API is failing; then waits
-   * for `work` (the pass in flight) up to `timeoutMs`, and at the timeout cancels the requests
-   * still in flight, so the work ends at once, and waits for that.
-   */
+  /** Stops, and waits for `work` (the pass in flight), cancelling its requests at `timeoutMs`. */
   async stop(work: Promise<void>, timeoutMs: number, logger: Logger): Promise<void> {
     this.#stopping.abort(new Error('shutting down'));
     if (this.#clock.now() - this.#lastRetryAt < RECENT_RETRY_MS) this.#cancel();

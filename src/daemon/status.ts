@@ -1,7 +1,6 @@
 /**
- * What the daemon says of itself and of each org (`/status`, the status page): the data, how one
- * org's report turns into its status, and the words for how things stand (an org's state, the
- * daemon's health level). Pure.
+ * What the daemon says of itself and of each org (`/status`, the status page; docs/daemon.md says
+ * what each field means), and how an org's report becomes its status. Pure.
  */
 import type { ResolvedDialect } from '../core/dialect.ts';
 import { recentDrifts, type DriftSeen } from '../core/plan.ts';
@@ -10,28 +9,29 @@ import type { WindowReport } from '../core/windows.ts';
 import type { NotifyStatus } from '../notify/delivery.ts';
 import type {
   ArchiveReport,
-  CommonFailure,
   ChangeReport,
+  ChangeResult,
+  CommonFailure,
   OrgReport,
   PolicyDocumentReport,
   ProblemReport,
 } from '../core/report.ts';
 
-/** At most this many pending changes are listed per org; `pending` counts them all. */
+/** Per org, the most pending changes listed, unmanaged environments named, environments listed. */
 export const MAX_PENDING_CHANGES = 50;
-/** At most this many unmanaged environments are named per org; `unmanaged` counts them all. */
 export const MAX_UNMANAGED_NAMES = 200;
-/** At most this many managed environments are listed per org. */
 export const MAX_ENVIRONMENT_ROWS = 500;
 
-/** A managed environment, and where it stands after the last pass. */
+/** Where a managed environment stands after the last pass, in the order a card counts them. */
+export const ROW_STATES = ['synced', 'pending', 'drifted', 'failed', 'not converged'] as const;
+
 export interface EnvironmentRow {
   readonly name: string;
   readonly type: string;
-  readonly state: 'synced' | 'pending' | 'drifted' | 'failed' | 'not converged';
+  readonly state: (typeof ROW_STATES)[number];
 }
 
-/** What `/status` says of one org (docs/daemon.md and docs/status-page.md say what each means). */
+/** What `/status` says of one org. */
 export interface OrgStatus {
   status: 'ok' | 'invalid' | 'failed' | 'pending';
   lastSuccess: string | null;
@@ -65,27 +65,15 @@ export interface LastPass {
   result: PassVerdict;
   trigger: string[];
   error?: string;
-  /** Every org of the pass failed for one cause: it, once (core/common-failure.ts). */
+  /** Every org of the pass failed for one cause: it, once. */
   failure?: Omit<CommonFailure, 'orgs'> & { orgs: number };
 }
 
-/**
- * How the daemon is doing: `failing` when its last pass failed as a whole or every org is invalid
- * or failed; `degraded` when some org is, or some manifest problem belongs to no org; `healthy`
- * otherwise. Suspended orgs, observe mode and closed windows are choices, not trouble.
- */
+/** How the daemon is doing (`healthLevel`). */
 export type HealthLevel = 'healthy' | 'degraded' | 'failing';
 
-/** What an org's card says: one word that is true of it now. */
-export type OrgState =
-  | 'synced'
-  | 'drifted'
-  | 'pending'
-  | 'suspended'
-  | 'invalid'
-  | 'failed'
-  | 'not converged'
-  | 'waiting for window';
+/** What an org's card says: one word that is true of it now (`orgState`). */
+export type OrgState = EnvironmentRow['state'] | 'suspended' | 'invalid' | 'waiting for window';
 
 /** What `/status` answers. */
 export interface DaemonStatus {
@@ -98,16 +86,13 @@ export interface DaemonStatus {
   shard: { index: number; count: number } | null;
   /** Manifest problems that belong to no org. */
   errors: ProblemReport[];
-  /** Why the state file's last write failed (null once a write succeeds). */
   stateFile: { path: string | null; writeError: string | null };
   dialect: ResolvedDialect | null;
   mode: 'normal' | 'observe';
-  /** The sync windows' state now; null without windows. */
   window: WindowReport | null;
   health: { level: HealthLevel; reason: string | null };
   /** Each org, with where its token came from (`token-dir:ORG`, `token-file`, ...; null: none). */
   orgs: Record<string, OrgStatus & { state: OrgState; tokenSource: string | null }>;
-  /** With --notify-url: each receiver (scheme and host only) and how deliveries fared. */
   notifications?: NotifyStatus;
 }
 
@@ -115,8 +100,7 @@ const notDone = (result: string) => result === 'failed' || result === 'not-conve
 
 /**
  * An org's report as the one-line reason it failed, if it did. An invalid org is summed up by the
- * problem most likely to explain the others: a key written wrong (an unknown key with a
- * suggestion) before what it leaves missing.
+ * problem most likely to explain the others: a key written wrong before what it leaves missing.
  */
 export function orgErrorMessage(report: OrgReport): string | undefined {
   if (report.status === 'invalid') {
@@ -147,7 +131,7 @@ export function orgErrorMessage(report: OrgReport): string | undefined {
   return lines.length === 0 ? undefined : lines.join('; ');
 }
 
-/** An org never reconciled yet, as far as what it holds and what is pending go. */
+/** An org never reconciled yet. */
 const NOTHING_YET = {
   pending: 0,
   pendingChanges: [],
@@ -158,16 +142,12 @@ const NOTHING_YET = {
   unmanagedNames: [],
 } satisfies Partial<OrgStatus>;
 
-/**
- * What `/status` says of an org after a pass: its outcome, when it last succeeded, what is
- * pending, and its backoff. An invalid org is left alone, so what was pending stays pending.
- */
+/** What `/status` says of an org after a pass; `types`: its environments' names and types. */
 export function orgStatusAfter(
   report: OrgReport,
   previous: OrgStatus | undefined,
   now: number,
   backoff: { readonly failures: number; readonly nextAttemptAt: number } | undefined,
-  /** The org's declared environments' names and types (the daemon's snapshot). */
   types?: readonly (readonly [string, string])[],
 ): OrgStatus {
   const at = new Date(now).toISOString();
@@ -185,23 +165,20 @@ export function orgStatusAfter(
     failures: backoff?.failures ?? 0,
     nextAttemptAt: backoff === undefined ? null : new Date(backoff.nextAttemptAt).toISOString(),
   };
+  // An invalid org is left alone: what was pending stays pending.
   if (report.status === 'invalid')
     return { ...head, ...NOTHING_YET, ...previous, ...head, ...tail };
   const left = report.changes.filter((c) => c.result !== 'applied');
   const uploads = (report.policyDocuments ?? []).filter((d) => d.result !== 'applied');
   const archives = (report.archives ?? []).filter((a) => a.result !== 'applied');
+  const { recentDrift = [], pendingChanges = [] } = previous ?? {};
   return {
     ...head,
     pending: left.length,
     pendingChanges: left.slice(0, MAX_PENDING_CHANGES),
     ...(uploads.length === 0 ? {} : { pendingPolicyDocuments: uploads }),
     ...(archives.length === 0 ? {} : { pendingArchives: archives }),
-    recentDrift: recentDrifts(
-      previous?.recentDrift ?? [],
-      previous?.pendingChanges ?? [],
-      report,
-      at,
-    ),
+    recentDrift: recentDrifts(recentDrift, pendingChanges, report, at),
     unmanaged: report.unmanaged.length,
     suspended: report.suspended === true,
     environments: types === undefined ? (previous?.environments ?? []) : rows(types, report),
@@ -210,35 +187,35 @@ export function orgStatusAfter(
   };
 }
 
+const ROW_STATE: Record<ChangeResult, EnvironmentRow['state']> = {
+  applied: 'synced',
+  planned: 'pending',
+  failed: 'failed',
+  'not-converged': 'not converged',
+};
+
 /**
- * Each declared environment's state after a pass: its change's result, or synced. When the org
- * failed as a whole (its listing refused, say), an environment with no change and not seen
- * unchanged was never compared: failed, not synced.
+ * Each declared environment's state: its change's result, or synced; failed when the org failed
+ * as a whole and the environment was never compared.
  */
 function rows(types: readonly (readonly [string, string])[], report: OrgReport): EnvironmentRow[] {
   const changes = new Map(report.changes.map((change) => [change.name, change]));
   const unchanged = new Set(report.unchanged);
   return types.map(([name, type]) => {
     const change = changes.get(name);
-    const state: EnvironmentRow['state'] =
+    const state =
       change === undefined
         ? report.error !== undefined && !unchanged.has(name)
           ? 'failed'
           : 'synced'
-        : change.result === 'applied'
-          ? 'synced'
-          : change.result === 'failed'
-            ? 'failed'
-            : change.result === 'not-converged'
-              ? 'not converged'
-              : change.cause === 'drift'
-                ? 'drifted'
-                : 'pending';
+        : change.result === 'planned' && change.cause === 'drift'
+          ? 'drifted'
+          : ROW_STATE[change.result];
     return { name, type, state };
   });
 }
 
-/** The daemon's health level, and why when it is not healthy. */
+/** The daemon's health level, and why when not healthy (docs/status-page.md, "Health levels"). */
 export function healthLevel(
   lastPass: LastPass | null,
   unattributed: number,
@@ -253,9 +230,10 @@ export function healthLevel(
   }
   if (troubled.length > 0) {
     const names = troubled.map(([name]) => name);
+    const some = `${names.slice(0, 5).join(', ')}${names.length > 5 ? ', ...' : ''}`;
     return {
       level: 'degraded',
-      reason: `${troubled.length} of ${orgs.length} org(s) invalid or failed: ${names.slice(0, 5).join(', ')}${names.length > 5 ? ', ...' : ''}`,
+      reason: `${troubled.length} of ${orgs.length} org(s) invalid or failed: ${some}`,
     };
   }
   if (unattributed > 0) {
@@ -271,7 +249,7 @@ export function orgState(
 ): OrgState {
   if (org.status === 'invalid') return 'invalid';
   if (org.status === 'failed') {
-    // Every change, archive and upload left was sent and did not take.
+    // Not converged when every change, archive and upload left was sent and did not take.
     const left = [
       ...org.pendingChanges,
       ...(org.pendingArchives ?? []),

@@ -6,32 +6,24 @@ import type { Settings } from '../config/settings.ts';
 import type { Clock, Timer } from '../core/clock.ts';
 import { displayPath } from '../manifests/discover.ts';
 import { IGNORE_FILE, loadIgnoreRules, type IsIgnored } from '../manifests/ignore-rules.ts';
-import {
-  loadManifests,
-  skippedLine,
-  type ManifestCache,
-  type ManifestSet,
-} from '../manifests/load.ts';
+import { loadManifests, skippedLine } from '../manifests/load.ts';
+import type { ManifestCache, ManifestSet } from '../manifests/load.ts';
 import { emptyRootLine } from '../manifests/parse.ts';
 import { resolveManifestsPath, type Resolution } from '../manifests/revision.ts';
 
 export interface WatcherOptions {
   readonly settings: Pick<Settings, 'manifests' | 'maxFileBytes' | 'exclude' | 'strict'>;
   readonly cwd: string;
-  /** How long the files must stay quiet before they are read. */
   readonly settleMs: number;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** Aborted when the daemon stops: a read ends at once. */
   readonly stop: AbortSignal;
-  /** Every relevant file event (debounce it), and the path resolving somewhere new (a swap). */
+  /** Every relevant file event, and the path resolving somewhere new (a git-sync swap). */
   readonly onFileEvent: (reason: string) => void;
   readonly onRetarget: (resolution: Resolution) => void;
-  /** How often to re-resolve the path as a safety net, in ms (default 1000). */
-  readonly pollMs?: number;
 }
 
-/** What a settled read found: the snapshot, the files that changed over every read, the wait. */
+/** A settled read: the snapshot, the files that changed since the last one, the time it waited. */
 export interface SettledRead {
   readonly snapshot: Resolution & { readonly manifests: ManifestSet };
   /** Undefined when anything may have changed (the loader could not tell). */
@@ -40,15 +32,16 @@ export interface SettledRead {
 }
 
 const MANIFEST = /\.ya?ml$/i;
+/** How often the path is resolved again, as a safety net for a swap no event showed. */
+const POLL_MS = 1000;
 /** How often a daemon waiting for files that keep changing says so. */
 const KEEPS_CHANGING_WARN_MS = 30_000;
-/** How often a snapshot is read again when git-sync keeps swapping revisions under it. */
+/** How many times a snapshot is read while git-sync keeps swapping revisions under it. */
 const MAX_SNAPSHOT_ATTEMPTS = 5;
 
 /**
- * Whether chokidar leaves `file` out: hidden files and folders, files that are not YAML, and what
- * the ignore rules leave out, except the root and its ignore file. chokidar asks first without
- * `stats` (then a YAML name is taken for a file, anything else for a folder), and again with them.
+ * Whether chokidar leaves `file` out: hidden files, files not YAML, and what the ignore rules leave
+ * out, but the root and its ignore file. Asked without `stats`, a YAML name is taken for a file.
  */
 function leftOut(
   realRoot: string,
@@ -68,21 +61,11 @@ function leftOut(
 }
 
 /**
- * The manifests as the daemon sees them: watched, and read once settled.
- *
- * Watching: chokidar watches the manifests, and the folders holding the symlinks on the way to
- * them, since plain recursive watches miss git-sync's swaps (they keep following the old target):
- * the path is resolved again on each of their events and on a slow poll, and the content watch
- * moves to the new real path. What the ignore rules leave out is not watched, so an edit there
- * starts no pass; an edit of the ignore file starts one, and the content watch starts again under
- * the new rules.
- *
- * Reading: once no file event came for `settleMs` (a file edited in place is read only once its
- * writer is done, even one that pauses between writes); a file event during the read means wait
- * and read again. A git-sync swap makes no file event: its worktree is complete before the link
- * moves, so it is read at once. Each read is a consistent snapshot: resolve the path, read
- * everything below it, resolve again, and read again if a swap happened meanwhile. The parsed
- * files are kept between reads, so a read parses only what changed.
+ * The manifests as the daemon sees them, watched and read once settled (docs/daemon.md). A
+ * recursive watch keeps following a symlink's old target, so the folders holding the symlinks on
+ * the way are watched too, and the path is resolved again on their events and on a slow poll. A
+ * read waits until no file event came for `settleMs`; a git-sync swap makes none (its worktree is
+ * complete before the link moves) and is read at once. Parsed files are kept between reads.
  */
 export class ManifestWatcher {
   readonly #options: WatcherOptions;
@@ -98,7 +81,7 @@ export class ManifestWatcher {
   #events = 0;
   #lastEventAt = -Infinity;
   #lastEvent = '';
-  /** The real path the last read resolved: a read of another one reads a new revision. */
+  /** The real path the last read resolved: another one is a new revision. */
   #readRoot: string | undefined;
   /** Whether the last read found no manifest (said once, when it became so). */
   #saidEmpty = false;
@@ -131,12 +114,11 @@ export class ManifestWatcher {
     this.#armPoll();
   }
 
-  /** The slow poll: a check, then the next one (its timer alone never keeps the process up). */
+  /** The slow poll (its timer alone never keeps the process up). */
   #armPoll(): void {
     if (this.#closed) return;
-    const { clock, pollMs = 1000 } = this.#options;
     const next = () => void this.#check().finally(() => this.#armPoll());
-    this.#poll = clock.setTimer(pollMs, next, { unref: true });
+    this.#poll = this.#options.clock.setTimer(POLL_MS, next, { unref: true });
   }
 
   /** Re-resolves the manifests path; on a change, moves the content watch and reports it. */
@@ -164,7 +146,7 @@ export class ManifestWatcher {
   async #watchContent(realRoot: string): Promise<void> {
     const { settings, logger, clock } = this.#options;
     const rules = loadIgnoreRules([realRoot], settings.exclude ?? [], settings.maxFileBytes);
-    // Meanwhile closed, or moved to another revision whose watch is under way: nothing to watch.
+    // Meanwhile closed, or moved on to another revision: nothing to watch.
     if (this.#closed || realRoot !== this.#current?.realRoot) return;
     const { ignored } = rules.forRoot(realRoot);
     const generation = ++this.#generation;
@@ -177,7 +159,7 @@ export class ManifestWatcher {
     this.#content = watcher;
     const failed = (error: unknown) => logger.warn({ err: error }, 'manifest watcher error');
     watcher.on('all', (event, file) => {
-      // Events of a watcher already replaced (the old worktree being deleted) do not count.
+      // Events of a replaced watcher (the old worktree being deleted) do not count.
       if (generation !== this.#generation) return;
       const reason = `file ${event} ${path.relative(realRoot, file) || '.'}`;
       this.#events++;
@@ -208,20 +190,16 @@ export class ManifestWatcher {
       if (changedNow === undefined) changedFiles = undefined;
       else for (const file of changedNow) changedFiles?.add(file);
       if (events !== this.#events) continue;
-      // A write the watcher has not reported yet: a changed file of the same revision written
-      // within the settle time counts as an event (once per read, so a clock skew cannot hold
-      // it). A new revision's files are complete, however new.
+      // A write not reported yet: a changed file of the same revision written within the settle
+      // time counts as an event (once per read, so a clock skew cannot hold it).
       if (!timesChecked && snapshot.realRoot === this.#readRoot) {
         timesChecked = true;
-        const times = await Promise.all(
-          [...(changedNow ?? [])].map((file) =>
-            fsPromises.stat(path.resolve(cwd, file)).then(
-              (info) => (info.isFile() ? info.mtimeMs : -Infinity),
-              () => -Infinity,
-            ),
-          ),
+        const stat = (file: string) => fsPromises.stat(path.resolve(cwd, file)).catch(() => null);
+        const infos = await Promise.all([...(changedNow ?? [])].map(stat));
+        const written = Math.max(
+          -Infinity,
+          ...infos.map((i) => (i?.isFile() ? i.mtimeMs : -Infinity)),
         );
-        const written = Math.max(-Infinity, ...times);
         const now = clock.now();
         if (now - written < settleMs) {
           this.#lastEventAt = Math.max(this.#lastEventAt, Math.min(written, now));
@@ -234,8 +212,8 @@ export class ManifestWatcher {
         if (changedFiles?.has(skipped.file) !== false)
           logger.info({ file: skipped.file }, skippedLine(skipped));
       }
-      // A root without a manifest is said once, when it becomes so (git-sync may swap in an
-      // empty revision); --strict cannot end a daemon, so it warns the same way.
+      // A root without a manifest is said once, when it becomes so; --strict cannot end a
+      // daemon, so it warns the same way.
       const empty = emptyRootLine(settings.manifests, snapshot.manifests);
       if (empty !== undefined && !this.#saidEmpty) logger.warn({ root: settings.manifests }, empty);
       this.#saidEmpty = empty !== undefined;

@@ -1,8 +1,6 @@
 /**
- * Delivering notifications without ever holding up a pass (docs/notifications.md): `notify` only
- * masks, bounds, formats and queues; each receiver has a bounded queue and one worker that POSTs
- * in order, each POST under a timeout, and tries again as `judgeAttempt` says. `close` waits a
- * bounded time, then abandons the rest. Which events a pass makes: notify/events.ts.
+ * Delivering notifications without ever holding up a pass (docs/notifications.md, "Delivery"): a
+ * bounded queue per receiver, one worker POSTing in order, retries as `judgeAttempt` says.
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -29,20 +27,14 @@ export interface NotifyStatus extends Record<NotifyResult, number> {
   targets: { url: string; format: NotifyFormat; queued: number; failing: string | null }[];
 }
 
-/** The delivery's limits. */
+/** The delivery's limits (docs/notifications.md, "Delivery"): waits double from `baseDelayMs`. */
 export const DEFAULT_NOTIFY_POLICY = {
-  /** Attempts per notification and receiver, the first included. */
-  maxAttempts: 5,
-  /** The wait after the first failed attempt; it doubles with each one, up to `maxDelayMs`. */
+  maxAttempts: 5, // per notification and receiver, the first included
   baseDelayMs: 1_000,
-  /** The longest wait between attempts, a Retry-After included. */
-  maxDelayMs: 60_000,
-  /** How long one POST may take. */
-  timeoutMs: 10_000,
-  /** Notifications waiting per receiver; the oldest is dropped for a new one beyond it. */
-  queueLimit: 256,
-  /** How long a stopping daemon waits for the queues to empty. */
-  drainMs: 1_000,
+  maxDelayMs: 60_000, // a Retry-After included
+  timeoutMs: 10_000, // per POST
+  queueLimit: 256, // per receiver: the oldest is dropped for a new one beyond it
+  drainMs: 1_000, // how long a stopping daemon waits for the queues to empty
 };
 export type NotifyPolicy = typeof DEFAULT_NOTIFY_POLICY;
 
@@ -51,38 +43,24 @@ export type Attempt =
   | { readonly status: number; readonly retryAfter?: string }
   | { readonly error: string };
 
-/**
- * Why an attempt failed: no answer or a busy receiver (408, 429, 5xx: tried again while attempts
- * remain), a redirect (never followed nor tried again), or any other answer (a refusal).
- */
+/** Why an attempt failed: no answer or 408, 429, 5xx (tried again), a redirect, a refusal. */
 export type AttemptFailure = 'transient' | 'redirect' | 'refused';
 
-/**
- * After attempt number `n`: delivered on a 2xx; otherwise why, and for a transient failure while
- * attempts remain the wait before the next: the Retry-After asked for (capped), or a doubling
- * backoff. Pure.
- */
+/** After attempt `n`: delivered, or why not and, while it may be tried again, the wait. */
 export function judgeAttempt(
   attempt: Attempt,
   n: number,
   policy: NotifyPolicy,
   nowMs: number,
 ): 'delivered' | { reason: string; failure: AttemptFailure; retryInMs?: number } {
-  const status = 'status' in attempt ? attempt.status : undefined;
-  if (status !== undefined && status >= 200 && status < 300) return 'delivered';
-  const reason = status === undefined ? (attempt as { error: string }).error : `HTTP ${status}`;
-  const failure: AttemptFailure =
-    status === undefined || status === 408 || status === 429 || status >= 500
-      ? 'transient'
-      : status >= 300 && status < 400
-        ? 'redirect'
-        : 'refused';
+  if ('status' in attempt && attempt.status >= 200 && attempt.status < 300) return 'delivered';
+  const { status = 0 } = 'status' in attempt ? attempt : {};
+  const reason = 'error' in attempt ? attempt.error : `HTTP ${status}`;
+  const busy = status === 0 || status === 408 || status === 429 || status >= 500;
+  const failure = busy ? 'transient' : status >= 300 && status < 400 ? 'redirect' : 'refused';
   if (failure !== 'transient' || n >= policy.maxAttempts) return { reason, failure };
-  const asked = parseRetryAfter(
-    'retryAfter' in attempt ? attempt.retryAfter : undefined,
-    nowMs,
-    policy.maxDelayMs,
-  );
+  const retryAfter = 'retryAfter' in attempt ? attempt.retryAfter : undefined;
+  const asked = parseRetryAfter(retryAfter, nowMs, policy.maxDelayMs);
   const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (n - 1));
   return { reason, failure, retryInMs: asked ?? backoff };
 }
@@ -91,31 +69,28 @@ export interface NotifierOptions {
   readonly targets: readonly { readonly url: URL; readonly format: NotifyFormat }[];
   /** Signs each body (`X-Envsync-Signature: sha256=<hex HMAC>`) when set. */
   readonly secret: string | undefined;
-  /** The CloudEvents source of this daemon, and the status page's address (`--public-url`). */
   readonly source: string;
   readonly link: string | undefined;
   readonly clock: Clock;
   readonly logger: Logger;
-  /**
-   * The secrets every text of an event, and every body, is masked of; the notifier adds its own
-   * (the notify secret, a URL's credentials).
-   */
+  /** What every event and body is masked of; the notifier adds its secret and URL credentials. */
   readonly secrets: Masker;
   readonly policy?: Partial<NotifyPolicy> | undefined;
   readonly newId?: () => string;
-  /** Counts each notification's end, per receiver, and how many wait in all queues (metrics). */
+  /** For the metrics: each notification's end, per receiver, and how many wait in all queues. */
   readonly count?: (result: NotifyResult) => void;
   readonly queued?: (count: number) => void;
 }
 
+type Delivery = { readonly id: string; readonly type: string; readonly body: string };
+
 interface Receiver {
   readonly url: URL;
   readonly format: NotifyFormat;
-  /** The URL as it may be shown: scheme and host only. */
   readonly display: string;
-  readonly queue: { readonly id: string; readonly type: string; readonly body: string }[];
+  readonly queue: Delivery[];
   worker: Promise<void> | undefined;
-  /** Why deliveries fail while they do, the way they fail as last logged, and what failed since. */
+  /** Why deliveries fail while they do, the way as last logged, and what failed since. */
   failing: string | null;
   failure: AttemptFailure | null;
   failedSince: number;
@@ -138,16 +113,10 @@ export class Notifier {
   readonly #policy: NotifyPolicy;
   readonly #agent = new Agent({ keepAliveTimeout: 4_000, connections: 4 });
   readonly #receivers: Receiver[];
-  /** Aborted when the daemon stops: no new notification, no more waits between attempts. */
+  /** Aborted at the stop (no new notification, no more waits), and when the drain is over. */
   readonly #closing = new AbortController();
-  /** Aborted when the drain time is over: requests in flight end. */
   readonly #abort = new AbortController();
-  readonly #counts: Record<NotifyResult, number> = {
-    delivered: 0,
-    failed: 0,
-    dropped: 0,
-    abandoned: 0,
-  };
+  readonly #counts = { delivered: 0, failed: 0, dropped: 0, abandoned: 0 };
 
   constructor(options: NotifierOptions) {
     this.#options = options;
@@ -195,21 +164,14 @@ export class Notifier {
     this.#reportQueued();
   }
 
-  /** What `/status` shows. */
   status(): NotifyStatus {
-    const targets = this.#receivers.map(({ display, format, queue, failing }) => ({
-      url: display,
-      format,
-      queued: queue.length,
-      failing,
-    }));
+    const targets = this.#receivers.map(({ display: url, format, queue, failing }) => {
+      return { url, format, queued: queue.length, failing };
+    });
     return { targets, ...this.#counts };
   }
 
-  /**
-   * Stops: no new notification is queued and no failed one tried again; what is queued may be
-   * delivered within the drain time, then requests in flight are aborted and the rest abandoned.
-   */
+  /** Stops: what is queued may be delivered within the drain time; the rest is abandoned. */
   async close(): Promise<void> {
     if (this.#closing.signal.aborted) return;
     this.#closing.abort(new Error('shutdown'));
@@ -221,7 +183,7 @@ export class Notifier {
     this.#abort.abort(new Error('shutdown'));
     await Promise.all(workers);
     for (const receiver of this.#receivers) {
-      receiver.queue.splice(0).forEach(() => this.#count('abandoned'));
+      for (const _ of receiver.queue.splice(0)) this.#count('abandoned');
     }
     this.#reportQueued();
     await this.#agent.destroy().catch(() => undefined);
@@ -235,14 +197,11 @@ export class Notifier {
     }
   }
 
-  async #deliver(receiver: Receiver, delivery: Receiver['queue'][number]): Promise<void> {
+  async #deliver(receiver: Receiver, delivery: Delivery): Promise<void> {
+    const { clock } = this.#options;
     for (let n = 1; ; n++) {
-      const verdict = judgeAttempt(
-        await this.#post(receiver, delivery),
-        n,
-        this.#policy,
-        this.#options.clock.now(),
-      );
+      const attempt = await this.#post(receiver, delivery);
+      const verdict = judgeAttempt(attempt, n, this.#policy, clock.now());
       if (verdict === 'delivered') return this.#delivered(receiver);
       this.#failing(receiver, verdict.reason, verdict.failure);
       if (verdict.retryInMs === undefined) {
@@ -250,29 +209,26 @@ export class Notifier {
         return this.#count('failed');
       }
       try {
-        await this.#options.clock.sleep(verdict.retryInMs, this.#closing.signal);
+        await clock.sleep(verdict.retryInMs, this.#closing.signal);
       } catch {
         return this.#count('abandoned');
       }
     }
   }
 
-  /**
-   * One POST, over undici; never rejects. Redirects are not followed: a notification goes where it
-   * was configured to, or not at all. A failure is named without its URL (it may hold a secret).
-   */
-  async #post(receiver: Receiver, delivery: Receiver['queue'][number]): Promise<Attempt> {
+  /** One POST, never rejecting, never following a redirect; a failure is named without its URL. */
+  async #post({ url, format }: Receiver, delivery: Delivery): Promise<Attempt> {
     const { clock, secret } = this.#options;
     const { timeoutMs } = this.#policy;
     const headers: Record<string, string> = {
-      'content-type': NOTIFY_CONTENT_TYPES[receiver.format],
+      'content-type': NOTIFY_CONTENT_TYPES[format],
       'user-agent': `envsync/${VERSION}`,
       'x-envsync-event': delivery.type,
       'x-envsync-delivery': delivery.id,
     };
     if (secret !== undefined) {
-      headers['x-envsync-signature'] =
-        `sha256=${createHmac('sha256', secret).update(delivery.body).digest('hex')}`;
+      const hmac = createHmac('sha256', secret).update(delivery.body).digest('hex');
+      headers['x-envsync-signature'] = `sha256=${hmac}`;
     }
     const attempt = new AbortController();
     clock.sleep(timeoutMs, attempt.signal).then(
@@ -281,11 +237,9 @@ export class Notifier {
     );
     const signal = AbortSignal.any([attempt.signal, this.#abort.signal]);
     try {
-      const { origin, pathname, search } = receiver.url;
-      const path = `${pathname}${search}`;
       const answer = await this.#agent.request({
-        origin,
-        path,
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
         method: 'POST',
         body: delivery.body,
         headers,
@@ -294,29 +248,21 @@ export class Notifier {
       // Read (and thrown away, up to a limit) before the connection is reused.
       await answer.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const retryAfter = answer.headers['retry-after'];
-      return {
-        status: answer.statusCode,
-        ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
-      };
+      const asked = typeof retryAfter === 'string' ? { retryAfter } : {};
+      return { status: answer.statusCode, ...asked };
     } catch (error) {
       const reason: unknown = signal.reason;
       const code = (error as { code?: unknown }).code;
-      if (signal.aborted)
-        return {
-          error: reason instanceof Error && reason.message !== '' ? reason.message : 'aborted',
-        };
-      return {
-        error: typeof code === 'string' ? code : error instanceof Error ? error.name : 'error',
-      };
+      const aborted = reason instanceof Error && reason.message !== '' ? reason.message : 'aborted';
+      const failed =
+        typeof code === 'string' ? code : error instanceof Error ? error.name : 'error';
+      return { error: signal.aborted ? aborted : failed };
     } finally {
       attempt.abort();
     }
   }
 
-  /**
-   * A failing receiver is logged once when it starts failing, again only if it starts failing
-   * another way (so that the line's "what happens" stays true), and once when it recovers.
-   */
+  /** A receiver is logged when it starts failing, or fails another way, and when it recovers. */
   #failing(receiver: Receiver, reason: string, failure: AttemptFailure): void {
     if (receiver.failing === null) {
       receiver.failedSince = 0;
@@ -348,10 +294,7 @@ export class Notifier {
     );
   }
 
-  /**
-   * The event with every text masked, then cut to size (masked first: a cut would leave a piece
-   * of a secret too short to be masked), and every list bounded.
-   */
+  /** Every text masked, then cut (a cut could leave a piece of a secret too short to mask). */
   #bound(value: unknown): unknown {
     const { mask } = this.#options.secrets;
     if (typeof value === 'string') {

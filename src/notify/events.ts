@@ -1,7 +1,6 @@
 /**
- * Which notifications a pass produces: a pure function of what the daemon remembers of each org
- * (how its last reconciled pass ended) and this pass's reports. notify/delivery.ts delivers them;
- * docs/notifications.md describes them.
+ * Which notifications a pass makes: a pure function of what the daemon remembers of each org and
+ * of the pass's reports (docs/notifications.md). notify/delivery.ts delivers them.
  */
 import type { ChangeAction, FieldDiffs } from '../core/model.ts';
 import type { ChangeReport, OrgReport, ProblemReport } from '../core/report.ts';
@@ -9,7 +8,7 @@ import type { ChangeReport, OrgReport, ProblemReport } from '../core/report.ts';
 /** At most this many problems or environments are listed in one event; the rest are counted. */
 export const MAX_EVENT_ITEMS = 50;
 
-/** An environment named by an event (for `policy-document`, the document), with its fields. */
+/** An environment named by an event (for `policy-document`, the document). */
 export interface EventEnvironment {
   readonly name: string;
   readonly action: ChangeAction | 'archive' | 'policy-document';
@@ -27,7 +26,6 @@ export type NotifyEventData =
   | ({
       readonly type: 'org.failed';
       readonly reason: string;
-      /** How the org's previous pass ended (null: none since the daemon started). */
       readonly previous: 'ok' | 'failed' | 'invalid' | null;
     } & Environments)
   | {
@@ -38,11 +36,9 @@ export type NotifyEventData =
   | { readonly type: 'org.recovered'; readonly previous: 'failed' | 'invalid' }
   | ({ readonly type: 'drift.healed' | 'drift.detected' | 'change.not-converged' } & Environments);
 
-export type NotifyEventType = NotifyEventData['type'];
-
 /** One notification, before it is formatted: `org` null for problems of no org, `summary` raw. */
 export interface NotifyEvent {
-  readonly type: NotifyEventType;
+  readonly type: NotifyEventData['type'];
   readonly org: string | null;
   readonly revision: string | null;
   readonly time: string;
@@ -50,11 +46,7 @@ export interface NotifyEvent {
   readonly data: NotifyEventData;
 }
 
-/**
- * What the daemon remembers of an org for notifications: how its last pass ended, and as keys
- * (empty when none) its failure, the changes that did not converge and the drift found and not
- * set back, so that an unchanged one is not announced again.
- */
+/** An org's last pass, and its failure, changes not converged and drift as keys, not to repeat. */
 export interface OrgNotifyState {
   readonly kind: 'ok' | 'failed' | 'invalid';
   readonly reason: string;
@@ -62,16 +54,15 @@ export interface OrgNotifyState {
   readonly driftFound?: string;
 }
 
-/** What the daemon remembers between passes. */
 export interface NotifyMemory {
   readonly orgs: ReadonlyMap<string, OrgNotifyState>;
-  /** The problems that belong to no org, as last announced (empty when none). */
+  /** The problems that belong to no org, as a key. */
   readonly unattributed: string;
 }
 
 export const EMPTY_NOTIFY_MEMORY: NotifyMemory = { orgs: new Map(), unattributed: '' };
 
-/** One pass: the orgs it owns now (the others are forgotten), and its reports in their order. */
+/** One pass: the orgs owned now (the others are forgotten), and its reports in order. */
 export interface PassOutcome {
   readonly owned: readonly string[];
   readonly reports: readonly OrgReport[];
@@ -80,9 +71,14 @@ export interface PassOutcome {
   readonly time: string;
 }
 
-const bounded = <T>(items: readonly T[]) => ({
-  items: items.slice(0, MAX_EVENT_ITEMS),
-  omitted: Math.max(0, items.length - MAX_EVENT_ITEMS),
+const problemsOf = (problems: readonly ProblemReport[]) => ({
+  problems: problems.slice(0, MAX_EVENT_ITEMS),
+  omitted: Math.max(0, problems.length - MAX_EVENT_ITEMS),
+});
+
+const environmentsOf = (environments: readonly EventEnvironment[]) => ({
+  environments: environments.slice(0, MAX_EVENT_ITEMS),
+  omitted: Math.max(0, environments.length - MAX_EVENT_ITEMS),
 });
 
 const problemsKey = (problems: readonly ProblemReport[]) =>
@@ -99,8 +95,7 @@ const named = (items: readonly { readonly name: string }[], word: string, then =
 
 const where = (p: ProblemReport) => `${p.file}:${p.line}:${p.column} ${p.message}`;
 
-function environment(change: ChangeReport): EventEnvironment {
-  const { name, action, fields, error } = change;
+function environment({ name, action, fields, error }: ChangeReport): EventEnvironment {
   return { name, action, fields, ...(error === undefined ? {} : { error }) };
 }
 
@@ -121,7 +116,6 @@ function failureReason(report: OrgReport): string {
   ].join('; ');
 }
 
-/** The events of one org's pass, in their order, and what to remember of it. */
 function orgEvents(
   report: OrgReport,
   previous: OrgNotifyState | undefined,
@@ -129,33 +123,21 @@ function orgEvents(
 ): { events: NotifyEvent[]; next: OrgNotifyState } {
   const { org } = report;
   const events: NotifyEvent[] = [];
-  const event = (summary: string, data: NotifyEventData): void => {
+  const event = (summary: string, data: NotifyEventData) =>
     events.push({ type: data.type, org, ...base, summary, data });
-  };
-  const listed = (
-    type: 'drift.healed' | 'drift.detected' | 'change.not-converged',
-    summary: string,
-    environments: readonly EventEnvironment[],
-  ) => {
-    const { items, omitted } = bounded(environments);
-    event(summary, { type, environments: items, omitted });
-  };
-
   if (report.status === 'invalid') {
     const key = problemsKey(report.errors);
     if (previous?.kind !== 'invalid' || previous.reason !== key) {
-      const { items, omitted } = bounded(report.errors);
       const first = report.errors[0];
       event(
         `org ${org} has invalid manifests (${plural(report.errors.length, 'problem')})` +
           (first === undefined ? '' : `: ${where(first)}`) +
           '; its environments are held',
-        { type: 'org.invalid', problems: items, omitted },
+        { type: 'org.invalid', ...problemsOf(report.errors) },
       );
     }
     return { events, next: { kind: 'invalid', reason: key, notConverged: '' } };
   }
-
   const failedChanges = report.changes.filter((c) => c.result === 'failed');
   // Changes, archives and uploads that the service answered and did not carry out.
   const notConverged: EventEnvironment[] = [
@@ -174,14 +156,11 @@ function orgEvents(
   const reason = hardFailure ? failureReason(report) : '';
   const notConvergedKey = notConverged.map((c) => `${c.name}:${c.action}`).join('\n');
   const wasFailing = previous?.kind === 'failed';
-
   if (hardFailure && !(wasFailing && previous.reason === reason)) {
-    const { items, omitted } = bounded(failedChanges.map(environment));
     event(`org ${org} failed: ${reason}`, {
       type: 'org.failed',
       reason,
-      environments: items,
-      omitted,
+      ...environmentsOf(failedChanges.map(environment)),
       previous: previous?.kind ?? null,
     });
   }
@@ -191,44 +170,33 @@ function orgEvents(
       { type: 'org.recovered', previous: previous.kind },
     );
   }
-  // Drift set back: someone changed the service by hand while the manifests stayed as envsync
-  // last applied them (core/drift.ts), and this pass applied them again.
   const healed = report.changes.filter((c) => c.cause === 'drift' && c.result === 'applied');
   if (healed.length > 0) {
-    listed(
-      'drift.healed',
-      `drift healed in org ${org}: ${named(healed, 'environment', ' set back')}`,
-      healed.map(environment),
-    );
+    event(`drift healed in org ${org}: ${named(healed, 'environment', ' set back')}`, {
+      type: 'drift.healed',
+      ...environmentsOf(healed.map(environment)),
+    });
   }
   // Drift found and not set back: announced when the set of drifted environments changes.
   const found = report.changes.filter((c) => c.cause === 'drift' && c.result === 'planned');
   const driftFound = found.map((c) => `${c.name}:${Object.keys(c.fields).join(',')}`).join('\n');
   if (found.length > 0 && driftFound !== (previous?.driftFound ?? '')) {
-    listed(
-      'drift.detected',
-      `drift found in org ${org}, not set back: ${named(found, 'environment')}`,
-      found.map(environment),
-    );
+    event(`drift found in org ${org}, not set back: ${named(found, 'environment')}`, {
+      type: 'drift.detected',
+      ...environmentsOf(found.map(environment)),
+    });
   }
   if (notConverged.length > 0 && !(wasFailing && previous.notConverged === notConvergedKey)) {
-    listed(
-      'change.not-converged',
-      `org ${org}: ${named(notConverged, 'change', ' the service did not take')}`,
-      notConverged,
-    );
+    event(`org ${org}: ${named(notConverged, 'change', ' the service did not take')}`, {
+      type: 'change.not-converged',
+      ...environmentsOf(notConverged),
+    });
   }
   const kind = report.status === 'ok' ? 'ok' : 'failed';
   return { events, next: { kind, reason, notConverged: notConvergedKey, driftFound } };
 }
 
-/**
- * The notifications of one pass, and what to remember for the next (docs/notifications.md):
- * `manifests.error` first, then per org, in the order of `reports`: `org.invalid`, `org.failed`
- * or `org.recovered`, `drift.healed`, `drift.detected`, `change.not-converged`. Each is sent when
- * what it says starts or changes, never again while it stays the same; `drift.healed` at every
- * pass that heals drift, the first included.
- */
+/** The notifications of one pass, in order, and what to remember for the next. */
 export function passEvents(
   memory: NotifyMemory,
   pass: PassOutcome,
@@ -240,14 +208,10 @@ export function passEvents(
   const first = pass.unattributed[0];
   const unattributed = first === undefined ? '' : problemsKey(pass.unattributed);
   if (first !== undefined && unattributed !== memory.unattributed) {
-    const { items, omitted } = bounded(pass.unattributed);
-    events.push({
-      type: 'manifests.error',
-      org: null,
-      ...base,
-      summary: `${plural(pass.unattributed.length, 'manifest problem')} belonging to no org: ${where(first)}`,
-      data: { type: 'manifests.error', problems: items, omitted },
-    });
+    const count = plural(pass.unattributed.length, 'manifest problem');
+    const data = { type: 'manifests.error', ...problemsOf(pass.unattributed) } as const;
+    const summary = `${count} belonging to no org: ${where(first)}`;
+    events.push({ type: data.type, org: null, ...base, summary, data });
   }
   for (const report of pass.reports) {
     const result = orgEvents(report, orgs.get(report.org), base);

@@ -1,7 +1,6 @@
 /**
- * Notifications as receivers read them: CloudEvents 1.0 (structured mode) or a Slack-compatible
- * message, and the public form of a notify URL. Pure: the caller gives the id, the source and
- * the link, and masks the secrets in the event before it is formatted.
+ * Notifications as receivers read them (docs/notifications.md): CloudEvents 1.0 in structured
+ * mode or a Slack-compatible message, and how a notify URL is shown. Pure.
  */
 import { escapeJson, escapeSlack } from '../core/escape.ts';
 import { MIN_RUN } from '../core/mask.ts';
@@ -13,23 +12,19 @@ import type { ProblemReport } from '../core/report.ts';
 export const NOTIFY_FORMATS = ['cloudevents', 'slack'] as const;
 export type NotifyFormat = (typeof NOTIFY_FORMATS)[number];
 
-/** The content type of each format's body. */
 export const NOTIFY_CONTENT_TYPES: Record<NotifyFormat, string> = {
   cloudevents: 'application/cloudevents+json; charset=utf-8',
   slack: 'application/json; charset=utf-8',
 };
 
-/** What the formats need besides the event. */
+/** The CloudEvents id (one per event), source, and the status page (`--public-url`). */
 export interface FormatContext {
-  /** The CloudEvents id: the same for every receiver and every attempt of one event. */
   readonly id: string;
-  /** The CloudEvents source (a URI reference naming this daemon). */
   readonly source: string;
-  /** The daemon's status page, when `--public-url` is set. */
   readonly link: string | undefined;
 }
 
-/** A CloudEvents 1.0 event in structured mode: the JSON object a receiver reads. */
+/** A CloudEvents 1.0 event in structured mode. */
 export function cloudEvent(event: NotifyEvent, context: FormatContext): Record<string, unknown> {
   const { type: _type, ...data } = event.data;
   return {
@@ -76,7 +71,17 @@ function problemLine(problem: ProblemReport): string {
   );
 }
 
-/** The detail lines of an event, each already escaped for mrkdwn. */
+/** Lines joined into one section's text, cut to whole lines at the section limit. */
+function sectionText(lines: readonly string[]): string {
+  let text = '';
+  for (const [index, line] of lines.entries()) {
+    const next = text === '' ? line : `${text}\n${line}`;
+    if (next.length > MAX_SECTION_CHARS) return `${text}\n… and ${lines.length - index} more`;
+    text = next;
+  }
+  return text;
+}
+
 function detailLines({ data }: NotifyEvent): string[] {
   if (data.type === 'org.recovered') return [];
   const lines =
@@ -84,87 +89,65 @@ function detailLines({ data }: NotifyEvent): string[] {
   return data.omitted > 0 ? [...lines, `… and ${data.omitted} more`] : lines;
 }
 
-/** Lines joined into one section's text, cut at the section limit (whole lines only). */
-function sectionText(lines: readonly string[]): string {
-  let text = '';
-  for (const [index, line] of lines.entries()) {
-    const next = text === '' ? line : `${text}\n${line}`;
-    if (next.length > MAX_SECTION_CHARS) {
-      return `${text}\n… and ${lines.length - index} more`;
-    }
-    text = next;
-  }
-  return text;
-}
-
 /**
- * A Slack-compatible message (incoming webhooks of Slack, Mattermost, Teams' Slack-compatible
- * connectors): `text` for notifications and clients without blocks, and blocks with the details.
- * Every text from manifests or the service is escaped for mrkdwn.
+ * A Slack-compatible message (Slack, Mattermost, Teams' Slack-compatible connectors): `text`, and
+ * blocks with the details. Every text from manifests or the service is escaped for mrkdwn.
  */
 export function slackMessage(event: NotifyEvent, context: FormatContext): Record<string, unknown> {
   const summary = escapeSlack(event.summary);
-  const headline = `*${event.type}*: ${summary}`;
   const details = detailLines(event);
   const footer = [
     ...(event.org === null ? [] : [`org \`${escapeSlack(event.org)}\``]),
     `revision \`${escapeSlack(event.revision ?? 'unknown')}\``,
     escapeSlack(event.time),
-    // The link is the operator's own --public-url; escaped all the same, inside Slack's <url|text>.
     ...(context.link === undefined ? [] : [`<${escapeSlack(context.link)}|status page>`]),
   ].join(' · ');
-  const blocks: Record<string, unknown>[] = [
-    { type: 'section', text: { type: 'mrkdwn', text: sectionText([headline]) } },
-  ];
-  if (details.length > 0) {
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: sectionText(details) } });
-  }
-  blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: footer }] });
-  return { text: `${event.type}: ${summary}`, blocks };
+  const section = (lines: readonly string[]) => ({
+    type: 'section',
+    text: { type: 'mrkdwn', text: sectionText(lines) },
+  });
+  return {
+    text: `${event.type}: ${summary}`,
+    blocks: [
+      section([`*${event.type}*: ${summary}`]),
+      ...(details.length === 0 ? [] : [section(details)]),
+      { type: 'context', elements: [{ type: 'mrkdwn', text: footer }] },
+    ],
+  };
 }
 
-/** The body of a notification in `format`. */
+/** The body of a notification in `format`, with what JSON leaves raw (U+2028, bidi) \u-escaped. */
 export function formatNotification(
   event: NotifyEvent,
   format: NotifyFormat,
   context: FormatContext,
 ): string {
-  // Characters JSON leaves raw (line separators, bidirectional controls) are \u-escaped: the
-  // same data for a parser, nothing hidden for a person reading the body.
-  return escapeJson(
-    JSON.stringify(format === 'slack' ? slackMessage(event, context) : cloudEvent(event, context)),
-  );
+  const body = format === 'slack' ? slackMessage(event, context) : cloudEvent(event, context);
+  return escapeJson(JSON.stringify(body));
 }
 
-/**
- * A notify URL as it may be shown (logs, `/status`): scheme and host only. A webhook URL often
- * carries its credential in the path (Slack's do) or the query.
- */
+/** A notify URL as it may be shown: scheme and host (its path or query may hold a credential). */
 export function publicNotifyUrl(url: URL): string {
   const more = url.pathname !== '/' || url.search !== '' ? '…' : '';
   return `${url.protocol}//${url.host}/${more}`;
 }
 
 /**
- * The parts of a notify URL that may be credentials: the user and password, each path segment
- * and each query value of 12 characters or more (MIN_RUN, as the masking rule's runs). Shorter
- * segments (`services`, `api`, `hooks`) are words, not secrets: masking them would mangle text.
+ * The parts of a notify URL that may be credentials, as written and decoded: the user, the
+ * password, each path segment and query value of MIN_RUN characters or more (shorter ones, such
+ * as `services` or `hooks`, are words: masking them would mangle text).
  */
 export function notifyUrlSecrets(url: URL): string[] {
-  const secrets = [url.username, url.password];
-  for (const segment of url.pathname.split('/')) secrets.push(segment);
-  for (const value of url.searchParams.values()) secrets.push(value);
-  return secrets
-    .flatMap((secret) => {
-      let decoded = secret;
-      try {
-        decoded = decodeURIComponent(secret);
-      } catch {
-        // Kept as written.
-      }
-      return decoded === secret ? [secret] : [secret, decoded];
-    })
-    .filter((secret) => secret.length >= MIN_RUN);
+  const decoded = (text: string) => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      return text;
+    }
+  };
+  return [url.username, url.password, ...url.pathname.split('/'), ...url.searchParams.values()]
+    .flatMap((part) => (decoded(part) === part ? [part] : [part, decoded(part)]))
+    .filter((part) => part.length >= MIN_RUN);
 }
 
 /** A `slack:` prefix on a notify URL picks the Slack format for it. */

@@ -2,6 +2,7 @@ import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import type { DaemonStatus } from '../../src/daemon/status.ts';
 import { manifestOf, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -10,45 +11,36 @@ const TOKEN = 'daemon-token-5e8f0a';
 const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
 
 const manifest = manifestOf;
-const daemon = (
-  flags: Record<string, string> = {},
-  extra: Parameters<typeof world.start>[0] = {},
-) => world.start({ ...extra, flags });
+const daemon = (flags: Record<string, string> = {}) => world.start({ flags });
 const description = (org: string, name: string) => world.description(org, name);
+/** Whether the service describes `org`'s environment `name` as `text`. */
+const described = (org: string, name: string, text: string) => async () =>
+  (await description(org, name)) === text;
 
 async function get(url: string) {
   const response = await request(url);
   const text = await response.body.text();
-  return {
-    status: response.statusCode,
-    text,
-    json: () => JSON.parse(text) as Record<string, unknown>,
-  };
+  return { status: response.statusCode, text, json: () => JSON.parse(text) as DaemonStatus };
 }
 
 describe('envsync run (in-process daemon, real files, real chokidar, emulator over HTTP)', () => {
   it('applies at start, then applies a file edit, an atomic save and a new folder', async () => {
     await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
     const d = await daemon();
-    await waitFor('first pass', async () => (await description('acme', 'prod')) === 'one');
+    await waitFor('first pass', described('acme', 'prod', 'one'));
     await writeFile(world.tmp.path('manifests/acme.yaml'), manifest('acme', { prod: 'two' }));
     // How fast an edit reaches the service is the benchmark's to measure (watch p95).
-    await waitFor('edit applied', async () => (await description('acme', 'prod')) === 'two', {
-      timeoutMs: 5000,
-    });
+    await waitFor('edit applied', described('acme', 'prod', 'two'));
     // Editors' atomic saves: write a temp file, rename it over the manifest.
     await writeFile(
       world.tmp.path('manifests/.acme.yaml.tmp'),
       manifest('acme', { prod: 'three' }),
     );
     await rename(world.tmp.path('manifests/.acme.yaml.tmp'), world.tmp.path('manifests/acme.yaml'));
-    await waitFor(
-      'atomic save applied',
-      async () => (await description('acme', 'prod')) === 'three',
-    );
+    await waitFor('atomic save applied', described('acme', 'prod', 'three'));
     // New folders and new files in them.
     await world.tmp.write('manifests/teams/beta/beta.yaml', manifest('beta', { web: 'w' }));
-    await waitFor('new folder applied', async () => (await description('beta', 'web')) === 'w');
+    await waitFor('new folder applied', described('beta', 'web', 'w'));
     // A file event looks only at the org whose manifests changed.
     await d.daemon.idle();
     expect(d.daemon.status().lastPass?.trigger[0]).toMatch(/^file /);
@@ -57,12 +49,12 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
   it('a burst of 40 writes gives at most a few passes', async () => {
     await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'start' }));
     const d = await daemon();
-    await waitFor('first pass', async () => (await description('acme', 'prod')) === 'start');
+    await waitFor('first pass', described('acme', 'prod', 'start'));
     await d.daemon.idle();
     const before = d.passes();
     for (let i = 0; i < 40; i++)
       await writeFile(world.tmp.path('manifests/acme.yaml'), manifest('acme', { prod: `v${i}` }));
-    await waitFor('last write applied', async () => (await description('acme', 'prod')) === 'v39');
+    await waitFor('last write applied', described('acme', 'prod', 'v39'));
     await d.daemon.idle();
     const passes = d.passes() - before;
     expect(passes).toBeGreaterThanOrEqual(1);
@@ -82,16 +74,14 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     };
     await publish('aaa000', 'rev 0');
     const d = await daemon({ manifests: 'git/repo/manifests' });
-    await waitFor('rev 0', async () => (await description('acme', 'prod')) === 'rev 0');
+    await waitFor('rev 0', described('acme', 'prod', 'rev 0'));
     let previous = 'aaa000';
     for (let i = 1; i <= 5; i++) {
       const hash = `c0ffee${i}`;
       await publish(hash, `rev ${i}`);
       await rm(path.join(root, '.worktrees', previous), { recursive: true, force: true });
       previous = hash;
-      await waitFor(`rev ${i}`, async () => (await description('acme', 'prod')) === `rev ${i}`, {
-        timeoutMs: 5000,
-      });
+      await waitFor(`rev ${i}`, described('acme', 'prod', `rev ${i}`));
       await waitFor(`revision ${hash} reported`, () => d.daemon.status().revision === hash);
     }
     const metrics = await get(`${d.url}/metrics`);
@@ -105,17 +95,12 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
   it('heals drift made by hand on the interval', async () => {
     await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'declared' }));
     await daemon({ interval: '400ms' });
-    await waitFor('first pass', async () => (await description('acme', 'prod')) === 'declared');
+    await waitFor('first pass', described('acme', 'prod', 'declared'));
     const store = await world.api.getStore();
     const env = store.orgs['acme']?.[0];
     if (env === undefined) throw new Error('expected the environment');
-    await world.api.putStore({
-      ...store,
-      orgs: { acme: [{ ...env, description: 'changed by hand' }] },
-    });
-    await waitFor('drift healed', async () => (await description('acme', 'prod')) === 'declared', {
-      timeoutMs: 5000,
-    });
+    await world.api.putStore({ ...store, orgs: { acme: [{ ...env, description: 'by hand' }] } });
+    await waitFor('drift healed', described('acme', 'prod', 'declared'));
     expect(await description('acme', 'prod')).toBe('declared');
   });
 
@@ -123,25 +108,16 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'good' }));
     await world.tmp.write('manifests/beta.yaml', manifest('beta', { web: 'one' }));
     const d = await daemon();
-    await waitFor('first pass', async () => (await description('beta', 'web')) === 'one');
+    await waitFor('first pass', described('beta', 'web', 'one'));
     await writeFile(
       world.tmp.path('manifests/acme.yaml'),
       manifest('acme', { prod: 'broken' }).replace('type: K8S', 'type: k8s'),
     );
     await writeFile(world.tmp.path('manifests/beta.yaml'), manifest('beta', { web: 'two' }));
-    await waitFor('beta applied', async () => (await description('beta', 'web')) === 'two');
+    await waitFor('beta applied', described('beta', 'web', 'two'));
     await d.daemon.idle();
     expect(await description('acme', 'prod')).toBe('good');
-    const status = (await get(`${d.url}/status`)).json() as {
-      orgs: Record<
-        string,
-        {
-          status: string;
-          lastError: { message: string; errors: unknown[] } | null;
-          lastSuccess: string | null;
-        }
-      >;
-    };
+    const status = (await get(`${d.url}/status`)).json();
     expect(status.orgs['acme']?.status).toBe('invalid');
     expect(status.orgs['acme']?.lastError?.errors).toEqual([
       {
@@ -158,7 +134,7 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     expect(metrics).toContain('envsync_org_manifest_errors{org="acme"} 1');
     // Fixed: applied, and the error is gone.
     await writeFile(world.tmp.path('manifests/acme.yaml'), manifest('acme', { prod: 'fixed' }));
-    await waitFor('fixed applied', async () => (await description('acme', 'prod')) === 'fixed');
+    await waitFor('fixed applied', described('acme', 'prod', 'fixed'));
     await d.daemon.idle();
     expect(d.daemon.status().orgs['acme']).toMatchObject({ status: 'ok', lastError: null });
   });
@@ -171,7 +147,7 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     await waitFor('acme failed', () => d.daemon.status().orgs['acme']?.status === 'failed');
     for (let i = 1; i <= 5; i++) {
       await writeFile(world.tmp.path('manifests/beta.yaml'), manifest('beta', { web: `w${i}` }));
-      await waitFor(`beta w${i}`, async () => (await description('beta', 'web')) === `w${i}`);
+      await waitFor(`beta w${i}`, described('beta', 'web', `w${i}`));
     }
     const acmeRequests = (await world.api.getRequests(1000)).filter((r) =>
       r.path.includes('/acme'),
@@ -187,17 +163,9 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
     await waitFor('ready', async () => (await get(`${d.url}/readyz`)).status === 200);
     expect((await get(`${d.url}/healthz`)).status).toBe(200);
     const status = (await get(`${d.url}/status`)).json();
-    expect(status).toMatchObject({
-      revision: null,
-      ready: true,
-      passRunning: false,
-      errors: [],
-      shard: null,
-    });
-    expect(status['orgs']).toMatchObject({
-      acme: { status: 'ok', pending: 0, unmanaged: 0, lastError: null },
-    });
-    expect(status['lastPass']).toMatchObject({ result: 'success', trigger: ['start'] });
+    expect(status).toMatchObject({ revision: null, ready: true, errors: [], shard: null });
+    expect(status.orgs['acme']).toMatchObject({ status: 'ok', pending: 0, lastError: null });
+    expect(status.lastPass).toMatchObject({ result: 'success', trigger: ['start'] });
     const metrics = (await get(`${d.url}/metrics`)).text;
     for (const name of [
       'envsync_passes_total{result="success"}',
@@ -210,9 +178,8 @@ describe('envsync run (in-process daemon, real files, real chokidar, emulator ov
       'envsync_revision_info',
       'process_cpu_user_seconds_total',
       'nodejs_eventloop_lag_seconds',
-    ]) {
+    ])
       expect(metrics).toContain(name);
-    }
     const passes = d.passes();
     const webhook = await request(`${d.url}/reconcile`, { method: 'POST', body: '{}' });
     await webhook.body.dump();
@@ -247,13 +214,13 @@ describe('targeted passes', () => {
     for (const org of ['acme', 'beta', 'gamma'])
       await world.tmp.write(`manifests/${org}.yaml`, manifest(org, { e: org }));
     const d = await daemon();
-    await waitFor('first pass', async () => (await description('gamma', 'e')) === 'gamma');
+    await waitFor('first pass', described('gamma', 'e', 'gamma'));
     await d.daemon.idle();
     const gets = async () =>
       (await world.api.getRequests(1000)).filter((r) => r.method === 'GET').map((r) => r.path);
     const before = (await gets()).length;
     await writeFile(world.tmp.path('manifests/beta.yaml'), manifest('beta', { e: 'beta v2' }));
-    await waitFor('beta applied', async () => (await description('beta', 'e')) === 'beta v2');
+    await waitFor('beta applied', described('beta', 'e', 'beta v2'));
     await d.daemon.idle();
     const afterEdit = await gets();
     // One GET to observe beta and one to verify the PUT: acme and gamma are not looked at.

@@ -7,33 +7,12 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import { manifestOf as manifest, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const TOKEN = 'ignore-daemon-token';
-
-const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
-
-const manifest = (org: string, envs: Record<string, string>) =>
-  `org: ${org}\nenvironments:\n${Object.entries(envs)
-    .map(([name, text]) => `  - name: ${name}\n    type: K8S\n    description: ${text}\n`)
-    .join('')}`;
-
-async function daemon() {
-  const started = await startTestDaemon({
-    apiUrl: world.api.url,
-    cwd: world.tmp.dir,
-    token: TOKEN,
-    flags: { manifests: 'manifests', state: 'state.json', exclude: ['ci/'] },
-  });
-  world.cleanups.push(() => started.stop());
-  return started;
-}
-
-async function description(org: string, name: string): Promise<string | undefined> {
-  const store = await world.api.getStore();
-  return store.orgs[org]?.find((env) => env.name === name)?.description;
-}
+const world = useDaemonWorld([{ token: 'ignore-daemon-token', orgs: null }]);
+const daemon = () => world.start({ flags: { exclude: ['ci/'] } });
+const description = (org: string, name: string) => world.description(org, name);
 
 describe('envsync run and the ignore rules', () => {
   it('never reads nor watches what they leave out, and names a file of other YAML once', async () => {

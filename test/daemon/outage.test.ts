@@ -1,42 +1,13 @@
 import { writeFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { request } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startTestDaemon } from '../helpers/daemon.ts';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { describe, expect, it } from 'vitest';
+import { manifestOf, useDaemonWorld } from '../helpers/daemon.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
-import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const TOKEN = 'outage-test-token-66b0';
-
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-let api: TestEmulator | undefined;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeEach(async () => {
-  tmp = await tempDir();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
-  await api?.close();
-  api = undefined;
-  await tmp.cleanup();
-});
-
-const manifest = (org: string, type = 'K8S') =>
-  `org: ${org}\nenvironments:\n  - name: prod\n    type: ${type}\n    description: p\n`;
-
-async function daemon(apiUrl: string, flags: Record<string, string> = {}) {
-  const started = await startTestDaemon({
-    apiUrl,
-    cwd: tmp.dir,
-    token: TOKEN,
-    flags: { manifests: 'manifests', state: 'state.json', ...flags },
-  });
-  cleanups.push(() => started.stop());
-  return started;
-}
+/** The emulator's token serves beta only: acme's requests are refused. */
+const world = useDaemonWorld([{ token: 'outage-test-token-66b0', orgs: ['beta'] }]);
 
 async function readyz(url: string): Promise<{ status: number; reason?: string }> {
   const response = await request(`${url}/readyz`);
@@ -58,9 +29,9 @@ describe('outages show at once, and the log tells the truth', () => {
       } else if (!released) held.push(res);
       else res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
     });
-    cleanups.push(() => fake.close());
-    await tmp.write('manifests/acme.yaml', 'org: acme\nenvironments: []\n');
-    const d = await daemon(fake.url, { retries: '0', timeout: '60s' });
+    world.cleanups.push(() => fake.close());
+    await world.tmp.write('manifests/acme.yaml', 'org: acme\nenvironments: []\n');
+    const d = await world.start({ apiUrl: fake.url, flags: { retries: '0', timeout: '60s' } });
     await waitFor('round 2 waiting', () => held.length === 1);
     const status = d.daemon.status();
     expect(status.passRunning).toBe(true);
@@ -75,10 +46,10 @@ describe('outages show at once, and the log tells the truth', () => {
   });
 
   it('/readyz: ready while an org is reconciled, 503 once every org fails, ready again on recovery', async () => {
-    api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: ['beta'] }] });
-    await tmp.write('manifests/acme.yaml', manifest('acme')); // its token is refused: failed
-    await tmp.write('manifests/beta.yaml', manifest('beta'));
-    const d = await daemon(api.url);
+    const { api, tmp } = world;
+    await tmp.write('manifests/acme.yaml', manifestOf('acme', { prod: 'p' })); // refused: failed
+    await tmp.write('manifests/beta.yaml', manifestOf('beta', { prod: 'p' }));
+    const d = await world.start();
     await waitFor('first pass', () => d.passes() >= 1);
     expect(d.daemon.status().orgs).toMatchObject({
       acme: { status: 'failed' },
@@ -87,7 +58,7 @@ describe('outages show at once, and the log tells the truth', () => {
     expect((await readyz(d.url)).status).toBe(200);
 
     await api.setFaults({ failRate: 1 });
-    await writeFile(tmp.path('manifests/beta.yaml'), manifest('beta').replace('p\n', 'q\n'));
+    await writeFile(tmp.path('manifests/beta.yaml'), manifestOf('beta', { prod: 'q' }));
     await waitFor('beta failed', () => d.daemon.status().orgs['beta']?.status === 'failed');
     await waitFor('not ready', async () => (await readyz(d.url)).status === 503);
     expect((await readyz(d.url)).reason).toContain('every org (2) failed');

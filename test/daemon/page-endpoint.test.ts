@@ -1,45 +1,25 @@
 /** GET / on the daemon's listen address: the status page over real HTTP, against a real daemon. */
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PAGE_SCRIPT, PAGE_STYLE } from '../../src/daemon/page-assets.ts';
-import { startTestDaemon } from '../helpers/daemon.ts';
+import type { DaemonStatus } from '../../src/daemon/status.ts';
+import { useDaemonWorld } from '../helpers/daemon.ts';
 import { startFakeApi } from '../helpers/fake-api.ts';
-import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'page-endpoint-token-9c4e71d2';
 const HOSTILE = '<script>window.__pwned=1</script>"onmouseover="x';
 
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-const cleanups: (() => Promise<void>)[] = [];
+const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
 
-beforeEach(async () => {
-  tmp = await tempDir();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
-  await tmp.cleanup();
-});
-
-/** A daemon in this process with its endpoints on a free port, masking `known` like `run`. */
-async function startDaemon(apiUrl: string, known: readonly string[] = []) {
-  const started = await startTestDaemon({
+/** A daemon against `apiUrl`, masking `known` as `run` does. */
+const startDaemon = (apiUrl: string, known: readonly string[] = []) =>
+  world.start({
     apiUrl,
-    cwd: tmp.dir,
-    token: TOKEN,
     secrets: known,
-    flags: {
-      manifests: 'manifests',
-      state: 'state.json',
-      retries: '0',
-      debounce: '50ms',
-      settle: '50ms',
-    },
+    flags: { retries: '0', debounce: '50ms', settle: '50ms' },
   });
-  cleanups.push(() => started.stop());
-  return started;
-}
 
 /** An API that lists `stage` and refuses every PUT with a message echoing the token. */
 async function refusingApi() {
@@ -56,18 +36,18 @@ async function refusingApi() {
       .writeHead(400, { 'content-type': 'application/json' })
       .end(JSON.stringify({ message: `refused ${HOSTILE} for Bearer ${TOKEN}` }));
   });
-  cleanups.push(() => api.close());
+  world.cleanups.push(() => api.close());
   return api;
 }
 
 describe('GET / (the status page)', () => {
   it('serves, in its first response, the orgs, their pending changes and errors with file:line:col, escaped, with a strict policy and no secret', async () => {
     const api = await refusingApi();
-    await tmp.write(
+    await world.tmp.write(
       'manifests/acme.yaml',
       'org: acme\nenvironments:\n  - name: prod\n    type: K8S\n    description: p\n  - name: stage\n    type: S3\n    description: new\n',
     );
-    await tmp.write(
+    await world.tmp.write(
       'manifests/beta.yaml',
       'org: beta\nenvironments:\n  - name: prod\n    type: k8s\n    description: p\n',
     );
@@ -138,11 +118,41 @@ describe('GET / (the status page)', () => {
     await post.body.dump();
     expect(post.statusCode).toBe(405);
     expect(post.headers['allow']).toBe('GET');
+
+    // /status: the same model as JSON, with its fields in their order.
+    const response = await request(`${url}/status`);
+    expect(response.headers['content-type']).toBe('application/json');
+    const status = (await response.body.json()) as DaemonStatus;
+    expect(Object.keys(status)).toEqual(
+      'revision manifests ready passes lastPass passRunning shard errors stateFile dialect mode window health orgs'.split(
+        ' ',
+      ),
+    );
+    expect(Object.keys(status.orgs['acme'] ?? {})).toEqual(
+      'status lastSuccess lastAttempt lastError pending pendingChanges recentDrift unmanaged suspended environments unmanagedNames failures nextAttemptAt state tokenSource'.split(
+        ' ',
+      ),
+    );
+    expect(status.orgs['acme']).toMatchObject({
+      status: 'failed',
+      state: 'failed',
+      tokenSource: 'env ENVSYNC_TOKEN',
+      pending: 2,
+    });
+    expect(status.orgs['acme']?.pendingChanges[0]).toMatchObject({
+      action: 'create',
+      cause: 'change',
+      name: 'prod',
+      result: 'failed',
+      fields: { type: { from: null, to: 'K8S' } },
+      error: expect.stringContaining('[REDACTED]'),
+    });
+    expect(JSON.stringify(status)).not.toContain(TOKEN);
   });
 
   it('never masks a byte of its own style and script, whatever the secret shares with them', async () => {
     const api = await refusingApi();
-    await tmp.write(
+    await world.tmp.write(
       'manifests/acme.yaml',
       'org: acme\nenvironments:\n  - name: stage\n    type: S3\n    description: new\n',
     );
@@ -156,72 +166,5 @@ describe('GET / (the status page)', () => {
     const page = await (await request(`${url}/`)).body.text();
     expect(page).toContain(PAGE_SCRIPT);
     expect(page).toContain(PAGE_STYLE);
-  });
-
-  it('keeps /status JSON with its fields, plus the pending changes of each org', async () => {
-    const api = await refusingApi();
-    await tmp.write(
-      'manifests/acme.yaml',
-      'org: acme\nenvironments:\n  - name: prod\n    type: K8S\n    description: p\n',
-    );
-    const { daemon, url } = await startDaemon(api.url);
-    await waitFor('the first pass', () => daemon.status().lastPass !== null);
-    await daemon.idle();
-    const response = await request(`${url}/status`);
-    expect(response.headers['content-type']).toBe('application/json');
-    const status = (await response.body.json()) as {
-      orgs: Record<string, Record<string, unknown>>;
-    } & Record<string, unknown>;
-    expect(Object.keys(status)).toEqual([
-      'revision',
-      'manifests',
-      'ready',
-      'passes',
-      'lastPass',
-      'passRunning',
-      'shard',
-      'errors',
-      'stateFile',
-      'dialect',
-      'mode',
-      'window',
-      'health',
-      'orgs',
-    ]);
-    expect(Object.keys(status.orgs['acme'] ?? {})).toEqual([
-      'status',
-      'lastSuccess',
-      'lastAttempt',
-      'lastError',
-      'pending',
-      'pendingChanges',
-      'recentDrift',
-      'unmanaged',
-      'suspended',
-      'environments',
-      'unmanagedNames',
-      'failures',
-      'nextAttemptAt',
-      'state',
-      'tokenSource',
-    ]);
-    expect(status['health']).toMatchObject({ level: 'failing' });
-    expect(status.orgs['acme']?.['state']).toBe('failed');
-    expect(status.orgs['acme']?.['tokenSource']).toBe('env ENVSYNC_TOKEN');
-    expect(status.orgs['acme']).toMatchObject({
-      status: 'failed',
-      pending: 1,
-      pendingChanges: [
-        {
-          action: 'create',
-          cause: 'change',
-          name: 'prod',
-          result: 'failed',
-          fields: { type: { from: null, to: 'K8S' } },
-          error: expect.stringContaining('[REDACTED]'),
-        },
-      ],
-    });
-    expect(JSON.stringify(status)).not.toContain(TOKEN);
   });
 });

@@ -8,52 +8,30 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/core/clock.ts';
+import type { DaemonStatus } from '../../src/daemon/status.ts';
 import { systemClock } from '../../src/runtime/system-clock.ts';
-import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import { passNow as pass, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { startReceiver } from '../notify/receiver.ts';
 
-const TOKEN = 'pause-test-token-5d2c8e71';
-const WAIT_MS = 60_000;
-const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
+const WAIT = { timeoutMs: 60_000 };
+const world = useDaemonWorld([{ token: 'pause-test-token-5d2c8e71', orgs: null }]);
 
 const manifest = (description: string, extra = '') =>
   `org: acme\n${extra}environments:\n  - name: web\n    type: K8S\n    description: ${description}\n`;
 
-async function daemon(flags: Record<string, string | string[] | boolean>, clock?: Clock) {
-  await world.tmp.write('token', TOKEN);
-  const started = await startTestDaemon({
-    apiUrl: world.api.url,
-    cwd: world.tmp.dir,
-    tokenFile: world.tmp.path('token'),
-    flags: { manifests: 'manifests', state: 'state.json', ...flags },
-    ...(clock === undefined ? {} : { clock }),
-  });
-  world.cleanups.push(() => started.stop());
-  return started;
-}
+const daemon = (flags: Record<string, string | string[] | boolean>, clock?: Clock) =>
+  world.start({ flags, ...(clock === undefined ? {} : { clock }) });
 
 type Started = Awaited<ReturnType<typeof daemon>>;
-
-async function pass(d: Started): Promise<void> {
-  const before = d.passes();
-  d.daemon.trigger('test');
-  await waitFor('the pass', () => d.passes() > before, { timeoutMs: WAIT_MS });
+const status = async (d: Started) =>
+  (await (await request(`${d.url}/status`)).body.json()) as DaemonStatus;
+const metrics = async (d: Started) => (await request(`${d.url}/metrics`)).body.text();
+/** Waits for the daemon's first pass to be over. */
+const firstPass = async (d: Started) => {
+  await waitFor('the first pass', () => d.passes() > 0, WAIT);
   await d.daemon.idle();
-}
-
-async function status(d: Started) {
-  return (await (await request(`${d.url}/status`)).body.json()) as {
-    mode: string;
-    window: { open: boolean; opensAt?: string } | null;
-    health: { level: string };
-    orgs: Record<string, { state: string; pending: number; suspended: boolean }>;
-  };
-}
-
-async function metrics(d: Started): Promise<string> {
-  return (await request(`${d.url}/metrics`)).body.text();
-}
+};
 
 const writes = async () =>
   (await world.api.getRequests(500)).filter((r) => r.method !== 'GET').length;
@@ -63,8 +41,7 @@ describe('observe mode', () => {
     // A normal daemon applies the manifests and records them; then someone edits the service.
     await world.tmp.write('manifests/acme.yaml', manifest('Web tier'));
     const first = await daemon({});
-    await waitFor('the first pass', () => first.passes() > 0, { timeoutMs: WAIT_MS });
-    await first.daemon.idle();
+    await firstPass(first);
     await first.stop();
     const store = await world.api.getStore();
     const web = store.orgs['acme']?.find((e) => e.name === 'web');
@@ -78,8 +55,7 @@ describe('observe mode', () => {
     const receiver = await startReceiver();
     world.cleanups.push(() => receiver.close());
     const observer = await daemon({ observe: true, 'notify-url': [receiver.url] });
-    await waitFor('the first pass', () => observer.passes() > 0, { timeoutMs: WAIT_MS });
-    await observer.daemon.idle();
+    await firstPass(observer);
     await pass(observer);
     expect(await writes()).toBe(before);
     const now = await status(observer);
@@ -90,7 +66,7 @@ describe('observe mode', () => {
     await waitFor(
       'drift.detected',
       () => receiver.deliveries().some((e) => e.json['type'] === 'drift.detected'),
-      { timeoutMs: WAIT_MS },
+      WAIT,
     );
     // Announced once: the second pass found the same drift.
     expect(receiver.deliveries().filter((e) => e.json['type'] === 'drift.detected')).toHaveLength(
@@ -104,8 +80,7 @@ describe('suspend: true', () => {
   it('plans the org and sends it nothing; /status and the metrics say suspended', async () => {
     await world.tmp.write('manifests/acme.yaml', manifest('Web tier', 'suspend: true\n'));
     const d = await daemon({});
-    await waitFor('the first pass', () => d.passes() > 0, { timeoutMs: WAIT_MS });
-    await d.daemon.idle();
+    await firstPass(d);
     expect(await writes()).toBe(0);
     expect((await status(d)).orgs['acme']).toMatchObject({
       state: 'suspended',
@@ -116,7 +91,7 @@ describe('suspend: true', () => {
     // Resumed: the next pass sends.
     await world.tmp.write('manifests/acme.yaml', manifest('Web tier'));
     await pass(d);
-    await waitFor('the create', async () => (await writes()) > 0, { timeoutMs: WAIT_MS });
+    await waitFor('the create', async () => (await writes()) > 0, WAIT);
     expect(await metrics(d)).toMatch(/^envsync_org_suspended\{org="acme"\} 0$/m);
   });
 });
@@ -140,8 +115,7 @@ describe('sync windows in the daemon', () => {
     };
     await world.tmp.write('manifests/acme.yaml', manifest('Web tier'));
     const d = await daemon({ 'sync-window': ['allow mon-fri 09:00 8h UTC'], interval: '0' }, clock);
-    await waitFor('the first pass', () => d.passes() > 0, { timeoutMs: WAIT_MS });
-    await d.daemon.idle();
+    await firstPass(d);
     const closed = await status(d);
     expect(closed.window).toEqual({ open: false, opensAt: '2026-11-23T09:00:00.000Z' });
     expect(closed.orgs['acme']).toMatchObject({ state: 'waiting for window', pending: 1 });
@@ -160,7 +134,7 @@ describe('sync windows in the daemon', () => {
     // 09:00: the window opens, and its timer starts the pass that sends (no interval, no event).
     now = opensAt;
     for (const fire of long) fire();
-    await waitFor('the create', async () => (await writes()) > 0, { timeoutMs: WAIT_MS });
+    await waitFor('the create', async () => (await writes()) > 0, WAIT);
     await d.daemon.idle();
     expect(
       d.logs().some((l) => (l['trigger'] as string[] | undefined)?.includes('sync window opens')),

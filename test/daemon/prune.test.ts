@@ -6,13 +6,12 @@
  */
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import type { DaemonStatus } from '../../src/daemon/status.ts';
+import { passNow, useDaemonWorld } from '../helpers/daemon.ts';
 import { startReceiver } from '../notify/receiver.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const TOKEN = 'prune-test-token-4b1e7d90';
-const WAIT_MS = 60_000;
-const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
+const world = useDaemonWorld([{ token: 'prune-test-token-4b1e7d90', orgs: null }]);
 
 const manifest = (names: readonly string[], description = 'd') =>
   `org: acme\nprune: true\nenvironments:\n${names
@@ -21,41 +20,18 @@ const manifest = (names: readonly string[], description = 'd') =>
 
 describe('prune in the daemon', () => {
   it('archives within the limit, refuses a mass archive with a notification, and names what it left', async () => {
-    await world.tmp.write('token', TOKEN);
     const receiver = await startReceiver();
     world.cleanups.push(() => receiver.close());
     // Made by hand: never archived, named as unmanaged.
     await world.api.putStore({
-      orgs: {
-        acme: [
-          {
-            name: 'hand-made',
-            type: 'K8S',
-            description: 'by hand',
-          },
-        ],
-      },
+      orgs: { acme: [{ name: 'hand-made', type: 'K8S', description: 'by hand' }] },
     });
     const names = ['a', 'b', 'c', 'd', 'e', 'keep'];
     await world.tmp.write('manifests/acme.yaml', manifest(names));
-    const started = await startTestDaemon({
-      apiUrl: world.api.url,
-      cwd: world.tmp.dir,
-      tokenFile: world.tmp.path('token'),
-      flags: {
-        manifests: 'manifests',
-        state: 'state.json',
-        'max-archive': '3',
-        'notify-url': [receiver.url],
-      },
+    const started = await world.start({
+      flags: { 'max-archive': '3', 'notify-url': [receiver.url] },
     });
-    world.cleanups.push(() => started.stop());
-    const pass = async () => {
-      const before = started.passes();
-      started.daemon.trigger('test');
-      await waitFor('the pass', () => started.passes() > before, { timeoutMs: WAIT_MS });
-      await started.daemon.idle();
-    };
+    const pass = () => passNow(started);
     const live = async () =>
       ((await world.api.getStore()).orgs['acme'] ?? [])
         .filter((e) => !e.archived)
@@ -87,23 +63,14 @@ describe('prune in the daemon', () => {
               JSON.stringify(e.json).includes('would archive 4 environments in one pass') &&
               JSON.stringify(e.json).includes('--max-archive 3'),
           ),
-      { timeoutMs: WAIT_MS },
+      { timeoutMs: 60_000 },
     );
 
-    const status = (await (await request(`${started.url}/status`)).body.json()) as {
-      orgs: Record<
-        string,
-        {
-          status: string;
-          unmanagedNames: string[];
-          pendingArchives: { name: string; result: string; error: string }[];
-        }
-      >;
-    };
+    const status = (await (await request(`${started.url}/status`)).body.json()) as DaemonStatus;
     const acme = status.orgs['acme'];
     expect(acme?.status).toBe('failed');
     expect(acme?.unmanagedNames).toEqual(['hand-made']);
-    expect(acme?.pendingArchives.map((a) => [a.name, a.result])).toEqual([
+    expect(acme?.pendingArchives?.map((a) => [a.name, a.result])).toEqual([
       ['b', 'failed'],
       ['c', 'failed'],
       ['d', 'failed'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ordinalFromHostname, shardOf } from '../../src/core/shard.ts';
+import { shardOf } from '../../src/core/shard.ts';
 import { PassScheduler } from '../../src/daemon/scheduler.ts';
 import { manualClock } from '../helpers/clock.ts';
 
@@ -7,13 +7,7 @@ describe('PassScheduler', () => {
   it('coalesces a burst of debounced triggers into one pass, once the debounce passed quietly', async () => {
     const clock = manualClock(1_000);
     const passes: (readonly string[])[] = [];
-    const scheduler = new PassScheduler(
-      async (reasons) => {
-        passes.push(reasons);
-      },
-      30,
-      clock,
-    );
+    const scheduler = new PassScheduler(async (reasons) => void passes.push(reasons), 30, clock);
     for (let i = 0; i < 40; i++) scheduler.debounced(`write ${i % 3}`);
     await clock.advance(29);
     expect(passes).toEqual([]);
@@ -105,11 +99,5 @@ describe('sharding by rendezvous hashing', () => {
       expect(fraction).toBeGreaterThan((1 / (n + 1)) * 0.8);
       expect(fraction).toBeLessThan((1 / (n + 1)) * 1.2);
     }
-  });
-
-  it('reads a StatefulSet ordinal from the hostname', () => {
-    expect(ordinalFromHostname('envsync-3')).toBe(3);
-    expect(ordinalFromHostname('envsync-12.envsync.ns.svc')).toBe(12);
-    expect(ordinalFromHostname('envsync')).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:net';
+import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startEnvsync, type LiveCli } from '../helpers/cli.ts';
@@ -22,9 +22,12 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-/** Starts `envsync run`, killed after the test if it is still running. */
-function startRun(args: string[], env: Record<string, string> = {}) {
-  const run = startEnvsync(['run', '--manifests', 'manifests', ...args], { cwd: tmp.dir, env });
+/** Starts `envsync run` with the token, killed after the test if it is still running. */
+function startRun(args: string[], more: string[] = []) {
+  const run = startEnvsync(['run', '--manifests', 'manifests', ...args, ...more], {
+    cwd: tmp.dir,
+    env: { ENVSYNC_TOKEN: TOKEN },
+  });
   cleanups.push(() => run.kill());
   return run;
 }
@@ -35,11 +38,11 @@ async function codeWithin(run: LiveCli, ms: number): Promise<number | null | 'st
   return exit === 'still running' ? exit : exit.code;
 }
 
-async function busyPort(): Promise<{ port: number; server: Server }> {
+async function busyPort(): Promise<{ port: number }> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return { port: (server.address() as AddressInfo).port, server };
+  return { port: (server.address() as AddressInfo).port };
 }
 
 describe('envsync run on a busy --listen port', () => {
@@ -48,7 +51,7 @@ describe('envsync run on a busy --listen port', () => {
     ['without --emulator', ['--api-url', 'http://127.0.0.1:9', '--state', 's.json']],
   ])('%s: exits 1 at once with a hint to use --listen', async (_title, flags) => {
     const { port } = await busyPort();
-    const run = startRun([...flags, '--listen', `127.0.0.1:${port}`], { ENVSYNC_TOKEN: TOKEN });
+    const run = startRun([...flags, '--listen', `127.0.0.1:${port}`]);
     expect(await codeWithin(run, GUARD_MS)).toBe(1);
     expect(run.stderr()).toContain(
       `cannot listen on 127.0.0.1:${port}: the address is already in use`,
@@ -58,57 +61,23 @@ describe('envsync run on a busy --listen port', () => {
 });
 
 describe('SIGTERM never waits out a failing API', () => {
-  async function sigtermWhileRetrying(
-    answer: { status: number; headers: Record<string, string> },
-    extra: string[],
-  ) {
+  it.each([
+    ['a Retry-After wait (503, Retry-After: 100)', { 'retry-after': '100' }, '10ms'],
+    ['a retry backoff (503, --retry-delay 20s)', {}, '20s'],
+  ])('during %s: exits 0 well before the 30 s shutdown timeout', async (_title, headers, delay) => {
     const fake = await startFakeApi((_req, res) => {
-      res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+      res.writeHead(503, { 'content-type': 'application/json', ...headers });
       res.end('{"message":"unavailable"}');
     });
     cleanups.push(() => fake.close());
     const run = startRun(
-      [
-        '--api-url',
-        fake.url,
-        '--listen',
-        '127.0.0.1:0',
-        '--state',
-        's.json',
-        '--interval',
-        '0',
-        '--shutdown-timeout',
-        '30s',
-        ...extra,
-      ],
-      { ENVSYNC_TOKEN: TOKEN },
+      ['--api-url', fake.url, '--listen', '127.0.0.1:0', '--state', 's.json', '--interval', '0'],
+      ['--shutdown-timeout', '30s', '--retry-delay', delay],
     );
     await waitFor('a retry under way', () => run.stderr().includes('retrying'));
     run.child.kill('SIGTERM');
-    return { code: await codeWithin(run, GUARD_MS), stderr: run.stderr() };
-  }
-
-  function expectPromptStop(result: { code: number | null | 'still running'; stderr: string }) {
-    expect(result.code).toBe(0);
-    expect(result.stderr).toContain('"msg":"stopped"');
-    expect(result.stderr).not.toContain('shutdown timeout');
-  }
-
-  it('during a Retry-After wait (503, Retry-After: 100): exits 0 well before the 30 s shutdown timeout', async () => {
-    const result = await sigtermWhileRetrying({ status: 503, headers: { 'retry-after': '100' } }, [
-      '--retry-delay',
-      '10ms',
-    ]);
-    expect(result.code).toBe(0);
-    expectPromptStop(result);
-  });
-
-  it('during a retry backoff (503, --retry-delay 20s): exits 0 well before the 30 s shutdown timeout', async () => {
-    const result = await sigtermWhileRetrying({ status: 503, headers: {} }, [
-      '--retry-delay',
-      '20s',
-    ]);
-    expect(result.code).toBe(0);
-    expectPromptStop(result);
+    expect(await codeWithin(run, GUARD_MS)).toBe(0);
+    expect(run.stderr()).toContain('"msg":"stopped"');
+    expect(run.stderr()).not.toContain('shutdown timeout');
   });
 });

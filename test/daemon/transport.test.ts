@@ -9,15 +9,13 @@
  * meets the limit so on every pass; the kept gate does not.
  */
 import { describe, expect, it } from 'vitest';
-import { startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import { passNow, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const TOKEN = 'transport-test-token-9a41c7e2';
-const WAIT_MS = 60_000;
 const ENVIRONMENTS = 12;
 /** The 429s the kept gate may meet in a pass as it probes for a faster pace. */
 const PROBES = 2;
-const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
+const world = useDaemonWorld([{ token: 'transport-test-token-9a41c7e2', orgs: null }]);
 
 const manifest = (description: string) =>
   `org: acme\nenvironments:\n${Array.from(
@@ -28,16 +26,9 @@ const manifest = (description: string) =>
 describe('the daemon keeps its connections and its gate between passes', () => {
   it('starts the second pass at the pace the first one learned: no new 429 burst', async () => {
     await world.api.setFaults({ rateLimit: 4 });
-    await world.tmp.write('token', TOKEN);
     await world.tmp.write('manifests/acme.yaml', manifest('first'));
-    const d = await startTestDaemon({
-      apiUrl: world.api.url,
-      cwd: world.tmp.dir,
-      tokenFile: world.tmp.path('token'),
-      flags: { manifests: 'manifests', state: 'state.json', concurrency: '8', interval: '0' },
-    });
-    world.cleanups.push(() => d.stop());
-    await waitFor('the first pass', () => d.passes() > 0, { timeoutMs: WAIT_MS });
+    const d = await world.start({ flags: { concurrency: '8' } });
+    await waitFor('the first pass', () => d.passes() > 0, { timeoutMs: 60_000 });
     await d.daemon.idle();
     const throttled = async () => (await world.api.getStats()).byStatus['429'] ?? 0;
     // A listing, the creates, a listing to verify: the first requests in flight meet the limit.
@@ -46,10 +37,7 @@ describe('the daemon keeps its connections and its gate between passes', () => {
     expect(d.daemon.status().orgs['acme']?.pending).toBe(0);
 
     await world.tmp.write('manifests/acme.yaml', manifest('second'));
-    const before = d.passes();
-    d.daemon.trigger('test');
-    await waitFor('the second pass', () => d.passes() > before, { timeoutMs: WAIT_MS });
-    await d.daemon.idle();
+    await passNow(d);
     const store = (await world.api.getStore()).orgs['acme'] ?? [];
     expect(store.filter((e) => e.description.startsWith('second'))).toHaveLength(ENVIRONMENTS);
     // The same requests again, from the pace learned: at most the probes, no burst.

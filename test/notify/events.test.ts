@@ -2,26 +2,19 @@ import { describe, expect, it } from 'vitest';
 import {
   EMPTY_NOTIFY_MEMORY,
   MAX_EVENT_ITEMS,
-  type NotifyEvent,
-  type NotifyMemory,
   passEvents,
+  type NotifyEvent,
   type PassOutcome,
 } from '../../src/notify/events.ts';
 import type { ChangeReport, OrgReport, ProblemReport } from '../../src/core/report.ts';
+import { orgReport } from '../helpers/builders.ts';
 
 const TIME = '2026-11-23T02:00:00.000Z';
 
-function ok(org: string, changes: ChangeReport[] = []): OrgReport {
-  return { org, status: 'ok', changes, unchanged: [], unmanaged: [], errors: [] };
-}
-
-function failed(org: string, error: string): OrgReport {
-  return { org, status: 'failed', changes: [], unchanged: [], unmanaged: [], errors: [], error };
-}
-
-function invalid(org: string, errors: ProblemReport[]): OrgReport {
-  return { org, status: 'invalid', changes: [], unchanged: [], unmanaged: [], errors };
-}
+const ok = (org: string, changes: ChangeReport[] = []) => orgReport(org, { changes });
+const failed = (org: string, error: string) => orgReport(org, { status: 'failed', error });
+const invalid = (org: string, errors: ProblemReport[]) =>
+  orgReport(org, { status: 'invalid', errors });
 
 function change(
   name: string,
@@ -29,42 +22,44 @@ function change(
   action: ChangeReport['action'] = 'update',
   error?: string,
 ): ChangeReport {
-  return {
-    action,
-    cause: 'change',
-    name,
-    fields: { description: { from: 'old', to: 'new' } },
-    result,
-    ...(error === undefined ? {} : { error }),
-  };
+  const fields = { description: { from: 'old', to: 'new' } };
+  const report = { action, cause: 'change', name, fields, result } as const;
+  return error === undefined ? report : { ...report, error };
 }
 
-/** An update that is drift (core/drift.ts): the service moved, the manifest did not. */
-function drift(name: string, result: ChangeReport['result'], error?: string): ChangeReport {
-  return { ...change(name, result, 'update', error), cause: 'drift' };
-}
+/** An update that is drift: the service moved, the manifest did not. */
+const drift = (name: string, result: ChangeReport['result'], error?: string): ChangeReport => ({
+  ...change(name, result, 'update', error),
+  cause: 'drift',
+});
 
+/** An org whose changes decide its status, as the engine reports it. */
 function withChanges(org: string, changes: ChangeReport[]): OrgReport {
   const bad = changes.some((c) => c.result === 'failed' || c.result === 'not-converged');
   return { ...ok(org, changes), status: bad ? 'failed' : 'ok' };
 }
 
-function problem(line: number, message = 'bad value'): ProblemReport {
-  return { file: 'acme.yaml', line, column: 3, path: 'environments[0].type', message };
-}
+const problem = (line: number, message = 'bad value'): ProblemReport => ({
+  file: 'acme.yaml',
+  line,
+  column: 3,
+  path: 'environments[0].type',
+  message,
+});
+const stray = { ...problem(1, 'names no org'), file: 'stray.yaml' };
+
+/** A pass: its reports (owned: their orgs), or its outcome in part. */
+type Pass = OrgReport[] | (Partial<PassOutcome> & { reports: OrgReport[] });
 
 /** Runs passes one after the other; returns each pass's events. */
-function run(
-  passes: (Partial<PassOutcome> & { reports: OrgReport[] })[],
-  start: NotifyMemory = EMPTY_NOTIFY_MEMORY,
-): NotifyEvent[][] {
-  let memory = start;
-  return passes.map((pass) => {
-    const orgs = pass.reports.map((r) => r.org);
+function run(passes: Pass[]): NotifyEvent[][] {
+  let memory = EMPTY_NOTIFY_MEMORY;
+  return passes.map((given) => {
+    const pass = Array.isArray(given) ? { reports: given } : given;
     const result = passEvents(memory, {
-      owned: pass.owned ?? orgs,
+      owned: pass.owned ?? pass.reports.map((r) => r.org),
       unattributed: pass.unattributed ?? [],
-      revision: pass.revision ?? 'abc123',
+      revision: 'abc123',
       time: TIME,
       reports: pass.reports,
     });
@@ -73,236 +68,176 @@ function run(
   });
 }
 
-const types = (events: NotifyEvent[]) => events.map((e) => `${e.org ?? '-'}:${e.type}`);
+/** Each pass's events as `org:type`, space-separated (`-` for no org). */
+const types = (passes: Pass[]) =>
+  run(passes).map((events) => events.map((e) => `${e.org ?? '-'}:${e.type}`).join(' '));
+const HTTP_503 = failed('acme', 'HTTP 503');
+const notConverged = (...names: string[]) =>
+  withChanges(
+    'acme',
+    names.map((name) => change(name, 'not-converged')),
+  );
 
 describe('passEvents: which notifications a pass produces', () => {
-  it('a healthy org produces nothing, pass after pass', () => {
-    expect(run([{ reports: [ok('acme')] }, { reports: [ok('acme')] }])).toEqual([[], []]);
+  it.each<[string, Pass[], string[]]>([
+    ['a healthy org: nothing, pass after pass', [[ok('acme')], [ok('acme')]], ['', '']],
+    [
+      'org.failed on the first failure only, not while the reason stays',
+      [[ok('acme')], [HTTP_503], [HTTP_503], [HTTP_503]],
+      ['', 'acme:org.failed', '', ''],
+    ],
+    [
+      'a new reason is a new org.failed',
+      [[HTTP_503], [failed('acme', 'HTTP 401')], [failed('acme', 'HTTP 401')]],
+      ['acme:org.failed', 'acme:org.failed', ''],
+    ],
+    [
+      'org.recovered after a failure, once',
+      [[HTTP_503], [ok('acme')], [ok('acme')]],
+      ['acme:org.failed', 'acme:org.recovered', ''],
+    ],
+    [
+      'org.invalid again only when the problems change; recovered after',
+      [
+        [invalid('acme', [problem(4), problem(9)])],
+        [invalid('acme', [problem(4), problem(9)])],
+        [invalid('acme', [problem(5)])],
+        [ok('acme')],
+      ],
+      ['acme:org.invalid', '', 'acme:org.invalid', 'acme:org.recovered'],
+    ],
+    [
+      'invalid then failing, and failing then invalid, are announced as both',
+      [[invalid('acme', [problem(4)])], [HTTP_503], [invalid('acme', [problem(4)])]],
+      ['acme:org.invalid', 'acme:org.failed', 'acme:org.invalid'],
+    ],
+    [
+      'changes applied that are not drift say nothing: a first apply, a manifest change',
+      [
+        [ok('acme', [change('web', 'applied', 'create')])],
+        [ok('acme', [change('web', 'applied')])],
+        [ok('acme', [change('web', 'applied', 'unverified')])],
+      ],
+      ['', '', ''],
+    ],
+    [
+      "drift at an org's first pass is drift too (the state file tells it from a first apply)",
+      [[ok('acme', [drift('web', 'applied')])]],
+      ['acme:drift.healed'],
+    ],
+    [
+      'drift that failed or did not take is not healed; set back on a retry, it is',
+      [
+        [ok('acme')],
+        [withChanges('acme', [drift('web', 'failed', 'HTTP 500')])],
+        [ok('acme', [drift('web', 'applied')])],
+        [withChanges('acme', [drift('db', 'not-converged')])],
+      ],
+      ['', 'acme:org.failed', 'acme:org.recovered acme:drift.healed', 'acme:change.not-converged'],
+    ],
+    [
+      'change.not-converged once per set of changes, then recovered',
+      [
+        [ok('acme')],
+        [notConverged('web')],
+        [notConverged('web')],
+        [notConverged('web', 'db')],
+        [ok('acme')],
+      ],
+      ['', 'acme:change.not-converged', '', 'acme:change.not-converged', 'acme:org.recovered'],
+    ],
+    [
+      'manifests.error when problems of no org appear or change, not repeated',
+      [
+        { reports: [], unattributed: [stray] },
+        { reports: [], unattributed: [stray] },
+        { reports: [], unattributed: [] },
+        { reports: [], unattributed: [stray] },
+      ],
+      ['-:manifests.error', '', '', '-:manifests.error'],
+    ],
+    [
+      'per org: failure, drift, not-converged; orgs in report order; manifests.error first',
+      [
+        [ok('b'), ok('a')],
+        {
+          reports: [
+            withChanges('b', [
+              drift('web', 'applied'),
+              change('db', 'not-converged'),
+              change('api', 'failed', 'update', 'HTTP 400'),
+            ]),
+            invalid('a', [problem(2)]),
+          ],
+          unattributed: [stray],
+        },
+      ],
+      ['', '-:manifests.error b:org.failed b:drift.healed b:change.not-converged a:org.invalid'],
+    ],
+    [
+      'orgs no longer owned are forgotten: coming back, they start afresh',
+      [[HTTP_503], { reports: [], owned: [] }, [HTTP_503]],
+      ['acme:org.failed', '', 'acme:org.failed'],
+    ],
+    [
+      'an org this pass did not reconcile keeps its state',
+      [
+        [HTTP_503, ok('other')],
+        { reports: [ok('other')], owned: ['acme', 'other'] },
+        { reports: [ok('acme')], owned: ['acme', 'other'] },
+      ],
+      ['acme:org.failed', '', 'acme:org.recovered'],
+    ],
+  ])('%s', (_title, passes, expected) => {
+    expect(types(passes)).toEqual(expected);
   });
 
-  it('org.failed on the first failure only: the same reason again is not repeated', () => {
-    const passes = run([
-      { reports: [ok('acme')] },
-      { reports: [failed('acme', 'cannot list the org: HTTP 503')] },
-      { reports: [failed('acme', 'cannot list the org: HTTP 503')] },
-      { reports: [failed('acme', 'cannot list the org: HTTP 503')] },
+  it('says what happened: the reason, the environments, the problems, the previous state', () => {
+    const failing = withChanges('acme', [change('web', 'failed', 'update', 'HTTP 500')]);
+    const [first, recovered, invalidNow, , healed] = run([
+      [failing],
+      [ok('acme')],
+      [invalid('acme', [problem(4), problem(9, 'unknown key')])],
+      [ok('acme')],
+      [ok('acme', [drift('web', 'applied'), change('api', 'applied')])],
     ]);
-    expect(passes.map(types)).toEqual([[], ['acme:org.failed'], [], []]);
-    const [event] = passes[1] ?? [];
-    expect(event).toMatchObject({
+    expect(first?.[0]).toMatchObject({
       org: 'acme',
       revision: 'abc123',
       time: TIME,
-      data: { type: 'org.failed', reason: 'cannot list the org: HTTP 503', previous: 'ok' },
+      summary: 'org acme failed: web: update failed (HTTP 500)',
+      data: {
+        type: 'org.failed',
+        reason: 'web: update failed (HTTP 500)',
+        environments: [{ name: 'web', action: 'update', error: 'HTTP 500' }],
+        previous: null,
+      },
     });
-  });
-
-  it("an org failing at the daemon's first pass is announced (previous: null)", () => {
-    const [events] = run([{ reports: [failed('acme', 'token refused')] }]);
-    expect(events?.[0]?.data).toMatchObject({ type: 'org.failed', previous: null });
-  });
-
-  it('a new reason is a new org.failed', () => {
-    const passes = run([
-      { reports: [failed('acme', 'HTTP 503')] },
-      { reports: [failed('acme', 'HTTP 401: token refused')] },
-      { reports: [failed('acme', 'HTTP 401: token refused')] },
-    ]);
-    expect(passes.map(types)).toEqual([['acme:org.failed'], ['acme:org.failed'], []]);
-  });
-
-  it('failed changes are a reason too, with the environments listed', () => {
-    const [events] = run([
-      { reports: [withChanges('acme', [change('web', 'failed', 'update', 'HTTP 500')])] },
-    ]);
-    expect(events?.[0]?.data).toMatchObject({
-      type: 'org.failed',
-      reason: 'web: update failed (HTTP 500)',
-      environments: [{ name: 'web', action: 'update', error: 'HTTP 500' }],
-    });
-  });
-
-  it('org.recovered after a failure, once; nothing more while it stays healthy', () => {
-    const passes = run([
-      { reports: [failed('acme', 'HTTP 503')] },
-      { reports: [ok('acme')] },
-      { reports: [ok('acme')] },
-    ]);
-    expect(passes.map(types)).toEqual([['acme:org.failed'], ['acme:org.recovered'], []]);
-    expect(passes[1]?.[0]?.data).toEqual({ type: 'org.recovered', previous: 'failed' });
-  });
-
-  it('org.invalid with every problem, again only when the problems change; recovered after', () => {
-    const passes = run([
-      { reports: [invalid('acme', [problem(4), problem(9, 'unknown key')])] },
-      { reports: [invalid('acme', [problem(4), problem(9, 'unknown key')])] },
-      { reports: [invalid('acme', [problem(5)])] },
-      { reports: [ok('acme')] },
-    ]);
-    expect(passes.map(types)).toEqual([
-      ['acme:org.invalid'],
-      [],
-      ['acme:org.invalid'],
-      ['acme:org.recovered'],
-    ]);
-    expect(passes[0]?.[0]?.data).toEqual({
+    expect(recovered?.[0]?.data).toEqual({ type: 'org.recovered', previous: 'failed' });
+    expect(invalidNow?.[0]?.summary).toContain('acme.yaml:4:3');
+    expect(invalidNow?.[0]?.data).toEqual({
       type: 'org.invalid',
       problems: [problem(4), problem(9, 'unknown key')],
       omitted: 0,
     });
-    expect(passes[0]?.[0]?.summary).toContain('acme.yaml:4:3');
-    expect(passes[3]?.[0]?.data).toEqual({ type: 'org.recovered', previous: 'invalid' });
-  });
-
-  it('invalid then failing is announced as both; failing then invalid too', () => {
-    const passes = run([
-      { reports: [invalid('acme', [problem(4)])] },
-      { reports: [failed('acme', 'HTTP 503')] },
-      { reports: [invalid('acme', [problem(4)])] },
-    ]);
-    expect(passes.map(types)).toEqual([
-      ['acme:org.invalid'],
-      ['acme:org.failed'],
-      ['acme:org.invalid'],
-    ]);
-  });
-
-  it('drift.healed: drift applied, with the environments set back; other changes are not drift', () => {
-    const passes = run([
-      { reports: [ok('acme')] },
-      {
-        reports: [
-          ok('acme', [
-            drift('web', 'applied'),
-            change('db', 'applied', 'create'),
-            change('api', 'applied'),
-          ]),
-        ],
-      },
-    ]);
-    expect(passes.map(types)).toEqual([[], ['acme:drift.healed']]);
-    expect(passes[1]?.[0]?.data).toEqual({
+    expect(healed?.[0]?.summary).toBe('drift healed in org acme: 1 environment set back (web)');
+    expect(healed?.[0]?.data).toEqual({
       type: 'drift.healed',
       environments: [
         { name: 'web', action: 'update', fields: { description: { from: 'old', to: 'new' } } },
       ],
       omitted: 0,
     });
-    expect(passes[1]?.[0]?.summary).toBe('drift healed in org acme: 1 environment set back (web)');
-  });
-
-  it('changes applied that are not drift say nothing, a manifest change or a first apply', () => {
-    const passes = run([
-      { reports: [ok('acme', [change('web', 'applied', 'create')])] },
-      { reports: [ok('acme', [change('web', 'applied')])] },
-      { reports: [ok('acme', [change('web', 'applied', 'unverified')])] },
-    ]);
-    expect(passes.map(types)).toEqual([[], [], []]);
-  });
-
-  it("drift at an org's first pass is drift too: the state file tells a heal from a first apply", () => {
-    expect(run([{ reports: [ok('acme', [drift('web', 'applied')])] }]).map(types)).toEqual([
-      ['acme:drift.healed'],
-    ]);
-  });
-
-  it('drift that failed or did not take is not healed; set back on a retry, it is', () => {
-    const passes = run([
-      { reports: [ok('acme')] },
-      { reports: [withChanges('acme', [drift('web', 'failed', 'HTTP 500')])] },
-      { reports: [ok('acme', [drift('web', 'applied')])] },
-      { reports: [withChanges('acme', [drift('db', 'not-converged')])] },
-    ]);
-    expect(passes.map(types)).toEqual([
-      [],
-      ['acme:org.failed'],
-      ['acme:org.recovered', 'acme:drift.healed'],
-      ['acme:change.not-converged'],
-    ]);
-  });
-
-  it('change.not-converged once per set of changes, then recovered', () => {
-    const passes = run([
-      { reports: [ok('acme')] },
-      { reports: [withChanges('acme', [change('web', 'not-converged')])] },
-      { reports: [withChanges('acme', [change('web', 'not-converged')])] },
-      {
-        reports: [
-          withChanges('acme', [change('web', 'not-converged'), change('db', 'not-converged')]),
-        ],
-      },
-      { reports: [ok('acme')] },
-    ]);
-    expect(passes.map(types)).toEqual([
-      [],
-      ['acme:change.not-converged'],
-      [],
-      ['acme:change.not-converged'],
-      ['acme:org.recovered'],
-    ]);
-  });
-
-  it('manifests.error when problems that belong to no org appear or change, not repeated', () => {
-    const stray = { ...problem(1, 'names no org'), file: 'stray.yaml' };
-    const passes = run([
-      { reports: [], unattributed: [stray] },
-      { reports: [], unattributed: [stray] },
-      { reports: [], unattributed: [] },
-      { reports: [], unattributed: [stray] },
-    ]);
-    expect(passes.map(types)).toEqual([['-:manifests.error'], [], [], ['-:manifests.error']]);
-    expect(passes[0]?.[0]).toMatchObject({ org: null, data: { problems: [stray] } });
-  });
-
-  it('orders events per org: failure or recovery, then drift, then not-converged; orgs in report order', () => {
-    const stray = { ...problem(1, 'names no org'), file: 'stray.yaml' };
-    const passes = run([
-      { reports: [ok('b'), ok('a')] },
-      {
-        reports: [
-          withChanges('b', [
-            drift('web', 'applied'),
-            change('db', 'not-converged'),
-            change('api', 'failed', 'update', 'HTTP 400'),
-          ]),
-          invalid('a', [problem(2)]),
-        ],
-        unattributed: [stray],
-      },
-    ]);
-    expect(types(passes[1] ?? [])).toEqual([
-      '-:manifests.error',
-      'b:org.failed',
-      'b:drift.healed',
-      'b:change.not-converged',
-      'a:org.invalid',
-    ]);
-  });
-
-  it('orgs no longer owned are forgotten: coming back, they start afresh', () => {
-    const passes = run([
-      { reports: [failed('acme', 'HTTP 503')] },
-      { reports: [], owned: [] },
-      { reports: [failed('acme', 'HTTP 503')] },
-    ]);
-    expect(passes.map(types)).toEqual([['acme:org.failed'], [], ['acme:org.failed']]);
-  });
-
-  it('an org this pass did not reconcile keeps its state (no recovery, no repeat)', () => {
-    const passes = run([
-      { reports: [failed('acme', 'HTTP 503'), ok('other')] },
-      { reports: [ok('other')], owned: ['acme', 'other'] },
-      { reports: [ok('acme')], owned: ['acme', 'other'] },
-    ]);
-    expect(passes.map(types)).toEqual([['acme:org.failed'], [], ['acme:org.recovered']]);
+    const [[stale] = []] = run([{ reports: [], unattributed: [stray] }]);
+    expect(stale).toMatchObject({ org: null, data: { problems: [stray] } });
+    const [, [again] = []] = run([[ok('acme')], [HTTP_503]]);
+    expect(again?.data).toMatchObject({ type: 'org.failed', previous: 'ok' });
   });
 
   it('lists at most MAX_EVENT_ITEMS problems and counts the rest', () => {
     const many = Array.from({ length: MAX_EVENT_ITEMS + 7 }, (_, i) => problem(i + 1));
-    const [events] = run([{ reports: [invalid('acme', many)] }]);
-    const data = events?.[0]?.data;
-    if (data?.type !== 'org.invalid') throw new Error('expected org.invalid');
-    expect(data.omitted).toBe(7);
-    expect(data.problems).toHaveLength(MAX_EVENT_ITEMS);
+    const data = run([[invalid('acme', many)]])[0]?.[0]?.data;
+    expect(data).toMatchObject({ type: 'org.invalid', omitted: 7 });
+    expect(data && 'problems' in data ? data.problems : []).toHaveLength(MAX_EVENT_ITEMS);
   });
 });

@@ -3,29 +3,25 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { NotifyPolicy } from '../../src/notify/delivery.ts';
-import { manifestOf, passNow, startTestDaemon, useDaemonWorld } from '../helpers/daemon.ts';
+import { manifestOf, passNow, useDaemonWorld } from '../helpers/daemon.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-/** A safety net for a loaded machine, not a timing. */
-const WAIT_MS = 60_000;
 import { startReceiver, type Behaviour, type Receiver } from './receiver.ts';
 
 const TOKEN = 'notify-test-token-7c41d9e2';
 /** A token that serves beta only: acme is refused with it. */
 const BETA_ONLY = 'notify-beta-only-token-55aa';
+/** A safety net for a loaded machine, not a timing. */
+const WAIT = { timeoutMs: 60_000 };
 
 const world = useDaemonWorld([
   { token: TOKEN, orgs: null },
   { token: BETA_ONLY, orgs: ['beta'] },
 ]);
-beforeEach(async () => {
-  await world.tmp.write('token', TOKEN);
-});
+beforeEach(() => world.tmp.write('token', TOKEN));
 
 const manifest = manifestOf;
-
 const NO_ORG = 'environments:\n  - name: x\n    type: S3\n    description: x\n';
-
 const FAST: Partial<NotifyPolicy> = { baseDelayMs: 20, maxAttempts: 3, timeoutMs: 60_000 };
 
 async function receiver(behaviour?: Behaviour): Promise<Receiver> {
@@ -34,38 +30,33 @@ async function receiver(behaviour?: Behaviour): Promise<Receiver> {
   return started;
 }
 
+/** A daemon reading its token from a file, notifying with short retries (or `policy`). */
 const daemon = (
   flags: Record<string, string | string[] | boolean> = {},
-  options: { policy?: Partial<NotifyPolicy>; webhookSecret?: string; manifests?: string } = {},
+  policy: Partial<NotifyPolicy> = {},
+  more: Partial<Parameters<typeof world.start>[0]> = {},
 ) =>
   world.start({
     tokenFile: world.tmp.path('token'),
-    flags: {
-      ...(options.manifests === undefined ? {} : { manifests: options.manifests }),
-      ...flags,
-    },
-    notify: { policy: { ...FAST, ...options.policy } },
-    ...(options.webhookSecret === undefined ? {} : { webhookSecret: options.webhookSecret }),
+    flags,
+    notify: { policy: { ...FAST, ...policy } },
+    ...more,
   });
 
 type Daemon = Awaited<ReturnType<typeof daemon>>;
 const pass = passNow;
 
+/** Each delivery as `subject:type` (`-` for no subject). */
 const kinds = (r: Receiver) =>
-  r
-    .deliveries()
-    .map(
-      (e) =>
-        `${typeof e.json['subject'] === 'string' ? e.json['subject'] : '-'}:${String(e.json['type'])}`,
-    );
+  r.deliveries().map(({ json }) => {
+    const { subject = '-', type } = json as { subject?: string; type: string };
+    return `${subject}:${type}`;
+  });
 
 async function metric(d: Daemon, result: string): Promise<number> {
-  const response = await request(`${d.url}/metrics`);
-  const text = await response.body.text();
-  const match = new RegExp(`^envsync_notifications_total\\{result="${result}"\\} (\\d+)`, 'm').exec(
-    text,
-  );
-  return Number(match?.[1] ?? Number.NaN);
+  const text = await (await request(`${d.url}/metrics`)).body.text();
+  const line = new RegExp(`^envsync_notifications_total\\{result="${result}"\\} (\\d+)`, 'm');
+  return Number(line.exec(text)?.[1] ?? Number.NaN);
 }
 
 describe('notifications from a real daemon to a real receiver on loopback', () => {
@@ -79,7 +70,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
       'public-url': 'https://envsync.example.com/',
     });
     const arrived = (n: number, what: string) =>
-      waitFor(what, () => r.deliveries().length >= n, { timeoutMs: WAIT_MS });
+      waitFor(what, () => r.deliveries().length >= n, WAIT);
 
     // The first pass: a problem that belongs to no org. A first apply is no drift.
     await arrived(1, 'manifests.error');
@@ -182,21 +173,15 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     await symlink('.worktrees/3f2a9c1', world.tmp.path('repo/manifests'));
     const cloud = await receiver();
     const slack = await receiver(() => ({ status: 200 }));
-    const d = await daemon(
-      {
-        'notify-url': [cloud.url, `slack:${slack.url}/hooks/T01/B02`],
-        'notify-secret-file': 'notify-secret',
-      },
-      { manifests: 'repo/manifests' },
-    );
-    await waitFor('both receivers', () => cloud.all.length >= 1 && slack.all.length >= 1, {
-      timeoutMs: WAIT_MS,
+    const d = await daemon({
+      'notify-url': [cloud.url, `slack:${slack.url}/hooks/T01/B02`],
+      'notify-secret-file': 'notify-secret',
+      manifests: 'repo/manifests',
     });
+    await waitFor('both receivers', () => cloud.all.length >= 1 && slack.all.length >= 1, WAIT);
     for (const got of [cloud.all[0], slack.all[0]]) {
-      const expected = createHmac('sha256', secret)
-        .update(got?.body ?? '')
-        .digest('hex');
-      expect(got?.headers['x-envsync-signature']).toBe(`sha256=${expected}`);
+      const expected = createHmac('sha256', secret).update(got?.body ?? '');
+      expect(got?.headers['x-envsync-signature']).toBe(`sha256=${expected.digest('hex')}`);
     }
     expect(cloud.all[0]?.json).toMatchObject({
       type: 'org.invalid',
@@ -207,11 +192,9 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     expect(slack.all[0]?.headers['x-envsync-delivery']).toBe(cloud.all[0]?.json['id']);
     expect(slack.all[0]?.headers['content-type']).toBe('application/json; charset=utf-8');
     const message = slack.all[0]?.json as { text: string; blocks: { type: string }[] };
-    expect(message.text).toContain('org.invalid');
-    expect(message.text).toContain('acme');
+    expect(message.text).toMatch(/^org.invalid: org acme /);
     expect(message.blocks.map((b) => b.type)).toEqual(['section', 'section', 'context']);
-    expect(JSON.stringify(message.blocks)).toContain('3f2a9c1');
-    expect(JSON.stringify(message.blocks)).toContain('manifests/acme.yaml:4:11');
+    expect(JSON.stringify(message.blocks)).toMatch(/manifests\/acme.yaml:4:11.*3f2a9c1/);
     // /status names the receivers by scheme and host only.
     const status = d.daemon.status();
     expect(status.notifications?.targets.map((t) => [t.url, t.format])).toEqual([
@@ -222,19 +205,8 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
 
   it('a notify secret file that cannot be read stops the start, with what to do', async () => {
     await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
-    await expect(
-      startTestDaemon({
-        apiUrl: world.api.url,
-        cwd: world.tmp.dir,
-        token: TOKEN,
-        flags: {
-          manifests: 'manifests',
-          state: 'state.json',
-          'notify-url': ['http://127.0.0.1:9/'],
-          'notify-secret-file': 'missing-secret',
-        },
-      }),
-    ).rejects.toThrow(
+    const flags = { 'notify-url': ['http://127.0.0.1:9/'], 'notify-secret-file': 'missing-secret' };
+    await expect(daemon(flags)).rejects.toThrow(
       /--notify-secret-file \S*missing-secret cannot be read \(ENOENT\); pass a readable file/,
     );
   });
@@ -259,17 +231,16 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     );
     const d = await daemon(
       { 'notify-url': `slack:${url}`, 'notify-secret-file': 'notify-secret' },
+      {},
       { webhookSecret },
     );
     // acme: the service keeps its text (change.not-converged quotes both);
     // beta: the text is an invalid type (org.invalid quotes it).
-    await waitFor('two events', () => r.all.length >= 2, { timeoutMs: WAIT_MS });
+    await waitFor('two events', () => r.all.length >= 2, WAIT);
     const payloads = r.all.map((got) => got.body).join('\n');
-    expect(
-      r.all
-        .map((got) => String(got.json['text']).split(':')[0] ?? '')
-        .toSorted((a, b) => a.localeCompare(b)),
-    ).toEqual(['change.not-converged', 'org.invalid']);
+    const types = r.all.map((got) => String(got.json['text']).split(':')[0] ?? '');
+    const sorted = types.toSorted((a, b) => a.localeCompare(b));
+    expect(sorted).toEqual(['change.not-converged', 'org.invalid']);
     expect(payloads).toContain('[REDACTED]');
     for (const secret of [TOKEN, webhookSecret, notifySecret, urlCredential]) {
       expect(payloads).not.toContain(secret);
@@ -298,13 +269,9 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
         world.tmp.path('manifests/acme.yaml'),
         manifest('acme', { prod: 'one' }).replace('K8S', type),
       );
-      await waitFor('the pass', () => JSON.stringify(d.daemon.status().orgs).includes(type), {
-        timeoutMs: WAIT_MS,
-      });
+      await waitFor('the pass', () => JSON.stringify(d.daemon.status().orgs).includes(type), WAIT);
     }
-    await waitFor('three failed', async () => (await metric(d, 'failed')) === 3, {
-      timeoutMs: WAIT_MS,
-    });
+    await waitFor('three failed', async () => (await metric(d, 'failed')) === 3, WAIT);
     expect(down.all).toHaveLength(9); // three attempts each
     expect(await metric(d, 'delivered')).toBe(0);
     const failing = d.logs().filter((l) => String(l['msg']).includes('notifications to'));
@@ -323,10 +290,8 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
       manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'),
     );
     // The backoff alone would wait a minute: delivery within the wait below means Retry-After.
-    const d = await daemon({ 'notify-url': r.url }, { policy: { baseDelayMs: 60_000 } });
-    await waitFor('delivered', async () => (await metric(d, 'delivered')) === 1, {
-      timeoutMs: WAIT_MS,
-    });
+    const d = await daemon({ 'notify-url': r.url }, { baseDelayMs: 60_000 });
+    await waitFor('delivered', async () => (await metric(d, 'delivered')) === 1, WAIT);
     expect(r.all).toHaveLength(2);
     expect(r.all[1]?.body).toBe(r.all[0]?.body);
     expect(r.deliveries()).toHaveLength(1);
@@ -342,13 +307,8 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
       'manifests/acme.yaml',
       manifest('acme', { prod: 'one' }).replace('K8S', 'k8s'),
     );
-    const d = await daemon(
-      { 'notify-url': slow.url },
-      { policy: { timeoutMs: 600_000, drainMs: 200 } },
-    );
-    await waitFor('the receiver holds the request', () => slow.hanging() === 1, {
-      timeoutMs: WAIT_MS,
-    });
+    const d = await daemon({ 'notify-url': slow.url }, { timeoutMs: 600_000, drainMs: 200 });
+    await waitFor('the receiver holds the request', () => slow.hanging() === 1, WAIT);
     // Passes go on, and /status shows them, while the receiver still holds the request.
     const before = d.passes();
     await pass(d);

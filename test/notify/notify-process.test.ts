@@ -35,26 +35,11 @@ describe('notifications from `envsync run` as a process', () => {
     );
     const hung = await startReceiver(() => 'hang');
     receivers.push(hung);
-    const run = startEnvsync(
-      [
-        'run',
-        '--emulator',
-        '--manifests',
-        'manifests',
-        '--state',
-        'state.json',
-        '--listen',
-        '127.0.0.1:0',
-        '--interval',
-        '0',
-        '--shutdown-timeout',
-        '30s',
-      ],
-      {
-        cwd: tmp.dir,
-        env: { ENVSYNC_NOTIFY_URLS: `slack:${hung.url}/services/T1/B2/${credential}` },
-      },
-    );
+    const args = 'run --emulator --manifests manifests --state state.json --listen 127.0.0.1:0';
+    const run = startEnvsync([...args.split(' '), '--interval', '0', '--shutdown-timeout', '30s'], {
+      cwd: tmp.dir,
+      env: { ENVSYNC_NOTIFY_URLS: `slack:${hung.url}/services/T1/B2/${credential}` },
+    });
     running.push(run);
     const url = await run.listenUrl();
     await waitFor('the receiver holds the notification', () => hung.hanging() === 1, {
