@@ -1,8 +1,7 @@
 /**
- * Who may call the API, and what of a request the emulator shows. Every API route first checks,
- * in order: method (405), org syntax (404), credentials (401), token scope (403), org existence
- * (404). A token sent where a token does not belong (in the path or the query) never reaches the
- * emulator's log, `/_emulator/requests` or an answer that quotes the path.
+ * Who may call the API, checked in order: method (405), org syntax (404), credentials (401), token
+ * scope (403), org existence (404). And the request target as the emulator shows it: a token sent
+ * in the path or the query never reaches its log, `/_emulator/requests` or an answer.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FaultSettings } from './faults.ts';
@@ -11,21 +10,24 @@ import type { Profile } from './options.ts';
 import type { EnvironmentStore } from './store.ts';
 import { NAME_PATTERN } from './validation.ts';
 
+/** The accepted tokens (null: any well-formed one), each with its orgs (null: every org). */
+export type Tokens = ReadonlyMap<string, ReadonlySet<string> | null> | null;
+
+/** Hides every token it knows in `text`, and the one `authorization` carries. */
+export type Mask = (text: string, authorization: string | undefined) => string;
+
 export interface ApiDeps {
   readonly profile: Profile;
   /** null: every org exists. */
   readonly orgs: ReadonlySet<string> | null;
   readonly tokens: Tokens;
+  readonly mask: Mask;
   readonly store: EnvironmentStore;
   readonly baseUrl: () => string;
-  /** The fault settings as they stand (the routes apply the listing faults and ignored writes). */
   readonly faults: () => Readonly<FaultSettings>;
   /** Waits `ms` as injected latency does (a create's hold); ends early when the emulator closes. */
   readonly hold: (ms: number) => Promise<void>;
 }
-
-/** The accepted tokens (null: any well-formed one), each with its orgs (null: every org). */
-type Tokens = ReadonlyMap<string, ReadonlySet<string> | null> | null;
 
 /** One API request on its way to its handler, its method, token, scope and org checked. */
 export interface Call {
@@ -40,13 +42,7 @@ export interface Call {
   readonly conflict: () => boolean;
 }
 
-/** RFC 6750 b64token. */
-const TOKEN_PATTERN = /^[A-Za-z0-9\-._~+/]+=*$/;
-
-/**
- * The Bearer token of an Authorization header (the scheme is matched case-insensitively), or why
- * there is none.
- */
+/** The Bearer token of an Authorization header (RFC 6750 b64token), or why there is none. */
 function bearer(header: string | undefined): { token: string } | { problem: string } {
   const match = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?: +(\S+))? *$/.exec(header?.trim() ?? '');
   const [, scheme = '', token = ''] = match ?? [];
@@ -56,13 +52,12 @@ function bearer(header: string | undefined): { token: string } | { problem: stri
   if (match !== null && scheme.toLowerCase() !== 'bearer') {
     return { problem: `Unsupported authorization scheme '${cutHeader(scheme)}'; use Bearer` };
   }
-  if (!TOKEN_PATTERN.test(token)) {
+  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
     return { problem: 'Malformed Authorization header; expected "Bearer <token>"' };
   }
   return { token };
 }
 
-/** What a token is shown as (the word envsync's own outputs use). */
 const REDACTED = '[REDACTED]';
 
 /** Query parameters that carry a token, whatever their value (OAuth's and the common one). */
@@ -70,50 +65,79 @@ const TOKEN_PARAMETERS = new Set(['access_token', 'token']);
 
 /**
  * A token shorter than this is hidden only where it is a whole segment, query name or query
- * value: found inside text, it would hide parts of ordinary names.
+ * value: found inside text, it would cut ordinary names apart. Longer ones are looked up by their
+ * first this many characters, so a text costs the same whatever the number of tokens.
  */
 const MIN_INSIDE = 8;
 
-/** A token as a target may spell it: each character as itself or percent-encoded. */
-function spelling(token: string): string {
-  return Array.from(token, (char) => {
-    const hex = char.charCodeAt(0).toString(16).padStart(2, '0');
-    const anyCase = hex.replace(/[a-f]/g, (digit) => `[${digit}${digit.toUpperCase()}]`);
-    return `(?:${char.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}|%${anyCase})`;
-  }).join('');
-}
-
 /**
- * Finds the tokens the emulator knows, in any spelling: those it accepts, and the one
- * `authorization` carries (when it accepts any token, that one is all it knows).
+ * The mask of the tokens in `accepted`: each is hidden wherever it stands, each character as
+ * itself or percent-encoded (the longest first where two start at one place).
  */
-function tokenFinder(accepted: Tokens, authorization: string | undefined): RegExp | undefined {
-  const credentials = bearer(authorization);
-  const tokens = [...(accepted?.keys() ?? [])];
-  if ('token' in credentials) tokens.push(credentials.token);
-  if (tokens.length === 0) return undefined;
-  const patterns = tokens
-    .sort((a, b) => b.length - a.length)
-    .map((token) =>
-      token.length >= MIN_INSIDE ? spelling(token) : `(?<=^|[/?&=])${spelling(token)}(?=$|[/?&=])`,
-    );
-  return new RegExp(patterns.join('|'), 'g');
+export function tokenMasker(accepted: Iterable<string>): Mask {
+  const long = new Map<string, string[]>();
+  const short = new Set<string>();
+  for (const token of accepted) {
+    const key = token.slice(0, MIN_INSIDE);
+    if (token.length < MIN_INSIDE) short.add(token);
+    else long.set(key, [...(long.get(key) ?? []), token]);
+  }
+  return (text, authorization) => {
+    const credentials = bearer(authorization);
+    const own = 'token' in credentials ? credentials.token : '';
+    // The text with every %XX read as the character of that code; `starts[i]`: where its
+    // character `i` begins in `text`.
+    let plain = '';
+    const starts: number[] = [];
+    for (let at = 0; at < text.length;) {
+      const hex = text[at] === '%' ? /^[0-9A-Fa-f]{2}/.exec(text.slice(at + 1, at + 3)) : null;
+      starts.push(at);
+      plain += hex === null ? text.charAt(at) : String.fromCharCode(Number.parseInt(hex[0], 16));
+      at += hex === null ? 1 : 3;
+    }
+    starts.push(text.length);
+    // A `/`, `?`, `&` or `=` written as itself ends a segment, query name or value.
+    const endsAt = (i: number): boolean =>
+      i === plain.length ||
+      ('/?&='.includes(plain.charAt(i)) && starts[i + 1] === (starts[i] ?? 0) + 1);
+    const tokenAt = (i: number): number => {
+      let length = own.length >= MIN_INSIDE && plain.startsWith(own, i) ? own.length : 0;
+      for (const token of long.get(plain.slice(i, i + MIN_INSIDE)) ?? []) {
+        if (token.length > length && plain.startsWith(token, i)) length = token.length;
+      }
+      if (i > 0 && !endsAt(i - 1)) return length;
+      for (let end = Math.min(plain.length, i + MIN_INSIDE - 1); end > i + length; end -= 1) {
+        const whole = plain.slice(i, end);
+        if (endsAt(end) && (short.has(whole) || whole === own)) return whole.length;
+      }
+      return length;
+    };
+    let shown = '';
+    let copied = 0;
+    for (let i = 0; i < plain.length;) {
+      const length = tokenAt(i);
+      if (length === 0) i += 1;
+      else {
+        shown += `${text.slice(copied, starts[i])}${REDACTED}`;
+        i += length;
+        copied = starts[i] ?? text.length;
+      }
+    }
+    return shown + text.slice(copied);
+  };
 }
 
 /** A decoded path segment as an answer quotes it (a name that does not exist): tokens hidden. */
-export function shownSegment(segment: string, { res, deps }: Pick<Call, 'res' | 'deps'>): string {
-  const finder = tokenFinder(deps.tokens, res.req.headers.authorization);
-  return finder === undefined ? segment : segment.replace(finder, REDACTED);
+export function shownSegment(segment: string, { req, deps }: Pick<Call, 'req' | 'deps'>): string {
+  return deps.mask(segment, req.headers.authorization);
 }
 
 /**
- * `target` as the emulator shows it (its log, `/_emulator/requests`, a 404 that quotes it): every
- * token it knows (see tokenFinder) replaced by [REDACTED] wherever it stands, in the path or the
- * query, and the value of every token parameter too.
+ * `target` as the emulator shows it (its log, `/_emulator/requests`, a 404 that quotes it): the
+ * tokens `mask` knows hidden wherever they stand, and the value of every token parameter too.
  */
-export function shownTarget(target: string, accepted: Tokens, authorization?: string): string {
-  const finder = tokenFinder(accepted, authorization);
-  const shown = finder === undefined ? target : target.replace(finder, REDACTED);
+export function shownTarget(target: string, mask: Mask, authorization?: string): string {
+  const shown = mask(target, authorization);
   const mark = shown.indexOf('?');
   if (mark < 0) return shown;
   const parts = shown
@@ -131,10 +155,6 @@ export function shownTarget(target: string, accepted: Tokens, authorization?: st
   return `${shown.slice(0, mark)}?${parts.join('&')}`;
 }
 
-function orgMissing(res: ServerResponse, org: string, deps: ApiDeps): void {
-  sendError(res, 404, `Organization '${shownSegment(org, { res, deps })}' does not exist`);
-}
-
 /** Sends 405 unless `method` is allowed; returns whether it is. */
 export function allowMethod(res: ServerResponse, method: string, allowed: readonly string[]) {
   const allow = allowed.join(', ');
@@ -145,35 +165,30 @@ export function allowMethod(res: ServerResponse, method: string, allowed: readon
 }
 
 /**
- * Decodes and checks the raw `{org}` segment, then the credentials, scope and org existence.
- * Returns the org when the request may go on; otherwise the answer has been sent. A malformed org
- * is a 404 before any token check: it cannot exist.
+ * Decodes and checks the raw `{org}` segment (a malformed one cannot exist: 404 before any token
+ * check), then the credentials, scope and org existence. The org, or undefined once answered.
  */
 export function authorize(
   req: IncomingMessage,
   res: ServerResponse,
   rawOrg: string,
   deps: ApiDeps,
-) {
+): string | undefined {
   const org = decodeSegment(rawOrg);
-  if (org === undefined || !NAME_PATTERN.test(org)) {
-    orgMissing(res, org ?? rawOrg, deps);
+  const missing = (name: string): undefined => {
+    sendError(res, 404, `Organization '${shownSegment(name, { req, deps })}' does not exist`);
     return undefined;
-  }
+  };
+  if (org === undefined || !NAME_PATTERN.test(org)) return missing(org ?? rawOrg);
   const credentials = bearer(req.headers.authorization);
   const scope = 'token' in credentials ? deps.tokens?.get(credentials.token) : undefined;
   if ('problem' in credentials || (deps.tokens !== null && scope === undefined)) {
     const message = 'problem' in credentials ? credentials.problem : 'Invalid token';
-    sendError(res, 401, message, {}, { 'www-authenticate': 'Bearer realm="envsync-emulator"' });
-    return undefined;
+    const challenge = { 'www-authenticate': 'Bearer realm="envsync-emulator"' };
+    return void sendError(res, 401, message, {}, challenge);
   }
-  if (scope !== undefined && scope !== null && !scope.has(org)) {
-    sendError(res, 403, "You don't have permission to access this resource");
-    return undefined;
+  if (scope?.has(org) === false) {
+    return void sendError(res, 403, "You don't have permission to access this resource");
   }
-  if (deps.orgs !== null && !deps.orgs.has(org)) {
-    orgMissing(res, org, deps);
-    return undefined;
-  }
-  return org;
+  return deps.orgs?.has(org) === false ? missing(org) : org;
 }

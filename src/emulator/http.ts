@@ -4,13 +4,8 @@ import { errorMessage } from '../runtime/errors.ts';
 
 /** Largest accepted API request body: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
-/** Largest accepted admin request body (a whole store can be big). */
-export const MAX_ADMIN_BODY_BYTES = 64 * 1024 * 1024;
 
-/**
- * Sends `body` as JSON (indented when `pretty`, for documents people read). Does nothing when the
- * answer has already started or the socket is gone.
- */
+/** Sends `body` as JSON (indented when `pretty`), unless the answer has started or the socket is gone. */
 export function sendJson(
   res: ServerResponse,
   status: number,
@@ -41,15 +36,12 @@ export function sendError(
 }
 
 /**
- * The request body, at most `limit` bytes: the bytes, or undefined once a 413 has been sent (as
- * soon as a declared or actual size is over; the rest is then discarded, never buffered) or the
- * client has gone.
+ * The request body, at most `limit` bytes; undefined once a 413 has been sent (as soon as the
+ * declared or actual size is over: the rest is discarded, never buffered) or the client has gone.
  */
 export function readBody(req: IncomingMessage, res: ServerResponse, limit: number) {
-  const tooLarge = (): undefined => {
-    sendError(res, 413, `Request body is larger than ${limit} bytes`);
-    return undefined;
-  };
+  const tooLarge = (): undefined =>
+    void sendError(res, 413, `Request body is larger than ${limit} bytes`);
   const declared = req.headers['content-length'];
   if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
     return Promise.resolve(tooLarge());
@@ -65,7 +57,6 @@ export function readBody(req: IncomingMessage, res: ServerResponse, limit: numbe
       size += chunk.length;
       if (size <= limit) chunks.push(chunk);
       else {
-        // Keep the stream flowing with nobody listening: the rest is discarded.
         req.resume();
         finish(tooLarge());
       }
@@ -86,11 +77,11 @@ export function parseJson(
   let text: string;
   try {
     text = utf8.decode(body);
-    if (text.trim() === '')
-      return { ok: false, reason: 'the body is empty; a JSON object is required' };
   } catch {
     return { ok: false, reason: 'the body is not valid UTF-8' };
   }
+  if (text.trim() === '')
+    return { ok: false, reason: 'the body is empty; a JSON object is required' };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
@@ -105,9 +96,8 @@ export function mediaType(header: string | undefined): string | undefined {
 
 /** True for 127.0.0.0/8 and ::1, including IPv4-mapped IPv6 forms. */
 export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return v4.startsWith('127.') || address === '::1';
+  const v4 = address?.startsWith('::ffff:') ? address.slice(7) : address;
+  return v4?.startsWith('127.') === true || address === '::1';
 }
 
 /** Splits a request target into path and query without normalizing it. */
@@ -116,6 +106,18 @@ export function splitTarget(target: string): { path: string; query: URLSearchPar
   return mark < 0
     ? { path: target, query: new URLSearchParams() }
     : { path: target.slice(0, mark), query: new URLSearchParams(target.slice(mark + 1)) };
+}
+
+/** A query parameter as a whole number from 1 to `max` (`fallback` when absent), or undefined. */
+export function wholeParameter(
+  query: URLSearchParams,
+  name: string,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
+  const raw = query.get(name);
+  const number = raw === null ? fallback : /^\d{1,9}$/.test(raw) ? Number(raw) : 0;
+  return number >= 1 && number <= max ? number : undefined;
 }
 
 /** decodeURIComponent that returns undefined instead of throwing. */

@@ -10,17 +10,11 @@ import { createLogger } from '../runtime/log.ts';
 import { NO_FAULTS, patchFaults, type FaultSettings } from './faults.ts';
 import { NAME_PATTERN } from './validation.ts';
 
-/**
- * `spec` answers exactly what the contract shows; `kosli` answers as the production service does
- * today (docs/api-behaviour.md).
- */
+/** `spec`: what the contract shows; `kosli`: the production service today (docs/api-behaviour.md). */
 export type Profile = 'spec' | 'kosli';
 export const PROFILES: readonly Profile[] = ['spec', 'kosli'];
 
-/**
- * Waits out injected latency and create holds: resolves after `ms`, or early once `signal` aborts
- * (the emulator is closing; it stops waiting then in any case).
- */
+/** Waits out injected latency and create holds: `ms`, or less once `signal` aborts (closing). */
 export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
 
 /** One accepted token; `orgs: null` means every org. */
@@ -29,35 +23,31 @@ export interface TokenGrant {
   orgs: readonly string[] | null;
 }
 
+/** The options of `startEmulator`, as docs/emulator.md describes the flags they mirror. */
 export interface EmulatorOptions {
-  /** Interface to listen on; default 127.0.0.1. */
   host?: string;
-  /** Port; default 8080, 0 picks a free port. */
+  /** 0 picks a free port. */
   port?: number;
-  /** The orgs that exist. Empty or undefined: every org with a valid name exists. */
+  /** The orgs that exist. None: every org with a valid name exists. */
   orgs?: readonly string[];
-  /** The accepted tokens. Empty or undefined: any well-formed Bearer token is accepted. */
+  /** The accepted tokens. None: any well-formed Bearer token is accepted. */
   tokens?: readonly TokenGrant[];
-  /** Default 'spec'. */
   profile?: Profile;
   /** Seed of the fault PRNG; default: random (logged, so a run can be replayed). */
   seed?: number;
   faults?: Partial<FaultSettings>;
-  /** Persist the store to this JSON file (atomic, coalesced writes) and load it at start. */
+  /** Persist the store to this JSON file and load it at start. */
   dataFile?: string;
   /** Default: silent. */
   logger?: Logger;
-  /** Wall clock in epoch milliseconds, for timestamps in the store; default Date.now. */
+  /** Wall clock in epoch milliseconds, for timestamps in the store. */
   now?: () => number;
   /** How injected waits are waited out; default a timer. Tests pass their own to hold a request. */
   sleep?: Sleep;
-  /** Size of the recent-request ring buffer; default 1000. */
+  /** Size of the recent-request ring buffer. */
   requestLogSize?: number;
-  /** The whole request head must arrive within this (slowloris protection); default 10 s. */
   headersTimeoutMs?: number;
-  /** The whole request, body included, must arrive within this; default 30 s. */
   requestTimeoutMs?: number;
-  /** Idle keep-alive connections are closed after this; default 5 s. */
   keepAliveTimeoutMs?: number;
 }
 
@@ -65,7 +55,6 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** Upper bound for every server timeout: one hour. */
 export const MAX_TIMEOUT_MS = 3_600_000;
 
@@ -83,9 +72,6 @@ function orgName(org: string, what: string): string {
   }
   return org;
 }
-
-/** A timer that also ends when `signal` aborts. */
-const timerSleep: Sleep = (ms, signal) => sleep(ms, undefined, { signal }).catch(() => undefined);
 
 /** The same token given twice gets the union of its grants; null (every org) wins. */
 function resolveTokens(grants: readonly TokenGrant[]) {
@@ -116,14 +102,17 @@ export function resolveOptions(options: EmulatorOptions) {
     const problems = Object.entries(faults.errors).map(([key, reason]) => `${key} ${reason}`);
     throw new ConfigError(`emulator: invalid faults: ${problems.join('; ')}`);
   }
-  const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
-  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  type Timeout = 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs';
+  const timeout = (name: Timeout, fallback: number) =>
+    whole(name, options[name] ?? fallback, 1, MAX_TIMEOUT_MS);
+  const headersTimeoutMs = timeout('headersTimeoutMs', DEFAULT_HEADERS_TIMEOUT_MS);
+  const requestTimeoutMs = timeout('requestTimeoutMs', DEFAULT_REQUEST_TIMEOUT_MS);
   // node:http refuses a head timeout longer than the whole-request timeout.
   if (headersTimeoutMs > requestTimeoutMs) {
     const text = `headersTimeoutMs ${headersTimeoutMs} is above requestTimeoutMs ${requestTimeoutMs}`;
     throw new ConfigError(`emulator: ${text}`);
   }
-  const keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
+  const sleepFor: Sleep = (ms, signal) => sleep(ms, undefined, { signal }).catch(() => undefined);
   return {
     host,
     port: whole('port', options.port ?? DEFAULT_PORT, 0, 65535),
@@ -135,13 +124,10 @@ export function resolveOptions(options: EmulatorOptions) {
     dataFile: options.dataFile,
     logger: options.logger ?? createLogger('silent', process.stderr),
     now: options.now ?? Date.now,
-    sleep: options.sleep ?? timerSleep,
+    sleep: options.sleep ?? sleepFor,
     requestLogSize: whole('requestLogSize', options.requestLogSize ?? 1000, 1, 1_000_000),
-    headersTimeoutMs: whole('headersTimeoutMs', headersTimeoutMs, 1, MAX_TIMEOUT_MS),
-    requestTimeoutMs: whole('requestTimeoutMs', requestTimeoutMs, 1, MAX_TIMEOUT_MS),
-    keepAliveTimeoutMs: whole('keepAliveTimeoutMs', keepAliveTimeoutMs, 1, MAX_TIMEOUT_MS),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: timeout('keepAliveTimeoutMs', 5_000),
   };
 }
-
-/** Every option with its default applied. */
-export type ResolvedOptions = ReturnType<typeof resolveOptions>;

@@ -1,11 +1,8 @@
-/**
- * `--data FILE`: load the store at start, write it back atomically (temp file in the same
- * directory, fsync, rename) with bursts of changes coalesced into one write.
- */
+/** `--data FILE`: the store loaded at start and written back whole, a burst of changes at once. */
+import * as fsPromises from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
-import * as fsPromises from 'node:fs/promises';
 import { FileReadError, READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 import { writeFileSynced } from '../runtime/write-file.ts';
 import { parseStoreDocument, type StoreDocument } from './store-document.ts';
@@ -27,46 +24,25 @@ export async function loadStoreFile(
     if (error instanceof FileReadError && error.code === 'ENOENT') return undefined;
     throw error;
   }
-  // An empty file (say, made by `touch`) is an empty store.
   if (text.trim() === '') return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(
-      `--data ${file}: not valid JSON (${errorMessage(error)}); fix or remove the file`,
-      { cause: error },
-    );
+    const reason = `not valid JSON (${errorMessage(error)}); fix or remove the file`;
+    throw new ConfigError(`--data ${file}: ${reason}`, { cause: error });
   }
   const result = parseStoreDocument(parsed, nowSeconds);
-  if (!result.ok) {
-    const problems = Object.entries(result.errors)
-      .slice(0, 5)
-      .map(([field, reason]) => `${field}: ${reason}`)
-      .join('; ');
-    throw new ConfigError(`--data ${file}: not an emulator store: ${problems}`);
-  }
-  return result.value;
-}
-
-let tempCounter = 0;
-
-/** Writes `text` to `file` atomically: a temp file beside it, fsync, then rename over it. */
-async function writeFileAtomic(file: string, text: string): Promise<void> {
-  tempCounter += 1;
-  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${tempCounter}.tmp`);
-  try {
-    await writeFileSynced(temp, text, { exclusive: false, mode: 0o644 });
-    await fsPromises.rename(temp, file);
-  } catch (error) {
-    await fsPromises.unlink(temp).catch(() => undefined);
-    throw error;
-  }
+  if (result.ok) return result.value;
+  const problems = Object.entries(result.errors)
+    .slice(0, 5)
+    .map(([field, reason]) => `${field}: ${reason}`);
+  throw new ConfigError(`--data ${file}: not an emulator store: ${problems.join('; ')}`);
 }
 
 /**
- * Persists snapshots of the store: `schedule` after each change (a write follows shortly, one for
- * a burst of changes), `flush` before exit. A failed write is tried again by the next one.
+ * Persists snapshots of the store: `schedule` after each change (one write follows shortly for a
+ * burst), `flush` before exit. A failed write is tried again by the next one.
  */
 export class StoreWriter {
   readonly #file: string;
@@ -76,6 +52,7 @@ export class StoreWriter {
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> | undefined;
   #error: unknown;
+  #temps = 0;
 
   constructor(file: string, snapshot: () => StoreDocument, logger: Logger) {
     this.#file = file;
@@ -106,7 +83,7 @@ export class StoreWriter {
       while (this.#dirty) {
         this.#dirty = false;
         try {
-          await writeFileAtomic(this.#file, `${JSON.stringify(this.#snapshot(), null, 2)}\n`);
+          await this.#replace(`${JSON.stringify(this.#snapshot(), null, 2)}\n`);
           this.#error = undefined;
           this.#logger.debug({ file: this.#file }, 'store written');
         } catch (error) {
@@ -120,5 +97,19 @@ export class StoreWriter {
       this.#writing = undefined;
     });
     return this.#writing;
+  }
+
+  /** FILE is always the old or the new store whole: a temp file beside it, fsynced, renamed. */
+  async #replace(text: string): Promise<void> {
+    this.#temps += 1;
+    const name = `.${basename(this.#file)}.${process.pid}.${this.#temps}.tmp`;
+    const temp = join(dirname(this.#file), name);
+    try {
+      await writeFileSynced(temp, text, { exclusive: false, mode: 0o644 });
+      await fsPromises.rename(temp, this.#file);
+    } catch (error) {
+      await fsPromises.unlink(temp).catch(() => undefined);
+      throw error;
+    }
   }
 }

@@ -1,7 +1,4 @@
-/**
- * The API's routes: a request target to a route (no decoding beyond splitting on "/"), the methods
- * each answers, and the handler each goes to once method, token, scope and org are checked.
- */
+/** The API's routes: their patterns, methods and handlers, and a raw path to a route. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { allowMethod, authorize, type ApiDeps, type Call } from './access.ts';
 import {
@@ -20,10 +17,7 @@ import { patchTags } from './tags.ts';
 
 type Handler = (call: Call) => void | Promise<void>;
 
-/**
- * Each API route: its pattern (the key of the stats), the methods it answers, and its handlers
- * for reading (GET, HEAD) and writing (any other method it answers).
- */
+/** Each API route: its pattern (the key of the stats), its methods, its read and write handlers. */
 const ROUTES = {
   environments: {
     pattern: '/api/v2/environments/{org}',
@@ -75,16 +69,15 @@ export type Route =
   | { readonly kind: 'admin'; readonly name: string }
   | { readonly kind: 'none' };
 
-/** Each route's pattern as a regular expression of the raw path: a segment is never empty. */
+/** Each pattern as a regular expression of the raw path: a segment is never empty. */
 const MATCHERS = Object.entries(ROUTES).map(([kind, { pattern }]) => ({
   kind: kind as ApiRoute['kind'],
   regex: new RegExp(`^${pattern.replace(/\{(?:org|name)\}/g, '([^/]+)')}$`),
 }));
 
 /**
- * Matches a raw (still percent-encoded) path; `org` and `name` are the raw segments. Everything
- * but the contract's one path is outside the contract: only the kosli profile serves it
- * (docs/api-behaviour.md#operations-outside-the-contract).
+ * Matches a raw (still percent-encoded) path. Only the kosli profile serves the routes outside the
+ * contract (docs/api-behaviour.md#operations-outside-the-contract).
  */
 export function matchRoute(path: string, profile: Profile): Route {
   const admin = /^\/_emulator\/([^/]*)$/.exec(path);
@@ -105,10 +98,7 @@ export function routeKey(method: string, route: Route): string {
   return `${method} ${ROUTES[route.kind].pattern}`;
 }
 
-/**
- * Handles one request on an API route (after fault injection). `conflict()`: whether a create
- * meets one of the drawn 409s (it records the fault when it does).
- */
+/** Handles one request on an API route, after fault injection. */
 export async function handleApi(
   req: IncomingMessage,
   res: ServerResponse,
@@ -126,8 +116,7 @@ export async function handleApi(
   const call: Call = { req, res, org, name: route.name, query, deps, conflict };
   const reading = method === 'GET' || method === 'HEAD';
   if (!reading && (deps.faults().ignoredWrites as readonly string[]).includes(route.kind)) {
-    // The fault: answered as the operation answers (the PATCH: the environment as held), and
-    // nothing is done.
+    // Answered as the operation answers (the PATCH: the environment as held); nothing is done.
     req.resume();
     if (route.kind === 'environment') readEnvironment(call);
     else sendJson(res, route.kind === 'environments' ? 201 : 200, 'OK');

@@ -1,14 +1,13 @@
 /**
- * `startEmulator`: the emulator's server on node:http. Builds the store, the fault injector, the
- * stats and the optional data file; takes each request through fault injection to its route and
- * logs it; answers what node:http cannot parse; closes gracefully.
+ * `startEmulator`: the emulator's server on node:http. Takes each request through fault injection
+ * to its route and logs it; answers what node:http cannot parse; closes gracefully.
  */
 import { once, setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import * as http from 'node:http';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
-import { shownTarget } from './access.ts';
+import { shownTarget, tokenMasker, type ApiDeps } from './access.ts';
 import { handleAdmin } from './admin.ts';
 import { FaultInjector, type FaultDecision } from './faults.ts';
 import { sendError, splitTarget } from './http.ts';
@@ -32,10 +31,10 @@ const SHUTDOWN_GRACE_MS = 10_000;
 /** Longer paths are cut in the request log, so one huge URL cannot fill the memory. */
 const MAX_LOGGED_PATH = 2048;
 
-/**
- * The requests in flight, kept so a graceful close can let them finish: each is told to close its
- * connection, injected waits are cut short and hung requests are dropped.
- */
+/** What the request log says about the faults a request met; filled in as they happen. */
+type FaultRecord = Pick<RequestLogEntry, 'fault' | 'latencyMs'>;
+
+/** The requests in flight, so a graceful close can let them finish. */
 class InFlight {
   readonly active = new Set<ServerResponse>();
   readonly hung = new Set<ServerResponse>();
@@ -92,14 +91,10 @@ class InFlight {
   }
 }
 
-/** What the request log says about the faults a request met; filled in as they happen. */
-type FaultRecord = Pick<RequestLogEntry, 'fault' | 'latencyMs'>;
-
 /**
- * A connection node:http could not turn into a request (malformed HTTP, an oversized head) or cut
- * for being too slow: answered raw when the socket can still take it, never a crash. Returns the
- * limit a timed-out connection broke: node:http reports both with one code, and its parser holds
- * an incoming message only once a head has arrived, so then the body was too slow.
+ * Answers a connection node:http could not turn into a request (malformed, an oversized head) or
+ * cut for being too slow, raw when the socket can still take it. Returns the limit a timed-out
+ * connection broke: its parser holds an incoming message only once the head has arrived.
  */
 function answerClientError(
   { code }: NodeJS.ErrnoException,
@@ -109,9 +104,8 @@ function answerClientError(
     typeof from === 'object' && from !== null ? Reflect.get(from, key) : undefined;
   const timeout = code === 'ERR_HTTP_REQUEST_TIMEOUT';
   const answering = get(get(socket, '_httpMessage'), 'headersSent') === true;
-  if (code === 'ECONNRESET' || !socket.writable || answering) {
-    socket.destroy();
-  } else {
+  if (code === 'ECONNRESET' || !socket.writable || answering) socket.destroy();
+  else {
     const [status, text] =
       code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'Request header fields too large']
@@ -138,51 +132,53 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const config = resolveOptions(options);
   const { logger, profile, seed } = config;
   const nowSeconds = (): number => config.now() / 1000;
-  const store = new EnvironmentStore(nowSeconds);
   let writer: StoreWriter | undefined;
+  const store = new EnvironmentStore(nowSeconds, () => writer?.schedule());
   if (config.dataFile !== undefined) {
     const loaded = await loadStoreFile(config.dataFile, nowSeconds());
     if (loaded !== undefined) store.replace(loaded);
-    const data = new StoreWriter(config.dataFile, () => store.toDocument(), logger);
-    store.onChange(() => data.schedule());
-    writer = data;
+    writer = new StoreWriter(config.dataFile, () => store.toDocument(), logger);
     logger.info({ file: config.dataFile, environments: store.size }, 'data file');
   }
   if (config.orgs === null) logger.warn('no --org given: every organization exists');
-  if (config.tokens === null)
+  if (config.tokens === null) {
     logger.warn('no --token given: any well-formed Bearer token is accepted');
+  }
   const faults = new FaultInjector(config.faults, seed, () => performance.now());
   const stats = new RequestStats(config.requestLogSize);
   const inFlight = new InFlight(config.sleep);
   let url = '';
-  const api = {
+  const api: ApiDeps = {
     profile,
     orgs: config.orgs,
     tokens: config.tokens,
+    mask: tokenMasker(config.tokens?.keys() ?? []),
     store,
     baseUrl: () => url,
-    faults: () => faults.current,
+    faults: () => faults.settings,
     hold: (ms: number) => inFlight.delay(ms),
   };
   const reset = (): void => {
-    store.clear();
+    store.replace({ version: 1, orgs: {} });
     stats.reset();
     faults.update(config.faults);
     faults.reseed(seed);
     logger.info('emulator reset');
   };
 
-  /**
-   * Carries out a fault decision: a 429, the injected latency, then a reset connection, a hang or
-   * a 503. True when the fault has dealt with the request, false when it goes on to its route.
-   */
+  /** Carries out a fault; true when it has dealt with the request, false when it goes on. */
   const applyFault = async (decision: FaultDecision, res: ServerResponse, record: FaultRecord) => {
     if (decision.kind === 'throttle') {
       record.fault = 'throttle';
-      stats.throttled();
+      stats.injected('throttled');
       const wait = String(decision.retryAfterSeconds);
-      const headers = { 'retry-after': wait };
-      sendError(res, 429, `Rate limit exceeded; retry after ${wait} s`, {}, headers);
+      sendError(
+        res,
+        429,
+        `Rate limit exceeded; retry after ${wait} s`,
+        {},
+        { 'retry-after': wait },
+      );
       return true;
     }
     if (decision.latencyMs > 0) {
@@ -201,17 +197,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     return true;
   };
 
-  /** One request end to end: tracked, faults, its route, logged once it ends. */
   const handleRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = req.method ?? 'GET';
     const target = req.url ?? '/';
     const { path, query } = splitTarget(target);
     const route = matchRoute(path, profile);
     inFlight.track(res, () => setImmediate(() => server.closeIdleConnections()));
-    if (route.kind === 'admin')
+    if (route.kind === 'admin') {
       return handleAdmin(req, res, route.name, query, { store, stats, faults, nowSeconds, reset });
-    // Tokens in the target are hidden before anything keeps or quotes it (access.ts).
-    const shown = shownTarget(target, config.tokens, req.headers.authorization);
+    }
+    // Tokens in the target are hidden before anything keeps or quotes it.
+    const shown = shownTarget(target, api.mask, req.headers.authorization);
     const started = performance.now();
     const time = new Date(config.now()).toISOString();
     const record: FaultRecord = {};
@@ -249,8 +245,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const shorter = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
   const server = http.createServer(
     {
-      // Slowloris protection: the whole head, then the whole request, within these, checked every
-      // quarter of the shorter one (10 ms to 1 s; node's default is 30 s).
+      // Slowloris protection, checked every quarter of the shorter timeout (10 ms to 1 s).
       headersTimeout: config.headersTimeoutMs,
       requestTimeout: config.requestTimeoutMs,
       keepAliveTimeout: config.keepAliveTimeoutMs,

@@ -1,7 +1,6 @@
 /**
- * The emulator's in-memory store: the environments of each org, live and archived, and the kosli
- * profile's policy documents. Every operation is synchronous, so concurrent requests cannot
- * interleave inside one.
+ * The emulator's in-memory store: the environments of each org, live and archived, and the policy
+ * documents. Every operation is synchronous, so concurrent requests cannot interleave inside one.
  */
 import type { Profile } from './options.ts';
 import {
@@ -11,10 +10,7 @@ import {
   type StoredEnvironment,
 } from './store-document.ts';
 
-/**
- * A checked PUT body. `undefined`: not given (absent, or null in the kosli profile), so a create
- * takes the default and an update keeps the old value.
- */
+/** A checked PUT body; `undefined`: not given, so a create takes the default, an update keeps. */
 export interface EnvironmentInput {
   name: string;
   description: string;
@@ -26,9 +22,7 @@ export interface EnvironmentInput {
 }
 
 /** Fields of an environment to change; undefined: kept. */
-export type EnvironmentChange = {
-  [K in keyof StoredEnvironment]?: StoredEnvironment[K] | undefined;
-};
+type EnvironmentChange = { [K in keyof StoredEnvironment]?: StoredEnvironment[K] | undefined };
 
 /** Compares by UTF-16 code units, so the order never depends on the machine's locale. */
 export function byName(a: { name?: unknown }, b: { name?: unknown }): number {
@@ -36,13 +30,7 @@ export function byName(a: { name?: unknown }, b: { name?: unknown }): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/** A deep copy of a stored value (they are plain JSON). */
 const copy = <T>(value: T): T => structuredClone(value);
-
-/** Equal as JSON, a missing list counting as none. */
-function same(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
-}
 
 /** The fields whose change moves `last_changed_at`. */
 const FIELDS = [
@@ -64,40 +52,30 @@ function sortedByOrg<T extends { name: string }>(orgs: Map<string, T[]>): Record
 }
 
 export class EnvironmentStore {
-  /** The wall clock in epoch seconds, for the timestamps the store writes. */
+  /** The wall clock in epoch seconds. */
   readonly #now: () => number;
+  /** Called after every change (to persist it). */
+  readonly #changed: () => void;
   /** Per org, its environments, live and archived (never listed); one live one per name. */
   readonly #environments = new Map<string, StoredEnvironment[]>();
   readonly #policies = new Map<string, PolicyDocument[]>();
-  /** `org/name` of the creates in flight, which hold their names (docs/emulator.md). */
+  /** `org/name` of the creates in flight, which hold their names. */
   readonly #creating = new Set<string>();
-  readonly #listeners = new Set<() => void>();
 
-  constructor(nowSeconds: () => number) {
+  constructor(nowSeconds: () => number, changed: () => void) {
     this.#now = nowSeconds;
+    this.#changed = changed;
   }
 
-  /** Calls `listener` after every change (for persistence). */
-  onChange(listener: () => void): void {
-    this.#listeners.add(listener);
-  }
-
-  /** Holds `name` for a create in flight; false when another create holds it already. */
-  hold(org: string, name: string): boolean {
+  /** Holds `name` for a create in flight: its release, or undefined when another create holds it. */
+  hold(org: string, name: string): (() => void) | undefined {
     const key = `${org}/${name}`;
-    if (this.#creating.has(key)) return false;
+    if (this.#creating.has(key)) return undefined;
     this.#creating.add(key);
-    return true;
+    return () => this.#creating.delete(key);
   }
 
-  release(org: string, name: string): void {
-    this.#creating.delete(`${org}/${name}`);
-  }
-
-  /**
-   * Why `members` cannot be the members of the environment `name` in `org`, naming each member
-   * that is not a live environment there; undefined when they can.
-   */
+  /** Why `members` cannot be the members of `name` in `org`, naming each bad one; or undefined. */
   membersProblem(org: string, name: string, members: readonly string[]): string | undefined {
     const problems = members.flatMap((member) => {
       if (member === name) return [`'${name}' cannot include itself`];
@@ -111,9 +89,8 @@ export class EnvironmentStore {
   }
 
   /**
-   * Creates or updates the live environment `input.name`. On an update the kosli profile keeps
-   * the old description for `""` (docs/api-behaviour.md#successful-writes); `include_scaling` is
-   * retired there and stays false.
+   * Creates or updates the live environment `input.name`. The kosli profile keeps the old
+   * description for `""` on an update, and never stores `include_scaling` (docs/emulator.md).
    */
   upsert(org: string, input: EnvironmentInput, profile: Profile): void {
     const existing = this.#live(org, input.name);
@@ -121,7 +98,9 @@ export class EnvironmentStore {
     const kosli = profile === 'kosli';
     const logical = input.type === 'logical';
     if (existing === undefined) {
-      this.#org(org).push({
+      const list = this.#environments.get(org) ?? [];
+      this.#environments.set(org, list);
+      list.push({
         org,
         name: input.name,
         type: input.type,
@@ -137,25 +116,18 @@ export class EnvironmentStore {
         included_environments: logical ? [...(input.included_environments ?? [])] : null,
         archived: false,
       });
-      this.#changed();
-      return;
+      return this.#changed();
     }
     const members = existing.type === 'logical' ? existing.included_environments : [];
-    this.#apply(
-      existing,
-      {
-        type: input.type,
-        description: kosli && input.description === '' ? existing.description : input.description,
-        include_scaling: kosli
-          ? existing.include_scaling
-          : (input.include_scaling ?? existing.include_scaling),
-        require_provenance: input.require_provenance ?? existing.require_provenance,
-        policies: input.policies ?? existing.policies,
-        included_environments: logical ? (input.included_environments ?? members) : null,
-        last_modified_at: now,
-      },
-      now,
-    );
+    this.#apply(existing, now, {
+      type: input.type,
+      description: kosli && input.description === '' ? existing.description : input.description,
+      include_scaling: kosli ? undefined : input.include_scaling,
+      require_provenance: input.require_provenance,
+      policies: input.policies,
+      included_environments: logical ? (input.included_environments ?? members) : null,
+      last_modified_at: now,
+    });
   }
 
   /**
@@ -166,33 +138,25 @@ export class EnvironmentStore {
     const environment = this.#live(org, name);
     if (environment === undefined) return undefined;
     const now = this.#now();
-    if (this.#apply(environment, change, now)) environment.last_modified_at = now;
+    if (this.#apply(environment, now, change)) environment.last_modified_at = now;
     return copy(environment);
   }
 
-  /**
-   * Archives the live environment `name`: it leaves the listing and every logical environment's
-   * members, and its policies are detached. False when there is no live environment of that name.
-   */
-  archive(org: string, name: string): boolean {
+  /** Archives a live environment: out of the listing and every logical one, its policies detached. */
+  archive(org: string, name: string): void {
     const environment = this.#live(org, name);
-    if (environment === undefined) return false;
-    this.#apply(environment, { policies: [], archived: true });
+    if (environment === undefined) return;
+    this.#apply(environment, this.#now(), { policies: [], archived: true });
     this.#renameMember(org, name, undefined);
-    return true;
   }
 
-  /**
-   * Renames the live environment `from` to `to`, keeping every field, tag, policy and timestamp.
-   * Logical environments that include it name it by its new name.
-   */
-  rename(org: string, from: string, to: string): 'missing' | 'taken' | undefined {
+  /** Renames a live environment, keeping all else, in the logical ones too; false when `to` is taken. */
+  rename(org: string, from: string, to: string): boolean {
     const environment = this.#live(org, from);
-    if (environment === undefined) return 'missing';
-    if (this.#live(org, to) !== undefined) return 'taken';
-    environment.name = to;
+    if (this.#live(org, to) !== undefined) return false;
+    if (environment !== undefined) environment.name = to;
     this.#renameMember(org, from, to);
-    return undefined;
+    return true;
   }
 
   /** True when `name` has no live environment in `org` but has an archived one. */
@@ -203,13 +167,13 @@ export class EnvironmentStore {
 
   /** The live environments of `org`, sorted by name (copies). */
   list(org: string): StoredEnvironment[] {
-    return (this.#environments.get(org) ?? [])
+    const all = this.#environments.get(org) ?? [];
+    return all
       .filter((env) => !env.archived)
       .toSorted(byName)
       .map(copy);
   }
 
-  /** One live environment (a copy), or undefined. */
   get(org: string, name: string): StoredEnvironment | undefined {
     const env = this.#live(org, name);
     return env === undefined ? undefined : copy(env);
@@ -220,12 +184,10 @@ export class EnvironmentStore {
     return [...this.#environments.values()].flat().filter((env) => !env.archived).length;
   }
 
-  /** The policy documents of `org`, sorted by name (copies). */
   policies(org: string): PolicyDocument[] {
     return (this.#policies.get(org) ?? []).toSorted(byName).map(copy);
   }
 
-  /** One policy document (a copy), or undefined. */
   policy(org: string, name: string): PolicyDocument | undefined {
     const document = this.#policies.get(org)?.find((item) => item.name === name);
     return document === undefined ? undefined : copy(document);
@@ -233,7 +195,7 @@ export class EnvironmentStore {
 
   /**
    * Creates or updates the policy document `name`: a new version when `yaml` differs from the
-   * latest version's (byte for byte), the description when one is given. True when created.
+   * latest one byte for byte, the description when one is given. True when created.
    */
   savePolicy(org: string, name: string, description: string | undefined, yaml: string): boolean {
     const now = this.#now();
@@ -255,11 +217,10 @@ export class EnvironmentStore {
         versions: [version],
       });
     } else {
-      const newContent = latest?.policy_yaml !== yaml;
-      if (!newContent && (description ?? existing.description) === existing.description)
-        return false;
+      const newYaml = latest?.policy_yaml !== yaml;
+      if (!newYaml && (description ?? existing.description) === existing.description) return false;
       existing.description = description ?? existing.description;
-      if (newContent) existing.versions.push(version);
+      if (newYaml) existing.versions.push(version);
     }
     this.#changed();
     return existing === undefined;
@@ -274,7 +235,7 @@ export class EnvironmentStore {
     };
   }
 
-  /** Replaces the whole store with `stored` (already checked: store-document.ts). */
+  /** Replaces the whole store with `stored` (already checked). */
   replace(stored: StoreDocument): void {
     this.#environments.clear();
     this.#policies.clear();
@@ -284,20 +245,10 @@ export class EnvironmentStore {
         list.map((env) => ({ ...copy(env), org })),
       );
     }
-    for (const [org, list] of Object.entries(stored.policies ?? {}))
+    for (const [org, list] of Object.entries(stored.policies ?? {})) {
       this.#policies.set(org, list.map(copy));
+    }
     this.#changed();
-  }
-
-  /** Empties the store. */
-  clear(): void {
-    this.replace({ version: 1, orgs: {} });
-  }
-
-  #org(org: string): StoredEnvironment[] {
-    const list = this.#environments.get(org) ?? [];
-    this.#environments.set(org, list);
-    return list;
   }
 
   #live(org: string, name: string): StoredEnvironment | undefined {
@@ -305,13 +256,15 @@ export class EnvironmentStore {
   }
 
   /**
-   * Applies `change` to `environment`, moving `last_changed_at` when a field changed. Detaching
-   * the last policy makes compliance unknown. Returns whether a field changed; tells the listeners.
+   * Applies the given fields of `change`, moving `last_changed_at` when a field changed (the
+   * return value). Detaching the last policy makes compliance unknown.
    */
-  #apply(environment: StoredEnvironment, change: EnvironmentChange, now = this.#now()): boolean {
+  #apply(environment: StoredEnvironment, now: number, change: EnvironmentChange): boolean {
     const given = Object.entries(change).filter(([, value]) => value !== undefined);
     const next: StoredEnvironment = { ...environment, ...copy(Object.fromEntries(given)) };
-    const changed = FIELDS.some((key) => !same(environment[key], next[key]));
+    const changed = FIELDS.some(
+      (key) => JSON.stringify(environment[key] ?? []) !== JSON.stringify(next[key] ?? []),
+    );
     const detached = (environment.policies ?? []).length > 0 && (next.policies ?? []).length === 0;
     Object.assign(environment, next, detached ? { state: null } : {});
     if (changed) environment.last_changed_at = now;
@@ -319,22 +272,16 @@ export class EnvironmentStore {
     return changed;
   }
 
-  /** Renames (or, with `to` undefined, removes) a member in every logical environment of the org. */
+  /** Renames (or, with `to` undefined, removes) a member in every logical environment of `org`. */
   #renameMember(org: string, from: string, to: string | undefined): void {
-    for (const other of this.list(org)) {
+    for (const other of this.#environments.get(org) ?? []) {
       const members = other.included_environments;
-      if (members?.includes(from) !== true) continue;
+      if (other.archived || members?.includes(from) !== true) continue;
       const renamed = members.flatMap((member) =>
         member !== from ? [member] : to === undefined ? [] : [to],
       );
-      this.#apply(this.#live(org, other.name) ?? other, {
-        included_environments: renamed,
-      });
+      this.#apply(other, this.#now(), { included_environments: renamed });
     }
     this.#changed();
-  }
-
-  #changed(): void {
-    for (const listener of this.#listeners) listener();
   }
 }
