@@ -25,7 +25,7 @@ export interface ApiDeps {
   readonly store: EnvironmentStore;
   readonly baseUrl: () => string;
   readonly faults: () => Readonly<FaultSettings>;
-  /** Waits `ms` as injected latency does (a create's hold); ends early when the emulator closes. */
+  /** Waits out a create's hold as injected latency is waited out. */
   readonly hold: (ms: number) => Promise<void>;
 }
 
@@ -70,10 +70,7 @@ const TOKEN_PARAMETERS = new Set(['access_token', 'token']);
  */
 const MIN_INSIDE = 8;
 
-/**
- * The mask of the tokens in `accepted`: each is hidden wherever it stands, each character as
- * itself or percent-encoded (the longest first where two start at one place).
- */
+/** The mask of `accepted`: each token hidden wherever it stands, each character as itself or %XX. */
 export function tokenMasker(accepted: Iterable<string>): Mask {
   const long = new Map<string, string[]>();
   const short = new Set<string>();
@@ -127,15 +124,12 @@ export function tokenMasker(accepted: Iterable<string>): Mask {
   };
 }
 
-/** A decoded path segment as an answer quotes it (a name that does not exist): tokens hidden. */
+/** A decoded path segment as an answer quotes it: tokens hidden. */
 export function shownSegment(segment: string, { req, deps }: Pick<Call, 'req' | 'deps'>): string {
   return deps.mask(segment, req.headers.authorization);
 }
 
-/**
- * `target` as the emulator shows it (its log, `/_emulator/requests`, a 404 that quotes it): the
- * tokens `mask` knows hidden wherever they stand, and the value of every token parameter too.
- */
+/** `target` as the emulator shows it: tokens hidden, and the value of every token parameter. */
 export function shownTarget(target: string, mask: Mask, authorization?: string): string {
   const shown = mask(target, authorization);
   const mark = shown.indexOf('?');
@@ -164,10 +158,7 @@ export function allowMethod(res: ServerResponse, method: string, allowed: readon
   return allowed.includes(method);
 }
 
-/**
- * Decodes and checks the raw `{org}` segment (a malformed one cannot exist: 404 before any token
- * check), then the credentials, scope and org existence. The org, or undefined once answered.
- */
+/** The decoded, checked and authorized `{org}`, or undefined once answered. */
 export function authorize(
   req: IncomingMessage,
   res: ServerResponse,

@@ -21,12 +21,8 @@ export interface AdminDeps {
   readonly reset: () => void;
 }
 
-/** GET /_emulator/faults: the settings plus the seed the PRNG was last started from. */
-export interface FaultState extends FaultSettings {
-  seed: number;
-}
+export type FaultState = FaultSettings & { seed: number };
 
-/** A whole store can be big. */
 const MAX_ADMIN_BODY_BYTES = 64 * 1024 * 1024;
 
 /** The endpoints and their methods; `''` is the store as a page for people. */

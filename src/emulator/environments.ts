@@ -83,7 +83,6 @@ function listingEntry(env: StoredEnvironment): Record<string, unknown> {
   return { ...entry, include_scaling: false, policies: attached };
 }
 
-/** The read of one environment (and the PATCH's answer). */
 function detail(env: StoredEnvironment): Record<string, unknown> {
   return { ...listingEntry(env), require_provenance: env.require_provenance };
 }
@@ -155,7 +154,6 @@ export async function patchEnvironment(call: Call): Promise<void> {
   if (updated !== undefined) sendJson(res, 200, detail(updated));
 }
 
-/** GET /api/v2/environments/{org}/{name}. */
 export function readEnvironment(call: Call): void {
   const env = liveEnvironment(call);
   if (env !== undefined) sendJson(call.res, 200, detail(env));

@@ -20,46 +20,39 @@ export type IgnorableWrite = (typeof IGNORABLE_WRITES)[number];
 /** Upper bound for injected waits, so a typo cannot park a request for a day. */
 const MAX_LATENCY_MS = 600_000;
 
-const rate = z.number().min(0).max(1);
+const rate = z.number().min(0).max(1).default(0);
 const wholeMs = z.number().int().min(0).max(MAX_LATENCY_MS);
+const orgs = <T extends z.ZodType>(key: z.ZodType<string>, value: T) =>
+  z.record(key, z.array(value)).default({});
 
+/** The settings, each with its default: no fault. */
 const SETTINGS = z.strictObject({
   latencyMs: z
     .union([
       wholeMs.transform((ms) => ({ min: ms, max: ms })),
       z.strictObject({ min: wholeMs, max: wholeMs }),
     ])
-    .refine(({ min, max }) => min <= max),
+    .refine(({ min, max }) => min <= max)
+    .default({ min: 0, max: 0 }),
   failRate: rate,
   resetRate: rate,
   hangRate: rate,
   conflictRate: rate,
   /** Requests per second allowed by a token bucket (burst = max(1, rate)); 0 = off. */
-  rateLimit: z.number().min(0).max(1_000_000),
-  createHoldMs: wholeMs,
-  listingExtra: z.record(z.string().min(1), z.array(z.custom<Record<string, unknown>>(isRecord))),
-  listingOmitOrg: z.boolean(),
-  ignoredWrites: z.array(z.enum(IGNORABLE_WRITES)).transform((writes) => [...new Set(writes)]),
-  placeholders: z.record(z.union([z.literal('*'), nameSchema]), z.array(nameSchema)),
+  rateLimit: z.number().min(0).max(1_000_000).default(0),
+  createHoldMs: wholeMs.default(0),
+  listingExtra: orgs(z.string().min(1), z.custom<Record<string, unknown>>(isRecord)),
+  listingOmitOrg: z.boolean().default(false),
+  ignoredWrites: z
+    .array(z.enum(IGNORABLE_WRITES))
+    .transform((writes) => [...new Set(writes)])
+    .default([]),
+  placeholders: orgs(z.union([z.literal('*'), nameSchema]), nameSchema),
 });
 export type FaultSettings = z.output<typeof SETTINGS>;
+export const NO_FAULTS: FaultSettings = SETTINGS.parse({});
 
-/** A partial settings object, as PATCH /_emulator/faults and `startEmulator` take it. */
 const PATCH = SETTINGS.extend({ seed: z.number().int().min(0).max(0xffffffff) }).partial();
-
-export const NO_FAULTS: FaultSettings = {
-  latencyMs: { min: 0, max: 0 },
-  failRate: 0,
-  resetRate: 0,
-  hangRate: 0,
-  conflictRate: 0,
-  rateLimit: 0,
-  createHoldMs: 0,
-  listingExtra: {},
-  listingOmitOrg: false,
-  ignoredWrites: [],
-  placeholders: {},
-};
 
 const RATE = 'must be a number from 0 to 1';
 /** What each setting must be, for the 400 that refuses it. */
@@ -96,8 +89,9 @@ export function patchFaults(
     }
     return { ok: false, errors };
   }
+  // The keys given, not the defaults the others got.
   const { seed, ...changes } = result.data;
-  const given = Object.entries(changes).filter(([, value]) => value !== undefined);
+  const given = Object.entries(changes).filter(([key]) => Object.hasOwn(patch as object, key));
   const settings: FaultSettings = structuredClone({ ...current, ...Object.fromEntries(given) });
   return { ok: true, value: { settings, seed } };
 }
@@ -114,18 +108,10 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
-/** The faults a request can meet, as the stats count them. */
 export type FaultKind = 'latency' | 'reset' | 'hang' | 'fail' | 'conflict';
 
 /** What happens to one request. `conflict`: a create would be among the drawn 409s. */
-export type FaultDecision =
-  | { readonly kind: 'throttle'; readonly retryAfterSeconds: number }
-  | {
-      readonly kind: 'admit';
-      readonly latencyMs: number;
-      readonly outcome: 'reset' | 'hang' | 'fail' | 'normal';
-      readonly conflict: boolean;
-    };
+export type FaultDecision = ReturnType<FaultInjector['decide']>;
 
 /** The fault settings, the PRNG and the rate limit's bucket; `decide` once per API request. */
 export class FaultInjector {
@@ -157,7 +143,6 @@ export class FaultInjector {
     if (rateChanged) this.#refill();
   }
 
-  /** Restarts the PRNG from `seed` and refills the bucket. */
   reseed(seed: number): void {
     this.#seed = seed >>> 0;
     this.#random = mulberry32(this.#seed);
@@ -165,7 +150,7 @@ export class FaultInjector {
   }
 
   /** Decides one request's fate: rate limit, latency, reset, hang, fail, conflict. */
-  decide(): FaultDecision {
+  decide() {
     const { rateLimit, latencyMs, resetRate, hangRate, failRate, conflictRate } = this.#settings;
     if (rateLimit > 0) {
       const now = this.#monotonicMs();
@@ -175,7 +160,7 @@ export class FaultInjector {
       if (this.#tokens < 1) {
         // The whole seconds (at least 1) until a token is due.
         const wait = Math.max(1, Math.ceil((1 - this.#tokens) / rateLimit));
-        return { kind: 'throttle', retryAfterSeconds: wait };
+        return { kind: 'throttle' as const, retryAfterSeconds: wait };
       }
       this.#tokens -= 1;
     }
@@ -187,7 +172,8 @@ export class FaultInjector {
     if (resetDraw < resetRate) outcome = 'reset';
     else if (hangDraw < hangRate) outcome = 'hang';
     else if (failDraw < failRate) outcome = 'fail';
-    return { kind: 'admit', latencyMs: latency, outcome, conflict: conflictDraw < conflictRate };
+    const conflict = conflictDraw < conflictRate;
+    return { kind: 'admit' as const, latencyMs: latency, outcome, conflict };
   }
 
   #refill(): void {

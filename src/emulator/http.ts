@@ -2,7 +2,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { errorMessage } from '../runtime/errors.ts';
 
-/** Largest accepted API request body: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Sends `body` as JSON (indented when `pretty`), unless the answer has started or the socket is gone. */
@@ -24,7 +23,6 @@ export function sendJson(
   res.end(text);
 }
 
-/** Sends `{"message": message}` plus any extra fields. */
 export function sendError(
   res: ServerResponse,
   status: number,
@@ -100,7 +98,7 @@ export function isLoopback(address: string | undefined): boolean {
   return v4?.startsWith('127.') === true || address === '::1';
 }
 
-/** Splits a request target into path and query without normalizing it. */
+/** Splits a request target without normalizing it. */
 export function splitTarget(target: string): { path: string; query: URLSearchParams } {
   const mark = target.indexOf('?');
   return mark < 0
@@ -120,7 +118,6 @@ export function wholeParameter(
   return number >= 1 && number <= max ? number : undefined;
 }
 
-/** decodeURIComponent that returns undefined instead of throwing. */
 export function decodeSegment(segment: string): string | undefined {
   try {
     return decodeURIComponent(segment);

@@ -17,7 +17,7 @@ export const PROFILES: readonly Profile[] = ['spec', 'kosli'];
 /** Waits out injected latency and create holds: `ms`, or less once `signal` aborts (closing). */
 export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
 
-/** One accepted token; `orgs: null` means every org. */
+/** One accepted token; `orgs: null`: every org. */
 export interface TokenGrant {
   token: string;
   orgs: readonly string[] | null;
@@ -38,13 +38,11 @@ export interface EmulatorOptions {
   faults?: Partial<FaultSettings>;
   /** Persist the store to this JSON file and load it at start. */
   dataFile?: string;
-  /** Default: silent. */
   logger?: Logger;
   /** Wall clock in epoch milliseconds, for timestamps in the store. */
   now?: () => number;
   /** How injected waits are waited out; default a timer. Tests pass their own to hold a request. */
   sleep?: Sleep;
-  /** Size of the recent-request ring buffer. */
   requestLogSize?: number;
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
@@ -55,7 +53,6 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-/** Upper bound for every server timeout: one hour. */
 export const MAX_TIMEOUT_MS = 3_600_000;
 
 function whole(name: string, value: number, min: number, max: number): number {
@@ -88,7 +85,7 @@ function resolveTokens(grants: readonly TokenGrant[]) {
   return tokens.size > 0 ? tokens : null;
 }
 
-/** Checks `options` and fills in the defaults; throws a ConfigError naming the first bad one. */
+/** Checks `options` and fills in the defaults. */
 export function resolveOptions(options: EmulatorOptions) {
   const host = options.host ?? DEFAULT_HOST;
   if (host.trim() === '') throw new ConfigError('emulator: host must not be empty');

@@ -75,7 +75,6 @@ export class StoreWriter {
     }
   }
 
-  /** Writes until no change is pending (changes made meanwhile join the next write). */
   #write(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;

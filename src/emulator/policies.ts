@@ -52,12 +52,10 @@ export async function changeAttachedPolicies(call: Call): Promise<void> {
   sendJson(res, 200, 'OK');
 }
 
-/** GET /api/v2/policies/{org}, sorted by name. */
 export function listPolicies({ res, org, deps }: Call): void {
   sendJson(res, 200, deps.store.policies(org));
 }
 
-/** GET /api/v2/policies/{org}/{name}. */
 export function readPolicy(call: Call): void {
   const { res, org, name: rawName, deps } = call;
   const name = decodeSegment(rawName) ?? rawName;
@@ -67,7 +65,6 @@ export function readPolicy(call: Call): void {
   sendError(res, 404, `Policy named '${shown}' does not exist for organization '${org}'`);
 }
 
-/** A form part given more than once. */
 const TWICE = Symbol('twice');
 
 /** The error of a form part that is missing, repeated or not `what`. */

@@ -18,7 +18,6 @@ import { RequestStats, type RequestLogEntry, type TimeoutKind } from './stats.ts
 import { EnvironmentStore } from './store.ts';
 
 export interface RunningEmulator {
-  /** http://HOST:PORT with the real port. */
   readonly url: string;
   readonly host: string;
   readonly port: number;
@@ -31,7 +30,6 @@ const SHUTDOWN_GRACE_MS = 10_000;
 /** Longer paths are cut in the request log, so one huge URL cannot fill the memory. */
 const MAX_LOGGED_PATH = 2048;
 
-/** What the request log says about the faults a request met; filled in as they happen. */
 type FaultRecord = Pick<RequestLogEntry, 'fault' | 'latencyMs'>;
 
 /** The requests in flight, so a graceful close can let them finish. */
@@ -62,25 +60,18 @@ class InFlight {
     });
   }
 
-  /** Keeps `res` unanswered until its client gives up or the emulator closes. */
   hang(res: ServerResponse): void {
     this.hung.add(res);
     if (this.closing) res.destroy();
   }
 
-  /** Waits `ms` with the configured sleep; returns at once while closing. */
+  /** Waits `ms`, or less once closing, even with a sleep that ignores the signal. */
   async delay(ms: number): Promise<void> {
     const { signal } = this.#stopping;
-    if (signal.aborted) return;
-    const { promise: stopped, resolve } = Promise.withResolvers<void>();
-    const onStop = (): void => resolve();
-    signal.addEventListener('abort', onStop, { once: true });
-    try {
-      // The race, so a sleep that ignores the signal cannot hold up the close.
-      await Promise.race([this.#sleep(ms, signal), stopped]);
-    } finally {
-      signal.removeEventListener('abort', onStop);
-    }
+    const waiting = new AbortController();
+    const closed = once(signal, 'abort', { signal: waiting.signal }).catch(() => undefined);
+    if (!signal.aborted) await Promise.race([this.#sleep(ms, signal), closed]);
+    waiting.abort();
   }
 
   /** Starts the graceful close: answers say `Connection: close`, waits end, hung requests drop. */

@@ -3,12 +3,10 @@ import type { FaultKind } from './faults.ts';
 
 /** One answered (or abandoned) API request; never its headers or body (docs/emulator.md). */
 export interface RequestLogEntry {
-  /** When the request arrived (ISO 8601). */
   time: string;
   method: string;
   /** Path and query as sent, a token in either [REDACTED]. */
   path: string;
-  /** The route it matched, e.g. "PUT /api/v2/environments/{org}", or "other". */
   route: string;
   /** null when no answer was sent (reset, hang, client gone). */
   status: number | null;
@@ -23,17 +21,7 @@ export interface RequestLogEntry {
 export type TimeoutKind = 'headers' | 'request';
 
 /** GET /_emulator/stats (docs/emulator.md, "Admin endpoints"). */
-export interface EmulatorStats {
-  total: number;
-  inFlight: number;
-  byMethod: Record<string, number>;
-  byStatus: Record<string, number>;
-  byRoute: Record<string, number>;
-  faults: Record<FaultKind, number>;
-  throttled: number;
-  timeouts: Record<TimeoutKind, number>;
-  environments: number;
-}
+export type EmulatorStats = ReturnType<RequestStats['snapshot']>;
 
 const zero = () => ({
   total: 0,
@@ -82,12 +70,11 @@ export class RequestStats {
     if (this.#log.length > this.#capacity) this.#log.shift();
   }
 
-  /** The most recent `limit` entries, oldest first. */
   recent(limit: number): RequestLogEntry[] {
     return this.#log.slice(-limit).map((entry) => ({ ...entry }));
   }
 
-  snapshot(environments: number): EmulatorStats {
+  snapshot(environments: number) {
     const { total, byMethod, byStatus, byRoute, faults, throttled, timeouts } = this.#counters;
     return {
       total,

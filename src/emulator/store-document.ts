@@ -90,6 +90,14 @@ export type StoredEnvironment = z.output<ReturnType<typeof environment>> & { org
 /** A policy document; its versions oldest first, never none. */
 export type PolicyDocument = z.output<ReturnType<typeof policyDocument>>;
 
+/** A new environment: the fields given, the defaults of a store document for the others. */
+export function newEnvironment(
+  fields: z.input<ReturnType<typeof environment>> & { org: string },
+  nowSeconds: number,
+): StoredEnvironment {
+  return { ...environment(nowSeconds).parse(fields), org: fields.org };
+}
+
 export interface StoreDocument {
   version: 1;
   orgs: Record<string, StoredEnvironment[]>;

@@ -5,6 +5,7 @@
 import type { Profile } from './options.ts';
 import {
   CREATED_BY,
+  newEnvironment,
   type PolicyDocument,
   type StoreDocument,
   type StoredEnvironment,
@@ -21,7 +22,6 @@ export interface EnvironmentInput {
   included_environments?: string[] | undefined;
 }
 
-/** Fields of an environment to change; undefined: kept. */
 type EnvironmentChange = { [K in keyof StoredEnvironment]?: StoredEnvironment[K] | undefined };
 
 /** Compares by UTF-16 code units, so the order never depends on the machine's locale. */
@@ -33,15 +33,10 @@ export function byName(a: { name?: unknown }, b: { name?: unknown }): number {
 const copy = <T>(value: T): T => structuredClone(value);
 
 /** The fields whose change moves `last_changed_at`. */
-const FIELDS = [
-  'type',
-  'description',
-  'include_scaling',
-  'require_provenance',
-  'policies',
-  'tags',
-  'included_environments',
-] as const;
+const FIELDS =
+  'type description include_scaling require_provenance policies tags included_environments'.split(
+    ' ',
+  ) as (keyof StoredEnvironment)[];
 
 /** Sorted by name, copied, as an object by org (from entries: `__proto__` stays a key). */
 function sortedByOrg<T extends { name: string }>(orgs: Map<string, T[]>): Record<string, T[]> {
@@ -52,13 +47,11 @@ function sortedByOrg<T extends { name: string }>(orgs: Map<string, T[]>): Record
 }
 
 export class EnvironmentStore {
-  /** The wall clock in epoch seconds. */
   readonly #now: () => number;
-  /** Called after every change (to persist it). */
   readonly #changed: () => void;
   /** Per org, its environments, live and archived (never listed); one live one per name. */
-  readonly #environments = new Map<string, StoredEnvironment[]>();
-  readonly #policies = new Map<string, PolicyDocument[]>();
+  #environments = new Map<string, StoredEnvironment[]>();
+  #policies = new Map<string, PolicyDocument[]>();
   /** `org/name` of the creates in flight, which hold their names. */
   readonly #creating = new Set<string>();
 
@@ -100,22 +93,9 @@ export class EnvironmentStore {
     if (existing === undefined) {
       const list = this.#environments.get(org) ?? [];
       this.#environments.set(org, list);
-      list.push({
-        org,
-        name: input.name,
-        type: input.type,
-        description: input.description,
-        include_scaling: !kosli && (input.include_scaling ?? false),
-        require_provenance: input.require_provenance ?? false,
-        policies: [...(input.policies ?? [])],
-        tags: {},
-        last_modified_at: now,
-        last_reported_at: null,
-        last_changed_at: now,
-        state: null,
-        included_environments: logical ? [...(input.included_environments ?? [])] : null,
-        archived: false,
-      });
+      list.push(
+        newEnvironment({ ...input, org, include_scaling: !kosli && input.include_scaling }, now),
+      );
       return this.#changed();
     }
     const members = existing.type === 'logical' ? existing.included_environments : [];
@@ -165,7 +145,6 @@ export class EnvironmentStore {
     return this.#live(org, name) === undefined && all.some((env) => env.name === name);
   }
 
-  /** The live environments of `org`, sorted by name (copies). */
   list(org: string): StoredEnvironment[] {
     const all = this.#environments.get(org) ?? [];
     return all
@@ -179,7 +158,6 @@ export class EnvironmentStore {
     return env === undefined ? undefined : copy(env);
   }
 
-  /** The number of live environments over all orgs. */
   get size(): number {
     return [...this.#environments.values()].flat().filter((env) => !env.archived).length;
   }
@@ -202,31 +180,24 @@ export class EnvironmentStore {
     const documents = this.#policies.get(org) ?? [];
     this.#policies.set(org, documents);
     const existing = documents.find((item) => item.name === name);
-    const latest = existing?.versions.at(-1);
-    const version = {
-      version: (latest?.version ?? 0) + 1,
-      policy_yaml: yaml,
-      timestamp: now,
-      created_by: CREATED_BY,
-    };
-    if (existing === undefined) {
-      documents.push({
-        name,
-        description: description ?? '',
-        created_at: now,
-        versions: [version],
+    const document = existing ?? { name, description: '', created_at: now, versions: [] };
+    const before = JSON.stringify(document);
+    const latest = document.versions.at(-1);
+    document.description = description ?? document.description;
+    if (latest?.policy_yaml !== yaml) {
+      const version = (latest?.version ?? 0) + 1;
+      document.versions.push({
+        version,
+        policy_yaml: yaml,
+        timestamp: now,
+        created_by: CREATED_BY,
       });
-    } else {
-      const newYaml = latest?.policy_yaml !== yaml;
-      if (!newYaml && (description ?? existing.description) === existing.description) return false;
-      existing.description = description ?? existing.description;
-      if (newYaml) existing.versions.push(version);
     }
-    this.#changed();
+    if (existing === undefined) documents.push(document);
+    if (JSON.stringify(document) !== before) this.#changed();
     return existing === undefined;
   }
 
-  /** The whole store as a JSON-ready document (orgs and their entries sorted by name). */
   toDocument(): StoreDocument {
     return {
       version: 1,
@@ -235,19 +206,9 @@ export class EnvironmentStore {
     };
   }
 
-  /** Replaces the whole store with `stored` (already checked). */
   replace(stored: StoreDocument): void {
-    this.#environments.clear();
-    this.#policies.clear();
-    for (const [org, list] of Object.entries(stored.orgs)) {
-      this.#environments.set(
-        org,
-        list.map((env) => ({ ...copy(env), org })),
-      );
-    }
-    for (const [org, list] of Object.entries(stored.policies ?? {})) {
-      this.#policies.set(org, list.map(copy));
-    }
+    this.#environments = new Map(Object.entries(copy(stored.orgs)));
+    this.#policies = new Map(Object.entries(copy(stored.policies ?? {})));
     this.#changed();
   }
 

@@ -18,7 +18,6 @@ export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 export const NAME_RULE =
   'must start with a letter or number, and only contain letters, numbers, `.`, `-` and `_`';
 
-/** True for a JSON object (not null, not an array). */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
