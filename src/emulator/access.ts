@@ -1,8 +1,4 @@
-/**
- * Who may call the API, checked in order: method (405), org syntax (404), credentials (401), token
- * scope (403), org existence (404). And the request target as the emulator shows it: a token sent
- * in the path or the query never reaches its log, `/_emulator/requests` or an answer.
- */
+/** Who may call the API (405, 404, 401, 403, 404 in that order), and its target as shown. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FaultSettings } from './faults.ts';
 import { cutHeader, decodeSegment, sendError } from './http.ts';
@@ -64,13 +60,12 @@ const REDACTED = '[REDACTED]';
 const TOKEN_PARAMETERS = new Set(['access_token', 'token']);
 
 /**
- * A token shorter than this is hidden only where it is a whole segment, query name or query
- * value: found inside text, it would cut ordinary names apart. Longer ones are looked up by their
- * first this many characters, so a text costs the same whatever the number of tokens.
+ * A shorter token is hidden only as a whole segment, query name or value, not to cut names apart.
+ * Longer ones are looked up by their start, so the cost does not grow with the number of tokens.
  */
 const MIN_INSIDE = 8;
 
-/** The mask of `accepted`: each token hidden wherever it stands, each character as itself or %XX. */
+/** The mask of `accepted`: each token hidden wherever it stands, each character as is or %XX. */
 export function tokenMasker(accepted: Iterable<string>): Mask {
   const long = new Map<string, string[]>();
   const short = new Set<string>();
@@ -82,8 +77,7 @@ export function tokenMasker(accepted: Iterable<string>): Mask {
   return (text, authorization) => {
     const credentials = bearer(authorization);
     const own = 'token' in credentials ? credentials.token : '';
-    // The text with every %XX read as the character of that code; `starts[i]`: where its
-    // character `i` begins in `text`.
+    // The text with every %XX decoded; `starts[i]`: where its character `i` begins in `text`.
     let plain = '';
     const starts: number[] = [];
     for (let at = 0; at < text.length;) {
@@ -134,19 +128,17 @@ export function shownTarget(target: string, mask: Mask, authorization?: string):
   const shown = mask(target, authorization);
   const mark = shown.indexOf('?');
   if (mark < 0) return shown;
-  const parts = shown
-    .slice(mark + 1)
-    .split('&')
-    .map((part) => {
-      const equals = part.indexOf('=');
-      const name = equals < 0 ? part : part.slice(0, equals);
-      // Read both ways a server may read it: `+` as itself, and as a space (forms).
-      const named = [name, name.replace(/\+/g, ' ')].some((read) =>
-        TOKEN_PARAMETERS.has((decodeSegment(read) ?? read).toLowerCase()),
-      );
-      return named ? `${name}=${REDACTED}` : part;
-    });
-  return `${shown.slice(0, mark)}?${parts.join('&')}`;
+  const parts = shown.slice(mark + 1).split('&');
+  // A parameter name read both ways a server may read it: `+` as itself, and as a space (forms).
+  const named = (name: string) =>
+    [name, name.replace(/\+/g, ' ')].some((read) =>
+      TOKEN_PARAMETERS.has((decodeSegment(read) ?? read).toLowerCase()),
+    );
+  const shownParts = parts.map((part) => {
+    const name = part.split('=', 1)[0] ?? '';
+    return named(name) ? `${name}=${REDACTED}` : part;
+  });
+  return `${shown.slice(0, mark)}?${shownParts.join('&')}`;
 }
 
 /** Sends 405 unless `method` is allowed; returns whether it is. */

@@ -1,7 +1,4 @@
-/**
- * The admin endpoints under /_emulator/ (docs/emulator.md, "Admin endpoints"): no token, loopback
- * callers only, never subject to faults, never counted in the stats.
- */
+/** The admin endpoints under /_emulator/ (docs/emulator.md, "Admin endpoints"). */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { allowMethod } from './access.ts';
@@ -55,11 +52,7 @@ function isLoopbackHost(host: string | undefined): boolean {
   );
 }
 
-/**
- * Why a request must be refused as one a web page made, or undefined. A page can send a form post
- * or a no-cors fetch without asking first, but only with a text, form or multipart body and an
- * `Origin` header; a DNS-rebound page still sends its own name as `Host`.
- */
+/** Why a request looks like one a web page made (docs/emulator.md, "Admin endpoints"). */
 function crossSiteRefusal({ headers, method }: IncomingMessage): [number, string] | undefined {
   const site = headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') {

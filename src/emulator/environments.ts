@@ -1,7 +1,4 @@
-/**
- * The environments: the contract's upsert and listing, and the kosli profile's read, PATCH,
- * archive and rename of one (docs/emulator.md; the reasons in docs/api-behaviour.md).
- */
+/** The environments' routes (docs/emulator.md; the reasons in docs/api-behaviour.md). */
 import { z } from 'zod';
 import { shownSegment, type ApiDeps, type Call } from './access.ts';
 import { decodeSegment, sendError, sendJson, wholeParameter } from './http.ts';
@@ -18,7 +15,6 @@ import {
   stringList,
 } from './validation.ts';
 
-/** The types the contract allows, and the nine production knows. */
 const SPEC_TYPES = ['K8S', 'S3', 'logical'];
 const KOSLI_TYPES = [...SPEC_TYPES, 'ECS', 'lambda', 'server', 'docker', 'azure-apps', 'cloud-run'];
 
@@ -33,7 +29,6 @@ const typeIn = (types: readonly string[]) =>
 const orNull = <T>(schema: z.ZodType<T>) =>
   schema.nullish().transform((value) => value ?? undefined);
 
-/** The members of a logical environment: names by the rule, each once. */
 const memberList = stringList('a list of environment names').superRefine((list, ctx) => {
   const problem = list.find((name, i) => !NAME_PATTERN.test(name) || list.indexOf(name) !== i);
   if (problem === undefined) return;
@@ -76,7 +71,7 @@ const PATCH = jsonObject({
   included_environments: memberList,
 }).partial();
 
-/** The kosli listing's entry: no `require_provenance`; `include_scaling` is retired. */
+/** The kosli listing's entry; `include_scaling` is retired. */
 function listingEntry(env: StoredEnvironment): Record<string, unknown> {
   const { archived: _archived, require_provenance: _provenance, ...entry } = env;
   const attached = env.policies?.length ? env.policies : null;
@@ -87,10 +82,7 @@ function detail(env: StoredEnvironment): Record<string, unknown> {
   return { ...listingEntry(env), require_provenance: env.require_provenance };
 }
 
-/**
- * The live environment the path names (a copy), or undefined once the answer has been sent: 400
- * for a name that breaks the rule, else 404 ("does not exist" or "has been archived").
- */
+/** The live environment the path names (a copy), or undefined once answered (400 or 404). */
 export function liveEnvironment(call: Call): StoredEnvironment | undefined {
   const { res, org, name: rawName, deps } = call;
   const name = decodeSegment(rawName);
@@ -108,7 +100,7 @@ export function liveEnvironment(call: Call): StoredEnvironment | undefined {
   return undefined;
 }
 
-/** PUT /api/v2/environments/{org}: a create may meet a drawn 409, and holds its name meanwhile. */
+/** PUT /api/v2/environments/{org}: a create may meet a drawn 409, and holds its name a while. */
 export async function putEnvironment({ req, res, org, deps, conflict }: Call): Promise<void> {
   const schema: z.ZodType<EnvironmentInput> = deps.profile === 'kosli' ? KOSLI_PUT : SPEC_PUT;
   const input = await readChecked(req, res, schema);
@@ -134,7 +126,6 @@ export async function putEnvironment({ req, res, org, deps, conflict }: Call): P
   sendJson(res, 201, 'OK');
 }
 
-/** PATCH /api/v2/environments/{org}/{name}: the fields given; every problem a 422. */
 export async function patchEnvironment(call: Call): Promise<void> {
   const { req, res, org, deps } = call;
   const change = await readChecked(req, res, PATCH, { status: 422 });
@@ -159,7 +150,6 @@ export function readEnvironment(call: Call): void {
   if (env !== undefined) sendJson(call.res, 200, detail(env));
 }
 
-/** PUT /api/v2/environments/{org}/{name}/archive: the body is `{}` or empty. */
 export async function archiveEnvironment(call: Call): Promise<void> {
   const { req, res, org, deps } = call;
   if ((await readChecked(req, res, jsonObject({}), { emptyIsObject: true })) === undefined) return;
@@ -169,10 +159,7 @@ export async function archiveEnvironment(call: Call): Promise<void> {
   sendJson(res, 200, 'OK');
 }
 
-/**
- * PUT /api/v2/environments/{org}/{name}/rename. A name a live environment holds is a 400, not a
- * 409: clients retry a 409, and this conflict does not pass.
- */
+/** A name a live environment holds is a 400, not a 409: clients retry a 409, this does not pass. */
 export async function renameEnvironment(call: Call): Promise<void> {
   const { req, res, org, deps } = call;
   const body = await readChecked(req, res, jsonObject({ new_name: nameSchema }));
@@ -184,28 +171,23 @@ export async function renameEnvironment(call: Call): Promise<void> {
   sendInvalid(res, { new_name: taken });
 }
 
+const own = <T>(record: Record<string, T[]>, key: string): T[] =>
+  Object.hasOwn(record, key) ? (record[key] ?? []) : [];
+
 /** The org's entries with the listing faults (docs/emulator.md, "Fault injection"). */
-function withListingFaults(
-  entries: Record<string, unknown>[],
-  org: string,
-  deps: ApiDeps,
-): Record<string, unknown>[] {
+function withListingFaults(entries: Record<string, unknown>[], org: string, deps: ApiDeps) {
   const { listingExtra, listingOmitOrg, placeholders } = deps.faults();
-  const hidden = [
-    ...(placeholders['*'] ?? []),
-    ...(Object.hasOwn(placeholders, org) ? (placeholders[org] ?? []) : []),
-  ];
+  const hidden = [...own(placeholders, '*'), ...own(placeholders, org)];
   const shown = entries.map(({ org: _org, ...entry }) => {
     if (hidden.includes(String(entry['name']))) {
       return { org, name: entry['name'], placeholder: true, error: 'record could not be rendered' };
     }
     return listingOmitOrg ? entry : { org, ...entry };
   });
-  const extra = Object.hasOwn(listingExtra, org) ? (listingExtra[org] ?? []) : [];
+  const extra = own(listingExtra, org);
   return extra.length === 0 ? shown : [...shown, ...extra].sort(byName);
 }
 
-/** GET /api/v2/environments/{org}: the contract's envelope, or production's array or pages. */
 export function listEnvironments({ res, org, query, deps }: Call): void {
   const environments = deps.store.list(org);
   if (deps.profile === 'spec') {

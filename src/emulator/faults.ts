@@ -1,7 +1,4 @@
-/**
- * Fault injection (docs/emulator.md, "Fault injection"): the settings and their check, a seeded
- * PRNG and a token bucket for the rate limit.
- */
+/** Fault injection (docs/emulator.md): the settings, a seeded PRNG, the rate limit's bucket. */
 import { z } from 'zod';
 import { isRecord, nameSchema, type FieldErrors, type Validated } from './validation.ts';
 

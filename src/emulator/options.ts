@@ -1,7 +1,4 @@
-/**
- * The emulator's options, their defaults, and their check at start: the CLI has checked its flags
- * already; this guards library callers, so a bad option fails with a ConfigError naming it.
- */
+/** The emulator's options, their defaults and their check (for library callers: a ConfigError). */
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';

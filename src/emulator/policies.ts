@@ -1,7 +1,4 @@
-/**
- * The kosli profile's policy documents of an org and their upload, and attaching and detaching
- * them (docs/emulator.md; the reasons in docs/api-behaviour.md#policies).
- */
+/** Policy documents and attaching them (docs/emulator.md; docs/api-behaviour.md#policies). */
 import { z } from 'zod';
 import { shownSegment, type Call } from './access.ts';
 import { liveEnvironment } from './environments.ts';

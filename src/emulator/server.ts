@@ -1,7 +1,4 @@
-/**
- * `startEmulator`: the emulator's server on node:http. Takes each request through fault injection
- * to its route and logs it; answers what node:http cannot parse; closes gracefully.
- */
+/** `startEmulator`: each request through fault injection to its route, logged; a graceful close. */
 import { once, setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -21,18 +18,16 @@ export interface RunningEmulator {
   readonly url: string;
   readonly host: string;
   readonly port: number;
-  /** Graceful: stop accepting, finish in-flight requests (hung ones are destroyed), flush data. */
   close(): Promise<void>;
 }
 
-/** After this long, close() stops waiting for in-flight requests and drops their connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
 /** Longer paths are cut in the request log, so one huge URL cannot fill the memory. */
 const MAX_LOGGED_PATH = 2048;
 
 type FaultRecord = Pick<RequestLogEntry, 'fault' | 'latencyMs'>;
 
-/** The requests in flight, so a graceful close can let them finish. */
+/** The requests in flight, which a graceful close lets finish. */
 class InFlight {
   readonly active = new Set<ServerResponse>();
   readonly hung = new Set<ServerResponse>();
@@ -49,7 +44,6 @@ class InFlight {
     return this.#stopping.signal.aborted;
   }
 
-  /** Tracks `res` until it closes; `onDone` runs then while closing (to drop idle sockets). */
   track(res: ServerResponse, onDone: () => void): void {
     this.active.add(res);
     if (this.closing) res.setHeader('connection', 'close');
@@ -74,7 +68,6 @@ class InFlight {
     waiting.abort();
   }
 
-  /** Starts the graceful close: answers say `Connection: close`, waits end, hung requests drop. */
   stop(): void {
     this.#stopping.abort();
     for (const res of this.active) if (!res.headersSent) res.setHeader('connection', 'close');
@@ -83,8 +76,7 @@ class InFlight {
 }
 
 /**
- * Answers a connection node:http could not turn into a request (malformed, an oversized head) or
- * cut for being too slow, raw when the socket can still take it. Returns the limit a timed-out
+ * Answers what node:http could not parse or cut as too slow. Returns the limit a timed-out
  * connection broke: its parser holds an incoming message only once the head has arrived.
  */
 function answerClientError(
@@ -118,7 +110,6 @@ function formatUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-/** Starts the emulator; resolves once it listens. */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const config = resolveOptions(options);
   const { logger, profile, seed } = config;
@@ -163,13 +154,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       record.fault = 'throttle';
       stats.injected('throttled');
       const wait = String(decision.retryAfterSeconds);
-      sendError(
-        res,
-        429,
-        `Rate limit exceeded; retry after ${wait} s`,
-        {},
-        { 'retry-after': wait },
-      );
+      const headers = { 'retry-after': wait };
+      sendError(res, 429, `Rate limit exceeded; retry after ${wait} s`, {}, headers);
       return true;
     }
     if (decision.latencyMs > 0) {
@@ -197,7 +183,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     if (route.kind === 'admin') {
       return handleAdmin(req, res, route.name, query, { store, stats, faults, nowSeconds, reset });
     }
-    // Tokens in the target are hidden before anything keeps or quotes it.
     const shown = shownTarget(target, api.mask, req.headers.authorization);
     const started = performance.now();
     const time = new Date(config.now()).toISOString();
@@ -250,7 +235,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       });
     },
   );
-  // A malformed or too slow request must never crash the process.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     logger.debug({ code: error.code }, 'client error');
     const timedOut = answerClientError(error, socket);

@@ -1,7 +1,4 @@
-/**
- * The store document (GET/PUT /_emulator/store and the `--data` file): loose where a hand-written
- * seed would be (defaults, any type), strict where a typo would hide (docs/emulator.md).
- */
+/** The store document (the admin store, `--data`): loose for seeds, strict against typos. */
 import { z } from 'zod';
 import { stringList, stringMap, validate, type Validated } from './validation.ts';
 

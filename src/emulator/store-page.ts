@@ -1,7 +1,4 @@
-/**
- * The read-only store page (`GET /_emulator/`), one self-contained HTML document. Pure. The
- * emulator shares no code with the client side, so it keeps its own small escaper.
- */
+/** The read-only store page (`GET /_emulator/`); pure, with its own escaper (no client code). */
 import type { PolicyDocument, StoreDocument, StoredEnvironment } from './store-document.ts';
 
 /** The page's only style sheet (allowed by its hash in the Content-Security-Policy). */
@@ -32,10 +29,7 @@ const ENTITIES: Record<string, string> = {
   "'": '&#39;',
 };
 
-/**
- * Text inside HTML: `& < > " '` as entities, and control, line-separator and bidirectional
- * characters written visibly as `\uXXXX` (they would reorder or hide what a reader sees).
- */
+/** Text inside HTML; control and bidirectional characters as `\uXXXX`, which cannot hide text. */
 export function escapeHtml(text: string): string {
   return text
     .replace(CONTROL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
@@ -47,10 +41,7 @@ const plural = (count: number, word: string): string => `${count} ${word}${count
 const row = (cells: string[], attributes = ''): string =>
   `<tr${attributes}>${cells.map((text) => `<td>${text}</td>`).join('')}</tr>`;
 
-/**
- * A cell: epoch seconds as an ISO time to the second, free to break before the T (the exact value
- * is its title); texts with their line breaks; other values as JSON, free to break after , and :.
- */
+/** A cell: epoch seconds as an ISO time (the exact value its title), others as text or JSON. */
 function cell(field: string, item: unknown): string {
   if (item === null) return '<span class="dim">null</span>';
   if (typeof item === 'number' && (field.endsWith('_at') || field === 'timestamp')) {

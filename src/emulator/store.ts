@@ -1,7 +1,4 @@
-/**
- * The emulator's in-memory store: the environments of each org, live and archived, and the policy
- * documents. Every operation is synchronous, so concurrent requests cannot interleave inside one.
- */
+/** The in-memory store; every operation is synchronous, so requests cannot interleave in one. */
 import type { Profile } from './options.ts';
 import {
   CREATED_BY,
@@ -81,10 +78,7 @@ export class EnvironmentStore {
     return problems.length === 0 ? undefined : problems.join('; ');
   }
 
-  /**
-   * Creates or updates the live environment `input.name`. The kosli profile keeps the old
-   * description for `""` on an update, and never stores `include_scaling` (docs/emulator.md).
-   */
+  /** Creates or updates; kosli keeps the description for `""` and never stores `include_scaling`. */
   upsert(org: string, input: EnvironmentInput, profile: Profile): void {
     const existing = this.#live(org, input.name);
     const now = this.#now();
@@ -110,10 +104,7 @@ export class EnvironmentStore {
     });
   }
 
-  /**
-   * Applies `change` to the live environment `name`: the environment after it, or undefined when
-   * there is none. A change moves `last_modified_at` and `last_changed_at`; no change moves neither.
-   */
+  /** Applies `change` to a live environment: a change moves both timestamps, none moves neither. */
   update(org: string, name: string, change: EnvironmentChange): StoredEnvironment | undefined {
     const environment = this.#live(org, name);
     if (environment === undefined) return undefined;
@@ -171,10 +162,7 @@ export class EnvironmentStore {
     return document === undefined ? undefined : copy(document);
   }
 
-  /**
-   * Creates or updates the policy document `name`: a new version when `yaml` differs from the
-   * latest one byte for byte, the description when one is given. True when created.
-   */
+  /** A new version when `yaml` differs from the latest byte for byte; true when created. */
   savePolicy(org: string, name: string, description: string | undefined, yaml: string): boolean {
     const now = this.#now();
     const documents = this.#policies.get(org) ?? [];
@@ -216,10 +204,7 @@ export class EnvironmentStore {
     return this.#environments.get(org)?.find((env) => !env.archived && env.name === name);
   }
 
-  /**
-   * Applies the given fields of `change`, moving `last_changed_at` when a field changed (the
-   * return value). Detaching the last policy makes compliance unknown.
-   */
+  /** Whether a field changed; detaching the last policy makes compliance unknown. */
   #apply(environment: StoredEnvironment, now: number, change: EnvironmentChange): boolean {
     const given = Object.entries(change).filter(([, value]) => value !== undefined);
     const next: StoredEnvironment = { ...environment, ...copy(Object.fromEntries(given)) };

@@ -1,7 +1,4 @@
-/**
- * The service's error shape for a request body, zod's issues turned into it, and the name rule.
- * Shared with nothing on the client side, so one misreading of the API cannot hide on both sides.
- */
+/** The service's error shape for a request body, and the name rule (shared with no client code). */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { MAX_BODY_BYTES, mediaType, parseJson, readBody, sendError } from './http.ts';
@@ -57,10 +54,7 @@ export const stringMap = (error: string) =>
     )
     .transform((value) => Object.fromEntries(Object.entries(value)));
 
-/**
- * zod's issues in the service's shape: the first text per field, named by its path
- * (`orgs.acme[0].name`; `payload` for the body itself), each unknown key "unknown field".
- */
+/** zod's issues in the service's shape: the first text per path (`payload`: the body itself). */
 function fieldErrors(error: z.ZodError): FieldErrors {
   const errors = new Map<string, string>();
   for (const issue of error.issues) {
@@ -87,11 +81,7 @@ export function sendInvalid(res: ServerResponse, errors: FieldErrors, status = 4
   sendError(res, status, 'Input payload validation failed', { errors });
 }
 
-/**
- * An API request's JSON body checked by `schema`, or undefined once the answer has been sent: 415
- * unless `Content-Type: application/json`, 413 over 1 MiB, else 400 (or `status`) for a body that
- * is not UTF-8 JSON or that the schema refuses. `emptyIsObject`: an empty body of any type is `{}`.
- */
+/** An API request's JSON body checked by `schema`, or undefined once answered (415, 413, 400). */
 export async function readChecked<T>(
   req: IncomingMessage,
   res: ServerResponse,
