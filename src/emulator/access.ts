@@ -6,7 +6,6 @@ import type { Profile } from './options.ts';
 import type { EnvironmentStore } from './store.ts';
 import { NAME_PATTERN } from './validation.ts';
 
-/** The accepted tokens (null: any well-formed one), each with its orgs (null: every org). */
 export type Tokens = ReadonlyMap<string, ReadonlySet<string> | null> | null;
 
 /** Hides every token it knows in `text`, and the one `authorization` carries. */
@@ -14,7 +13,6 @@ export type Mask = (text: string, authorization: string | undefined) => string;
 
 export interface ApiDeps {
   readonly profile: Profile;
-  /** null: every org exists. */
   readonly orgs: ReadonlySet<string> | null;
   readonly tokens: Tokens;
   readonly mask: Mask;
@@ -25,12 +23,10 @@ export interface ApiDeps {
   readonly hold: (ms: number) => Promise<void>;
 }
 
-/** One API request on its way to its handler, its method, token, scope and org checked. */
 export interface Call {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly org: string;
-  /** The route's raw `{name}` segment ('' for a route without one). */
   readonly name: string;
   readonly query: URLSearchParams;
   readonly deps: ApiDeps;
@@ -141,7 +137,6 @@ export function shownTarget(target: string, mask: Mask, authorization?: string):
   return `${shown.slice(0, mark)}?${shownParts.join('&')}`;
 }
 
-/** Sends 405 unless `method` is allowed; returns whether it is. */
 export function allowMethod(res: ServerResponse, method: string, allowed: readonly string[]) {
   const allow = allowed.join(', ');
   if (!allowed.includes(method)) {

@@ -22,7 +22,6 @@ export type FaultState = FaultSettings & { seed: number };
 
 const MAX_ADMIN_BODY_BYTES = 64 * 1024 * 1024;
 
-/** The endpoints and their methods; `''` is the store as a page for people. */
 const ALLOWED: Record<string, readonly string[]> = {
   '': ['GET', 'HEAD'],
   health: ['GET', 'HEAD'],
@@ -43,14 +42,9 @@ const PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
 } as const;
 
-/** Host names that reach this machine only: a DNS name that resolves here is not one of them. */
-function isLoopbackHost(host: string | undefined): boolean {
-  if (host === undefined) return true; // HTTP/1.0 without Host: not a browser
-  const name = /^(\[[^\]]*\]|[^:]*)(?::\d+)?$/.exec(host.trim().toLowerCase())?.[1] ?? '';
-  return /^(?:localhost|.+\.localhost|127(?:\.\d{1,3}){3}|\[::1\]|\[::ffff:127(?:\.\d{1,3}){3}\])$/.test(
-    name,
-  );
-}
+/** Host names that reach this machine only (with a port or not): a DNS name is not one of them. */
+const LOOPBACK_HOST =
+  /^(?:localhost|[^:]+\.localhost|127(?:\.\d{1,3}){3}|\[::1\]|\[::ffff:127(?:\.\d{1,3}){3}\])(?::\d+)?$/;
 
 /** Why a request looks like one a web page made (docs/emulator.md, "Admin endpoints"). */
 function crossSiteRefusal({ headers, method }: IncomingMessage): [number, string] | undefined {
@@ -62,7 +56,8 @@ function crossSiteRefusal({ headers, method }: IncomingMessage): [number, string
   if (headers.origin !== undefined) {
     return [403, 'The admin endpoints refuse requests from web pages (an Origin header)'];
   }
-  if (!isLoopbackHost(headers.host)) {
+  // HTTP/1.0 without a Host: not a browser.
+  if (headers.host !== undefined && !LOOPBACK_HOST.test(headers.host.trim().toLowerCase())) {
     return [403, 'The admin endpoints answer only a loopback Host (127.0.0.1, [::1] or localhost)'];
   }
   if (method === 'GET' || method === 'HEAD') return undefined;
@@ -76,7 +71,6 @@ function crossSiteRefusal({ headers, method }: IncomingMessage): [number, string
   return [415, text];
 }
 
-/** Handles a request to /_emulator/{name}. */
 export async function handleAdmin(
   req: IncomingMessage,
   res: ServerResponse,

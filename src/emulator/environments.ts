@@ -71,7 +71,6 @@ const PATCH = jsonObject({
   included_environments: memberList,
 }).partial();
 
-/** The kosli listing's entry; `include_scaling` is retired. */
 function listingEntry(env: StoredEnvironment): Record<string, unknown> {
   const { archived: _archived, require_provenance: _provenance, ...entry } = env;
   const attached = env.policies?.length ? env.policies : null;
@@ -105,18 +104,12 @@ export async function putEnvironment({ req, res, org, deps, conflict }: Call): P
   const schema: z.ZodType<EnvironmentInput> = deps.profile === 'kosli' ? KOSLI_PUT : SPEC_PUT;
   const input = await readChecked(req, res, schema);
   if (input === undefined) return;
-  if (deps.store.get(org, input.name) === undefined) {
-    const release = conflict() ? undefined : deps.store.hold(org, input.name);
-    if (release === undefined) {
-      const message = `Environment named '${input.name}' is being created by another request in organization '${org}'; try again`;
-      return sendError(res, 409, message);
-    }
-    try {
-      const ms = deps.faults().createHoldMs;
-      if (ms > 0) await deps.hold(ms);
-    } finally {
-      release();
-    }
+  const ms = deps.faults().createHoldMs;
+  const wait = () => (ms > 0 ? deps.hold(ms) : Promise.resolve());
+  const creating = deps.store.get(org, input.name) === undefined;
+  if (creating && (conflict() || !(await deps.store.holding(org, input.name, wait)))) {
+    const message = `Environment named '${input.name}' is being created by another request in organization '${org}'; try again`;
+    return sendError(res, 409, message);
   }
   // Checked and applied in one synchronous step, so no request can archive a member between.
   const list = input.included_environments;

@@ -2,7 +2,6 @@
 import { z } from 'zod';
 import { isRecord, nameSchema, type FieldErrors, type Validated } from './validation.ts';
 
-/** The writes `ignoredWrites` may name: the routes that change the store. */
 const IGNORABLE_WRITES = [
   'environments',
   'environment',
@@ -22,7 +21,6 @@ const wholeMs = z.number().int().min(0).max(MAX_LATENCY_MS);
 const orgs = <T extends z.ZodType>(key: z.ZodType<string>, value: T) =>
   z.record(key, z.array(value)).default({});
 
-/** The settings, each with its default: no fault. */
 const SETTINGS = z.strictObject({
   latencyMs: z
     .union([
@@ -52,7 +50,6 @@ export const NO_FAULTS: FaultSettings = SETTINGS.parse({});
 const PATCH = SETTINGS.extend({ seed: z.number().int().min(0).max(0xffffffff) }).partial();
 
 const RATE = 'must be a number from 0 to 1';
-/** What each setting must be, for the 400 that refuses it. */
 const RULES: Readonly<Record<string, string>> = {
   latencyMs: `must be {"min": N, "max": N} or N, whole milliseconds 0..${MAX_LATENCY_MS}, min <= max`,
   failRate: RATE,
@@ -146,7 +143,6 @@ export class FaultInjector {
     this.#refill();
   }
 
-  /** Decides one request's fate: rate limit, latency, reset, hang, fail, conflict. */
   decide() {
     const { rateLimit, latencyMs, resetRate, hangRate, failRate, conflictRate } = this.#settings;
     if (rateLimit > 0) {

@@ -68,7 +68,6 @@ export function readBody(req: IncomingMessage, res: ServerResponse, limit: numbe
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/** Strict UTF-8 JSON: the value, or why it is not JSON. */
 export function parseJson(
   body: Buffer,
 ): { ok: true; value: unknown } | { ok: false; reason: string } {
@@ -87,7 +86,6 @@ export function parseJson(
   }
 }
 
-/** The media type of a Content-Type header, lower case, without parameters. */
 export function mediaType(header: string | undefined): string | undefined {
   return header?.split(';')[0]?.trim().toLowerCase();
 }

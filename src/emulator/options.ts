@@ -14,7 +14,6 @@ export const PROFILES: readonly Profile[] = ['spec', 'kosli'];
 /** Waits out injected latency and create holds: `ms`, or less once `signal` aborts (closing). */
 export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
 
-/** One accepted token; `orgs: null`: every org. */
 export interface TokenGrant {
   token: string;
   orgs: readonly string[] | null;
@@ -23,7 +22,6 @@ export interface TokenGrant {
 /** The options of `startEmulator`, as docs/emulator.md describes the flags they mirror. */
 export interface EmulatorOptions {
   host?: string;
-  /** 0 picks a free port. */
   port?: number;
   /** The orgs that exist. None: every org with a valid name exists. */
   orgs?: readonly string[];
@@ -33,7 +31,6 @@ export interface EmulatorOptions {
   /** Seed of the fault PRNG; default: random (logged, so a run can be replayed). */
   seed?: number;
   faults?: Partial<FaultSettings>;
-  /** Persist the store to this JSON file and load it at start. */
   dataFile?: string;
   logger?: Logger;
   /** Wall clock in epoch milliseconds, for timestamps in the store. */
@@ -82,7 +79,6 @@ function resolveTokens(grants: readonly TokenGrant[]) {
   return tokens.size > 0 ? tokens : null;
 }
 
-/** Checks `options` and fills in the defaults. */
 export function resolveOptions(options: EmulatorOptions) {
   const host = options.host ?? DEFAULT_HOST;
   if (host.trim() === '') throw new ConfigError('emulator: host must not be empty');

@@ -44,71 +44,58 @@ export async function loadStoreFile(
  * Persists snapshots of the store: `schedule` after each change (one write follows shortly for a
  * burst), `flush` before exit. A failed write is tried again by the next one.
  */
-export class StoreWriter {
-  readonly #file: string;
-  readonly #snapshot: () => StoreDocument;
-  readonly #logger: Logger;
-  #dirty = false;
-  #timer: NodeJS.Timeout | undefined;
-  #writing: Promise<void> | undefined;
-  #error: unknown;
-  #temps = 0;
-
-  constructor(file: string, snapshot: () => StoreDocument, logger: Logger) {
-    this.#file = file;
-    this.#snapshot = snapshot;
-    this.#logger = logger;
-  }
-
-  schedule(): void {
-    this.#dirty = true;
-    if (this.#timer !== undefined || this.#writing !== undefined) return;
-    this.#timer = setTimeout(() => void this.#write(), 20).unref();
-  }
-
-  /** Writes any pending change now and waits for it; rejects when the last write failed. */
-  async flush(): Promise<void> {
-    await this.#write();
-    if (this.#error !== undefined) {
-      const text = `could not write ${this.#file}: ${errorMessage(this.#error)}`;
-      throw new Error(text, { cause: this.#error });
-    }
-  }
-
-  #write(): Promise<void> {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#writing ??= (async () => {
-      while (this.#dirty) {
-        this.#dirty = false;
-        try {
-          await this.#replace(`${JSON.stringify(this.#snapshot(), null, 2)}\n`);
-          this.#error = undefined;
-          this.#logger.debug({ file: this.#file }, 'store written');
-        } catch (error) {
-          this.#error = error;
-          this.#dirty = true;
-          this.#logger.error({ file: this.#file, err: error }, 'could not write the data file');
-          break;
-        }
-      }
-    })().finally(() => {
-      this.#writing = undefined;
-    });
-    return this.#writing;
-  }
-
+export function storeWriter(file: string, snapshot: () => StoreDocument, logger: Logger) {
+  let dirty = false;
+  let timer: NodeJS.Timeout | undefined;
+  let writing: Promise<void> | undefined;
+  let failure: unknown;
+  let temps = 0;
   /** FILE is always the old or the new store whole: a temp file beside it, fsynced, renamed. */
-  async #replace(text: string): Promise<void> {
-    this.#temps += 1;
-    const name = `.${basename(this.#file)}.${process.pid}.${this.#temps}.tmp`;
-    const temp = join(dirname(this.#file), name);
+  const replace = async (text: string): Promise<void> => {
+    temps += 1;
+    const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${temps}.tmp`);
     try {
       await writeFileSynced(temp, text, { exclusive: false, mode: 0o644 });
-      await fsPromises.rename(temp, this.#file);
+      await fsPromises.rename(temp, file);
     } catch (error) {
       await fsPromises.unlink(temp).catch(() => undefined);
       throw error;
     }
-  }
+  };
+  const write = (): Promise<void> => {
+    clearTimeout(timer);
+    timer = undefined;
+    writing ??= (async () => {
+      while (dirty) {
+        dirty = false;
+        try {
+          await replace(`${JSON.stringify(snapshot(), null, 2)}\n`);
+          failure = undefined;
+          logger.debug({ file }, 'store written');
+        } catch (error) {
+          failure = error;
+          dirty = true;
+          logger.error({ file, err: error }, 'could not write the data file');
+          break;
+        }
+      }
+    })().finally(() => {
+      writing = undefined;
+    });
+    return writing;
+  };
+  return {
+    schedule(): void {
+      dirty = true;
+      if (timer === undefined && writing === undefined) timer = setTimeout(write, 20).unref();
+    },
+    /** Writes any pending change now and waits for it; rejects when the last write failed. */
+    async flush(): Promise<void> {
+      await write();
+      if (failure !== undefined) {
+        const text = `could not write ${file}: ${errorMessage(failure)}`;
+        throw new Error(text, { cause: failure });
+      }
+    },
+  };
 }

@@ -33,15 +33,8 @@ const ROUTES = {
   policy: ['policies/{org}/{name}', { GET: readPolicy }],
 } satisfies Record<IgnorableWrite | 'policy', [string, Partial<Record<Method, Handler>>]>;
 
-export type ApiRoute = {
-  readonly kind: keyof typeof ROUTES;
-  readonly org: string;
-  readonly name: string;
-};
-export type Route =
-  | ApiRoute
-  | { readonly kind: 'admin'; readonly name: string }
-  | { readonly kind: 'none' };
+export type ApiRoute = { kind: keyof typeof ROUTES; org: string; name: string };
+export type Route = ApiRoute | { kind: 'admin'; name: string } | { kind: 'none' };
 
 /** Each pattern as a regular expression of the raw path: a segment is never empty. */
 const MATCHERS = Object.entries(ROUTES).map(([kind, [path]]) => ({
@@ -71,7 +64,6 @@ export function routeKey(method: string, route: Route): string {
   return `${method} /api/v2/${ROUTES[route.kind][0]}`;
 }
 
-/** Handles one request on an API route, after fault injection. */
 export async function handleApi(
   req: IncomingMessage,
   res: ServerResponse,

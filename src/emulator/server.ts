@@ -9,7 +9,7 @@ import { handleAdmin } from './admin.ts';
 import { FaultInjector, type FaultDecision } from './faults.ts';
 import { sendError, splitTarget } from './http.ts';
 import { resolveOptions, type EmulatorOptions, type Sleep } from './options.ts';
-import { loadStoreFile, StoreWriter } from './persist.ts';
+import { loadStoreFile, storeWriter } from './persist.ts';
 import { handleApi, matchRoute, routeKey } from './routes.ts';
 import { RequestStats, type RequestLogEntry, type TimeoutKind } from './stats.ts';
 import { EnvironmentStore } from './store.ts';
@@ -27,52 +27,43 @@ const MAX_LOGGED_PATH = 2048;
 
 type FaultRecord = Pick<RequestLogEntry, 'fault' | 'latencyMs'>;
 
-/** The requests in flight, which a graceful close lets finish. */
-class InFlight {
-  readonly active = new Set<ServerResponse>();
-  readonly hung = new Set<ServerResponse>();
-  readonly #stopping = new AbortController();
-  readonly #sleep: Sleep;
-
-  constructor(sleep: Sleep) {
-    this.#sleep = sleep;
-    // Every delayed request listens for the close: many at once is normal, not a leak.
-    setMaxListeners(0, this.#stopping.signal);
-  }
-
-  get closing(): boolean {
-    return this.#stopping.signal.aborted;
-  }
-
-  track(res: ServerResponse, onDone: () => void): void {
-    this.active.add(res);
-    if (this.closing) res.setHeader('connection', 'close');
-    res.once('close', () => {
-      this.active.delete(res);
-      this.hung.delete(res);
-      if (this.closing) onDone();
-    });
-  }
-
-  hang(res: ServerResponse): void {
-    this.hung.add(res);
-    if (this.closing) res.destroy();
-  }
-
-  /** Waits `ms`, or less once closing, even with a sleep that ignores the signal. */
-  async delay(ms: number): Promise<void> {
-    const { signal } = this.#stopping;
-    const waiting = new AbortController();
-    const closed = once(signal, 'abort', { signal: waiting.signal }).catch(() => undefined);
-    if (!signal.aborted) await Promise.race([this.#sleep(ms, signal), closed]);
-    waiting.abort();
-  }
-
-  stop(): void {
-    this.#stopping.abort();
-    for (const res of this.active) if (!res.headersSent) res.setHeader('connection', 'close');
-    for (const res of this.hung) res.destroy();
-  }
+/** The requests in flight, which a graceful close lets finish; `onIdle` runs as each ends then. */
+function inFlightRequests(sleep: Sleep, onIdle: () => void) {
+  const active = new Set<ServerResponse>();
+  const hung = new Set<ServerResponse>();
+  const stopping = new AbortController();
+  const closing = stopping.signal;
+  // Every delayed request listens for the close: many at once is normal, not a leak.
+  setMaxListeners(0, closing);
+  return {
+    active,
+    hung,
+    track(res: ServerResponse): void {
+      active.add(res);
+      if (closing.aborted) res.setHeader('connection', 'close');
+      res.once('close', () => {
+        active.delete(res);
+        hung.delete(res);
+        if (closing.aborted) onIdle();
+      });
+    },
+    hang(res: ServerResponse): void {
+      hung.add(res);
+      if (closing.aborted) res.destroy();
+    },
+    /** Waits `ms`, or less once closing, even with a sleep that ignores the signal. */
+    async delay(ms: number): Promise<void> {
+      const waiting = new AbortController();
+      const closed = once(closing, 'abort', { signal: waiting.signal }).catch(() => undefined);
+      if (!closing.aborted) await Promise.race([sleep(ms, closing), closed]);
+      waiting.abort();
+    },
+    stop(): void {
+      stopping.abort();
+      for (const res of active) if (!res.headersSent) res.setHeader('connection', 'close');
+      for (const res of hung) res.destroy();
+    },
+  };
 }
 
 /**
@@ -114,12 +105,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const config = resolveOptions(options);
   const { logger, profile, seed } = config;
   const nowSeconds = (): number => config.now() / 1000;
-  let writer: StoreWriter | undefined;
+  let writer: ReturnType<typeof storeWriter> | undefined;
   const store = new EnvironmentStore(nowSeconds, () => writer?.schedule());
   if (config.dataFile !== undefined) {
     const loaded = await loadStoreFile(config.dataFile, nowSeconds());
     if (loaded !== undefined) store.replace(loaded);
-    writer = new StoreWriter(config.dataFile, () => store.toDocument(), logger);
+    writer = storeWriter(config.dataFile, () => store.toDocument(), logger);
     logger.info({ file: config.dataFile, environments: store.size }, 'data file');
   }
   if (config.orgs === null) logger.warn('no --org given: every organization exists');
@@ -128,7 +119,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   }
   const faults = new FaultInjector(config.faults, seed, () => performance.now());
   const stats = new RequestStats(config.requestLogSize);
-  const inFlight = new InFlight(config.sleep);
+  const inFlight = inFlightRequests(config.sleep, () =>
+    setImmediate(() => server.closeIdleConnections()),
+  );
   let url = '';
   const api: ApiDeps = {
     profile,
@@ -179,7 +172,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     const target = req.url ?? '/';
     const { path, query } = splitTarget(target);
     const route = matchRoute(path, profile);
-    inFlight.track(res, () => setImmediate(() => server.closeIdleConnections()));
+    inFlight.track(res);
     if (route.kind === 'admin') {
       return handleAdmin(req, res, route.name, query, { store, stats, faults, nowSeconds, reset });
     }
@@ -253,8 +246,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   url = formatUrl(config.host, port);
   const orgs = config.orgs === null ? 'any' : [...config.orgs];
   const tokenCount = config.tokens?.size ?? 'any';
-  const fields = { url, profile, seed, faults: config.faults, orgs, tokenCount };
-  logger.info(fields, 'emulator listening');
+  logger.info(
+    { url, profile, seed, faults: config.faults, orgs, tokenCount },
+    'emulator listening',
+  );
 
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -5,7 +5,6 @@ import type { FaultKind } from './faults.ts';
 export interface RequestLogEntry {
   time: string;
   method: string;
-  /** Path and query as sent, a token in either [REDACTED]. */
   path: string;
   route: string;
   /** null when no answer was sent (reset, hang, client gone). */
@@ -17,10 +16,8 @@ export interface RequestLogEntry {
   latencyMs?: number;
 }
 
-/** Which limit a connection cut with 408 broke: the head's or the whole request's. */
 export type TimeoutKind = 'headers' | 'request';
 
-/** GET /_emulator/stats (docs/emulator.md, "Admin endpoints"). */
 export type EmulatorStats = ReturnType<RequestStats['snapshot']>;
 
 const zero = () => ({
@@ -62,7 +59,6 @@ export class RequestStats {
     this.#counters.timeouts[kind] += 1;
   }
 
-  /** Records the end of a request counted by `received`, keeping the last `capacity` of them. */
   completed(entry: RequestLogEntry): void {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
     if (entry.status !== null) bump(this.#counters.byStatus, String(entry.status));

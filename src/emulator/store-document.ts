@@ -84,7 +84,6 @@ function policyDocument(nowSeconds: number) {
 
 /** An environment as the store keeps it: the kosli listing's fields, `require_provenance`, `archived`. */
 export type StoredEnvironment = z.output<ReturnType<typeof environment>> & { org: string };
-/** A policy document; its versions oldest first, never none. */
 export type PolicyDocument = z.output<ReturnType<typeof policyDocument>>;
 
 /** A new environment: the fields given, the defaults of a store document for the others. */
@@ -126,7 +125,6 @@ function perOrg<T extends { name: string; org?: string | undefined; archived?: b
   });
 }
 
-/** Checks a whole store document; `nowSeconds` is the default of every missing time. */
 export function parseStoreDocument(raw: unknown, nowSeconds: number): Validated<StoreDocument> {
   const schema = z
     .strictObject(

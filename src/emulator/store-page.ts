@@ -106,12 +106,10 @@ function orgSection(
   );
 }
 
-/** The whole page for a store document; `now` (ms since the epoch) is when it is rendered. */
 export function renderStorePage(document: StoreDocument, now: number): string {
   const policies = document.policies ?? {};
   const of = <T>(record: Record<string, T[]>, org: string): T[] =>
     Object.hasOwn(record, org) ? (record[org] ?? []) : [];
-  // Orgs with environments, policy documents or both, by name.
   const orgs = [...new Set([...Object.keys(document.orgs), ...Object.keys(policies)])].toSorted();
   const total = orgs.reduce((n, org) => n + of(document.orgs, org).length, 0);
   const counts = `${plural(orgs.length, 'org')}, ${plural(total, 'environment')}`;

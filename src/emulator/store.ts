@@ -29,7 +29,6 @@ export function byName(a: { name?: unknown }, b: { name?: unknown }): number {
 
 const copy = <T>(value: T): T => structuredClone(value);
 
-/** The fields whose change moves `last_changed_at`. */
 const FIELDS =
   'type description include_scaling require_provenance policies tags included_environments'.split(
     ' ',
@@ -57,12 +56,13 @@ export class EnvironmentStore {
     this.#changed = changed;
   }
 
-  /** Holds `name` for a create in flight: its release, or undefined when another create holds it. */
-  hold(org: string, name: string): (() => void) | undefined {
+  /** Holds `name` for a create while it waits; false when another create holds it. */
+  async holding(org: string, name: string, wait: () => Promise<void>): Promise<boolean> {
     const key = `${org}/${name}`;
-    if (this.#creating.has(key)) return undefined;
+    if (this.#creating.has(key)) return false;
     this.#creating.add(key);
-    return () => this.#creating.delete(key);
+    await wait().finally(() => this.#creating.delete(key));
+    return true;
   }
 
   /** Why `members` cannot be the members of `name` in `org`, naming each bad one; or undefined. */
@@ -130,7 +130,6 @@ export class EnvironmentStore {
     return true;
   }
 
-  /** True when `name` has no live environment in `org` but has an archived one. */
   isArchived(org: string, name: string): boolean {
     const all = this.#environments.get(org) ?? [];
     return this.#live(org, name) === undefined && all.some((env) => env.name === name);

@@ -3,7 +3,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { MAX_BODY_BYTES, mediaType, parseJson, readBody, sendError } from './http.ts';
 
-/** Field (or `payload`) -> what is wrong with it, as sent in a 400's `errors`. */
 export type FieldErrors = Record<string, string>;
 
 export type Validated<T> =
@@ -32,7 +31,6 @@ export const nameSchema = z
   .string({ error: expected('a string') })
   .regex(NAME_PATTERN, { error: ({ input }) => `'${String(input)}' ${NAME_RULE}` });
 
-/** A JSON object with exactly these keys (any other is an "unknown field"). */
 export function jsonObject<S extends z.ZodRawShape>(shape: S) {
   return z.strictObject(shape, { error: expected('a JSON object') });
 }
