@@ -20,8 +20,6 @@ export interface AdminDeps {
 
 export type FaultState = FaultSettings & { seed: number };
 
-const MAX_ADMIN_BODY_BYTES = 64 * 1024 * 1024;
-
 const ALLOWED: Record<string, readonly string[]> = {
   '': ['GET', 'HEAD'],
   health: ['GET', 'HEAD'],
@@ -98,6 +96,7 @@ export async function handleAdmin(
     store: () => store.toDocument(),
     faults: () => ({ ...faults.settings, seed: faults.seed }),
   };
+  const invalid = (what: string, errors: object) => http.sendError(res, 400, what, { errors });
   // The store indented, one field a line, for people who read it.
   const answer = () => http.sendJson(res, 200, documents[name]?.(), {}, name === 'store');
   if (name === '') {
@@ -110,27 +109,20 @@ export async function handleAdmin(
     // Any limit from 1 is fine; the answer holds at most what the ring buffer keeps.
     const limit = http.wholeParameter(query, 'limit', 100);
     if (limit !== undefined) return http.sendJson(res, 200, { requests: deps.stats.recent(limit) });
-    const errors = { limit: 'must be a whole number from 1' };
-    http.sendError(res, 400, 'Invalid query parameters', { errors });
+    invalid('Invalid query parameters', { limit: 'must be a whole number from 1' });
   } else if (method === 'GET' || method === 'HEAD') answer();
   else {
-    const raw = await http.readBody(req, res, MAX_ADMIN_BODY_BYTES);
+    const raw = await http.readBody(req, res, 64 * 1024 * 1024); // a whole store can be big
     if (raw === undefined) return;
     const body = http.parseJson(raw);
-    if (!body.ok) {
-      return http.sendError(res, 400, 'Invalid JSON', { errors: { payload: body.reason } });
-    }
+    if (!body.ok) return invalid('Invalid JSON', { payload: body.reason });
     if (name === 'store') {
       const document = parseStoreDocument(body.value, deps.nowSeconds());
-      if (!document.ok) {
-        return http.sendError(res, 400, 'Invalid store document', { errors: document.errors });
-      }
+      if (!document.ok) return invalid('Invalid store document', document.errors);
       store.replace(document.value);
     } else {
       const patch = patchFaults(body.value, faults.settings);
-      if (!patch.ok) {
-        return http.sendError(res, 400, 'Invalid fault settings', { errors: patch.errors });
-      }
+      if (!patch.ok) return invalid('Invalid fault settings', patch.errors);
       faults.update(patch.value.settings);
       if (patch.value.seed !== undefined) faults.reseed(patch.value.seed);
     }

@@ -17,7 +17,6 @@ import {
 
 const SPEC_TYPES = ['K8S', 'S3', 'logical'];
 const KOSLI_TYPES = [...SPEC_TYPES, 'ECS', 'lambda', 'server', 'docker', 'azure-apps', 'cloud-run'];
-
 const text = z.string({ error: expected('a string') });
 const flag = z.boolean({ error: expected('a boolean') });
 const typeIn = (types: readonly string[]) =>

@@ -15,7 +15,6 @@ export type IgnorableWrite = (typeof IGNORABLE_WRITES)[number];
 
 /** Upper bound for injected waits, so a typo cannot park a request for a day. */
 const MAX_LATENCY_MS = 600_000;
-
 const rate = z.number().min(0).max(1).default(0);
 const wholeMs = z.number().int().min(0).max(MAX_LATENCY_MS);
 const orgs = <T extends z.ZodType>(key: z.ZodType<string>, value: T) =>
@@ -48,7 +47,6 @@ export type FaultSettings = z.output<typeof SETTINGS>;
 export const NO_FAULTS: FaultSettings = SETTINGS.parse({});
 
 const PATCH = SETTINGS.extend({ seed: z.number().int().min(0).max(0xffffffff) }).partial();
-
 const RATE = 'must be a number from 0 to 1';
 const RULES: Readonly<Record<string, string>> = {
   latencyMs: `must be {"min": N, "max": N} or N, whole milliseconds 0..${MAX_LATENCY_MS}, min <= max`,

@@ -13,11 +13,7 @@ export const PROFILES: readonly Profile[] = ['spec', 'kosli'];
 
 /** Waits out injected latency and create holds: `ms`, or less once `signal` aborts (closing). */
 export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
-
-export interface TokenGrant {
-  token: string;
-  orgs: readonly string[] | null;
-}
+export type TokenGrant = { token: string; orgs: readonly string[] | null };
 
 /** The options of `startEmulator`, as docs/emulator.md describes the flags they mirror. */
 export interface EmulatorOptions {

@@ -32,19 +32,15 @@ export async function changeAttachedPolicies(call: Call): Promise<void> {
   if (env === undefined) return;
   const names = [...new Set(body.policy_names)];
   const attach = req.method === 'POST';
-  const missing = attach
-    ? names.filter((policy) => deps.store.policy(org, policy) === undefined)
-    : [];
+  const missing = names.filter((name) => attach && deps.store.policy(org, name) === undefined);
   if (missing.length > 0) {
-    const problems = missing.map(
-      (policy) => `policy '${policy}' does not exist in organization '${org}'`,
-    );
-    return sendInvalid(res, { policy_names: problems.join('; ') });
+    const problem = (name: string) => `policy '${name}' does not exist in organization '${org}'`;
+    return sendInvalid(res, { policy_names: missing.map(problem).join('; ') });
   }
   const attached = env.policies ?? [];
   const policies = attach
-    ? [...attached, ...names.filter((policy) => !attached.includes(policy))]
-    : attached.filter((policy) => !names.includes(policy));
+    ? [...attached, ...names.filter((name) => !attached.includes(name))]
+    : attached.filter((name) => !names.includes(name));
   deps.store.update(org, env.name, { policies });
   sendJson(res, 200, 'OK');
 }

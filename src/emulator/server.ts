@@ -24,7 +24,7 @@ export interface RunningEmulator {
 const SHUTDOWN_GRACE_MS = 10_000;
 /** Longer paths are cut in the request log, so one huge URL cannot fill the memory. */
 const MAX_LOGGED_PATH = 2048;
-
+/** What the request log says of the faults a request met, filled in as they happen. */
 type FaultRecord = Pick<RequestLogEntry, 'fault' | 'latencyMs'>;
 
 /** The requests in flight, which a graceful close lets finish; `onIdle` runs as each ends then. */

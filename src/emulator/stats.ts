@@ -17,7 +17,6 @@ export interface RequestLogEntry {
 }
 
 export type TimeoutKind = 'headers' | 'request';
-
 export type EmulatorStats = ReturnType<RequestStats['snapshot']>;
 
 const zero = () => ({

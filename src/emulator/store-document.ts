@@ -7,7 +7,6 @@ export const CREATED_BY = 'envsync-emulator';
 
 /** The name rule plus `~`, which the service's April 2026 schema allowed. */
 const SEED_NAME = /^[A-Za-z0-9][A-Za-z0-9._~-]*$/;
-
 const seedName = z.string().regex(SEED_NAME, `must be a string matching ${SEED_NAME.source}`);
 const text = z.string({ error: 'must be a string' });
 const time = z.number({ error: 'must be a number (epoch seconds)' });
@@ -33,17 +32,15 @@ function environment(nowSeconds: number) {
       included_environments: names.optional(),
       archived: flag.default(false),
     })
-    .transform((env) => ({
-      ...env,
-      last_changed_at:
-        env.last_changed_at === undefined ? env.last_modified_at : env.last_changed_at,
-      included_environments:
-        env.included_environments === undefined
-          ? env.type === 'logical'
-            ? []
-            : null
-          : env.included_environments,
-    }));
+    .transform((env) => {
+      const { last_changed_at: changed, included_environments: members } = env;
+      const none = env.type === 'logical' ? [] : null;
+      return {
+        ...env,
+        last_changed_at: changed === undefined ? env.last_modified_at : changed,
+        included_environments: members === undefined ? none : members,
+      };
+    });
 }
 
 function policyDocument(nowSeconds: number) {

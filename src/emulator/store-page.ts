@@ -13,27 +13,22 @@ table { border-collapse: collapse; font-size: 0.93rem; }
 th, td { text-align: left; vertical-align: top; padding: 0.2rem 0.6rem 0.2rem 0; }
 thead th { border-bottom: 1px solid var(--dim); font-weight: 600; }
 code { font-family: ui-monospace, monospace; font-size: 0.92em; overflow-wrap: break-word; }
-.dim { color: var(--dim); }
-tr.archived { color: var(--dim); }
+.dim, tr.archived { color: var(--dim); }
 .text { white-space: pre-wrap; overflow-wrap: break-word; }
 `;
 
 const CONTROL =
   // oxlint-disable-next-line no-control-regex
   /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
-const ENTITIES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
+const ENTITY = new Map(
+  Object.entries({ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot', "'": '#39' }),
+);
 
 /** Text inside HTML; control and bidirectional characters as `\uXXXX`, which cannot hide text. */
 export function escapeHtml(text: string): string {
   return text
     .replace(CONTROL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
-    .replace(/[&<>"']/g, (char) => ENTITIES[char] ?? char);
+    .replace(/[&<>"']/g, (char) => `&${ENTITY.get(char) ?? ''};`);
 }
 
 const esc = escapeHtml;

@@ -4,10 +4,7 @@ import { z } from 'zod';
 import { MAX_BODY_BYTES, mediaType, parseJson, readBody, sendError } from './http.ts';
 
 export type FieldErrors = Record<string, string>;
-
-export type Validated<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly errors: FieldErrors };
+export type Validated<T> = { ok: true; value: T } | { ok: false; errors: FieldErrors };
 
 /** The service's rule for environment names, also the emulator's for orgs and policies. */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
