@@ -4,7 +4,7 @@ import { errorMessage } from '../runtime/errors.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Sends `body` as JSON (indented when `pretty`), unless the answer has started or the socket is gone. */
+/** Sends `body` as JSON (indented when `pretty`), unless an answer has started or the client gone. */
 export function sendJson(
   res: ServerResponse,
   status: number,
@@ -33,10 +33,7 @@ export function sendError(
   sendJson(res, status, { message, ...extra }, headers);
 }
 
-/**
- * The request body, at most `limit` bytes; undefined once a 413 has been sent (as soon as the
- * declared or actual size is over: the rest is discarded, never buffered) or the client has gone.
- */
+/** The body, or undefined once the client has gone or a 413 is sent (the rest never buffered). */
 export function readBody(req: IncomingMessage, res: ServerResponse, limit: number) {
   const tooLarge = (): undefined =>
     void sendError(res, 413, `Request body is larger than ${limit} bytes`);

@@ -7,7 +7,7 @@ import { createLogger } from '../runtime/log.ts';
 import { NO_FAULTS, patchFaults, type FaultSettings } from './faults.ts';
 import { NAME_PATTERN } from './validation.ts';
 
-/** `spec`: what the contract shows; `kosli`: the production service today (docs/api-behaviour.md). */
+/** `spec`: what the contract shows; `kosli`: the service today (docs/api-behaviour.md). */
 export type Profile = 'spec' | 'kosli';
 export const PROFILES: readonly Profile[] = ['spec', 'kosli'];
 

@@ -7,7 +7,7 @@ import { FileReadError, READ_LIMITS, readRegularText } from '../runtime/read-fil
 import { writeFileSynced } from '../runtime/write-file.ts';
 import { parseStoreDocument, type StoreDocument } from './store-document.ts';
 
-/** Reads the data file: undefined when it is missing or empty; a ConfigError when it is unusable. */
+/** Reads the data file: undefined when missing or empty; a ConfigError when unusable. */
 export async function loadStoreFile(
   file: string,
   nowSeconds: number,
@@ -40,10 +40,7 @@ export async function loadStoreFile(
   throw new ConfigError(`--data ${file}: not an emulator store: ${problems.join('; ')}`);
 }
 
-/**
- * Persists snapshots of the store: `schedule` after each change (one write follows shortly for a
- * burst), `flush` before exit. A failed write is tried again by the next one.
- */
+/** Writes the store shortly after a burst of changes and on `flush`; a failed write is retried. */
 export function storeWriter(file: string, snapshot: () => StoreDocument, logger: Logger) {
   let dirty = false;
   let timer: NodeJS.Timeout | undefined;

@@ -108,7 +108,7 @@ const FORM = z.strictObject({
     }),
 });
 
-/** PUT /api/v2/policies/{org}: 201 created or 200, the document; read by the platform's form parser. */
+/** PUT /api/v2/policies/{org}: 201 created or 200; read by the platform's own form parser. */
 export async function putPolicy({ req, res, org, deps }: Call): Promise<void> {
   const type = req.headers['content-type'];
   if (type === undefined || mediaType(type) !== 'multipart/form-data') {

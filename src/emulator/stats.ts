@@ -1,4 +1,4 @@
-/** Request counters and the ring buffer of recent requests behind /_emulator/stats and /requests. */
+/** The counters and the ring buffer of recent requests of /_emulator/stats and /requests. */
 import type { FaultKind } from './faults.ts';
 
 /** One answered (or abandoned) API request; never its headers or body (docs/emulator.md). */

@@ -79,7 +79,7 @@ function policyDocument(nowSeconds: number) {
     });
 }
 
-/** An environment as the store keeps it: the kosli listing's fields, `require_provenance`, `archived`. */
+/** An environment as kept: the kosli listing's fields, `require_provenance` and `archived`. */
 export type StoredEnvironment = z.output<ReturnType<typeof environment>> & { org: string };
 export type PolicyDocument = z.output<ReturnType<typeof policyDocument>>;
 

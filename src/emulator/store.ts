@@ -78,7 +78,7 @@ export class EnvironmentStore {
     return problems.length === 0 ? undefined : problems.join('; ');
   }
 
-  /** Creates or updates; kosli keeps the description for `""` and never stores `include_scaling`. */
+  /** Creates or updates; kosli keeps the description for `""`, never stores `include_scaling`. */
   upsert(org: string, input: EnvironmentInput, profile: Profile): void {
     const existing = this.#live(org, input.name);
     const now = this.#now();
@@ -113,7 +113,7 @@ export class EnvironmentStore {
     return copy(environment);
   }
 
-  /** Archives a live environment: out of the listing and every logical one, its policies detached. */
+  /** Archives: out of the listing and every logical environment, its policies detached. */
   archive(org: string, name: string): void {
     const environment = this.#live(org, name);
     if (environment === undefined) return;
@@ -121,7 +121,7 @@ export class EnvironmentStore {
     this.#renameMember(org, name, undefined);
   }
 
-  /** Renames a live environment, keeping all else, in the logical ones too; false when `to` is taken. */
+  /** Renames, keeping all else, in the logical environments too; false when `to` is taken. */
   rename(org: string, from: string, to: string): boolean {
     const environment = this.#live(org, from);
     if (this.#live(org, to) !== undefined) return false;

@@ -43,7 +43,7 @@ const TAG_CHANGE = jsonObject({
     }
   });
 
-/** PATCH /api/v2/tags/{org}/environment/{name}: a key set again keeps its place, new ones follow. */
+/** PATCH /api/v2/tags/{org}/environment/{name}: a key set again keeps its place. */
 export async function patchTags(call: Call): Promise<void> {
   const { req, res, org, deps } = call;
   const change = await readChecked(req, res, TAG_CHANGE);
