@@ -6,6 +6,7 @@ import type { Profile } from './options.ts';
 import type { EnvironmentStore } from './store.ts';
 import { NAME_PATTERN } from './validation.ts';
 
+/** The accepted tokens and their orgs; null: any well-formed token, or every org. */
 export type Tokens = ReadonlyMap<string, ReadonlySet<string> | null> | null;
 
 /** Hides every token it knows in `text`, and the one `authorization` carries. */
@@ -13,6 +14,7 @@ export type Mask = (text: string, authorization: string | undefined) => string;
 
 export interface ApiDeps {
   readonly profile: Profile;
+  /** null: every org exists. */
   readonly orgs: ReadonlySet<string> | null;
   readonly tokens: Tokens;
   readonly mask: Mask;

@@ -4,7 +4,7 @@ import { errorMessage } from '../runtime/errors.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Sends `body` as JSON (indented when `pretty`), unless an answer has started or the client gone. */
+/** Sends `body` as JSON (indented when `pretty`) unless an answer has started. */
 export function sendJson(
   res: ServerResponse,
   status: number,
