@@ -8,20 +8,11 @@ const NOW = Date.parse('2026-11-23T02:00:00.000Z');
 
 function stored(overrides: Partial<StoredEnvironment> = {}): StoredEnvironment {
   return {
-    org: 'acme',
-    name: 'prod',
-    type: 'K8S',
-    description: 'Production',
-    include_scaling: false,
-    require_provenance: true,
-    policies: ['baseline'],
-    tags: { team: 'core' },
-    last_modified_at: 1_763_000_000.5,
+    ...{ org: 'acme', name: 'prod', type: 'K8S', description: 'Production', archived: false },
+    ...{ include_scaling: false, require_provenance: true, policies: ['baseline'] },
+    ...{ tags: { team: 'core' }, state: null, included_environments: null },
+    ...{ last_modified_at: 1_763_000_000.5, last_changed_at: 1_763_000_000.5 },
     last_reported_at: null,
-    last_changed_at: 1_763_000_000.5,
-    state: null,
-    included_environments: null,
-    archived: false,
     ...overrides,
   };
 }
@@ -53,65 +44,36 @@ function foreignTags(html: string): string[] {
 
 describe('the store page renderer', () => {
   it('shows every org, every environment with all its fields, and each policy document by version', () => {
+    const old = stored({ name: 'old', archived: true, type: 'logical', included_environments: [] });
+    const baseline = {
+      ...{ name: 'baseline', description: 'The baseline', created_at: 1_763_000_000 },
+      versions: [
+        version(1, 'a: 1\n', 1_763_000_000, 'me'),
+        version(2, 'a: 2\n', 1_763_000_100, 'you'),
+      ],
+    };
+    const lonely = {
+      name: 'lonely',
+      description: '',
+      created_at: 1,
+      versions: [version(1, 'b: 1', 1, 'me')],
+    };
     const html = renderStorePage(
       {
         version: 1,
-        orgs: {
-          acme: [
-            stored(),
-            stored({ name: 'old', archived: true, type: 'logical', included_environments: [] }),
-          ],
-          beta: [],
-        },
-        policies: {
-          acme: [
-            {
-              name: 'baseline',
-              description: 'The baseline',
-              created_at: 1_763_000_000,
-              versions: [
-                version(1, 'a: 1\n', 1_763_000_000, 'me'),
-                version(2, 'a: 2\n', 1_763_000_100, 'you'),
-              ],
-            },
-          ],
-          gamma: [
-            {
-              name: 'lonely',
-              description: '',
-              created_at: 1,
-              versions: [version(1, 'b: 1', 1, 'me')],
-            },
-          ],
-        },
+        orgs: { acme: [stored(), old], beta: [] },
+        policies: { acme: [baseline], gamma: [lonely] },
       },
       NOW,
     );
-    const columns = [
-      'name',
-      'type',
-      'description',
-      'include_scaling',
-      'require_provenance',
-      'policies',
-
-      'included_environments',
-      'tags',
-      'state',
-      'archived',
-      'last_modified_at',
-      'last_changed_at',
-      'last_reported_at',
-      'policy',
-      'created_at',
-      'version',
-      'timestamp',
-      'created_by',
-      'policy_yaml',
-    ];
+    const columns =
+      'name type description include_scaling require_provenance policies included_environments ' +
+      'tags state archived last_modified_at last_changed_at last_reported_at policy created_at ' +
+      'version timestamp created_by policy_yaml';
     // Column names may break after an underscore, so that the table fits the window.
-    for (const field of columns)
+    for (const field of columns.split(' ')) {
       expect(html).toContain(`<th>${field.replaceAll('_', '_<wbr>')}</th>`);
+    }
     for (const text of [
       '<code>acme</code>',
       '(2 environments, 1 archived)',
@@ -144,24 +106,17 @@ describe('the store page renderer', () => {
     'a\u202eb\nc',
   ])('shows the hostile text %j as text, never as markup', (text) => {
     const env = stored({
-      org: text,
-      name: text,
-      type: text,
-      description: text,
-      policies: [text],
-      tags: { [text]: text },
-      included_environments: [text],
+      ...{ org: text, name: text, type: text, description: text, policies: [text] },
+      ...{ tags: { [text]: text }, included_environments: [text] },
     });
+    const document = {
+      name: text,
+      description: text,
+      created_at: 0,
+      versions: [version(1, text, 0, text)],
+    };
     const html = renderStorePage(
-      {
-        version: 1,
-        orgs: { [text]: [env] },
-        policies: {
-          [text]: [
-            { name: text, description: text, created_at: 0, versions: [version(1, text, 0, text)] },
-          ],
-        },
-      },
+      { version: 1, orgs: { [text]: [env] }, policies: { [text]: [document] } },
       NOW,
     );
     expect(foreignTags(html)).toEqual([]);
@@ -188,11 +143,8 @@ describe('GET /_emulator/ and the store JSON', () => {
     const page = (headers: Record<string, string> = {}, method: 'GET' | 'POST' = 'GET') =>
       send(`${emu.url}/_emulator/`, { dispatcher: emu.agent, headers, method });
     const response = await page();
-    expect([
-      response.status,
-      response.headers['content-type'],
-      response.headers['x-content-type-options'],
-    ]).toEqual([200, 'text/html; charset=utf-8', 'nosniff']);
+    const { 'content-type': type, 'x-content-type-options': sniff } = response.headers;
+    expect([response.status, type, sniff]).toEqual([200, 'text/html; charset=utf-8', 'nosniff']);
     const csp = String(response.headers['content-security-policy']);
     expect(csp).toMatch(/^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'/);
     expect(csp).not.toContain('script-src');
