@@ -55,18 +55,13 @@ describe('GET /_emulator/requests', () => {
     await put({});
     await api('acme?page=1');
     const requests = await emu.getRequests();
+    const time = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const created = { method: 'PUT', path: '/api/v2/environments/acme', status: 201 };
+    const get = { method: 'GET', path: '/api/v2/environments/acme?page=1', status: 200 };
+    const route = 'PUT /api/v2/environments/{org}';
     expect(requests).toEqual([
-      {
-        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
-        ...{ method: 'PUT', path: '/api/v2/environments/acme', status: 201 },
-        route: 'PUT /api/v2/environments/{org}',
-        durationMs: expect.any(Number),
-      },
-      expect.objectContaining({
-        method: 'GET',
-        path: '/api/v2/environments/acme?page=1',
-        status: 200,
-      }),
+      { time, ...created, route, durationMs: expect.any(Number) },
+      expect.objectContaining(get),
     ]);
     expect(JSON.stringify(requests)).not.toContain('Bearer');
   });
@@ -107,11 +102,9 @@ describe('GET and PUT /_emulator/store', () => {
         ],
       },
     });
+    const defaults = { include_scaling: false, require_provenance: false, tags: {}, state: null };
     expect(stored.orgs.acme).toEqual([
-      expect.objectContaining({
-        ...{ org: 'acme', name: 'seeded', include_scaling: false, require_provenance: false },
-        ...{ policies: ['p'], tags: {}, state: null, archived: false },
-      }),
+      expect.objectContaining({ org: 'acme', name: 'seeded', policies: ['p'], ...defaults }),
       expect.objectContaining({ name: 'view', included_environments: [], last_modified_at: 12.5 }),
     ]);
     const env = [seeded, view].map((entry) => ({ org: 'acme', ...entry }));
@@ -120,10 +113,8 @@ describe('GET and PUT /_emulator/store', () => {
 
   it('round-trips: what GET returns, PUT accepts unchanged (archived ones, state and old names too)', async () => {
     await put({ policies: ['x'] });
-    const archived = {
-      ...{ ...VALID, name: 'old~name' },
-      ...{ archived: true, state: false, require_provenance: true },
-    };
+    const old = { ...VALID, name: 'old~name' };
+    const archived = { ...old, archived: true, state: false, require_provenance: true };
     await emu.putStore({ orgs: { ...(await emu.getStore()).orgs, 'x~y': [archived] } });
     const before = await emu.getStore();
     expect(before.orgs['x~y']).toEqual([expect.objectContaining(archived)]);

@@ -155,21 +155,19 @@ describe('reset, hang, latency, rate limit', () => {
 
 describe('fault settings at run time', () => {
   it('reports the start-up settings and seed; a PATCH changes one and keeps the others', async () => {
-    const emu = await start({
-      seed: 42,
-      faults: { failRate: 0.25, latencyMs: { min: 1, max: 5 } },
-    });
-    expect(await emu.getFaults()).toEqual({
-      ...{ latencyMs: { min: 1, max: 5 }, failRate: 0.25, resetRate: 0, hangRate: 0 },
-      ...{ conflictRate: 0, rateLimit: 0, createHoldMs: 0, listingExtra: {} },
-      ...{ listingOmitOrg: false, ignoredWrites: [], placeholders: {}, seed: 42 },
-    });
+    const given = { failRate: 0.25, latencyMs: { min: 1, max: 5 } };
+    const emu = await start({ seed: 42, faults: given });
+    const rates = { resetRate: 0, hangRate: 0, conflictRate: 0, rateLimit: 0, createHoldMs: 0 };
+    const listing = {
+      listingExtra: {},
+      listingOmitOrg: false,
+      ignoredWrites: [],
+      placeholders: {},
+    };
+    expect(await emu.getFaults()).toEqual({ ...given, ...rates, ...listing, seed: 42 });
+    const json = { latencyMs: 3 };
     const url = `${emu.url}/_emulator/faults`;
-    const latency = await send(url, {
-      method: 'PATCH',
-      json: { latencyMs: 3 },
-      dispatcher: emu.agent,
-    });
+    const latency = await send(url, { method: 'PATCH', json, dispatcher: emu.agent });
     expect(latency.body).toMatchObject({ latencyMs: { min: 3, max: 3 }, failRate: 0.25, seed: 42 });
   });
 
@@ -236,10 +234,9 @@ describe('listing faults', () => {
     await emu.setFaults({ listingExtra: { acme: [INTRUDER, UNNAMED] }, listingOmitOrg: true });
     expect(await listed(emu, 'name')).toEqual(['', 'b-web', 'c-intruder', 'd-db']);
     expect(await listed(emu, 'org')).toEqual(['acme', undefined, 'beta', undefined]);
-    expect((await list(emu, 'acme?page=2&per_page=2')).body).toMatchObject({
-      ...{ total_pages: 2, total_count: 4 },
-      environments: [INTRUDER, expect.objectContaining({ name: 'd-db' })],
-    });
+    const environments = [INTRUDER, expect.objectContaining({ name: 'd-db' })];
+    const page = { total_pages: 2, total_count: 4, environments };
+    expect((await list(emu, 'acme?page=2&per_page=2')).body).toMatchObject(page);
     await emu.reset();
     expect(await emu.getFaults()).toMatchObject({ listingExtra: {}, listingOmitOrg: false });
   });
@@ -249,12 +246,8 @@ describe('listing faults', () => {
     async (profile) => {
       const emu = await start({ profile, faults: { placeholders: { acme: ['d-db'] } } });
       await emu.putStore(SEEDED);
-      const placeholder = {
-        org: 'acme',
-        name: 'd-db',
-        placeholder: true,
-        error: 'record could not be rendered',
-      };
+      const error = 'record could not be rendered';
+      const placeholder = { org: 'acme', name: 'd-db', placeholder: true, error };
       const web = expect.objectContaining({ name: 'b-web', type: 'K8S' });
       expect(entriesOf(await list(emu))).toEqual([web, placeholder]);
       // In every shape: kosli's pages too (the spec profile ignores the query).

@@ -134,16 +134,12 @@ describe('PUT /api/v2/environments/{org}/{name}/archive', () => {
     await api.archive('prod');
     nowMs += 5000;
     expect((await api.put({ ...VALID, description: 'Reborn' })).status).toBe(201);
+    const fresh = { require_provenance: false, tags: {}, policies: null, state: null };
+    const times = { last_modified_at: 1_700_000_005, last_changed_at: 1_700_000_005 };
     expect((await api.read('prod')).body).toMatchObject({
-      ...{
-        description: 'Reborn',
-        require_provenance: false,
-        tags: {},
-        policies: null,
-        state: null,
-      },
-      last_modified_at: 1_700_000_005,
-      last_changed_at: 1_700_000_005,
+      description: 'Reborn',
+      ...fresh,
+      ...times,
     });
     const store = (await emu.getStore()).orgs.acme ?? [];
     expect(store.map(({ description, archived: gone, tags }) => [description, gone, tags])).toEqual(

@@ -4,13 +4,10 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestEmulator } from '../helpers/emulator.ts';
-import { entriesOf, NOW_MS, RULE, startKosli, VALIDATION_FAILED } from './api-client.ts';
+import { entriesOf, NOW_MS, RULE, startKosli, VALID, VALIDATION_FAILED } from './api-client.ts';
 import type { ApiClient } from './api-client.ts';
 
-const PROD = {
-  ...{ name: 'prod', type: 'K8S', description: 'Production' },
-  ...{ require_provenance: true, policies: ['p'] },
-};
+const PROD = { ...VALID, require_provenance: true, policies: ['p'] };
 
 let emu: TestEmulator;
 let api: ApiClient;
@@ -44,12 +41,9 @@ describe('PATCH /api/v2/environments/{org}/{name}', () => {
     const response = await api.patch('prod', { description: 'Changed' });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ ...(await entry('prod')), require_provenance: true });
-    expect(response.body).toMatchObject({
-      ...{ description: 'Changed', type: 'K8S', policies: ['p'], tags: { team: 'core' } },
-      state: true,
-      last_modified_at: 1_700_000_000,
-      last_changed_at: 1_700_000_000,
-    });
+    const kept = { type: 'K8S', policies: ['p'], tags: { team: 'core' }, state: true };
+    const moved = { last_modified_at: 1_700_000_000, last_changed_at: 1_700_000_000 };
+    expect(response.body).toMatchObject({ ...kept, ...moved, description: 'Changed' });
   });
 
   it('clears a description with "", which the PUT ignores', async () => {

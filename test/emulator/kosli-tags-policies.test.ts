@@ -122,7 +122,9 @@ describe('PUT and GET /api/v2/policies/{org}[/{name}]', () => {
   it('creates version 1 (201, the document), adds a version only when the YAML changes by a byte (200)', async () => {
     const created = await api.putPolicy(policyForm(PAYLOAD, YAML));
     const document = {
-      ...{ name: 'baseline', description: 'The baseline', created_at: 1_700_000_000 },
+      name: 'baseline',
+      description: 'The baseline',
+      created_at: 1_700_000_000,
       versions: [version(1, YAML, 1_700_000_000)],
     };
     expect([created.status, created.body]).toEqual([201, document]);
@@ -307,7 +309,9 @@ describe('policy documents in the admin store', () => {
     expect(seeded.policies).toEqual({
       acme: [
         {
-          ...{ name: 'seeded', description: '', created_at: 5 },
+          name: 'seeded',
+          description: '',
+          created_at: 5,
           versions: [version(1, 'a: 1\n', 5), version(4, 'a: 2\n', 9)],
         },
       ],

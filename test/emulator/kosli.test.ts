@@ -159,15 +159,11 @@ describe('kosli listing and the read of one environment', () => {
     await api.put({ ...VALID, name: 'zeta', type: 'logical', policies: ['p1'] });
     nowMs += 1500;
     await api.put({ ...VALID, name: 'alpha', require_provenance: true });
+    const alpha = { org: 'acme', ...VALID, name: 'alpha', include_scaling: false, policies: null };
+    const times = { last_modified_at: 1_700_000_001.75, last_changed_at: 1_700_000_001.75 };
+    const empty = { tags: {}, state: null, last_reported_at: null, included_environments: null };
     expect((await api.list()).body).toEqual([
-      {
-        ...{ org: 'acme', name: 'alpha', type: 'K8S', description: 'Production' },
-        ...{ include_scaling: false, policies: null, tags: {}, state: null },
-        last_modified_at: 1_700_000_001.75,
-        last_reported_at: null,
-        last_changed_at: 1_700_000_001.75,
-        included_environments: null,
-      },
+      { ...alpha, ...times, ...empty },
       expect.objectContaining({ name: 'zeta', policies: ['p1'], included_environments: [] }),
     ]);
     for (const entry of entriesOf(await api.list('page=1'))) {
@@ -205,11 +201,13 @@ describe('kosli listing and the read of one environment', () => {
   it('pages with page and per_page: the envelope, a partial last page, an empty page past the end', async () => {
     const names = Array.from({ length: 45 }, (_, i) => `env-${String(i).padStart(2, '0')}`);
     await emu.putStore({ orgs: { acme: names.toReversed().map((name) => ({ ...VALID, name })) } });
+    const second = names
+      .slice(20, 40)
+      .map((name) => expect.objectContaining({ name, org: 'acme' }));
+    const counts = { page: 2, per_page: 20, total_pages: 3, total_count: 45 };
     expect((await api.list('page=2&per_page=20')).body).toEqual({
-      ...{ page: 2, per_page: 20, total_pages: 3, total_count: 45 },
-      environments: names
-        .slice(20, 40)
-        .map((name) => expect.objectContaining({ name, org: 'acme' })),
+      ...counts,
+      environments: second,
       _links: { self: { href: `${emu.url}/api/v2/environments/acme?page=2&per_page=20` } },
     });
     const third = entriesOf(await api.list('page=3&per_page=20'));
@@ -241,10 +239,12 @@ describe('kosli listing and the read of one environment', () => {
 
 describe('kosli logical environments: included_environments', () => {
   const view = (members: unknown, type = 'logical') => ({
-    ...{ name: 'view', type, description: 'all' },
+    name: 'view',
+    type,
+    description: 'all',
     included_environments: members,
   });
-  const refused = async (members: unknown, text: string, type?: string) =>
+  const expectMembersRefused = async (members: unknown, text: string, type?: string) =>
     expectRefused(await api.put(view(members, type)), 'included_environments', text);
   beforeEach(async () => {
     for (const name of ['eu', 'us']) await api.put({ ...VALID, name });
@@ -280,7 +280,7 @@ describe('kosli logical environments: included_environments', () => {
     [['eu', 3], 'must be a list of environment names, got an array'],
     ['eu', 'must be a list of environment names, got a string'],
   ])('refuses the members %j, storing nothing', async (members, text) => {
-    await refused(members, text);
+    await expectMembersRefused(members, text);
     expect(await stored('view')).toBeUndefined();
   });
 
@@ -288,14 +288,14 @@ describe('kosli logical environments: included_environments', () => {
     'refuses members on a %s environment, even an empty list',
     async (type) => {
       const text = `only a logical environment includes others; this one is of type '${type}'`;
-      for (const members of [['eu'], []]) await refused(members, text, type);
+      for (const members of [['eu'], []]) await expectMembersRefused(members, text, type);
     },
   );
 
   it('refuses a member of another org, or an archived one', async () => {
     await api.put({ ...VALID, name: 'ap' }, 'beta');
-    await refused(['ap'], "environment 'ap' does not exist in organization 'acme'");
+    await expectMembersRefused(['ap'], "environment 'ap' does not exist in organization 'acme'");
     expect((await api.archive('eu')).status).toBe(200);
-    await refused(['eu'], "environment 'eu' in organization 'acme' has been archived");
+    await expectMembersRefused(['eu'], "environment 'eu' in organization 'acme' has been archived");
   });
 });

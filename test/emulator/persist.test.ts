@@ -42,28 +42,6 @@ describe('data file', () => {
     expect(await saved()).toEqual({ version: 1, orgs: { acme: [prod] }, policies: {} });
   });
 
-  it('keeps the store across a restart', async () => {
-    const first = await startTestEmulator({ dataFile: file });
-    await put(first, 'prod', 'kept');
-    await put(first, 'dev', 'also kept');
-    const before = await first.getStore();
-    await first.close();
-    const second = await startTestEmulator({ dataFile: file });
-    try {
-      expect(await second.getStore()).toEqual(before);
-      const url = `${second.url}/api/v2/environments/acme`;
-      const headers = { authorization: 'Bearer t' };
-      expect((await send(url, { headers, dispatcher: second.agent })).body).toEqual({
-        env: [
-          { org: 'acme', name: 'dev', type: 'K8S', description: 'also kept' },
-          { org: 'acme', name: 'prod', type: 'K8S', description: 'kept' },
-        ],
-      });
-    } finally {
-      await second.close();
-    }
-  });
-
   it('keeps what the kosli profile holds across a restart: archived ones, documents, tags, policies', async () => {
     const options = {
       profile: 'kosli' as const,

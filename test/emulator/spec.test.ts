@@ -33,12 +33,15 @@ describe('PUT /api/v2/environments/{org}', () => {
     const created = await put(VALID);
     expect([created.status, created.body]).toEqual([201, 'OK']);
     expect(created.headers['content-type']).toMatch(/^application\/json/);
-    expect((await emu.getStore()).orgs.acme).toEqual([
-      expect.objectContaining({
-        ...{ org: 'acme', name: 'prod', include_scaling: false, policies: [], tags: {} },
-        ...{ state: null, included_environments: null, archived: false },
-      }),
-    ]);
+    const defaults = {
+      include_scaling: false,
+      policies: [],
+      tags: {},
+      state: null,
+      archived: false,
+    };
+    const prod = { org: 'acme', name: 'prod', included_environments: null, ...defaults };
+    expect((await emu.getStore()).orgs.acme).toEqual([expect.objectContaining(prod)]);
     const changed = { description: '', type: 'S3', include_scaling: true, policies: ['p'] };
     expect((await put({ ...VALID, ...changed })).body).toBe('OK');
     // The contract's service applies "" and include_scaling true; an update that leaves the
@@ -242,18 +245,11 @@ describe('access: 401, 403, 404, 405', () => {
     '/api/v2/environments/',
     '/api/v1/environments/acme',
     '/api/v2/environments/acme/',
-    '/api/v2/environments/acme/prod',
-    '/api/v2/environments/acme/prod/archive',
-    '/api/v2/policies/acme',
-    '/api/v2/tags/acme/environment/prod',
     '/_emulator',
-  ])(
-    'answers 404 for the path %s (the routes outside the contract are not served)',
-    async (path) => {
-      const response = await call(path);
-      expect([response.status, response.body]).toEqual([404, { message: expect.any(String) }]);
-    },
-  );
+  ])('answers 404 for the path %s', async (path) => {
+    const response = await call(path);
+    expect([response.status, response.body]).toEqual([404, { message: expect.any(String) }]);
+  });
 
   it.each(['POST', 'DELETE', 'PATCH', 'OPTIONS'] as const)(
     'answers 405 with Allow to %s',

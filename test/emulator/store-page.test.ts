@@ -1,34 +1,32 @@
 /** The emulator's store page (GET /_emulator/) and its indented store JSON. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { StoredEnvironment } from '../../src/emulator/index.ts';
+import type { PolicyDocument, StoredEnvironment } from '../../src/emulator/index.ts';
+import { newEnvironment } from '../../src/emulator/store-document.ts';
 import { escapeHtml, renderStorePage, STORE_PAGE_STYLE } from '../../src/emulator/store-page.ts';
 import { send, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 
 const NOW = Date.parse('2026-11-23T02:00:00.000Z');
 
 function stored(overrides: Partial<StoredEnvironment> = {}): StoredEnvironment {
+  const fields = { org: 'acme', name: 'prod', type: 'K8S', description: 'Production' };
+  const more = { require_provenance: true, policies: ['baseline'], tags: { team: 'core' } };
   return {
-    ...{ org: 'acme', name: 'prod', type: 'K8S', description: 'Production', archived: false },
-    ...{ include_scaling: false, require_provenance: true, policies: ['baseline'] },
-    ...{ tags: { team: 'core' }, state: null, included_environments: null },
-    ...{ last_modified_at: 1_763_000_000.5, last_changed_at: 1_763_000_000.5 },
-    last_reported_at: null,
+    ...newEnvironment({ ...fields, ...more, last_modified_at: 1_763_000_000.5 }, 0),
     ...overrides,
   };
 }
 
-const version = (n: number, yaml: string, at: number, by: string) => ({
+const version = (n: number, policy_yaml: string, timestamp: number, created_by: string) => ({
   version: n,
-  policy_yaml: yaml,
-  timestamp: at,
-  created_by: by,
+  policy_yaml,
+  timestamp,
+  created_by,
 });
+const doc = (name: string, description: string, created_at: number, versions: unknown[]) =>
+  ({ name, description, created_at, versions }) as PolicyDocument;
 
-const TAGS = new Set(
-  'html head meta title style body header h1 h2 h3 p main section div table thead tbody tr th td code span time wbr a'.split(
-    ' ',
-  ),
-);
+const ELEMENTS = 'html head meta title style body header h1 h2 h3 p main section div table thead';
+const TAGS = new Set(`${ELEMENTS} tbody tr th td code span time wbr a`.split(' '));
 
 /** Tags that are not the renderer's own (made by text put into the page). */
 function foreignTags(html: string): string[] {
@@ -45,25 +43,17 @@ function foreignTags(html: string): string[] {
 describe('the store page renderer', () => {
   it('shows every org, every environment with all its fields, and each policy document by version', () => {
     const old = stored({ name: 'old', archived: true, type: 'logical', included_environments: [] });
-    const baseline = {
-      ...{ name: 'baseline', description: 'The baseline', created_at: 1_763_000_000 },
-      versions: [
-        version(1, 'a: 1\n', 1_763_000_000, 'me'),
-        version(2, 'a: 2\n', 1_763_000_100, 'you'),
-      ],
-    };
-    const lonely = {
-      name: 'lonely',
-      description: '',
-      created_at: 1,
-      versions: [version(1, 'b: 1', 1, 'me')],
+    const versions = [
+      version(1, 'a: 1\n', 1_763_000_000, 'me'),
+      version(2, 'a: 2\n', 1_763_000_100, 'you'),
+    ];
+    const baseline = doc('baseline', 'The baseline', 1_763_000_000, versions);
+    const policies = {
+      acme: [baseline],
+      gamma: [doc('lonely', '', 1, [version(1, 'b: 1', 1, 'me')])],
     };
     const html = renderStorePage(
-      {
-        version: 1,
-        orgs: { acme: [stored(), old], beta: [] },
-        policies: { acme: [baseline], gamma: [lonely] },
-      },
+      { version: 1, orgs: { acme: [stored(), old], beta: [] }, policies },
       NOW,
     );
     const columns =
@@ -105,20 +95,10 @@ describe('the store page renderer', () => {
     'Tom & Jerry',
     'a\u202eb\nc',
   ])('shows the hostile text %j as text, never as markup', (text) => {
-    const env = stored({
-      ...{ org: text, name: text, type: text, description: text, policies: [text] },
-      ...{ tags: { [text]: text }, included_environments: [text] },
-    });
-    const document = {
-      name: text,
-      description: text,
-      created_at: 0,
-      versions: [version(1, text, 0, text)],
-    };
-    const html = renderStorePage(
-      { version: 1, orgs: { [text]: [env] }, policies: { [text]: [document] } },
-      NOW,
-    );
+    const texts = { org: text, name: text, type: text, description: text, policies: [text] };
+    const env = stored({ ...texts, tags: { [text]: text }, included_environments: [text] });
+    const policies = { [text]: [doc(text, text, 0, [version(1, text, 0, text)])] };
+    const html = renderStorePage({ version: 1, orgs: { [text]: [env] }, policies }, NOW);
     expect(foreignTags(html)).toEqual([]);
     expect(html).not.toContain(text);
     expect(html).toContain(escapeHtml(text));
