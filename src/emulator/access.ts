@@ -53,6 +53,7 @@ function bearer(header: string | undefined): { token: string } | { problem: stri
 }
 
 const REDACTED = '[REDACTED]';
+const FORBIDDEN = "You don't have permission to access this resource";
 
 /** Query parameters that carry a token, whatever their value (OAuth's and the common one). */
 const TOKEN_PARAMETERS = new Set(['access_token', 'token']);
@@ -147,28 +148,22 @@ export function allowMethod(res: ServerResponse, method: string, allowed: readon
   return allowed.includes(method);
 }
 
-/** The decoded, checked and authorized `{org}`, or undefined once answered. */
-export function authorize(
-  req: IncomingMessage,
-  res: ServerResponse,
-  rawOrg: string,
-  deps: ApiDeps,
-): string | undefined {
-  const org = decodeSegment(rawOrg);
-  const missing = (name: string): undefined => {
-    sendError(res, 404, `Organization '${shownSegment(name, { req, deps })}' does not exist`);
-    return undefined;
-  };
-  if (org === undefined || !NAME_PATTERN.test(org)) return missing(org ?? rawOrg);
+/** The `{org}` segment as sent (`raw`), decoded and authorized; undefined once answered. */
+export function authorize(req: IncomingMessage, res: ServerResponse, raw: string, deps: ApiDeps) {
+  const org = decodeSegment(raw);
   const credentials = bearer(req.headers.authorization);
   const scope = 'token' in credentials ? deps.tokens?.get(credentials.token) : undefined;
-  if ('problem' in credentials || (deps.tokens !== null && scope === undefined)) {
-    const message = 'problem' in credentials ? credentials.problem : 'Invalid token';
-    const challenge = { 'www-authenticate': 'Bearer realm="envsync-emulator"' };
-    return void sendError(res, 401, message, {}, challenge);
-  }
-  if (scope?.has(org) === false) {
-    return void sendError(res, 403, "You don't have permission to access this resource");
-  }
-  return deps.orgs?.has(org) === false ? missing(org) : org;
+  const missing = (name: string) =>
+    `Organization '${shownSegment(name, { req, deps })}' does not exist`;
+  let refusal: [number, string] | undefined;
+  if (org === undefined || !NAME_PATTERN.test(org)) refusal = [404, missing(org ?? raw)];
+  else if ('problem' in credentials) refusal = [401, credentials.problem];
+  else if (deps.tokens !== null && scope === undefined) refusal = [401, 'Invalid token'];
+  else if (scope?.has(org) === false) refusal = [403, FORBIDDEN];
+  else if (deps.orgs?.has(org) === false) refusal = [404, missing(org)];
+  if (refusal === undefined) return org;
+  const [status, message] = refusal;
+  const challenge = status === 401 ? { 'www-authenticate': 'Bearer realm="envsync-emulator"' } : {};
+  sendError(res, status, message, {}, challenge);
+  return undefined;
 }

@@ -35,8 +35,10 @@ export function sendError(
 
 /** The body, or undefined once the client has gone or a 413 is sent (the rest never buffered). */
 export function readBody(req: IncomingMessage, res: ServerResponse, limit: number) {
-  const tooLarge = (): undefined =>
-    void sendError(res, 413, `Request body is larger than ${limit} bytes`);
+  const tooLarge = (): undefined => {
+    sendError(res, 413, `Request body is larger than ${limit} bytes`);
+    return undefined;
+  };
   const declared = req.headers['content-length'];
   if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
     return Promise.resolve(tooLarge());

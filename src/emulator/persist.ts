@@ -84,7 +84,8 @@ export function storeWriter(file: string, snapshot: () => StoreDocument, logger:
   return {
     schedule(): void {
       dirty = true;
-      if (timer === undefined && writing === undefined) timer = setTimeout(write, 20).unref();
+      if (timer === undefined && writing === undefined)
+        timer = setTimeout(() => void write(), 20).unref();
     },
     /** Writes any pending change now and waits for it; rejects when the last write failed. */
     async flush(): Promise<void> {

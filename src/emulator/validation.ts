@@ -87,7 +87,10 @@ export async function readChecked<T>(
   const body = json || emptyIsObject ? await readBody(req, res, MAX_BODY_BYTES) : Buffer.alloc(0);
   if (body === undefined) return undefined;
   const empty = emptyIsObject && body.length === 0;
-  if (!json && !empty) return void sendError(res, 415, 'Content-Type must be application/json');
+  if (!json && !empty) {
+    sendError(res, 415, 'Content-Type must be application/json');
+    return undefined;
+  }
   const parsed = empty ? { ok: true as const, value: {} } : parseJson(body);
   const result = parsed.ok
     ? validate(schema, parsed.value)
