@@ -29,10 +29,9 @@ export function byName(a: { name?: unknown }, b: { name?: unknown }): number {
 
 const copy = <T>(value: T): T => structuredClone(value);
 
-const FIELDS =
-  'type description include_scaling require_provenance policies tags included_environments'.split(
-    ' ',
-  ) as (keyof StoredEnvironment)[];
+/** The fields whose change moves `last_changed_at`. */
+const WATCHED = 'type description include_scaling require_provenance policies tags';
+const FIELDS = `${WATCHED} included_environments`.split(' ') as (keyof StoredEnvironment)[];
 
 /** Sorted by name, copied, as an object by org (from entries: `__proto__` stays a key). */
 function sortedByOrg<T extends { name: string }>(orgs: Map<string, T[]>): Record<string, T[]> {
