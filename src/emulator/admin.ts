@@ -1,9 +1,4 @@
-/**
- * Admin endpoints under /_emulator/: no token, loopback callers only, never subject to faults and
- * never counted in the stats. A web page open in a browser on the same machine is a loopback
- * caller too, so the endpoints also refuse what only a browser sends across sites (see
- * `crossSiteRefusal`): otherwise any page could wipe a `--data` store with a form post.
- */
+/** The admin endpoints under /_emulator/ (docs/emulator.md, "Admin endpoints"). */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { allowMethod } from './access.ts';
@@ -23,12 +18,8 @@ export interface AdminDeps {
   readonly reset: () => void;
 }
 
-/** GET /_emulator/faults: the settings plus the seed the PRNG was last started from. */
-export interface FaultState extends FaultSettings {
-  seed: number;
-}
+export type FaultState = FaultSettings & { seed: number };
 
-/** The endpoints and their methods; `''` is the store as a page for people. */
 const ALLOWED: Record<string, readonly string[]> = {
   '': ['GET', 'HEAD'],
   health: ['GET', 'HEAD'],
@@ -49,65 +40,35 @@ const PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
 } as const;
 
-/** Host names that reach this machine only: a DNS name that resolves here is not one of them. */
-function isLoopbackHost(host: string | undefined): boolean {
-  if (host === undefined) return true; // HTTP/1.0 without Host: not a browser
-  const name = /^(\[[^\]]*\]|[^:]*)(?::\d+)?$/.exec(host.trim().toLowerCase())?.[1] ?? '';
-  return /^(?:localhost|.+\.localhost|127(?:\.\d{1,3}){3}|\[::1\]|\[::ffff:127(?:\.\d{1,3}){3}\])$/.test(
-    name,
-  );
-}
+/** Host names that reach this machine only (with a port or not): a DNS name is not one of them. */
+const LOOPBACK_HOST =
+  /^(?:localhost|[^:]+\.localhost|127(?:\.\d{1,3}){3}|\[::1\]|\[::ffff:127(?:\.\d{1,3}){3}\])(?::\d+)?$/;
 
-/**
- * Why a request must be refused as cross-site, or undefined. A browser can send a "simple"
- * cross-site request (a form post, `fetch` with `no-cors`) without asking first, but only with a
- * body of text/plain, form or multipart type, and always with an `Origin` header on a POST, PUT or
- * PATCH; recent browsers also say `Sec-Fetch-Site`. A page whose DNS name is made to resolve to
- * 127.0.0.1 (DNS rebinding) still sends its own name as `Host`. Clients that are not browsers
- * (curl, the test helpers, the bench) send none of these.
- */
-function crossSiteRefusal(req: IncomingMessage): [number, string] | undefined {
-  const { headers } = req;
+/** Why a request looks like one a web page made (docs/emulator.md, "Admin endpoints"). */
+function crossSiteRefusal({ headers, method }: IncomingMessage): [number, string] | undefined {
   const site = headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-    return [
-      403,
-      `The admin endpoints refuse cross-site requests (Sec-Fetch-Site: ${http.cutHeader(site)})`,
-    ];
+    const text = `The admin endpoints refuse cross-site requests (Sec-Fetch-Site: ${http.cutHeader(site)})`;
+    return [403, text];
   }
   if (headers.origin !== undefined) {
     return [403, 'The admin endpoints refuse requests from web pages (an Origin header)'];
   }
-  if (!isLoopbackHost(headers.host)) {
+  // HTTP/1.0 without a Host: not a browser.
+  if (headers.host !== undefined && !LOOPBACK_HOST.test(headers.host.trim().toLowerCase())) {
     return [403, 'The admin endpoints answer only a loopback Host (127.0.0.1, [::1] or localhost)'];
   }
-  if (req.method === 'GET' || req.method === 'HEAD') return undefined;
+  if (method === 'GET' || method === 'HEAD') return undefined;
   const type = headers['content-type'];
   const length = headers['content-length'];
   const hasBody =
     headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
   if (type === undefined ? !hasBody : http.mediaType(type) === 'application/json') return undefined;
   const got = type === undefined ? '' : ` (got ${JSON.stringify(type.slice(0, 100))})`;
-  return [
-    415,
-    `The admin endpoints take a JSON body only: send Content-Type: application/json${got}`,
-  ];
+  const text = `The admin endpoints take a JSON body only: send Content-Type: application/json${got}`;
+  return [415, text];
 }
 
-/** A JSON body, or undefined once the answer (413, 400) has been sent. */
-async function readJson(
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<{ value: unknown } | undefined> {
-  const body = await http.readBody(req, res, http.MAX_ADMIN_BODY_BYTES);
-  if (body === undefined) return undefined;
-  const parsed = http.parseJson(body);
-  if (parsed.ok) return { value: parsed.value };
-  http.sendError(res, 400, 'Invalid JSON', { errors: { payload: parsed.reason } });
-  return undefined;
-}
-
-/** Handles GET/PUT/PATCH/POST on /_emulator/{name}. */
 export async function handleAdmin(
   req: IncomingMessage,
   res: ServerResponse,
@@ -123,51 +84,48 @@ export async function handleAdmin(
   if (allowed === undefined) {
     // The endpoints are named rather than the path quoted: it may hold anything (a token too).
     const names = Object.keys(ALLOWED).map((endpoint) => `/_emulator/${endpoint}`);
-    return http.sendError(
-      res,
-      404,
-      `No such admin endpoint; the admin endpoints are ${names.join(', ')}`,
-    );
+    const text = `No such admin endpoint; the admin endpoints are ${names.join(', ')}`;
+    return http.sendError(res, 404, text);
   }
   const method = req.method ?? 'GET';
   if (!allowMethod(res, method, allowed)) return;
-  const reading = method === 'GET' || method === 'HEAD';
   const { store, faults } = deps;
-  const body = reading || name === 'reset' ? undefined : await readJson(req, res);
+  const documents: Record<string, () => unknown> = {
+    health: () => ({ status: 'ok' }),
+    stats: () => deps.stats.snapshot(store.size),
+    store: () => store.toDocument(),
+    faults: () => ({ ...faults.settings, seed: faults.seed }),
+  };
+  const invalid = (what: string, errors: object) => http.sendError(res, 400, what, { errors });
+  // The store indented, one field a line, for people who read it.
+  const answer = () => http.sendJson(res, 200, documents[name]?.(), {}, name === 'store');
   if (name === '') {
-    res
-      .writeHead(200, PAGE_HEADERS)
-      .end(renderStorePage(store.toDocument(), deps.nowSeconds() * 1000));
-  } else if (name === 'health') http.sendJson(res, 200, { status: 'ok' });
-  else if (name === 'stats') http.sendJson(res, 200, deps.stats.snapshot(store.size));
-  else if (name === 'requests') {
-    // Any limit from 1 is fine; the answer holds at most what the ring buffer keeps.
-    const raw = query.get('limit') ?? '100';
-    const limit = /^\d{1,9}$/.test(raw) ? Number(raw) : 0;
-    if (limit >= 1) http.sendJson(res, 200, { requests: deps.stats.recent(limit) });
-    else
-      http.sendError(res, 400, 'Invalid query parameters', {
-        errors: { limit: 'must be a whole number from 1' },
-      });
-  } else if (name === 'store') {
-    const document =
-      body === undefined ? undefined : parseStoreDocument(body.value, deps.nowSeconds());
-    if (document?.ok === false) {
-      return http.sendError(res, 400, 'Invalid store document', { errors: document.errors });
-    }
-    if (document !== undefined) store.replace(document.value);
-    if (reading || document !== undefined) http.sendJson(res, 200, store.toDocument(), {}, true);
-  } else if (name === 'faults') {
-    const patch = body === undefined ? undefined : patchFaults(body.value, faults.settings);
-    if (patch?.ok === false) {
-      return http.sendError(res, 400, 'Invalid fault settings', { errors: patch.errors });
-    }
-    if (patch !== undefined) faults.update(patch.value.settings);
-    if (patch?.value.seed !== undefined) faults.reseed(patch.value.seed);
-    if (reading || patch !== undefined)
-      http.sendJson(res, 200, { ...faults.settings, seed: faults.seed });
-  } else {
+    const page = renderStorePage(store.toDocument(), deps.nowSeconds() * 1000);
+    res.writeHead(200, PAGE_HEADERS).end(page);
+  } else if (name === 'reset') {
     deps.reset();
     http.sendJson(res, 200, { message: 'emulator reset' });
+  } else if (name === 'requests') {
+    // Any limit from 1 is fine; the answer holds at most what the ring buffer keeps.
+    const limit = http.wholeParameter(query, 'limit', 100);
+    if (limit !== undefined) return http.sendJson(res, 200, { requests: deps.stats.recent(limit) });
+    invalid('Invalid query parameters', { limit: 'must be a whole number from 1' });
+  } else if (method === 'GET' || method === 'HEAD') answer();
+  else {
+    const raw = await http.readBody(req, res, 64 * 1024 * 1024); // a whole store can be big
+    if (raw === undefined) return;
+    const body = http.parseJson(raw);
+    if (!body.ok) return invalid('Invalid JSON', { payload: body.reason });
+    if (name === 'store') {
+      const document = parseStoreDocument(body.value, deps.nowSeconds());
+      if (!document.ok) return invalid('Invalid store document', document.errors);
+      store.replace(document.value);
+    } else {
+      const patch = patchFaults(body.value, faults.settings);
+      if (!patch.ok) return invalid('Invalid fault settings', patch.errors);
+      faults.update(patch.value.settings);
+      if (patch.value.seed !== undefined) faults.reseed(patch.value.seed);
+    }
+    answer();
   }
 }

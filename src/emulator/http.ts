@@ -2,15 +2,9 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { errorMessage } from '../runtime/errors.ts';
 
-/** Largest accepted API request body: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
-/** Largest accepted admin request body (a whole store can be big). */
-export const MAX_ADMIN_BODY_BYTES = 64 * 1024 * 1024;
 
-/**
- * Sends `body` as JSON (indented when `pretty`, for documents people read). Does nothing when the
- * answer has already started or the socket is gone.
- */
+/** Sends `body` as JSON (indented when `pretty`) unless an answer has started. */
 export function sendJson(
   res: ServerResponse,
   status: number,
@@ -29,7 +23,6 @@ export function sendJson(
   res.end(text);
 }
 
-/** Sends `{"message": message}` plus any extra fields. */
 export function sendError(
   res: ServerResponse,
   status: number,
@@ -40,11 +33,7 @@ export function sendError(
   sendJson(res, status, { message, ...extra }, headers);
 }
 
-/**
- * The request body, at most `limit` bytes: the bytes, or undefined once a 413 has been sent (as
- * soon as a declared or actual size is over; the rest is then discarded, never buffered) or the
- * client has gone.
- */
+/** The body, or undefined once the client has gone or a 413 is sent (the rest never buffered). */
 export function readBody(req: IncomingMessage, res: ServerResponse, limit: number) {
   const tooLarge = (): undefined => {
     sendError(res, 413, `Request body is larger than ${limit} bytes`);
@@ -65,7 +54,6 @@ export function readBody(req: IncomingMessage, res: ServerResponse, limit: numbe
       size += chunk.length;
       if (size <= limit) chunks.push(chunk);
       else {
-        // Keep the stream flowing with nobody listening: the rest is discarded.
         req.resume();
         finish(tooLarge());
       }
@@ -79,18 +67,17 @@ export function readBody(req: IncomingMessage, res: ServerResponse, limit: numbe
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/** Strict UTF-8 JSON: the value, or why it is not JSON. */
 export function parseJson(
   body: Buffer,
 ): { ok: true; value: unknown } | { ok: false; reason: string } {
   let text: string;
   try {
     text = utf8.decode(body);
-    if (text.trim() === '')
-      return { ok: false, reason: 'the body is empty; a JSON object is required' };
   } catch {
     return { ok: false, reason: 'the body is not valid UTF-8' };
   }
+  if (text.trim() === '')
+    return { ok: false, reason: 'the body is empty; a JSON object is required' };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
@@ -98,19 +85,17 @@ export function parseJson(
   }
 }
 
-/** The media type of a Content-Type header, lower case, without parameters. */
 export function mediaType(header: string | undefined): string | undefined {
   return header?.split(';')[0]?.trim().toLowerCase();
 }
 
 /** True for 127.0.0.0/8 and ::1, including IPv4-mapped IPv6 forms. */
 export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return v4.startsWith('127.') || address === '::1';
+  const v4 = address?.startsWith('::ffff:') ? address.slice(7) : address;
+  return v4?.startsWith('127.') === true || address === '::1';
 }
 
-/** Splits a request target into path and query without normalizing it. */
+/** Splits a request target without normalizing it. */
 export function splitTarget(target: string): { path: string; query: URLSearchParams } {
   const mark = target.indexOf('?');
   return mark < 0
@@ -118,7 +103,18 @@ export function splitTarget(target: string): { path: string; query: URLSearchPar
     : { path: target.slice(0, mark), query: new URLSearchParams(target.slice(mark + 1)) };
 }
 
-/** decodeURIComponent that returns undefined instead of throwing. */
+/** A query parameter as a whole number from 1 to `max` (`fallback` when absent), or undefined. */
+export function wholeParameter(
+  query: URLSearchParams,
+  name: string,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
+  const raw = query.get(name);
+  const number = raw === null ? fallback : /^\d{1,9}$/.test(raw) ? Number(raw) : 0;
+  return number >= 1 && number <= max ? number : undefined;
+}
+
 export function decodeSegment(segment: string): string | undefined {
   try {
     return decodeURIComponent(segment);

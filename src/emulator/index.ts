@@ -1,17 +1,6 @@
 /** The Environments API emulator's public surface. */
 export { startEmulator, type RunningEmulator } from './server.ts';
-export {
-  DEFAULT_HEADERS_TIMEOUT_MS,
-  DEFAULT_HOST,
-  DEFAULT_PORT,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  MAX_TIMEOUT_MS,
-  PROFILES,
-  type EmulatorOptions,
-  type Profile,
-  type Sleep,
-  type TokenGrant,
-} from './options.ts';
+export * from './options.ts';
 export { NAME_PATTERN } from './validation.ts';
 export type { FaultSettings, IgnorableWrite } from './faults.ts';
 export type { FaultState } from './admin.ts';

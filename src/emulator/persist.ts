@@ -1,16 +1,13 @@
-/**
- * `--data FILE`: load the store at start, write it back atomically (temp file in the same
- * directory, fsync, rename) with bursts of changes coalesced into one write.
- */
+/** `--data FILE`: the store loaded at start and written back whole, a burst of changes at once. */
+import * as fsPromises from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
-import * as fsPromises from 'node:fs/promises';
 import { FileReadError, READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
 import { writeFileSynced } from '../runtime/write-file.ts';
 import { parseStoreDocument, type StoreDocument } from './store-document.ts';
 
-/** Reads the data file: undefined when it is missing or empty; a ConfigError when it is unusable. */
+/** Reads the data file: undefined when missing or empty; a ConfigError when unusable. */
 export async function loadStoreFile(
   file: string,
   nowSeconds: number,
@@ -27,98 +24,76 @@ export async function loadStoreFile(
     if (error instanceof FileReadError && error.code === 'ENOENT') return undefined;
     throw error;
   }
-  // An empty file (say, made by `touch`) is an empty store.
   if (text.trim() === '') return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(
-      `--data ${file}: not valid JSON (${errorMessage(error)}); fix or remove the file`,
-      { cause: error },
-    );
+    const reason = `not valid JSON (${errorMessage(error)}); fix or remove the file`;
+    throw new ConfigError(`--data ${file}: ${reason}`, { cause: error });
   }
   const result = parseStoreDocument(parsed, nowSeconds);
-  if (!result.ok) {
-    const problems = Object.entries(result.errors)
-      .slice(0, 5)
-      .map(([field, reason]) => `${field}: ${reason}`)
-      .join('; ');
-    throw new ConfigError(`--data ${file}: not an emulator store: ${problems}`);
-  }
-  return result.value;
+  if (result.ok) return result.value;
+  const problems = Object.entries(result.errors)
+    .slice(0, 5)
+    .map(([field, reason]) => `${field}: ${reason}`);
+  throw new ConfigError(`--data ${file}: not an emulator store: ${problems.join('; ')}`);
 }
 
-let tempCounter = 0;
-
-/** Writes `text` to `file` atomically: a temp file beside it, fsync, then rename over it. */
-async function writeFileAtomic(file: string, text: string): Promise<void> {
-  tempCounter += 1;
-  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${tempCounter}.tmp`);
-  try {
-    await writeFileSynced(temp, text, { exclusive: false, mode: 0o644 });
-    await fsPromises.rename(temp, file);
-  } catch (error) {
-    await fsPromises.unlink(temp).catch(() => undefined);
-    throw error;
-  }
-}
-
-/**
- * Persists snapshots of the store: `schedule` after each change (a write follows shortly, one for
- * a burst of changes), `flush` before exit. A failed write is tried again by the next one.
- */
-export class StoreWriter {
-  readonly #file: string;
-  readonly #snapshot: () => StoreDocument;
-  readonly #logger: Logger;
-  #dirty = false;
-  #timer: NodeJS.Timeout | undefined;
-  #writing: Promise<void> | undefined;
-  #error: unknown;
-
-  constructor(file: string, snapshot: () => StoreDocument, logger: Logger) {
-    this.#file = file;
-    this.#snapshot = snapshot;
-    this.#logger = logger;
-  }
-
-  schedule(): void {
-    this.#dirty = true;
-    if (this.#timer !== undefined || this.#writing !== undefined) return;
-    this.#timer = setTimeout(() => void this.#write(), 20).unref();
-  }
-
-  /** Writes any pending change now and waits for it; rejects when the last write failed. */
-  async flush(): Promise<void> {
-    await this.#write();
-    if (this.#error !== undefined) {
-      const text = `could not write ${this.#file}: ${errorMessage(this.#error)}`;
-      throw new Error(text, { cause: this.#error });
+/** Writes the store shortly after a burst of changes and on `flush`; a failed write is retried. */
+export function storeWriter(file: string, snapshot: () => StoreDocument, logger: Logger) {
+  let dirty = false;
+  let timer: NodeJS.Timeout | undefined;
+  let writing: Promise<void> | undefined;
+  let failure: unknown;
+  let temps = 0;
+  /** FILE is always the old or the new store whole: a temp file beside it, fsynced, renamed. */
+  const replace = async (text: string): Promise<void> => {
+    temps += 1;
+    const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${temps}.tmp`);
+    try {
+      await writeFileSynced(temp, text, { exclusive: false, mode: 0o644 });
+      await fsPromises.rename(temp, file);
+    } catch (error) {
+      await fsPromises.unlink(temp).catch(() => undefined);
+      throw error;
     }
-  }
-
-  /** Writes until no change is pending (changes made meanwhile join the next write). */
-  #write(): Promise<void> {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#writing ??= (async () => {
-      while (this.#dirty) {
-        this.#dirty = false;
+  };
+  const write = (): Promise<void> => {
+    clearTimeout(timer);
+    timer = undefined;
+    writing ??= (async () => {
+      while (dirty) {
+        dirty = false;
         try {
-          await writeFileAtomic(this.#file, `${JSON.stringify(this.#snapshot(), null, 2)}\n`);
-          this.#error = undefined;
-          this.#logger.debug({ file: this.#file }, 'store written');
+          await replace(`${JSON.stringify(snapshot(), null, 2)}\n`);
+          failure = undefined;
+          logger.debug({ file }, 'store written');
         } catch (error) {
-          this.#error = error;
-          this.#dirty = true;
-          this.#logger.error({ file: this.#file, err: error }, 'could not write the data file');
+          failure = error;
+          dirty = true;
+          logger.error({ file, err: error }, 'could not write the data file');
           break;
         }
       }
     })().finally(() => {
-      this.#writing = undefined;
+      writing = undefined;
     });
-    return this.#writing;
-  }
+    return writing;
+  };
+  return {
+    schedule(): void {
+      dirty = true;
+      if (timer === undefined && writing === undefined)
+        timer = setTimeout(() => void write(), 20).unref();
+    },
+    /** Writes any pending change now and waits for it; rejects when the last write failed. */
+    async flush(): Promise<void> {
+      await write();
+      if (failure !== undefined) {
+        const text = `could not write ${file}: ${errorMessage(failure)}`;
+        throw new Error(text, { cause: failure });
+      }
+    },
+  };
 }

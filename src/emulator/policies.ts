@@ -1,12 +1,7 @@
-/**
- * Policies (kosli profile; docs/api-behaviour.md#policies): the documents of an org
- * (`GET /api/v2/policies/{org}[/{name}]`, and `PUT /api/v2/policies/{org}` as multipart/form-data
- * with a `payload` field and a `policy_file` file part), and attaching and detaching them
- * (`POST`/`DELETE /api/v2/environments/{org}/{name}/policies`, `{"policy_names": [...]}`).
- */
+/** Policy documents and attaching them (docs/emulator.md; docs/api-behaviour.md#policies). */
 import { z } from 'zod';
 import { shownSegment, type Call } from './access.ts';
-import { liveName } from './environments.ts';
+import { liveEnvironment } from './environments.ts';
 import { decodeSegment, MAX_BODY_BYTES, mediaType, readBody, sendError, sendJson } from './http.ts';
 import {
   expected,
@@ -23,65 +18,49 @@ import {
 const POLICY_NAMES = jsonObject({
   policy_names: stringList('a list of policy names').superRefine((names, ctx) => {
     const bad = names.find((name) => !NAME_PATTERN.test(name));
-    if (names.length === 0)
-      ctx.addIssue({ code: 'custom', message: 'must name at least one policy' });
-    else if (bad !== undefined) ctx.addIssue({ code: 'custom', message: `'${bad}' ${NAME_RULE}` });
+    const message = names.length === 0 ? 'must name at least one policy' : `'${bad}' ${NAME_RULE}`;
+    if (names.length === 0 || bad !== undefined) ctx.addIssue({ code: 'custom', message });
   }),
 });
 
-/**
- * Attaches (`POST`) or detaches (`DELETE`) policies. Attaching needs a document of each name in
- * the org (else a 400 naming each missing one, and nothing is attached); an attached name stays
- * once. Detaching a name that is not attached is not an error; detaching the last one makes the
- * environment's compliance unknown (the store's rule).
- */
+/** Attaches (`POST`, each name once, all or none) or detaches (`DELETE`) policies. */
 export async function changeAttachedPolicies(call: Call): Promise<void> {
   const { req, res, org, deps } = call;
   const body = await readChecked(req, res, POLICY_NAMES);
   if (body === undefined) return;
-  const name = liveName(call);
-  if (name === undefined) return;
+  const env = liveEnvironment(call);
+  if (env === undefined) return;
   const names = [...new Set(body.policy_names)];
   const attach = req.method === 'POST';
-  const missing = attach
-    ? names.filter((policy) => deps.store.policy(org, policy) === undefined)
-    : [];
+  const missing = names.filter((name) => attach && deps.store.policy(org, name) === undefined);
   if (missing.length > 0) {
-    const problems = missing.map(
-      (policy) => `policy '${policy}' does not exist in organization '${org}'`,
-    );
-    sendInvalid(res, { policy_names: problems.join('; ') });
-    return;
+    const problem = (name: string) => `policy '${name}' does not exist in organization '${org}'`;
+    return sendInvalid(res, { policy_names: missing.map(problem).join('; ') });
   }
-  const attached = deps.store.get(org, name)?.policies ?? [];
+  const attached = env.policies ?? [];
   const policies = attach
-    ? [...attached, ...names.filter((policy) => !attached.includes(policy))]
-    : attached.filter((policy) => !names.includes(policy));
-  deps.store.update(org, name, { policies });
+    ? [...attached, ...names.filter((name) => !attached.includes(name))]
+    : attached.filter((name) => !names.includes(name));
+  deps.store.update(org, env.name, { policies });
   sendJson(res, 200, 'OK');
 }
 
-/** GET every policy document of the org, sorted by name. */
 export function listPolicies({ res, org, deps }: Call): void {
   sendJson(res, 200, deps.store.policies(org));
 }
 
-/** GET one policy document, or 404. */
 export function readPolicy(call: Call): void {
   const { res, org, name: rawName, deps } = call;
   const name = decodeSegment(rawName) ?? rawName;
   const document = deps.store.policy(org, name);
-  if (document !== undefined) sendJson(res, 200, document);
-  else {
-    const shown = shownSegment(name, call);
-    sendError(res, 404, `Policy named '${shown}' does not exist for organization '${org}'`);
-  }
+  if (document !== undefined) return sendJson(res, 200, document);
+  const shown = shownSegment(name, call);
+  sendError(res, 404, `Policy named '${shown}' does not exist for organization '${org}'`);
 }
 
-/** A form part given more than once. */
 const TWICE = Symbol('twice');
 
-/** What a form part must be, for the error of one that is missing, repeated or of another kind. */
+/** The error of a form part that is missing, repeated or not `what`. */
 const part =
   (what: string) =>
   ({ input }: { input: unknown }) =>
@@ -93,11 +72,7 @@ const part =
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/**
- * The upload's form: a `payload` field holding JSON `{name, type: "env", description, comment}`
- * (`comment` is checked and not kept: the published version has no place for it) and a
- * `policy_file` file part holding the YAML, non-empty UTF-8, not parsed.
- */
+/** The upload's form; `comment` is checked and not kept (a version has no place for it). */
 const FORM = z.strictObject({
   payload: z
     .string({ error: part('a plain form field holding JSON, not a file') })
@@ -133,15 +108,11 @@ const FORM = z.strictObject({
     }),
 });
 
-/**
- * PUT a policy document: 201 when it is created, 200 when it existed (whether or not the upload
- * changed it); the body is the document as now held. Parsed by the platform's own form parser.
- */
+/** PUT /api/v2/policies/{org}: 201 created or 200; read by the platform's own form parser. */
 export async function putPolicy({ req, res, org, deps }: Call): Promise<void> {
   const type = req.headers['content-type'];
   if (type === undefined || mediaType(type) !== 'multipart/form-data') {
-    sendError(res, 415, 'Content-Type must be multipart/form-data');
-    return;
+    return sendError(res, 415, 'Content-Type must be multipart/form-data');
   }
   const body = await readBody(req, res, MAX_BODY_BYTES);
   if (body === undefined) return;
@@ -149,10 +120,8 @@ export async function putPolicy({ req, res, org, deps }: Call): Promise<void> {
   try {
     form = await new Response(body, { headers: { 'content-type': type } }).formData();
   } catch {
-    sendInvalid(res, {
-      payload: 'not valid multipart/form-data (check the boundary and every part)',
-    });
-    return;
+    const payload = 'not valid multipart/form-data (check the boundary and every part)';
+    return sendInvalid(res, { payload });
   }
   const parts = await Promise.all(
     [...new Set(form.keys())].map(async (key) => {
@@ -162,10 +131,7 @@ export async function putPolicy({ req, res, org, deps }: Call): Promise<void> {
     }),
   );
   const upload = validate(FORM, Object.fromEntries(parts));
-  if (!upload.ok) {
-    sendInvalid(res, upload.errors);
-    return;
-  }
+  if (!upload.ok) return sendInvalid(res, upload.errors);
   const { payload, policy_file: yaml } = upload.value;
   const created = deps.store.savePolicy(org, payload.name, payload.description, yaml);
   sendJson(res, created ? 201 : 200, deps.store.policy(org, payload.name));

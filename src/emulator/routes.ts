@@ -1,7 +1,4 @@
-/**
- * The API's routes: a request target to a route (no decoding beyond splitting on "/"), the methods
- * each answers, and the handler each goes to once method, token, scope and org are checked.
- */
+/** The API's routes: their patterns, methods and handlers, and a raw path to a route. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { allowMethod, authorize, type ApiDeps, type Call } from './access.ts';
 import {
@@ -19,72 +16,35 @@ import { changeAttachedPolicies, listPolicies, putPolicy, readPolicy } from './p
 import { patchTags } from './tags.ts';
 
 type Handler = (call: Call) => void | Promise<void>;
+type Method = 'GET' | 'PUT' | 'PATCH' | 'POST' | 'DELETE';
 
-/**
- * Each API route: its pattern (the key of the stats), the methods it answers, and its handlers
- * for reading (GET, HEAD) and writing (any other method it answers).
- */
+/** Each API route: its path under /api/v2/ (the key of the stats) and its handler per method. */
 const ROUTES = {
-  environments: {
-    pattern: '/api/v2/environments/{org}',
-    allow: ['GET', 'HEAD', 'PUT'],
-    read: listEnvironments,
-    write: putEnvironment,
-  },
-  environment: {
-    pattern: '/api/v2/environments/{org}/{name}',
-    allow: ['GET', 'HEAD', 'PATCH'],
-    read: readEnvironment,
-    write: patchEnvironment,
-  },
-  archive: {
-    pattern: '/api/v2/environments/{org}/{name}/archive',
-    allow: ['PUT'],
-    write: archiveEnvironment,
-  },
-  rename: {
-    pattern: '/api/v2/environments/{org}/{name}/rename',
-    allow: ['PUT'],
-    write: renameEnvironment,
-  },
-  policies: {
-    pattern: '/api/v2/environments/{org}/{name}/policies',
-    allow: ['POST', 'DELETE'],
-    write: changeAttachedPolicies,
-  },
-  tags: { pattern: '/api/v2/tags/{org}/environment/{name}', allow: ['PATCH'], write: patchTags },
-  'policy-documents': {
-    pattern: '/api/v2/policies/{org}',
-    allow: ['GET', 'HEAD', 'PUT'],
-    read: listPolicies,
-    write: putPolicy,
-  },
-  policy: { pattern: '/api/v2/policies/{org}/{name}', allow: ['GET', 'HEAD'], read: readPolicy },
-} satisfies Record<
-  IgnorableWrite | 'policy',
-  { pattern: string; allow: readonly string[]; read?: Handler; write?: Handler }
->;
+  environments: ['environments/{org}', { GET: listEnvironments, PUT: putEnvironment }],
+  environment: ['environments/{org}/{name}', { GET: readEnvironment, PATCH: patchEnvironment }],
+  archive: ['environments/{org}/{name}/archive', { PUT: archiveEnvironment }],
+  rename: ['environments/{org}/{name}/rename', { PUT: renameEnvironment }],
+  policies: [
+    'environments/{org}/{name}/policies',
+    { POST: changeAttachedPolicies, DELETE: changeAttachedPolicies },
+  ],
+  tags: ['tags/{org}/environment/{name}', { PATCH: patchTags }],
+  'policy-documents': ['policies/{org}', { GET: listPolicies, PUT: putPolicy }],
+  policy: ['policies/{org}/{name}', { GET: readPolicy }],
+} satisfies Record<IgnorableWrite | 'policy', [string, Partial<Record<Method, Handler>>]>;
 
-export type ApiRoute = {
-  readonly kind: keyof typeof ROUTES;
-  readonly org: string;
-  readonly name: string;
-};
-export type Route =
-  | ApiRoute
-  | { readonly kind: 'admin'; readonly name: string }
-  | { readonly kind: 'none' };
+export type ApiRoute = { kind: keyof typeof ROUTES; org: string; name: string };
+export type Route = ApiRoute | { kind: 'admin'; name: string } | { kind: 'none' };
 
-/** Each route's pattern as a regular expression of the raw path: a segment is never empty. */
-const MATCHERS = Object.entries(ROUTES).map(([kind, { pattern }]) => ({
+/** Each pattern as a regular expression of the raw path: a segment is never empty. */
+const MATCHERS = Object.entries(ROUTES).map(([kind, [path]]) => ({
   kind: kind as ApiRoute['kind'],
-  regex: new RegExp(`^${pattern.replace(/\{(?:org|name)\}/g, '([^/]+)')}$`),
+  regex: new RegExp(`^/api/v2/${path.replace(/\{(?:org|name)\}/g, '([^/]+)')}$`),
 }));
 
 /**
- * Matches a raw (still percent-encoded) path; `org` and `name` are the raw segments. Everything
- * but the contract's one path is outside the contract: only the kosli profile serves it
- * (docs/api-behaviour.md#operations-outside-the-contract).
+ * Matches a raw (still percent-encoded) path. Only the kosli profile serves the routes outside the
+ * contract (docs/api-behaviour.md#operations-outside-the-contract).
  */
 export function matchRoute(path: string, profile: Profile): Route {
   const admin = /^\/_emulator\/([^/]*)$/.exec(path);
@@ -98,17 +58,12 @@ export function matchRoute(path: string, profile: Profile): Route {
   return { kind: 'none' };
 }
 
-/** The key a request is counted under in /_emulator/stats. */
 export function routeKey(method: string, route: Route): string {
   if (route.kind === 'none') return 'other';
   if (route.kind === 'admin') return `${method} /_emulator/${route.name}`;
-  return `${method} ${ROUTES[route.kind].pattern}`;
+  return `${method} /api/v2/${ROUTES[route.kind][0]}`;
 }
 
-/**
- * Handles one request on an API route (after fault injection). `conflict()`: whether a create
- * meets one of the drawn 409s (it records the fault when it does).
- */
 export async function handleApi(
   req: IncomingMessage,
   res: ServerResponse,
@@ -118,20 +73,19 @@ export async function handleApi(
   conflict: () => boolean,
 ): Promise<void> {
   const method = req.method ?? 'GET';
-  const { allow, ...handlers }: { allow: readonly string[]; read?: Handler; write?: Handler } =
-    ROUTES[route.kind];
+  const handlers: Partial<Record<string, Handler>> = ROUTES[route.kind][1];
+  const allow = Object.keys(handlers).flatMap((name) => (name === 'GET' ? [name, 'HEAD'] : name));
   if (!allowMethod(res, method, allow)) return;
   const org = authorize(req, res, route.org, deps);
   if (org === undefined) return;
   const call: Call = { req, res, org, name: route.name, query, deps, conflict };
   const reading = method === 'GET' || method === 'HEAD';
   if (!reading && (deps.faults().ignoredWrites as readonly string[]).includes(route.kind)) {
-    // The fault: answered as the operation answers (the PATCH: the environment as held), and
-    // nothing is done.
+    // Answered as the operation answers (the PATCH: the environment as held); nothing is done.
     req.resume();
     if (route.kind === 'environment') readEnvironment(call);
     else sendJson(res, route.kind === 'environments' ? 201 : 200, 'OK');
     return;
   }
-  await (reading ? handlers.read : handlers.write)?.(call);
+  await handlers[method === 'HEAD' ? 'GET' : method]?.(call);
 }

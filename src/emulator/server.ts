@@ -1,105 +1,74 @@
-/**
- * `startEmulator`: the emulator's server on node:http. Builds the store, the fault injector, the
- * stats and the optional data file; takes each request through fault injection to its route and
- * logs it; answers what node:http cannot parse; closes gracefully.
- */
+/** `startEmulator`: each request through fault injection to its route, logged; a graceful close. */
 import { once, setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import * as http from 'node:http';
 import { ConfigError, errorMessage } from '../runtime/errors.ts';
-import { shownTarget } from './access.ts';
+import { shownTarget, tokenMasker, type ApiDeps } from './access.ts';
 import { handleAdmin } from './admin.ts';
 import { FaultInjector, type FaultDecision } from './faults.ts';
 import { sendError, splitTarget } from './http.ts';
 import { resolveOptions, type EmulatorOptions, type Sleep } from './options.ts';
-import { loadStoreFile, StoreWriter } from './persist.ts';
+import { loadStoreFile, storeWriter } from './persist.ts';
 import { handleApi, matchRoute, routeKey } from './routes.ts';
 import { RequestStats, type RequestLogEntry, type TimeoutKind } from './stats.ts';
 import { EnvironmentStore } from './store.ts';
 
 export interface RunningEmulator {
-  /** http://HOST:PORT with the real port. */
   readonly url: string;
   readonly host: string;
   readonly port: number;
-  /** Graceful: stop accepting, finish in-flight requests (hung ones are destroyed), flush data. */
   close(): Promise<void>;
 }
 
-/** After this long, close() stops waiting for in-flight requests and drops their connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
 /** Longer paths are cut in the request log, so one huge URL cannot fill the memory. */
 const MAX_LOGGED_PATH = 2048;
-
-/**
- * The requests in flight, kept so a graceful close can let them finish: each is told to close its
- * connection, injected waits are cut short and hung requests are dropped.
- */
-class InFlight {
-  readonly active = new Set<ServerResponse>();
-  readonly hung = new Set<ServerResponse>();
-  readonly #stopping = new AbortController();
-  readonly #sleep: Sleep;
-
-  constructor(sleep: Sleep) {
-    this.#sleep = sleep;
-    // Every delayed request listens for the close: many at once is normal, not a leak.
-    setMaxListeners(0, this.#stopping.signal);
-  }
-
-  get closing(): boolean {
-    return this.#stopping.signal.aborted;
-  }
-
-  /** Tracks `res` until it closes; `onDone` runs then while closing (to drop idle sockets). */
-  track(res: ServerResponse, onDone: () => void): void {
-    this.active.add(res);
-    if (this.closing) res.setHeader('connection', 'close');
-    res.once('close', () => {
-      this.active.delete(res);
-      this.hung.delete(res);
-      if (this.closing) onDone();
-    });
-  }
-
-  /** Keeps `res` unanswered until its client gives up or the emulator closes. */
-  hang(res: ServerResponse): void {
-    this.hung.add(res);
-    if (this.closing) res.destroy();
-  }
-
-  /** Waits `ms` with the configured sleep; returns at once while closing. */
-  async delay(ms: number): Promise<void> {
-    const { signal } = this.#stopping;
-    if (signal.aborted) return;
-    const { promise: stopped, resolve } = Promise.withResolvers<void>();
-    const onStop = (): void => resolve();
-    signal.addEventListener('abort', onStop, { once: true });
-    try {
-      // The race, so a sleep that ignores the signal cannot hold up the close.
-      await Promise.race([this.#sleep(ms, signal), stopped]);
-    } finally {
-      signal.removeEventListener('abort', onStop);
-    }
-  }
-
-  /** Starts the graceful close: answers say `Connection: close`, waits end, hung requests drop. */
-  stop(): void {
-    this.#stopping.abort();
-    for (const res of this.active) if (!res.headersSent) res.setHeader('connection', 'close');
-    for (const res of this.hung) res.destroy();
-  }
-}
-
-/** What the request log says about the faults a request met; filled in as they happen. */
+/** What the request log says of the faults a request met, filled in as they happen. */
 type FaultRecord = Pick<RequestLogEntry, 'fault' | 'latencyMs'>;
 
+/** The requests in flight, which a graceful close lets finish; `onIdle` runs as each ends then. */
+function inFlightRequests(sleep: Sleep, onIdle: () => void) {
+  const active = new Set<ServerResponse>();
+  const hung = new Set<ServerResponse>();
+  const stopping = new AbortController();
+  const closing = stopping.signal;
+  // Every delayed request listens for the close: many at once is normal, not a leak.
+  setMaxListeners(0, closing);
+  return {
+    active,
+    hung,
+    track(res: ServerResponse): void {
+      active.add(res);
+      if (closing.aborted) res.setHeader('connection', 'close');
+      res.once('close', () => {
+        active.delete(res);
+        hung.delete(res);
+        if (closing.aborted) onIdle();
+      });
+    },
+    hang(res: ServerResponse): void {
+      hung.add(res);
+      if (closing.aborted) res.destroy();
+    },
+    /** Waits `ms`, or less once closing, even with a sleep that ignores the signal. */
+    async delay(ms: number): Promise<void> {
+      const waiting = new AbortController();
+      const closed = once(closing, 'abort', { signal: waiting.signal }).catch(() => undefined);
+      if (!closing.aborted) await Promise.race([sleep(ms, closing), closed]);
+      waiting.abort();
+    },
+    stop(): void {
+      stopping.abort();
+      for (const res of active) if (!res.headersSent) res.setHeader('connection', 'close');
+      for (const res of hung) res.destroy();
+    },
+  };
+}
+
 /**
- * A connection node:http could not turn into a request (malformed HTTP, an oversized head) or cut
- * for being too slow: answered raw when the socket can still take it, never a crash. Returns the
- * limit a timed-out connection broke: node:http reports both with one code, and its parser holds
- * an incoming message only once a head has arrived, so then the body was too slow.
+ * Answers what node:http could not parse or cut as too slow. Returns the limit a timed-out
+ * connection broke: its parser holds an incoming message only once the head has arrived.
  */
 function answerClientError(
   { code }: NodeJS.ErrnoException,
@@ -109,9 +78,8 @@ function answerClientError(
     typeof from === 'object' && from !== null ? Reflect.get(from, key) : undefined;
   const timeout = code === 'ERR_HTTP_REQUEST_TIMEOUT';
   const answering = get(get(socket, '_httpMessage'), 'headersSent') === true;
-  if (code === 'ECONNRESET' || !socket.writable || answering) {
-    socket.destroy();
-  } else {
+  if (code === 'ECONNRESET' || !socket.writable || answering) socket.destroy();
+  else {
     const [status, text] =
       code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'Request header fields too large']
@@ -133,53 +101,51 @@ function formatUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-/** Starts the emulator; resolves once it listens. */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const config = resolveOptions(options);
   const { logger, profile, seed } = config;
   const nowSeconds = (): number => config.now() / 1000;
-  const store = new EnvironmentStore(nowSeconds);
-  let writer: StoreWriter | undefined;
+  let writer: ReturnType<typeof storeWriter> | undefined;
+  const store = new EnvironmentStore(nowSeconds, () => writer?.schedule());
   if (config.dataFile !== undefined) {
     const loaded = await loadStoreFile(config.dataFile, nowSeconds());
     if (loaded !== undefined) store.replace(loaded);
-    const data = new StoreWriter(config.dataFile, () => store.toDocument(), logger);
-    store.onChange(() => data.schedule());
-    writer = data;
+    writer = storeWriter(config.dataFile, () => store.toDocument(), logger);
     logger.info({ file: config.dataFile, environments: store.size }, 'data file');
   }
   if (config.orgs === null) logger.warn('no --org given: every organization exists');
-  if (config.tokens === null)
+  if (config.tokens === null) {
     logger.warn('no --token given: any well-formed Bearer token is accepted');
+  }
   const faults = new FaultInjector(config.faults, seed, () => performance.now());
   const stats = new RequestStats(config.requestLogSize);
-  const inFlight = new InFlight(config.sleep);
+  const inFlight = inFlightRequests(config.sleep, () =>
+    setImmediate(() => server.closeIdleConnections()),
+  );
   let url = '';
-  const api = {
+  const api: ApiDeps = {
     profile,
     orgs: config.orgs,
     tokens: config.tokens,
+    mask: tokenMasker(config.tokens?.keys() ?? []),
     store,
     baseUrl: () => url,
-    faults: () => faults.current,
+    faults: () => faults.settings,
     hold: (ms: number) => inFlight.delay(ms),
   };
   const reset = (): void => {
-    store.clear();
+    store.replace({ version: 1, orgs: {} });
     stats.reset();
     faults.update(config.faults);
     faults.reseed(seed);
     logger.info('emulator reset');
   };
 
-  /**
-   * Carries out a fault decision: a 429, the injected latency, then a reset connection, a hang or
-   * a 503. True when the fault has dealt with the request, false when it goes on to its route.
-   */
+  /** Carries out a fault; true when it has dealt with the request, false when it goes on. */
   const applyFault = async (decision: FaultDecision, res: ServerResponse, record: FaultRecord) => {
     if (decision.kind === 'throttle') {
       record.fault = 'throttle';
-      stats.throttled();
+      stats.injected('throttled');
       const wait = String(decision.retryAfterSeconds);
       const headers = { 'retry-after': wait };
       sendError(res, 429, `Rate limit exceeded; retry after ${wait} s`, {}, headers);
@@ -201,17 +167,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     return true;
   };
 
-  /** One request end to end: tracked, faults, its route, logged once it ends. */
   const handleRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = req.method ?? 'GET';
     const target = req.url ?? '/';
     const { path, query } = splitTarget(target);
     const route = matchRoute(path, profile);
-    inFlight.track(res, () => setImmediate(() => server.closeIdleConnections()));
-    if (route.kind === 'admin')
+    inFlight.track(res);
+    if (route.kind === 'admin') {
       return handleAdmin(req, res, route.name, query, { store, stats, faults, nowSeconds, reset });
-    // Tokens in the target are hidden before anything keeps or quotes it (access.ts).
-    const shown = shownTarget(target, config.tokens, req.headers.authorization);
+    }
+    const shown = shownTarget(target, api.mask, req.headers.authorization);
     const started = performance.now();
     const time = new Date(config.now()).toISOString();
     const record: FaultRecord = {};
@@ -249,8 +214,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const shorter = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
   const server = http.createServer(
     {
-      // Slowloris protection: the whole head, then the whole request, within these, checked every
-      // quarter of the shorter one (10 ms to 1 s; node's default is 30 s).
+      // Slowloris protection, checked every quarter of the shorter timeout (10 ms to 1 s).
       headersTimeout: config.headersTimeoutMs,
       requestTimeout: config.requestTimeoutMs,
       keepAliveTimeout: config.keepAliveTimeoutMs,
@@ -264,7 +228,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       });
     },
   );
-  // A malformed or too slow request must never crash the process.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     logger.debug({ code: error.code }, 'client error');
     const timedOut = answerClientError(error, socket);
@@ -283,8 +246,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   url = formatUrl(config.host, port);
   const orgs = config.orgs === null ? 'any' : [...config.orgs];
   const tokenCount = config.tokens?.size ?? 'any';
-  const fields = { url, profile, seed, faults: config.faults, orgs, tokenCount };
-  logger.info(fields, 'emulator listening');
+  logger.info(
+    { url, profile, seed, faults: config.faults, orgs, tokenCount },
+    'emulator listening',
+  );
 
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -1,23 +1,14 @@
-/**
- * The store document (GET/PUT /_emulator/store and the `--data` file), read by its zod schema:
- * loose where a hand-written seed would be (defaults for what is missing, any non-empty type),
- * strict where a typo would hide (unknown fields, wrong types, one live name twice).
- */
+/** The store document (the admin store, `--data`): loose for seeds, strict against typos. */
 import { z } from 'zod';
 import { stringList, stringMap, validate, type Validated } from './validation.ts';
 
 /** The author the emulator writes on every version it makes (it has no users). */
 export const CREATED_BY = 'envsync-emulator';
 
-/**
- * Names a store may hold: the service's rule plus `~`, which its April 2026 schema allowed, so an
- * environment named then can be seeded (the API lists it and cannot address it).
- */
+/** The name rule plus `~`, which the service's April 2026 schema allowed. */
 const SEED_NAME = /^[A-Za-z0-9][A-Za-z0-9._~-]*$/;
-
-const seedName = z
-  .string()
-  .regex(SEED_NAME, { error: `must be a string matching ${SEED_NAME.source}` });
+const seedName = z.string().regex(SEED_NAME, `must be a string matching ${SEED_NAME.source}`);
+const text = z.string({ error: 'must be a string' });
 const time = z.number({ error: 'must be a number (epoch seconds)' });
 const timeOrNull = z.number({ error: 'must be a number or null' }).nullable();
 const names = stringList('an array of strings or null').nullable();
@@ -28,10 +19,8 @@ function environment(nowSeconds: number) {
     .strictObject({
       org: z.string().optional(),
       name: seedName,
-      type: z
-        .string({ error: 'must be a non-empty string' })
-        .min(1, { error: 'must be a non-empty string' }),
-      description: z.string({ error: 'must be a string' }),
+      type: z.string({ error: 'must be a non-empty string' }).min(1, 'must be a non-empty string'),
+      description: text,
       include_scaling: flag.default(false),
       require_provenance: flag.default(false),
       policies: names.default([]),
@@ -43,30 +32,28 @@ function environment(nowSeconds: number) {
       included_environments: names.optional(),
       archived: flag.default(false),
     })
-    .transform((env) => ({
-      ...env,
-      last_changed_at:
-        env.last_changed_at === undefined ? env.last_modified_at : env.last_changed_at,
-      included_environments:
-        env.included_environments === undefined
-          ? env.type === 'logical'
-            ? []
-            : null
-          : env.included_environments,
-    }));
+    .transform((env) => {
+      const { last_changed_at: changed, included_environments: members } = env;
+      const none = env.type === 'logical' ? [] : null;
+      return {
+        ...env,
+        last_changed_at: changed === undefined ? env.last_modified_at : changed,
+        included_environments: members === undefined ? none : members,
+      };
+    });
 }
 
 function policyDocument(nowSeconds: number) {
   const version = z.strictObject({
-    version: z.number().int().min(1, { error: 'must be a whole number from 1' }).optional(),
-    policy_yaml: z.string({ error: 'must be a string' }),
+    version: z.number().int().min(1, 'must be a whole number from 1').optional(),
+    policy_yaml: text,
     timestamp: time.optional(),
-    created_by: z.string({ error: 'must be a string' }).default(CREATED_BY),
+    created_by: text.default(CREATED_BY),
   });
   return z
     .strictObject({
       name: seedName,
-      description: z.string({ error: 'must be a string' }).default(''),
+      description: text.default(''),
       created_at: time.default(nowSeconds),
       versions: z.array(version).min(1, { error: 'must be a non-empty array of versions' }),
     })
@@ -92,23 +79,25 @@ function policyDocument(nowSeconds: number) {
     });
 }
 
-/** An environment as the store keeps it: the kosli listing's fields plus two of its own. */
+/** An environment as kept: the kosli listing's fields, `require_provenance` and `archived`. */
 export type StoredEnvironment = z.output<ReturnType<typeof environment>> & { org: string };
-/** A policy document; its versions are immutable, oldest first, never none. */
 export type PolicyDocument = z.output<ReturnType<typeof policyDocument>>;
 
-/** The whole store as JSON: GET/PUT /_emulator/store and the `--data` file. */
+/** A new environment: the fields given, the defaults of a store document for the others. */
+export function newEnvironment(
+  fields: z.input<ReturnType<typeof environment>> & { org: string },
+  nowSeconds: number,
+): StoredEnvironment {
+  return { ...environment(nowSeconds).parse(fields), org: fields.org };
+}
+
 export interface StoreDocument {
   version: 1;
   orgs: Record<string, StoredEnvironment[]>;
-  /** Policy documents per org; a document without them loads with none. */
   policies?: Record<string, PolicyDocument[]>;
 }
 
-/**
- * Per org (a key by the name rule), a list of `item`: one live (not archived) entry per name, and
- * an entry's `org`, when it has one, the org it is listed under.
- */
+/** Per org, a list of `item`: one live (not archived) entry per name, its `org` the key's. */
 function perOrg<T extends { name: string; org?: string | undefined; archived?: boolean }>(
   item: z.ZodType<T>,
   what: string,
@@ -124,20 +113,15 @@ function perOrg<T extends { name: string; org?: string | undefined; archived?: b
           const message = `must be "${org}" (the key it is listed under) or absent`;
           ctx.addIssue({ code: 'custom', path: [org, index, 'org'], message });
         }
-        if (!archived && live.has(name)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: [org, index, 'name'],
-            message: `'${name}' is listed twice`,
-          });
-        }
-        if (!archived) live.add(name);
+        if (archived) return;
+        const message = `'${name}' is listed twice`;
+        if (live.has(name)) ctx.addIssue({ code: 'custom', path: [org, index, 'name'], message });
+        live.add(name);
       });
     }
   });
 }
 
-/** Checks a whole store document; `nowSeconds` is the default of every missing time. */
 export function parseStoreDocument(raw: unknown, nowSeconds: number): Validated<StoreDocument> {
   const schema = z
     .strictObject(

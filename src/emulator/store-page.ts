@@ -1,9 +1,4 @@
-/**
- * The emulator's read-only store page (`GET /_emulator/`): every org, every environment with all
- * its fields and every policy document with each of its versions, as one self-contained HTML
- * document. Pure. Every stored text is escaped here: the emulator shares no code with the client
- * side, so it keeps its own small escaper.
- */
+/** The read-only store page (`GET /_emulator/`); pure, with its own escaper (no client code). */
 import type { PolicyDocument, StoreDocument, StoredEnvironment } from './store-document.ts';
 
 /** The page's only style sheet (allowed by its hash in the Content-Security-Policy). */
@@ -18,37 +13,30 @@ table { border-collapse: collapse; font-size: 0.93rem; }
 th, td { text-align: left; vertical-align: top; padding: 0.2rem 0.6rem 0.2rem 0; }
 thead th { border-bottom: 1px solid var(--dim); font-weight: 600; }
 code { font-family: ui-monospace, monospace; font-size: 0.92em; overflow-wrap: break-word; }
-.dim { color: var(--dim); }
-tr.archived { color: var(--dim); }
+.dim, tr.archived { color: var(--dim); }
 .text { white-space: pre-wrap; overflow-wrap: break-word; }
 `;
 
 const CONTROL =
   // oxlint-disable-next-line no-control-regex
   /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+const ENTITY = new Map(
+  Object.entries({ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot', "'": '#39' }),
+);
 
-/**
- * Text inside HTML: `& < > " '` as entities, and control, line-separator and bidirectional
- * characters written visibly as `\uXXXX` (they would reorder or hide what a reader sees).
- */
+/** Text inside HTML; control and bidirectional characters as `\uXXXX`, which cannot hide text. */
 export function escapeHtml(text: string): string {
   return text
     .replace(CONTROL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
+    .replace(/[&<>"']/g, (char) => `&${ENTITY.get(char) ?? ''};`);
 }
 
 const esc = escapeHtml;
 const plural = (count: number, word: string): string => `${count} ${word}${count === 1 ? '' : 's'}`;
+const row = (cells: string[], attributes = ''): string =>
+  `<tr${attributes}>${cells.map((text) => `<td>${text}</td>`).join('')}</tr>`;
 
-/**
- * A cell: epoch seconds (`*_at`, `timestamp`) as an ISO time to the second, free to break before
- * the T (the exact value is its title); names as code; texts with their line breaks; any other
- * value as JSON (null dim), free to break after each comma and colon.
- */
+/** A cell: epoch seconds as an ISO time (the exact value its title), others as text or JSON. */
 function cell(field: string, item: unknown): string {
   if (item === null) return '<span class="dim">null</span>';
   if (typeof item === 'number' && (field.endsWith('_at') || field === 'timestamp')) {
@@ -60,59 +48,35 @@ function cell(field: string, item: unknown): string {
     return `<code>${esc(JSON.stringify(item)).replace(/[,:]/g, '$&<wbr>')}</code>`;
   }
   if (field === 'description') return `<span class="text">${esc(item)}</span>`;
-  if (field === 'policy_yaml')
+  if (field === 'policy_yaml') {
     return `<code class="text">${item.split('\n').map(esc).join('\n')}</code>`;
+  }
   return `<code>${esc(item)}</code>`;
 }
 
-/**
- * A table of `rows` (cells by column), in a box of the page's width that scrolls sideways when the
- * table cannot be made that narrow. Column names may break after each underscore.
- */
+/** A table in a box of the page's width that scrolls sideways when it cannot be that narrow. */
 function table(columns: readonly string[], rows: readonly string[], className = ''): string {
   const head = columns.map((name) => `<th>${esc(name).replaceAll('_', '_<wbr>')}</th>`).join('');
   return `<div class="table"><table${className}><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
 }
 
-const ENVIRONMENT_COLUMNS = [
-  'name',
-  'type',
-  'description',
-  'include_scaling',
-  'require_provenance',
-  'policies',
-  'included_environments',
-  'tags',
-  'state',
-  'archived',
-  'last_modified_at',
-  'last_changed_at',
-  'last_reported_at',
-] as const satisfies readonly (keyof StoredEnvironment)[];
+const ENVIRONMENT_COLUMNS = (
+  'name type description include_scaling require_provenance policies included_environments ' +
+  'tags state archived last_modified_at last_changed_at last_reported_at'
+).split(' ') as (keyof StoredEnvironment)[];
+const VERSION_COLUMNS = ['version', 'timestamp', 'created_by', 'policy_yaml'] as const;
 
 /** One row per version of each policy document: the document's fields on its first row. */
 function policyTable(documents: readonly PolicyDocument[]): string {
   const rows = documents.flatMap((document) =>
     document.versions.map((version, index) => {
-      const first = (field: 'name' | 'description' | 'created_at'): string =>
-        index === 0 ? cell(field, document[field]) : '';
-      const cells = [first('name'), first('description'), first('created_at')].concat(
-        (['version', 'timestamp', 'created_by', 'policy_yaml'] as const).map((field) =>
-          cell(field, version[field]),
-        ),
+      const first = (['name', 'description', 'created_at'] as const).map((field) =>
+        index === 0 ? cell(field, document[field]) : '',
       );
-      return `<tr>${cells.map((text) => `<td>${text}</td>`).join('')}</tr>`;
+      return row([...first, ...VERSION_COLUMNS.map((field) => cell(field, version[field]))]);
     }),
   );
-  const columns = [
-    'policy',
-    'description',
-    'created_at',
-    'version',
-    'timestamp',
-    'created_by',
-    'policy_yaml',
-  ];
+  const columns = ['policy', 'description', 'created_at', ...VERSION_COLUMNS];
   return `<h3>Policy documents <span class="dim">(${documents.length})</span></h3>${table(columns, rows, ' class="policies"')}`;
 }
 
@@ -122,27 +86,25 @@ function orgSection(
   policies: readonly PolicyDocument[],
 ): string {
   const archived = environments.filter((env) => env.archived).length;
-  const rows = environments.map(
-    (env) =>
-      `<tr${env.archived ? ' class="archived"' : ''}>${ENVIRONMENT_COLUMNS.map((field) => `<td>${cell(field, env[field])}</td>`).join('')}</tr>`,
+  const rows = environments.map((env) =>
+    row(
+      ENVIRONMENT_COLUMNS.map((field) => cell(field, env[field])),
+      env.archived ? ' class="archived"' : '',
+    ),
   );
   const count = `${plural(environments.length, 'environment')}${archived > 0 ? `, ${archived} archived` : ''}`;
   return (
     `<section class="org"><h2>Org <code>${esc(org)}</code> <span class="dim">(${count})</span></h2>` +
-    (environments.length === 0
-      ? '<p class="dim">No environment.</p>'
-      : table(ENVIRONMENT_COLUMNS, rows)) +
+    (rows.length === 0 ? '<p class="dim">No environment.</p>' : table(ENVIRONMENT_COLUMNS, rows)) +
     (policies.length === 0 ? '' : policyTable(policies)) +
     '</section>'
   );
 }
 
-/** The whole page for a store document; `now` (ms since the epoch) is when it is rendered. */
 export function renderStorePage(document: StoreDocument, now: number): string {
   const policies = document.policies ?? {};
   const of = <T>(record: Record<string, T[]>, org: string): T[] =>
     Object.hasOwn(record, org) ? (record[org] ?? []) : [];
-  // Orgs with environments, policy documents or both, by name.
   const orgs = [...new Set([...Object.keys(document.orgs), ...Object.keys(policies)])].toSorted();
   const total = orgs.reduce((n, org) => n + of(document.orgs, org).length, 0);
   const counts = `${plural(orgs.length, 'org')}, ${plural(total, 'environment')}`;

@@ -1,9 +1,6 @@
-/**
- * Tags of an environment (kosli profile; docs/api-behaviour.md#tags):
- * `PATCH /api/v2/tags/{org}/environment/{name}`, body `{"set_tags": {"k": "v"}, "remove_tags": ["k"]}`.
- */
+/** The kosli profile's tags of an environment (docs/emulator.md; docs/api-behaviour.md#tags). */
 import type { Call } from './access.ts';
-import { liveName } from './environments.ts';
+import { liveEnvironment } from './environments.ts';
 import { sendJson } from './http.ts';
 import { jsonObject, readChecked, sendInvalid, stringList, stringMap } from './validation.ts';
 
@@ -14,9 +11,8 @@ const MAX_TAGS = 100;
 
 function keyProblem(key: string): string | undefined {
   if (key === '') return 'a tag key must not be empty';
-  if (key.length > MAX_KEY)
-    return `the key '${key.slice(0, 40)}...' is longer than ${MAX_KEY} characters`;
-  return undefined;
+  if (key.length <= MAX_KEY) return undefined;
+  return `the key '${key.slice(0, 40)}...' is longer than ${MAX_KEY} characters`;
 }
 
 const TAG_CHANGE = jsonObject({
@@ -47,25 +43,21 @@ const TAG_CHANGE = jsonObject({
     }
   });
 
-/**
- * PATCH the tags of a live environment: a key set again keeps its place, new keys follow in the
- * order given, removed keys (present or not) are gone. 200 "OK", whether or not anything changed.
- */
+/** PATCH /api/v2/tags/{org}/environment/{name}: a key set again keeps its place. */
 export async function patchTags(call: Call): Promise<void> {
   const { req, res, org, deps } = call;
   const change = await readChecked(req, res, TAG_CHANGE);
   if (change === undefined) return;
-  const name = liveName(call);
-  if (name === undefined) return;
+  const env = liveEnvironment(call);
+  if (env === undefined) return;
   // From entries, so a key such as `__proto__` stays an ordinary key.
-  const next = new Map(Object.entries(deps.store.get(org, name)?.tags ?? {}));
+  const next = new Map(Object.entries(env.tags));
   for (const [key, value] of Object.entries(change.set_tags ?? {})) next.set(key, value);
   for (const key of change.remove_tags ?? []) next.delete(key);
   if (next.size > MAX_TAGS) {
     const message = `an environment holds at most ${MAX_TAGS} tags; this change would leave ${next.size}`;
-    sendInvalid(res, { set_tags: message });
-    return;
+    return sendInvalid(res, { set_tags: message });
   }
-  deps.store.update(org, name, { tags: Object.fromEntries(next) });
+  deps.store.update(org, env.name, { tags: Object.fromEntries(next) });
   sendJson(res, 200, 'OK');
 }

@@ -3,37 +3,33 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isLoopback } from '../../src/emulator/http.ts';
 import { send, startTestEmulator } from '../helpers/emulator.ts';
 import type { JsonResponse, SendOptions, TestEmulator } from '../helpers/emulator.ts';
-
-const AUTH = { authorization: 'Bearer t' };
-const VALID = { name: 'prod', description: 'Production', type: 'K8S' };
+import { VALID } from './api-client.ts';
 
 let emu: TestEmulator;
-
 beforeAll(async () => {
   emu = await startTestEmulator({ orgs: ['acme', 'beta'], seed: 9, requestLogSize: 5 });
 });
 afterAll(() => emu.close());
 beforeEach(() => emu.reset());
 
-function api(path: string, options: SendOptions = {}): Promise<JsonResponse> {
-  return send(`${emu.url}${path}`, {
+const api = (path: string, options: SendOptions = {}): Promise<JsonResponse> =>
+  send(`${emu.url}/api/v2/environments/${path}`, {
     ...options,
-    headers: { ...AUTH, ...options.headers },
+    headers: { authorization: 'Bearer t', ...options.headers },
     dispatcher: emu.agent,
   });
-}
-
-function admin(path: string, options: SendOptions = {}): Promise<JsonResponse> {
-  return send(`${emu.url}/_emulator/${path}`, { ...options, dispatcher: emu.agent });
-}
+const put = (json: object, org = 'acme') =>
+  api(org, { method: 'PUT', json: { ...VALID, ...json } });
+const admin = (path: string, options: SendOptions = {}): Promise<JsonResponse> =>
+  send(`${emu.url}/_emulator/${path}`, { ...options, dispatcher: emu.agent });
 
 describe('GET /_emulator/stats', () => {
   it('counts API requests by method, status and route, but not admin requests', async () => {
-    await api('/api/v2/environments/acme', { method: 'PUT', json: VALID });
-    await api('/api/v2/environments/acme');
-    await api('/api/v2/environments/nowhere');
-    await api('/api/v2/environments/acme', { method: 'DELETE' });
-    await api('/nothing/here');
+    await put({});
+    await api('acme');
+    await api('nowhere');
+    await api('acme', { method: 'DELETE' });
+    await send(`${emu.url}/nothing/here`, { dispatcher: emu.agent });
     await emu.getStore();
     expect(await emu.getStats()).toEqual({
       total: 5,
@@ -56,37 +52,27 @@ describe('GET /_emulator/stats', () => {
 
 describe('GET /_emulator/requests', () => {
   it('lists recent requests oldest first, without headers', async () => {
-    await api('/api/v2/environments/acme', { method: 'PUT', json: VALID });
-    await api('/api/v2/environments/acme?page=1');
+    await put({});
+    await api('acme?page=1');
     const requests = await emu.getRequests();
+    const time = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const created = { method: 'PUT', path: '/api/v2/environments/acme', status: 201 };
+    const get = { method: 'GET', path: '/api/v2/environments/acme?page=1', status: 200 };
+    const route = 'PUT /api/v2/environments/{org}';
     expect(requests).toEqual([
-      {
-        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
-        method: 'PUT',
-        path: '/api/v2/environments/acme',
-        route: 'PUT /api/v2/environments/{org}',
-        status: 201,
-        durationMs: expect.any(Number),
-      },
-      expect.objectContaining({
-        method: 'GET',
-        path: '/api/v2/environments/acme?page=1',
-        status: 200,
-      }),
+      { time, ...created, route, durationMs: expect.any(Number) },
+      expect.objectContaining(get),
     ]);
     expect(JSON.stringify(requests)).not.toContain('Bearer');
   });
 
   it('keeps only the last entries of the ring buffer and honours ?limit', async () => {
-    for (let i = 0; i < 7; i += 1) await api(`/api/v2/environments/acme?i=${i}`);
-    const all = await emu.getRequests(1000);
-    expect(all.map((entry) => entry.path)).toEqual(
-      [2, 3, 4, 5, 6].map((i) => `/api/v2/environments/acme?i=${i}`),
-    );
-    const two = await emu.getRequests(2);
-    expect(two.map((entry) => entry.path)).toEqual(
-      [5, 6].map((i) => `/api/v2/environments/acme?i=${i}`),
-    );
+    for (let i = 0; i < 7; i += 1) await api(`acme?i=${i}`);
+    const paths = async (limit: number) =>
+      (await emu.getRequests(limit)).map((entry) => entry.path);
+    const of = (...numbers: number[]) => numbers.map((i) => `/api/v2/environments/acme?i=${i}`);
+    expect(await paths(1000)).toEqual(of(2, 3, 4, 5, 6));
+    expect(await paths(2)).toEqual(of(5, 6));
   });
 
   it.each([['0'], ['x'], ['-1'], ['1.5']])('answers 400 to limit=%s', async (limit) => {
@@ -98,56 +84,37 @@ describe('GET /_emulator/requests', () => {
 
 describe('GET and PUT /_emulator/store', () => {
   it('returns the whole store by org', async () => {
-    await api('/api/v2/environments/beta', { method: 'PUT', json: VALID });
-    await api('/api/v2/environments/acme', { method: 'PUT', json: { ...VALID, name: 'b' } });
-    await api('/api/v2/environments/acme', { method: 'PUT', json: { ...VALID, name: 'a' } });
+    for (const [name, org] of [['prod', 'beta'], ['b'], ['a']]) await put({ name }, org);
     const store = await emu.getStore();
-    expect(Object.keys(store.orgs)).toEqual(['acme', 'beta']);
-    expect(store.version).toBe(1);
+    expect([store.version, Object.keys(store.orgs)]).toEqual([1, ['acme', 'beta']]);
     expect(store.orgs.acme?.map((env) => env.name)).toEqual(['a', 'b']);
   });
 
   it('replaces the store with a seeded scenario, filling in defaults', async () => {
-    await api('/api/v2/environments/acme', { method: 'PUT', json: { ...VALID, name: 'dropped' } });
+    await put({ name: 'dropped' });
+    const seeded = { name: 'seeded', type: 'S3', description: 'from a scenario' };
+    const view = { name: 'view', type: 'logical', description: 'a logical one' };
     const stored = await emu.putStore({
       orgs: {
         acme: [
-          { name: 'seeded', type: 'S3', description: 'from a scenario', policies: ['p'] },
-          { name: 'view', type: 'logical', description: 'a logical one', last_modified_at: 12.5 },
+          { ...seeded, policies: ['p'] },
+          { ...view, last_modified_at: 12.5 },
         ],
       },
     });
+    const defaults = { include_scaling: false, require_provenance: false, tags: {}, state: null };
     expect(stored.orgs.acme).toEqual([
-      expect.objectContaining({
-        org: 'acme',
-        name: 'seeded',
-        include_scaling: false,
-        require_provenance: false,
-        policies: ['p'],
-        tags: {},
-        state: null,
-        archived: false,
-      }),
+      expect.objectContaining({ org: 'acme', name: 'seeded', policies: ['p'], ...defaults }),
       expect.objectContaining({ name: 'view', included_environments: [], last_modified_at: 12.5 }),
     ]);
-    const listing = await api('/api/v2/environments/acme');
-    expect(listing.body).toEqual({
-      env: [
-        { org: 'acme', name: 'seeded', type: 'S3', description: 'from a scenario' },
-        { org: 'acme', name: 'view', type: 'logical', description: 'a logical one' },
-      ],
-    });
+    const env = [seeded, view].map((entry) => ({ org: 'acme', ...entry }));
+    expect((await api('acme')).body).toEqual({ env });
   });
 
   it('round-trips: what GET returns, PUT accepts unchanged (archived ones, state and old names too)', async () => {
-    await api('/api/v2/environments/acme', { method: 'PUT', json: { ...VALID, policies: ['x'] } });
-    const archived = {
-      ...VALID,
-      name: 'old~name',
-      archived: true,
-      state: false,
-      require_provenance: true,
-    };
+    await put({ policies: ['x'] });
+    const old = { ...VALID, name: 'old~name' };
+    const archived = { ...old, archived: true, state: false, require_provenance: true };
     await emu.putStore({ orgs: { ...(await emu.getStore()).orgs, 'x~y': [archived] } });
     const before = await emu.getStore();
     expect(before.orgs['x~y']).toEqual([expect.objectContaining(archived)]);
@@ -164,7 +131,7 @@ describe('GET and PUT /_emulator/store', () => {
     ['a bad org name', { orgs: { 'bad org': [] } }],
     ['environments not in an array', { orgs: { acme: {} } }],
     ['an environment without a name', { orgs: { acme: [{ type: 'K8S', description: '' }] } }],
-    ['a bad environment name', { orgs: { acme: [{ name: '-x', type: 'K8S', description: '' }] } }],
+    ['a bad environment name', { orgs: { acme: [{ ...VALID, name: '-x' }] } }],
     ['include_scaling as a string', { orgs: { acme: [{ ...VALID, include_scaling: 'no' }] } }],
     ['an unknown environment field', { orgs: { acme: [{ ...VALID, colour: 'red' }] } }],
     ['another org in "org"', { orgs: { acme: [{ ...VALID, org: 'beta' }] } }],
@@ -173,22 +140,16 @@ describe('GET and PUT /_emulator/store', () => {
     ['archived as a string', { orgs: { acme: [{ ...VALID, archived: 'yes' }] } }],
     ['state as a string', { orgs: { acme: [{ ...VALID, state: 'compliant' }] } }],
   ])('rejects %s with 400 and keeps the old store', async (_label, document) => {
-    await api('/api/v2/environments/acme', { method: 'PUT', json: VALID });
+    await put({});
     const response = await admin('store', { method: 'PUT', json: document });
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual({
-      message: 'Invalid store document',
-      errors: expect.any(Object),
-    });
+    const invalid = { message: 'Invalid store document', errors: expect.any(Object) };
+    expect([response.status, response.body]).toEqual([400, invalid]);
     expect((await emu.getStore()).orgs.acme).toHaveLength(1);
   });
 
   it('rejects invalid JSON with 400', async () => {
-    const response = await admin('store', {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: '{"orgs": ',
-    });
+    const headers = { 'content-type': 'application/json' };
+    const response = await admin('store', { method: 'PUT', headers, body: '{"orgs": ' });
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ errors: { payload: expect.any(String) } });
   });
@@ -196,17 +157,16 @@ describe('GET and PUT /_emulator/store', () => {
 
 describe('POST /_emulator/reset', () => {
   it('clears the store, counters and log, and restores the start-up faults and seed', async () => {
-    await api('/api/v2/environments/acme', { method: 'PUT', json: VALID });
+    await put({});
     await emu.setFaults({ failRate: 1, seed: 123 });
-    await api('/api/v2/environments/acme');
+    await api('acme');
     const response = await admin('reset', { method: 'POST' });
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual({ message: expect.any(String) });
+    expect([response.status, response.body]).toEqual([200, { message: expect.any(String) }]);
     expect((await emu.getStore()).orgs).toEqual({});
     expect(await emu.getStats()).toMatchObject({ total: 0, byStatus: {}, environments: 0 });
     expect(await emu.getRequests()).toEqual([]);
     expect(await emu.getFaults()).toMatchObject({ failRate: 0, seed: 9 });
-    expect((await api('/api/v2/environments/acme')).status).toBe(200);
+    expect((await api('acme')).status).toBe(200);
   });
 });
 
@@ -214,10 +174,8 @@ describe('admin routing', () => {
   it('answers /_emulator/health without a token, and 404 to an unknown endpoint', async () => {
     expect((await admin('health')).body).toEqual({ status: 'ok' });
     const unknown = await admin('nope');
-    expect([unknown.status, unknown.body]).toEqual([
-      404,
-      { message: expect.stringContaining('/_emulator/health') },
-    ]);
+    const message = expect.stringContaining('/_emulator/health');
+    expect([unknown.status, unknown.body]).toEqual([404, { message }]);
   });
 
   it.each([
@@ -227,8 +185,7 @@ describe('admin routing', () => {
     ['reset', 'GET', 'POST'],
   ] as const)('answers 405 to %s with %s', async (name, method, allow) => {
     const response = await admin(name, { method });
-    expect(response.status).toBe(405);
-    expect(response.headers.allow).toBe(allow);
+    expect([response.status, response.headers.allow]).toEqual([405, allow]);
   });
 });
 
@@ -250,8 +207,8 @@ describe('cross-site requests', () => {
       await emu.putStore(SEEDED);
       const headers: Record<string, string> = type === undefined ? {} : { 'content-type': type };
       const response = await admin(name, { method, headers, body });
-      expect(response.status).toBe(415);
-      expect(response.body).toEqual({ message: expect.stringContaining('application/json') });
+      const message = expect.stringContaining('application/json');
+      expect([response.status, response.body]).toEqual([415, { message }]);
       expect(await kept()).toEqual(['keep']);
       expect(await emu.getFaults()).toMatchObject({ failRate: 0 });
     },
@@ -265,25 +222,18 @@ describe('cross-site requests', () => {
     ['a DNS-rebound Host', { host: 'evil.example' }],
   ])('refuses a request with %s: 403, store kept', async (_what, headers) => {
     await emu.putStore(SEEDED);
-    const reset = await admin('reset', {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: '{}',
-    });
-    expect(reset.status).toBe(403);
-    expect(reset.body).toEqual({ message: expect.stringMatching(/admin endpoints/) });
-    const read = await admin('store', { headers });
-    expect(read.status).toBe(403);
+    const json = { ...headers, 'content-type': 'application/json' };
+    const reset = await admin('reset', { method: 'POST', headers: json, body: '{}' });
+    const message = expect.stringMatching(/admin endpoints/);
+    expect([reset.status, reset.body]).toEqual([403, { message }]);
+    expect((await admin('store', { headers })).status).toBe(403);
     expect(await kept()).toEqual(['keep']);
   });
 
   it('answers what curl and the test clients send: JSON bodies, a bare POST, loopback Host names', async () => {
     await emu.putStore(SEEDED);
-    const patch = await admin('faults', {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json; charset=utf-8' },
-      body: JSON.stringify({ seed: 5 }),
-    });
+    const headers = { 'content-type': 'application/json; charset=utf-8' };
+    const patch = await admin('faults', { method: 'PATCH', headers, body: '{"seed": 5}' });
     expect(patch.status).toBe(200);
     for (const host of ['localhost', `127.0.0.1:${emu.port}`, `[::1]:${emu.port}`, 'LOCALHOST:1']) {
       expect((await admin('health', { headers: { host } })).status, host).toBe(200);
@@ -296,15 +246,12 @@ describe('cross-site requests', () => {
 
 describe('loopback check', () => {
   it.each([
-    ['127.0.0.1', true],
-    ['127.1.2.3', true],
-    ['::1', true],
-    ['::ffff:127.0.0.1', true],
-    ['10.0.0.5', false],
-    ['192.168.1.1', false],
-    ['::ffff:10.0.0.5', false],
-    ['fe80::1', false],
-    [undefined, false],
+    ...['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1'].map(
+      (address) => [address, true] as const,
+    ),
+    ...['10.0.0.5', '192.168.1.1', '::ffff:10.0.0.5', 'fe80::1', undefined].map(
+      (address) => [address, false] as const,
+    ),
   ])('treats %s as loopback: %s', (address, expected) => {
     expect(isLoopback(address)).toBe(expected);
   });

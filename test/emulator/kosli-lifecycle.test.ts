@@ -3,15 +3,10 @@
  * archived name created again, and renaming.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Sleep } from '../../src/emulator/index.ts';
-import { startTestEmulator } from '../helpers/emulator.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
-import { TOKEN, apiClient, entriesOf, policyForm } from './api-client.ts';
-import type { ApiClient } from './api-client.ts';
+import { entriesOf, heldSleep, NOW_MS, policyForm, startKosli } from './api-client.ts';
+import { VALID, VALIDATION_FAILED, type ApiClient } from './api-client.ts';
 
-const NOW_MS = 1_700_000_000_000;
-const VALID = { name: 'prod', description: 'Production', type: 'K8S' };
-const VALIDATION_FAILED = 'Input payload validation failed';
 const archived = (name: string, org = 'acme') => ({
   message: `Environment named '${name}' in organization '${org}' has been archived`,
 });
@@ -20,56 +15,36 @@ const missing = (name: string) => ({
 });
 
 /** The waits the emulator begins (a create's hold), each lasting until the test releases it. */
-const holds: { ms: number; release: () => void }[] = [];
-const sleep: Sleep = (ms) => new Promise((resolve) => holds.push({ ms, release: () => resolve() }));
+const holds = heldSleep();
 
 let emu: TestEmulator;
 let api: ApiClient;
 let nowMs = NOW_MS;
-
 beforeAll(async () => {
-  emu = await startTestEmulator({
-    profile: 'kosli',
-    orgs: ['acme', 'beta'],
-    tokens: [{ token: TOKEN, orgs: null }],
-    now: () => nowMs,
-    sleep,
-  });
-  api = apiClient(emu);
+  ({ emu, api } = await startKosli(() => nowMs, { sleep: holds.sleep }));
 });
 afterAll(() => emu.close());
 beforeEach(async () => {
   nowMs = NOW_MS;
-  holds.length = 0;
+  holds.waits.length = 0;
   await emu.reset();
   await api.putPolicy(policyForm({ name: 'sox', type: 'env' }, 'a: 1\n'));
 });
 
 const entry = async (name: string) => entriesOf(await api.list()).find((env) => env.name === name);
-
-/** Resolves once the emulator holds a wait (polling the admin API, never a clock). */
-async function held(): Promise<{ ms: number; release: () => void }> {
-  for (let i = 0; i < 1000 && holds.length === 0; i += 1) await emu.getStats();
-  const hold = holds.shift();
-  if (hold === undefined) throw new Error('the emulator began no wait');
-  return hold;
-}
+const names = async () => entriesOf(await api.list()).map((env) => env.name);
 
 describe('concurrent creates of one name: 409', () => {
   it('holds a create for createHoldMs; another create of the name meanwhile is a 409, an update is not', async () => {
     await api.put({ ...VALID, name: 'other' });
     await emu.setFaults({ createHoldMs: 250 });
     const first = api.put(VALID);
-    const hold = await held();
+    const hold = await holds.next(emu);
     expect(hold.ms).toBe(250);
     const second = await api.put({ ...VALID, description: 'second' });
-    expect([second.status, second.body]).toEqual([
-      409,
-      {
-        message:
-          "Environment named 'prod' is being created by another request in organization 'acme'; try again",
-      },
-    ]);
+    const message =
+      "Environment named 'prod' is being created by another request in organization 'acme'; try again";
+    expect([second.status, second.body]).toEqual([409, { message }]);
     // Other names are not held: an update lands at once.
     expect((await api.put({ ...VALID, name: 'other', description: 'updated' })).status).toBe(201);
     expect(await entry('prod')).toBeUndefined();
@@ -83,15 +58,14 @@ describe('concurrent creates of one name: 409', () => {
 
   it('answers the drawn share of creates 409 with conflictRate, counted as a fault; updates never', async () => {
     await emu.setFaults({ conflictRate: 1 });
-    const create = await api.put(VALID);
-    expect(create.status).toBe(409);
+    expect((await api.put(VALID)).status).toBe(409);
     expect(await entry('prod')).toBeUndefined();
     await emu.putStore({ orgs: { acme: [VALID] } });
     expect((await api.put({ ...VALID, description: 'update' })).status).toBe(201);
     const stats = await emu.getStats();
     expect([stats.faults.conflict, stats.byStatus['409']]).toEqual([1, 1]);
     const puts = (await emu.getRequests()).filter(
-      (request) => request.route === 'PUT /api/v2/environments/{org}',
+      ({ route }) => route === 'PUT /api/v2/environments/{org}',
     );
     expect(puts.map((request) => [request.status, request.fault])).toEqual([
       [409, 'conflict'],
@@ -105,11 +79,9 @@ describe('PUT /api/v2/environments/{org}/{name}/archive', () => {
     for (const name of ['a', 'prod', 'z']) await api.put({ ...VALID, name });
     const response = await api.archive('prod');
     expect([response.status, response.body]).toEqual([200, 'OK']);
-    expect(entriesOf(await api.list()).map((env) => env.name)).toEqual(['a', 'z']);
-    expect((await api.list('page=1&per_page=1')).body).toMatchObject({
-      total_count: 2,
-      total_pages: 2,
-    });
+    expect(await names()).toEqual(['a', 'z']);
+    const page = { total_count: 2, total_pages: 2 };
+    expect((await api.list('page=1&per_page=1')).body).toMatchObject(page);
     const read = await api.read('prod');
     expect([read.status, read.body]).toEqual([404, archived('prod')]);
     expect((await emu.getStats()).environments).toBe(2);
@@ -126,34 +98,21 @@ describe('PUT /api/v2/environments/{org}/{name}/archive', () => {
 
   it('takes an empty body or {}, refuses a key (400) and another type (415)', async () => {
     await api.put(VALID);
-    const path = '/api/v2/environments/acme/prod/archive';
-    const key = await api.call(path, { method: 'PUT', json: { reason: 'old' } });
-    expect([key.status, key.body]).toEqual([
-      400,
-      { message: VALIDATION_FAILED, errors: { reason: 'unknown field' } },
-    ]);
-    expect((await api.call(path, { method: 'PUT', json: [] })).status).toBe(400);
-    expect(
-      (
-        await api.call(path, {
-          method: 'PUT',
-          body: '{}',
-          headers: { 'content-type': 'text/plain' },
-        })
-      ).status,
-    ).toBe(415);
-    expect((await api.call(path, { method: 'PUT', json: {} })).status).toBe(200);
+    const archive = (options: object) =>
+      api.call('/api/v2/environments/acme/prod/archive', { method: 'PUT', ...options });
+    const key = await archive({ json: { reason: 'old' } });
+    const errors = { reason: 'unknown field' };
+    expect([key.status, key.body]).toEqual([400, { message: VALIDATION_FAILED, errors }]);
+    expect((await archive({ json: [] })).status).toBe(400);
+    const text = await archive({ body: '{}', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(415);
+    expect((await archive({ json: {} })).status).toBe(200);
   });
 
   it('detaches the policies (compliance unknown) and drops the name from logical environments', async () => {
-    await api.put({ ...VALID, name: 'eu' });
-    await api.put({ ...VALID, name: 'us' });
-    await api.put({
-      name: 'view',
-      type: 'logical',
-      description: 'all',
-      included_environments: ['eu', 'us'],
-    });
+    for (const name of ['eu', 'us']) await api.put({ ...VALID, name });
+    const view = { name: 'view', type: 'logical', description: 'all' };
+    await api.put({ ...view, included_environments: ['eu', 'us'] });
     await api.policies('POST', 'eu', { policy_names: ['sox'] });
     const store = await emu.getStore();
     const compliant = (store.orgs.acme ?? []).map((env) => ({ ...env, state: true }));
@@ -165,11 +124,8 @@ describe('PUT /api/v2/environments/{org}/{name}/archive', () => {
       last_modified_at: 1_700_000_000,
       last_changed_at: 1_700_000_001,
     });
-    expect((await emu.getStore()).orgs.acme?.find((env) => env.archived)).toMatchObject({
-      name: 'eu',
-      policies: [],
-      state: null,
-    });
+    const gone = (await emu.getStore()).orgs.acme?.find((env) => env.archived);
+    expect(gone).toMatchObject({ name: 'eu', policies: [], state: null });
   });
 
   it('a PUT of an archived name creates a new environment without its history; both stay in the store', async () => {
@@ -178,14 +134,12 @@ describe('PUT /api/v2/environments/{org}/{name}/archive', () => {
     await api.archive('prod');
     nowMs += 5000;
     expect((await api.put({ ...VALID, description: 'Reborn' })).status).toBe(201);
+    const fresh = { require_provenance: false, tags: {}, policies: null, state: null };
+    const times = { last_modified_at: 1_700_000_005, last_changed_at: 1_700_000_005 };
     expect((await api.read('prod')).body).toMatchObject({
       description: 'Reborn',
-      require_provenance: false,
-      tags: {},
-      policies: null,
-      state: null,
-      last_modified_at: 1_700_000_005,
-      last_changed_at: 1_700_000_005,
+      ...fresh,
+      ...times,
     });
     const store = (await emu.getStore()).orgs.acme ?? [];
     expect(store.map(({ description, archived: gone, tags }) => [description, gone, tags])).toEqual(
@@ -226,49 +180,39 @@ describe('PUT /api/v2/environments/{org}/{name}/rename', () => {
     });
     nowMs += 1000;
     await api.rename('eu', { new_name: 'europe' });
-    expect(await entry('view')).toMatchObject({
-      included_environments: ['europe'],
-      last_changed_at: 1_700_000_001,
-    });
+    const view = { included_environments: ['europe'], last_changed_at: 1_700_000_001 };
+    expect(await entry('view')).toMatchObject(view);
     expect((await api.put({ ...VALID, name: 'eu', description: 'new' })).status).toBe(201);
-    expect(entriesOf(await api.list()).map((env) => env.name)).toEqual(['eu', 'europe', 'view']);
+    expect(await names()).toEqual(['eu', 'europe', 'view']);
   });
 
   it('refuses a name a live environment holds (400), takes an archived one, and 404s an archived source', async () => {
     for (const name of ['prod', 'dev', 'old']) await api.put({ ...VALID, name });
     for (const taken of ['dev', 'prod']) {
-      expect((await api.rename('prod', { new_name: taken })).body).toEqual({
-        message: VALIDATION_FAILED,
-        errors: {
-          new_name: `an environment named '${taken}' already exists in organization 'acme'`,
-        },
-      });
+      const new_name = `an environment named '${taken}' already exists in organization 'acme'`;
+      const response = await api.rename('prod', { new_name: taken });
+      expect(response.body).toEqual({ message: VALIDATION_FAILED, errors: { new_name } });
     }
     await api.archive('old');
     expect((await api.rename('prod', { new_name: 'old' })).status).toBe(200);
-    expect(
-      (await emu.getStore()).orgs.acme
-        ?.filter((env) => env.name === 'old')
-        .map((env) => env.archived),
-    ).toEqual([false, true]);
+    const olds = (await emu.getStore()).orgs.acme?.filter((env) => env.name === 'old');
+    expect(olds?.map((env) => env.archived)).toEqual([false, true]);
     expect((await api.rename('old', { new_name: 'x' })).status).toBe(200);
     expect((await api.rename('old', { new_name: 'y' })).body).toEqual(archived('old'));
     expect((await api.rename('nope', { new_name: 'y' })).body).toEqual(missing('nope'));
   });
 
   it.each([
-    ['another key', { new_name: 'x', description: 'd' }, 'description'],
-    ['no new_name', {}, 'new_name'],
-    ['a number', { new_name: 5 }, 'new_name'],
-    ['a name with "~"', { new_name: 'a~b' }, 'new_name'],
-    ['a body that is a string', 'x', 'payload'],
-  ])('refuses %s with 400', async (_label, body, field) => {
+    [{ new_name: 'x', description: 'd' }, 'description'],
+    [{}, 'new_name'],
+    [{ new_name: 5 }, 'new_name'],
+    [{ new_name: 'a~b' }, 'new_name'],
+    ['x', 'payload'],
+  ])('refuses %j with 400', async (body, field) => {
     await api.put(VALID);
     const response = await api.rename('prod', body);
-    expect([response.status, response.body]).toEqual([
-      400,
-      { message: VALIDATION_FAILED, errors: { [field]: expect.any(String) } },
-    ]);
+    const errors = { [field]: expect.any(String) };
+    expect([response.status, response.body]).toEqual([400, { message: VALIDATION_FAILED, errors }]);
     expect((await api.read('prod')).status).toBe(200);
   });
 });

@@ -3,72 +3,47 @@
  * others stay; `""` clears a description (the PUT keeps it); every problem with the body is a 422.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestEmulator } from '../helpers/emulator.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
-import { TOKEN, apiClient, entriesOf } from './api-client.ts';
+import { entriesOf, NOW_MS, RULE, startKosli, VALID, VALIDATION_FAILED } from './api-client.ts';
 import type { ApiClient } from './api-client.ts';
 
-const NOW_MS = 1_700_000_000_000;
-const PROD = {
-  name: 'prod',
-  type: 'K8S',
-  description: 'Production',
-  require_provenance: true,
-  policies: ['p'],
-};
-const RULE =
-  'must start with a letter or number, and only contain letters, numbers, `.`, `-` and `_`';
+const PROD = { ...VALID, require_provenance: true, policies: ['p'] };
 
 let emu: TestEmulator;
 let api: ApiClient;
-let nowMs = NOW_MS;
-
 beforeAll(async () => {
-  emu = await startTestEmulator({
-    profile: 'kosli',
-    tokens: [{ token: TOKEN, orgs: null }],
-    now: () => nowMs,
-  });
-  api = apiClient(emu);
+  ({ emu, api } = await startKosli(() => NOW_MS));
 });
 afterAll(() => emu.close());
 beforeEach(async () => {
-  nowMs = NOW_MS;
   await emu.reset();
+  const view = { name: 'view', type: 'logical', description: 'all', included_environments: ['eu'] };
   await emu.putStore({
     orgs: {
       acme: [
         { ...PROD, tags: { team: 'core' }, state: true, last_modified_at: 1 },
         { name: 'eu', type: 'S3', description: 'eu' },
         { name: 'us', type: 'S3', description: 'us' },
-        {
-          name: 'view',
-          type: 'logical',
-          description: 'all',
-          included_environments: ['eu'],
-          last_modified_at: 1,
-        },
+        { ...view, last_modified_at: 1 },
       ],
     },
   });
 });
 
 const entry = async (name: string) => entriesOf(await api.list()).find((env) => env.name === name);
+const refusal = (field: string, text: string) => ({
+  message: VALIDATION_FAILED,
+  errors: { [field]: text },
+});
 
 describe('PATCH /api/v2/environments/{org}/{name}', () => {
   it('changes only the description, and answers 200 with the environment', async () => {
     const response = await api.patch('prod', { description: 'Changed' });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ ...(await entry('prod')), require_provenance: true });
-    expect(response.body).toMatchObject({
-      description: 'Changed',
-      type: 'K8S',
-      policies: ['p'],
-      tags: { team: 'core' },
-      state: true,
-      last_modified_at: 1_700_000_000,
-      last_changed_at: 1_700_000_000,
-    });
+    const kept = { type: 'K8S', policies: ['p'], tags: { team: 'core' }, state: true };
+    const moved = { last_modified_at: 1_700_000_000, last_changed_at: 1_700_000_000 };
+    expect(response.body).toMatchObject({ ...kept, ...moved, description: 'Changed' });
   });
 
   it('clears a description with "", which the PUT ignores', async () => {
@@ -79,10 +54,8 @@ describe('PATCH /api/v2/environments/{org}/{name}', () => {
   });
 
   it('replaces the members of a logical environment, checked like the PUT', async () => {
-    expect((await api.patch('view', { included_environments: ['us', 'eu'] })).body).toMatchObject({
-      included_environments: ['us', 'eu'],
-      description: 'all',
-    });
+    const changed = await api.patch('view', { included_environments: ['us', 'eu'] });
+    expect(changed.body).toMatchObject({ included_environments: ['us', 'eu'], description: 'all' });
     expect((await api.patch('view', { included_environments: [] })).status).toBe(200);
     expect(await entry('view')).toMatchObject({ included_environments: [] });
   });
@@ -91,98 +64,73 @@ describe('PATCH /api/v2/environments/{org}/{name}', () => {
     for (const body of [{ include_scaling: true }, {}, { description: 'Production' }]) {
       const response = await api.patch('prod', body);
       expect(response.status).toBe(200);
-      expect(response.body).toMatchObject({
-        include_scaling: false,
-        last_modified_at: 1,
-        last_changed_at: 1,
-      });
+      const unchanged = { include_scaling: false, last_modified_at: 1, last_changed_at: 1 };
+      expect(response.body).toMatchObject(unchanged);
     }
     expect((await emu.getStore()).orgs.acme?.[0]).toMatchObject({ include_scaling: false });
   });
 
   it.each([
-    ['name', { name: 'other' }, 'name', 'unknown field'],
-    ['type', { type: 'S3' }, 'type', 'unknown field'],
-    ['policies', { policies: [] }, 'policies', 'unknown field'],
-    ['require_provenance', { require_provenance: false }, 'require_provenance', 'unknown field'],
-    ['tags', { tags: {} }, 'tags', 'unknown field'],
-    ['an unknown field', { labels: 1 }, 'labels', 'unknown field'],
-    ['description null', { description: null }, 'description', 'must be a string, got null'],
+    [{ name: 'other' }, 'unknown field'],
+    [{ type: 'S3' }, 'unknown field'],
+    [{ policies: [] }, 'unknown field'],
+    [{ require_provenance: false }, 'unknown field'],
+    [{ tags: {} }, 'unknown field'],
+    [{ labels: 1 }, 'unknown field'],
+    [{ description: null }, 'must be a string, got null'],
+    [{ include_scaling: 'yes' }, 'must be a boolean, got a string'],
     [
-      'include_scaling as a string',
-      { include_scaling: 'yes' },
-      'include_scaling',
-      'must be a boolean, got a string',
-    ],
-    [
-      'members of a K8S environment',
       { included_environments: ['eu'] },
-      'included_environments',
       "only a logical environment includes others; this one is of type 'K8S'",
     ],
-    ['a body that is a list', [], 'payload', 'must be a JSON object, got an array'],
-  ])('refuses %s with 422, changing nothing', async (_label, body, field, text) => {
+    [[], 'must be a JSON object, got an array'],
+  ])('refuses %j with 422, changing nothing', async (body, text) => {
     const response = await api.patch('prod', body);
-    expect([response.status, response.body]).toEqual([
-      422,
-      { message: 'Input payload validation failed', errors: { [field]: text } },
-    ]);
+    const field = Array.isArray(body) ? 'payload' : (Object.keys(body)[0] ?? '');
+    expect([response.status, response.body]).toEqual([422, refusal(field, text)]);
     expect(await entry('prod')).toMatchObject({ description: 'Production', last_modified_at: 1 });
   });
 
   it.each([
-    ['an unknown member', ['eu', 'ap'], "environment 'ap' does not exist in organization 'acme'"],
-    ['a bad member name', ['a~b'], `'a~b' ${RULE}`],
-    ['itself', ['view'], "'view' cannot include itself"],
-  ])('refuses %s of a logical environment with 422', async (_label, members, text) => {
+    [['eu', 'ap'], "environment 'ap' does not exist in organization 'acme'"],
+    [['a~b'], `'a~b' ${RULE}`],
+    [['view'], "'view' cannot include itself"],
+  ])('refuses the members %j of a logical environment with 422', async (members, text) => {
     const response = await api.patch('view', { included_environments: members });
-    expect([response.status, response.body]).toEqual([
-      422,
-      { message: 'Input payload validation failed', errors: { included_environments: text } },
-    ]);
+    expect([response.status, response.body]).toEqual([422, refusal('included_environments', text)]);
   });
 
   it('refuses invalid JSON with 422 and another type with 415', async () => {
-    const json = await api.call('/api/v2/environments/acme/prod', {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
-      body: '{"description":',
-    });
-    expect([json.status, json.body]).toMatchObject([
-      422,
-      { errors: { payload: expect.stringMatching(/^invalid JSON/) } },
-    ]);
-    const text = await api.call('/api/v2/environments/acme/prod', {
-      method: 'PATCH',
-      body: '{}',
-      headers: { 'content-type': 'text/plain' },
-    });
-    expect(text.status).toBe(415);
+    const patch = (body: string, type: string) =>
+      api.call('/api/v2/environments/acme/prod', {
+        method: 'PATCH',
+        headers: { 'content-type': type },
+        body,
+      });
+    const json = await patch('{"description":', 'application/json');
+    const errors = { payload: expect.stringMatching(/^invalid JSON/) };
+    expect([json.status, json.body]).toMatchObject([422, { errors }]);
+    expect((await patch('{}', 'text/plain')).status).toBe(415);
   });
 
   it('answers 404 for a name that does not exist or has been archived, 400 for one that cannot exist', async () => {
-    const unknown = await api.patch('nope', { description: 'x' });
-    expect([unknown.status, unknown.body]).toEqual([
-      404,
-      { message: "Environment named 'nope' does not exist for organization 'acme'" },
-    ]);
+    const answers = [];
+    answers.push(await api.patch('nope', { description: 'x' }));
     await api.archive('prod');
-    const archived = await api.patch('prod', { description: 'x' });
-    expect([archived.status, archived.body]).toEqual([
-      404,
-      { message: "Environment named 'prod' in organization 'acme' has been archived" },
+    answers.push(await api.patch('prod', { description: 'x' }));
+    answers.push(await api.patch('-x', { description: 'x' }));
+    expect(answers.map(({ status, body }) => [status, body])).toEqual([
+      [404, { message: "Environment named 'nope' does not exist for organization 'acme'" }],
+      [404, { message: "Environment named 'prod' in organization 'acme' has been archived" }],
+      [400, { message: `Environment name '-x' ${RULE}` }],
     ]);
-    const bad = await api.patch('-x', { description: 'x' });
-    expect([bad.status, bad.body]).toEqual([400, { message: `Environment name '-x' ${RULE}` }]);
   });
 
   it('with the ignoredWrites fault, answers with the environment as held and changes nothing', async () => {
     await emu.setFaults({ ignoredWrites: ['environment'] });
     const response = await api.patch('prod', { description: 'Changed' });
-    expect([response.status, response.body]).toMatchObject([
-      200,
-      { name: 'prod', description: 'Production' },
-    ]);
+    const held = { name: 'prod', description: 'Production' };
+    expect([response.status, response.body]).toMatchObject([200, held]);
     expect(await entry('prod')).toMatchObject({ description: 'Production' });
   });
 });

@@ -4,24 +4,15 @@ import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { send, startTestEmulator } from '../helpers/emulator.ts';
 import type { JsonResponse, SendOptions, TestEmulator } from '../helpers/emulator.ts';
-
-const VALID = { name: 'prod', description: 'Production', type: 'K8S' };
-const RULE =
-  'must start with a letter or number, and only contain letters, numbers, `.`, `-` and `_`';
-/** A message matcher: a string is the whole text. */
-const exactly = (text: string | RegExp): RegExp =>
-  typeof text === 'string' ? new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : text;
+import { exactly, RULE, VALID, VALIDATION_FAILED } from './api-client.ts';
 
 let emu: TestEmulator;
-
 beforeAll(async () => {
-  emu = await startTestEmulator({
-    orgs: ['acme', 'beta'],
-    tokens: [
-      { token: 'token-all', orgs: null },
-      { token: 'token-acme', orgs: ['acme'] },
-    ],
-  });
+  const tokens = [
+    { token: 'token-all', orgs: null },
+    { token: 'token-acme', orgs: ['acme'] },
+  ];
+  emu = await startTestEmulator({ orgs: ['acme', 'beta'], tokens });
 });
 afterAll(() => emu.close());
 beforeEach(() => emu.reset());
@@ -30,53 +21,33 @@ function call(path: string, options: SendOptions = {}, token = 'token-all'): Pro
   const headers = { authorization: `Bearer ${token}`, ...options.headers };
   return send(`${emu.url}${path}`, { ...options, headers, dispatcher: emu.agent });
 }
-
 const put = (json: unknown, org = 'acme', headers: Record<string, string> = {}) =>
   call(`/api/v2/environments/${org}`, { method: 'PUT', json, headers });
 const list = (org = 'acme') => call(`/api/v2/environments/${org}`);
-const putText = (body: string | Buffer) =>
-  call('/api/v2/environments/acme', {
-    method: 'PUT',
-    body,
-    headers: { 'content-type': 'application/json' },
-  });
+const JSON_TYPE: Record<string, string> = { 'content-type': 'application/json' };
+const putText = (body: string | Buffer, headers = JSON_TYPE) =>
+  call('/api/v2/environments/acme', { method: 'PUT', body, headers });
 
 describe('PUT /api/v2/environments/{org}', () => {
   it('creates with the contract defaults, then updates every field given: 201 "OK" both times', async () => {
     const created = await put(VALID);
     expect([created.status, created.body]).toEqual([201, 'OK']);
     expect(created.headers['content-type']).toMatch(/^application\/json/);
-    expect((await emu.getStore()).orgs.acme).toEqual([
-      expect.objectContaining({
-        org: 'acme',
-        name: 'prod',
-        include_scaling: false,
-        policies: [],
-        tags: {},
-        state: null,
-        included_environments: null,
-        archived: false,
-      }),
-    ]);
-    const changed = {
-      ...VALID,
-      description: '',
-      type: 'S3',
-      include_scaling: true,
-      policies: ['p'],
+    const defaults = {
+      include_scaling: false,
+      policies: [],
+      tags: {},
+      state: null,
+      archived: false,
     };
-    expect((await put(changed)).body).toBe('OK');
+    const prod = { org: 'acme', name: 'prod', included_environments: null, ...defaults };
+    expect((await emu.getStore()).orgs.acme).toEqual([expect.objectContaining(prod)]);
+    const changed = { description: '', type: 'S3', include_scaling: true, policies: ['p'] };
+    expect((await put({ ...VALID, ...changed })).body).toBe('OK');
     // The contract's service applies "" and include_scaling true; an update that leaves the
     // optional fields out keeps them.
     await put({ ...VALID, description: '', type: 'S3' });
-    expect((await emu.getStore()).orgs.acme).toEqual([
-      expect.objectContaining({
-        description: '',
-        type: 'S3',
-        include_scaling: true,
-        policies: ['p'],
-      }),
-    ]);
+    expect((await emu.getStore()).orgs.acme).toEqual([expect.objectContaining(changed)]);
   });
 
   it('keeps orgs apart, and gives a logical environment an empty member list', async () => {
@@ -93,16 +64,10 @@ describe('PUT /api/v2/environments/{org}', () => {
     ['text/plain', 415],
     ['application/x-www-form-urlencoded', 415],
     ['application/jsonx', 415],
+    [undefined, 415],
   ])('answers Content-Type %s with %i', async (type, status) => {
-    expect((await put(VALID, 'acme', { 'content-type': type })).status).toBe(status);
-  });
-
-  it('answers 415 without a Content-Type', async () => {
-    const response = await call('/api/v2/environments/acme', {
-      method: 'PUT',
-      body: JSON.stringify(VALID),
-    });
-    expect(response.status).toBe(415);
+    const headers: Record<string, string> = type === undefined ? {} : { 'content-type': type };
+    expect((await putText(JSON.stringify(VALID), headers)).status).toBe(status);
   });
 
   it('takes a body of exactly 1 MiB, answers 413 past it (declared or chunked, never buffered), and serves on', async () => {
@@ -129,29 +94,24 @@ describe('PUT validation: 400 {"message": "Input payload validation failed", "er
     ['invalid JSON', '{"name": "prod",', 'payload', /^invalid JSON/],
     ['an empty body', '', 'payload', /empty/],
     ['a body not UTF-8', Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]), 'payload', /UTF-8/],
-    ['a JSON array', '[]', 'payload', /^must be a JSON object, got an array$/],
+    ['a JSON array', '[]', 'payload', 'must be a JSON object, got an array'],
     ['JSON null', 'null', 'payload', /got null/],
-    ['no name', { description: 'd', type: 'K8S' }, 'name', /^is required$/],
-    ['no description', { name: 'prod', type: 'K8S' }, 'description', /^is required$/],
-    ['no type', { name: 'prod', description: 'd' }, 'type', /^is required$/],
+    ['no name', { description: 'd', type: 'K8S' }, 'name', 'is required'],
+    ['no description', { name: 'prod', type: 'K8S' }, 'description', 'is required'],
+    ['no type', { name: 'prod', description: 'd' }, 'type', 'is required'],
     ['description null', { ...VALID, description: null }, 'description', /got null/],
     ['a numeric name', { ...VALID, name: 42 }, 'name', /must be a string, got a number/],
     ...['', '-prod', '.prod', '_prod', 'my prod', 'a/b', 'prød', 'a~b'].map(
       (name) => [`the name "${name}"`, { ...VALID, name }, 'name', `'${name}' ${RULE}`] as const,
     ),
     [
-      'type in the wrong case',
+      'a type in the wrong case',
       { ...VALID, type: 'k8s' },
       'type',
       "'k8s' is not one of K8S, S3, logical",
     ],
     ['a type of the kosli profile', { ...VALID, type: 'ECS' }, 'type', /not one of/],
-    [
-      'include_scaling as a string',
-      { ...VALID, include_scaling: 'yes' },
-      'include_scaling',
-      /a string/,
-    ],
+    ['include_scaling "yes"', { ...VALID, include_scaling: 'yes' }, 'include_scaling', /a string/],
     ['include_scaling null', { ...VALID, include_scaling: null }, 'include_scaling', /got null/],
     [
       'policies with a number',
@@ -164,41 +124,29 @@ describe('PUT validation: 400 {"message": "Input payload validation failed", "er
       'require_provenance',
       { ...VALID, require_provenance: true },
       'require_provenance',
-      /^unknown field$/,
+      'unknown field',
     ],
-    [
-      'included_environments',
-      { ...VALID, included_environments: [] },
-      'included_environments',
-      /^unknown/,
-    ],
-    ['an unknown field', { ...VALID, labels: {} }, 'labels', /^unknown field$/],
+    ['members', { ...VALID, included_environments: [] }, 'included_environments', 'unknown field'],
+    ['an unknown field', { ...VALID, labels: {} }, 'labels', 'unknown field'],
     [
       'a "__proto__" field',
-      '{"name":"prod","description":"d","type":"K8S","__proto__":{}}',
+      '{"name":"p","description":"d","type":"K8S","__proto__":{}}',
       '__proto__',
-      /^unknown/,
+      'unknown field',
     ],
   ] as const)('refuses %s, naming it', async (_label, body, field, text) => {
     const response = await putText(
       typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
     );
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual({
-      message: 'Input payload validation failed',
-      errors: { [field]: expect.stringMatching(exactly(text)) },
-    });
+    const errors = { [field]: expect.stringMatching(exactly(text)) };
+    expect([response.status, response.body]).toEqual([400, { message: VALIDATION_FAILED, errors }]);
     expect((await emu.getStore()).orgs).toEqual({});
   });
 
   it('lists every problem at once', async () => {
     const response = await put({ name: '-x', description: null, type: 'k8s', extra: 1 });
-    expect(Object.keys((response.body as { errors: object }).errors).toSorted()).toEqual([
-      'description',
-      'extra',
-      'name',
-      'type',
-    ]);
+    const errors = Object.keys((response.body as { errors: object }).errors).toSorted();
+    expect(errors).toEqual(['description', 'extra', 'name', 'type']);
   });
 
   it.each([['a'], ['A1'], ['prod-eu.1_b'], ['0']])('accepts the name %s', async (name) => {
@@ -229,9 +177,8 @@ describe('GET /api/v2/environments/{org}', () => {
 
   it('percent-decodes the org segment, and answers HEAD like GET without a body', async () => {
     await put(VALID);
-    expect((await call('/api/v2/environments/%61cme')).body).toEqual({
-      env: [{ org: 'acme', ...VALID }],
-    });
+    const decoded = await call('/api/v2/environments/%61cme');
+    expect(decoded.body).toEqual({ env: [{ org: 'acme', ...VALID }] });
     const head = await call('/api/v2/environments/acme', { method: 'HEAD' });
     expect([head.status, head.text]).toEqual([200, '']);
     expect(Number(head.headers['content-length'])).toBeGreaterThan(0);
@@ -248,47 +195,46 @@ describe('access: 401, 403, 404, 405', () => {
     ['a token without a scheme', 'token-all'],
     ['an unknown token', 'Bearer not-a-known-token'],
   ])('answers 401 with a Bearer challenge to %s, and stores nothing', async (_label, header) => {
-    const response = await send(`${emu.url}/api/v2/environments/acme`, {
+    const headers = header === undefined ? {} : { authorization: header };
+    const url = `${emu.url}/api/v2/environments/acme`;
+    const response = await send(url, {
       method: 'PUT',
       json: VALID,
-      headers: header === undefined ? {} : { authorization: header },
+      headers,
       dispatcher: emu.agent,
     });
-    expect(response.status).toBe(401);
-    expect(response.body).toEqual({ message: expect.any(String) });
+    expect([response.status, response.body]).toEqual([401, { message: expect.any(String) }]);
     expect(response.headers['www-authenticate']).toMatch(/^Bearer/);
     expect((await emu.getStore()).orgs).toEqual({});
   });
 
   it('reads the scheme in any case, and holds a limited token to its orgs, before any org check', async () => {
-    expect(
-      (await call('/api/v2/environments/acme', { headers: { authorization: 'bearer token-all' } }))
-        .status,
-    ).toBe(200);
+    const lower = { headers: { authorization: 'bearer token-all' } };
+    expect((await call('/api/v2/environments/acme', lower)).status).toBe(200);
     expect((await put(VALID, 'acme', { authorization: 'Bearer token-acme' })).status).toBe(201);
     for (const org of ['beta', 'nowhere']) {
       const response = await call(`/api/v2/environments/${org}`, {}, 'token-acme');
-      expect([response.status, response.body]).toEqual([
-        403,
-        { message: "You don't have permission to access this resource" },
-      ]);
+      const message = "You don't have permission to access this resource";
+      expect([response.status, response.body]).toEqual([403, { message }]);
     }
     // The token first: an org that does not exist is a 401 without one.
-    expect(
-      (await send(`${emu.url}/api/v2/environments/nowhere`, { dispatcher: emu.agent })).status,
-    ).toBe(401);
+    const anonymous = await send(`${emu.url}/api/v2/environments/nowhere`, {
+      dispatcher: emu.agent,
+    });
+    expect(anonymous.status).toBe(401);
   });
 
   it.each([
-    ['nowhere', "Organization 'nowhere' does not exist"],
-    ['ac%2Fme', "Organization 'ac/me' does not exist"],
-    ['ac%20me', "Organization 'ac me' does not exist"],
-    ['ac%E0%A4%A', "Organization 'ac%E0%A4%A' does not exist"],
-    ['-acme', "Organization '-acme' does not exist"],
-    ['acme~eu', "Organization 'acme~eu' does not exist"],
-  ])('answers 404 for the org %s', async (org, message) => {
+    ['nowhere', 'nowhere'],
+    ['ac%2Fme', 'ac/me'],
+    ['ac%20me', 'ac me'],
+    ['ac%E0%A4%A', 'ac%E0%A4%A'],
+    ['-acme', '-acme'],
+    ['acme~eu', 'acme~eu'],
+  ])('answers 404 for the org %s', async (org, shown) => {
     for (const method of ['GET', 'PUT'] as const) {
       const response = await call(`/api/v2/environments/${org}`, { method, json: VALID });
+      const message = `Organization '${shown}' does not exist`;
       expect([response.status, response.body]).toEqual([404, { message }]);
     }
   });
@@ -299,18 +245,11 @@ describe('access: 401, 403, 404, 405', () => {
     '/api/v2/environments/',
     '/api/v1/environments/acme',
     '/api/v2/environments/acme/',
-    '/api/v2/environments/acme/prod',
-    '/api/v2/environments/acme/prod/archive',
-    '/api/v2/policies/acme',
-    '/api/v2/tags/acme/environment/prod',
     '/_emulator',
-  ])(
-    'answers 404 for the path %s (the routes outside the contract are not served)',
-    async (path) => {
-      const response = await call(path);
-      expect([response.status, response.body]).toEqual([404, { message: expect.any(String) }]);
-    },
-  );
+  ])('answers 404 for the path %s', async (path) => {
+    const response = await call(path);
+    expect([response.status, response.body]).toEqual([404, { message: expect.any(String) }]);
+  });
 
   it.each(['POST', 'DELETE', 'PATCH', 'OPTIONS'] as const)(
     'answers 405 with Allow to %s',
@@ -324,11 +263,14 @@ describe('access: 401, 403, 404, 405', () => {
     const open = await startTestEmulator();
     try {
       const url = `${open.url}/api/v2/environments/whatever-org`;
-      const auth = { authorization: 'Bearer anything' };
-      expect(
-        (await send(url, { method: 'PUT', headers: auth, json: VALID, dispatcher: open.agent }))
-          .status,
-      ).toBe(201);
+      const headers = { authorization: 'Bearer anything' };
+      const response = await send(url, {
+        method: 'PUT',
+        headers,
+        json: VALID,
+        dispatcher: open.agent,
+      });
+      expect(response.status).toBe(201);
       expect((await send(url, { dispatcher: open.agent })).status).toBe(401);
     } finally {
       await open.close();

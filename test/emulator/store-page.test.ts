@@ -1,43 +1,32 @@
 /** The emulator's store page (GET /_emulator/) and its indented store JSON. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { StoredEnvironment } from '../../src/emulator/index.ts';
+import type { PolicyDocument, StoredEnvironment } from '../../src/emulator/index.ts';
+import { newEnvironment } from '../../src/emulator/store-document.ts';
 import { escapeHtml, renderStorePage, STORE_PAGE_STYLE } from '../../src/emulator/store-page.ts';
 import { send, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
 
 const NOW = Date.parse('2026-11-23T02:00:00.000Z');
 
 function stored(overrides: Partial<StoredEnvironment> = {}): StoredEnvironment {
+  const fields = { org: 'acme', name: 'prod', type: 'K8S', description: 'Production' };
+  const more = { require_provenance: true, policies: ['baseline'], tags: { team: 'core' } };
   return {
-    org: 'acme',
-    name: 'prod',
-    type: 'K8S',
-    description: 'Production',
-    include_scaling: false,
-    require_provenance: true,
-    policies: ['baseline'],
-    tags: { team: 'core' },
-    last_modified_at: 1_763_000_000.5,
-    last_reported_at: null,
-    last_changed_at: 1_763_000_000.5,
-    state: null,
-    included_environments: null,
-    archived: false,
+    ...newEnvironment({ ...fields, ...more, last_modified_at: 1_763_000_000.5 }, 0),
     ...overrides,
   };
 }
 
-const version = (n: number, yaml: string, at: number, by: string) => ({
+const version = (n: number, policy_yaml: string, timestamp: number, created_by: string) => ({
   version: n,
-  policy_yaml: yaml,
-  timestamp: at,
-  created_by: by,
+  policy_yaml,
+  timestamp,
+  created_by,
 });
+const doc = (name: string, description: string, created_at: number, versions: unknown[]) =>
+  ({ name, description, created_at, versions }) as PolicyDocument;
 
-const TAGS = new Set(
-  'html head meta title style body header h1 h2 h3 p main section div table thead tbody tr th td code span time wbr a'.split(
-    ' ',
-  ),
-);
+const ELEMENTS = 'html head meta title style body header h1 h2 h3 p main section div table thead';
+const TAGS = new Set(`${ELEMENTS} tbody tr th td code span time wbr a`.split(' '));
 
 /** Tags that are not the renderer's own (made by text put into the page). */
 function foreignTags(html: string): string[] {
@@ -53,65 +42,28 @@ function foreignTags(html: string): string[] {
 
 describe('the store page renderer', () => {
   it('shows every org, every environment with all its fields, and each policy document by version', () => {
+    const old = stored({ name: 'old', archived: true, type: 'logical', included_environments: [] });
+    const versions = [
+      version(1, 'a: 1\n', 1_763_000_000, 'me'),
+      version(2, 'a: 2\n', 1_763_000_100, 'you'),
+    ];
+    const baseline = doc('baseline', 'The baseline', 1_763_000_000, versions);
+    const policies = {
+      acme: [baseline],
+      gamma: [doc('lonely', '', 1, [version(1, 'b: 1', 1, 'me')])],
+    };
     const html = renderStorePage(
-      {
-        version: 1,
-        orgs: {
-          acme: [
-            stored(),
-            stored({ name: 'old', archived: true, type: 'logical', included_environments: [] }),
-          ],
-          beta: [],
-        },
-        policies: {
-          acme: [
-            {
-              name: 'baseline',
-              description: 'The baseline',
-              created_at: 1_763_000_000,
-              versions: [
-                version(1, 'a: 1\n', 1_763_000_000, 'me'),
-                version(2, 'a: 2\n', 1_763_000_100, 'you'),
-              ],
-            },
-          ],
-          gamma: [
-            {
-              name: 'lonely',
-              description: '',
-              created_at: 1,
-              versions: [version(1, 'b: 1', 1, 'me')],
-            },
-          ],
-        },
-      },
+      { version: 1, orgs: { acme: [stored(), old], beta: [] }, policies },
       NOW,
     );
-    const columns = [
-      'name',
-      'type',
-      'description',
-      'include_scaling',
-      'require_provenance',
-      'policies',
-
-      'included_environments',
-      'tags',
-      'state',
-      'archived',
-      'last_modified_at',
-      'last_changed_at',
-      'last_reported_at',
-      'policy',
-      'created_at',
-      'version',
-      'timestamp',
-      'created_by',
-      'policy_yaml',
-    ];
+    const columns =
+      'name type description include_scaling require_provenance policies included_environments ' +
+      'tags state archived last_modified_at last_changed_at last_reported_at policy created_at ' +
+      'version timestamp created_by policy_yaml';
     // Column names may break after an underscore, so that the table fits the window.
-    for (const field of columns)
+    for (const field of columns.split(' ')) {
       expect(html).toContain(`<th>${field.replaceAll('_', '_<wbr>')}</th>`);
+    }
     for (const text of [
       '<code>acme</code>',
       '(2 environments, 1 archived)',
@@ -143,27 +95,10 @@ describe('the store page renderer', () => {
     'Tom & Jerry',
     'a\u202eb\nc',
   ])('shows the hostile text %j as text, never as markup', (text) => {
-    const env = stored({
-      org: text,
-      name: text,
-      type: text,
-      description: text,
-      policies: [text],
-      tags: { [text]: text },
-      included_environments: [text],
-    });
-    const html = renderStorePage(
-      {
-        version: 1,
-        orgs: { [text]: [env] },
-        policies: {
-          [text]: [
-            { name: text, description: text, created_at: 0, versions: [version(1, text, 0, text)] },
-          ],
-        },
-      },
-      NOW,
-    );
+    const texts = { org: text, name: text, type: text, description: text, policies: [text] };
+    const env = stored({ ...texts, tags: { [text]: text }, included_environments: [text] });
+    const policies = { [text]: [doc(text, text, 0, [version(1, text, 0, text)])] };
+    const html = renderStorePage({ version: 1, orgs: { [text]: [env] }, policies }, NOW);
     expect(foreignTags(html)).toEqual([]);
     expect(html).not.toContain(text);
     expect(html).toContain(escapeHtml(text));
@@ -188,11 +123,8 @@ describe('GET /_emulator/ and the store JSON', () => {
     const page = (headers: Record<string, string> = {}, method: 'GET' | 'POST' = 'GET') =>
       send(`${emu.url}/_emulator/`, { dispatcher: emu.agent, headers, method });
     const response = await page();
-    expect([
-      response.status,
-      response.headers['content-type'],
-      response.headers['x-content-type-options'],
-    ]).toEqual([200, 'text/html; charset=utf-8', 'nosniff']);
+    const { 'content-type': type, 'x-content-type-options': sniff } = response.headers;
+    expect([response.status, type, sniff]).toEqual([200, 'text/html; charset=utf-8', 'nosniff']);
     const csp = String(response.headers['content-security-policy']);
     expect(csp).toMatch(/^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'/);
     expect(csp).not.toContain('script-src');
