@@ -31,6 +31,8 @@ export type FieldSlotValues = { readonly [K in FieldName]?: FieldValues[K] | und
 export type AppliedRecord = FieldSlotValues & {
   /** The desired environment at its last successful apply (`appliedFingerprint`), if known. */
   readonly fingerprint?: number | undefined;
+  /** Made only by seeing the service as declared: drift is known, but envsync does not own it. */
+  readonly seen?: true | undefined;
   /**
    * A PUT of exactly `desired` left the listing at exactly `observed`: the service ignored part of
    * it (docs/api-behaviour.md). Until either side moves, it is not sent again.

@@ -61,12 +61,13 @@ function inDoubt(record: AppliedRecord, desired: DesiredEnvironment): AppliedRec
     }
   }
   if (record.fingerprint === appliedFingerprint(desired)) kept['fingerprint'] = record.fingerprint;
+  if (record.seen === true) kept['seen'] = true;
   return kept;
 }
 
 function recordText(record: AppliedRecord): string {
-  const { fingerprint: hash, notConverged } = record;
-  return JSON.stringify([fingerprint(record), hash, notConverged?.desired, notConverged?.observed]);
+  const { fingerprint: hash, notConverged: stuck, seen } = record;
+  return JSON.stringify([fingerprint(record), hash, stuck?.desired, stuck?.observed, seen]);
 }
 
 /**

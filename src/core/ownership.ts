@@ -19,7 +19,7 @@ export function ownedBy(
   entry: ObservedEnvironment,
   record: AppliedRecord | undefined,
 ): OwnedBy[] {
-  const why: OwnedBy[] = record === undefined ? [] : ['state'];
+  const why: OwnedBy[] = record === undefined || record.seen === true ? [] : ['state'];
   return hasOwnerTag(org, entry) ? [...why, 'tag'] : why;
 }
 

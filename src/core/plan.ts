@@ -227,7 +227,7 @@ export function changeCause(
 /**
  * The records to replace so that each environment found unchanged has the manifest's fingerprint,
  * as an apply that took would have recorded, and no mark of a change that did not take; undefined
- * when none moves. An environment without a record gets none (records are what `prune` owns).
+ * when none moves. An environment without a record gets a `seen` one, which `prune` does not own.
  */
 export function confirmedRecords(
   desired: readonly DesiredEnvironment[],
@@ -237,8 +237,8 @@ export function confirmedRecords(
   const same = new Set(unchanged);
   let confirmed: Records | undefined;
   for (const env of desired) {
-    const record = same.has(env.name) ? lookup(env.name) : undefined;
-    if (record === undefined) continue;
+    if (!same.has(env.name)) continue;
+    const record = lookup(env.name) ?? { seen: true };
     const applied = appliedFingerprint(env);
     if (record.fingerprint === applied && record.notConverged === undefined) continue;
     const { notConverged: _, ...values } = record;

@@ -69,7 +69,7 @@ function passOrg(org: OrgManifest): steps.PassOrg {
  * engine of `envsync sync`; the pure steps of pass.ts decide what it means, this class carries it out.
  */
 export class Daemon {
-  readonly metrics = new DaemonMetrics();
+  readonly metrics = new DaemonMetrics(() => this.status());
   readonly apiAddress: string;
   readonly secrets: Masker;
   readonly #options: DaemonOptions;
@@ -191,7 +191,7 @@ export class Daemon {
     const around = { observe: daemon.observe, windowOpen: window?.open ?? true };
     const set = this.#tokens;
     const tokenSource = (org: string) => (set ? tokens.tokenSourceOf(set, org) : null);
-    const { health, orgs } = steps.orgsStatus(memory, around, tokenSource);
+    const { health, sync, orgs } = steps.orgsStatus(memory, around, tokenSource);
     return {
       revision: memory.revision ?? null,
       manifests: settings.manifests,
@@ -206,6 +206,7 @@ export class Daemon {
       mode: daemon.observe ? 'observe' : 'normal',
       window,
       health,
+      sync,
       orgs,
       ...(notifier === undefined ? {} : { notifications: notifier.status() }),
     };
@@ -290,6 +291,7 @@ export class Daemon {
           state,
           logger,
           dryRun: this.#mayNotSend(),
+          recordSeen: true,
           revision,
           maxArchive: settings.maxArchive,
           signal: shutdown.stopping,

@@ -2,6 +2,13 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { ClientEvents } from '../api/client.ts';
 import { NOTIFY_RESULTS } from '../notify/delivery.ts';
 import type { MetricUpdates, OrgCounters } from './pass.ts';
+import { type DaemonStatus, HEALTH_LEVELS, SYNC_STATES } from './status.ts';
+
+/** Per org, read from /status when scraped: 1 for its current health or sync, 0 for the others. */
+const ORG_WORDS = {
+  health: ['envsync_org_health', 'Can envsync read, plan and send', HEALTH_LEVELS],
+  sync: ['envsync_org_sync', 'Does the service hold what the manifests declare', SYNC_STATES],
+} as const;
 
 /** The gauges per org, by the field of OrgCounters that sets them (unset: the last value stays). */
 const ORG_GAUGES: Partial<Record<keyof OrgCounters, readonly [string, string]>> = {
@@ -50,7 +57,7 @@ export class DaemonMetrics {
 
   readonly passes = this.#counter(
     'envsync_passes_total',
-    'Reconcile passes by result (success: every org ok; partial: some org failed or invalid; error: the pass itself failed).',
+    'Reconcile passes by result (success: every org ok; partial: some org failed or invalid; failed: every org; error: the pass itself failed).',
     ['result'],
   );
   readonly passDuration = this.#histogram(
@@ -113,9 +120,26 @@ export class DaemonMetrics {
   );
   readonly ready = this.#gauge('envsync_ready', '1 when /readyz answers 200.');
 
-  constructor() {
+  constructor(status?: () => DaemonStatus) {
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 1000 });
     for (const result of NOTIFY_RESULTS) this.notifications.inc({ result }, 0);
+    for (const [key, [name, what, words]] of Object.entries(ORG_WORDS)) {
+      const help = `${what}: ${words.join(', ')} (1 for the org's current one).`;
+      const gauge: Gauge = new Gauge({
+        name,
+        help,
+        labelNames: ['org', 'status'],
+        registers: [],
+        collect: () => {
+          gauge.reset();
+          for (const [org, shown] of Object.entries(status?.().orgs ?? {})) {
+            const now = shown[key as keyof typeof ORG_WORDS];
+            for (const word of words) gauge.set({ org, status: word }, word === now ? 1 : 0);
+          }
+        },
+      });
+      this.registry.registerMetric(gauge);
+    }
   }
 
   /** Hooks for the API client. */

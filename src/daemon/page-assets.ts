@@ -15,6 +15,7 @@ export const STATE_COLOURS: Readonly<Record<OrgState, string>> = {
   invalid: '#cf222e',
   failed: '#a40e26',
   'not converged': '#bc4c00',
+  unknown: '#424a53',
 };
 
 /** Each health level's colour: the header's band. */
@@ -24,12 +25,14 @@ export const LEVEL_COLOURS: Readonly<Record<HealthLevel, string>> = {
   failing: '#cf222e',
 };
 
-/** The other words the page shows in a badge, coloured as the state they mean. */
-const LIKE: Readonly<Record<string, OrgState>> = {
+/** The other words the page shows in a badge or band, coloured as the state they mean. */
+export const LIKE: Readonly<Record<string, OrgState>> = {
   ok: 'synced',
   success: 'synced',
   ready: 'synced',
   partial: 'drifted',
+  'out-of-sync': 'pending',
+  waiting: 'waiting for window',
   planned: 'pending',
   'not-converged': 'not converged',
   error: 'failed',
@@ -77,7 +80,9 @@ p { margin: 0.3rem 0; }
 #refresh { color: var(--dim); margin: 0; }
 #refresh.stale { color: #fff; background: #cf222e; font-weight: 600; padding: 0.3rem 0.6rem; border-radius: 0.4rem; }
 .badge { display: inline-block; background: var(--c, #59636e); color: #fff; font-weight: 600; font-size: 0.85rem; line-height: 1.2; padding: 0.15rem 0.55rem; border-radius: 1rem; white-space: nowrap; }
-.band { background: var(--c); color: #fff; border-radius: 0.6rem 0.6rem 0 0; padding: 1rem 1.25rem; }
+.bands { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 20rem), 1fr)); border-radius: 0.6rem 0.6rem 0 0; overflow: hidden; }
+.band { background: var(--c); color: #fff; padding: 1rem 1.25rem; }
+.band .what { margin: 0; font-size: 0.75rem; font-weight: 600; text-transform: uppercase; letter-spacing: 0.04em; }
 .band .level { font-size: 2rem; font-weight: 700; line-height: 1.1; margin: 0; }
 .band .level::before { content: ""; display: inline-block; width: 0.7em; height: 0.7em; margin-right: 0.35em; border-radius: 50%; background: #fff; vertical-align: 0.05em; }
 .band p { margin: 0.35rem 0 0; overflow-wrap: anywhere; }

@@ -12,8 +12,8 @@ import { NOT_SHOWN, type ChangeReport, type ProblemReport } from '../core/report
 import { requestLines } from '../core/requests.ts';
 import { showValue } from '../core/fields.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, REFRESH_MS, statusClass } from './page-assets.ts';
-import { MAX_ENVIRONMENT_ROWS, ROW_STATES } from './status.ts';
-import type { DaemonStatus, OrgState } from './status.ts';
+import { HEALTH_LEVELS, MAX_ENVIRONMENT_ROWS, ROW_STATES, SYNC_STATES } from './status.ts';
+import type { DaemonStatus, OrgState, SyncState } from './status.ts';
 
 /** What the page shows: the status model, readiness and liveness, and when it is rendered. */
 export interface StatusPageModel {
@@ -65,6 +65,17 @@ const STATE_WORDS: Readonly<Record<OrgState, string>> = {
   'waiting for window': 'Changes are planned; they are sent when a sync window opens.',
   suspended: 'suspend: true in its manifests: planned, nothing is sent.',
   synced: 'The service holds what the manifests declare.',
+  unknown: 'Not known: the service could not be read.',
+};
+
+/** What the header's sync says of the service. */
+const SYNC_WORDS: Readonly<Record<SyncState, string>> = {
+  drifted: 'Changed on the service, not by envsync; not set back yet.',
+  'out-of-sync': 'Changes are not applied yet, or did not take.',
+  unknown: 'Not known for some org: invalid manifests, or a service that could not be read.',
+  waiting: 'Changes wait for a sync window.',
+  suspended: 'An org is suspended (suspend: true): planned, nothing is sent.',
+  synced: 'The service holds what the manifests declare.',
 };
 
 /** A word in a pill of its colour (grey when the page does not know it). */
@@ -102,11 +113,15 @@ function when(iso: string | null, now: number, short = false): Markup {
     : markup`<time datetime="${iso}">${utc}</time> ${dim(`(${agoText(now - at)})`)}`;
 }
 
-const problemList = (problems: readonly ProblemReport[]) =>
-  markup`<ul class="problems">${problems.map(
+/** Problems at file:line:col, each file's path below the manifests `root`. */
+function problemList(problems: readonly ProblemReport[], root: string) {
+  const below = `${root.replace(/^\.\/|\/+$/g, '')}/`;
+  const file = (f: string) => (f.startsWith(below) ? f.slice(below.length) : f);
+  return markup`<ul class="problems">${problems.map(
     (p) =>
-      markup`<li>${code(`${p.file}:${p.line}:${p.column}`)} ${p.path && markup`${code(p.path)}: `}${message(p.message)}</li>`,
+      markup`<li>${code(`${file(p.file)}:${p.line}:${p.column}`)} ${p.path && markup`${code(p.path)}: `}${message(p.message)}</li>`,
   )}</ul>`;
+}
 
 /** A table whose cells are labelled by their column: a `stack` table's rows stack on a phone. */
 function table(name: string, headers: readonly string[], rows: readonly unknown[][], stack = true) {
@@ -122,7 +137,7 @@ function table(name: string, headers: readonly string[], rows: readonly unknown[
 const disclosure = (key: string, open: boolean, summary: unknown, body: unknown) =>
   markup`<details data-key="${key}"${open && markup` open`}><summary>${summary}</summary>${body}</details>`;
 
-/** The header: how the daemon is doing on a band of its colour, then its facts. */
+/** The header: its health and sync, each on a band of its colour, then its facts. */
 function header({ status, readiness, liveness, api, now }: StatusPageModel): Markup {
   // While the loop is wedged (/healthz answers 503): failing, whatever the level.
   const health = liveness.live
@@ -177,7 +192,8 @@ function header({ status, readiness, liveness, api, now }: StatusPageModel): Mar
       markup`${badge(readiness.ready ? 'ready' : 'not ready')}${readiness.reason !== undefined && markup` ${message(readiness.reason)}`}`,
     ),
   ];
-  return markup`<section class="masthead" aria-labelledby="health-level"><div class="band ${statusClass(health.level)}" id="health"><h2 class="level" id="health-level">${capital(health.level)}</h2><p>${health.reason === null ? 'No org is invalid or failed, and the last pass ended.' : message(capital(health.reason))}</p><p>${count(orgs.length, 'org')}${states.length > 0 && `: ${states.join(', ')}`}</p></div><dl class="facts">${facts}</dl></section>`;
+  const bands = markup`<div class="band ${statusClass(health.level)}" id="health"><p class="what">Health</p><h2 class="level" id="health-level">${capital(health.level)}</h2><p>${health.reason === null ? 'No org is invalid or failed, and the last pass ended.' : message(capital(health.reason))}</p></div><div class="band ${statusClass(status.sync)}" id="sync"><p class="what">Sync</p><h2 class="level">${capital(status.sync)}</h2><p>${SYNC_WORDS[status.sync]}</p><p>${count(orgs.length, 'org')}${states.length > 0 && `: ${states.join(', ')}`}</p></div>`;
+  return markup`<section class="masthead" aria-labelledby="health-level"><div class="bands">${bands}</div><dl class="facts">${facts}</dl></section>`;
 }
 
 /** A change's fields, one line each: `name: from → to` (`name = to` for a create). */
@@ -201,7 +217,7 @@ function fieldChanges(change: ChangeReport): Markup {
 }
 
 /** The parts of a card below its head, each left out when it has nothing to show. */
-function cardParts(name: string, org: OrgCard, now: number): unknown[] {
+function cardParts(name: string, org: OrgCard, now: number, root: string): unknown[] {
   const { lastError: error, environments: rows } = org;
   const uploads = org.pendingPolicyDocuments ?? [];
   const archives = org.pendingArchives ?? [];
@@ -209,7 +225,7 @@ function cardParts(name: string, org: OrgCard, now: number): unknown[] {
   const moreNames = org.unmanaged - org.unmanagedNames.length;
   return [
     error !== null &&
-      markup`<div class="error"><p><strong>Error</strong> ${dim(when(error.at, now))}</p><p class="message">${error.message}</p>${(error.errors ?? []).length > 0 && problemList(error.errors ?? [])}</div>`,
+      markup`<div class="error"><p><strong>Error</strong> ${dim(when(error.at, now))}</p>${(error.errors ?? []).length > 0 ? problemList(error.errors ?? [], root) : markup`<p class="message">${error.message}</p>`}</div>`,
     rows.length > 0 &&
       disclosure(
         `${name}/environments`,
@@ -312,7 +328,7 @@ function orgCard(name: string, org: OrgCard, index: number, model: StatusPageMod
   ];
   const wide = org.pending > 0 || tables.some((rows) => (rows?.length ?? 0) > 0);
   const token = org.tokenSource === null ? 'no token' : markup`token: ${code(org.tokenSource)}`;
-  return markup`<section class="card ${statusClass(org.state)}${wide && ' wide'}" aria-labelledby="org-${index}"><div class="card-head"><h3 id="org-${index}">${code(name)}</h3>${badge(org.state)}</div><p class="dim">${words}</p>${counts.length > 0 && markup`<p class="counts">${counts}</p>`}<p class="dim">Last success ${when(org.lastSuccess, now, true)} · last attempt ${when(org.lastAttempt, now, true)} · ${token}</p>${backoff.length > 0 && markup`<p>${backoff}</p>`}${cardParts(name, org, now)}</section>`;
+  return markup`<section class="card ${statusClass(org.state)}${wide && ' wide'}" aria-labelledby="org-${index}"><div class="card-head"><h3 id="org-${index}">${code(name)}</h3>${badge(org.state)}</div><p class="dim">${words} Health: ${org.health}; sync: ${org.sync}.</p>${counts.length > 0 && markup`<p class="counts">${counts}</p>`}<p class="dim">Last success ${when(org.lastSuccess, now, true)} · last attempt ${when(org.lastAttempt, now, true)} · ${token}</p>${backoff.length > 0 && markup`<p>${backoff}</p>`}${cardParts(name, org, now, model.status.manifests)}</section>`;
 }
 
 /** The daemon's own facts, folded away: what an operator looks up, not what people watch. */
@@ -341,15 +357,18 @@ function daemonDetails({ status, liveness, now }: StatusPageModel): Markup {
 /** The whole page. */
 export function renderStatusPage(model: StatusPageModel): string {
   const { status, now } = model;
-  const orgs = Object.entries(status.orgs);
+  // Worst first: by health, then by sync; in name order within each.
+  const rank = (org: OrgCard) =>
+    HEALTH_LEVELS.indexOf(org.health) * SYNC_STATES.length + SYNC_STATES.indexOf(org.sync);
+  const orgs = Object.entries(status.orgs).sort(([, a], [, b]) => rank(a) - rank(b));
   const level = model.liveness.live ? status.health.level : 'failing';
   const troubled = orgs.filter(([, o]) => o.status === 'failed' || o.status === 'invalid').length;
-  const title = `envsync: ${level}, ${count(orgs.length, 'org')}${troubled > 0 ? `, ${troubled} failing` : ''}`;
+  const title = `envsync: ${level}, ${status.sync}, ${count(orgs.length, 'org')}${troubled > 0 ? `, ${troubled} failing` : ''}`;
   const rendered = new Date(now).toISOString();
   const refresh = REFRESH_MS / 1000;
   const alerts = [
     status.errors.length > 0 &&
-      markup`<section class="alert" aria-labelledby="unattributed"><h2 id="unattributed">Problems that belong to no org (${status.errors.length})</h2>${problemList(status.errors)}</section>`,
+      markup`<section class="alert" aria-labelledby="unattributed"><h2 id="unattributed">Problems that belong to no org (${status.errors.length})</h2>${problemList(status.errors, status.manifests)}</section>`,
     status.stateFile.writeError !== null &&
       markup`<p class="alert"><strong>The state file could not be written:</strong> ${message(status.stateFile.writeError)}</p>`,
   ];

@@ -10,7 +10,7 @@ import type { ChangeResult, OrgReport, ProblemReport, RunReport } from '../core/
 import { shardOf } from '../core/shard.ts';
 import { formatProblem } from '../core/validation.ts';
 import * as notify from '../notify/events.ts';
-import { healthLevel, orgState, orgStatusAfter } from './status.ts';
+import { healthLevel, orgHealthAndSync, orgState, orgStatusAfter, SYNC_STATES } from './status.ts';
 import type { DaemonStatus, LastPass, OrgStatus, PassVerdict } from './status.ts';
 
 /** An org backing off after failures, and what it failed with (its manifests and token). */
@@ -164,22 +164,23 @@ export function nextAttemptAt(memory: DaemonMemory): number | undefined {
   return times.length === 0 ? undefined : Math.min(...times);
 }
 
-/** Each org of `/status`, in name order, with its state and token source; the health level. */
+/** Each org of `/status`, in name order, with its state, health, sync and token source. */
 export function orgsStatus(
   memory: DaemonMemory,
   around: { readonly observe: boolean; readonly windowOpen: boolean },
   tokenSource: (org: string) => string | null,
-): Pick<DaemonStatus, 'health' | 'orgs'> {
+): Pick<DaemonStatus, 'health' | 'sync' | 'orgs'> {
   const orgs = [...memory.orgs].sort(([a], [b]) => compareNames(a, b));
   const statuses = orgs.map(([name, org]) => [name, org.status] as const);
+  const shown = statuses.map(([name, status]) => {
+    const state = orgState(status, around);
+    const both = orgHealthAndSync(status, state);
+    return [name, { ...status, state, ...both, tokenSource: tokenSource(name) }] as const;
+  });
   return {
     health: healthLevel(memory.lastPass, memory.unattributed.length, statuses),
-    orgs: Object.fromEntries(
-      statuses.map(([name, status]) => {
-        const state = orgState(status, around);
-        return [name, { ...status, state, tokenSource: tokenSource(name) }];
-      }),
-    ),
+    sync: SYNC_STATES.find((sync) => shown.some(([, org]) => org.sync === sync)) ?? 'unknown',
+    orgs: Object.fromEntries(shown),
   };
 }
 
@@ -333,9 +334,11 @@ export function afterPass(
   const verdict: PassVerdict =
     done === undefined
       ? 'error'
-      : done.orgs.some((o) => o.status !== 'ok') || done.errors.length > 0 || failed + invalid > 0
-        ? 'partial'
-        : 'success';
+      : failed + invalid > 0 && failed + invalid === memory.orgs.size
+        ? 'failed'
+        : done.orgs.some((o) => o.status !== 'ok') || done.errors.length > 0 || failed + invalid > 0
+          ? 'partial'
+          : 'success';
   const failure = done?.failure;
   const durationMs = now - end.startedAt - end.settleWaitMs;
   const time = new Date(now).toISOString();

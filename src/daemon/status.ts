@@ -23,7 +23,14 @@ export const MAX_UNMANAGED_NAMES = 200;
 export const MAX_ENVIRONMENT_ROWS = 500;
 
 /** Where a managed environment stands after the last pass, in the order a card counts them. */
-export const ROW_STATES = ['synced', 'pending', 'drifted', 'failed', 'not converged'] as const;
+export const ROW_STATES = [
+  'synced',
+  'pending',
+  'drifted',
+  'failed',
+  'not converged',
+  'unknown',
+] as const;
 
 export interface EnvironmentRow {
   readonly name: string;
@@ -53,8 +60,8 @@ export interface OrgStatus {
   nextAttemptAt: string | null;
 }
 
-/** How a pass ended: every org reconciled, some failed or invalid, or the pass itself failed. */
-export type PassVerdict = 'success' | 'partial' | 'error';
+/** How a pass ended: every org reconciled, some or every org failed or invalid, or the pass itself. */
+export type PassVerdict = 'success' | 'partial' | 'failed' | 'error';
 
 export interface LastPass {
   startedAt: string;
@@ -69,8 +76,20 @@ export interface LastPass {
   failure?: Omit<CommonFailure, 'orgs'> & { orgs: number };
 }
 
-/** How the daemon is doing (`healthLevel`). */
-export type HealthLevel = 'healthy' | 'degraded' | 'failing';
+/** Can envsync read, plan and send (`healthLevel`, `orgHealthAndSync`); worst first. */
+export const HEALTH_LEVELS = ['failing', 'degraded', 'healthy'] as const;
+export type HealthLevel = (typeof HEALTH_LEVELS)[number];
+
+/** Does the service hold what the manifests declare (`orgHealthAndSync`); worst first. */
+export const SYNC_STATES = [
+  'drifted',
+  'out-of-sync',
+  'unknown',
+  'waiting',
+  'suspended',
+  'synced',
+] as const;
+export type SyncState = (typeof SYNC_STATES)[number];
 
 /** What an org's card says: one word that is true of it now (`orgState`). */
 export type OrgState = EnvironmentRow['state'] | 'suspended' | 'invalid' | 'waiting for window';
@@ -91,8 +110,18 @@ export interface DaemonStatus {
   mode: 'normal' | 'observe';
   window: WindowReport | null;
   health: { level: HealthLevel; reason: string | null };
+  /** The worst org's sync; unknown while there is no org. */
+  sync: SyncState;
   /** Each org, with where its token came from (`token-dir:ORG`, `token-file`, ...; null: none). */
-  orgs: Record<string, OrgStatus & { state: OrgState; tokenSource: string | null }>;
+  orgs: Record<
+    string,
+    OrgStatus & {
+      state: OrgState;
+      health: HealthLevel;
+      sync: SyncState;
+      tokenSource: string | null;
+    }
+  >;
   notifications?: NotifyStatus;
 }
 
@@ -195,7 +224,7 @@ const ROW_STATE: Record<ChangeResult, EnvironmentRow['state']> = {
 };
 
 /**
- * Each declared environment's state: its change's result, or synced; failed when the org failed
+ * Each declared environment's state: its change's result, or synced; unknown when the org failed
  * as a whole and the environment was never compared.
  */
 function rows(types: readonly (readonly [string, string])[], report: OrgReport): EnvironmentRow[] {
@@ -206,7 +235,7 @@ function rows(types: readonly (readonly [string, string])[], report: OrgReport):
     const state =
       change === undefined
         ? report.error !== undefined && !unchanged.has(name)
-          ? 'failed'
+          ? 'unknown'
           : 'synced'
         : change.result === 'planned' && change.cause === 'drift'
           ? 'drifted'
@@ -258,10 +287,31 @@ export function orgState(
     const stuck = left.length > 0 && left.every((item) => item.result === 'not-converged');
     return stuck ? 'not converged' : 'failed';
   }
+  if (org.pendingChanges.some((c) => c.cause === 'drift')) return 'drifted';
   if (org.suspended) return 'suspended';
   if (org.pending === 0) return 'synced';
-  if (around.observe) {
-    return org.pendingChanges.some((c) => c.cause === 'drift') ? 'drifted' : 'pending';
+  return around.observe || around.windowOpen ? 'pending' : 'waiting for window';
+}
+
+const SYNC_OF: Partial<Record<OrgState, SyncState>> = {
+  drifted: 'drifted',
+  suspended: 'suspended',
+  'waiting for window': 'waiting',
+};
+
+/**
+ * An org's health (failing when nothing of the service could be read or planned, degraded when
+ * some of what was sent failed) and sync, from its status and state (docs/status-page.md).
+ */
+export function orgHealthAndSync(
+  org: OrgStatus,
+  state: OrgState,
+): { health: HealthLevel; sync: SyncState } {
+  const { pending, pendingArchives = [], pendingPolicyDocuments = [] } = org;
+  const total = pending + pendingArchives.length + pendingPolicyDocuments.length;
+  if (state === 'invalid' || (org.status === 'failed' && total === 0)) {
+    return { health: 'failing', sync: 'unknown' };
   }
-  return around.windowOpen ? 'pending' : 'waiting for window';
+  const health = org.status === 'failed' ? 'degraded' : 'healthy';
+  return { health, sync: SYNC_OF[state] ?? (total === 0 ? 'synced' : 'out-of-sync') };
 }

@@ -40,8 +40,10 @@ export type { ApplyProgress } from './apply.ts';
 type ReconcileOptions = ApplyDeps &
   UploadDeps & {
     readonly manifests: ManifestSet;
-    /** Plan only: never a PUT, never a state write. */
+    /** Plan only: never a PUT, and no state write unless `recordSeen`. */
     readonly dryRun: boolean;
+    /** Record the environments found as declared even when planning only (the daemon). */
+    readonly recordSeen?: boolean | undefined;
     /** Only these orgs (--org); all of them when undefined. */
     readonly orgs?: ReadonlySet<string> | undefined;
     /** Each org's listing and plan, and its policy documents' (for `plan --out`). */
@@ -134,7 +136,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   options.onPlanned?.(org, observed, plan, planned);
   // A suspended org is read and planned like any other, and nothing is sent to it.
   const suspended = manifest.suspend?.value === true;
-  if (!options.dryRun && !suspended) {
+  if (!options.dryRun || options.recordSeen === true) {
     await recordConfirmed(org, manifest.environments, plan.unchanged, options);
   }
   const uploads = planned?.plan.changes.length ?? 0;

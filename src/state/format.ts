@@ -36,6 +36,8 @@ const groupSchema = z
   .object({
     ...Object.fromEntries(RECORDED_FIELDS.map((spec) => [spec.name, fileValue(spec).optional()])),
     not_converged: z.object({ desired: z.string(), observed: z.string() }).optional(),
+    /** Records made only by seeing the service as declared: not envsync's to archive. */
+    seen: z.literal(true).optional(),
     environments: z.array(z.string()),
     /** A 53-bit number each, null where unknown; absent when none is known. */
     fingerprints: z.array(z.int().nonnegative().nullable()).optional(),
@@ -135,10 +137,12 @@ function groupsOf(records: Readonly<Records>, secrets: Masker): object[] {
     }
     const known = stuck !== undefined && !secrets.holds(`${stuck.desired}\n${stuck.observed}`);
     if (known) record['not_converged'] = stuck;
+    if (applied.seen === true) record['seen'] = true;
     const key = JSON.stringify([
       ...RECORDED_FIELDS.map((spec) => record[spec.name] ?? null),
       known ? stuck.desired : null,
       known ? stuck.observed : null,
+      applied.seen === true,
     ]);
     const group = groups.get(key) ?? { record, names: [], prints: [] };
     groups.set(key, group);

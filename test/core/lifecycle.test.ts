@@ -144,6 +144,8 @@ describe('ownership and the guard', () => {
     [OWNER, undefined, ['tag']],
     [foreign, undefined, []],
     [foreign, {}, ['state']],
+    [foreign, { fingerprint: 1, seen: true }, []],
+    [OWNER, { fingerprint: 1, seen: true }, ['tag']],
     [{}, undefined, []],
     [{ team: 'web' }, undefined, []],
   ] as const)('tags %j with record %j are owned by %j', (tags, record, expected) => {

@@ -6,18 +6,19 @@ import type { ChangeReport } from '../../src/core/report.ts';
 import { renderStatusPage, type StatusPageModel } from '../../src/daemon/page.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, STATE_COLOURS } from '../../src/daemon/page-assets.ts';
 import { MAX_ENVIRONMENT_ROWS, orgStatusAfter, ROW_STATES } from '../../src/daemon/status.ts';
-import type { DaemonStatus, OrgState, OrgStatus } from '../../src/daemon/status.ts';
+import { SYNC_STATES, type DaemonStatus, type OrgState } from '../../src/daemon/status.ts';
 import { orgReport, uploadReport } from '../helpers/builders.ts';
 
 const NOW = Date.parse('2026-11-23T02:00:00.000Z');
 
-type OrgEntry = OrgStatus & { state: OrgState; tokenSource: string | null };
+type OrgEntry = DaemonStatus['orgs'][string];
 
 /** An org reconciled 30 s ago, its last success a minute ago. */
 function orgStatus(overrides: Partial<OrgEntry> = {}): OrgEntry {
   const status = orgStatusAfter(orgReport('acme'), undefined, NOW - 30_000, undefined);
   const lastSuccess = '2026-11-23T01:59:00.000Z';
-  return { ...status, lastSuccess, state: 'synced', tokenSource: 'token-file', ...overrides };
+  const both = { state: 'synced', health: 'healthy', sync: 'synced' } as const;
+  return { ...status, lastSuccess, ...both, tokenSource: 'token-file', ...overrides };
 }
 
 function daemonStatus(overrides: Partial<DaemonStatus> = {}): DaemonStatus {
@@ -42,6 +43,7 @@ function daemonStatus(overrides: Partial<DaemonStatus> = {}): DaemonStatus {
     mode: 'normal',
     window: null,
     health: { level: 'healthy', reason: null },
+    sync: 'synced',
     orgs: { acme: orgStatus() },
     ...overrides,
   };
@@ -127,7 +129,9 @@ function rows(markup: string, name: string): string[][] {
 
 /** The header's band: its level class and its words. */
 function band(html: string): { className: string; words: string } {
-  const match = /<div class="band ([a-z-]+)"[^>]*><h2[^>]*>([^<]*)<\/h2>/.exec(html);
+  const match = /<div class="band ([a-z-]+)" id="health"><p[^>]*>Health<\/p><h2[^>]*>([^<]*)</.exec(
+    html,
+  );
   return { className: match?.[1] ?? '', words: match?.[2] ?? '' };
 }
 
@@ -185,10 +189,13 @@ describe('the status page renderer', () => {
           ],
           pending: 1,
           pendingChanges: [change('web')],
+          sync: 'out-of-sync',
         }),
         globex: orgStatus({
           status: 'failed',
           state: 'failed',
+          health: 'failing',
+          sync: 'unknown',
           lastSuccess: null,
           failures: 2,
           tokenSource: null,
@@ -206,7 +213,11 @@ describe('the status page renderer', () => {
     expect(globex).toMatch(/^<section class="card st-failed"/);
     expect(text(globex)).toContain('Last success never · last attempt 30s ago · no token');
     expect(text(globex)).toContain('Failed passes in a row: 2');
-    expect(html).toContain('<title>envsync: degraded, 3 orgs, 1 failing</title>');
+    expect(text(globex)).toContain('Health: failing; sync: unknown.');
+    // Worst first: by health, then by sync.
+    const order = [...html.matchAll(/<h3 id="org-\d+"><code>([^<]*)/g)].map((m) => m[1]);
+    expect(order).toEqual(['globex', 'acme', 'initech']);
+    expect(html).toContain('<title>envsync: degraded, synced, 3 orgs, 1 failing</title>');
     expectOnlyOwnMarkup(html);
   });
 
@@ -327,6 +338,17 @@ describe('the status page renderer', () => {
     expect(text(html)).toContain(why);
   });
 
+  it.each(SYNC_STATES)(
+    'shows the sync %s on a band of its own colour, green only if synced',
+    (sync) => {
+      const syncBand = /<div class="band ([a-z-]+)" id="sync"><p[^>]*>Sync<\/p><h2[^>]*>([^<]*)</;
+      const [, className, words] = syncBand.exec(page({ sync })) ?? [];
+      expect(words?.toLowerCase()).toBe(sync);
+      expect(className === 'st-synced').toBe(sync === 'synced');
+      expect(PAGE_STYLE).toContain(`.${className} { --c: #`);
+    },
+  );
+
   it('lists the pending changes: environment, action, fields and error, and says how many more there are', () => {
     const html = page({
       orgs: {
@@ -438,9 +460,11 @@ describe('the status page renderer', () => {
       },
     });
     expect(card(html, 'acme')).toContain(
-      '<code>manifests/acme.yaml:4:11</code> <code>environments[0].type</code>',
+      '<code>acme.yaml:4:11</code> <code>environments[0].type</code>',
     );
-    expect(html).toContain('<code>manifests/stray.yaml:1:1</code>');
+    // Paths below the manifests root; the org's error is not said twice.
+    expect(html).toContain('<code>stray.yaml:1:1</code>');
+    expect(text(card(html, 'acme'))).not.toContain('invalid manifests');
     expect(html).toContain('Problems that belong to no org (1)');
     expect(html).toContain('&quot;k8s&quot; is not one of K8S, S3, logical');
   });

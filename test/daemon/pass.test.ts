@@ -315,6 +315,7 @@ describe('afterPass', () => {
     ['an org failed', [report('a', 'ok'), report('b', 'failed')], [], 'partial', 'warn'],
     ['an org is invalid', [report('a', 'ok'), report('b', 'invalid')], [], 'partial', 'warn'],
     ['a problem belongs to no org', [report('a', 'ok')], [problem], 'partial', 'warn'],
+    ['every org failed', [report('a', 'invalid'), report('b', 'failed')], [], 'failed', 'warn'],
   ] as const)('%s: %s', (_title, reports, errors, verdict, level) => {
     const ended = after([...reports], [...errors]);
     expect(ended.verdict).toBe(verdict);
@@ -519,6 +520,31 @@ describe('what /status says of an org', () => {
     expect(orgs['b']).toMatchObject({ tokenSource: null, state: 'synced' });
   });
 
+  const normal = { observe: false, windowOpen: true };
+  const observe = { ...normal, observe: true };
+  const closed = { ...normal, windowOpen: false };
+  const ok = (changes: ChangeReport[], suspended = false) =>
+    report('a', 'ok', suspended ? { changes, suspended } : { changes });
+  const [planned, drifted] = [[change('web', { result: 'planned' })], [drift('web', 'planned')]];
+  const sendFailed = report('a', 'failed', { changes: [drift('web', 'failed')] });
+  it.each([
+    ['reconciled', ok([]), normal, 'synced|healthy|synced'],
+    ['its listing failed', report('a', 'failed'), normal, 'failed|failing|unknown'],
+    ['invalid', report('a', 'invalid'), normal, 'invalid|failing|unknown'],
+    ['a change failed', sendFailed, normal, 'failed|degraded|out-of-sync'],
+    ['changes planned', ok(planned), observe, 'pending|healthy|out-of-sync'],
+    ['changes wait', ok(planned), closed, 'waiting for window|healthy|waiting'],
+    ['suspended', ok(planned, true), normal, 'suspended|healthy|suspended'],
+    ['drift, observed', ok(drifted), observe, 'drifted|healthy|drifted'],
+    ['drift, waiting', ok(drifted), closed, 'drifted|healthy|drifted'],
+    ['drift, suspended', ok(drifted, true), normal, 'drifted|healthy|drifted'],
+  ] as const)('an org %s: state|health|sync %s', (_title, orgResult, where, expected) => {
+    const [state, health, sync] = expected.split('|');
+    const status = orgsStatus(after([orgResult]).memory, where, () => null);
+    expect(status.orgs['a']).toMatchObject({ state, health, sync });
+    expect(status.sync).toBe(sync);
+  });
+
   it.each([
     ['healthy: every org reconciled', [report('a', 'ok')], [], 'healthy', null],
     [
@@ -601,9 +627,9 @@ describe('what /status says of an org', () => {
       ['not converged', 'pending', 'synced'],
     ],
     [
-      'failed, not synced, for environments never compared because the org failed as a whole',
+      'unknown, not synced, for environments never compared because the org failed as a whole',
       report('acme', 'failed', { error: 'cannot list the org: 403' }),
-      ['failed', 'failed', 'failed'],
+      ['unknown', 'unknown', 'unknown'],
     ],
   ])('%s', (_title, orgResult, states) => {
     const status = orgStatusAfter(orgResult, undefined, T0, undefined, types);
