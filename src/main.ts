@@ -16,6 +16,7 @@ const COMMANDS: Record<CommandName, () => Promise<{ settings: SettingsTable; run
   plan: () => import('./commands/plan.ts'),
   sync: () => import('./commands/sync.ts'),
   run: () => import('./commands/run.ts'),
+  status: () => import('./commands/status.ts'),
   export: () => import('./commands/export.ts'),
   migrate: () => import('./commands/migrate.ts'),
   schema: () => import('./commands/schema.ts'),

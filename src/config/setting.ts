@@ -10,6 +10,7 @@ export const COMMAND_NAMES = [
   'plan',
   'sync',
   'run',
+  'status',
   'export',
   'migrate',
   'schema',

@@ -43,6 +43,7 @@ const EXPECTED: Record<CommandName, string> = {
     'token-file',
   migrate: 'config exclude help log-format log-level manifests max-file-bytes write',
   schema: 'help',
+  status: 'help org output url',
   emulator:
     'data fail-rate fault-placeholder hang-rate headers-timeout help host latency log-format ' +
     'log-level org port ' +
@@ -348,7 +349,11 @@ describe('did you mean', () => {
       '--out',
       '--out is not a flag of envsync validate; envsync plan, sync and export take it',
     ],
-    ['run', '-o', '-o is not a flag of envsync run; envsync validate, plan and sync take it'],
+    [
+      'run',
+      '-o',
+      '-o is not a flag of envsync run; envsync validate, plan, sync and status take it',
+    ],
     ['plan', '--port', '--port is not a flag of envsync plan; envsync emulator takes it'],
     ['plan', '--dryrun', 'unknown flag --dryrun (did you mean --dry-run? envsync sync takes it)'],
     ['schema', '--bogus', 'unknown flag --bogus'],

@@ -8,6 +8,8 @@ import { writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { DaemonStatus } from '../../src/daemon/status.ts';
+import { startReceiver } from '../notify/receiver.ts';
+import { envsync, envsyncInProcess } from '../helpers/cli.ts';
 import { passNow, startTestDaemon } from '../helpers/daemon.ts';
 import type { TestEmulator } from '../helpers/emulator.ts';
 import { syncWorld, TOKEN } from '../helpers/sync-world.ts';
@@ -103,5 +105,77 @@ describe.each(['spec', 'kosli'] as const)('the daemon against the %s profile', (
     } finally {
       await d.stop();
     }
+  });
+});
+
+describe('drift for every environment, whoever made it', () => {
+  it('a fresh observe daemon over exported manifests reports a hand edit as drift; normal mode heals it; envsync status says so', async () => {
+    const api = await world.emulator({ profile: 'kosli' });
+    await api.putStore({ orgs: { acme: [{ name: 'prod', type: 'K8S', description: 'Prod' }] } });
+    const auth = { env: { ENVSYNC_TOKEN: TOKEN }, cwd: tmp().dir };
+    const out = ['export', '--org', 'acme', '--out', 'manifests', '--api-url', api.url];
+    expect((await envsyncInProcess(out, auth)).code).toBe(0);
+    const r = await startReceiver();
+    const where = { apiUrl: api.url, cwd: tmp().dir, token: TOKEN, notify: { policy: {} } };
+    const start = (observe: boolean) =>
+      startTestDaemon({
+        ...where,
+        flags: { manifests: 'manifests', state: 'state.json', observe, 'notify-url': [r.url] },
+      });
+    const types = () => r.deliveries().map((e) => e.json['type']);
+    const status = (d: { url: string }, ...more: string[]) =>
+      envsync(['status', '--url', d.url, ...more]);
+    let d = await start(true);
+    try {
+      await waitFor('the first pass', () => d.passes() > 0);
+      await d.daemon.idle();
+      await editByHand(api, 'prod', 'by hand');
+      for (const _ of [1, 2]) await passNow(d);
+      expect(d.daemon.status()).toMatchObject({
+        sync: 'drifted',
+        orgs: { acme: { sync: 'drifted' } },
+      });
+      expect(await get(`${d.url}/`)).toContain('<div class="band st-drifted" id="sync">');
+      const metrics = (await get(`${d.url}/metrics`)).split('\n');
+      expect(metrics).toContain('envsync_org_drift_pending{org="acme"} 1');
+      expect(metrics).toContain('envsync_org_sync{org="acme",status="drifted"} 1');
+      await waitFor('drift.detected', () => types().includes('drift.detected'));
+      expect(types().filter((type) => type === 'drift.detected')).toHaveLength(1);
+      const text = await status(d);
+      expect(text.code).toBe(2);
+      expect(text.stdout).toMatch(
+        /^ORG +HEALTH +SYNC +REVISION +LAST PASS +MESSAGE\nacme +healthy +drifted +- +20\S+Z +drifted\n$/,
+      );
+      const json = await status(d, '--org', 'acme', '-o', 'json');
+      expect(JSON.parse(json.stdout)).toMatchObject({ orgs: [{ org: 'acme', sync: 'drifted' }] });
+      expect(json.code).toBe(2);
+    } finally {
+      await d.stop();
+    }
+    d = await start(false);
+    try {
+      await waitFor('the heal', async () => (await describedAs(api, 'prod')) === 'Prod');
+      await d.daemon.idle();
+      expect(await get(`${d.url}/metrics`)).toContain('envsync_drift_healed_total{org="acme"} 1\n');
+      await waitFor('drift.healed', () => types().includes('drift.healed'));
+      expect(await status(d)).toMatchObject({
+        code: 0,
+        stdout: expect.stringMatching(/\nacme +healthy +synced /),
+      });
+      await writeFile(tmp().path('manifests/acme.yaml'), 'org: acme\nenvironments: 3\n');
+      await waitFor('invalid', () => d.daemon.status().orgs['acme']?.status === 'invalid');
+      expect(await status(d, '-o', 'json')).toMatchObject({
+        code: 1,
+        stdout: expect.stringContaining('"failing"'),
+      });
+    } finally {
+      await d.stop();
+      await r.close();
+    }
+    const gone = await status(d);
+    expect(gone).toMatchObject({ code: 1, stdout: '' });
+    expect(gone.stderr).toMatch(
+      new RegExp(`^envsync status: cannot read ${d.url}/status: .*ECONNREFUSED.*\\n$`),
+    );
   });
 });

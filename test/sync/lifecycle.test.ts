@@ -53,10 +53,8 @@ describe('the whole cycle on the kosli profile', () => {
     // 1. Create with tags and policies; hand-made, declared as it is, is only seen: not owned.
     const web = env('web', ['    tags: {team: web}', '    policies: [prod-req, pci]'], 'Web tier');
     const base = [env('cache'), env('db'), ...BATCH.map((name) => env(name))];
-    await tmp().write(
-      'manifests/acme.yaml',
-      manifest([web, ...base, env('hand-made', [], 'by hand')]),
-    );
+    const hand = env('hand-made', [], 'by hand');
+    await tmp().write('manifests/acme.yaml', manifest([web, ...base, hand]));
     const created = await run(api.url, ['sync'], ['-o', 'json']);
     expect(created.code, created.stdout + created.stderr).toBe(0);
     let held = await store(api);
