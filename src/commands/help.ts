@@ -78,12 +78,9 @@ export const COMMANDS: Readonly<Record<CommandName, CommandInfo>> = {
     synopsis: 'envsync status [--url URL] [--org ORG] [-o text|json]',
     description:
       "Reads a running daemon's /status and prints one line per org: its health (can envsync read, plan and send), its sync (does the service hold what the manifests declare), the revision, the last pass and a message.",
-    examples: [
-      'envsync status',
-      'envsync status --url http://envsync.internal:9464 --org acme -o json',
-    ],
-    notes:
-      'Exit codes: 0 every org healthy and synced; 1 an org or the daemon failing, or\n            no answer; 2 otherwise (out of sync, drifted, waiting, suspended, degraded).',
+    examples: ['envsync status', 'envsync status --url http://envsync:9464 --org acme -o json'],
+    notes: `Exit codes: 0 every org healthy and synced; 1 an org or the daemon failing, or
+            no answer; 2 otherwise (out of sync, drifted, waiting, suspended, degraded).`,
   },
   export: {
     summary: "write orgs' environments, as the API lists them, as manifests",

@@ -2,12 +2,12 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { ClientEvents } from '../api/client.ts';
 import { NOTIFY_RESULTS } from '../notify/delivery.ts';
 import type { MetricUpdates, OrgCounters } from './pass.ts';
-import { type DaemonStatus, HEALTH_LEVELS, SYNC_STATES } from './status.ts';
+import { type DaemonStatus, HEALTH_LEVELS, type Standing, SYNC_STATES } from './status.ts';
 
 /** Per org, read from /status when scraped: 1 for its current health or sync, 0 for the others. */
 const ORG_WORDS = {
-  health: ['envsync_org_health', 'Can envsync read, plan and send', HEALTH_LEVELS],
-  sync: ['envsync_org_sync', 'Does the service hold what the manifests declare', SYNC_STATES],
+  health: ['Can envsync read, plan and send', HEALTH_LEVELS],
+  sync: ['Does the service hold what the manifests declare', SYNC_STATES],
 } as const;
 
 /** The gauges per org, by the field of OrgCounters that sets them (unset: the last value stays). */
@@ -123,18 +123,17 @@ export class DaemonMetrics {
   constructor(status?: () => DaemonStatus) {
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 1000 });
     for (const result of NOTIFY_RESULTS) this.notifications.inc({ result }, 0);
-    for (const [key, [name, what, words]] of Object.entries(ORG_WORDS)) {
-      const help = `${what}: ${words.join(', ')} (1 for the org's current one).`;
+    for (const [key, [what, words]] of Object.entries(ORG_WORDS)) {
       const gauge: Gauge = new Gauge({
-        name,
-        help,
+        name: `envsync_org_${key}`,
+        help: `${what}: ${words.join(', ')} (1 for the org's current one).`,
         labelNames: ['org', 'status'],
         registers: [],
         collect: () => {
           gauge.reset();
           for (const [org, shown] of Object.entries(status?.().orgs ?? {})) {
-            const now = shown[key as keyof typeof ORG_WORDS];
-            for (const word of words) gauge.set({ org, status: word }, word === now ? 1 : 0);
+            for (const word of words)
+              gauge.set({ org, status: word }, Number(word === shown[key as keyof Standing]));
           }
         },
       });

@@ -13,7 +13,7 @@ import { requestLines } from '../core/requests.ts';
 import { showValue } from '../core/fields.ts';
 import { PAGE_SCRIPT, PAGE_STYLE, REFRESH_MS, statusClass } from './page-assets.ts';
 import { HEALTH_LEVELS, MAX_ENVIRONMENT_ROWS, ROW_STATES, SYNC_STATES } from './status.ts';
-import type { DaemonStatus, OrgState, SyncState } from './status.ts';
+import type { DaemonStatus, OrgState } from './status.ts';
 
 /** What the page shows: the status model, readiness and liveness, and when it is rendered. */
 export interface StatusPageModel {
@@ -60,22 +60,12 @@ const STATE_WORDS: Readonly<Record<OrgState, string>> = {
   failed: 'The last pass failed for this org.',
   'not converged': 'Changes were sent, but the service did not take them.',
   invalid: 'Its manifests are invalid: the org is left alone until they are fixed.',
-  drifted: 'The service was changed by hand; observe mode does not set it back.',
+  drifted: 'Changed on the service, not by envsync; not set back (observe, window or suspend).',
   pending: 'Changes are planned; the next pass sends them.',
   'waiting for window': 'Changes are planned; they are sent when a sync window opens.',
   suspended: 'suspend: true in its manifests: planned, nothing is sent.',
   synced: 'The service holds what the manifests declare.',
   unknown: 'Not known: the service could not be read.',
-};
-
-/** What the header's sync says of the service. */
-const SYNC_WORDS: Readonly<Record<SyncState, string>> = {
-  drifted: 'Changed on the service, not by envsync; not set back yet.',
-  'out-of-sync': 'Changes are not applied yet, or did not take.',
-  unknown: 'Not known for some org: invalid manifests, or a service that could not be read.',
-  waiting: 'Changes wait for a sync window.',
-  suspended: 'An org is suspended (suspend: true): planned, nothing is sent.',
-  synced: 'The service holds what the manifests declare.',
 };
 
 /** A word in a pill of its colour (grey when the page does not know it). */
@@ -192,7 +182,7 @@ function header({ status, readiness, liveness, api, now }: StatusPageModel): Mar
       markup`${badge(readiness.ready ? 'ready' : 'not ready')}${readiness.reason !== undefined && markup` ${message(readiness.reason)}`}`,
     ),
   ];
-  const bands = markup`<div class="band ${statusClass(health.level)}" id="health"><p class="what">Health</p><h2 class="level" id="health-level">${capital(health.level)}</h2><p>${health.reason === null ? 'No org is invalid or failed, and the last pass ended.' : message(capital(health.reason))}</p></div><div class="band ${statusClass(status.sync)}" id="sync"><p class="what">Sync</p><h2 class="level">${capital(status.sync)}</h2><p>${SYNC_WORDS[status.sync]}</p><p>${count(orgs.length, 'org')}${states.length > 0 && `: ${states.join(', ')}`}</p></div>`;
+  const bands = markup`<div class="band ${statusClass(health.level)}" id="health"><p class="what">Health</p><h2 class="level" id="health-level">${capital(health.level)}</h2><p>${health.reason === null ? 'No org is invalid or failed, and the last pass ended.' : message(capital(health.reason))}</p></div><div class="band ${statusClass(status.sync)}" id="sync"><p class="what">Sync</p><h2 class="level">${capital(status.sync)}</h2><p>${count(orgs.length, 'org')}${states.length > 0 && `: ${states.join(', ')}`}</p></div>`;
   return markup`<section class="masthead" aria-labelledby="health-level"><div class="bands">${bands}</div><dl class="facts">${facts}</dl></section>`;
 }
 

@@ -90,6 +90,7 @@ export const SYNC_STATES = [
   'synced',
 ] as const;
 export type SyncState = (typeof SYNC_STATES)[number];
+export type Standing = { health: HealthLevel; sync: SyncState };
 
 /** What an org's card says: one word that is true of it now (`orgState`). */
 export type OrgState = EnvironmentRow['state'] | 'suspended' | 'invalid' | 'waiting for window';
@@ -113,15 +114,7 @@ export interface DaemonStatus {
   /** The worst org's sync; unknown while there is no org. */
   sync: SyncState;
   /** Each org, with where its token came from (`token-dir:ORG`, `token-file`, ...; null: none). */
-  orgs: Record<
-    string,
-    OrgStatus & {
-      state: OrgState;
-      health: HealthLevel;
-      sync: SyncState;
-      tokenSource: string | null;
-    }
-  >;
+  orgs: Record<string, OrgStatus & Standing & { state: OrgState; tokenSource: string | null }>;
   notifications?: NotifyStatus;
 }
 
@@ -293,25 +286,18 @@ export function orgState(
   return around.observe || around.windowOpen ? 'pending' : 'waiting for window';
 }
 
-const SYNC_OF: Partial<Record<OrgState, SyncState>> = {
-  drifted: 'drifted',
-  suspended: 'suspended',
-  'waiting for window': 'waiting',
-};
-
 /**
  * An org's health (failing when nothing of the service could be read or planned, degraded when
  * some of what was sent failed) and sync, from its status and state (docs/status-page.md).
  */
-export function orgHealthAndSync(
-  org: OrgStatus,
-  state: OrgState,
-): { health: HealthLevel; sync: SyncState } {
+export function orgHealthAndSync(org: OrgStatus, state: OrgState): Standing {
   const { pending, pendingArchives = [], pendingPolicyDocuments = [] } = org;
   const total = pending + pendingArchives.length + pendingPolicyDocuments.length;
   if (state === 'invalid' || (org.status === 'failed' && total === 0)) {
     return { health: 'failing', sync: 'unknown' };
   }
   const health = org.status === 'failed' ? 'degraded' : 'healthy';
-  return { health, sync: SYNC_OF[state] ?? (total === 0 ? 'synced' : 'out-of-sync') };
+  const stays = state === 'drifted' || state === 'suspended' ? state : undefined;
+  const waits = state === 'waiting for window' ? 'waiting' : undefined;
+  return { health, sync: stays ?? waits ?? (total === 0 ? 'synced' : 'out-of-sync') };
 }
