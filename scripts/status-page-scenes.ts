@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { HealthLevel, OrgState } from '../src/daemon/status.ts';
+import type { HealthLevel, OrgState, SyncState } from '../src/daemon/status.ts';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.ts';
 
 // Random-looking: envsync masks any 12 characters of the token in a row in what it shows, and a
@@ -31,9 +31,10 @@ export interface Scene {
     readonly files?: Readonly<Record<string, string>>;
     readonly descriptions?: readonly { org: string; name: string; description: string }[];
   };
-  /** What the page must say: the header's level and each org's state. */
+  /** What the page must say: the header's health and sync, and each org's state. */
   readonly expected: {
     readonly level: HealthLevel;
+    readonly sync: SyncState;
     readonly mode: 'normal' | 'observe';
     readonly states: Readonly<Record<string, OrgState>>;
   };
@@ -68,36 +69,45 @@ export function scenes(now: number): Scene[] {
   return [
     {
       name: 'synced',
-      title: 'Every org synced',
+      title: 'Healthy and synced: every org holds what its manifests declare',
       files: BASE,
       flags: [],
       tokenOrgs: null,
       expected: {
         level: 'healthy',
+        sync: 'synced',
         mode: 'normal',
         states: { acme: 'synced', globex: 'synced', initech: 'synced' },
       },
     },
     {
       name: 'invalid',
-      title: 'One org with an invalid manifest',
-      files: { ...BASE, 'manifests/globex.yaml': GLOBEX.replace('type: K8S', 'type: k8s') },
-      flags: [],
+      title: 'Degraded and out of sync: an invalid manifest, and a change not sent (observe mode)',
+      files: BASE,
+      flags: ['--observe'],
       tokenOrgs: null,
+      afterSync: {
+        files: {
+          'manifests/globex.yaml': GLOBEX.replace('type: K8S', 'type: k8s'),
+          'manifests/initech.yaml': INITECH + env('fax', 'S3', 'Fax archive'),
+        },
+      },
       expected: {
         level: 'degraded',
-        mode: 'normal',
-        states: { acme: 'synced', globex: 'invalid', initech: 'synced' },
+        sync: 'out-of-sync',
+        mode: 'observe',
+        states: { acme: 'synced', globex: 'invalid', initech: 'pending' },
       },
     },
     {
       name: 'failing',
-      title: 'Every org failing (the token may touch none of them)',
+      title: 'Failing: the token may touch no org, so their sync is unknown',
       files: BASE,
       flags: [],
       tokenOrgs: ['someone-else'],
       expected: {
         level: 'failing',
+        sync: 'unknown',
         mode: 'normal',
         states: { acme: 'failed', globex: 'failed', initech: 'failed' },
       },
@@ -110,13 +120,14 @@ export function scenes(now: number): Scene[] {
       tokenOrgs: null,
       expected: {
         level: 'healthy',
+        sync: 'suspended',
         mode: 'normal',
         states: { acme: 'synced', globex: 'suspended', initech: 'synced' },
       },
     },
     {
       name: 'observe',
-      title: 'Observe mode: drift and a new environment, nothing sent',
+      title: 'Healthy and drifted: a hand edit and a new environment, nothing sent (observe mode)',
       files: BASE,
       flags: ['--observe'],
       tokenOrgs: null,
@@ -126,6 +137,7 @@ export function scenes(now: number): Scene[] {
       },
       expected: {
         level: 'healthy',
+        sync: 'drifted',
         mode: 'observe',
         states: { acme: 'drifted', globex: 'synced', initech: 'pending' },
       },
@@ -138,6 +150,7 @@ export function scenes(now: number): Scene[] {
       tokenOrgs: null,
       expected: {
         level: 'healthy',
+        sync: 'waiting',
         mode: 'normal',
         states: {
           acme: 'waiting for window',

@@ -17,7 +17,8 @@ import {
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { scenes, startScene } from '../../scripts/status-page-scenes.ts';
-import { LEVEL_COLOURS, STATE_COLOURS } from '../../src/daemon/page-assets.ts';
+import { LEVEL_COLOURS, LIKE, STATE_COLOURS } from '../../src/daemon/page-assets.ts';
+import type { OrgState } from '../../src/daemon/status.ts';
 import { startEnvsync, type LiveCli } from '../helpers/cli.ts';
 import { CLI } from '../helpers/entry.ts';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
@@ -332,11 +333,17 @@ describe('the status page in each of its states', () => {
       const page = await newPage({ viewport: { width: 1280, height: 900 } });
       const problems = consoleErrors(page);
       await page.goto(url);
-      const { level, mode, states } = scene.expected;
+      const { level, sync, mode, states } = scene.expected;
       const band = page.locator('#health');
       expect(await band.locator('h2').innerText()).toBe(LEVEL_WORDS[level]);
       expect(await computed(band, 'background-color')).toBe(rgb(LEVEL_COLOURS[level]));
       expect(await computed(band, 'color')).toBe('rgb(255, 255, 255)');
+      // The sync beside it, in its own colour: green only when synced.
+      const syncBand = page.locator('#sync');
+      expect((await syncBand.locator('h2').innerText()).toLowerCase()).toBe(sync);
+      const colour = await computed(syncBand, 'background-color');
+      expect(colour).toBe(rgb(STATE_COLOURS[(LIKE[sync] ?? sync) as OrgState]));
+      expect(colour === rgb(STATE_COLOURS.synced)).toBe(sync === 'synced');
       const modeFact = page
         .locator('.fact')
         .filter({ has: page.locator('dt', { hasText: 'Mode' }) });
