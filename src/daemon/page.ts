@@ -309,9 +309,9 @@ function orgCard(name: string, org: OrgCard, index: number, model: StatusPageMod
     ],
     ' · ',
   );
-  // A card with tables takes the whole row.
+  // A card with tables takes the whole row; old drift of a synced org does not.
   const tables = [
-    org.recentDrift,
+    org.sync === 'synced' ? [] : org.recentDrift,
     org.lastError?.errors,
     org.pendingArchives,
     org.pendingPolicyDocuments,

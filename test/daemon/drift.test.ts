@@ -173,9 +173,7 @@ describe('drift for every environment, whoever made it', () => {
       await r.close();
     }
     const gone = await status(d);
-    expect(gone).toMatchObject({ code: 1, stdout: '' });
-    expect(gone.stderr).toMatch(
-      new RegExp(`^envsync status: cannot read ${d.url}/status: .*ECONNREFUSED.*\\n$`),
-    );
+    const refused = `envsync status: cannot read ${d.url}/status: connect ECONNREFUSED`;
+    expect(gone).toMatchObject({ code: 1, stdout: '', stderr: expect.stringContaining(refused) });
   });
 });

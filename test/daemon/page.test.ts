@@ -416,6 +416,9 @@ describe('the status page renderer', () => {
           ],
         }),
         globex: orgStatus(),
+        initech: orgStatus({
+          recentDrift: [drifted('w', 'tags', 'a', 'b', '2026-11-23T01:00:00Z')],
+        }),
       },
     });
     const acme = card(html, 'acme');
@@ -429,6 +432,7 @@ describe('the status page renderer', () => {
     expect(acme).toContain('<time datetime="2026-11-23T01:59:30.000Z">');
     // globex has seen none: no table.
     expect(card(html, 'globex')).not.toMatch(/Recent drift|Pending changes/);
+    expect(card(html, 'initech')).toMatch(/^<section class="card st-synced" /); // old drift: not wide
     expectOnlyOwnMarkup(html);
   });
 
