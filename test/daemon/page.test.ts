@@ -405,6 +405,7 @@ describe('the status page renderer', () => {
   });
 
   it('lists the last drifts of each org: environment, field, value found, value declared, when; and marks pending drift', () => {
+    const OLD = '2026-11-23T01:00:00Z';
     const html = page({
       orgs: {
         acme: orgStatus({
@@ -416,9 +417,7 @@ describe('the status page renderer', () => {
           ],
         }),
         globex: orgStatus(),
-        initech: orgStatus({
-          recentDrift: [drifted('w', 'tags', 'a', 'b', '2026-11-23T01:00:00Z')],
-        }),
+        initech: orgStatus({ recentDrift: [drifted('w', 'tags', 'a', 'b', OLD)] }),
       },
     });
     const acme = card(html, 'acme');
