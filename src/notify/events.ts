@@ -116,6 +116,34 @@ function failureReason(report: OrgReport): string {
   ].join('; ');
 }
 
+/** An org's commit status on a revision (`github://OWNER/REPO` notify URLs). */
+export interface CommitStatus {
+  readonly org: string;
+  readonly state: 'success' | 'failure' | 'pending';
+  readonly description: string;
+}
+
+/** An org's commit status after a pass; `held` says why the pass only planned, if it did. */
+export function commitStatus(report: OrgReport, held: string | undefined): CommitStatus {
+  const status = (state: CommitStatus['state'], description: string) =>
+    ({ org: report.org, state, description }) as const;
+  const first = report.errors[0];
+  if (report.status === 'invalid')
+    return status('failure', `invalid manifests${first ? `: ${where(first)}` : ''}`);
+  const reason = report.status === 'failed' ? failureReason(report) : '';
+  if (reason !== '') return status('failure', reason);
+  const why = report.suspended === true ? 'the org is suspended' : held;
+  const items = [...report.changes, ...(report.archives ?? []), ...(report.policyDocuments ?? [])];
+  const planned = items.filter((item) => item.result === 'planned');
+  const untaken = items.filter(
+    (i) => i.result === 'not-converged' || (!why && i.result === 'planned'),
+  );
+  if (untaken.length > 0)
+    return status('failure', named(untaken, 'change', ' the service did not take'));
+  if (planned.length > 0) return status('pending', `${named(planned, 'change')} not sent: ${why}`);
+  return status('success', 'the service holds what this revision declares');
+}
+
 function orgEvents(
   report: OrgReport,
   previous: OrgNotifyState | undefined,
