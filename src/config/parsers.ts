@@ -188,9 +188,9 @@ function ordinal(n: number): string {
 }
 
 /**
- * Notify URLs (each an http(s) URL, maybe with a `slack:` prefix, or `github://OWNER/REPO`), kept
- * as given. One may hold a
- * credential (Slack's hooks carry it in the path): a wrong one is named by its position.
+ * Notify URLs (each an http(s) URL, maybe with a `slack:` prefix, or github://OWNER/REPO), kept as
+ * given. One may hold a credential (Slack's hooks carry it in the path): a wrong one is named by
+ * its position.
  */
 export const notifyUrls = parser((raw, name) => {
   const list = asTexts(raw, name).map((item) => item.trim());

@@ -68,10 +68,7 @@ export function archiveGuard(
   );
 }
 
-/**
- * The entry as a manifest sees it: without this org's ownership tag, envsync's own (with `prune`
- * on or off), unless the manifest's `declared` tags name the key.
- */
+/** The entry as a manifest sees it: without the org's ownership tag, unless `declared` names it. */
 export function withoutOwnerTag(
   org: string,
   entry: ObservedEnvironment,

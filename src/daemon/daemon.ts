@@ -326,7 +326,7 @@ export class Daemon {
     else this.#scheduler.at('backoff', backoffEnds - this.#clock.now(), 'backoff');
   }
 
-  /** Why this pass plans only, if it does (observe mode, a closed window: a pass is set for its opening). */
+  /** Why this pass only plans, if so: observe mode, or a closed window (a pass waits for it). */
   #held(): string | undefined {
     const { settings, daemon, logger } = this.#options;
     const now = this.#clock.now();

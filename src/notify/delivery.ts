@@ -171,7 +171,7 @@ export class Notifier {
     this.#reportQueued();
   }
 
-  /** Queues each org's commit status on `revision`, unless its last one had that revision and state. */
+  /** Queues each org's commit status on `revision`, unless it repeats the org's last one. */
   statuses(revision: string, statuses: readonly CommitStatus[]): void {
     const { secrets, link, newId = randomUUID } = this.#options;
     if (this.#closing.signal.aborted) return;

@@ -116,16 +116,11 @@ function failureReason(report: OrgReport): string {
   ].join('; ');
 }
 
-/** An org's commit status on a revision (`github://OWNER/REPO` notify URLs). */
-export interface CommitStatus {
-  readonly org: string;
-  readonly state: 'success' | 'failure' | 'pending';
-  readonly description: string;
-}
+export type CommitStatus = ReturnType<typeof commitStatus>;
 
-/** An org's commit status after a pass; `held` says why the pass only planned, if it did. */
-export function commitStatus(report: OrgReport, held: string | undefined): CommitStatus {
-  const status = (state: CommitStatus['state'], description: string) =>
+/** An org's commit status after a pass (github:// notify URLs); `held`: why it only planned. */
+export function commitStatus(report: OrgReport, held: string | undefined) {
+  const status = (state: 'success' | 'failure' | 'pending', description: string) =>
     ({ org: report.org, state, description }) as const;
   const first = report.errors[0];
   if (report.status === 'invalid')

@@ -153,10 +153,7 @@ export function notifyUrlSecrets(url: URL): string[] {
     .filter((part) => part.length >= MIN_RUN);
 }
 
-/**
- * A `slack:` prefix on a notify URL picks the Slack format for it; `github://OWNER/REPO` is that
- * repository on GitHub's API (`githubApi`), for commit statuses.
- */
+/** A `slack:` prefix on a notify URL picks the Slack format; github://OWNER/REPO, GitHub. */
 export function splitNotifyUrl(
   text: string,
   defaultFormat: NotifyFormat,

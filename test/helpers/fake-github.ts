@@ -7,10 +7,9 @@ export interface FakeComment {
 }
 
 /**
- * A fake of the GitHub REST API's issue comments on real loopback HTTP: list (paged, with Link
- * headers as GitHub sends them), create and update; and commit statuses, created. It checks the
- * Bearer token, and answers the statuses queued in `failNext` first (GitHub's error body), for
- * errors and retries.
+ * A fake of the GitHub REST API on real loopback HTTP: issue comments (list, paged with Link headers
+ * as GitHub sends them; create; update) and commit statuses (create). It checks the Bearer token,
+ * and answers the statuses queued in `failNext` first (GitHub's error body), for errors and retries.
  */
 export async function startFakeGitHub({
   token,

@@ -42,9 +42,6 @@ describe('notification settings: --notify-url, ENVSYNC_NOTIFY_URLS, notifyUrls',
     expect(() => resolveDaemonSettings(flags, {}, {})).toThrow(
       '--github-token-file PATH, or GITHUB_TOKEN',
     );
-    expect(() => resolveDaemonSettings({ 'notify-url': 'github://acme' }, {}, {})).toThrow(
-      'has the scheme "github:"',
-    );
   });
 
   it.each(['ftp://h.example/SecretPart0123456789', 'not a url SecretPart0123456789'])(

@@ -76,7 +76,6 @@ describe('the whole cycle on the kosli profile', () => {
     expect(plan.stdout).toContain('~ rename web → web-2');
     const markdown = await run(api.url, ['plan', '-o', 'markdown']);
     expect(markdown.stdout).toContain('| 🔀 rename | web → web-2 |');
-    // Its org's row counts it in the rename column (then archive, unverified, unchanged, ...).
     expect(markdown.stdout).toContain('| acme | ✅ ok | 0 | 0 | 1 | 0 | 0 | 8 | 1 | 0 |');
     expect(markdown.stdout).toContain('**1** to rename');
     expect(plan.stdout).toMatch(
