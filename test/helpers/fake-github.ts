@@ -51,6 +51,7 @@ export async function startFakeGitHub({
     const status = /^\/repos\/([^/]+\/[^/]+)\/statuses\/([0-9a-f]{40})$/.exec(url.pathname);
     if (status !== null && req.method === 'POST') {
       const made = { repo: status[1] ?? '', sha: status[2] ?? '', ...JSON.parse(req.body) };
+      if (String(made.description).length > 140) return reply(422, made); // as GitHub
       statuses.push(made as Record<string, string>);
       return reply(201, made);
     }
