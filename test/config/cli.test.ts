@@ -59,7 +59,7 @@ describe('unknown commands and flags', () => {
     );
     const output = await envsyncInProcess(['run', '--output', 'json'], { endsBeforeStart: true });
     expect(output.stderr).toContain(
-      '--output is not a flag of envsync run; envsync validate, plan and sync take it',
+      '--output is not a flag of envsync run; envsync validate, plan, sync and status take it',
     );
   });
 

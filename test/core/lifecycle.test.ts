@@ -145,7 +145,6 @@ describe('ownership and the guard', () => {
     [foreign, undefined, []],
     [foreign, {}, ['state']],
     [foreign, { fingerprint: 1, seen: true }, []],
-    [OWNER, { fingerprint: 1, seen: true }, ['tag']],
     [{}, undefined, []],
     [{ team: 'web' }, undefined, []],
   ] as const)('tags %j with record %j are owned by %j', (tags, record, expected) => {

@@ -94,7 +94,7 @@ describe('GET / (the status page)', () => {
     expect(html).toContain(
       '<code>description</code>: <code>&quot;old&quot;</code> → <code>&quot;new&quot;</code>',
     );
-    expect(html).toContain('<code>manifests/beta.yaml:4:11</code>');
+    expect(html).toContain('<code>beta.yaml:4:11</code>');
     expect(html).toContain(
       'refused &lt;script&gt;window.__pwned=1&lt;/script&gt;&quot;onmouseover',
     );
@@ -124,12 +124,12 @@ describe('GET / (the status page)', () => {
     expect(response.headers['content-type']).toBe('application/json');
     const status = (await response.body.json()) as DaemonStatus;
     expect(Object.keys(status)).toEqual(
-      'revision manifests ready passes lastPass passRunning shard errors stateFile dialect mode window health orgs'.split(
+      'revision manifests ready passes lastPass passRunning shard errors stateFile dialect mode window health sync orgs'.split(
         ' ',
       ),
     );
     expect(Object.keys(status.orgs['acme'] ?? {})).toEqual(
-      'status lastSuccess lastAttempt lastError pending pendingChanges recentDrift unmanaged suspended environments unmanagedNames failures nextAttemptAt state tokenSource'.split(
+      'status lastSuccess lastAttempt lastError pending pendingChanges recentDrift unmanaged suspended environments unmanagedNames failures nextAttemptAt state health sync tokenSource'.split(
         ' ',
       ),
     );

@@ -212,7 +212,6 @@ describe('the status page renderer', () => {
     expect(text(globex)).toContain('Last success never · last attempt 30s ago · no token');
     expect(text(globex)).toContain('Failed passes in a row: 2');
     expect(text(globex)).toContain('Health: failing; sync: unknown.');
-    // Worst first: by health, then by sync.
     const order = [...html.matchAll(/<h3 id="org-\d+"><code>([^<]*)/g)].map((m) => m[1]);
     expect(order).toEqual(['globex', 'acme', 'initech']);
     expect(html).toContain('<title>envsync: degraded, synced, 3 orgs, 1 failing</title>');
@@ -460,7 +459,6 @@ describe('the status page renderer', () => {
     expect(card(html, 'acme')).toContain(
       '<code>acme.yaml:4:11</code> <code>environments[0].type</code>',
     );
-    // Paths below the manifests root; the org's error is not said twice.
     expect(html).toContain('<code>stray.yaml:1:1</code>');
     expect(text(card(html, 'acme'))).not.toContain('invalid manifests');
     expect(html).toContain('Problems that belong to no org (1)');

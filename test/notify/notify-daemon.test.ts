@@ -319,7 +319,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     expect(failing).toHaveLength(1);
     expect(failing[0]).toMatchObject({ level: 40, notifyUrl: `${down.url}/` });
     expect(d.daemon.status().notifications?.targets[0]?.failing).toBeTruthy();
-    expect(d.daemon.status().lastPass?.result).toBe('partial');
+    expect(d.daemon.status().lastPass?.result).toBe('failed');
   });
 
   it('a receiver that answers 500 then 200 gets the event once more, after the Retry-After it asked for, and the recovery is logged once', async () => {
@@ -355,7 +355,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     await pass(d);
     await pass(d);
     expect(d.passes()).toBe(before + 2);
-    expect(d.daemon.status().lastPass?.result).toBe('partial');
+    expect(d.daemon.status().lastPass?.result).toBe('failed');
     expect(slow.hanging()).toBe(1);
     // The stop waits a bounded drain time, then abandons what is left.
     const stopped = await Promise.race([

@@ -152,7 +152,7 @@ describe('a wrong port: the connection is refused', { timeout: 120_000 }, () => 
       lastPass: { result: string; failure?: Record<string, unknown> };
       orgs: Record<string, { lastError: { message: string } | null }>;
     };
-    expect(status.lastPass.result).toBe('partial');
+    expect(status.lastPass.result).toBe('failed');
     const message = `all 3 orgs failed the same way: the API at ${host} refused the connection (ECONNREFUSED)`;
     const failure = { ...refusedBy(host), orgs: 3, message, hint: REFUSED_HINT };
     expect(status.lastPass.failure).toEqual(failure);

@@ -338,7 +338,6 @@ describe('the status page in each of its states', () => {
       expect(await band.locator('h2').innerText()).toBe(LEVEL_WORDS[level]);
       expect(await computed(band, 'background-color')).toBe(rgb(LEVEL_COLOURS[level]));
       expect(await computed(band, 'color')).toBe('rgb(255, 255, 255)');
-      // The sync beside it, in its own colour: green only when synced.
       const syncBand = page.locator('#sync');
       expect((await syncBand.locator('h2').innerText()).toLowerCase()).toBe(sync);
       const colour = await computed(syncBand, 'background-color');
