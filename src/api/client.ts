@@ -21,7 +21,7 @@ import { RequestGate } from './gate.ts';
 import { readAllPages } from './listing.ts';
 import { policyUploadBody, readPolicyDocuments, type PolicyUpload } from './policy-documents.ts';
 import { addressOf, HostReach } from './reach.ts';
-import { serverMessage, type RawResponse } from './response.ts';
+import { quoted, serverMessage, type RawResponse } from './response.ts';
 import * as retry from './retry-policy.ts';
 
 export interface ClientEvents {
@@ -147,6 +147,8 @@ export function createClient(options: ClientOptions) {
   const deadlineAt = deadlineMs === undefined ? undefined : clock.now() + deadlineMs;
   // Answers refused as too large, by path: never downloaded again by this client.
   const tooLarge = new Map<string, ApiError>();
+  // `org/name` of each placeholder this client has warned of.
+  const placeholdersSaid = new Set<string>();
 
   const notSent = (kind: 'deadline' | 'stopped', r: Request, why: string) => {
     const again = r.after === undefined ? '' : ' again';
@@ -370,25 +372,50 @@ export function createClient(options: ClientOptions) {
     );
   };
 
+  /** The org's environments, and the names its placeholders stand for (each said once). */
+  async function listing(org: string) {
+    const path = orgPath(org);
+    const listed = await readAllPages(org, path, (url) => send(org, 'GET', url), mask);
+    noteShape(listed.shape);
+    const { unnamed: skipped } = listed;
+    if (skipped > 0) {
+      const one = skipped === 1;
+      logger.warn(
+        { org, path, skipped },
+        `org ${org}: the listing (GET ${path}) holds ${one ? 'an entry' : `${skipped} entries`} with an empty name; ` +
+          `skipped: envsync neither compares nor changes ${one ? 'it' : 'them'}. The service should not list such entries; report it if it goes on`,
+      );
+    }
+    for (const name of listed.placeholders) {
+      if (placeholdersSaid.has(`${org}/${name}`)) continue;
+      placeholdersSaid.add(`${org}/${name}`);
+      logger.warn(
+        { org, path, environment: name },
+        `org ${org}: the listing (GET ${path}) holds a placeholder, not a valid environment, for ${quoted(name)}: envsync compares nothing and sends nothing for that name, and goes on with the others`,
+      );
+    }
+    return listed;
+  }
+
   type Names = readonly string[];
   return {
     gate,
     /** The dialect in use: `--api-dialect`'s, or under `auto` the first listing's (none before). */
     dialect: (): ResolvedDialect | undefined => resolveDialect(dialectSetting, firstShape),
+    listing,
     async listEnvironments(org: string): Promise<ObservedEnvironment[]> {
-      const path = orgPath(org);
-      const listing = await readAllPages(org, path, (url) => send(org, 'GET', url), mask);
-      noteShape(listing.shape);
-      const { unnamed: skipped } = listing;
-      if (skipped > 0) {
-        const one = skipped === 1;
-        logger.warn(
-          { org, path, skipped },
-          `org ${org}: the listing (GET ${path}) holds ${one ? 'an entry' : `${skipped} entries`} with an empty name; ` +
-            `skipped: envsync neither compares nor changes ${one ? 'it' : 'them'}. The service should not list such entries; report it if it goes on`,
-        );
+      return (await listing(org)).environments;
+    },
+    /** Whether the service says `env` was archived (a read answering 404 "has been archived"). */
+    async wasArchived(org: string, env: string): Promise<boolean> {
+      try {
+        await send(org, 'GET', `${orgPath(org)}/${segment('environment', env)}`);
+        return false;
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404)
+          return /has been archived/.test(error.message);
+        throw error;
       }
-      return listing.environments;
     },
     async putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal) {
       await send(org, 'PUT', orgPath(org), json(putBody(env)), signal);

@@ -16,7 +16,7 @@ import {
   type ValueKind,
 } from '../core/fields.ts';
 import type { Mask } from '../core/mask.ts';
-import type { ObservedEnvironment } from '../core/model.ts';
+import type { Compliance, ObservedEnvironment } from '../core/model.ts';
 import { ApiError } from './errors.ts';
 import { excerpt, quoted, type RawResponse } from './response.ts';
 
@@ -37,15 +37,21 @@ function listedField(spec: FieldSpec): z.ZodType {
   return spec.listing.absent === 'error' ? nullable : nullable.optional();
 }
 
-// z.object strips (and does not copy) the fields it does not know.
-const entries = z.array(
-  z.object({
-    name: z.string(),
-    org: z.string().optional(),
-    ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.wireName, listedField(spec)])),
-  }),
-);
-type Listed = z.infer<typeof entries>[number] & Record<string, unknown>;
+// z.object strips (and does not copy) the fields it does not know. A `state` that is not one of
+// the three the service documents reads as not shown.
+const environmentEntry = z.object({
+  name: z.string(),
+  state: z.boolean().nullable().optional().catch(undefined),
+  ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.wireName, listedField(spec)])),
+});
+type Listed = z.infer<typeof environmentEntry> & Record<string, unknown>;
+// What every entry must be; one that is not an environment entry is the service's placeholder.
+const entries = z.array(z.looseObject({ name: z.string(), org: z.string().optional() }));
+const COMPLIANCE = new Map<unknown, Compliance>([
+  [true, 'compliant'],
+  [false, 'non-compliant'],
+  [null, 'unknown'],
+]);
 const SHAPES = {
   array: entries,
   env: z.looseObject({ env: entries }),
@@ -60,7 +66,8 @@ const SHAPES = {
 
 /** An entry as envsync compares it: a field not listed is undefined, or empty by its rule. */
 function toObserved(entry: Listed): ObservedEnvironment {
-  return environmentOf(entry.name, entry, (listed, spec) => {
+  const compliance = COMPLIANCE.get(entry.state);
+  const observed = environmentOf(entry.name, entry, (listed, spec) => {
     const value = listed[spec.wireName];
     if (value === undefined || value === null) {
       const rule = spec.listing[value === null ? 'null' : 'absent'];
@@ -69,6 +76,7 @@ function toObserved(entry: Listed): ObservedEnvironment {
     if (spec.kind === 'set') return normalizeListedSet(value as readonly unknown[]);
     return spec.kind === 'map' ? normalizeMap(value as StringMap) : (value as string | boolean);
   }) as ObservedEnvironment;
+  return compliance === undefined ? observed : { ...observed, compliance };
 }
 
 function shapeOf(body: unknown): ListingShape | undefined {
@@ -94,28 +102,33 @@ export function readListing(body: unknown, org: string) {
     const where = issue?.path.length ? ` at ${issue.path.join('.')}` : '';
     throw new Error(`listing is malformed: ${issue?.message ?? 'invalid'}${where}`);
   }
-  const data = parsed.data as z.infer<(typeof SHAPES)['envelope']> & { env: Listed[] };
-  const listed = (Array.isArray(data) ? data : (data.env ?? data.environments)) as Listed[];
+  const data = parsed.data as z.infer<(typeof SHAPES)['envelope']> & {
+    env: typeof entries._output;
+  };
+  const listed = Array.isArray(data) ? data : (data.env ?? data.environments);
   const environments: ObservedEnvironment[] = [];
+  const placeholders: string[] = [];
   let unnamed = 0;
-  for (const entry of listed) {
-    if (entry.org !== undefined && entry.org !== org) {
-      const [asked, other, name] = [quoted(org), quoted(entry.org), quoted(entry.name)];
+  for (const raw of listed) {
+    if (raw.org !== undefined && raw.org !== org) {
+      const [asked, other, name] = [quoted(org), quoted(raw.org), quoted(raw.name)];
       throw new Error(
         `the listing of org ${asked} holds environment ${name} of org ${other}: an entry of another org is the service's fault, so envsync compares nothing and sends nothing to org ${asked}; run again, and if it stays, report it to the service`,
       );
     }
-    if (entry.name === '') unnamed++;
-    else environments.push(toObserved(entry));
+    const read = raw.name === '' ? undefined : environmentEntry.safeParse(raw);
+    if (read === undefined) unnamed++;
+    else if (read.success) environments.push(toObserved(read.data));
+    else placeholders.push(raw.name);
   }
-  if (shape !== 'envelope') return { environments, unnamed, shape };
+  if (shape !== 'envelope') return { environments, placeholders, unnamed, shape };
   const paging = {
     page: data.page ?? 1,
     perPage: data.per_page ?? Math.max(1, listed.length),
     totalPages: data.total_pages ?? 1,
     totalCount: data.total_count,
   };
-  return { environments, unnamed, shape, paging };
+  return { environments, placeholders, unnamed, shape, paging };
 }
 
 /** A listing is never followed past this many pages. */
@@ -150,15 +163,16 @@ export async function readAllPages(
   };
   const refuse = (why: string) =>
     new ApiError('invalid-response', `GET ${path}: ${why}; run again`, { method: 'GET', path });
-  const { environments, unnamed, shape, paging } = await read(path);
+  const { environments, placeholders, unnamed, shape, paging } = await read(path);
   let skipped = unnamed;
   if (paging !== undefined) {
     for (let next = paging.page + 1; next <= Math.min(paging.totalPages, MAX_PAGES); next++) {
       const page = await read(`${path}?page=${next}&per_page=${paging.perPage}`);
       environments.push(...page.environments);
+      placeholders.push(...page.placeholders);
       skipped += page.unnamed;
     }
-    const held = environments.length + skipped;
+    const held = environments.length + placeholders.length + skipped;
     if (paging.totalCount !== undefined && held !== paging.totalCount) {
       throw refuse(
         `the paginated listing announced ${paging.totalCount} environments but its pages held ${held} (it changed while envsync read it)`,
@@ -170,5 +184,5 @@ export async function readAllPages(
     if (names.has(name)) throw refuse(`the listing shows environment ${quoted(name)} twice`);
     names.add(name);
   }
-  return { environments, unnamed: skipped, shape };
+  return { environments, placeholders, unnamed: skipped, shape };
 }
