@@ -223,9 +223,13 @@ describe('the status page renderer', () => {
 
   it.each(ROW_STATES)('shows an environment in the state %j with its type', (state) => {
     const html = page({
-      orgs: { acme: orgStatus({ environments: [{ name: 'prod', type: 'K8S', state }] }) },
+      orgs: {
+        acme: orgStatus({
+          environments: [{ name: 'prod', type: 'K8S', state, compliance: 'non-compliant' }],
+        }),
+      },
     });
-    expect(rows(card(html, 'acme'), 'envs')).toEqual([['prod', 'K8S', state]]);
+    expect(rows(card(html, 'acme'), 'envs')).toEqual([['prod', 'K8S', state, 'non-compliant']]);
     expect(card(html, 'acme')).toContain(`<span class="badge st-`);
     expect(text(card(html, 'acme'))).toContain(`1 environment1 ${state}`);
   });
