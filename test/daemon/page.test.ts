@@ -234,6 +234,18 @@ describe('the status page renderer', () => {
     expect(text(card(html, 'acme'))).toContain(`1 environment1 ${state}`);
   });
 
+  it("gives /status's rows a placeholder's name as unknown, and the listing's compliance", () => {
+    const report = orgReport('acme', { unknown: ['db'], compliance: { web: 'compliant' } });
+    const types = [
+      ['db', 'K8S'],
+      ['web', 'S3'],
+    ] as const;
+    expect(orgStatusAfter(report, undefined, NOW, undefined, types).environments).toEqual([
+      { name: 'db', type: 'K8S', state: 'unknown' },
+      { name: 'web', type: 'S3', state: 'synced', compliance: 'compliant' },
+    ]);
+  });
+
   it('lists every managed environment, open when they are few; and the unmanaged ones by name', () => {
     const few = orgStatus({
       environments: [{ name: 'prod', type: 'K8S', state: 'synced' }],
