@@ -11,7 +11,7 @@ import { describeDialect, dialectOfShape, resolveDialect } from '../core/dialect
 import type { DialectSetting, ListingShape, ResolvedDialect } from '../core/dialect.ts';
 import { FIELD_LIST } from '../core/fields.ts';
 import type { Mask } from '../core/mask.ts';
-import type { DesiredEnvironment, ObservedEnvironment, TagRequests } from '../core/model.ts';
+import type { DesiredEnvironment, TagRequests } from '../core/model.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 import { unreachable } from '../core/request-failure.ts';
@@ -372,39 +372,33 @@ export function createClient(options: ClientOptions) {
     );
   };
 
-  /** The org's environments, and the names its placeholders stand for (each said once). */
-  async function listing(org: string) {
-    const path = orgPath(org);
-    const listed = await readAllPages(org, path, (url) => send(org, 'GET', url), mask);
-    noteShape(listed.shape);
-    const { unnamed: skipped } = listed;
-    if (skipped > 0) {
-      const one = skipped === 1;
-      logger.warn(
-        { org, path, skipped },
-        `org ${org}: the listing (GET ${path}) holds ${one ? 'an entry' : `${skipped} entries`} with an empty name; ` +
-          `skipped: envsync neither compares nor changes ${one ? 'it' : 'them'}. The service should not list such entries; report it if it goes on`,
-      );
-    }
-    for (const name of listed.placeholders) {
-      if (placeholdersSaid.has(`${org}/${name}`)) continue;
-      placeholdersSaid.add(`${org}/${name}`);
-      logger.warn(
-        { org, path, environment: name },
-        `org ${org}: the listing (GET ${path}) holds a placeholder, not a valid environment, for ${quoted(name)}: envsync compares nothing and sends nothing for that name, and goes on with the others`,
-      );
-    }
-    return listed;
-  }
-
   type Names = readonly string[];
   return {
     gate,
     /** The dialect in use: `--api-dialect`'s, or under `auto` the first listing's (none before). */
     dialect: (): ResolvedDialect | undefined => resolveDialect(dialectSetting, firstShape),
-    listing,
-    async listEnvironments(org: string): Promise<ObservedEnvironment[]> {
-      return (await listing(org)).environments;
+    /** The org's environments, and the names its placeholders stand for (each said once). */
+    async listEnvironments(org: string) {
+      const path = orgPath(org);
+      const listing = await readAllPages(org, path, (url) => send(org, 'GET', url), mask);
+      noteShape(listing.shape);
+      const { unnamed: skipped } = listing;
+      if (skipped > 0) {
+        const one = skipped === 1;
+        logger.warn(
+          { org, path, skipped },
+          `org ${org}: the listing (GET ${path}) holds ${one ? 'an entry' : `${skipped} entries`} with an empty name; ` +
+            `skipped: envsync neither compares nor changes ${one ? 'it' : 'them'}. The service should not list such entries; report it if it goes on`,
+        );
+      }
+      for (const name of listing.placeholders.filter((n) => !placeholdersSaid.has(`${org}/${n}`))) {
+        placeholdersSaid.add(`${org}/${name}`);
+        logger.warn(
+          { org, path, environment: name },
+          `org ${org}: the listing (GET ${path}) holds a placeholder, not a valid environment, for ${quoted(name)}: envsync compares nothing and sends nothing for that name, and goes on with the others`,
+        );
+      }
+      return listing;
     },
     /** Whether the service says `env` was archived (a read answering 404 "has been archived"). */
     async wasArchived(org: string, env: string): Promise<boolean> {

@@ -44,9 +44,9 @@ const environmentEntry = z.object({
   state: z.boolean().nullable().optional().catch(undefined),
   ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.wireName, listedField(spec)])),
 });
-type Listed = z.infer<typeof environmentEntry> & Record<string, unknown>;
 // What every entry must be; one that is not an environment entry is the service's placeholder.
 const entries = z.array(z.looseObject({ name: z.string(), org: z.string().optional() }));
+type Listed = z.infer<typeof entries>[number];
 const COMPLIANCE = new Map<unknown, Compliance>([
   [true, 'compliant'],
   [false, 'non-compliant'],
@@ -65,7 +65,7 @@ const SHAPES = {
 };
 
 /** An entry as envsync compares it: a field not listed is undefined, or empty by its rule. */
-function toObserved(entry: Listed): ObservedEnvironment {
+function toObserved(entry: Listed & z.infer<typeof environmentEntry>): ObservedEnvironment {
   const compliance = COMPLIANCE.get(entry.state);
   const observed = environmentOf(entry.name, entry, (listed, spec) => {
     const value = listed[spec.wireName];
@@ -102,24 +102,22 @@ export function readListing(body: unknown, org: string) {
     const where = issue?.path.length ? ` at ${issue.path.join('.')}` : '';
     throw new Error(`listing is malformed: ${issue?.message ?? 'invalid'}${where}`);
   }
-  const data = parsed.data as z.infer<(typeof SHAPES)['envelope']> & {
-    env: typeof entries._output;
-  };
-  const listed = Array.isArray(data) ? data : (data.env ?? data.environments);
+  const data = parsed.data as z.infer<(typeof SHAPES)['envelope']> & { env: Listed[] };
+  const listed = (Array.isArray(data) ? data : (data.env ?? data.environments)) as Listed[];
   const environments: ObservedEnvironment[] = [];
   const placeholders: string[] = [];
   let unnamed = 0;
-  for (const raw of listed) {
-    if (raw.org !== undefined && raw.org !== org) {
-      const [asked, other, name] = [quoted(org), quoted(raw.org), quoted(raw.name)];
+  for (const entry of listed) {
+    if (entry.org !== undefined && entry.org !== org) {
+      const [asked, other, name] = [quoted(org), quoted(entry.org), quoted(entry.name)];
       throw new Error(
         `the listing of org ${asked} holds environment ${name} of org ${other}: an entry of another org is the service's fault, so envsync compares nothing and sends nothing to org ${asked}; run again, and if it stays, report it to the service`,
       );
     }
-    const read = raw.name === '' ? undefined : environmentEntry.safeParse(raw);
+    const read = entry.name === '' ? undefined : environmentEntry.safeParse(entry);
     if (read === undefined) unnamed++;
     else if (read.success) environments.push(toObserved(read.data));
-    else placeholders.push(raw.name);
+    else placeholders.push(entry.name);
   }
   if (shape !== 'envelope') return { environments, placeholders, unnamed, shape };
   const paging = {

@@ -112,7 +112,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   let observed: ObservedEnvironment[];
   let placeholders: string[];
   try {
-    ({ environments: observed, placeholders } = await client.listing(org));
+    ({ environments: observed, placeholders } = await client.listEnvironments(org));
   } catch (error) {
     // No token for the org: that, as it is (no request was sent).
     const why =

@@ -82,7 +82,7 @@ describe('the retry policy, carried out', () => {
       ++count <= 3 ? answer(res, 429, { 'retry-after': '0' }) : answer(res, 200),
     );
     const c = client(api.url, { policy: { retries: 1 }, deadlineMs: 60_000 });
-    expect((await c.listEnvironments('acme')).map((e) => e.name)).toEqual(['a']);
+    expect((await c.listEnvironments('acme')).environments.map((e) => e.name)).toEqual(['a']);
     expect(api.requests).toHaveLength(4);
   });
 
@@ -234,7 +234,7 @@ describe('a stop ends every wait at once; a request that needs none still goes o
   it('a request that needs no wait still goes out while stopping', async () => {
     const api = await fakeApi((_req, res) => answer(res, 200));
     const c = client(api.url, { stop: AbortSignal.abort(new Error('test stop')) });
-    expect((await c.listEnvironments('acme')).map((e) => e.name)).toEqual(['a']);
+    expect((await c.listEnvironments('acme')).environments.map((e) => e.name)).toEqual(['a']);
   });
 });
 
