@@ -147,7 +147,6 @@ export function createClient(options: ClientOptions) {
   const deadlineAt = deadlineMs === undefined ? undefined : clock.now() + deadlineMs;
   // Answers refused as too large, by path: never downloaded again by this client.
   const tooLarge = new Map<string, ApiError>();
-  // `org/name` of each placeholder this client has warned of.
   const placeholdersSaid = new Set<string>();
 
   const notSent = (kind: 'deadline' | 'stopped', r: Request, why: string) => {
@@ -377,7 +376,7 @@ export function createClient(options: ClientOptions) {
     gate,
     /** The dialect in use: `--api-dialect`'s, or under `auto` the first listing's (none before). */
     dialect: (): ResolvedDialect | undefined => resolveDialect(dialectSetting, firstShape),
-    /** The org's environments, and the names its placeholders stand for (each said once). */
+    /** The org's environments, and the names its placeholders stand for (each warned of once). */
     async listEnvironments(org: string) {
       const path = orgPath(org);
       const listing = await readAllPages(org, path, (url) => send(org, 'GET', url), mask);

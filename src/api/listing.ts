@@ -37,8 +37,7 @@ function listedField(spec: FieldSpec): z.ZodType {
   return spec.listing.absent === 'error' ? nullable : nullable.optional();
 }
 
-// z.object strips (and does not copy) the fields it does not know. A `state` that is not one of
-// the three the service documents reads as not shown.
+// z.object strips (and does not copy) the fields it does not know; a `state` of another kind too.
 const environmentEntry = z.object({
   name: z.string(),
   state: z.boolean().nullable().optional().catch(undefined),
@@ -50,7 +49,6 @@ type Listed = z.infer<typeof entries>[number];
 const COMPLIANCE = new Map<unknown, Compliance>([
   [true, 'compliant'],
   [false, 'non-compliant'],
-  [null, 'unknown'],
 ]);
 const SHAPES = {
   array: entries,
@@ -66,7 +64,7 @@ const SHAPES = {
 
 /** An entry as envsync compares it: a field not listed is undefined, or empty by its rule. */
 function toObserved(entry: Listed & z.infer<typeof environmentEntry>): ObservedEnvironment {
-  const compliance = COMPLIANCE.get(entry.state);
+  const compliance = entry.state === null ? 'unknown' : COMPLIANCE.get(entry.state);
   const observed = environmentOf(entry.name, entry, (listed, spec) => {
     const value = listed[spec.wireName];
     if (value === undefined || value === null) {

@@ -206,11 +206,10 @@ function rows(types: readonly (readonly [string, string])[], report: OrgReport):
   const changes = new Map(report.changes.map((change) => [change.name, change]));
   const unchanged = new Set(report.unchanged);
   const { unknown = [], compliance = {} } = report;
-  return types.map(([name, type]): EnvironmentRow => {
+  return types.map(([name, type]) => {
     const change = changes.get(name);
-    const state = unknown.includes(name)
-      ? 'unknown'
-      : change === undefined
+    const state =
+      change === undefined
         ? report.error !== undefined && !unchanged.has(name)
           ? 'failed'
           : 'synced'
@@ -218,7 +217,8 @@ function rows(types: readonly (readonly [string, string])[], report: OrgReport):
           ? 'drifted'
           : ROW_STATE[change.result];
     const shown = Object.hasOwn(compliance, name) ? compliance[name] : undefined;
-    return { name, type, state, ...(shown === undefined ? {} : { compliance: shown }) };
+    const row = { name, type, state: unknown.includes(name) ? ('unknown' as const) : state };
+    return shown === undefined ? row : { ...row, compliance: shown };
   });
 }
 

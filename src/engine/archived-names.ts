@@ -1,30 +1,23 @@
 /** What `plan` asks the service of the names its creates and renames bring (kosli only). */
-import { MAX_ASKED_NAMES, type OrgReport } from '../core/report.ts';
 import type { EnvironmentsClient } from '../api/client.ts';
+import { MAX_ASKED_NAMES, type OrgReport } from '../core/report.ts';
 
-/**
- * The report with each create and rename whose name the service says was archived marked so,
- * since it starts a new environment without that one's history; a name not asked, or whose read
- * failed, is `not-checked`.
- */
+/** Each create and rename marked when its name was archived; `not-checked` when not asked. */
 export async function withArchivedNames(
   report: OrgReport,
   client: Pick<EnvironmentsClient, 'wasArchived'>,
 ): Promise<OrgReport> {
   const asked = report.changes.filter((c) => c.action === 'create' || c.action === 'rename');
-  const said = new Map(
-    await Promise.all(
-      asked.slice(0, MAX_ASKED_NAMES).map(async ({ name }) => {
-        const archived = await client.wasArchived(report.org, name).catch(() => undefined);
-        return [name, archived] as const;
-      }),
+  // A read that fails, like a name past the first ones, is not checked: the plan goes on.
+  const said = await Promise.all(
+    asked.map(async ({ name }, i) =>
+      i < MAX_ASKED_NAMES ? client.wasArchived(report.org, name).catch(() => undefined) : undefined,
     ),
   );
   const changes = report.changes.map((change) => {
-    const archived = asked.includes(change)
-      ? (said.get(change.name) ?? ('not-checked' as const))
-      : false;
-    return archived === false ? change : { ...change, wasArchived: archived };
+    const i = asked.indexOf(change);
+    if (i < 0 || said[i] === false) return change;
+    return { ...change, wasArchived: said[i] ?? ('not-checked' as const) };
   });
   return { ...report, changes };
 }

@@ -146,10 +146,8 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   const idle = plan.changes.length === 0 && uploads === 0 && (plan.archives?.length ?? 0) === 0;
   if (options.dryRun || suspended || idle) {
     const notes = orgReportFromPlan(plan, new Map(), undefined, guardNotes(plan, options));
-    const planReport =
-      options.askArchived === true && dialect.dialect === 'kosli'
-        ? await withArchivedNames(notes, client)
-        : notes;
+    const ask = options.askArchived === true && dialect.dialect === 'kosli';
+    const planReport = ask ? await withArchivedNames(notes, client) : notes;
     const report = suspended ? { ...planReport, suspended: true as const } : planReport;
     return {
       report: planned === undefined ? report : withPolicyDocuments(report, planned.plan),
