@@ -29,7 +29,7 @@ it('plan names a create or a rename onto an archived name in every format; sync 
   expect(text.stdout).toContain(`cur → gone (${ARCHIVED('gone')})`);
   expect(text.stdout).toMatch(/\+ create fresh\n/);
   const changes = json((await run(api.url, ['plan', '-o', 'json'])).stdout).orgs[0]?.changes;
-  // fresh, gone, old
+  // In name order: fresh, gone, old.
   expect(changes?.map((c) => c['wasArchived' as 'name'])).toEqual([undefined, true, true]);
   const markdown = await run(api.url, ['plan', '-o', 'markdown']);
   expect(markdown.stdout).toContain(`⚠️ _${ARCHIVED('old')}_`);
