@@ -34,8 +34,8 @@ const EXPECTED: Record<CommandName, string> = {
   sync: `${SHARED} annotations summary-file out dry-run plan ignore-windows observe`,
   run:
     SHARED.replace(/ output| detailed-exitcode/g, '') +
-    ' debounce observe emulator emulator-profile interval listen notify-format notify-secret-file ' +
-    'notify-url github-token-file github-api-url ' +
+    ' debounce observe emulator interval listen notify-format notify-secret-file notify-url ' +
+    'github-token-file github-api-url emulator-profile ' +
     'public-url shard-count shard-from-hostname settle shard-index shutdown-timeout ' +
     'webhook-min-interval webhook-secret-file',
   export:
