@@ -134,7 +134,7 @@ export const DAEMON_SETTINGS = {
     ...RUN,
     help: "the embedded emulator's profile: contract (the API's published contract) or kosli (the service as it is today: tags, policies, rename, archive, nine types)",
     parse: oneOf(['contract', 'kosli']),
-    default: 'contract',
+    default: 'kosli',
   },
 } as const satisfies SettingsTable;
 
