@@ -114,6 +114,8 @@ export async function runPass(
       state,
       logger,
       dryRun,
+      // `plan` alone asks about archived names: a sync must not double its requests.
+      askArchived: command === 'plan',
       revision,
       maxArchive: settings.maxArchive,
       orgs: settings.orgs === undefined ? undefined : new Set(settings.orgs),

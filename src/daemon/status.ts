@@ -3,6 +3,7 @@
  * what each field means), and how an org's report becomes its status. Pure.
  */
 import type { ResolvedDialect } from '../core/dialect.ts';
+import type { Compliance } from '../core/model.ts';
 import { recentDrifts, type DriftSeen } from '../core/plan.ts';
 import { formatProblem } from '../core/validation.ts';
 import type { WindowReport } from '../core/windows.ts';
@@ -32,10 +33,13 @@ export const ROW_STATES = [
   'unknown',
 ] as const;
 
+/** `unknown`: the listing shows a placeholder for it, or failed. */
 export interface EnvironmentRow {
   readonly name: string;
   readonly type: string;
   readonly state: (typeof ROW_STATES)[number];
+  /** As the last listing showed it; absent when not shown. */
+  readonly compliance?: Compliance;
 }
 
 /** What `/status` says of one org. */
@@ -93,7 +97,7 @@ export type SyncState = (typeof SYNC_STATES)[number];
 export type Standing = { health: HealthLevel; sync: SyncState };
 
 /** What an org's card says: one word that is true of it now (`orgState`). */
-export type OrgState = EnvironmentRow['state'] | 'suspended' | 'invalid' | 'waiting for window';
+export type OrgState = (typeof ROW_STATES)[number] | 'suspended' | 'invalid' | 'waiting for window';
 
 /** What `/status` answers. */
 export interface DaemonStatus {
@@ -223,6 +227,7 @@ const ROW_STATE: Record<ChangeResult, EnvironmentRow['state']> = {
 function rows(types: readonly (readonly [string, string])[], report: OrgReport): EnvironmentRow[] {
   const changes = new Map(report.changes.map((change) => [change.name, change]));
   const unchanged = new Set(report.unchanged);
+  const { unknown = [], compliance = {} } = report;
   return types.map(([name, type]) => {
     const change = changes.get(name);
     const state =
@@ -233,7 +238,9 @@ function rows(types: readonly (readonly [string, string])[], report: OrgReport):
         : change.result === 'planned' && change.cause === 'drift'
           ? 'drifted'
           : ROW_STATE[change.result];
-    return { name, type, state };
+    const shown = Object.hasOwn(compliance, name) ? compliance[name] : undefined;
+    const row = { name, type, state: unknown.includes(name) ? ('unknown' as const) : state };
+    return shown === undefined ? row : { ...row, compliance: shown };
   });
 }
 
