@@ -211,7 +211,7 @@ describe('the daemon status page in a browser', () => {
     expect(await badgeOf(page, 'acme').innerText()).toBe('failed');
     expect(await badgeOf(page, 'beta').innerText()).toBe('invalid');
     const text = await page.locator('body').innerText();
-    expect(text).toContain(`manifests/${HOSTILE.file}:4:11`);
+    expect(text).toContain(`${HOSTILE.file}:4:11`);
     // Field values are shown as JSON.
     expect(text).toContain(
       `description: ${JSON.stringify(HOSTILE.listed)} → ${JSON.stringify(HOSTILE.wanted)}`,
