@@ -114,6 +114,7 @@ export async function runPass(
       state,
       logger,
       dryRun,
+      strict: settings.strict,
       revision,
       maxArchive: settings.maxArchive,
       orgs: settings.orgs === undefined ? undefined : new Set(settings.orgs),

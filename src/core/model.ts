@@ -86,10 +86,14 @@ export interface TagRequests {
   readonly remove: readonly string[];
 }
 
-/** What one change sends, in this order: the rename, the PUT, attach, detach, the tags' PATCH. */
+/**
+ * What one change sends, in this order: the rename, the PUT, the PATCH of the fields in `patch`
+ * (their `to`), attach, detach, the tags' PATCH.
+ */
 export interface ChangeRequests {
   readonly rename?: string;
   readonly put: boolean;
+  readonly patch?: readonly FieldName[];
   readonly policies?: PolicyRequests;
   readonly tags?: TagRequests;
 }

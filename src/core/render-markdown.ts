@@ -3,7 +3,14 @@ import type { FieldValue } from './model.ts';
 import { dialectWords } from './dialect.ts';
 import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape.ts';
 import { ownedWords } from './ownership.ts';
-import { documentFields, plannedCounts, policyDocumentSummary, syncCounts } from './render-text.ts';
+import {
+  conflictLine,
+  documentFields,
+  patched,
+  plannedCounts,
+  policyDocumentSummary,
+  syncCounts,
+} from './render-text.ts';
 import {
   type ChangeReport,
   type ChangeResult,
@@ -33,7 +40,7 @@ function fieldCell(change: ChangeReport): string {
     ...fields.map(([name, diff]) =>
       change.action === 'create'
         ? `${name}: ${code(diff.to)}`
-        : `${name}: ${diff.notShown === true ? `_${NOT_SHOWN}_` : code(diff.from)} → ${code(diff.to)}`,
+        : `${name}: ${diff.notShown === true ? `_${NOT_SHOWN}_` : code(diff.from)} → ${code(diff.to)}${patched(change, name)}`,
     ),
     ...lines.map(
       (line) =>
@@ -85,6 +92,8 @@ export function renderMarkdown(report: RunReport): string {
   }
   const documents = policyDocumentSummary(s, report.dryRun);
   if (documents !== undefined) out.push(documents, '');
+  const conflicts = conflictLine(s);
+  if (conflicts !== undefined) out.push(conflicts, '');
   if (report.dialect !== undefined) out.push(`API dialect: ${dialectWords(report.dialect)}.`, '');
   const window = windowLine(report);
   if (window !== undefined) out.push(`⏳ ${window}`, '');
@@ -139,6 +148,8 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
   out.push(...org.errors.map((p) => `- ❌ ${problemLine(p)}`));
   if (org.errors.length > 0)
     out.push('', '_Left alone: no request is made for an org whose manifests have errors._', '');
+  const warnings = (org.warnings ?? []).map((p) => `- ⚠️ warning: ${problemLine(p)}`);
+  if (warnings.length > 0) out.push(...warnings, '');
   const table = (what: string, rows: readonly (readonly [string, string, string, string])[]) => {
     if (rows.length === 0) return;
     out.push(

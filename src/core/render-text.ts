@@ -1,9 +1,10 @@
 /** A run as text, in the spirit of `terraform plan`; each untrusted piece escaped where it goes. */
-import type { FieldValue } from './model.ts';
+import type { FieldName, FieldValue } from './model.ts';
 import { dialectWords } from './dialect.ts';
 import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
 import { ownedWords } from './ownership.ts';
 import {
+  type ChangeReport,
   type ChangeResult,
   NOT_SHOWN,
   type OrgReport,
@@ -70,6 +71,8 @@ export function renderText(report: RunReport, options: { readonly color: boolean
   );
   const documents = policyDocumentSummary(s, report.dryRun);
   if (documents !== undefined) lines.push(documents);
+  const conflicts = conflictLine(s);
+  if (conflicts !== undefined) lines.push(conflicts);
   if ((s.throttledMs ?? 0) > 0) {
     lines.push(
       `Throttled: requests waited ${((s.throttledMs ?? 0) / 1000).toFixed(1)} s because the service asked them to (Retry-After).`,
@@ -95,6 +98,8 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
   const lines = [paint('bold', `org ${safe(org.org)}`) + status];
   if (org.error !== undefined) lines.push(`  ${paint('red', `error: ${safe(org.error)}`)}`);
   for (const problem of org.errors) lines.push(`  ${paint('red', formatProblem(problem))}`);
+  for (const w of org.warnings ?? [])
+    lines.push(`  ${paint('yellow', `warning: ${formatProblem(w)}`)}`);
   if (org.status === 'invalid') {
     lines.push(
       `  ${paint('dim', 'left alone: no request is made for an org whose manifests have errors')}`,
@@ -153,7 +158,7 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
       lines.push(
         change.action === 'create'
           ? `      ${name.padEnd(width)} = ${show(diff.to)}`
-          : `      ${name.padEnd(width)} : ${diff.notShown === true ? NOT_SHOWN : show(diff.from)} -> ${show(diff.to)}`,
+          : `      ${name.padEnd(width)} : ${diff.notShown === true ? NOT_SHOWN : show(diff.from)} -> ${show(diff.to)}${patched(change, name)}`,
       );
     }
     for (const line of requests)
@@ -179,6 +184,16 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
     org.changes.length + (org.policyDocuments?.length ?? 0) + (org.archives?.length ?? 0);
   if (pending === 0 && org.error === undefined) lines.push(`  ${paint('dim', 'no changes')}`);
   return lines;
+}
+
+/** After a field's line: ` (PATCH)` when the change's PATCH sends it. */
+export const patched = (change: Pick<ChangeReport, 'patch'>, field: string) =>
+  change.patch?.includes(field as FieldName) === true ? ' (PATCH)' : '';
+
+/** When some request was answered 409. */
+export function conflictLine({ conflicts = 0 }: Summary): string | undefined {
+  if (conflicts === 0) return undefined;
+  return `Conflicts: ${plural(conflicts, 'request')} answered 409 (a create of the same name in flight), each tried again.`;
 }
 
 /** A digest for people: `sha256:` and its first 12 hex digits. */

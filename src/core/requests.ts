@@ -1,11 +1,13 @@
 /**
- * What a change sends, by API dialect: the PUT, and the operations of fields sent otherwise
- * (`sentBy`). The planner decides them, a saved plan carries them, the applier sends exactly them.
+ * What a change sends, by API dialect: the PUT, the PATCH, and the operations of fields sent
+ * otherwise (`sentBy`). The planner decides them, a saved plan carries them, the applier sends exactly them.
  */
 import { API_DIALECTS, type ApiDialect, dialectWords, type ResolvedDialect } from './dialect.ts';
 import {
   FIELD_LIST,
+  type FieldName,
   type FieldSpec,
+  fieldWarning,
   mapChanges,
   normalizeMap,
   sendRoute,
@@ -29,9 +31,9 @@ function setDifference(a: readonly string[], b: readonly string[]): string[] {
 }
 
 /**
- * The requests of a change: each field by its route in `dialect`, an operation sending only the
- * difference (from null: all, nothing taken away); first the rename from `renameFrom`, and under
- * `prune` the ownership tag the listing lacks.
+ * The requests of a change: each field by its route in `dialect` (a create's PUT carries those of
+ * the PATCH), an operation sending only the difference (from null: all, nothing taken away); first
+ * the rename from `renameFrom`, and under `prune` the ownership tag the listing lacks.
  */
 export function changeRequests(
   action: ChangeAction,
@@ -43,6 +45,7 @@ export function changeRequests(
   } = {},
 ): ChangeRequests {
   let put = action === 'create';
+  const patch: FieldName[] = [];
   let policies: PolicyRequests | undefined;
   let tags: TagRequests | undefined;
   for (const spec of FIELD_LIST) {
@@ -50,7 +53,9 @@ export function changeRequests(
     const route = diff === undefined ? undefined : sendRoute(spec, dialect);
     if (diff === undefined || route === undefined) continue;
     if (route === 'put') put = true;
-    else if (route === 'policies-endpoint') {
+    else if (route === 'patch') {
+      if (action !== 'create') patch.push(spec.name);
+    } else if (route === 'policies-endpoint') {
       const to = diff.to as readonly string[];
       const from = (diff.from ?? []) as readonly string[];
       const [attach, detach] = [setDifference(to, from), setDifference(from, to)];
@@ -71,6 +76,7 @@ export function changeRequests(
   return {
     ...(extra.renameFrom === undefined ? {} : { rename: extra.renameFrom }),
     put,
+    ...(patch.length === 0 ? {} : { patch }),
     ...(policies === undefined ? {} : { policies }),
     ...(tags === undefined ? {} : { tags }),
   };
@@ -82,6 +88,7 @@ export function sameRequests(a: ChangeRequests, b: ChangeRequests): boolean {
     JSON.stringify([
       r.rename,
       r.put,
+      r.patch,
       r.policies?.attach,
       r.policies?.detach,
       r.tags?.set,
@@ -90,12 +97,37 @@ export function sameRequests(a: ChangeRequests, b: ChangeRequests): boolean {
   return text(a) === text(b);
 }
 
-/** The declared fields of `desired` that `dialect` has no way to send (tags in `contract`). */
+/** Retired in `dialect`: never sent, compared or recorded there. */
+const retiredIn = (dialect: ApiDialect) =>
+  FIELD_LIST.filter((spec) => spec.retired !== undefined && sendRoute(spec, dialect) === undefined);
+
+/** `desired` without the fields `dialect`'s service retired. */
+export function withoutRetired(
+  desired: readonly DesiredEnvironment[],
+  dialect: ApiDialect,
+): readonly DesiredEnvironment[] {
+  const retired = new Set<string>(retiredIn(dialect).map((spec) => spec.name));
+  return desired.map((env) =>
+    Object.keys(env).some((key) => retired.has(key))
+      ? (Object.fromEntries(
+          Object.entries(env).filter(([key]) => !retired.has(key)),
+        ) as DesiredEnvironment)
+      : env,
+  );
+}
+
+/**
+ * The declared fields of `desired` that `dialect` has no way to send (tags in `contract`); a
+ * retired one only under `strict` (else a warning, `fieldWarning`).
+ */
 export function unsendableFields(
   desired: readonly DesiredEnvironment[],
   dialect: ApiDialect,
+  strict = false,
 ): { readonly env: DesiredEnvironment; readonly spec: FieldSpec }[] {
-  const refused = FIELD_LIST.filter((spec) => sendRoute(spec, dialect) === undefined);
+  const refused = FIELD_LIST.filter(
+    (spec) => sendRoute(spec, dialect) === undefined && (strict || spec.retired === undefined),
+  );
   return desired.flatMap((env) =>
     refused.filter((spec) => env[spec.name] !== undefined).map((spec) => ({ env, spec })),
   );
@@ -103,6 +135,8 @@ export function unsendableFields(
 
 /** The problem's path names the key. */
 export function unsendableMessage(spec: FieldSpec, dialect: ResolvedDialect): string {
+  const retired = fieldWarning(spec, dialect.dialect);
+  if (retired !== undefined) return `${retired}; --strict refuses it: nothing is sent to this org`;
   const able = API_DIALECTS.filter((d) => sendRoute(spec, d) !== undefined);
   const need =
     able.length === 0

@@ -117,7 +117,7 @@ describe('sync behaviour', () => {
     expect(report.orgs[0]?.errors).toEqual([
       {
         file: 'manifests/acme.yaml',
-        line: 9,
+        line: 8,
         column: 11,
         path: 'environments[1].type',
         message:
@@ -129,28 +129,29 @@ describe('sync behaviour', () => {
     expect((await api.getStore()).orgs['beta']).toHaveLength(1);
   });
 
-  it('kosli profile: a value the service ignores is reported not-converged and not sent again', async () => {
+  it('kosli profile, sent in the contract dialect: a value the service ignores is reported not-converged and not sent again', async () => {
     const api = await emulator({ profile: 'kosli' });
     await manifests({ 'beta.yaml': BETA });
-    expect((await run(api.url, ['sync'])).code).toBe(0);
+    const contract = ['--api-dialect', 'contract'];
+    expect((await run(api.url, ['sync'], contract)).code).toBe(0);
     await writeFile(
       tmp().path('manifests/beta.yaml'),
       BETA.replace('description: Web tier', 'description: ""\n    include_scaling: true'),
     );
-    const first = await run(api.url, ['sync'], ['-o', 'json']);
+    const first = await run(api.url, ['sync'], ['-o', 'json', ...contract]);
     expect(first.code).toBe(1);
     const change = json(first.stdout).orgs[0]?.changes[0];
     expect(change).toMatchObject({ action: 'update', result: 'not-converged' });
     expect(change?.error).toContain('description (sent "", it keeps "Web tier")');
     expect(change?.error).toContain('include_scaling (sent true, it keeps false)');
     const puts = (await putsAndGets(api)).puts;
-    const second = await run(api.url, ['sync'], ['-o', 'json']);
+    const second = await run(api.url, ['sync'], ['-o', 'json', ...contract]);
     expect(second.code).toBe(1);
     expect(json(second.stdout).orgs[0]?.changes[0]?.result).toBe('not-converged');
     expect((await putsAndGets(api)).puts).toBe(puts);
     // Fixing the manifest clears it.
     await writeFile(tmp().path('manifests/beta.yaml'), BETA);
-    expect((await run(api.url, ['sync'])).code).toBe(0);
+    expect((await run(api.url, ['sync'], contract)).code).toBe(0);
   });
 
   it('cuts requests that never answer with --timeout, and retries them', async () => {
