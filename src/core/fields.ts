@@ -30,10 +30,7 @@ export type FieldValue = NonNullable<FieldValues[FieldName]>;
 /** `enum`: one of `values` in a manifest, any string in a listing; `set` and `map`: order aside. */
 export type ValueKind = 'enum' | 'text' | 'flag' | 'set' | 'map';
 
-/**
- * In the PUT's body; `patch`: in a create's PUT, and in the PATCH of an existing environment; or
- * an operation of its own (docs/api-behaviour.md).
- */
+/** In the PUT's body; `patch`: a create's PUT, else the PATCH; or an operation of its own. */
 export type SentBy = 'put' | 'patch' | 'policies-endpoint' | 'tags-endpoint';
 
 /** A listed field absent or null: malformed, not carried, or the kind's empty value. */

@@ -86,10 +86,7 @@ export interface TagRequests {
   readonly remove: readonly string[];
 }
 
-/**
- * What one change sends, in this order: the rename, the PUT, the PATCH of the fields in `patch`
- * (their `to`), attach, detach, the tags' PATCH.
- */
+/** What one change sends, in order: the rename, the PUT, the PATCH of `patch`, attach, detach, tags. */
 export interface ChangeRequests {
   readonly rename?: string;
   readonly put: boolean;

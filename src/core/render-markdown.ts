@@ -3,14 +3,7 @@ import type { FieldValue } from './model.ts';
 import { dialectWords } from './dialect.ts';
 import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape.ts';
 import { ownedWords } from './ownership.ts';
-import {
-  conflictLine,
-  documentFields,
-  patched,
-  plannedCounts,
-  policyDocumentSummary,
-  syncCounts,
-} from './render-text.ts';
+import { documentFields, plannedCounts, policyDocumentSummary, syncCounts } from './render-text.ts';
 import {
   type ChangeReport,
   type ChangeResult,
@@ -22,7 +15,7 @@ import {
   saidOnce,
   someNames,
 } from './report.ts';
-import { requestLines } from './requests.ts';
+import { patched, requestLines } from './requests.ts';
 import { windowLine } from './windows.ts';
 
 const MAX_VALUE = 80;
@@ -92,8 +85,6 @@ export function renderMarkdown(report: RunReport): string {
   }
   const documents = policyDocumentSummary(s, report.dryRun);
   if (documents !== undefined) out.push(documents, '');
-  const conflicts = conflictLine(s);
-  if (conflicts !== undefined) out.push(conflicts, '');
   if (report.dialect !== undefined) out.push(`API dialect: ${dialectWords(report.dialect)}.`, '');
   const window = windowLine(report);
   if (window !== undefined) out.push(`⏳ ${window}`, '');

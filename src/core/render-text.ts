@@ -1,10 +1,9 @@
 /** A run as text, in the spirit of `terraform plan`; each untrusted piece escaped where it goes. */
-import type { FieldName, FieldValue } from './model.ts';
+import type { FieldValue } from './model.ts';
 import { dialectWords } from './dialect.ts';
 import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
 import { ownedWords } from './ownership.ts';
 import {
-  type ChangeReport,
   type ChangeResult,
   NOT_SHOWN,
   type OrgReport,
@@ -15,7 +14,7 @@ import {
   someNames,
   type Summary,
 } from './report.ts';
-import { requestLines, requestLineText } from './requests.ts';
+import { patched, requestLines, requestLineText } from './requests.ts';
 import { formatProblem } from './validation.ts';
 import { windowLine } from './windows.ts';
 
@@ -71,8 +70,6 @@ export function renderText(report: RunReport, options: { readonly color: boolean
   );
   const documents = policyDocumentSummary(s, report.dryRun);
   if (documents !== undefined) lines.push(documents);
-  const conflicts = conflictLine(s);
-  if (conflicts !== undefined) lines.push(conflicts);
   if ((s.throttledMs ?? 0) > 0) {
     lines.push(
       `Throttled: requests waited ${((s.throttledMs ?? 0) / 1000).toFixed(1)} s because the service asked them to (Retry-After).`,
@@ -186,16 +183,6 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
   return lines;
 }
 
-/** After a field's line: ` (PATCH)` when the change's PATCH sends it. */
-export const patched = (change: Pick<ChangeReport, 'patch'>, field: string) =>
-  change.patch?.includes(field as FieldName) === true ? ' (PATCH)' : '';
-
-/** When some request was answered 409. */
-export function conflictLine({ conflicts = 0 }: Summary): string | undefined {
-  if (conflicts === 0) return undefined;
-  return `Conflicts: ${plural(conflicts, 'request')} answered 409 (a create of the same name in flight), each tried again.`;
-}
-
 /** A digest for people: `sha256:` and its first 12 hex digits. */
 function shortDigest(digest: string): string {
   return digest.startsWith('sha256:') ? `${digest.slice(0, 19)}…` : digest;
@@ -239,7 +226,9 @@ export function plannedCounts(s: Summary, strong = (n: number) => `${n}`): strin
 
 export function syncCounts(s: Summary, strong = (n: number) => `${n}`): string {
   const healed = s.driftHealed > 0 ? ` (${strong(s.driftHealed)} drift healed)` : '';
-  return `${strong(s.applied)} applied${healed}, ${strong(s.failed)} failed, ${strong(s.notConverged)} not converged`;
+  const { conflicts = 0 } = s;
+  const retried = conflicts > 0 ? `, ${strong(conflicts)} answered 409 (conflict) and retried` : '';
+  return `${strong(s.applied)} applied${healed}, ${strong(s.failed)} failed, ${strong(s.notConverged)} not converged${retried}`;
 }
 
 /** When some org has an upload. */

@@ -1,6 +1,6 @@
 /**
- * What a change sends, by API dialect: the PUT, the PATCH, and the operations of fields sent
- * otherwise (`sentBy`). The planner decides them, a saved plan carries them, the applier sends exactly them.
+ * What a change sends, by API dialect: the PUT, and the operations of fields sent otherwise
+ * (`sentBy`). The planner decides them, a saved plan carries them, the applier sends exactly them.
  */
 import { API_DIALECTS, type ApiDialect, dialectWords, type ResolvedDialect } from './dialect.ts';
 import {
@@ -31,9 +31,9 @@ function setDifference(a: readonly string[], b: readonly string[]): string[] {
 }
 
 /**
- * The requests of a change: each field by its route in `dialect` (a create's PUT carries those of
- * the PATCH), an operation sending only the difference (from null: all, nothing taken away); first
- * the rename from `renameFrom`, and under `prune` the ownership tag the listing lacks.
+ * The requests of a change: each field by its route in `dialect`, an operation sending only the
+ * difference (from null: all, nothing taken away); first the rename from `renameFrom`, and under
+ * `prune` the ownership tag the listing lacks.
  */
 export function changeRequests(
   action: ChangeAction,
@@ -97,36 +97,21 @@ export function sameRequests(a: ChangeRequests, b: ChangeRequests): boolean {
   return text(a) === text(b);
 }
 
-/** Retired in `dialect`: never sent, compared or recorded there. */
-const retiredIn = (dialect: ApiDialect) =>
-  FIELD_LIST.filter((spec) => spec.retired !== undefined && sendRoute(spec, dialect) === undefined);
-
-/** `desired` without the fields `dialect`'s service retired. */
-export function withoutRetired(
-  desired: readonly DesiredEnvironment[],
-  dialect: ApiDialect,
-): readonly DesiredEnvironment[] {
-  const retired = new Set<string>(retiredIn(dialect).map((spec) => spec.name));
-  return desired.map((env) =>
-    Object.keys(env).some((key) => retired.has(key))
-      ? (Object.fromEntries(
-          Object.entries(env).filter(([key]) => !retired.has(key)),
-        ) as DesiredEnvironment)
-      : env,
-  );
+/** `desired` without the fields `dialect`'s service retired: never sent, compared or recorded. */
+export function withoutRetired(desired: readonly DesiredEnvironment[], dialect: ApiDialect) {
+  const retired = FIELD_LIST.filter((spec) => spec.retired && !sendRoute(spec, dialect));
+  const kept = ([key]: [string, unknown]) => !retired.some((spec) => spec.name === key);
+  return desired.map((env) => Object.fromEntries(Object.entries(env).filter(kept)) as typeof env);
 }
 
-/**
- * The declared fields of `desired` that `dialect` has no way to send (tags in `contract`); a
- * retired one only under `strict` (else a warning, `fieldWarning`).
- */
+/** Declared fields of `desired` `dialect` cannot send (tags in `contract`; a retired one if strict). */
 export function unsendableFields(
   desired: readonly DesiredEnvironment[],
   dialect: ApiDialect,
   strict = false,
 ): { readonly env: DesiredEnvironment; readonly spec: FieldSpec }[] {
   const refused = FIELD_LIST.filter(
-    (spec) => sendRoute(spec, dialect) === undefined && (strict || spec.retired === undefined),
+    (spec) => !sendRoute(spec, dialect) && (strict || !spec.retired),
   );
   return desired.flatMap((env) =>
     refused.filter((spec) => env[spec.name] !== undefined).map((spec) => ({ env, spec })),
@@ -203,6 +188,10 @@ export function requestLines(change: Pick<ChangeReport, 'fields' | 'policies' | 
   );
   return { fields, lines, covered };
 }
+
+/** After a field's line: ` (PATCH)` when the change's PATCH sends it. */
+export const patched = (change: Pick<ChangeReport, 'patch'>, field: string) =>
+  change.patch?.some((name) => name === field) === true ? ' (PATCH)' : '';
 
 /** Before any escaping of the output format. */
 export function requestLineText(line: RequestLine, arrow = '->'): string {

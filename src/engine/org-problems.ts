@@ -38,25 +38,21 @@ export function problemReport({ org: _org, ...problem }: ManifestProblem): Probl
   return problem;
 }
 
-/**
- * The declared keys the service of `dialect` retired or deprecated, located at each key: warnings
- * (a retired one is refused by `unsendable` under `strict`).
- */
+/** Located warnings for what `dialect`'s service retired (an error if strict) or deprecated. */
 export function fieldWarnings(
   manifest: OrgManifest,
   dialect: ApiDialect,
   manifests: ManifestSet,
-  strict: boolean,
+  strict = false,
 ): ProblemReport[] {
   return manifest.environments.flatMap((env) =>
     FIELD_LIST.flatMap((spec) => {
-      const refused = strict && spec.retired !== undefined;
-      const message =
-        env[spec.name] === undefined || refused ? undefined : fieldWarning(spec, dialect);
+      const ignored = env[spec.name] === undefined || (strict && spec.retired !== undefined);
+      const message = ignored ? undefined : fieldWarning(spec, dialect);
       const key = { key: spec.manifestKey };
       return message === undefined
         ? []
-        : [locatedProblem(manifests, manifest, env, [], key, message)];
+        : locatedProblem(manifests, manifest, env, [], key, message);
     }),
   );
 }

@@ -202,16 +202,15 @@ async function reconcileOrgInRounds(
     round = await reconcileOrg(manifest, options);
     report = mergeOrgRounds(report, round.report);
   }
-  const { org } = manifest;
   const dialect = options.client.dialect()?.dialect;
   const warnings =
     dialect === undefined
       ? []
-      : fieldWarnings(manifest, dialect, options.manifests, options.strict === true);
-  for (const warning of warnings)
-    options.logger.warn({ org }, `warning: ${formatProblem(warning)}`);
+      : fieldWarnings(manifest, dialect, options.manifests, options.strict);
+  for (const w of warnings)
+    options.logger.warn({ org: manifest.org }, `warning: ${formatProblem(w)}`);
   if (warnings.length > 0) report = { ...report, warnings };
-  const throttledMs = options.client.throttledMs(org);
+  const throttledMs = options.client.throttledMs(manifest.org);
   return throttledMs > 0 ? { ...report, throttledMs } : report;
 }
 

@@ -61,14 +61,12 @@ const fields = z.strictObject(
 );
 
 const names = z.array(z.string()).readonly();
+const fieldNames = z.array(z.enum(FIELD_LIST.map((spec) => spec.name))).readonly();
 
 const requestsSchema = z.strictObject({
   rename: z.string().optional(),
   put: z.boolean(),
-  patch: z
-    .array(z.enum(FIELD_LIST.map((spec) => spec.name)))
-    .readonly()
-    .optional(),
+  patch: fieldNames.optional(),
   policies: z.strictObject({ attach: names, detach: names }).optional(),
   tags: z.strictObject({ set: stringMap, remove: names }).optional(),
 });
