@@ -161,4 +161,30 @@ describe('sync behaviour', () => {
     expect(sync.code, sync.stderr).toBe(0);
     expect(sync.stderr).toContain('no answer within 300 ms');
   });
+
+  it('retries the 409s of a storm of creates to convergence and counts them; a 409 that persists fails that environment alone', async () => {
+    const api = await emulator({ profile: 'kosli', seed: 5, faults: { conflictRate: 0.5 } });
+    await manifests();
+    const quick = ['--retry-delay', '1ms', '--retries'];
+    const storm = await run(api.url, ['sync'], ['-o', 'json', ...quick, '20']);
+    expect(storm.code, storm.stderr).toBe(0);
+    const conflicts = json(storm.stdout).summary['conflicts'] ?? 0;
+    expect(conflicts).toBe((await api.getStats()).faults.conflict);
+    expect((await run(api.url, ['plan'], ['--detailed-exitcode'])).code).toBe(0);
+    await api.setFaults({ conflictRate: 1 });
+    await writeFile(
+      tmp().path('manifests/beta.yaml'),
+      `${BETA}  - {name: db, type: S3, description: d}\n`,
+    );
+    const stuck = await run(api.url, ['sync'], [...quick, '2']);
+    expect(stuck.code).toBe(1);
+    // Each round of the run tries the create again: every 409 met is counted.
+    const met = (await api.getStats()).faults.conflict - conflicts;
+    expect(stuck.stdout).toContain(
+      `1 failed, 0 not converged, ${met} answered 409 (conflict) and retried`,
+    );
+    expect(stuck.stdout).toContain(
+      '+ create db [FAILED]\n      type        = "S3"\n      description = "d"\n      PUT /api/v2/environments/beta: 409 Environment named \'db\' is being created by another request in organization \'beta\'; try again\n',
+    );
+  });
 });
