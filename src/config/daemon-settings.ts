@@ -7,6 +7,7 @@ import {
   bool,
   durationOrZeroMs,
   filePath,
+  githubApiUrl,
   listen,
   notifyUrls,
   oneOf,
@@ -63,7 +64,7 @@ export const DAEMON_SETTINGS = {
   },
   notifyUrls: {
     ...named('--notify-url URL', 'notifyUrls', RUN),
-    help: 'POST notifications (an org failed, invalid or recovered, drift healed, ...) here; repeatable; a slack: prefix picks the Slack format (docs/notifications.md)',
+    help: 'POST notifications (an org failed, invalid or recovered, drift healed, ...) here; repeatable; a slack: prefix picks the Slack format; github://OWNER/REPO sets commit statuses (docs/notifications.md)',
     parse: notifyUrls,
   },
   notifyFormat: {
@@ -76,6 +77,17 @@ export const DAEMON_SETTINGS = {
     ...named('--notify-secret-file PATH', 'notifySecretFile', RUN),
     help: 'sign each notification with this secret: X-Envsync-Signature: sha256=<hex HMAC-SHA256 of the body>',
     parse: filePath,
+  },
+  githubTokenFile: {
+    ...named('--github-token-file PATH', 'githubTokenFile', RUN),
+    help: 'the GitHub token that sets the commit statuses of github:// notify URLs (else GITHUB_TOKEN), read at start',
+    parse: filePath,
+  },
+  githubApiUrl: {
+    ...named('--github-api-url URL', 'githubApiUrl', RUN),
+    help: "GitHub's API for github:// notify URLs (GitHub Enterprise Server: https://HOST/api/v3)",
+    parse: githubApiUrl,
+    default: 'https://api.github.com',
   },
   publicUrl: {
     ...named('--public-url URL', 'publicUrl', RUN),
@@ -162,18 +174,22 @@ export function resolveDaemonSettings(
     notifyFormat,
     ...rest
   } = resolveValues(DAEMON_SETTINGS, { flags, env, file, fileDir });
-  const { notifySecretFile, ...plain } = rest;
+  const { notifySecretFile, githubTokenFile, githubApiUrl: api, ...plain } = rest;
   const index = shardFromHostname ? hostnameOrdinal(env['HOSTNAME'] || host()) : shardIndex;
+  const targets = (urls ?? []).map((text) => {
+    const { url, format } = splitNotifyUrl(text, notifyFormat, api);
+    return { url: new URL(url), format };
+  });
+  const githubToken = env['GITHUB_TOKEN'] || undefined;
+  if (targets.some((t) => t.format === 'github') && !githubTokenFile && !githubToken) {
+    throw new ConfigError(
+      '--notify-url github://OWNER/REPO needs a GitHub token allowed to set commit statuses: --github-token-file PATH, or GITHUB_TOKEN',
+    );
+  }
   return {
     ...plain,
     shard: shardOf(shardCount, index),
     /** Where notifications go (docs/notifications.md); none when `targets` is empty. */
-    notify: {
-      targets: (urls ?? []).map((text) => {
-        const { url, format } = splitNotifyUrl(text, notifyFormat);
-        return { url: new URL(url), format };
-      }),
-      secretFile: notifySecretFile,
-    },
+    notify: { targets, secretFile: notifySecretFile, githubTokenFile, githubToken },
   };
 }

@@ -188,8 +188,9 @@ function ordinal(n: number): string {
 }
 
 /**
- * Notify URLs (each an http(s) URL, maybe with a `slack:` prefix), kept as given. One may hold a
- * credential (Slack's hooks carry it in the path): a wrong one is named by its position.
+ * Notify URLs (each an http(s) URL, maybe with a `slack:` prefix, or github://OWNER/REPO), kept as
+ * given. One may hold a credential (Slack's hooks carry it in the path): a wrong one is named by
+ * its position.
  */
 export const notifyUrls = parser((raw, name) => {
   const list = asTexts(raw, name).map((item) => item.trim());
@@ -204,24 +205,26 @@ export const notifyUrls = parser((raw, name) => {
           : undefined;
     if (problem !== undefined) {
       throw new ConfigError(
-        `${name}: ${where} ${problem}; give an http(s) URL, with slack: before it for the Slack format`,
+        `${name}: ${where} ${problem}; give an http(s) URL, with slack: before it for the Slack format, or github://OWNER/REPO for commit statuses`,
       );
     }
   }
   return list;
 }, LIST);
 
-/** The daemon's public address: an http(s) URL, without a trailing slash. */
-export const publicUrl = parser((raw, name) => {
-  const parsed = URL.parse(asText(raw, name).trim());
-  if (parsed === null || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) {
-    throw refused(
-      name,
-      raw,
-      'is not an http(s) URL; give the address people open the status page at, e.g. https://envsync.example.com',
-    );
-  }
-  parsed.search = '';
-  parsed.hash = '';
-  return parsed.href.replace(/\/+$/, '');
-}, TEXT);
+/** An http(s) URL without a query or a trailing slash; `what` says which to give. */
+const httpUrl = (what: string) =>
+  parser((raw, name) => {
+    const parsed = URL.parse(asText(raw, name).trim());
+    if (parsed === null || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:'))
+      throw refused(name, raw, `is not an http(s) URL; give ${what}`);
+    parsed.search = '';
+    parsed.hash = '';
+    return parsed.href.replace(/\/+$/, '');
+  }, TEXT);
+
+/** The daemon's public address. */
+export const publicUrl = httpUrl(
+  'the address people open the status page at, e.g. https://envsync.example.com',
+);
+export const githubApiUrl = httpUrl("GitHub's API, e.g. https://github.example.com/api/v3");

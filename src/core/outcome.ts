@@ -20,7 +20,7 @@ import type {
   OwnedBy,
   Records,
 } from './model.ts';
-import { ownerTagValue, withoutOwnerTag } from './ownership.ts';
+import { withoutOwnerTag } from './ownership.ts';
 import type { ChangeResult } from './report.ts';
 
 export interface ChangeOutcome {
@@ -146,7 +146,6 @@ export function settleApply(
     }
     if (archives.get(name)?.result !== 'applied') keep(name);
   }
-  const owner = plan.archives === undefined ? undefined : ownerTagValue(plan.org);
   for (const change of plan.changes) {
     const outcome = outcomes.get(change.name);
     const key = change.renamedFrom ?? change.name;
@@ -157,9 +156,8 @@ export function settleApply(
       if (old !== undefined) next[key] = inDoubt(old, change.desired);
     } else {
       const listed = after?.get(change.name);
-      // Under prune, the ownership tag envsync set is not a value the manifests declared.
       const remote =
-        listed === undefined || owner === undefined ? listed : withoutOwnerTag(listed, owner);
+        listed === undefined ? listed : withoutOwnerTag(plan.org, listed, change.desired.tags);
       const reason =
         after === undefined
           ? undefined

@@ -3,6 +3,7 @@
  * in the `kosli` dialect, by the ownership tag it sets on every environment it sends while `prune`
  * is on (docs/lifecycle.md).
  */
+import type { StringMap } from './fields.ts';
 import type { AppliedRecord, ObservedEnvironment, OwnedBy } from './model.ts';
 
 /** Users see this key on the service, and may not declare it while `prune` is on. */
@@ -67,10 +68,15 @@ export function archiveGuard(
   );
 }
 
-/** The entry as the diff sees it under `prune`: without the ownership tag no manifest declares. */
-export function withoutOwnerTag(entry: ObservedEnvironment, value: string): ObservedEnvironment {
+/** The entry as a manifest sees it: without the org's ownership tag, unless `declared` names it. */
+export function withoutOwnerTag(
+  org: string,
+  entry: ObservedEnvironment,
+  declared?: StringMap,
+): ObservedEnvironment {
   const tags = entry.tags;
-  if (tags?.[OWNER_TAG_KEY] !== value) return entry;
+  if (tags?.[OWNER_TAG_KEY] !== ownerTagValue(org) || declared?.[OWNER_TAG_KEY] !== undefined)
+    return entry;
   const rest = Object.entries(tags).filter(([key]) => key !== OWNER_TAG_KEY);
   return { ...entry, tags: Object.fromEntries(rest) };
 }

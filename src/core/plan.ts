@@ -73,8 +73,7 @@ export function planOrg(
     const renamedFrom = renamed.get(env.name);
     const remote = listed.get(env.name) ?? renamedFrom;
     const record = remote === undefined ? undefined : recordOf(remote.name);
-    const compared =
-      remote === undefined || owner === undefined ? remote : withoutOwnerTag(remote, owner.value);
+    const compared = remote === undefined ? remote : withoutOwnerTag(org, remote, env.tags);
     const diff = diffEnvironment(env, compared, record);
     if (compared !== undefined && diff === undefined && renamedFrom === undefined) {
       unchanged.push(env.name);

@@ -94,18 +94,21 @@ export function renderMarkdown(report: RunReport): string {
       '',
     );
   }
-  out.push('| org | status | create | update | unverified | unchanged | unmanaged | errors |');
-  out.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  out.push(
+    '| org | status | create | update | rename | archive | unverified | unchanged | unmanaged | errors |',
+  );
+  out.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const org of report.orgs) {
     const count = (action: string) => org.changes.filter((c) => c.action === action).length;
+    const archives = org.archives ?? [];
     const errors =
       org.errors.length +
       (org.error === undefined ? 0 : 1) +
-      org.changes.filter((c) => c.error !== undefined).length;
+      [...org.changes, ...archives].filter((c) => c.error !== undefined).length;
     const status =
       org.status !== 'ok' ? `❌ ${org.status}` : org.suspended === true ? '⏸️ suspended' : '✅ ok';
     out.push(
-      `| ${escapeCell(org.org)} | ${status} | ${count('create')} | ${count('update')} | ${count('unverified')} | ${org.unchanged.length} | ${org.unmanaged.length} | ${errors} |`,
+      `| ${escapeCell(org.org)} | ${status} | ${count('create')} | ${count('update')} | ${count('rename')} | ${archives.length} | ${count('unverified')} | ${org.unchanged.length} | ${org.unmanaged.length} | ${errors} |`,
     );
   }
   out.push('');

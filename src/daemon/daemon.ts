@@ -14,6 +14,7 @@ import { waitingWords, windowReport, windowState } from '../core/windows.ts';
 import { reconcile } from '../engine/reconcile.ts';
 import type { OrgManifest } from '../manifests/load.ts';
 import { Notifier, type NotifierOptions } from '../notify/delivery.ts';
+import { commitStatus } from '../notify/events.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import { systemClock } from '../runtime/system-clock.ts';
 import { StateStore } from '../state/store.ts';
@@ -110,22 +111,20 @@ export class Daemon {
   /** Opens the notifier, then the state (an unreadable notify secret stops before its lock). */
   async start(): Promise<void> {
     const { settings, daemon, cwd, logger, apiUrl, secrets } = this.#options;
-    const { targets, secretFile } = daemon.notify;
-    const secret =
-      secretFile === undefined
+    const { targets, secretFile, githubTokenFile, githubToken } = daemon.notify;
+    const read = (flag: string, file: string | undefined, what: string) =>
+      file === undefined
         ? undefined
-        : await tokens.readSecretFile(
-            '--notify-secret-file',
-            path.resolve(cwd, secretFile),
-            'signing secret',
-            settings.deadlineMs,
-          );
+        : tokens.readSecretFile(flag, path.resolve(cwd, file), what, settings.deadlineMs);
+    const secret = await read('--notify-secret-file', secretFile, 'signing secret');
     const notifier =
       targets.length === 0
         ? undefined
         : new Notifier({
             targets,
             secret,
+            githubToken:
+              (await read('--github-token-file', githubTokenFile, 'GitHub token')) ?? githubToken,
             source: daemon.publicUrl ?? `urn:envsync:${hostname()}`,
             link: daemon.publicUrl === undefined ? undefined : `${daemon.publicUrl}/`,
             clock: this.#clock,
@@ -247,7 +246,7 @@ export class Daemon {
       const read = await this.#watcher.read();
       if (read === undefined) return; // stopping: the pass never began
       end.settleWaitMs = read.settleWaitMs;
-      const { manifests, revision } = read.snapshot;
+      const { manifests, revision, gitSync } = read.snapshot;
       const owned = manifests.orgs.filter((o) => steps.ownsOrg(o.org, daemon.shard, settings.orgs));
       end.owned = owned.map(passOrg);
       const set = (this.#tokens = await this.#options.readTokens());
@@ -283,13 +282,14 @@ export class Daemon {
         clock: this.#clock,
         transport,
       });
+      const held = this.#held();
       try {
         const report = await reconcile({
           manifests: { ...manifests, orgs: owned.filter((org) => due.has(org.org)) },
           client,
           state,
           logger,
-          dryRun: this.#mayNotSend(),
+          dryRun: held !== undefined,
           revision,
           maxArchive: settings.maxArchive,
           signal: shutdown.stopping,
@@ -301,6 +301,12 @@ export class Daemon {
           },
         });
         end.outcome = { kind: 'done', report, cutShort: shutdown.stopping.aborted };
+        // Only git-sync names the commit a pass applies.
+        if (gitSync && revision !== undefined && !shutdown.stopping.aborted)
+          this.#open?.notifier?.statuses(
+            revision,
+            report.orgs.map((o) => commitStatus(o, held)),
+          );
       } finally {
         await client.close();
       }
@@ -320,22 +326,22 @@ export class Daemon {
     else this.#scheduler.at('backoff', backoffEnds - this.#clock.now(), 'backoff');
   }
 
-  /** Whether this pass plans only (observe mode, a closed window: a pass is set for its opening). */
-  #mayNotSend(): boolean {
+  /** Why this pass only plans, if so: observe mode, or a closed window (a pass waits for it). */
+  #held(): string | undefined {
     const { settings, daemon, logger } = this.#options;
     const now = this.#clock.now();
     const window = windowState(settings.syncWindows ?? [], now);
     if (!window.open && window.opensAt !== undefined) {
       this.#scheduler.at('window', window.opensAt - now, 'sync window opens', { unref: true });
     } else this.#scheduler.cancel('window');
-    const dryRun = daemon.observe || !window.open;
-    if (dryRun) {
+    const held = daemon.observe ? 'observe mode' : window.open ? undefined : waitingWords(window);
+    if (held !== undefined) {
       logger.info(
         { mode: daemon.observe ? 'observe' : 'normal', window: windowReport(window) },
-        `this pass plans only, nothing is sent: ${daemon.observe ? 'observe mode' : waitingWords(window)}`,
+        `this pass plans only, nothing is sent: ${held}`,
       );
     }
-    return dryRun;
+    return held;
   }
 
   /** Carries out a step: keeps its memory, writes its log lines, updates the metrics. */

@@ -10,6 +10,7 @@ import {
 import type { ObservedEnvironment } from '../core/model.ts';
 import { escapeJson } from '../core/escape.ts';
 import { compareNames, NAME_PATTERN } from '../core/names.ts';
+import { withoutOwnerTag } from '../core/ownership.ts';
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 
 /** One org's manifest, the fields not seen, its policy files, and what it leaves out, with why. */
@@ -75,8 +76,9 @@ export function renderExportedManifest(
       return [];
     }
     const out: Record<string, unknown> = { name: env.name };
+    const listed = withoutOwnerTag(org, env);
     for (const spec of fields) {
-      const value = env[spec.name];
+      const value = listed[spec.name];
       // A field the manifest may not hold on this type (a listing may show it anyway).
       if (spec.onlyForTypes !== undefined && !spec.onlyForTypes.includes(env.type)) continue;
       if (value === undefined) unseen.add(spec.manifestKey);

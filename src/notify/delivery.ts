@@ -9,13 +9,14 @@ import type { Clock } from '../core/clock.ts';
 import type { Masker } from '../core/mask.ts';
 import { parseRetryAfter } from '../api/retry-policy.ts';
 import { VERSION } from '../runtime/version.ts';
-import type { NotifyEvent } from './events.ts';
+import { escapeJson } from '../core/escape.ts';
+import type { CommitStatus, NotifyEvent } from './events.ts';
 import {
   formatNotification,
   NOTIFY_CONTENT_TYPES,
   notifyUrlSecrets,
   publicNotifyUrl,
-  type NotifyFormat,
+  type TargetFormat,
 } from './format.ts';
 
 /** How a notification ended, per receiver: the label of `envsync_notifications_total`. */
@@ -24,7 +25,7 @@ export type NotifyResult = (typeof NOTIFY_RESULTS)[number];
 
 /** What `/status` shows of the notifications (never a URL's path or query). */
 export interface NotifyStatus extends Record<NotifyResult, number> {
-  targets: { url: string; format: NotifyFormat; queued: number; failing: string | null }[];
+  targets: { url: string; format: TargetFormat; queued: number; failing: string | null }[];
 }
 
 /** The delivery's limits (docs/notifications.md, "Delivery"): waits double from `baseDelayMs`. */
@@ -66,9 +67,11 @@ export function judgeAttempt(
 }
 
 export interface NotifierOptions {
-  readonly targets: readonly { readonly url: URL; readonly format: NotifyFormat }[];
+  readonly targets: readonly { readonly url: URL; readonly format: TargetFormat }[];
   /** Signs each body (`X-Envsync-Signature: sha256=<hex HMAC>`) when set. */
   readonly secret: string | undefined;
+  /** Sets the commit statuses of the `github` targets. */
+  readonly githubToken?: string | undefined;
   readonly source: string;
   readonly link: string | undefined;
   readonly clock: Clock;
@@ -82,11 +85,17 @@ export interface NotifierOptions {
   readonly queued?: (count: number) => void;
 }
 
-type Delivery = { readonly id: string; readonly type: string; readonly body: string };
+/** One POST to a receiver; `path`, when set, instead of its URL's. */
+type Delivery = {
+  readonly id: string;
+  readonly type: string;
+  readonly body: string;
+  path?: string;
+};
 
 interface Receiver {
   readonly url: URL;
-  readonly format: NotifyFormat;
+  readonly format: TargetFormat;
   readonly display: string;
   readonly queue: Delivery[];
   worker: Promise<void> | undefined;
@@ -117,11 +126,14 @@ export class Notifier {
   readonly #closing = new AbortController();
   readonly #abort = new AbortController();
   readonly #counts = { delivered: 0, failed: 0, dropped: 0, abandoned: 0 };
+  /** Per org, the revision and state of the last commit status queued. */
+  readonly #statuses = new Map<string, string>();
 
   constructor(options: NotifierOptions) {
     this.#options = options;
     this.#policy = { ...DEFAULT_NOTIFY_POLICY, ...options.policy };
     if (options.secret !== undefined) options.secrets.add(options.secret);
+    if (options.githubToken !== undefined) options.secrets.add(options.githubToken);
     this.#receivers = options.targets.map(({ url, format }) => {
       const display = publicNotifyUrl(url);
       if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
@@ -130,7 +142,9 @@ export class Notifier {
           `notifications to ${display} go over plain http: anyone on the way can read them (and any credential in the URL)`,
         );
       }
-      for (const secret of notifyUrlSecrets(url)) options.secrets.add(secret);
+      // A github target's path names a repository, no credential.
+      if (format !== 'github')
+        for (const secret of notifyUrlSecrets(url)) options.secrets.add(secret);
       const receiver = { url, format, display, queue: [], worker: undefined, failing: null };
       return { ...receiver, failure: null, failedSince: 0, droppedSince: 0 };
     });
@@ -143,25 +157,48 @@ export class Notifier {
     for (const raw of events) {
       const event = this.#bound(raw) as NotifyEvent;
       const id = newId();
-      const bodies = new Map<NotifyFormat, string>();
+      const bodies = new Map<TargetFormat, string>();
       for (const receiver of this.#receivers) {
-        const { format, queue } = receiver;
+        const { format } = receiver;
+        if (format === 'github') continue;
         const body =
           bodies.get(format) ??
           secrets.mask(formatNotification(event, format, { id, source, link }));
         bodies.set(format, body);
-        if (queue.length >= this.#policy.queueLimit) {
-          queue.shift();
-          receiver.droppedSince++;
-          this.#count('dropped');
-        }
-        queue.push({ id, type: event.type, body });
-        receiver.worker ??= this.#work(receiver).finally(() => {
-          receiver.worker = undefined;
-        });
+        this.#queue(receiver, { id, type: event.type, body });
       }
     }
     this.#reportQueued();
+  }
+
+  /** Queues each org's commit status on `revision`, unless it repeats the org's last one. */
+  statuses(revision: string, statuses: readonly CommitStatus[]): void {
+    const { secrets, link, newId = randomUUID } = this.#options;
+    if (this.#closing.signal.aborted) return;
+    for (const { org, state, description } of statuses) {
+      if (this.#statuses.get(org) === `${revision} ${state}`) continue;
+      this.#statuses.set(org, `${revision} ${state}`);
+      const said = description.length > 140 ? `${description.slice(0, 139)}…` : description;
+      const status = { state, context: `envsync/${org}`, description: said, target_url: link };
+      const body = secrets.mask(escapeJson(JSON.stringify(status)));
+      for (const receiver of this.#receivers.filter((r) => r.format === 'github')) {
+        const path = `${receiver.url.pathname}/statuses/${revision}`;
+        this.#queue(receiver, { id: newId(), type: `commit-status.${state}`, body, path });
+      }
+    }
+    this.#reportQueued();
+  }
+
+  #queue(receiver: Receiver, delivery: Delivery): void {
+    if (receiver.queue.length >= this.#policy.queueLimit) {
+      receiver.queue.shift();
+      receiver.droppedSince++;
+      this.#count('dropped');
+    }
+    receiver.queue.push(delivery);
+    receiver.worker ??= this.#work(receiver).finally(() => {
+      receiver.worker = undefined;
+    });
   }
 
   status(): NotifyStatus {
@@ -218,13 +255,16 @@ export class Notifier {
 
   /** One POST, never rejecting, never following a redirect; a failure is named without its URL. */
   async #post({ url, format }: Receiver, delivery: Delivery): Promise<Attempt> {
-    const { clock, secret } = this.#options;
+    const { clock, secret, githubToken } = this.#options;
     const { timeoutMs } = this.#policy;
     const headers: Record<string, string> = {
       'content-type': NOTIFY_CONTENT_TYPES[format],
       'user-agent': `envsync/${VERSION}`,
       'x-envsync-event': delivery.type,
       'x-envsync-delivery': delivery.id,
+      ...(format === 'github'
+        ? { authorization: `Bearer ${githubToken}`, accept: 'application/vnd.github+json' }
+        : {}),
     };
     if (secret !== undefined) {
       const hmac = createHmac('sha256', secret).update(delivery.body).digest('hex');
@@ -239,7 +279,7 @@ export class Notifier {
     try {
       const answer = await this.#agent.request({
         origin: url.origin,
-        path: `${url.pathname}${url.search}`,
+        path: delivery.path ?? `${url.pathname}${url.search}`,
         method: 'POST',
         body: delivery.body,
         headers,

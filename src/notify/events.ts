@@ -116,6 +116,29 @@ function failureReason(report: OrgReport): string {
   ].join('; ');
 }
 
+export type CommitStatus = ReturnType<typeof commitStatus>;
+
+/** An org's commit status after a pass (github:// notify URLs); `held`: why it only planned. */
+export function commitStatus(report: OrgReport, held: string | undefined) {
+  const status = (state: 'success' | 'failure' | 'pending', description: string) =>
+    ({ org: report.org, state, description }) as const;
+  const first = report.errors[0];
+  if (report.status === 'invalid')
+    return status('failure', `invalid manifests${first ? `: ${where(first)}` : ''}`);
+  const reason = report.status === 'failed' ? failureReason(report) : '';
+  if (reason !== '') return status('failure', reason);
+  const why = report.suspended === true ? 'the org is suspended' : held;
+  const items = [...report.changes, ...(report.archives ?? []), ...(report.policyDocuments ?? [])];
+  const planned = items.filter((item) => item.result === 'planned');
+  const untaken = items.filter(
+    (i) => i.result === 'not-converged' || (!why && i.result === 'planned'),
+  );
+  if (untaken.length > 0)
+    return status('failure', named(untaken, 'change', ' the service did not take'));
+  if (planned.length > 0) return status('pending', `${named(planned, 'change')} not sent: ${why}`);
+  return status('success', 'the service holds what this revision declares');
+}
+
 function orgEvents(
   report: OrgReport,
   previous: OrgNotifyState | undefined,

@@ -11,10 +11,13 @@ import type { ProblemReport } from '../core/report.ts';
 
 export const NOTIFY_FORMATS = ['cloudevents', 'slack'] as const;
 export type NotifyFormat = (typeof NOTIFY_FORMATS)[number];
+/** A receiver's format: a notification's, or `github`: commit statuses (`github://OWNER/REPO`). */
+export type TargetFormat = NotifyFormat | 'github';
 
-export const NOTIFY_CONTENT_TYPES: Record<NotifyFormat, string> = {
+export const NOTIFY_CONTENT_TYPES: Record<TargetFormat, string> = {
   cloudevents: 'application/cloudevents+json; charset=utf-8',
   slack: 'application/json; charset=utf-8',
+  github: 'application/json; charset=utf-8',
 };
 
 /** The CloudEvents id (one per event), source, and the status page (`--public-url`). */
@@ -150,11 +153,14 @@ export function notifyUrlSecrets(url: URL): string[] {
     .filter((part) => part.length >= MIN_RUN);
 }
 
-/** A `slack:` prefix on a notify URL picks the Slack format for it. */
+/** A `slack:` prefix on a notify URL picks the Slack format; github://OWNER/REPO, GitHub. */
 export function splitNotifyUrl(
   text: string,
   defaultFormat: NotifyFormat,
-): { url: string; format: NotifyFormat } {
+  githubApi = 'https://api.github.com',
+): { url: string; format: TargetFormat } {
+  const repo = /^github:\/\/([A-Za-z0-9-]+\/[\w.-]+)$/.exec(text)?.[1];
+  if (repo !== undefined) return { url: `${githubApi}/repos/${repo}`, format: 'github' };
   const prefixed = /^slack:(?=https?:)/i.exec(text);
   return prefixed === null
     ? { url: text, format: defaultFormat }

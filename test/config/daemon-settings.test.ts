@@ -15,7 +15,7 @@ describe('the daemon settings', () => {
     const flags = { interval: '1m', listen: ':1', emulator: true, 'public-url': 'https://a/' };
     const env = { ENVSYNC_SETTLE: '2s', ENVSYNC_WEBHOOK_SECRET_FILE: 'secret' };
     const settings: Record<string, unknown> = resolve(flags, env);
-    const feeding = /^(shard|notify)/;
+    const feeding = /^(shard|notify|github)/;
     const plain = Object.keys(DAEMON_SETTINGS).filter((id) => !feeding.test(id));
     expect(Object.keys(settings).sort()).toEqual([...plain, 'shard', 'notify'].sort());
     for (const id of plain) {

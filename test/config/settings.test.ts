@@ -95,7 +95,7 @@ describe('settings: flags > env > file > defaults', () => {
     await expect(readConfigFile(file, table)).resolves.toBeTypeOf('object');
     const text = await readFile(file, 'utf8');
     const keys = Object.keys(configFileSchema(table).shape);
-    expect(keys).toHaveLength(41);
+    expect(keys).toHaveLength(43);
     for (const key of keys) expect(text, key).toMatch(new RegExp(`^#? ?${key}:`, 'm'));
     const settings: Setting[] = Object.values(table);
     const variables = settings.flatMap((s) => (s.file === undefined ? [] : [s.env ?? '-']));

@@ -35,6 +35,7 @@ const EXPECTED: Record<CommandName, string> = {
   run:
     SHARED.replace(/ output| detailed-exitcode/g, '') +
     ' debounce observe emulator interval listen notify-format notify-secret-file notify-url ' +
+    'github-token-file github-api-url ' +
     'public-url shard-count shard-from-hostname settle shard-index shutdown-timeout ' +
     'webhook-min-interval webhook-secret-file',
   export:
@@ -174,7 +175,8 @@ describe('precedence: flags > environment > config file > defaults', () => {
 
   it('paths from the config file are relative to it; patterns and URLs, and flags and variables, are not', () => {
     const paths = rows.filter(([, s]) => s.parse.path === true).map(([id]) => id);
-    const expected = 'caFile manifests notifySecretFile state tokenDir tokenFile webhookSecretFile';
+    const expected =
+      'caFile githubTokenFile manifests notifySecretFile state tokenDir tokenFile webhookSecretFile';
     expect(paths.sort()).toEqual(expected.split(' '));
     const file = { exclude: ['k8s/'], apiUrl: 'https://a' };
     const fromFile = (id: string) =>

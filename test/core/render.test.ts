@@ -205,10 +205,10 @@ describe('the markdown output', () => {
     );
     expect(out.startsWith('### envsync plan\n\n**1** to create, **0** to update')).toBe(true);
     expect(out).toContain(
-      '| org | status | create | update | unverified | unchanged | unmanaged | errors |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n' +
-        '| acme | ✅ ok | 1 | 0 | 0 | 0 | 0 | 0 |\n' +
-        '| beta | ✅ ok | 0 | 0 | 0 | 1 | 1 | 0 |\n' +
-        '| gamma | ❌ failed | 0 | 0 | 0 | 0 | 0 | 1 |\n',
+      '| org | status | create | update | rename | archive | unverified | unchanged | unmanaged | errors |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n' +
+        '| acme | ✅ ok | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |\n' +
+        '| beta | ✅ ok | 0 | 0 | 0 | 0 | 0 | 1 | 1 | 0 |\n' +
+        '| gamma | ❌ failed | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |\n',
     );
     expect(out).toContain('<details open><summary><b>acme</b>: 1 change</summary>');
     expect(out).toContain(

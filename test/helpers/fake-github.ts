@@ -7,9 +7,9 @@ export interface FakeComment {
 }
 
 /**
- * A fake of the GitHub REST API's issue comments on real loopback HTTP: list (paged, with Link
- * headers as GitHub sends them), create and update. It checks the Bearer token, and answers the
- * statuses queued in `failNext` first (GitHub's error body), for errors and retries.
+ * A fake of the GitHub REST API on real loopback HTTP: issue comments (list, paged with Link headers
+ * as GitHub sends them; create; update) and commit statuses (create). It checks the Bearer token,
+ * and answers the statuses queued in `failNext` first (GitHub's error body), for errors and retries.
  */
 export async function startFakeGitHub({
   token,
@@ -24,6 +24,7 @@ export async function startFakeGitHub({
 }) {
   const comments = new Map<number, FakeComment[]>();
   const failNext: number[] = [];
+  const statuses: Record<string, string>[] = [];
   let nextId = 1000;
   const bodies: { method: string; url: string; body: string }[] = [];
   const api = await startFakeApi((req, res) => {
@@ -47,6 +48,13 @@ export async function startFakeGitHub({
     const url = new URL(req.url ?? '/', 'http://fake');
     const list = /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/.exec(url.pathname);
     const one = /^\/repos\/([^/]+\/[^/]+)\/issues\/comments\/(\d+)$/.exec(url.pathname);
+    const status = /^\/repos\/([^/]+\/[^/]+)\/statuses\/([0-9a-f]{40})$/.exec(url.pathname);
+    if (status !== null && req.method === 'POST') {
+      const made = { repo: status[1] ?? '', sha: status[2] ?? '', ...JSON.parse(req.body) };
+      if (String(made.description).length > 140) return reply(422, made); // as GitHub
+      statuses.push(made as Record<string, string>);
+      return reply(201, made);
+    }
     const view = (c: FakeComment) => ({
       id: c.id,
       body: c.body,
@@ -94,6 +102,8 @@ export async function startFakeGitHub({
     bodies,
     /** The comments of an issue, oldest first. */
     comments: (issue: number) => comments.get(issue) ?? [],
+    /** The commit statuses created, oldest first, with their repository and commit. */
+    statuses,
     /** Adds comments to an issue (as other people's or an earlier run's). */
     seed(issue: number, texts: readonly string[]) {
       comments.set(issue, [

@@ -1,9 +1,10 @@
 import { createHmac } from 'node:crypto';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { NotifyPolicy } from '../../src/notify/delivery.ts';
 import { manifestOf, passNow, useDaemonWorld } from '../helpers/daemon.ts';
+import { startFakeGitHub } from '../helpers/fake-github.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 import { startReceiver, type Behaviour, type Receiver } from './receiver.ts';
@@ -203,6 +204,46 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
       [`${cloud.url}/`, 'cloudevents'],
       [`${slack.url}/…`, 'slack'],
     ]);
+  });
+
+  it('sets one commit status per org, revision and state on the commit git-sync names (github://)', async () => {
+    const ghToken = 'ghs-commit-status-token-3e9d1f';
+    const gh = await startFakeGitHub({ token: ghToken });
+    world.cleanups.push(() => gh.close());
+    gh.failNext.push(503); // tried again, as every notification
+    await world.tmp.write('gh-token', ghToken);
+    const sha = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+    const beta = manifest('beta', { web: 'x' }).replace('K8S', 'k8s');
+    await world.tmp.write(`repo/.worktrees/${sha}/acme.yaml`, manifest('acme', { prod: 'one' }));
+    await world.tmp.write(`repo/.worktrees/${sha}/beta.yaml`, beta);
+    await symlink(`.worktrees/${sha}`, world.tmp.path('repo/manifests'));
+    const github = { 'notify-url': 'github://acme-co/infra', 'github-token-file': 'gh-token' };
+    const flags = { ...github, 'github-api-url': gh.url, manifests: 'repo/manifests' };
+    const states = (from: number) =>
+      gh.statuses.slice(from).map((s) => `${s['context']} ${s['state']}`);
+    // A closed window holds acme's create (pending); beta's manifests are invalid (failure).
+    const held = await daemon({ ...flags, 'sync-window': ['deny * 00:00 24h'] });
+    await waitFor('two statuses', () => gh.statuses.length >= 2, WAIT);
+    await pass(held); // the same states: nothing more
+    await held.stop();
+    expect(states(0)).toEqual(['envsync/acme pending', 'envsync/beta failure']);
+    const said = Object.fromEntries(gh.statuses.map((s) => [s['state'], s['description']]));
+    expect(said['pending']).toMatch(/^1 change \(prod\) not sent: waiting for a sync window/);
+    expect(said['failure']).toMatch(/^invalid manifests: \S*beta\.yaml:\d+:\d+ /);
+    const open = await daemon(flags);
+    await waitFor('two more', () => gh.statuses.length >= 4, WAIT);
+    await pass(open);
+    await open.stop();
+    expect(states(2)).toEqual(['envsync/acme success', 'envsync/beta failure']);
+    expect(gh.statuses.every((s) => s['sha'] === sha && s['repo'] === 'acme-co/infra')).toBe(true);
+    // A link into a directory that is not git-sync's names no commit: no status.
+    await rename(world.tmp.path('repo/.worktrees'), world.tmp.path('repo/copies'));
+    await symlink(`repo/copies/${sha}`, world.tmp.path('link'));
+    const plain = await daemon({ ...flags, manifests: 'link' });
+    await pass(plain);
+    await plain.stop();
+    expect(gh.statuses).toHaveLength(4);
+    expect(JSON.stringify([held.logs(), open.logs(), plain.logs()])).not.toContain(ghToken);
   });
 
   it('a notify secret file that cannot be read stops the start, with what to do', async () => {

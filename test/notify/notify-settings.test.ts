@@ -33,6 +33,17 @@ describe('notification settings: --notify-url, ENVSYNC_NOTIFY_URLS, notifyUrls',
     expect(settings.publicUrl).toBe('https://envsync.example.com');
   });
 
+  it('github://OWNER/REPO is that repository on --github-api-url, and needs a GitHub token', () => {
+    const api = 'https://ghe.example/api/v3/';
+    const flags = { 'notify-url': ['github://acme/infra'], 'github-api-url': api };
+    const settings = resolveDaemonSettings(flags, { GITHUB_TOKEN: 'ghs-x' }, {});
+    expect(targets(settings)).toEqual([[`${api}repos/acme/infra`, 'github']]);
+    expect(settings.notify.githubToken).toBe('ghs-x');
+    expect(() => resolveDaemonSettings(flags, {}, {})).toThrow(
+      '--github-token-file PATH, or GITHUB_TOKEN',
+    );
+  });
+
   it.each(['ftp://h.example/SecretPart0123456789', 'not a url SecretPart0123456789'])(
     'refuses %j without repeating it (it may hold a credential)',
     (url) => {

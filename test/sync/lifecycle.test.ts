@@ -76,6 +76,7 @@ describe('the whole cycle on the kosli profile', () => {
     expect(plan.stdout).toContain('~ rename web → web-2');
     const markdown = await run(api.url, ['plan', '-o', 'markdown']);
     expect(markdown.stdout).toContain('| 🔀 rename | web → web-2 |');
+    expect(markdown.stdout).toContain('| acme | ✅ ok | 0 | 0 | 1 | 0 | 0 | 8 | 1 | 0 |');
     expect(markdown.stdout).toContain('**1** to rename');
     expect(plan.stdout).toMatch(
       /unmanaged \(in the service, not in the manifests; never changed\): hand-made/,
@@ -122,6 +123,8 @@ describe('the whole cycle on the kosli profile', () => {
     await tmp().write('manifests/acme.yaml', manifest([web2, ...withoutDb]));
     const prunePlan = await run(api.url, ['plan'], ['-o', 'text']);
     expect(prunePlan.stdout).toContain('- archive db');
+    const pruneMarkdown = await run(api.url, ['plan', '-o', 'markdown']);
+    expect(pruneMarkdown.stdout).toContain('| acme | ✅ ok | 0 | 0 | 0 | 1 | 0 | 8 | 1 | 0 |');
     const pruned = await run(api.url, ['sync'], ['-o', 'json']);
     expect(pruned.code, pruned.stdout + pruned.stderr).toBe(0);
     const prunedOrg = json(pruned.stdout).orgs[0];
@@ -175,5 +178,18 @@ describe('the whole cycle on the kosli profile', () => {
     const fresh = await run(api.url, ['plan', '--detailed-exitcode']);
     expect(fresh.code, fresh.stdout + fresh.stderr).toBe(0);
     expect(fresh.stdout).toContain('hand-made');
+
+    // Exported, the manifests hold no ownership tag, and plan clean with prune off and on.
+    await rm(tmp().path('manifests'), { recursive: true });
+    const out = ['--org', 'acme', '--out', 'manifests', '--api-url', api.url];
+    expect((await world.cli(['export', ...out])).code).toBe(0);
+    const exported = await readFile(tmp().path('manifests/acme.yaml'), 'utf8');
+    expect(exported).toContain('tags:');
+    expect(exported).not.toContain('managed-by');
+    for (const prune of ['', 'prune: true\n']) {
+      await tmp().write('manifests/acme.yaml', exported.replace(/^org: acme\n/m, `$&${prune}`));
+      const again = await run(api.url, ['plan', '--detailed-exitcode']);
+      expect(again.code, again.stdout + again.stderr).toBe(0);
+    }
   });
 });

@@ -17,9 +17,9 @@ describe('output and exit codes', () => {
     expect(text.stdout).not.toContain('\u001b['); // not a TTY: no colour
     const md = await run(api.url, ['plan'], ['--output', 'markdown']);
     expect(md.stdout).toContain(
-      '| org | status | create | update | unverified | unchanged | unmanaged | errors |',
+      '| org | status | create | update | rename | archive | unverified | unchanged | unmanaged | errors |',
     );
-    expect(md.stdout).toContain('| acme | ✅ ok | 2 | 0 | 0 | 0 | 0 | 0 |');
+    expect(md.stdout).toContain('| acme | ✅ ok | 2 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |');
     expect(md.stdout).toContain('<details open><summary><b>acme</b>: 2 changes</summary>');
   });
 
