@@ -86,7 +86,7 @@ export interface TagRequests {
   readonly remove: readonly string[];
 }
 
-/** What one change sends, in order: the rename, the PUT, the PATCH of `patch`, attach, detach, tags. */
+/** What one change sends, in order: rename, PUT, the PATCH of `patch`, attach, detach, tags. */
 export interface ChangeRequests {
   readonly rename?: string;
   readonly put: boolean;

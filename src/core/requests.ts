@@ -104,7 +104,7 @@ export function withoutRetired(desired: readonly DesiredEnvironment[], dialect: 
   return desired.map((env) => Object.fromEntries(Object.entries(env).filter(kept)) as typeof env);
 }
 
-/** Declared fields of `desired` `dialect` cannot send (tags in `contract`; a retired one if strict). */
+/** Declared fields `dialect` cannot send (tags in `contract`; a retired one if `strict`). */
 export function unsendableFields(
   desired: readonly DesiredEnvironment[],
   dialect: ApiDialect,

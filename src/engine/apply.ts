@@ -91,7 +91,7 @@ function notSent(plan: OrgPlan, why: string): Round {
 
 /**
  * Sends one change's requests one after another, as the plan decided them: its rename, its PUT,
- * then what needs the environment to exist (its PATCH first). The first failure ends it; `done` counts those sent.
+ * its PATCH, then what needs it to exist. The first failure ends it; `done` counts those sent.
  */
 async function sendRequests(
   client: EnvironmentsClient,

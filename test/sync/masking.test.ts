@@ -105,9 +105,8 @@ describe('the token masked where it leaves, never in the data', () => {
   });
 
   it('the state file records a mark of a change that did not take, holding the token, as not known', async () => {
-    // Production keeps include_scaling false on an existing environment: sent in the contract
-    // dialect, the change never takes, and what the listing shows after it holds the token (in a
-    // tag no manifest declares).
+    // Production keeps include_scaling false (sent by the contract dialect): the change never takes,
+    // and what the listing shows after it holds the token (in a tag no manifest declares).
     const api = await emulator('kosli', {
       orgs: {
         beta: [

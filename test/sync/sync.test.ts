@@ -172,19 +172,14 @@ describe('sync behaviour', () => {
     expect(conflicts).toBe((await api.getStats()).faults.conflict);
     expect((await run(api.url, ['plan'], ['--detailed-exitcode'])).code).toBe(0);
     await api.setFaults({ conflictRate: 1 });
-    await writeFile(
-      tmp().path('manifests/beta.yaml'),
-      `${BETA}  - {name: db, type: S3, description: d}\n`,
-    );
+    await tmp().write('manifests/beta.yaml', `${BETA}  - {name: db, type: S3, description: d}\n`);
     const stuck = await run(api.url, ['sync'], [...quick, '2']);
     expect(stuck.code).toBe(1);
     // Each round of the run tries the create again: every 409 met is counted.
     const met = (await api.getStats()).faults.conflict - conflicts;
-    expect(stuck.stdout).toContain(
-      `1 failed, 0 not converged, ${met} answered 409 (conflict) and retried`,
-    );
-    expect(stuck.stdout).toContain(
-      '+ create db [FAILED]\n      type        = "S3"\n      description = "d"\n      PUT /api/v2/environments/beta: 409 Environment named \'db\' is being created by another request in organization \'beta\'; try again\n',
+    expect(stuck.stdout).toContain(`, ${met} answered 409 (conflict) and retried`);
+    expect(stuck.stdout).toMatch(
+      /create db \[FAILED\][^]*: 409 Environment named 'db' is being created/,
     );
   });
 });
