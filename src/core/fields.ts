@@ -114,7 +114,7 @@ export const FIELDS = registry({
     listing: { absent: 'omitted', null: 'omitted' },
     sentBy: { contract: 'put' },
     retired: { since: '2026-08-19', keeps: 'it always reports false' },
-    doc: 'Whether scaling information is included in snapshots. Managed only when declared: left out, envsync never changes it.',
+    doc: 'Retired by the production service on 2026-08-19 (kosli dialect: never sent, a warning; envsync migrate removes it). Whether scaling information is included in snapshots; managed only when declared.',
     details:
       "Whether scaling information is included in the snapshots of the environment. The contract's listing does not show it; the production service's does (and keeps `false` when sent `true` for an existing environment).",
   },
