@@ -222,11 +222,11 @@ async function fakeService(shape: 'contract' | 'bare' | 'envelope', ...held: Hel
 }
 
 describe.each(['contract', 'bare', 'envelope'] as const)('a service listing as %s', (shape) => {
-  it('a PUT for the description, reviewed or not, carries what the listing shows of the rest, and leaves out what it does not', async () => {
-    // Production's shapes are the kosli dialect: its PUT never carries policies, kept or not.
-    const { policies: _, ...fields } = PRODUCTION;
-    // include_scaling, declared: in the contract's PUT; retired in kosli, which PATCHes.
-    await tmp().write('manifests/acme.yaml', `${EDITED}    include_scaling: true\n`);
+  it('a write for the description, reviewed or not: the PUT carries what the listing shows of the rest, and leaves out what it does not; the PATCH only the description', async () => {
+    // Production's shapes are the kosli dialect: it updates the description with a PATCH alone.
+    const { include_scaling: _, policies: __, ...fields } = PRODUCTION;
+    const kept = shape === 'contract' ? fields : {};
+    await tmp().write('manifests/acme.yaml', EDITED);
     for (const reviewed of [false, true]) {
       const fake = await fakeService(shape, PRODUCTION);
       try {
@@ -235,10 +235,7 @@ describe.each(['contract', 'bare', 'envelope'] as const)('a service listing as %
         expect(planned?.code ?? 0).toBe(0);
         const sync = await run(fake.url, reviewed ? ['sync', '--plan', 'plan.json'] : ['sync']);
         expect(sync.code, sync.stdout + sync.stderr).toBe(0);
-        const description = 'Production cluster, v2';
-        expect(fake.bodies).toEqual([
-          shape === 'contract' ? { ...fields, description } : { description },
-        ]);
+        expect(fake.bodies).toEqual([{ ...kept, description: 'Production cluster, v2' }]);
         expect(fake.held()).toMatchObject({ include_scaling: true, policies: ['baseline', 'pci'] });
       } finally {
         await fake.close();
