@@ -47,7 +47,7 @@ const client = createClient({
 });
 const before = process.memoryUsage().rss;
 try {
-  const environments = await client.listEnvironments('acme');
+  const { environments } = await client.listEnvironments('acme');
   const mb = (n: number) => Math.round(n / 2 ** 20);
   console.log(
     JSON.stringify({

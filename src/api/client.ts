@@ -11,7 +11,7 @@ import { describeDialect, dialectOfShape, resolveDialect } from '../core/dialect
 import type { DialectSetting, ListingShape, ResolvedDialect } from '../core/dialect.ts';
 import { FIELD_LIST } from '../core/fields.ts';
 import type { Mask } from '../core/mask.ts';
-import type { DesiredEnvironment, ObservedEnvironment, TagRequests } from '../core/model.ts';
+import type { DesiredEnvironment, TagRequests } from '../core/model.ts';
 import { NAME_PATTERN } from '../core/names.ts';
 import type { ObservedPolicyDocument } from '../core/policy-documents.ts';
 import { unreachable } from '../core/request-failure.ts';
@@ -21,7 +21,7 @@ import { RequestGate } from './gate.ts';
 import { readAllPages } from './listing.ts';
 import { policyUploadBody, readPolicyDocuments, type PolicyUpload } from './policy-documents.ts';
 import { addressOf, HostReach } from './reach.ts';
-import { serverMessage, type RawResponse } from './response.ts';
+import { quoted, serverMessage, type RawResponse } from './response.ts';
 import * as retry from './retry-policy.ts';
 
 export interface ClientEvents {
@@ -147,6 +147,7 @@ export function createClient(options: ClientOptions) {
   const deadlineAt = deadlineMs === undefined ? undefined : clock.now() + deadlineMs;
   // Answers refused as too large, by path: never downloaded again by this client.
   const tooLarge = new Map<string, ApiError>();
+  const placeholdersSaid = new Set<string>();
   let conflicts = 0;
 
   const notSent = (kind: 'deadline' | 'stopped', r: Request, why: string) => {
@@ -377,7 +378,8 @@ export function createClient(options: ClientOptions) {
     gate,
     /** The dialect in use: `--api-dialect`'s, or under `auto` the first listing's (none before). */
     dialect: (): ResolvedDialect | undefined => resolveDialect(dialectSetting, firstShape),
-    async listEnvironments(org: string): Promise<ObservedEnvironment[]> {
+    /** The org's environments, and the names its placeholders stand for (each warned of once). */
+    async listEnvironments(org: string) {
       const path = orgPath(org);
       const listing = await readAllPages(org, path, (url) => send(org, 'GET', url), mask);
       noteShape(listing.shape);
@@ -390,7 +392,25 @@ export function createClient(options: ClientOptions) {
             `skipped: envsync neither compares nor changes ${one ? 'it' : 'them'}. The service should not list such entries; report it if it goes on`,
         );
       }
-      return listing.environments;
+      for (const name of listing.placeholders.filter((n) => !placeholdersSaid.has(`${org}/${n}`))) {
+        placeholdersSaid.add(`${org}/${name}`);
+        logger.warn(
+          { org, path, environment: name },
+          `org ${org}: the listing (GET ${path}) holds a placeholder, not a valid environment, for ${quoted(name)}: envsync compares nothing and sends nothing for that name, and goes on with the others`,
+        );
+      }
+      return listing;
+    },
+    /** Whether the service says `env` was archived (a read answering 404 "has been archived"). */
+    async wasArchived(org: string, env: string): Promise<boolean> {
+      try {
+        await send(org, 'GET', `${orgPath(org)}/${segment('environment', env)}`);
+        return false;
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404)
+          return /has been archived/.test(error.message);
+        throw error;
+      }
     },
     async putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal) {
       await send(org, 'PUT', orgPath(org), json(putBody(env)), signal);

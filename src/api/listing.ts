@@ -16,7 +16,7 @@ import {
   type ValueKind,
 } from '../core/fields.ts';
 import type { Mask } from '../core/mask.ts';
-import type { ObservedEnvironment } from '../core/model.ts';
+import type { Compliance, ObservedEnvironment } from '../core/model.ts';
 import { ApiError } from './errors.ts';
 import { excerpt, quoted, type RawResponse } from './response.ts';
 
@@ -37,15 +37,19 @@ function listedField(spec: FieldSpec): z.ZodType {
   return spec.listing.absent === 'error' ? nullable : nullable.optional();
 }
 
-// z.object strips (and does not copy) the fields it does not know.
-const entries = z.array(
-  z.object({
-    name: z.string(),
-    org: z.string().optional(),
-    ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.wireName, listedField(spec)])),
-  }),
-);
-type Listed = z.infer<typeof entries>[number] & Record<string, unknown>;
+// z.object strips (and does not copy) the fields it does not know; a `state` of another kind too.
+const environmentEntry = z.object({
+  name: z.string(),
+  state: z.boolean().nullable().optional().catch(undefined),
+  ...Object.fromEntries(FIELD_LIST.map((spec) => [spec.wireName, listedField(spec)])),
+});
+// What every entry must be; one that is not an environment entry is the service's placeholder.
+const entries = z.array(z.looseObject({ name: z.string(), org: z.string().optional() }));
+type Listed = z.infer<typeof entries>[number];
+const COMPLIANCE = new Map<unknown, Compliance>([
+  [true, 'compliant'],
+  [false, 'non-compliant'],
+]);
 const SHAPES = {
   array: entries,
   env: z.looseObject({ env: entries }),
@@ -59,8 +63,9 @@ const SHAPES = {
 };
 
 /** An entry as envsync compares it: a field not listed is undefined, or empty by its rule. */
-function toObserved(entry: Listed): ObservedEnvironment {
-  return environmentOf(entry.name, entry, (listed, spec) => {
+function toObserved(entry: Listed & z.infer<typeof environmentEntry>): ObservedEnvironment {
+  const compliance = entry.state === null ? 'unknown' : COMPLIANCE.get(entry.state);
+  const observed = environmentOf(entry.name, entry, (listed, spec) => {
     const value = listed[spec.wireName];
     if (value === undefined || value === null) {
       const rule = spec.listing[value === null ? 'null' : 'absent'];
@@ -69,6 +74,7 @@ function toObserved(entry: Listed): ObservedEnvironment {
     if (spec.kind === 'set') return normalizeListedSet(value as readonly unknown[]);
     return spec.kind === 'map' ? normalizeMap(value as StringMap) : (value as string | boolean);
   }) as ObservedEnvironment;
+  return compliance === undefined ? observed : { ...observed, compliance };
 }
 
 function shapeOf(body: unknown): ListingShape | undefined {
@@ -97,6 +103,7 @@ export function readListing(body: unknown, org: string) {
   const data = parsed.data as z.infer<(typeof SHAPES)['envelope']> & { env: Listed[] };
   const listed = (Array.isArray(data) ? data : (data.env ?? data.environments)) as Listed[];
   const environments: ObservedEnvironment[] = [];
+  const placeholders: string[] = [];
   let unnamed = 0;
   for (const entry of listed) {
     if (entry.org !== undefined && entry.org !== org) {
@@ -105,17 +112,19 @@ export function readListing(body: unknown, org: string) {
         `the listing of org ${asked} holds environment ${name} of org ${other}: an entry of another org is the service's fault, so envsync compares nothing and sends nothing to org ${asked}; run again, and if it stays, report it to the service`,
       );
     }
-    if (entry.name === '') unnamed++;
-    else environments.push(toObserved(entry));
+    const read = entry.name === '' ? undefined : environmentEntry.safeParse(entry);
+    if (read === undefined) unnamed++;
+    else if (read.success) environments.push(toObserved(read.data));
+    else placeholders.push(entry.name);
   }
-  if (shape !== 'envelope') return { environments, unnamed, shape };
+  if (shape !== 'envelope') return { environments, placeholders, unnamed, shape };
   const paging = {
     page: data.page ?? 1,
     perPage: data.per_page ?? Math.max(1, listed.length),
     totalPages: data.total_pages ?? 1,
     totalCount: data.total_count,
   };
-  return { environments, unnamed, shape, paging };
+  return { environments, placeholders, unnamed, shape, paging };
 }
 
 /** A listing is never followed past this many pages. */
@@ -150,15 +159,16 @@ export async function readAllPages(
   };
   const refuse = (why: string) =>
     new ApiError('invalid-response', `GET ${path}: ${why}; run again`, { method: 'GET', path });
-  const { environments, unnamed, shape, paging } = await read(path);
+  const { environments, placeholders, unnamed, shape, paging } = await read(path);
   let skipped = unnamed;
   if (paging !== undefined) {
     for (let next = paging.page + 1; next <= Math.min(paging.totalPages, MAX_PAGES); next++) {
       const page = await read(`${path}?page=${next}&per_page=${paging.perPage}`);
       environments.push(...page.environments);
+      placeholders.push(...page.placeholders);
       skipped += page.unnamed;
     }
-    const held = environments.length + skipped;
+    const held = environments.length + placeholders.length + skipped;
     if (paging.totalCount !== undefined && held !== paging.totalCount) {
       throw refuse(
         `the paginated listing announced ${paging.totalCount} environments but its pages held ${held} (it changed while envsync read it)`,
@@ -170,5 +180,5 @@ export async function readAllPages(
     if (names.has(name)) throw refuse(`the listing shows environment ${quoted(name)} twice`);
     names.add(name);
   }
-  return { environments, unnamed: skipped, shape };
+  return { environments, placeholders, unnamed: skipped, shape };
 }

@@ -128,7 +128,7 @@ async function exportOrg(
   secrets: Masker,
 ): Promise<Exported | Failed> {
   try {
-    const listing = await client.listEnvironments(org);
+    const listing = (await client.listEnvironments(org)).environments;
     // Known after the listing: a field this dialect cannot send is not written, and policy
     // documents exist only in kosli's.
     const dialect = client.dialect()?.dialect ?? 'contract';

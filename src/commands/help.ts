@@ -69,7 +69,7 @@ export const COMMANDS: Readonly<Record<CommandName, CommandInfo>> = {
       "Runs the long-running reconciler: watches the manifests (and git-sync's symlink swaps), resyncs on an interval, serves /healthz /readyz /metrics /status and POST /reconcile.",
     examples: [
       'envsync run --manifests /git/repo/manifests --api-url https://app.example.com --token-file /var/run/secrets/envsync/token',
-      'envsync run --manifests examples/manifests --emulator',
+      'envsync run --manifests examples/manifests --emulator --emulator-profile kosli',
     ],
     notes: `${PRECEDENCE}\nSignals: SIGHUP starts a pass; SIGTERM/SIGINT stop gracefully (exit 0).`,
   },

@@ -115,6 +115,8 @@ export async function runPass(
       logger,
       dryRun,
       strict: settings.strict,
+      // `plan` alone asks about archived names: a sync must not double its requests.
+      askArchived: command === 'plan',
       revision,
       maxArchive: settings.maxArchive,
       orgs: settings.orgs === undefined ? undefined : new Set(settings.orgs),

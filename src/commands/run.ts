@@ -83,13 +83,14 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
         host: '127.0.0.1',
         port: 0,
         tokens: [{ token, orgs: null }],
+        profile: daemonSettings.emulatorProfile === 'kosli' ? 'kosli' : 'spec',
         // Its warnings are about the emulator command's flags, which this one has not.
         logger: logger.child({ component: 'emulator' }, { level: 'error' }),
       });
       apiUrl = new URL(emulator.url);
       getTokens = () => Promise.resolve(oneToken(token, 'emulator'));
       logger.warn(
-        { emulator: emulator.url },
+        { emulator: emulator.url, profile: daemonSettings.emulatorProfile },
         `USING THE EMBEDDED EMULATOR at ${emulator.url}: a local stand-in for the Environments API, not the real service. ` +
           `See its store at ${emulator.url}/_emulator/`,
       );

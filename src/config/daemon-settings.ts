@@ -129,6 +129,13 @@ export const DAEMON_SETTINGS = {
     parse: bool,
     default: false,
   },
+  emulatorProfile: {
+    flag: '--emulator-profile NAME',
+    ...RUN,
+    help: "the embedded emulator's profile: contract (the API's published contract) or kosli (the service as it is today: tags, policies, rename, archive, nine types)",
+    parse: oneOf(['contract', 'kosli']),
+    default: 'kosli',
+  },
 } as const satisfies SettingsTable;
 
 /** `envsync run`'s settings: every row under its id, but the shard's and notifications' rows. */

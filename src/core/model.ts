@@ -20,10 +20,13 @@ export interface DesiredEnvironment extends FieldValues {
   readonly source?: SourceLocation;
 }
 
+/** The listing's `state`: `true`, `false`, `null`; not listed, not shown. */
+export type Compliance = 'compliant' | 'non-compliant' | 'unknown';
+
 /** A field the listing does not carry is undefined. */
 export type ObservedEnvironment = { readonly name: string } & Pick<FieldValues, ListedField> & {
     readonly [K in Exclude<FieldName, ListedField>]?: FieldValues[K] | undefined;
-  };
+  } & { readonly compliance?: Compliance };
 
 export type FieldSlotValues = { readonly [K in FieldName]?: FieldValues[K] | undefined };
 
@@ -110,6 +113,10 @@ export interface OrgPlan {
   readonly unchanged: readonly string[];
   /** Listed, not declared and not archived: left alone. */
   readonly unmanaged: readonly string[];
+  /** Declared, and listed only as a placeholder (or renamed from one): nothing is compared. */
+  readonly unknown?: readonly string[];
+  /** By declared name, of those listed with a `state`. */
+  readonly compliance?: Readonly<Record<string, Compliance>>;
   /** Present under `prune: true`: sent after every other change. */
   readonly archives?: readonly ArchivePlan[] | undefined;
 }

@@ -9,6 +9,7 @@ import type {
   Change,
   ChangeAction,
   ChangeCause,
+  Compliance,
   DesiredEnvironment,
   FieldDiff,
   FieldDiffs,
@@ -51,7 +52,7 @@ export function planOrg(
   observed: readonly ObservedEnvironment[],
   applied: Readonly<Records> | AppliedLookup = {},
   dialect: ApiDialect = 'contract',
-  options: { readonly prune?: boolean | undefined } = {},
+  options: { readonly prune?: boolean | undefined; readonly placeholders?: readonly string[] } = {},
 ): OrgPlan {
   const recordOf: AppliedLookup =
     typeof applied === 'function'
@@ -69,9 +70,17 @@ export function planOrg(
   }
   const changes: Change[] = [];
   const unchanged: string[] = [];
+  const placeholders = new Set(options.placeholders);
+  const unknown: string[] = [];
+  const compliance = emptyMap<Compliance>();
   for (const env of sortedByName(desired)) {
+    if (placeholders.has(env.name) || placeholders.has(env.renamedFrom ?? '')) {
+      unknown.push(env.name);
+      continue;
+    }
     const renamedFrom = renamed.get(env.name);
     const remote = listed.get(env.name) ?? renamedFrom;
+    if (remote?.compliance !== undefined) compliance[env.name] = remote.compliance;
     const record = remote === undefined ? undefined : recordOf(remote.name);
     const compared = remote === undefined ? remote : withoutOwnerTag(org, remote, env.tags);
     const diff = diffEnvironment(env, compared, record);
@@ -121,7 +130,16 @@ export function planOrg(
     if (why.length > 0) archives.push({ name: entry.name, ownedBy: why });
     else unmanaged.push(entry.name);
   }
-  return { org, dialect, changes, unchanged, unmanaged, ...(prune ? { archives } : {}) };
+  return {
+    org,
+    dialect,
+    changes,
+    unchanged,
+    unmanaged,
+    ...(unknown.length > 0 ? { unknown } : {}),
+    ...(Object.keys(compliance).length > 0 ? { compliance } : {}),
+    ...(prune ? { archives } : {}),
+  };
 }
 
 /** The declared renames whose old and new names are both listed: the service cannot do them. */

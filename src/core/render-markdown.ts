@@ -5,7 +5,9 @@ import { escapeHtml, escapeMarkdown as escapeCell, markdownCode } from './escape
 import { ownedWords } from './ownership.ts';
 import { documentFields, plannedCounts, policyDocumentSummary, syncCounts } from './render-text.ts';
 import {
+  archivedWords,
   type ChangeReport,
+  COMPLIANCE_WORDS,
   type ChangeResult,
   NOT_SHOWN,
   type OrgReport,
@@ -14,6 +16,7 @@ import {
   type RunReport,
   saidOnce,
   someNames,
+  UNKNOWN_WORDS,
 } from './report.ts';
 import { patched, requestLines } from './requests.ts';
 import { windowLine } from './windows.ts';
@@ -194,7 +197,10 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
           : '') +
         (change.renameNotFound === undefined
           ? ''
-          : `<br>_renamed from ${escapeCell(change.renameNotFound)}, but the service has neither name: created_`),
+          : `<br>_renamed from ${escapeCell(change.renameNotFound)}, but the service has neither name: created_`) +
+        [archivedWords(change), change.complianceBecomes && COMPLIANCE_WORDS]
+          .map((words) => (words ? `<br>⚠️ _${escapeCell(words)}_` : ''))
+          .join(''),
       result(change),
     ]),
   );
@@ -211,6 +217,8 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
     out.push('');
   }
   if (org.unchanged.length > 0) out.push(`${org.unchanged.length} unchanged.`, '');
+  if (org.unknown !== undefined)
+    out.push(`⚠️ ${UNKNOWN_WORDS}: ${org.unknown.map((n) => markdownCode(n)).join(', ')}`, '');
   if (org.unmanaged.length > 0)
     out.push(
       `Unmanaged (in the service, not in the manifests; never changed): ${org.unmanaged.map((n) => markdownCode(n)).join(', ')}`,

@@ -4,7 +4,9 @@ import { dialectWords } from './dialect.ts';
 import { escapeText as safe, neutraliseWorkflowCommands } from './escape.ts';
 import { ownedWords } from './ownership.ts';
 import {
+  archivedWords,
   type ChangeResult,
+  COMPLIANCE_WORDS,
   NOT_SHOWN,
   type OrgReport,
   plural,
@@ -13,6 +15,7 @@ import {
   saidOnce,
   someNames,
   type Summary,
+  UNKNOWN_WORDS,
 } from './report.ts';
 import { patched, requestLines, requestLineText } from './requests.ts';
 import { formatProblem } from './validation.ts';
@@ -148,6 +151,9 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
     if (dryRun && change.knownNotConverged === true) {
       head += paint('dim', ' (did not take when last sent; sync does not send it again)');
     }
+    const archived = archivedWords(change);
+    if (archived !== undefined)
+      head += paint(change.wasArchived === true ? 'yellow' : 'dim', ` (${safe(archived)})`);
     lines.push(head + mark(change.result));
     const { fields, lines: requests } = requestLines(change);
     const width = Math.max(0, ...fields.map(([name]) => name.length));
@@ -160,6 +166,8 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
     }
     for (const line of requests)
       lines.push(`      ${paint(SIGN_STYLE[line.sign], safe(requestLineText(line)))}`);
+    if (change.complianceBecomes !== undefined)
+      lines.push(`      ${paint('yellow', COMPLIANCE_WORDS)}`);
     if (change.error !== undefined) lines.push(`      ${paint('red', safe(change.error))}`);
   }
   // Archives last: they are sent after everything else.
@@ -177,6 +185,8 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
       `  ${paint('dim', `unmanaged (in the service, not in the manifests; never changed): ${org.unmanaged.map(safe).join(', ')}`)}`,
     );
   }
+  if (org.unknown !== undefined)
+    lines.push(`  ${paint('yellow', `${UNKNOWN_WORDS}: ${org.unknown.map(safe).join(', ')}`)}`);
   const pending =
     org.changes.length + (org.policyDocuments?.length ?? 0) + (org.archives?.length ?? 0);
   if (pending === 0 && org.error === undefined) lines.push(`  ${paint('dim', 'no changes')}`);

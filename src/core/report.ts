@@ -37,6 +37,10 @@ export interface ChangeReport
   readonly knownNotConverged?: true;
   readonly renamedFrom?: string;
   readonly renameNotFound?: string;
+  /** `plan` asked the service about the new name (kosli): it was archived, or not asked. */
+  readonly wasArchived?: true | 'not-checked';
+  /** It detaches the environment's last policy. */
+  readonly complianceBecomes?: 'unknown';
 }
 
 /** An archive, and why envsync owns it, as checked when it was planned or sent. */
@@ -47,7 +51,7 @@ export interface PolicyDocumentReport
 
 export type OrgStatus = 'ok' | 'invalid' | 'failed';
 
-export interface OrgReport {
+export interface OrgReport extends Pick<OrgPlan, 'unknown' | 'compliance'> {
   readonly org: string;
   readonly status: OrgStatus;
   readonly changes: readonly ChangeReport[];
@@ -141,6 +145,7 @@ export function orgReportFromPlan(
     ...(change.knownNotConverged ? { knownNotConverged: true as const } : {}),
     ...(change.renamedFrom === undefined ? {} : { renamedFrom: change.renamedFrom }),
     ...(change.renameNotFound === undefined ? {} : { renameNotFound: change.renameNotFound }),
+    ...(detachesLastPolicy(change) ? { complianceBecomes: 'unknown' as const } : {}),
     ...outcome(results.get(change.name)),
   }));
   const archives = plan.archives?.map((archive): ArchiveReport => ({
@@ -155,10 +160,34 @@ export function orgReportFromPlan(
     changes,
     unchanged: plan.unchanged,
     unmanaged: plan.unmanaged,
+    ...(plan.unknown === undefined ? {} : { unknown: plan.unknown }),
+    ...(plan.compliance === undefined ? {} : { compliance: plan.compliance }),
     ...(archives === undefined ? {} : { archives }),
     errors: [],
     ...(error === undefined ? {} : { error }),
   };
+}
+
+/** The most names `plan` asks the service about per org (kosli). */
+export const MAX_ASKED_NAMES = 20;
+
+/** What a plan says of a change's name the service may have archived, if anything. */
+export function archivedWords({ name, wasArchived }: ChangeReport): string | undefined {
+  if (wasArchived === true)
+    return `${name} was archived on the service: this starts a new environment without its history`;
+  return wasArchived === undefined
+    ? undefined
+    : `not checked for an archived environment of this name (plan asks about at most ${MAX_ASKED_NAMES} per org)`;
+}
+
+export const COMPLIANCE_WORDS = 'its last policy is detached: its compliance becomes unknown';
+export const UNKNOWN_WORDS =
+  'unknown (the service lists a placeholder, not an environment, for it; nothing is compared or sent)';
+
+/** Known to hold a policy, it is sent none: the service makes its compliance unknown. */
+function detachesLastPolicy({ fields: { policies } }: Pick<Change, 'fields'>): boolean {
+  const count = (value: unknown) => (Array.isArray(value) ? value.length : 0);
+  return policies !== undefined && count(policies.from) > 0 && count(policies.to) === 0;
 }
 
 export function summarize(orgs: readonly OrgReport[]): Summary {

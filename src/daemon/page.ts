@@ -217,8 +217,8 @@ function cardParts(name: string, org: OrgCard, now: number): unknown[] {
         `Environments (${rows.length})`,
         markup`${table(
           'envs',
-          ['Environment', 'Type', 'State'],
-          rows.map((row) => [code(row.name), row.type, badge(row.state)]),
+          ['Environment', 'Type', 'State', 'Compliance'],
+          rows.map((row) => [code(row.name), row.type, badge(row.state), row.compliance ?? '']),
           false,
         )}${rows.length >= MAX_ENVIRONMENT_ROWS && markup`<p class="dim">The first ${MAX_ENVIRONMENT_ROWS} in name order are listed.</p>`}`,
       ),

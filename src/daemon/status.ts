@@ -3,6 +3,7 @@
  * what each field means), and how an org's report becomes its status. Pure.
  */
 import type { ResolvedDialect } from '../core/dialect.ts';
+import type { Compliance } from '../core/model.ts';
 import { recentDrifts, type DriftSeen } from '../core/plan.ts';
 import { formatProblem } from '../core/validation.ts';
 import type { WindowReport } from '../core/windows.ts';
@@ -25,10 +26,13 @@ export const MAX_ENVIRONMENT_ROWS = 500;
 /** Where a managed environment stands after the last pass, in the order a card counts them. */
 export const ROW_STATES = ['synced', 'pending', 'drifted', 'failed', 'not converged'] as const;
 
+/** `unknown`: the listing shows a placeholder for it. */
 export interface EnvironmentRow {
   readonly name: string;
   readonly type: string;
-  readonly state: (typeof ROW_STATES)[number];
+  readonly state: (typeof ROW_STATES)[number] | 'unknown';
+  /** As the last listing showed it; absent when not shown. */
+  readonly compliance?: Compliance;
 }
 
 /** What `/status` says of one org. */
@@ -73,7 +77,7 @@ export interface LastPass {
 export type HealthLevel = 'healthy' | 'degraded' | 'failing';
 
 /** What an org's card says: one word that is true of it now (`orgState`). */
-export type OrgState = EnvironmentRow['state'] | 'suspended' | 'invalid' | 'waiting for window';
+export type OrgState = (typeof ROW_STATES)[number] | 'suspended' | 'invalid' | 'waiting for window';
 
 /** What `/status` answers. */
 export interface DaemonStatus {
@@ -201,6 +205,7 @@ const ROW_STATE: Record<ChangeResult, EnvironmentRow['state']> = {
 function rows(types: readonly (readonly [string, string])[], report: OrgReport): EnvironmentRow[] {
   const changes = new Map(report.changes.map((change) => [change.name, change]));
   const unchanged = new Set(report.unchanged);
+  const { unknown = [], compliance = {} } = report;
   return types.map(([name, type]) => {
     const change = changes.get(name);
     const state =
@@ -211,7 +216,9 @@ function rows(types: readonly (readonly [string, string])[], report: OrgReport):
         : change.result === 'planned' && change.cause === 'drift'
           ? 'drifted'
           : ROW_STATE[change.result];
-    return { name, type, state };
+    const shown = Object.hasOwn(compliance, name) ? compliance[name] : undefined;
+    const row = { name, type, state: unknown.includes(name) ? ('unknown' as const) : state };
+    return shown === undefined ? row : { ...row, compliance: shown };
   });
 }
 

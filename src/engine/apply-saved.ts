@@ -316,7 +316,7 @@ export async function applySavedPlan(options: ApplySavedOptions): Promise<RunRep
       const { org, digest, policyDocuments } = planned;
       const move = (what: string) => moved.push(`org ${org}: ${what}`);
       try {
-        const live = await client.listEnvironments(org);
+        const live = (await client.listEnvironments(org)).environments;
         listed.push({ org, status: 'ok' });
         listings.set(org, live);
         if (listingDigest(live) !== digest)

@@ -286,7 +286,8 @@ export async function applyOrgPlan(
   let after: Map<string, ObservedEnvironment> | undefined;
   if ([...sent.values(), ...archived.values()].some((outcome) => outcome.result === 'applied')) {
     try {
-      after = new Map((await client.listEnvironments(org)).map((env) => [env.name, env]));
+      const { environments } = await client.listEnvironments(org);
+      after = new Map(environments.map((env) => [env.name, env]));
     } catch (error) {
       verifyError = `changes were sent, but the listing to verify them failed: ${errorMessage(error)}`;
       verifyTransient = isTransient(failureOf(error));

@@ -28,6 +28,7 @@ import {
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { errorMessage, NoTokenError } from '../runtime/errors.ts';
 import { type ApplyDeps, applyOrgPlan, type Round } from './apply.ts';
+import { withArchivedNames } from './archived-names.ts';
 import { fieldWarnings, listingProblems, problemReport, unsendable } from './org-problems.ts';
 import {
   applyWithPolicyDocuments,
@@ -57,6 +58,8 @@ type ReconcileOptions = ApplyDeps &
           documents?: PlannedDocuments,
         ) => void)
       | undefined;
+    /** `plan`: ask the service whether each name a change brings was archived (kosli). */
+    readonly askArchived?: boolean | undefined;
     /** Stops further rounds (shutdown). */
     readonly signal?: AbortSignal | undefined;
     readonly onOrgDone?: ((report: OrgReport) => void) | undefined;
@@ -111,8 +114,9 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
     if (refused.length > 0) return invalid(org, refused);
   }
   let observed: ObservedEnvironment[];
+  let placeholders: string[];
   try {
-    observed = await client.listEnvironments(org);
+    ({ environments: observed, placeholders } = await client.listEnvironments(org));
   } catch (error) {
     // No token for the org: that, as it is (no request was sent).
     const why =
@@ -134,6 +138,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   const environments = withoutRetired(manifest.environments, dialect.dialect);
   const plan = planOrg(org, environments, observed, state.lookup(org), dialect.dialect, {
     prune: manifest.prune?.value === true,
+    placeholders,
   });
   const planned = documents.kind === 'plan' ? documents : undefined;
   options.onPlanned?.(org, observed, plan, planned);
@@ -145,7 +150,9 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   const uploads = planned?.plan.changes.length ?? 0;
   const idle = plan.changes.length === 0 && uploads === 0 && (plan.archives?.length ?? 0) === 0;
   if (options.dryRun || suspended || idle) {
-    const planReport = orgReportFromPlan(plan, new Map(), undefined, guardNotes(plan, options));
+    const notes = orgReportFromPlan(plan, new Map(), undefined, guardNotes(plan, options));
+    const ask = options.askArchived === true && dialect.dialect === 'kosli';
+    const planReport = ask ? await withArchivedNames(notes, client) : notes;
     const report = suspended ? { ...planReport, suspended: true as const } : planReport;
     return {
       report: planned === undefined ? report : withPolicyDocuments(report, planned.plan),

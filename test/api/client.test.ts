@@ -82,7 +82,7 @@ describe('the retry policy, carried out', () => {
       ++count <= 3 ? answer(res, 429, { 'retry-after': '0' }) : answer(res, 200),
     );
     const c = client(api.url, { policy: { retries: 1 }, deadlineMs: 60_000 });
-    expect((await c.listEnvironments('acme')).map((e) => e.name)).toEqual(['a']);
+    expect((await c.listEnvironments('acme')).environments.map((e) => e.name)).toEqual(['a']);
     expect(api.requests).toHaveLength(4);
   });
 
@@ -234,7 +234,7 @@ describe('a stop ends every wait at once; a request that needs none still goes o
   it('a request that needs no wait still goes out while stopping', async () => {
     const api = await fakeApi((_req, res) => answer(res, 200));
     const c = client(api.url, { stop: AbortSignal.abort(new Error('test stop')) });
-    expect((await c.listEnvironments('acme')).map((e) => e.name)).toEqual(['a']);
+    expect((await c.listEnvironments('acme')).environments.map((e) => e.name)).toEqual(['a']);
   });
 });
 
@@ -268,7 +268,7 @@ describe('--max-response-bytes: an answer over the cap is final and never downlo
     expect(error.message).toMatch(/larger than 65536 bytes.*--max-response-bytes/);
     await rejection(c.listEnvironments('acme'));
     expect(api.requests).toHaveLength(1);
-    expect(await c.listEnvironments('globex')).toEqual([]);
+    expect(await c.listEnvironments('globex')).toMatchObject({ environments: [] });
   });
 
   it('an endless body is cut at the cap, once: one request, and the connection closed', async () => {
@@ -344,8 +344,8 @@ describe('an address that cannot be reached fails fast', () => {
   it('while the host is suspect, a probe answered on its quick retry lets the waiting requests go', async () => {
     const { port, c, probe, waiting } = await probing();
     const server = await fakeApi((_req, res) => res.writeHead(200).end('{"env":[]}'), port);
-    expect(await probe).toEqual([]);
-    expect(await waiting).toEqual([]);
+    expect(await probe).toMatchObject({ environments: [] });
+    expect(await waiting).toMatchObject({ environments: [] });
     expect(c.attempts).toEqual(['GET error', 'GET 200', 'GET 200']);
     expect(server.requests.map((r) => r.url)).toEqual([
       '/api/v2/environments/acme',

@@ -65,6 +65,7 @@ describe('the three listing shapes', () => {
         require_provenance: undefined,
         included_environments: [],
         tags: { team: 'a' },
+        compliance: 'unknown',
       },
     ]);
     // include_scaling: null is "not shown", as a missing key is (unlike a list's null).
@@ -103,7 +104,6 @@ describe('the three listing shapes', () => {
     ['a string', 'OK', /unexpected shape \(string\)/],
     ['an object of the wrong shape', { environment: [] }, /shape \(object with keys environment\)/],
     ['an entry without a name', [{ type: 'K8S' }], /malformed: .* at 0\.name/],
-    ['a policy object without a name', [env({ policies: [{ id: 7 }] })], /malformed/],
     ['env that is not a list', { env: {} }, /malformed: .* at env/],
   ])('refuses %s', (_title, body, message) => {
     expect(() => readListing(body, 'a')).toThrow(message);
@@ -129,6 +129,21 @@ describe('a listing is checked before it is believed, in every shape', () => {
     expect(page.environments.map((e) => e.name)).toEqual(['web']);
     expect(page.unnamed).toBe(2);
   });
+
+  it.each(shapes)(
+    '%s: an entry that names an environment but is not one is a placeholder; state is compliance',
+    (_shape, wrap) => {
+      const placeholder = { org: 'acme', name: 'db', placeholder: true, error: 'not rendered' };
+      const entries = [env({ state: true }), placeholder, env({ name: 'pay', policies: [{}] })];
+      const page = readListing(wrap([...entries, env({ name: 'api', state: false })]), 'acme');
+      expect(page.placeholders).toEqual(['db', 'pay']);
+      expect(page.environments.map((e) => [e.name, e.compliance])).toEqual([
+        ['web', 'compliant'],
+        ['api', 'non-compliant'],
+      ]);
+      expect(readListing(wrap([env({})]), 'acme').environments[0]).not.toHaveProperty('compliance');
+    },
+  );
 
   it.each(shapes)(
     "%s: an entry without org is the asked org's; a null or non-string org is malformed",

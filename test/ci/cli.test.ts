@@ -15,7 +15,10 @@ describe('the CLI', () => {
   });
 
   it('colours the plan on a terminal, never with NO_COLOR, and never into a pipe', async () => {
-    const api = await startTestEmulator({ tokens: [{ token: 'colour-token', orgs: null }] });
+    const api = await startTestEmulator({
+      profile: 'kosli',
+      tokens: [{ token: 'colour-token', orgs: null }],
+    });
     try {
       const examples = fileURLToPath(new URL('../../examples/manifests', import.meta.url));
       const rest = ['--api-url', api.url, '--state', '/dev/null/none', '--log-level', 'silent'];

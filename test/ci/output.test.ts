@@ -29,7 +29,7 @@ const parsed = (stderr: string) =>
 let api: TestEmulator;
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {
-  api = await startTestEmulator({ tokens: [{ token: TOKEN, orgs: null }] });
+  api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
   tmp = await tempDir();
 });
 afterAll(async () => {
@@ -80,9 +80,7 @@ describe('one-shot commands', () => {
     // Only what the report does not show: the state file's warning, and the dialect (said once).
     expect(lines(sync.stderr)).toEqual([
       expect.stringMatching(/^\S+ WARN {2}state file is not valid JSON; starting empty/),
-      expect.stringMatching(
-        /^\S+ INFO {2}API dialect contract \(auto: the listing is an \{"env": \[\.\.\.\]\} object\)/,
-      ),
+      expect.stringMatching(/^\S+ INFO {2}API dialect kosli \(auto: the listing is a bare array\)/),
     ]);
   });
 
@@ -138,7 +136,8 @@ describe('run --emulator (npm start)', () => {
   it('a second start in the same folder gives no state file warning: the embedded emulator keeps a state file of its own, started afresh', async () => {
     /** One `run --emulator` in the folder, until its first pass, then stopped; its stderr. */
     async function runOnce(...extra: string[]): Promise<string> {
-      const args = 'run --manifests manifests --emulator --listen 127.0.0.1:0 --interval 0';
+      const args =
+        'run --manifests manifests --emulator --emulator-profile kosli --listen 127.0.0.1:0 --interval 0';
       const run = startEnvsync([...args.split(' '), ...extra], { cwd: tmp.path('npm-start') });
       try {
         const passed = () => run.logs().some((l) => String(l['msg']).startsWith('pass '));

@@ -35,7 +35,7 @@ const EXPECTED: Record<CommandName, string> = {
   run:
     SHARED.replace(/ output| detailed-exitcode/g, '') +
     ' debounce observe emulator interval listen notify-format notify-secret-file notify-url ' +
-    'github-token-file github-api-url ' +
+    'github-token-file github-api-url emulator-profile ' +
     'public-url shard-count shard-from-hostname settle shard-index shutdown-timeout ' +
     'webhook-min-interval webhook-secret-file',
   export:

@@ -223,11 +223,27 @@ describe('the status page renderer', () => {
 
   it.each(ROW_STATES)('shows an environment in the state %j with its type', (state) => {
     const html = page({
-      orgs: { acme: orgStatus({ environments: [{ name: 'prod', type: 'K8S', state }] }) },
+      orgs: {
+        acme: orgStatus({
+          environments: [{ name: 'prod', type: 'K8S', state, compliance: 'non-compliant' }],
+        }),
+      },
     });
-    expect(rows(card(html, 'acme'), 'envs')).toEqual([['prod', 'K8S', state]]);
+    expect(rows(card(html, 'acme'), 'envs')).toEqual([['prod', 'K8S', state, 'non-compliant']]);
     expect(card(html, 'acme')).toContain(`<span class="badge st-`);
     expect(text(card(html, 'acme'))).toContain(`1 environment1 ${state}`);
+  });
+
+  it("gives /status's rows a placeholder's name as unknown, and the listing's compliance", () => {
+    const report = orgReport('acme', { unknown: ['db'], compliance: { web: 'compliant' } });
+    const types = [
+      ['db', 'K8S'],
+      ['web', 'S3'],
+    ] as const;
+    expect(orgStatusAfter(report, undefined, NOW, undefined, types).environments).toEqual([
+      { name: 'db', type: 'K8S', state: 'unknown' },
+      { name: 'web', type: 'S3', state: 'synced', compliance: 'compliant' },
+    ]);
   });
 
   it('lists every managed environment, open when they are few; and the unmanaged ones by name', () => {

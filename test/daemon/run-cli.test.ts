@@ -145,6 +145,8 @@ describe('envsync run as a process', () => {
     const demo = startRun(['--emulator'], false);
     const url = await demo.listenUrl();
     expect(demo.stderr()).toMatch(/USING THE EMBEDDED EMULATOR at http:\/\/127\.0\.0\.1:\d+/);
+    // The service as it is today, unless --emulator-profile contract asks for the contract.
+    expect(demo.stderr()).toContain('"profile":"kosli"');
     await waitFor('ready', async () => (await request(`${url}/readyz`)).statusCode === 200);
     const status = (await (await request(`${url}/status`)).body.json()) as {
       orgs: Record<string, { status: string }>;

@@ -164,6 +164,7 @@ describe('the daemon in the image, with the examples mounted', () => {
       IMAGE,
       'run',
       '--emulator',
+      '--emulator-profile=kosli',
     ]);
     logs = async () => {
       const result = await podmanResult(['logs', name]);

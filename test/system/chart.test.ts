@@ -197,6 +197,8 @@ describe('helm template', () => {
         '--sync-window=deny sat-sun 00:00 24h',
         '--notify-format=slack',
         '--notify-secret-file=/var/run/secrets/envsync-notifications/signing-secret',
+        '--github-token-file=/var/run/secrets/envsync-notifications/github-token',
+        '--github-api-url=https://github.example.com/api/v3',
         '--public-url=https://envsync.example.com',
         '--concurrency=4',
       ]),
@@ -237,7 +239,7 @@ describe('helm template', () => {
     });
     // The ports come from the addresses: the API's own, SSH's for the repository.
     const policy = one(objects, 'NetworkPolicy') as NetworkPolicy;
-    const [dns, api, git] = policy.spec.egress;
+    const [dns, api, git, notify] = policy.spec.egress;
     expect(dns?.to).toContainEqual({ ipBlock: { cidr: '169.254.20.10/32' } });
     expect(api?.to).toEqual([
       { ipBlock: { cidr: '192.0.2.0/28' } },
@@ -245,6 +247,7 @@ describe('helm template', () => {
     ]);
     expect(api?.ports).toEqual([{ protocol: 'TCP', port: 8443 }]);
     expect(git?.ports).toEqual([{ protocol: 'TCP', port: 22 }]);
+    expect(notify).toEqual({ to: [{ ipBlock: { cidr: '192.0.2.0/24' } }] });
     for (const kind of ['ServiceMonitor', 'PrometheusRule'])
       expect(JSON.stringify(one(objects, kind))).toContain('"release":"kube-prometheus-stack"');
   });
