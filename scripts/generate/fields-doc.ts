@@ -65,6 +65,8 @@ function valueRule(spec: FieldSpec): string {
 
 /** How a field sent by an operation of its own gets there. */
 const ROUTE_WORDS: Readonly<Record<Exclude<SentBy, 'put'>, string>> = {
+  patch:
+    'in the body of the PUT that creates the environment, and for an existing one in one `PATCH` that carries exactly the fields of that kind that differ (a PATCH clears a description set to `""`, which the PUT ignores)',
   'policies-endpoint':
     'through the policies endpoint: what is missing is attached with one `POST` and what is extra detached with one `DELETE`',
   'tags-endpoint':
@@ -80,7 +82,9 @@ function consequences(spec: FieldSpec): string[] {
     );
   }
   const routes = API_DIALECTS.map((dialect) => ({ dialect, route: sendRoute(spec, dialect) }));
-  const byPut = routes.filter(({ route }) => route === 'put').map(({ dialect }) => dialect);
+  const byPut = routes
+    .filter(({ route }) => route === 'put' || route === 'patch')
+    .map(({ dialect }) => dialect);
   const kept =
     'a PUT made for another field carries the value the listing shows, or leaves the field out of the body when the listing does not show it';
   if (spec.managed === 'when-declared') {
@@ -95,15 +99,26 @@ function consequences(spec: FieldSpec): string[] {
     );
   }
   for (const { dialect, route } of routes) {
-    if (route !== undefined && route !== 'put') {
+    if (route === 'patch')
+      out.push(`In the ${code(dialect)} dialect it is sent ${ROUTE_WORDS[route]}.`);
+    else if (route !== undefined && route !== 'put') {
       out.push(
         `In the ${code(dialect)} dialect it is sent ${ROUTE_WORDS[route]}, once the environment exists (after its PUT, when one is needed).`,
+      );
+    } else if (route === undefined && spec.retired !== undefined) {
+      out.push(
+        `The service of the ${code(dialect)} dialect retired it on ${spec.retired.since} (${spec.retired.keeps}): there envsync never sends, compares or records it, and a manifest that declares it gets a warning with the file, line and column of the key (an error that holds the org with \`--strict\`); \`envsync migrate\` removes it.`,
       );
     } else if (route === undefined) {
       out.push(
         `The ${code(dialect)} dialect cannot send it: a manifest that declares it fails its org there, with the file, line and column of the key, before any change is sent.`,
       );
     }
+  }
+  if (spec.deprecated !== undefined) {
+    out.push(
+      `The production service deprecated it: envsync still manages it, and in the \`kosli\` dialect a manifest that declares it gets a warning naming the replacement, ${code(spec.deprecated.instead)}.`,
+    );
   }
   if (spec.listing.null === 'empty' && spec.listing.absent === 'omitted') {
     out.push(

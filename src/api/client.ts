@@ -148,6 +148,7 @@ export function createClient(options: ClientOptions) {
   // Answers refused as too large, by path: never downloaded again by this client.
   const tooLarge = new Map<string, ApiError>();
   const placeholdersSaid = new Set<string>();
+  let conflicts = 0;
 
   const notSent = (kind: 'deadline' | 'stopped', r: Request, why: string) => {
     const again = r.after === undefined ? '' : ' again';
@@ -276,6 +277,7 @@ export function createClient(options: ClientOptions) {
         'throttled (429): all pause, then pace',
       );
     }
+    if (status === 409) conflicts++;
     const error = fail('http', `${status} ${message}`, retryAfterMs);
     throw retry.isRetriedStatus(status) ? error : new AbortError(error);
   }
@@ -413,6 +415,11 @@ export function createClient(options: ClientOptions) {
     async putEnvironment(org: string, env: DesiredEnvironment, signal?: AbortSignal) {
       await send(org, 'PUT', orgPath(org), json(putBody(env)), signal);
     },
+    /** Sets the fields of `body` (wire names) on an existing environment, and no other. */
+    async patchEnvironment(org: string, env: string, body: object, signal?: AbortSignal) {
+      const path = `${orgPath(org)}/${segment('environment', env)}`;
+      await send(org, 'PATCH', path, json(body), signal);
+    },
     async listPolicyDocuments(org: string): Promise<ObservedPolicyDocument[]> {
       const path = documentsPath(org);
       return readPolicyDocuments(path, await send(org, 'GET', path), mask);
@@ -453,6 +460,8 @@ export function createClient(options: ClientOptions) {
     canSend: () => stop?.aborted !== true && (deadlineAt === undefined || clock.now() < deadlineAt),
     /** Milliseconds spent throttled, for one org or for the whole client. */
     throttledMs: (org?: string) => meter.totalMs(org),
+    /** Answers 409 (a conflict, tried again) the client met. */
+    conflicts: () => conflicts,
     async close(): Promise<void> {
       // A transport given in outlives the client: its owner closes it.
       if (options.transport === undefined) await pool.close();

@@ -114,6 +114,7 @@ export async function runPass(
       state,
       logger,
       dryRun,
+      strict: settings.strict,
       // `plan` alone asks about archived names: a sync must not double its requests.
       askArchived: command === 'plan',
       revision,

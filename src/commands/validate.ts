@@ -2,7 +2,8 @@ import { resolveValues, type Flags } from '../config/setting.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { RENDERERS } from '../core/renderers.ts';
 import type { ProblemReport } from '../core/report.ts';
-import { validationProblems, type ValidationReport } from '../core/validation.ts';
+import { formatProblem, validationProblems, type ValidationReport } from '../core/validation.ts';
+import { fieldWarnings, unsendable } from '../engine/org-problems.ts';
 import type { ManifestProblem } from '../manifests/parse.ts';
 import { UsageError } from '../runtime/errors.ts';
 import { CI_SETTINGS, emitCiOutputs, problemAnnotations } from './ci.ts';
@@ -33,6 +34,9 @@ export async function run(
   const given = paths.length > 0 ? paths : undefined;
   const manifests = await loadManifestTree(resolved, ctx.cwd, logger, given);
   checkSelectedOrgs(resolved, manifests);
+  // Offline, the service is taken to be the production one unless --api-dialect says contract.
+  const kosli = resolved.apiDialect !== 'contract';
+  const { strict } = resolved;
   const report: ValidationReport = {
     files: manifests.fileCount,
     skipped: manifests.skipped,
@@ -40,10 +44,16 @@ export async function run(
       org: o.org,
       environments: o.environments.length,
       files: o.files,
-      errors: o.problems.map(withoutOrg),
+      errors: [
+        ...o.problems.map(withoutOrg),
+        ...(kosli ? unsendable(o, { dialect: 'kosli', from: 'setting' }, manifests, strict) : []),
+      ],
+      warnings: kosli ? fieldWarnings(o, 'kosli', manifests, strict) : [],
     })),
     errors: manifests.unattributed.map(withoutOrg),
   };
+  for (const o of report.orgs)
+    for (const w of o.warnings) logger.warn({ org: o.org }, `warning: ${formatProblem(w)}`);
   ctx.stdout.write(RENDERERS[resolved.output].validation(report, { color: wantsColor(ctx) }));
   const problems = validationProblems(report);
   await emitCiOutputs(ctx, ci, resolved.output, {

@@ -203,7 +203,7 @@ export const SETTINGS = {
   strict: {
     ...named('--strict', 'strict', MANIFEST_FILES),
     commands: [...ONE_SHOT, 'run'],
-    help: 'a YAML file with neither org nor environments (a Kubernetes object, a CI file) is an error, not skipped; so is a manifests root without a manifest (run: a warning)',
+    help: 'a YAML file with neither org nor environments (a Kubernetes object, a CI file) is an error, not skipped; so is a manifests root without a manifest (run: a warning), and a key the service retired (include_scaling, in the kosli dialect)',
     parse: bool,
     default: false,
   },

@@ -30,8 +30,8 @@ export type FieldValue = NonNullable<FieldValues[FieldName]>;
 /** `enum`: one of `values` in a manifest, any string in a listing; `set` and `map`: order aside. */
 export type ValueKind = 'enum' | 'text' | 'flag' | 'set' | 'map';
 
-/** In the PUT's body, or an operation of its own (docs/api-behaviour.md). */
-export type SentBy = 'put' | 'policies-endpoint' | 'tags-endpoint';
+/** In the PUT's body; `patch`: a create's PUT, else the PATCH; or an operation of its own. */
+export type SentBy = 'put' | 'patch' | 'policies-endpoint' | 'tags-endpoint';
 
 /** A listed field absent or null: malformed, not carried, or the kind's empty value. */
 type ListedAs = 'error' | 'omitted' | 'empty';
@@ -58,11 +58,11 @@ export interface FieldSpec<K extends FieldName = FieldName> {
   /** How it is sent in each dialect (the PUT when left out); a dialect missing here cannot. */
   readonly sentBy?: Readonly<Partial<Record<ApiDialect, SentBy>>>;
   /**
-   * Retired by the `kosli` service: never sent or compared there; declared, a warning (an error
-   * with --strict), and `envsync migrate` removes it.
+   * Retired by the service of each dialect `sentBy` leaves out: never sent, compared or recorded
+   * there; declared, a warning (an error with --strict), and `envsync migrate` removes it.
    */
   readonly retired?: { readonly since: string; readonly keeps: string };
-  /** Deprecated by the service: still managed, with a warning naming `instead`. */
+  /** Deprecated by the `kosli` service: still managed, with a warning naming `instead`. */
   readonly deprecated?: { readonly instead: string };
   /** One line for the JSON Schema. */
   readonly doc: string;
@@ -102,6 +102,8 @@ export const FIELDS = registry({
     kind: 'text',
     managed: 'always',
     listing: { absent: 'empty', null: 'empty' },
+    // The kosli PUT ignores "" on an existing environment; its PATCH clears it.
+    sentBy: { contract: 'put', kosli: 'patch' },
     doc: 'Description of the environment; may be empty.',
     details: 'What the environment is for, in words; it may be empty.',
   },
@@ -110,8 +112,9 @@ export const FIELDS = registry({
     kind: 'flag',
     managed: 'when-declared',
     listing: { absent: 'omitted', null: 'omitted' },
+    sentBy: { contract: 'put' },
     retired: { since: '2026-08-19', keeps: 'it always reports false' },
-    doc: 'Whether scaling information is included in snapshots. Managed only when declared: left out, envsync never changes it.',
+    doc: 'Retired by the production service on 2026-08-19 (kosli dialect: never sent, a warning; envsync migrate removes it). Whether scaling information is included in snapshots; managed only when declared.',
     details:
       "Whether scaling information is included in the snapshots of the environment. The contract's listing does not show it; the production service's does (and keeps `false` when sent `true` for an existing environment).",
   },
@@ -144,6 +147,7 @@ export const FIELDS = registry({
     onlyForTypes: ['logical'],
     managed: 'when-declared',
     listing: { absent: 'omitted', null: 'empty' },
+    sentBy: { contract: 'put', kosli: 'patch' },
     doc: 'The members of a logical environment: names of environments of the same organization; order does not matter; no duplicates. Only on type logical; managed only when declared.',
     details: 'The members of a logical environment.',
   },
@@ -181,6 +185,16 @@ export type FieldSlots = { readonly [K in FieldName]-?: FieldValues[K] | undefin
 /** Undefined when the dialect cannot send the field. */
 export function sendRoute(spec: FieldSpec, dialect: ApiDialect): SentBy | undefined {
   return spec.sentBy === undefined ? 'put' : spec.sentBy[dialect];
+}
+
+/** What a manifest that declares the field is told in `dialect`: retired or deprecated. */
+export function fieldWarning(spec: FieldSpec, dialect: ApiDialect): string | undefined {
+  const { retired, deprecated } = spec;
+  if (retired !== undefined && sendRoute(spec, dialect) === undefined)
+    return `retired by the service on ${retired.since}; ${retired.keeps}; remove the key (envsync migrate does)`;
+  if (deprecated !== undefined && dialect === 'kosli')
+    return `deprecated by the service: use ${deprecated.instead} instead (envsync still manages it)`;
+  return undefined;
 }
 
 /** An environment object: its name and every field of the registry, each as `read` gives it. */

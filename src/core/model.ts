@@ -91,10 +91,11 @@ export interface TagRequests {
   readonly remove: readonly string[];
 }
 
-/** What one change sends, in this order: the rename, the PUT, attach, detach, the tags' PATCH. */
+/** What one change sends, in order: rename, PUT, the PATCH of `patch`, attach, detach, tags. */
 export interface ChangeRequests {
   readonly rename?: string;
   readonly put: boolean;
+  readonly patch?: readonly FieldName[];
   readonly policies?: PolicyRequests;
   readonly tags?: TagRequests;
 }

@@ -29,6 +29,7 @@ import {
 import {
   emptyMap,
   FIELD_LIST,
+  FIELDS,
   type FieldName,
   type FieldSlots,
   type FieldSpec,
@@ -206,9 +207,16 @@ export function sentEnvironment(
   const sent: Record<string, unknown> = { name: change.desired.name };
   for (const spec of FIELD_LIST) {
     const value = change.desired[spec.name] ?? change.kept[spec.name];
-    if (value !== undefined && sendRoute(spec, dialect) === 'put') sent[spec.name] = value;
+    const route = sendRoute(spec, dialect);
+    if (value !== undefined && (route === 'put' || route === 'patch')) sent[spec.name] = value;
   }
   return sent as unknown as DesiredEnvironment;
+}
+
+/** The PATCH's body: its fields' values as the plan shows them, by wire name. */
+export function patchBody(change: Pick<Change, 'fields' | 'requests'>): Record<string, unknown> {
+  const fields = change.requests.patch ?? [];
+  return Object.fromEntries(fields.map((name) => [FIELDS[name].wireName, change.fields[name]?.to]));
 }
 
 /** A stable text of an environment's values, to know the same change later (state files hold it). */

@@ -18,7 +18,7 @@ import {
   someNames,
   UNKNOWN_WORDS,
 } from './report.ts';
-import { requestLines } from './requests.ts';
+import { patched, requestLines } from './requests.ts';
 import { windowLine } from './windows.ts';
 
 const MAX_VALUE = 80;
@@ -36,7 +36,7 @@ function fieldCell(change: ChangeReport): string {
     ...fields.map(([name, diff]) =>
       change.action === 'create'
         ? `${name}: ${code(diff.to)}`
-        : `${name}: ${diff.notShown === true ? `_${NOT_SHOWN}_` : code(diff.from)} → ${code(diff.to)}`,
+        : `${name}: ${diff.notShown === true ? `_${NOT_SHOWN}_` : code(diff.from)} → ${code(diff.to)}${patched(change, name)}`,
     ),
     ...lines.map(
       (line) =>
@@ -145,6 +145,8 @@ function renderOrg(org: OrgReport, dryRun: boolean): string[] {
   out.push(...org.errors.map((p) => `- ❌ ${problemLine(p)}`));
   if (org.errors.length > 0)
     out.push('', '_Left alone: no request is made for an org whose manifests have errors._', '');
+  const warnings = (org.warnings ?? []).map((p) => `- ⚠️ warning: ${problemLine(p)}`);
+  if (warnings.length > 0) out.push(...warnings, '');
   const table = (what: string, rows: readonly (readonly [string, string, string, string])[]) => {
     if (rows.length === 0) return;
     out.push(

@@ -17,7 +17,7 @@ import {
   type Summary,
   UNKNOWN_WORDS,
 } from './report.ts';
-import { requestLines, requestLineText } from './requests.ts';
+import { patched, requestLines, requestLineText } from './requests.ts';
 import { formatProblem } from './validation.ts';
 import { windowLine } from './windows.ts';
 
@@ -98,6 +98,8 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
   const lines = [paint('bold', `org ${safe(org.org)}`) + status];
   if (org.error !== undefined) lines.push(`  ${paint('red', `error: ${safe(org.error)}`)}`);
   for (const problem of org.errors) lines.push(`  ${paint('red', formatProblem(problem))}`);
+  for (const w of org.warnings ?? [])
+    lines.push(`  ${paint('yellow', `warning: ${formatProblem(w)}`)}`);
   if (org.status === 'invalid') {
     lines.push(
       `  ${paint('dim', 'left alone: no request is made for an org whose manifests have errors')}`,
@@ -159,7 +161,7 @@ function renderOrg(org: OrgReport, dryRun: boolean, paint: Paint): string[] {
       lines.push(
         change.action === 'create'
           ? `      ${name.padEnd(width)} = ${show(diff.to)}`
-          : `      ${name.padEnd(width)} : ${diff.notShown === true ? NOT_SHOWN : show(diff.from)} -> ${show(diff.to)}`,
+          : `      ${name.padEnd(width)} : ${diff.notShown === true ? NOT_SHOWN : show(diff.from)} -> ${show(diff.to)}${patched(change, name)}`,
       );
     }
     for (const line of requests)
@@ -234,7 +236,9 @@ export function plannedCounts(s: Summary, strong = (n: number) => `${n}`): strin
 
 export function syncCounts(s: Summary, strong = (n: number) => `${n}`): string {
   const healed = s.driftHealed > 0 ? ` (${strong(s.driftHealed)} drift healed)` : '';
-  return `${strong(s.applied)} applied${healed}, ${strong(s.failed)} failed, ${strong(s.notConverged)} not converged`;
+  const { conflicts = 0 } = s;
+  const retried = conflicts > 0 ? `, ${strong(conflicts)} answered 409 (conflict) and retried` : '';
+  return `${strong(s.applied)} applied${healed}, ${strong(s.failed)} failed, ${strong(s.notConverged)} not converged${retried}`;
 }
 
 /** When some org has an upload. */

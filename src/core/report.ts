@@ -25,11 +25,11 @@ export interface ProblemReport {
   readonly message: string;
 }
 
-/** A change; `policies` and `tags`: its operations beside the PUT. */
+/** A change; `patch`, `policies` and `tags`: its requests beside the PUT. */
 export interface ChangeReport
   extends
     Pick<Change, 'action' | 'cause' | 'name' | 'fields'>,
-    Pick<ChangeRequests, 'policies' | 'tags'>,
+    Pick<ChangeRequests, 'patch' | 'policies' | 'tags'>,
     Outcome {
   /** The fields `notShown`. */
   readonly unknown?: readonly FieldName[];
@@ -62,6 +62,8 @@ export interface OrgReport extends Pick<OrgPlan, 'unknown' | 'compliance'> {
   /** Present under `prune: true`. */
   readonly archives?: readonly ArchiveReport[];
   readonly errors: readonly ProblemReport[];
+  /** Declared keys the service retired or deprecated, when any. */
+  readonly warnings?: readonly ProblemReport[];
   /** Why the org failed as a whole (listing refused, token refused, ...). */
   readonly error?: string;
   /** When `error` is about the API's address or the token, not the org. */
@@ -95,6 +97,8 @@ const ZERO = {
 
 export type Summary = { -readonly [K in keyof typeof ZERO]: number } & {
   throttledMs?: number;
+  /** Requests answered 409 (a create of the same name in flight), each tried again. */
+  conflicts?: number;
   /** When some org has an upload. */
   policyDocuments?: { create: number; update: number; applied: number; failed: number };
 };
@@ -134,6 +138,7 @@ export function orgReportFromPlan(
     cause: change.cause,
     name: change.name,
     fields: change.fields,
+    ...(change.requests.patch === undefined ? {} : { patch: change.requests.patch }),
     ...(change.requests.policies === undefined ? {} : { policies: change.requests.policies }),
     ...(change.requests.tags === undefined ? {} : { tags: change.requests.tags }),
     ...(change.unknownFields.length > 0 ? { unknown: change.unknownFields } : {}),

@@ -5,7 +5,9 @@
 import { API_DIALECTS, type ApiDialect, dialectWords, type ResolvedDialect } from './dialect.ts';
 import {
   FIELD_LIST,
+  type FieldName,
   type FieldSpec,
+  fieldWarning,
   mapChanges,
   normalizeMap,
   sendRoute,
@@ -43,6 +45,7 @@ export function changeRequests(
   } = {},
 ): ChangeRequests {
   let put = action === 'create';
+  const patch: FieldName[] = [];
   let policies: PolicyRequests | undefined;
   let tags: TagRequests | undefined;
   for (const spec of FIELD_LIST) {
@@ -50,7 +53,9 @@ export function changeRequests(
     const route = diff === undefined ? undefined : sendRoute(spec, dialect);
     if (diff === undefined || route === undefined) continue;
     if (route === 'put') put = true;
-    else if (route === 'policies-endpoint') {
+    else if (route === 'patch') {
+      if (action !== 'create') patch.push(spec.name);
+    } else if (route === 'policies-endpoint') {
       const to = diff.to as readonly string[];
       const from = (diff.from ?? []) as readonly string[];
       const [attach, detach] = [setDifference(to, from), setDifference(from, to)];
@@ -71,6 +76,7 @@ export function changeRequests(
   return {
     ...(extra.renameFrom === undefined ? {} : { rename: extra.renameFrom }),
     put,
+    ...(patch.length === 0 ? {} : { patch }),
     ...(policies === undefined ? {} : { policies }),
     ...(tags === undefined ? {} : { tags }),
   };
@@ -82,6 +88,7 @@ export function sameRequests(a: ChangeRequests, b: ChangeRequests): boolean {
     JSON.stringify([
       r.rename,
       r.put,
+      r.patch,
       r.policies?.attach,
       r.policies?.detach,
       r.tags?.set,
@@ -90,12 +97,22 @@ export function sameRequests(a: ChangeRequests, b: ChangeRequests): boolean {
   return text(a) === text(b);
 }
 
-/** The declared fields of `desired` that `dialect` has no way to send (tags in `contract`). */
+/** `desired` without the fields `dialect`'s service retired: never sent, compared or recorded. */
+export function withoutRetired(desired: readonly DesiredEnvironment[], dialect: ApiDialect) {
+  const retired = FIELD_LIST.filter((spec) => spec.retired && !sendRoute(spec, dialect));
+  const kept = ([key]: [string, unknown]) => !retired.some((spec) => spec.name === key);
+  return desired.map((env) => Object.fromEntries(Object.entries(env).filter(kept)) as typeof env);
+}
+
+/** Declared fields `dialect` cannot send (tags in `contract`; a retired one if `strict`). */
 export function unsendableFields(
   desired: readonly DesiredEnvironment[],
   dialect: ApiDialect,
+  strict = false,
 ): { readonly env: DesiredEnvironment; readonly spec: FieldSpec }[] {
-  const refused = FIELD_LIST.filter((spec) => sendRoute(spec, dialect) === undefined);
+  const refused = FIELD_LIST.filter(
+    (spec) => !sendRoute(spec, dialect) && (strict || !spec.retired),
+  );
   return desired.flatMap((env) =>
     refused.filter((spec) => env[spec.name] !== undefined).map((spec) => ({ env, spec })),
   );
@@ -103,6 +120,8 @@ export function unsendableFields(
 
 /** The problem's path names the key. */
 export function unsendableMessage(spec: FieldSpec, dialect: ResolvedDialect): string {
+  const retired = fieldWarning(spec, dialect.dialect);
+  if (retired !== undefined) return `${retired}; --strict refuses it: nothing is sent to this org`;
   const able = API_DIALECTS.filter((d) => sendRoute(spec, d) !== undefined);
   const need =
     able.length === 0
@@ -169,6 +188,10 @@ export function requestLines(change: Pick<ChangeReport, 'fields' | 'policies' | 
   );
   return { fields, lines, covered };
 }
+
+/** After a field's line: ` (PATCH)` when the change's PATCH sends it. */
+export const patched = (change: Pick<ChangeReport, 'patch'>, field: string) =>
+  change.patch?.some((name) => name === field) === true ? ' (PATCH)' : '';
 
 /** Before any escaping of the output format. */
 export function requestLineText(line: RequestLine, arrow = '->'): string {

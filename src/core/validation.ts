@@ -8,6 +8,8 @@ interface ValidatedOrg {
   readonly environments: number;
   readonly files: readonly string[];
   readonly errors: readonly ProblemReport[];
+  /** Declared keys the service retired or deprecated. */
+  readonly warnings: readonly ProblemReport[];
 }
 
 export interface ValidationReport {
@@ -60,14 +62,20 @@ function validationVerdict(report: ValidationReport): string {
     : `invalid: ${problems.length} problem(s); ${invalidOrgs} org(s) would be left alone; ${report.orgs.length - invalidOrgs} org(s) valid${others}`;
 }
 
+/** Each warning of a validation, as text. */
+const warningLines = (report: ValidationReport) =>
+  report.orgs.flatMap((o) => o.warnings.map((w) => `warning: ${formatProblem(w)}`));
+
 export function validationText(report: ValidationReport): string {
-  const lines = validationProblems(report).map(formatProblem);
+  const lines = [...validationProblems(report).map(formatProblem), ...warningLines(report)];
   return `${lines.length ? `${lines.join('\n')}\n` : ''}${validationVerdict(report)}\n`;
 }
 
 export function validationMarkdown(report: ValidationReport): string {
   const problems = validationProblems(report);
-  const lines = problems.map((p) => `- ${markdownCode(formatProblem(p))}`);
+  const lines = [...problems.map(formatProblem), ...warningLines(report)].map(
+    (line) => `- ${markdownCode(line)}`,
+  );
   return `### envsync validate\n\n${problems.length === 0 ? '✅' : '❌'} ${validationVerdict(report)}\n${lines.length ? `\n${lines.join('\n')}\n` : ''}`;
 }
 
@@ -91,6 +99,7 @@ export function validationJson(report: ValidationReport): string {
       environments: o.environments,
       files: o.files,
       errors: o.errors,
+      warnings: o.warnings,
     })),
     errors: report.errors,
     skipped: report.skipped,

@@ -10,7 +10,7 @@ import { FIELD_LIST, FIELDS, type FieldSpec, type FieldValue, sameValue } from '
 import type { ChangeRequests, FieldDiffs, ObservedEnvironment } from '../core/model.ts';
 import { hasOwnerTag, OWNER_TAG_KEY, ownerTagValue } from '../core/ownership.ts';
 import { samePolicyText } from '../core/policy-documents.ts';
-import { changeRequests, sameRequests } from '../core/requests.ts';
+import { changeRequests, sameRequests, withoutRetired } from '../core/requests.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { applyWithPolicyDocuments, textDigest, type UploadDeps } from './policy-documents.ts';
 import { failureOf } from '../api/errors.ts';
@@ -162,7 +162,8 @@ function orgProblems(org: SavedOrg, manifest: OrgManifest): string[] {
     ];
   }
   const where = at(org.org);
-  const declared = new Map(manifest.environments.map((env) => [env.name, env]));
+  const environments = withoutRetired(manifest.environments, org.dialect);
+  const declared = new Map(environments.map((env) => [env.name, env]));
   const problems: string[] = [];
   for (const change of org.changes) {
     const env = declared.get(change.name);

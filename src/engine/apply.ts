@@ -19,7 +19,7 @@ import {
   OWNER_TAG_KEY,
   ownerTagValue,
 } from '../core/ownership.ts';
-import { changeWaves, sentEnvironment } from '../core/plan.ts';
+import { changeWaves, patchBody, sentEnvironment } from '../core/plan.ts';
 import { type OrgReport, orgReportFromPlan } from '../core/report.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { StateStore } from '../state/store.ts';
@@ -91,7 +91,7 @@ function notSent(plan: OrgPlan, why: string): Round {
 
 /**
  * Sends one change's requests one after another, as the plan decided them: its rename, its PUT,
- * then what needs the environment to exist. The first failure ends it; `done` counts those sent.
+ * its PATCH, then what needs it to exist. The first failure ends it; `done` counts those sent.
  */
 async function sendRequests(
   client: EnvironmentsClient,
@@ -102,10 +102,11 @@ async function sendRequests(
 ): Promise<void> {
   const { org } = plan;
   const { name } = change;
-  const { rename, put, policies, tags } = change.requests;
+  const { rename, put, patch, policies, tags } = change.requests;
   const requests = [
     rename !== undefined && (() => client.renameEnvironment(org, rename, name, signal)),
     put && (() => client.putEnvironment(org, sentEnvironment(change, plan.dialect), signal)),
+    patch !== undefined && (() => client.patchEnvironment(org, name, patchBody(change), signal)),
     policies !== undefined &&
       policies.attach.length > 0 &&
       (() => client.attachPolicies(org, name, policies.attach, signal)),

@@ -4,7 +4,8 @@
  * a member that names no environment of the org. Each is located in the manifests, and holds the
  * org (no request is sent to it).
  */
-import { dialectWords, type ResolvedDialect } from '../core/dialect.ts';
+import { type ApiDialect, dialectWords, type ResolvedDialect } from '../core/dialect.ts';
+import { FIELD_LIST, fieldWarning } from '../core/fields.ts';
 import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
 import { renameConflicts, unknownMembers } from '../core/plan.ts';
 import type { ProblemReport } from '../core/report.ts';
@@ -37,19 +38,40 @@ export function problemReport({ org: _org, ...problem }: ManifestProblem): Probl
   return problem;
 }
 
+/** Located warnings for what `dialect`'s service retired (an error if strict) or deprecated. */
+export function fieldWarnings(
+  manifest: OrgManifest,
+  dialect: ApiDialect,
+  manifests: ManifestSet,
+  strict = false,
+): ProblemReport[] {
+  return manifest.environments.flatMap((env) =>
+    FIELD_LIST.flatMap((spec) => {
+      const ignored = env[spec.name] === undefined || (strict && spec.retired !== undefined);
+      const message = ignored ? undefined : fieldWarning(spec, dialect);
+      const key = { key: spec.manifestKey };
+      return message === undefined
+        ? []
+        : locatedProblem(manifests, manifest, env, [], key, message);
+    }),
+  );
+}
+
 /**
- * What the org's manifests declare that the dialect cannot send or do: a field, and `renamed_from`
- * (rename) and `prune` (archive), which only the kosli dialect's API has. Located at each key.
+ * What the org's manifests declare that the dialect cannot send or do: a field (a retired one
+ * under `strict`), and `renamed_from` (rename) and `prune` (archive), which only the kosli
+ * dialect's API has. Located at each key.
  */
 export function unsendable(
   manifest: OrgManifest,
   dialect: ResolvedDialect,
   manifests: ManifestSet,
+  strict = false,
 ): ProblemReport[] {
   const at = (env: DesiredEnvironment, key: string, message: string) =>
     locatedProblem(manifests, manifest, env, [], { key }, message);
-  const problems = unsendableFields(manifest.environments, dialect.dialect).map(({ env, spec }) =>
-    at(env, spec.manifestKey, unsendableMessage(spec, dialect)),
+  const problems = unsendableFields(manifest.environments, dialect.dialect, strict).map(
+    ({ env, spec }) => at(env, spec.manifestKey, unsendableMessage(spec, dialect)),
   );
   if (dialect.dialect === 'kosli') return problems;
   const why = (what: string, key: string) =>

@@ -10,6 +10,8 @@ import type {
 } from '../core/model.ts';
 import { archiveGuard, DEFAULT_MAX_ARCHIVE } from '../core/ownership.ts';
 import { confirmedRecords, planOrg } from '../core/plan.ts';
+import { withoutRetired } from '../core/requests.ts';
+import { formatProblem } from '../core/validation.ts';
 import type { ObservedPolicyDocument, PolicyDocumentPlan } from '../core/policy-documents.ts';
 import {
   commonFailure,
@@ -27,7 +29,7 @@ import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { errorMessage, NoTokenError } from '../runtime/errors.ts';
 import { type ApplyDeps, applyOrgPlan, type Round } from './apply.ts';
 import { withArchivedNames } from './archived-names.ts';
-import { listingProblems, problemReport, unsendable } from './org-problems.ts';
+import { fieldWarnings, listingProblems, problemReport, unsendable } from './org-problems.ts';
 import {
   applyWithPolicyDocuments,
   contractRefusal,
@@ -45,6 +47,8 @@ type ReconcileOptions = ApplyDeps &
     readonly dryRun: boolean;
     /** Record the environments found as declared even when planning only (the daemon). */
     readonly recordSeen?: boolean | undefined;
+    /** --strict: a retired key declared holds its org. */
+    readonly strict?: boolean | undefined;
     /** Only these orgs (--org); all of them when undefined. */
     readonly orgs?: ReadonlySet<string> | undefined;
     /** Each org's listing and plan, and its policy documents' (for `plan --out`). */
@@ -106,7 +110,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   const named = client.dialect();
   if (named !== undefined) {
     const refused = [
-      ...unsendable(manifest, named, options.manifests),
+      ...unsendable(manifest, named, options.manifests, options.strict),
       ...(contractRefusal(manifest, client) ?? []),
     ];
     if (refused.length > 0) return invalid(org, refused);
@@ -124,7 +128,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   }
   const dialect: ResolvedDialect = client.dialect() ?? { dialect: 'contract', from: 'setting' };
   if (named === undefined) {
-    const refused = unsendable(manifest, dialect, options.manifests);
+    const refused = unsendable(manifest, dialect, options.manifests, options.strict);
     if (refused.length > 0) return invalid(org, refused);
   }
   const mismatched = listingProblems(manifest, observed, options.manifests);
@@ -133,7 +137,8 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   if (documents.kind === 'invalid') return invalid(org, documents.errors);
   if (documents.kind === 'failed') return failed(org, documents.error, documents.transient);
 
-  const plan = planOrg(org, manifest.environments, observed, state.lookup(org), dialect.dialect, {
+  const environments = withoutRetired(manifest.environments, dialect.dialect);
+  const plan = planOrg(org, environments, observed, state.lookup(org), dialect.dialect, {
     prune: manifest.prune?.value === true,
     placeholders,
   });
@@ -142,7 +147,7 @@ async function reconcileOrg(manifest: OrgManifest, options: ReconcileOptions): P
   // A suspended org is read and planned like any other, and nothing is sent to it.
   const suspended = manifest.suspend?.value === true;
   if (!options.dryRun || options.recordSeen === true) {
-    await recordConfirmed(org, manifest.environments, plan.unchanged, options);
+    await recordConfirmed(org, environments, plan.unchanged, options);
   }
   const uploads = planned?.plan.changes.length ?? 0;
   const idle = plan.changes.length === 0 && uploads === 0 && (plan.archives?.length ?? 0) === 0;
@@ -206,6 +211,14 @@ async function reconcileOrgInRounds(
     round = await reconcileOrg(manifest, options);
     report = mergeOrgRounds(report, round.report);
   }
+  const dialect = options.client.dialect()?.dialect;
+  const warnings =
+    dialect === undefined
+      ? []
+      : fieldWarnings(manifest, dialect, options.manifests, options.strict);
+  for (const w of warnings)
+    options.logger.warn({ org: manifest.org }, `warning: ${formatProblem(w)}`);
+  if (warnings.length > 0) report = { ...report, warnings };
   const throttledMs = options.client.throttledMs(manifest.org);
   return throttledMs > 0 ? { ...report, throttledMs } : report;
 }
@@ -236,7 +249,11 @@ export async function reconcile(options: ReconcileOptions): Promise<RunReport> {
   return {
     version: REPORT_VERSION,
     dryRun: options.dryRun,
-    summary: { ...summarize(reports), throttledMs: options.client.throttledMs() },
+    summary: {
+      ...summarize(reports),
+      throttledMs: options.client.throttledMs(),
+      conflicts: options.client.conflicts(),
+    },
     ...(failure === undefined ? {} : { failure }),
     ...dialectOf(options.client),
     orgs: reports,

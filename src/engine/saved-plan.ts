@@ -31,7 +31,7 @@ import { fileValue, stringMap } from '../state/format.ts';
 import { textDigest } from './policy-documents.ts';
 import type { PlannedDocuments } from './reconcile.ts';
 
-const SAVED_PLAN_VERSION = 5;
+const SAVED_PLAN_VERSION = 6;
 
 type SavedEnvironment = { readonly name: string } & Record<string, unknown>;
 
@@ -61,10 +61,12 @@ const fields = z.strictObject(
 );
 
 const names = z.array(z.string()).readonly();
+const fieldNames = z.array(z.enum(FIELD_LIST.map((spec) => spec.name))).readonly();
 
 const requestsSchema = z.strictObject({
   rename: z.string().optional(),
   put: z.boolean(),
+  patch: fieldNames.optional(),
   policies: z.strictObject({ attach: names, detach: names }).optional(),
   tags: z.strictObject({ set: stringMap, remove: names }).optional(),
 });

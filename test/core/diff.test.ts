@@ -131,8 +131,9 @@ describe('what a PUT carries for the fields a manifest leaves out', () => {
       ...want,
       policies: ['pci'],
     });
-    // In the kosli dialect policies and tags go by their own operations, declared or kept.
-    expect(sentEnvironment({ desired: want, kept }, 'kosli')).toEqual(want);
+    // In the kosli dialect policies and tags go by their own operations, declared or kept, and
+    // include_scaling, retired, by none.
+    expect(sentEnvironment({ desired: want, kept }, 'kosli')).toEqual(declared);
     const tagged = { ...declared, policies: ['sox'], tags: { team: 'web' } };
     expect(sentEnvironment({ desired: tagged, kept: {} }, 'kosli')).toEqual(declared);
     expect(sentEnvironment({ desired: tagged, kept: {} }, 'contract')).toEqual({

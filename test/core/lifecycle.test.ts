@@ -33,7 +33,7 @@ describe('rename', () => {
         name: 'web-new',
         renamedFrom: 'web',
         fields: { description: { from: 'web environment', to: 'moved' } },
-        requests: { rename: 'web', put: true },
+        requests: { rename: 'web', put: false, patch: ['description'] },
       },
     ]);
     // The old name is the renamed environment, not an unmanaged one.

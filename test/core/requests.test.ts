@@ -18,12 +18,13 @@ import { observedFull } from '../helpers/builders.ts';
 
 const base: DesiredEnvironment = { name: 'prod', type: 'K8S', description: 'Production' };
 
-/** The requests in one line: `put; attach a,b; detach c; set {"k":"v"}; remove d`. */
+/** The requests in one line: `put; patch x,y; attach a,b; detach c; set {"k":"v"}; remove d`. */
 function said(requests: ChangeRequests): string {
-  const { rename, put, policies, tags } = requests;
+  const { rename, put, patch, policies, tags } = requests;
   return [
     rename === undefined ? '' : `rename ${rename}`,
     put ? 'put' : '',
+    patch === undefined ? '' : `patch ${patch.join()}`,
     policies === undefined
       ? ''
       : `attach ${policies.attach.join()}; detach ${policies.detach.join()}`,
@@ -61,11 +62,25 @@ describe('changeRequests: how a change is sent, by dialect', () => {
     ],
     ['only detaching', 'update', { policies: diff(['a', 'b'], []) }, 'put', 'attach ; detach a,b'],
     [
-      'the description and policies: a PUT, then the attach',
+      'the description and policies: in kosli a PATCH, then the attach',
       'update',
       { description: diff('a', 'b'), policies: diff([], ['pci']) },
       'put',
-      'put; attach pci; detach ',
+      'patch description; attach pci; detach ',
+    ],
+    [
+      'the type and the members: a PUT, and in kosli a PATCH of the members; a create, one PUT',
+      'update',
+      { type: diff('K8S', 'logical'), included_environments: diff([], ['a']) },
+      'put',
+      'put; patch included_environments',
+    ],
+    [
+      'a create carries the PATCH fields in its PUT',
+      'create',
+      create({ description: diff(null, ''), included_environments: diff(null, ['a']) }),
+      'put',
+      'put',
     ],
     [
       'policies not shown by the service: attach all, nothing known to detach',

@@ -1,14 +1,12 @@
 /**
- * A manifest of org acme with one environment of each flavour, shared by integration tests.
- * `include_scaling` is false: the production service (the emulator's kosli profile) retired the
- * setting and keeps it false.
+ * A manifest of org acme with one environment of each flavour, shared by integration tests;
+ * without `include_scaling`, which the production service (the emulator's kosli profile) retired.
  */
 export const ACME = `org: acme
 environments:
   - name: production
     type: K8S
     description: Production cluster
-    include_scaling: false
     policies: [pci, baseline]
   - name: staging
     type: S3

@@ -39,6 +39,7 @@ export type JsonReport = {
     unchanged: string[];
     unmanaged: string[];
     errors: { file: string; line: number; column: number; path: string; message: string }[];
+    warnings?: JsonReport['orgs'][number]['errors'];
     archives?: { name: string; result: string; error?: string }[];
     policyDocuments?: { name: string; result: string; error?: string }[];
     policyDocumentsUnchanged?: string[];

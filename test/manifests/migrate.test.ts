@@ -103,6 +103,32 @@ environments:
     expect(valid.code, valid.stdout + valid.stderr).toBe(0);
   });
 
+  it('validate warns where a retired key and a deprecated one are; --strict refuses the retired one; not in the contract dialect', async () => {
+    await tmp.write(
+      'manifests/acme.yaml',
+      ACME.replace('[ pci ]', '[ pci ]\n    require_provenance: true'),
+    );
+    const validate = (...args: string[]) =>
+      envsyncInProcess(['validate', '--manifests', tmp.path('manifests'), ...args], {
+        cwd: tmp.dir,
+      });
+    const retired = `manifests/acme.yaml:7:5 environments[0].include_scaling: retired by the service on 2026-08-19; it always reports false; remove the key (envsync migrate does)`;
+    const deprecated = `manifests/acme.yaml:9:5 environments[0].require_provenance: deprecated by the service: use policies instead (envsync still manages it)`;
+    const text = await validate();
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`warning: ${retired}\nwarning: ${deprecated}\nvalid`);
+    expect(text.stderr).toContain(retired);
+    const { orgs } = JSON.parse((await validate('-o', 'json')).stdout) as { orgs: [object] };
+    expect(orgs[0]).toMatchObject({ warnings: [{ line: 7 }, { line: 9 }] });
+    const strict = await validate('--strict');
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toContain(
+      `${retired}; --strict refuses it: nothing is sent to this org\nwarning: ${deprecated}\n`,
+    );
+    const contract = await validate('--api-dialect', 'contract');
+    expect(contract.stdout + contract.stderr).not.toContain('warning');
+  });
+
   it('exits 1 naming a missing manifests root', async () => {
     const missing = await run();
     expect(missing.code).toBe(1);

@@ -66,9 +66,11 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     await world.tmp.write('manifests/acme.yaml', manifest('acme', { prod: 'one' }));
     await world.tmp.write('manifests/beta.yaml', manifest('beta', { web: 'Web tier' }));
     await world.tmp.write('manifests/noorg.yaml', NO_ORG);
+    // The contract dialect's PUT, which the kosli service ignores "" in: a change that never takes.
     const d = await daemon({
       'notify-url': r.url,
       'public-url': 'https://envsync.example.com/',
+      'api-dialect': 'contract',
     });
     const arrived = (n: number, what: string) =>
       waitFor(what, () => r.deliveries().length >= n, WAIT);
@@ -260,7 +262,7 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     const r = await receiver();
     const url = `${r.url}/services/T0AAA/B0BBB/${urlCredential}`;
     // Every secret in a text the events quote: the service's description, which it keeps when
-    // sent an empty one, and a manifest's type.
+    // sent an empty one by the contract dialect's PUT, and a manifest's type.
     const leaky = `token ${TOKEN} hook ${webhookSecret} notify ${notifySecret} url ${urlCredential}`;
     await world.api.putStore({
       orgs: { acme: [{ name: 'prod', type: 'K8S', description: leaky }] },
@@ -271,7 +273,11 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
       manifest('beta', { web: 'x' }).replace('K8S', JSON.stringify(leaky)),
     );
     const d = await daemon(
-      { 'notify-url': `slack:${url}`, 'notify-secret-file': 'notify-secret' },
+      {
+        'notify-url': `slack:${url}`,
+        'notify-secret-file': 'notify-secret',
+        'api-dialect': 'contract',
+      },
       {},
       { webhookSecret },
     );

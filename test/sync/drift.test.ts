@@ -52,6 +52,7 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
         cause: 'drift',
         name: 'prod',
         fields: { description: { from: 'edited <by> hand', to: 'Production' } },
+        ...(profile === 'kosli' ? { patch: ['description'] } : {}),
         result: 'planned',
       },
     ]);
@@ -59,7 +60,7 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
     const text = (await cli('plan')).stdout;
     expect(text).toContain(
       '~ update prod (drift: changed on the service, not in the manifests)\n' +
-        '      description : "edited <by> hand" -> "Production"\n',
+        `      description : "edited <by> hand" -> "Production"${profile === 'kosli' ? ' (PATCH)' : ''}\n`,
     );
     expect(text).toContain('Plan: 0 to create, 1 to update (1 drift), 0 unverified, 1 unchanged');
     const markdown = (await cli('plan', '-o', 'markdown')).stdout;
@@ -68,7 +69,7 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
     // The step summary holds the same markdown, whatever the output format.
     const summary = await readFile(tmp().path('summary.md'), 'utf8');
     expect(summary).toContain(
-      '| ✏️ update (drift) | prod | description: <code>"edited &lt;by&gt; hand"</code>',
+      `| ✏️ update (drift) | prod | description: <code>"edited &lt;by&gt; hand"</code> → <code>"Production"</code>${profile === 'kosli' ? ' (PATCH)' : ''} |`,
     );
 
     // A saved plan keeps the cause.

@@ -29,29 +29,35 @@ environments:
 `;
 
 describe.each(['spec', 'kosli'] as const)('the %s profile', (profile) => {
-  it('a sync that changes the description leaves include_scaling and policies as they were', async () => {
+  it('a sync that empties the description leaves include_scaling and policies as they were; kosli sends one PATCH', async () => {
     const api = await world.emulator({ profile });
     await api.putStore({ orgs: { acme: [PRODUCTION] } });
-    await tmp().write('manifests/acme.yaml', EDITED);
+    await tmp().write('manifests/acme.yaml', EDITED.replace('Production cluster, v2', '""'));
     const plan = await run(api.url, ['plan', '-o', 'json']);
+    // The kosli PUT ignores an empty description: its PATCH clears it.
+    const patch = profile === 'kosli' ? { patch: ['description'] } : {};
     expect(json(plan.stdout).orgs[0]?.changes).toEqual([
       {
         action: 'update',
         cause: 'change',
         name: 'production',
-        fields: { description: { from: 'Production cluster', to: 'Production cluster, v2' } },
+        fields: { description: { from: 'Production cluster', to: '' } },
+        ...patch,
         result: 'planned',
       },
     ]);
     expect((await run(api.url, ['plan'])).stdout).toContain(
-      '~ update production\n      description : "Production cluster" -> "Production cluster, v2"\n',
+      `~ update production\n      description : "Production cluster" -> ""${profile === 'kosli' ? ' (PATCH)' : ''}\n`,
     );
+    const before = (await api.getRequests(1000)).length;
     const sync = await run(api.url, ['sync', '-o', 'json']);
     expect(sync.code, sync.stdout).toBe(0);
     expect(json(sync.stdout).orgs[0]?.changes[0]?.result).toBe('applied');
+    const write = profile === 'kosli' ? 'PATCH /api/v2/environments/acme/production' : 'PUT';
+    expect((await putsAndGets(api, before)).writes).toEqual([expect.stringContaining(write)]);
     const stored = (await api.getStore()).orgs['acme']?.[0];
     expect(stored).toMatchObject({
-      description: 'Production cluster, v2',
+      description: '',
       include_scaling: true,
       policies: ['baseline', 'pci'],
     });
@@ -76,9 +82,9 @@ describe.each(['spec', 'kosli'] as const)('the %s profile', (profile) => {
     expect(out.code, out.stderr).toBe(0);
     const text = await readFile(tmp().path('manifests/acme.yaml'), 'utf8');
     // The spec listing shows none of the optional fields: all left out, and said once. Kosli
-    // shows them (include_scaling always false: the service retired it).
+    // shows them, but include_scaling, which its service retired.
     const shown = profile === 'kosli';
-    expect(/^\s*include_scaling: false$/m.test(text)).toBe(shown);
+    expect(/^\s*include_scaling:/m.test(text)).toBe(false);
     expect(/^\s*policies:/m.test(text)).toBe(shown);
     expect(/^\s*included_environments:/m.test(text)).toBe(shown);
     // Tags, which the contract never shows or takes: those the listing shows, none as {}.
@@ -104,18 +110,26 @@ describe.each(['spec', 'kosli'] as const)('the %s profile', (profile) => {
     expect((await putsAndGets(api)).puts).toBe(before);
   });
 
-  it('a declared field the service does not show is planned with the value a sync sends', async () => {
+  it('a declared field the service does not show is planned with the value a sync sends; kosli warns of include_scaling, retired, and converges', async () => {
     const api = await world.emulator({ profile });
     await api.putStore({ orgs: { acme: [PRODUCTION] } });
     await tmp().write('manifests/acme.yaml', `${EDITED}    include_scaling: true\n`);
     const plan = await run(api.url, ['plan', '-o', 'json', '--detailed-exitcode']);
     expect(plan.code).toBe(2);
-    const field = json(plan.stdout).orgs[0]?.changes[0]?.fields['include_scaling'];
-    // The spec listing does not show it (no state file yet); the kosli listing shows `false`
-    // (the service retired the setting).
-    expect(field).toEqual(
-      profile === 'spec' ? { from: null, to: true, notShown: true } : { from: false, to: true },
+    const org = json(plan.stdout).orgs[0];
+    // The spec listing does not show it (no state file yet); kosli neither compares nor sends it.
+    expect(org?.changes[0]?.fields['include_scaling']).toEqual(
+      profile === 'spec' ? { from: null, to: true, notShown: true } : undefined,
     );
+    const warning = `manifests/acme.yaml:6:5 environments[0].include_scaling: retired by the service on 2026-08-19; it always reports false; remove the key (envsync migrate does)`;
+    const text = await run(api.url, ['plan']);
+    expect(text.stdout.includes(`  warning: ${warning}\n`)).toBe(profile === 'kosli');
+    expect(text.stderr.includes(warning)).toBe(profile === 'kosli');
+    const strict = await run(api.url, ['plan', '-o', 'json', '--strict']);
+    expect(json(strict.stdout).orgs[0]?.status).toBe(profile === 'kosli' ? 'invalid' : 'ok');
+    expect((await run(api.url, ['sync'])).code).toBe(0);
+    const again = await run(api.url, ['plan', '--detailed-exitcode']);
+    expect(again.code, again.stdout).toBe(0);
   });
 });
 
@@ -196,10 +210,11 @@ async function fakeService(shape: 'contract' | 'bare' | 'envelope', ...held: Hel
       const kept = (env?.policies ?? []).filter((n) => !names.includes(n));
       if (env !== undefined) env.policies = req.method === 'POST' ? [...kept, ...names] : kept;
       reply(200, 'OK');
-    } else if (req.method === 'PUT') {
+    } else if (req.method === 'PUT' || req.method === 'PATCH') {
       const body = JSON.parse(req.body) as Held;
       bodies.push(body);
-      store.set(body.name, { ...store.get(body.name), ...body });
+      const name = body.name ?? decodeURIComponent(req.url?.split('/').pop() ?? '');
+      store.set(name, { ...store.get(name), ...body });
       reply(201, 'OK');
     } else reply(200, req.url?.startsWith('/api/v2/policies/') === true ? documents : listing());
   });
@@ -207,10 +222,10 @@ async function fakeService(shape: 'contract' | 'bare' | 'envelope', ...held: Hel
 }
 
 describe.each(['contract', 'bare', 'envelope'] as const)('a service listing as %s', (shape) => {
-  it('a PUT for the description, reviewed or not, carries what the listing shows of the rest, and leaves out what it does not', async () => {
-    // Production's shapes are the kosli dialect: its PUT never carries policies, kept or not.
+  it('a write for the description, reviewed or not: the PUT carries what the listing shows of the rest, and leaves out what it does not; the PATCH only the description', async () => {
+    // Production's shapes are the kosli dialect: it updates the description with a PATCH alone.
     const { include_scaling: _, policies: __, ...fields } = PRODUCTION;
-    const shown = shape === 'contract' ? {} : { include_scaling: true };
+    const kept = shape === 'contract' ? fields : {};
     await tmp().write('manifests/acme.yaml', EDITED);
     for (const reviewed of [false, true]) {
       const fake = await fakeService(shape, PRODUCTION);
@@ -220,9 +235,7 @@ describe.each(['contract', 'bare', 'envelope'] as const)('a service listing as %
         expect(planned?.code ?? 0).toBe(0);
         const sync = await run(fake.url, reviewed ? ['sync', '--plan', 'plan.json'] : ['sync']);
         expect(sync.code, sync.stdout + sync.stderr).toBe(0);
-        expect(fake.bodies).toEqual([
-          { ...fields, description: 'Production cluster, v2', ...shown },
-        ]);
+        expect(fake.bodies).toEqual([{ ...kept, description: 'Production cluster, v2' }]);
         expect(fake.held()).toMatchObject({ include_scaling: true, policies: ['baseline', 'pci'] });
       } finally {
         await fake.close();

@@ -105,7 +105,7 @@ describe('the token masked where it leaves, never in the data', () => {
   });
 
   it('the state file records a mark of a change that did not take, holding the token, as not known', async () => {
-    // Production keeps include_scaling false on an existing environment: the change never takes,
+    // Production keeps include_scaling false (sent by the contract dialect): the change never takes,
     // and what the listing shows after it holds the token (in a tag no manifest declares).
     const api = await emulator('kosli', {
       orgs: {
@@ -116,7 +116,8 @@ describe('the token masked where it leaves, never in the data', () => {
     });
     await manifest('beta', 'Web', ', include_scaling: true');
     const puts = async () => (await putsAndGets(api)).puts;
-    const first = await run(api.url, ['sync', ...syncArgs, '-o', 'json']);
+    const contract = [...syncArgs, '--api-dialect', 'contract'];
+    const first = await run(api.url, ['sync', ...contract, '-o', 'json']);
     expect(json(first.stdout).orgs[0]?.changes.map((c) => c.result)).toEqual(['not-converged']);
     const state = await readFile(tmp().path('state.json'), 'utf8');
     expect(holdsToken(state)).toBe(false);
@@ -124,7 +125,7 @@ describe('the token masked where it leaves, never in the data', () => {
     expect(state).not.toContain('not_converged');
     // Not known to fail: the next sync sends it again rather than trust a masked record.
     expect(await puts()).toBe(1);
-    await run(api.url, ['sync', ...syncArgs]);
+    await run(api.url, ['sync', ...contract]);
     expect(await puts()).toBe(2);
   });
 

@@ -13,7 +13,7 @@ describe('output and exit codes', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('org acme');
     expect(text.stdout).toContain('+ create production');
-    expect(text.stdout).toContain('policies        = ["baseline","pci"]');
+    expect(text.stdout).toContain('policies    = ["baseline","pci"]');
     expect(text.stdout).not.toContain('\u001b['); // not a TTY: no colour
     const md = await run(api.url, ['plan'], ['--output', 'markdown']);
     expect(md.stdout).toContain(

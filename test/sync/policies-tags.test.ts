@@ -189,7 +189,7 @@ describe('the kosli dialect', () => {
     expect(clean.code, clean.stdout).toBe(0);
   });
 
-  it('leaves tags and policies a manifest does not declare as they are, and its PUT carries neither', async () => {
+  it('leaves tags and policies a manifest does not declare as they are, and its PATCH carries neither, nor include_scaling, retired', async () => {
     const api = await world.emulator({ profile: 'kosli' });
     const prod = { name: 'prod', type: 'K8S', description: 'Old' };
     await api.putStore({
@@ -199,16 +199,12 @@ describe('the kosli dialect', () => {
     try {
       await tmp().write(
         'manifests/acme.yaml',
-        'org: acme\nenvironments: [{name: prod, type: K8S, description: New}]\n',
+        'org: acme\nenvironments: [{name: prod, type: K8S, description: New, include_scaling: true}]\n',
       );
       expect((await run(proxy.url, ['sync'])).code).toBe(0);
       const writes = proxy.sent.filter((r) => r.method !== 'GET');
       expect(writes).toEqual([
-        {
-          method: 'PUT',
-          path: '/api/v2/environments/acme',
-          body: { name: 'prod', type: 'K8S', description: 'New', include_scaling: false },
-        },
+        { method: 'PATCH', path: '/api/v2/environments/acme/prod', body: { description: 'New' } },
       ]);
       expect(await held(api, 'prod')).toEqual({ policies: ['pci'], tags: { team: 'platform' } });
     } finally {
@@ -225,13 +221,15 @@ describe('saved plans carry the requests beside the PUT', () => {
   const planFile = () => tmp().path('plan.json');
   const readPlan = async () => JSON.parse(await readFile(planFile(), 'utf8')) as Plan;
 
-  it('sync --plan sends exactly the reviewed attach, detach and PATCH', async () => {
+  it('sync --plan sends exactly the reviewed PATCH, attach, detach and tags', async () => {
     const api = await world.emulator({ profile: 'kosli' });
     await tmp().write('manifests/acme.yaml', MANIFEST);
     expect((await run(api.url, ['sync'])).code).toBe(0);
     await tmp().write(
       'manifests/acme.yaml',
-      MANIFEST.replace('[pci, baseline]', '[pci, gdpr]').replace('env: production', 'env: prod'),
+      MANIFEST.replace('[pci, baseline]', '[pci, gdpr]')
+        .replace('env: production', 'env: prod')
+        .replace('description: Production', 'description: ""'),
     );
     expect((await run(api.url, ['plan', '--out', 'plan.json'])).code).toBe(0);
     const saved = await readPlan();
@@ -241,6 +239,7 @@ describe('saved plans carry the requests beside the PUT', () => {
         name: 'prod',
         requests: {
           put: false,
+          patch: ['description'],
           policies: { attach: ['gdpr'], detach: ['baseline'] },
           tags: { set: { env: 'prod' }, remove: [] },
         },
@@ -250,6 +249,7 @@ describe('saved plans carry the requests beside the PUT', () => {
     const sync = await run(api.url, ['sync', '--plan', 'plan.json', '-o', 'json']);
     expect(sync.code, sync.stdout + sync.stderr).toBe(0);
     expect((await putsAndGets(api, before)).writes).toEqual([
+      'PATCH /api/v2/environments/acme/prod',
       'POST /api/v2/environments/acme/prod/policies',
       'DELETE /api/v2/environments/acme/prod/policies',
       'PATCH /api/v2/tags/acme/environment/prod',

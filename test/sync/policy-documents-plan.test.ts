@@ -63,7 +63,7 @@ describe('saved plans carry policy document uploads', () => {
   it('holds the exact text each upload sends, and sync --plan uploads exactly that, first', async () => {
     const api = await planned();
     const plan = await readPlan();
-    expect(plan.version).toBe(5);
+    expect(plan.version).toBe(6);
     expect(plan.orgs[0]?.policyDocuments?.changes).toEqual([
       expect.objectContaining({ name: 'prod-requirements', content: POLICY }),
     ]);

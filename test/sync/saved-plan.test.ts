@@ -92,7 +92,7 @@ describe.each(['spec', 'kosli'] as const)('sync --plan against the %s profile', 
   it('applies an untouched plan exactly, and its digest is SHA-256 of the canonical JSON of the rest', async () => {
     const api = await planned();
     const plan = await readPlan();
-    expect(plan.version).toBe(5);
+    expect(plan.version).toBe(6);
     expect(plan.integrity).toBe(digestOf(plan));
     const sync = await run(api.url, ['sync', '--plan', 'plan.json', '-o', 'json']);
     expect(sync.code, sync.stderr).toBe(0);
@@ -192,11 +192,11 @@ describe.each(['spec', 'kosli'] as const)('sync --plan against the %s profile', 
       'it has no integrity digest, and a plan that is not sealed cannot be trusted',
     );
     // One format: a plan of any other version is made again.
-    for (const version of [4, 6]) {
+    for (const version of [5, 7]) {
       await writePlan({ ...plan, version }, { reseal: true });
       await refused(
         api,
-        `--plan plan.json: cannot be used: it has version ${version}, and this envsync reads only version 5; make the plan again with "envsync plan --out plan.json" and review it`,
+        `--plan plan.json: cannot be used: it has version ${version}, and this envsync reads only version 6; make the plan again with "envsync plan --out plan.json" and review it`,
       );
     }
     const text = `${JSON.stringify(plan, null, 2)}\n`;

@@ -117,7 +117,7 @@ describe('sync behaviour', () => {
     expect(report.orgs[0]?.errors).toEqual([
       {
         file: 'manifests/acme.yaml',
-        line: 9,
+        line: 8,
         column: 11,
         path: 'environments[1].type',
         message:
@@ -129,28 +129,29 @@ describe('sync behaviour', () => {
     expect((await api.getStore()).orgs['beta']).toHaveLength(1);
   });
 
-  it('kosli profile: a value the service ignores is reported not-converged and not sent again', async () => {
+  it('kosli profile, sent in the contract dialect: a value the service ignores is reported not-converged and not sent again', async () => {
     const api = await emulator({ profile: 'kosli' });
     await manifests({ 'beta.yaml': BETA });
-    expect((await run(api.url, ['sync'])).code).toBe(0);
+    const contract = ['--api-dialect', 'contract'];
+    expect((await run(api.url, ['sync'], contract)).code).toBe(0);
     await writeFile(
       tmp().path('manifests/beta.yaml'),
       BETA.replace('description: Web tier', 'description: ""\n    include_scaling: true'),
     );
-    const first = await run(api.url, ['sync'], ['-o', 'json']);
+    const first = await run(api.url, ['sync'], ['-o', 'json', ...contract]);
     expect(first.code).toBe(1);
     const change = json(first.stdout).orgs[0]?.changes[0];
     expect(change).toMatchObject({ action: 'update', result: 'not-converged' });
     expect(change?.error).toContain('description (sent "", it keeps "Web tier")');
     expect(change?.error).toContain('include_scaling (sent true, it keeps false)');
     const puts = (await putsAndGets(api)).puts;
-    const second = await run(api.url, ['sync'], ['-o', 'json']);
+    const second = await run(api.url, ['sync'], ['-o', 'json', ...contract]);
     expect(second.code).toBe(1);
     expect(json(second.stdout).orgs[0]?.changes[0]?.result).toBe('not-converged');
     expect((await putsAndGets(api)).puts).toBe(puts);
     // Fixing the manifest clears it.
     await writeFile(tmp().path('manifests/beta.yaml'), BETA);
-    expect((await run(api.url, ['sync'])).code).toBe(0);
+    expect((await run(api.url, ['sync'], contract)).code).toBe(0);
   });
 
   it('cuts requests that never answer with --timeout, and retries them', async () => {
@@ -159,5 +160,26 @@ describe('sync behaviour', () => {
     const sync = await run(api.url, ['sync'], ['--timeout', '300ms', '--retries', '8']);
     expect(sync.code, sync.stderr).toBe(0);
     expect(sync.stderr).toContain('no answer within 300 ms');
+  });
+
+  it('retries the 409s of a storm of creates to convergence and counts them; a 409 that persists fails that environment alone', async () => {
+    const api = await emulator({ profile: 'kosli', seed: 5, faults: { conflictRate: 0.5 } });
+    await manifests();
+    const quick = ['--retry-delay', '1ms', '--retries'];
+    const storm = await run(api.url, ['sync'], ['-o', 'json', ...quick, '20']);
+    expect(storm.code, storm.stderr).toBe(0);
+    const conflicts = json(storm.stdout).summary['conflicts'] ?? 0;
+    expect(conflicts).toBe((await api.getStats()).faults.conflict);
+    expect((await run(api.url, ['plan'], ['--detailed-exitcode'])).code).toBe(0);
+    await api.setFaults({ conflictRate: 1 });
+    await tmp().write('manifests/beta.yaml', `${BETA}  - {name: db, type: S3, description: d}\n`);
+    const stuck = await run(api.url, ['sync'], [...quick, '2']);
+    expect(stuck.code).toBe(1);
+    // Each round of the run tries the create again: every 409 met is counted.
+    const met = (await api.getStats()).faults.conflict - conflicts;
+    expect(stuck.stdout).toContain(`, ${met} answered 409 (conflict) and retried`);
+    expect(stuck.stdout).toMatch(
+      /create db \[FAILED\][^]*: 409 Environment named 'db' is being created/,
+    );
   });
 });
