@@ -37,6 +37,7 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     const response = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS) });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     status = (await response.json()) as DaemonStatus;
+    if (!(status.orgs instanceof Object)) throw new Error('this is not the /status of envsync run');
   } catch (error) {
     const why = error instanceof Error && error.cause instanceof Error ? error.cause : error;
     ctx.stderr.write(`envsync status: cannot read ${url}: ${escapeText(errorMessage(why))}\n`);
@@ -58,16 +59,10 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     const { health, sync } = status;
     ctx.stdout.write(`${escapeJson(JSON.stringify({ health, sync, orgs }, null, 2))}\n`);
   } else {
-    const lines = [['ORG', 'HEALTH', 'SYNC', 'REVISION', 'LAST PASS', 'MESSAGE']].concat(
-      orgs.map((o) => [
-        o.org,
-        o.health,
-        o.sync,
-        o.revision ?? '-',
-        o.lastPass ?? 'never',
-        o.message,
-      ]),
-    );
+    const lines = [['ORG', 'HEALTH', 'SYNC', 'REVISION', 'LAST PASS', 'MESSAGE']];
+    for (const o of orgs) {
+      lines.push([o.org, o.health, o.sync, o.revision ?? '-', o.lastPass ?? 'never', o.message]);
+    }
     const width = (i: number) =>
       Math.max(...lines.map((cells) => escapeText(cells[i] ?? '').length));
     const pad = (cells: string[]) => cells.map((c, i) => escapeText(c).padEnd(width(i))).join('  ');
