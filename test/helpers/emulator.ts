@@ -87,6 +87,15 @@ export interface TestEmulator extends RunningEmulator {
   reset(): Promise<void>;
 }
 
+/** Changes an environment's description in the store, as a person at the service would. */
+export async function editByHand(api: TestEmulator, org: string, name: string, text: string) {
+  const store = await api.getStore();
+  const env = store.orgs[org]?.find((e) => e.name === name);
+  if (env === undefined) throw new Error(`${org}/${name} is not in the store`);
+  env.description = text;
+  await api.putStore(store);
+}
+
 /** Names of the policy documents of the fixtures' policies (fixtures.ts), for `policyDocuments`. */
 export const FIXTURE_POLICIES = ['baseline', 'gdpr', 'legacy', 'pci', 'sox'] as const;
 
@@ -205,11 +214,7 @@ export async function spawnEmulator(
   const child = spawn(
     bin ?? process.execPath,
     bin === undefined ? [CLI_PATH, ...command] : command,
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      cwd,
-      env,
-    },
+    { stdio: ['ignore', 'pipe', 'pipe'], cwd, env },
   );
   const { stdout, stderr, exited } = watchChild(child);
   let exit: ExitInfo | undefined;

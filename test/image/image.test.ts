@@ -127,11 +127,7 @@ describe('the image built from the Dockerfile', () => {
          modules: fs.readdirSync('/app/node_modules'),
          cli: fs.existsSync('/app/dist/cli.js'),
        }));`,
-    )) as {
-      app: string[];
-      modules: string[];
-      cli: boolean;
-    };
+    )) as { app: string[]; modules: string[]; cli: boolean };
     expect(inImage.app).toEqual(['bin', 'dist', 'node_modules', 'package.json']);
     expect(inImage.cli).toBe(true);
     for (const name of Object.keys(pkg.dependencies)) expect(inImage.modules).toContain(name);

@@ -224,10 +224,7 @@ export async function ensureBaseImage(): Promise<'cached' | 'built'> {
       ],
       // The system's PATH, whatever this process has: Debian's tools live in sbin, and the hooks'
       // chroot finds node and npm in the new tree's /usr/local/bin through it.
-      {
-        env: { ...process.env, PATH: SYSTEM_PATH },
-        timeoutMs: 20 * 60_000,
-      },
+      { env: { ...process.env, PATH: SYSTEM_PATH }, timeoutMs: 20 * 60_000 },
     );
     await podman(
       [

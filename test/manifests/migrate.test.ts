@@ -58,9 +58,7 @@ describe('envsync migrate', () => {
   });
   afterEach(() => tmp.cleanup());
   const run = (...args: string[]) =>
-    envsyncInProcess(['migrate', '--manifests', tmp.path('manifests'), ...args], {
-      cwd: tmp.dir,
-    });
+    envsyncInProcess(['migrate', '--manifests', tmp.path('manifests'), ...args], { cwd: tmp.dir });
 
   const ACME = `# acme's environments
 org: acme

@@ -283,10 +283,7 @@ describe('the daemon', () => {
     const flags = `--manifests manifests --api-url ${api.url} --state blocker/state.json`;
     const run = startEnvsync(
       ['run', ...flags.split(' '), '--listen', '127.0.0.1:0', '--interval', '0'],
-      {
-        cwd: world.tmp().dir,
-        env: { ENVSYNC_TOKEN: TOKEN },
-      },
+      { cwd: world.tmp().dir, env: { ENVSYNC_TOKEN: TOKEN } },
     );
     cleanups.push(() => run.kill());
     const url = await run.listenUrl();

@@ -1,7 +1,7 @@
 /** Drift named as drift by the one-shot commands, in both profiles of the emulator. */
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import type { TestEmulator } from '../helpers/emulator.ts';
+import { editByHand } from '../helpers/emulator.ts';
 import { json, putsAndGets, syncWorld, TOKEN } from '../helpers/sync-world.ts';
 
 const world = syncWorld();
@@ -12,15 +12,6 @@ environments:
   - {name: prod, type: K8S, description: ${JSON.stringify(prod)}, policies: [pci]}
   - {name: web, type: S3, description: Web assets}
 `;
-
-/** Changes a field of one environment in the emulator's store, as a person at the service would. */
-async function editByHand(api: TestEmulator, name: string, description: string): Promise<void> {
-  const store = await api.getStore();
-  const env = store.orgs['acme']?.find((e) => e.name === name);
-  if (env === undefined) throw new Error(`acme/${name} is not in the store`);
-  env.description = description;
-  await api.putStore(store);
-}
 
 describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profile) => {
   it('plan names drift as drift in JSON, text, markdown and the step summary; sync heals it; a manifest change is a change', async () => {
@@ -44,7 +35,7 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
     expect(created.summary).toMatchObject({ applied: 2, drift: 0, driftHealed: 0 });
 
     // Someone edits prod at the service.
-    await editByHand(api, 'prod', 'edited <by> hand');
+    await editByHand(api, 'acme', 'prod', 'edited <by> hand');
     const plan = json((await cli('plan', '-o', 'json')).stdout);
     expect(plan.orgs[0]?.changes).toEqual([
       {
@@ -85,7 +76,7 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
       ['prod', 'drift', 'applied'],
     ]);
     expect(reviewed.summary).toMatchObject({ drift: 1, driftHealed: 1 });
-    await editByHand(api, 'prod', 'edited <by> hand');
+    await editByHand(api, 'acme', 'prod', 'edited <by> hand');
     const healed = await cli('sync');
     expect(healed.code, healed.stdout + healed.stderr).toBe(0);
     expect(healed.stdout).toContain(
@@ -103,7 +94,7 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
     expect(changed.summary).toMatchObject({ applied: 1, drift: 0, driftHealed: 0 });
 
     // Drift again after that change: drift, from the manifest as last applied.
-    await editByHand(api, 'prod', 'edited again');
+    await editByHand(api, 'acme', 'prod', 'edited again');
     const again = json((await cli('plan', '-o', 'json')).stdout);
     expect(again.orgs[0]?.changes.map((c) => [c.name, c.cause])).toEqual([['prod', 'drift']]);
     // Both changed: the service and the manifest. A change.
@@ -132,11 +123,11 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
       ]);
 
     // What envsync last applied is in doubt: a hand edit is a change.
-    await editByHand(api, 'prod', 'edited by hand');
+    await editByHand(api, 'acme', 'prod', 'edited by hand');
     expect(await causes()).toEqual([['prod', 'change']]);
     // The service as declared again: a plan finds nothing to do and writes nothing; a sync sends
     // nothing either, and records that the service holds what is declared.
-    await editByHand(api, 'prod', 'Production');
+    await editByHand(api, 'acme', 'prod', 'Production');
     const inDoubt = await readFile(file, 'utf8');
     expect(await causes()).toEqual([]);
     expect(await readFile(file, 'utf8')).toBe(inDoubt);
@@ -151,7 +142,7 @@ describe.each(['spec', 'kosli'] as const)('drift against the %s profile', (profi
     expect(fingerprints.map((f) => typeof f)).toEqual(['number', 'number']);
 
     // The next hand edit is drift, in the plan and in the sync that sets it back.
-    await editByHand(api, 'prod', 'edited by hand, again');
+    await editByHand(api, 'acme', 'prod', 'edited by hand, again');
     expect(await causes()).toEqual([['prod', 'drift']]);
     const healed = json((await run(api.url, ['sync', '-o', 'json'])).stdout);
     expect(healed.summary).toMatchObject({ applied: 1, drift: 1, driftHealed: 1 });

@@ -163,7 +163,8 @@ describe('the package from npm pack', () => {
   }, 120_000);
 
   it('emulator --port 0, then plan against it: 2 with --detailed-exitcode, else 0; emulator stops with 0', async () => {
-    emulator = await spawnEmulator([], { bin, env: ENV, cwd: tmp.dir, timeoutMs: 60_000 });
+    const options = { bin, env: ENV, cwd: tmp.dir, timeoutMs: 60_000 };
+    emulator = await spawnEmulator(['--profile', 'kosli'], options);
     const { url } = emulator;
     const manifests = tmp.path('manifests');
     const args = ['plan', '--manifests', manifests, '--api-url', url];
