@@ -46,7 +46,6 @@ export interface Doc {
     name: string;
     type: string;
     description: string;
-    include_scaling?: boolean;
     policies?: string[];
   }[];
 }
@@ -97,7 +96,6 @@ export function putBody(env: Doc['environments'][number]): string {
     name: env.name,
     description: env.description,
     type: env.type,
-    include_scaling: env.include_scaling ?? false,
     policies: env.policies ?? [],
   });
 }

@@ -16,7 +16,6 @@ export interface SyntheticEnv {
   readonly name: string;
   readonly type: (typeof TYPES)[number];
   readonly description: string;
-  readonly include_scaling: boolean;
   /** As written in the manifest (not sorted). */
   readonly policies: readonly string[];
 }
@@ -32,7 +31,6 @@ export function environment(org: string, index: number, envCount: number): Synth
     name: `env-${String(index).padStart(Math.max(3, String(envCount - 1).length), '0')}`,
     type: TYPES[index % TYPES.length] ?? 'K8S',
     description: `Environment ${index} of ${org}, managed by envsync`,
-    include_scaling: index % 4 === 0,
     policies: policySets[index % policySets.length] ?? [],
   };
 }
@@ -49,7 +47,6 @@ export function manifestText(org: string, envs: readonly SyntheticEnv[]): string
       `  - name: ${env.name}`,
       `    type: ${env.type}`,
       `    description: ${JSON.stringify(env.description)}`,
-      `    include_scaling: ${env.include_scaling}`,
       `    policies: [${env.policies.join(', ')}]`,
     );
   }
@@ -105,7 +102,6 @@ export function storeDocument(
         name: env.name,
         type: env.type,
         description: changed ? `${env.description} (edited by hand)` : env.description,
-        include_scaling: env.include_scaling,
         policies: [...env.policies],
       };
     });
@@ -116,7 +112,7 @@ export function storeDocument(
 /**
  * Writes the state file envsync would have written after syncing this tree (through envsync's own
  * StateStore, so it is always the current format): the spec profile's listing does not carry
- * include_scaling/policies, so without it every environment would be "unverified" and the no-op
+ * policies, so without it every environment would be "unverified" and the no-op
  * would not be a no-op. No `api` field: the emulator's port changes every run.
  */
 export async function writeStateFile(
@@ -130,7 +126,6 @@ export async function writeStateFile(
     for (const env of environmentsOf(org, envCount)) {
       const policies = [...new Set(env.policies)].sort();
       records[env.name] = {
-        include_scaling: env.include_scaling,
         policies,
         fingerprint: appliedFingerprint({ ...env, policies }),
       };

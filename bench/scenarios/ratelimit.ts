@@ -75,7 +75,6 @@ function startingStore(orgs: readonly string[], envs: number): unknown {
         name: env.name,
         type: env.type,
         description: `${env.description} (before the sync)`,
-        include_scaling: env.include_scaling,
         policies: [...env.policies],
       }));
   }

@@ -2,8 +2,8 @@ import { resolveValues, type Flags } from '../config/setting.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { RENDERERS } from '../core/renderers.ts';
 import type { ProblemReport } from '../core/report.ts';
-import { formatProblem, validationProblems, type ValidationReport } from '../core/validation.ts';
-import { fieldWarnings, unsendable } from '../engine/org-problems.ts';
+import { validationProblems, type ValidationReport } from '../core/validation.ts';
+import { fieldWarnings, logWarnings, unsendable } from '../engine/org-problems.ts';
 import type { ManifestProblem } from '../manifests/parse.ts';
 import { UsageError } from '../runtime/errors.ts';
 import { CI_SETTINGS, emitCiOutputs, problemAnnotations } from './ci.ts';
@@ -52,8 +52,7 @@ export async function run(
     })),
     errors: manifests.unattributed.map(withoutOrg),
   };
-  for (const o of report.orgs)
-    for (const w of o.warnings) logger.warn({ org: o.org }, `warning: ${formatProblem(w)}`);
+  for (const o of report.orgs) logWarnings(logger, o.org, o.warnings);
   ctx.stdout.write(RENDERERS[resolved.output].validation(report, { color: wantsColor(ctx) }));
   const problems = validationProblems(report);
   await emitCiOutputs(ctx, ci, resolved.output, {

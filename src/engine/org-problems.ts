@@ -9,9 +9,11 @@ import { FIELD_LIST, fieldWarning } from '../core/fields.ts';
 import type { DesiredEnvironment, ObservedEnvironment } from '../core/model.ts';
 import { renameConflicts, unknownMembers } from '../core/plan.ts';
 import type { ProblemReport } from '../core/report.ts';
+import { formatProblem } from '../core/validation.ts';
 import { unsendableFields, unsendableMessage } from '../core/requests.ts';
 import type { ManifestProblem } from '../manifests/parse.ts';
 import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
+import type { Logger } from 'pino';
 import type { Place } from '../manifests/yaml-document.ts';
 
 /** A problem at `env`'s place below `path` (or at the org's first file when it cannot tell). */
@@ -55,6 +57,14 @@ export function fieldWarnings(
         : locatedProblem(manifests, manifest, env, [], key, message);
     }),
   );
+}
+
+/** An org's warnings in one log line, however many: the first, and how many more the report lists. */
+export function logWarnings(logger: Logger, org: string, warnings: readonly ProblemReport[]) {
+  const [first, ...more] = warnings;
+  if (first === undefined) return;
+  const rest = more.length === 0 ? '' : ` (and ${more.length} more warnings, each in the report)`;
+  logger.warn({ org, warnings: warnings.length }, `warning: ${formatProblem(first)}${rest}`);
 }
 
 /**

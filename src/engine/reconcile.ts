@@ -11,7 +11,6 @@ import type {
 import { archiveGuard, DEFAULT_MAX_ARCHIVE } from '../core/ownership.ts';
 import { confirmedRecords, planOrg } from '../core/plan.ts';
 import { withoutRetired } from '../core/requests.ts';
-import { formatProblem } from '../core/validation.ts';
 import type { ObservedPolicyDocument, PolicyDocumentPlan } from '../core/policy-documents.ts';
 import {
   commonFailure,
@@ -29,7 +28,13 @@ import type { ManifestSet, OrgManifest } from '../manifests/load.ts';
 import { errorMessage, NoTokenError } from '../runtime/errors.ts';
 import { type ApplyDeps, applyOrgPlan, type Round } from './apply.ts';
 import { withArchivedNames } from './archived-names.ts';
-import { fieldWarnings, listingProblems, problemReport, unsendable } from './org-problems.ts';
+import {
+  fieldWarnings,
+  listingProblems,
+  logWarnings,
+  problemReport,
+  unsendable,
+} from './org-problems.ts';
 import {
   applyWithPolicyDocuments,
   contractRefusal,
@@ -216,8 +221,7 @@ async function reconcileOrgInRounds(
     dialect === undefined
       ? []
       : fieldWarnings(manifest, dialect, options.manifests, options.strict);
-  for (const w of warnings)
-    options.logger.warn({ org: manifest.org }, `warning: ${formatProblem(w)}`);
+  logWarnings(options.logger, manifest.org, warnings);
   if (warnings.length > 0) report = { ...report, warnings };
   const throttledMs = options.client.throttledMs(manifest.org);
   return throttledMs > 0 ? { ...report, throttledMs } : report;

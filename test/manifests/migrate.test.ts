@@ -115,7 +115,8 @@ environments:
     const text = await validate();
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain(`warning: ${retired}\nwarning: ${deprecated}\nvalid`);
-    expect(text.stderr).toContain(retired);
+    expect(text.stderr).toContain(`${retired} (and 1 more warnings, each in the report)`);
+    expect(text.stderr.split('warning: ')).toHaveLength(2); // one log line per org
     const { orgs } = JSON.parse((await validate('-o', 'json')).stdout) as { orgs: [object] };
     expect(orgs[0]).toMatchObject({ warnings: [{ line: 7 }, { line: 9 }] });
     const strict = await validate('--strict');
