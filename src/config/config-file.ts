@@ -4,6 +4,7 @@ import * as z from 'zod';
 import { suggest } from '../core/suggest.ts';
 import { ConfigError, UsageError } from '../runtime/errors.ts';
 import { READ_LIMITS, readRegularText } from '../runtime/read-file.ts';
+import { parseOptions } from '../runtime/yaml-options.ts';
 import type { ConfigFile, Raw, Setting, SettingsTable } from './setting.ts';
 
 /** The config file's schema: each key holds what its setting's parser says the file may hold. */
@@ -34,18 +35,8 @@ export async function readConfigFile(
     timeoutMs,
   });
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, {
-    lineCounter,
-    prettyErrors: false,
-    // Switches are true or false only, as in manifests: `True` is the string "True" (an error).
-    schema: 'core',
-    customTags: (tags) =>
-      tags.map((tag) =>
-        typeof tag === 'object' && tag.tag === 'tag:yaml.org,2002:bool'
-          ? ({ ...tag, test: /^(?:true|false)$/ } as typeof tag)
-          : tag,
-      ),
-  });
+  // Switches are true or false only, as in manifests: `True` is the string "True" (an error).
+  const doc = parseDocument(text, parseOptions(lineCounter));
   const where = (offset: number) => {
     const { line, col } = lineCounter.linePos(offset);
     return `config file ${file}:${line}:${col}`;

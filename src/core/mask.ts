@@ -73,6 +73,11 @@ export class Masker {
   /** Made again at the next text after a secret is added. */
   #filter: Uint32Array | undefined;
 
+  /** How many secrets it masks: a text masked before one more was learnt may hold it. */
+  get size(): number {
+    return this.#secrets.size;
+  }
+
   add(secret: string): void {
     if (secret.length < MIN_SECRET || this.#secrets.has(secret)) return;
     this.#secrets.add(secret);

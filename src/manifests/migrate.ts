@@ -1,6 +1,7 @@
 /** The keys the service retired cut out of each environment's text; every other byte stays. */
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Pair } from 'yaml';
-import { normalizeLineBreaks, parseOptions } from './yaml-document.ts';
+import { parseOptions } from '../runtime/yaml-options.ts';
+import { normalizeLineBreaks } from './yaml-document.ts';
 
 /** One key removed, where it was written. */
 export type RemovedKey = { readonly key: string; readonly line: number; readonly column: number };

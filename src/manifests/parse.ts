@@ -23,9 +23,9 @@ import {
   isOtherYaml,
   normalizeLineBreaks,
   offsetOf,
-  parseOptions,
   type PathSegment,
 } from './yaml-document.ts';
+import { parseOptions } from '../runtime/yaml-options.ts';
 
 type LineColumn = { readonly line: number; readonly column: number }; // 1-based
 

@@ -7,11 +7,8 @@ import {
   LineCounter,
   parseAllDocuments,
   type Document,
-  type DocumentOptions,
-  type ParseOptions,
-  type ScalarTag,
-  type SchemaOptions,
 } from 'yaml';
+import { parseOptions } from '../runtime/yaml-options.ts';
 
 export type PathSegment = string | number;
 
@@ -20,27 +17,6 @@ type Ranged = { range?: [number, number, number] } | null | undefined;
 /** Each lone CR (a YAML line break, read by `yaml` as content) as LF: every offset stays. */
 export function normalizeLineBreaks(text: string): string {
   return text.includes('\r') ? text.replace(/\r(?!\n)/g, '\n') : text;
-}
-
-/** The YAML 1.2 core schema whatever a `%YAML` directive says, booleans `true` and `false` only. */
-export function parseOptions(
-  lineCounter: LineCounter,
-): ParseOptions & DocumentOptions & SchemaOptions {
-  return {
-    lineCounter,
-    prettyErrors: false,
-    schema: 'core',
-    customTags: (tags) =>
-      tags.map((tag) =>
-        typeof tag === 'object' && tag.tag === 'tag:yaml.org,2002:bool'
-          ? ({
-              ...tag,
-              test: /^(?:true|false)$/,
-              resolve: (text: string) => text === 'true',
-            } as ScalarTag)
-          : tag,
-      ),
-  };
 }
 
 /** Empty, comment-only or a bare `---`: declares nothing. */

@@ -114,12 +114,22 @@ export function stateText(
   orgs: ReadonlyMap<string, Records>,
   secrets: Masker,
 ): string {
-  const json = emptyMap<unknown>();
-  for (const org of [...orgs.keys()].sort()) {
-    json[secrets.mask(org)] = groupsOf(orgs.get(org) ?? {}, secrets);
-  }
-  const file = { version: STATE_VERSION, ...(api === undefined ? {} : { api }), orgs: json };
-  return `${escapeJson(JSON.stringify(file))}\n`;
+  const head = JSON.stringify({ version: STATE_VERSION, ...(api === undefined ? {} : { api }) });
+  const parts = [...orgs.keys()].sort().map((org) => orgPart(org, orgs.get(org) ?? {}, secrets));
+  return `${escapeJson(head.slice(0, -1))},"orgs":{${parts.join(',')}}}\n`;
+}
+
+// An org's part, made again only when its records (a new object at each change) or the secrets
+// change: a sync saves the file at each org's step, and most orgs stay as they were.
+const orgParts = new WeakMap<object, { secrets: Masker; size: number; text: string }>();
+
+function orgPart(org: string, records: Readonly<Records>, secrets: Masker): string {
+  const kept = orgParts.get(records);
+  if (kept?.secrets === secrets && kept.size === secrets.size) return kept.text;
+  const json = `${JSON.stringify(secrets.mask(org))}:${JSON.stringify(groupsOf(records, secrets))}`;
+  const text = escapeJson(json);
+  orgParts.set(records, { secrets, size: secrets.size, text });
+  return text;
 }
 
 type Group = { record: object; names: string[]; prints: (number | null)[] };
