@@ -9,6 +9,7 @@ import { loadIgnoreRules } from '../manifests/ignore-rules.ts';
 import { withoutRetiredKeys } from '../manifests/migrate.ts';
 import { parseManifest } from '../manifests/parse.ts';
 import { writeFileAtomic } from '../state/files.ts';
+import { escapeText } from '../core/escape.ts';
 import { ConfigError } from '../runtime/errors.ts';
 import { commandLogger, type CommandContext } from './context.ts';
 import { rootError } from './manifests.ts';
@@ -41,30 +42,31 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
   let changed = 0;
   for (const file of files) {
     const read = readManifestFile(file.path, resolved.maxFileBytes);
-    // A file that cannot be read, or is not a manifest, is validate's to report.
+    const fail = (why: string) => failures.push(`${escapeText(file.display)}: ${why}`);
+    if (!read.ok) fail(read.message);
     if (!read.ok || parseManifest(read.text, file.display).notManifest === true) continue;
     let migrated;
     try {
       migrated = withoutRetiredKeys(read.text, RETIRED_KEYS);
     } catch (error) {
-      failures.push(`${file.display}: ${(error as Error).message}`);
+      fail((error as Error).message);
       continue;
     }
     if (migrated.removed.length === 0) continue;
     changed++;
-    ctx.stdout.write(
-      createTwoFilesPatch(`a/${file.display}`, `b/${file.display}`, read.text, migrated.text),
-    );
+    const [a, b] = [`a/${file.display}`, `b/${file.display}`];
+    const patch = createTwoFilesPatch(a, b, read.text, migrated.text);
+    ctx.stdout.write(patch.split('\n').map(escapeText).join('\n')); // shown, not for git apply
     for (const { key, line, column } of migrated.removed) {
       logger.info({ file: file.display, key }, `${file.display}:${line}:${column} ${key}: removed`);
     }
     if (write) await writeFileAtomic(file.path, migrated.text);
   }
-  if (failures.length > 0) throw new ConfigError(failures.join('\n'));
   ctx.stderr.write(
-    changed === 0
+    changed === 0 && failures.length === 0
       ? 'migrate: every manifest is up to date\n'
       : `migrate: ${changed} file(s) ${write ? 'rewritten' : 'would be rewritten (run again with --write)'}\n`,
   );
+  if (failures.length > 0) throw new ConfigError(`not migrated:\n${failures.join('\n')}`);
   return changed > 0 && !write ? 2 : 0;
 }

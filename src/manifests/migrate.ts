@@ -34,7 +34,7 @@ function spanOf(text: string, pair: Pair, flow: boolean): Span | undefined {
   return [start, Math.min(text.length, to + indent)];
 }
 
-/** `text` without `retired` keys in its environments, and where each was; as is if unparsable. */
+/** `text` without `retired` keys in its environments, and where each was; throws if unparsable. */
 export function withoutRetiredKeys(
   text: string,
   retired: readonly string[],
@@ -42,9 +42,8 @@ export function withoutRetiredKeys(
   const lineCounter = new LineCounter();
   const source = normalizeLineBreaks(text);
   const docs = parseAllDocuments(source, parseOptions(lineCounter));
-  if (!Array.isArray(docs) || docs.some((doc) => doc.errors.length > 0)) {
-    return { text, removed: [] };
-  }
+  if (docs.some((doc) => doc.errors.length > 0))
+    throw new Error('cannot be parsed as YAML: fix it first (envsync validate says where)');
   const spans: Span[] = [];
   const removed: RemovedKey[] = [];
   for (const doc of docs) {
