@@ -11,7 +11,7 @@ const UNIT = [
   'test/notify/{events,format}.test.ts',
   'test/api/retry-policy.test.ts',
   'test/log/log-line.test.ts',
-  'test/manifests/parse.test.ts',
+  'test/manifests/{parse,fast-read}.test.ts',
   'test/api/listing.test.ts',
   'test/api/gate.test.ts',
   'test/daemon/scheduler.test.ts',

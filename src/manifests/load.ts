@@ -131,8 +131,9 @@ export async function loadManifests(options: LoadOptions): Promise<ManifestSet> 
   const { orgs, unattributed } = assembleOrgs(
     parsed,
     (source, path = [], place) =>
-      (path.length === 0 && place === undefined ? undefined : placeOf(source, path, place)) ??
-      start(source),
+      (path.length === 0 && place === undefined && source.line !== undefined
+        ? undefined
+        : placeOf(source, path, place)) ?? start(source),
   );
   const locate: Locate = (env, path, place) => {
     const { source } = env;

@@ -43,6 +43,12 @@ type Position = Pick<ManifestProblem, 'file' | 'line' | 'column'>;
 
 const at = (place: Position) => `${place.file}:${place.line}:${place.column}`;
 
+/** A place the fast reader left without line and column is found when a message needs it. */
+function positionOf(s: SourceLocation, locate: Locate): Position {
+  const { line, column = 1 } = s;
+  return line === undefined ? { file: s.file, ...locate(s) } : { file: s.file, line, column };
+}
+
 function problem(where: Position, path: string, message: string, org: string): ManifestProblem {
   return { file: where.file, line: where.line, column: where.column, path, message, org };
 }
@@ -53,12 +59,12 @@ const MAX_REPEATS_SHOWN = 5;
 interface OrgParts {
   envs: Map<string, DesiredEnvironment>;
   /** Where each name was first declared, valid document or not (a repeat names it). */
-  first: Map<string, Position>;
+  first: Map<string, SourceLocation>;
   files: Set<string>;
   problems: ManifestProblem[];
   repeats: number;
   /** Where the first repeat not shown one by one is. */
-  moreRepeats?: Position & { index: number };
+  moreRepeats?: SourceLocation;
   policies: Map<string, DeclaredPolicyDocument>;
   /** The environments that declare `renamed_from` (few), checked once the org is whole. */
   renames: { env: DesiredEnvironment; source: SourceLocation }[];
@@ -87,7 +93,8 @@ export function assembleOrgs(
     return parts;
   };
   /** A name declared at `here`: true for its first declaration, false for a repeat. */
-  const declare = (org: string, name: string, here: Position & { index: number }) => {
+  const where = (s: SourceLocation) => positionOf(s, locate);
+  const declare = (org: string, name: string, here: SourceLocation) => {
     const parts = partsOf(org);
     const first = parts.first.get(name);
     if (first === undefined) {
@@ -97,8 +104,8 @@ export function assembleOrgs(
     // One broken file says so in a few lines, not thousands: the rest are counted.
     if (++parts.repeats > MAX_REPEATS_SHOWN) parts.moreRepeats ??= here;
     else {
-      const message = `environment "${name}" of org "${org}" is declared twice: here and at ${at(first)}`;
-      parts.problems.push(problem(here, `environments[${here.index}].name`, message, org));
+      const message = `environment "${name}" of org "${org}" is declared twice: here and at ${at(where(first))}`;
+      parts.problems.push(problem(where(here), `environments[${here.index}].name`, message, org));
     }
     return false;
   };
@@ -138,8 +145,7 @@ export function assembleOrgs(
       }
       for (const [index, env] of doc.environments.entries()) {
         // An environment a test builds has no source of its own.
-        const given = env.source ?? { file: file.file, document, index };
-        const source = { ...given, line: given.line ?? 1, column: given.column ?? 1 };
+        const source = env.source ?? { file: file.file, document, index };
         if (!declare(org, env.name, source)) continue;
         parts.envs.set(env.name, env);
         if (env.renamedFrom !== undefined) parts.renames.push({ env, source });
@@ -153,7 +159,7 @@ export function assembleOrgs(
     const more = parts.moreRepeats;
     if (more !== undefined) {
       const message = `... and ${parts.repeats - MAX_REPEATS_SHOWN} more environment name(s) of org "${org}" declared twice from here on`;
-      parts.problems.push(problem(more, `environments[${more.index}].name`, message, org));
+      parts.problems.push(problem(where(more), `environments[${more.index}].name`, message, org));
     }
     parts.problems.push(...renameProblems(org, parts, locate));
     if (parts.prune?.value === true) {
@@ -191,7 +197,7 @@ function renameProblems(org: string, parts: OrgParts, locate: Locate): ManifestP
     if (holder !== undefined) {
       const message =
         `environment "${name}" of org "${org}" is renamed from "${renamedFrom}", which the org ` +
-        `also declares, at ${at(holder)}: the rename would take that environment's name away; ` +
+        `also declares, at ${at(positionOf(holder, locate))}: the rename would take that environment's name away; ` +
         `if "${renamedFrom}" is the environment being renamed, remove its entry, else remove ` +
         'renamed_from';
       problems.push(problem(value, path, message, org));

@@ -2,7 +2,7 @@
 import { type Document, isMap, LineCounter, parseAllDocuments } from 'yaml';
 import { escapeText } from '../core/escape.ts';
 import { environmentOf, type FieldValue, normalizeValue } from '../core/fields.ts';
-import type { DesiredEnvironment } from '../core/model.ts';
+import type { DesiredEnvironment, SourceLocation } from '../core/model.ts';
 import { isName } from '../core/names.ts';
 import type { DeclaredPolicyDocument } from '../core/policy-documents.ts';
 import { noManifestReason } from '../core/validation.ts';
@@ -15,6 +15,7 @@ import {
   unknownKeyMessage,
   yamlSyntaxMessage,
 } from './messages.ts';
+import { readFast } from './fast-read.ts';
 import { type Manifest, manifestSchema } from './schema.ts';
 import { STRAY_BOM, strayByteOrderMarks, structuralProblems } from './structural-problems.ts';
 import {
@@ -132,6 +133,8 @@ export function parseManifest(
     problems.push({ file, ...place(offset), path, message, org });
 
   const source = normalizeLineBreaks(text);
+  const fast = fastManifest(readFast(source) ?? [], file);
+  if (fast !== undefined) return fast;
   let docs: Document[];
   try {
     docs = parseAllDocuments(source, parseOptions(lineCounter)) as Document[];
@@ -244,18 +247,47 @@ export function parseManifest(
         ...place(offsetOf(doc, ['policies', index])),
         fileAt: place(offsetOf(doc, ['policies', index, 'file'])),
       })),
-      // Each environment as envsync's model: its values normalized.
-      environments: manifest.environments.map((env, index): DesiredEnvironment => ({
-        ...(environmentOf(env.name, env, (raw, spec) => {
-          const given = raw[spec.manifestKey] as FieldValue | undefined;
-          return given === undefined ? undefined : normalizeValue(spec, given);
-        }) as DesiredEnvironment),
-        ...(env.renamed_from === undefined ? {} : { renamedFrom: env.renamed_from }),
-        source: { file, document, index, ...envAt(index) },
+      environments: environmentsOf(manifest, (index) => ({
+        file,
+        document,
+        index,
+        ...envAt(index),
       })),
     });
   }
   for (const offset of boms) if (!inDocument.has(offset)) at(offset, '', STRAY_BOM, undefined);
   problems.sort((a, b) => a.line - b.line || a.column - b.column);
   return { documents, problems, ...(declared.length === 0 ? {} : { declared }) };
+}
+
+/** Each environment as envsync's model: its values normalized, its place in the file. */
+function environmentsOf(manifest: Manifest, source: (index: number) => SourceLocation) {
+  return manifest.environments.map((env, index): DesiredEnvironment => ({
+    ...(environmentOf(env.name, env, (raw, spec) => {
+      const given = raw[spec.manifestKey] as FieldValue | undefined;
+      return given === undefined ? undefined : normalizeValue(spec, given);
+    }) as DesiredEnvironment),
+    ...(env.renamed_from === undefined ? {} : { renamedFrom: env.renamed_from }),
+    source: source(index),
+  }));
+}
+
+/**
+ * The fast reader's documents when each is a valid manifest whose places no message needs yet (an
+ * environment's is found again when one does); else undefined, and `yaml` reads the text.
+ */
+function fastManifest(values: readonly unknown[], file: string): ParsedManifest | undefined {
+  const documents: ManifestDocument[] = [];
+  for (const value of values) {
+    if (value === null || value === undefined) continue;
+    const result = manifestSchema.safeParse(value);
+    if (!result.success) return undefined;
+    // Their places are kept with them: `yaml` reads a manifest that declares one.
+    if (['prune', 'suspend', 'policies'].some((key) => Object.hasOwn(value, key))) return undefined;
+    const manifest = result.data as Manifest;
+    const document = documents.length;
+    const environments = environmentsOf(manifest, (index) => ({ file, document, index }));
+    documents.push({ org: manifest.org, environments });
+  }
+  return documents.length === 0 ? undefined : { documents, problems: [] };
 }
