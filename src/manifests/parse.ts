@@ -1,4 +1,4 @@
-/** Parsing one manifest file: `yaml` locates, the zod schema (schema.ts) alone decides. */
+/** Parsing one manifest file: js-yaml or `yaml` reads (fast-read.ts), the zod schema alone decides. */
 import { type Document, isMap, LineCounter, parseAllDocuments } from 'yaml';
 import { escapeText } from '../core/escape.ts';
 import { environmentOf, type FieldValue, normalizeValue } from '../core/fields.ts';
