@@ -189,9 +189,7 @@ export const settings = {
     defaultText: 'none',
   },
   emulatorLogLevel: {
-    flag: '--log-level LEVEL',
-    commands: ['emulator'],
-    group: 'general',
+    ...flagIn('general', '--log-level LEVEL'),
     help: 'fatal, error, warn, info, debug (one line per request), trace or silent',
     parse: oneOf(LOG_LEVELS),
     default: 'info',

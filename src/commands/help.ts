@@ -215,14 +215,9 @@ export function commandHelp(command: CommandName, table: SettingsTable): string 
   }
   if (tolerated.length > 0) {
     const others = listed([...new Set(tolerated.flatMap((s) => s.commands))]);
-    sections.push(
-      `${paragraph(`Accepted but not used by ${command}, so that the same command line works for ${others}:`)}\n  ${fill(
-        tolerated.map((s) => s.flag),
-        '  ',
-        2,
-        2,
-      )}`,
-    );
+    const intro = `Accepted but not used by ${command}, so that the same command line works for ${others}:`;
+    const flags = tolerated.map((s) => s.flag);
+    sections.push(`${paragraph(intro)}\n  ${fill(flags, '  ', 2, 2)}`);
   }
   sections.push(`Examples:\n${info.examples.map((e) => `  ${e}`).join('\n')}`);
   if (info.notes !== undefined) sections.push(info.notes);
