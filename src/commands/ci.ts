@@ -56,9 +56,8 @@ export function runAnnotations(report: RunReport, toRepoPath: (file: string) => 
     );
   }
   for (const org of report.orgs) {
-    if (org.error !== undefined && !saidOnce(failure, org)) {
+    if (org.error !== undefined && !saidOnce(failure, org))
       lines.push(`::error title=${property(`envsync: org ${org.org} failed`)}::${data(org.error)}`);
-    }
     for (const change of org.changes) {
       if (change.result === 'failed' || change.result === 'not-converged') {
         const kind = change.result === 'failed' ? 'error' : 'warning';

@@ -36,9 +36,8 @@ export async function connect(
   { env, cwd, secrets }: Pick<CommandContext, 'env' | 'cwd' | 'secrets'>,
   logger: Logger,
 ): Promise<Connection> {
-  if (settings.apiUrl === undefined) {
+  if (settings.apiUrl === undefined)
     throw new ConfigError('no API address: pass --api-url URL or set ENVSYNC_API_URL');
-  }
   const apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
   const set = await readTokens(settings, env, cwd, { timeoutMs: settings.deadlineMs });
   for (const token of tokensOf(set)) secrets.add(token);

@@ -162,9 +162,8 @@ function paragraph(text: string): string {
 function defaultShown(setting: Setting): string | undefined {
   if (setting.defaultText !== undefined) return setting.defaultText;
   const value = setting.default;
-  if (value === undefined || value === false || (Array.isArray(value) && value.length === 0)) {
+  if (value === undefined || value === false || (Array.isArray(value) && value.length === 0))
     return undefined;
-  }
   return String(value);
 }
 

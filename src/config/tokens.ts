@@ -68,9 +68,8 @@ function checkToken(token: string, source: string): string {
     );
   }
   // oxlint-disable-next-line no-control-regex
-  if (/[\s\u0000-\u001f\u007f]/.test(token)) {
+  if (/[\s\u0000-\u001f\u007f]/.test(token))
     throw new ConfigError(`${source}: the token contains whitespace or control characters`);
-  }
   if (!BEARER_TOKEN.test(token)) {
     throw new ConfigError(
       `${source}: the token has characters a Bearer token cannot hold (RFC 6750 allows letters, digits and - . _ ~ + /, then = padding); check the secret (its value is not shown)`,

@@ -166,9 +166,8 @@ export class ManifestWatcher {
       this.#lastEventAt = clock.now();
       this.#lastEvent = reason;
       this.#options.onFileEvent(reason);
-      if (file === path.join(realRoot, IGNORE_FILE) && !this.#closed) {
+      if (file === path.join(realRoot, IGNORE_FILE) && !this.#closed)
         this.#watchContent(realRoot).catch(failed);
-      }
     });
     watcher.on('error', failed);
     await new Promise<void>((resolve) => watcher.once('ready', resolve));
@@ -231,9 +230,8 @@ export class ManifestWatcher {
       const options = { cwd, maxFileBytes, exclude, strict, displayRoot, cache };
       const manifests = await loadManifests({ root: before.realRoot, ...options });
       const after = await resolveManifestsPath(root, cwd).catch(() => undefined);
-      if (after?.realRoot === before.realRoot || attempt >= MAX_SNAPSHOT_ATTEMPTS) {
+      if (after?.realRoot === before.realRoot || attempt >= MAX_SNAPSHOT_ATTEMPTS)
         return { ...before, manifests };
-      }
     }
   }
 
