@@ -25,10 +25,7 @@ export async function readCaFile(
   });
 }
 
-export interface Connection {
-  readonly apiUrl: URL;
-  readonly client: EnvironmentsClient;
-}
+export type Connection = { readonly apiUrl: URL; readonly client: EnvironmentsClient };
 
 /** The client, once the address, the tokens (masked from then on) and the CA file are read. */
 export async function connect(

@@ -13,9 +13,7 @@ export interface SourcedToken {
 }
 
 /** Why an org's file in the token directory cannot be used (never the token). */
-export interface TokenProblem {
-  readonly error: string;
-}
+export type TokenProblem = { readonly error: string };
 
 /** The tokens of one pass (the daemon) or one command, read at its start. */
 export interface TokenSet {
