@@ -195,10 +195,7 @@ export class ManifestWatcher {
         timesChecked = true;
         const stat = (file: string) => fsPromises.stat(path.resolve(cwd, file)).catch(() => null);
         const infos = await Promise.all([...(changedNow ?? [])].map(stat));
-        const written = Math.max(
-          -Infinity,
-          ...infos.map((i) => (i?.isFile() ? i.mtimeMs : -Infinity)),
-        );
+        const written = Math.max(...infos.map((i) => (i?.isFile() ? i.mtimeMs : -Infinity)));
         const now = clock.now();
         if (now - written < settleMs) {
           this.#lastEventAt = Math.max(this.#lastEventAt, Math.min(written, now));
@@ -226,8 +223,7 @@ export class ManifestWatcher {
     const displayRoot = displayPath(path.resolve(cwd, root), cwd);
     for (let attempt = 1; ; attempt++) {
       const before = await resolveManifestsPath(root, cwd);
-      const cache = this.#cache;
-      const options = { cwd, maxFileBytes, exclude, strict, displayRoot, cache };
+      const options = { cwd, maxFileBytes, exclude, strict, displayRoot, cache: this.#cache };
       const manifests = await loadManifests({ root: before.realRoot, ...options });
       const after = await resolveManifestsPath(root, cwd).catch(() => undefined);
       if (after?.realRoot === before.realRoot || attempt >= MAX_SNAPSHOT_ATTEMPTS)
