@@ -101,12 +101,11 @@ export async function emitCiOutputs(
     const markdown = ctx.secrets.mask(report.markdown());
     // A blank line after it, as $GITHUB_STEP_SUMMARY expects of each step's part.
     const part = markdown.endsWith('\n') ? `${markdown}\n` : `${markdown}\n\n`;
-    await fsPromises
-      .appendFile(path.resolve(ctx.cwd, summaryFile), part)
-      .catch((error: unknown) => {
-        throw new ConfigError(
-          `--summary-file ${summaryFile}: cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-        );
-      });
+    const file = path.resolve(ctx.cwd, summaryFile);
+    await fsPromises.appendFile(file, part).catch((error: unknown) => {
+      throw new ConfigError(
+        `--summary-file ${summaryFile}: cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      );
+    });
   }
 }
