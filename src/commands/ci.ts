@@ -56,9 +56,8 @@ export function runAnnotations(report: RunReport, toRepoPath: (file: string) => 
     );
   }
   for (const org of report.orgs) {
-    if (org.error !== undefined && !saidOnce(failure, org)) {
+    if (org.error !== undefined && !saidOnce(failure, org))
       lines.push(`::error title=${property(`envsync: org ${org.org} failed`)}::${data(org.error)}`);
-    }
     for (const change of org.changes) {
       if (change.result === 'failed' || change.result === 'not-converged') {
         const kind = change.result === 'failed' ? 'error' : 'warning';
@@ -102,12 +101,11 @@ export async function emitCiOutputs(
     const markdown = ctx.secrets.mask(report.markdown());
     // A blank line after it, as $GITHUB_STEP_SUMMARY expects of each step's part.
     const part = markdown.endsWith('\n') ? `${markdown}\n` : `${markdown}\n\n`;
-    await fsPromises
-      .appendFile(path.resolve(ctx.cwd, summaryFile), part)
-      .catch((error: unknown) => {
-        throw new ConfigError(
-          `--summary-file ${summaryFile}: cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-        );
-      });
+    const file = path.resolve(ctx.cwd, summaryFile);
+    await fsPromises.appendFile(file, part).catch((error: unknown) => {
+      throw new ConfigError(
+        `--summary-file ${summaryFile}: cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      );
+    });
   }
 }

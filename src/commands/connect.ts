@@ -25,10 +25,7 @@ export async function readCaFile(
   });
 }
 
-export interface Connection {
-  readonly apiUrl: URL;
-  readonly client: EnvironmentsClient;
-}
+export type Connection = { readonly apiUrl: URL; readonly client: EnvironmentsClient };
 
 /** The client, once the address, the tokens (masked from then on) and the CA file are read. */
 export async function connect(
@@ -36,9 +33,8 @@ export async function connect(
   { env, cwd, secrets }: Pick<CommandContext, 'env' | 'cwd' | 'secrets'>,
   logger: Logger,
 ): Promise<Connection> {
-  if (settings.apiUrl === undefined) {
+  if (settings.apiUrl === undefined)
     throw new ConfigError('no API address: pass --api-url URL or set ENVSYNC_API_URL');
-  }
   const apiUrl = parseApiUrl(settings.apiUrl, { insecureHttp: settings.insecureHttp });
   const set = await readTokens(settings, env, cwd, { timeoutMs: settings.deadlineMs });
   for (const token of tokensOf(set)) secrets.add(token);

@@ -32,9 +32,8 @@ export function parseTokenFlag(raw: string): TokenGrant {
   const orgList = mark < 0 ? '' : raw.slice(mark + 1);
   const limited = orgList !== '' && orgList.split(',').every((org) => NAME_PATTERN.test(org));
   const token = limited ? raw.slice(0, mark) : raw;
-  if (!/^\S+$/.test(token)) {
+  if (!/^\S+$/.test(token))
     throw new ConfigError(`--token: the token must not be empty or contain spaces`);
-  }
   return { token, orgs: limited ? orgList.split(',') : null };
 }
 
@@ -52,9 +51,8 @@ export function parsePlaceholder(raw: string): [string, string] {
 /** `MS` or `MIN-MAX`, whole milliseconds. */
 export function parseLatency(raw: string): FaultSettings['latencyMs'] {
   const match = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(raw);
-  if (match === null) {
+  if (match === null)
     throw new ConfigError(`--latency: "${raw}" is not MS or MIN-MAX (whole milliseconds)`);
-  }
   const min = Number(match[1]);
   const max = match[2] === undefined ? min : Number(match[2]);
   if (min > max) throw new ConfigError(`--latency: minimum ${min} is above maximum ${max}`);
@@ -66,9 +64,8 @@ export function parseLatency(raw: string): FaultSettings['latencyMs'] {
 function decimal(max: number, what: string) {
   return (raw: Raw, name: string): number => {
     const value = Number(raw);
-    if (typeof raw !== 'string' || !/^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/.test(raw) || value > max) {
+    if (typeof raw !== 'string' || !/^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/.test(raw) || value > max)
       throw new ConfigError(`${name}: ${JSON.stringify(raw)} must be ${what}`);
-    }
     return value;
   };
 }
@@ -189,9 +186,7 @@ export const settings = {
     defaultText: 'none',
   },
   emulatorLogLevel: {
-    flag: '--log-level LEVEL',
-    commands: ['emulator'],
-    group: 'general',
+    ...flagIn('general', '--log-level LEVEL'),
     help: 'fatal, error, warn, info, debug (one line per request), trace or silent',
     parse: oneOf(LOG_LEVELS),
     default: 'info',

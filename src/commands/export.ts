@@ -45,18 +45,15 @@ const MAX_NAME_BYTES = 255;
 /** Why `name` cannot name a file or folder checked out on Linux, macOS or Windows, if it cannot. */
 export function fileNameProblem(name: string): string | undefined {
   const bytes = Buffer.byteLength(name, 'utf8');
-  if (bytes > MAX_NAME_BYTES) {
+  if (bytes > MAX_NAME_BYTES)
     return `the name is ${bytes} bytes long, and a file name may have at most ${MAX_NAME_BYTES}`;
-  }
   if (name === '' || name === '.' || name === '..') return 'that is not a file name';
   // oxlint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f-\u009f/\\<>:"|?*]/.test(name)) {
+  if (/[\u0000-\u001f\u007f-\u009f/\\<>:"|?*]/.test(name))
     return 'the name holds a control character or one of / \\ < > : " | ? *';
-  }
   if (/[. ]$/.test(name)) return 'the name ends with a dot or a space, which Windows drops';
-  if (/^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i.test(name)) {
+  if (/^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i.test(name))
     return 'Windows keeps the name for a device';
-  }
   return undefined;
 }
 
@@ -112,9 +109,8 @@ async function folder(dir: string): Promise<void> {
       `${dir} is a symbolic link (export never writes through one); remove it, or point --out elsewhere`,
     );
   }
-  if (!found.isDirectory()) {
+  if (!found.isDirectory())
     throw new ConfigError(`${dir} is in the way: export writes policy files into a folder there`);
-  }
 }
 
 type Exported = { org: string; status: 'ok' } & ExportedManifest;
@@ -247,14 +243,12 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     );
   }
   const bad = orgs.find((org) => !NAME_PATTERN.test(org));
-  if (bad !== undefined) {
+  if (bad !== undefined)
     throw new UsageError(`--org: ${JSON.stringify(bad)} is not a valid org name`);
-  }
   const logger = commandLogger(ctx, resolved, 'export');
   const outDir = exportOut === undefined ? undefined : path.resolve(ctx.cwd, exportOut);
-  if (outDir !== undefined && !force) {
+  if (outDir !== undefined && !force)
     await refuseExisting(orgs.map((org) => path.join(outDir, `${org}.yaml`)));
-  }
   const api = await connect(resolved, ctx, logger);
   let results: (Exported | Failed)[];
   try {

@@ -162,9 +162,8 @@ function paragraph(text: string): string {
 function defaultShown(setting: Setting): string | undefined {
   if (setting.defaultText !== undefined) return setting.defaultText;
   const value = setting.default;
-  if (value === undefined || value === false || (Array.isArray(value) && value.length === 0)) {
+  if (value === undefined || value === false || (Array.isArray(value) && value.length === 0))
     return undefined;
-  }
   return String(value);
 }
 
@@ -215,14 +214,9 @@ export function commandHelp(command: CommandName, table: SettingsTable): string 
   }
   if (tolerated.length > 0) {
     const others = listed([...new Set(tolerated.flatMap((s) => s.commands))]);
-    sections.push(
-      `${paragraph(`Accepted but not used by ${command}, so that the same command line works for ${others}:`)}\n  ${fill(
-        tolerated.map((s) => s.flag),
-        '  ',
-        2,
-        2,
-      )}`,
-    );
+    const intro = `Accepted but not used by ${command}, so that the same command line works for ${others}:`;
+    const flags = tolerated.map((s) => s.flag);
+    sections.push(`${paragraph(intro)}\n  ${fill(flags, '  ', 2, 2)}`);
   }
   sections.push(`Examples:\n${info.examples.map((e) => `  ${e}`).join('\n')}`);
   if (info.notes !== undefined) sections.push(info.notes);

@@ -57,9 +57,8 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     const [a, b] = [`a/${file.display}`, `b/${file.display}`];
     const patch = createTwoFilesPatch(a, b, read.text, migrated.text);
     ctx.stdout.write(patch.split('\n').map(escapeText).join('\n')); // shown, not for git apply
-    for (const { key, line, column } of migrated.removed) {
+    for (const { key, line, column } of migrated.removed)
       logger.info({ file: file.display, key }, `${file.display}:${line}:${column} ${key}: removed`);
-    }
     if (write) await writeFileAtomic(file.path, migrated.text);
   }
   ctx.stderr.write(

@@ -42,17 +42,13 @@ export async function withApi<T>(
   const progress = terminalProgress(ctx.stderr);
   const api = await connect(settings, ctx, logger);
   try {
-    const state = await StateStore.load(
-      path.resolve(ctx.cwd, settings.state),
-      logger,
-      api.apiUrl.href,
-      {
-        secrets: ctx.secrets,
-        lockTimeoutMs: settings.stateLockTimeoutMs,
-        announceCreation: settings.state === SETTINGS.state.default,
-        readTimeoutMs: settings.deadlineMs,
-      },
-    );
+    const file = path.resolve(ctx.cwd, settings.state);
+    const state = await StateStore.load(file, logger, api.apiUrl.href, {
+      secrets: ctx.secrets,
+      lockTimeoutMs: settings.stateLockTimeoutMs,
+      announceCreation: settings.state === SETTINGS.state.default,
+      readTimeoutMs: settings.deadlineMs,
+    });
     return await run(api, state, progress);
   } finally {
     progress.finish();

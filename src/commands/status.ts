@@ -60,9 +60,8 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     ctx.stdout.write(`${escapeJson(JSON.stringify({ health, sync, orgs }, null, 2))}\n`);
   } else {
     const lines = [['ORG', 'HEALTH', 'SYNC', 'REVISION', 'LAST PASS', 'MESSAGE']];
-    for (const o of orgs) {
+    for (const o of orgs)
       lines.push([o.org, o.health, o.sync, o.revision ?? '-', o.lastPass ?? 'never', o.message]);
-    }
     const width = (i: number) =>
       Math.max(...lines.map((cells) => escapeText(cells[i] ?? '').length));
     const pad = (cells: string[]) => cells.map((c, i) => escapeText(c).padEnd(width(i))).join('  ');

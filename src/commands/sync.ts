@@ -48,10 +48,8 @@ export async function run(ctx: CommandContext, flags: Flags): Promise<number> {
     );
   }
   const resolved = await resolveSettings(flags, ctx.env, ctx.cwd);
-  const { dryRun, planOut, planFile, ignoreWindows, ...ci } = resolveValues(settings, {
-    flags,
-    env: ctx.env,
-  });
+  const values = resolveValues(settings, { flags, env: ctx.env });
+  const { dryRun, planOut, planFile, ignoreWindows, ...ci } = values;
   if (planOut !== undefined && !dryRun) {
     throw new UsageError(
       '--out saves a plan: use it with "envsync plan" or "envsync sync --dry-run"',

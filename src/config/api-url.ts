@@ -27,9 +27,8 @@ export function parseApiUrl(raw: string, { insecureHttp }: { insecureHttp: boole
       `--api-url: ${JSON.stringify(displayUrl(raw))} is not a URL (expected e.g. https://app.example.com)`,
     );
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
     throw new ConfigError(`--api-url: ${url.protocol} is not supported; use https://`);
-  }
   if (url.protocol === 'http:' && !insecureHttp && !isLoopbackHost(url.hostname)) {
     throw new ConfigError(
       `--api-url: plain http:// to ${url.hostname} would send the token in clear text; use https://, or --insecure-http if you really mean it`,
@@ -40,8 +39,7 @@ export function parseApiUrl(raw: string, { insecureHttp }: { insecureHttp: boole
       '--api-url: credentials in the URL are not allowed; the token comes from ENVSYNC_TOKEN or --token-file',
     );
   }
-  if (url.search !== '' || url.hash !== '') {
+  if (url.search !== '' || url.hash !== '')
     throw new ConfigError('--api-url: the base address takes no query string or fragment');
-  }
   return url;
 }

@@ -148,9 +148,8 @@ function shardOf(count: number | undefined, index: number | undefined) {
       'sharding needs both --shard-count N and --shard-index I (or --shard-from-hostname)',
     );
   }
-  if (count < 1 || index >= count) {
+  if (count < 1 || index >= count)
     throw new ConfigError(`--shard-index ${index} must be below --shard-count ${count}`);
-  }
   return { index, count };
 }
 

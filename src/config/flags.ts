@@ -80,16 +80,14 @@ export function unknownFlagMessage(
   const readsToken = Object.values(table).some(
     (s) => flagOf(s).long === 'token-file' && s.commands.includes(command),
   );
-  if (/^--(api-)?token$/.test(flag) && readsToken) {
+  if (/^--(api-)?token$/.test(flag) && readsToken)
     return `there is no ${flag} flag, so that the token stays out of shell histories and process lists: set ENVSYNC_TOKEN, or pass --token-file PATH (env ENVSYNC_TOKEN_FILE)`;
-  }
   const near = flag.startsWith('--') ? suggest(name, own) : undefined;
   if (near !== undefined) return `unknown flag ${flag} (did you mean --${near}?)`;
   const elsewhere = takers(flag, table);
   if (elsewhere !== '') return `${flag} is not a flag of envsync ${command}; ${elsewhere}`;
   const far = flag.startsWith('--') ? suggest(name, others) : undefined;
-  if (far !== undefined) {
+  if (far !== undefined)
     return `unknown flag ${flag} (did you mean --${far}? ${takers(`--${far}`, table)})`;
-  }
   return `unknown flag ${flag}`;
 }

@@ -52,9 +52,8 @@ export function integer(min: number, max: number): Parser<number> {
     (raw, name) => {
       const digits = typeof raw === 'string' && /^\d+$/.test(raw.trim());
       const value = typeof raw === 'number' ? raw : digits ? Number(raw) : Number.NaN;
-      if (!Number.isInteger(value) || value < min || value > max) {
+      if (!Number.isInteger(value) || value < min || value > max)
         throw refused(name, raw, `must be a whole number from ${min} to ${max}`);
-      }
       return value;
     },
     { schema: z.number().int().min(min).max(max), words: 'whole number' },

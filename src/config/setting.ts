@@ -140,9 +140,8 @@ function rawValue(setting: Setting, { flags, env, file, fileDir }: Sources): Raw
   const variable = envValue(setting, setting.env === undefined ? undefined : env[setting.env]);
   if (variable !== undefined) return variable;
   const value = setting.file === undefined ? undefined : (file?.[setting.file] as Raw | undefined);
-  if (setting.parse.path === true && typeof value === 'string' && fileDir !== undefined) {
+  if (setting.parse.path === true && typeof value === 'string' && fileDir !== undefined)
     return path.resolve(fileDir, value);
-  }
   return value;
 }
 

@@ -13,9 +13,7 @@ export interface SourcedToken {
 }
 
 /** Why an org's file in the token directory cannot be used (never the token). */
-export interface TokenProblem {
-  readonly error: string;
-}
+export type TokenProblem = { readonly error: string };
 
 /** The tokens of one pass (the daemon) or one command, read at its start. */
 export interface TokenSet {
@@ -68,9 +66,8 @@ function checkToken(token: string, source: string): string {
     );
   }
   // oxlint-disable-next-line no-control-regex
-  if (/[\s\u0000-\u001f\u007f]/.test(token)) {
+  if (/[\s\u0000-\u001f\u007f]/.test(token))
     throw new ConfigError(`${source}: the token contains whitespace or control characters`);
-  }
   if (!BEARER_TOKEN.test(token)) {
     throw new ConfigError(
       `${source}: the token has characters a Bearer token cannot hold (RFC 6750 allows letters, digits and - . _ ~ + /, then = padding); check the secret (its value is not shown)`,

@@ -130,12 +130,8 @@ const disclosure = (key: string, open: boolean, summary: unknown, body: unknown)
 /** The header: its health and sync, each on a band of its colour, then its facts. */
 function header({ status, readiness, liveness, api, now }: StatusPageModel): Markup {
   // While the loop is wedged (/healthz answers 503): failing, whatever the level.
-  const health = liveness.live
-    ? status.health
-    : {
-        level: 'failing' as const,
-        reason: `the loop is wedged: ${liveness.reason ?? 'no reason given'}`,
-      };
+  const wedged = `the loop is wedged: ${liveness.reason ?? 'no reason given'}`;
+  const health = liveness.live ? status.health : { level: 'failing' as const, reason: wedged };
   const capital = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
   const orgs = Object.values(status.orgs);
   const states = (Object.keys(STATE_WORDS) as OrgState[]).flatMap((state) => {
@@ -302,13 +298,9 @@ function orgCard(name: string, org: OrgCard, index: number, model: StatusPageMod
     org.pending > 0 && markup`<span>${count(org.pending, 'pending change')}</span>`,
     org.unmanaged > 0 && markup`<span>${org.unmanaged} unmanaged</span>`,
   ].filter((part) => part !== false);
-  const backoff = joined(
-    [
-      org.failures > 0 && markup`Failed passes in a row: ${org.failures}`,
-      org.nextAttemptAt !== null && markup`Next attempt ${when(org.nextAttemptAt, now)}`,
-    ],
-    ' · ',
-  );
+  const failures = org.failures > 0 && markup`Failed passes in a row: ${org.failures}`;
+  const next = org.nextAttemptAt !== null && markup`Next attempt ${when(org.nextAttemptAt, now)}`;
+  const backoff = joined([failures, next], ' · ');
   // A card with tables takes the whole row; old drift of a synced org does not.
   const tables = [
     org.sync === 'synced' ? [] : org.recentDrift,

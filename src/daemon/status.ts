@@ -251,12 +251,10 @@ export function healthLevel(
   orgs: readonly (readonly [string, Pick<OrgStatus, 'status'>])[],
 ): DaemonStatus['health'] {
   const troubled = orgs.filter(([, org]) => org.status === 'invalid' || org.status === 'failed');
-  if (lastPass?.result === 'error') {
+  if (lastPass?.result === 'error')
     return { level: 'failing', reason: `the last pass failed: ${lastPass.error ?? 'error'}` };
-  }
-  if (orgs.length > 0 && troubled.length === orgs.length) {
+  if (orgs.length > 0 && troubled.length === orgs.length)
     return { level: 'failing', reason: `every org (${orgs.length}) is invalid or failed` };
-  }
   if (troubled.length > 0) {
     const names = troubled.map(([name]) => name);
     const some = `${names.slice(0, 5).join(', ')}${names.length > 5 ? ', ...' : ''}`;
@@ -265,9 +263,8 @@ export function healthLevel(
       reason: `${troubled.length} of ${orgs.length} org(s) invalid or failed: ${some}`,
     };
   }
-  if (unattributed > 0) {
+  if (unattributed > 0)
     return { level: 'degraded', reason: `${unattributed} manifest problem(s) belong to no org` };
-  }
   return { level: 'healthy', reason: null };
 }
 
@@ -300,9 +297,8 @@ export function orgState(
 export function orgHealthAndSync(org: OrgStatus, state: OrgState): Standing {
   const { pending, pendingArchives = [], pendingPolicyDocuments = [] } = org;
   const total = pending + pendingArchives.length + pendingPolicyDocuments.length;
-  if (state === 'invalid' || (org.status === 'failed' && total === 0)) {
+  if (state === 'invalid' || (org.status === 'failed' && total === 0))
     return { health: 'failing', sync: 'unknown' };
-  }
   const health = org.status === 'failed' ? 'degraded' : 'healthy';
   const stays = state === 'drifted' || state === 'suspended' ? state : undefined;
   const waits = state === 'waiting for window' ? 'waiting' : undefined;

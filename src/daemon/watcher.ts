@@ -166,9 +166,8 @@ export class ManifestWatcher {
       this.#lastEventAt = clock.now();
       this.#lastEvent = reason;
       this.#options.onFileEvent(reason);
-      if (file === path.join(realRoot, IGNORE_FILE) && !this.#closed) {
+      if (file === path.join(realRoot, IGNORE_FILE) && !this.#closed)
         this.#watchContent(realRoot).catch(failed);
-      }
     });
     watcher.on('error', failed);
     await new Promise<void>((resolve) => watcher.once('ready', resolve));
@@ -196,10 +195,7 @@ export class ManifestWatcher {
         timesChecked = true;
         const stat = (file: string) => fsPromises.stat(path.resolve(cwd, file)).catch(() => null);
         const infos = await Promise.all([...(changedNow ?? [])].map(stat));
-        const written = Math.max(
-          -Infinity,
-          ...infos.map((i) => (i?.isFile() ? i.mtimeMs : -Infinity)),
-        );
+        const written = Math.max(...infos.map((i) => (i?.isFile() ? i.mtimeMs : -Infinity)));
         const now = clock.now();
         if (now - written < settleMs) {
           this.#lastEventAt = Math.max(this.#lastEventAt, Math.min(written, now));
@@ -227,13 +223,11 @@ export class ManifestWatcher {
     const displayRoot = displayPath(path.resolve(cwd, root), cwd);
     for (let attempt = 1; ; attempt++) {
       const before = await resolveManifestsPath(root, cwd);
-      const cache = this.#cache;
-      const options = { cwd, maxFileBytes, exclude, strict, displayRoot, cache };
+      const options = { cwd, maxFileBytes, exclude, strict, displayRoot, cache: this.#cache };
       const manifests = await loadManifests({ root: before.realRoot, ...options });
       const after = await resolveManifestsPath(root, cwd).catch(() => undefined);
-      if (after?.realRoot === before.realRoot || attempt >= MAX_SNAPSHOT_ATTEMPTS) {
+      if (after?.realRoot === before.realRoot || attempt >= MAX_SNAPSHOT_ATTEMPTS)
         return { ...before, manifests };
-      }
     }
   }
 

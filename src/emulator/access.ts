@@ -40,15 +40,12 @@ export interface Call {
 function bearer(header: string | undefined): { token: string } | { problem: string } {
   const match = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?: +(\S+))? *$/.exec(header?.trim() ?? '');
   const [, scheme = '', token = ''] = match ?? [];
-  if (header === undefined || header.trim() === '') {
+  if (header === undefined || header.trim() === '')
     return { problem: 'Missing Authorization header; send "Authorization: Bearer <token>"' };
-  }
-  if (match !== null && scheme.toLowerCase() !== 'bearer') {
+  if (match !== null && scheme.toLowerCase() !== 'bearer')
     return { problem: `Unsupported authorization scheme '${cutHeader(scheme)}'; use Bearer` };
-  }
-  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
+  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token))
     return { problem: 'Malformed Authorization header; expected "Bearer <token>"' };
-  }
   return { token };
 }
 
@@ -92,9 +89,8 @@ export function tokenMasker(accepted: Iterable<string>): Mask {
       ('/?&='.includes(plain.charAt(i)) && starts[i + 1] === (starts[i] ?? 0) + 1);
     const tokenAt = (i: number): number => {
       let length = own.length >= MIN_INSIDE && plain.startsWith(own, i) ? own.length : 0;
-      for (const token of long.get(plain.slice(i, i + MIN_INSIDE)) ?? []) {
+      for (const token of long.get(plain.slice(i, i + MIN_INSIDE)) ?? [])
         if (token.length > length && plain.startsWith(token, i)) length = token.length;
-      }
       if (i > 0 && !endsAt(i - 1)) return length;
       for (let end = Math.min(plain.length, i + MIN_INSIDE - 1); end > i + length; end -= 1) {
         const whole = plain.slice(i, end);
@@ -142,9 +138,8 @@ export function shownTarget(target: string, mask: Mask, authorization?: string):
 
 export function allowMethod(res: ServerResponse, method: string, allowed: readonly string[]) {
   const allow = allowed.join(', ');
-  if (!allowed.includes(method)) {
+  if (!allowed.includes(method))
     sendError(res, 405, `Method ${method} is not allowed here; allowed: ${allow}`, {}, { allow });
-  }
   return allowed.includes(method);
 }
 

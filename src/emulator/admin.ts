@@ -51,13 +51,11 @@ function crossSiteRefusal({ headers, method }: IncomingMessage): [number, string
     const text = `The admin endpoints refuse cross-site requests (Sec-Fetch-Site: ${http.cutHeader(site)})`;
     return [403, text];
   }
-  if (headers.origin !== undefined) {
+  if (headers.origin !== undefined)
     return [403, 'The admin endpoints refuse requests from web pages (an Origin header)'];
-  }
   // HTTP/1.0 without a Host: not a browser.
-  if (headers.host !== undefined && !LOOPBACK_HOST.test(headers.host.trim().toLowerCase())) {
+  if (headers.host !== undefined && !LOOPBACK_HOST.test(headers.host.trim().toLowerCase()))
     return [403, 'The admin endpoints answer only a loopback Host (127.0.0.1, [::1] or localhost)'];
-  }
   if (method === 'GET' || method === 'HEAD') return undefined;
   const type = headers['content-type'];
   const length = headers['content-length'];

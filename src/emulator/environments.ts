@@ -59,9 +59,8 @@ const KOSLI_PUT = jsonObject({
   policies: orNull(stringList('an array of strings or null')),
   included_environments: orNull(memberList),
 }).superRefine(({ type, included_environments: included }, ctx) => {
-  if (included !== undefined && type !== 'logical') {
+  if (included !== undefined && type !== 'logical')
     ctx.addIssue({ code: 'custom', path: ['included_environments'], message: onlyLogical(type) });
-  }
 });
 
 const PATCH = jsonObject({
@@ -171,9 +170,8 @@ function withListingFaults(entries: Record<string, unknown>[], org: string, deps
   const { listingExtra, listingOmitOrg, placeholders } = deps.faults();
   const hidden = [...own(placeholders, '*'), ...own(placeholders, org)];
   const shown = entries.map(({ org: _org, ...entry }) => {
-    if (hidden.includes(String(entry['name']))) {
+    if (hidden.includes(String(entry['name'])))
       return { org, name: entry['name'], placeholder: true, error: 'record could not be rendered' };
-    }
     return listingOmitOrg ? entry : { org, ...entry };
   });
   const extra = own(listingExtra, org);

@@ -40,9 +40,8 @@ export function readBody(req: IncomingMessage, res: ServerResponse, limit: numbe
     return undefined;
   };
   const declared = req.headers['content-length'];
-  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
+  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit)
     return Promise.resolve(tooLarge());
-  }
   return new Promise<Buffer | undefined>((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -46,17 +46,15 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const MAX_TIMEOUT_MS = 3_600_000;
 
 function whole(name: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max) {
+  if (!Number.isInteger(value) || value < min || value > max)
     throw new ConfigError(`emulator: ${name} ${value} is not ${min}..${max}`);
-  }
   return value;
 }
 
 /** An org the paths cannot name could never be reached. */
 function orgName(org: string, what: string): string {
-  if (!NAME_PATTERN.test(org)) {
+  if (!NAME_PATTERN.test(org))
     throw new ConfigError(`emulator: ${what} "${org}" does not match ${NAME_PATTERN.source}`);
-  }
   return org;
 }
 
@@ -79,9 +77,8 @@ export function resolveOptions(options: EmulatorOptions) {
   const host = options.host ?? DEFAULT_HOST;
   if (host.trim() === '') throw new ConfigError('emulator: host must not be empty');
   const profile = options.profile ?? 'spec';
-  if (!PROFILES.includes(profile)) {
+  if (!PROFILES.includes(profile))
     throw new ConfigError(`emulator: profile "${profile}" is not one of ${PROFILES.join(', ')}`);
-  }
   const orgs = (options.orgs ?? []).map((org) => orgName(org, 'org'));
   const faults = patchFaults(options.faults ?? {}, NO_FAULTS);
   if (!faults.ok) {

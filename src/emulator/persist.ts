@@ -90,10 +90,8 @@ export function storeWriter(file: string, snapshot: () => StoreDocument, logger:
     /** Writes any pending change now and waits for it; rejects when the last write failed. */
     async flush(): Promise<void> {
       await write();
-      if (failure !== undefined) {
-        const text = `could not write ${file}: ${errorMessage(failure)}`;
-        throw new Error(text, { cause: failure });
-      }
+      if (failure !== undefined)
+        throw new Error(`could not write ${file}: ${errorMessage(failure)}`, { cause: failure });
     },
   };
 }

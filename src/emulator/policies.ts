@@ -111,9 +111,8 @@ const FORM = z.strictObject({
 /** PUT /api/v2/policies/{org}: 201 created or 200; read by the platform's own form parser. */
 export async function putPolicy({ req, res, org, deps }: Call): Promise<void> {
   const type = req.headers['content-type'];
-  if (type === undefined || mediaType(type) !== 'multipart/form-data') {
+  if (type === undefined || mediaType(type) !== 'multipart/form-data')
     return sendError(res, 415, 'Content-Type must be multipart/form-data');
-  }
   const body = await readBody(req, res, MAX_BODY_BYTES);
   if (body === undefined) return;
   let form: FormData;

@@ -51,9 +51,8 @@ export function matchRoute(path: string, profile: Profile): Route {
   if (admin !== null) return { kind: 'admin', name: admin[1] ?? '' };
   for (const { kind, regex } of MATCHERS) {
     const [matched, org = '', name = ''] = regex.exec(path) ?? [];
-    if (matched !== undefined && (profile === 'kosli' || kind === 'environments')) {
+    if (matched !== undefined && (profile === 'kosli' || kind === 'environments'))
       return { kind, org, name };
-    }
   }
   return { kind: 'none' };
 }

@@ -114,9 +114,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     logger.info({ file: config.dataFile, environments: store.size }, 'data file');
   }
   if (config.orgs === null) logger.warn('no --org given: every organization exists');
-  if (config.tokens === null) {
+  if (config.tokens === null)
     logger.warn('no --token given: any well-formed Bearer token is accepted');
-  }
   const faults = new FaultInjector(config.faults, seed, () => performance.now());
   const stats = new RequestStats(config.requestLogSize);
   const inFlight = inFlightRequests(config.sleep, () =>
@@ -173,9 +172,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     const { path, query } = splitTarget(target);
     const route = matchRoute(path, profile);
     inFlight.track(res);
-    if (route.kind === 'admin') {
+    if (route.kind === 'admin')
       return handleAdmin(req, res, route.name, query, { store, stats, faults, nowSeconds, reset });
-    }
     const shown = shownTarget(target, api.mask, req.headers.authorization);
     const started = performance.now();
     const time = new Date(config.now()).toISOString();

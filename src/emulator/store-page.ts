@@ -44,13 +44,11 @@ function cell(field: string, item: unknown): string {
     const shown = esc(iso.replace(/\.\d+Z$/, 'Z')).replace('T', '<wbr>T');
     return `<time datetime="${esc(iso)}" title="${esc(String(item))}">${shown}</time>`;
   }
-  if (typeof item !== 'string') {
+  if (typeof item !== 'string')
     return `<code>${esc(JSON.stringify(item)).replace(/[,:]/g, '$&<wbr>')}</code>`;
-  }
   if (field === 'description') return `<span class="text">${esc(item)}</span>`;
-  if (field === 'policy_yaml') {
+  if (field === 'policy_yaml')
     return `<code class="text">${item.split('\n').map(esc).join('\n')}</code>`;
-  }
   return `<code>${esc(item)}</code>`;
 }
 

@@ -69,9 +69,8 @@ export class EnvironmentStore {
     const problems = members.flatMap((member) => {
       if (member === name) return [`'${name}' cannot include itself`];
       if (this.#live(org, member) !== undefined) return [];
-      if (this.isArchived(org, member)) {
+      if (this.isArchived(org, member))
         return [`environment '${member}' in organization '${org}' has been archived`];
-      }
       return [`environment '${member}' does not exist in organization '${org}'`];
     });
     return problems.length === 0 ? undefined : problems.join('; ');

@@ -33,9 +33,8 @@ const TAG_CHANGE = jsonObject({
 })
   .partial()
   .superRefine(({ set_tags: set, remove_tags: remove }, ctx) => {
-    if (set === undefined && remove === undefined) {
+    if (set === undefined && remove === undefined)
       ctx.addIssue({ code: 'custom', message: 'give set_tags, remove_tags or both' });
-    }
     const both = remove?.find((key) => set !== undefined && Object.hasOwn(set, key));
     if (both !== undefined) {
       const message = `'${both}' is also in set_tags; a key is set or removed, not both`;

@@ -219,9 +219,7 @@ export class Notifier {
     drained.abort();
     this.#abort.abort(new Error('shutdown'));
     await Promise.all(workers);
-    for (const receiver of this.#receivers) {
-      for (const _ of receiver.queue.splice(0)) this.#count('abandoned');
-    }
+    for (const _ of this.#receivers.flatMap((r) => r.queue.splice(0))) this.#count('abandoned');
     this.#reportQueued();
     await this.#agent.destroy().catch(() => undefined);
   }
