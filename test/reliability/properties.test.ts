@@ -110,6 +110,7 @@ type Env = {
   include_scaling: boolean;
   policies: string[];
 };
+const sortedPolicies = (e: Env): Env => ({ ...e, policies: e.policies.toSorted() });
 
 function manifestSet(
   desired: readonly Env[][],
@@ -199,14 +200,11 @@ describe.each(['spec', 'kosli'] as const)(
           const store = await api.getStore();
           ORGS.forEach((org, i) => {
             // Every declared environment is there, field for field; unmanaged ones are untouched.
-            const declared = (desired[i] ?? []).map((e) => ({
-              ...e,
-              policies: [...e.policies].sort(),
-            }));
+            const declared = (desired[i] ?? []).map(sortedPolicies);
             const names = new Set(declared.map((e) => e.name));
             const untouched = (remote[i] ?? [])
               .filter((r) => !names.has(r.name))
-              .map((r) => ({ ...r, policies: [...r.policies].sort() }));
+              .map(sortedPolicies);
             expect(heldBy(store, org), org).toEqual([...declared, ...untouched].sort(byName));
           });
           // Every declared policy document holds the declared text (trailing newlines aside) and
@@ -349,10 +347,7 @@ describe('property: a random fault schedule', () => {
           successes++;
           const store = await api.getStore();
           ORGS.forEach((org, i) => {
-            const declared = (desired[i] ?? []).map((e) => ({
-              ...e,
-              policies: [...e.policies].sort(),
-            }));
+            const declared = (desired[i] ?? []).map(sortedPolicies);
             const held = heldBy(store, org).filter((h) => declared.some((d) => d.name === h.name));
             expect(held).toEqual(declared.toSorted(byName));
           });
