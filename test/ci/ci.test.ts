@@ -230,7 +230,6 @@ describe('progress', () => {
     await tmp.write('m/acme.yaml', many);
     const env = { ENVSYNC_TOKEN: TOKEN };
     const result = await envsync([...args, '--api-url', api.url], { cwd: tmp.dir, env });
-    expect(result.code).toBe(0);
-    expect(result.stderr).toBe('');
+    expect(result).toMatchObject({ code: 0, stderr: '' });
   });
 });

@@ -385,8 +385,7 @@ describe('the reader itself (src/runtime/read-file.ts)', () => {
       'test file could not be read: it took longer than 20ms (--deadline), and the read was abandoned; check the file system it is on',
     );
     await expect(read).rejects.toBeInstanceOf(FileReadError);
-    expect(abandonedReads()).toBe(1);
-    expect(hung.closed()).toBe(false);
+    expect([abandonedReads(), hung.closed()]).toEqual([1, false]);
     hung.answer();
     await waitFor('the handle closed', () => hung.closed() && abandonedReads() === 0);
   });
