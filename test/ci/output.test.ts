@@ -5,9 +5,9 @@
  */
 import { cp, readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { envsync, envsyncInProcess, inTerminal, startEnvsync } from '../helpers/cli.ts';
-import { spawnEmulator, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { spawnEmulator, startTestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -26,12 +26,8 @@ const lines = (text: string) => text.split(/\r?\n/).filter((line) => line !== ''
 const parsed = (stderr: string) =>
   lines(stderr).map((line) => JSON.parse(line) as Record<string, unknown>);
 
-let api: TestEmulator;
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-beforeAll(async () => {
-  api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
-  tmp = await tempDir();
-});
+const api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
+const tmp = await tempDir();
 afterAll(async () => {
   await api.close();
   await tmp.cleanup();
