@@ -44,8 +44,7 @@ async function oneShot(command: string, dir: string, ...extra: string[]) {
 describe('one-shot commands', () => {
   it('without a terminal: the report on stdout, JSON log lines at warn (an info line does not show); --log-level still wins', async () => {
     const quiet = await envsync(await oneShot('plan', 'warn'), { env });
-    expect(quiet.code).toBe(0);
-    expect(quiet.stdout).toContain('+ create');
+    expect(quiet).toMatchObject({ code: 0, stdout: expect.stringContaining('+ create') });
     expect(parsed(quiet.stderr).map((l) => [l['level'], l['msg']])).toEqual([[40, STATE_WARNING]]);
     // The level, as the format, is chosen from the settings and streams given: `main` here.
     const told = await envsyncInProcess(await oneShot('plan', 'info', '--log-level', 'info'), {
@@ -70,8 +69,7 @@ describe('one-shot commands', () => {
     expect(debug.stderr).not.toContain('\u001b[');
 
     const sync = await envsyncInProcess(await oneShot('sync', 'sync'), { env: pretty });
-    expect(sync.code).toBe(0);
-    expect(sync.stdout).toContain('+ create');
+    expect(sync).toMatchObject({ code: 0, stdout: expect.stringContaining('+ create') });
     expect(sync.stdout).toContain('acme');
     // Only what the report does not show: the state file's warning, and the dialect (said once).
     expect(lines(sync.stderr)).toEqual([

@@ -196,8 +196,7 @@ describe('--org that names nothing', () => {
     const result = await cli(['export', '--api-url', api.url, '--org', 'acme', '--org', 'acmee'], {
       ENVSYNC_TOKEN: TOKEN,
     });
-    expect(result.code).toBe(1);
-    expect(result.stdout).toContain('org: acme\n');
+    expect(result).toMatchObject({ code: 1, stdout: expect.stringContaining('org: acme\n') });
     expect(result.stderr).toContain(
       'envsync export: org acmee: GET /api/v2/environments/acmee: 404',
     );

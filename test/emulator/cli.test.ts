@@ -185,8 +185,7 @@ describe('envsync emulator (process)', () => {
       const result = await envsyncInProcess(['emulator', '--port', port, '--log-level', 'silent'], {
         endsBeforeStart: true,
       });
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain('cannot listen');
+      expect(result).toMatchObject({ code: 1, stderr: expect.stringContaining('cannot listen') });
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));
     }
