@@ -1,21 +1,18 @@
 /** What CI sees: GitHub annotations, the step summary, export, a saved plan's binding, progress. */
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { envsync, envsyncInProcess } from '../helpers/cli.ts';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { startTestEmulator } from '../helpers/emulator.ts';
 import { CLI } from '../helpers/entry.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const TOKEN = 'ci-token-4d5e6f';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
-let api: TestEmulator;
 
 // One emulator for the file, emptied before each test (store, request log, faults).
-beforeAll(async () => {
-  api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
-});
+const api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
 afterAll(() => api.close());
 beforeEach(async () => {
   tmp = await tempDir();
@@ -230,7 +227,6 @@ describe('progress', () => {
     await tmp.write('m/acme.yaml', many);
     const env = { ENVSYNC_TOKEN: TOKEN };
     const result = await envsync([...args, '--api-url', api.url], { cwd: tmp.dir, env });
-    expect(result.code).toBe(0);
-    expect(result.stderr).toBe('');
+    expect(result).toMatchObject({ code: 0, stderr: '' });
   });
 });

@@ -5,9 +5,9 @@
  */
 import { cp, readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { envsync, envsyncInProcess, inTerminal, startEnvsync } from '../helpers/cli.ts';
-import { spawnEmulator, startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { spawnEmulator, startTestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -26,12 +26,8 @@ const lines = (text: string) => text.split(/\r?\n/).filter((line) => line !== ''
 const parsed = (stderr: string) =>
   lines(stderr).map((line) => JSON.parse(line) as Record<string, unknown>);
 
-let api: TestEmulator;
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-beforeAll(async () => {
-  api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
-  tmp = await tempDir();
-});
+const api = await startTestEmulator({ profile: 'kosli', tokens: [{ token: TOKEN, orgs: null }] });
+const tmp = await tempDir();
 afterAll(async () => {
   await api.close();
   await tmp.cleanup();
@@ -48,8 +44,7 @@ async function oneShot(command: string, dir: string, ...extra: string[]) {
 describe('one-shot commands', () => {
   it('without a terminal: the report on stdout, JSON log lines at warn (an info line does not show); --log-level still wins', async () => {
     const quiet = await envsync(await oneShot('plan', 'warn'), { env });
-    expect(quiet.code).toBe(0);
-    expect(quiet.stdout).toContain('+ create');
+    expect(quiet).toMatchObject({ code: 0, stdout: expect.stringContaining('+ create') });
     expect(parsed(quiet.stderr).map((l) => [l['level'], l['msg']])).toEqual([[40, STATE_WARNING]]);
     // The level, as the format, is chosen from the settings and streams given: `main` here.
     const told = await envsyncInProcess(await oneShot('plan', 'info', '--log-level', 'info'), {
@@ -74,8 +69,7 @@ describe('one-shot commands', () => {
     expect(debug.stderr).not.toContain('\u001b[');
 
     const sync = await envsyncInProcess(await oneShot('sync', 'sync'), { env: pretty });
-    expect(sync.code).toBe(0);
-    expect(sync.stdout).toContain('+ create');
+    expect(sync).toMatchObject({ code: 0, stdout: expect.stringContaining('+ create') });
     expect(sync.stdout).toContain('acme');
     // Only what the report does not show: the state file's warning, and the dialect (said once).
     expect(lines(sync.stderr)).toEqual([

@@ -6,23 +6,19 @@
  * refused --org) is a real child process, for its exit code and stdio.
  */
 import { writeFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { envsync, envsyncInProcess } from '../helpers/cli.ts';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
+import { startTestEmulator } from '../helpers/emulator.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const ACME = 'org: acme\nenvironments:\n  - name: dev\n    type: K8S\n    description: d\n';
 const TOKEN = 'daily-cli-token';
 
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-let api: TestEmulator;
-beforeAll(async () => {
-  tmp = await tempDir();
-  await tmp.write('manifests/acme.yaml', ACME);
-  await tmp.write('manifests/globex.yaml', ACME.replace('acme', 'globex'));
-  // Only acme exists in this service: any other org is answered 404.
-  api = await startTestEmulator({ orgs: ['acme'], tokens: [{ token: TOKEN, orgs: null }] });
-});
+const tmp = await tempDir();
+await tmp.write('manifests/acme.yaml', ACME);
+await tmp.write('manifests/globex.yaml', ACME.replace('acme', 'globex'));
+// Only acme exists in this service: any other org is answered 404.
+const api = await startTestEmulator({ orgs: ['acme'], tokens: [{ token: TOKEN, orgs: null }] });
 afterAll(async () => {
   await api.close();
   await tmp.cleanup();
@@ -200,8 +196,7 @@ describe('--org that names nothing', () => {
     const result = await cli(['export', '--api-url', api.url, '--org', 'acme', '--org', 'acmee'], {
       ENVSYNC_TOKEN: TOKEN,
     });
-    expect(result.code).toBe(1);
-    expect(result.stdout).toContain('org: acme\n');
+    expect(result).toMatchObject({ code: 1, stdout: expect.stringContaining('org: acme\n') });
     expect(result.stderr).toContain(
       'envsync export: org acmee: GET /api/v2/environments/acmee: 404',
     );

@@ -53,6 +53,9 @@ function daemonStatus(overrides: Partial<DaemonStatus> = {}): DaemonStatus {
 const page = (status: Partial<DaemonStatus> = {}, extra: Partial<StatusPageModel> = {}) =>
   renderStatusPage(model(daemonStatus(status), extra));
 
+/** The page of one org, acme, with `overrides`. */
+const acmePage = (overrides: Partial<OrgEntry>) => page({ orgs: { acme: orgStatus(overrides) } });
+
 function model(status: DaemonStatus, extra: Partial<StatusPageModel> = {}): StatusPageModel {
   return {
     status,
@@ -219,7 +222,7 @@ describe('the status page renderer', () => {
   });
 
   it.each(ORG_STATES)('shows the state %j as the badge and the colour of its card', (state) => {
-    const html = page({ orgs: { acme: orgStatus({ state }) } });
+    const html = acmePage({ state });
     const acme = card(html, 'acme');
     const className = /^<section class="card (st-[a-z-]+)/.exec(acme)?.[1];
     expect(acme).toContain(`<span class="badge ${className}">${state}</span>`);
@@ -230,12 +233,8 @@ describe('the status page renderer', () => {
   });
 
   it.each(ROW_STATES)('shows an environment in the state %j with its type', (state) => {
-    const html = page({
-      orgs: {
-        acme: orgStatus({
-          environments: [{ name: 'prod', type: 'K8S', state, compliance: 'non-compliant' }],
-        }),
-      },
+    const html = acmePage({
+      environments: [{ name: 'prod', type: 'K8S', state, compliance: 'non-compliant' }],
     });
     expect(rows(card(html, 'acme'), 'envs')).toEqual([['prod', 'K8S', state, 'non-compliant']]);
     expect(card(html, 'acme')).toContain(`<span class="badge st-`);
@@ -360,21 +359,17 @@ describe('the status page renderer', () => {
   });
 
   it('lists the pending changes: environment, action, fields and error, and says how many more there are', () => {
-    const html = page({
-      orgs: {
-        acme: orgStatus({
-          pending: 60,
-          pendingChanges: [
-            change('prod', { action: 'create', fields: { type: { from: null, to: 'K8S' } } }),
-            change('stage', { result: 'failed', error: 'the service said 422' }),
-            change('dev', {
-              action: 'unverified',
-              fields: { policies: { from: null, to: ['pci'], notShown: true } },
-              unknown: ['policies'],
-            }),
-          ],
+    const html = acmePage({
+      pending: 60,
+      pendingChanges: [
+        change('prod', { action: 'create', fields: { type: { from: null, to: 'K8S' } } }),
+        change('stage', { result: 'failed', error: 'the service said 422' }),
+        change('dev', {
+          action: 'unverified',
+          fields: { policies: { from: null, to: ['pci'], notShown: true } },
+          unknown: ['policies'],
         }),
-      },
+      ],
     });
     expect(rows(html, 'pending')).toEqual([
       ['prod', 'create', 'planned', 'type = "K8S"', ''],
@@ -391,22 +386,18 @@ describe('the status page renderer', () => {
 
   it('lists policies and tags sent through their own operations a line each, escaped', () => {
     const hostile = '<script>x</script>';
-    const html = page({
-      orgs: {
-        acme: orgStatus({
-          pending: 1,
-          pendingChanges: [
-            change('prod', {
-              fields: {
-                policies: { from: ['legacy'], to: ['pci'] },
-                tags: { from: { env: 'dev', old: 'x' }, to: { env: 'prod', [hostile]: 'a' } },
-              },
-              policies: { attach: ['pci'], detach: ['legacy'] },
-              tags: { set: { env: 'prod', [hostile]: 'a' }, remove: ['old'] },
-            }),
-          ],
+    const html = acmePage({
+      pending: 1,
+      pendingChanges: [
+        change('prod', {
+          fields: {
+            policies: { from: ['legacy'], to: ['pci'] },
+            tags: { from: { env: 'dev', old: 'x' }, to: { env: 'prod', [hostile]: 'a' } },
+          },
+          policies: { attach: ['pci'], detach: ['legacy'] },
+          tags: { set: { env: 'prod', [hostile]: 'a' }, remove: ['old'] },
         }),
-      },
+      ],
     });
     expect(html).toContain(
       '+ policy <code>pci</code><br>- policy <code>legacy</code><br>' +

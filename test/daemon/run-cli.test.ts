@@ -139,8 +139,7 @@ describe('envsync run as a process', () => {
       cwd: tmp.dir,
       endsBeforeStart: true,
     });
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('no API address');
+    expect(missing).toMatchObject({ code: 1, stderr: expect.stringContaining('no API address') });
 
     const demo = startRun(['--emulator'], false);
     const url = await demo.listenUrl();

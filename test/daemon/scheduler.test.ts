@@ -70,8 +70,7 @@ describe('PassScheduler', () => {
     await stopped;
     expect(finished).toBe(true);
     scheduler.now('after stop');
-    expect(scheduler.running).toBe(false);
-    expect(clock.pending).toBe(0);
+    expect([scheduler.running, clock.pending]).toEqual([false, 0]);
   });
 });
 

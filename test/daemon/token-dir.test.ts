@@ -41,6 +41,7 @@ async function writeWorld(): Promise<void> {
   await world.tmp.write('tokens/beta', `${BETA_TOKEN}\n`);
 }
 
+/** A daemon over the temp folder, its first pass done. */
 async function daemon(token?: string) {
   const started = await startTestDaemon({
     apiUrl: world.api.url,
@@ -50,6 +51,8 @@ async function daemon(token?: string) {
     flags: { manifests: 'manifests', state: 'state.json' },
   });
   world.cleanups.push(() => started.stop());
+  await waitFor('a pass', () => started.passes() >= 1, WAIT);
+  await started.daemon.idle();
   return started;
 }
 
@@ -66,8 +69,6 @@ describe('envsync run with --token-dir', () => {
   it('sends each org its own token; /status says where each came from', async () => {
     await writeWorld();
     const d = await daemon(DEFAULT_TOKEN);
-    await waitFor('a pass', () => d.passes() >= 1, WAIT);
-    await d.daemon.idle();
     expect(orgsOf(await status(d.url))).toEqual({
       acme: ['ok', 'token-dir:acme'],
       beta: ['ok', 'token-dir:beta'],
@@ -88,8 +89,6 @@ describe('envsync run with --token-dir', () => {
     // acme's file holds the wrong org's token, and gamma has none.
     await world.tmp.write('tokens/acme', BETA_TOKEN);
     const d = await daemon();
-    await waitFor('a pass', () => d.passes() >= 1, WAIT);
-    await d.daemon.idle();
     const first = await status(d.url);
     expect(orgsOf(first)).toEqual({
       acme: ['failed', 'token-dir:acme'],

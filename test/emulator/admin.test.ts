@@ -1,14 +1,11 @@
 /** The admin endpoints under /_emulator/: stats, request log, store, faults, reset. */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { isLoopback } from '../../src/emulator/http.ts';
 import { send, startTestEmulator } from '../helpers/emulator.ts';
-import type { JsonResponse, SendOptions, TestEmulator } from '../helpers/emulator.ts';
+import type { JsonResponse, SendOptions } from '../helpers/emulator.ts';
 import { VALID } from './api-client.ts';
 
-let emu: TestEmulator;
-beforeAll(async () => {
-  emu = await startTestEmulator({ orgs: ['acme', 'beta'], seed: 9, requestLogSize: 5 });
-});
+const emu = await startTestEmulator({ orgs: ['acme', 'beta'], seed: 9, requestLogSize: 5 });
 afterAll(() => emu.close());
 beforeEach(() => emu.reset());
 

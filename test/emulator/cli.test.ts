@@ -72,8 +72,7 @@ describe('envsync emulator (process)', () => {
     await waitFor(inFlightNow, 'the PUT to arrive');
     const exit = emu.stop('SIGTERM');
     const response = await inFlight;
-    expect(response.status).toBe(201);
-    expect(response.headers.connection).toBe('close');
+    expect([response.status, response.headers.connection]).toEqual([201, 'close']);
     expect(await exit).toEqual({ code: 0, signal: null });
     const saved: unknown = JSON.parse(await readFile(file, 'utf8'));
     expect(saved).toMatchObject({ orgs: { acme: [expect.objectContaining({ name: 'prod' })] } });
@@ -136,8 +135,7 @@ describe('envsync emulator (process)', () => {
   it('rejects an unknown flag: exit 1, usage on stderr, nothing on stdout', async () => {
     // Refused while the flags are read, before any server or signal handler: in this process.
     const result = await envsyncInProcess(['emulator', '--bogus'], { endsBeforeStart: true });
-    expect(result.code).toBe(1);
-    expect(result.stdout).toBe('');
+    expect(result).toMatchObject({ code: 1, stdout: '' });
     expect(result.stderr).toContain('--bogus');
     expect(result.stderr).toContain('Usage: envsync emulator');
     expect(result.stderr).toContain('envsync emulator --help');
@@ -161,7 +159,7 @@ describe('envsync emulator (process)', () => {
   ])('rejects %j with exit 1 naming the flag', async (args, flag) => {
     // Refused while the flags are read, before any server or signal handler: in this process.
     const result = await envsyncInProcess(['emulator', ...args], { endsBeforeStart: true });
-    expect([result.code, result.stdout]).toEqual([1, '']);
+    expect(result).toMatchObject({ code: 1, stdout: '' });
     expect(result.stderr).toContain(flag);
   });
 
@@ -173,8 +171,7 @@ describe('envsync emulator (process)', () => {
       ['emulator', '--port', '0', '--data', file, '--log-level', 'silent'],
       { endsBeforeStart: true },
     );
-    expect(result.code).toBe(1);
-    expect(result.stdout).toBe('');
+    expect(result).toMatchObject({ code: 1, stdout: '' });
     expect(result.stderr).toContain(file);
     expect(result.stderr).toContain('not valid JSON');
   });
@@ -188,8 +185,7 @@ describe('envsync emulator (process)', () => {
       const result = await envsyncInProcess(['emulator', '--port', port, '--log-level', 'silent'], {
         endsBeforeStart: true,
       });
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain('cannot listen');
+      expect(result).toMatchObject({ code: 1, stderr: expect.stringContaining('cannot listen') });
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));
     }

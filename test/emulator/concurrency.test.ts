@@ -1,14 +1,10 @@
 /** Many writers at once: every write lands exactly once. */
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { send, startTestEmulator } from '../helpers/emulator.ts';
-import type { TestEmulator } from '../helpers/emulator.ts';
 
-let emu: TestEmulator;
-beforeAll(async () => {
-  emu = await startTestEmulator({ orgs: ['acme'], tokens: [{ token: 't', orgs: ['acme'] }] });
-});
+const emu = await startTestEmulator({ orgs: ['acme'], tokens: [{ token: 't', orgs: ['acme'] }] });
 afterAll(() => emu.close());
 beforeEach(() => emu.reset());
 

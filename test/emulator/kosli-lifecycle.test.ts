@@ -2,10 +2,9 @@
  * An environment's life in the kosli profile: concurrent creates of one name (409), archiving, an
  * archived name created again, and renaming.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { TestEmulator } from '../helpers/emulator.ts';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { entriesOf, heldSleep, NOW_MS, policyForm, startKosli } from './api-client.ts';
-import { VALID, VALIDATION_FAILED, type ApiClient } from './api-client.ts';
+import { VALID, VALIDATION_FAILED } from './api-client.ts';
 
 const archived = (name: string, org = 'acme') => ({
   message: `Environment named '${name}' in organization '${org}' has been archived`,
@@ -17,12 +16,8 @@ const missing = (name: string) => ({
 /** The waits the emulator begins (a create's hold), each lasting until the test releases it. */
 const holds = heldSleep();
 
-let emu: TestEmulator;
-let api: ApiClient;
 let nowMs = NOW_MS;
-beforeAll(async () => {
-  ({ emu, api } = await startKosli(() => nowMs, { sleep: holds.sleep }));
-});
+const { emu, api } = await startKosli(() => nowMs, { sleep: holds.sleep });
 afterAll(() => emu.close());
 beforeEach(async () => {
   nowMs = NOW_MS;

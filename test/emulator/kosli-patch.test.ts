@@ -2,18 +2,12 @@
  * The kosli profile's `PATCH /api/v2/environments/{org}/{name}`: the fields given change, the
  * others stay; `""` clears a description (the PUT keeps it); every problem with the body is a 422.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { TestEmulator } from '../helpers/emulator.ts';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { entriesOf, NOW_MS, RULE, startKosli, VALID, VALIDATION_FAILED } from './api-client.ts';
-import type { ApiClient } from './api-client.ts';
 
 const PROD = { ...VALID, require_provenance: true, policies: ['p'] };
 
-let emu: TestEmulator;
-let api: ApiClient;
-beforeAll(async () => {
-  ({ emu, api } = await startKosli(() => NOW_MS));
-});
+const { emu, api } = await startKosli(() => NOW_MS);
 afterAll(() => emu.close());
 beforeEach(async () => {
   await emu.reset();

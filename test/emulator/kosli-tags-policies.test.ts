@@ -3,11 +3,10 @@
  * and the multipart PUT of /api/v2/policies/{org}) and attaching them to environments (POST and
  * DELETE /api/v2/environments/{org}/{name}/policies), and the documents in the admin store.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { send } from '../helpers/emulator.ts';
-import type { TestEmulator } from '../helpers/emulator.ts';
 import { entriesOf, errorsOf, multipart, NOW_MS, policyForm, startKosli } from './api-client.ts';
-import { TOKEN, VALID, VALIDATION_FAILED, type ApiClient } from './api-client.ts';
+import { TOKEN, VALID, VALIDATION_FAILED } from './api-client.ts';
 
 const PAYLOAD = { name: 'baseline', description: 'The baseline', type: 'env', comment: 'first' };
 const YAML =
@@ -20,12 +19,8 @@ const version = (n: number, yaml: string, at: number) => ({
   created_by: 'envsync-emulator',
 });
 
-let emu: TestEmulator;
-let api: ApiClient;
 let nowMs = NOW_MS;
-beforeAll(async () => {
-  ({ emu, api } = await startKosli(() => nowMs));
-});
+const { emu, api } = await startKosli(() => nowMs);
 afterAll(() => emu.close());
 beforeEach(async () => {
   nowMs = NOW_MS;

@@ -3,12 +3,12 @@
  * null), the retired `include_scaling`, the name rule, members of logical environments, the
  * listing's fields and pages, and the read of one environment.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/index.ts';
 import { ConfigError } from '../../src/runtime/errors.ts';
-import type { JsonResponse, TestEmulator } from '../helpers/emulator.ts';
+import type { JsonResponse } from '../helpers/emulator.ts';
 import { entriesOf, exactly, NOW_MS, RULE, startKosli, VALID } from './api-client.ts';
-import { VALIDATION_FAILED, type ApiClient } from './api-client.ts';
+import { VALIDATION_FAILED } from './api-client.ts';
 
 const NINE = 'K8S, S3, logical, ECS, lambda, server, docker, azure-apps, cloud-run';
 const LISTING_FIELDS = (
@@ -16,12 +16,8 @@ const LISTING_FIELDS = (
   'last_reported_at name org policies state tags type'
 ).split(' ');
 
-let emu: TestEmulator;
-let api: ApiClient;
 let nowMs = NOW_MS;
-beforeAll(async () => {
-  ({ emu, api } = await startKosli(() => nowMs));
-});
+const { emu, api } = await startKosli(() => nowMs);
 afterAll(() => emu.close());
 beforeEach(async () => {
   nowMs = NOW_MS + 250;

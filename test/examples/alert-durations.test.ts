@@ -118,10 +118,7 @@ describe('examples/kubernetes/monitoring/prometheusrule.yaml: alert durations', 
   );
 
   it('reads durations, ranges, ages and stated times as Prometheus and a reader would', () => {
-    expect(durationMinutes('30m')).toBe(30);
-    expect(durationMinutes('1h30m')).toBe(90);
-    expect(durationMinutes('90s')).toBe(1.5);
-    expect(durationMinutes(undefined)).toBe(0);
+    expect(['30m', '1h30m', '90s', undefined].map(durationMinutes)).toEqual([30, 90, 1.5, 0]);
     expect(() => durationMinutes('30 minutes')).toThrow(/not a Prometheus duration/);
     const rule = (expr: string, wait?: string): AlertRule => ({
       alert: 'A',

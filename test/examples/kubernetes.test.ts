@@ -255,12 +255,10 @@ describe('examples/kubernetes', () => {
       (readKustomization(path.join(DIR, folder)).resources ?? []).map((r) => `${folder}/${r}`);
     const base = readKustomization(path.join(DIR, 'base'));
     const monitoring = readKustomization(path.join(DIR, 'monitoring'));
-    expect(base.kind).toBe('Kustomization');
-    expect(monitoring.kind).toBe('Component');
+    expect([base.kind, monitoring.kind]).toEqual(['Kustomization', 'Component']);
     // settings/ is a component with no object of its own: it changes base/'s.
     const settings = readKustomization(path.join(DIR, 'settings'));
-    expect(settings.kind).toBe('Component');
-    expect(settings.resources).toBeUndefined();
+    expect([settings.kind, settings.resources]).toEqual(['Component', undefined]);
     // Nothing left beside them: the Secrets are created from files (their placeholders aside).
     expect([...listed('base'), ...listed('monitoring'), 'secret.example.yaml'].sort()).toEqual(
       objectFiles(DIR),
@@ -280,8 +278,7 @@ describe('examples/kubernetes', () => {
       // The CLI's own parser, run's (strict, with run's flag set, booleans refusing values); --help
       // ends the run before it starts anything, so it runs in this process.
       const result = await envsyncInProcess([...args, '--help'], { endsBeforeStart: true });
-      expect(result.stderr).toBe('');
-      expect(result.code).toBe(0);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
       expect(result.stdout).toContain('Usage: envsync run');
     },
   );
@@ -403,8 +400,7 @@ describe('examples/kubernetes', () => {
       const secret = secretNamed(secretVolume?.secretName ?? '');
       // With a subPath the kubelet never updates the files after a rotation; with `items`, an
       // org's key added to the Secret would never reach the pod.
-      expect(mount?.subPath).toBeUndefined();
-      expect(mount?.readOnly).toBe(true);
+      expect([mount?.subPath, mount?.readOnly]).toEqual([undefined, true]);
       expect(secretVolume?.items).toBeUndefined();
       const keys = [...Object.keys(secret.stringData ?? {}), ...Object.keys(secret.data ?? {})];
       // Each key is a file envsync reads as that org's token: a name an org may have.
@@ -469,11 +465,9 @@ describe('examples/kubernetes', () => {
 
   it('one replica never runs two reconcilers at once', () => {
     // A StatefulSet never runs two pods with one ordinal, not even during an update.
-    expect(single.kind).toBe('StatefulSet');
-    expect(single.spec.replicas).toBe(1);
+    expect([single.kind, single.spec.replicas]).toEqual(['StatefulSet', 1]);
     const flags = runFlags(single);
-    expect(flags['shard-count']).toBeUndefined();
-    expect(flags['shard-from-hostname']).toBeUndefined();
+    expect([flags['shard-count'], flags['shard-from-hostname']]).toEqual([undefined, undefined]);
   });
 
   it('sharded gives each replica its own shard, by its pod name, behind the headless Service', () => {
@@ -509,8 +503,7 @@ describe('examples/kubernetes', () => {
     const budget = one('PodDisruptionBudget') as PodDisruptionBudget;
     // The StatefulSet's pods, and only those.
     expect(budget.spec.selector.matchLabels).toEqual(single.spec.selector.matchLabels);
-    expect(budget.spec.maxUnavailable).toBe(1);
-    expect(budget.spec.minAvailable).toBeUndefined();
+    expect([budget.spec.maxUnavailable, budget.spec.minAvailable]).toEqual([1, undefined]);
     // Unready pods (every org failing while the API is down) must not block the drain either.
     expect(budget.spec.unhealthyPodEvictionPolicy).toBe('AlwaysAllow');
   });

@@ -197,8 +197,7 @@ describe('a file envsync reads that is not a regular file, or too large: refused
     await (typeof make === 'string' ? fifo(make) : make());
     // The emulator opens --data from the process's working directory: its own, in a child.
     const result = await (args()[0] === 'emulator' ? run : runHere)(args());
-    expect(result.stderr).toContain(message());
-    expect(result.code).toBe(1);
+    expect(result).toMatchObject({ code: 1, stderr: expect.stringContaining(message()) });
     expect(await api.getRequests()).toEqual([]);
   });
 });
@@ -224,12 +223,10 @@ describe('a FIFO in the manifests folder: a located problem, never skipped, neve
     await fifo('manifests/pipe.yaml');
     const problem = `manifests/pipe.yaml:1:1 is ${FIFO}: a manifest must be a file; remove it, or leave it out with .envsyncignore`;
     const validate = await run(['validate', '--manifests', 'manifests']);
-    expect(validate.stdout).toContain(problem);
-    expect(validate.code).toBe(1);
+    expect(validate).toMatchObject({ code: 1, stdout: expect.stringContaining(problem) });
 
     const sync = await run(['sync', ...apiArgs(), '--state', 'state.json']);
-    expect(sync.stdout).toContain(problem);
-    expect(sync.code).toBe(1);
+    expect(sync).toMatchObject({ code: 1, stdout: expect.stringContaining(problem) });
     expect(Object.keys((await api.getStore()).orgs).sort()).toEqual(['acme', 'beta']);
   });
 
@@ -385,8 +382,7 @@ describe('the reader itself (src/runtime/read-file.ts)', () => {
       'test file could not be read: it took longer than 20ms (--deadline), and the read was abandoned; check the file system it is on',
     );
     await expect(read).rejects.toBeInstanceOf(FileReadError);
-    expect(abandonedReads()).toBe(1);
-    expect(hung.closed()).toBe(false);
+    expect([abandonedReads(), hung.closed()]).toEqual([1, false]);
     hung.answer();
     await waitFor('the handle closed', () => hung.closed() && abandonedReads() === 0);
   });

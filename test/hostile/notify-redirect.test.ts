@@ -12,7 +12,7 @@ import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'Nt9redir-Kq4Zx7Lm2';
 /** A safety net for a loaded machine, not a timing. */
-const WAIT_MS = 60_000;
+const WAIT = { timeoutMs: 60_000 };
 
 const world = useDaemonWorld([{ token: TOKEN, orgs: null }]);
 
@@ -31,9 +31,13 @@ async function daemonNotifying(behaviour: Behaviour) {
   return { d, receiver };
 }
 
-async function failed(d: Awaited<ReturnType<typeof startTestDaemon>>): Promise<number> {
-  const text = await (await request(`${d.url}/metrics`)).body.text();
-  return Number(/^envsync_notifications_total\{result="failed"\} (\d+)/m.exec(text)?.[1] ?? 0);
+/** Waits until `d` has counted `n` failed notifications. */
+async function failed(d: Awaited<ReturnType<typeof startTestDaemon>>, n: number): Promise<void> {
+  const count = async () => {
+    const text = await (await request(`${d.url}/metrics`)).body.text();
+    return Number(/^envsync_notifications_total\{result="failed"\} (\d+)/m.exec(text)?.[1] ?? 0);
+  };
+  await waitFor(`${n} failed notification(s)`, async () => (await count()) === n, WAIT);
 }
 
 const notifyLines = (d: Awaited<ReturnType<typeof startTestDaemon>>) =>
@@ -44,9 +48,7 @@ const REDIRECT = { status: 307, headers: { location: 'http://127.0.0.1:9/elsewhe
 describe('a receiver answering with a redirect', () => {
   it('fails the notification at once, and the log says it is a redirect, not retried', async () => {
     const { d, receiver } = await daemonNotifying(() => REDIRECT);
-    await waitFor('the notification failed', async () => (await failed(d)) === 1, {
-      timeoutMs: WAIT_MS,
-    });
+    await failed(d, 1);
     expect(receiver.all).toHaveLength(1);
     const lines = notifyLines(d);
     expect(lines).toHaveLength(1);
@@ -60,14 +62,10 @@ describe('a receiver answering with a redirect', () => {
 
   it('after failures that are retried, logs again when the receiver starts redirecting', async () => {
     const { d, receiver } = await daemonNotifying((n) => (n < 3 ? { status: 503 } : REDIRECT));
-    await waitFor('the first notification failed', async () => (await failed(d)) === 1, {
-      timeoutMs: WAIT_MS,
-    });
+    await failed(d, 1);
     expect(receiver.all).toHaveLength(3);
     await writeFile(world.tmp.path('manifests/acme.yaml'), invalid('k9s'));
-    await waitFor('the second notification failed', async () => (await failed(d)) === 2, {
-      timeoutMs: WAIT_MS,
-    });
+    await failed(d, 2);
     expect(receiver.all).toHaveLength(4);
     const messages = notifyLines(d).map((l) => String(l['msg']));
     expect(messages).toHaveLength(2);

@@ -361,14 +361,12 @@ describe('notifications from a real daemon to a real receiver on loopback', () =
     await pass(d);
     await pass(d);
     expect(d.passes()).toBe(before + 2);
-    expect(d.daemon.status().lastPass?.result).toBe('failed');
-    expect(slow.hanging()).toBe(1);
+    expect([d.daemon.status().lastPass?.result, slow.hanging()]).toEqual(['failed', 1]);
     // The stop waits a bounded drain time, then abandons what is left.
     const stopped = await Promise.race([
       d.stop().then(() => 'stopped'),
       new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting')),
     ]);
-    expect(stopped).toBe('stopped');
-    expect(d.daemon.status().notifications?.abandoned).toBe(1);
+    expect([stopped, d.daemon.status().notifications?.abandoned]).toEqual(['stopped', 1]);
   });
 });

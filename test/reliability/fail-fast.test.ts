@@ -123,8 +123,7 @@ describe('a wrong port: the connection is refused', { timeout: 120_000 }, () => 
   it('export says it once on stderr, with the hint, and exits 1', async () => {
     const url = await closedPortUrl();
     const result = await run(args('export', url, QUICK));
-    expect(result.code).toBe(1);
-    expect(result.stdout).toBe('');
+    expect(result).toMatchObject({ code: 1, stdout: '' });
     expect(result.stderr).toBe(
       `envsync export: all 3 orgs failed the same way: the API at ${new URL(url).host} refused the connection (ECONNREFUSED). ${REFUSED_HINT} (orgs: acme, beta, gamma)\n`,
     );
@@ -184,15 +183,12 @@ describe('a host name that does not resolve', { timeout: 120_000 }, () => {
     expect(result.stdout).toMatch(
       /^error: all 3 orgs failed the same way: the API's host name api\.envsync-test\.invalid (does not resolve \(ENOTFOUND\)|could not be resolved \(EAI_AGAIN\))\n {2}Is --api-url right\? Check the host name/,
     );
-    expect(count(result.stdout, NOWHERE)).toBe(1);
-    expect(result.stderr).toBe('');
+    expect([count(result.stdout, NOWHERE), result.stderr]).toEqual([1, '']);
   });
 
   it('export says it once on stderr, with the hint, and exits 1', async () => {
     const result = await run(args('export', `https://${NOWHERE}`, QUICK));
-    expect(result.code).toBe(1);
-    expect(result.stdout).toBe('');
-    expect(count(result.stderr, NOWHERE)).toBe(1);
+    expect([result.code, result.stdout, count(result.stderr, NOWHERE)]).toEqual([1, '', 1]);
     expect(result.stderr).toContain(DNS_HINT);
   });
 });

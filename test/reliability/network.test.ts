@@ -208,8 +208,7 @@ describe('network boundaries', () => {
       const attempt = () =>
         envsyncInProcess(viaFlag ? [...args, '--api-url', url] : args, { env, cwd: tmp.dir });
       const { result, calls } = await watchNetwork(attempt, { offMachine: 'block' });
-      expect(result.code).toBe(1);
-      expect(result.stdout).toBe('');
+      expect(result).toMatchObject({ code: 1, stdout: '' });
       expect(result.stderr).toContain('plain http://');
       expect(result.stderr).toContain('--insecure-http');
       expectNoCrash(result);

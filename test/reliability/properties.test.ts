@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import pino from 'pino';
 import { stringify } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/runtime/system-clock.ts';
 import { createClient } from '../../src/api/client.ts';
 import { DEFAULT_RETRY_POLICY } from '../../src/api/retry-policy.ts';
@@ -21,25 +21,19 @@ const logger = pino({ level: 'silent' });
 const ORGS = ['acme', 'beta', 'gamma'];
 const POLICIES = ['pci', 'sox', 'baseline', 'gdpr'];
 
-let tmp: Awaited<ReturnType<typeof tempDir>>;
-const emulators: Partial<Record<'spec' | 'kosli', TestEmulator>> = {};
-
-beforeAll(async () => {
-  tmp = await tempDir();
-  emulators.spec = await startTestEmulator({
-    profile: 'spec',
-    tokens: [{ token: TOKEN, orgs: null }],
-  });
-  emulators.kosli = await startTestEmulator({
+const tmp = await tempDir();
+const emulators = {
+  spec: await startTestEmulator({ profile: 'spec', tokens: [{ token: TOKEN, orgs: null }] }),
+  kosli: await startTestEmulator({
     profile: 'kosli',
     tokens: [{ token: TOKEN, orgs: null }],
     // Attaching a policy needs its document: each org has those of every policy drawn below.
     policyDocuments: Object.fromEntries(ORGS.map((org) => [org, POLICIES])),
-  });
-});
+  }),
+};
 afterAll(async () => {
-  await emulators.spec?.close();
-  await emulators.kosli?.close();
+  await emulators.spec.close();
+  await emulators.kosli.close();
   await tmp.cleanup();
 });
 
@@ -110,6 +104,7 @@ type Env = {
   include_scaling: boolean;
   policies: string[];
 };
+const sortedPolicies = (e: Env): Env => ({ ...e, policies: e.policies.toSorted() });
 
 function manifestSet(
   desired: readonly Env[][],
@@ -180,7 +175,6 @@ describe.each(['spec', 'kosli'] as const)(
       await fc.assert(
         fc.asyncProperty(world(profile === 'kosli'), async ({ desired, remote, documents }) => {
           const api = emulators[profile];
-          if (api === undefined) throw new Error('no emulator');
           const held = HELD_DOCUMENTS.map((doc) => ({
             name: doc,
             versions: [{ policy_yaml: HELD_TEXT }],
@@ -199,14 +193,11 @@ describe.each(['spec', 'kosli'] as const)(
           const store = await api.getStore();
           ORGS.forEach((org, i) => {
             // Every declared environment is there, field for field; unmanaged ones are untouched.
-            const declared = (desired[i] ?? []).map((e) => ({
-              ...e,
-              policies: [...e.policies].sort(),
-            }));
+            const declared = (desired[i] ?? []).map(sortedPolicies);
             const names = new Set(declared.map((e) => e.name));
             const untouched = (remote[i] ?? [])
               .filter((r) => !names.has(r.name))
-              .map((r) => ({ ...r, policies: [...r.policies].sort() }));
+              .map(sortedPolicies);
             expect(heldBy(store, org), org).toEqual([...declared, ...untouched].sort(byName));
           });
           // Every declared policy document holds the declared text (trailing newlines aside) and
@@ -320,7 +311,6 @@ describe('property: the loader never throws', () => {
 describe('property: a random fault schedule', () => {
   it('never leaves the service different from the manifests once sync reports success', async () => {
     const api = emulators.spec;
-    if (api === undefined) throw new Error('no emulator');
     const faults = fc.record({
       seed: fc.integer({ min: 0, max: 2 ** 31 }),
       failRate: fc.double({ min: 0, max: 0.5, noNaN: true }),
@@ -349,10 +339,7 @@ describe('property: a random fault schedule', () => {
           successes++;
           const store = await api.getStore();
           ORGS.forEach((org, i) => {
-            const declared = (desired[i] ?? []).map((e) => ({
-              ...e,
-              policies: [...e.policies].sort(),
-            }));
+            const declared = (desired[i] ?? []).map(sortedPolicies);
             const held = heldBy(store, org).filter((h) => declared.some((d) => d.name === h.name));
             expect(held).toEqual(declared.toSorted(byName));
           });
