@@ -1,4 +1,5 @@
 /** The value parsers of the settings tables: whatever the source, an error names the flag. */
+import { isLoopbackHost } from './api-url.ts';
 import * as z from 'zod';
 import { parseWindow } from '../core/windows.ts';
 import { splitNotifyUrl } from '../notify/format.ts';
@@ -211,12 +212,14 @@ export const notifyUrls = parser((raw, name) => {
   return list;
 }, LIST);
 
-/** An http(s) URL without a query or a trailing slash; `what` says which to give. */
-const httpUrl = (what: string) =>
+/** An http(s) URL (https if it gets a token and leaves the machine), no query or trailing slash. */
+const httpUrl = (what: string, sendsToken = false) =>
   parser((raw, name) => {
     const parsed = URL.parse(asText(raw, name).trim());
     if (parsed === null || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:'))
       throw refused(name, raw, `is not an http(s) URL; give ${what}`);
+    if (sendsToken && parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname))
+      throw refused(name, raw, `would send the token in clear text (http); give ${what}`);
     parsed.search = '';
     parsed.hash = '';
     return parsed.href.replace(/\/+$/, '');
@@ -226,4 +229,4 @@ const httpUrl = (what: string) =>
 export const publicUrl = httpUrl(
   'the address people open the status page at, e.g. https://envsync.example.com',
 );
-export const githubApiUrl = httpUrl("GitHub's API, e.g. https://github.example.com/api/v3");
+export const githubApiUrl = httpUrl("GitHub's API, e.g. https://github.example.com/api/v3", true);

@@ -42,6 +42,8 @@ describe('notification settings: --notify-url, ENVSYNC_NOTIFY_URLS, notifyUrls',
     expect(() => resolveDaemonSettings(flags, {}, {})).toThrow(
       '--github-token-file PATH, or GITHUB_TOKEN',
     );
+    const plain = { ...flags, 'github-api-url': 'http://ghe.example/api/v3' };
+    expect(() => resolveDaemonSettings(plain, { GITHUB_TOKEN: 'ghs-x' }, {})).toThrow('clear text');
   });
 
   it.each(['ftp://h.example/SecretPart0123456789', 'not a url SecretPart0123456789'])(
