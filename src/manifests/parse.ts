@@ -272,10 +272,7 @@ function environmentsOf(manifest: Manifest, source: (index: number) => SourceLoc
   }));
 }
 
-/**
- * The fast reader's documents when each is a valid manifest whose places no message needs yet (an
- * environment's is found again when one does); else undefined, and `yaml` reads the text.
- */
+/** The fast reader's documents if each is a valid manifest whose places can wait; else undefined. */
 function fastManifest(values: readonly unknown[], file: string): ParsedManifest | undefined {
   const documents: ManifestDocument[] = [];
   for (const value of values) {

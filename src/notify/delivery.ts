@@ -178,7 +178,8 @@ export class Notifier {
     for (const { org, state, description } of statuses) {
       if (this.#statuses.get(org) === `${revision} ${state}`) continue;
       this.#statuses.set(org, `${revision} ${state}`);
-      const said = description.length > 140 ? `${description.slice(0, 139)}…` : description;
+      const text = secrets.mask(description); // before the cut, which could leave a piece of one
+      const said = text.length > 140 ? `${text.slice(0, 139)}…` : text;
       const status = { state, context: `envsync/${org}`, description: said, target_url: link };
       const body = secrets.mask(escapeJson(JSON.stringify(status)));
       for (const receiver of this.#receivers.filter((r) => r.format === 'github')) {

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { NotifyEvent } from '../../src/notify/events.ts';
 import { Masker } from '../../src/core/mask.ts';
 import { Notifier, type NotifyPolicy, type NotifyResult } from '../../src/notify/delivery.ts';
+import type { TargetFormat } from '../../src/notify/format.ts';
 import { systemClock } from '../../src/runtime/system-clock.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -32,18 +33,22 @@ function event(n: number): NotifyEvent {
   };
 }
 
-function notifier(url: string, policy: Partial<NotifyPolicy>) {
+function notifier(
+  url: string,
+  policy: Partial<NotifyPolicy>,
+  with_ = { format: 'cloudevents' as TargetFormat, secrets: new Masker() },
+) {
   const counts: NotifyResult[] = [];
   let id = 0;
   const n = new Notifier({
-    targets: [{ url: new URL(url), format: 'cloudevents' }],
+    targets: [{ url: new URL(url), format: with_.format }],
     secret: undefined,
     clock: systemClock,
     logger: pino({ level: 'silent' }),
     policy,
     source: 'urn:envsync:test',
     link: undefined,
-    secrets: new Masker(),
+    secrets: with_.secrets,
     newId: () => `id-${++id}`,
     count: (result) => counts.push(result),
   });
@@ -65,4 +70,20 @@ describe('Notifier: a bounded queue per receiver', () => {
     expect(reasons).toEqual(['reason 1', 'reason 5', 'reason 6']);
     await n.close();
   });
+});
+
+it('a commit status is masked before it is cut to 140 characters: no piece of a secret is left', async () => {
+  const r = await startReceiver(() => ({ status: 201 }));
+  receivers.push(r);
+  const token = 'ghs_0123456789abcdefghijABCDEFGHIJ';
+  const secrets = new Masker();
+  secrets.add(token);
+  const { n } = notifier(r.url, {}, { format: 'github', secrets });
+  n.statuses('4b825dc6', [
+    { org: 'acme', state: 'failure', description: `${'x'.repeat(134)}${token}` },
+  ]);
+  await waitFor('the status', () => r.deliveries().length === 1, { timeoutMs: WAIT_MS });
+  expect(r.deliveries()[0]?.json['description']).toBe(`${'x'.repeat(134)}[REDA…`);
+  expect(JSON.stringify(r.deliveries())).not.toContain(token.slice(0, 4));
+  await n.close();
 });
