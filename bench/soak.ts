@@ -337,7 +337,7 @@ async function main(): Promise<number> {
     const countedBefore = (record: LifeRecord) =>
       lives.filter((l) => l !== record).reduce((n, l) => n + (l.driftHealed ?? 0), 0);
     /**
-     * Waits (up to `ms`) until the life has counted every heal that landed: a heal's PUT lands
+     * Waits (up to `ms`) until the life has counted every heal that landed: a heal's write lands
      * before its org is done and counted. Returns its counter as last read.
      */
     const driftCaughtUp = async (record: LifeRecord, ms: number) => {

@@ -34,7 +34,7 @@ export interface ProxyCounts {
   readonly byMethod: Record<string, number>;
   /** Answers by status ("cut" for a connection the emulator cut). */
   readonly byStatus: Record<string, number>;
-  /** Writes that were not the upsert of one environment (none expected). */
+  /** Writes that were not the upsert or the PATCH of one environment (none expected). */
   otherWrites: number;
 }
 
@@ -49,6 +49,8 @@ export interface SoakProxy {
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length']);
 const UPSERT = /^\/api\/v2\/environments\/([^/?]+)$/;
+/** The kosli dialect's update of one environment: its name in the path, the changed fields. */
+const PATCH_ONE = /^\/api\/v2\/environments\/([^/?]+)\/([^/?]+)$/;
 
 function bump(map: Record<string, number>, key: string): void {
   map[key] = (map[key] ?? 0) + 1;
@@ -101,18 +103,18 @@ export async function startSoakProxy(upstream: string): Promise<SoakProxy> {
             bump(counts.byStatus, String(status));
             const path = requestTarget.split('?', 1)[0] ?? '';
             if (method !== 'GET' && method !== 'HEAD' && status >= 200 && status < 300) {
-              const match = method === 'PUT' ? UPSERT.exec(path) : null;
+              const put = method === 'PUT' ? UPSERT.exec(path) : null;
+              const patch = method === 'PATCH' ? PATCH_ONE.exec(path) : null;
               let fields: Record<string, unknown> | undefined;
               try {
                 fields = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
               } catch {
                 fields = undefined;
               }
-              if (
-                match?.[1] === undefined ||
-                fields === undefined ||
-                typeof fields['name'] !== 'string'
-              ) {
+              const org = put?.[1] ?? patch?.[1];
+              const name =
+                patch?.[2] === undefined ? fields?.['name'] : decodeURIComponent(patch[2]);
+              if (org === undefined || fields === undefined || typeof name !== 'string') {
                 counts.otherWrites += 1;
               } else {
                 const write: LandedWrite = {
@@ -120,8 +122,8 @@ export async function startSoakProxy(upstream: string): Promise<SoakProxy> {
                   at: Date.now(),
                   writer,
                   editId,
-                  org: decodeURIComponent(match[1]),
-                  name: fields['name'],
+                  org: decodeURIComponent(org),
+                  name,
                   fields,
                   status,
                 };
