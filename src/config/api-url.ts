@@ -1,9 +1,13 @@
 import { ConfigError } from '../runtime/errors.ts';
 
-/** True for hosts that never leave the machine: localhost, 127.0.0.0/8, ::1. */
+/**
+ * True for a host name or address that never leaves the machine: localhost, 127.0.0.0/8 (also
+ * IPv4-mapped), ::1 in either spelling; brackets of a URL's IPv6 host allowed.
+ */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  if (host === 'localhost' || host === '::1' || host === '0:0:0:0:0:0:0:1') return true;
+  return /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /** An address for a message: what stands before its last "@" (user information) is replaced. */

@@ -2,6 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { isLoopbackHost } from '../config/api-url.ts';
 import { readSecretFile } from '../config/tokens.ts';
 import { escapeJson } from '../core/escape.ts';
 import { maskDeep } from '../core/mask.ts';
@@ -18,16 +19,6 @@ export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
 /** Reads the webhook's shared secret (`--webhook-secret-file`), once at start. */
 export function readWebhookSecret(file: string, timeoutMs?: number): Promise<string> {
   return readSecretFile('--webhook-secret-file', file, 'shared secret', timeoutMs);
-}
-
-/**
- * Whether a socket's peer address is this machine's loopback (127.0.0.0/8, ::1, ::ffff:127.x.y.z);
- * never a header such as X-Forwarded-For, which any caller can write.
- */
-function isLoopbackAddress(address: string | undefined): boolean {
-  const lower = address?.toLowerCase() ?? '';
-  if (lower === '::1' || lower === '0:0:0:0:0:0:0:1') return true;
-  return /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(lower);
 }
 
 /** Compares two secrets in constant time, whatever their lengths (both are hashed first). */
@@ -47,7 +38,8 @@ export function webhookRefusal(
   headers: http.IncomingHttpHeaders,
   body: Buffer,
 ): string | undefined {
-  if (secret === undefined || isLoopbackAddress(remoteAddress)) return undefined;
+  // The socket's peer, never a header such as X-Forwarded-For, which any caller can write.
+  if (secret === undefined || isLoopbackHost(remoteAddress ?? '')) return undefined;
   const signature = headers['x-hub-signature-256'];
   const { authorization } = headers;
   if (signature === undefined && authorization === undefined)

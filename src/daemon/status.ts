@@ -33,11 +33,11 @@ export const ROW_STATES = [
   'unknown',
 ] as const;
 
-/** `unknown`: the listing shows a placeholder for it. */
+/** `unknown`: never compared (its org's listing failed, or it lists a placeholder for it). */
 export interface EnvironmentRow {
   readonly name: string;
   readonly type: string;
-  readonly state: (typeof ROW_STATES)[number] | 'unknown';
+  readonly state: (typeof ROW_STATES)[number];
   /** As the last listing showed it; absent when not shown. */
   readonly compliance?: Compliance;
 }

@@ -277,10 +277,10 @@ function fastManifest(values: readonly unknown[], file: string): ParsedManifest 
   const documents: ManifestDocument[] = [];
   for (const value of values) {
     if (value === null || value === undefined) continue;
-    const result = manifestSchema.safeParse(value);
-    if (!result.success) return undefined;
     // Their places are kept with them: `yaml` reads a manifest that declares one.
     if (['prune', 'suspend', 'policies'].some((key) => Object.hasOwn(value, key))) return undefined;
+    const result = manifestSchema.safeParse(value);
+    if (!result.success) return undefined;
     const manifest = result.data as Manifest;
     const document = documents.length;
     const environments = environmentsOf(manifest, (index) => ({ file, document, index }));

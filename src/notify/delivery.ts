@@ -8,6 +8,7 @@ import { Agent } from 'undici';
 import type { Clock } from '../core/clock.ts';
 import type { Masker } from '../core/mask.ts';
 import { parseRetryAfter } from '../api/retry-policy.ts';
+import { isLoopbackHost } from '../config/api-url.ts';
 import { VERSION } from '../runtime/version.ts';
 import { escapeJson } from '../core/escape.ts';
 import type { CommitStatus, NotifyEvent } from './events.ts';
@@ -136,7 +137,7 @@ export class Notifier {
     if (options.githubToken !== undefined) options.secrets.add(options.githubToken);
     this.#receivers = options.targets.map(({ url, format }) => {
       const display = publicNotifyUrl(url);
-      if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
+      if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
         options.logger.warn(
           { notifyUrl: display },
           `notifications to ${display} go over plain http: anyone on the way can read them (and any credential in the URL)`,
